@@ -1,0 +1,67 @@
+//! The application state shared by every request: settings, database, keys, route table.
+
+use crate::auth::jwt::JwtKeys;
+use crate::auth::throttle::LoginThrottle;
+use crate::config::Settings;
+use crate::db::{Db, DbError, OpenReport};
+use crate::http::router::Router;
+use base64::Engine;
+use rusqlite::OptionalExtension;
+
+pub struct App {
+    pub settings: Settings,
+    pub db: Db,
+    pub jwt: JwtKeys,
+    pub login_throttle: LoginThrottle,
+    pub router: Router,
+    pub mcp: crate::mcp::McpState,
+}
+
+impl App {
+    pub fn build(settings: Settings) -> Result<(App, OpenReport), DbError> {
+        let (db, report) = Db::open(&settings.database, settings.load_fixtures)?;
+        let secret = match &settings.jwt_secret {
+            Some(s) => s.as_bytes().to_vec(),
+            None => stored_jwt_secret(&db)?,
+        };
+        let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
+        let app = App {
+            router: Router::new(crate::routes::all()),
+            mcp: crate::mcp::McpState::new(&settings),
+            settings,
+            db,
+            jwt,
+            login_throttle: LoginThrottle::default(),
+        };
+        Ok((app, report))
+    }
+}
+
+/// The JWT signing secret: generated once (256 random bits... 512 here) and kept in the database, so
+/// login tokens survive restarts but never leave the machine.
+fn stored_jwt_secret(db: &Db) -> Result<Vec<u8>, DbError> {
+    db.write(|tx| {
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT value FROM server_secrets WHERE name = 'jwt_hs256'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let encoded = match existing {
+            Some(v) => v,
+            None => {
+                let v =
+                    base64::engine::general_purpose::STANDARD.encode(crate::random::bytes::<64>());
+                tx.execute(
+                    "INSERT INTO server_secrets (name, value) VALUES ('jwt_hs256', ?1)",
+                    [&v],
+                )?;
+                v
+            }
+        };
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| DbError::Fixtures(format!("stored JWT secret is corrupt: {e}")))
+    })
+}

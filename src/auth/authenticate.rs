@@ -1,0 +1,204 @@
+//! Credential -> principal. Runs on every authenticated request, so it is one indexed query and one
+//! SHA-256; no cache, so a revocation takes effect on the very next request.
+
+use super::jwt::{self, TokenError};
+use super::keys;
+use super::principal::{Actor, Principal};
+use super::scopes::{Scope, Scopes};
+use crate::app::App;
+use crate::http::error::{ApiError, AuthFailure};
+use hyper::HeaderMap;
+use rusqlite::OptionalExtension;
+
+/// `last_used_at` is written at most once per this many seconds per key.
+const LAST_USED_RESOLUTION_SECS: i64 = 60;
+
+pub const API_KEY_HEADER: &str = "x-api-key";
+pub const CLIENT_ID_HEADER: &str = "x-service-client-id";
+
+enum Presented<'a> {
+    ApiKey(&'a str),
+    Jwt(&'a str),
+}
+
+fn presented(headers: &HeaderMap) -> Result<Presented<'_>, AuthFailure> {
+    if let Some(v) = headers.get(API_KEY_HEADER) {
+        let v = v.to_str().map_err(|_| AuthFailure::MalformedKey)?.trim();
+        return Ok(Presented::ApiKey(v));
+    }
+    let Some(auth) = headers.get(hyper::header::AUTHORIZATION) else {
+        return Err(AuthFailure::MissingCredential);
+    };
+    let auth = auth.to_str().map_err(|_| AuthFailure::MalformedKey)?;
+    let (scheme, value) = auth.split_once(' ').ok_or(AuthFailure::MalformedKey)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthFailure::MalformedKey);
+    }
+    let value = value.trim();
+    if jwt::looks_like_jwt(value) {
+        Ok(Presented::Jwt(value))
+    } else {
+        Ok(Presented::ApiKey(value))
+    }
+}
+
+pub fn authenticate(app: &App, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    match presented(headers).map_err(ApiError::Unauthenticated)? {
+        Presented::ApiKey(raw) => authenticate_key(app, headers, raw),
+        Presented::Jwt(token) => authenticate_jwt(app, token),
+    }
+}
+
+fn parse_companies(list: Option<String>) -> Vec<String> {
+    let mut v: Vec<String> = list
+        .unwrap_or_default()
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+fn authenticate_key(app: &App, headers: &HeaderMap, raw: &str) -> Result<Principal, ApiError> {
+    let fail = ApiError::Unauthenticated;
+    // Shape and checksum first: a malformed key never reaches the database.
+    let parsed = keys::parse(raw).ok_or(fail(AuthFailure::MalformedKey))?;
+    let client_header = headers
+        .get(CLIENT_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .ok_or(fail(AuthFailure::MissingClientId))?;
+
+    let key_id = parsed.key_id();
+    let conn = app.db.conn()?;
+    let row = conn
+        .prepare_cached(
+            "SELECT k.secret_hash, k.scopes, k.company_id, k.expires_at, k.revoked_at,
+                    k.last_used_at, k.client_id, c.account_id,
+                    (SELECT group_concat(id, ' ') FROM companies WHERE account_id = c.account_id)
+             FROM api_keys k JOIN api_clients c ON c.id = k.client_id
+             WHERE k.id = ?1",
+        )?
+        .query_row([&key_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(7)?,
+                r.get::<_, Option<String>>(8)?,
+            ))
+        })
+        .optional()?;
+    drop(conn);
+    let Some((
+        hash,
+        scopes,
+        company,
+        expires_at,
+        revoked_at,
+        last_used,
+        client_id,
+        account,
+        companies,
+    )) = row
+    else {
+        return Err(fail(AuthFailure::UnknownKey));
+    };
+    if !keys::verify(parsed.raw, &hash) {
+        return Err(fail(AuthFailure::UnknownKey));
+    }
+    let now = crate::time::now();
+    if revoked_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::RevokedKey));
+    }
+    if expires_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::ExpiredKey));
+    }
+    let client_matches: bool =
+        subtle::ConstantTimeEq::ct_eq(client_header.as_bytes(), client_id.as_bytes()).into();
+    if !client_matches {
+        return Err(fail(AuthFailure::ClientMismatch));
+    }
+    if last_used.is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS) {
+        // Best effort: a busy database must not fail the request over a usage timestamp.
+        let _ = app.db.write(|tx| -> Result<(), crate::db::DbError> {
+            tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
+                .execute(rusqlite::params![now, key_id])?;
+            Ok(())
+        });
+    }
+    let scopes = Scopes::parse_list(&scopes).unwrap_or_default();
+    let account_companies = parse_companies(companies);
+    let visible_companies = match &company {
+        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
+        None => account_companies,
+    };
+    Ok(Principal {
+        actor: Actor::ApiKey { key_id, client_id },
+        account_id: account,
+        scopes,
+        company_scope: company,
+        visible_companies,
+        expires_at,
+    })
+}
+
+fn authenticate_jwt(app: &App, token: &str) -> Result<Principal, ApiError> {
+    let claims = app.jwt.verify(token).map_err(|e| {
+        ApiError::Unauthenticated(match e {
+            TokenError::Expired => AuthFailure::ExpiredToken,
+            TokenError::Invalid => AuthFailure::InvalidToken,
+        })
+    })?;
+    let conn = app.db.conn()?;
+    let row = conn
+        .prepare_cached(
+            "SELECT u.username, u.role, u.company_id, u.account_id,
+                    (SELECT group_concat(id, ' ') FROM companies WHERE account_id = u.account_id)
+             FROM users u WHERE u.id = ?1",
+        )?
+        .query_row([&claims.sub], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
+            ))
+        })
+        .optional()?;
+    let Some((username, role, company, account, companies)) = row else {
+        return Err(ApiError::Unauthenticated(AuthFailure::UnknownUser));
+    };
+    let account_companies = parse_companies(companies);
+    let visible_companies = match &company {
+        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
+        None => account_companies,
+    };
+    Ok(Principal {
+        actor: Actor::User {
+            user_id: claims.sub,
+            username,
+        },
+        account_id: account,
+        scopes: role_scopes(&role),
+        company_scope: company,
+        visible_companies,
+        expires_at: Some(claims.exp),
+    })
+}
+
+/// A user acts with the scopes of their role.
+pub fn role_scopes(role: &str) -> Scopes {
+    Scopes::from_vec(match role {
+        "admin" => vec![Scope::Admin],
+        "editor" => vec![Scope::Read, Scope::Write],
+        _ => vec![Scope::Read],
+    })
+}

@@ -1,0 +1,20 @@
+//! Authentication and authorization: credential -> [`Principal`] -> [`authorize`].
+//!
+//! - [`keys`]: the API key format, generation and hashing.
+//! - [`authenticate`]: headers -> principal (API key + client id, or the login JWT).
+//! - [`scopes`]: scope names and what each grants.
+//! - [`authorize`]: the single decision function every route and MCP tool goes through.
+//! - [`jwt`], [`password`], [`throttle`]: the internal-testing login.
+
+pub mod authenticate;
+pub mod authorize;
+pub mod jwt;
+pub mod keys;
+pub mod password;
+pub mod principal;
+pub mod scopes;
+pub mod throttle;
+
+pub use authorize::{authorize, Denial, Target};
+pub use principal::{Actor, Principal};
+pub use scopes::{Action, Area, Level, Scopes};

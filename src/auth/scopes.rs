@@ -1,0 +1,244 @@
+//! Scopes and the actions they grant.
+//!
+//! | scope            | grants                                                   |
+//! |------------------|----------------------------------------------------------|
+//! | `read`           | every `<area>:read`                                      |
+//! | `write`          | every `<area>:write` and, through it, every read          |
+//! | `<area>:read`    | reading that area                                        |
+//! | `<area>:write`   | writing that area, and reading it                        |
+//! | `admin`          | everything, plus API clients, keys, audit and sandbox ops |
+
+use std::fmt;
+
+/// The data areas of the API; each has a read and (most) a write scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Area {
+    Companies,
+    Devices,
+    Ads,
+    Promotions,
+    Plans,
+    Tokens,
+    Billing,
+    Media,
+    Webhooks,
+}
+
+impl Area {
+    pub const ALL: [Area; 9] = [
+        Area::Companies,
+        Area::Devices,
+        Area::Ads,
+        Area::Promotions,
+        Area::Plans,
+        Area::Tokens,
+        Area::Billing,
+        Area::Media,
+        Area::Webhooks,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Area::Companies => "companies",
+            Area::Devices => "devices",
+            Area::Ads => "ads",
+            Area::Promotions => "promotions",
+            Area::Plans => "plans",
+            Area::Tokens => "tokens",
+            Area::Billing => "billing",
+            Area::Media => "media",
+            Area::Webhooks => "webhooks",
+        }
+    }
+
+    /// Plans are a read-only catalogue.
+    pub fn has_write(self) -> bool {
+        !matches!(self, Area::Plans)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    Read,
+    Write,
+}
+
+/// What an operation needs from the credential.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// No credential at all (health, OpenAPI document, login).
+    Public,
+    /// Any valid credential (for example: describing one's own key).
+    Authenticated,
+    Use(Area, Level),
+    Admin,
+}
+
+impl Action {
+    /// The scope to name in a 403 when the action is denied.
+    pub fn required_scope(self) -> String {
+        match self {
+            Action::Public | Action::Authenticated => String::new(),
+            Action::Use(area, Level::Read) => format!("{}:read", area.name()),
+            Action::Use(area, Level::Write) => format!("{}:write", area.name()),
+            Action::Admin => "admin".into(),
+        }
+    }
+
+    pub fn is_write(self) -> bool {
+        matches!(self, Action::Use(_, Level::Write) | Action::Admin)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Read,
+    Write,
+    Admin,
+    Area(Area, Level),
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            "admin" => Some(Scope::Admin),
+            _ => {
+                let (area, level) = s.split_once(':')?;
+                let area = Area::ALL.into_iter().find(|a| a.name() == area)?;
+                let level = match level {
+                    "read" => Level::Read,
+                    "write" if area.has_write() => Level::Write,
+                    _ => return None,
+                };
+                Some(Scope::Area(area, level))
+            }
+        }
+    }
+
+    /// Every scope name a key may carry, for validation messages and the OpenAPI enum.
+    pub fn all_names() -> Vec<String> {
+        let mut names = vec!["read".to_string(), "write".into(), "admin".into()];
+        for a in Area::ALL {
+            names.push(format!("{}:read", a.name()));
+            if a.has_write() {
+                names.push(format!("{}:write", a.name()));
+            }
+        }
+        names
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Read => f.write_str("read"),
+            Scope::Write => f.write_str("write"),
+            Scope::Admin => f.write_str("admin"),
+            Scope::Area(a, Level::Read) => write!(f, "{}:read", a.name()),
+            Scope::Area(a, Level::Write) => write!(f, "{}:write", a.name()),
+        }
+    }
+}
+
+/// The scopes of one credential.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scopes(Vec<Scope>);
+
+impl Scopes {
+    /// Parses a space-separated list; unknown names are an error naming the first of them.
+    pub fn parse_list(s: &str) -> Result<Scopes, String> {
+        let mut out = Vec::new();
+        for name in s.split_whitespace() {
+            let scope = Scope::parse(name).ok_or_else(|| name.to_string())?;
+            if !out.contains(&scope) {
+                out.push(scope);
+            }
+        }
+        Ok(Scopes(out))
+    }
+
+    pub fn from_vec(v: Vec<Scope>) -> Scopes {
+        Scopes(v)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Scope> {
+        self.0.iter()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(Scope::to_string).collect()
+    }
+
+    pub fn to_db(&self) -> String {
+        self.names().join(" ")
+    }
+
+    pub fn allows(&self, action: Action) -> bool {
+        if self.0.contains(&Scope::Admin) {
+            return true;
+        }
+        match action {
+            Action::Public | Action::Authenticated => true,
+            Action::Admin => false,
+            Action::Use(area, Level::Read) => self.0.iter().any(|s| match s {
+                Scope::Read | Scope::Write => true,
+                Scope::Area(a, _) => *a == area,
+                Scope::Admin => true,
+            }),
+            Action::Use(area, Level::Write) => self.0.iter().any(|s| match s {
+                Scope::Write => true,
+                Scope::Area(a, Level::Write) => *a == area,
+                _ => false,
+            }),
+        }
+    }
+
+    /// True when every scope of `other` is within what `self` grants (a key may not mint a
+    /// broader key than itself).
+    pub fn covers(&self, other: &Scopes) -> bool {
+        other.0.iter().all(|s| match s {
+            Scope::Admin => self.0.contains(&Scope::Admin),
+            Scope::Read => self
+                .0
+                .iter()
+                .any(|x| matches!(x, Scope::Read | Scope::Write | Scope::Admin)),
+            Scope::Write => self
+                .0
+                .iter()
+                .any(|x| matches!(x, Scope::Write | Scope::Admin)),
+            Scope::Area(a, l) => self.allows(Action::Use(*a, *l)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn implication_rules() {
+        let read = Scopes::parse_list("read").unwrap();
+        let write = Scopes::parse_list("write").unwrap();
+        let ads = Scopes::parse_list("ads:write billing:read").unwrap();
+        let admin = Scopes::parse_list("admin").unwrap();
+        let rd = Action::Use(Area::Devices, Level::Read);
+        let wd = Action::Use(Area::Devices, Level::Write);
+        assert!(read.allows(rd) && !read.allows(wd));
+        assert!(write.allows(rd) && write.allows(wd) && !write.allows(Action::Admin));
+        assert!(ads.allows(Action::Use(Area::Ads, Level::Read)));
+        assert!(ads.allows(Action::Use(Area::Ads, Level::Write)));
+        assert!(!ads.allows(rd));
+        assert!(ads.allows(Action::Use(Area::Billing, Level::Read)));
+        assert!(!ads.allows(Action::Use(Area::Billing, Level::Write)));
+        assert!(admin.allows(Action::Admin) && admin.allows(wd));
+        assert!(Scopes::parse_list("plans:write").is_err());
+        assert!(Scopes::parse_list("root").is_err());
+        assert!(write.covers(&ads) && !ads.covers(&write) && !write.covers(&admin));
+    }
+}

@@ -1,0 +1,517 @@
+//! The command line (argh): `serve`, `migrate`, `reset`, and management of clients, keys and users
+//! directly on a database file.
+
+use crate::config::{Layer, LogFormat, Settings};
+use crate::db::Db;
+use crate::routes::admin;
+use argh::FromArgs;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(FromArgs)]
+/// signage: a local sandbox of the digital-signage platform (REST API + MCP server).
+pub struct Cli {
+    #[argh(subcommand)]
+    pub command: Command,
+}
+
+#[derive(FromArgs)]
+#[argh(subcommand)]
+pub enum Command {
+    Serve(Serve),
+    Migrate(Migrate),
+    Reset(Reset),
+    Clients(Clients),
+    Keys(Keys),
+    Users(Users),
+    McpConfig(crate::mcp::config_cmd::McpConfig),
+}
+
+#[derive(FromArgs, Default)]
+/// Run the server (REST API, MCP at /mcp, health at /health).
+#[argh(subcommand, name = "serve")]
+pub struct Serve {
+    /// config file (default: ./signage.toml if present, or $SIGNAGE_CONFIG)
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// listen address (default 127.0.0.1:8080)
+    #[argh(option)]
+    pub listen: Option<SocketAddr>,
+    /// port on the listen address; 0 picks a free port
+    #[argh(option)]
+    pub port: Option<u16>,
+    /// database file, or :memory: for a throw-away database (default ./signage.db)
+    #[argh(option)]
+    pub database: Option<String>,
+    /// do not load the demo fixtures into a new database
+    #[argh(switch)]
+    pub no_fixtures: bool,
+    /// log format: pretty or json
+    #[argh(option)]
+    pub log_format: Option<LogFormat>,
+    /// log level filter (e.g. info, debug, signage=debug)
+    #[argh(option)]
+    pub log_level: Option<String>,
+    /// maximum request body size in bytes
+    #[argh(option)]
+    pub max_body_bytes: Option<usize>,
+    /// seconds a client has to send the request headers
+    #[argh(option)]
+    pub header_read_timeout_secs: Option<u64>,
+    /// maximum simultaneous connections
+    #[argh(option)]
+    pub max_connections: Option<usize>,
+    /// an Origin allowed to call /mcp (repeatable)
+    #[argh(option)]
+    pub mcp_allowed_origin: Vec<String>,
+    /// disable POST /auth/login
+    #[argh(switch)]
+    pub no_login: bool,
+}
+
+#[derive(FromArgs)]
+/// Apply pending migrations to the database file (and load fixtures if it is new).
+#[argh(subcommand, name = "migrate")]
+pub struct Migrate {
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// do not load the demo fixtures into a new database
+    #[argh(switch)]
+    pub no_fixtures: bool,
+}
+
+#[derive(FromArgs)]
+/// Reload the demo fixtures into a database file (discards every change).
+#[argh(subcommand, name = "reset")]
+pub struct Reset {
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+}
+
+#[derive(FromArgs)]
+/// Manage API clients.
+#[argh(subcommand, name = "clients")]
+pub struct Clients {
+    #[argh(subcommand)]
+    pub action: ClientsAction,
+}
+
+#[derive(FromArgs)]
+#[argh(subcommand)]
+pub enum ClientsAction {
+    Create(ClientsCreate),
+    List(ClientsList),
+}
+
+#[derive(FromArgs)]
+/// Create an API client in an account.
+#[argh(subcommand, name = "create")]
+pub struct ClientsCreate {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// account id (acct_…)
+    #[argh(option)]
+    pub account: String,
+    /// client name
+    #[argh(option)]
+    pub name: String,
+    /// description
+    #[argh(option, default = "String::new()")]
+    pub description: String,
+}
+
+#[derive(FromArgs)]
+/// List API clients.
+#[argh(subcommand, name = "list")]
+pub struct ClientsList {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// only this account
+    #[argh(option)]
+    pub account: Option<String>,
+}
+
+#[derive(FromArgs)]
+/// Manage API keys.
+#[argh(subcommand, name = "keys")]
+pub struct Keys {
+    #[argh(subcommand)]
+    pub action: KeysAction,
+}
+
+#[derive(FromArgs)]
+#[argh(subcommand)]
+pub enum KeysAction {
+    Create(KeysCreate),
+    List(KeysList),
+    Revoke(KeysRevoke),
+    Rotate(KeysRotate),
+}
+
+#[derive(FromArgs)]
+/// Create an API key; prints it (with rawKey, shown only now) as JSON.
+#[argh(subcommand, name = "create")]
+pub struct KeysCreate {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// API client id (cli_…)
+    #[argh(option)]
+    pub client: String,
+    /// key name
+    #[argh(option)]
+    pub name: String,
+    /// space- or comma-separated scopes, e.g. "read write"
+    #[argh(option)]
+    pub scopes: String,
+    /// restrict the key to this company (cmp_…)
+    #[argh(option)]
+    pub company_scope: Option<String>,
+    /// expiry, RFC 3339
+    #[argh(option)]
+    pub expires_at: Option<String>,
+}
+
+#[derive(FromArgs)]
+/// List API keys (never the secret).
+#[argh(subcommand, name = "list")]
+pub struct KeysList {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// only keys of this client
+    #[argh(option)]
+    pub client: Option<String>,
+}
+
+#[derive(FromArgs)]
+/// Revoke an API key immediately.
+#[argh(subcommand, name = "revoke")]
+pub struct KeysRevoke {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// key id (key_…)
+    #[argh(positional)]
+    pub key: String,
+}
+
+#[derive(FromArgs)]
+/// Rotate an API key: prints the new key; the old one stays valid for the grace period.
+#[argh(subcommand, name = "rotate")]
+pub struct KeysRotate {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// key id (key_…)
+    #[argh(positional)]
+    pub key: String,
+    /// seconds the old key stays valid (default 86400)
+    #[argh(option, default = "admin::DEFAULT_GRACE_SECS")]
+    pub grace_secs: i64,
+}
+
+#[derive(FromArgs)]
+/// Manage login users (internal testing).
+#[argh(subcommand, name = "users")]
+pub struct Users {
+    #[argh(subcommand)]
+    pub action: UsersAction,
+}
+
+#[derive(FromArgs)]
+#[argh(subcommand)]
+pub enum UsersAction {
+    Create(UsersCreate),
+}
+
+#[derive(FromArgs)]
+/// Create a user; the password is read from stdin (first line) so it never appears in `ps`.
+#[argh(subcommand, name = "create")]
+pub struct UsersCreate {
+    /// database file
+    #[argh(option)]
+    pub database: Option<String>,
+    /// config file
+    #[argh(option)]
+    pub config: Option<PathBuf>,
+    /// account id (acct_…)
+    #[argh(option)]
+    pub account: String,
+    /// username
+    #[argh(option)]
+    pub username: String,
+    /// role: admin, editor or viewer
+    #[argh(option, default = "String::from(\"viewer\")")]
+    pub role: String,
+    /// restrict the user to one company
+    #[argh(option)]
+    pub company: Option<String>,
+}
+
+/// File layer (explicit path, $SIGNAGE_CONFIG, or ./signage.toml if it exists) then environment.
+fn base_layers(config: &Option<PathBuf>) -> Result<Vec<Layer>, String> {
+    let path = config
+        .clone()
+        .or_else(|| std::env::var_os("SIGNAGE_CONFIG").map(PathBuf::from))
+        .or_else(|| {
+            let p = PathBuf::from("signage.toml");
+            p.exists().then_some(p)
+        });
+    let mut layers = Vec::new();
+    if let Some(p) = path {
+        layers.push(Layer::from_file(&p).map_err(|e| e.to_string())?);
+    }
+    layers.push(Layer::from_env(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?);
+    Ok(layers)
+}
+
+fn settings_for_db(
+    config: &Option<PathBuf>,
+    database: &Option<String>,
+) -> Result<Settings, String> {
+    let mut layers = base_layers(config)?;
+    layers.push(Layer {
+        database: database.clone(),
+        ..Layer::default()
+    });
+    Settings::resolve(&layers).map_err(|e| e.to_string())
+}
+
+fn open_db(config: &Option<PathBuf>, database: &Option<String>) -> Result<Db, String> {
+    let settings = settings_for_db(config, database)?;
+    if settings.database == ":memory:" {
+        return Err("management commands need a database file, not :memory:".into());
+    }
+    Db::open(&settings.database, settings.load_fixtures)
+        .map(|(db, _)| db)
+        .map_err(|e| e.to_string())
+}
+
+fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+fn api_err(e: crate::http::ApiError) -> String {
+    match e {
+        crate::http::ApiError::Validation(errors) => errors
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    }
+}
+
+/// Runs the CLI; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Serve(s) => serve(s),
+        Command::Migrate(m) => (|| {
+            let mut layers = base_layers(&m.config)?;
+            layers.push(Layer {
+                database: m.database.clone(),
+                load_fixtures: m.no_fixtures.then_some(false),
+                ..Layer::default()
+            });
+            let s = Settings::resolve(&layers).map_err(|e| e.to_string())?;
+            let (_, report) = Db::open(&s.database, s.load_fixtures).map_err(|e| e.to_string())?;
+            println!(
+                "migrated {}: {} migration(s) applied, fixtures {}",
+                s.database,
+                report.migrations_applied,
+                if report.fixtures_loaded {
+                    "loaded"
+                } else {
+                    "unchanged"
+                }
+            );
+            Ok(())
+        })(),
+        Command::Reset(r) => (|| {
+            let db = open_db(&r.config, &r.database)?;
+            db.reset().map_err(|e| e.to_string())?;
+            println!("reset {}: demo fixtures restored", db.path().display());
+            Ok(())
+        })(),
+        Command::Clients(c) => match c.action {
+            ClientsAction::Create(a) => (|| {
+                let db = open_db(&a.config, &a.database)?;
+                let v = admin::create_client(&db, &a.account, &a.name, &a.description)
+                    .map_err(api_err)?;
+                print_json(&v);
+                Ok(())
+            })(),
+            ClientsAction::List(a) => (|| {
+                let db = open_db(&a.config, &a.database)?;
+                let v = admin::list_clients_db(&db, a.account.as_deref(), "~", 10_000)
+                    .map_err(api_err)?;
+                print_json(&serde_json::json!(v));
+                Ok(())
+            })(),
+        },
+        Command::Keys(k) => match k.action {
+            KeysAction::Create(a) => (|| {
+                let db = open_db(&a.config, &a.database)?;
+                let expires_at = match &a.expires_at {
+                    None => None,
+                    Some(s) => {
+                        Some(crate::time::parse_rfc3339(s).ok_or("--expires-at must be RFC 3339")?)
+                    }
+                };
+                let spec = admin::KeySpec {
+                    client_id: a.client.clone(),
+                    name: a.name.clone(),
+                    scopes: a
+                        .scopes
+                        .split([' ', ','])
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect(),
+                    company_scope: a.company_scope.clone(),
+                    expires_at,
+                };
+                print_json(&admin::create_key(&db, None, &spec).map_err(api_err)?);
+                Ok(())
+            })(),
+            KeysAction::List(a) => (|| {
+                let db = open_db(&a.config, &a.database)?;
+                let v = admin::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
+                    .map_err(api_err)?;
+                print_json(&serde_json::json!(v));
+                Ok(())
+            })(),
+            KeysAction::Revoke(a) => (|| {
+                let db = open_db(&a.config, &a.database)?;
+                print_json(&admin::revoke_key(&db, None, &a.key).map_err(api_err)?);
+                Ok(())
+            })(),
+            KeysAction::Rotate(a) => (|| {
+                let db = open_db(&a.config, &a.database)?;
+                print_json(&admin::rotate_key(&db, None, &a.key, a.grace_secs).map_err(api_err)?);
+                Ok(())
+            })(),
+        },
+        Command::Users(u) => match u.action {
+            UsersAction::Create(a) => create_user(a),
+        },
+        Command::McpConfig(m) => crate::mcp::config_cmd::run(m),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            1
+        }
+    }
+}
+
+fn create_user(a: UsersCreate) -> Result<(), String> {
+    if !["admin", "editor", "viewer"].contains(&a.role.as_str()) {
+        return Err("--role must be admin, editor or viewer".into());
+    }
+    let mut password = String::new();
+    std::io::stdin()
+        .read_line(&mut password)
+        .map_err(|e| format!("reading the password from stdin: {e}"))?;
+    let password = password.trim_end_matches(['\r', '\n']);
+    if password.chars().count() < 12 {
+        return Err("the password (first line of stdin) must be at least 12 characters".into());
+    }
+    let hash = crate::auth::password::hash(password)?;
+    let db = open_db(&a.config, &a.database)?;
+    let id = crate::ids::new_id(crate::ids::Kind::User);
+    db.write(|tx| -> Result<(), crate::db::DbError> {
+        tx.execute(
+            "INSERT INTO users (id, account_id, username, password_hash, role, company_id, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![id, a.account, a.username, hash, a.role, a.company, crate::time::now()],
+        )?;
+        Ok(())
+    })
+    .map_err(|e| format!("creating the user: {e}"))?;
+    print_json(
+        &serde_json::json!({"id": id, "object": "user", "username": a.username, "role": a.role, "account_id": a.account}),
+    );
+    Ok(())
+}
+
+fn serve(s: Serve) -> Result<(), String> {
+    let mut layers = base_layers(&s.config)?;
+    layers.push(Layer {
+        listen: s.listen,
+        port: s.port,
+        database: s.database.clone(),
+        load_fixtures: s.no_fixtures.then_some(false),
+        log_format: s.log_format,
+        log_level: s.log_level.clone(),
+        max_body_bytes: s.max_body_bytes,
+        header_read_timeout_secs: s.header_read_timeout_secs,
+        max_connections: s.max_connections,
+        mcp_allowed_origins: (!s.mcp_allowed_origin.is_empty())
+            .then(|| s.mcp_allowed_origin.clone()),
+        login_enabled: s.no_login.then_some(false),
+        ..Layer::default()
+    });
+    let settings = Settings::resolve(&layers).map_err(|e| e.to_string())?;
+    crate::telemetry::init(settings.log_format, &settings.log_level);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let database = settings.database.clone();
+        let server = crate::startup::Server::build(settings)
+            .await
+            .map_err(|e| e.to_string())?;
+        // The first stdout line carries the base URL; test harnesses read it to find the port.
+        println!(
+            "signage listening on {} (MCP at {}/mcp)",
+            server.base_url(),
+            server.base_url()
+        );
+        let _ = std::io::stdout().flush();
+        tracing::info!(
+            url = %server.base_url(),
+            database = %database,
+            migrations_applied = server.report.migrations_applied,
+            fixtures_loaded = server.report.fixtures_loaded,
+            "signage started"
+        );
+        server
+            .run_until(crate::startup::shutdown_signal())
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!("signage stopped");
+        Ok(())
+    })
+}

@@ -1,0 +1,355 @@
+//! Configuration: defaults, then `signage.toml`, then `SIGNAGE_*` environment variables, then flags.
+//!
+//! Each layer is a [`Layer`] of optional values; [`Settings::resolve`] stacks them so a later layer
+//! wins. Every key is documented in `signage.toml.example`.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "pretty" => Ok(LogFormat::Pretty),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!(
+                "log format must be `pretty` or `json`, not `{other}`"
+            )),
+        }
+    }
+}
+
+/// The resolved configuration the server runs with.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    /// A file path, or `:memory:` for a throw-away database.
+    pub database: String,
+    pub load_fixtures: bool,
+    pub log_format: LogFormat,
+    pub log_level: String,
+    pub max_body_bytes: usize,
+    pub header_read_timeout_secs: u64,
+    pub max_connections: usize,
+    pub mcp_allowed_origins: Vec<String>,
+    pub login_enabled: bool,
+    pub login_token_ttl_secs: u64,
+    /// When unset, a secret is generated once and stored in the database.
+    pub jwt_secret: Option<String>,
+    pub pending_change_ttl_secs: u64,
+    /// Seconds of silence after which a device counts as offline.
+    pub device_offline_after_secs: i64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            database: "./signage.db".into(),
+            load_fixtures: true,
+            log_format: LogFormat::Pretty,
+            log_level: "info".into(),
+            max_body_bytes: 8 * 1024 * 1024,
+            header_read_timeout_secs: 10,
+            max_connections: 512,
+            mcp_allowed_origins: vec![],
+            login_enabled: true,
+            login_token_ttl_secs: 3600,
+            jwt_secret: None,
+            pending_change_ttl_secs: 600,
+            device_offline_after_secs: 300,
+        }
+    }
+}
+
+/// One layer of configuration; `None` means "not set here".
+#[derive(Clone, Debug, Default)]
+pub struct Layer {
+    pub listen: Option<SocketAddr>,
+    pub port: Option<u16>,
+    pub database: Option<String>,
+    pub load_fixtures: Option<bool>,
+    pub log_format: Option<LogFormat>,
+    pub log_level: Option<String>,
+    pub max_body_bytes: Option<usize>,
+    pub header_read_timeout_secs: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub mcp_allowed_origins: Option<Vec<String>>,
+    pub login_enabled: Option<bool>,
+    pub login_token_ttl_secs: Option<u64>,
+    pub jwt_secret: Option<String>,
+    pub pending_change_ttl_secs: Option<u64>,
+    pub device_offline_after_secs: Option<i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid value for {name}: {message}")]
+    Invalid { name: String, message: String },
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    server: FileServer,
+    #[serde(default)]
+    database: FileDatabase,
+    #[serde(default)]
+    log: FileLog,
+    #[serde(default)]
+    auth: FileAuth,
+    #[serde(default)]
+    mcp: FileMcp,
+    #[serde(default)]
+    devices: FileDevices,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileServer {
+    listen: Option<SocketAddr>,
+    max_body_bytes: Option<usize>,
+    header_read_timeout_secs: Option<u64>,
+    max_connections: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileDatabase {
+    path: Option<String>,
+    load_fixtures: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileLog {
+    format: Option<String>,
+    level: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileAuth {
+    login_enabled: Option<bool>,
+    login_token_ttl_secs: Option<u64>,
+    jwt_secret: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileMcp {
+    allowed_origins: Option<Vec<String>>,
+    pending_change_ttl_secs: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileDevices {
+    offline_after_secs: Option<i64>,
+}
+
+impl Layer {
+    /// Reads a TOML file. Unknown keys are an error, so a typo never silently falls back to a default.
+    pub fn from_file(path: &Path) -> Result<Layer, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let log_format = match file.log.format {
+            Some(f) => Some(f.parse().map_err(|message| ConfigError::Parse {
+                path: path.to_owned(),
+                message,
+            })?),
+            None => None,
+        };
+        Ok(Layer {
+            listen: file.server.listen,
+            port: None,
+            database: file.database.path,
+            load_fixtures: file.database.load_fixtures,
+            log_format,
+            log_level: file.log.level,
+            max_body_bytes: file.server.max_body_bytes,
+            header_read_timeout_secs: file.server.header_read_timeout_secs,
+            max_connections: file.server.max_connections,
+            mcp_allowed_origins: file.mcp.allowed_origins,
+            login_enabled: file.auth.login_enabled,
+            login_token_ttl_secs: file.auth.login_token_ttl_secs,
+            jwt_secret: file.auth.jwt_secret,
+            pending_change_ttl_secs: file.mcp.pending_change_ttl_secs,
+            device_offline_after_secs: file.devices.offline_after_secs,
+        })
+    }
+
+    /// Reads `SIGNAGE_*` variables through `get` (the process environment in production).
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Layer, ConfigError> {
+        fn parse<T: std::str::FromStr>(
+            get: &impl Fn(&str) -> Option<String>,
+            name: &str,
+        ) -> Result<Option<T>, ConfigError>
+        where
+            T::Err: std::fmt::Display,
+        {
+            match get(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|e: T::Err| ConfigError::Invalid {
+                        name: name.into(),
+                        message: e.to_string(),
+                    }),
+            }
+        }
+        Ok(Layer {
+            listen: parse(&get, "SIGNAGE_LISTEN")?,
+            port: parse(&get, "SIGNAGE_PORT")?,
+            database: get("SIGNAGE_DATABASE"),
+            load_fixtures: parse(&get, "SIGNAGE_LOAD_FIXTURES")?,
+            log_format: parse(&get, "SIGNAGE_LOG_FORMAT")?,
+            log_level: get("SIGNAGE_LOG_LEVEL"),
+            max_body_bytes: parse(&get, "SIGNAGE_MAX_BODY_BYTES")?,
+            header_read_timeout_secs: parse(&get, "SIGNAGE_HEADER_READ_TIMEOUT_SECS")?,
+            max_connections: parse(&get, "SIGNAGE_MAX_CONNECTIONS")?,
+            mcp_allowed_origins: get("SIGNAGE_MCP_ALLOWED_ORIGINS").map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            }),
+            login_enabled: parse(&get, "SIGNAGE_LOGIN_ENABLED")?,
+            login_token_ttl_secs: parse(&get, "SIGNAGE_LOGIN_TOKEN_TTL_SECS")?,
+            jwt_secret: get("SIGNAGE_JWT_SECRET"),
+            pending_change_ttl_secs: parse(&get, "SIGNAGE_PENDING_CHANGE_TTL_SECS")?,
+            device_offline_after_secs: parse(&get, "SIGNAGE_DEVICE_OFFLINE_AFTER_SECS")?,
+        })
+    }
+}
+
+impl Settings {
+    /// Stacks the layers over the defaults; later layers win.
+    pub fn resolve(layers: &[Layer]) -> Result<Settings, ConfigError> {
+        let mut s = Settings::default();
+        for l in layers {
+            macro_rules! take {
+                ($($f:ident),*) => { $( if let Some(v) = l.$f.clone() { s.$f = v; } )* };
+            }
+            take!(
+                listen,
+                database,
+                load_fixtures,
+                log_format,
+                log_level,
+                max_body_bytes,
+                header_read_timeout_secs,
+                max_connections,
+                mcp_allowed_origins,
+                login_enabled,
+                login_token_ttl_secs,
+                pending_change_ttl_secs,
+                device_offline_after_secs
+            );
+            if let Some(secret) = l.jwt_secret.clone() {
+                s.jwt_secret = Some(secret);
+            }
+            if let Some(port) = l.port {
+                s.listen.set_port(port);
+            }
+        }
+        s.validate()?;
+        Ok(s)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |name: &str, message: &str| ConfigError::Invalid {
+            name: name.into(),
+            message: message.into(),
+        };
+        if self.max_body_bytes < 1024 {
+            return Err(invalid("max_body_bytes", "must be at least 1024"));
+        }
+        if self.header_read_timeout_secs == 0 {
+            return Err(invalid("header_read_timeout_secs", "must be at least 1"));
+        }
+        if self.max_connections == 0 {
+            return Err(invalid("max_connections", "must be at least 1"));
+        }
+        if self.login_token_ttl_secs < 60 || self.login_token_ttl_secs > 86_400 {
+            return Err(invalid(
+                "login_token_ttl_secs",
+                "must be between 60 and 86400",
+            ));
+        }
+        if self.pending_change_ttl_secs == 0 {
+            return Err(invalid("pending_change_ttl_secs", "must be at least 1"));
+        }
+        if let Some(secret) = &self.jwt_secret {
+            if secret.len() < 32 {
+                return Err(invalid(
+                    "jwt_secret",
+                    "must be at least 32 bytes (256 bits)",
+                ));
+            }
+        }
+        if self.database.is_empty() {
+            return Err(invalid("database", "must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_layers_win() {
+        let file = Layer {
+            database: Some("file.db".into()),
+            max_connections: Some(10),
+            ..Layer::default()
+        };
+        let env = Layer::from_env(|k| match k {
+            "SIGNAGE_DATABASE" => Some("env.db".into()),
+            "SIGNAGE_MCP_ALLOWED_ORIGINS" => Some("http://a, http://b".into()),
+            _ => None,
+        })
+        .unwrap();
+        let flags = Layer {
+            port: Some(0),
+            ..Layer::default()
+        };
+        let s = Settings::resolve(&[file, env, flags]).unwrap();
+        assert_eq!(s.database, "env.db");
+        assert_eq!(s.max_connections, 10);
+        assert_eq!(s.listen.port(), 0);
+        assert_eq!(s.mcp_allowed_origins, vec!["http://a", "http://b"]);
+    }
+
+    #[test]
+    fn bad_env_value_is_an_error() {
+        let err = Layer::from_env(|k| (k == "SIGNAGE_MAX_CONNECTIONS").then(|| "many".into()));
+        assert!(err.is_err());
+    }
+}

@@ -1,0 +1,271 @@
+//! What a handler gets: the matched route, path and query parameters, the body, the principal,
+//! and helpers that turn raw input into validated values or a precise error.
+
+use super::error::{ApiError, FieldError};
+use super::router::Route;
+use crate::app::App;
+use crate::auth::{authorize, Principal, Target};
+use base64::Engine;
+use bytes::Bytes;
+use hyper::HeaderMap;
+use serde::de::DeserializeOwned;
+use std::net::IpAddr;
+
+pub struct Ctx<'a> {
+    pub app: &'a App,
+    pub route: &'a Route,
+    pub request_id: &'a str,
+    pub headers: &'a HeaderMap,
+    pub params: Vec<(&'static str, String)>,
+    pub query: Vec<(String, String)>,
+    pub body: Bytes,
+    pub principal: Option<Principal>,
+    pub peer: Option<IpAddr>,
+}
+
+/// A validated page request: `limit` rows after the id in `cursor` (newest first).
+#[derive(Debug, Clone)]
+pub struct PageRequest {
+    pub limit: u32,
+    /// Rows strictly older than this id; `None` for the first page.
+    pub before: Option<String>,
+}
+
+impl PageRequest {
+    /// The SQL keyset bound: ids sort below every `[0-9a-zA-Z_]` id when the cursor is absent.
+    pub fn bound(&self) -> &str {
+        self.before.as_deref().unwrap_or("~")
+    }
+    /// One more than the page, to learn whether another page follows.
+    pub fn fetch(&self) -> i64 {
+        i64::from(self.limit) + 1
+    }
+}
+
+pub fn encode_cursor(id: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+}
+
+fn decode_cursor(s: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .ok()?;
+    let id = String::from_utf8(bytes).ok()?;
+    let ok = !id.is_empty()
+        && id.len() <= 100
+        && id.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    ok.then_some(id)
+}
+
+/// Builds `{"data": [...], "has_more": bool, "next_cursor": string|null}` from up to limit+1 rows.
+pub fn list_body<T: serde::Serialize>(
+    mut rows: Vec<T>,
+    page: &PageRequest,
+    id_of: impl Fn(&T) -> &str,
+) -> serde_json::Value {
+    let has_more = rows.len() > page.limit as usize;
+    rows.truncate(page.limit as usize);
+    let next_cursor = if has_more {
+        rows.last().map(|r| encode_cursor(id_of(r)))
+    } else {
+        None
+    };
+    serde_json::json!({ "object": "list", "data": rows, "has_more": has_more, "next_cursor": next_cursor })
+}
+
+impl<'a> Ctx<'a> {
+    /// The principal of an authenticated route. Public routes have none; asking is a bug, reported
+    /// as a 500 rather than a panic.
+    pub fn principal(&self) -> Result<&Principal, ApiError> {
+        self.principal
+            .as_ref()
+            .ok_or_else(|| ApiError::Internal("route without principal asked for one".into()))
+    }
+
+    pub fn param(&self, name: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    }
+
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Checks the route's action against the company that owns the object; invisible is a 404
+    /// naming `what` and `id`.
+    pub fn authorize_company(
+        &self,
+        company_id: &str,
+        what: &str,
+        id: &str,
+    ) -> Result<(), ApiError> {
+        authorize(
+            self.principal()?,
+            self.route.action,
+            Target::Company(company_id),
+        )
+        .map_err(|d| d.into_api_error(what, id))
+    }
+
+    /// Companies whose rows a list may contain: the `company_id` filter if given (checked), else all
+    /// visible ones.
+    pub fn list_companies(&self) -> Result<Vec<String>, ApiError> {
+        let p = self.principal()?;
+        match self.query("company_id") {
+            Some(c) => {
+                if !crate::ids::is_valid(crate::ids::Kind::Company, c) {
+                    return Err(ApiError::invalid(
+                        "company_id",
+                        "invalid_id",
+                        "Not a company id (`cmp_…`).",
+                    ));
+                }
+                self.authorize_company(c, "company", c)?;
+                Ok(vec![c.to_string()])
+            }
+            None => Ok(p.visible_companies.clone()),
+        }
+    }
+
+    pub fn page(&self) -> Result<PageRequest, ApiError> {
+        let limit = match self.query("limit") {
+            None => 20,
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if (1..=100).contains(&n) => n,
+                _ => {
+                    return Err(ApiError::invalid(
+                        "limit",
+                        "out_of_range",
+                        "`limit` must be an integer from 1 to 100.",
+                    ))
+                }
+            },
+        };
+        let before = match self.query("cursor") {
+            None => None,
+            Some(c) => Some(decode_cursor(c).ok_or_else(|| {
+                ApiError::invalid(
+                    "cursor",
+                    "invalid_cursor",
+                    "`cursor` is not a cursor returned by this list.",
+                )
+            })?),
+        };
+        Ok(PageRequest { limit, before })
+    }
+
+    /// An optional boolean query parameter (`true`/`false`).
+    pub fn query_bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.query(name) {
+            None => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(_) => Err(ApiError::invalid(
+                name,
+                "invalid_boolean",
+                format!("`{name}` must be `true` or `false`."),
+            )),
+        }
+    }
+
+    /// An optional query parameter that must be one of `allowed`.
+    pub fn query_enum(&self, name: &str, allowed: &[&str]) -> Result<Option<String>, ApiError> {
+        match self.query(name) {
+            None => Ok(None),
+            Some(v) if allowed.contains(&v) => Ok(Some(v.to_string())),
+            Some(_) => Err(ApiError::invalid(
+                name,
+                "invalid_value",
+                format!("`{name}` must be one of: {}.", allowed.join(", ")),
+            )),
+        }
+    }
+
+    /// An optional query parameter holding an id of `kind`.
+    pub fn query_id(&self, name: &str, kind: crate::ids::Kind) -> Result<Option<String>, ApiError> {
+        match self.query(name) {
+            None => Ok(None),
+            Some(v) if crate::ids::is_valid(kind, v) => Ok(Some(v.to_string())),
+            Some(_) => Err(ApiError::invalid(
+                name,
+                "invalid_id",
+                format!("`{name}` must be an id starting with `{}_`.", kind.prefix()),
+            )),
+        }
+    }
+
+    /// Parses the JSON body into `T` (whose serde derive denies unknown fields). Syntax errors are
+    /// 400; wrong types, unknown or missing fields are 422 naming the field.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        let content_type = self.header("content-type").unwrap_or("");
+        let essence = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if essence != "application/json" && !essence.ends_with("+json") {
+            return Err(ApiError::UnsupportedMediaType(
+                "Send the body as JSON with `Content-Type: application/json`.".into(),
+            ));
+        }
+        if self.body.is_empty() {
+            return Err(ApiError::BadRequest("A JSON body is required.".into()));
+        }
+        let mut de = serde_json::Deserializer::from_slice(&self.body);
+        let value: T = match serde_path_to_error::deserialize(&mut de) {
+            Ok(v) => v,
+            Err(err) => {
+                let path = err.path().to_string();
+                let inner = err.into_inner();
+                return Err(if inner.is_syntax() || inner.is_eof() || inner.is_io() {
+                    ApiError::BadRequest(format!("The body is not valid JSON: {inner}"))
+                } else {
+                    let pointer = if path == "." {
+                        String::new()
+                    } else {
+                        format!("/{}", path.replace('.', "/"))
+                    };
+                    let message = inner.to_string();
+                    let message = match message.find(" at line ") {
+                        Some(i) => message[..i].to_string(),
+                        None => message,
+                    };
+                    ApiError::Validation(vec![FieldError::new(pointer, "invalid", message)])
+                });
+            }
+        };
+        de.end()
+            .map_err(|_| ApiError::BadRequest("Trailing characters after the JSON body.".into()))?;
+        Ok(value)
+    }
+
+    /// `If-Match` against the current version: absent passes; `*` passes; else it must match.
+    pub fn check_if_match(&self, current_version: i64) -> Result<(), ApiError> {
+        let Some(header) = self.header("if-match") else {
+            return Ok(());
+        };
+        let current = super::response::etag(current_version);
+        let matches = header
+            .split(',')
+            .map(str::trim)
+            .any(|t| t == "*" || t == current);
+        if matches {
+            Ok(())
+        } else {
+            Err(ApiError::PreconditionFailed {
+                current_etag: current,
+            })
+        }
+    }
+}

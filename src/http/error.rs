@@ -1,0 +1,315 @@
+//! The one error type of the request path, and its single mapping to RFC 9457 problem+json.
+
+use super::response::Response;
+use crate::db::DbError;
+use hyper::{Method, StatusCode};
+use serde::Serialize;
+use serde_json::json;
+
+/// Why a request could not be authenticated. The message never contains the presented secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    MissingCredential,
+    MissingClientId,
+    MalformedKey,
+    UnknownKey,
+    RevokedKey,
+    ExpiredKey,
+    ClientMismatch,
+    InvalidToken,
+    ExpiredToken,
+    UnknownUser,
+    InvalidCredentials,
+}
+
+impl AuthFailure {
+    pub fn code(self) -> &'static str {
+        match self {
+            AuthFailure::MissingCredential => "missing_credential",
+            AuthFailure::MissingClientId => "missing_client_id",
+            AuthFailure::MalformedKey => "malformed_key",
+            AuthFailure::UnknownKey => "unknown_key",
+            AuthFailure::RevokedKey => "revoked_key",
+            AuthFailure::ExpiredKey => "expired_key",
+            AuthFailure::ClientMismatch => "client_mismatch",
+            AuthFailure::InvalidToken => "invalid_token",
+            AuthFailure::ExpiredToken => "expired_token",
+            AuthFailure::UnknownUser => "unknown_user",
+            AuthFailure::InvalidCredentials => "invalid_credentials",
+        }
+    }
+
+    pub fn message(self) -> &'static str {
+        match self {
+            AuthFailure::MissingCredential => "No credential was sent. Send the API key in `X-API-KEY` or `Authorization: Bearer <key>`, and the client id in `X-Service-Client-Id`.",
+            AuthFailure::MissingClientId => "The `X-Service-Client-Id` header is required with an API key.",
+            AuthFailure::MalformedKey => "The API key is not in the expected format (`sgn_test_…`); check for a copy/paste error.",
+            AuthFailure::UnknownKey => "The API key is not recognised.",
+            AuthFailure::RevokedKey => "The API key has been revoked.",
+            AuthFailure::ExpiredKey => "The API key has expired (or its rotation grace period has ended).",
+            AuthFailure::ClientMismatch => "The `X-Service-Client-Id` does not match the client that owns this API key.",
+            AuthFailure::InvalidToken => "The bearer token is not a valid login token.",
+            AuthFailure::ExpiredToken => "The login token has expired; log in again.",
+            AuthFailure::UnknownUser => "The user of this login token no longer exists.",
+            AuthFailure::InvalidCredentials => "The username or password is incorrect.",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FieldError {
+    /// JSON Pointer (RFC 6901) to the offending field, or the query parameter name.
+    pub field: String,
+    pub code: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, code: &str, message: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: Vec<Method> },
+    #[error("payload too large")]
+    PayloadTooLarge { limit: usize },
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("unauthenticated: {0:?}")]
+    Unauthenticated(AuthFailure),
+    #[error("missing scope {0}")]
+    Forbidden(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("idempotency key reused with a different request")]
+    IdempotencyMismatch,
+    #[error("idempotent request in flight")]
+    IdempotencyInFlight,
+    #[error("precondition failed")]
+    PreconditionFailed { current_etag: String },
+    #[error("insufficient tokens")]
+    InsufficientTokens { balance: i64, required: i64 },
+    #[error("too many requests")]
+    TooManyRequests { retry_after_secs: u64 },
+    #[error("unsupported media type: {0}")]
+    UnsupportedMediaType(String),
+    #[error("not acceptable: {0}")]
+    NotAcceptable(String),
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseBusy
+                    || f.code == rusqlite::ErrorCode::DatabaseLocked =>
+            {
+                ApiError::Unavailable("the database is busy; retry shortly".into())
+            }
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::from(DbError::from(e))
+    }
+}
+
+impl ApiError {
+    pub fn not_found(what: &str, id: &str) -> ApiError {
+        ApiError::NotFound(format!(
+            "No {what} with id `{}` is visible to this credential.",
+            truncate(id)
+        ))
+    }
+
+    pub fn invalid(field: &str, code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::Validation(vec![FieldError::new(field, code, message)])
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Conflict(_)
+            | ApiError::IdempotencyMismatch
+            | ApiError::IdempotencyInFlight => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
+            ApiError::InsufficientTokens { .. } => StatusCode::PAYMENT_REQUIRED,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The short machine-readable slug; also the last segment of the problem `type`.
+    pub fn slug(&self) -> &'static str {
+        match self {
+            ApiError::NotFound(_) => "not-found",
+            ApiError::MethodNotAllowed { .. } => "method-not-allowed",
+            ApiError::PayloadTooLarge { .. } => "payload-too-large",
+            ApiError::BadRequest(_) => "bad-request",
+            ApiError::Validation(_) => "validation-failed",
+            ApiError::Unauthenticated(_) => "unauthenticated",
+            ApiError::Forbidden(_) => "missing-scope",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::IdempotencyMismatch => "idempotency-key-reused",
+            ApiError::IdempotencyInFlight => "idempotency-key-in-flight",
+            ApiError::PreconditionFailed { .. } => "precondition-failed",
+            ApiError::InsufficientTokens { .. } => "insufficient-tokens",
+            ApiError::TooManyRequests { .. } => "too-many-requests",
+            ApiError::UnsupportedMediaType(_) => "unsupported-media-type",
+            ApiError::NotAcceptable(_) => "not-acceptable",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            ApiError::NotFound(_) => "Not found",
+            ApiError::MethodNotAllowed { .. } => "Method not allowed",
+            ApiError::PayloadTooLarge { .. } => "Payload too large",
+            ApiError::BadRequest(_) => "Bad request",
+            ApiError::Validation(_) => "Validation failed",
+            ApiError::Unauthenticated(_) => "Unauthenticated",
+            ApiError::Forbidden(_) => "Missing scope",
+            ApiError::Conflict(_) => "Conflict",
+            ApiError::IdempotencyMismatch => "Idempotency key reused",
+            ApiError::IdempotencyInFlight => "Idempotent request in flight",
+            ApiError::PreconditionFailed { .. } => "Precondition failed",
+            ApiError::InsufficientTokens { .. } => "Insufficient tokens",
+            ApiError::TooManyRequests { .. } => "Too many requests",
+            ApiError::UnsupportedMediaType(_) => "Unsupported media type",
+            ApiError::NotAcceptable(_) => "Not acceptable",
+            ApiError::Unavailable(_) => "Service unavailable",
+            ApiError::Internal(_) => "Internal server error",
+        }
+    }
+
+    fn detail(&self) -> String {
+        match self {
+            ApiError::NotFound(d)
+            | ApiError::BadRequest(d)
+            | ApiError::Conflict(d)
+            | ApiError::UnsupportedMediaType(d)
+            | ApiError::NotAcceptable(d)
+            | ApiError::Unavailable(d) => d.clone(),
+            ApiError::MethodNotAllowed { allow } => format!(
+                "This path supports: {}.",
+                allow.iter().map(Method::as_str).collect::<Vec<_>>().join(", ")
+            ),
+            ApiError::PayloadTooLarge { limit } => {
+                format!("The request body exceeds the limit of {limit} bytes.")
+            }
+            ApiError::Validation(errors) => match errors.as_slice() {
+                [one] => format!("`{}`: {}", one.field, one.message),
+                _ => format!("{} fields are invalid; see `errors`.", errors.len()),
+            },
+            ApiError::Unauthenticated(reason) => reason.message().into(),
+            ApiError::Forbidden(scope) => {
+                format!("This credential lacks the `{scope}` scope needed for this operation.")
+            }
+            ApiError::IdempotencyMismatch => "This Idempotency-Key was already used with a different request (method, path or body). Use a new key for a new request.".into(),
+            ApiError::IdempotencyInFlight => "A request with this Idempotency-Key is still being processed; retry shortly.".into(),
+            ApiError::PreconditionFailed { current_etag } => format!(
+                "The resource changed since the version in If-Match; its current ETag is {current_etag}. Fetch it again and retry."
+            ),
+            ApiError::InsufficientTokens { balance, required } => format!(
+                "This operation costs {required} tokens but the balance is {balance}. Buy a token pack first."
+            ),
+            ApiError::TooManyRequests { retry_after_secs } => {
+                format!("Too many failed attempts; retry after {retry_after_secs} seconds.")
+            }
+            ApiError::Internal(_) => "An unexpected error occurred; the request id identifies it in the server log.".into(),
+        }
+    }
+
+    /// The problem+json response. Internal details are logged by the caller, never sent.
+    pub fn into_response(self, request_id: &str) -> Response {
+        let status = self.status();
+        let mut body = json!({
+            "type": format!("https://signage.example/problems/{}", self.slug()),
+            "title": self.title(),
+            "status": status.as_u16(),
+            "detail": self.detail(),
+            "request_id": request_id,
+        });
+        match &self {
+            ApiError::Validation(errors) => body["errors"] = json!(errors),
+            ApiError::Unauthenticated(reason) => body["code"] = json!(reason.code()),
+            ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),
+            ApiError::InsufficientTokens { balance, required } => {
+                body["balance"] = json!(balance);
+                body["required"] = json!(required);
+            }
+            ApiError::PreconditionFailed { current_etag } => {
+                body["current_etag"] = json!(current_etag)
+            }
+            _ => {}
+        }
+        let mut resp = Response::problem(status, &body);
+        match self {
+            ApiError::MethodNotAllowed { allow } => {
+                let allow = allow
+                    .iter()
+                    .map(Method::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                resp.set_header("allow", &allow);
+            }
+            ApiError::Unauthenticated(reason) => {
+                let challenge = match reason {
+                    AuthFailure::MissingCredential => {
+                        r#"Bearer realm="signage", ApiKey realm="signage" header="X-API-KEY""#
+                            .to_string()
+                    }
+                    other => format!(
+                        r#"Bearer realm="signage", error="invalid_token", error_description="{}""#,
+                        other.code()
+                    ),
+                };
+                resp.set_header("www-authenticate", &challenge);
+            }
+            ApiError::TooManyRequests { retry_after_secs } => {
+                resp.set_header("retry-after", &retry_after_secs.to_string());
+            }
+            ApiError::PreconditionFailed { current_etag } => resp.set_header("etag", &current_etag),
+            _ => {}
+        }
+        resp
+    }
+}
+
+/// Ids echoed in messages are cut short, so a pasted secret in a path is not reflected whole.
+fn truncate(s: &str) -> String {
+    if s.len() <= 40 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    }
+}

@@ -1,0 +1,136 @@
+//! `Idempotency-Key` on POST, as Stripe defines it: the same key with the same request replays the
+//! first response; the same key with a different request is a 409; a key still in flight is a 409.
+//! Keys are per credential and kept for 24 hours.
+
+use super::error::ApiError;
+use super::response::Response;
+use crate::db::Db;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::StatusCode;
+use rusqlite::OptionalExtension;
+use sha2::{Digest, Sha256};
+
+const RETENTION_SECS: i64 = 24 * 3600;
+
+pub enum Begin {
+    /// First use: run the request, then [`finish`].
+    Proceed,
+    Replay(Response),
+}
+
+fn request_hash(method: &str, path: &str, query: &str, body: &[u8]) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        method.as_bytes(),
+        b"\n",
+        path.as_bytes(),
+        b"\n",
+        query.as_bytes(),
+        b"\n",
+        body,
+    ] {
+        h.update(part);
+    }
+    format!("{:x}", h.finalize())
+}
+
+pub fn validate_key(key: &str) -> Result<(), ApiError> {
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|c| c.is_ascii_graphic()) {
+        return Err(ApiError::invalid(
+            "Idempotency-Key",
+            "invalid_header",
+            "`Idempotency-Key` must be 1–255 visible ASCII characters.",
+        ));
+    }
+    Ok(())
+}
+
+pub fn begin(
+    db: &Db,
+    actor: &str,
+    key: &str,
+    method: &str,
+    path: &str,
+    query: &str,
+    body: &[u8],
+) -> Result<Begin, ApiError> {
+    let hash = request_hash(method, path, query, body);
+    let now = crate::time::now();
+    db.write(|tx| {
+        tx.prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
+            .execute([now - RETENTION_SECS])?;
+        let existing = tx
+            .prepare_cached(
+                "SELECT request_hash, status, headers, body FROM idempotency_keys WHERE actor = ?1 AND key = ?2",
+            )?
+            .query_row([actor, key], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<u16>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<Vec<u8>>>(3)?,
+                ))
+            })
+            .optional()?;
+        match existing {
+            None => {
+                tx.prepare_cached(
+                    "INSERT INTO idempotency_keys (actor, key, method, path, request_hash, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(rusqlite::params![actor, key, method, path, hash, now])?;
+                Ok(Begin::Proceed)
+            }
+            Some((stored, _, _, _)) if stored != hash => Err(ApiError::IdempotencyMismatch),
+            Some((_, None, _, _)) => Err(ApiError::IdempotencyInFlight),
+            Some((_, Some(status), headers, body)) => {
+                let mut resp = Response {
+                    status: StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                    headers: Default::default(),
+                    body: body.unwrap_or_default().into(),
+                };
+                let pairs: Vec<(String, String)> =
+                    serde_json::from_str(&headers.unwrap_or_default()).unwrap_or_default();
+                for (k, v) in pairs {
+                    if let (Ok(k), Ok(v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) {
+                        resp.headers.insert(k, v);
+                    }
+                }
+                resp.set_header("idempotent-replayed", "true");
+                Ok(Begin::Replay(resp))
+            }
+        }
+    })
+}
+
+/// Stores the response for replay. A 5xx is not stored (the key is released), so a retry can succeed.
+pub fn finish(db: &Db, actor: &str, key: &str, resp: &Response) {
+    let result = db.write(|tx| -> Result<(), crate::db::DbError> {
+        if resp.status.is_server_error() {
+            tx.execute(
+                "DELETE FROM idempotency_keys WHERE actor = ?1 AND key = ?2",
+                [actor, key],
+            )?;
+            return Ok(());
+        }
+        let headers: Vec<(String, String)> = resp
+            .headers
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+            .collect();
+        tx.prepare_cached(
+            "UPDATE idempotency_keys SET status = ?3, headers = ?4, body = ?5 WHERE actor = ?1 AND key = ?2",
+        )?
+        .execute(rusqlite::params![
+            actor,
+            key,
+            resp.status.as_u16(),
+            serde_json::to_string(&headers).unwrap_or_default(),
+            resp.body.as_ref()
+        ])?;
+        Ok(())
+    });
+    if let Err(err) = result {
+        tracing::warn!(error = %err, "storing idempotent response failed");
+    }
+}

@@ -1,0 +1,20 @@
+//! HTTP: the server, the route table, the request pipeline, and the one error shape.
+//!
+//! - [`server`]: hyper accept loop, limits, timeouts, graceful shutdown.
+//! - [`router`]: the route table shared by REST and `/mcp`.
+//! - [`pipeline`]: authenticate -> authorize -> idempotency -> handler -> audit.
+//! - [`ctx`]: what handlers receive, and input validation helpers.
+//! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
+
+pub mod ctx;
+pub mod error;
+pub mod idempotency;
+pub mod pipeline;
+pub mod query;
+pub mod response;
+pub mod router;
+pub mod server;
+
+pub use ctx::Ctx;
+pub use error::ApiError;
+pub use response::Response;

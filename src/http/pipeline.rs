@@ -1,0 +1,217 @@
+//! One request through the service: route -> query check -> authenticate -> authorize (scope) ->
+//! idempotency -> handler -> audit. REST requests arrive here from the hyper server; MCP tool calls
+//! arrive here as internal requests carrying the MCP caller's own headers.
+
+use super::ctx::Ctx;
+use super::error::{ApiError, FieldError};
+use super::idempotency::{self, Begin};
+use super::response::Response;
+use super::router::{Exec, Match};
+use crate::app::App;
+use crate::audit;
+use crate::auth::{authenticate::authenticate, authorize, Action, Target};
+use bytes::Bytes;
+use hyper::{HeaderMap, Method};
+use std::net::IpAddr;
+
+/// A request as the pipeline sees it, independent of the transport.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub peer: Option<IpAddr>,
+    pub request_id: String,
+}
+
+/// The route's execution mode and pattern, for the server to choose a thread and to log.
+pub fn route_info(app: &App, method: &Method, path: &str) -> (Exec, &'static str) {
+    match app.router.find(method, path) {
+        Match::Found(route, _) => (route.exec, route.path),
+        _ => (Exec::Inline, "-"),
+    }
+}
+
+pub fn execute(app: &App, req: &Request) -> Response {
+    let (route, params) = match app.router.find(&req.method, &req.path) {
+        Match::Found(route, params) => (route, params),
+        Match::MethodNotAllowed(allow) => {
+            return ApiError::MethodNotAllowed { allow }.into_response(&req.request_id)
+        }
+        Match::NotFound => {
+            return ApiError::NotFound(format!("There is no resource at `{}`.", shorten(&req.path)))
+                .into_response(&req.request_id)
+        }
+    };
+    let is_write = req.method != Method::GET && req.method != Method::HEAD;
+
+    let principal = if route.action == Action::Public {
+        None
+    } else {
+        match authenticate(app, &req.headers) {
+            Ok(p) => Some(p),
+            Err(err) => {
+                let outcome = match &err {
+                    ApiError::Unauthenticated(reason) => reason.code(),
+                    other => other.slug(),
+                };
+                let resp = err.into_response(&req.request_id);
+                audit::record(
+                    &app.db,
+                    &audit::Entry {
+                        request_id: &req.request_id,
+                        actor: None,
+                        client_id: None,
+                        method: req.method.as_str(),
+                        route: route.path,
+                        status: resp.status.as_u16(),
+                        outcome,
+                    },
+                );
+                return resp;
+            }
+        }
+    };
+
+    let resp = run(app, req, route, params, principal.as_ref());
+
+    if is_write {
+        let outcome = if resp.status.is_success() {
+            "ok".to_string()
+        } else {
+            resp.body_json()
+                .and_then(|b| {
+                    b["type"]
+                        .as_str()
+                        .map(|t| t.rsplit('/').next().unwrap_or("").to_string())
+                })
+                .unwrap_or_else(|| "error".into())
+        };
+        audit::record(
+            &app.db,
+            &audit::Entry {
+                request_id: &req.request_id,
+                actor: principal.as_ref().map(|p| p.actor_id()),
+                client_id: principal.as_ref().and_then(|p| p.client_id()),
+                method: req.method.as_str(),
+                route: route.path,
+                status: resp.status.as_u16(),
+                outcome: &outcome,
+            },
+        );
+    }
+    resp
+}
+
+fn run(
+    app: &App,
+    req: &Request,
+    route: &super::router::Route,
+    params: Vec<(&'static str, String)>,
+    principal: Option<&crate::auth::Principal>,
+) -> Response {
+    let rid = &req.request_id;
+    if let Some(p) = principal {
+        if let Err(denial) = authorize(p, route.action, Target::Service) {
+            return denial.into_api_error("", "").into_response(rid);
+        }
+    }
+    let query = match super::query::parse(&req.query) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(rid),
+    };
+    let unknown: Vec<FieldError> = query
+        .iter()
+        .filter(|(k, _)| !route.query.iter().any(|p| p.name == k))
+        .map(|(k, _)| {
+            FieldError::new(
+                k.clone(),
+                "unknown_parameter",
+                "This query parameter is not accepted here.",
+            )
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return ApiError::Validation(unknown).into_response(rid);
+    }
+    if let Some(missing) = route
+        .query
+        .iter()
+        .find(|p| p.required && !query.iter().any(|(k, _)| k == p.name))
+    {
+        return ApiError::invalid(
+            missing.name,
+            "required",
+            "This query parameter is required.",
+        )
+        .into_response(rid);
+    }
+
+    let idempotency_key = match (principal, req.headers.get("idempotency-key")) {
+        (Some(p), Some(value)) if route.idempotent => {
+            let key = match value.to_str() {
+                Ok(k) => k,
+                Err(_) => {
+                    return ApiError::invalid(
+                        "Idempotency-Key",
+                        "invalid_header",
+                        "Not visible ASCII.",
+                    )
+                    .into_response(rid)
+                }
+            };
+            if let Err(e) = idempotency::validate_key(key) {
+                return e.into_response(rid);
+            }
+            match idempotency::begin(
+                &app.db,
+                p.actor_id(),
+                key,
+                req.method.as_str(),
+                &req.path,
+                &req.query,
+                &req.body,
+            ) {
+                Ok(Begin::Replay(resp)) => return resp,
+                Ok(Begin::Proceed) => Some((p.actor_id().to_string(), key.to_string())),
+                Err(e) => return e.into_response(rid),
+            }
+        }
+        _ => None,
+    };
+
+    let mut ctx = Ctx {
+        app,
+        route,
+        request_id: rid,
+        headers: &req.headers,
+        params,
+        query,
+        body: req.body.clone(),
+        principal: principal.cloned(),
+        peer: req.peer,
+    };
+    let resp = match (route.handler)(&mut ctx) {
+        Ok(resp) => resp,
+        Err(err) => {
+            if let ApiError::Internal(detail) = &err {
+                tracing::error!(request_id = %rid, route = route.path, error = %detail, "internal error");
+            }
+            err.into_response(rid)
+        }
+    };
+    if let Some((actor, key)) = idempotency_key {
+        idempotency::finish(&app.db, &actor, &key, &resp);
+    }
+    resp
+}
+
+fn shorten(path: &str) -> String {
+    if path.len() <= 80 {
+        path.to_string()
+    } else {
+        format!("{}…", path.chars().take(80).collect::<String>())
+    }
+}

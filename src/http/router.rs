@@ -1,0 +1,306 @@
+//! The route table: method + path pattern -> handler, with what each route needs and documents.
+//!
+//! REST and `/mcp` share this one table. The OpenAPI document is generated from it, and the MCP
+//! tools name routes of it by operation id (a test checks every name resolves).
+
+use super::ctx::Ctx;
+use super::error::ApiError;
+use super::response::Response;
+use crate::auth::Action;
+use hyper::Method;
+
+pub type HandlerFn = fn(&mut Ctx<'_>) -> Result<Response, ApiError>;
+
+/// Where a handler runs: inline on the async worker (short indexed queries) or on the blocking
+/// pool (argon2, reset, bulk work), so that slow work never stalls other requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    Inline,
+    Blocking,
+}
+
+/// A documented query parameter. `schema` is a JSON Schema snippet.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub schema: &'static str,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+pub const fn param(name: &'static str, schema: &'static str, description: &'static str) -> Param {
+    Param {
+        name,
+        schema,
+        description,
+        required: false,
+    }
+}
+
+/// The parameters every list route takes.
+pub const LIST_PARAMS: [Param; 2] = [
+    param(
+        "limit",
+        r#"{"type":"integer","minimum":1,"maximum":100,"default":20}"#,
+        "Page size, 1–100.",
+    ),
+    param(
+        "cursor",
+        r#"{"type":"string","minLength":1,"maxLength":200}"#,
+        "The `next_cursor` of the previous page.",
+    ),
+];
+
+#[derive(Clone, Copy, Debug)]
+pub enum RequestBody {
+    None,
+    /// A JSON body described by the named schema component.
+    Json(&'static str),
+    /// Raw bytes of the given media types (uploads).
+    Raw(&'static [&'static str]),
+}
+
+#[derive(Clone, Debug)]
+pub struct Route {
+    pub method: Method,
+    pub path: &'static str,
+    pub operation_id: &'static str,
+    pub tag: &'static str,
+    pub summary: &'static str,
+    pub action: Action,
+    pub exec: Exec,
+    pub handler: HandlerFn,
+    pub query: Vec<Param>,
+    pub request: RequestBody,
+    /// Success status and the schema component of its body (`None`: no body, or not JSON).
+    pub success: (u16, Option<&'static str>),
+    /// Extra non-JSON success media type (downloads, images).
+    pub produces: Option<&'static str>,
+    /// Accepts `Idempotency-Key` (POST that creates or changes something).
+    pub idempotent: bool,
+    /// Honours `If-Match`.
+    pub conditional: bool,
+    segments: Vec<Segment>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
+}
+
+impl Route {
+    pub fn new(
+        method: Method,
+        path: &'static str,
+        operation_id: &'static str,
+        action: Action,
+        handler: HandlerFn,
+    ) -> Route {
+        let segments = path
+            .trim_start_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) => Segment::Param(name),
+                    None => Segment::Literal(s),
+                },
+            )
+            .collect();
+        let idempotent = method == Method::POST;
+        Route {
+            method,
+            path,
+            operation_id,
+            tag: "",
+            summary: "",
+            action,
+            exec: Exec::Inline,
+            handler,
+            query: Vec::new(),
+            request: RequestBody::None,
+            success: (200, None),
+            produces: None,
+            idempotent,
+            conditional: false,
+            segments,
+        }
+    }
+
+    pub fn get(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::GET, path, op, action, h)
+    }
+    pub fn post(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::POST, path, op, action, h)
+    }
+    pub fn patch(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::PATCH, path, op, action, h).conditional()
+    }
+    pub fn delete(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::DELETE, path, op, action, h)
+            .conditional()
+            .returns(204, None)
+    }
+
+    pub fn tag(mut self, tag: &'static str) -> Route {
+        self.tag = tag;
+        self
+    }
+    pub fn summary(mut self, s: &'static str) -> Route {
+        self.summary = s;
+        self
+    }
+    pub fn blocking(mut self) -> Route {
+        self.exec = Exec::Blocking;
+        self
+    }
+    pub fn query(mut self, params: &[Param]) -> Route {
+        self.query.extend_from_slice(params);
+        self
+    }
+    pub fn paged(self) -> Route {
+        self.query(&LIST_PARAMS)
+    }
+    pub fn body(mut self, schema: &'static str) -> Route {
+        self.request = RequestBody::Json(schema);
+        self
+    }
+    pub fn raw_body(mut self, types: &'static [&'static str]) -> Route {
+        self.request = RequestBody::Raw(types);
+        self
+    }
+    pub fn returns(mut self, status: u16, schema: Option<&'static str>) -> Route {
+        self.success = (status, schema);
+        self
+    }
+    pub fn ok(self, schema: &'static str) -> Route {
+        self.returns(200, Some(schema))
+    }
+    pub fn created(self, schema: &'static str) -> Route {
+        self.returns(201, Some(schema))
+    }
+    pub fn produces(mut self, media_type: &'static str) -> Route {
+        self.produces = Some(media_type);
+        self
+    }
+    pub fn conditional(mut self) -> Route {
+        self.conditional = true;
+        self
+    }
+    pub fn not_idempotent(mut self) -> Route {
+        self.idempotent = false;
+        self
+    }
+
+    /// Path parameter names in order.
+    pub fn path_params(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Param(p) => Some(*p),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    fn matches(&self, parts: &[&str]) -> Option<Vec<(&'static str, String)>> {
+        if parts.len() != self.segments.len() {
+            return None;
+        }
+        let mut params = Vec::new();
+        for (seg, part) in self.segments.iter().zip(parts) {
+            match seg {
+                Segment::Literal(l) if l == part => {}
+                Segment::Literal(_) => return None,
+                Segment::Param(name) => {
+                    let decoded = super::query::percent_decode(part, false)?;
+                    if decoded.is_empty() {
+                        return None;
+                    }
+                    params.push((*name, decoded));
+                }
+            }
+        }
+        Some(params)
+    }
+}
+
+pub enum Match<'a> {
+    Found(&'a Route, Vec<(&'static str, String)>),
+    MethodNotAllowed(Vec<Method>),
+    NotFound,
+}
+
+pub struct Router {
+    routes: Vec<Route>,
+}
+
+impl Router {
+    pub fn new(routes: Vec<Route>) -> Router {
+        Router { routes }
+    }
+
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    pub fn by_operation(&self, operation_id: &str) -> Option<&Route> {
+        self.routes.iter().find(|r| r.operation_id == operation_id)
+    }
+
+    pub fn find(&self, method: &Method, path: &str) -> Match<'_> {
+        let parts: Vec<&str> = path
+            .trim_start_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let mut allow = Vec::new();
+        for route in &self.routes {
+            if let Some(params) = route.matches(&parts) {
+                if route.method == *method {
+                    return Match::Found(route, params);
+                }
+                if !allow.contains(&route.method) {
+                    allow.push(route.method.clone());
+                }
+            }
+        }
+        if allow.is_empty() {
+            Match::NotFound
+        } else {
+            Match::MethodNotAllowed(allow)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Action;
+
+    fn h(_: &mut Ctx<'_>) -> Result<Response, ApiError> {
+        Ok(Response::no_content())
+    }
+
+    #[test]
+    fn matching() {
+        let r = Router::new(vec![
+            Route::get("/devices", "a", Action::Public, h),
+            Route::get("/devices/{id}", "b", Action::Public, h),
+            Route::delete("/devices/{id}", "c", Action::Public, h),
+        ]);
+        match r.find(&Method::GET, "/devices/dev_1") {
+            Match::Found(route, params) => {
+                assert_eq!(route.operation_id, "b");
+                assert_eq!(params, vec![("id", "dev_1".to_string())]);
+            }
+            _ => panic!("no match"),
+        }
+        assert!(
+            matches!(r.find(&Method::PUT, "/devices/x"), Match::MethodNotAllowed(a) if a.len() == 2)
+        );
+        assert!(matches!(r.find(&Method::GET, "/nope"), Match::NotFound));
+        assert!(matches!(
+            r.find(&Method::GET, "/devices/x/y"),
+            Match::NotFound
+        ));
+    }
+}

@@ -1,0 +1,34 @@
+//! signage: a local, pre-production sandbox of a digital-signage platform.
+//!
+//! One binary serves a REST API and an MCP server over the same embedded SQLite data. The major
+//! components, in the order a request meets them:
+//!
+//! - [`cli`] parses the command line; [`config`] stacks defaults, `signage.toml`, `SIGNAGE_*`
+//!   variables and flags; [`telemetry`] sets up logs; [`startup`] builds the [`app::App`] and binds.
+//! - [`http`]: the hyper server ([`http::server`]), the one route table ([`http::router`]) shared by
+//!   REST and `/mcp`, and the request pipeline ([`http::pipeline`]): authenticate, authorize,
+//!   idempotency, handler, audit. Errors are one type mapped once to RFC 9457 problem+json.
+//! - [`auth`]: credential -> [`auth::Principal`] -> [`auth::authorize`], the single function that
+//!   decides every permission, for REST and (by dispatching through the same router) for MCP.
+//! - [`routes`]: one module per REST area; each contributes routes and OpenAPI schemas.
+//! - [`mcp`]: Streamable HTTP transport, JSON-RPC protocol, tools that become internal REST
+//!   requests, two-step writes. [`redact`] scrubs secrets from everything MCP returns.
+//! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
+//! - [`ids`], [`time`], [`random`], [`validate`], [`events`], [`audit`]: small shared pieces.
+
+pub mod app;
+pub mod audit;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod events;
+pub mod http;
+pub mod ids;
+pub mod mcp;
+pub mod random;
+pub mod routes;
+pub mod startup;
+pub mod telemetry;
+pub mod time;
+pub mod validate;

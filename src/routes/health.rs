@@ -1,0 +1,35 @@
+//! `GET /health`: the spec's health check. Public; no headers needed.
+
+use crate::auth::Action;
+use crate::http::router::Route;
+use crate::http::{ApiError, Ctx, Response};
+use hyper::StatusCode;
+use serde_json::json;
+
+pub fn routes() -> Vec<Route> {
+    vec![Route::get("/health", "getHealth", Action::Public, health)
+        .tag("service")
+        .summary("Service health: `ok` and the MCP backend auth mode (`passthrough`).")
+        .ok("Health")]
+}
+
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    vec![(
+        "Health",
+        json!({"type":"object","required":["ok","backendAuthMode"],"additionalProperties":false,
+            "properties":{"ok":{"type":"boolean"},"backendAuthMode":{"type":"string","enum":["passthrough"]}}}),
+    )]
+}
+
+fn health(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let ok = ctx.app.db.is_usable();
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    Ok(
+        Response::json(status, &json!({"ok": ok, "backendAuthMode": "passthrough"}))
+            .with_header("cache-control", "no-store"),
+    )
+}

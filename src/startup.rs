@@ -1,0 +1,88 @@
+//! Start-up: settings -> app -> bound listener -> serving until a shutdown signal.
+
+use crate::app::App;
+use crate::config::Settings;
+use crate::db::{DbError, OpenReport};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// A built application bound to its address, not yet serving.
+pub struct Server {
+    pub app: Arc<App>,
+    listener: TcpListener,
+    addr: SocketAddr,
+    pub report: OpenReport,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+impl Server {
+    /// Opens the database (migrations, fixtures) on a blocking thread and binds the listener.
+    pub async fn build(settings: Settings) -> Result<Server, StartupError> {
+        let listen = settings.listen;
+        let (app, report) = tokio::task::spawn_blocking(move || App::build(settings))
+            .await
+            .map_err(|e| DbError::Migration(format!("start-up task failed: {e}")))??;
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|source| StartupError::Bind {
+                addr: listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| StartupError::Bind {
+            addr: listen,
+            source,
+        })?;
+        Ok(Server {
+            app: Arc::new(app),
+            listener,
+            addr,
+            report,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+        crate::http::server::serve(self.app, self.listener, shutdown).await
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,18 @@
+//! Integration tests: each starts the real server on 127.0.0.1 (ephemeral port, throw-away
+//! database) and talks HTTP to it. One binary, one module per area.
+
+mod helpers;
+
+mod ads;
+mod appliance;
+mod auth_matrix;
+mod billing;
+mod credentials;
+mod devices;
+mod mcp_tools;
+mod mcp_transport;
+mod media;
+mod openapi;
+mod promotions;
+mod tokens;
+mod webhooks;

@@ -1,0 +1,1 @@
+//! Tests: mcp_tools.
