@@ -66,3 +66,41 @@ where
 {
     Option::<T>::deserialize(d).map(Some)
 }
+
+/// Runs a keyset-paged list query, newest first, restricted to `companies`.
+///
+/// `select` is everything before `WHERE` (for example `SELECT d.id, d.name FROM devices d`);
+/// `company_col` and `id_col` name the company and id columns; `filters` are extra
+/// `AND`-ed clauses, each with one `?` bound to its value. Fetches `page.fetch()` rows so that
+/// [`crate::http::ctx::list_body`] can tell whether more follow.
+pub fn fetch_page<T>(
+    conn: &rusqlite::Connection,
+    select: &str,
+    company_col: &str,
+    id_col: &str,
+    companies: &[String],
+    filters: &[(&str, rusqlite::types::Value)],
+    page: &crate::http::ctx::PageRequest,
+    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, crate::http::ApiError> {
+    if companies.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = format!(
+        "{select} WHERE {company_col} IN ({}) AND {id_col} < ?",
+        vec!["?"; companies.len()].join(", ")
+    );
+    let mut args: Vec<rusqlite::types::Value> =
+        companies.iter().map(|c| c.clone().into()).collect();
+    args.push(page.bound().to_string().into());
+    for (clause, value) in filters {
+        sql.push_str(" AND ");
+        sql.push_str(clause);
+        args.push(value.clone());
+    }
+    sql.push_str(&format!(" ORDER BY {id_col} DESC LIMIT ?"));
+    args.push(page.fetch().into());
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), map)?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
