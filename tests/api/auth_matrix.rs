@@ -1,1 +1,235 @@
-//! Tests: auth_matrix.
+//! The authorization matrix: every authenticated route × every kind of credential, asserted
+//! against one table of expectations. It walks the live route table, so a new route is covered
+//! the day it is added (and fails here if it has no sample object).
+
+use crate::helpers::*;
+use hyper::Method;
+use signage::auth::{Action, Level};
+use signage::http::router::Route;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cred {
+    NoCredential,
+    Malformed,
+    Unknown,
+    Revoked,
+    Expired,
+    WrongClientId,
+    ReadKey,
+    WriteKey,
+    OtherCompanyKey,
+    Admin,
+}
+
+pub const CREDS: [Cred; 10] = [
+    Cred::NoCredential,
+    Cred::Malformed,
+    Cred::Unknown,
+    Cred::Revoked,
+    Cred::Expired,
+    Cred::WrongClientId,
+    Cred::ReadKey,
+    Cred::WriteKey,
+    Cred::OtherCompanyKey,
+    Cred::Admin,
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    Unauthenticated,
+    Forbidden,
+    Hidden,
+    Allowed,
+}
+
+/// The headers a credential sends.
+pub fn headers(cred: Cred) -> Vec<(&'static str, String)> {
+    let k = |name: &str| {
+        let k = key(name);
+        vec![("x-api-key", k.raw), ("x-service-client-id", k.client_id)]
+    };
+    match cred {
+        Cred::NoCredential => vec![],
+        Cred::Malformed => vec![
+            ("x-api-key", "sgn_test_short".into()),
+            ("x-service-client-id", key("northwind-readonly").client_id),
+        ],
+        Cred::Unknown => vec![
+            ("x-api-key", signage::auth::keys::generate().raw),
+            ("x-service-client-id", key("northwind-readonly").client_id),
+        ],
+        Cred::Revoked => k("northwind-revoked"),
+        Cred::Expired => k("northwind-expired"),
+        Cred::WrongClientId => vec![
+            ("x-api-key", key("northwind-readonly").raw),
+            ("x-service-client-id", key("northwind-admin").client_id),
+        ],
+        Cred::ReadKey => k("northwind-readonly"),
+        Cred::WriteKey => k("northwind-readwrite"),
+        // Scoped to Northwind Grocers; the sample objects belong to Northwind Pharmacy.
+        Cred::OtherCompanyKey => k("northwind-grocers-write"),
+        Cred::Admin => k("northwind-admin"),
+    }
+}
+
+/// Path segments whose objects belong to a company (as opposed to global catalogues and admin).
+const COMPANY_OWNED: &[&str] = &[
+    "companies",
+    "devices",
+    "ads",
+    "promotions",
+    "qr-codes",
+    "media",
+    "invoices",
+    "webhooks",
+];
+
+pub fn expected(route: &Route, cred: Cred) -> Expect {
+    match cred {
+        Cred::NoCredential
+        | Cred::Malformed
+        | Cred::Unknown
+        | Cred::Revoked
+        | Cred::Expired
+        | Cred::WrongClientId => return Expect::Unauthenticated,
+        _ => {}
+    }
+    let needs = route.action;
+    let scope_ok = match cred {
+        Cred::Admin => true,
+        Cred::ReadKey => matches!(needs, Action::Authenticated | Action::Use(_, Level::Read)),
+        Cred::WriteKey | Cred::OtherCompanyKey => {
+            matches!(needs, Action::Authenticated | Action::Use(..))
+        }
+        _ => false,
+    };
+    if !scope_ok {
+        return Expect::Forbidden;
+    }
+    let first = route
+        .path
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or("");
+    if cred == Cred::OtherCompanyKey && route.path.contains('{') && COMPANY_OWNED.contains(&first) {
+        return Expect::Hidden;
+    }
+    Expect::Allowed
+}
+
+/// A concrete path for a route, with every parameter naming an object of Northwind Pharmacy.
+pub fn sample_path(app: &TestApp, route: &Route) -> String {
+    let pharmacy = company_id("Northwind Pharmacy");
+    let one = |sql: &str| -> String {
+        app.sql(|c| c.query_row(sql, [&pharmacy], |r| r.get::<_, String>(0)))
+    };
+    let (ad, assigned_device): (String, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT a.ad_id, a.device_id FROM ad_assignments a JOIN ads ON ads.id = a.ad_id WHERE ads.company_id = ?1 ORDER BY 1, 2 LIMIT 1",
+            [&pharmacy],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    let mut out = String::new();
+    let mut previous = "";
+    for seg in route.path.trim_start_matches('/').split('/') {
+        out.push('/');
+        if !seg.starts_with('{') {
+            out.push_str(seg);
+            previous = seg;
+            continue;
+        }
+        let id = match (previous, seg) {
+            ("companies", _) => pharmacy.clone(),
+            ("ads", _) => ad.clone(),
+            ("devices", "{device_id}") => assigned_device.clone(),
+            ("devices", _) => assigned_device.clone(),
+            ("promotions", _) => one("SELECT id FROM promotions WHERE company_id = ?1 ORDER BY id LIMIT 1"),
+            ("qr-codes", _) => one("SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id = ?1 ORDER BY 1 LIMIT 1"),
+            ("media", _) => one("SELECT id FROM media WHERE company_id = ?1 ORDER BY id LIMIT 1"),
+            ("invoices", _) => one("SELECT id FROM invoices WHERE company_id = ?1 ORDER BY id LIMIT 1"),
+            ("webhooks", _) => one("SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1"),
+            ("plans", _) => app.sql(|c| c.query_row("SELECT id FROM plans ORDER BY id LIMIT 1", [], |r| r.get(0))),
+            ("token-packs", _) => app.sql(|c| c.query_row("SELECT id FROM token_packs ORDER BY id LIMIT 1", [], |r| r.get(0))),
+            ("api-clients", _) => key("northwind-readonly").client_id,
+            ("api-keys", _) => key("northwind-ads-editor").key_id,
+            other => panic!("the matrix has no sample object for {other:?} in {}", route.path),
+        };
+        out.push_str(&id);
+    }
+    out
+}
+
+pub fn classify(status: u16) -> Option<Expect> {
+    match status {
+        401 => Some(Expect::Unauthenticated),
+        403 => Some(Expect::Forbidden),
+        404 => Some(Expect::Hidden),
+        s if s >= 500 => None,
+        _ => Some(Expect::Allowed),
+    }
+}
+
+/// The routes the matrix covers: every route that needs a credential, except the MCP endpoint
+/// (which has its own transport rules and runs this same matrix through its tools).
+pub fn covered_routes(app: &TestApp) -> Vec<Route> {
+    app.app
+        .router
+        .routes()
+        .iter()
+        .filter(|r| r.action != Action::Public && !r.path.starts_with("/mcp"))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn every_route_answers_every_credential_as_the_table_says() {
+    let app = TestApp::spawn().await;
+    let routes = covered_routes(&app);
+    assert!(routes.len() >= 10, "the route table looks empty");
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for route in &routes {
+        for cred in CREDS {
+            let path = sample_path(&app, route);
+            let mut req = app.request(route.method.clone(), &path);
+            for (h, v) in headers(cred) {
+                req = req.header(h, &v);
+            }
+            if route.method != Method::GET && route.method != Method::DELETE {
+                req = req.json(&serde_json::json!({}));
+            }
+            let r = req.send().await;
+            cases += 1;
+            let want = expected(route, cred);
+            let got = classify(r.status.as_u16());
+            if got != Some(want) {
+                failures.push(format!(
+                    "{} {} as {:?}: expected {:?}, got {} {}",
+                    route.method,
+                    route.path,
+                    cred,
+                    want,
+                    r.status,
+                    r.text()
+                ));
+            }
+            if want == Expect::Unauthenticated && r.header("www-authenticate").is_none() {
+                failures.push(format!(
+                    "{} {} as {cred:?}: 401 without WWW-Authenticate",
+                    route.method, route.path
+                ));
+            }
+            if route.method != Method::GET && r.status.is_success() {
+                app.app.db.reset().unwrap();
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
