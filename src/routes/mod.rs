@@ -73,6 +73,7 @@ where
 /// `company_col` and `id_col` name the company and id columns; `filters` are extra
 /// `AND`-ed clauses, each with one `?` bound to its value. Fetches `page.fetch()` rows so that
 /// [`crate::http::ctx::list_body`] can tell whether more follow.
+#[allow(clippy::too_many_arguments)]
 pub fn fetch_page<T>(
     conn: &rusqlite::Connection,
     select: &str,
