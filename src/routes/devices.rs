@@ -1,12 +1,874 @@
-//! devices: routes and schemas. (Filled in by the REST API issue.)
+//! Devices (screens): CRUD, the ads assigned to them, heartbeats and playback diagnostics.
+//!
+//! A device's `status` is derived, never stored: `online` when its last heartbeat is at most
+//! `device_offline_after_secs` old, `offline` when older, `never_seen` without one.
+//!
+//! The `version` (and so the ETag) covers what API clients edit (name, location, platform,
+//! orientation, resolution). Heartbeats change telemetry only and leave it alone, so a screen
+//! reporting every few seconds never turns an operator's `If-Match` edit into a 412.
 
-use crate::http::router::Route;
-use serde_json::Value;
+use crate::auth::{Action, Area, Level};
+use crate::events;
+use crate::http::ctx::list_body;
+use crate::http::router::{param, Route};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{self, Kind};
+use crate::time::rfc3339;
+use crate::validate::Errors;
+use rusqlite::{OptionalExtension, Row};
+use serde::{Deserialize, Deserializer};
+use serde_json::{json, Value};
+
+const READ: Action = Action::Use(Area::Devices, Level::Read);
+const WRITE: Action = Action::Use(Area::Devices, Level::Write);
+
+/// The `platform` CHECK of the `devices` table.
+pub const PLATFORMS: &[&str] = &[
+    "android",
+    "tizen",
+    "webos",
+    "brightsign",
+    "windows",
+    "linux",
+];
+pub const ORIENTATIONS: &[&str] = &["landscape", "portrait"];
+pub const STATUSES: &[&str] = &["online", "offline", "never_seen"];
+
+/// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
+const KEPT_PLAYBACK_ERRORS: i64 = 100;
+/// Playback errors reported by one heartbeat, and shown by diagnostics.
+const MAX_PLAYBACK_ERRORS: usize = 20;
+const MAX_STORAGE_MB: i64 = 100_000_000;
+const MAX_UPTIME_SECS: i64 = 3_153_600_000;
 
 pub fn routes() -> Vec<Route> {
-    Vec::new()
+    vec![
+        Route::get("/devices", "listDevices", READ, list)
+            .tag("devices")
+            .summary("List devices (screens), newest first. Filter by company and by derived status.")
+            .paged()
+            .query(&[
+                param("company_id", COMPANY_ID_SCHEMA, "Only devices of this company."),
+                param(
+                    "status",
+                    r#"{"type":"string","enum":["online","offline","never_seen"]}"#,
+                    "`online`: heartbeat within the offline threshold; `offline`: older; `never_seen`: none yet.",
+                ),
+            ])
+            .ok("DeviceList"),
+        Route::post("/devices", "createDevice", WRITE, create)
+            .tag("devices")
+            .summary("Register a device in a company. Refused with 409 when the company's plan allows no more devices.")
+            .body("DeviceCreate")
+            .created("Device"),
+        Route::get("/devices/{id}", "getDevice", READ, get)
+            .tag("devices")
+            .summary("Get one device, with its derived status. Returns an ETag.")
+            .ok("Device"),
+        Route::patch("/devices/{id}", "updateDevice", WRITE, update)
+            .tag("devices")
+            .summary("Change a device's name, location, platform, orientation or resolution. Honours If-Match.")
+            .body("DeviceUpdate")
+            .ok("Device"),
+        Route::delete("/devices/{id}", "deleteDevice", WRITE, delete)
+            .tag("devices")
+            .summary("Delete a device and its ad assignments. Honours If-Match."),
+        Route::get("/devices/{id}/ads", "listDeviceAds", READ, list_ads)
+            .tag("devices")
+            .summary("List the ads assigned to a device, newest first.")
+            .paged()
+            .ok("AdList"),
+        Route::get(
+            "/devices/{id}/diagnostics",
+            "getDeviceDiagnostics",
+            READ,
+            get_diagnostics,
+        )
+        .tag("devices")
+        .summary("Playback diagnostics: heartbeat age and status, current ad, recent playback errors, app version, storage, uptime.")
+        .ok("DeviceDiagnostics"),
+        Route::post(
+            "/devices/{id}/heartbeat",
+            "recordDeviceHeartbeat",
+            WRITE,
+            heartbeat,
+        )
+        .tag("devices")
+        .summary("Record a heartbeat from the device (telemetry and playback errors); returns its diagnostics.")
+        .body("DeviceHeartbeat")
+        .ok("DeviceDiagnostics"),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation helpers shared by the devices, ads and media modules. Each check mirrors the JSON
+// Schema snippet next to it exactly, so schema-valid input is accepted and the rest refused.
+
+/// Characters that make text invalid: C0 and C1 control characters.
+fn is_control(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Characters that do not count towards "not blank": spaces (ECMA-262 `\s` plus controls).
+fn is_blank(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{20}' | '\u{7f}'..='\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
+        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+}
+
+const NO_CONTROL: &str = "[^\\u0000-\\u001f\\u007f-\\u009f]";
+const NOT_BLANK: &str =
+    "[^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]";
+
+/// JSON Schema of text checked by [`check_text`].
+pub(crate) fn text_schema(min: usize, max: usize) -> Value {
+    if min == 0 {
+        json!({"type":"string","maxLength":max,"pattern":format!("^{NO_CONTROL}*$")})
+    } else {
+        json!({"type":"string","minLength":min,"maxLength":max,
+            "pattern":format!("^{NO_CONTROL}*{NOT_BLANK}{NO_CONTROL}*$")})
+    }
+}
+
+/// `min..=max` characters (as sent), no control characters, and not blank when `min > 0`. The value
+/// is stored trimmed.
+pub(crate) fn check_text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
+    let n = value.chars().count();
+    if n < min || n > max {
+        errors.push(
+            field,
+            "length",
+            format!("Must be {min} to {max} characters."),
+        );
+    } else if value.chars().any(is_control) {
+        errors.push(
+            field,
+            "invalid_characters",
+            "Must not contain control characters.",
+        );
+    } else if min > 0 && value.chars().all(is_blank) {
+        errors.push(field, "blank", "Must not be blank.");
+    }
+}
+
+pub(crate) fn check_enum(errors: &mut Errors, field: &str, value: &str, allowed: &[&str]) {
+    if !allowed.contains(&value) {
+        errors.push(
+            field,
+            "invalid_value",
+            format!("Must be one of: {}.", allowed.join(", ")),
+        );
+    }
+}
+
+/// An id in a request body: the wrong shape is a 422 on that field.
+pub(crate) fn check_id(errors: &mut Errors, field: &str, value: &str, kind: Kind) {
+    if !ids::is_valid(kind, value) {
+        errors.push(
+            field,
+            "invalid_id",
+            format!("Must be an id starting with `{}_`.", kind.prefix()),
+        );
+    }
+}
+
+/// JSON Schema of an id of `kind`, matching [`ids::is_valid`].
+pub(crate) fn id_schema(kind: Kind) -> Value {
+    json!({"type":"string","pattern":format!("^{}_[0-9A-Za-z]{{1,64}}$", kind.prefix())})
+}
+
+const COMPANY_ID_SCHEMA: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#;
+
+/// For optional fields that may be absent but not `null`: with `#[serde(default, deserialize_with
+/// = "present")]`, `null` is a type error naming the field instead of silently meaning "absent".
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// A PATCH with nothing to change is refused, as `minProperties: 1` says.
+pub(crate) fn require_some(errors: &mut Errors, any: bool) {
+    if !any {
+        errors.push("", "empty", "Give at least one field to change.");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn valid_resolution(s: &str) -> bool {
+    let Some((w, h)) = s.split_once('x') else {
+        return false;
+    };
+    let ok = |p: &str| {
+        (2..=5).contains(&p.len()) && !p.starts_with('0') && p.bytes().all(|c| c.is_ascii_digit())
+    };
+    ok(w) && ok(h)
+}
+
+const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
+
+fn app_version_ok(s: &str) -> bool {
+    (1..=32).contains(&s.len())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'_' | b'-'))
+}
+
+fn error_code_ok(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    Vec::new()
+    let nullable_str = json!({"type":["string","null"]});
+    let ts = json!({"type":"string","format":"date-time"});
+    let platform = json!({"type":"string","enum":PLATFORMS});
+    let orientation = json!({"type":"string","enum":ORIENTATIONS});
+    let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
+    let status = json!({"type":"string","enum":STATUSES});
+    vec![
+        (
+            "Device",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","company_id","name","location","platform","orientation","resolution",
+                    "status","last_heartbeat_at","current_ad_id","app_version","assigned_ad_count","created_at","updated_at"],
+                "properties":{"id":{"type":"string","pattern":"^dev_"},"object":{"const":"device"},
+                    "company_id":{"type":"string"},"name":{"type":"string"},"location":{"type":"string"},
+                    "platform":platform,"orientation":orientation,"resolution":{"type":"string"},
+                    "status":status,"last_heartbeat_at":{"type":["string","null"],"format":"date-time"},
+                    "current_ad_id":nullable_str,"app_version":nullable_str,
+                    "assigned_ad_count":{"type":"integer","minimum":0},
+                    "created_at":ts,"updated_at":ts}}),
+        ),
+        (
+            "DeviceCreate",
+            json!({"type":"object","additionalProperties":false,"required":["company_id","name","platform"],
+                "properties":{"company_id":id_schema(Kind::Company),"name":text_schema(1, 100),
+                    "location":text_schema(0, 200),"platform":platform,
+                    "orientation":{"type":"string","enum":ORIENTATIONS,"default":"landscape"},
+                    "resolution":{"type":"string","pattern":RESOLUTION_PATTERN,"default":"1920x1080"}}}),
+        ),
+        (
+            "DeviceUpdate",
+            json!({"type":"object","additionalProperties":false,"minProperties":1,
+                "properties":{"name":text_schema(1, 100),"location":text_schema(0, 200),
+                    "platform":platform,"orientation":orientation,"resolution":resolution}}),
+        ),
+        (
+            "DeviceHeartbeat",
+            json!({"type":"object","additionalProperties":false,
+                "properties":{
+                    "app_version":{"type":"string","pattern":"^[0-9A-Za-z.+_-]{1,32}$"},
+                    "current_ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}],
+                        "description":"The ad playing now; it must be assigned to this device."},
+                    "storage_used_mb":{"type":"integer","minimum":0,"maximum":MAX_STORAGE_MB},
+                    "storage_total_mb":{"type":"integer","minimum":1,"maximum":MAX_STORAGE_MB},
+                    "uptime_seconds":{"type":"integer","minimum":0,"maximum":MAX_UPTIME_SECS},
+                    "playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
+                        "items":{"type":"object","additionalProperties":false,"required":["code","message"],
+                            "properties":{"code":{"type":"string","pattern":"^[0-9A-Za-z._-]{1,64}$"},
+                                "message":text_schema(1, 500),
+                                "ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}]}}}}}}),
+        ),
+        (
+            "DeviceDiagnostics",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","device_id","company_id","status","last_seen","seconds_since_heartbeat",
+                    "offline_after_seconds","current_ad","recent_playback_errors","app_version","storage","uptime_seconds"],
+                "properties":{"object":{"const":"device_diagnostics"},"device_id":{"type":"string"},
+                    "company_id":{"type":"string"},"status":status,
+                    "last_seen":{"type":["string","null"],"format":"date-time"},
+                    "seconds_since_heartbeat":{"type":["integer","null"],"minimum":0},
+                    "offline_after_seconds":{"type":"integer"},
+                    "current_ad":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,
+                        "required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}}]},
+                    "recent_playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
+                        "items":{"type":"object","additionalProperties":false,
+                            "required":["id","code","message","ad_id","occurred_at"],
+                            "properties":{"id":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},
+                                "ad_id":nullable_str,"occurred_at":ts}}},
+                    "app_version":nullable_str,
+                    "storage":{"type":"object","additionalProperties":false,"required":["used_mb","total_mb","free_percent"],
+                        "properties":{"used_mb":{"type":["integer","null"]},"total_mb":{"type":["integer","null"]},
+                            "free_percent":{"type":["number","null"],"minimum":0,"maximum":100}}},
+                    "uptime_seconds":{"type":["integer","null"]}}}),
+        ),
+    ]
+}
+
+/// Derived status of a device from its last heartbeat.
+fn status_of(last_heartbeat: Option<i64>, now: i64, offline_after: i64) -> &'static str {
+    match last_heartbeat {
+        None => "never_seen",
+        Some(t) if t >= now - offline_after => "online",
+        Some(_) => "offline",
+    }
+}
+
+const DEVICE_SELECT: &str =
+    "SELECT d.id, d.company_id, d.name, d.location, d.platform, d.orientation,
+        d.resolution, d.app_version, d.last_heartbeat_at, d.current_ad_id,
+        (SELECT count(*) FROM ad_assignments x WHERE x.device_id = d.id),
+        d.created_at, d.updated_at, d.version
+    FROM devices d";
+
+fn device_json(r: &Row<'_>, now: i64, offline_after: i64) -> rusqlite::Result<Value> {
+    let last: Option<i64> = r.get(8)?;
+    Ok(json!({
+        "id": r.get::<_, String>(0)?,
+        "object": "device",
+        "company_id": r.get::<_, String>(1)?,
+        "name": r.get::<_, String>(2)?,
+        "location": r.get::<_, String>(3)?,
+        "platform": r.get::<_, String>(4)?,
+        "orientation": r.get::<_, String>(5)?,
+        "resolution": r.get::<_, String>(6)?,
+        "status": status_of(last, now, offline_after),
+        "last_heartbeat_at": last.map(rfc3339),
+        "current_ad_id": r.get::<_, Option<String>>(9)?,
+        "app_version": r.get::<_, Option<String>>(7)?,
+        "assigned_ad_count": r.get::<_, i64>(10)?,
+        "created_at": rfc3339(r.get(11)?),
+        "updated_at": rfc3339(r.get(12)?),
+    }))
+}
+
+/// The device as JSON, and its version.
+fn load(
+    conn: &rusqlite::Connection,
+    id: &str,
+    offline_after: i64,
+) -> Result<Option<(Value, i64)>, ApiError> {
+    let now = crate::time::now();
+    Ok(conn
+        .prepare_cached(&format!("{DEVICE_SELECT} WHERE d.id = ?1"))?
+        .query_row([id], |r| {
+            Ok((device_json(r, now, offline_after)?, r.get::<_, i64>(13)?))
+        })
+        .optional()?)
+}
+
+/// Company and version of a device, for authorization before anything else is read or written.
+pub(crate) fn owner(
+    conn: &rusqlite::Connection,
+    id: &str,
+) -> Result<Option<(String, i64)>, ApiError> {
+    Ok(conn
+        .prepare_cached("SELECT company_id, version FROM devices WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
+    let id = ctx.param("id").to_string();
+    if ids::is_valid(Kind::Device, &id) {
+        Ok(id)
+    } else {
+        Err(ApiError::not_found("device", &id))
+    }
+}
+
+/// Loads the owner of a device and checks the route's action against it: invisible is 404.
+fn authorized_owner(
+    ctx: &Ctx<'_>,
+    conn: &rusqlite::Connection,
+    id: &str,
+) -> Result<(String, i64), ApiError> {
+    let (company, version) = owner(conn, id)?.ok_or_else(|| ApiError::not_found("device", id))?;
+    ctx.authorize_company(&company, "device", id)?;
+    Ok((company, version))
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let status = ctx.query_enum("status", STATUSES)?;
+    let now = crate::time::now();
+    let offline_after = ctx.app.settings.device_offline_after_secs;
+    let threshold = now - offline_after;
+    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    match status.as_deref() {
+        Some("online") => filters.push(("d.last_heartbeat_at >= ?", threshold.into())),
+        Some("offline") => filters.push(("d.last_heartbeat_at < ?", threshold.into())),
+        Some(_) => filters.push(("d.last_heartbeat_at IS ?", rusqlite::types::Value::Null)),
+        None => {}
+    }
+    let conn = ctx.app.db.conn()?;
+    let rows = crate::routes::fetch_page(
+        &conn,
+        DEVICE_SELECT,
+        "d.company_id",
+        "d.id",
+        &companies,
+        &filters,
+        &page,
+        |r| device_json(r, now, offline_after),
+    )?;
+    Ok(Response::ok(&list_body(rows, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceCreate {
+    company_id: String,
+    name: String,
+    #[serde(default, deserialize_with = "present")]
+    location: Option<String>,
+    platform: String,
+    #[serde(default, deserialize_with = "present")]
+    orientation: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    resolution: Option<String>,
+}
+
+fn check_resolution(errors: &mut Errors, field: &str, value: &str) {
+    if !valid_resolution(value) {
+        errors.push(
+            field,
+            "invalid_resolution",
+            "Must be WIDTHxHEIGHT in pixels (2–5 digits each), e.g. 1920x1080.",
+        );
+    }
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let input: DeviceCreate = ctx.json()?;
+    let location = input.location.unwrap_or_default();
+    let orientation = input.orientation.unwrap_or_else(|| "landscape".into());
+    let resolution = input.resolution.unwrap_or_else(|| "1920x1080".into());
+    let mut errors = Errors::new();
+    check_id(&mut errors, "/company_id", &input.company_id, Kind::Company);
+    check_text(&mut errors, "/name", &input.name, 1, 100);
+    check_text(&mut errors, "/location", &location, 0, 200);
+    check_enum(&mut errors, "/platform", &input.platform, PLATFORMS);
+    check_enum(&mut errors, "/orientation", &orientation, ORIENTATIONS);
+    check_resolution(&mut errors, "/resolution", &resolution);
+    errors.finish()?;
+    let company = input.company_id;
+    ctx.authorize_company(&company, "company", &company)?;
+
+    let offline_after = ctx.app.settings.device_offline_after_secs;
+    let now = crate::time::now();
+    let id = ids::new_id(Kind::Device);
+    ctx.app.db.write(|tx| {
+        let (max, count): (i64, i64) = tx
+            .prepare_cached(
+                "SELECT p.max_devices, (SELECT count(*) FROM devices WHERE company_id = c.id)
+                 FROM companies c JOIN plans p ON p.id = c.plan_id WHERE c.id = ?1",
+            )?
+            .query_row([&company], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or_else(|| ApiError::not_found("company", &company))?;
+        if count >= max {
+            return Err(ApiError::Conflict(format!(
+                "The company's plan allows {max} devices and it has {count}. Delete a device or upgrade the plan first."
+            )));
+        }
+        tx.prepare_cached(
+            "INSERT INTO devices (id, company_id, name, location, platform, orientation, resolution,
+                                  created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+        )?
+        .execute(rusqlite::params![
+            id,
+            company,
+            input.name.trim(),
+            location.trim(),
+            input.platform,
+            orientation,
+            resolution,
+            now
+        ])?;
+        let (device, version) =
+            load(tx, &id, offline_after)?.ok_or_else(|| ApiError::not_found("device", &id))?;
+        events::record(tx, &company, "device.created", "device", &id, &device)?;
+        Ok(Response::created(&device)
+            .with_etag(version)
+            .with_header("location", &format!("/devices/{id}")))
+    })
+}
+
+fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let (device, version) = load(&conn, &id, ctx.app.settings.device_offline_after_secs)?
+        .ok_or_else(|| ApiError::not_found("device", &id))?;
+    Ok(Response::ok(&device).with_etag(version))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceUpdate {
+    #[serde(default, deserialize_with = "present")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    location: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    platform: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    orientation: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    resolution: Option<String>,
+}
+
+fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let input: DeviceUpdate = ctx.json()?;
+    let mut errors = Errors::new();
+    let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(v) = &input.name {
+        check_text(&mut errors, "/name", v, 1, 100);
+        sets.push(("name", v.trim().to_string().into()));
+    }
+    if let Some(v) = &input.location {
+        check_text(&mut errors, "/location", v, 0, 200);
+        sets.push(("location", v.trim().to_string().into()));
+    }
+    if let Some(v) = &input.platform {
+        check_enum(&mut errors, "/platform", v, PLATFORMS);
+        sets.push(("platform", v.clone().into()));
+    }
+    if let Some(v) = &input.orientation {
+        check_enum(&mut errors, "/orientation", v, ORIENTATIONS);
+        sets.push(("orientation", v.clone().into()));
+    }
+    if let Some(v) = &input.resolution {
+        check_resolution(&mut errors, "/resolution", v);
+        sets.push(("resolution", v.clone().into()));
+    }
+    require_some(&mut errors, !sets.is_empty());
+    errors.finish()?;
+
+    let offline_after = ctx.app.settings.device_offline_after_secs;
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        let (company, version) = authorized_owner(ctx, tx, &id)?;
+        ctx.check_if_match(version)?;
+        let assignments: Vec<String> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
+            .collect();
+        let sql = format!(
+            "UPDATE devices SET {}, version = version + 1, updated_at = ?2 WHERE id = ?1",
+            assignments.join(", ")
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
+        args.extend(sets.iter().map(|(_, v)| v.clone()));
+        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        let (device, version) =
+            load(tx, &id, offline_after)?.ok_or_else(|| ApiError::not_found("device", &id))?;
+        events::record(tx, &company, "device.updated", "device", &id, &device)?;
+        Ok(Response::ok(&device).with_etag(version))
+    })
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    ctx.app.db.write(|tx| {
+        let (company, version) = authorized_owner(ctx, tx, &id)?;
+        ctx.check_if_match(version)?;
+        tx.prepare_cached("DELETE FROM devices WHERE id = ?1")?
+            .execute([&id])?;
+        events::record(
+            tx,
+            &company,
+            "device.deleted",
+            "device",
+            &id,
+            &json!({"id": id, "object": "device", "deleted": true}),
+        )?;
+        Ok(Response::no_content())
+    })
+}
+
+fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let page = ctx.page()?;
+    let conn = ctx.app.db.conn()?;
+    let (company, _) = authorized_owner(ctx, &conn, &id)?;
+    let rows = crate::routes::ads::page_for_device(&conn, &id, &[company], &[], &page)?;
+    Ok(Response::ok(&list_body(rows, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
+}
+
+/// The diagnostics of a device (which must exist).
+fn diagnostics(
+    conn: &rusqlite::Connection,
+    id: &str,
+    offline_after: i64,
+) -> Result<Value, ApiError> {
+    let now = crate::time::now();
+    let mut diag = conn
+        .prepare_cached(
+            "SELECT d.company_id, d.last_heartbeat_at, d.current_ad_id, a.name, d.app_version,
+                    d.storage_used_mb, d.storage_total_mb, d.uptime_seconds
+             FROM devices d LEFT JOIN ads a ON a.id = d.current_ad_id WHERE d.id = ?1",
+        )?
+        .query_row([id], |r| {
+            let last: Option<i64> = r.get(1)?;
+            let current_ad = match (
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ) {
+                (Some(ad), Some(name)) => json!({"id": ad, "name": name}),
+                _ => Value::Null,
+            };
+            let used: Option<i64> = r.get(5)?;
+            let total: Option<i64> = r.get(6)?;
+            let free_percent = match (used, total) {
+                (Some(u), Some(t)) if t > 0 => {
+                    let free = (t - u).clamp(0, t) as f64 / t as f64 * 100.0;
+                    json!((free * 10.0).round() / 10.0)
+                }
+                _ => Value::Null,
+            };
+            Ok(json!({
+                "object": "device_diagnostics",
+                "device_id": id,
+                "company_id": r.get::<_, String>(0)?,
+                "status": status_of(last, now, offline_after),
+                "last_seen": last.map(rfc3339),
+                "seconds_since_heartbeat": last.map(|t| (now - t).max(0)),
+                "offline_after_seconds": offline_after,
+                "current_ad": current_ad,
+                "recent_playback_errors": [],
+                "app_version": r.get::<_, Option<String>>(4)?,
+                "storage": {"used_mb": used, "total_mb": total, "free_percent": free_percent},
+                "uptime_seconds": r.get::<_, Option<i64>>(7)?,
+            }))
+        })
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("device", id))?;
+    let errors = conn
+        .prepare_cached(
+            "SELECT id, code, message, ad_id, occurred_at FROM playback_errors
+             WHERE device_id = ?1 ORDER BY occurred_at DESC, id DESC LIMIT ?2",
+        )?
+        .query_map(rusqlite::params![id, MAX_PLAYBACK_ERRORS as i64], |r| {
+            Ok(json!({
+                "id": r.get::<_, String>(0)?,
+                "code": r.get::<_, String>(1)?,
+                "message": r.get::<_, String>(2)?,
+                "ad_id": r.get::<_, Option<String>>(3)?,
+                "occurred_at": rfc3339(r.get(4)?),
+            }))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    diag["recent_playback_errors"] = json!(errors);
+    Ok(diag)
+}
+
+fn get_diagnostics(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let diag = diagnostics(&conn, &id, ctx.app.settings.device_offline_after_secs)?;
+    Ok(Response::ok(&diag))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlaybackErrorIn {
+    code: String,
+    message: String,
+    #[serde(default)]
+    ad_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Heartbeat {
+    #[serde(default, deserialize_with = "present")]
+    app_version: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    current_ad_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    storage_used_mb: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    storage_total_mb: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    uptime_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    playback_errors: Option<Vec<PlaybackErrorIn>>,
+}
+
+fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let input: Heartbeat = ctx.json()?;
+    let mut errors = Errors::new();
+    let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(v) = &input.app_version {
+        if !app_version_ok(v) {
+            errors.push(
+                "/app_version",
+                "invalid_version",
+                "Must be 1 to 32 characters of letters, digits and `.+_-`.",
+            );
+        }
+        sets.push(("app_version", v.clone().into()));
+    }
+    match &input.current_ad_id {
+        Some(Some(ad)) => {
+            check_id(&mut errors, "/current_ad_id", ad, Kind::Ad);
+            sets.push(("current_ad_id", ad.clone().into()));
+        }
+        Some(None) => sets.push(("current_ad_id", rusqlite::types::Value::Null)),
+        None => {}
+    }
+    for (field, column, value, min) in [
+        (
+            "/storage_used_mb",
+            "storage_used_mb",
+            input.storage_used_mb,
+            0,
+        ),
+        (
+            "/storage_total_mb",
+            "storage_total_mb",
+            input.storage_total_mb,
+            1,
+        ),
+        ("/uptime_seconds", "uptime_seconds", input.uptime_seconds, 0),
+    ] {
+        if let Some(v) = value {
+            let max = if column == "uptime_seconds" {
+                MAX_UPTIME_SECS
+            } else {
+                MAX_STORAGE_MB
+            };
+            errors.range(field, v, min, max);
+            sets.push((column, v.into()));
+        }
+    }
+    let reported = input.playback_errors.unwrap_or_default();
+    if reported.len() > MAX_PLAYBACK_ERRORS {
+        errors.push(
+            "/playback_errors",
+            "too_many",
+            format!("At most {MAX_PLAYBACK_ERRORS} playback errors per heartbeat."),
+        );
+    }
+    for (i, e) in reported.iter().enumerate() {
+        if !error_code_ok(&e.code) {
+            errors.push(
+                &format!("/playback_errors/{i}/code"),
+                "invalid_code",
+                "Must be 1 to 64 characters of letters, digits and `._-`.",
+            );
+        }
+        check_text(
+            &mut errors,
+            &format!("/playback_errors/{i}/message"),
+            &e.message,
+            1,
+            500,
+        );
+        if let Some(ad) = &e.ad_id {
+            check_id(
+                &mut errors,
+                &format!("/playback_errors/{i}/ad_id"),
+                ad,
+                Kind::Ad,
+            );
+        }
+    }
+    errors.finish()?;
+
+    let offline_after = ctx.app.settings.device_offline_after_secs;
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        let (company, _) = authorized_owner(ctx, tx, &id)?;
+        let mut errors = Errors::new();
+        if let Some(Some(ad)) = &input.current_ad_id {
+            let assigned = tx
+                .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
+                .exists([&id, ad])?;
+            if !assigned {
+                errors.push(
+                    "/current_ad_id",
+                    "not_assigned",
+                    "The current ad must be one of the ads assigned to this device.",
+                );
+            }
+        }
+        for (i, e) in reported.iter().enumerate() {
+            if let Some(ad) = &e.ad_id {
+                let same_company = tx
+                    .prepare_cached("SELECT 1 FROM ads WHERE id = ?1 AND company_id = ?2")?
+                    .exists([ad, &company])?;
+                if !same_company {
+                    errors.push(
+                        &format!("/playback_errors/{i}/ad_id"),
+                        "unknown_ad",
+                        "No ad with this id in the device's company.",
+                    );
+                }
+            }
+        }
+        errors.finish()?;
+
+        let mut assignments = vec![
+            "last_heartbeat_at = ?2".to_string(),
+            "updated_at = ?2".into(),
+        ];
+        assignments.extend(
+            sets.iter()
+                .enumerate()
+                .map(|(i, (c, _))| format!("{c} = ?{}", i + 3)),
+        );
+        let sql = format!(
+            "UPDATE devices SET {} WHERE id = ?1",
+            assignments.join(", ")
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
+        args.extend(sets.iter().map(|(_, v)| v.clone()));
+        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+
+        if !reported.is_empty() {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for e in &reported {
+                insert.execute(rusqlite::params![
+                    ids::new_id(Kind::PlaybackError),
+                    id,
+                    e.ad_id,
+                    e.code,
+                    e.message.trim(),
+                    now
+                ])?;
+            }
+            tx.prepare_cached(
+                "DELETE FROM playback_errors WHERE device_id = ?1 AND id NOT IN
+                   (SELECT id FROM playback_errors WHERE device_id = ?1
+                    ORDER BY occurred_at DESC, id DESC LIMIT ?2)",
+            )?
+            .execute(rusqlite::params![id, KEPT_PLAYBACK_ERRORS])?;
+        }
+
+        let diag = diagnostics(tx, &id, offline_after)?;
+        events::record(
+            tx,
+            &company,
+            "device.heartbeat",
+            "device",
+            &id,
+            &json!({
+                "device_id": id,
+                "last_seen": diag["last_seen"],
+                "app_version": diag["app_version"],
+                "current_ad_id": diag["current_ad"]["id"],
+                "playback_errors_reported": reported.len(),
+            }),
+        )?;
+        Ok(Response::ok(&diag))
+    })
 }

@@ -1,12 +1,437 @@
-//! media: routes and schemas. (Filled in by the REST API issue.)
+//! Media: uploaded images and videos that ads show.
+//!
+//! Uploads are raw bodies (not multipart): the declared `Content-Type` must be one of the allowed
+//! types and the bytes must start like that type, so a file can never be served back under a type
+//! it is not. Media is immutable; its ETag is the SHA-256 of its bytes.
 
-use crate::http::router::Route;
-use serde_json::Value;
+use crate::auth::{Action, Area, Level};
+use crate::events;
+use crate::http::ctx::list_body;
+use crate::http::router::{param, Param, Route};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{self, Kind};
+use crate::time::rfc3339;
+use bytes::Bytes;
+use hyper::{HeaderMap, StatusCode};
+use rusqlite::{OptionalExtension, Row};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+const READ: Action = Action::Use(Area::Media, Level::Read);
+const WRITE: Action = Action::Use(Area::Media, Level::Write);
+
+pub const CONTENT_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/svg+xml",
+    "video/mp4",
+];
+pub const MAX_UPLOAD_BYTES: usize = 5 * 1024 * 1024;
+const CACHE_CONTROL: &str = "private, max-age=60";
+/// SVG can carry script; served from the API origin it must never run or load anything.
+const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
+/// How many of the ads that block a delete are named in the 409.
+const NAMED_BLOCKERS: i64 = 10;
 
 pub fn routes() -> Vec<Route> {
-    Vec::new()
+    vec![
+        Route::get("/media", "listMedia", READ, list)
+            .tag("media")
+            .summary("List media items (metadata only), newest first.")
+            .paged()
+            .query(&[
+                param(
+                    "company_id",
+                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    "Only media of this company.",
+                ),
+                param(
+                    "content_type",
+                    r#"{"type":"string","enum":["image/png","image/jpeg","image/gif","image/webp","image/svg+xml","video/mp4"]}"#,
+                    "Only media of this type.",
+                ),
+            ])
+            .ok("MediaList"),
+        Route::post("/media", "uploadMedia", WRITE, upload)
+            .tag("media")
+            .summary("Upload a media file as the raw request body (max 5 MiB). The bytes must match the Content-Type.")
+            .raw_body(CONTENT_TYPES)
+            .query(&[
+                Param {
+                    required: true,
+                    ..param(
+                        "company_id",
+                        r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                        "The company that owns the media.",
+                    )
+                },
+                Param {
+                    required: true,
+                    ..param(
+                        "filename",
+                        r#"{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^/\\\\\\u0000-\\u001f\\u007f-\\u009f]{1,255}$"}"#,
+                        "The file name to record (no path separators).",
+                    )
+                },
+            ])
+            .blocking()
+            .created("Media"),
+        Route::get("/media/{id}", "getMedia", READ, get)
+            .tag("media")
+            .summary("Get a media item's metadata; its bytes are at `download_url`.")
+            .ok("Media"),
+        Route::get("/media/{id}/content", "downloadMedia", READ, download)
+            .tag("media")
+            .summary("Download the media bytes with their stored Content-Type. ETag is the SHA-256; If-None-Match gives 304.")
+            .produces("*/*"),
+        Route::delete("/media/{id}", "deleteMedia", WRITE, delete)
+            .tag("media")
+            .summary("Delete a media item. Refused with 409 while ads use it. If-Match takes the download ETag."),
+    ]
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    Vec::new()
+    let nullable_int = json!({"type":["integer","null"],"minimum":0});
+    vec![(
+        "Media",
+        json!({"type":"object","additionalProperties":false,
+            "required":["id","object","company_id","filename","content_type","size_bytes","sha256",
+                "width","height","duration_ms","download_url","created_at"],
+            "properties":{"id":{"type":"string","pattern":"^med_"},"object":{"const":"media"},
+                "company_id":{"type":"string"},"filename":{"type":"string"},
+                "content_type":{"type":"string","enum":CONTENT_TYPES},
+                "size_bytes":{"type":"integer","minimum":0},
+                "sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},
+                "width":nullable_int,"height":nullable_int,"duration_ms":nullable_int,
+                "download_url":{"type":"string","description":"Path of the bytes, relative to the API base."},
+                "created_at":{"type":"string","format":"date-time"}}}),
+    )]
+}
+
+// Selecting `content` is avoided everywhere but the download.
+const MEDIA_COLUMNS: &str =
+    "m.id, m.company_id, m.filename, m.content_type, m.size_bytes, m.sha256,
+        m.width, m.height, m.duration_ms, m.created_at";
+
+fn media_json(r: &Row<'_>) -> rusqlite::Result<Value> {
+    let id: String = r.get(0)?;
+    Ok(json!({
+        "download_url": format!("/media/{id}/content"),
+        "id": id,
+        "object": "media",
+        "company_id": r.get::<_, String>(1)?,
+        "filename": r.get::<_, String>(2)?,
+        "content_type": r.get::<_, String>(3)?,
+        "size_bytes": r.get::<_, i64>(4)?,
+        "sha256": r.get::<_, String>(5)?,
+        "width": r.get::<_, Option<i64>>(6)?,
+        "height": r.get::<_, Option<i64>>(7)?,
+        "duration_ms": r.get::<_, Option<i64>>(8)?,
+        "created_at": rfc3339(r.get(9)?),
+    }))
+}
+
+fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<Value>, ApiError> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {MEDIA_COLUMNS} FROM media m WHERE m.id = ?1"
+        ))?
+        .query_row([id], media_json)
+        .optional()?)
+}
+
+fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
+    let id = ctx.param("id").to_string();
+    if ids::is_valid(Kind::Media, &id) {
+        Ok(id)
+    } else {
+        Err(ApiError::not_found("media", &id))
+    }
+}
+
+/// Company, content type and SHA-256 of a visible media item; invisible or missing is 404.
+fn authorized_owner(
+    ctx: &Ctx<'_>,
+    conn: &rusqlite::Connection,
+    id: &str,
+) -> Result<(String, String, String), ApiError> {
+    let owner: (String, String, String) = conn
+        .prepare_cached("SELECT company_id, content_type, sha256 FROM media WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("media", id))?;
+    ctx.authorize_company(&owner.0, "media", id)?;
+    Ok(owner)
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let content_type = ctx.query_enum("content_type", CONTENT_TYPES)?;
+    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(t) = content_type {
+        filters.push(("m.content_type = ?", t.into()));
+    }
+    let conn = ctx.app.db.conn()?;
+    let rows = crate::routes::fetch_page(
+        &conn,
+        &format!("SELECT {MEDIA_COLUMNS} FROM media m"),
+        "m.company_id",
+        "m.id",
+        &companies,
+        &filters,
+        &page,
+        media_json,
+    )?;
+    Ok(Response::ok(&list_body(rows, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
+}
+
+fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let media = load(&conn, &id)?.ok_or_else(|| ApiError::not_found("media", &id))?;
+    Ok(Response::ok(&media))
+}
+
+fn valid_filename(s: &str) -> bool {
+    let n = s.chars().count();
+    (1..=255).contains(&n)
+        && !s
+            .chars()
+            .any(|c| matches!(c, '/' | '\\' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'))
+}
+
+/// Whether `bytes` start the way files of `content_type` do.
+fn magic_matches(content_type: &str, bytes: &[u8]) -> bool {
+    match content_type {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
+        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        "video/mp4" => bytes.len() >= 12 && &bytes[4..8] == b"ftyp",
+        "image/svg+xml" => looks_like_svg(bytes),
+        _ => false,
+    }
+}
+
+/// UTF-8 text that starts with markup (after an optional BOM and whitespace) and has an `<svg`
+/// element.
+fn looks_like_svg(bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    text.starts_with('<') && text.contains("<svg")
+}
+
+/// Pixel size from the header of formats that state it up front: PNG (IHDR) and GIF.
+/// `Err` when a PNG lacks a well-formed IHDR as its first chunk.
+fn dimensions(content_type: &str, bytes: &[u8]) -> Result<Option<(i64, i64)>, ()> {
+    let be = |b: &[u8]| i64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    match content_type {
+        "image/png" => {
+            if bytes.len() < 24 || &bytes[12..16] != b"IHDR" || be(&bytes[8..12]) != 13 {
+                return Err(());
+            }
+            let (w, h) = (be(&bytes[16..20]), be(&bytes[20..24]));
+            if w == 0 || h == 0 || w > i64::from(i32::MAX) || h > i64::from(i32::MAX) {
+                return Err(());
+            }
+            Ok(Some((w, h)))
+        }
+        "image/gif" if bytes.len() >= 10 => {
+            let w = i64::from(u16::from_le_bytes([bytes[6], bytes[7]]));
+            let h = i64::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+            Ok(Some((w, h)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let company = ctx.query("company_id").unwrap_or("").to_string();
+    let filename = ctx.query("filename").unwrap_or("").to_string();
+    let mut errors = crate::validate::Errors::new();
+    if !ids::is_valid(Kind::Company, &company) {
+        errors.push(
+            "company_id",
+            "invalid_id",
+            "Must be an id starting with `cmp_`.",
+        );
+    }
+    if !valid_filename(&filename) {
+        errors.push(
+            "filename",
+            "invalid_filename",
+            "Must be 1 to 255 characters without `/`, `\\` or control characters.",
+        );
+    }
+    errors.finish()?;
+    ctx.authorize_company(&company, "company", &company)?;
+
+    let declared = ctx.header("content-type").unwrap_or("");
+    let content_type = declared
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let Some(content_type) = CONTENT_TYPES.iter().find(|t| **t == content_type) else {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "Send the file as the raw body with one of these Content-Types: {}.",
+            CONTENT_TYPES.join(", ")
+        )));
+    };
+    if ctx.body.is_empty() {
+        return Err(ApiError::invalid("", "empty", "The file is empty."));
+    }
+    if ctx.body.len() > MAX_UPLOAD_BYTES {
+        return Err(ApiError::PayloadTooLarge {
+            limit: MAX_UPLOAD_BYTES,
+        });
+    }
+    let bytes = ctx.body.clone();
+    let mismatch = || {
+        ApiError::invalid(
+            "",
+            "content_mismatch",
+            format!("The bytes are not a valid {content_type} file."),
+        )
+    };
+    if !magic_matches(content_type, &bytes) {
+        return Err(mismatch());
+    }
+    let (width, height) = match dimensions(content_type, &bytes).map_err(|_| mismatch())? {
+        Some((w, h)) => (Some(w), Some(h)),
+        None => (None, None),
+    };
+    let sha256 = format!("{:x}", Sha256::digest(&bytes));
+    let id = ids::new_id(Kind::Media);
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        tx.prepare_cached(
+            "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
+                                height, duration_ms, content, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9, ?10)",
+        )?
+        .execute(rusqlite::params![
+            id,
+            company,
+            filename,
+            content_type,
+            bytes.len() as i64,
+            sha256,
+            width,
+            height,
+            bytes.as_ref(),
+            now
+        ])?;
+        let media = load(tx, &id)?.ok_or_else(|| ApiError::not_found("media", &id))?;
+        events::record(tx, &company, "media.created", "media", &id, &media)?;
+        Ok(Response::created(&media).with_header("location", &format!("/media/{id}")))
+    })
+}
+
+/// The quoted strong ETag of media bytes.
+fn media_etag(sha256: &str) -> String {
+    format!("\"{sha256}\"")
+}
+
+/// True when a list of entity tags (`If-None-Match`/`If-Match` syntax) contains `etag` or `*`.
+/// `weak` allows `W/` tags to match (the weak comparison If-None-Match uses).
+fn etag_listed(header: &str, etag: &str, weak: bool) -> bool {
+    header.split(',').map(str::trim).any(|t| {
+        let t = if weak {
+            t.strip_prefix("W/").unwrap_or(t)
+        } else {
+            t
+        };
+        t == "*" || t == etag
+    })
+}
+
+fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    let conn = ctx.app.db.conn()?;
+    let (_, content_type, sha256) = authorized_owner(ctx, &conn, &id)?;
+    let etag = media_etag(&sha256);
+    let mut resp = if ctx
+        .header("if-none-match")
+        .is_some_and(|h| etag_listed(h, &etag, true))
+    {
+        Response {
+            status: StatusCode::NOT_MODIFIED,
+            headers: HeaderMap::new(),
+            body: Bytes::new(),
+        }
+    } else {
+        let content: Vec<u8> = conn
+            .prepare_cached("SELECT content FROM media WHERE id = ?1")?
+            .query_row([&id], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| ApiError::not_found("media", &id))?;
+        Response::new(StatusCode::OK, &content_type, content)
+    };
+    resp.set_header("etag", &etag);
+    resp.set_header("cache-control", CACHE_CONTROL);
+    resp.set_header("x-content-type-options", "nosniff");
+    if content_type == "image/svg+xml" {
+        resp.set_header("content-security-policy", SVG_CSP);
+    }
+    Ok(resp)
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = path_id(ctx)?;
+    ctx.app.db.write(|tx| {
+        let (company, _, sha256) = authorized_owner(ctx, tx, &id)?;
+        let etag = media_etag(&sha256);
+        if let Some(h) = ctx.header("if-match") {
+            if !etag_listed(h, &etag, false) {
+                return Err(ApiError::PreconditionFailed { current_etag: etag });
+            }
+        }
+        let used: i64 = tx
+            .prepare_cached("SELECT count(*) FROM ads WHERE media_id = ?1")?
+            .query_row([&id], |r| r.get(0))?;
+        if used > 0 {
+            let named = tx
+                .prepare_cached(
+                    "SELECT id, name FROM ads WHERE media_id = ?1 ORDER BY id LIMIT ?2",
+                )?
+                .query_map(rusqlite::params![id, NAMED_BLOCKERS], |r| {
+                    Ok(format!(
+                        "`{}` ({})",
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(0)?
+                    ))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            let more = if used > NAMED_BLOCKERS {
+                format!(" and {} more", used - NAMED_BLOCKERS)
+            } else {
+                String::new()
+            };
+            return Err(ApiError::Conflict(format!(
+                "This media is used by {used} ad(s): {}{more}. Point those ads at other media or delete them first.",
+                named.join(", ")
+            )));
+        }
+        tx.prepare_cached("DELETE FROM media WHERE id = ?1")?
+            .execute([&id])?;
+        events::record(
+            tx,
+            &company,
+            "media.deleted",
+            "media",
+            &id,
+            &json!({"id": id, "object": "media", "deleted": true}),
+        )?;
+        Ok(Response::no_content())
+    })
 }

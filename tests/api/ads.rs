@@ -1,1 +1,733 @@
-//! Tests: ads.
+//! Ads: CRUD, links to media and promotions, and assignment to devices.
+
+use crate::helpers::{company_id, TestApp};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+fn ad_count(app: &TestApp) -> i64 {
+    app.sql(|c| c.query_row("SELECT count(*) FROM ads", [], |r| r.get(0)))
+}
+
+/// The first id of `table` owned by `company` (by name), in id order.
+fn first_of(app: &TestApp, table: &str, company: &str) -> String {
+    let sql = format!(
+        "SELECT t.id FROM {table} t JOIN companies c ON c.id = t.company_id WHERE c.name = ?1 ORDER BY t.id LIMIT 1"
+    );
+    app.sql(|c| c.query_row(&sql, [company], |r| r.get(0)))
+}
+
+fn events_of(app: &TestApp, kind: &str, resource: &str) -> Vec<Value> {
+    app.sql(|c| {
+        let mut s = c.prepare(
+            "SELECT payload FROM events WHERE type = ?1 AND resource_id = ?2 ORDER BY id",
+        )?;
+        let rows = s.query_map([kind, resource], |r| r.get::<_, String>(0))?;
+        rows.map(|p| p.map(|p| serde_json::from_str(&p).unwrap()))
+            .collect()
+    })
+}
+
+async fn create_ad(app: &TestApp, key: &str, body: Value) -> Value {
+    let r = app.post("/ads").key(key).json(&body).send().await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    r.json()
+}
+
+#[tokio::test]
+async fn list_walks_every_visible_ad_once() {
+    let app = TestApp::spawn().await;
+    let full = app
+        .get("/ads?limit=100")
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    let full: Vec<Value> = full["data"].as_array().unwrap().clone();
+    assert_eq!(
+        full.len(),
+        22,
+        "Northwind Grocers 12 + Northwind Pharmacy 10"
+    );
+    let walked = app.collect_all("/ads", "northwind-readonly", 3).await;
+    assert_eq!(walked, full);
+    let ids: HashSet<&str> = walked.iter().map(|a| a["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), walked.len());
+    for a in &walked {
+        assert_eq!(a["object"], "ad");
+        assert_eq!(
+            a["device_ids"].as_array().unwrap().len() as i64,
+            a["device_count"].as_i64().unwrap()
+        );
+    }
+
+    // The other account sees its own ads only.
+    let harbor = app.collect_all("/ads", "harborview-readwrite", 7).await;
+    assert_eq!(harbor.len(), 18);
+    assert!(harbor
+        .iter()
+        .all(|a| !ids.contains(a["id"].as_str().unwrap())));
+}
+
+#[tokio::test]
+async fn list_filters() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let by_company = app
+        .collect_all(
+            &format!("/ads?company_id={grocers}"),
+            "northwind-readonly",
+            5,
+        )
+        .await;
+    assert_eq!(by_company.len(), 12);
+    assert!(by_company.iter().all(|a| a["company_id"] == grocers));
+
+    let mut total = 0;
+    for status in ["draft", "active", "paused", "archived"] {
+        let items = app
+            .collect_all(&format!("/ads?status={status}"), "northwind-readonly", 4)
+            .await;
+        assert!(items.iter().all(|a| a["status"] == status));
+        total += items.len();
+    }
+    assert_eq!(total, 22);
+
+    let promo: String = app.sql(|c| {
+        c.query_row(
+            "SELECT a.promotion_id FROM ads a JOIN companies c ON c.id = a.company_id
+             WHERE c.name = 'Northwind Grocers' AND a.promotion_id IS NOT NULL
+             GROUP BY a.promotion_id ORDER BY count(*) DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    let linked = app
+        .collect_all(
+            &format!("/ads?promotion_id={promo}"),
+            "northwind-readonly",
+            1,
+        )
+        .await;
+    let expected: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM ads WHERE promotion_id = ?1",
+            [&promo],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(linked.len() as i64, expected);
+    assert!(linked.iter().all(|a| a["promotion_id"] == promo));
+
+    let device: String = app.sql(|c| {
+        c.query_row(
+            "SELECT x.device_id FROM ad_assignments x JOIN devices d ON d.id = x.device_id
+             JOIN companies c ON c.id = d.company_id WHERE c.name = 'Northwind Pharmacy'
+             GROUP BY x.device_id ORDER BY count(*) DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    let on_device = app
+        .collect_all(&format!("/ads?device_id={device}"), "northwind-readonly", 1)
+        .await;
+    let via_device = app
+        .collect_all(&format!("/devices/{device}/ads"), "northwind-readonly", 10)
+        .await;
+    assert!(!on_device.is_empty());
+    assert_eq!(on_device, via_device);
+    assert!(on_device
+        .iter()
+        .all(|a| a["device_ids"].as_array().unwrap().contains(&json!(device))));
+    // Combined with a company filter that excludes the device's company: empty, not an error.
+    let none = app
+        .get(&format!("/ads?device_id={device}&company_id={grocers}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(none["data"], json!([]));
+
+    // Invisible devices are 404; malformed filters 422.
+    app.get(&format!("/ads?device_id={device}"))
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .problem(404);
+    app.get(&format!("/ads?device_id={device}"))
+        .key("northwind-grocers-write")
+        .send()
+        .await
+        .problem(404);
+    for q in [
+        "status=live",
+        "device_id=ad_123",
+        "promotion_id=xyz",
+        "company_id=nope",
+        "sort=name",
+    ] {
+        app.get(&format!("/ads?{q}"))
+            .key("northwind-readonly")
+            .send()
+            .await
+            .problem(422);
+    }
+}
+
+#[tokio::test]
+async fn get_ad_with_devices_and_etag() {
+    let app = TestApp::spawn().await;
+    let (ad, n): (String, i64) = app.sql(|c| {
+        c.query_row(
+            "SELECT x.ad_id, count(*) FROM ad_assignments x JOIN ads a ON a.id = x.ad_id
+             JOIN companies c ON c.id = a.company_id WHERE c.name = 'Northwind Grocers'
+             GROUP BY x.ad_id ORDER BY count(*) DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    let r = app
+        .get(&format!("/ads/{ad}"))
+        .key("northwind-readonly")
+        .send()
+        .await;
+    let body = r.ok();
+    assert_eq!(r.header("etag"), Some("\"v1\""));
+    assert_eq!(body["id"], ad);
+    assert_eq!(body["device_count"], n);
+    let mut expected: Vec<String> = app.sql(|c| {
+        let mut s = c.prepare("SELECT device_id FROM ad_assignments WHERE ad_id = ?1")?;
+        let rows = s.query_map([&ad], |r| r.get(0))?;
+        rows.collect()
+    });
+    expected.sort();
+    assert_eq!(body["device_ids"], json!(expected));
+    for f in [
+        "company_id",
+        "name",
+        "headline",
+        "status",
+        "media_id",
+        "promotion_id",
+        "duration_seconds",
+        "created_at",
+        "updated_at",
+    ] {
+        assert!(body.get(f).is_some(), "{f}");
+    }
+
+    for key in [
+        "harborview-readwrite",
+        "harborview-admin",
+        "northwind-pharmacy-read",
+    ] {
+        app.get(&format!("/ads/{ad}"))
+            .key(key)
+            .send()
+            .await
+            .problem(404);
+    }
+    let harbor_ad = first_of(&app, "ads", "Harborview Hotels");
+    app.get(&format!("/ads/{harbor_ad}"))
+        .key("northwind-admin")
+        .send()
+        .await
+        .problem(404);
+    app.get("/ads/dev_notanad")
+        .key("northwind-admin")
+        .send()
+        .await
+        .problem(404);
+}
+
+#[tokio::test]
+async fn create_ad_with_media_and_promotion() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let media = first_of(&app, "media", "Northwind Grocers");
+    let promo = first_of(&app, "promotions", "Northwind Grocers");
+    let r = app
+        .post("/ads")
+        .key("northwind-ads-editor")
+        .json(
+            &json!({"company_id": grocers, "name": "Cheese week", "headline": "All cheese 2 for 1",
+            "status": "active", "media_id": media, "promotion_id": promo, "duration_seconds": 30}),
+        )
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let ad = r.json();
+    let id = ad["id"].as_str().unwrap();
+    assert!(id.starts_with("ad_"));
+    assert_eq!(r.header("etag"), Some("\"v1\""));
+    assert_eq!(r.header("location"), Some(format!("/ads/{id}").as_str()));
+    assert_eq!(ad["company_id"], grocers);
+    assert_eq!(ad["status"], "active");
+    assert_eq!(ad["media_id"], media);
+    assert_eq!(ad["promotion_id"], promo);
+    assert_eq!(ad["duration_seconds"], 30);
+    assert_eq!(ad["device_ids"], json!([]));
+    assert_eq!(ad["device_count"], 0);
+    let got = app
+        .get(&format!("/ads/{id}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(got, ad);
+    assert_eq!(events_of(&app, "ad.created", id).len(), 1);
+
+    // Defaults: draft, 15 seconds, no media or promotion.
+    let plain = create_ad(
+        &app,
+        "northwind-readwrite",
+        json!({"company_id": grocers, "name": "Plain", "headline": "Hello", "media_id": null}),
+    )
+    .await;
+    assert_eq!(plain["status"], "draft");
+    assert_eq!(plain["duration_seconds"], 15);
+    assert!(plain["media_id"].is_null() && plain["promotion_id"].is_null());
+}
+
+#[tokio::test]
+async fn create_ad_validation_and_references() {
+    let app = TestApp::spawn().await;
+    let before = ad_count(&app);
+    let grocers = company_id("Northwind Grocers");
+    let pharmacy_media = first_of(&app, "media", "Northwind Pharmacy");
+    let harbor_promo = first_of(&app, "promotions", "Harborview Hotels");
+    let base = json!({"company_id": grocers, "name": "N", "headline": "H"});
+    let with = |k: &str, v: Value| {
+        let mut b = base.clone();
+        b[k] = v;
+        b
+    };
+    for (body, field) in [
+        (with("colour", json!("red")), "colour"),
+        (with("duration_seconds", json!(0)), "/duration_seconds"),
+        (with("duration_seconds", json!(3601)), "/duration_seconds"),
+        (with("duration_seconds", json!("15")), "/duration_seconds"),
+        (with("duration_seconds", json!(null)), "/duration_seconds"),
+        (with("status", json!("live")), "/status"),
+        (with("headline", json!("h".repeat(201))), "/headline"),
+        (with("name", json!(" ")), "/name"),
+        (with("media_id", json!("promo_abc")), "/media_id"),
+        (with("media_id", json!(pharmacy_media)), "/media_id"),
+        (with("promotion_id", json!(harbor_promo)), "/promotion_id"),
+        (
+            with("promotion_id", json!("promo_doesnotexist")),
+            "/promotion_id",
+        ),
+        (json!({"company_id": grocers, "name": "N"}), ""),
+    ] {
+        let p = app
+            .post("/ads")
+            .key("northwind-readwrite")
+            .json(&body)
+            .send()
+            .await
+            .problem(422);
+        assert!(
+            p["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["field"].as_str().unwrap().contains(field)),
+            "{body} -> {p}"
+        );
+    }
+    app.post("/ads")
+        .key("northwind-readwrite")
+        .raw("application/json", "{\"name\": \"N\",")
+        .send()
+        .await
+        .problem(400);
+    // Another company (scoped key) or another account: the company is invisible.
+    app.post("/ads")
+        .key("northwind-grocers-write")
+        .json(
+            &json!({"company_id": company_id("Northwind Pharmacy"), "name": "N", "headline": "H"}),
+        )
+        .send()
+        .await
+        .problem(404);
+    app.post("/ads")
+        .key("harborview-readwrite")
+        .json(&base)
+        .send()
+        .await
+        .problem(404);
+    for key in ["northwind-readonly", "northwind-pharmacy-read"] {
+        let p = app
+            .post("/ads")
+            .key(key)
+            .json(&base)
+            .send()
+            .await
+            .problem(403);
+        assert_eq!(p["missing_scope"], "ads:write");
+    }
+    assert_eq!(ad_count(&app), before, "nothing written");
+}
+
+#[tokio::test]
+async fn update_ad_links_promotions_and_honours_if_match() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let media = first_of(&app, "media", "Northwind Grocers");
+    let promo = first_of(&app, "promotions", "Northwind Grocers");
+    let ad = create_ad(
+        &app,
+        "northwind-readwrite",
+        json!({"company_id": grocers, "name": "Bread", "headline": "Fresh bread", "media_id": media}),
+    )
+    .await;
+    let path = format!("/ads/{}", ad["id"].as_str().unwrap());
+
+    // Link a promotion, clear the media, change the rest.
+    let r = app
+        .patch(&path)
+        .key("northwind-ads-editor")
+        .header("if-match", "\"v1\"")
+        .json(&json!({"promotion_id": promo, "media_id": null, "name": "Bread!", "headline": "Warm bread",
+            "status": "paused", "duration_seconds": 3600}))
+        .send()
+        .await;
+    let updated = r.ok();
+    assert_eq!(r.header("etag"), Some("\"v2\""));
+    assert_eq!(updated["promotion_id"], promo);
+    assert!(updated["media_id"].is_null());
+    assert_eq!(updated["name"], "Bread!");
+    assert_eq!(updated["headline"], "Warm bread");
+    assert_eq!(updated["status"], "paused");
+    assert_eq!(updated["duration_seconds"], 3600);
+    let linked = app
+        .collect_all(
+            &format!("/ads?promotion_id={promo}"),
+            "northwind-readonly",
+            10,
+        )
+        .await;
+    assert!(linked.iter().any(|a| a["id"] == ad["id"]));
+
+    // Stale If-Match: 412, unchanged.
+    let p = app
+        .patch(&path)
+        .key("northwind-readwrite")
+        .header("if-match", "\"v1\"")
+        .json(&json!({"name": "Stale"}))
+        .send()
+        .await
+        .problem(412);
+    assert_eq!(p["current_etag"], "\"v2\"");
+    let now = app.get(&path).key("northwind-readonly").send().await;
+    assert_eq!(now.header("etag"), Some("\"v2\""));
+    assert_eq!(now.json(), updated);
+
+    // Unlink.
+    let unlinked = app
+        .patch(&path)
+        .key("northwind-readwrite")
+        .json(&json!({"promotion_id": null}))
+        .send()
+        .await
+        .ok();
+    assert!(unlinked["promotion_id"].is_null());
+
+    let harbor_promo = first_of(&app, "promotions", "Harborview Hotels");
+    for (body, field) in [
+        (json!({}), ""),
+        (
+            json!({"company_id": company_id("Northwind Pharmacy")}),
+            "company_id",
+        ),
+        (json!({"status": null}), "/status"),
+        (json!({"status": "gone"}), "/status"),
+        (json!({"duration_seconds": 1.5}), "/duration_seconds"),
+        (json!({"promotion_id": harbor_promo}), "/promotion_id"),
+        (json!({"media_id": "med_doesnotexist"}), "/media_id"),
+    ] {
+        let p = app
+            .patch(&path)
+            .key("northwind-readwrite")
+            .json(&body)
+            .send()
+            .await
+            .problem(422);
+        assert!(
+            p["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["field"].as_str().unwrap().contains(field)),
+            "{body} -> {p}"
+        );
+    }
+    app.patch(&path)
+        .key("harborview-readwrite")
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .problem(404);
+    app.patch(&path)
+        .key("northwind-readonly")
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .problem(403);
+    let final_ = app.get(&path).key("northwind-readonly").send().await;
+    assert_eq!(final_.header("etag"), Some("\"v3\""));
+    assert_eq!(final_.json()["name"], "Bread!");
+    assert_eq!(
+        events_of(&app, "ad.updated", ad["id"].as_str().unwrap()).len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn delete_ad() {
+    let app = TestApp::spawn().await;
+    let (ad, device): (String, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT d.current_ad_id, d.id FROM devices d JOIN companies c ON c.id = d.company_id
+             WHERE c.name = 'Northwind Grocers' AND d.current_ad_id IS NOT NULL LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    let path = format!("/ads/{ad}");
+    app.delete(&path)
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .problem(404);
+    app.delete(&path)
+        .key("northwind-readonly")
+        .send()
+        .await
+        .problem(403);
+    app.delete(&path)
+        .key("northwind-readwrite")
+        .header("if-match", "\"v9\"")
+        .send()
+        .await
+        .problem(412);
+    app.get(&path).key("northwind-readonly").send().await.ok();
+
+    let r = app.delete(&path).key("northwind-ads-editor").send().await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    app.get(&path)
+        .key("northwind-readonly")
+        .send()
+        .await
+        .problem(404);
+    let left: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM ad_assignments WHERE ad_id = ?1",
+            [&ad],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(left, 0);
+    let d = app
+        .get(&format!("/devices/{device}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert!(d["current_ad_id"].is_null());
+    assert_eq!(events_of(&app, "ad.deleted", &ad).len(), 1);
+}
+
+#[tokio::test]
+async fn assign_and_unassign_devices() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let ad = create_ad(
+        &app,
+        "northwind-readwrite",
+        json!({"company_id": grocers, "name": "Flowers", "headline": "Tulips", "status": "active"}),
+    )
+    .await;
+    let id = ad["id"].as_str().unwrap();
+    let device = first_of(&app, "devices", "Northwind Grocers");
+    let assign = format!("/ads/{id}/devices");
+
+    let r = app
+        .post(&assign)
+        .key("northwind-ads-editor")
+        .json(&json!({"device_id": device}))
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let first = r.json();
+    assert_eq!(first["object"], "ad_assignment");
+    assert_eq!(first["ad_id"], id);
+    assert_eq!(first["device_id"], device);
+    assert_eq!(first["company_id"], grocers);
+    assert_eq!(first["newly_assigned"], true);
+
+    // Assigning again is idempotent: same assignment, no second event.
+    let again = app
+        .post(&assign)
+        .key("northwind-readwrite")
+        .json(&json!({"device_id": device}))
+        .send()
+        .await;
+    assert_eq!(again.status, 200);
+    let again = again.json();
+    assert_eq!(again["newly_assigned"], false);
+    assert_eq!(again["assigned_at"], first["assigned_at"]);
+    assert_eq!(events_of(&app, "ad.assigned", id).len(), 1);
+    assert_eq!(events_of(&app, "ad.assigned", id)[0]["device_id"], device);
+
+    let got = app
+        .get(&format!("/ads/{id}"))
+        .key("northwind-readonly")
+        .send()
+        .await;
+    assert_eq!(
+        got.header("etag"),
+        Some("\"v1\""),
+        "assignments keep the ad's ETag"
+    );
+    let got = got.json();
+    assert_eq!(got["device_ids"], json!([device]));
+    assert_eq!(got["device_count"], 1);
+    let on_device = app
+        .collect_all(&format!("/devices/{device}/ads"), "northwind-readonly", 5)
+        .await;
+    assert!(on_device.iter().any(|a| a["id"] == id));
+
+    // Devices of another company (same account or not) are not assignable.
+    let before: i64 =
+        app.sql(|c| c.query_row("SELECT count(*) FROM ad_assignments", [], |r| r.get(0)));
+    for other in [
+        first_of(&app, "devices", "Northwind Pharmacy"),
+        first_of(&app, "devices", "Harborview Hotels"),
+        "dev_doesnotexist".to_string(),
+    ] {
+        let p = app
+            .post(&assign)
+            .key("northwind-readwrite")
+            .json(&json!({"device_id": other}))
+            .send()
+            .await
+            .problem(422);
+        assert_eq!(p["errors"][0]["field"], "/device_id");
+    }
+    for (body, status) in [
+        (json!({}), 422),
+        (json!({"device_id": 5}), 422),
+        (json!({"device_id": device, "extra": true}), 422),
+        (json!({"device_id": "ad_x"}), 422),
+    ] {
+        app.post(&assign)
+            .key("northwind-readwrite")
+            .json(&body)
+            .send()
+            .await
+            .problem(status);
+    }
+    app.post(&assign)
+        .key("northwind-readonly")
+        .json(&json!({"device_id": device}))
+        .send()
+        .await
+        .problem(403);
+    app.post(&assign)
+        .key("harborview-readwrite")
+        .json(&json!({"device_id": device}))
+        .send()
+        .await
+        .problem(404);
+    let after: i64 =
+        app.sql(|c| c.query_row("SELECT count(*) FROM ad_assignments", [], |r| r.get(0)));
+    assert_eq!(after, before);
+
+    // An archived ad cannot be newly assigned.
+    let archived = create_ad(
+        &app,
+        "northwind-readwrite",
+        json!({"company_id": grocers, "name": "Old", "headline": "Old", "status": "archived"}),
+    )
+    .await;
+    app.post(&format!(
+        "/ads/{}/devices",
+        archived["id"].as_str().unwrap()
+    ))
+    .key("northwind-readwrite")
+    .json(&json!({"device_id": device}))
+    .send()
+    .await
+    .problem(409);
+
+    // Unassign.
+    let unassign = format!("/ads/{id}/devices/{device}");
+    app.delete(&unassign)
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .problem(404);
+    app.delete(&unassign)
+        .key("northwind-readonly")
+        .send()
+        .await
+        .problem(403);
+    let r = app
+        .delete(&unassign)
+        .key("northwind-ads-editor")
+        .send()
+        .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let p = app
+        .delete(&unassign)
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .problem(404);
+    assert!(p["detail"].as_str().unwrap().contains("not assigned"));
+    let other_device = first_of(&app, "devices", "Northwind Pharmacy");
+    app.delete(&format!("/ads/{id}/devices/{other_device}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .problem(404);
+    let got = app
+        .get(&format!("/ads/{id}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(got["device_ids"], json!([]));
+    let events = events_of(&app, "ad.unassigned", id);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["device_id"], device);
+}
+
+#[tokio::test]
+async fn unassigning_the_playing_ad_clears_it_on_the_device() {
+    let app = TestApp::spawn().await;
+    let (ad, device): (String, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT d.current_ad_id, d.id FROM devices d JOIN companies c ON c.id = d.company_id
+             WHERE c.name = 'Northwind Pharmacy' AND d.current_ad_id IS NOT NULL
+               AND EXISTS (SELECT 1 FROM ad_assignments x WHERE x.device_id = d.id AND x.ad_id = d.current_ad_id)
+             LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    let r = app
+        .delete(&format!("/ads/{ad}/devices/{device}"))
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(r.status, 204);
+    let diag = app
+        .get(&format!("/devices/{device}/diagnostics"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert!(diag["current_ad"].is_null());
+}
