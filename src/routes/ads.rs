@@ -384,6 +384,8 @@ struct AdUpdate {
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = path_id(ctx)?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: AdUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -490,6 +492,8 @@ fn assignment_json(ad: &str, device: &str, company: &str, at: i64, newly: bool) 
 
 fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = path_id(ctx)?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: AdAssignmentCreate = ctx.json()?;
     let mut errors = Errors::new();
     check_id(&mut errors, "/device_id", &input.device_id, Kind::Device);

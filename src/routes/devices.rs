@@ -518,6 +518,8 @@ struct DeviceUpdate {
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = path_id(ctx)?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: DeviceUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -701,6 +703,8 @@ struct Heartbeat {
 
 fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = path_id(ctx)?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: Heartbeat = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
