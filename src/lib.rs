@@ -25,6 +25,7 @@ pub mod db;
 pub mod events;
 pub mod http;
 pub mod ids;
+pub mod ledger;
 pub mod mcp;
 pub mod random;
 pub mod routes;

@@ -1,12 +1,754 @@
-//! promotions: routes and schemas. (Filled in by the REST API issue.)
+//! Promotions, their activation (which spends tokens) and their QR codes.
+//!
+//! Rules:
+//! - `state` is derived at read time from the `active` flag and the window `[starts_at, ends_at)`:
+//!   `expired` once `ends_at` has passed (whatever the flag), `scheduled` when switched on but not
+//!   started, `active` when switched on and inside the window, `inactive` otherwise.
+//! - Activation spends `activation_cost_tokens` in the same transaction that switches the flag on,
+//!   so a promotion is never on without having been paid for, nor paid for without being on.
+//!   Re-activating an active promotion is a free no-op; an expired one cannot be activated (409).
+//! - Deactivation never refunds: the cost buys the activation, not a duration.
 
-use crate::http::router::Route;
-use serde_json::Value;
+use crate::auth::{Action, Area, Level};
+use crate::events;
+use crate::http::ctx::list_body;
+use crate::http::router::{param, Route};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{self, Kind};
+use crate::routes::fetch_page;
+use crate::time::{parse_rfc3339, rfc3339};
+use crate::validate::Errors;
+use hyper::StatusCode;
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+const READ: Action = Action::Use(Area::Promotions, Level::Read);
+const WRITE: Action = Action::Use(Area::Promotions, Level::Write);
+
+const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
+pub const MAX_ACTIVATION_COST: i64 = 100_000;
+
+/// Pixels per QR module in the PNG, and the quiet zone in modules (the QR standard's minimum).
+const PNG_SCALE: usize = 8;
+const QUIET_ZONE: usize = 4;
 
 pub fn routes() -> Vec<Route> {
-    Vec::new()
+    vec![
+        Route::get("/promotions", "listPromotions", READ, list)
+            .tag("promotions")
+            .summary("List promotions of the visible companies, newest first.")
+            .paged()
+            .query(&[
+                param(
+                    "company_id",
+                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    "Only promotions of this company.",
+                ),
+                param(
+                    "active",
+                    r#"{"type":"string","enum":["true","false"]}"#,
+                    "`true`: switched on and running now (state `active`); `false`: everything else.",
+                ),
+                param(
+                    "state",
+                    r#"{"type":"string","enum":["active","inactive","expired","scheduled"]}"#,
+                    "Only promotions in this derived state.",
+                ),
+            ])
+            .ok("PromotionList"),
+        Route::post("/promotions", "createPromotion", WRITE, create)
+            .tag("promotions")
+            .summary("Create a promotion. It starts inactive; activating it spends its token cost.")
+            .body("PromotionCreate")
+            .created("Promotion"),
+        Route::get("/promotions/{id}", "getPromotion", READ, get)
+            .tag("promotions")
+            .summary("Get one promotion with its derived state and QR code count.")
+            .ok("Promotion"),
+        Route::patch("/promotions/{id}", "updatePromotion", WRITE, update)
+            .tag("promotions")
+            .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")
+            .body("PromotionUpdate")
+            .ok("Promotion"),
+        Route::post(
+            "/promotions/{id}/activate",
+            "activatePromotion",
+            WRITE,
+            activate,
+        )
+        .tag("promotions")
+        .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
+        .conditional()
+        .ok("Promotion"),
+        Route::post(
+            "/promotions/{id}/deactivate",
+            "deactivatePromotion",
+            WRITE,
+            deactivate,
+        )
+        .tag("promotions")
+        .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
+        .conditional()
+        .ok("Promotion"),
+        Route::get(
+            "/promotions/{id}/qr-codes",
+            "listPromotionQrCodes",
+            READ,
+            list_qr_codes,
+        )
+        .tag("promotions")
+        .summary("List a promotion's QR codes, each with an inline SVG image and the URL of its PNG.")
+        .paged()
+        .ok("QrCodeList"),
+        Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
+            .tag("promotions")
+            .summary("The QR code as an image: `format=svg` (default, image/svg+xml) or `format=png` (image/png, 8 px per module with a 4-module quiet zone).")
+            .query(&[param(
+                "format",
+                r#"{"type":"string","enum":["svg","png"],"default":"svg"}"#,
+                "`svg` (image/svg+xml) or `png` (image/png).",
+            )])
+            .produces("image/svg+xml"),
+    ]
 }
 
+/// One line of text: no control characters, at least one non-space character.
+const LINE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
+/// Text that may be empty, without control characters.
+const TEXT: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
+const URL: &str =
+    "^https?://[^/?#:\\s\\u0000-\\u001f\\u007f-\\u009f][^\\s\\u0000-\\u001f\\u007f-\\u009f]*$";
+
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    Vec::new()
+    let ts = json!({"type":"string","format":"date-time"});
+    let ts_null = json!({"type":["string","null"],"format":"date-time"});
+    let fields = json!({
+        "name":{"type":"string","minLength":1,"maxLength":100,"pattern":LINE},
+        "description":{"type":"string","maxLength":1000,"pattern":TEXT},
+        "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":URL},
+        "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
+        "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
+        "starts_at":{"type":"string","format":"date-time"},
+        "ends_at":{"type":"string","format":"date-time","description":"Must be after `starts_at`."}
+    });
+    let mut create_fields = fields.clone();
+    create_fields["company_id"] = json!({"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"});
+    vec![
+        (
+            "Promotion",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","company_id","name","description","landing_url","discount_percent",
+                    "activation_cost_tokens","active","state","starts_at","ends_at","activated_at",
+                    "deactivated_at","qr_code_count","created_at","updated_at"],
+                "properties":{"id":{"type":"string","pattern":"^promo_"},"object":{"const":"promotion"},
+                    "company_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
+                    "landing_url":{"type":"string"},
+                    "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
+                    "activation_cost_tokens":{"type":"integer","minimum":0},
+                    "active":{"type":"boolean","description":"The on/off switch; see `state` for whether it runs now."},
+                    "state":{"type":"string","enum":STATES},
+                    "starts_at":ts,"ends_at":ts,"activated_at":ts_null,"deactivated_at":ts_null,
+                    "qr_code_count":{"type":"integer","minimum":0},
+                    "created_at":ts,"updated_at":ts}}),
+        ),
+        (
+            "PromotionCreate",
+            json!({"type":"object","additionalProperties":false,
+                "required":["company_id","name","description","landing_url","activation_cost_tokens","starts_at","ends_at"],
+                "properties":create_fields}),
+        ),
+        (
+            "PromotionUpdate",
+            json!({"type":"object","additionalProperties":false,"minProperties":1,"properties":fields}),
+        ),
+        (
+            "QrCode",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","promotion_id","label","target_url","scan_count","image_svg","image_png_url","created_at"],
+                "properties":{"id":{"type":"string","pattern":"^qr_"},"object":{"const":"qr_code"},
+                    "promotion_id":{"type":"string"},"label":{"type":"string"},"target_url":{"type":"string"},
+                    "scan_count":{"type":"integer","minimum":0},
+                    "image_svg":{"type":"string","description":"The QR code as an SVG document."},
+                    "image_png_url":{"type":"string","description":"Path of the PNG rendering."},
+                    "created_at":ts}}),
+        ),
+    ]
+}
+
+const PROMO_SELECT: &str = "SELECT p.id, p.company_id, p.name, p.description, p.landing_url,
+    p.discount_percent, p.activation_cost_tokens, p.active, p.starts_at, p.ends_at, p.activated_at,
+    p.deactivated_at, p.created_at, p.updated_at, p.version,
+    (SELECT count(*) FROM qr_codes q WHERE q.promotion_id = p.id)
+    FROM promotions p";
+
+/// The derived state at `now`; see the module documentation.
+pub fn state(active: bool, starts_at: i64, ends_at: i64, now: i64) -> &'static str {
+    if ends_at <= now {
+        "expired"
+    } else if active && starts_at > now {
+        "scheduled"
+    } else if active {
+        "active"
+    } else {
+        "inactive"
+    }
+}
+
+fn promotion_json(r: &Row<'_>, now: i64) -> rusqlite::Result<Value> {
+    let active = r.get::<_, i64>(7)? == 1;
+    let starts_at: i64 = r.get(8)?;
+    let ends_at: i64 = r.get(9)?;
+    Ok(json!({
+        "id": r.get::<_, String>(0)?,
+        "object": "promotion",
+        "company_id": r.get::<_, String>(1)?,
+        "name": r.get::<_, String>(2)?,
+        "description": r.get::<_, String>(3)?,
+        "landing_url": r.get::<_, String>(4)?,
+        "discount_percent": r.get::<_, Option<i64>>(5)?,
+        "activation_cost_tokens": r.get::<_, i64>(6)?,
+        "active": active,
+        "state": state(active, starts_at, ends_at, now),
+        "starts_at": rfc3339(starts_at),
+        "ends_at": rfc3339(ends_at),
+        "activated_at": r.get::<_, Option<i64>>(10)?.map(rfc3339),
+        "deactivated_at": r.get::<_, Option<i64>>(11)?.map(rfc3339),
+        "qr_code_count": r.get::<_, i64>(15)?,
+        "created_at": rfc3339(r.get(12)?),
+        "updated_at": rfc3339(r.get(13)?),
+    }))
+}
+
+/// A promotion and its version, unauthorized: callers check `company_id` before using it.
+fn load(conn: &Connection, id: &str, now: i64) -> Result<Option<(Value, i64)>, ApiError> {
+    Ok(conn
+        .prepare_cached(&format!("{PROMO_SELECT} WHERE p.id = ?1"))?
+        .query_row([id], |r| {
+            Ok((promotion_json(r, now)?, r.get::<_, i64>(14)?))
+        })
+        .optional()?)
+}
+
+/// Loads and authorizes a promotion: invisible or missing is the same 404.
+fn load_visible(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    id: &str,
+    now: i64,
+) -> Result<(Value, i64), ApiError> {
+    if !ids::is_valid(Kind::Promotion, id) {
+        return Err(ApiError::not_found("promotion", id));
+    }
+    let (promo, version) =
+        load(conn, id, now)?.ok_or_else(|| ApiError::not_found("promotion", id))?;
+    ctx.authorize_company(promo["company_id"].as_str().unwrap_or(""), "promotion", id)?;
+    Ok((promo, version))
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let now = crate::time::now();
+    // Each clause carries exactly one `?`, bound to now: `? BETWEEN starts_at AND ends_at - 1` is
+    // "now in [starts_at, ends_at)" for whole seconds.
+    let running = "(p.active = 1 AND ? BETWEEN p.starts_at AND p.ends_at - 1)";
+    let not_running = "NOT (p.active = 1 AND ? BETWEEN p.starts_at AND p.ends_at - 1)";
+    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    match ctx.query_bool("active")? {
+        Some(true) => filters.push((running, now.into())),
+        Some(false) => filters.push((not_running, now.into())),
+        None => {}
+    }
+    if let Some(s) = ctx.query_enum("state", STATES)? {
+        let clause = match s.as_str() {
+            "expired" => "p.ends_at <= ?",
+            "scheduled" => "(p.active = 1 AND p.starts_at > ?)",
+            "active" => running,
+            _ => "(p.active = 0 AND p.ends_at > ?)",
+        };
+        filters.push((clause, now.into()));
+    }
+    let conn = ctx.app.db.conn()?;
+    let rows = fetch_page(
+        &conn,
+        PROMO_SELECT,
+        "p.company_id",
+        "p.id",
+        &companies,
+        &filters,
+        &page,
+        |r| promotion_json(r, now),
+    )?;
+    Ok(Response::ok(&list_body(rows, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
+}
+
+fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = ctx.param("id").to_string();
+    let conn = ctx.app.db.conn()?;
+    let (promo, version) = load_visible(ctx, &conn, &id, crate::time::now())?;
+    Ok(Response::ok(&promo).with_etag(version))
+}
+
+fn parse_time(errors: &mut Errors, field: &str, value: &str) -> Option<i64> {
+    let t = parse_rfc3339(value);
+    if t.is_none() {
+        errors.push(
+            field,
+            "invalid_datetime",
+            "Must be an RFC 3339 date-time, for example 2026-03-01T09:00:00Z.",
+        );
+    }
+    t
+}
+
+/// Checks the free-text and numeric fields shared by create and update.
+fn check_fields(
+    errors: &mut Errors,
+    name: Option<&str>,
+    description: Option<&str>,
+    landing_url: Option<&str>,
+    discount: Option<i64>,
+    cost: Option<i64>,
+) {
+    if let Some(n) = name {
+        text(errors, "/name", n, 1, 100);
+    }
+    if let Some(d) = description {
+        text(errors, "/description", d, 0, 1000);
+    }
+    if let Some(u) = landing_url {
+        if !http_url(u) {
+            errors.push(
+                "/landing_url",
+                "invalid_url",
+                "Must be an absolute http(s) URL of at most 2048 characters, without spaces.",
+            );
+        }
+    }
+    if let Some(d) = discount {
+        errors.range("/discount_percent", d, 1, 100);
+    }
+    if let Some(c) = cost {
+        errors.range("/activation_cost_tokens", c, 0, MAX_ACTIVATION_COST);
+    }
+}
+
+/// Text of `min..=max` characters (at least `min` once trimmed), without control characters:
+/// exactly what the `LINE`/`TEXT` patterns and `maxLength` of the schemas say.
+pub(crate) fn text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
+    if value.chars().count() > max || value.trim().chars().count() < min {
+        errors.push(
+            field,
+            "length",
+            format!("Must be {min} to {max} characters."),
+        );
+    } else if value.chars().any(char::is_control) {
+        errors.push(
+            field,
+            "invalid_characters",
+            "Must not contain control characters.",
+        );
+    }
+}
+
+/// Characters no URL may contain: controls and white space (the `\s` and control classes of the
+/// schema patterns; Unicode `White_Space`, as Python's and Rust's `\s` agree on it).
+pub(crate) fn forbidden_in_url(c: char) -> bool {
+    c.is_control() || c.is_whitespace()
+}
+
+/// `http(s)://` + a host that does not start with `/?#:` + no spaces, at most 2048 characters:
+/// the `URL` pattern.
+pub(crate) fn http_url(value: &str) -> bool {
+    let rest = value
+        .strip_prefix("https://")
+        .or_else(|| value.strip_prefix("http://"));
+    value.chars().count() <= 2048
+        && !value.chars().any(forbidden_in_url)
+        && rest.is_some_and(|r| r.chars().next().is_some_and(|c| !"/?#:".contains(c)))
+}
+
+fn check_window(errors: &mut Errors, starts_at: i64, ends_at: i64) {
+    if ends_at <= starts_at {
+        errors.push("/ends_at", "before_start", "Must be after `starts_at`.");
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromotionCreate {
+    company_id: String,
+    name: String,
+    description: String,
+    landing_url: String,
+    #[serde(default)]
+    discount_percent: Option<i64>,
+    activation_cost_tokens: i64,
+    starts_at: String,
+    ends_at: String,
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let input: PromotionCreate = ctx.json()?;
+    let mut errors = Errors::new();
+    if !ids::is_valid(Kind::Company, &input.company_id) {
+        errors.push(
+            "/company_id",
+            "invalid_id",
+            "Must be a company id (`cmp_…`).",
+        );
+    }
+    check_fields(
+        &mut errors,
+        Some(&input.name),
+        Some(&input.description),
+        Some(&input.landing_url),
+        input.discount_percent,
+        Some(input.activation_cost_tokens),
+    );
+    let starts = parse_time(&mut errors, "/starts_at", &input.starts_at);
+    let ends = parse_time(&mut errors, "/ends_at", &input.ends_at);
+    if let (Some(s), Some(e)) = (starts, ends) {
+        check_window(&mut errors, s, e);
+    }
+    errors.finish()?;
+    let (starts, ends) = (starts.unwrap_or_default(), ends.unwrap_or_default());
+    let company = input.company_id.clone();
+    ctx.authorize_company(&company, "company", &company)?;
+    let id = ids::new_id(Kind::Promotion);
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        tx.prepare_cached(
+            "INSERT INTO promotions (id, company_id, name, description, landing_url, discount_percent,
+                activation_cost_tokens, active, starts_at, ends_at, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?10)",
+        )?
+        .execute(rusqlite::params![
+            id,
+            company,
+            input.name.trim(),
+            input.description.trim(),
+            input.landing_url,
+            input.discount_percent,
+            input.activation_cost_tokens,
+            starts,
+            ends,
+            now
+        ])?;
+        let (promo, version) =
+            load(tx, &id, now)?.ok_or_else(|| ApiError::Internal("promotion vanished".into()))?;
+        events::record(tx, &company, "promotion.created", "promotion", &id, &promo)?;
+        Ok(Response::created(&promo).with_etag(version))
+    })
+}
+
+/// PATCH fields: absent keeps, a value sets. `null` is accepted only for `discount_percent`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromotionUpdate {
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    name: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    landing_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    discount_percent: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    activation_cost_tokens: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    starts_at: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    ends_at: Option<Option<String>>,
+}
+
+/// A non-nullable PATCH field: `null` is a 422 rather than silently "keep".
+fn not_null<T>(errors: &mut Errors, field: &str, v: Option<Option<T>>) -> Option<T> {
+    match v {
+        Some(None) => {
+            errors.push(field, "null", "Must not be null.");
+            None
+        }
+        Some(Some(x)) => Some(x),
+        None => None,
+    }
+}
+
+fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = ctx.param("id").to_string();
+    let now = crate::time::now();
+    {
+        let conn = ctx.app.db.conn()?;
+        load_visible(ctx, &conn, &id, now)?;
+    }
+    let input: PromotionUpdate = ctx.json()?;
+    let mut errors = Errors::new();
+    let empty = input.name.is_none()
+        && input.description.is_none()
+        && input.landing_url.is_none()
+        && input.discount_percent.is_none()
+        && input.activation_cost_tokens.is_none()
+        && input.starts_at.is_none()
+        && input.ends_at.is_none();
+    if empty {
+        errors.push("", "empty", "Give at least one field to change.");
+    }
+    let name = not_null(&mut errors, "/name", input.name);
+    let description = not_null(&mut errors, "/description", input.description);
+    let landing_url = not_null(&mut errors, "/landing_url", input.landing_url);
+    let cost = not_null(
+        &mut errors,
+        "/activation_cost_tokens",
+        input.activation_cost_tokens,
+    );
+    let starts_raw = not_null(&mut errors, "/starts_at", input.starts_at);
+    let ends_raw = not_null(&mut errors, "/ends_at", input.ends_at);
+    check_fields(
+        &mut errors,
+        name.as_deref(),
+        description.as_deref(),
+        landing_url.as_deref(),
+        input.discount_percent.flatten(),
+        cost,
+    );
+    let starts = starts_raw.and_then(|s| parse_time(&mut errors, "/starts_at", &s));
+    let ends = ends_raw.and_then(|s| parse_time(&mut errors, "/ends_at", &s));
+    errors.finish()?;
+
+    let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(n) = &name {
+        sets.push(("name", n.trim().to_string().into()));
+    }
+    if let Some(d) = &description {
+        sets.push(("description", d.trim().to_string().into()));
+    }
+    if let Some(u) = &landing_url {
+        sets.push(("landing_url", u.clone().into()));
+    }
+    if let Some(d) = input.discount_percent {
+        sets.push((
+            "discount_percent",
+            d.map_or(rusqlite::types::Value::Null, Into::into),
+        ));
+    }
+    if let Some(c) = cost {
+        sets.push(("activation_cost_tokens", c.into()));
+    }
+    if let Some(s) = starts {
+        sets.push(("starts_at", s.into()));
+    }
+    if let Some(e) = ends {
+        sets.push(("ends_at", e.into()));
+    }
+
+    ctx.app.db.write(|tx| {
+        let (current, version) =
+            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
+        let company = current["company_id"].as_str().unwrap_or("").to_string();
+        ctx.authorize_company(&company, "promotion", &id)?;
+        ctx.check_if_match(version)?;
+        let old_window: (i64, i64) = tx.query_row(
+            "SELECT starts_at, ends_at FROM promotions WHERE id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let mut errors = Errors::new();
+        check_window(
+            &mut errors,
+            starts.unwrap_or(old_window.0),
+            ends.unwrap_or(old_window.1),
+        );
+        errors.finish()?;
+        let assignments: Vec<String> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
+            .collect();
+        let sql = format!(
+            "UPDATE promotions SET {}, version = version + 1, updated_at = ?2 WHERE id = ?1",
+            assignments.join(", ")
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
+        args.extend(sets.iter().map(|(_, v)| v.clone()));
+        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        let (promo, version) =
+            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
+        events::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;
+        Ok(Response::ok(&promo).with_etag(version))
+    })
+}
+
+/// Switches a promotion on or off inside one write transaction, after authorization and If-Match.
+fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
+    let id = ctx.param("id").to_string();
+    if !ids::is_valid(Kind::Promotion, &id) {
+        return Err(ApiError::not_found("promotion", &id));
+    }
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        let (current, version) =
+            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
+        let company = current["company_id"].as_str().unwrap_or("").to_string();
+        ctx.authorize_company(&company, "promotion", &id)?;
+        ctx.check_if_match(version)?;
+        let is_on = current["active"] == true;
+        if on && current["state"] == "expired" {
+            return Err(ApiError::Conflict(format!(
+                "Promotion `{id}` ended at {} and cannot be activated; change `ends_at` first.",
+                current["ends_at"].as_str().unwrap_or("")
+            )));
+        }
+        if is_on == on {
+            return Ok(Response::ok(&current).with_etag(version));
+        }
+        if on {
+            let cost = current["activation_cost_tokens"].as_i64().unwrap_or(0);
+            let name = current["name"].as_str().unwrap_or("");
+            crate::ledger::spend_for_promotion(tx, &company, &id, name, cost, now)?;
+            tx.execute(
+                "UPDATE promotions SET active = 1, activated_at = ?2, updated_at = ?2, version = version + 1 WHERE id = ?1",
+                rusqlite::params![id, now],
+            )?;
+        } else {
+            tx.execute(
+                "UPDATE promotions SET active = 0, deactivated_at = ?2, updated_at = ?2, version = version + 1 WHERE id = ?1",
+                rusqlite::params![id, now],
+            )?;
+        }
+        let (promo, version) =
+            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
+        let event = if on {
+            "promotion.activated"
+        } else {
+            "promotion.deactivated"
+        };
+        events::record(tx, &company, event, "promotion", &id, &promo)?;
+        Ok(Response::ok(&promo).with_etag(version))
+    })
+}
+
+fn activate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    switch(ctx, true)
+}
+
+fn deactivate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    switch(ctx, false)
+}
+
+// ---- QR codes ---------------------------------------------------------------------------------
+
+fn qr_code(target_url: &str) -> Result<qrcode::QrCode, ApiError> {
+    qrcode::QrCode::new(target_url.as_bytes())
+        .map_err(|e| ApiError::Internal(format!("cannot encode QR code: {e}")))
+}
+
+/// The code as SVG: one user unit per module in the view box (so the module grid is exact), drawn
+/// at the PNG's pixel size by default.
+pub fn qr_svg(target_url: &str) -> Result<String, ApiError> {
+    let code = qr_code(target_url)?;
+    let units = code.width() + 2 * QUIET_ZONE;
+    let svg = code
+        .render::<qrcode::render::svg::Color>()
+        .quiet_zone(true)
+        .module_dimensions(1, 1)
+        .build();
+    let px = units * PNG_SCALE;
+    Ok(svg.replacen(
+        &format!(r#"width="{units}" height="{units}" viewBox"#),
+        &format!(r#"width="{px}" height="{px}" viewBox"#),
+        1,
+    ))
+}
+
+/// The code as an 8-bit greyscale PNG: black modules on white, [`PNG_SCALE`] px per module.
+pub fn qr_png(target_url: &str) -> Result<Vec<u8>, ApiError> {
+    let code = qr_code(target_url)?;
+    let modules = code.width();
+    let colors = code.to_colors();
+    let side = (modules + 2 * QUIET_ZONE) * PNG_SCALE;
+    let mut pixels = vec![255u8; side * side];
+    for (i, color) in colors.iter().enumerate() {
+        if *color != qrcode::Color::Dark {
+            continue;
+        }
+        let (mx, my) = (i % modules + QUIET_ZONE, i / modules + QUIET_ZONE);
+        for y in my * PNG_SCALE..(my + 1) * PNG_SCALE {
+            let row = y * side;
+            pixels[row + mx * PNG_SCALE..row + (mx + 1) * PNG_SCALE].fill(0);
+        }
+    }
+    let side = u32::try_from(side).map_err(|_| ApiError::Internal("QR code too large".into()))?;
+    let png_err = |e: png::EncodingError| ApiError::Internal(format!("PNG encoding failed: {e}"));
+    let mut out = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut out, side, side);
+        encoder.set_color(png::ColorType::Grayscale);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(png_err)?;
+        writer.write_image_data(&pixels).map_err(png_err)?;
+        writer.finish().map_err(png_err)?;
+    }
+    Ok(out)
+}
+
+fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = ctx.param("id").to_string();
+    let page = ctx.page()?;
+    let conn = ctx.app.db.conn()?;
+    load_visible(ctx, &conn, &id, crate::time::now())?;
+    let rows: Vec<(String, String, String, i64, i64)> = conn
+        .prepare_cached(
+            "SELECT id, label, target_url, scan_count, created_at FROM qr_codes
+             WHERE promotion_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+        )?
+        .query_map(rusqlite::params![id, page.bound(), page.fetch()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut items = Vec::with_capacity(rows.len());
+    for (qr_id, label, target_url, scans, created_at) in rows {
+        items.push(json!({
+            "id": qr_id,
+            "object": "qr_code",
+            "promotion_id": id,
+            "label": label,
+            "image_svg": qr_svg(&target_url)?,
+            "image_png_url": format!("/qr-codes/{qr_id}/image?format=png"),
+            "target_url": target_url,
+            "scan_count": scans,
+            "created_at": rfc3339(created_at),
+        }));
+    }
+    Ok(Response::ok(&list_body(items, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
+}
+
+fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = ctx.param("id").to_string();
+    let format = ctx
+        .query_enum("format", &["svg", "png"])?
+        .unwrap_or_else(|| "svg".into());
+    if !ids::is_valid(Kind::QrCode, &id) {
+        return Err(ApiError::not_found("QR code", &id));
+    }
+    let conn = ctx.app.db.conn()?;
+    let (company, target_url): (String, String) = conn
+        .prepare_cached(
+            "SELECT p.company_id, q.target_url FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+             WHERE q.id = ?1",
+        )?
+        .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("QR code", &id))?;
+    ctx.authorize_company(&company, "QR code", &id)?;
+    let resp = if format == "png" {
+        Response::new(StatusCode::OK, "image/png", qr_png(&target_url)?)
+    } else {
+        Response::new(StatusCode::OK, "image/svg+xml", qr_svg(&target_url)?)
+    };
+    Ok(resp.with_header("cache-control", "private, max-age=300"))
 }

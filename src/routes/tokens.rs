@@ -1,12 +1,239 @@
-//! tokens: routes and schemas. (Filled in by the REST API issue.)
+//! Tokens: the pack catalogue, purchases, a company's balance and its ledger of transactions.
+//! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
-use crate::http::router::Route;
-use serde_json::Value;
+use crate::auth::{Action, Area, Level};
+use crate::http::ctx::{list_body, PageRequest};
+use crate::http::router::{param, Route};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{self, Kind};
+use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
+use crate::time::rfc3339;
+use rusqlite::Row;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+const READ: Action = Action::Use(Area::Tokens, Level::Read);
+const WRITE: Action = Action::Use(Area::Tokens, Level::Write);
+
+const COMPANY_PARAM: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#;
 
 pub fn routes() -> Vec<Route> {
-    Vec::new()
+    vec![
+        Route::get("/token-packs", "listTokenPacks", READ, list_packs)
+            .tag("tokens")
+            .summary("List the token packs on sale (the catalogue).")
+            .paged()
+            .ok("TokenPackList"),
+        Route::post(
+            "/token-packs/{id}/purchase",
+            "purchaseTokenPack",
+            WRITE,
+            purchase,
+        )
+        .tag("tokens")
+        .summary("Buy a token pack for a company: credits its balance and bills the price on its open invoice, in one transaction.")
+        .body("TokenPackPurchase")
+        .created("TokenPurchase"),
+        Route::get("/tokens/balance", "getTokenBalance", READ, balance)
+            .tag("tokens")
+            .summary("A company's token balance. `company_id` may be omitted when the credential sees exactly one company.")
+            .query(&[param(
+                "company_id",
+                COMPANY_PARAM,
+                "The company (required unless the credential sees exactly one).",
+            )])
+            .ok("TokenBalance"),
+        Route::get(
+            "/tokens/transactions",
+            "listTokenTransactions",
+            READ,
+            list_transactions,
+        )
+        .tag("tokens")
+        .summary("List token transactions (the ledger), newest first.")
+        .paged()
+        .query(&[
+            param("company_id", COMPANY_PARAM, "Only this company's transactions."),
+            param(
+                "kind",
+                r#"{"type":"string","enum":["grant","purchase","spend","refund"]}"#,
+                "Only transactions of this kind.",
+            ),
+        ])
+        .ok("TokenTransactionList"),
+    ]
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    Vec::new()
+    let ts = json!({"type":"string","format":"date-time"});
+    vec![
+        (
+            "TokenPack",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","name","tokens","price_cents","currency","created_at"],
+                "properties":{"id":{"type":"string","pattern":"^tpk_"},"object":{"const":"token_pack"},
+                    "name":{"type":"string"},"tokens":{"type":"integer","minimum":1},
+                    "price_cents":{"type":"integer","minimum":0},"currency":{"type":"string"},
+                    "created_at":ts}}),
+        ),
+        (
+            "TokenPackPurchase",
+            json!({"type":"object","additionalProperties":false,"required":["company_id"],
+                "properties":{"company_id":{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}}}),
+        ),
+        (
+            "TokenBalance",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","company_id","balance","updated_at"],
+                "properties":{"object":{"const":"token_balance"},"company_id":{"type":"string"},
+                    "balance":{"type":"integer","minimum":0},"updated_at":ts}}),
+        ),
+        (
+            "TokenTransaction",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","company_id","kind","amount","balance_after","description",
+                    "token_pack_id","promotion_id","charge_id","created_at"],
+                "properties":{"id":{"type":"string","pattern":"^ttx_"},"object":{"const":"token_transaction"},
+                    "company_id":{"type":"string"},"kind":{"type":"string","enum":TX_KINDS},
+                    "amount":{"type":"integer","description":"Positive credits, negative debits."},
+                    "balance_after":{"type":"integer","minimum":0},"description":{"type":"string"},
+                    "token_pack_id":{"type":["string","null"]},"promotion_id":{"type":["string","null"]},
+                    "charge_id":{"type":["string","null"]},"created_at":ts}}),
+        ),
+        (
+            "TokenPurchase",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","transaction","charge","balance"],
+                "properties":{"object":{"const":"token_purchase"},
+                    "transaction":{"$ref":"#/components/schemas/TokenTransaction"},
+                    "charge":{"$ref":"#/components/schemas/Charge"},
+                    "balance":{"$ref":"#/components/schemas/TokenBalance"}}}),
+        ),
+    ]
+}
+
+fn pack_json(r: &Row<'_>) -> rusqlite::Result<Value> {
+    Ok(json!({
+        "id": r.get::<_, String>(0)?,
+        "object": "token_pack",
+        "name": r.get::<_, String>(1)?,
+        "tokens": r.get::<_, i64>(2)?,
+        "price_cents": r.get::<_, i64>(3)?,
+        "currency": r.get::<_, String>(4)?,
+        "created_at": rfc3339(r.get(5)?),
+    }))
+}
+
+fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let conn = ctx.app.db.conn()?;
+    let rows = conn
+        .prepare_cached(
+            "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
+             WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+        )?
+        .query_map(rusqlite::params![page.bound(), page.fetch()], pack_json)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Response::ok(&list_body(rows, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PurchaseInput {
+    company_id: String,
+}
+
+fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let pack_id = ctx.param("id").to_string();
+    let input: PurchaseInput = ctx.json()?;
+    if !ids::is_valid(Kind::Company, &input.company_id) {
+        return Err(ApiError::invalid(
+            "/company_id",
+            "invalid_id",
+            "Must be a company id (`cmp_…`).",
+        ));
+    }
+    let company = input.company_id;
+    ctx.authorize_company(&company, "company", &company)?;
+    if !ids::is_valid(Kind::TokenPack, &pack_id) {
+        return Err(ApiError::not_found("token pack", &pack_id));
+    }
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        let bought = ledger::purchase_pack(tx, &company, &pack_id, now)?
+            .ok_or_else(|| ApiError::not_found("token pack", &pack_id))?;
+        let charge = crate::routes::billing::load_charge(tx, &bought.charge_id)?;
+        let balance = ledger::balance_json(tx, &company)?;
+        Ok(Response::created(&json!({
+            "object": "token_purchase",
+            "transaction": bought.transaction,
+            "charge": charge,
+            "balance": balance,
+        })))
+    })
+}
+
+fn balance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let company = if ctx.query("company_id").is_some() {
+        ctx.list_companies()?.into_iter().next().unwrap_or_default()
+    } else {
+        match ctx.principal()?.visible_companies.as_slice() {
+            [only] => only.clone(),
+            _ => {
+                return Err(ApiError::invalid(
+                    "company_id",
+                    "required",
+                    "This credential sees several companies; name one with `company_id`.",
+                ))
+            }
+        }
+    };
+    let conn = ctx.app.db.conn()?;
+    Ok(Response::ok(&ledger::balance_json(&conn, &company)?))
+}
+
+/// Newest-first page of one company's ledger: an index range scan of
+/// `token_transactions_by_company (company_id, id)` that stops after `page.fetch()` rows, however
+/// long the ledger is.
+fn company_page(
+    conn: &rusqlite::Connection,
+    company: &str,
+    kind: Option<&str>,
+    page: &PageRequest,
+) -> Result<Vec<Value>, ApiError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {TX_COLUMNS} FROM token_transactions t
+         WHERE t.company_id = ?1 AND t.id < ?2 AND (?3 IS NULL OR t.kind = ?3)
+         ORDER BY t.id DESC LIMIT ?4"
+    ))?;
+    let rows = stmt.query_map(
+        rusqlite::params![company, page.bound(), kind, page.fetch()],
+        ledger::transaction_json,
+    )?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let kind = ctx.query_enum("kind", TX_KINDS)?;
+    let conn = ctx.app.db.conn()?;
+    // Several companies: one bounded range scan each, merged, instead of an `IN` list that would
+    // make SQLite sort every matching row before it could apply the limit.
+    let mut rows = Vec::new();
+    for company in &companies {
+        rows.extend(company_page(&conn, company, kind.as_deref(), &page)?);
+    }
+    rows.sort_by(|a: &Value, b: &Value| {
+        b["id"]
+            .as_str()
+            .unwrap_or("")
+            .cmp(a["id"].as_str().unwrap_or(""))
+    });
+    rows.truncate(page.fetch() as usize);
+    Ok(Response::ok(&list_body(rows, &page, |v| {
+        v["id"].as_str().unwrap_or("")
+    })))
 }

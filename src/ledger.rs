@@ -1,0 +1,344 @@
+//! The token ledger. Every change to a company's token balance is one row of `token_transactions`;
+//! `token_balances` caches their sum so reads need not add up a million rows.
+//!
+//! All postings happen inside the caller's `BEGIN IMMEDIATE` transaction ([`crate::db::Db::write`]):
+//! the balance is read under the write lock, so two concurrent spends cannot both pass the check
+//! against the same old balance, and the cache can never drift from the sum of the rows.
+
+use crate::events;
+use crate::http::ApiError;
+use crate::ids::{self, Kind};
+use crate::time::{parse_rfc3339, rfc3339};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction};
+use serde_json::{json, Value};
+
+/// Columns read by [`transaction_json`], for `token_transactions t`.
+pub const TX_COLUMNS: &str = "t.id, t.company_id, t.kind, t.amount, t.balance_after, t.description,
+    t.token_pack_id, t.promotion_id, t.charge_id, t.created_at";
+
+pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
+
+pub fn transaction_json(r: &Row<'_>) -> rusqlite::Result<Value> {
+    Ok(json!({
+        "id": r.get::<_, String>(0)?,
+        "object": "token_transaction",
+        "company_id": r.get::<_, String>(1)?,
+        "kind": r.get::<_, String>(2)?,
+        "amount": r.get::<_, i64>(3)?,
+        "balance_after": r.get::<_, i64>(4)?,
+        "description": r.get::<_, String>(5)?,
+        "token_pack_id": r.get::<_, Option<String>>(6)?,
+        "promotion_id": r.get::<_, Option<String>>(7)?,
+        "charge_id": r.get::<_, Option<String>>(8)?,
+        "created_at": rfc3339(r.get(9)?),
+    }))
+}
+
+pub fn load_transaction(conn: &Connection, id: &str) -> Result<Value, ApiError> {
+    conn.prepare_cached(&format!(
+        "SELECT {TX_COLUMNS} FROM token_transactions t WHERE t.id = ?1"
+    ))?
+    .query_row([id], transaction_json)
+    .optional()?
+    .ok_or_else(|| ApiError::Internal(format!("token transaction {id} vanished")))
+}
+
+/// The `token_balance` object of a company. A company that never had a ledger row has a zero
+/// balance, dated from the company's creation.
+pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, ApiError> {
+    let row: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT balance, updated_at FROM token_balances WHERE company_id = ?1")?
+        .query_row([company_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let (balance, updated_at) = match row {
+        Some(b) => b,
+        None => {
+            let created: Option<i64> = conn
+                .prepare_cached("SELECT created_at FROM companies WHERE id = ?1")?
+                .query_row([company_id], |r| r.get(0))
+                .optional()?;
+            let created = created.ok_or_else(|| ApiError::not_found("company", company_id))?;
+            (0, created)
+        }
+    };
+    Ok(json!({
+        "object": "token_balance",
+        "company_id": company_id,
+        "balance": balance,
+        "updated_at": rfc3339(updated_at),
+    }))
+}
+
+fn current_balance(tx: &Transaction<'_>, company_id: &str) -> Result<i64, ApiError> {
+    Ok(tx
+        .prepare_cached("SELECT balance FROM token_balances WHERE company_id = ?1")?
+        .query_row([company_id], |r| r.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+struct Posting<'a> {
+    kind: &'static str,
+    amount: i64,
+    description: &'a str,
+    token_pack_id: Option<&'a str>,
+    promotion_id: Option<&'a str>,
+    charge_id: Option<&'a str>,
+}
+
+/// Appends one transaction and moves the cached balance with it. Refuses (402) a posting that
+/// would take the balance below zero; nothing is written then.
+fn post(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    p: &Posting<'_>,
+    now: i64,
+) -> Result<Value, ApiError> {
+    let before = current_balance(tx, company_id)?;
+    let after = before
+        .checked_add(p.amount)
+        .ok_or_else(|| ApiError::Conflict("The token balance would overflow.".into()))?;
+    if after < 0 {
+        return Err(ApiError::InsufficientTokens {
+            balance: before,
+            required: -p.amount,
+        });
+    }
+    let id = ids::new_id(Kind::TokenTransaction);
+    tx.prepare_cached(
+        "INSERT INTO token_transactions
+            (id, company_id, kind, amount, balance_after, description, token_pack_id, promotion_id, charge_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(rusqlite::params![
+        id,
+        company_id,
+        p.kind,
+        p.amount,
+        after,
+        p.description,
+        p.token_pack_id,
+        p.promotion_id,
+        p.charge_id,
+        now
+    ])?;
+    tx.prepare_cached(
+        "INSERT INTO token_balances (company_id, balance, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (company_id) DO UPDATE SET balance = excluded.balance, updated_at = excluded.updated_at",
+    )?
+    .execute(rusqlite::params![company_id, after, now])?;
+    load_transaction(tx, &id)
+}
+
+/// Spends `amount` tokens for a promotion activation. A zero cost leaves no ledger row (the
+/// ledger records only real movements) and returns `None`.
+pub fn spend_for_promotion(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    promotion_id: &str,
+    promotion_name: &str,
+    amount: i64,
+    now: i64,
+) -> Result<Option<Value>, ApiError> {
+    if amount <= 0 {
+        return Ok(None);
+    }
+    let description = format!("Activated promotion '{promotion_name}'");
+    let t = post(
+        tx,
+        company_id,
+        &Posting {
+            kind: "spend",
+            amount: -amount,
+            description: &description,
+            token_pack_id: None,
+            promotion_id: Some(promotion_id),
+            charge_id: None,
+        },
+        now,
+    )?;
+    let id = t["id"].as_str().unwrap_or_default().to_string();
+    events::record(tx, company_id, "tokens.spent", "token_transaction", &id, &t)?;
+    Ok(Some(t))
+}
+
+/// What a purchase wrote.
+pub struct Purchase {
+    pub transaction: Value,
+    pub charge_id: String,
+    pub invoice_id: String,
+}
+
+/// Buys a token pack: credits the balance, and bills the price as a `token_pack` charge on the
+/// company's open invoice in the pack's currency (opening one for the current month if none is).
+/// Returns `Ok(None)` when the pack does not exist.
+pub fn purchase_pack(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    pack_id: &str,
+    now: i64,
+) -> Result<Option<Purchase>, ApiError> {
+    let pack: Option<(String, i64, i64, String)> = tx
+        .prepare_cached(
+            "SELECT name, tokens, price_cents, currency FROM token_packs WHERE id = ?1",
+        )?
+        .query_row([pack_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    let Some((name, tokens, price_cents, currency)) = pack else {
+        return Ok(None);
+    };
+    let invoice_id = open_invoice(tx, company_id, &currency, now)?;
+    let charge_id = ids::new_id(Kind::Charge);
+    tx.prepare_cached(
+        "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
+         VALUES (?1, ?2, ?3, 'token_pack', ?4, ?5, ?6, ?7)",
+    )?
+    .execute(rusqlite::params![
+        charge_id,
+        company_id,
+        invoice_id,
+        format!("Token pack: {name}"),
+        price_cents,
+        currency,
+        now
+    ])?;
+    let description = format!("Purchased {name}");
+    let transaction = post(
+        tx,
+        company_id,
+        &Posting {
+            kind: "purchase",
+            amount: tokens,
+            description: &description,
+            token_pack_id: Some(pack_id),
+            promotion_id: None,
+            charge_id: Some(&charge_id),
+        },
+        now,
+    )?;
+    let tx_id = transaction["id"].as_str().unwrap_or_default().to_string();
+    events::record(
+        tx,
+        company_id,
+        "tokens.purchased",
+        "token_transaction",
+        &tx_id,
+        &json!({"transaction": transaction, "charge_id": charge_id, "invoice_id": invoice_id}),
+    )?;
+    Ok(Some(Purchase {
+        transaction,
+        charge_id,
+        invoice_id,
+    }))
+}
+
+/// The newest `open` invoice of the company in `currency`, or a new one for the current month.
+fn open_invoice(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    currency: &str,
+    now: i64,
+) -> Result<String, ApiError> {
+    let existing: Option<String> = tx
+        .prepare_cached(
+            "SELECT id FROM invoices WHERE company_id = ?1 AND status = 'open' AND currency = ?2
+             ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row([company_id, currency], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = existing {
+        return Ok(id);
+    }
+    let (start, end) = month_bounds(now);
+    let number = next_invoice_number(tx, company_id, now)?;
+    let id = ids::new_id(Kind::Invoice);
+    tx.prepare_cached(
+        "INSERT INTO invoices (id, company_id, number, status, currency, period_start, period_end, issued_at, due_at, paid_at, created_at)
+         VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6, ?7, ?8, NULL, ?7)",
+    )?
+    .execute(rusqlite::params![id, company_id, number, currency, start, end, now, end + 14 * 86_400])?;
+    Ok(id)
+}
+
+/// The first second of the current UTC month and of the next one.
+fn month_bounds(now: i64) -> (i64, i64) {
+    let stamp = rfc3339(now);
+    let year: i64 = stamp.get(0..4).and_then(|s| s.parse().ok()).unwrap_or(1970);
+    let month: u32 = stamp.get(5..7).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (ny, nm) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    let at = |y: i64, m: u32| parse_rfc3339(&format!("{y:04}-{m:02}-01T00:00:00Z"));
+    let start = at(year, month).unwrap_or(now);
+    let end = at(ny, nm).unwrap_or(now + 31 * 86_400);
+    (start, end)
+}
+
+/// `<PREFIX>-<YEAR>-<NNNN>`, continuing the company's own numbering (its prefix is the one of its
+/// latest invoice) and skipping any number already taken, since numbers are unique service-wide.
+fn next_invoice_number(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    now: i64,
+) -> Result<String, ApiError> {
+    let numbers: Vec<String> = tx
+        .prepare_cached("SELECT number FROM invoices WHERE company_id = ?1 ORDER BY id DESC")?
+        .query_map([company_id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let prefix = match numbers.first() {
+        Some(n) => n.split('-').next().unwrap_or_default().to_string(),
+        None => {
+            let slug: Option<String> = tx
+                .prepare_cached("SELECT slug FROM companies WHERE id = ?1")?
+                .query_row([company_id], |r| r.get(0))
+                .optional()?;
+            slug.unwrap_or_default()
+                .split('-')
+                .filter_map(|w| w.chars().next())
+                .filter(char::is_ascii_alphanumeric)
+                .take(3)
+                .collect::<String>()
+                .to_ascii_uppercase()
+        }
+    };
+    let prefix: String = prefix.chars().filter(char::is_ascii_alphanumeric).collect();
+    let prefix = if prefix.is_empty() {
+        "INV".to_string()
+    } else {
+        prefix
+    };
+    let year = rfc3339(now).get(0..4).unwrap_or("1970").to_string();
+    let head = format!("{prefix}-{year}-");
+    let mut seq = numbers
+        .iter()
+        .filter_map(|n| n.strip_prefix(&head)?.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0);
+    loop {
+        seq += 1;
+        let candidate = format!("{head}{seq:04}");
+        let taken: bool = tx
+            .prepare_cached("SELECT count(*) > 0 FROM invoices WHERE number = ?1")?
+            .query_row([&candidate], |r| r.get(0))?;
+        if !taken {
+            return Ok(candidate);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn month_bounds_cover_now() {
+        let now = parse_rfc3339("2026-12-17T10:00:00Z").unwrap();
+        let (s, e) = month_bounds(now);
+        assert_eq!(rfc3339(s), "2026-12-01T00:00:00Z");
+        assert_eq!(rfc3339(e), "2027-01-01T00:00:00Z");
+    }
+}
