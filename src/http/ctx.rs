@@ -226,16 +226,11 @@ impl<'a> Ctx<'a> {
         let value: T = match serde_path_to_error::deserialize(&mut de) {
             Ok(v) => v,
             Err(err) => {
-                let path = err.path().to_string();
+                let pointer = json_pointer(err.path());
                 let inner = err.into_inner();
                 return Err(if inner.is_syntax() || inner.is_eof() || inner.is_io() {
                     ApiError::BadRequest(format!("The body is not valid JSON: {inner}"))
                 } else {
-                    let pointer = if path == "." {
-                        String::new()
-                    } else {
-                        format!("/{}", path.replace('.', "/"))
-                    };
                     let message = inner.to_string();
                     let message = match message.find(" at line ") {
                         Some(i) => message[..i].to_string(),
@@ -268,4 +263,20 @@ impl<'a> Ctx<'a> {
             })
         }
     }
+}
+
+/// RFC 6901 pointer of a serde path (`a[0].b` -> `/a/0/b`).
+fn json_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        out.push('/');
+        match segment {
+            Segment::Seq { index } => out.push_str(&index.to_string()),
+            Segment::Map { key } => out.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Enum { variant } => out.push_str(variant),
+            Segment::Unknown => out.push('?'),
+        }
+    }
+    out
 }
