@@ -74,8 +74,10 @@ pub struct Route {
     pub request: RequestBody,
     /// Success status and the schema component of its body (`None`: no body, or not JSON).
     pub success: (u16, Option<&'static str>),
-    /// Extra non-JSON success media type (downloads, images).
-    pub produces: Option<&'static str>,
+    /// Non-JSON success media types (downloads, images).
+    pub produces: Vec<&'static str>,
+    /// Statuses beyond the common ones that this route may answer (402, 304, ...), for the document.
+    pub may_return: Vec<u16>,
     /// Accepts `Idempotency-Key` (POST that creates or changes something).
     pub idempotent: bool,
     /// Honours `If-Match`.
@@ -121,7 +123,8 @@ impl Route {
             query: Vec::new(),
             request: RequestBody::None,
             success: (200, None),
-            produces: None,
+            produces: Vec::new(),
+            may_return: Vec::new(),
             idempotent,
             conditional: false,
             segments,
@@ -180,8 +183,13 @@ impl Route {
     pub fn created(self, schema: &'static str) -> Route {
         self.returns(201, Some(schema))
     }
+    /// Adds a non-JSON success media type; call again for alternatives (`?format=png`).
     pub fn produces(mut self, media_type: &'static str) -> Route {
-        self.produces = Some(media_type);
+        self.produces.push(media_type);
+        self
+    }
+    pub fn may_return(mut self, statuses: &[u16]) -> Route {
+        self.may_return.extend_from_slice(statuses);
         self
     }
     pub fn conditional(mut self) -> Route {

@@ -85,7 +85,8 @@ pub fn routes() -> Vec<Route> {
         Route::get("/media/{id}/content", "downloadMedia", READ, download)
             .tag("media")
             .summary("Download the media bytes with their stored Content-Type. ETag is the SHA-256; If-None-Match gives 304.")
-            .produces("*/*"),
+            .produces("*/*")
+            .may_return(&[304]),
         Route::delete("/media/{id}", "deleteMedia", WRITE, delete)
             .tag("media")
             .summary("Delete a media item. Refused with 409 while ads use it. If-Match takes the download ETag."),

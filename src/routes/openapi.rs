@@ -112,8 +112,18 @@ pub fn document(router: &Router) -> Value {
             };
             success["content"] = json!({"application/json": {"schema": s}});
         }
-        if let Some(media) = route.produces {
-            success["content"] = json!({media: {"schema": {"type": "string", "format": "binary"}}});
+        if !route.produces.is_empty() {
+            let content: Map<String, Value> = route
+                .produces
+                .iter()
+                .map(|m| {
+                    (
+                        m.to_string(),
+                        json!({"schema": {"type": "string", "format": "binary"}}),
+                    )
+                })
+                .collect();
+            success["content"] = Value::Object(content);
         }
         responses.insert(status.to_string(), success);
         responses.insert("400".into(), problem_response("Malformed request"));
@@ -145,6 +155,18 @@ pub fn document(router: &Router) -> Value {
         }
         if route.operation_id == "login" {
             responses.insert("429".into(), problem_response("Too many failed logins"));
+        }
+        for status in &route.may_return {
+            let description = match status {
+                304 => "Not modified (If-None-Match matched)",
+                402 => "Insufficient token balance",
+                _ => "See the problem detail",
+            };
+            if *status == 304 {
+                responses.insert("304".into(), json!({"description": description}));
+            } else {
+                responses.insert(status.to_string(), problem_response(description));
+            }
         }
         responses.insert("500".into(), problem_response("Unexpected error"));
         responses.insert("503".into(), problem_response("Database unavailable"));

@@ -80,6 +80,7 @@ pub fn routes() -> Vec<Route> {
         .tag("promotions")
         .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
         .conditional()
+        .may_return(&[402])
         .ok("Promotion"),
         Route::post(
             "/promotions/{id}/deactivate",
@@ -109,7 +110,8 @@ pub fn routes() -> Vec<Route> {
                 r#"{"type":"string","enum":["svg","png"],"default":"svg"}"#,
                 "`svg` (image/svg+xml) or `png` (image/png).",
             )])
-            .produces("image/svg+xml"),
+            .produces("image/svg+xml")
+            .produces("image/png"),
     ]
 }
 
