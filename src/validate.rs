@@ -15,21 +15,25 @@ impl Errors {
         self.0.push(FieldError::new(field, code, message));
     }
 
-    /// Trimmed text of `min..=max` characters, no control characters.
+    /// Text of `min..=max` characters (counted as given, as JSON Schema's `maxLength` does), without
+    /// C0 control characters, and not blank when `min > 0`: exactly what the schema pattern
+    /// `^[^\u0000-\u001f]*\S[^\u0000-\u001f]*$` says.
     pub fn text(&mut self, field: &str, value: &str, min: usize, max: usize) {
-        let n = value.trim().chars().count();
+        let n = value.chars().count();
         if n < min || n > max {
             self.push(
                 field,
                 "length",
                 format!("Must be {min} to {max} characters."),
             );
-        } else if value.chars().any(char::is_control) {
+        } else if value.chars().any(|c| c < ' ') {
             self.push(
                 field,
                 "invalid_characters",
                 "Must not contain control characters.",
             );
+        } else if min > 0 && value.chars().all(char::is_whitespace) {
+            self.push(field, "blank", "Must not be blank.");
         }
     }
 

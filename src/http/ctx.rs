@@ -5,7 +5,6 @@ use super::error::{ApiError, FieldError};
 use super::router::Route;
 use crate::app::App;
 use crate::auth::{authorize, Principal, Target};
-use base64::Engine;
 use bytes::Bytes;
 use hyper::HeaderMap;
 use serde::de::DeserializeOwned;
@@ -42,19 +41,17 @@ impl PageRequest {
     }
 }
 
+/// The cursor of a page is the id of its last row (as Stripe's `starting_after`): any id-shaped
+/// string is a meaningful keyset bound, so a cursor never goes stale or invalid.
 pub fn encode_cursor(id: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+    id.to_string()
 }
 
 fn decode_cursor(s: &str) -> Option<String> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .ok()?;
-    let id = String::from_utf8(bytes).ok()?;
-    let ok = !id.is_empty()
-        && id.len() <= 100
-        && id.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-    ok.then_some(id)
+    let ok = !s.is_empty()
+        && s.len() <= 100
+        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    ok.then(|| s.to_string())
 }
 
 /// Builds `{"data": [...], "has_more": bool, "next_cursor": string|null}` from up to limit+1 rows.
@@ -222,27 +219,14 @@ impl<'a> Ctx<'a> {
         if self.body.is_empty() {
             return Err(ApiError::BadRequest("A JSON body is required.".into()));
         }
-        let mut de = serde_json::Deserializer::from_slice(&self.body);
-        let value: T = match serde_path_to_error::deserialize(&mut de) {
-            Ok(v) => v,
-            Err(err) => {
-                let pointer = json_pointer(err.path());
-                let inner = err.into_inner();
-                return Err(if inner.is_syntax() || inner.is_eof() || inner.is_io() {
-                    ApiError::BadRequest(format!("The body is not valid JSON: {inner}"))
-                } else {
-                    let message = inner.to_string();
-                    let message = match message.find(" at line ") {
-                        Some(i) => message[..i].to_string(),
-                        None => message,
-                    };
-                    ApiError::Validation(vec![FieldError::new(pointer, "invalid", message)])
-                });
-            }
-        };
-        de.end()
-            .map_err(|_| ApiError::BadRequest("Trailing characters after the JSON body.".into()))?;
-        Ok(value)
+        let mut value: serde_json::Value = serde_json::from_slice(&self.body)
+            .map_err(|e| ApiError::BadRequest(format!("The body is not valid JSON: {e}")))?;
+        integral_floats_to_integers(&mut value);
+        serde_path_to_error::deserialize(value).map_err(|err| {
+            let pointer = json_pointer(err.path());
+            let message = err.into_inner().to_string();
+            ApiError::Validation(vec![FieldError::new(pointer, "invalid", message)])
+        })
     }
 
     /// `If-Match` against the current version: absent passes; `*` passes; else it must match.
@@ -279,4 +263,21 @@ fn json_pointer(path: &serde_path_to_error::Path) -> String {
         }
     }
     out
+}
+
+/// JSON Schema's `integer` admits `3.0`; serde's integers do not. Numbers with no fractional part are
+/// rewritten as integers so that every schema-valid body deserializes.
+fn integral_floats_to_integers(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    *v = serde_json::Value::from(f as i64);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
+        serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
+        _ => {}
+    }
 }

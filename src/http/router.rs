@@ -46,8 +46,8 @@ pub const LIST_PARAMS: [Param; 2] = [
     ),
     param(
         "cursor",
-        r#"{"type":"string","minLength":1,"maxLength":200}"#,
-        "The `next_cursor` of the previous page.",
+        r#"{"type":"string","pattern":"^[0-9A-Za-z_]{1,100}$"}"#,
+        "The `next_cursor` of the previous page (the id of its last item): the page continues after it.",
     ),
 ];
 

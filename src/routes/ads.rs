@@ -253,24 +253,22 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })))
 }
 
-/// Checks that media and promotion references belong to `company`; each miss is a 422 on its field.
+/// Checks that media and promotion references belong to `company`. A reference outside it is a
+/// 404 like any invisible object: the body cannot tell another company's id from a missing one.
 fn check_references(
     tx: &rusqlite::Connection,
     company: &str,
     media: Option<&str>,
     promotion: Option<&str>,
 ) -> Result<(), ApiError> {
-    let mut errors = Errors::new();
     if let Some(m) = media {
         let ok = tx
             .prepare_cached("SELECT 1 FROM media WHERE id = ?1 AND company_id = ?2")?
             .exists([m, company])?;
         if !ok {
-            errors.push(
-                "/media_id",
-                "unknown_media",
-                "No media with this id in the ad's company.",
-            );
+            return Err(ApiError::NotFound(format!(
+                "`/media_id`: no media `{m}` in the ad's company."
+            )));
         }
     }
     if let Some(p) = promotion {
@@ -278,14 +276,12 @@ fn check_references(
             .prepare_cached("SELECT 1 FROM promotions WHERE id = ?1 AND company_id = ?2")?
             .exists([p, company])?;
         if !ok {
-            errors.push(
-                "/promotion_id",
-                "unknown_promotion",
-                "No promotion with this id in the ad's company.",
-            );
+            return Err(ApiError::NotFound(format!(
+                "`/promotion_id`: no promotion `{p}` in the ad's company."
+            )));
         }
     }
-    errors.finish()
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -507,11 +503,9 @@ fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .prepare_cached("SELECT 1 FROM devices WHERE id = ?1 AND company_id = ?2")?
             .exists([&device, &company])?;
         if !same_company {
-            return Err(ApiError::invalid(
-                "/device_id",
-                "unknown_device",
-                "No device with this id in the ad's company.",
-            ));
+            return Err(ApiError::NotFound(format!(
+                "`/device_id`: no device `{device}` in the ad's company."
+            )));
         }
         let existing: Option<i64> = tx
             .prepare_cached(

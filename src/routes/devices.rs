@@ -789,17 +789,14 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
         let (company, _) = authorized_owner(ctx, tx, &id)?;
-        let mut errors = Errors::new();
         if let Some(Some(ad)) = &input.current_ad_id {
             let assigned = tx
                 .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
                 .exists([&id, ad])?;
             if !assigned {
-                errors.push(
-                    "/current_ad_id",
-                    "not_assigned",
-                    "The current ad must be one of the ads assigned to this device.",
-                );
+                return Err(ApiError::Conflict(format!(
+                    "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
+                )));
             }
         }
         for (i, e) in reported.iter().enumerate() {
@@ -808,15 +805,12 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                     .prepare_cached("SELECT 1 FROM ads WHERE id = ?1 AND company_id = ?2")?
                     .exists([ad, &company])?;
                 if !same_company {
-                    errors.push(
-                        &format!("/playback_errors/{i}/ad_id"),
-                        "unknown_ad",
-                        "No ad with this id in the device's company.",
-                    );
+                    return Err(ApiError::NotFound(format!(
+                        "`/playback_errors/{i}/ad_id`: no ad `{ad}` in the device's company."
+                    )));
                 }
             }
         }
-        errors.finish()?;
 
         let mut assignments = vec![
             "last_heartbeat_at = ?2".to_string(),

@@ -154,7 +154,11 @@ pub fn document(router: &Router) -> Value {
             responses.insert("412".into(), problem_response("If-Match did not match"));
         }
         if route.operation_id == "login" {
+            responses.insert("401".into(), problem_response("Wrong username or password"));
             responses.insert("429".into(), problem_response("Too many failed logins"));
+        }
+        if route.method == hyper::Method::DELETE {
+            responses.insert("409".into(), problem_response("The resource is in use"));
         }
         for status in &route.may_return {
             let description = match status {

@@ -852,8 +852,8 @@ async fn heartbeat_updates_status_and_diagnostics() {
         .json(&json!({"current_ad_id": ad_id}))
         .send()
         .await
-        .problem(422);
-    assert_eq!(p["errors"][0]["field"], "/current_ad_id");
+        .problem(409);
+    assert!(p["detail"].as_str().unwrap().contains("/current_ad_id"));
     let still = app
         .get(&format!("/devices/{id}"))
         .key("northwind-readonly")
@@ -985,10 +985,6 @@ async fn heartbeat_validation() {
             "/playback_errors/0/message",
         ),
         (
-            json!({"playback_errors": [{"code": "E", "message": "m", "ad_id": harbor_ad}]}),
-            "/playback_errors/0/ad_id",
-        ),
-        (
             json!({"playback_errors": [{"code": "E", "message": "m", "extra": 1}]}),
             "/playback_errors",
         ),
@@ -1010,6 +1006,17 @@ async fn heartbeat_validation() {
             "{body} -> {p}"
         );
     }
+    let p = app
+        .post(&hb)
+        .key("northwind-readwrite")
+        .json(&json!({"playback_errors": [{"code": "E", "message": "m", "ad_id": harbor_ad}]}))
+        .send()
+        .await
+        .problem(404);
+    assert!(p["detail"]
+        .as_str()
+        .unwrap()
+        .contains("/playback_errors/0/ad_id"));
     let after = app
         .get(&format!("/devices/{id}"))
         .key("northwind-readonly")
