@@ -231,19 +231,28 @@ impl<'a> Ctx<'a> {
 
     /// `If-Match` against the current version: absent passes; `*` passes; else it must match.
     pub fn check_if_match(&self, current_version: i64) -> Result<(), ApiError> {
+        self.check_if_match_etag(&super::response::etag(current_version))
+    }
+
+    /// `If-Match` against a current entity tag (strong comparison, as RFC 9110 requires).
+    pub fn check_if_match_etag(&self, current: &str) -> Result<(), ApiError> {
         let Some(header) = self.header("if-match") else {
             return Ok(());
         };
-        let current = super::response::etag(current_version);
+        if !is_valid_if_match(header) {
+            return Err(ApiError::BadRequest(
+                "`If-Match` must be `*` or a list of entity tags such as `\"v3\"`.".into(),
+            ));
+        }
         let matches = header
             .split(',')
-            .map(str::trim)
+            .map(|t| t.trim_matches(' '))
             .any(|t| t == "*" || t == current);
         if matches {
             Ok(())
         } else {
             Err(ApiError::PreconditionFailed {
-                current_etag: current,
+                current_etag: current.to_string(),
             })
         }
     }
@@ -280,4 +289,20 @@ fn integral_floats_to_integers(v: &mut serde_json::Value) {
         serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
         _ => {}
     }
+}
+
+/// `*`, or entity tags (`"v1"`, `W/"x"`) separated by commas: RFC 9110's If-Match grammar, and the
+/// pattern the OpenAPI document states.
+pub fn is_valid_if_match(header: &str) -> bool {
+    if header == "*" {
+        return true;
+    }
+    header.split(',').all(|part| {
+        let tag = part.trim_matches(' ');
+        let tag = tag.strip_prefix("W/").unwrap_or(tag);
+        tag.len() >= 2
+            && tag.starts_with('"')
+            && tag.ends_with('"')
+            && !tag[1..tag.len() - 1].contains('"')
+    })
 }

@@ -7,7 +7,7 @@ use crate::auth::scopes::Scopes;
 use crate::auth::Action;
 use crate::db::Db;
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Route, LIST_PARAMS};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::{now, parse_rfc3339, rfc3339};
@@ -93,7 +93,15 @@ pub fn routes() -> Vec<Route> {
         Route::get("/audit-log", "listAuditLog", Action::Admin, list_audit)
             .tag("admin")
             .summary("The audit log of the account's writes and of authentication failures.")
-            .paged()
+            // Audit entries have integer ids, so the cursor is a number.
+            .query(&[
+                LIST_PARAMS[0],
+                param(
+                    "cursor",
+                    r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#,
+                    "The `next_cursor` of the previous page.",
+                ),
+            ])
             .ok("AuditEntryList"),
         Route::post("/_sandbox/reset", "resetSandbox", Action::Admin, reset)
             .tag("sandbox")
@@ -608,6 +616,7 @@ fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct Rotate {
+    #[serde(default, deserialize_with = "crate::routes::present")]
     grace_period_seconds: Option<i64>,
 }
 

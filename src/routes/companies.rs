@@ -234,25 +234,35 @@ fn get_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ColorsUpdate {
+    #[serde(default, deserialize_with = "crate::routes::present")]
     primary: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     secondary: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     accent: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     background: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     text: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FontsUpdate {
+    #[serde(default, deserialize_with = "crate::routes::present")]
     heading: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     body: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BrandingUpdate {
+    #[serde(default, deserialize_with = "crate::routes::present")]
     colors: Option<ColorsUpdate>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     fonts: Option<FontsUpdate>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
     corner_radius_px: Option<i64>,
     #[serde(default, deserialize_with = "crate::routes::nullable")]
     tagline: Option<Option<String>>,

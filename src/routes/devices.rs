@@ -16,7 +16,7 @@ use crate::ids::{self, Kind};
 use crate::time::rfc3339;
 use crate::validate::Errors;
 use rusqlite::{OptionalExtension, Row};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);
@@ -178,15 +178,7 @@ pub(crate) fn id_schema(kind: Kind) -> Value {
 
 const COMPANY_ID_SCHEMA: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#;
 
-/// For optional fields that may be absent but not `null`: with `#[serde(default, deserialize_with
-/// = "present")]`, `null` is a type error naming the field instead of silently meaning "absent".
-pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
+pub(crate) use super::present;
 
 /// A PATCH with nothing to change is refused, as `minProperties: 1` says.
 pub(crate) fn require_some(errors: &mut Errors, any: bool) {

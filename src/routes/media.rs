@@ -392,11 +392,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.app.db.write(|tx| {
         let (company, _, sha256) = authorized_owner(ctx, tx, &id)?;
         let etag = media_etag(&sha256);
-        if let Some(h) = ctx.header("if-match") {
-            if !etag_listed(h, &etag, false) {
-                return Err(ApiError::PreconditionFailed { current_etag: etag });
-            }
-        }
+        ctx.check_if_match_etag(&etag)?;
         let used: i64 = tx
             .prepare_cached("SELECT count(*) FROM ads WHERE media_id = ?1")?
             .query_row([&id], |r| r.get(0))?;

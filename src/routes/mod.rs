@@ -67,6 +67,16 @@ where
     Option::<T>::deserialize(d).map(Some)
 }
 
+/// For optional fields that may be absent but not `null`: with `#[serde(default, deserialize_with
+/// = "present")]`, `null` is a type error naming the field instead of silently meaning "absent".
+pub fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
 /// Runs a keyset-paged list query, newest first, restricted to `companies`.
 ///
 /// `select` is everything before `WHERE` (for example `SELECT d.id, d.name FROM devices d`);

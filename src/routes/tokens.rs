@@ -3,7 +3,7 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::{list_body, PageRequest};
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
@@ -36,12 +36,11 @@ pub fn routes() -> Vec<Route> {
         .created("TokenPurchase"),
         Route::get("/tokens/balance", "getTokenBalance", READ, balance)
             .tag("tokens")
-            .summary("A company's token balance. `company_id` may be omitted when the credential sees exactly one company.")
-            .query(&[param(
-                "company_id",
-                COMPANY_PARAM,
-                "The company (required unless the credential sees exactly one).",
-            )])
+            .summary("A company's token balance.")
+            .query(&[Param {
+                required: true,
+                ..param("company_id", COMPANY_PARAM, "The company.")
+            }])
             .ok("TokenBalance"),
         Route::get(
             "/tokens/transactions",
@@ -176,20 +175,8 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 fn balance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let company = if ctx.query("company_id").is_some() {
-        ctx.list_companies()?.into_iter().next().unwrap_or_default()
-    } else {
-        match ctx.principal()?.visible_companies.as_slice() {
-            [only] => only.clone(),
-            _ => {
-                return Err(ApiError::invalid(
-                    "company_id",
-                    "required",
-                    "This credential sees several companies; name one with `company_id`.",
-                ))
-            }
-        }
-    };
+    // `company_id` is required (the pipeline enforces it); list_companies checks it is visible.
+    let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
     let conn = ctx.app.db.conn()?;
     Ok(Response::ok(&ledger::balance_json(&conn, &company)?))
 }

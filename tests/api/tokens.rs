@@ -67,22 +67,20 @@ async fn packs_and_balances() {
         assert_eq!(cached_balance(&app, &c), ledger_sum(&app, &c), "{name}");
     }
 
-    // Several visible companies and no company_id: which one is meant is unknown.
-    let p = app
-        .get("/tokens/balance")
-        .key("northwind-readonly")
-        .send()
-        .await
-        .problem(422);
-    assert_eq!(p["errors"][0]["field"], "company_id");
-    // One visible company: it is implied.
+    // `company_id` is required, even for a key that sees a single company.
+    for k in ["northwind-readonly", "harborview-hotels-billing"] {
+        let p = app.get("/tokens/balance").key(k).send().await.problem(422);
+        assert_eq!(p["errors"][0]["field"], "company_id");
+        assert_eq!(p["errors"][0]["code"], "required");
+    }
+    let hotels = company_id("Harborview Hotels");
     let b = app
-        .get("/tokens/balance")
+        .get(&format!("/tokens/balance?company_id={hotels}"))
         .key("harborview-hotels-billing")
         .send()
         .await
         .ok();
-    assert_eq!(b["company_id"], company_id("Harborview Hotels"));
+    assert_eq!(b["company_id"], json!(hotels));
     assert_eq!(b["balance"], 5100);
     // Another account's company is not found; a malformed id is a 422.
     app.get(&format!(
