@@ -12,6 +12,12 @@
 # Knobs (environment): ST_KEY (demo key name, default northwind-readwrite), ST_MAX_EXAMPLES (30),
 # ST_TIME_LIMIT seconds (420), ST_SEED (fixed, so a CI run is reproducible; set another to explore),
 # ST_REPORT_DIR (default tests/clients/results/schemathesis), ST_WORKERS (1).
+#
+# Failures accepted as by design go in schemathesis-baseline.json (Schemathesis' own --baseline
+# format; used only when the file exists, because Schemathesis would otherwise create it from the
+# run and so accept everything it found). Record one deliberately with
+#   ST_BASELINE_WRITE=1 bash tests/clients/schemathesis.sh <base_url>
+# and prune the recorded entries to the ones that are truly by design before committing it.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ $# -lt 1 ]; then
@@ -41,6 +47,14 @@ mkdir -p "$report_dir"
 # Schemathesis and Hypothesis drop working files into the current directory; keep them in the report dir.
 cd "$report_dir" || exit 1
 
+baseline=()
+if [ -f "$here/schemathesis-baseline.json" ]; then
+  baseline=(--baseline "$here/schemathesis-baseline.json")
+  [ "${ST_BASELINE_WRITE:-0}" = 1 ] && baseline+=(--baseline-update)
+elif [ "${ST_BASELINE_WRITE:-0}" = 1 ]; then
+  baseline=(--baseline "$here/schemathesis-baseline.json")
+fi
+
 timeout --kill-after=15 "${ST_TIME_LIMIT:-420}" "$here/.venv/bin/schemathesis" \
   --config-file "$here/schemathesis.toml" --no-color \
   run "$base/openapi.json" \
@@ -55,7 +69,8 @@ timeout --kill-after=15 "${ST_TIME_LIMIT:-420}" "$here/.venv/bin/schemathesis" \
   --generation-database none \
   --generation-with-security-parameters false \
   --report junit \
-  --report-junit-path "$report_dir/junit.xml"
+  --report-junit-path "$report_dir/junit.xml" \
+  "${baseline[@]}"
 rc=$?
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
   echo "FAIL schemathesis: run: stopped by the ${ST_TIME_LIMIT:-420} s time limit"
