@@ -2,6 +2,41 @@
 //! lists every problem at once.
 
 use crate::http::error::{ApiError, FieldError};
+use serde_json::{json, Value};
+
+/// Characters that make text invalid: C0 and C1 control characters.
+pub fn is_control(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Characters that do not count towards "not blank": ECMA-262's `\s`, plus controls.
+fn is_blank(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{20}' | '\u{7f}'..='\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
+        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+}
+
+const NO_CONTROL: &str = "[^\\u0000-\\u001f\\u007f-\\u009f]";
+const NOT_BLANK: &str =
+    "[^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]";
+
+/// The JSON Schema pattern of [`Errors::text`]: no control characters, and (for required text)
+/// at least one non-blank character.
+pub fn text_pattern(required: bool) -> String {
+    if required {
+        format!("^{NO_CONTROL}*{NOT_BLANK}{NO_CONTROL}*$")
+    } else {
+        format!("^{NO_CONTROL}*$")
+    }
+}
+
+/// The JSON Schema of text checked by [`Errors::text`] with the same bounds.
+pub fn text_schema(min: usize, max: usize) -> Value {
+    if min == 0 {
+        json!({"type": "string", "maxLength": max, "pattern": text_pattern(false)})
+    } else {
+        json!({"type": "string", "minLength": min, "maxLength": max, "pattern": text_pattern(true)})
+    }
+}
 
 #[derive(Default)]
 pub struct Errors(Vec<FieldError>);
@@ -15,9 +50,9 @@ impl Errors {
         self.0.push(FieldError::new(field, code, message));
     }
 
-    /// Text of `min..=max` characters (counted as given, as JSON Schema's `maxLength` does), without
-    /// C0 control characters, and not blank when `min > 0`: exactly what the schema pattern
-    /// `^[^\u0000-\u001f]*\S[^\u0000-\u001f]*$` says.
+    /// `min..=max` characters (as sent, as JSON Schema's `maxLength` counts), no control
+    /// characters, and not blank when `min > 0`: exactly what [`text_schema`] states. Handlers
+    /// store the value trimmed.
     pub fn text(&mut self, field: &str, value: &str, min: usize, max: usize) {
         let n = value.chars().count();
         if n < min || n > max {
@@ -26,13 +61,13 @@ impl Errors {
                 "length",
                 format!("Must be {min} to {max} characters."),
             );
-        } else if value.chars().any(|c| c < ' ') {
+        } else if value.chars().any(is_control) {
             self.push(
                 field,
                 "invalid_characters",
                 "Must not contain control characters.",
             );
-        } else if min > 0 && value.chars().all(char::is_whitespace) {
+        } else if min > 0 && value.chars().all(is_blank) {
             self.push(field, "blank", "Must not be blank.");
         }
     }

@@ -11,7 +11,7 @@ use crate::http::router::{param, Route, LIST_PARAMS};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::{now, parse_rfc3339, rfc3339};
-use crate::validate::Errors;
+use crate::validate::{text_schema, Errors};
 use rusqlite::{OptionalExtension, Row};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -156,8 +156,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "ApiClientCreate",
             json!({"type":"object","additionalProperties":false,"required":["name"],
-            "properties":{"name":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001f]*\\S[^\\u0000-\\u001f]*$"},
-                          "description":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001f]*$"}}}),
+            "properties":{"name":text_schema(1, 100),
+                          "description":text_schema(0, 500)}}),
         ),
         (
             "ApiKey",
@@ -171,7 +171,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "ApiKeyCreate",
             json!({"type":"object","additionalProperties":false,"required":["client_id","name","scopes"],
             "properties":{"client_id":{"type":"string","pattern":"^cli_[0-9A-Za-z]{1,64}$"},
-                "name":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001f]*\\S[^\\u0000-\\u001f]*$"},
+                "name":text_schema(1, 100),
                 "scopes":{"type":"array","minItems":1,"maxItems":20,"items":{"type":"string","enum":crate::auth::scopes::Scope::all_names()}},
                 "companyScope":{"type":["string","null"],"pattern":"^cmp_[0-9A-Za-z]{1,64}$"},
                 "expires_at":{"type":["string","null"],"format":"date-time"}}}),

@@ -7,7 +7,7 @@ use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::rfc3339;
-use crate::validate::Errors;
+use crate::validate::{text_schema, Errors};
 use rusqlite::{OptionalExtension, Row};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -87,10 +87,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "colors":{"type":"object","additionalProperties":false,"minProperties":1,
                         "properties":{"primary":color,"secondary":color,"accent":color,"background":color,"text":color}},
                     "fonts":{"type":"object","additionalProperties":false,"minProperties":1,
-                        "properties":{"heading":{"type":"string","minLength":1,"maxLength":64,"pattern":"^[^\\u0000-\\u001f]*\\S[^\\u0000-\\u001f]*$"},
-                                      "body":{"type":"string","minLength":1,"maxLength":64,"pattern":"^[^\\u0000-\\u001f]*\\S[^\\u0000-\\u001f]*$"}}},
+                        "properties":{"heading":text_schema(1, 64),
+                                      "body":text_schema(1, 64)}},
                     "corner_radius_px":{"type":"integer","minimum":0,"maximum":64},
-                    "tagline":{"type":["string","null"],"maxLength":140,"pattern":"^[^\\u0000-\\u001f]*$"}}}),
+                    "tagline":{"type":["string","null"],"maxLength":140,"pattern":crate::validate::text_pattern(false)}}}),
         ),
     ]
 }

@@ -104,50 +104,11 @@ pub fn routes() -> Vec<Route> {
 // Validation helpers shared by the devices, ads and media modules. Each check mirrors the JSON
 // Schema snippet next to it exactly, so schema-valid input is accepted and the rest refused.
 
-/// Characters that make text invalid: C0 and C1 control characters.
-fn is_control(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
-}
+pub(crate) use crate::validate::text_schema;
 
-/// Characters that do not count towards "not blank": spaces (ECMA-262 `\s` plus controls).
-fn is_blank(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{20}' | '\u{7f}'..='\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
-        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
-}
-
-const NO_CONTROL: &str = "[^\\u0000-\\u001f\\u007f-\\u009f]";
-const NOT_BLANK: &str =
-    "[^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]";
-
-/// JSON Schema of text checked by [`check_text`].
-pub(crate) fn text_schema(min: usize, max: usize) -> Value {
-    if min == 0 {
-        json!({"type":"string","maxLength":max,"pattern":format!("^{NO_CONTROL}*$")})
-    } else {
-        json!({"type":"string","minLength":min,"maxLength":max,
-            "pattern":format!("^{NO_CONTROL}*{NOT_BLANK}{NO_CONTROL}*$")})
-    }
-}
-
-/// `min..=max` characters (as sent), no control characters, and not blank when `min > 0`. The value
-/// is stored trimmed.
+/// The shared text rule ([`Errors::text`]), under the name the devices, ads and media modules use.
 pub(crate) fn check_text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
-    let n = value.chars().count();
-    if n < min || n > max {
-        errors.push(
-            field,
-            "length",
-            format!("Must be {min} to {max} characters."),
-        );
-    } else if value.chars().any(is_control) {
-        errors.push(
-            field,
-            "invalid_characters",
-            "Must not contain control characters.",
-        );
-    } else if min > 0 && value.chars().all(is_blank) {
-        errors.push(field, "blank", "Must not be blank.");
-    }
+    errors.text(field, value, min, max);
 }
 
 pub(crate) fn check_enum(errors: &mut Errors, field: &str, value: &str, allowed: &[&str]) {

@@ -95,7 +95,7 @@ pub fn document(router: &Router) -> Value {
                     .map(|t| {
                         (
                             t.to_string(),
-                            json!({"schema": {"type": "string", "format": "binary"}}),
+                            json!({"schema": {"type": "string", "format": "binary", "minLength": 1}}),
                         )
                     })
                     .collect();

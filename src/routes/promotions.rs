@@ -17,7 +17,7 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::routes::fetch_page;
 use crate::time::{parse_rfc3339, rfc3339};
-use crate::validate::Errors;
+use crate::validate::{text_schema, Errors};
 use hyper::StatusCode;
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Deserialize;
@@ -115,10 +115,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// One line of text: no control characters, at least one non-space character.
-const LINE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
-/// Text that may be empty, without control characters.
-const TEXT: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
 const URL: &str =
     "^https?://[^/?#:\\s\\u0000-\\u001f\\u007f-\\u009f][^\\s\\u0000-\\u001f\\u007f-\\u009f]*$";
 
@@ -126,8 +122,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
     let ts_null = json!({"type":["string","null"],"format":"date-time"});
     let fields = json!({
-        "name":{"type":"string","minLength":1,"maxLength":100,"pattern":LINE},
-        "description":{"type":"string","maxLength":1000,"pattern":TEXT},
+        "name":text_schema(1, 100),
+        "description":text_schema(0, 1000),
         "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":URL},
         "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
         "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
@@ -338,22 +334,9 @@ fn check_fields(
     }
 }
 
-/// Text of `min..=max` characters (at least `min` once trimmed), without control characters:
-/// exactly what the `LINE`/`TEXT` patterns and `maxLength` of the schemas say.
+/// The shared text rule ([`Errors::text`]).
 pub(crate) fn text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
-    if value.chars().count() > max || value.trim().chars().count() < min {
-        errors.push(
-            field,
-            "length",
-            format!("Must be {min} to {max} characters."),
-        );
-    } else if value.chars().any(char::is_control) {
-        errors.push(
-            field,
-            "invalid_characters",
-            "Must not contain control characters.",
-        );
-    }
+    errors.text(field, value, min, max);
 }
 
 /// Characters no URL may contain: controls and white space (the `\s` and control classes of the
@@ -557,12 +540,17 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             [&id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        let (new_start, new_end) = (starts.unwrap_or(old_window.0), ends.unwrap_or(old_window.1));
+        if new_end <= new_start && (starts.is_none() || ends.is_none()) {
+            // The body alone is consistent; it is the stored window it clashes with.
+            return Err(ApiError::Conflict(format!(
+                "The promotion would end ({}) before it starts ({}); change both `starts_at` and `ends_at`.",
+                crate::time::rfc3339(new_end),
+                crate::time::rfc3339(new_start)
+            )));
+        }
         let mut errors = Errors::new();
-        check_window(
-            &mut errors,
-            starts.unwrap_or(old_window.0),
-            ends.unwrap_or(old_window.1),
-        );
+        check_window(&mut errors, new_start, new_end);
         errors.finish()?;
         let assignments: Vec<String> = sets
             .iter()

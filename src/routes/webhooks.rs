@@ -12,7 +12,7 @@ use crate::ids::{self, Kind};
 use crate::routes::fetch_page;
 use crate::routes::promotions::{forbidden_in_url, text};
 use crate::time::rfc3339;
-use crate::validate::Errors;
+use crate::validate::{text_schema, Errors};
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -63,7 +63,6 @@ pub fn routes() -> Vec<Route> {
 
 /// `https://` anywhere, or plain `http://` only to this machine (local development receivers).
 const URL: &str = "^(https://[^/?#:\\s\\u0000-\\u001f\\u007f-\\u009f][^\\s\\u0000-\\u001f\\u007f-\\u009f]*|http://(localhost|127\\.0\\.0\\.1)(:[0-9]{1,5})?([/?#][^\\s\\u0000-\\u001f\\u007f-\\u009f]*)?)$";
-const TEXT: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
@@ -95,7 +94,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let fields = json!({
         "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":URL,
             "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers."},
-        "description":{"type":"string","maxLength":500,"pattern":TEXT},
+        "description":text_schema(0, 500),
         "event_types":{"type":"array","minItems":1,"uniqueItems":true,
             "items":{"type":"string","enum":EVENT_TYPES}},
         "enabled":{"type":"boolean"}

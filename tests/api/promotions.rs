@@ -377,7 +377,10 @@ async fn update_honours_if_match_and_refuses_protected_fields() {
             json!({"activation_cost_tokens": 100_001}),
             "/activation_cost_tokens",
         ),
-        (json!({"ends_at": "2000-01-01T00:00:00Z"}), "/ends_at"),
+        (
+            json!({"starts_at": "2001-01-01T00:00:00Z", "ends_at": "2000-01-01T00:00:00Z"}),
+            "/ends_at",
+        ),
         (json!({"landing_url": 5}), "/landing_url"),
     ] {
         let p = app
@@ -389,6 +392,15 @@ async fn update_honours_if_match_and_refuses_protected_fields() {
             .problem(422);
         assert_eq!(p["errors"][0]["field"], field, "{body}");
     }
+    // An end before the stored start: the body is fine, the combination with the stored state is not.
+    let p = app
+        .patch(&path)
+        .key("northwind-readwrite")
+        .json(&json!({"ends_at": "2000-01-01T00:00:00Z"}))
+        .send()
+        .await
+        .problem(409);
+    assert!(p["detail"].as_str().unwrap().contains("starts_at"));
     app.patch(&path)
         .key("northwind-readwrite")
         .raw("application/json", "nope")

@@ -61,7 +61,6 @@ timeout --kill-after=5 "${ST_TIME_LIMIT:-420}" "$here/.venv/bin/schemathesis" \
   --url "$base" \
   -H "X-API-KEY: $raw_key" \
   -H "X-Service-Client-Id: $client_id" \
-  --checks all \
   --max-examples "${ST_MAX_EXAMPLES:-30}" \
   --workers "${ST_WORKERS:-1}" \
   --seed "${ST_SEED:-20261125}" \
