@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# The signage benchmark: throughput, latency, memory and cold start of the release binary, all in one
+# run so the ratios between endpoints are meaningful. See bench/README.md.
+#
+# Knobs (environment): BENCH_DURATION (s per endpoint, default 10), BENCH_WARMUP (s, default 2),
+# BENCH_COLD_RUNS (default 15), BENCH_TX_ROWS (default 1000000), BENCH_TX_DURATION (s per round,
+# default 3), BENCH_TX_ROUNDS (default 3),
+# BENCH_LOG_LEVEL (server log filter; default: the server's own default), BENCH_SKIP_BUILD=1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH="$ROOT/bench"
+TOOLS="$BENCH/tools.py"
+LUA="$BENCH/wrk/request.lua"
+BIN="$ROOT/target/release/signage"
+SEEDER="$ROOT/target/release/examples/seed_ledger"
+RESULTS_DIR="$BENCH/results"
+
+DURATION=${BENCH_DURATION:-10}
+WARMUP=${BENCH_WARMUP:-2}
+COLD_RUNS=${BENCH_COLD_RUNS:-15}
+TX_ROWS_BIG=${BENCH_TX_ROWS:-1000000}
+TX_ROWS_SMALL=1000
+TX_DURATION=${BENCH_TX_DURATION:-3}
+TX_ROUNDS=${BENCH_TX_ROUNDS:-3}
+CONNS=64
+THREADS=2
+
+SCRIPT_START=$(date +%s)
+LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
+WORK=$(mktemp -d /tmp/signage-bench.XXXXXX)
+RESULTS="$WORK/results.jsonl"
+: >"$RESULTS"
+SERVER_PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${SERVER_PIDS[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+    fi
+  done
+  for pid in "${SERVER_PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '[bench %3ss] %s\n' "$(($(date +%s) - SCRIPT_START))" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Appends one JSON object (given as key=value pairs; values that parse as JSON stay JSON) to results.
+record() {
+  python3 - "$RESULTS" "$@" <<'PY'
+import json, sys
+out, pairs = sys.argv[1], sys.argv[2:]
+obj = {}
+for p in pairs:
+    k, v = p.split("=", 1)
+    try:
+        obj[k] = json.loads(v)
+    except ValueError:
+        obj[k] = v
+with open(out, "a") as f:
+    f.write(json.dumps(obj) + "\n")
+PY
+}
+
+# ---------------------------------------------------------------------------------------------------
+# 1. Build.
+command -v python3 >/dev/null || die "python3 is required"
+command -v curl >/dev/null || die "curl is required"
+if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
+  log "building release binary and seeder (cargo build --release)"
+  build_start=$(date +%s)
+  # Two invocations on purpose: the example pulls in dev-dependency features (hyper's client), and
+  # the server under test must be exactly what `cargo build --release` produces.
+  (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+  (cd "$ROOT" && cargo build --release --quiet --example seed_ledger) || die "building the seeder failed"
+  log "build done in $(($(date +%s) - build_start)) s"
+fi
+[[ -x "$BIN" ]] || die "$BIN missing"
+[[ -x "$SEEDER" ]] || die "$SEEDER missing"
+
+# ---------------------------------------------------------------------------------------------------
+# 2. Load tool.
+if ! command -v wrk >/dev/null; then
+  log "installing wrk (apt-get)"
+  if ! apt-get install -y -qq wrk >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    apt-get install -y -qq wrk >/dev/null 2>&1 || die "could not install wrk (apt-get install -y wrk)"
+  fi
+fi
+
+# Demo credentials and company from the fixtures.
+read -r KEY CLIENT COMPANY < <(python3 - "$ROOT/fixtures/demo-credentials.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = next(k for k in d["keys"] if k["name"] == "northwind-readonly")
+c = next(c for c in d["companies"] if c["name"] == "Northwind Grocers")
+print(k["rawKey"], k["client_id"], c["id"])
+PY
+)
+REST_HEADERS=$'X-API-KEY: '"$KEY"$'\nX-Service-Client-Id: '"$CLIENT"
+MCP_HEADERS=$'Authorization: Bearer '"$KEY"$'\nX-Service-Client-Id: '"$CLIENT"$'\nContent-Type: application/json\nAccept: application/json, text/event-stream\nMCP-Protocol-Version: 2025-11-25'
+MCP_BODY='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_companies","arguments":{}}}'
+
+# Servers run from the scratch dir (no ./signage.toml) without inherited SIGNAGE_* settings.
+server_env=(env)
+while IFS='=' read -r name _; do
+  [[ "$name" == SIGNAGE_* ]] && server_env+=(-u "$name")
+done < <(env)
+if [[ -n "${BENCH_LOG_LEVEL:-}" ]]; then server_env+=("SIGNAGE_LOG=$BENCH_LOG_LEVEL"); fi
+
+# start_server NAME DBFILE -> sets SERVER_PORT and SERVER_PID
+start_server() {
+  local name=$1 db=$2
+  SERVER_PORT=$(python3 "$TOOLS" freeport)
+  (cd "$WORK" && exec "${server_env[@]}" "$BIN" serve --database "$db" --port "$SERVER_PORT" \
+    >"$WORK/$name.out" 2>"$WORK/$name.log") &
+  SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
+  if ! python3 "$TOOLS" wait-health "$SERVER_PORT" 30; then
+    tail -20 "$WORK/$name.log" >&2 || true
+    die "server $name did not become healthy"
+  fi
+}
+
+stop_server() {
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# Does the running server's route table have this path? (A missing route and a 404 for a missing
+# object look alike on the wire; the OpenAPI document tells them apart.)
+has_route() {
+  local port=$1 path=$2
+  curl -sf "http://127.0.0.1:$port/openapi.json" |
+    python3 -c 'import json,sys; sys.exit(0 if sys.argv[1] in json.load(sys.stdin).get("paths", {}) else 1)' "$path"
+}
+
+# run_wrk OUTFILE PORT PATH SECONDS CONNS THREADS [METHOD BODY HEADERS]; prints the BENCH_RESULT JSON
+run_wrk() {
+  local out=$1 port=$2 path=$3 secs=$4 conns=$5 threads=$6 method=${7:-GET} body=${8:-} headers=${9:-}
+  BENCH_METHOD=$method BENCH_BODY=$body BENCH_HEADERS=$headers \
+    wrk -t"$threads" -c"$conns" -d"${secs}s" --timeout 5s -s "$LUA" "http://127.0.0.1:$port$path" >"$out" 2>&1 ||
+    { cat "$out" >&2; die "wrk failed on $path"; }
+  grep '^BENCH_RESULT ' "$out" | tail -1 | sed 's/^BENCH_RESULT //'
+}
+
+# load_test KEY LABEL PORT PID PATH [METHOD BODY HEADERS]: warm-up, then measured run with RSS sampling.
+load_test() {
+  local key=$1 label=$2 port=$3 pid=$4 path=$5 method=${6:-GET} body=${7:-} headers=${8:-}
+  log "load: $label (${WARMUP}s warm-up + ${DURATION}s, $CONNS connections, $THREADS threads)"
+  run_wrk "$WORK/wrk-$key-warm.txt" "$port" "$path" "$WARMUP" "$CONNS" "$THREADS" "$method" "$body" "$headers" >/dev/null
+  python3 "$TOOLS" rss "$pid" "$DURATION" >"$WORK/rss-$key.json" &
+  local sampler=$!
+  local res
+  res=$(run_wrk "$WORK/wrk-$key.txt" "$port" "$path" "$DURATION" "$CONNS" "$THREADS" "$method" "$body" "$headers")
+  wait "$sampler" || true
+  record kind=load key="$key" label="$label" status=ok "wrk=$res" "rss=$(cat "$WORK/rss-$key.json")"
+}
+
+load_skip() {
+  log "load: $2: $3"
+  record kind=load key="$1" label="$2" "status=$3"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# 3a. Cold start: exec -> first 200 from /health on a new database (fixtures loaded), median of N.
+log "cold start: $COLD_RUNS starts on new databases"
+mkdir -p "$WORK/cold"
+cold=$(cd "$WORK" && "${server_env[@]}" python3 "$TOOLS" coldstart "$BIN" "$WORK/cold" "$COLD_RUNS") ||
+  die "cold start failed: $cold"
+record kind=cold "data=$cold"
+log "cold start: $cold"
+
+# 3b. Load on a fresh database.
+start_server main "$WORK/main.db"
+MAIN_PORT=$SERVER_PORT
+MAIN_PID=$SERVER_PID
+log "server main: pid $MAIN_PID on 127.0.0.1:$MAIN_PORT"
+rss_idle=$(python3 "$TOOLS" rss "$MAIN_PID" 0.01)
+record kind=idle "rss=$rss_idle"
+
+load_test health "GET /health" "$MAIN_PORT" "$MAIN_PID" /health
+
+code=$(python3 "$TOOLS" status "$MAIN_PORT" /companies "$REST_HEADERS")
+if [[ "$code" == 200 ]]; then
+  load_test companies "GET /companies" "$MAIN_PORT" "$MAIN_PID" /companies GET "" "$REST_HEADERS"
+elif [[ "$code" == 404 ]] && ! has_route "$MAIN_PORT" /companies; then
+  load_skip companies "GET /companies" "n/a (404)"
+else
+  load_skip companies "GET /companies" "error (HTTP $code)"
+fi
+
+code=$(python3 "$TOOLS" status "$MAIN_PORT" '/devices?limit=20' "$REST_HEADERS")
+if [[ "$code" == 200 ]]; then
+  load_test devices "GET /devices?limit=20" "$MAIN_PORT" "$MAIN_PID" '/devices?limit=20' GET "" "$REST_HEADERS"
+elif [[ "$code" == 404 ]] && ! has_route "$MAIN_PORT" /devices; then
+  load_skip devices "GET /devices?limit=20" "n/a (404)"
+else
+  load_skip devices "GET /devices?limit=20" "error (HTTP $code)"
+fi
+
+mcp_label="POST /mcp tools/call list_companies"
+set +e
+session=$(python3 "$TOOLS" mcp-init "$MAIN_PORT" "$MCP_HEADERS" 2>"$WORK/mcp-init.err")
+rc=$?
+set -e
+if [[ $rc == 2 ]]; then
+  load_skip mcp "$mcp_label" "n/a (404)"
+elif [[ $rc != 0 ]]; then
+  load_skip mcp "$mcp_label" "error (initialize: $(head -c 200 "$WORK/mcp-init.err" | tr '\n' ' '))"
+else
+  headers=$MCP_HEADERS
+  [[ -n "$session" ]] && headers+=$'\nMcp-Session-Id: '"$session"
+  check=$(python3 "$TOOLS" mcp-check "$MAIN_PORT" "$headers" "$MCP_BODY")
+  if python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["ok"] else 1)' "$check"; then
+    load_test mcp "$mcp_label" "$MAIN_PORT" "$MAIN_PID" /mcp POST "$MCP_BODY" "$headers"
+  else
+    load_skip mcp "$mcp_label" "error ($(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("HTTP", d["status"], d["detail"][:150])' "$check"))"
+  fi
+fi
+record kind=final "rss=$(python3 "$TOOLS" rss "$MAIN_PID" 0.01)"
+stop_server "$MAIN_PID"
+
+# ---------------------------------------------------------------------------------------------------
+# 4. Token transactions: a 1M-row ledger against a 1k-row ledger, one company each.
+TX_PATH="/tokens/transactions?company_id=$COMPANY&limit=20"
+for rows in "$TX_ROWS_BIG" "$TX_ROWS_SMALL"; do
+  db="$WORK/ledger-$rows.db"
+  log "ledger: migrate + seed $rows rows"
+  (cd "$WORK" && "${server_env[@]}" "$BIN" migrate --database "$db" >/dev/null) || die "migrate failed"
+  "$SEEDER" --database "$db" --company "$COMPANY" --rows "$rows" >&2 || die "seeding failed"
+done
+record kind=seed "rows_big=$TX_ROWS_BIG" "rows_small=$TX_ROWS_SMALL"
+
+start_server big "$WORK/ledger-$TX_ROWS_BIG.db"
+BIG_PORT=$SERVER_PORT BIG_PID=$SERVER_PID
+start_server small "$WORK/ledger-$TX_ROWS_SMALL.db"
+SMALL_PORT=$SERVER_PORT SMALL_PID=$SERVER_PID
+
+code=$(python3 "$TOOLS" status "$BIG_PORT" "$TX_PATH" "$REST_HEADERS")
+if [[ "$code" == 404 ]] && ! has_route "$BIG_PORT" /tokens/transactions; then
+  log "tokens: GET /tokens/transactions: n/a (404)"
+  record kind=tx status="n/a (404)"
+elif [[ "$code" != 200 ]]; then
+  log "tokens: GET /tokens/transactions: HTTP $code"
+  record kind=tx status="error (HTTP $code)"
+else
+  # The deep page: follow next_cursor (100 rows a hop) to the middle of each ledger, time-boxed.
+  declare -A deep
+  for side in big small; do
+    if [[ $side == big ]]; then port=$BIG_PORT rows=$TX_ROWS_BIG; else port=$SMALL_PORT rows=$TX_ROWS_SMALL; fi
+    hops=$((rows / 2 / 100))
+    ((hops < 1)) && hops=1
+    log "tokens: walking $hops pages of 100 into the $rows-row ledger"
+    walked=$(python3 "$TOOLS" walk "$port" "/tokens/transactions?company_id=$COMPANY&limit=100" "$REST_HEADERS" "$hops" 20) ||
+      die "cursor walk failed: $walked"
+    deep[$side]=$walked
+  done
+  # Short runs alternating between the two ledgers, so a burst of load from elsewhere on the machine
+  # hits both sides; the report takes the median over the rounds.
+  for page in first deep; do
+    declare -A tx_path=()
+    declare -A tx_depth=()
+    for side in big small; do
+      if [[ $side == big ]]; then port=$BIG_PORT; else port=$SMALL_PORT; fi
+      tx_path[$side]=$TX_PATH
+      tx_depth[$side]=0
+      if [[ $page == deep ]]; then
+        cursor=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["cursor"])' "${deep[$side]}")
+        tx_depth[$side]=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows_skipped"])' "${deep[$side]}")
+        tx_path[$side]="$TX_PATH&cursor=$cursor"
+        code=$(python3 "$TOOLS" status "$port" "${tx_path[$side]}" "$REST_HEADERS")
+        [[ "$code" == 200 ]] || die "deep page returned HTTP $code"
+      fi
+      run_wrk "$WORK/wrk-tx-warm.txt" "$port" "${tx_path[$side]}" 1 1 1 GET "" "$REST_HEADERS" >/dev/null
+    done
+    # Page time is latency on one keep-alive connection: with 64 connections p50 is queueing.
+    log "tokens: $page page (depth ${tx_depth[big]} / ${tx_depth[small]}): $TX_ROUNDS rounds of ${TX_DURATION}s per ledger, 1 connection"
+    for round in $(seq 1 "$TX_ROUNDS"); do
+      for side in big small; do
+        if [[ $side == big ]]; then port=$BIG_PORT pid=$BIG_PID rows=$TX_ROWS_BIG; else port=$SMALL_PORT pid=$SMALL_PID rows=$TX_ROWS_SMALL; fi
+        res=$(run_wrk "$WORK/wrk-tx.txt" "$port" "${tx_path[$side]}" "$TX_DURATION" 1 1 GET "" "$REST_HEADERS")
+        rss=$(python3 "$TOOLS" rss "$pid" 0.01)
+        record kind=tx status=ok page="$page" rows="$rows" depth="${tx_depth[$side]}" round="$round" "wrk=$res" "rss=$rss"
+      done
+    done
+  done
+fi
+stop_server "$BIG_PID"
+stop_server "$SMALL_PID"
+
+# ---------------------------------------------------------------------------------------------------
+# 5. Report.
+mkdir -p "$RESULTS_DIR"
+record kind=meta "elapsed_s=$(($(date +%s) - SCRIPT_START))" \
+  "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+  "branch=$(git -C "$ROOT" rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)" \
+  "nproc=$(nproc)" "loadavg_start=$LOADAVG_START" "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" \
+  "wrk=$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)" \
+  "duration=$DURATION" "warmup=$WARMUP" "conns=$CONNS" "threads=$THREADS" \
+  "tx_duration=$TX_DURATION" "tx_rounds=$TX_ROUNDS" "log_level=${BENCH_LOG_LEVEL:-default}"
+python3 "$TOOLS" report "$RESULTS" "$RESULTS_DIR/latest.md"
+cp "$RESULTS" "$RESULTS_DIR/latest.jsonl"
+cat "$RESULTS_DIR/latest.md"
