@@ -2,7 +2,8 @@
 
 #[test]
 fn every_route_is_in_the_readme() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let missing: Vec<String> = signage::routes::all()
         .iter()
         .filter(|r| r.path != "/mcp")
