@@ -72,17 +72,10 @@ impl Errors {
         }
     }
 
-    /// An absolute `https://` (or `http://`) URL without whitespace, at most 2048 characters.
-    pub fn url(&mut self, field: &str, value: &str) {
-        let ok = (value.starts_with("https://") || value.starts_with("http://"))
-            && value.len() <= 2048
-            && value.split("://").nth(1).is_some_and(|rest| {
-                let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-                !host.is_empty() && !host.starts_with(':')
-            })
-            && !value.chars().any(|c| c.is_whitespace() || c.is_control());
-        if !ok {
-            self.push(field, "invalid_url", "Must be an absolute http(s) URL.");
+    /// An absolute URL of one of `schemes`, as [`url_pattern`] states (see [`is_url`]).
+    pub fn url(&mut self, field: &str, value: &str, schemes: UrlSchemes) {
+        if !is_url(value, schemes) {
+            self.push(field, "invalid_url", schemes.message());
         }
     }
 
@@ -116,5 +109,125 @@ impl Errors {
         } else {
             Err(ApiError::Validation(self.0))
         }
+    }
+}
+
+/// Which URLs a field takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UrlSchemes {
+    /// `http://` or `https://` to any host (landing pages, QR targets).
+    Web,
+    /// `https://` to any host, or `http://` to this machine only (webhook receivers).
+    HttpsOrLoopback,
+}
+
+impl UrlSchemes {
+    fn message(self) -> &'static str {
+        match self {
+            UrlSchemes::Web => "Must be an absolute http(s) URL with a host name, at most 2048 characters, without spaces.",
+            UrlSchemes::HttpsOrLoopback => "Must be an https:// URL (or http://localhost / http://127.0.0.1 for local testing), at most 2048 characters, without spaces.",
+        }
+    }
+}
+
+const HOST_PATTERN: &str =
+    "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*";
+const PORT_AND_REST_PATTERN: &str =
+    "(?::[0-9]{1,5})?(?:[/?#][^\\s\\u0000-\\u001f\\u007f-\\u009f]*)?";
+
+/// The JSON Schema pattern of [`is_url`] (with `maxLength: 2048` beside it).
+pub fn url_pattern(schemes: UrlSchemes) -> String {
+    match schemes {
+        UrlSchemes::Web => format!("^https?://{HOST_PATTERN}{PORT_AND_REST_PATTERN}$"),
+        UrlSchemes::HttpsOrLoopback => format!(
+            "^(?:https://{HOST_PATTERN}|http://(?:localhost|127\\.0\\.0\\.1)){PORT_AND_REST_PATTERN}$"
+        ),
+    }
+}
+
+fn is_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.split('.').all(|label| {
+            (1..=63).contains(&label.len())
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+/// Scheme, a DNS-style host (no user info, no IP-literal brackets), an optional 1–5 digit port,
+/// then an optional path/query/fragment without spaces or controls; at most 2048 characters.
+pub fn is_url(value: &str, schemes: UrlSchemes) -> bool {
+    if value.chars().count() > 2048 {
+        return false;
+    }
+    let (https, rest) = match (
+        value.strip_prefix("https://"),
+        value.strip_prefix("http://"),
+    ) {
+        (Some(r), _) => (true, r),
+        (None, Some(r)) => (false, r),
+        _ => return false,
+    };
+    let host_end = rest.find([':', '/', '?', '#']).unwrap_or(rest.len());
+    let (host, mut tail) = rest.split_at(host_end);
+    let host_ok = match (schemes, https) {
+        (UrlSchemes::Web, _) | (UrlSchemes::HttpsOrLoopback, true) => is_host(host),
+        (UrlSchemes::HttpsOrLoopback, false) => host == "localhost" || host == "127.0.0.1",
+    };
+    if !host_ok {
+        return false;
+    }
+    if let Some(port) = tail.strip_prefix(':') {
+        let digits = port.bytes().take_while(u8::is_ascii_digit).count();
+        if !(1..=5).contains(&digits) {
+            return false;
+        }
+        tail = &port[digits..];
+    }
+    (tail.is_empty() || tail.starts_with(['/', '?', '#']))
+        && !tail.chars().any(|c| c.is_whitespace() || is_control(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        use UrlSchemes::*;
+        assert!(is_url("https://shop.example/p?q=1#x", Web));
+        assert!(is_url("http://a-b.example:8080", Web));
+        for bad in [
+            "http://[",
+            "http://",
+            "https://-a.example",
+            "http://a..b",
+            "http://h:99999999/",
+            "http://h/ x",
+            "ftp://h",
+            "http://user@h",
+        ] {
+            assert!(!is_url(bad, Web), "{bad}");
+        }
+        assert!(is_url("http://127.0.0.1:9000/hook", HttpsOrLoopback));
+        assert!(!is_url("http://hooks.example/x", HttpsOrLoopback));
+        assert!(is_url("https://hooks.example/x", HttpsOrLoopback));
+    }
+
+    #[test]
+    fn text_rule() {
+        let mut e = Errors::new();
+        e.text("/a", "ok", 1, 5);
+        e.text("/b", " ", 1, 5);
+        e.text("/c", "a\u{85}b", 0, 5);
+        e.text("/d", "toolong", 0, 5);
+        let fields: Vec<String> = match e.finish() {
+            Err(ApiError::Validation(v)) => v.into_iter().map(|f| f.field).collect(),
+            _ => vec![],
+        };
+        assert_eq!(fields, vec!["/b", "/c", "/d"]);
     }
 }

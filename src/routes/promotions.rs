@@ -17,7 +17,7 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::routes::fetch_page;
 use crate::time::{parse_rfc3339, rfc3339};
-use crate::validate::{text_schema, Errors};
+use crate::validate::{text_schema, url_pattern, Errors, UrlSchemes};
 use hyper::StatusCode;
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Deserialize;
@@ -115,16 +115,13 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-const URL: &str =
-    "^https?://[^/?#:\\s\\u0000-\\u001f\\u007f-\\u009f][^\\s\\u0000-\\u001f\\u007f-\\u009f]*$";
-
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
     let ts_null = json!({"type":["string","null"],"format":"date-time"});
     let fields = json!({
         "name":text_schema(1, 100),
         "description":text_schema(0, 1000),
-        "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":URL},
+        "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web)},
         "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
         "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
         "starts_at":{"type":"string","format":"date-time"},
@@ -318,13 +315,7 @@ fn check_fields(
         text(errors, "/description", d, 0, 1000);
     }
     if let Some(u) = landing_url {
-        if !http_url(u) {
-            errors.push(
-                "/landing_url",
-                "invalid_url",
-                "Must be an absolute http(s) URL of at most 2048 characters, without spaces.",
-            );
-        }
+        errors.url("/landing_url", u, UrlSchemes::Web);
     }
     if let Some(d) = discount {
         errors.range("/discount_percent", d, 1, 100);
@@ -337,23 +328,6 @@ fn check_fields(
 /// The shared text rule ([`Errors::text`]).
 pub(crate) fn text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
     errors.text(field, value, min, max);
-}
-
-/// Characters no URL may contain: controls and white space (the `\s` and control classes of the
-/// schema patterns; Unicode `White_Space`, as Python's and Rust's `\s` agree on it).
-pub(crate) fn forbidden_in_url(c: char) -> bool {
-    c.is_control() || c.is_whitespace()
-}
-
-/// `http(s)://` + a host that does not start with `/?#:` + no spaces, at most 2048 characters:
-/// the `URL` pattern.
-pub(crate) fn http_url(value: &str) -> bool {
-    let rest = value
-        .strip_prefix("https://")
-        .or_else(|| value.strip_prefix("http://"));
-    value.chars().count() <= 2048
-        && !value.chars().any(forbidden_in_url)
-        && rest.is_some_and(|r| r.chars().next().is_some_and(|c| !"/?#:".contains(c)))
 }
 
 fn check_window(errors: &mut Errors, starts_at: i64, ends_at: i64) {

@@ -10,9 +10,9 @@ use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::routes::fetch_page;
-use crate::routes::promotions::{forbidden_in_url, text};
+use crate::routes::promotions::text;
 use crate::time::rfc3339;
-use crate::validate::{text_schema, Errors};
+use crate::validate::{text_schema, url_pattern, Errors, UrlSchemes};
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -61,9 +61,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// `https://` anywhere, or plain `http://` only to this machine (local development receivers).
-const URL: &str = "^(https://[^/?#:\\s\\u0000-\\u001f\\u007f-\\u009f][^\\s\\u0000-\\u001f\\u007f-\\u009f]*|http://(localhost|127\\.0\\.0\\.1)(:[0-9]{1,5})?([/?#][^\\s\\u0000-\\u001f\\u007f-\\u009f]*)?)$";
-
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
     let props = json!({"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook"},
@@ -92,7 +89,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         a.push(json!("secret"));
     }
     let fields = json!({
-        "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":URL,
+        "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":url_pattern(UrlSchemes::HttpsOrLoopback),
             "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers."},
         "description":text_schema(0, 500),
         "event_types":{"type":"array","minItems":1,"uniqueItems":true,
@@ -199,42 +196,8 @@ fn load_visible(ctx: &Ctx<'_>, conn: &Connection, id: &str) -> Result<(Value, i6
     Ok((hook, version))
 }
 
-/// The `URL` pattern: `https://` + a host, or `http://localhost|127.0.0.1[:port]` + an optional
-/// path; no spaces or control characters; at most 2048 characters.
-fn webhook_url(value: &str) -> bool {
-    if value.chars().count() > 2048 || value.chars().any(forbidden_in_url) {
-        return false;
-    }
-    if let Some(rest) = value.strip_prefix("https://") {
-        return rest.chars().next().is_some_and(|c| !"/?#:".contains(c));
-    }
-    let Some(rest) = value.strip_prefix("http://") else {
-        return false;
-    };
-    let Some(mut rest) = rest
-        .strip_prefix("localhost")
-        .or_else(|| rest.strip_prefix("127.0.0.1"))
-    else {
-        return false;
-    };
-    if let Some(port) = rest.strip_prefix(':') {
-        let digits = port.bytes().take_while(u8::is_ascii_digit).count();
-        if !(1..=5).contains(&digits) {
-            return false;
-        }
-        rest = &port[digits..];
-    }
-    rest.is_empty() || rest.starts_with(['/', '?', '#'])
-}
-
 fn check_url(errors: &mut Errors, value: &str) {
-    if !webhook_url(value) {
-        errors.push(
-            "/url",
-            "invalid_url",
-            "Must be an https:// URL (or http://localhost / http://127.0.0.1 for local testing), at most 2048 characters, without spaces.",
-        );
-    }
+    errors.url("/url", value, UrlSchemes::HttpsOrLoopback);
 }
 
 fn check_event_types(errors: &mut Errors, types: &[String]) {
