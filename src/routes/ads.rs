@@ -432,18 +432,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             input.media_id.as_ref().and_then(|m| m.as_deref()),
             input.promotion_id.as_ref().and_then(|p| p.as_deref()),
         )?;
-        let assignments: Vec<String> = sets
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
-            .collect();
-        let sql = format!(
-            "UPDATE ads SET {}, version = version + 1, updated_at = ?2 WHERE id = ?1",
-            assignments.join(", ")
-        );
-        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
-        args.extend(sets.iter().map(|(_, v)| v.clone()));
-        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        crate::routes::update_versioned(tx, "ads", "id", &id, now, &sets)?;
         let (ad, version) = load(tx, &id)?.ok_or_else(|| ApiError::not_found("ad", &id))?;
         events::record(tx, &company, "ad.updated", "ad", &id, &ad)?;
         Ok(Response::ok(&ad).with_etag(version))

@@ -336,18 +336,7 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .optional()?
             .ok_or_else(|| ApiError::not_found("company", &id))?;
         ctx.check_if_match(version)?;
-        let assignments: Vec<String> = sets
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
-            .collect();
-        let sql = format!(
-            "UPDATE brandings SET {}, version = version + 1, updated_at = ?2 WHERE company_id = ?1",
-            assignments.join(", ")
-        );
-        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
-        args.extend(sets.iter().map(|(_, v)| v.clone()));
-        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        crate::routes::update_versioned(tx, "brandings", "company_id", &id, now, &sets)?;
         let (branding, version) =
             load_branding(tx, &id)?.ok_or_else(|| ApiError::not_found("company", &id))?;
         events::record(tx, &id, "branding.updated", "branding", &id, &branding)?;

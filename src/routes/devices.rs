@@ -504,18 +504,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.app.db.write(|tx| {
         let (company, version) = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(version)?;
-        let assignments: Vec<String> = sets
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
-            .collect();
-        let sql = format!(
-            "UPDATE devices SET {}, version = version + 1, updated_at = ?2 WHERE id = ?1",
-            assignments.join(", ")
-        );
-        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
-        args.extend(sets.iter().map(|(_, v)| v.clone()));
-        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        crate::routes::update_versioned(tx, "devices", "id", &id, now, &sets)?;
         let (device, version) =
             load(tx, &id, offline_after)?.ok_or_else(|| ApiError::not_found("device", &id))?;
         events::record(tx, &company, "device.updated", "device", &id, &device)?;

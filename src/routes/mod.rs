@@ -77,6 +77,32 @@ where
     T::deserialize(d).map(Some)
 }
 
+/// `UPDATE table SET <sets>, version = version + 1, updated_at = now WHERE key = id`: the one
+/// shape of every PATCH, which bumps the version behind the resource's ETag. Column names come
+/// from the handlers' own literals, never from input.
+pub fn update_versioned(
+    tx: &rusqlite::Transaction<'_>,
+    table: &str,
+    key: &str,
+    id: &str,
+    now: i64,
+    sets: &[(&str, rusqlite::types::Value)],
+) -> rusqlite::Result<()> {
+    let assignments: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, (column, _))| format!("{column} = ?{}", i + 3))
+        .collect();
+    let sql = format!(
+        "UPDATE {table} SET {}, version = version + 1, updated_at = ?2 WHERE {key} = ?1",
+        assignments.join(", ")
+    );
+    let mut args: Vec<rusqlite::types::Value> = vec![id.to_string().into(), now.into()];
+    args.extend(sets.iter().map(|(_, v)| v.clone()));
+    tx.execute(&sql, rusqlite::params_from_iter(args))?;
+    Ok(())
+}
+
 /// Runs a keyset-paged list query, newest first, restricted to `companies`.
 ///
 /// `select` is everything before `WHERE` (for example `SELECT d.id, d.name FROM devices d`);

@@ -526,18 +526,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let mut errors = Errors::new();
         check_window(&mut errors, new_start, new_end);
         errors.finish()?;
-        let assignments: Vec<String> = sets
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
-            .collect();
-        let sql = format!(
-            "UPDATE promotions SET {}, version = version + 1, updated_at = ?2 WHERE id = ?1",
-            assignments.join(", ")
-        );
-        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
-        args.extend(sets.iter().map(|(_, v)| v.clone()));
-        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        crate::routes::update_versioned(tx, "promotions", "id", &id, now, &sets)?;
         let (promo, version) =
             load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
         events::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;

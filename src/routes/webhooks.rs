@@ -378,18 +378,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let company = current["company_id"].as_str().unwrap_or("").to_string();
         ctx.authorize_company(&company, "webhook", &id)?;
         ctx.check_if_match(version)?;
-        let assignments: Vec<String> = sets
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("{c} = ?{}", i + 3))
-            .collect();
-        let sql = format!(
-            "UPDATE webhooks SET {}, version = version + 1, updated_at = ?2 WHERE id = ?1",
-            assignments.join(", ")
-        );
-        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
-        args.extend(sets.iter().map(|(_, v)| v.clone()));
-        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+        crate::routes::update_versioned(tx, "webhooks", "id", &id, now, &sets)?;
         let (hook, version) = load(tx, &id)?.ok_or_else(|| ApiError::not_found("webhook", &id))?;
         events::record(tx, &company, "webhook.updated", "webhook", &id, &hook)?;
         Ok(Response::ok(&hook).with_etag(version))
