@@ -27,6 +27,7 @@ pub mod http;
 pub mod ids;
 pub mod mcp;
 pub mod random;
+pub mod redact;
 pub mod routes;
 pub mod startup;
 pub mod telemetry;
