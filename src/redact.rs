@@ -171,6 +171,66 @@ pub fn redact_str(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether a secret field name (see [`is_secret_field`]) or the start of a secret value pattern
+/// (see [`redact_str`]) begins at the start of `rest`, a slice of text lowercased with everything
+/// but letters and digits removed. Names that contain another listed name are covered by it.
+fn needle_at(rest: &[u8]) -> bool {
+    let s = |n: &[u8]| rest.starts_with(n);
+    match rest[0] {
+        b'p' => s(b"password") || s(b"passwd") || s(b"passphrase") || s(b"privatekey"),
+        b's' => s(b"secret") || s(b"signingkey") || s(b"sessiontoken") || s(b"sgn"),
+        b'a' => {
+            s(b"authorization")
+                || s(b"apikey")
+                || s(b"accesstoken")
+                || s(b"authtoken")
+                || s(b"apitoken")
+                || s(b"argon2")
+        }
+        b'c' => s(b"cookie"),
+        b'r' => s(b"rawkey") || s(b"refreshtoken"),
+        b'k' => s(b"keyhash"),
+        b't' => s(b"tokenhash"),
+        b'i' => s(b"idtoken"),
+        b'l' => s(b"logintoken"),
+        b'j' => s(b"jwt"),
+        b'e' => s(b"eyj"),
+        b'w' => s(b"whsec"),
+        b'b' => s(b"bearer"),
+        _ => false,
+    }
+}
+
+/// False only when a serialized JSON document provably holds nothing the redactor would change,
+/// so it can be passed on as it is. Errs towards true: a false alarm only costs a parse.
+pub fn needs_redaction(json: &[u8]) -> bool {
+    let mut norm = Vec::with_capacity(json.len());
+    let mut escaped = false;
+    for &b in json {
+        // A `\u` escape could spell anything; only the full parse sees through it.
+        if escaped && b == b'u' {
+            return true;
+        }
+        escaped = !escaped && b == b'\\';
+        if b.is_ascii_alphanumeric() {
+            norm.push(b.to_ascii_lowercase());
+        }
+    }
+    (0..norm.len()).any(|i| needle_at(&norm[i..]))
+}
+
+/// A serialized JSON document (a REST body), redacted: the same bytes when there is nothing to
+/// redact, otherwise parsed, redacted and serialized again. `None` when it had to be parsed and
+/// was not JSON; the fast path trusts its input to be JSON.
+pub fn redact_json(json: &[u8]) -> Option<Cow<'_, [u8]>> {
+    if !needs_redaction(json) && std::str::from_utf8(json).is_ok() {
+        return Some(Cow::Borrowed(json));
+    }
+    let mut v: Value = serde_json::from_slice(json).ok()?;
+    redact_value(&mut v);
+    serde_json::to_vec(&v).ok().map(Cow::Owned)
+}
+
 /// Redacts a JSON value in place: secret-named fields lose their value (a `null` stays `null`: an
 /// absent secret reveals nothing), and every string is scrubbed of secret-shaped parts.
 pub fn redact_value(v: &mut Value) {
@@ -279,6 +339,47 @@ mod tests {
         assert_eq!(v["jwt_in_text"], "t=[REDACTED]; ok");
         assert_eq!(v["hash"], "[REDACTED] end");
         assert_eq!(v["hook"], REDACTED);
+    }
+
+    #[test]
+    fn the_fast_path_never_skips_a_redaction() {
+        let samples = [
+            json!({"id":"cmp_1","name":"Northwind Grocers","tokens":500,"balance":12}),
+            json!({"rawKey":"x"}),
+            json!({"Signing-Secret":"x"}),
+            json!({"API_KEY":"x"}),
+            json!({"x_api_key":"x"}),
+            json!({"authorization":null}),
+            json!({"note":"sgn_test_abc"}),
+            json!({"note":"see whsec_1"}),
+            json!({"note":"eyJa.eyJb.c"}),
+            json!({"note":"$argon2id$v=19"}),
+            json!({"note":"BEARER abc"}),
+            json!({"refresh-token":"x"}),
+            json!({"a":[{"b":{"session_token":"x"}}]}),
+        ];
+        for v in samples {
+            let bytes = serde_json::to_vec(&v).unwrap();
+            let mut redacted = v.clone();
+            redact_value(&mut redacted);
+            if redacted != v {
+                assert!(needs_redaction(&bytes), "{v}");
+            }
+            let out = redact_json(&bytes).unwrap();
+            assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), redacted);
+        }
+        let clean = br#"{"object":"list","data":[{"name":"Caf\u00e9"}]}"#;
+        assert!(
+            needs_redaction(clean),
+            "unicode escapes take the careful path"
+        );
+        let plain = br#"{"object":"list","data":[{"name":"Grocers","tokens":5}]}"#;
+        assert!(!needs_redaction(plain));
+        assert!(matches!(redact_json(plain), Some(Cow::Borrowed(_))));
+        // Every secret name is found by some needle.
+        for name in SECRET_NAMES {
+            assert!(needs_redaction(name.as_bytes()), "{name}");
+        }
     }
 
     #[test]

@@ -7,12 +7,13 @@
 //! can read it and correct itself. Everything returned passes the redactor.
 
 use super::protocol::{self, Message, RpcError};
-use super::tools::{self, Caller, Kind};
+use super::tools::{self, Caller, Content, Kind};
 use crate::app::App;
 use crate::redact;
 use base64::Engine;
 use hyper::HeaderMap;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// Tools per `tools/list` page: more than the catalogue holds, so clients that ignore
@@ -414,12 +415,25 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
 }
 
 /// A successful tool result: the redacted structured content, and the same JSON as text. Built as
-/// a string so the body is serialized once and embedded twice, without another tree.
-fn tool_ok(id: &Value, mut structured: Value, modern: bool) -> Out {
-    redact::redact_value(&mut structured);
-    let json = structured.to_string();
+/// a string so the content is serialized once (or not at all: a clean REST body is used as it is)
+/// and embedded twice, without building another tree.
+fn tool_ok(id: &Value, content: Content, modern: bool) -> Out {
+    let redacted: Cow<'_, [u8]>;
+    let owned: Vec<u8>;
+    let bytes: &[u8] = match content {
+        Content::Json(ref body) => {
+            redacted = redact::redact_json(body).unwrap_or(Cow::Borrowed(b"{}"));
+            &redacted
+        }
+        Content::Value(mut v) => {
+            redact::redact_value(&mut v);
+            owned = serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec());
+            &owned
+        }
+    };
+    let json = std::str::from_utf8(bytes).unwrap_or("{}");
     // Serializing a `&str` only escapes it; it cannot fail.
-    let text = serde_json::to_string(json.as_str()).unwrap_or_else(|_| "\"\"".into());
+    let text = serde_json::to_string(json).unwrap_or_else(|_| "\"\"".into());
     let id = id.to_string();
     let mut body = String::with_capacity(json.len() + text.len() + id.len() + 200);
     body.push_str(r#"{"jsonrpc":"2.0","id":"#);
@@ -427,7 +441,7 @@ fn tool_ok(id: &Value, mut structured: Value, modern: bool) -> Out {
     body.push_str(r#","result":{"content":[{"type":"text","text":"#);
     body.push_str(&text);
     body.push_str(r#"}],"structuredContent":"#);
-    body.push_str(&json);
+    body.push_str(json);
     body.push_str(r#","isError":false"#);
     if modern {
         body.push_str(modern_members());
@@ -471,7 +485,11 @@ mod tests {
 
     #[test]
     fn tool_ok_embeds_the_same_json_twice() {
-        let out = tool_ok(&json!(7), json!({"a": "x\"y", "rawKey": "k"}), true);
+        let out = tool_ok(
+            &json!(7),
+            Content::Value(json!({"a": "x\"y", "rawKey": "k"})),
+            true,
+        );
         let v: Value = serde_json::from_str(&out.body).unwrap();
         let sc = &v["result"]["structuredContent"];
         assert_eq!(sc["rawKey"], "[REDACTED]");

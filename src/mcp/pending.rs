@@ -9,7 +9,7 @@
 //!   through the pipeline, where it is authorized again as of now, with `If-Match` on the
 //!   previewed version: a target that changed since the preview is left untouched.
 
-use super::tools::{self, from_rest, problem_message, Caller, Outcome};
+use super::tools::{self, from_rest, problem_message, Caller};
 use crate::app::App;
 use crate::http::ApiError;
 use crate::time::rfc3339;
@@ -62,7 +62,7 @@ fn storage_error(e: ApiError) -> String {
     "The change could not be stored or read right now; nothing was applied. Retry shortly.".into()
 }
 
-pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Outcome {
+pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, String> {
     let resp = caller.rest(
         app,
         Method::GET,
@@ -249,7 +249,7 @@ fn record(app: &App, id_hash: &str, outcome: &str) {
     }
 }
 
-pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Outcome {
+pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, String> {
     let id_hash = hash(confirmation_id);
     let now = crate::time::now();
     let p = &caller.principal;
@@ -344,7 +344,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Outcome {
     }))
 }
 
-pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Outcome {
+pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, String> {
     let id_hash = hash(confirmation_id);
     let now = crate::time::now();
     let p = &caller.principal;

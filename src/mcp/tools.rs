@@ -637,8 +637,14 @@ pub fn fill_path(pattern: &str, values: &[&str]) -> String {
     out
 }
 
+/// A tool's structured content: a value, or a REST body passed on as it is (a JSON object).
+pub enum Content {
+    Value(Value),
+    Json(Bytes),
+}
+
 /// A tool's outcome before framing: structured content, or a message for an `isError` result.
-pub type Outcome = Result<Value, String>;
+pub type Outcome = Result<Content, String>;
 
 /// Runs a tool call. Arguments have been validated against the input schema.
 pub fn call(
@@ -669,14 +675,27 @@ pub fn call(
                 }
             }
             let resp = caller.rest(app, route.method.clone(), path, query, None, None);
-            from_rest(&resp)
+            let is_object = resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+            let is_json = resp
+                .headers
+                .get(hyper::header::CONTENT_TYPE)
+                .is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
+            if resp.status.is_success() && is_object && is_json {
+                // Passed on without a parse; the redactor parses only when it must.
+                return Ok(Content::Json(resp.body));
+            }
+            from_rest(&resp).map(Content::Value)
         }
         Kind::Prepare(kind) => {
             let plan = change_plan(tool, kind, args).ok_or_else(unavailable)?;
-            pending::prepare(app, caller, &plan)
+            pending::prepare(app, caller, &plan).map(Content::Value)
         }
-        Kind::Confirm => pending::confirm(app, caller, arg_str(args, "confirmation_id")),
-        Kind::Cancel => pending::cancel(app, caller, arg_str(args, "confirmation_id")),
+        Kind::Confirm => {
+            pending::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+        }
+        Kind::Cancel => {
+            pending::cancel(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+        }
     }
 }
 
@@ -726,7 +745,7 @@ fn change_plan(tool: &Tool, kind: Prepare, args: &Map<String, Value>) -> Option<
 
 /// A REST answer as a tool outcome: a JSON success body is the structured content; a problem
 /// (or any failure) becomes a message naming the status, title and detail.
-pub fn from_rest(resp: &Response) -> Outcome {
+pub fn from_rest(resp: &Response) -> Result<Value, String> {
     if resp.status.is_success() {
         if resp.body.is_empty() {
             return Ok(json!({"ok": true, "status": resp.status.as_u16()}));
