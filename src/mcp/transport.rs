@@ -6,6 +6,16 @@
 //! `Content-Type` (415), `Accept` (406), then the protocol version and session (400/404), and only
 //! then the message. A notification or response is answered `202` with no body; a request gets
 //! `application/json`, or a one-event `text/event-stream` when the client prefers that.
+//!
+//! Decisions left open by the specifications:
+//! - A session is optional: a handshake-era request without `Mcp-Session-Id` is served statelessly
+//!   (its version from `MCP-Protocol-Version`, else 2025-03-26). Sessions only fix the negotiated
+//!   version; all state that matters (pending changes) is bound to the credential instead.
+//! - Batches are served for 2025-03-26 (which requires receiving them) and refused with -32600 for
+//!   2025-06-18 and later, and for 2026-07-28, which removed them. `initialize` is never batched.
+//! - The 2026-07-28 envelope errors use that revision's HTTP statuses (400 for header mismatch,
+//!   unsupported version and invalid params, 404 for an unknown method); handshake-era JSON-RPC
+//!   errors to well-formed requests are 200, malformed messages 400.
 
 use super::dispatch::{self, Out};
 use super::protocol::{self, RpcError};
