@@ -28,6 +28,7 @@ pub mod ids;
 pub mod ledger;
 pub mod mcp;
 pub mod random;
+pub mod redact;
 pub mod routes;
 pub mod startup;
 pub mod telemetry;

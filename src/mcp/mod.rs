@@ -1,21 +1,65 @@
-//! The MCP server (Streamable HTTP at `/mcp`). Placeholder until the MCP issue lands.
+//! The MCP server: Streamable HTTP at `/mcp`, in front of the same route table as the REST API.
+//!
+//! - [`transport`]: HTTP rules (origin/host, credential, content negotiation, sessions, batches).
+//! - [`protocol`]: JSON-RPC messages, error codes, protocol versions of both eras.
+//! - [`dispatch`]: `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`.
+//! - [`tools`]: the tool table, and each call as an internal REST request through the pipeline.
+//! - [`pending`]: two-step writes (prepare, confirm, cancel).
+//! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
+//! - [`config_cmd`]: `signage mcp-config`.
+//!
+//! The MCP layer holds no credential and decides no permission: tool calls carry the caller's own
+//! credential headers through [`crate::http::pipeline::execute`], and tool visibility asks
+//! [`crate::auth::authorize`] about the routes behind each tool.
 
+use crate::auth::Action;
 use crate::config::Settings;
-use crate::http::router::Route;
+use crate::http::router::{Route, Router};
+use std::sync::OnceLock;
 
 pub mod config_cmd;
+pub mod dispatch;
+pub mod pending;
+pub mod protocol;
+pub mod sessions;
+pub mod tools;
+pub mod transport;
 
-pub struct McpState {}
+pub struct McpState {
+    pub sessions: sessions::Sessions,
+    catalog: OnceLock<tools::Catalog>,
+}
 
 impl McpState {
     pub fn new(_settings: &Settings) -> McpState {
-        McpState {}
+        McpState {
+            sessions: sessions::Sessions::default(),
+            catalog: OnceLock::new(),
+        }
     }
 
-    /// Forgets pending changes and sessions (sandbox reset).
-    pub fn clear(&self) {}
+    /// The tool catalogue, built from the route table on first use.
+    pub fn catalog(&self, router: &Router) -> &tools::Catalog {
+        self.catalog.get_or_init(|| tools::Catalog::build(router))
+    }
+
+    /// Forgets sessions (sandbox reset). Pending changes live in the database, which the reset
+    /// empties together with everything else.
+    pub fn clear(&self) {
+        self.sessions.clear();
+    }
 }
 
 pub fn routes() -> Vec<Route> {
-    Vec::new()
+    // Public at the router: the MCP transport checks Origin/Host before the credential, then
+    // authenticates every request itself with the same function the pipeline uses.
+    vec![
+        Route::post("/mcp", "mcpMessage", Action::Public, transport::post)
+            .not_idempotent()
+            .tag("mcp")
+            .summary("MCP Streamable HTTP endpoint: one JSON-RPC message per POST."),
+        Route::delete("/mcp", "mcpEndSession", Action::Public, transport::delete)
+            .tag("mcp")
+            .summary("End an MCP session (Mcp-Session-Id)."),
+    ]
 }

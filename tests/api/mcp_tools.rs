@@ -1,1 +1,1045 @@
-//! Tests: mcp_tools.
+//! Tests: mcp_tools. Every tool through real HTTP, the REST = MCP authorization matrix, the
+//! two-step write state machine and the redaction canary.
+//!
+//! The matrix and the canary are driven by the tool table (`signage::mcp::tools::TOOLS`) and cover
+//! every tool whose REST route is in the route table. The tests named `after_merge_*` exercise the
+//! ad and promotion tools end to end and need those REST areas.
+
+use crate::helpers::{company_id, demo, key, TestApp};
+use crate::mcp_transport::{call, call_err, call_ok, post, post_accept, rpc, tool_names};
+use hyper::{HeaderMap, Method};
+use serde_json::{json, Map, Value};
+use signage::mcp::pending::{self, ChangePlan};
+use signage::mcp::tools::{Caller, Kind, ToolSpec, TOOLS};
+use signage::redact::redact_value;
+use std::collections::HashMap;
+
+fn active_keys() -> Vec<String> {
+    demo()
+        .keys
+        .iter()
+        .filter(|k| k.status == "active")
+        .map(|k| k.name.clone())
+        .collect()
+}
+
+/// The REST answer to the request a read tool makes for these arguments.
+async fn rest_for(app: &TestApp, key_name: &str, spec: &ToolSpec, args: &Value) -> (u16, Value) {
+    let route = app.app.router.by_operation(spec.operation).expect("route");
+    let ids: Vec<&str> = spec
+        .path_args
+        .iter()
+        .map(|(n, _)| args[*n].as_str().unwrap())
+        .collect();
+    let path = signage::mcp::tools::fill_path(route.path, &ids);
+    let mut query = Vec::new();
+    for q in &route.query {
+        match args.get(q.name) {
+            Some(Value::String(s)) => query.push(format!("{}={s}", q.name)),
+            Some(v) if !v.is_null() => query.push(format!("{}={v}", q.name)),
+            _ => {}
+        }
+    }
+    let url = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{}", query.join("&"))
+    };
+    let k = key(key_name);
+    let r = app
+        .get(&url)
+        .bearer(&k.raw)
+        .header("x-service-client-id", &k.client_id)
+        .send()
+        .await;
+    let body = if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    };
+    (r.status.as_u16(), body)
+}
+
+fn first_ids(app: &TestApp, table: &str) -> Vec<String> {
+    app.sql(|c| {
+        let mut stmt = c.prepare(&format!(
+            "SELECT min(t.id) FROM {table} t JOIN companies c ON c.id = t.company_id GROUP BY c.id ORDER BY c.id"
+        ))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<Vec<_>, _>>()
+    })
+}
+
+/// Argument sets for a read tool: one object of every company (so visibility differs by key), a
+/// missing one, and each company as a list filter.
+fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
+    let route = app.app.router.by_operation(spec.operation).expect("route");
+    let companies: Vec<String> = demo().companies.iter().map(|c| c.0.clone()).collect();
+    let mut sets = Vec::new();
+    match spec.path_args.first().map(|(n, _)| *n) {
+        Some(arg) => {
+            let (ids, missing) = match arg {
+                "company_id" => (companies.clone(), "cmp_0000000000000000000"),
+                "device_id" => (first_ids(app, "devices"), "dev_0000000000000000000"),
+                "ad_id" => (first_ids(app, "ads"), "ad_0000000000000000000"),
+                "promotion_id" => (first_ids(app, "promotions"), "promo_0000000000000000000"),
+                "invoice_id" => (first_ids(app, "invoices"), "inv_0000000000000000000"),
+                other => panic!("no sample ids for {other}"),
+            };
+            for id in ids.iter().map(String::as_str).chain([missing]) {
+                sets.push(json!({ arg: id }));
+            }
+        }
+        None => {
+            let params: Vec<&str> = route.query.iter().map(|q| q.name).collect();
+            if !route.query.iter().any(|q| q.required) {
+                sets.push(json!({}));
+            }
+            if params.contains(&"company_id") {
+                for c in &companies {
+                    sets.push(json!({ "company_id": c }));
+                }
+            }
+            if params.contains(&"limit") {
+                sets.push(json!({"limit": 1}));
+            }
+        }
+    }
+    sets
+}
+
+fn read_specs() -> impl Iterator<Item = &'static ToolSpec> {
+    TOOLS.iter().filter(|t| t.kind == Kind::Read)
+}
+
+/// `tools/list` for every key shows exactly the tools whose routes REST lets the key use.
+#[tokio::test]
+async fn tools_list_matches_what_rest_allows() {
+    let app = TestApp::spawn().await;
+    for key_name in active_keys() {
+        let listed = tool_names(&rpc(&app, &key_name, "tools/list", json!({})).await);
+        for spec in read_specs() {
+            if app.app.router.by_operation(spec.operation).is_none() {
+                assert!(!listed.contains(&spec.name.to_string()));
+                continue;
+            }
+            let args = arg_sets(&app, spec).remove(0);
+            let (status, _) = rest_for(&app, &key_name, spec, &args).await;
+            assert_eq!(
+                listed.contains(&spec.name.to_string()),
+                status != 403,
+                "{key_name} / {}: REST said {status}",
+                spec.name
+            );
+        }
+    }
+    // The public and credential-level tools are there for every key.
+    let listed = tool_names(&rpc(&app, "harborview-hotels-billing", "tools/list", json!({})).await);
+    assert!(listed.contains(&"service_health_check".to_string()));
+    assert!(listed.contains(&"get_api_key_permissions".to_string()));
+    assert!(!listed.contains(&"list_companies".to_string()));
+}
+
+/// The authorization matrix, case by case: the MCP result of every read tool, for every key and
+/// argument set, is the REST answer to the same request (redacted), or the same refusal.
+#[tokio::test]
+async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
+    let app = TestApp::spawn().await;
+    let definitions: HashMap<String, Value> = rpc(&app, "northwind-admin", "tools/list", json!({}))
+        .await["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t.clone()))
+        .collect();
+    let mut cases = 0;
+    for key_name in active_keys() {
+        let listed = tool_names(&rpc(&app, &key_name, "tools/list", json!({})).await);
+        for spec in read_specs() {
+            if app.app.router.by_operation(spec.operation).is_none() {
+                continue;
+            }
+            for args in arg_sets(&app, spec) {
+                cases += 1;
+                let (status, mut rest) = rest_for(&app, &key_name, spec, &args).await;
+                let result = call(&app, &key_name, spec.name, args.clone()).await;
+                let what = format!("{key_name} / {} {args}", spec.name);
+                if !listed.contains(&spec.name.to_string()) {
+                    assert_eq!(status, 403, "{what}");
+                    assert_eq!(result["isError"], true, "{what}");
+                    let text = result["content"][0]["text"].as_str().unwrap();
+                    assert!(text.contains("cannot use"), "{what}: {text}");
+                } else if (200..300).contains(&status) {
+                    assert_eq!(result["isError"], false, "{what}: {result}");
+                    redact_value(&mut rest);
+                    assert_eq!(result["structuredContent"], rest, "{what}");
+                    let schema = &definitions[spec.name]["outputSchema"];
+                    signage::mcp::tools::validate(&result["structuredContent"], schema, "")
+                        .unwrap_or_else(|e| panic!("{what}: output schema: {e}"));
+                } else {
+                    assert_eq!(result["isError"], true, "{what}: {result}");
+                    let text = result["content"][0]["text"].as_str().unwrap();
+                    assert!(
+                        text.starts_with(&format!("HTTP {status} ")),
+                        "{what}: {text}"
+                    );
+                    assert_eq!(
+                        rest["detail"].as_str().map(|d| text.contains(d)),
+                        Some(true),
+                        "{what}: {text}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(cases > 50, "only {cases} cases");
+}
+
+#[tokio::test]
+async fn tools_available_now_answer_for_each_key() {
+    let app = TestApp::spawn().await;
+    for key_name in active_keys() {
+        let k = key(&key_name);
+        let health = call_ok(&app, &key_name, "service_health_check", json!({})).await;
+        assert_eq!(
+            health,
+            json!({"ok": true, "backendAuthMode": "passthrough"})
+        );
+        let me = call_ok(&app, &key_name, "get_api_key_permissions", json!({})).await;
+        assert_eq!(me["type"], "api_key");
+        assert_eq!(me["key_id"], k.key_id.as_str());
+        assert_eq!(me["client_id"], k.client_id.as_str());
+        assert_eq!(me["scopes"], json!(k.scopes));
+        assert_eq!(me["companyScope"], json!(k.company_scope));
+        assert!(!me.to_string().contains(&k.raw));
+    }
+    // Companies as each key sees them.
+    for (key_name, expected) in [
+        (
+            "northwind-readonly",
+            vec!["Northwind Grocers", "Northwind Pharmacy"],
+        ),
+        ("northwind-grocers-write", vec!["Northwind Grocers"]),
+        ("northwind-pharmacy-read", vec!["Northwind Pharmacy"]),
+        (
+            "harborview-readwrite",
+            vec!["Harborview Hotels", "Bluefin Cafés"],
+        ),
+    ] {
+        let list = call_ok(&app, key_name, "list_companies", json!({})).await;
+        let mut names: Vec<&str> = list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        names.sort_unstable();
+        let mut expected = expected;
+        expected.sort_unstable();
+        assert_eq!(names, expected, "{key_name}");
+        for c in list["data"].as_array().unwrap() {
+            let id = c["id"].as_str().unwrap();
+            let one = call_ok(&app, key_name, "get_company", json!({"company_id": id})).await;
+            assert_eq!(&one, c);
+            let b = call_ok(
+                &app,
+                key_name,
+                "get_company_branding",
+                json!({"company_id": id}),
+            )
+            .await;
+            assert_eq!(b["company_id"], id);
+            assert!(b["colors"]["primary"].is_string());
+        }
+    }
+    // Another company's object is not found, exactly as over REST.
+    let text = call_err(
+        &app,
+        "northwind-readonly",
+        "get_company",
+        json!({"company_id": company_id("Harborview Hotels")}),
+    )
+    .await;
+    assert!(text.starts_with("HTTP 404 Not found"), "{text}");
+}
+
+#[tokio::test]
+async fn list_tools_page_like_rest() {
+    let app = TestApp::spawn().await;
+    let all = app.collect_all("/companies", "northwind-admin", 1).await;
+    let mut seen = Vec::new();
+    let mut args = json!({"limit": 1});
+    loop {
+        let page = call_ok(&app, "northwind-admin", "list_companies", args.clone()).await;
+        seen.extend(page["data"].as_array().unwrap().iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(c) => args = json!({"limit": 1, "cursor": c}),
+            None => break,
+        }
+    }
+    assert_eq!(seen, all);
+    assert_eq!(seen.len(), 2);
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_tool_errors() {
+    let app = TestApp::spawn().await;
+    for (tool, args, needle) in [
+        (
+            "list_companies",
+            json!({"company": "x"}),
+            "Unknown argument `company`",
+        ),
+        (
+            "service_health_check",
+            json!({"verbose": true}),
+            "takes no arguments",
+        ),
+        ("get_company", json!({}), "`company_id` is required"),
+        (
+            "get_company",
+            json!({"company_id": 42}),
+            "must be of type string",
+        ),
+        (
+            "get_company",
+            json!({"company_id": "../admin"}),
+            "not an id",
+        ),
+        (
+            "list_companies",
+            json!({"limit": "ten"}),
+            "`limit` must be of type integer",
+        ),
+        ("list_companies", json!({"limit": 0}), "at least 1"),
+        ("list_companies", json!({"cursor": "!!"}), "HTTP 422"),
+    ] {
+        let text = call_err(&app, "northwind-readonly", tool, args.clone()).await;
+        assert!(text.contains(needle), "{tool} {args}: {text}");
+    }
+    // `null` for an optional filter means "not given".
+    let list = call_ok(
+        &app,
+        "northwind-readonly",
+        "list_companies",
+        json!({"cursor": null}),
+    )
+    .await;
+    assert_eq!(list["object"], "list");
+}
+
+#[tokio::test]
+async fn a_hidden_tool_is_refused_and_does_nothing() {
+    let app = TestApp::spawn().await;
+    let listed = tool_names(&rpc(&app, "northwind-ads-editor", "tools/list", json!({})).await);
+    assert!(!listed.contains(&"list_companies".to_string()));
+    let text = call_err(&app, "northwind-ads-editor", "list_companies", json!({})).await;
+    assert!(text.contains("companies:read"), "{text}");
+    let text = call_err(
+        &app,
+        "northwind-ads-editor",
+        "get_company_branding",
+        json!({"company_id": company_id("Northwind Grocers")}),
+    )
+    .await;
+    assert!(text.contains("cannot use"), "{text}");
+}
+
+#[tokio::test]
+async fn a_login_token_works_and_is_never_echoed() {
+    let app = TestApp::spawn().await;
+    let (user, password) = demo().users[1].clone();
+    let token = app.login(&user, &password).await;
+    let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_api_key_permissions", "arguments": {}}});
+    let r = app
+        .post("/mcp")
+        .bearer(&token)
+        .header("accept", "application/json")
+        .json(&msg)
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["structuredContent"]["type"], "user");
+    assert!(!r.text().contains(&token));
+}
+
+// --- Two-step writes: the state machine, on a target every branch has (company branding).
+
+fn caller(app: &TestApp, key_name: &str) -> Caller {
+    let k = key(key_name);
+    let mut h = HeaderMap::new();
+    h.insert(
+        "authorization",
+        format!("Bearer {}", k.raw).parse().unwrap(),
+    );
+    h.insert("x-service-client-id", k.client_id.parse().unwrap());
+    let p = signage::auth::authenticate::authenticate(&app.app, &h).expect("principal");
+    Caller::new(p, &h, "req_test", None)
+}
+
+fn branding_plan(company: &str, tagline: &str) -> ChangePlan {
+    let path = format!("/companies/{company}/branding");
+    let changes: Map<String, Value> = [("tagline".to_string(), json!(tagline))]
+        .into_iter()
+        .collect();
+    ChangePlan {
+        tool: "test_branding_change",
+        operation: "updateCompanyBranding",
+        target_type: "branding",
+        target_id: company.to_string(),
+        read_path: path.clone(),
+        method: Method::PATCH,
+        path,
+        body: Some(Value::Object(changes.clone())),
+        changes,
+        with_cost: false,
+        arguments: json!({"company_id": company, "tagline": tagline}),
+    }
+}
+
+fn branding_row(app: &TestApp, company: &str) -> (Option<String>, i64) {
+    app.sql(|c| {
+        c.query_row(
+            "SELECT tagline, version FROM brandings WHERE company_id = ?1",
+            [company],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    })
+}
+
+fn pending_row(app: &TestApp) -> (Option<i64>, Option<String>) {
+    app.sql(|c| {
+        c.query_row(
+            "SELECT used_at, outcome FROM mcp_pending_changes ORDER BY created_at DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    })
+}
+
+fn prepare(app: &TestApp, key_name: &str, plan: &ChangePlan) -> Value {
+    let mut preview = pending::prepare(&app.app, &caller(app, key_name), plan).expect("prepare");
+    redact_value(&mut preview);
+    preview
+}
+
+#[tokio::test]
+async fn prepare_executes_nothing_and_confirm_applies_once() {
+    let app = TestApp::spawn().await;
+    let company = company_id("Northwind Grocers");
+    let before = branding_row(&app, &company);
+    let preview = prepare(
+        &app,
+        "northwind-readwrite",
+        &branding_plan(&company, "Fresh every morning"),
+    );
+    assert_eq!(preview["object"], "pending_change");
+    assert_eq!(preview["status"], "awaiting_confirmation");
+    assert_eq!(preview["operation"], "updateCompanyBranding");
+    assert_eq!(preview["target"]["version"], format!("\"v{}\"", before.1));
+    assert_eq!(preview["current"]["tagline"], json!(before.0));
+    assert_eq!(preview["proposed"]["tagline"], "Fresh every morning");
+    assert_eq!(
+        preview["differences"],
+        json!([{"field": "tagline", "current": before.0, "proposed": "Fresh every morning"}])
+    );
+    assert!(preview["next_step"]
+        .as_str()
+        .unwrap()
+        .contains("explicit confirmation"));
+    let id = preview["confirmation_id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("chg_") && id.len() >= 36);
+    // Prepared, not applied; the stored id is only a hash.
+    assert_eq!(branding_row(&app, &company), before);
+    let stored: String =
+        app.sql(|c| c.query_row("SELECT id_hash FROM mcp_pending_changes", [], |r| r.get(0)));
+    assert_ne!(stored, id);
+    assert!(!stored.contains(&id));
+
+    // Confirmed through MCP-level code with the same key: applied, with the version bumped.
+    let done =
+        pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).expect("confirm");
+    assert_eq!(done["status"], "applied");
+    assert_eq!(done["result"]["tagline"], "Fresh every morning");
+    let after = branding_row(&app, &company);
+    assert_eq!(after, (Some("Fresh every morning".into()), before.1 + 1));
+    assert_eq!(pending_row(&app).1.as_deref(), Some("applied"));
+    // The write went through the pipeline as the key (audited with its actor).
+    let actor: String = app.sql(|c| {
+        c.query_row(
+            "SELECT actor FROM audit_log WHERE route = '/companies/{id}/branding' AND method = 'PATCH'",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(actor, key("northwind-readwrite").key_id);
+
+    // Replayed: refused, nothing more happens.
+    let again = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
+    assert!(again.contains("already used"), "{again}");
+    assert_eq!(branding_row(&app, &company), after);
+
+    // Nothing to change: refused up front, nothing stored.
+    let same = pending::prepare(
+        &app.app,
+        &caller(&app, "northwind-readwrite"),
+        &branding_plan(&company, "Fresh every morning"),
+    );
+    assert!(same.unwrap_err().contains("Nothing to change"));
+}
+
+#[tokio::test]
+async fn another_key_cannot_confirm_and_does_not_consume_the_id() {
+    let app = TestApp::spawn().await;
+    let company = company_id("Northwind Grocers");
+    let before = branding_row(&app, &company);
+    let id = prepare(
+        &app,
+        "northwind-readwrite",
+        &branding_plan(&company, "Mine"),
+    )["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for other in [
+        "northwind-grocers-write",
+        "northwind-admin",
+        "harborview-admin",
+    ] {
+        let e = pending::confirm(&app.app, &caller(&app, other), &id).unwrap_err();
+        assert!(e.contains("No pending change"), "{other}: {e}");
+        let e = pending::cancel(&app.app, &caller(&app, other), &id).unwrap_err();
+        assert!(e.contains("No pending change"), "{other}: {e}");
+        assert_eq!(branding_row(&app, &company), before);
+    }
+    // A made-up id: the same answer.
+    let e =
+        pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), "chg_madeup").unwrap_err();
+    assert!(e.contains("No pending change"));
+    // The owner still can.
+    pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).expect("owner confirms");
+    assert_eq!(branding_row(&app, &company).0.as_deref(), Some("Mine"));
+}
+
+#[tokio::test]
+async fn a_cancelled_change_cannot_be_confirmed() {
+    let app = TestApp::spawn().await;
+    let company = company_id("Northwind Pharmacy");
+    let before = branding_row(&app, &company);
+    let id = prepare(
+        &app,
+        "northwind-readwrite",
+        &branding_plan(&company, "Never"),
+    )["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c = pending::cancel(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap();
+    assert_eq!(
+        c,
+        json!({"object": "change_result", "status": "cancelled", "confirmation_id": id})
+    );
+    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
+    assert!(e.contains("cancelled"), "{e}");
+    assert_eq!(branding_row(&app, &company), before);
+    assert_eq!(pending_row(&app).1.as_deref(), Some("cancelled"));
+}
+
+#[tokio::test]
+async fn a_stale_preview_is_not_applied() {
+    let app = TestApp::spawn().await;
+    let company = company_id("Northwind Grocers");
+    let id = prepare(
+        &app,
+        "northwind-readwrite",
+        &branding_plan(&company, "Stale"),
+    )["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Someone changes the target between preview and confirmation.
+    let r = app
+        .patch(&format!("/companies/{company}/branding"))
+        .key("northwind-admin")
+        .json(&json!({"corner_radius_px": 3}))
+        .send()
+        .await;
+    r.ok();
+    let changed = branding_row(&app, &company);
+    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
+    assert!(
+        e.contains("changed since the preview") && e.contains("nothing was applied"),
+        "{e}"
+    );
+    assert_eq!(branding_row(&app, &company), changed);
+    assert_eq!(pending_row(&app).1.as_deref(), Some("stale"));
+    // And the id is spent.
+    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
+    assert!(e.contains("already used"), "{e}");
+}
+
+#[tokio::test]
+async fn confirmation_is_reauthorized_at_confirm_time() {
+    let app = TestApp::spawn().await;
+    let company = company_id("Northwind Grocers");
+    let before = branding_row(&app, &company);
+    let who = caller(&app, "northwind-readwrite");
+    let id = pending::prepare(&app.app, &who, &branding_plan(&company, "Revoked")).unwrap()
+        ["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key_id = key("northwind-readwrite").key_id;
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE api_keys SET revoked_at = 1 WHERE id = ?1",
+                [&key_id],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let e = pending::confirm(&app.app, &who, &id).unwrap_err();
+    assert!(e.starts_with("Nothing was applied: HTTP 401"), "{e}");
+    assert_eq!(branding_row(&app, &company), before);
+}
+
+#[tokio::test]
+async fn an_expired_confirmation_does_nothing() {
+    let app = TestApp::spawn_with(|l| l.pending_change_ttl_secs = Some(1)).await;
+    let company = company_id("Northwind Grocers");
+    let before = branding_row(&app, &company);
+    let id = prepare(
+        &app,
+        "northwind-readwrite",
+        &branding_plan(&company, "Too late"),
+    )["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
+    assert!(e.contains("expired"), "{e}");
+    let e = pending::cancel(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
+    assert!(e.contains("expired"), "{e}");
+    assert_eq!(branding_row(&app, &company), before);
+    assert_eq!(pending_row(&app), (None, None));
+}
+
+#[tokio::test]
+async fn confirm_and_cancel_arguments_are_checked() {
+    let app = TestApp::spawn().await;
+    let t = rpc(&app, "northwind-readwrite", "tools/list", json!({})).await;
+    let names = tool_names(&t);
+    if names.contains(&"confirm_change".to_string()) {
+        let text = call_err(&app, "northwind-readwrite", "confirm_change", json!({})).await;
+        assert!(text.contains("`confirmation_id` is required"), "{text}");
+        let text = call_err(
+            &app,
+            "northwind-readwrite",
+            "confirm_change",
+            json!({"confirmation_id": "chg_nope"}),
+        )
+        .await;
+        assert!(text.contains("No pending change"), "{text}");
+        let text = call_err(
+            &app,
+            "northwind-readwrite",
+            "cancel_change",
+            json!({"confirmation_id": "chg_nope"}),
+        )
+        .await;
+        assert!(text.contains("No pending change"), "{text}");
+    }
+    // A read-only key never sees the write tools.
+    let names = tool_names(&rpc(&app, "northwind-readonly", "tools/list", json!({})).await);
+    for w in [
+        "prepare_ad_change",
+        "prepare_promotion_activation",
+        "prepare_promotion_deactivation",
+        "confirm_change",
+        "cancel_change",
+    ] {
+        assert!(!names.contains(&w.to_string()), "{w}");
+    }
+}
+
+// --- Redaction: a canary seeded everywhere never comes out of any tool.
+
+struct Canary {
+    key: String,
+    whsec: String,
+    jwt: String,
+    phc: String,
+    bearer: String,
+}
+
+impl Canary {
+    fn text(&self) -> String {
+        format!(
+            "Canary {} {} {} {} Bearer {} end",
+            self.key, self.whsec, self.jwt, self.phc, self.bearer
+        )
+    }
+    fn secrets(&self) -> [&str; 5] {
+        [&self.key, &self.whsec, &self.jwt, &self.phc, &self.bearer]
+    }
+}
+
+async fn seed_canary(app: &TestApp) -> Canary {
+    let (user, password) = demo().users[0].clone();
+    let jwt = app.login(&user, &password).await;
+    let phc: String =
+        app.sql(|c| c.query_row("SELECT password_hash FROM users LIMIT 1", [], |r| r.get(0)));
+    let canary = Canary {
+        key: key("northwind-readwrite").raw,
+        whsec: "whsec_CanaryWebhookSigningSecret0123456789".into(),
+        jwt,
+        phc,
+        bearer: "opaqueCanaryBearerValue42".into(),
+    };
+    let text = canary.text();
+    let columns: &[(&str, &[&str])] = &[
+        ("companies", &["name", "industry", "timezone"]),
+        ("brandings", &["tagline", "heading_font", "body_font"]),
+        ("brand_logos", &["url"]),
+        ("plans", &["name", "description"]),
+        ("media", &["filename"]),
+        ("promotions", &["name", "description", "landing_url"]),
+        ("qr_codes", &["label", "target_url"]),
+        ("ads", &["name", "headline"]),
+        ("devices", &["name", "location", "app_version"]),
+        ("playback_errors", &["message"]),
+        ("token_packs", &["name"]),
+        ("charges", &["description"]),
+        ("token_transactions", &["description"]),
+        ("webhooks", &["url", "description"]),
+        ("api_keys", &["name"]),
+    ];
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            for (table, cols) in columns {
+                for col in *cols {
+                    tx.execute(&format!("UPDATE {table} SET {col} = ?1"), [&text])?;
+                }
+            }
+            tx.execute("UPDATE webhooks SET secret = ?1", [&canary.whsec])?;
+            Ok(())
+        })
+        .unwrap();
+    canary
+}
+
+fn assert_clean(body: &str, canary: &Canary, what: &str) {
+    for s in canary.secrets() {
+        assert!(!body.contains(s), "{what} leaks {s}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn redaction_canary_never_leaves_any_tool() {
+    let app = TestApp::spawn().await;
+    let canary = seed_canary(&app).await;
+    // The canary is really in the data: REST shows it.
+    let rest = app
+        .get(&format!("/companies/{}", company_id("Northwind Grocers")))
+        .key("northwind-admin")
+        .send()
+        .await;
+    assert!(rest.text().contains(&canary.key));
+
+    let mut redacted_seen = 0;
+    for key_name in ["northwind-admin", "harborview-admin", "northwind-readwrite"] {
+        let list = rpc(&app, key_name, "tools/list", json!({})).await;
+        assert_clean(&list.to_string(), &canary, "tools/list");
+        for spec in TOOLS
+            .iter()
+            .filter(|t| tool_names(&list).contains(&t.name.to_string()))
+        {
+            let arg_sets = match spec.kind {
+                Kind::Read => arg_sets(&app, spec),
+                _ => continue,
+            };
+            for args in arg_sets {
+                for accept in ["application/json", "text/event-stream"] {
+                    let r = post_accept(&app, key_name, accept)
+                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": spec.name, "arguments": args}}))
+                        .send()
+                        .await;
+                    assert_eq!(r.status, 200);
+                    let body = r.text();
+                    assert_clean(&body, &canary, &format!("{key_name} {} {args}", spec.name));
+                    redacted_seen += body.matches("[REDACTED]").count();
+                }
+            }
+        }
+    }
+    assert!(
+        redacted_seen > 20,
+        "the canary should have been met and redacted ({redacted_seen})"
+    );
+
+    // Secrets in arguments come back redacted in errors and refusals too.
+    let text = call_err(
+        &app,
+        "northwind-admin",
+        "get_company",
+        json!({"company_id": canary.key}),
+    )
+    .await;
+    assert!(text.starts_with("HTTP 404"), "{text}");
+    assert_clean(&text, &canary, "error text");
+    let r = post(&app, "northwind-admin")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": canary.key, "arguments": {}}}))
+        .send()
+        .await;
+    assert_clean(&r.text(), &canary, "unknown tool error");
+    let r = post(&app, "northwind-admin")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "list_companies", "arguments": {canary.jwt.clone(): 1}}}))
+        .send()
+        .await;
+    assert_clean(&r.text(), &canary, "argument error");
+    let r = post(&app, "northwind-admin")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": canary.whsec}))
+        .send()
+        .await;
+    assert_clean(&r.text(), &canary, "unknown method error");
+
+    // Previews of two-step writes are redacted like everything else.
+    let company = company_id("Northwind Grocers");
+    let preview = prepare(
+        &app,
+        "northwind-admin",
+        &branding_plan(&company, "New tagline"),
+    );
+    assert_clean(&preview.to_string(), &canary, "preview");
+}
+
+// --- End to end through the ad and promotion tools (need the REST areas of the merge).
+
+fn one_row<T: rusqlite::types::FromSql>(app: &TestApp, sql: &str, arg: &str) -> T {
+    app.sql(|c| c.query_row(sql, [arg], |r| r.get(0)))
+}
+
+#[tokio::test]
+async fn after_merge_ad_change_is_previewed_then_applied_once() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let ad: String = one_row(
+        &app,
+        "SELECT min(id) FROM ads WHERE company_id = ?1",
+        &grocers,
+    );
+    let headline: String = one_row(&app, "SELECT headline FROM ads WHERE id = ?1", &ad);
+    // A read-only key is refused up front.
+    let e = call_err(
+        &app,
+        "northwind-readonly",
+        "prepare_ad_change",
+        json!({"ad_id": ad, "changes": {"headline": "No"}}),
+    )
+    .await;
+    assert!(e.contains("ads:write"), "{e}");
+
+    let preview = call_ok(
+        &app,
+        "northwind-readwrite",
+        "prepare_ad_change",
+        json!({"ad_id": ad, "changes": {"headline": "Fresh bread daily"}}),
+    )
+    .await;
+    assert_eq!(preview["operation"], "updateAd");
+    assert_eq!(preview["current"]["headline"], headline.as_str());
+    assert_eq!(preview["proposed"]["headline"], "Fresh bread daily");
+    assert_eq!(
+        preview["differences"],
+        json!([{"field": "headline", "current": headline, "proposed": "Fresh bread daily"}])
+    );
+    assert_eq!(preview["cost"], Value::Null);
+    assert_eq!(
+        one_row::<String>(&app, "SELECT headline FROM ads WHERE id = ?1", &ad),
+        headline
+    );
+    let id = preview["confirmation_id"].as_str().unwrap().to_string();
+
+    // Another key cannot confirm it.
+    let e = call_err(
+        &app,
+        "northwind-grocers-write",
+        "confirm_change",
+        json!({"confirmation_id": id}),
+    )
+    .await;
+    assert!(e.contains("No pending change"), "{e}");
+    assert_eq!(
+        one_row::<String>(&app, "SELECT headline FROM ads WHERE id = ?1", &ad),
+        headline
+    );
+
+    let done = call_ok(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": id}),
+    )
+    .await;
+    assert_eq!(done["status"], "applied");
+    assert_eq!(done["result"]["headline"], "Fresh bread daily");
+    assert_eq!(
+        one_row::<String>(&app, "SELECT headline FROM ads WHERE id = ?1", &ad),
+        "Fresh bread daily"
+    );
+    let e = call_err(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": id}),
+    )
+    .await;
+    assert!(e.contains("already used"), "{e}");
+
+    // A stale preview through the tools: changed over REST in between, nothing applied.
+    let preview = call_ok(
+        &app,
+        "northwind-readwrite",
+        "prepare_ad_change",
+        json!({"ad_id": ad, "changes": {"name": "Renamed by MCP"}}),
+    )
+    .await;
+    app.patch(&format!("/ads/{ad}"))
+        .key("northwind-admin")
+        .json(&json!({"headline": "Changed meanwhile"}))
+        .send()
+        .await
+        .ok();
+    let e = call_err(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": preview["confirmation_id"]}),
+    )
+    .await;
+    assert!(e.contains("changed since the preview"), "{e}");
+    assert_ne!(
+        one_row::<String>(&app, "SELECT name FROM ads WHERE id = ?1", &ad),
+        "Renamed by MCP"
+    );
+}
+
+#[tokio::test]
+async fn after_merge_promotion_activation_shows_cost_and_cancel_discards() {
+    let app = TestApp::spawn().await;
+    let now = signage::time::now().to_string();
+    let promo: String = one_row(&app,
+        "SELECT min(id) FROM promotions WHERE active = 0 AND starts_at <= CAST(?1 AS INTEGER) AND ends_at > CAST(?1 AS INTEGER)", &now);
+    let cost: i64 = one_row(
+        &app,
+        "SELECT activation_cost_tokens FROM promotions WHERE id = ?1",
+        &promo,
+    );
+    let company: String = one_row(
+        &app,
+        "SELECT company_id FROM promotions WHERE id = ?1",
+        &promo,
+    );
+    let balance: i64 = one_row(
+        &app,
+        "SELECT balance FROM token_balances WHERE company_id = ?1",
+        &company,
+    );
+
+    let preview = call_ok(
+        &app,
+        "northwind-readwrite",
+        "prepare_promotion_activation",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    assert_eq!(preview["operation"], "activatePromotion");
+    assert_eq!(
+        preview["differences"],
+        json!([{"field": "active", "current": false, "proposed": true}])
+    );
+    assert_eq!(preview["cost"]["tokens"], cost);
+    assert_eq!(preview["cost"]["balance"], balance);
+    assert_eq!(preview["cost"]["balance_after"], balance - cost);
+    assert_eq!(
+        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
+        0
+    );
+
+    // Declined: cancelled, and the id is dead.
+    let id = preview["confirmation_id"].as_str().unwrap().to_string();
+    let c = call_ok(
+        &app,
+        "northwind-readwrite",
+        "cancel_change",
+        json!({"confirmation_id": id}),
+    )
+    .await;
+    assert_eq!(c["status"], "cancelled");
+    let e = call_err(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": id}),
+    )
+    .await;
+    assert!(e.contains("cancelled"), "{e}");
+    assert_eq!(
+        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
+        0
+    );
+
+    // Accepted: applied once.
+    let preview = call_ok(
+        &app,
+        "northwind-readwrite",
+        "prepare_promotion_activation",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    let done = call_ok(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": preview["confirmation_id"]}),
+    )
+    .await;
+    assert_eq!(done["status"], "applied");
+    assert_eq!(
+        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
+        1
+    );
+
+    // Deactivation mirrors it.
+    let preview = call_ok(
+        &app,
+        "northwind-readwrite",
+        "prepare_promotion_deactivation",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    assert_eq!(
+        preview["differences"],
+        json!([{"field": "active", "current": true, "proposed": false}])
+    );
+    call_ok(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": preview["confirmation_id"]}),
+    )
+    .await;
+    assert_eq!(
+        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
+        0
+    );
+}

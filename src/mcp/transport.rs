@@ -1,0 +1,435 @@
+//! Streamable HTTP at `/mcp`: `POST` carries one JSON-RPC message (or, on 2025-03-26 only, a
+//! batch); `DELETE` ends a session; `GET` is 405 (no server-initiated stream is offered).
+//!
+//! The order of checks on every request: `Origin` and `Host` (403, against DNS rebinding), the
+//! credential (401, the REST rendering with `WWW-Authenticate`; a session never authenticates),
+//! `Content-Type` (415), `Accept` (406), then the protocol version and session (400/404), and only
+//! then the message. A notification or response is answered `202` with no body; a request gets
+//! `application/json`, or a one-event `text/event-stream` when the client prefers that.
+//!
+//! Decisions left open by the specifications:
+//! - A session is optional: a handshake-era request without `Mcp-Session-Id` is served statelessly
+//!   (its version from `MCP-Protocol-Version`, else 2025-03-26). Sessions only fix the negotiated
+//!   version; all state that matters (pending changes) is bound to the credential instead.
+//! - Batches are served for 2025-03-26 (which requires receiving them) and refused with -32600 for
+//!   2025-06-18 and later, and for 2026-07-28, which removed them. `initialize` is never batched.
+//! - The 2026-07-28 envelope errors use that revision's HTTP statuses (400 for header mismatch,
+//!   unsupported version and invalid params, 404 for an unknown method); handshake-era JSON-RPC
+//!   errors to well-formed requests are 200, malformed messages 400.
+
+use super::dispatch::{self, Out};
+use super::protocol::{self, RpcError};
+use super::sessions::Lookup;
+use super::tools::Caller;
+use crate::auth::authenticate::authenticate;
+use crate::http::{ApiError, Ctx, Response};
+use hyper::{HeaderMap, StatusCode};
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Sse,
+}
+
+/// The response format the client prefers: the highest `q`, then the first listed. No `Accept`
+/// (or `*/*`) means JSON; `None` when neither JSON nor an event stream is acceptable.
+pub fn negotiate(accept: Option<&str>) -> Option<Format> {
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
+        return Some(Format::Json);
+    };
+    let mut best: Option<(f32, Format)> = None;
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        if q <= 0.0 {
+            continue;
+        }
+        let format = match media.as_str() {
+            "application/json" | "application/*" | "*/*" => Format::Json,
+            "text/event-stream" | "text/*" => Format::Sse,
+            _ => continue,
+        };
+        if best.is_none_or(|(bq, _)| q > bq) {
+            best = Some((q, format));
+        }
+    }
+    best.map(|(_, f)| f)
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn json_response(status: u16, body: String) -> Response {
+    Response::new(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+        "application/json",
+        body,
+    )
+    .with_header("cache-control", "no-store")
+}
+
+fn refusal(status: u16, id: Option<&Value>, code: i64, message: String) -> Response {
+    json_response(
+        status,
+        protocol::error_response(id, &RpcError::new(code, message)).to_string(),
+    )
+}
+
+/// A browser page on another site, or a DNS-rebound name pointing at our loopback address, must
+/// not reach the server: `Origin` must be allow-listed when present, and on a loopback listener
+/// `Host` must be a loopback name.
+fn guard(ctx: &Ctx<'_>) -> Option<Response> {
+    let settings = &ctx.app.settings;
+    if let Some(origin) = ctx.headers.get(hyper::header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("").trim();
+        let wanted = origin.trim_end_matches('/');
+        let allowed = !wanted.is_empty()
+            && settings
+                .mcp_allowed_origins
+                .iter()
+                .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(wanted));
+        if !allowed {
+            return Some(refusal(
+                403,
+                None,
+                protocol::SERVER_REFUSED,
+                format!(
+                    "Origin `{}` is not allowed to use this MCP server (see `mcp.allowed_origins`).",
+                    protocol::shorten(origin)
+                ),
+            ));
+        }
+    }
+    if settings.listen.ip().is_loopback() {
+        if let Some(host) = ctx.headers.get(hyper::header::HOST) {
+            let host = host.to_str().unwrap_or("");
+            if !is_loopback_host(host) {
+                return Some(refusal(
+                    403,
+                    None,
+                    protocol::SERVER_REFUSED,
+                    format!(
+                        "Host `{}` is not this server: on a loopback address it answers only to localhost, 127.0.0.1 and [::1].",
+                        protocol::shorten(host)
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim();
+    let (name, port) = if host.starts_with('[') {
+        match host.find(']') {
+            Some(i) => (&host[..=i], &host[i + 1..]),
+            None => return false,
+        }
+    } else {
+        match host.rfind(':') {
+            Some(i) => (&host[..i], &host[i..]),
+            None => (host, ""),
+        }
+    };
+    let port_ok = port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let name = name.to_ascii_lowercase();
+    port_ok && matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+}
+
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    match header(headers, "content-type") {
+        None => true,
+        Some(ct) => {
+            let essence = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            essence == "application/json" || essence.ends_with("+json")
+        }
+    }
+}
+
+/// True when the body holds at least one request (something that needs an answer).
+fn has_request(body: &Value) -> bool {
+    let is_request = |m: &Value| m.get("method").is_some() && m.get("id").is_some();
+    match body {
+        Value::Array(items) => items.iter().any(is_request),
+        other => is_request(other),
+    }
+}
+
+fn frame(out: Option<Out>, format: Format) -> Response {
+    let Some(out) = out else {
+        return Response {
+            status: StatusCode::ACCEPTED,
+            headers: HeaderMap::new(),
+            body: bytes::Bytes::new(),
+        };
+    };
+    let mut resp = if out.status == 200 && format == Format::Sse {
+        let mut body = String::with_capacity(out.body.len() + 24);
+        body.push_str("event: message\ndata: ");
+        body.push_str(&out.body);
+        body.push_str("\n\n");
+        Response::new(StatusCode::OK, "text/event-stream", body)
+            .with_header("cache-control", "no-cache")
+            .with_header("x-accel-buffering", "no")
+    } else {
+        json_response(out.status, out.body)
+    };
+    if let Some(session) = out.session {
+        resp.set_header("mcp-session-id", &session);
+    }
+    resp
+}
+
+/// The modern era is chosen by a 2026-07-28 version header, the per-request `_meta` version, or
+/// `server/discover`; `initialize` always opens the handshake era.
+fn is_modern(body: &Value, header_version: Option<&str>) -> bool {
+    let method = body.get("method").and_then(Value::as_str);
+    if method == Some("initialize") {
+        return false;
+    }
+    header_version.is_some_and(|v| protocol::known_modern(v).is_some())
+        || method == Some("server/discover")
+        || body
+            .get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(protocol::META_PROTOCOL_VERSION))
+            .is_some()
+}
+
+pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    if let Some(refused) = guard(ctx) {
+        return Ok(refused);
+    }
+    let app = ctx.app;
+    let principal = authenticate(app, ctx.headers)?;
+    if !is_json_content_type(ctx.headers) {
+        return Ok(refusal(
+            415,
+            None,
+            protocol::INVALID_REQUEST,
+            "Send the JSON-RPC message with `Content-Type: application/json`.".into(),
+        ));
+    }
+    let body: Value = match serde_json::from_slice(&ctx.body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Ok(refusal(
+                400,
+                None,
+                protocol::PARSE_ERROR,
+                format!("Parse error: the body is not JSON ({e})."),
+            ))
+        }
+    };
+    let first_id = body.get("id");
+    // Several Accept lines are one list (RFC 9110, 5.3).
+    let accept: Vec<&str> = ctx
+        .headers
+        .get_all(hyper::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let accept = accept.join(",");
+    let Some(format) = negotiate(Some(&accept)) else {
+        if has_request(&body) {
+            return Ok(refusal(
+                406,
+                first_id,
+                protocol::INVALID_REQUEST,
+                "Accept must allow application/json or text/event-stream.".into(),
+            ));
+        }
+        return Ok(frame(None, Format::Json));
+    };
+    let header_version = header(ctx.headers, "mcp-protocol-version");
+    if let Some(v) = header_version {
+        if protocol::known_legacy(v).is_none() && protocol::known_modern(v).is_none() {
+            let e = RpcError::unsupported_version(v);
+            return Ok(json_response(
+                400,
+                protocol::error_response(first_id, &e).to_string(),
+            ));
+        }
+    }
+    let caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+
+    if is_modern(&body, header_version) {
+        if body.is_array() {
+            return Ok(refusal(
+                400,
+                None,
+                protocol::INVALID_REQUEST,
+                "Protocol 2026-07-28 takes one JSON-RPC message per POST; batches are not part of it.".into(),
+            ));
+        }
+        return Ok(frame(
+            dispatch::modern(app, &caller, &body, ctx.headers),
+            format,
+        ));
+    }
+
+    let is_initialize = body.get("method").and_then(Value::as_str) == Some("initialize");
+    let version = match header(ctx.headers, "mcp-session-id").filter(|_| !is_initialize) {
+        Some(sid) => {
+            let p = &caller.principal;
+            match app
+                .mcp
+                .sessions
+                .touch(sid, p.actor_id(), p.client_id(), crate::time::now())
+            {
+                Lookup::Found(v) => {
+                    if let Some(h) = header_version.filter(|h| *h != v) {
+                        return Ok(refusal(
+                            400,
+                            first_id,
+                            protocol::INVALID_REQUEST,
+                            format!("MCP-Protocol-Version `{h}` is not the version negotiated for this session (`{v}`)."),
+                        ));
+                    }
+                    v
+                }
+                Lookup::NotFound => {
+                    return Ok(refusal(
+                        404,
+                        first_id,
+                        protocol::SESSION_NOT_FOUND,
+                        "Session not found: it ended, expired, or belongs to another credential. Start a new one with initialize.".into(),
+                    ))
+                }
+            }
+        }
+        None => header_version
+            .and_then(protocol::known_legacy)
+            .unwrap_or(protocol::DEFAULT_VERSION),
+    };
+
+    let out = match &body {
+        Value::Array(items) => {
+            if !protocol::allows_batches(version) {
+                return Ok(refusal(
+                    400,
+                    None,
+                    protocol::INVALID_REQUEST,
+                    format!("JSON-RPC batches were removed in protocol 2025-06-18 and this request speaks {version}: send one message per POST."),
+                ));
+            }
+            if items.is_empty() {
+                return Ok(refusal(
+                    400,
+                    None,
+                    protocol::INVALID_REQUEST,
+                    "An empty batch is not a valid request.".into(),
+                ));
+            }
+            let replies: Vec<String> = items
+                .iter()
+                .filter_map(|m| dispatch::legacy(app, &caller, m, version, true))
+                .map(|o| o.body)
+                .collect();
+            (!replies.is_empty()).then(|| Out {
+                status: 200,
+                body: format!("[{}]", replies.join(",")),
+                session: None,
+            })
+        }
+        single => dispatch::legacy(app, &caller, single, version, false),
+    };
+    Ok(frame(out, format))
+}
+
+pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    if let Some(refused) = guard(ctx) {
+        return Ok(refused);
+    }
+    let principal = authenticate(ctx.app, ctx.headers)?;
+    let Some(sid) = header(ctx.headers, "mcp-session-id") else {
+        return Ok(refusal(
+            400,
+            None,
+            protocol::INVALID_REQUEST,
+            "Send the `Mcp-Session-Id` of the session to end.".into(),
+        ));
+    };
+    if ctx
+        .app
+        .mcp
+        .sessions
+        .end(sid, principal.actor_id(), principal.client_id())
+    {
+        Ok(Response::no_content())
+    } else {
+        Ok(refusal(
+            404,
+            None,
+            protocol::SESSION_NOT_FOUND,
+            "Session not found: it ended, expired, or belongs to another credential.".into(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_negotiation() {
+        assert_eq!(negotiate(None), Some(Format::Json));
+        assert_eq!(
+            negotiate(Some("application/json, text/event-stream")),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            negotiate(Some("text/event-stream, application/json")),
+            Some(Format::Sse)
+        );
+        assert_eq!(negotiate(Some("text/event-stream")), Some(Format::Sse));
+        assert_eq!(
+            negotiate(Some("application/json;q=0.5, text/event-stream")),
+            Some(Format::Sse)
+        );
+        assert_eq!(negotiate(Some("*/*")), Some(Format::Json));
+        assert_eq!(negotiate(Some("text/html")), None);
+        assert_eq!(negotiate(Some("application/json;q=0")), None);
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]",
+            "[::1]:443",
+            "LOCALHOST:9",
+        ] {
+            assert!(is_loopback_host(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:80",
+            "127.0.0.2",
+            "localhost.evil",
+            "[::2]:1",
+            "localhost:",
+            "localhost:x",
+        ] {
+            assert!(!is_loopback_host(bad), "{bad}");
+        }
+    }
+}
