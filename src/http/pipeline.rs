@@ -45,7 +45,6 @@ pub fn execute(app: &App, req: &Request) -> Response {
                 .into_response(&req.request_id)
         }
     };
-    let is_write = req.method != Method::GET && req.method != Method::HEAD;
 
     let principal = if route.action == Action::Public {
         None
@@ -77,12 +76,17 @@ pub fn execute(app: &App, req: &Request) -> Response {
 
     let resp = run(app, req, route, params, principal.as_ref());
 
-    if is_write {
+    // Writes, and every authentication failure, including those of routes that authenticate
+    // for themselves (the MCP endpoint).
+    if route.audited || resp.status == hyper::StatusCode::UNAUTHORIZED {
         let outcome = if resp.status.is_success() {
             "ok".to_string()
         } else {
             resp.body_json()
                 .and_then(|b| {
+                    if let Some(code) = b["code"].as_str() {
+                        return Some(code.to_string());
+                    }
                     b["type"]
                         .as_str()
                         .map(|t| t.rsplit('/').next().unwrap_or("").to_string())

@@ -82,6 +82,8 @@ pub struct Route {
     pub idempotent: bool,
     /// Honours `If-Match`.
     pub conditional: bool,
+    /// Recorded in the audit log (every write, by default).
+    pub audited: bool,
     segments: Vec<Segment>,
 }
 
@@ -111,6 +113,7 @@ impl Route {
             )
             .collect();
         let idempotent = method == Method::POST;
+        let audited = method != Method::GET && method != Method::HEAD;
         Route {
             method,
             path,
@@ -127,6 +130,7 @@ impl Route {
             may_return: Vec::new(),
             idempotent,
             conditional: false,
+            audited,
             segments,
         }
     }
@@ -198,6 +202,10 @@ impl Route {
     }
     pub fn not_idempotent(mut self) -> Route {
         self.idempotent = false;
+        self
+    }
+    pub fn not_audited(mut self) -> Route {
+        self.audited = false;
         self
     }
 

@@ -56,9 +56,13 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::post("/mcp", "mcpMessage", Action::Public, transport::post)
             .not_idempotent()
+            // Each tool call is audited as the internal REST request it becomes, under the caller's
+            // key; a row for the envelope would only double the writes (half the cost of a call).
+            .not_audited()
             .tag("mcp")
             .summary("MCP Streamable HTTP endpoint: one JSON-RPC message per POST."),
         Route::delete("/mcp", "mcpEndSession", Action::Public, transport::delete)
+            .not_audited()
             .tag("mcp")
             .summary("End an MCP session (Mcp-Session-Id)."),
     ]

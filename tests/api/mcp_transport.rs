@@ -505,7 +505,8 @@ async fn protocol_version_header_rules() {
     let batch = json!([ping(), request(8, "ping", json!({}))]);
     let r = post(&app, "northwind-readonly").json(&batch).send().await;
     assert_eq!(r.status, 200, "{}", r.text());
-    // A session speaks its negotiated version; a different header is refused.
+    // A session keeps its negotiated version: another supported version in the header is tolerated
+    // (the conformance suite sends one), an unsupported one is refused.
     let r = post(&app, "northwind-readonly")
         .json(&initialize("2025-06-18"))
         .send()
@@ -514,6 +515,13 @@ async fn protocol_version_header_rules() {
     let r = post(&app, "northwind-readonly")
         .header("mcp-session-id", &sid)
         .header("mcp-protocol-version", "2025-11-25")
+        .json(&ping())
+        .send()
+        .await;
+    assert_eq!(r.status, 200);
+    let r = post(&app, "northwind-readonly")
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2024-01-01")
         .json(&ping())
         .send()
         .await;
@@ -611,12 +619,31 @@ async fn origin_and_host_are_checked() {
 #[tokio::test]
 async fn origin_is_refused_when_no_origin_is_configured() {
     let app = TestApp::spawn().await;
-    let r = post(&app, "northwind-readonly")
-        .header("origin", "http://127.0.0.1:9999")
-        .json(&ping())
-        .send()
-        .await;
-    assert_eq!(r.status, 403);
+    for foreign in [
+        "http://evil.example",
+        "http://127.0.0.1.evil.example:9999",
+        "null",
+    ] {
+        let r = post(&app, "northwind-readonly")
+            .header("origin", foreign)
+            .json(&ping())
+            .send()
+            .await;
+        assert_eq!(r.status, 403, "{foreign}");
+    }
+    // Pages on this machine (any port) are not cross-site: an MCP inspector on localhost works.
+    for local in [
+        "http://127.0.0.1:9999",
+        "http://localhost:6274",
+        "http://[::1]:3000",
+    ] {
+        let r = post(&app, "northwind-readonly")
+            .header("origin", local)
+            .json(&ping())
+            .send()
+            .await;
+        assert_eq!(r.status, 200, "{local}");
+    }
     // Clients that send no Origin (every non-browser client) are unaffected.
     assert_eq!(
         post(&app, "northwind-readonly")
@@ -1020,4 +1047,42 @@ async fn stateless_envelope_errors_are_modern_errors() {
         .send()
         .await;
     r.problem(401);
+}
+
+#[tokio::test]
+async fn the_mcp_envelope_is_not_audited_twice() {
+    let app = TestApp::spawn().await;
+    let count = |app: &TestApp| -> i64 {
+        app.sql(|c| c.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0)))
+    };
+    let before = count(&app);
+    let call = request(
+        7,
+        "tools/call",
+        json!({"name": "list_companies", "arguments": {}}),
+    );
+    let r = post(&app, "northwind-readonly").json(&call).send().await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // A read through MCP writes no audit row (neither for the envelope nor for the GET it becomes).
+    assert_eq!(count(&app), before);
+    // An authentication failure on /mcp is refused before any tool runs, and audited.
+    let r = app
+        .post("/mcp")
+        .header("accept", "application/json, text/event-stream")
+        .json(&call)
+        .send()
+        .await;
+    assert_eq!(r.status, 401);
+    let last: (String, i64, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT route, status, outcome FROM audit_log ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+    });
+    assert_eq!(
+        last,
+        ("/mcp".to_string(), 401, "missing_credential".to_string())
+    );
+    assert_eq!(count(&app), before + 1);
 }
