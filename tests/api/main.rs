@@ -11,6 +11,7 @@ mod credentials;
 mod devices;
 mod mcp_tools;
 mod mcp_transport;
+mod mcp_writes;
 mod media;
 mod openapi;
 mod promotions;

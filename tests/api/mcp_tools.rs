@@ -1,5 +1,5 @@
-//! Tests: mcp_tools. Every tool through real HTTP, the REST = MCP authorization matrix, the
-//! two-step write state machine and the redaction canary.
+//! Tests: mcp_tools. Every tool through real HTTP, the REST = MCP authorization matrix and the
+//! redaction canary. The two-step write state machine is in `mcp_writes`.
 //!
 //! The matrix and the canary are driven by the tool table (`signage::mcp::tools::TOOLS`) and cover
 //! every tool whose REST route is in the route table. The tests named `after_merge_*` exercise the
@@ -7,10 +7,8 @@
 
 use crate::helpers::{company_id, demo, key, TestApp};
 use crate::mcp_transport::{call, call_err, call_ok, post, post_accept, rpc, tool_names};
-use hyper::{HeaderMap, Method};
-use serde_json::{json, Map, Value};
-use signage::mcp::pending::{self, ChangePlan};
-use signage::mcp::tools::{Caller, Kind, ToolSpec, TOOLS};
+use serde_json::{json, Value};
+use signage::mcp::tools::{Kind, ToolSpec, TOOLS};
 use signage::redact::redact_value;
 use std::collections::HashMap;
 
@@ -365,308 +363,6 @@ async fn a_login_token_works_and_is_never_echoed() {
     assert!(!r.text().contains(&token));
 }
 
-// --- Two-step writes: the state machine, on a target every branch has (company branding).
-
-fn caller(app: &TestApp, key_name: &str) -> Caller {
-    let k = key(key_name);
-    let mut h = HeaderMap::new();
-    h.insert(
-        "authorization",
-        format!("Bearer {}", k.raw).parse().unwrap(),
-    );
-    h.insert("x-service-client-id", k.client_id.parse().unwrap());
-    let p = signage::auth::authenticate::authenticate(&app.app, &h).expect("principal");
-    Caller::new(p, &h, "req_test", None)
-}
-
-fn branding_plan(company: &str, tagline: &str) -> ChangePlan {
-    let path = format!("/companies/{company}/branding");
-    let changes: Map<String, Value> = [("tagline".to_string(), json!(tagline))]
-        .into_iter()
-        .collect();
-    ChangePlan {
-        tool: "test_branding_change",
-        operation: "updateCompanyBranding",
-        target_type: "branding",
-        target_id: company.to_string(),
-        read_path: path.clone(),
-        method: Method::PATCH,
-        path,
-        body: Some(Value::Object(changes.clone())),
-        changes,
-        with_cost: false,
-        arguments: json!({"company_id": company, "tagline": tagline}),
-    }
-}
-
-fn branding_row(app: &TestApp, company: &str) -> (Option<String>, i64) {
-    app.sql(|c| {
-        c.query_row(
-            "SELECT tagline, version FROM brandings WHERE company_id = ?1",
-            [company],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-    })
-}
-
-fn pending_row(app: &TestApp) -> (Option<i64>, Option<String>) {
-    app.sql(|c| {
-        c.query_row(
-            "SELECT used_at, outcome FROM mcp_pending_changes ORDER BY created_at DESC LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-    })
-}
-
-fn prepare(app: &TestApp, key_name: &str, plan: &ChangePlan) -> Value {
-    let mut preview = pending::prepare(&app.app, &caller(app, key_name), plan).expect("prepare");
-    redact_value(&mut preview);
-    preview
-}
-
-#[tokio::test]
-async fn prepare_executes_nothing_and_confirm_applies_once() {
-    let app = TestApp::spawn().await;
-    let company = company_id("Northwind Grocers");
-    let before = branding_row(&app, &company);
-    let preview = prepare(
-        &app,
-        "northwind-readwrite",
-        &branding_plan(&company, "Fresh every morning"),
-    );
-    assert_eq!(preview["object"], "pending_change");
-    assert_eq!(preview["status"], "awaiting_confirmation");
-    assert_eq!(preview["operation"], "updateCompanyBranding");
-    assert_eq!(preview["target"]["version"], format!("\"v{}\"", before.1));
-    assert_eq!(preview["current"]["tagline"], json!(before.0));
-    assert_eq!(preview["proposed"]["tagline"], "Fresh every morning");
-    assert_eq!(
-        preview["differences"],
-        json!([{"field": "tagline", "current": before.0, "proposed": "Fresh every morning"}])
-    );
-    assert!(preview["next_step"]
-        .as_str()
-        .unwrap()
-        .contains("explicit confirmation"));
-    let id = preview["confirmation_id"].as_str().unwrap().to_string();
-    assert!(id.starts_with("chg_") && id.len() >= 36);
-    // Prepared, not applied; the stored id is only a hash.
-    assert_eq!(branding_row(&app, &company), before);
-    let stored: String =
-        app.sql(|c| c.query_row("SELECT id_hash FROM mcp_pending_changes", [], |r| r.get(0)));
-    assert_ne!(stored, id);
-    assert!(!stored.contains(&id));
-
-    // Confirmed through MCP-level code with the same key: applied, with the version bumped.
-    let done =
-        pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).expect("confirm");
-    assert_eq!(done["status"], "applied");
-    assert_eq!(done["result"]["tagline"], "Fresh every morning");
-    let after = branding_row(&app, &company);
-    assert_eq!(after, (Some("Fresh every morning".into()), before.1 + 1));
-    assert_eq!(pending_row(&app).1.as_deref(), Some("applied"));
-    // The write went through the pipeline as the key (audited with its actor).
-    let actor: String = app.sql(|c| {
-        c.query_row(
-            "SELECT actor FROM audit_log WHERE route = '/companies/{id}/branding' AND method = 'PATCH'",
-            [],
-            |r| r.get(0),
-        )
-    });
-    assert_eq!(actor, key("northwind-readwrite").key_id);
-
-    // Replayed: refused, nothing more happens.
-    let again = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
-    assert!(again.contains("already used"), "{again}");
-    assert_eq!(branding_row(&app, &company), after);
-
-    // Nothing to change: refused up front, nothing stored.
-    let same = pending::prepare(
-        &app.app,
-        &caller(&app, "northwind-readwrite"),
-        &branding_plan(&company, "Fresh every morning"),
-    );
-    assert!(same.unwrap_err().contains("Nothing to change"));
-}
-
-#[tokio::test]
-async fn another_key_cannot_confirm_and_does_not_consume_the_id() {
-    let app = TestApp::spawn().await;
-    let company = company_id("Northwind Grocers");
-    let before = branding_row(&app, &company);
-    let id = prepare(
-        &app,
-        "northwind-readwrite",
-        &branding_plan(&company, "Mine"),
-    )["confirmation_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    for other in [
-        "northwind-grocers-write",
-        "northwind-admin",
-        "harborview-admin",
-    ] {
-        let e = pending::confirm(&app.app, &caller(&app, other), &id).unwrap_err();
-        assert!(e.contains("No pending change"), "{other}: {e}");
-        let e = pending::cancel(&app.app, &caller(&app, other), &id).unwrap_err();
-        assert!(e.contains("No pending change"), "{other}: {e}");
-        assert_eq!(branding_row(&app, &company), before);
-    }
-    // A made-up id: the same answer.
-    let e =
-        pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), "chg_madeup").unwrap_err();
-    assert!(e.contains("No pending change"));
-    // The owner still can.
-    pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).expect("owner confirms");
-    assert_eq!(branding_row(&app, &company).0.as_deref(), Some("Mine"));
-}
-
-#[tokio::test]
-async fn a_cancelled_change_cannot_be_confirmed() {
-    let app = TestApp::spawn().await;
-    let company = company_id("Northwind Pharmacy");
-    let before = branding_row(&app, &company);
-    let id = prepare(
-        &app,
-        "northwind-readwrite",
-        &branding_plan(&company, "Never"),
-    )["confirmation_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let c = pending::cancel(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap();
-    assert_eq!(
-        c,
-        json!({"object": "change_result", "status": "cancelled", "confirmation_id": id})
-    );
-    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
-    assert!(e.contains("cancelled"), "{e}");
-    assert_eq!(branding_row(&app, &company), before);
-    assert_eq!(pending_row(&app).1.as_deref(), Some("cancelled"));
-}
-
-#[tokio::test]
-async fn a_stale_preview_is_not_applied() {
-    let app = TestApp::spawn().await;
-    let company = company_id("Northwind Grocers");
-    let id = prepare(
-        &app,
-        "northwind-readwrite",
-        &branding_plan(&company, "Stale"),
-    )["confirmation_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    // Someone changes the target between preview and confirmation.
-    let r = app
-        .patch(&format!("/companies/{company}/branding"))
-        .key("northwind-admin")
-        .json(&json!({"corner_radius_px": 3}))
-        .send()
-        .await;
-    r.ok();
-    let changed = branding_row(&app, &company);
-    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
-    assert!(
-        e.contains("changed since the preview") && e.contains("nothing was applied"),
-        "{e}"
-    );
-    assert_eq!(branding_row(&app, &company), changed);
-    assert_eq!(pending_row(&app).1.as_deref(), Some("stale"));
-    // And the id is spent.
-    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
-    assert!(e.contains("already used"), "{e}");
-}
-
-#[tokio::test]
-async fn confirmation_is_reauthorized_at_confirm_time() {
-    let app = TestApp::spawn().await;
-    let company = company_id("Northwind Grocers");
-    let before = branding_row(&app, &company);
-    let who = caller(&app, "northwind-readwrite");
-    let id = pending::prepare(&app.app, &who, &branding_plan(&company, "Revoked")).unwrap()
-        ["confirmation_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let key_id = key("northwind-readwrite").key_id;
-    app.app
-        .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            tx.execute(
-                "UPDATE api_keys SET revoked_at = 1 WHERE id = ?1",
-                [&key_id],
-            )?;
-            Ok(())
-        })
-        .unwrap();
-    let e = pending::confirm(&app.app, &who, &id).unwrap_err();
-    assert!(e.starts_with("Nothing was applied: HTTP 401"), "{e}");
-    assert_eq!(branding_row(&app, &company), before);
-}
-
-#[tokio::test]
-async fn an_expired_confirmation_does_nothing() {
-    let app = TestApp::spawn_with(|l| l.pending_change_ttl_secs = Some(1)).await;
-    let company = company_id("Northwind Grocers");
-    let before = branding_row(&app, &company);
-    let id = prepare(
-        &app,
-        "northwind-readwrite",
-        &branding_plan(&company, "Too late"),
-    )["confirmation_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-    let e = pending::confirm(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
-    assert!(e.contains("expired"), "{e}");
-    let e = pending::cancel(&app.app, &caller(&app, "northwind-readwrite"), &id).unwrap_err();
-    assert!(e.contains("expired"), "{e}");
-    assert_eq!(branding_row(&app, &company), before);
-    assert_eq!(pending_row(&app), (None, None));
-}
-
-#[tokio::test]
-async fn confirm_and_cancel_arguments_are_checked() {
-    let app = TestApp::spawn().await;
-    let t = rpc(&app, "northwind-readwrite", "tools/list", json!({})).await;
-    let names = tool_names(&t);
-    if names.contains(&"confirm_change".to_string()) {
-        let text = call_err(&app, "northwind-readwrite", "confirm_change", json!({})).await;
-        assert!(text.contains("`confirmation_id` is required"), "{text}");
-        let text = call_err(
-            &app,
-            "northwind-readwrite",
-            "confirm_change",
-            json!({"confirmation_id": "chg_nope"}),
-        )
-        .await;
-        assert!(text.contains("No pending change"), "{text}");
-        let text = call_err(
-            &app,
-            "northwind-readwrite",
-            "cancel_change",
-            json!({"confirmation_id": "chg_nope"}),
-        )
-        .await;
-        assert!(text.contains("No pending change"), "{text}");
-    }
-    // A read-only key never sees the write tools.
-    let names = tool_names(&rpc(&app, "northwind-readonly", "tools/list", json!({})).await);
-    for w in [
-        "prepare_ad_change",
-        "prepare_promotion_activation",
-        "prepare_promotion_deactivation",
-        "confirm_change",
-        "cancel_change",
-    ] {
-        assert!(!names.contains(&w.to_string()), "{w}");
-    }
-}
-
 // --- Redaction: a canary seeded everywhere never comes out of any tool.
 
 struct Canary {
@@ -812,14 +508,27 @@ async fn redaction_canary_never_leaves_any_tool() {
         .await;
     assert_clean(&r.text(), &canary, "unknown method error");
 
-    // Previews of two-step writes are redacted like everything else.
-    let company = company_id("Northwind Grocers");
-    let preview = prepare(
+    // Previews and results of two-step writes are redacted like everything else.
+    let ad: String = one_row(
         &app,
-        "northwind-admin",
-        &branding_plan(&company, "New tagline"),
+        "SELECT min(id) FROM ads WHERE company_id = ?1",
+        &company_id("Northwind Grocers"),
     );
-    assert_clean(&preview.to_string(), &canary, "preview");
+    let mut args = json!({"ad_id": ad, "changes": {"headline": "New headline"}});
+    for tool in ["prepare_ad_change", "confirm_change"] {
+        let r = post(&app, "northwind-admin")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}}))
+            .send()
+            .await;
+        assert_eq!(r.status, 200);
+        let body = r.text();
+        assert_clean(&body, &canary, tool);
+        assert!(body.contains("[REDACTED]"), "{tool}: {body}");
+        let result = &r.json()["result"];
+        assert_eq!(result["isError"], false, "{tool}: {result}");
+        args = json!({"confirmation_id": result["structuredContent"]["confirmation_id"]});
+    }
 }
 
 // --- End to end through the ad and promotion tools (need the REST areas of the merge).
