@@ -252,12 +252,13 @@ impl Tool {
 
     /// The scope a caller lacks, for the refusal message.
     pub fn required_scope(&self) -> String {
-        self.actions
-            .iter()
-            .map(|a| a.required_scope())
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("` or `")
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in self.actions.iter().map(|a| a.required_scope()) {
+            if !scope.is_empty() && !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        scopes.join("` or `")
     }
 }
 
