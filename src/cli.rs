@@ -317,8 +317,15 @@ fn open_db(config: &Option<PathBuf>, database: &Option<String>) -> Result<Db, St
         .map_err(|e| e.to_string())
 }
 
+/// Writes a line to stdout. A closed pipe (`signage keys list | head`) ends the output quietly
+/// instead of panicking as `println!` would.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|_| stdout.flush());
+}
+
 fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    out(&serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
 fn api_err(e: crate::http::ApiError) -> String {
@@ -345,7 +352,7 @@ pub fn run(cli: Cli) -> i32 {
             });
             let s = Settings::resolve(&layers).map_err(|e| e.to_string())?;
             let (_, report) = Db::open(&s.database, s.load_fixtures).map_err(|e| e.to_string())?;
-            println!(
+            out(&format!(
                 "migrated {}: {} migration(s) applied, fixtures {}",
                 s.database,
                 report.migrations_applied,
@@ -354,13 +361,16 @@ pub fn run(cli: Cli) -> i32 {
                 } else {
                     "unchanged"
                 }
-            );
+            ));
             Ok(())
         })(),
         Command::Reset(r) => (|| {
             let db = open_db(&r.config, &r.database)?;
             db.reset().map_err(|e| e.to_string())?;
-            println!("reset {}: demo fixtures restored", db.path().display());
+            out(&format!(
+                "reset {}: demo fixtures restored",
+                db.path().display()
+            ));
             Ok(())
         })(),
         Command::Clients(c) => match c.action {

@@ -165,7 +165,7 @@ pub fn run(cmd: McpConfig) -> Result<(), String> {
     }
     let text = render(&cmd.format, &url, &key, &client_id)?;
     eprintln!("note: the output contains the API key; keep it out of chats, tickets and shared repositories.");
-    println!("{text}");
+    crate::cli::out(&text);
     Ok(())
 }
 
