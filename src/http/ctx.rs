@@ -87,6 +87,17 @@ impl<'a> Ctx<'a> {
             .unwrap_or("")
     }
 
+    /// The `id` path parameter, when it has the shape of an id of `kind`; otherwise a plain 404
+    /// naming `what` (a malformed id cannot exist, so no query is spent on it).
+    pub fn path_id(&self, kind: crate::ids::Kind, what: &str) -> Result<String, ApiError> {
+        let id = self.param("id");
+        if crate::ids::is_valid(kind, id) {
+            Ok(id.to_string())
+        } else {
+            Err(ApiError::not_found(what, id))
+        }
+    }
+
     pub fn query(&self, name: &str) -> Option<&str> {
         self.query
             .iter()

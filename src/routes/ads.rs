@@ -193,12 +193,7 @@ fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Value, i64)>, A
 }
 
 fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    let id = ctx.param("id").to_string();
-    if ids::is_valid(Kind::Ad, &id) {
-        Ok(id)
-    } else {
-        Err(ApiError::not_found("ad", &id))
-    }
+    ctx.path_id(Kind::Ad, "ad")
 }
 
 /// Company, status and version of a visible ad; invisible or missing is 404.

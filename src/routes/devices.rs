@@ -315,12 +315,7 @@ pub(crate) fn owner(
 }
 
 fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    let id = ctx.param("id").to_string();
-    if ids::is_valid(Kind::Device, &id) {
-        Ok(id)
-    } else {
-        Err(ApiError::not_found("device", &id))
-    }
+    ctx.path_id(Kind::Device, "device")
 }
 
 /// Loads the owner of a device and checks the route's action against it: invisible is 404.

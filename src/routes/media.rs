@@ -144,12 +144,7 @@ fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<Value>, ApiError
 }
 
 fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    let id = ctx.param("id").to_string();
-    if ids::is_valid(Kind::Media, &id) {
-        Ok(id)
-    } else {
-        Err(ApiError::not_found("media", &id))
-    }
+    ctx.path_id(Kind::Media, "media")
 }
 
 /// Company, content type and SHA-256 of a visible media item; invisible or missing is 404.
