@@ -281,6 +281,9 @@ async fn migrations_are_idempotent_and_cli_reset_restores_a_file() {
     assert!(out.contains("demo fixtures restored"));
     assert!(count("SELECT count(*) FROM playback_errors") > 0);
     assert_eq!(count("SELECT count(*) FROM devices"), devices);
+    if let Some(dir) = db.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 #[tokio::test]

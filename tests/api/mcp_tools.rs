@@ -1,9 +1,8 @@
 //! Tests: mcp_tools. Every tool through real HTTP, the REST = MCP authorization matrix and the
 //! redaction canary. The two-step write state machine is in `mcp_writes`.
 //!
-//! The matrix and the canary are driven by the tool table (`signage::mcp::tools::TOOLS`) and cover
-//! every tool whose REST route is in the route table. The tests named `after_merge_*` exercise the
-//! ad and promotion tools end to end and need those REST areas.
+//! The matrix and the canary are driven by the tool table (`signage::mcp::tools::TOOLS`), so they
+//! cover every tool (a unit test checks that every tool names an existing route).
 
 use crate::helpers::{company_id, demo, key, TestApp};
 use crate::mcp_transport::{call, call_err, call_ok, post, post_accept, rpc, tool_names};
@@ -194,7 +193,7 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
 }
 
 #[tokio::test]
-async fn tools_available_now_answer_for_each_key() {
+async fn the_service_and_company_tools_answer_for_each_key() {
     let app = TestApp::spawn().await;
     for key_name in active_keys() {
         let k = key(&key_name);
@@ -538,7 +537,7 @@ fn one_row<T: rusqlite::types::FromSql>(app: &TestApp, sql: &str, arg: &str) -> 
 }
 
 #[tokio::test]
-async fn after_merge_ad_change_is_previewed_then_applied_once() {
+async fn ad_change_is_previewed_then_applied_once() {
     let app = TestApp::spawn().await;
     let grocers = company_id("Northwind Grocers");
     let ad: String = one_row(
@@ -643,7 +642,7 @@ async fn after_merge_ad_change_is_previewed_then_applied_once() {
 }
 
 #[tokio::test]
-async fn after_merge_promotion_activation_shows_cost_and_cancel_discards() {
+async fn promotion_activation_shows_cost_and_cancel_discards() {
     let app = TestApp::spawn().await;
     let now = signage::time::now().to_string();
     let promo: String = one_row(&app,
