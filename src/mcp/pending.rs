@@ -229,6 +229,9 @@ fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> String {
         Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled" => {
             "This change was cancelled; nothing was applied. Prepare it again if the user still wants it.".into()
         }
+        Ok(Some((Some(_), Some(outcome), _))) if outcome != "applied" => format!(
+            "This confirmation_id was already used, and that confirmation did not apply the change ({outcome}); nothing was applied. Prepare the change again."
+        ),
         Ok(Some((Some(_), _, _))) => "This confirmation_id was already used (it works once); nothing more was applied.".into(),
         Ok(Some((None, _, expires_at))) if expires_at <= now => format!(
             "This confirmation_id expired at {}; nothing was applied. Prepare the change again and ask the user to confirm.",

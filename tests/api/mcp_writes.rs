@@ -30,6 +30,10 @@ const TABLES: [&str; 5] = [
 const UNKNOWN_ID: &str = "No pending change with this confirmation_id is available to this API key. Nothing was applied. Prepare the change first.";
 const ALREADY_USED: &str =
     "This confirmation_id was already used (it works once); nothing more was applied.";
+/// The refusal of a replayed id whose confirmation applied nothing.
+fn used_without_effect(outcome: &str) -> String {
+    format!("This confirmation_id was already used, and that confirmation did not apply the change ({outcome}); nothing was applied. Prepare the change again.")
+}
 const CANCELLED: &str =
     "This change was cancelled; nothing was applied. Prepare it again if the user still wants it.";
 
@@ -693,7 +697,7 @@ async fn a_stale_preview_is_not_applied() {
         confirmation(&id),
     )
     .await;
-    assert_eq!(e, ALREADY_USED);
+    assert_eq!(e, used_without_effect("stale"));
     assert_eq!(snapshot(&app), changed);
 
     // The same for a promotion activation: no tokens are spent.
@@ -1344,7 +1348,7 @@ async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
         confirmation(id),
     )
     .await;
-    assert_eq!(e, ALREADY_USED);
+    assert_eq!(e, used_without_effect("refused"));
     assert_eq!(snapshot(&app), before);
 }
 
