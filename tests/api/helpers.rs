@@ -300,6 +300,29 @@ impl TestApp {
         items
     }
 
+    /// Deletes `path` with `If-Match: etag` (204, empty body), then proves it is gone: a GET and a
+    /// second DELETE are both 404.
+    pub async fn assert_deleted(&self, path: &str, etag: &str) {
+        let r = self
+            .delete(path)
+            .key("northwind-readwrite")
+            .header("if-match", etag)
+            .send()
+            .await;
+        assert_eq!(r.status, 204, "{}", r.text());
+        assert!(r.body.is_empty());
+        self.get(path)
+            .key("northwind-readonly")
+            .send()
+            .await
+            .problem(404);
+        self.delete(path)
+            .key("northwind-readwrite")
+            .send()
+            .await
+            .problem(404);
+    }
+
     /// Runs a read-only SQL query against the server's database file.
     pub fn sql<T>(&self, f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>) -> T {
         let conn = self.app.db.conn().expect("conn");

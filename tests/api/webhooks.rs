@@ -330,24 +330,7 @@ async fn update_and_delete_honour_if_match() {
         .send()
         .await
         .problem(403);
-    let r = app
-        .delete(&path)
-        .key("northwind-readwrite")
-        .header("if-match", "\"v2\"")
-        .send()
-        .await;
-    assert_eq!(r.status, 204);
-    assert!(r.body.is_empty());
-    app.get(&path)
-        .key("northwind-readonly")
-        .send()
-        .await
-        .problem(404);
-    app.delete(&path)
-        .key("northwind-readwrite")
-        .send()
-        .await
-        .problem(404);
+    app.assert_deleted(&path, "\"v2\"").await;
     assert_eq!(
         count(
             &app,
