@@ -3,6 +3,7 @@
 //! the CLI (`signage keys …`) runs exactly the same code as REST.
 
 use crate::auth::keys;
+use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
 use crate::auth::Action;
 use crate::db::Db;
@@ -92,7 +93,7 @@ pub fn routes() -> Vec<Route> {
         .created("ApiKeyRotation"),
         Route::get("/audit-log", "listAuditLog", Action::Admin, list_audit)
             .tag("admin")
-            .summary("The audit log of the account's writes and of authentication failures.")
+            .summary("The audit log of the account's writes and failures (failures aggregated per minute).")
             // Audit entries have integer ids, so the cursor is a number.
             .query(&[
                 LIST_PARAMS[0],
@@ -105,7 +106,7 @@ pub fn routes() -> Vec<Route> {
             .ok("AuditEntryList"),
         Route::post("/_sandbox/reset", "resetSandbox", Action::Admin, reset)
             .tag("sandbox")
-            .summary("Restore the demo fixtures (every change is discarded).")
+            .summary("Restore the caller's account to the demo fixtures; other accounts are untouched.")
             .ok("ResetResult")
             .not_idempotent()
             .blocking(),
@@ -149,15 +150,18 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "ApiClient",
             json!({"type":"object","additionalProperties":false,
-            "required":["id","object","account_id","name","description","created_at"],
+            "required":["id","object","account_id","name","description","companyScope","created_at"],
             "properties":{"id":{"type":"string","pattern":"^cli_"},"object":{"const":"api_client"},
-                "account_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"created_at":ts}}),
+                "account_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
+                "companyScope":{"type":["string","null"],"description":"The company this client is bound to: its keys are all scoped to it."},
+                "created_at":ts}}),
         ),
         (
             "ApiClientCreate",
             json!({"type":"object","additionalProperties":false,"required":["name"],
             "properties":{"name":text_schema(1, 100),
-                          "description":text_schema(0, 500)}}),
+                          "description":text_schema(0, 500),
+                          "companyScope":{"type":["string","null"],"pattern":"^cmp_[0-9A-Za-z]{1,64}$"}}}),
         ),
         (
             "ApiKey",
@@ -190,10 +194,11 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "AuditEntry",
             json!({"type":"object","additionalProperties":false,
-            "required":["id","object","at","request_id","actor","client_id","method","route","status","outcome"],
+            "required":["id","object","at","request_id","actor","client_id","method","route","status","outcome","count"],
             "properties":{"id":{"type":"string"},"object":{"const":"audit_entry"},"at":ts,"request_id":{"type":"string"},
                 "actor":{"type":["string","null"]},"client_id":{"type":["string","null"]},"method":{"type":"string"},
-                "route":{"type":"string"},"status":{"type":"integer"},"outcome":{"type":"string"}}}),
+                "route":{"type":"string"},"status":{"type":"integer"},"outcome":{"type":"string"},
+                "count":{"type":"integer","minimum":1,"description":"Failures are aggregated per minute: how many requests this entry stands for (`at` and `request_id` are the first one's)."}}}),
         ),
         (
             "ResetResult",
@@ -212,32 +217,78 @@ fn client_json(r: &Row<'_>) -> rusqlite::Result<Value> {
         "account_id": r.get::<_, String>(1)?,
         "name": r.get::<_, String>(2)?,
         "description": r.get::<_, String>(3)?,
+        "companyScope": r.get::<_, Option<String>>(5)?,
         "created_at": rfc3339(r.get(4)?),
     }))
 }
 
-const CLIENT_COLUMNS: &str = "id, account_id, name, description, created_at";
+const CLIENT_COLUMNS: &str = "id, account_id, name, description, created_at, company_id";
 
-/// Lists clients, of one account or (CLI) of all.
+/// A client, if it exists and `m` reaches it (an account-wide admin: every client of its account; a
+/// company-scoped one: the clients bound to its company).
+fn load_client(
+    conn: &rusqlite::Connection,
+    m: Option<&Manager<'_>>,
+    id: &str,
+) -> Result<(Value, Option<String>), ApiError> {
+    let row = conn
+        .prepare_cached(&format!(
+            "SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"
+        ))?
+        .query_row([id], |r| {
+            Ok((client_json(r)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(5)?))
+        })
+        .optional()?;
+    let no_scopes = Scopes::default();
+    match row {
+        Some((client, account, company))
+            if may_manage(
+                m,
+                &Credential {
+                    account: &account,
+                    scopes: &no_scopes,
+                    company: company.as_deref(),
+                },
+            ) =>
+        {
+            Ok((client, company))
+        }
+        _ => Err(ApiError::not_found("API client", id)),
+    }
+}
+
+/// Lists the clients `m` reaches (the CLI: of one account or of all).
 pub fn list_clients_db(
     db: &Db,
+    m: Option<&Manager<'_>>,
     account: Option<&str>,
     before: &str,
     fetch: i64,
 ) -> Result<Vec<Value>, ApiError> {
+    let account = m.map(|m| m.account).or(account);
+    let company = m.and_then(|m| m.company);
     let conn = db.conn()?;
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {CLIENT_COLUMNS} FROM api_clients WHERE (?1 IS NULL OR account_id = ?1) AND id < ?2 ORDER BY id DESC LIMIT ?3"
+        "SELECT {CLIENT_COLUMNS} FROM api_clients
+         WHERE (?1 IS NULL OR account_id = ?1) AND (?2 IS NULL OR company_id = ?2) AND id < ?3
+         ORDER BY id DESC LIMIT ?4"
     ))?;
-    let rows = stmt.query_map(rusqlite::params![account, before, fetch], client_json)?;
+    let rows = stmt.query_map(
+        rusqlite::params![account, company, before, fetch],
+        client_json,
+    )?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Creates a client in `account`, bound to `company` if given. A company-scoped manager must bind
+/// it to its own company.
 pub fn create_client(
     db: &Db,
+    m: Option<&Manager<'_>>,
     account: &str,
     name: &str,
     description: &str,
+    company: Option<&str>,
 ) -> Result<Value, ApiError> {
     let mut errors = Errors::new();
     errors.text("/name", name, 1, 100);
@@ -245,28 +296,62 @@ pub fn create_client(
         errors.text("/description", description, 0, 500);
     }
     errors.finish()?;
+    check_company_reach(m, company)?;
     let id = ids::new_id(Kind::ApiClient);
     db.write(|tx| {
         let exists: bool = tx.query_row("SELECT count(*) > 0 FROM accounts WHERE id = ?1", [account], |r| r.get(0))?;
         if !exists {
             return Err(ApiError::not_found("account", account));
         }
+        if let Some(c) = company {
+            check_company_of_account(tx, account, c)?;
+        }
         tx.execute(
-            "INSERT INTO api_clients (id, account_id, name, description, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            rusqlite::params![id, account, name.trim(), description.trim(), now()],
+            "INSERT INTO api_clients (id, account_id, name, description, created_at, company_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![id, account, name.trim(), description.trim(), now(), company],
         )?;
         Ok(tx.query_row(&format!("SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"), [&id], client_json)?)
     })
 }
 
+/// A company-scoped manager must name its own company in what it creates (422 when it names none,
+/// 404 when it names another).
+fn check_company_reach(m: Option<&Manager<'_>>, company: Option<&str>) -> Result<(), ApiError> {
+    match (m.and_then(|m| m.company), company) {
+        (Some(_), None) => Err(ApiError::invalid(
+            "/companyScope",
+            "required",
+            "A company-scoped admin must give companyScope (its own company): it cannot create a credential wider than itself.",
+        )),
+        (Some(mine), Some(c)) if mine != c => Err(ApiError::not_found("company", c)),
+        _ => Ok(()),
+    }
+}
+
+fn check_company_of_account(
+    tx: &rusqlite::Connection,
+    account: &str,
+    company: &str,
+) -> Result<(), ApiError> {
+    let owner: Option<String> = tx
+        .query_row(
+            "SELECT account_id FROM companies WHERE id = ?1",
+            [company],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if owner.as_deref() == Some(account) {
+        Ok(())
+    } else {
+        Err(ApiError::not_found("company", company))
+    }
+}
+
 fn list_clients(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
-    let rows = list_clients_db(
-        &ctx.app.db,
-        Some(&ctx.principal()?.account_id),
-        page.bound(),
-        page.fetch(),
-    )?;
+    let m = Manager::of(ctx.principal()?);
+    let rows = list_clients_db(&ctx.app.db, Some(&m), None, page.bound(), page.fetch())?;
     Ok(Response::ok(&list_body(rows, &page, |v| {
         v["id"].as_str().unwrap_or("")
     })))
@@ -278,38 +363,48 @@ struct ClientCreate {
     name: String,
     #[serde(default)]
     description: String,
+    #[serde(default, rename = "companyScope")]
+    company_scope: Option<String>,
 }
 
 fn create_client_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: ClientCreate = ctx.json()?;
-    let account = ctx.principal()?.account_id.clone();
+    check_company_id(input.company_scope.as_deref())?;
+    let p = ctx.principal()?;
+    let m = Manager::of(p);
     Ok(Response::created(&create_client(
         &ctx.app.db,
-        &account,
+        Some(&m),
+        &p.account_id,
         &input.name,
         &input.description,
+        input.company_scope.as_deref(),
     )?))
 }
 
 fn get_client(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = ctx.param("id").to_string();
-    let account = ctx.principal()?.account_id.clone();
+    let m = Manager::of(ctx.principal()?);
     let conn = ctx.app.db.conn()?;
-    let client = conn
-        .prepare_cached(&format!(
-            "SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1 AND account_id = ?2"
-        ))?
-        .query_row([&id, &account], client_json)
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("API client", &id))?;
-    Ok(Response::ok(&client))
+    Ok(Response::ok(&load_client(&conn, Some(&m), &id)?.0))
+}
+
+fn check_company_id(company: Option<&str>) -> Result<(), ApiError> {
+    match company {
+        Some(c) if !ids::is_valid(Kind::Company, c) => Err(ApiError::invalid(
+            "/companyScope",
+            "invalid_id",
+            "Must be a company id (`cmp_…`).",
+        )),
+        _ => Ok(()),
+    }
 }
 
 // ---- API keys -------------------------------------------------------------------------------
 
 const KEY_COLUMNS: &str =
     "k.id, k.name, k.client_id, k.prefix, k.last_four, k.scopes, k.company_id, k.created_at,
-    k.last_used_at, k.expires_at, k.revoked_at, k.replaced_by";
+    k.last_used_at, k.expires_at, k.revoked_at, k.replaced_by, c.account_id";
 
 fn key_json(r: &Row<'_>) -> rusqlite::Result<Value> {
     let t = now();
@@ -341,38 +436,75 @@ fn key_json(r: &Row<'_>) -> rusqlite::Result<Value> {
     }))
 }
 
+/// A key row and whether `m` reaches it (the one rule of [`may_manage`]).
+fn key_if_reached(m: Option<&Manager<'_>>, r: &Row<'_>) -> rusqlite::Result<Option<Value>> {
+    let scopes = Scopes::parse_list(&r.get::<_, String>(5)?).unwrap_or_default();
+    let company: Option<String> = r.get(6)?;
+    let account: String = r.get(12)?;
+    let target = Credential {
+        account: &account,
+        scopes: &scopes,
+        company: company.as_deref(),
+    };
+    if may_manage(m, &target) {
+        key_json(r).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// The key, if it exists and `m` reaches it; otherwise 404, whether it exists or not.
 fn load_key(
     conn: &rusqlite::Connection,
-    account: Option<&str>,
+    m: Option<&Manager<'_>>,
     key_id: &str,
 ) -> Result<Value, ApiError> {
     conn.prepare_cached(&format!(
-        "SELECT {KEY_COLUMNS} FROM api_keys k JOIN api_clients c ON c.id = k.client_id
-         WHERE k.id = ?1 AND (?2 IS NULL OR c.account_id = ?2)"
+        "SELECT {KEY_COLUMNS} FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1"
     ))?
-    .query_row(rusqlite::params![key_id, account], key_json)
+    .query_row([key_id], |r| key_if_reached(m, r))
     .optional()?
+    .flatten()
     .ok_or_else(|| ApiError::not_found("API key", key_id))
 }
 
+/// Lists the keys `m` reaches, newest first. The account and company parts of the rule are in the
+/// SQL (so pages are full); the same rule then runs on each row.
 pub fn list_keys_db(
     db: &Db,
-    account: Option<&str>,
+    m: Option<&Manager<'_>>,
     client: Option<&str>,
     before: &str,
     fetch: i64,
 ) -> Result<Vec<Value>, ApiError> {
     let conn = db.conn()?;
+    if let Some(c) = client {
+        load_client(&conn, m, c)?;
+    }
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {KEY_COLUMNS} FROM api_keys k JOIN api_clients c ON c.id = k.client_id
-         WHERE (?1 IS NULL OR c.account_id = ?1) AND (?2 IS NULL OR k.client_id = ?2) AND k.id < ?3
-         ORDER BY k.id DESC LIMIT ?4"
+         WHERE (?1 IS NULL OR c.account_id = ?1) AND (?2 IS NULL OR k.company_id = ?2)
+           AND (?3 IS NULL OR k.client_id = ?3) AND k.id < ?4
+         ORDER BY k.id DESC LIMIT ?5"
     ))?;
-    let rows = stmt.query_map(rusqlite::params![account, client, before, fetch], key_json)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let rows = stmt.query_map(
+        rusqlite::params![
+            m.map(|m| m.account),
+            m.and_then(|m| m.company),
+            client,
+            before,
+            fetch
+        ],
+        |r| key_if_reached(m, r),
+    )?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.extend(row?);
+    }
+    Ok(out)
 }
 
-/// What a new key may be. `limits` is the creator's reach (REST: the admin principal; CLI: none).
+/// What a new key may be.
 pub struct KeySpec {
     pub client_id: String,
     pub name: String,
@@ -381,17 +513,11 @@ pub struct KeySpec {
     pub expires_at: Option<i64>,
 }
 
-pub struct CreatorLimits<'a> {
-    pub account: &'a str,
-    pub scopes: &'a Scopes,
-    pub visible_companies: &'a [String],
-}
-
-pub fn create_key(
-    db: &Db,
-    limits: Option<&CreatorLimits<'_>>,
-    spec: &KeySpec,
-) -> Result<Value, ApiError> {
+/// Creates a key. `m` is the creator's reach (REST: the admin principal; CLI: `None`, the operator).
+/// The new key must be one `m` reaches: scopes within its own (422 `exceeds_creator`), and, for a
+/// company-scoped creator, its own company (422 `required` without one, 404 for another). A client
+/// bound to a company only holds keys scoped to it.
+pub fn create_key(db: &Db, m: Option<&Manager<'_>>, spec: &KeySpec) -> Result<Value, ApiError> {
     let mut errors = Errors::new();
     errors.text("/name", &spec.name, 1, 100);
     let scopes = match Scopes::parse_list(&spec.scopes.join(" ")) {
@@ -417,54 +543,52 @@ pub fn create_key(
     let t = now();
     errors.finish()?;
     let scopes = scopes.unwrap_or_default();
-    if let Some(l) = limits {
-        if !l.scopes.covers(&scopes) {
+    if let Some(m) = m {
+        if !m.scopes.covers(&scopes) {
             return Err(ApiError::invalid(
                 "/scopes",
                 "exceeds_creator",
                 "A key cannot grant scopes its creator lacks.",
             ));
         }
-        if let Some(c) = &spec.company_scope {
-            if !l.visible_companies.iter().any(|v| v == c) {
-                return Err(ApiError::not_found("company", c));
-            }
-        } else if l.visible_companies.len() == 1
-            && !l
-                .scopes
-                .covers(&Scopes::parse_list("admin").unwrap_or_default())
-        {
-            return Err(ApiError::invalid(
-                "/companyScope",
-                "required",
-                "A company-scoped creator must give companyScope.",
-            ));
-        }
     }
+    let company = spec.company_scope.as_deref();
+    check_company_reach(m, company)?;
     let new = keys::generate();
     db.write(|tx| {
-        let account: Option<String> = tx
-            .query_row("SELECT account_id FROM api_clients WHERE id = ?1", [&spec.client_id], |r| r.get(0))
-            .optional()?;
-        let account = match (account, limits) {
-            (Some(a), Some(l)) if a == l.account => a,
-            (Some(a), None) => a,
-            _ => return Err(ApiError::not_found("API client", &spec.client_id)),
-        };
-        if let Some(c) = &spec.company_scope {
-            let owner: Option<String> = tx
-                .query_row("SELECT account_id FROM companies WHERE id = ?1", [c], |r| r.get(0))
-                .optional()?;
-            if owner.as_deref() != Some(account.as_str()) {
-                return Err(ApiError::not_found("company", c));
+        let (client, client_company) = load_client(tx, m, &spec.client_id)?;
+        let account = client["account_id"].as_str().unwrap_or_default().to_string();
+        match (client_company.as_deref(), company) {
+            (Some(_), None) => {
+                return Err(ApiError::invalid(
+                    "/companyScope",
+                    "required",
+                    "This API client is bound to a company: its keys must give that company as companyScope.",
+                ))
             }
+            (Some(bound), Some(c)) if bound != c => {
+                return Err(ApiError::invalid(
+                    "/companyScope",
+                    "not_client_company",
+                    format!("This API client is bound to `{bound}`: its keys can only be scoped to it."),
+                ))
+            }
+            _ => {}
+        }
+        if let Some(c) = company {
+            check_company_of_account(tx, &account, c)?;
+        }
+        let target = Credential { account: &account, scopes: &scopes, company };
+        if !may_manage(m, &target) {
+            // Unreachable after the checks above; kept so that the rule is the last word.
+            return Err(ApiError::invalid("/companyScope", "exceeds_creator", "A key cannot reach further than its creator."));
         }
         tx.execute(
             "INSERT INTO api_keys (id, client_id, name, prefix, last_four, secret_hash, scopes, company_id, created_at, expires_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             rusqlite::params![
                 new.key_id, spec.client_id, spec.name.trim(), new.prefix, new.last_four, new.secret_hash,
-                scopes.to_db(), spec.company_scope, t, spec.expires_at
+                scopes.to_db(), company, t, spec.expires_at
             ],
         )?;
         let mut key = load_key(tx, None, &new.key_id)?;
@@ -473,20 +597,23 @@ pub fn create_key(
     })
 }
 
-pub fn revoke_key(db: &Db, account: Option<&str>, key_id: &str) -> Result<Value, ApiError> {
+pub fn revoke_key(db: &Db, m: Option<&Manager<'_>>, key_id: &str) -> Result<Value, ApiError> {
     db.write(|tx| {
-        load_key(tx, account, key_id)?;
+        load_key(tx, m, key_id)?;
         tx.execute(
             "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
             rusqlite::params![key_id, now()],
         )?;
-        load_key(tx, account, key_id)
+        load_key(tx, m, key_id)
     })
 }
 
+/// Rotates an active key that has not been rotated yet: a successor with the same client, name,
+/// scopes, company and expiry, and the old key expiring at the end of the grace period. Rotating a
+/// key that was already rotated, revoked or expired is 409, so a chain has one successor per key.
 pub fn rotate_key(
     db: &Db,
-    account: Option<&str>,
+    m: Option<&Manager<'_>>,
     key_id: &str,
     grace_secs: i64,
 ) -> Result<Value, ApiError> {
@@ -500,7 +627,12 @@ pub fn rotate_key(
     let new = keys::generate();
     let t = now();
     db.write(|tx| {
-        let old = load_key(tx, account, key_id)?;
+        let old = load_key(tx, m, key_id)?;
+        if let Some(successor) = old["replaced_by"].as_str() {
+            return Err(ApiError::Conflict(format!(
+                "Key `{key_id}` was already rotated: its successor is `{successor}`. Rotate the successor instead; a key is rotated only once."
+            )));
+        }
         if old["status"] != "active" {
             return Err(ApiError::Conflict(format!("Key `{key_id}` is {} and cannot be rotated.", old["status"].as_str().unwrap_or(""))));
         }
@@ -510,12 +642,15 @@ pub fn rotate_key(
             rusqlite::params![key_id, new.key_id, new.prefix, new.last_four, new.secret_hash, t],
         )?;
         let grace_end = t + grace_secs;
-        tx.execute(
+        let changed = tx.execute(
             "UPDATE api_keys SET replaced_by = ?2,
                     expires_at = CASE WHEN expires_at IS NULL OR expires_at > ?3 THEN ?3 ELSE expires_at END
-             WHERE id = ?1",
+             WHERE id = ?1 AND replaced_by IS NULL",
             rusqlite::params![key_id, new.key_id, grace_end],
         )?;
+        if changed != 1 {
+            return Err(ApiError::Conflict(format!("Key `{key_id}` was already rotated.")));
+        }
         let mut new_key = load_key(tx, None, &new.key_id)?;
         new_key["rawKey"] = json!(new.raw);
         Ok(json!({"object": "api_key_rotation", "new_key": new_key, "previous_key": load_key(tx, None, key_id)?}))
@@ -525,9 +660,10 @@ pub fn rotate_key(
 fn list_keys_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let client = ctx.query_id("client_id", Kind::ApiClient)?;
+    let m = Manager::of(ctx.principal()?);
     let rows = list_keys_db(
         &ctx.app.db,
-        Some(&ctx.principal()?.account_id),
+        Some(&m),
         client.as_deref(),
         page.bound(),
         page.fetch(),
@@ -568,21 +704,8 @@ fn create_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "Must be an API client id (`cli_…`).",
         ));
     }
-    if let Some(c) = &input.company_scope {
-        if !ids::is_valid(Kind::Company, c) {
-            return Err(ApiError::invalid(
-                "/companyScope",
-                "invalid_id",
-                "Must be a company id (`cmp_…`).",
-            ));
-        }
-    }
-    let p = ctx.principal()?;
-    let limits = CreatorLimits {
-        account: &p.account_id,
-        scopes: &p.scopes,
-        visible_companies: &p.visible_companies,
-    };
+    check_company_id(input.company_scope.as_deref())?;
+    let m = Manager::of(ctx.principal()?);
     let spec = KeySpec {
         client_id: input.client_id,
         name: input.name,
@@ -590,27 +713,21 @@ fn create_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         company_scope: input.company_scope,
         expires_at,
     };
-    let key = create_key(&ctx.app.db, Some(&limits), &spec)?;
+    let key = create_key(&ctx.app.db, Some(&m), &spec)?;
     Ok(Response::created(&key).with_header("cache-control", "no-store"))
 }
 
 fn get_key(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = ctx.param("id").to_string();
+    let m = Manager::of(ctx.principal()?);
     let conn = ctx.app.db.conn()?;
-    Ok(Response::ok(&load_key(
-        &conn,
-        Some(&ctx.principal()?.account_id),
-        &id,
-    )?))
+    Ok(Response::ok(&load_key(&conn, Some(&m), &id)?))
 }
 
 fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = ctx.param("id").to_string();
-    Ok(Response::ok(&revoke_key(
-        &ctx.app.db,
-        Some(&ctx.principal()?.account_id),
-        &id,
-    )?))
+    let m = Manager::of(ctx.principal()?);
+    Ok(Response::ok(&revoke_key(&ctx.app.db, Some(&m), &id)?))
 }
 
 #[derive(Deserialize, Default)]
@@ -628,7 +745,8 @@ fn rotate_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ctx.json()?
     };
     let grace = input.grace_period_seconds.unwrap_or(DEFAULT_GRACE_SECS);
-    let out = rotate_key(&ctx.app.db, Some(&ctx.principal()?.account_id), &id, grace)?;
+    let m = Manager::of(ctx.principal()?);
+    let out = rotate_key(&ctx.app.db, Some(&m), &id, grace)?;
     Ok(Response::created(&out).with_header("cache-control", "no-store"))
 }
 
@@ -642,41 +760,26 @@ fn list_audit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ApiError::invalid("cursor", "invalid_cursor", "Not a cursor of this list.")
         })?,
     };
-    let account = ctx.principal()?.account_id.clone();
-    let conn = ctx.app.db.conn()?;
-    // Entries of this account's keys and users, plus unauthenticated failures (no actor).
-    let mut stmt = conn.prepare_cached(
-        "SELECT a.id, a.at, a.request_id, a.actor, a.client_id, a.method, a.route, a.status, a.outcome
-         FROM audit_log a
-         WHERE a.id < ?1 AND (a.actor IS NULL
-            OR a.actor IN (SELECT k.id FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE c.account_id = ?2)
-            OR a.actor IN (SELECT id FROM users WHERE account_id = ?2))
-         ORDER BY a.id DESC LIMIT ?3",
-    )?;
-    let rows = stmt
-        .query_map(rusqlite::params![before, account, page.fetch()], |r| {
-            Ok(json!({
-                "id": r.get::<_, i64>(0)?.to_string(),
-                "object": "audit_entry",
-                "at": rfc3339(r.get(1)?),
-                "request_id": r.get::<_, String>(2)?,
-                "actor": r.get::<_, Option<String>>(3)?,
-                "client_id": r.get::<_, Option<String>>(4)?,
-                "method": r.get::<_, String>(5)?,
-                "route": r.get::<_, String>(6)?,
-                "status": r.get::<_, i64>(7)?,
-                "outcome": r.get::<_, String>(8)?,
-            }))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let m = Manager::of(ctx.principal()?);
+    let rows = crate::audit::list(&ctx.app.db, m.account, m.company, before, page.fetch())?;
     Ok(Response::ok(&list_body(rows, &page, |v| {
         v["id"].as_str().unwrap_or("")
     })))
 }
 
+/// Restores the caller's account (and nothing else) to the fixtures. A full reset of the sandbox is
+/// the operator's (`signage reset`).
 fn reset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    ctx.app.db.reset()?;
-    ctx.app.mcp.clear();
+    let p = ctx.principal()?;
+    if p.company_scope.is_some() {
+        return Err(ApiError::AccountAdminRequired);
+    }
+    let account = p.account_id.clone();
+    if !ctx.app.db.reset_account(&account)? {
+        return Err(ApiError::Conflict(format!(
+            "Account `{account}` is not part of the demo fixtures, so there is nothing to reset it to."
+        )));
+    }
     Ok(Response::ok(
         &json!({"object": "sandbox_reset", "reset": true}),
     ))
