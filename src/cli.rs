@@ -388,7 +388,7 @@ pub fn run(cli: Cli) -> i32 {
                     &a.description,
                     a.company.as_deref(),
                 )
-                    .map_err(api_err)?;
+                .map_err(api_err)?;
                 print_json(&v);
                 Ok(())
             })(),

@@ -128,7 +128,11 @@ pub fn load(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbError> {
 
 /// Inserts the fixture rows of one account (its companies and everything under them, its clients,
 /// keys and users), and no global row.
-pub fn load_account(tx: &rusqlite::Transaction<'_>, now: i64, account: &str) -> Result<(), DbError> {
+pub fn load_account(
+    tx: &rusqlite::Transaction<'_>,
+    now: i64,
+    account: &str,
+) -> Result<(), DbError> {
     load_where(tx, now, |owner| owner == Some(account))
 }
 
@@ -184,7 +188,13 @@ mod tests {
             }
         }
         // Both accounts own rows of every account-owned table.
-        let count = |a: &str| owners.iter().flatten().filter(|o| o.as_deref() == Some(a)).count();
+        let count = |a: &str| {
+            owners
+                .iter()
+                .flatten()
+                .filter(|o| o.as_deref() == Some(a))
+                .count()
+        };
         assert!(count("acct_0m5d4ruo0fb72isqzrb5") > 100);
         assert!(count("acct_0m5d4ruo1jwio9kty5ko") > 50);
     }

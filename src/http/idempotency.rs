@@ -119,7 +119,10 @@ fn carries_secret(resp: &Response) -> bool {
         .get_all(hyper::header::CACHE_CONTROL)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .any(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case("no-store")))
+        .any(|v| {
+            v.split(',')
+                .any(|d| d.trim().eq_ignore_ascii_case("no-store"))
+        })
 }
 
 /// The id of what a secret-bearing response created: its `id`, or a rotation's `new_key.id`.

@@ -236,7 +236,11 @@ fn load_client(
             "SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"
         ))?
         .query_row([id], |r| {
-            Ok((client_json(r)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(5)?))
+            Ok((
+                client_json(r)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(5)?,
+            ))
         })
         .optional()?;
     let no_scopes = Scopes::default();
@@ -299,7 +303,11 @@ pub fn create_client(
     check_company_reach(m, company)?;
     let id = ids::new_id(Kind::ApiClient);
     db.write(|tx| {
-        let exists: bool = tx.query_row("SELECT count(*) > 0 FROM accounts WHERE id = ?1", [account], |r| r.get(0))?;
+        let exists: bool = tx.query_row(
+            "SELECT count(*) > 0 FROM accounts WHERE id = ?1",
+            [account],
+            |r| r.get(0),
+        )?;
         if !exists {
             return Err(ApiError::not_found("account", account));
         }
@@ -311,7 +319,11 @@ pub fn create_client(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             rusqlite::params![id, account, name.trim(), description.trim(), now(), company],
         )?;
-        Ok(tx.query_row(&format!("SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"), [&id], client_json)?)
+        Ok(tx.query_row(
+            &format!("SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"),
+            [&id],
+            client_json,
+        )?)
     })
 }
 

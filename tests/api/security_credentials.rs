@@ -173,7 +173,10 @@ async fn a_company_scoped_admin_cannot_reach_beyond_its_company() {
     let own_key = key("northwind-grocers-write").key_id;
     let unbound_client = key("northwind-admin").client_id;
 
-    for (who, cred) in [("scoped key", &a.scoped_key), ("scoped user", &a.scoped_user)] {
+    for (who, cred) in [
+        ("scoped key", &a.scoped_key),
+        ("scoped user", &a.scoped_user),
+    ] {
         let create = |body: Value| cred.apply(app.post("/api-keys")).json(&body);
         // Wider: no companyScope (the key would see every company) is refused, on its own client...
         let r = create(json!({"client_id": a.grocers_client, "name": "wide", "scopes": ["read"]}))
@@ -345,9 +348,7 @@ async fn a_company_scoped_admin_cannot_reach_beyond_its_company() {
     let entries = scoped_log["data"].as_array().unwrap();
     assert!(!entries.is_empty());
     let account_admin = key("northwind-admin").key_id;
-    assert!(entries
-        .iter()
-        .all(|e| e["actor"] != json!(account_admin)));
+    assert!(entries.iter().all(|e| e["actor"] != json!(account_admin)));
     drop(app);
 }
 
@@ -422,7 +423,8 @@ async fn an_idempotent_key_creation_never_stores_or_replays_the_secret() {
     let db = dir.db();
     let app = TestApp::spawn_with(|l| l.database = Some(db.clone())).await;
     let admin = Cred::demo("northwind-admin");
-    let body = json!({"client_id": key("northwind-admin").client_id, "name": "ci", "scopes": ["read"]});
+    let body =
+        json!({"client_id": key("northwind-admin").client_id, "name": "ci", "scopes": ["read"]});
     let first = admin
         .apply(app.post("/api-keys"))
         .header("idempotency-key", "create-ci-key")
@@ -562,7 +564,10 @@ async fn an_account_reset_restores_that_account_only() {
     let grocers = company_id("Northwind Grocers");
     let hotels = company_id("Harborview Hotels");
     let nw_original = tagline(&app, &grocers, "northwind-readonly").await;
-    for (company, who) in [(&grocers, "northwind-readwrite"), (&hotels, "harborview-readwrite")] {
+    for (company, who) in [
+        (&grocers, "northwind-readwrite"),
+        (&hotels, "harborview-readwrite"),
+    ] {
         app.patch(&format!("/companies/{company}/branding"))
             .key(who)
             .json(&json!({"tagline": "changed by a test"}))
@@ -674,7 +679,9 @@ async fn failed_authentications_are_aggregated_and_shown_only_to_their_account()
                 .get("/companies")
                 .header("x-api-key", &unknown.raw)
                 .header("x-service-client-id", &revoked.client_id),
-            _ => app.get("/companies").header("x-api-key", "sgn_test_garbage"),
+            _ => app
+                .get("/companies")
+                .header("x-api-key", "sgn_test_garbage"),
         };
         assert_eq!(r.send().await.status, 401);
     }
