@@ -312,6 +312,20 @@ async fn a_company_scoped_admin_cannot_reach_beyond_its_company() {
         .send()
         .await
         .problem(404);
+    acc.apply(app.post("/api-clients"))
+        .json(&json!({"name": "x", "companyScope": hotels}))
+        .send()
+        .await
+        .problem(404);
+    acc.apply(app.get(&format!(
+        "/api-clients/{}",
+        key("harborview-admin").client_id
+    )))
+    .send()
+    .await
+    .problem(404);
+    let clients = acc.apply(app.get("/api-clients")).send().await.ok();
+    assert!(key_ids(&clients).contains(&a.grocers_client));
     // A client bound to a company holds only keys of that company.
     for (body, code) in [
         (
@@ -606,12 +620,30 @@ async fn an_account_reset_restores_that_account_only() {
     .await
     .ok();
 
+    // Records kept per credential: an idempotent request of each account.
+    let idempotent = |who: &'static str| {
+        app.post("/api-clients")
+            .key(who)
+            .header("idempotency-key", "same-key")
+            .json(&json!({"name": "idempotent"}))
+    };
+    for who in ["northwind-admin", "harborview-admin"] {
+        assert_eq!(idempotent(who).send().await.status, 201);
+    }
+
     let r = app
         .post("/_sandbox/reset")
         .key("northwind-admin")
         .send()
         .await;
     assert_eq!(r.ok(), json!({"object": "sandbox_reset", "reset": true}));
+
+    // Northwind's idempotency record went with its data (the request runs anew); Harborview's stays.
+    let nw_again = idempotent("northwind-admin").send().await;
+    assert_eq!(nw_again.status, 201);
+    assert_eq!(nw_again.header("idempotent-replayed"), None);
+    let hv_again = idempotent("harborview-admin").send().await;
+    assert_eq!(hv_again.header("idempotent-replayed"), Some("true"));
 
     // Northwind is back to the fixtures.
     assert_eq!(
