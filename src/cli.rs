@@ -240,7 +240,7 @@ pub struct KeysRotate {
     #[argh(positional)]
     pub key: String,
     /// seconds the old key stays valid (default 86400)
-    #[argh(option, default = "admin::DEFAULT_GRACE_SECS")]
+    #[argh(option, default = "admin::keys::DEFAULT_GRACE_SECS")]
     pub grace_secs: i64,
 }
 
@@ -380,7 +380,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Clients(c) => match c.action {
             ClientsAction::Create(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::create_client(
+                let v = admin::clients::create_client(
                     &db,
                     None,
                     &a.account,
@@ -394,8 +394,9 @@ pub fn run(cli: Cli) -> i32 {
             })(),
             ClientsAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::list_clients_db(&db, None, a.account.as_deref(), "~", 10_000)
-                    .map_err(api_err)?;
+                let v =
+                    admin::clients::list_clients_db(&db, None, a.account.as_deref(), "~", 10_000)
+                        .map_err(api_err)?;
                 print_json(&serde_json::json!(v));
                 Ok(())
             })(),
@@ -409,7 +410,7 @@ pub fn run(cli: Cli) -> i32 {
                         Some(crate::time::parse_rfc3339(s).ok_or("--expires-at must be RFC 3339")?)
                     }
                 };
-                let spec = admin::KeySpec {
+                let spec = admin::keys::KeySpec {
                     client_id: a.client.clone(),
                     name: a.name.clone(),
                     scopes: a
@@ -421,24 +422,26 @@ pub fn run(cli: Cli) -> i32 {
                     company_scope: a.company_scope.clone(),
                     expires_at,
                 };
-                print_json(&admin::create_key(&db, None, &spec).map_err(api_err)?);
+                print_json(&admin::keys::create_key(&db, None, &spec).map_err(api_err)?);
                 Ok(())
             })(),
             KeysAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
+                let v = admin::keys::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
                     .map_err(api_err)?;
                 print_json(&serde_json::json!(v));
                 Ok(())
             })(),
             KeysAction::Revoke(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                print_json(&admin::revoke_key(&db, None, &a.key).map_err(api_err)?);
+                print_json(&admin::keys::revoke_key(&db, None, &a.key).map_err(api_err)?);
                 Ok(())
             })(),
             KeysAction::Rotate(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                print_json(&admin::rotate_key(&db, None, &a.key, a.grace_secs).map_err(api_err)?);
+                print_json(
+                    &admin::keys::rotate_key(&db, None, &a.key, a.grace_secs).map_err(api_err)?,
+                );
                 Ok(())
             })(),
         },
