@@ -5,6 +5,7 @@ use crate::config::{Layer, LogFormat, Settings};
 use crate::db::Db;
 use crate::routes::admin;
 use argh::FromArgs;
+use rusqlite::OptionalExtension;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -131,6 +132,9 @@ pub struct ClientsCreate {
     /// description
     #[argh(option, default = "String::new()")]
     pub description: String,
+    /// bind the client to one company of the account (cmp_…): its keys must all be scoped to it
+    #[argh(option)]
+    pub company: Option<String>,
 }
 
 #[derive(FromArgs)]
@@ -236,7 +240,7 @@ pub struct KeysRotate {
     #[argh(positional)]
     pub key: String,
     /// seconds the old key stays valid (default 86400)
-    #[argh(option, default = "admin::DEFAULT_GRACE_SECS")]
+    #[argh(option, default = "admin::keys::DEFAULT_GRACE_SECS")]
     pub grace_secs: i64,
 }
 
@@ -273,7 +277,7 @@ pub struct UsersCreate {
     /// role: admin, editor or viewer
     #[argh(option, default = "String::from(\"viewer\")")]
     pub role: String,
-    /// restrict the user to one company
+    /// restrict the user to one company of the account (cmp_…)
     #[argh(option)]
     pub company: Option<String>,
 }
@@ -376,15 +380,23 @@ pub fn run(cli: Cli) -> i32 {
         Command::Clients(c) => match c.action {
             ClientsAction::Create(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::create_client(&db, &a.account, &a.name, &a.description)
-                    .map_err(api_err)?;
+                let v = admin::clients::create_client(
+                    &db,
+                    None,
+                    &a.account,
+                    &a.name,
+                    &a.description,
+                    a.company.as_deref(),
+                )
+                .map_err(api_err)?;
                 print_json(&v);
                 Ok(())
             })(),
             ClientsAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::list_clients_db(&db, a.account.as_deref(), "~", 10_000)
-                    .map_err(api_err)?;
+                let v =
+                    admin::clients::list_clients_db(&db, None, a.account.as_deref(), "~", 10_000)
+                        .map_err(api_err)?;
                 print_json(&serde_json::json!(v));
                 Ok(())
             })(),
@@ -398,7 +410,7 @@ pub fn run(cli: Cli) -> i32 {
                         Some(crate::time::parse_rfc3339(s).ok_or("--expires-at must be RFC 3339")?)
                     }
                 };
-                let spec = admin::KeySpec {
+                let spec = admin::keys::KeySpec {
                     client_id: a.client.clone(),
                     name: a.name.clone(),
                     scopes: a
@@ -410,24 +422,26 @@ pub fn run(cli: Cli) -> i32 {
                     company_scope: a.company_scope.clone(),
                     expires_at,
                 };
-                print_json(&admin::create_key(&db, None, &spec).map_err(api_err)?);
+                print_json(&admin::keys::create_key(&db, None, &spec).map_err(api_err)?);
                 Ok(())
             })(),
             KeysAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
+                let v = admin::keys::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
                     .map_err(api_err)?;
                 print_json(&serde_json::json!(v));
                 Ok(())
             })(),
             KeysAction::Revoke(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                print_json(&admin::revoke_key(&db, None, &a.key).map_err(api_err)?);
+                print_json(&admin::keys::revoke_key(&db, None, &a.key).map_err(api_err)?);
                 Ok(())
             })(),
             KeysAction::Rotate(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                print_json(&admin::rotate_key(&db, None, &a.key, a.grace_secs).map_err(api_err)?);
+                print_json(
+                    &admin::keys::rotate_key(&db, None, &a.key, a.grace_secs).map_err(api_err)?,
+                );
                 Ok(())
             })(),
         },
@@ -460,7 +474,25 @@ fn create_user(a: UsersCreate) -> Result<(), String> {
     let hash = crate::auth::password::hash(password)?;
     let db = open_db(&a.config, &a.database)?;
     let id = crate::ids::new_id(crate::ids::Kind::User);
-    db.write(|tx| -> Result<(), crate::db::DbError> {
+    db.write(|tx| -> Result<(), crate::http::ApiError> {
+        let account_exists: bool = tx
+            .query_row("SELECT count(*) > 0 FROM accounts WHERE id = ?1", [&a.account], |r| r.get(0))?;
+        if !account_exists {
+            return Err(crate::http::ApiError::NotFound(format!("there is no account {}", a.account)));
+        }
+        // A user restricted to a company acts inside that company's account only: a company of
+        // another account would give it a foothold there.
+        if let Some(company) = &a.company {
+            let owner: Option<String> = tx
+                .query_row("SELECT account_id FROM companies WHERE id = ?1", [company], |r| r.get(0))
+                .optional()?;
+            if owner.as_deref() != Some(a.account.as_str()) {
+                return Err(crate::http::ApiError::NotFound(format!(
+                    "{company} is not a company of account {}",
+                    a.account
+                )));
+            }
+        }
         tx.execute(
             "INSERT INTO users (id, account_id, username, password_hash, role, company_id, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -468,9 +500,9 @@ fn create_user(a: UsersCreate) -> Result<(), String> {
         )?;
         Ok(())
     })
-    .map_err(|e| format!("creating the user: {e}"))?;
+    .map_err(|e| format!("creating the user: {}", api_err(e)))?;
     print_json(
-        &serde_json::json!({"id": id, "object": "user", "username": a.username, "role": a.role, "account_id": a.account}),
+        &serde_json::json!({"id": id, "object": "user", "username": a.username, "role": a.role, "account_id": a.account, "company_id": a.company}),
     );
     Ok(())
 }

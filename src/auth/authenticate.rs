@@ -42,6 +42,15 @@ fn presented(headers: &HeaderMap) -> Result<Presented<'_>, AuthFailure> {
     }
 }
 
+/// The key id of the presented API key, if one of the right shape was sent (for the audit log of a
+/// failed authentication). Never the secret.
+pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
+    match presented(headers) {
+        Ok(Presented::ApiKey(raw)) => keys::parse(raw).map(|k| k.key_id()),
+        _ => None,
+    }
+}
+
 pub fn authenticate(app: &App, headers: &HeaderMap) -> Result<Principal, ApiError> {
     match presented(headers).map_err(ApiError::Unauthenticated)? {
         Presented::ApiKey(raw) => authenticate_key(app, headers, raw),

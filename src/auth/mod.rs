@@ -4,6 +4,7 @@
 //! - [`authenticate`]: headers -> principal (API key + client id, or the login JWT).
 //! - [`scopes`]: scope names and what each grants.
 //! - [`authorize`]: the single decision function every route and MCP tool goes through.
+//! - [`reach`]: which credentials an admin may create, see, revoke and rotate.
 //! - [`jwt`], [`password`], [`throttle`]: the internal-testing login.
 
 pub mod authenticate;
@@ -12,6 +13,7 @@ pub mod jwt;
 pub mod keys;
 pub mod password;
 pub mod principal;
+pub mod reach;
 pub mod scopes;
 pub mod throttle;
 

@@ -4,12 +4,16 @@
 //! The file is a list of tables and rows; the loader is generic. Two special values keep the world
 //! current and binary-safe: `{"$now": -3600}` is the load time plus an offset in seconds, and
 //! `{"$base64": "..."}` is a BLOB.
+//!
+//! A row belongs to an account through the first parent it names ([`OWNER_COLUMNS`]), which lets a
+//! sandbox reset reload one account's rows and leave the others alone.
 
 use super::DbError;
 use base64::Engine;
 use rusqlite::types::Value as SqlValue;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::HashMap;
 
 pub const WORLD_JSON: &str = include_str!("../../fixtures/world.json");
 pub const DEMO_CREDENTIALS_JSON: &str = include_str!("../../fixtures/demo-credentials.json");
@@ -57,15 +61,96 @@ fn is_identifier(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
 }
 
+fn world() -> Result<World, DbError> {
+    serde_json::from_str(WORLD_JSON).map_err(|e| DbError::Fixtures(e.to_string()))
+}
+
+/// The columns that name a row's parent, in the order they are tried to find the row's account.
+/// A row's account is its parent's; a row with none of them (plans, token packs) is global.
+pub const OWNER_COLUMNS: [&str; 6] = [
+    "account_id",
+    "company_id",
+    "client_id",
+    "device_id",
+    "promotion_id",
+    "invoice_id",
+];
+
+/// The account of every fixture row, `None` for global rows, in file order.
+fn owners(world: &World) -> Vec<Vec<Option<String>>> {
+    let mut by_id: HashMap<String, String> = HashMap::new();
+    let mut out = Vec::new();
+    for table in &world.tables {
+        let mut rows = Vec::new();
+        for row in &table.rows {
+            let text = |c: &str| row.get(c).and_then(Value::as_str).map(String::from);
+            let owner = if table.table == "accounts" {
+                text("id")
+            } else {
+                OWNER_COLUMNS.iter().find_map(|c| {
+                    let parent = text(c)?;
+                    if *c == "account_id" {
+                        Some(parent)
+                    } else {
+                        by_id.get(&parent).cloned()
+                    }
+                })
+            };
+            if let (Some(id), Some(o)) = (text("id"), &owner) {
+                by_id.insert(id, o.clone());
+            }
+            rows.push(owner);
+        }
+        out.push(rows);
+    }
+    out
+}
+
+/// The fixture tables in load order (parents first).
+pub fn table_order() -> Result<Vec<String>, DbError> {
+    Ok(world()?.tables.into_iter().map(|t| t.table).collect())
+}
+
+/// True when the fixtures define this account.
+pub fn has_account(account: &str) -> Result<bool, DbError> {
+    Ok(world()?
+        .tables
+        .iter()
+        .filter(|t| t.table == "accounts")
+        .flat_map(|t| &t.rows)
+        .any(|r| r.get("id").and_then(Value::as_str) == Some(account)))
+}
+
 /// Inserts the demo world inside the caller's transaction, with `now` as the time base.
 pub fn load(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbError> {
-    let world: World =
-        serde_json::from_str(WORLD_JSON).map_err(|e| DbError::Fixtures(e.to_string()))?;
-    for table in &world.tables {
+    load_where(tx, now, |_| true)
+}
+
+/// Inserts the fixture rows of one account (its companies and everything under them, its clients,
+/// keys and users), and no global row.
+pub fn load_account(
+    tx: &rusqlite::Transaction<'_>,
+    now: i64,
+    account: &str,
+) -> Result<(), DbError> {
+    load_where(tx, now, |owner| owner == Some(account))
+}
+
+fn load_where(
+    tx: &rusqlite::Transaction<'_>,
+    now: i64,
+    keep: impl Fn(Option<&str>) -> bool,
+) -> Result<(), DbError> {
+    let world = world()?;
+    let owners = owners(&world);
+    for (table, owners) in world.tables.iter().zip(&owners) {
         if !is_identifier(&table.table) {
             return Err(DbError::Fixtures(format!("bad table name {}", table.table)));
         }
-        for row in &table.rows {
+        for (row, owner) in table.rows.iter().zip(owners) {
+            if !keep(owner.as_deref()) {
+                continue;
+            }
             let columns: Vec<&str> = row.keys().map(String::as_str).collect();
             if let Some(bad) = columns.iter().find(|c| !is_identifier(c)) {
                 return Err(DbError::Fixtures(format!("bad column name {bad}")));
@@ -86,4 +171,31 @@ pub fn load(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_but_the_catalogue_belongs_to_an_account() {
+        let world = world().unwrap();
+        let owners = owners(&world);
+        for (table, owners) in world.tables.iter().zip(&owners) {
+            let global = ["plans", "token_packs"].contains(&table.table.as_str());
+            for owner in owners {
+                assert_eq!(owner.is_none(), global, "a row of {}", table.table);
+            }
+        }
+        // Both accounts own rows of every account-owned table.
+        let count = |a: &str| {
+            owners
+                .iter()
+                .flatten()
+                .filter(|o| o.as_deref() == Some(a))
+                .count()
+        };
+        assert!(count("acct_0m5d4ruo0fb72isqzrb5") > 100);
+        assert!(count("acct_0m5d4ruo1jwio9kty5ko") > 50);
+    }
 }

@@ -198,24 +198,103 @@ impl Db {
     }
 
     /// Replaces every row of the demo world with a fresh copy of the fixtures, in one transaction.
-    /// Server secrets and the audit log are kept. Slow-ish: call it on a blocking thread.
+    /// Server secrets and the audit log are kept. The operator's reset (`signage reset`); an account
+    /// admin resets only its account ([`Db::reset_account`]). Slow-ish: call it on a blocking thread.
     pub fn reset(&self) -> Result<(), DbError> {
         self.write(|tx| {
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
-            let tables: Vec<String> = {
-                let mut stmt = tx.prepare(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'
-                     AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log')
-                     AND name NOT LIKE 'sqlite_%'",
-                )?;
-                let names = stmt.query_map([], |r| r.get(0))?;
-                names.collect::<Result<_, _>>()?
-            };
+            let tables = user_tables(tx)?;
             for table in &tables {
                 tx.execute(&format!("DELETE FROM \"{table}\""), [])?;
             }
             fixtures::load(tx, crate::time::now())
         })
+    }
+
+    /// Restores one account to the fixtures, in one transaction: deletes every row it owns (its
+    /// companies and everything under them, its API clients, keys and users, their idempotency
+    /// records and pending MCP changes) and reloads its fixture rows. Other accounts, the global
+    /// catalogue, server secrets and the audit log are untouched. Returns `false`, changing nothing,
+    /// when the fixtures do not define the account. Call it on a blocking thread.
+    pub fn reset_account(&self, account: &str) -> Result<bool, DbError> {
+        if !fixtures::has_account(account)? {
+            return Ok(false);
+        }
+        let fixture_order = fixtures::table_order()?;
+        self.write(|tx| {
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+            // Records kept per actor: the account's keys and users.
+            for table in ["idempotency_keys", "mcp_pending_changes"] {
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE actor IN
+                            (SELECT k.id FROM api_keys k JOIN api_clients c ON c.id = k.client_id
+                             WHERE c.account_id = ?1)
+                         OR actor IN (SELECT id FROM users WHERE account_id = ?1)"
+                    ),
+                    [account],
+                )?;
+            }
+            // Tables the fixtures do not fill (events, ...) first, then the fixture tables children
+            // first, so that no delete meets a RESTRICT reference (an ad's media).
+            let mut tables: Vec<String> = user_tables(tx)?
+                .into_iter()
+                .filter(|t| !fixture_order.contains(t))
+                .collect();
+            tables.extend(fixture_order.iter().rev().cloned());
+            for table in &tables {
+                let columns = table_columns(tx, table)?;
+                let owned: Vec<&str> = if table == "accounts" {
+                    vec!["id = ?1"]
+                } else {
+                    fixtures::OWNER_COLUMNS
+                        .iter()
+                        .filter(|c| columns.iter().any(|x| x == *c))
+                        .map(|c| owned_by_account(c))
+                        .collect()
+                };
+                if owned.is_empty() {
+                    continue;
+                }
+                tx.execute(
+                    &format!("DELETE FROM \"{table}\" WHERE {}", owned.join(" OR ")),
+                    [account],
+                )?;
+            }
+            fixtures::load_account(tx, crate::time::now(), account)?;
+            Ok(true)
+        })
+    }
+}
+
+/// Every table of the demo world: all but migrations bookkeeping, server secrets and the audit log.
+fn user_tables(tx: &rusqlite::Transaction<'_>) -> Result<Vec<String>, DbError> {
+    let mut stmt = tx.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table'
+         AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log')
+         AND name NOT LIKE 'sqlite_%'",
+    )?;
+    let names = stmt.query_map([], |r| r.get(0))?;
+    Ok(names.collect::<Result<_, _>>()?)
+}
+
+fn table_columns(tx: &rusqlite::Transaction<'_>, table: &str) -> Result<Vec<String>, DbError> {
+    let mut stmt = tx.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get(0))?;
+    Ok(names.collect::<Result<_, _>>()?)
+}
+
+/// The condition "this parent column names a row of account ?1".
+fn owned_by_account(column: &str) -> &'static str {
+    match column {
+        "account_id" => "account_id = ?1",
+        "company_id" => "company_id IN (SELECT id FROM companies WHERE account_id = ?1)",
+        "client_id" => "client_id IN (SELECT id FROM api_clients WHERE account_id = ?1)",
+        "device_id" => "device_id IN (SELECT id FROM devices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        "promotion_id" => "promotion_id IN (SELECT id FROM promotions WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        "invoice_id" => "invoice_id IN (SELECT id FROM invoices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        // Not an owner column: matches nothing.
+        _ => "0",
     }
 }
 

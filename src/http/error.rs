@@ -96,6 +96,12 @@ pub enum ApiError {
     IdempotencyMismatch,
     #[error("idempotent request in flight")]
     IdempotencyInFlight,
+    /// The replay of a request whose response carried a secret, which was never stored.
+    #[error("secret not replayable")]
+    SecretNotReplayable { resource_id: Option<String> },
+    /// An operation on the whole account asked by a company-scoped credential.
+    #[error("account-wide admin required")]
+    AccountAdminRequired,
     #[error("precondition failed")]
     PreconditionFailed { current_etag: String },
     #[error("insufficient tokens")]
@@ -152,10 +158,11 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) | ApiError::AccountAdminRequired => StatusCode::FORBIDDEN,
             ApiError::Conflict(_)
             | ApiError::IdempotencyMismatch
-            | ApiError::IdempotencyInFlight => StatusCode::CONFLICT,
+            | ApiError::IdempotencyInFlight
+            | ApiError::SecretNotReplayable { .. } => StatusCode::CONFLICT,
             ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             ApiError::InsufficientTokens { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -179,6 +186,8 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::IdempotencyMismatch => "idempotency-key-reused",
             ApiError::IdempotencyInFlight => "idempotency-key-in-flight",
+            ApiError::SecretNotReplayable { .. } => "secret-not-replayable",
+            ApiError::AccountAdminRequired => "account-admin-required",
             ApiError::PreconditionFailed { .. } => "precondition-failed",
             ApiError::InsufficientTokens { .. } => "insufficient-tokens",
             ApiError::TooManyRequests { .. } => "too-many-requests",
@@ -201,6 +210,8 @@ impl ApiError {
             ApiError::Conflict(_) => "Conflict",
             ApiError::IdempotencyMismatch => "Idempotency key reused",
             ApiError::IdempotencyInFlight => "Idempotent request in flight",
+            ApiError::SecretNotReplayable { .. } => "Secret not replayable",
+            ApiError::AccountAdminRequired => "Account-wide admin required",
             ApiError::PreconditionFailed { .. } => "Precondition failed",
             ApiError::InsufficientTokens { .. } => "Insufficient tokens",
             ApiError::TooManyRequests { .. } => "Too many requests",
@@ -236,6 +247,11 @@ impl ApiError {
             }
             ApiError::IdempotencyMismatch => "This Idempotency-Key was already used with a different request (method, path or body). Use a new key for a new request.".into(),
             ApiError::IdempotencyInFlight => "A request with this Idempotency-Key is still being processed; retry shortly.".into(),
+            ApiError::SecretNotReplayable { resource_id } => format!(
+                "The first request with this Idempotency-Key succeeded and created {}; its response carried a secret, which is shown once and never stored, so it cannot be replayed. If the secret was lost, revoke what was created (or delete it) and create a new one.",
+                resource_id.as_deref().map_or("an object".to_string(), |id| format!("`{id}`"))
+            ),
+            ApiError::AccountAdminRequired => "This operation acts on the whole account: it needs an admin credential without a company scope. A company-scoped admin cannot perform it.".into(),
             ApiError::PreconditionFailed { current_etag } => format!(
                 "The resource changed since the version in If-Match; its current ETag is {current_etag}. Fetch it again and retry."
             ),
@@ -270,6 +286,11 @@ impl ApiError {
             ApiError::PreconditionFailed { current_etag } => {
                 body["current_etag"] = json!(current_etag)
             }
+            ApiError::SecretNotReplayable { resource_id } => {
+                body["code"] = json!("secret_not_replayable");
+                body["resource_id"] = json!(resource_id);
+            }
+            ApiError::AccountAdminRequired => body["code"] = json!("account_admin_required"),
             _ => {}
         }
         let mut resp = Response::problem(status, &body);

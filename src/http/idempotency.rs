@@ -1,6 +1,11 @@
 //! `Idempotency-Key` on POST, as Stripe defines it: the same key with the same request replays the
 //! first response; the same key with a different request is a 409; a key still in flight is a 409.
 //! Keys are per credential and kept for 24 hours.
+//!
+//! A response marked `Cache-Control: no-store` carries a secret shown once (a new API key's
+//! `rawKey`, a webhook's signing secret). Its body and headers are never written: the record keeps
+//! only the status and the id of what was created, and a replay is a 409 `secret_not_replayable`
+//! naming that id, so the cache never holds a secret on disk.
 
 use super::error::ApiError;
 use super::response::Response;
@@ -61,7 +66,8 @@ pub fn begin(
             .execute([now - RETENTION_SECS])?;
         let existing = tx
             .prepare_cached(
-                "SELECT request_hash, status, headers, body FROM idempotency_keys WHERE actor = ?1 AND key = ?2",
+                "SELECT request_hash, status, headers, body, withheld_id FROM idempotency_keys
+                 WHERE actor = ?1 AND key = ?2",
             )?
             .query_row([actor, key], |r| {
                 Ok((
@@ -69,6 +75,7 @@ pub fn begin(
                     r.get::<_, Option<u16>>(1)?,
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<Vec<u8>>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
                 ))
             })
             .optional()?;
@@ -81,9 +88,12 @@ pub fn begin(
                 .execute(rusqlite::params![actor, key, method, path, hash, now])?;
                 Ok(Begin::Proceed)
             }
-            Some((stored, _, _, _)) if stored != hash => Err(ApiError::IdempotencyMismatch),
-            Some((_, None, _, _)) => Err(ApiError::IdempotencyInFlight),
-            Some((_, Some(status), headers, body)) => {
+            Some((stored, ..)) if stored != hash => Err(ApiError::IdempotencyMismatch),
+            Some((_, None, ..)) => Err(ApiError::IdempotencyInFlight),
+            Some((_, Some(_), _, _, Some(withheld))) => Err(ApiError::SecretNotReplayable {
+                resource_id: (!withheld.is_empty()).then_some(withheld),
+            }),
+            Some((_, Some(status), headers, body, None)) => {
                 let mut resp = Response {
                     status: StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
                     headers: Default::default(),
@@ -103,7 +113,32 @@ pub fn begin(
     })
 }
 
+/// True when the response holds a secret that must not be stored anywhere.
+fn carries_secret(resp: &Response) -> bool {
+    resp.headers
+        .get_all(hyper::header::CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| {
+            v.split(',')
+                .any(|d| d.trim().eq_ignore_ascii_case("no-store"))
+        })
+}
+
+/// The id of what a secret-bearing response created: its `id`, or a rotation's `new_key.id`.
+fn created_id(resp: &Response) -> String {
+    resp.body_json()
+        .and_then(|b| {
+            b["id"]
+                .as_str()
+                .or_else(|| b["new_key"]["id"].as_str())
+                .map(String::from)
+        })
+        .unwrap_or_default()
+}
+
 /// Stores the response for replay. A 5xx is not stored (the key is released), so a retry can succeed.
+/// A response carrying a secret is not stored either: only its status and the created id are.
 pub fn finish(db: &Db, actor: &str, key: &str, resp: &Response) {
     let result = db.write(|tx| -> Result<(), crate::db::DbError> {
         if resp.status.is_server_error() {
@@ -111,6 +146,19 @@ pub fn finish(db: &Db, actor: &str, key: &str, resp: &Response) {
                 "DELETE FROM idempotency_keys WHERE actor = ?1 AND key = ?2",
                 [actor, key],
             )?;
+            return Ok(());
+        }
+        if carries_secret(resp) {
+            tx.prepare_cached(
+                "UPDATE idempotency_keys SET status = ?3, headers = NULL, body = NULL, withheld_id = ?4
+                 WHERE actor = ?1 AND key = ?2",
+            )?
+            .execute(rusqlite::params![
+                actor,
+                key,
+                resp.status.as_u16(),
+                created_id(resp)
+            ])?;
             return Ok(());
         }
         let headers: Vec<(String, String)> = resp

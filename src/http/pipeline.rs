@@ -57,18 +57,7 @@ pub fn execute(app: &App, req: &Request) -> Response {
                     other => other.slug(),
                 };
                 let resp = err.into_response(&req.request_id);
-                audit::record(
-                    &app.db,
-                    &audit::Entry {
-                        request_id: &req.request_id,
-                        actor: None,
-                        client_id: None,
-                        method: req.method.as_str(),
-                        route: route.path,
-                        status: resp.status.as_u16(),
-                        outcome,
-                    },
-                );
+                audit_unauthenticated(app, req, route.path, resp.status.as_u16(), outcome);
                 return resp;
             }
         }
@@ -93,20 +82,40 @@ pub fn execute(app: &App, req: &Request) -> Response {
                 })
                 .unwrap_or_else(|| "error".into())
         };
-        audit::record(
-            &app.db,
-            &audit::Entry {
-                request_id: &req.request_id,
-                actor: principal.as_ref().map(|p| p.actor_id()),
-                client_id: principal.as_ref().and_then(|p| p.client_id()),
-                method: req.method.as_str(),
-                route: route.path,
-                status: resp.status.as_u16(),
-                outcome: &outcome,
-            },
-        );
+        match &principal {
+            Some(p) => audit::record(
+                &app.db,
+                &audit::Entry {
+                    request_id: &req.request_id,
+                    actor: Some(p.actor_id()),
+                    client_id: p.client_id(),
+                    account_id: Some(&p.account_id),
+                    company_id: p.company_scope.as_deref(),
+                    method: req.method.as_str(),
+                    route: route.path,
+                    status: resp.status.as_u16(),
+                    outcome: &outcome,
+                },
+            ),
+            None => audit_unauthenticated(app, req, route.path, resp.status.as_u16(), &outcome),
+        }
     }
     resp
+}
+
+/// A request without a principal: the entry is the presented key's account's if that key exists,
+/// else the operator's.
+fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, outcome: &str) {
+    let presented = crate::auth::authenticate::presented_key_id(&req.headers);
+    audit::record_unauthenticated(
+        &app.db,
+        presented.as_deref(),
+        &req.request_id,
+        req.method.as_str(),
+        route,
+        status,
+        outcome,
+    );
 }
 
 fn run(
