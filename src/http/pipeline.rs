@@ -1,6 +1,6 @@
 //! One request through the service: route -> authenticate -> rate limit -> authorize (scope) ->
-//! query check -> idempotency -> handler -> audit. REST requests arrive here from the hyper server; MCP tool calls
-//! arrive here as internal requests carrying the MCP caller's own headers.
+//! query check -> idempotency -> handler -> audit. REST requests arrive here from the hyper
+//! server; MCP tool calls arrive here as internal requests carrying the MCP caller's own headers.
 
 use super::ctx::Ctx;
 use super::error::{ApiError, FieldError};

@@ -177,10 +177,7 @@ impl RateLimiter {
         resp.set_header("ratelimit-policy", &self.policy_header());
         resp.set_header(
             "ratelimit",
-            &format!(
-                "\"{POLICY}\";r={};t={}",
-                quota.remaining, quota.reset_secs
-            ),
+            &format!("\"{POLICY}\";r={};t={}", quota.remaining, quota.reset_secs),
         );
     }
 

@@ -408,10 +408,40 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
             modern,
         );
     }
-    match tools::call(app, caller, tool, args) {
+    let out = match tools::call(app, caller, tool, args) {
         Ok(v) => tool_ok(id, v, modern),
         Err(msg) => tool_error(id, &msg, modern),
+    };
+    let cap = app.settings.mcp_max_response_bytes;
+    if out.body.len() > cap {
+        // Built (one REST page is bounded), but not sent: the caller narrows the request instead.
+        return tool_error(
+            id,
+            &format!(
+                "The result of {} is {} bytes, more than one reply may carry ({cap} bytes). Narrow the request: a smaller `limit`, a filter, or one object at a time.",
+                tool.spec.name,
+                out.body.len()
+            ),
+            modern,
+        );
     }
+    out
+}
+
+/// The short error that stands for a batch message once the POST's response budget is spent:
+/// `ran` says whether the message was run (its reply did not fit) or not run at all.
+pub fn over_budget(id: &Value, cap: usize, ran: bool) -> Out {
+    let message = if ran {
+        format!("The reply to this message did not fit in the {cap} bytes one POST may return (mcp.max_response_bytes) and was dropped. Send it again in a smaller batch.")
+    } else {
+        format!("Not run: the replies of this batch reached the {cap} bytes one POST may return (mcp.max_response_bytes). Send this message again in another request.")
+    };
+    err(
+        Some(id),
+        RpcError::new(protocol::SERVER_REFUSED, message)
+            .with_data(json!({"reason": "response_too_large", "limit": cap, "ran": ran})),
+        200,
+    )
 }
 
 /// A successful tool result: the redacted structured content, and the same JSON as text. Built as
