@@ -18,7 +18,7 @@ use super::response::Response;
 use super::router::Exec;
 use crate::app::App;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -144,16 +144,10 @@ async fn handle(
     let body = if declared.is_some_and(|n| n > limit as u64) {
         Err(ApiError::PayloadTooLarge { limit })
     } else {
-        let read = Limited::new(body, limit).collect();
+        let read = read_body(body, limit, declared);
         match tokio::time::timeout(Duration::from_secs(body_secs), read).await {
             Err(_) => Err(ApiError::RequestTimeout { secs: body_secs }),
-            Ok(Ok(collected)) => Ok(collected.to_bytes()),
-            Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => {
-                Err(ApiError::PayloadTooLarge { limit })
-            }
-            Ok(Err(_)) => Err(ApiError::BadRequest(
-                "The request body could not be read.".into(),
-            )),
+            Ok(result) => result,
         }
     };
 
@@ -193,6 +187,31 @@ async fn handle(
         "request"
     );
     Ok(into_hyper(resp, &request_id))
+}
+
+/// Reads a whole body into one buffer, at most `limit` bytes. The buffer is the only copy: chunks
+/// are appended as they arrive (a large buffer grows in place), so a body costs its size once.
+async fn read_body(
+    mut body: Incoming,
+    limit: usize,
+    declared: Option<u64>,
+) -> Result<Bytes, ApiError> {
+    // A declared length is only a hint: a client may promise much and send little.
+    let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(64 * 1024) as usize);
+    while let Some(frame) = body.frame().await {
+        let frame = frame
+            .map_err(|_| ApiError::BadRequest("The request body could not be read.".into()))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(ApiError::PayloadTooLarge { limit });
+            }
+            if buf.is_empty() && declared == Some(data.len() as u64) {
+                return Ok(data);
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(buf))
 }
 
 fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Full<Bytes>> {

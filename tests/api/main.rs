@@ -9,6 +9,7 @@ mod auth_matrix;
 mod billing;
 mod credentials;
 mod devices;
+mod limits;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_writes;
