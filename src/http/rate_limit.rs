@@ -152,6 +152,22 @@ impl RateLimiter {
         Some(self.quota(tokens, false))
     }
 
+    /// Seconds until `key`'s bucket holds `n` tokens; `None` when it holds them now (or rate
+    /// limiting is off). Spends nothing.
+    pub fn wait_for(&self, key: &str, n: u32) -> Option<u64> {
+        if !self.enabled {
+            return None;
+        }
+        let now = Instant::now();
+        let map = self.shard(key).lock().unwrap_or_else(|e| e.into_inner());
+        let tokens = map.get(key).map_or(self.burst, |b| {
+            let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+            (b.tokens + elapsed * self.rate).min(self.burst)
+        });
+        let n = f64::from(n).min(self.burst);
+        (tokens < n).then(|| secs_ceil((n - tokens) / self.rate).max(1))
+    }
+
     /// Drops the buckets that have filled up again: they say nothing a new bucket would not.
     fn sweep(&self, map: &mut HashMap<String, Bucket>, now: Instant) {
         map.retain(|_, b| {
@@ -223,7 +239,10 @@ mod tests {
         assert_eq!(refused.remaining, 0);
         assert_eq!(refused.retry_after_secs, Some(2));
         assert_eq!(refused.reset_secs, 2);
+        assert_eq!(l.wait_for("k", 1), Some(2));
+        assert_eq!(l.wait_for("k", 2), Some(4));
         // Another key has its own bucket; peeking spends nothing.
+        assert_eq!(l.wait_for("other", 3), None);
         assert_eq!(l.peek("other").unwrap().remaining, 3);
         assert_eq!(l.take("other").unwrap().remaining, 2);
         assert_eq!(l.peek("other").unwrap().remaining, 2);

@@ -22,6 +22,8 @@ pub const TOOLS_PAGE: usize = 50;
 /// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
 const TOOLS_TTL_MS: u64 = 60_000;
 const DISCOVER_TTL_MS: u64 = 3_600_000;
+/// Internal requests one confirm_change makes (read the target, then write it).
+const CONFIRM_TOKENS: u32 = 2;
 
 /// One JSON-RPC reply: its HTTP status and serialized message; a new session id for `initialize`.
 pub struct Out {
@@ -407,6 +409,22 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
             &format!("Invalid arguments: {msg} Nothing was done."),
             modern,
         );
+    }
+    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
+    // without both tokens it is refused before the claim, so throttling never burns a confirmation.
+    if tool.spec.kind == Kind::Confirm {
+        if let Some(wait) = app
+            .rate_limiter
+            .wait_for(caller.principal.actor_id(), CONFIRM_TOKENS)
+        {
+            return tool_error(
+                id,
+                &format!(
+                    "HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was applied and the confirmation id is still valid."
+                ),
+                modern,
+            );
+        }
     }
     let out = match tools::call(app, caller, tool, args) {
         Ok(v) => tool_ok(id, v, modern),

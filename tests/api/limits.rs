@@ -542,3 +542,87 @@ async fn idle_connections_are_closed() {
         .unwrap();
     assert!(rest.is_empty());
 }
+
+#[tokio::test]
+async fn a_throttled_confirmation_is_not_burned() {
+    let app = TestApp::spawn_with(|l| {
+        l.rate_limit_per_second = Some(0.5);
+        l.rate_limit_burst = Some(4);
+    })
+    .await;
+    let grocers = company_id("Northwind Grocers");
+    let ad: String = app.sql(|c| {
+        c.query_row(
+            "SELECT min(id) FROM ads WHERE company_id = ?1",
+            [&grocers],
+            |r| r.get(0),
+        )
+    });
+    let tool = |id: i64, name: &str, args: Value| {
+        post(&app, "northwind-readwrite")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&list_call(id, name, args))
+    };
+    let r = tool(
+        1,
+        "prepare_ad_change",
+        json!({"ad_id": ad, "changes": {"headline": "Throttled, not lost"}}),
+    )
+    .send()
+    .await;
+    let preview = r.json()["result"]["structuredContent"].clone();
+    let confirmation = preview["confirmation_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", r.text()))
+        .to_string();
+
+    // Empty the bucket.
+    let mut throttled = false;
+    for _ in 0..10 {
+        let r = app
+            .get("/companies")
+            .key("northwind-readwrite")
+            .send()
+            .await;
+        if r.status == 429 {
+            throttled = true;
+            break;
+        }
+    }
+    assert!(throttled);
+
+    let r = tool(
+        2,
+        "confirm_change",
+        json!({"confirmation_id": confirmation}),
+    )
+    .send()
+    .await;
+    let result = &r.json()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("HTTP 429 ") && text.contains("still valid"),
+        "{text}"
+    );
+    let wait: u64 = text
+        .split("retry after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!((1..=4).contains(&wait), "{text}");
+
+    // Once the tokens are back, the same confirmation applies the change.
+    tokio::time::sleep(Duration::from_millis(wait * 1000 + 300)).await;
+    let r = tool(
+        3,
+        "confirm_change",
+        json!({"confirmation_id": confirmation}),
+    )
+    .send()
+    .await;
+    let result = &r.json()["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["status"], "applied");
+}
