@@ -76,7 +76,7 @@ impl Default for Settings {
             header_read_timeout_secs: 10,
             max_connections: 512,
             body_read_timeout_secs: 30,
-            idle_timeout_secs: 5,
+            idle_timeout_secs: 10,
             rate_limit_per_second: 50.0,
             rate_limit_burst: 100,
             mcp_allowed_origins: vec![],

@@ -548,6 +548,9 @@ async fn a_throttled_confirmation_is_not_burned() {
     let app = TestApp::spawn_with(|l| {
         l.rate_limit_per_second = Some(0.5);
         l.rate_limit_burst = Some(4);
+        // The client's pooled connection waits out the refill below.
+        l.idle_timeout_secs = Some(60);
+        l.header_read_timeout_secs = Some(60);
     })
     .await;
     let grocers = company_id("Northwind Grocers");
@@ -625,4 +628,33 @@ async fn a_throttled_confirmation_is_not_burned() {
     let result = &r.json()["result"];
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["structuredContent"]["status"], "applied");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_cut_off() {
+    let app = TestApp::spawn_with(|l| {
+        l.idle_timeout_secs = Some(1);
+        l.header_read_timeout_secs = Some(60);
+    })
+    .await;
+    let addr = app.base_url.trim_start_matches("http://").to_string();
+    // Many pipelined requests for a large document, and no reading: once the socket buffers are
+    // full the server's writes stall, and nothing moves.
+    let mut s = TcpStream::connect(&addr).await.unwrap();
+    let requests = 300;
+    let one = "GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    s.write_all(one.repeat(requests).as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Closed: what was buffered, then the end (or a reset, as requests were left unread).
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut out))
+        .await
+        .expect("the stalled connection was closed");
+    if let Err(e) = read {
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}");
+    }
+    let answered = String::from_utf8_lossy(&out)
+        .matches("HTTP/1.1 200 OK")
+        .count();
+    assert!(answered < requests, "{answered} of {requests} answered");
 }
