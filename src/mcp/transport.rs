@@ -13,6 +13,10 @@
 //!   version; all state that matters (pending changes) is bound to the credential instead.
 //! - Batches are served for 2025-03-26 (which requires receiving them) and refused with -32600 for
 //!   2025-06-18 and later, and for 2026-07-28, which removed them. `initialize` is never batched.
+//!   A batch holds at most `mcp.max_batch_messages` (counted before it is parsed), and the replies
+//!   of one POST stay within `mcp.max_response_bytes` (see `batch`).
+//! - Every authenticated answer carries the caller's `RateLimit` headers, read without spending: the
+//!   envelope is not a credential operation, each tool call inside it is (and spends a token).
 //! - The 2026-07-28 envelope errors use that revision's HTTP statuses (400 for header mismatch,
 //!   unsupported version and invalid params, 404 for an unknown method); handshake-era JSON-RPC
 //!   errors to well-formed requests are 200, malformed messages 400.
@@ -412,13 +416,22 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Ok(refused);
     }
     let principal = authenticate(ctx.app, ctx.headers)?;
+    let mut resp = end_session(ctx, &principal);
+    if let Some(q) = ctx.app.rate_limiter.peek(principal.actor_id()) {
+        ctx.app.rate_limiter.set_headers(&q, &mut resp);
+    }
+    Ok(resp)
+}
+
+/// Ends the caller's session named by `Mcp-Session-Id`.
+fn end_session(ctx: &Ctx<'_>, principal: &crate::auth::Principal) -> Response {
     let Some(sid) = header(ctx.headers, "mcp-session-id") else {
-        return Ok(refusal(
+        return refusal(
             400,
             None,
             protocol::INVALID_REQUEST,
             "Send the `Mcp-Session-Id` of the session to end.".into(),
-        ));
+        );
     };
     if ctx
         .app
@@ -426,14 +439,14 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .sessions
         .end(sid, principal.actor_id(), principal.client_id())
     {
-        Ok(Response::no_content())
+        Response::no_content()
     } else {
-        Ok(refusal(
+        refusal(
             404,
             None,
             protocol::SESSION_NOT_FOUND,
             "Session not found: it ended, expired, or belongs to another credential.".into(),
-        ))
+        )
     }
 }
 

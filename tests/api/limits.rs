@@ -259,9 +259,10 @@ async fn batch_replies_stop_at_the_response_budget() {
     let size = one.body.len();
     assert!(size > 600, "{size}");
 
-    // Room for two replies and a half.
+    // A batch at the message limit, with room for two replies and a half.
     let cap = size * 5 / 2;
     let app = TestApp::spawn_with(|l| {
+        l.mcp_max_batch_messages = Some(5);
         l.mcp_max_response_bytes = Some(cap);
         l.rate_limit_per_second = Some(0.01);
         l.rate_limit_burst = Some(50);
