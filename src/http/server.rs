@@ -91,25 +91,8 @@ pub async fn serve(
             .serve_connection(io, service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
-            tokio::pin!(conn);
-            loop {
-                // Busy: look again after a whole idle period; else when the silence would reach it.
-                let wait = if activity.busy() {
-                    idle_timeout
-                } else {
-                    idle_timeout.saturating_sub(activity.idle_for())
-                };
-                tokio::select! {
-                    _ = conn.as_mut() => break,
-                    _ = tokio::time::sleep(wait) => {
-                        if !activity.busy() && activity.idle_for() >= idle_timeout {
-                            // Dropping the connection closes the socket; nothing is in flight.
-                            tracing::debug!(peer = %peer, "closing an idle connection");
-                            break;
-                        }
-                    }
-                }
-            }
+            watch_idle(conn, &activity, idle_timeout, peer).await;
+            // The connection is closed (or dropped) before its slot is given back.
             drop(permit);
         });
     }
@@ -120,6 +103,34 @@ pub async fn serve(
         _ = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::warn!("shutdown grace period elapsed"),
     }
     Ok(())
+}
+
+/// Drives a connection to its end, or drops it (closing the socket) once it has been idle for
+/// `idle`: no byte moved and no request running.
+async fn watch_idle(
+    conn: impl Future<Output = impl Sized>,
+    activity: &Activity,
+    idle: Duration,
+    peer: SocketAddr,
+) {
+    tokio::pin!(conn);
+    loop {
+        // Busy: look again after a whole idle period; else when the silence would reach it.
+        let wait = if activity.busy() {
+            idle
+        } else {
+            idle.saturating_sub(activity.idle_for())
+        };
+        tokio::select! {
+            _ = conn.as_mut() => return,
+            _ = tokio::time::sleep(wait) => {
+                if !activity.busy() && activity.idle_for() >= idle {
+                    tracing::debug!(peer = %peer, "closing an idle connection");
+                    return;
+                }
+            }
+        }
+    }
 }
 
 async fn handle(
