@@ -15,6 +15,7 @@ pub struct App {
     pub login_throttle: LoginThrottle,
     pub router: Router,
     pub mcp: crate::mcp::McpState,
+    pub rate_limiter: crate::http::rate_limit::RateLimiter,
 }
 
 impl App {
@@ -28,6 +29,7 @@ impl App {
         let app = App {
             router: Router::new(crate::routes::all()),
             mcp: crate::mcp::McpState::new(&settings),
+            rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
             db,
             jwt,

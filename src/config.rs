@@ -26,6 +26,9 @@ impl std::str::FromStr for LogFormat {
     }
 }
 
+/// The largest `mcp.max_batch_messages` accepted: even refused messages cost a short error each.
+pub const MAX_BATCH_MESSAGES: usize = 1000;
+
 /// The resolved configuration the server runs with.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -38,7 +41,20 @@ pub struct Settings {
     pub max_body_bytes: usize,
     pub header_read_timeout_secs: u64,
     pub max_connections: usize,
+    /// Seconds a client has to send a whole request body once its headers are in (408 after).
+    pub body_read_timeout_secs: u64,
+    /// Seconds a connection may stay silent (no bytes either way, no request running) before it is
+    /// closed.
+    pub idle_timeout_secs: u64,
+    /// Tokens added per second to each credential's bucket; 0 turns rate limiting off.
+    pub rate_limit_per_second: f64,
+    /// Bucket size: the most requests a credential can make at once; 0 turns rate limiting off.
+    pub rate_limit_burst: u32,
     pub mcp_allowed_origins: Vec<String>,
+    /// Messages one MCP batch may hold; a larger batch is refused whole.
+    pub mcp_max_batch_messages: usize,
+    /// Bytes of JSON-RPC replies one MCP POST may return.
+    pub mcp_max_response_bytes: usize,
     pub login_enabled: bool,
     pub login_token_ttl_secs: u64,
     /// When unset, a secret is generated once and stored in the database.
@@ -59,7 +75,13 @@ impl Default for Settings {
             max_body_bytes: 8 * 1024 * 1024,
             header_read_timeout_secs: 10,
             max_connections: 512,
+            body_read_timeout_secs: 30,
+            idle_timeout_secs: 10,
+            rate_limit_per_second: 50.0,
+            rate_limit_burst: 100,
             mcp_allowed_origins: vec![],
+            mcp_max_batch_messages: 20,
+            mcp_max_response_bytes: 4 * 1024 * 1024,
             login_enabled: true,
             login_token_ttl_secs: 3600,
             jwt_secret: None,
@@ -81,7 +103,13 @@ pub struct Layer {
     pub max_body_bytes: Option<usize>,
     pub header_read_timeout_secs: Option<u64>,
     pub max_connections: Option<usize>,
+    pub body_read_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub rate_limit_per_second: Option<f64>,
+    pub rate_limit_burst: Option<u32>,
     pub mcp_allowed_origins: Option<Vec<String>>,
+    pub mcp_max_batch_messages: Option<usize>,
+    pub mcp_max_response_bytes: Option<usize>,
     pub login_enabled: Option<bool>,
     pub login_token_ttl_secs: Option<u64>,
     pub jwt_secret: Option<String>,
@@ -126,6 +154,10 @@ struct FileServer {
     max_body_bytes: Option<usize>,
     header_read_timeout_secs: Option<u64>,
     max_connections: Option<usize>,
+    body_read_timeout_secs: Option<u64>,
+    idle_timeout_secs: Option<u64>,
+    rate_limit_per_second: Option<f64>,
+    rate_limit_burst: Option<u32>,
 }
 
 #[derive(Deserialize, Default)]
@@ -155,6 +187,8 @@ struct FileAuth {
 struct FileMcp {
     allowed_origins: Option<Vec<String>>,
     pending_change_ttl_secs: Option<u64>,
+    max_batch_messages: Option<usize>,
+    max_response_bytes: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -191,7 +225,13 @@ impl Layer {
             max_body_bytes: file.server.max_body_bytes,
             header_read_timeout_secs: file.server.header_read_timeout_secs,
             max_connections: file.server.max_connections,
+            body_read_timeout_secs: file.server.body_read_timeout_secs,
+            idle_timeout_secs: file.server.idle_timeout_secs,
+            rate_limit_per_second: file.server.rate_limit_per_second,
+            rate_limit_burst: file.server.rate_limit_burst,
             mcp_allowed_origins: file.mcp.allowed_origins,
+            mcp_max_batch_messages: file.mcp.max_batch_messages,
+            mcp_max_response_bytes: file.mcp.max_response_bytes,
             login_enabled: file.auth.login_enabled,
             login_token_ttl_secs: file.auth.login_token_ttl_secs,
             jwt_secret: file.auth.jwt_secret,
@@ -231,6 +271,12 @@ impl Layer {
             max_body_bytes: parse(&get, "SIGNAGE_MAX_BODY_BYTES")?,
             header_read_timeout_secs: parse(&get, "SIGNAGE_HEADER_READ_TIMEOUT_SECS")?,
             max_connections: parse(&get, "SIGNAGE_MAX_CONNECTIONS")?,
+            body_read_timeout_secs: parse(&get, "SIGNAGE_BODY_READ_TIMEOUT_SECS")?,
+            idle_timeout_secs: parse(&get, "SIGNAGE_IDLE_TIMEOUT_SECS")?,
+            rate_limit_per_second: parse(&get, "SIGNAGE_RATE_LIMIT_PER_SECOND")?,
+            rate_limit_burst: parse(&get, "SIGNAGE_RATE_LIMIT_BURST")?,
+            mcp_max_batch_messages: parse(&get, "SIGNAGE_MCP_MAX_BATCH_MESSAGES")?,
+            mcp_max_response_bytes: parse(&get, "SIGNAGE_MCP_MAX_RESPONSE_BYTES")?,
             mcp_allowed_origins: get("SIGNAGE_MCP_ALLOWED_ORIGINS").map(|v| {
                 v.split(',')
                     .map(str::trim)
@@ -248,6 +294,11 @@ impl Layer {
 }
 
 impl Settings {
+    /// Rate limiting is on unless the rate or the burst is 0.
+    pub fn rate_limit_enabled(&self) -> bool {
+        self.rate_limit_per_second > 0.0 && self.rate_limit_burst > 0
+    }
+
     /// Stacks the layers over the defaults; later layers win.
     pub fn resolve(layers: &[Layer]) -> Result<Settings, ConfigError> {
         let mut s = Settings::default();
@@ -264,7 +315,13 @@ impl Settings {
                 max_body_bytes,
                 header_read_timeout_secs,
                 max_connections,
+                body_read_timeout_secs,
+                idle_timeout_secs,
+                rate_limit_per_second,
+                rate_limit_burst,
                 mcp_allowed_origins,
+                mcp_max_batch_messages,
+                mcp_max_response_bytes,
                 login_enabled,
                 login_token_ttl_secs,
                 pending_change_ttl_secs,
@@ -294,6 +351,27 @@ impl Settings {
         }
         if self.max_connections == 0 {
             return Err(invalid("max_connections", "must be at least 1"));
+        }
+        if self.body_read_timeout_secs == 0 {
+            return Err(invalid("body_read_timeout_secs", "must be at least 1"));
+        }
+        if self.idle_timeout_secs == 0 {
+            return Err(invalid("idle_timeout_secs", "must be at least 1"));
+        }
+        if !self.rate_limit_per_second.is_finite() || self.rate_limit_per_second < 0.0 {
+            return Err(invalid(
+                "rate_limit_per_second",
+                "must be a number, 0 (off) or more",
+            ));
+        }
+        if !(1..=MAX_BATCH_MESSAGES).contains(&self.mcp_max_batch_messages) {
+            return Err(invalid(
+                "mcp.max_batch_messages",
+                &format!("must be between 1 and {MAX_BATCH_MESSAGES}"),
+            ));
+        }
+        if self.mcp_max_response_bytes < 1024 {
+            return Err(invalid("mcp.max_response_bytes", "must be at least 1024"));
         }
         if self.login_token_ttl_secs < 60 || self.login_token_ttl_secs > 86_400 {
             return Err(invalid(

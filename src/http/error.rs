@@ -108,6 +108,12 @@ pub enum ApiError {
     InsufficientTokens { balance: i64, required: i64 },
     #[error("too many requests")]
     TooManyRequests { retry_after_secs: u64 },
+    /// The credential's token bucket is empty (per-credential rate limit).
+    #[error("rate limited")]
+    RateLimited { retry_after_secs: u64 },
+    /// The request body did not arrive within the body read timeout.
+    #[error("request body timeout")]
+    RequestTimeout { secs: u64 },
     #[error("unsupported media type: {0}")]
     UnsupportedMediaType(String),
     #[error("not acceptable: {0}")]
@@ -165,7 +171,10 @@ impl ApiError {
             | ApiError::SecretNotReplayable { .. } => StatusCode::CONFLICT,
             ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             ApiError::InsufficientTokens { .. } => StatusCode::PAYMENT_REQUIRED,
-            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -191,6 +200,8 @@ impl ApiError {
             ApiError::PreconditionFailed { .. } => "precondition-failed",
             ApiError::InsufficientTokens { .. } => "insufficient-tokens",
             ApiError::TooManyRequests { .. } => "too-many-requests",
+            ApiError::RateLimited { .. } => "rate-limited",
+            ApiError::RequestTimeout { .. } => "request-timeout",
             ApiError::UnsupportedMediaType(_) => "unsupported-media-type",
             ApiError::NotAcceptable(_) => "not-acceptable",
             ApiError::Unavailable(_) => "unavailable",
@@ -214,7 +225,8 @@ impl ApiError {
             ApiError::AccountAdminRequired => "Account-wide admin required",
             ApiError::PreconditionFailed { .. } => "Precondition failed",
             ApiError::InsufficientTokens { .. } => "Insufficient tokens",
-            ApiError::TooManyRequests { .. } => "Too many requests",
+            ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => "Too many requests",
+            ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::UnsupportedMediaType(_) => "Unsupported media type",
             ApiError::NotAcceptable(_) => "Not acceptable",
             ApiError::Unavailable(_) => "Service unavailable",
@@ -261,6 +273,12 @@ impl ApiError {
             ApiError::TooManyRequests { retry_after_secs } => {
                 format!("Too many failed attempts; retry after {retry_after_secs} seconds.")
             }
+            ApiError::RateLimited { retry_after_secs } => format!(
+                "This credential is over its rate limit (see the RateLimit and RateLimit-Policy headers); retry after {retry_after_secs} seconds."
+            ),
+            ApiError::RequestTimeout { secs } => format!(
+                "The request body was not received within {secs} seconds; the connection is closed."
+            ),
             ApiError::Internal(_) => "An unexpected error occurred; the request id identifies it in the server log.".into(),
         }
     }
@@ -291,6 +309,9 @@ impl ApiError {
                 body["resource_id"] = json!(resource_id);
             }
             ApiError::AccountAdminRequired => body["code"] = json!("account_admin_required"),
+            ApiError::RateLimited { .. } => {
+                body["violated-policies"] = json!([super::rate_limit::POLICY])
+            }
             _ => {}
         }
         let mut resp = Response::problem(status, &body);
@@ -316,9 +337,11 @@ impl ApiError {
                 };
                 resp.set_header("www-authenticate", &challenge);
             }
-            ApiError::TooManyRequests { retry_after_secs } => {
+            ApiError::TooManyRequests { retry_after_secs }
+            | ApiError::RateLimited { retry_after_secs } => {
                 resp.set_header("retry-after", &retry_after_secs.to_string());
             }
+            ApiError::RequestTimeout { .. } => resp.set_header("connection", "close"),
             ApiError::PreconditionFailed { current_etag } => resp.set_header("etag", &current_etag),
             _ => {}
         }

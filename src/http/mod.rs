@@ -2,7 +2,8 @@
 //!
 //! - [`server`]: hyper accept loop, limits, timeouts, graceful shutdown.
 //! - [`router`]: the route table shared by REST and `/mcp`.
-//! - [`pipeline`]: authenticate -> authorize -> idempotency -> handler -> audit.
+//! - [`pipeline`]: authenticate -> rate limit -> authorize -> idempotency -> handler -> audit.
+//! - [`rate_limit`]: one token bucket per credential, and the RateLimit headers.
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 
@@ -11,6 +12,7 @@ pub mod error;
 pub mod idempotency;
 pub mod pipeline;
 pub mod query;
+pub mod rate_limit;
 pub mod response;
 pub mod router;
 pub mod server;

@@ -1,6 +1,6 @@
-//! One request through the service: route -> query check -> authenticate -> authorize (scope) ->
-//! idempotency -> handler -> audit. REST requests arrive here from the hyper server; MCP tool calls
-//! arrive here as internal requests carrying the MCP caller's own headers.
+//! One request through the service: route -> authenticate -> rate limit -> authorize (scope) ->
+//! query check -> idempotency -> handler -> audit. REST requests arrive here from the hyper
+//! server; MCP tool calls arrive here as internal requests carrying the MCP caller's own headers.
 
 use super::ctx::Ctx;
 use super::error::{ApiError, FieldError};
@@ -63,7 +63,21 @@ pub fn execute(app: &App, req: &Request) -> Response {
         }
     };
 
-    let resp = run(app, req, route, params, principal.as_ref());
+    // One token per authenticated request (REST, or an MCP tool call arriving as one); a throttled
+    // request is not audited, so a flood of them writes nothing.
+    let quota = principal
+        .as_ref()
+        .and_then(|p| app.rate_limiter.take(p.actor_id()));
+    if let Some(q) = quota.filter(|q| q.retry_after_secs.is_some()) {
+        let mut resp = ApiError::RateLimited {
+            retry_after_secs: q.retry_after_secs.unwrap_or(1),
+        }
+        .into_response(&req.request_id);
+        app.rate_limiter.set_headers(&q, &mut resp);
+        return resp;
+    }
+
+    let mut resp = run(app, req, route, params, principal.as_ref());
 
     // Writes, and every authentication failure, including those of routes that authenticate
     // for themselves (the MCP endpoint).
@@ -99,6 +113,9 @@ pub fn execute(app: &App, req: &Request) -> Response {
             ),
             None => audit_unauthenticated(app, req, route.path, resp.status.as_u16(), &outcome),
         }
+    }
+    if let Some(q) = quota {
+        app.rate_limiter.set_headers(&q, &mut resp);
     }
     resp
 }

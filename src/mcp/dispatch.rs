@@ -22,6 +22,8 @@ pub const TOOLS_PAGE: usize = 50;
 /// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
 const TOOLS_TTL_MS: u64 = 60_000;
 const DISCOVER_TTL_MS: u64 = 3_600_000;
+/// Internal requests one confirm_change makes (read the target, then write it).
+const CONFIRM_TOKENS: u32 = 2;
 
 /// One JSON-RPC reply: its HTTP status and serialized message; a new session id for `initialize`.
 pub struct Out {
@@ -408,10 +410,56 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
             modern,
         );
     }
-    match tools::call(app, caller, tool, args) {
+    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
+    // without both tokens it is refused before the claim, so throttling never burns a confirmation.
+    if tool.spec.kind == Kind::Confirm {
+        if let Some(wait) = app
+            .rate_limiter
+            .wait_for(caller.principal.actor_id(), CONFIRM_TOKENS)
+        {
+            return tool_error(
+                id,
+                &format!(
+                    "HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was applied and the confirmation id is still valid."
+                ),
+                modern,
+            );
+        }
+    }
+    let out = match tools::call(app, caller, tool, args) {
         Ok(v) => tool_ok(id, v, modern),
         Err(msg) => tool_error(id, &msg, modern),
+    };
+    let cap = app.settings.mcp_max_response_bytes;
+    if out.body.len() > cap {
+        // Built (one REST page is bounded), but not sent: the caller narrows the request instead.
+        return tool_error(
+            id,
+            &format!(
+                "The result of {} is {} bytes, more than one reply may carry ({cap} bytes). Narrow the request: a smaller `limit`, a filter, or one object at a time.",
+                tool.spec.name,
+                out.body.len()
+            ),
+            modern,
+        );
     }
+    out
+}
+
+/// The short error that stands for a batch message once the POST's response budget is spent:
+/// `ran` says whether the message was run (its reply did not fit) or not run at all.
+pub fn over_budget(id: &Value, cap: usize, ran: bool) -> Out {
+    let message = if ran {
+        format!("The reply to this message did not fit in the {cap} bytes one POST may return (mcp.max_response_bytes) and was dropped. Send it again in a smaller batch.")
+    } else {
+        format!("Not run: the replies of this batch reached the {cap} bytes one POST may return (mcp.max_response_bytes). Send this message again in another request.")
+    };
+    err(
+        Some(id),
+        RpcError::new(protocol::SERVER_REFUSED, message)
+            .with_data(json!({"reason": "response_too_large", "limit": cap, "ran": ran})),
+        200,
+    )
 }
 
 /// A successful tool result: the redacted structured content, and the same JSON as text. Built as

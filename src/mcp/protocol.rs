@@ -54,6 +54,33 @@ pub fn allows_batches(version: &str) -> bool {
     version == "2025-03-26"
 }
 
+/// The number of messages in a batch body, counted without building them (so an oversized batch
+/// is refused before it costs memory). `None` when the body is not a well-formed JSON array.
+pub fn batch_len(body: &[u8]) -> Option<usize> {
+    use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+    struct Count;
+    impl<'de> Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let n = (&mut de).deserialize_seq(Count).ok()?;
+    de.end().ok()?;
+    Some(n)
+}
+
 pub fn server_info() -> Value {
     json!({
         "name": "signage",
@@ -237,6 +264,15 @@ mod tests {
             classify(&v1),
             Message::Invalid { id: Some(_), .. }
         ));
+    }
+
+    #[test]
+    fn batches_are_counted_without_parsing_them() {
+        assert_eq!(batch_len(b" [1, {\"a\": [2, 3]}, \"x\"] "), Some(3));
+        assert_eq!(batch_len(b"[]"), Some(0));
+        assert_eq!(batch_len(br#"{"jsonrpc":"2.0"}"#), None);
+        assert_eq!(batch_len(b"[1,2"), None);
+        assert_eq!(batch_len(b"[1] x"), None);
     }
 
     #[test]

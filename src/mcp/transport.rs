@@ -13,6 +13,10 @@
 //!   version; all state that matters (pending changes) is bound to the credential instead.
 //! - Batches are served for 2025-03-26 (which requires receiving them) and refused with -32600 for
 //!   2025-06-18 and later, and for 2026-07-28, which removed them. `initialize` is never batched.
+//!   A batch holds at most `mcp.max_batch_messages` (counted before it is parsed), and the replies
+//!   of one POST stay within `mcp.max_response_bytes` (see `batch`).
+//! - Every authenticated answer carries the caller's `RateLimit` headers, read without spending: the
+//!   envelope is not a credential operation, each tool call inside it is (and spends a token).
 //! - The 2026-07-28 envelope errors use that revision's HTTP statuses (400 for header mismatch,
 //!   unsupported version and invalid params, 404 for an unknown method); handshake-era JSON-RPC
 //!   errors to well-formed requests are 200, malformed messages 400.
@@ -229,23 +233,45 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let app = ctx.app;
     let principal = authenticate(app, ctx.headers)?;
+    let actor = principal.actor_id().to_string();
+    let mut resp = answer(ctx, principal);
+    // The envelope spends no token (each tool call did, as its own request); the headers show
+    // what the calls left.
+    if let Some(q) = app.rate_limiter.peek(&actor) {
+        app.rate_limiter.set_headers(&q, &mut resp);
+    }
+    Ok(resp)
+}
+
+/// Everything after authentication.
+fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
+    let app = ctx.app;
     if !is_json_content_type(ctx.headers) {
-        return Ok(refusal(
+        return refusal(
             415,
             None,
             protocol::INVALID_REQUEST,
             "Send the JSON-RPC message with `Content-Type: application/json`.".into(),
-        ));
+        );
+    }
+    let max_batch = app.settings.mcp_max_batch_messages;
+    if let Some(n) = protocol::batch_len(&ctx.body).filter(|n| *n > max_batch) {
+        return refusal(
+            400,
+            None,
+            protocol::INVALID_REQUEST,
+            format!("This batch holds {n} messages; a batch may hold at most {max_batch} (mcp.max_batch_messages). Nothing was run: split it into smaller batches."),
+        );
     }
     let body: Value = match serde_json::from_slice(&ctx.body) {
         Ok(v) => v,
         Err(e) => {
-            return Ok(refusal(
+            return refusal(
                 400,
                 None,
                 protocol::PARSE_ERROR,
                 format!("Parse error: the body is not JSON ({e})."),
-            ))
+            )
         }
     };
     let first_id = body.get("id");
@@ -259,40 +285,34 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let accept = accept.join(",");
     let Some(format) = negotiate(Some(&accept)) else {
         if has_request(&body) {
-            return Ok(refusal(
+            return refusal(
                 406,
                 first_id,
                 protocol::INVALID_REQUEST,
                 "Accept must allow application/json or text/event-stream.".into(),
-            ));
+            );
         }
-        return Ok(frame(None, Format::Json));
+        return frame(None, Format::Json);
     };
     let header_version = header(ctx.headers, "mcp-protocol-version");
     if let Some(v) = header_version {
         if protocol::known_legacy(v).is_none() && protocol::known_modern(v).is_none() {
             let e = RpcError::unsupported_version(v);
-            return Ok(json_response(
-                400,
-                protocol::error_response(first_id, &e).to_string(),
-            ));
+            return json_response(400, protocol::error_response(first_id, &e).to_string());
         }
     }
     let caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
 
     if is_modern(&body, header_version) {
         if body.is_array() {
-            return Ok(refusal(
+            return refusal(
                 400,
                 None,
                 protocol::INVALID_REQUEST,
                 "Protocol 2026-07-28 takes one JSON-RPC message per POST; batches are not part of it.".into(),
-            ));
+            );
         }
-        return Ok(frame(
-            dispatch::modern(app, &caller, &body, ctx.headers),
-            format,
-        ));
+        return frame(dispatch::modern(app, &caller, &body, ctx.headers), format);
     }
 
     let is_initialize = body.get("method").and_then(Value::as_str) == Some("initialize");
@@ -309,12 +329,12 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 // its negotiated version. Unsupported versions were refused above.
                 Lookup::Found(v) => v,
                 Lookup::NotFound => {
-                    return Ok(refusal(
+                    return refusal(
                         404,
                         first_id,
                         protocol::SESSION_NOT_FOUND,
                         "Session not found: it ended, expired, or belongs to another credential. Start a new one with initialize.".into(),
-                    ))
+                    )
                 }
             }
         }
@@ -326,35 +346,69 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let out = match &body {
         Value::Array(items) => {
             if !protocol::allows_batches(version) {
-                return Ok(refusal(
+                return refusal(
                     400,
                     None,
                     protocol::INVALID_REQUEST,
                     format!("JSON-RPC batches were removed in protocol 2025-06-18 and this request speaks {version}: send one message per POST."),
-                ));
+                );
             }
             if items.is_empty() {
-                return Ok(refusal(
+                return refusal(
                     400,
                     None,
                     protocol::INVALID_REQUEST,
                     "An empty batch is not a valid request.".into(),
-                ));
+                );
             }
-            let replies: Vec<String> = items
-                .iter()
-                .filter_map(|m| dispatch::legacy(app, &caller, m, version, true))
-                .map(|o| o.body)
-                .collect();
-            (!replies.is_empty()).then(|| Out {
-                status: 200,
-                body: format!("[{}]", replies.join(",")),
-                session: None,
-            })
+            batch(app, &caller, items, version)
         }
         single => dispatch::legacy(app, &caller, single, version, false),
     };
-    Ok(frame(out, format))
+    frame(out, format)
+}
+
+/// Runs a batch in order within the response budget of one POST (`mcp.max_response_bytes`): a
+/// reply that does not fit in what is left is replaced by a short error, and once the budget is
+/// spent every remaining request is answered with a short error without being run. The body is
+/// built as it goes, so it never holds more than the budget plus one short error per message.
+fn batch(
+    app: &crate::app::App,
+    caller: &Caller,
+    items: &[Value],
+    version: &'static str,
+) -> Option<Out> {
+    let cap = app.settings.mcp_max_response_bytes;
+    let mut body = String::from("[");
+    let mut spent = false;
+    for m in items {
+        let id = match protocol::classify(m) {
+            protocol::Message::Request { id, .. } => Some(id),
+            _ => None,
+        };
+        let reply = match id {
+            Some(id) if spent => Some(dispatch::over_budget(id, cap, false).body),
+            _ => dispatch::legacy(app, caller, m, version, true).map(|o| o.body),
+        };
+        let Some(mut reply) = reply else { continue };
+        // The reply, a comma and the closing bracket must fit.
+        if !spent && body.len() + reply.len() + 2 > cap {
+            spent = true;
+            if let Some(id) = id {
+                reply = dispatch::over_budget(id, cap, true).body;
+            }
+        }
+        if body.len() > 1 {
+            body.push(',');
+        }
+        body.push_str(&reply);
+    }
+    body.push(']');
+    (body.len() > 2).then_some(Out {
+        status: 200,
+        body,
+        session: None,
+    })
 }
 
 pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -362,13 +416,22 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Ok(refused);
     }
     let principal = authenticate(ctx.app, ctx.headers)?;
+    let mut resp = end_session(ctx, &principal);
+    if let Some(q) = ctx.app.rate_limiter.peek(principal.actor_id()) {
+        ctx.app.rate_limiter.set_headers(&q, &mut resp);
+    }
+    Ok(resp)
+}
+
+/// Ends the caller's session named by `Mcp-Session-Id`.
+fn end_session(ctx: &Ctx<'_>, principal: &crate::auth::Principal) -> Response {
     let Some(sid) = header(ctx.headers, "mcp-session-id") else {
-        return Ok(refusal(
+        return refusal(
             400,
             None,
             protocol::INVALID_REQUEST,
             "Send the `Mcp-Session-Id` of the session to end.".into(),
-        ));
+        );
     };
     if ctx
         .app
@@ -376,14 +439,14 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .sessions
         .end(sid, principal.actor_id(), principal.client_id())
     {
-        Ok(Response::no_content())
+        Response::no_content()
     } else {
-        Ok(refusal(
+        refusal(
             404,
             None,
             protocol::SESSION_NOT_FOUND,
             "Session not found: it ended, expired, or belongs to another credential.".into(),
-        ))
+        )
     }
 }
 

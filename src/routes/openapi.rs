@@ -137,6 +137,10 @@ pub fn document(router: &Router) -> Value {
                 "403".into(),
                 problem_response("The credential lacks the scope"),
             );
+            responses.insert(
+                "429".into(),
+                problem_response("Over the credential's rate limit (see Retry-After)"),
+            );
         }
         if route.path.contains('{') || route.action != Action::Public {
             responses.insert(

@@ -10,6 +10,7 @@ mod billing;
 mod credentials;
 mod devices;
 mod fuzz;
+mod limits;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_writes;
