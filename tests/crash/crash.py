@@ -154,7 +154,7 @@ class Client:
 
 # ---- the writers ---------------------------------------------------------------------------------
 
-class Ledger:
+class Book:
     """What the workers of all loops were told: acknowledged writes and the values a field may hold."""
 
     def __init__(self):
@@ -172,6 +172,18 @@ class Ledger:
         self.ads.update(other.ads)
         self.devices.update(other.devices)
         self.promotions.update(other.promotions)
+
+
+class Tally:
+    """How many writes got which answer, over all workers of a loop: "<op> <status>" -> count."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counts = {}
+
+    def add(self, what):
+        with self.lock:
+            self.counts[what] = self.counts.get(what, 0) + 1
 
 
 class Worker(threading.Thread):
@@ -195,13 +207,12 @@ class Worker(threading.Thread):
         except (OSError, http.client.HTTPException):
             self.count("lost")  # the server died under this request: its outcome is unknown
         except Exception as e:  # an answer of the wrong shape: reported by the `answers` check
-            self.count(f"worker error {type(e).__name__}: {e}")
+            self.count(f"worker error {type(e).__name__}: {e!r}"[:200])
         finally:
             self.client.close()
 
     def count(self, what):
-        with self.book.lock:
-            self.stats[what] = self.stats.get(what, 0) + 1
+        self.stats.add(what)
 
     def step(self):
         company = self.rng.choice(self.companies)
@@ -397,14 +408,15 @@ def check_restart(client, book, balances):
 
 def run_loop(loop, server, accounts, pack_id, rng, history):
     """Write, kill -9, check, restart. Returns ({check: problems}, the restarted server or None)."""
-    books, stop, stats = [Ledger() for _ in accounts], threading.Event(), {}
+    books, stop, stats = [Book() for _ in accounts], threading.Event(), Tally()
     workers = [Worker(len(accounts) * j + i, loop, server.port, acct, pack_id, books[i], stop, stats)
                for j in range(WORKERS_PER_ACCOUNT) for i, acct in enumerate(accounts)]
     acks = lambda: sum(b.acks() for b in books)  # noqa: E731
     started = time.monotonic()
     for w in workers:
         w.start()
-    while acks() < MIN_ACKS_BEFORE_KILL and time.monotonic() - started < 5:
+    while acks() < MIN_ACKS_BEFORE_KILL and time.monotonic() - started < 5 \
+            and any(w.is_alive() for w in workers):
         time.sleep(0.005)
     time.sleep(rng.uniform(0, 0.6))
     busy = sum(w.is_alive() for w in workers)
@@ -415,9 +427,9 @@ def run_loop(loop, server, accounts, pack_id, rng, history):
         w.join(timeout=10)
 
     problems = {c: [] for c in CHECKS}
-    for what, n in sorted(stats.items()):
+    for what, n in sorted(stats.counts.items()):
         op, _, status = what.rpartition(" ")
-        if what == "lost" or (status.isdigit() and int(status) in EXPECTED.get(op, set()) | {429}):
+        if what == "lost" or (op in EXPECTED and int(status) in EXPECTED[op] | {429}):
             continue
         problems["answers"].append(f"{what}: {n} times")
     if acks() == 0:
@@ -457,8 +469,8 @@ def run_loop(loop, server, accounts, pack_id, rng, history):
     except (RuntimeError, OSError, http.client.HTTPException) as e:
         problems["restart"].append(f"{type(e).__name__}: {e}")
 
-    lost = stats.get("lost", 0)
-    writes = sum(v for k, v in stats.items() if k != "lost")
+    lost = stats.counts.get("lost", 0)
+    writes = sum(v for k, v in stats.counts.items() if k != "lost")
     print(f"loop {loop}: kill -9 after {killed_after:.2f} s with {busy} workers busy; "
           f"{writes} answered writes, {acks()} objects acknowledged, {lost} answers lost; "
           + ", ".join(f"{c} {'ok' if not problems[c] else 'FAILED'}" for c in CHECKS), flush=True)
@@ -496,7 +508,7 @@ def main():
             # A new database: the server loads the demo fixtures.
             server = Server(binary, work, os.path.join(work, "crash.db"))
             pack_id = cheapest_pack(server, accounts[0])
-            history = Ledger()
+            history = Book()
             loops_done = 0
             for loop in range(1, LOOPS + 1):
                 if time.monotonic() - started > BUDGET_SECS:
