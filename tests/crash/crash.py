@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Crash test of the signage server: kill -9 during concurrent writes, restart, check nothing is lost.
+"""Crash test of the signage server: kill -9 during concurrent writes, restart, nothing is lost.
 
-    python3 tests/crash/crash.py <path-to-signage-binary>      (or: bash tests/crash/run.sh <binary>)
+    python3 tests/crash/crash.py <path-to-signage-binary>    (or: bash tests/crash/run.sh <binary>)
 
 One database file in a temporary directory, created with the demo fixtures. Each loop lets worker
 threads of two accounts write (token purchases, promotion activations that spend tokens, ads created
 and edited, devices created and deleted), records every write the server acknowledged with a 2xx,
-kills the server with SIGKILL at a random moment while requests are in flight, and restarts it on the
-same file; the next loop writes to that restarted server. Five checks per loop:
+kills the server with SIGKILL at a random moment while requests are in flight, and restarts it on
+the same file; the next loop writes to that restarted server. Five checks per loop:
 
   answers    every write answered before the kill got an expected status (no 5xx, no odd body)
   integrity  a copy of the crashed files (database + WAL) opens; PRAGMA integrity_check is `ok` and
@@ -22,8 +22,9 @@ same file; the next loop writes to that restarted server. Five checks per loop:
              acknowledged object, every balance
 
 Standard library only. Everything listens on 127.0.0.1. Settings: CRASH_LOOPS (default 12, at
-least 10 must finish), CRASH_SEED (replays the random choices, not the timing), CRASH_BUDGET_SECS (default 50: no new loop
-starts after that). Prints `N passed, M failed` last and exits 1 on any failure.
+least 10 must finish), CRASH_SEED (replays the random choices, not the timing), CRASH_BUDGET_SECS
+(default 50: no new loop starts after that). Prints `N passed, M failed` last and exits 1 on any
+failure.
 """
 
 import ctypes
@@ -155,7 +156,7 @@ class Client:
 # ---- the writers ---------------------------------------------------------------------------------
 
 class Book:
-    """What the workers of all loops were told: acknowledged writes and the values a field may hold."""
+    """What the workers were told: acknowledged writes and the values a field may now hold."""
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -237,7 +238,8 @@ class Worker(threading.Thread):
     def create_ad(self, company):
         headline = f"{self.tag}-{self.n}"
         status, body = self.client.call(
-            "POST", "/ads", {"company_id": company, "name": f"crash {headline}", "headline": headline})
+            "POST", "/ads",
+            {"company_id": company, "name": f"crash {headline}", "headline": headline})
         self.count(f"create ad {status}")
         if status == 201:
             with self.book.lock:
@@ -295,7 +297,8 @@ class Worker(threading.Thread):
     def toggle_promotion(self, _company):
         promo = self.rng.choice(self.my_promos)
         with self.book.lock:
-            ((was, spends),) = self.book.promotions[promo]  # one state: the owner stops at a lost answer
+            # One state: the owner of a promotion stops at its first lost answer.
+            ((was, spends),) = self.book.promotions[promo]
             on = not was
             before, after = (was, spends), (on, spends + 1 if on else spends)
             self.book.promotions[promo] = {before, after}  # in doubt until answered
@@ -341,9 +344,9 @@ def check_durable(db, book):
         if state not in allowed:
             problems.append(f"device {dev} is {state}, expected {sorted(allowed)}")
     for promo, allowed in book.promotions.items():
-        row = db.execute("SELECT active, (SELECT count(*) FROM token_transactions t WHERE "
-                         "t.promotion_id = p.id AND t.kind = 'spend') FROM promotions p WHERE id = ?",
-                         (promo,)).fetchone()
+        row = db.execute("SELECT active, (SELECT count(*) FROM token_transactions t "
+                         "WHERE t.promotion_id = p.id AND t.kind = 'spend') "
+                         "FROM promotions p WHERE id = ?", (promo,)).fetchone()
         state = (bool(row[0]), row[1]) if row else None
         if state not in allowed:
             problems.append(f"promotion {promo}: (active, spends) is {state}, "
@@ -400,7 +403,8 @@ def check_restart(client, book, balances):
     for company, balance in balances.items():
         status, body = client.call("GET", f"/tokens/balance?company_id={company}")
         if status != 200 or body["balance"] != balance:
-            problems.append(f"GET /tokens/balance {company}: {status} {body}, database says {balance}")
+            problems.append(
+                f"GET /tokens/balance {company}: {status} {body}, database says {balance}")
     return problems
 
 
@@ -409,8 +413,9 @@ def check_restart(client, book, balances):
 def run_loop(loop, server, accounts, pack_id, rng, history):
     """Write, kill -9, check, restart. Returns ({check: problems}, the restarted server or None)."""
     books, stop, stats = [Book() for _ in accounts], threading.Event(), Tally()
-    workers = [Worker(len(accounts) * j + i, loop, server.port, acct, pack_id, books[i], stop, stats)
-               for j in range(WORKERS_PER_ACCOUNT) for i, acct in enumerate(accounts)]
+    workers = [
+        Worker(len(accounts) * j + i, loop, server.port, acct, pack_id, books[i], stop, stats)
+        for j in range(WORKERS_PER_ACCOUNT) for i, acct in enumerate(accounts)]
     acks = lambda: sum(b.acks() for b in books)  # noqa: E731
     started = time.monotonic()
     for w in workers:
@@ -501,7 +506,8 @@ def main():
     accounts = load_credentials()
     started = time.monotonic()
     passed = failed = 0
-    print(f"crash test: seed {SEED} (CRASH_SEED={SEED} replays the random choices), {LOOPS} loops", flush=True)
+    print(f"crash test: seed {SEED} (CRASH_SEED={SEED} replays the random choices), "
+          f"{LOOPS} loops", flush=True)
     parent = os.environ.get("CRASH_TMPDIR")  # run.sh passes one it removes even if this dies hard
     with tempfile.TemporaryDirectory(prefix="signage-crash-", dir=parent) as work:
         try:
