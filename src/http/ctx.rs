@@ -41,16 +41,24 @@ impl PageRequest {
     }
 }
 
-/// The cursor of a page is the id of its last row (as Stripe's `starting_after`): any id-shaped
-/// string is a meaningful keyset bound, so a cursor never goes stale or invalid.
+/// The cursor of a page is the id of its last row (as Stripe's `starting_after`): any id of the
+/// listed kind is a meaningful keyset bound, so a cursor never goes stale.
 pub fn encode_cursor(id: &str) -> String {
     id.to_string()
 }
 
-fn decode_cursor(s: &str) -> Option<String> {
-    let ok = !s.is_empty()
-        && s.len() <= 100
-        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+/// A cursor of a list whose items are of `kind` (the route's [`Route::cursor`]): an id of that
+/// kind. A list without a declared kind (the audit log, with numeric ids that it parses itself)
+/// takes a short run of letters, digits and `_`.
+pub fn decode_cursor(kind: Option<crate::ids::Kind>, s: &str) -> Option<String> {
+    let ok = match kind {
+        Some(kind) => crate::ids::is_valid(kind, s),
+        None => {
+            !s.is_empty()
+                && s.len() <= 100
+                && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        }
+    };
     ok.then(|| s.to_string())
 }
 
@@ -161,11 +169,15 @@ impl<'a> Ctx<'a> {
         };
         let before = match self.query("cursor") {
             None => None,
-            Some(c) => Some(decode_cursor(c).ok_or_else(|| {
+            Some(c) => Some(decode_cursor(self.route.cursor, c).ok_or_else(|| {
+                let expected = match self.route.cursor {
+                    Some(kind) => format!(" (an id starting with `{}_`)", kind.prefix()),
+                    None => String::new(),
+                };
                 ApiError::invalid(
                     "cursor",
                     "invalid_cursor",
-                    "`cursor` is not a cursor returned by this list.",
+                    format!("`cursor` is not a cursor of this list{expected}: pass back the `next_cursor` of the previous page."),
                 )
             })?),
         };

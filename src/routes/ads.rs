@@ -35,7 +35,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/ads", "listAds", READ, list)
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
-            .paged()
+            .paged_by(Kind::Ad)
             .query(&[
                 param("company_id", r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#, "Only ads of this company."),
                 param("device_id", r#"{"type":"string","pattern":"^dev_[0-9A-Za-z]{1,64}$"}"#, "Only ads assigned to this device."),

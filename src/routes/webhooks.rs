@@ -25,7 +25,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/webhooks", "listWebhooks", READ, list)
             .tag("webhooks")
             .summary("List webhook integrations of the visible companies (secrets masked).")
-            .paged()
+            .paged_by(Kind::Webhook)
             .query(&[param(
                 "company_id",
                 r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,

@@ -15,5 +15,6 @@ mod mcp_writes;
 mod media;
 mod openapi;
 mod promotions;
+mod security_input;
 mod tokens;
 mod webhooks;

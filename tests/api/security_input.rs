@@ -1,0 +1,107 @@
+//! Strict input (issue 8, items 10–13): cursors of the listed kind only, JSON bodies without
+//! duplicate member names, one credential per request, JWT `nbf`, filters that respect visibility,
+//! a well-formed `WWW-Authenticate`, webhook targets that are not internal endpoints, and `If-Match`
+//! syntax.
+
+use crate::helpers::*;
+use serde_json::{json, Value};
+
+/// The first id of a list, as the admin of Northwind sees it.
+async fn first_id(app: &TestApp, path: &str) -> String {
+    let page = app.get(path).key("northwind-admin").send().await.ok();
+    page["data"][0]["id"].as_str().unwrap().to_string()
+}
+
+/// Every list route declares the kind of its cursor, documents exactly that id pattern, and
+/// refuses any other cursor with 422 `invalid_cursor` (it used to serve the first page).
+#[tokio::test]
+async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
+    let app = TestApp::spawn().await;
+    let device = first_id(&app, "/devices?limit=1").await;
+    let promotion = first_id(&app, "/promotions?limit=1").await;
+    let doc = app.get("/openapi.json").send().await.ok();
+    let mut checked = 0;
+    for route in app.app.router.routes() {
+        let Some(cursor) = route.query.iter().find(|p| p.name == "cursor") else {
+            continue;
+        };
+        let path = route
+            .path
+            .replace("/devices/{id}", &format!("/devices/{device}"))
+            .replace("/promotions/{id}", &format!("/promotions/{promotion}"));
+        assert!(!path.contains('{'), "{path}: no fixture id for this path");
+        let Some(kind) = route.cursor else {
+            // The audit log has integer ids and its own numeric cursor.
+            assert_eq!(
+                route.path, "/audit-log",
+                "{} declares no cursor kind",
+                route.path
+            );
+            continue;
+        };
+        let prefix = kind.prefix();
+        // The document states the pattern of exactly the ids the list returns.
+        let documented = doc["paths"][route.path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "cursor")
+            .unwrap()["schema"]["pattern"]
+            .clone();
+        assert_eq!(
+            documented,
+            format!("^{prefix}_[0-9A-Za-z]{{1,64}}$"),
+            "{path}"
+        );
+        assert_eq!(cursor.schema, kind.schema());
+        let other = if prefix == "dev" { "ad" } else { "dev" };
+        for bad in [
+            "garbage".to_string(),
+            format!("{other}_0m5d4ruo5fepbn59k9ts"),
+            format!("{prefix}_"),
+            format!("{prefix}_a-b"),
+            format!("{prefix}_{}", "a".repeat(65)),
+            format!("{}_abc", prefix.to_uppercase()),
+            "~".to_string(),
+        ] {
+            let r = app
+                .get(&format!("{path}?cursor={bad}"))
+                .key("northwind-admin")
+                .send()
+                .await;
+            let p = r.problem(422);
+            assert_eq!(p["errors"][0]["field"], "cursor", "{path} {bad}");
+            assert_eq!(p["errors"][0]["code"], "invalid_cursor", "{path} {bad}");
+        }
+        // Any id of the kind is a keyset bound: before everything, or after everything.
+        for good in [
+            format!("{prefix}_0"),
+            format!("{prefix}_zzzzzzzzzzzzzzzzzzzz"),
+        ] {
+            let r = app
+                .get(&format!("{path}?cursor={good}"))
+                .key("northwind-admin")
+                .send()
+                .await;
+            assert_eq!(r.status, 200, "{path} {good}: {}", r.text());
+        }
+        // A real next_cursor matches the kind.
+        let page = app
+            .get(&format!("{path}?limit=1"))
+            .key("northwind-admin")
+            .send()
+            .await
+            .ok();
+        if let Some(next) = page["next_cursor"].as_str() {
+            assert!(signage::ids::is_valid(kind, next), "{path}: {next}");
+            let r = app
+                .get(&format!("{path}?limit=1&cursor={next}"))
+                .key("northwind-admin")
+                .send()
+                .await;
+            assert_eq!(r.status, 200, "{path}: {}", r.text());
+        }
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} lists checked");
+}
