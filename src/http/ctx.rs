@@ -224,8 +224,9 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Parses the JSON body into `T` (whose serde derive denies unknown fields). Syntax errors are
-    /// 400; wrong types, unknown or missing fields are 422 naming the field.
+    /// Parses the JSON body into `T` (whose serde derive denies unknown fields). Syntax errors and
+    /// duplicate member names ([`super::json`]) are 400; wrong types, unknown or missing fields are
+    /// 422 naming the field.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
         let content_type = self.header("content-type").unwrap_or("");
         let essence = content_type
@@ -242,8 +243,7 @@ impl<'a> Ctx<'a> {
         if self.body.is_empty() {
             return Err(ApiError::BadRequest("A JSON body is required.".into()));
         }
-        let mut value: serde_json::Value = serde_json::from_slice(&self.body)
-            .map_err(|e| ApiError::BadRequest(format!("The body is not valid JSON: {e}")))?;
+        let mut value = super::json::from_slice(&self.body).map_err(ApiError::from)?;
         integral_floats_to_integers(&mut value);
         serde_path_to_error::deserialize(value).map_err(|err| {
             let pointer = json_pointer(err.path());

@@ -84,6 +84,10 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// A 400 with a machine-readable `code` (`duplicate_member`, `conflicting_credentials`,
+    /// `invalid_if_match`): the request is malformed in a way a client should fix, not retry.
+    #[error("malformed request ({code}): {detail}")]
+    Malformed { code: &'static str, detail: String },
     #[error("validation failed")]
     Validation(Vec<FieldError>),
     #[error("unauthenticated: {0:?}")]
@@ -149,7 +153,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_) | ApiError::Malformed { .. } => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -172,7 +176,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not-found",
             ApiError::MethodNotAllowed { .. } => "method-not-allowed",
             ApiError::PayloadTooLarge { .. } => "payload-too-large",
-            ApiError::BadRequest(_) => "bad-request",
+            ApiError::BadRequest(_) | ApiError::Malformed { .. } => "bad-request",
             ApiError::Validation(_) => "validation-failed",
             ApiError::Unauthenticated(_) => "unauthenticated",
             ApiError::Forbidden(_) => "missing-scope",
@@ -194,7 +198,7 @@ impl ApiError {
             ApiError::NotFound(_) => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
-            ApiError::BadRequest(_) => "Bad request",
+            ApiError::BadRequest(_) | ApiError::Malformed { .. } => "Bad request",
             ApiError::Validation(_) => "Validation failed",
             ApiError::Unauthenticated(_) => "Unauthenticated",
             ApiError::Forbidden(_) => "Missing scope",
@@ -218,7 +222,8 @@ impl ApiError {
             | ApiError::Conflict(d)
             | ApiError::UnsupportedMediaType(d)
             | ApiError::NotAcceptable(d)
-            | ApiError::Unavailable(d) => d.clone(),
+            | ApiError::Unavailable(d)
+            | ApiError::Malformed { detail: d, .. } => d.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
                 "This path supports: {}.",
                 allow.iter().map(Method::as_str).collect::<Vec<_>>().join(", ")
@@ -262,6 +267,7 @@ impl ApiError {
         match &self {
             ApiError::Validation(errors) => body["errors"] = json!(errors),
             ApiError::Unauthenticated(reason) => body["code"] = json!(reason.code()),
+            ApiError::Malformed { code, .. } => body["code"] = json!(code),
             ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),
             ApiError::InsufficientTokens { balance, required } => {
                 body["balance"] = json!(balance);
@@ -311,5 +317,17 @@ fn truncate(s: &str) -> String {
         s.to_string()
     } else {
         format!("{}…", s.chars().take(40).collect::<String>())
+    }
+}
+
+impl From<super::json::JsonError> for ApiError {
+    fn from(e: super::json::JsonError) -> Self {
+        match e {
+            super::json::JsonError::Syntax(_) => ApiError::BadRequest(e.to_string()),
+            super::json::JsonError::DuplicateMember { .. } => ApiError::Malformed {
+                code: "duplicate_member",
+                detail: e.to_string(),
+            },
+        }
     }
 }

@@ -105,3 +105,78 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
     }
     assert!(checked >= 15, "only {checked} lists checked");
 }
+
+/// A JSON body that names a member twice is 400 `duplicate_member`, at any depth and however the
+/// name is escaped, and nothing is written. It used to be "last one wins", so a check could look at
+/// one value while the write used another.
+#[tokio::test]
+async fn a_body_with_a_duplicate_member_name_is_400_and_writes_nothing() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let devices_before = app
+        .collect_all("/devices", "northwind-admin", 100)
+        .await
+        .len();
+    let device = |extra: &str| {
+        format!(
+            r#"{{"company_id":"{grocers}","name":"Dup","platform":"tizen","orientation":"portrait","resolution":"1080x1920"{extra}}}"#
+        )
+    };
+    for (path, method, body, pointer, name) in [
+        ("/devices".to_string(), "POST", device(r#","name":"Other""#), "", "name"),
+        ("/devices".to_string(), "POST", device(r#","n\u0061me":"Other""#), "", "name"),
+        ("/devices".to_string(), "POST", device(r#","company_id":"cmp_0m5d4ruo7267avfgnhvw""#), "", "company_id"),
+        (
+            format!("/companies/{grocers}/branding"),
+            "PATCH",
+            r##"{"colors":{"primary":"#000000","primary":"#ffffff"}}"##.to_string(),
+            "/colors",
+            "primary",
+        ),
+        (
+            "/auth/login".to_string(),
+            "POST",
+            r#"{"username":"demo@northwind.example","password":"x","password":"northwind-demo-2026"}"#.to_string(),
+            "",
+            "password",
+        ),
+    ] {
+        let method: hyper::Method = method.parse().unwrap();
+        let r = app
+            .request(method, &path)
+            .key("northwind-admin")
+            .raw("application/json", body.clone())
+            .send()
+            .await;
+        let p = r.problem(400);
+        assert_eq!(p["code"], "duplicate_member", "{body}");
+        let detail = p["detail"].as_str().unwrap();
+        assert!(detail.contains(&format!("`{name}`")), "{detail}");
+        if !pointer.is_empty() {
+            assert!(detail.contains(&format!("`{pointer}`")), "{detail}");
+        }
+    }
+    let devices_after = app
+        .collect_all("/devices", "northwind-admin", 100)
+        .await
+        .len();
+    assert_eq!(devices_before, devices_after);
+    let branding = app
+        .get(&format!("/companies/{grocers}/branding"))
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert_ne!(branding["colors"]["primary"], "#ffffff");
+    // The same name in two different objects is not a duplicate.
+    let r = app
+        .post("/devices")
+        .key("northwind-admin")
+        .json(
+            &json!({"company_id": grocers, "name": "Twin", "platform": "tizen",
+            "orientation": "portrait", "resolution": "1080x1920"}),
+        )
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+}
