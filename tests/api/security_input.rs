@@ -180,3 +180,234 @@ async fn a_body_with_a_duplicate_member_name_is_400_and_writes_nothing() {
         .await;
     assert_eq!(r.status, 201, "{}", r.text());
 }
+
+/// A request carries one credential. Two (`X-API-KEY` twice, `Authorization` twice, a client id
+/// twice, or `X-API-KEY` next to a different `Authorization`) is 400 `conflicting_credentials`, on
+/// REST and on `/mcp` alike; it used to be "the first one wins". The same key in `X-API-KEY` and
+/// `Authorization: Bearer` is one credential and is accepted.
+#[tokio::test]
+async fn two_credentials_in_one_request_are_400() {
+    let app = TestApp::spawn().await;
+    let admin = key("northwind-admin");
+    let reader = key("northwind-readonly");
+    let harbor = key("harborview-admin");
+    let (user, password) = demo().users[0].clone();
+    let token = app
+        .post("/auth/login")
+        .json(&json!({"username": user, "password": password}))
+        .send()
+        .await
+        .ok()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bearer = |v: &str| format!("Bearer {v}");
+    let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
+        (
+            "X-API-KEY twice, same key",
+            vec![
+                ("x-api-key", admin.raw.clone()),
+                ("x-api-key", admin.raw.clone()),
+            ],
+        ),
+        (
+            "X-API-KEY twice, two keys",
+            vec![
+                ("x-api-key", reader.raw.clone()),
+                ("x-api-key", admin.raw.clone()),
+            ],
+        ),
+        (
+            "X-API-KEY and a Bearer of another key",
+            vec![
+                ("x-api-key", reader.raw.clone()),
+                ("authorization", bearer(&harbor.raw)),
+            ],
+        ),
+        (
+            "X-API-KEY and a login token",
+            vec![
+                ("x-api-key", reader.raw.clone()),
+                ("authorization", bearer(&token)),
+            ],
+        ),
+        (
+            "X-API-KEY and Basic",
+            vec![
+                ("x-api-key", admin.raw.clone()),
+                ("authorization", "Basic YTpi".into()),
+            ],
+        ),
+        (
+            "Authorization twice",
+            vec![
+                ("authorization", bearer(&token)),
+                ("authorization", bearer(&admin.raw)),
+            ],
+        ),
+        (
+            "Authorization twice, same token",
+            vec![
+                ("authorization", bearer(&token)),
+                ("authorization", bearer(&token)),
+            ],
+        ),
+        (
+            "client id twice",
+            vec![
+                ("x-api-key", admin.raw.clone()),
+                ("x-service-client-id", reader.client_id.clone()),
+            ],
+        ),
+    ];
+    for (what, headers) in &cases {
+        for path in ["/companies", "/mcp"] {
+            let mut req = if path == "/mcp" {
+                app.post(path)
+                    .header("accept", "application/json, text/event-stream")
+                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            } else {
+                app.get(path)
+            };
+            req = req.header("x-service-client-id", &admin.client_id);
+            for (h, v) in headers {
+                req = req.header(h, v);
+            }
+            let r = req.send().await;
+            let p = r.problem(400);
+            assert_eq!(p["code"], "conflicting_credentials", "{what} on {path}");
+            let detail = p["detail"].as_str().unwrap();
+            assert!(
+                !detail.contains(&admin.raw[12..]),
+                "no secret echoed: {detail}"
+            );
+        }
+    }
+    // One key, in both headers: one credential.
+    let r = app
+        .get("/companies")
+        .header("x-api-key", &admin.raw)
+        .bearer(&admin.raw)
+        .header("x-service-client-id", &admin.client_id)
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Each header alone still works.
+    for req in [
+        app.get("/companies").key("northwind-admin"),
+        app.get("/companies")
+            .bearer(&admin.raw)
+            .header("x-service-client-id", &admin.client_id),
+        app.get("/companies").bearer(&token),
+    ] {
+        assert_eq!(req.send().await.status, 200);
+    }
+}
+
+fn jwt_secret(app: &TestApp) -> Vec<u8> {
+    use base64::Engine;
+    let encoded: String = app.sql(|c| {
+        c.query_row(
+            "SELECT value FROM server_secrets WHERE name = 'jwt_hs256'",
+            [],
+            |r| r.get(0),
+        )
+    });
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap()
+}
+
+/// A login token whose `nbf` (not before) is in the future is refused (401 `invalid_token`); one
+/// whose `nbf` has passed, or within the 5 s leeway, is accepted.
+#[tokio::test]
+async fn a_login_token_is_refused_before_its_nbf() {
+    let app = TestApp::spawn().await;
+    let (user, password) = demo().users[0].clone();
+    let token = app
+        .post("/auth/login")
+        .json(&json!({"username": user, "password": password}))
+        .send()
+        .await
+        .ok()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let user_id = app.get("/me").bearer(&token).send().await.ok()["user_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let secret = jwt_secret(&app);
+    let now = signage::time::now();
+    let sign = |nbf: Value| {
+        let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": user_id,
+            "iat": now - 10, "exp": now + 600, "typ": "user_session", "nbf": nbf});
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(&secret),
+        )
+        .unwrap()
+    };
+    for nbf in [
+        json!(now + 60),
+        json!(now + 86_400),
+        json!(i64::MAX),
+        json!("soon"),
+    ] {
+        let r = app.get("/me").bearer(&sign(nbf.clone())).send().await;
+        assert_eq!(r.problem(401)["code"], "invalid_token", "nbf {nbf}");
+    }
+    for nbf in [json!(now - 60), json!(now), json!(now + 2)] {
+        let r = app.get("/me").bearer(&sign(nbf.clone())).send().await;
+        assert_eq!(r.status, 200, "nbf {nbf}: {}", r.text());
+    }
+}
+
+/// `GET /ads?promotion_id=` of a promotion the credential cannot see is 404, like `device_id` and
+/// `company_id`; it used to answer an empty list, which told a caller nothing was linked there.
+#[tokio::test]
+async fn filtering_ads_by_an_invisible_promotion_is_404() {
+    let app = TestApp::spawn().await;
+    let harbor_promo = app
+        .get("/promotions?limit=1")
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .ok()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pharmacy = company_id("Northwind Pharmacy");
+    let pharmacy_promo = app
+        .get(&format!("/promotions?company_id={pharmacy}&limit=1"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (key_name, promo) in [
+        ("northwind-readonly", harbor_promo.as_str()),
+        ("northwind-readonly", "promo_doesnotexist0000000"),
+        ("northwind-grocers-write", pharmacy_promo.as_str()),
+    ] {
+        let r = app
+            .get(&format!("/ads?promotion_id={promo}"))
+            .key(key_name)
+            .send()
+            .await;
+        assert!(r.problem(404)["detail"].as_str().unwrap().contains(promo));
+    }
+    // Visible: a list (those ads, possibly none).
+    let r = app
+        .get(&format!("/ads?promotion_id={pharmacy_promo}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    for ad in r["data"].as_array().unwrap() {
+        assert_eq!(ad["promotion_id"], json!(pharmacy_promo));
+    }
+}
