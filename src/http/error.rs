@@ -289,17 +289,7 @@ impl ApiError {
                 resp.set_header("allow", &allow);
             }
             ApiError::Unauthenticated(reason) => {
-                let challenge = match reason {
-                    AuthFailure::MissingCredential => {
-                        r#"Bearer realm="signage", ApiKey realm="signage" header="X-API-KEY""#
-                            .to_string()
-                    }
-                    other => format!(
-                        r#"Bearer realm="signage", error="invalid_token", error_description="{}""#,
-                        other.code()
-                    ),
-                };
-                resp.set_header("www-authenticate", &challenge);
+                resp.set_header("www-authenticate", &challenges(reason));
             }
             ApiError::TooManyRequests { retry_after_secs } => {
                 resp.set_header("retry-after", &retry_after_secs.to_string());
@@ -309,6 +299,46 @@ impl ApiError {
         }
         resp
     }
+}
+
+/// The `WWW-Authenticate` value of a 401 (RFC 9110 §11.6.1): two challenges, comma-separated, each
+/// a scheme and comma-separated `name="value"` parameters. `Bearer` first (RFC 6750; MCP clients
+/// read it), with `error` and `error_description` (the problem `code`) when a credential was sent
+/// and refused; then `ApiKey`, naming the header that carries a key.
+pub fn challenges(reason: AuthFailure) -> String {
+    let error = match reason {
+        // No credential at all, or a login with a wrong password: no token to call invalid.
+        AuthFailure::MissingCredential | AuthFailure::InvalidCredentials => None,
+        AuthFailure::MissingClientId => Some("invalid_request"),
+        _ => Some("invalid_token"),
+    };
+    let mut bearer = format!("Bearer realm={}", quoted("signage"));
+    if let Some(error) = error {
+        bearer.push_str(&format!(
+            ", error={}, error_description={}",
+            quoted(error),
+            quoted(reason.code())
+        ));
+    }
+    format!(
+        "{bearer}, ApiKey realm={}, header={}",
+        quoted("signage"),
+        quoted("X-API-KEY")
+    )
+}
+
+/// An RFC 9110 quoted-string: `"` and `\` escaped with a backslash.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 /// Ids echoed in messages are cut short, so a pasted secret in a path is not reflected whole.

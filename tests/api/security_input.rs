@@ -411,3 +411,371 @@ async fn filtering_ads_by_an_invisible_promotion_is_404() {
         assert_eq!(ad["promotion_id"], json!(pharmacy_promo));
     }
 }
+
+/// One challenge of a `WWW-Authenticate` value: its scheme, and its token68 or its parameters.
+#[derive(Debug)]
+struct Challenge {
+    scheme: String,
+    token68: Option<String>,
+    params: Vec<(String, String)>,
+}
+
+/// A strict parser of RFC 9110's `WWW-Authenticate = #challenge` (§11.6.1, §11.2, §5.6):
+/// `challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ]`,
+/// `auth-param = token BWS "=" BWS ( token / quoted-string )`, list elements separated by
+/// `OWS "," OWS` (empty elements tolerated, as recipients must). Also refuses what the RFC forbids
+/// a sender: a parameter name twice in one challenge, and `realm` not as a quoted-string.
+fn parse_challenges(s: &str) -> Result<Vec<Challenge>, String> {
+    fn is_tchar(c: u8) -> bool {
+        c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
+    }
+    fn is_token68(c: u8) -> bool {
+        c.is_ascii_alphanumeric() || b"-._~+/".contains(&c)
+    }
+    struct P<'a> {
+        b: &'a [u8],
+        i: usize,
+    }
+    impl P<'_> {
+        fn peek(&self) -> Option<u8> {
+            self.b.get(self.i).copied()
+        }
+        fn ows(&mut self) {
+            while matches!(self.peek(), Some(b' ' | b'\t')) {
+                self.i += 1;
+            }
+        }
+        fn token(&mut self) -> Option<String> {
+            let start = self.i;
+            while self.peek().is_some_and(is_tchar) {
+                self.i += 1;
+            }
+            (self.i > start).then(|| String::from_utf8_lossy(&self.b[start..self.i]).into())
+        }
+        fn quoted(&mut self) -> Result<String, String> {
+            self.i += 1; // the opening DQUOTE
+            let mut out = Vec::new();
+            loop {
+                match self.peek() {
+                    None => return Err("unterminated quoted-string".into()),
+                    Some(b'"') => {
+                        self.i += 1;
+                        return Ok(String::from_utf8_lossy(&out).into());
+                    }
+                    Some(b'\\') => {
+                        let c = self
+                            .b
+                            .get(self.i + 1)
+                            .copied()
+                            .ok_or("dangling backslash")?;
+                        if !(c == b'\t' || c == b' ' || (0x21..=0x7e).contains(&c) || c >= 0x80) {
+                            return Err(format!("bad quoted-pair {c:#x}"));
+                        }
+                        out.push(c);
+                        self.i += 2;
+                    }
+                    Some(c)
+                        if c == b'\t'
+                            || c == b' '
+                            || c == 0x21
+                            || (0x23..=0x5b).contains(&c)
+                            || (0x5d..=0x7e).contains(&c)
+                            || c >= 0x80 =>
+                    {
+                        out.push(c);
+                        self.i += 1;
+                    }
+                    Some(c) => return Err(format!("bad qdtext {c:#x}")),
+                }
+            }
+        }
+        /// After `token`: is `BWS "=" BWS` and a value next (an auth-param, rather than a token68
+        /// such as `abc==`, or a new challenge)?
+        fn at_param(&self) -> bool {
+            let skip = |mut j: usize| {
+                while matches!(self.b.get(j), Some(b' ' | b'\t')) {
+                    j += 1;
+                }
+                j
+            };
+            let j = skip(self.i);
+            self.b.get(j) == Some(&b'=')
+                && self
+                    .b
+                    .get(skip(j + 1))
+                    .is_some_and(|&c| c == b'"' || is_tchar(c))
+        }
+        /// `OWS ("," OWS)*`: skips list separators, and says whether there was at least one comma.
+        fn separators(&mut self) -> bool {
+            let mut comma = false;
+            loop {
+                self.ows();
+                if self.peek() == Some(b',') {
+                    self.i += 1;
+                    comma = true;
+                } else {
+                    return comma;
+                }
+            }
+        }
+    }
+    let mut p = P {
+        b: s.as_bytes(),
+        i: 0,
+    };
+    let mut out: Vec<Challenge> = Vec::new();
+    p.separators();
+    while p.peek().is_some() {
+        let scheme = p
+            .token()
+            .ok_or_else(|| format!("expected an auth-scheme at {}", p.i))?;
+        let mut ch = Challenge {
+            scheme,
+            token68: None,
+            params: Vec::new(),
+        };
+        if p.peek() == Some(b' ') {
+            while p.peek() == Some(b' ') {
+                p.i += 1;
+            }
+            let save = p.i;
+            let name = p.token();
+            if name.is_some() && p.at_param() {
+                p.i = save;
+                // #auth-param
+                loop {
+                    let name = p
+                        .token()
+                        .ok_or_else(|| format!("expected a parameter name at {}", p.i))?;
+                    p.ows();
+                    if p.peek() != Some(b'=') {
+                        return Err(format!("expected `=` after `{name}` at {}", p.i));
+                    }
+                    p.i += 1;
+                    p.ows();
+                    let value = if p.peek() == Some(b'"') {
+                        p.quoted()?
+                    } else {
+                        if name.eq_ignore_ascii_case("realm") {
+                            return Err("realm must be a quoted-string".into());
+                        }
+                        p.token()
+                            .ok_or_else(|| format!("expected a value for `{name}`"))?
+                    };
+                    if ch.params.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+                        return Err(format!("`{name}` twice in one challenge"));
+                    }
+                    ch.params.push((name.to_ascii_lowercase(), value));
+                    let save = p.i;
+                    let comma = p.separators();
+                    if p.peek().is_none() {
+                        break;
+                    }
+                    if !comma {
+                        return Err(format!("expected `,` at {}", p.i));
+                    }
+                    // A parameter, or the next challenge?
+                    let at = p.i;
+                    if p.token().is_some() && p.at_param() {
+                        p.i = at;
+                        continue;
+                    }
+                    p.i = save;
+                    break;
+                }
+            } else {
+                p.i = save;
+                let start = p.i;
+                while p.peek().is_some_and(is_token68) {
+                    p.i += 1;
+                }
+                if p.i == start {
+                    return Err(format!("expected token68 or auth-param at {}", p.i));
+                }
+                while p.peek() == Some(b'=') {
+                    p.i += 1;
+                }
+                ch.token68 = Some(s[start..p.i].to_string());
+            }
+        }
+        out.push(ch);
+        let comma = p.separators();
+        if p.peek().is_some() && !comma {
+            return Err(format!("expected `,` between challenges at {}", p.i));
+        }
+    }
+    if out.is_empty() {
+        return Err("no challenge".into());
+    }
+    Ok(out)
+}
+
+#[test]
+fn the_challenge_parser_is_strict() {
+    let ok = parse_challenges(r#"Basic realm="a b", Bearer, Newauth realm="apps", type=1, title="Login to \"apps\"", Token abc=="#).unwrap();
+    assert_eq!(ok.len(), 4);
+    assert_eq!(
+        ok[2].params[2],
+        ("title".into(), r#"Login to "apps""#.into())
+    );
+    assert_eq!(ok[3].token68.as_deref(), Some("abc=="));
+    for bad in [
+        r#"ApiKey realm="signage" header="X-API-KEY""#,
+        r#"Bearer realm=signage"#,
+        r#"Bearer realm="a", realm="b""#,
+        r#"Bearer realm="unterminated"#,
+        r#"Bearer realm="x", error="#,
+        r#"Bearer realm="x" error="y""#,
+        "",
+        r#"="x""#,
+        r#"Bearer realm="a"b"#,
+    ] {
+        assert!(parse_challenges(bad).is_err(), "{bad}");
+    }
+}
+
+/// Every kind of 401, on REST, on login and on `/mcp`, carries a `WWW-Authenticate` that RFC 9110's
+/// challenge grammar accepts: a `Bearer` and an `ApiKey` challenge, both with `realm="signage"`.
+/// It used to be `ApiKey realm="signage" header="X-API-KEY"` (no comma between parameters).
+#[tokio::test]
+async fn every_401_has_a_well_formed_www_authenticate() {
+    let app = TestApp::spawn().await;
+    let secret = jwt_secret(&app);
+    let now = signage::time::now();
+    let forge = |sub: &str, exp: i64| {
+        let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": sub,
+            "iat": now - 7200, "exp": exp, "typ": "user_session"});
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(&secret),
+        )
+        .unwrap()
+    };
+    let admin = key("northwind-admin");
+    let reader = key("northwind-readonly");
+    let with_key = |k: &DemoKey| {
+        vec![
+            ("x-api-key", k.raw.clone()),
+            ("x-service-client-id", k.client_id.clone()),
+        ]
+    };
+    let bearer = |t: String| vec![("authorization", format!("Bearer {t}"))];
+    let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
+        ("missing_credential", vec![]),
+        ("missing_client_id", vec![("x-api-key", admin.raw.clone())]),
+        (
+            "malformed_key",
+            vec![
+                ("x-api-key", "sgn_test_nope".into()),
+                ("x-service-client-id", admin.client_id.clone()),
+            ],
+        ),
+        (
+            "malformed_key",
+            vec![("authorization", "Basic YTpi".into())],
+        ),
+        (
+            "unknown_key",
+            // Well-formed, checksum included, but never issued.
+            vec![
+                ("x-api-key", signage::auth::keys::generate().raw),
+                ("x-service-client-id", admin.client_id.clone()),
+            ],
+        ),
+        ("revoked_key", with_key(&key("northwind-revoked"))),
+        ("expired_key", with_key(&key("northwind-expired"))),
+        (
+            "client_mismatch",
+            vec![
+                ("x-api-key", admin.raw.clone()),
+                ("x-service-client-id", reader.client_id.clone()),
+            ],
+        ),
+        (
+            "invalid_token",
+            bearer("eyJhbGciOiJIUzI1NiJ9.e30.abc".into()),
+        ),
+        (
+            "expired_token",
+            bearer(forge("usr_doesnotexist", now - 3600)),
+        ),
+        ("unknown_user", bearer(forge("usr_doesnotexist", now + 600))),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (code, headers) in &cases {
+        for path in ["/companies", "/mcp"] {
+            let mut req = if path == "/mcp" {
+                app.post(path)
+                    .header("accept", "application/json, text/event-stream")
+                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            } else {
+                app.get(path)
+            };
+            for (h, v) in headers {
+                req = req.header(h, v);
+            }
+            let r = req.send().await;
+            let p = r.problem(401);
+            assert_eq!(p["code"], *code, "{path} {headers:?}");
+            seen.insert(code.to_string());
+            check_challenges(r.header("www-authenticate"), code);
+        }
+    }
+    let (user, _) = demo().users[0].clone();
+    let r = app
+        .post("/auth/login")
+        .json(&json!({"username": user, "password": "wrong"}))
+        .send()
+        .await;
+    assert_eq!(r.problem(401)["code"], "invalid_credentials");
+    check_challenges(r.header("www-authenticate"), "invalid_credentials");
+    seen.insert("invalid_credentials".into());
+    assert!(seen.len() >= 10, "{seen:?}");
+}
+
+#[track_caller]
+fn check_challenges(header: Option<&str>, code: &str) {
+    let header = header.unwrap_or_else(|| panic!("{code}: 401 without WWW-Authenticate"));
+    let challenges =
+        parse_challenges(header).unwrap_or_else(|e| panic!("{code}: `{header}` is malformed: {e}"));
+    let get = |scheme: &str| {
+        challenges
+            .iter()
+            .find(|c| c.scheme.eq_ignore_ascii_case(scheme))
+            .unwrap_or_else(|| panic!("{code}: no {scheme} challenge in `{header}`"))
+    };
+    let param = |c: &Challenge, name: &str| {
+        c.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let bearer = get("Bearer");
+    assert_eq!(
+        param(bearer, "realm").as_deref(),
+        Some("signage"),
+        "{header}"
+    );
+    let api_key = get("ApiKey");
+    assert_eq!(
+        param(api_key, "realm").as_deref(),
+        Some("signage"),
+        "{header}"
+    );
+    assert_eq!(
+        param(api_key, "header").as_deref(),
+        Some("X-API-KEY"),
+        "{header}"
+    );
+    match code {
+        "missing_credential" | "invalid_credentials" => {
+            assert_eq!(param(bearer, "error"), None, "{header}")
+        }
+        _ => assert_eq!(
+            param(bearer, "error_description").as_deref(),
+            Some(code),
+            "{header}"
+        ),
+    }
+}
