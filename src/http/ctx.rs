@@ -257,16 +257,31 @@ impl<'a> Ctx<'a> {
         self.check_if_match_etag(&super::response::etag(current_version))
     }
 
-    /// `If-Match` against a current entity tag (strong comparison, as RFC 9110 requires). A value
-    /// that is not a list of entity tags matches nothing, so it is a 412 like a stale one.
+    /// `If-Match` against a current entity tag (strong comparison, as RFC 9110 requires).
+    /// Absent passes; `*` passes; a list of entity tags passes when one of them is `current`, and
+    /// is 412 otherwise (a weak tag never matches); a value that is not `*` or a list of entity
+    /// tags is 400 `invalid_if_match`, since it is a client bug that no retry will fix.
     pub fn check_if_match_etag(&self, current: &str) -> Result<(), ApiError> {
-        let Some(header) = self.header("if-match") else {
+        let mut lines = self
+            .headers
+            .get_all(hyper::header::IF_MATCH)
+            .iter()
+            .peekable();
+        if lines.peek().is_none() {
             return Ok(());
+        }
+        let condition = parse_if_match(lines.map(|v| v.as_bytes())).ok_or_else(|| {
+            ApiError::Malformed {
+                code: "invalid_if_match",
+                detail: format!("`If-Match` must be `*` or a comma-separated list of entity tags such as {current} (RFC 9110 §13.1.1)."),
+            }
+        })?;
+        let matches = match condition {
+            IfMatch::Any => true,
+            IfMatch::Tags(tags) => tags
+                .iter()
+                .any(|(weak, tag)| !weak && *tag == current.as_bytes()),
         };
-        let matches = header
-            .split(',')
-            .map(|t| t.trim_matches(' '))
-            .any(|t| t == "*" || t == current);
         if matches {
             Ok(())
         } else {
@@ -274,6 +289,71 @@ impl<'a> Ctx<'a> {
                 current_etag: current.to_string(),
             })
         }
+    }
+}
+
+/// The JSON Schema pattern of the `If-Match` values [`parse_if_match`] accepts (ASCII tags, no
+/// empty elements: a subset, so every value it describes is well-formed).
+pub const IF_MATCH_PATTERN: &str = r#"^(\*|(W/)?"[!#-~]*"([ \t]*,[ \t]*(W/)?"[!#-~]*")*)$"#;
+
+/// A parsed `If-Match`.
+#[derive(Debug, PartialEq)]
+pub enum IfMatch<'a> {
+    Any,
+    /// (weak, opaque-tag with its quotes), in order.
+    Tags(Vec<(bool, &'a [u8])>),
+}
+
+/// Parses the field lines of `If-Match` (RFC 9110 §13.1.1): `"*"` alone, or `#entity-tag` where
+/// `entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE` and `etagc = %x21 / %x23-7E / obs-text`, elements
+/// separated by `OWS "," OWS` (empty elements tolerated, as RFC 9110 §5.6.1 asks of recipients).
+/// Several field lines are one list. `None` when malformed, or when no entity tag is given.
+pub fn parse_if_match<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<IfMatch<'a>> {
+    let mut tags = Vec::new();
+    let mut star = false;
+    for line in lines {
+        let mut rest = line;
+        loop {
+            // Separators: OWS and empty list elements.
+            rest = rest.trim_ascii_start();
+            while let Some(r) = rest.strip_prefix(b",") {
+                rest = r.trim_ascii_start();
+            }
+            if rest.is_empty() {
+                break;
+            }
+            if let Some(r) = rest.strip_prefix(b"*") {
+                star = true;
+                rest = r;
+            } else {
+                let (weak, opaque) = match rest.strip_prefix(b"W/") {
+                    Some(r) => (true, r),
+                    None => (false, rest),
+                };
+                let inner = opaque.strip_prefix(b"\"")?;
+                // etagc: every visible character but DQUOTE, and obs-text (a comma included).
+                let len = inner
+                    .iter()
+                    .take_while(|&&c| c == 0x21 || (0x23..=0x7e).contains(&c) || c >= 0x80)
+                    .count();
+                if inner.get(len) != Some(&b'"') {
+                    return None;
+                }
+                tags.push((weak, &opaque[..len + 2]));
+                rest = &inner[len + 1..];
+            }
+            // After an element: OWS, then a comma or the end.
+            rest = rest.trim_ascii_start();
+            if !rest.is_empty() && !rest.starts_with(b",") {
+                return None;
+            }
+        }
+    }
+    match (star, tags.is_empty()) {
+        (true, true) => Some(IfMatch::Any),
+        (false, false) => Some(IfMatch::Tags(tags)),
+        // `*` mixed with tags, or nothing at all.
+        _ => None,
     }
 }
 
@@ -307,5 +387,47 @@ fn integral_floats_to_integers(v: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
         serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<'a>(lines: &[&'a str]) -> Option<IfMatch<'a>> {
+        parse_if_match(lines.iter().map(|l| l.as_bytes()))
+    }
+
+    #[test]
+    fn if_match_syntax() {
+        assert_eq!(parse(&["*"]), Some(IfMatch::Any));
+        assert_eq!(parse(&[" * "]), Some(IfMatch::Any));
+        assert_eq!(
+            parse(&[r#""v1", W/"v2",,"a,b""#, r#""""#]),
+            Some(IfMatch::Tags(vec![
+                (false, &b"\"v1\""[..]),
+                (true, &b"\"v2\""[..]),
+                (false, &b"\"a,b\""[..]),
+                (false, &b"\"\""[..]),
+            ]))
+        );
+        assert!(parse(&["\"\u{e9}\""]).is_some(), "obs-text is etagc");
+        for bad in [
+            "v1",
+            "\"v1",
+            "v1\"",
+            "\"v\"1\"",
+            "\"v1\" \"v2\"",
+            "w/\"v1\"",
+            "W/ \"v1\"",
+            "*, \"v1\"",
+            "**",
+            "",
+            " , ",
+            "\"a b\"",
+        ] {
+            assert_eq!(parse(&[bad]), None, "{bad:?}");
+        }
+        assert_eq!(parse(&["*", "\"v1\""]), None);
     }
 }

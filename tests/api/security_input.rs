@@ -779,3 +779,90 @@ fn check_challenges(header: Option<&str>, code: &str) {
         ),
     }
 }
+
+/// `If-Match` that is not `*` or a list of entity tags is 400 `invalid_if_match` (the README said
+/// so; the server answered 412). A well-formed tag that does not match stays 412, a weak tag never
+/// matches, several field lines form one list, and nothing is written unless it matches.
+#[tokio::test]
+async fn a_malformed_if_match_is_400_and_a_stale_one_412() {
+    let app = TestApp::spawn().await;
+    let device = first_id(&app, "/devices?limit=1").await;
+    let path = format!("/devices/{device}");
+    let etag = app
+        .get(&path)
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .header("etag")
+        .unwrap()
+        .to_string();
+    assert_eq!(etag, "\"v1\"");
+    let patch = |values: Vec<&'static str>| {
+        let mut r = app
+            .patch(&path)
+            .key("northwind-readwrite")
+            .json(&json!({"name": "Renamed"}));
+        for v in values {
+            r = r.header("if-match", v);
+        }
+        r.send()
+    };
+    for bad in [
+        vec!["v1"],
+        vec!["\"v1"],
+        vec!["W/ \"v1\""],
+        vec!["w/\"v1\""],
+        vec!["\"v1\" \"v2\""],
+        vec!["*, \"v1\""],
+        vec!["*", "\"v1\""],
+        vec![""],
+        vec![" , "],
+        vec!["\"v 1\""],
+    ] {
+        let r = patch(bad.clone()).await;
+        let p = r.problem(400);
+        assert_eq!(p["code"], "invalid_if_match", "{bad:?}");
+    }
+    for stale in [
+        vec!["\"v9\""],
+        vec!["W/\"v1\""],
+        vec!["\"v2\", \"V1\""],
+        vec!["\"\""],
+    ] {
+        let r = patch(stale.clone()).await;
+        assert_eq!(r.problem(412)["current_etag"], "\"v1\"", "{stale:?}");
+        assert_eq!(r.header("etag"), Some("\"v1\""));
+    }
+    let name_now =
+        || async { app.get(&path).key("northwind-readwrite").send().await.ok()["name"].clone() };
+    assert_ne!(name_now().await, "Renamed");
+    // A tag that matches, in a list over two field lines.
+    let r = patch(vec!["\"v9\", W/\"v1\"", "\"v1\""]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("etag"), Some("\"v2\""));
+    let r = patch(vec!["*"]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    // A non-ASCII (obs-text) tag is well-formed and does not match: 412. It used to be read as
+    // "no If-Match" (the header was not valid UTF-8 text), so the write went through.
+    let k = key("northwind-readwrite");
+    let body = r#"{"name":"Sneaky"}"#;
+    let mut raw = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: localhost\r\nX-API-KEY: {}\r\nX-Service-Client-Id: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\nIf-Match: \"",
+        k.raw,
+        k.client_id,
+        body.len()
+    )
+    .into_bytes();
+    raw.extend_from_slice(b"\xe9\"\r\n\r\n");
+    raw.extend_from_slice(body.as_bytes());
+    let addr = app.base_url.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(&raw).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 412"), "{answer}");
+    assert_ne!(name_now().await, "Sneaky");
+}
