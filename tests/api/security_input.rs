@@ -866,3 +866,117 @@ async fn a_malformed_if_match_is_400_and_a_stale_one_412() {
     assert!(answer.starts_with("HTTP/1.1 412"), "{answer}");
     assert_ne!(name_now().await, "Sneaky");
 }
+
+async fn create_webhook(app: &TestApp, url: &str) -> TestResponse {
+    app.post("/webhooks")
+        .key("northwind-readwrite")
+        .json(
+            &json!({"company_id": company_id("Northwind Grocers"), "url": url,
+            "event_types": ["device.created"]}),
+        )
+        .send()
+        .await
+}
+
+/// Webhook URLs cannot target link-local, multicast, unspecified, broadcast or cloud-metadata
+/// addresses, however the address is spelled; loopback and private ranges are allowed by default.
+#[tokio::test]
+async fn webhook_urls_cannot_target_internal_endpoints() {
+    let app = TestApp::spawn().await;
+    let refused = [
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "metadata_target",
+        ),
+        ("https://2852039166/", "metadata_target"),
+        ("https://0xa9fea9fe/", "metadata_target"),
+        ("https://0XA9FEA9FE/", "metadata_target"),
+        ("https://0251.0376.0251.0376/", "metadata_target"),
+        ("https://169.254.43518/", "metadata_target"),
+        ("https://100.100.100.200/", "metadata_target"),
+        (
+            "https://metadata.google.internal/computeMetadata/v1/",
+            "metadata_target",
+        ),
+        ("https://Metadata/", "metadata_target"),
+        ("https://169.254.1/", "link_local_target"),
+        ("https://169.254.1.1:8443/hook", "link_local_target"),
+        ("https://224.0.0.1/", "multicast_target"),
+        ("https://239.255.255.250:1900/", "multicast_target"),
+        ("https://0.0.0.0/", "unspecified_target"),
+        ("https://0/", "unspecified_target"),
+        ("https://255.255.255.255/", "broadcast_target"),
+        ("https://240.1.2.3/", "reserved_target"),
+        ("https://1.2.3.999/", "invalid_address"),
+        ("https://1.2.3.4.5/", "invalid_address"),
+        // IP literals in brackets, and http:// beyond this machine, were refused already.
+        ("https://[::ffff:169.254.169.254]/", "invalid_url"),
+        ("https://[fe80::1]/", "invalid_url"),
+        ("https://[fd00:ec2::254]/", "invalid_url"),
+        ("http://169.254.169.254/", "invalid_url"),
+        ("https://user@169.254.169.254/", "invalid_url"),
+    ];
+    for (url, code) in refused {
+        let p = create_webhook(&app, url).await.problem(422);
+        assert_eq!(p["errors"][0]["field"], "/url", "{url}");
+        assert_eq!(p["errors"][0]["code"], code, "{url}");
+    }
+    let hook = create_webhook(&app, "https://hooks.example/in").await.ok();
+    let path = format!("/webhooks/{}", hook["id"].as_str().unwrap());
+    for (url, code) in refused {
+        let r = app
+            .patch(&path)
+            .key("northwind-readwrite")
+            .json(&json!({"url": url}))
+            .send()
+            .await;
+        assert_eq!(r.problem(422)["errors"][0]["code"], code, "{url}");
+    }
+    let now = app.get(&path).key("northwind-readonly").send().await.ok();
+    assert_eq!(now["url"], "https://hooks.example/in");
+    for url in [
+        "https://hooks.example/in",
+        "http://127.0.0.1:9000/hook",
+        "http://localhost:9000/hook",
+        "https://10.0.0.5/hook",
+        "https://192.168.1.10:8443/x",
+        "https://172.16.0.1/",
+        "https://100.64.0.1/",
+        "https://0x7f.1/",
+        "https://93.184.216.34/",
+        "https://169.254.example/",
+    ] {
+        let r = create_webhook(&app, url).await;
+        assert_eq!(r.status, 201, "{url}: {}", r.text());
+    }
+}
+
+/// With `webhooks.allow_private_targets = false`, loopback, RFC 1918, CGNAT and `localhost` are
+/// refused too.
+#[tokio::test]
+async fn private_webhook_targets_can_be_refused() {
+    let app = TestApp::spawn_with(|l| l.webhook_allow_private_targets = Some(false)).await;
+    for (url, code) in [
+        ("http://127.0.0.1:9000/hook", "loopback_target"),
+        ("http://localhost:9000/hook", "loopback_target"),
+        ("https://api.localhost/", "loopback_target"),
+        ("https://0x7f.1/", "loopback_target"),
+        ("https://2130706433/", "loopback_target"),
+        ("https://10.0.0.5/hook", "private_target"),
+        ("https://172.31.255.255/", "private_target"),
+        ("https://192.168.1.10/", "private_target"),
+        ("https://100.64.0.1/", "private_target"),
+        ("https://169.254.169.254/", "metadata_target"),
+    ] {
+        let p = create_webhook(&app, url).await.problem(422);
+        assert_eq!(p["errors"][0]["code"], code, "{url}");
+    }
+    for url in [
+        "https://hooks.example/in",
+        "https://172.32.0.1/",
+        "https://100.128.0.1/",
+    ] {
+        let r = create_webhook(&app, url).await;
+        assert_eq!(r.status, 201, "{url}: {}", r.text());
+    }
+}
