@@ -62,6 +62,8 @@ pub struct Settings {
     pub pending_change_ttl_secs: u64,
     /// Seconds of silence after which a device counts as offline.
     pub device_offline_after_secs: i64,
+    /// Webhook URLs may target loopback and private ranges ([`crate::outbound`]).
+    pub webhook_allow_private_targets: bool,
 }
 
 impl Default for Settings {
@@ -87,6 +89,7 @@ impl Default for Settings {
             jwt_secret: None,
             pending_change_ttl_secs: 600,
             device_offline_after_secs: 300,
+            webhook_allow_private_targets: true,
         }
     }
 }
@@ -115,6 +118,7 @@ pub struct Layer {
     pub jwt_secret: Option<String>,
     pub pending_change_ttl_secs: Option<u64>,
     pub device_offline_after_secs: Option<i64>,
+    pub webhook_allow_private_targets: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +149,8 @@ struct FileConfig {
     mcp: FileMcp,
     #[serde(default)]
     devices: FileDevices,
+    #[serde(default)]
+    webhooks: FileWebhooks,
 }
 
 #[derive(Deserialize, Default)]
@@ -197,6 +203,12 @@ struct FileDevices {
     offline_after_secs: Option<i64>,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileWebhooks {
+    allow_private_targets: Option<bool>,
+}
+
 impl Layer {
     /// Reads a TOML file. Unknown keys are an error, so a typo never silently falls back to a default.
     pub fn from_file(path: &Path) -> Result<Layer, ConfigError> {
@@ -237,6 +249,7 @@ impl Layer {
             jwt_secret: file.auth.jwt_secret,
             pending_change_ttl_secs: file.mcp.pending_change_ttl_secs,
             device_offline_after_secs: file.devices.offline_after_secs,
+            webhook_allow_private_targets: file.webhooks.allow_private_targets,
         })
     }
 
@@ -289,6 +302,7 @@ impl Layer {
             jwt_secret: get("SIGNAGE_JWT_SECRET"),
             pending_change_ttl_secs: parse(&get, "SIGNAGE_PENDING_CHANGE_TTL_SECS")?,
             device_offline_after_secs: parse(&get, "SIGNAGE_DEVICE_OFFLINE_AFTER_SECS")?,
+            webhook_allow_private_targets: parse(&get, "SIGNAGE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")?,
         })
     }
 }
@@ -325,7 +339,8 @@ impl Settings {
                 login_enabled,
                 login_token_ttl_secs,
                 pending_change_ttl_secs,
-                device_offline_after_secs
+                device_offline_after_secs,
+                webhook_allow_private_targets
             );
             if let Some(secret) = l.jwt_secret.clone() {
                 s.jwt_secret = Some(secret);

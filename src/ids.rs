@@ -1,76 +1,112 @@
 //! Prefixed, typed resource identifiers (`cmp_…`, `dev_…`).
 //!
-//! A new id is `<prefix>_` + 9 base-36 characters of the creation time in milliseconds + 11 random
-//! base-36 characters, so ids sort by creation time and every list can page by id alone. The fixtures
-//! use the same shape with times in early 2025, so they sort before anything created later.
+//! A new id is `<prefix>_` + 9 base-36 characters of the creation time in milliseconds + 11 base-36
+//! characters of a counter, so ids sort by creation time and every list can page by id alone. The
+//! counter is monotonic within the process (as ULID's monotonic mode): the first id of a millisecond
+//! starts it at a random value, every further id of the same millisecond (or of an earlier one, if
+//! the clock stepped back) adds a small random step to the previous value. So an id drawn later
+//! always sorts after one drawn earlier, even within one millisecond; ids drawn inside a
+//! `BEGIN IMMEDIATE` transaction therefore sort in commit order. The fixtures use the same shape
+//! with times in early 2025, so they sort before anything created later.
 
 use crate::random;
+use std::sync::Mutex;
 
 const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+/// 36^11: the number of values of the 11-character counter.
+const COUNTER_SPAN: u64 = 131_621_703_842_267_136;
 
-/// The kinds of resource, each with its id prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Account,
-    Company,
-    Logo,
-    Device,
-    PlaybackError,
-    Ad,
-    Promotion,
-    QrCode,
-    Plan,
-    TokenPack,
-    TokenTransaction,
-    Invoice,
-    Charge,
-    Media,
-    Webhook,
-    ApiClient,
-    User,
-    Event,
-    PendingChange,
+macro_rules! kinds {
+    ($($variant:ident => $prefix:literal,)*) => {
+        /// The kinds of resource, each with its id prefix.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Kind { $($variant,)* }
+
+        impl Kind {
+            pub const fn prefix(self) -> &'static str {
+                match self { $(Kind::$variant => $prefix,)* }
+            }
+
+            /// The JSON Schema (as text) of an id of this kind: exactly what [`is_valid`] accepts.
+            pub const fn schema(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => concat!(
+                        r#"{"type":"string","pattern":"^"#, $prefix, r#"_[0-9A-Za-z]{1,64}$"}"#
+                    ),)*
+                }
+            }
+        }
+    };
 }
 
-impl Kind {
-    pub const fn prefix(self) -> &'static str {
-        match self {
-            Kind::Account => "acct",
-            Kind::Company => "cmp",
-            Kind::Logo => "logo",
-            Kind::Device => "dev",
-            Kind::PlaybackError => "perr",
-            Kind::Ad => "ad",
-            Kind::Promotion => "promo",
-            Kind::QrCode => "qr",
-            Kind::Plan => "plan",
-            Kind::TokenPack => "tpk",
-            Kind::TokenTransaction => "ttx",
-            Kind::Invoice => "inv",
-            Kind::Charge => "ch",
-            Kind::Media => "med",
-            Kind::Webhook => "wh",
-            Kind::ApiClient => "cli",
-            Kind::User => "usr",
-            Kind::Event => "evt",
-            Kind::PendingChange => "chg",
-        }
+kinds! {
+    Account => "acct",
+    Company => "cmp",
+    Logo => "logo",
+    Device => "dev",
+    PlaybackError => "perr",
+    Ad => "ad",
+    Promotion => "promo",
+    QrCode => "qr",
+    Plan => "plan",
+    TokenPack => "tpk",
+    TokenTransaction => "ttx",
+    Invoice => "inv",
+    Charge => "ch",
+    Media => "med",
+    Webhook => "wh",
+    ApiClient => "cli",
+    ApiKey => "key",
+    User => "usr",
+    Event => "evt",
+    PendingChange => "chg",
+}
+
+/// The last (millisecond, counter) pair handed out in this process.
+static LAST: Mutex<(u64, u64)> = Mutex::new((0, 0));
+
+/// The next (millisecond, counter) pair, strictly after the previous one.
+fn next_stamp(now_ms: u64, random: u64) -> (u64, u64) {
+    // A poisoned lock only means another thread panicked while holding it; the pair is still valid.
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    *last = advance(*last, now_ms, random);
+    *last
+}
+
+/// The pair after `last` at clock `now_ms`: a new millisecond starts the counter at a random value
+/// in its lower half (room for many increments); otherwise the counter steps by 1 to 65,536, and
+/// if it would overflow, the millisecond moves one ahead of the clock instead.
+fn advance(last: (u64, u64), now_ms: u64, random: u64) -> (u64, u64) {
+    let (last_ms, last_counter) = last;
+    if now_ms > last_ms {
+        return (now_ms, random % (COUNTER_SPAN / 2));
     }
+    let next = last_counter + 1 + (random & 0xffff);
+    if next < COUNTER_SPAN {
+        (last_ms, next)
+    } else {
+        (last_ms + 1, random % (COUNTER_SPAN / 2))
+    }
+}
+
+fn push_base36(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 13];
+    for slot in digits[..width].iter_mut().rev() {
+        *slot = BASE36[(n % 36) as usize];
+        n /= 36;
+    }
+    out.extend(digits[..width].iter().map(|&c| c as char));
 }
 
 pub fn new_id(kind: Kind) -> String {
+    let random = u64::from_le_bytes(random::bytes::<8>());
+    let now_ms = crate::time::now_millis() as u64;
+    let (ms, counter) = next_stamp(now_ms, random);
     let mut out = String::with_capacity(kind.prefix().len() + 21);
     out.push_str(kind.prefix());
     out.push('_');
-    let mut ms = crate::time::now_millis() as u64;
-    let mut stamp = [b'0'; 9];
-    for slot in stamp.iter_mut().rev() {
-        *slot = BASE36[(ms % 36) as usize];
-        ms /= 36;
-    }
-    out.extend(stamp.iter().map(|&c| c as char));
-    let bytes = random::bytes::<11>();
-    out.extend(bytes.iter().map(|b| BASE36[(*b as usize) % 36] as char));
+    push_base36(&mut out, ms, 9);
+    push_base36(&mut out, counter, 11);
     out
 }
 
@@ -103,5 +139,61 @@ mod tests {
         assert!(!is_valid(Kind::Ad, &a));
         assert!(!is_valid(Kind::Device, "dev_"));
         assert!(!is_valid(Kind::Device, "dev_ab'--"));
+    }
+
+    #[test]
+    fn ids_drawn_in_a_row_strictly_increase_even_within_a_millisecond() {
+        let mut previous = new_id(Kind::TokenTransaction);
+        for _ in 0..100_000 {
+            let next = new_id(Kind::TokenTransaction);
+            assert!(next > previous, "{next} <= {previous}");
+            assert_eq!(next.len(), 24);
+            previous = next;
+        }
+    }
+
+    #[test]
+    fn ids_from_many_threads_are_unique_and_each_thread_sees_them_increase() {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let ids: Vec<String> = (0..20_000).map(|_| new_id(Kind::Event)).collect();
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+                    ids
+                })
+            })
+            .collect();
+        let mut all: Vec<String> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        let n = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+
+    #[test]
+    fn the_counter_survives_a_clock_step_back_and_an_overflow() {
+        // Same or earlier millisecond: the counter moves on, the millisecond stays.
+        assert_eq!(advance((1_000, 5), 1_000, 0), (1_000, 6));
+        assert_eq!(advance((1_000, 5), 400, 9), (1_000, 15));
+        // A later millisecond restarts the counter in its lower half.
+        let (ms, c) = advance((1_000, 5), 1_001, u64::MAX);
+        assert_eq!(ms, 1_001);
+        assert!(c < COUNTER_SPAN / 2);
+        // Overflow: the millisecond moves ahead instead, still in order.
+        let last = (1_000, COUNTER_SPAN - 1);
+        let next = advance(last, 1_000, 7);
+        assert!(next > last && next.1 < COUNTER_SPAN, "{next:?}");
+        assert_eq!(COUNTER_SPAN, 36u64.pow(11));
+    }
+
+    #[test]
+    fn the_schema_of_a_kind_states_its_prefix() {
+        assert_eq!(
+            Kind::Ad.schema(),
+            r#"{"type":"string","pattern":"^ad_[0-9A-Za-z]{1,64}$"}"#
+        );
     }
 }

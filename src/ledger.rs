@@ -4,6 +4,10 @@
 //! All postings happen inside the caller's `BEGIN IMMEDIATE` transaction ([`crate::db::Db::write`]):
 //! the balance is read under the write lock, so two concurrent spends cannot both pass the check
 //! against the same old balance, and the cache can never drift from the sum of the rows.
+//!
+//! A transaction's id is drawn inside that same transaction, after the write lock is taken: ids are
+//! monotonic within the process ([`crate::ids`]), so id order (the order every list uses) is
+//! commit order, and the ledger listed by id is an unbroken chain of `balance_after` values.
 
 use crate::events;
 use crate::http::ApiError;
@@ -104,6 +108,7 @@ fn post(
             required: -p.amount,
         });
     }
+    // Drawn under the write lock, so the id sorts after every committed posting (see module doc).
     let id = ids::new_id(Kind::TokenTransaction);
     tx.prepare_cached(
         "INSERT INTO token_transactions

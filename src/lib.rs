@@ -14,7 +14,8 @@
 //! - [`mcp`]: Streamable HTTP transport, JSON-RPC protocol, tools that become internal REST
 //!   requests, two-step writes. [`redact`] scrubs secrets from everything MCP returns.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
-//! - [`ids`], [`time`], [`random`], [`validate`], [`events`], [`audit`]: small shared pieces.
+//! - [`ids`], [`time`], [`random`], [`validate`], [`events`], [`audit`]: small shared pieces;
+//!   [`outbound`] decides which addresses webhooks may target.
 
 pub mod app;
 pub mod audit;
@@ -27,6 +28,7 @@ pub mod http;
 pub mod ids;
 pub mod ledger;
 pub mod mcp;
+pub mod outbound;
 pub mod random;
 pub mod redact;
 pub mod routes;

@@ -135,12 +135,19 @@ const HOST_PATTERN: &str =
 const PORT_AND_REST_PATTERN: &str =
     "(?::[0-9]{1,5})?(?:[/?#][^\\s\\u0000-\\u001f\\u007f-\\u009f]*)?";
 
-/// The JSON Schema pattern of [`is_url`] (with `maxLength: 2048` beside it).
+/// A host whose last label starts with a letter: a name, never a numeric address.
+const NAME_HOST_PATTERN: &str =
+    "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+
+/// The JSON Schema pattern of [`is_url`] (with `maxLength: 2048` beside it). For webhook URLs it
+/// states a subset: `https://` hosts that are names, since a numeric host is accepted or refused
+/// by address range ([`crate::outbound`]), which no pattern can state; so every URL the pattern
+/// describes is accepted (bar the few metadata host names).
 pub fn url_pattern(schemes: UrlSchemes) -> String {
     match schemes {
         UrlSchemes::Web => format!("^https?://{HOST_PATTERN}{PORT_AND_REST_PATTERN}$"),
         UrlSchemes::HttpsOrLoopback => format!(
-            "^(?:https://{HOST_PATTERN}|http://(?:localhost|127\\.0\\.0\\.1)){PORT_AND_REST_PATTERN}$"
+            "^(?:https://{NAME_HOST_PATTERN}|http://(?:localhost|127\\.0\\.0\\.1)){PORT_AND_REST_PATTERN}$"
         ),
     }
 }
@@ -191,6 +198,17 @@ pub fn is_url(value: &str, schemes: UrlSchemes) -> bool {
         && !tail.chars().any(|c| c.is_whitespace() || is_control(c))
 }
 
+/// The host of a URL that [`is_url`] accepts: what follows the scheme, up to a port, path, query
+/// or fragment.
+pub fn url_host(url: &str) -> &str {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or(url);
+    let end = rest.find([':', '/', '?', '#']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +233,8 @@ mod tests {
         assert!(is_url("http://127.0.0.1:9000/hook", HttpsOrLoopback));
         assert!(!is_url("http://hooks.example/x", HttpsOrLoopback));
         assert!(is_url("https://hooks.example/x", HttpsOrLoopback));
+        assert_eq!(url_host("https://a.example:8443/x?y#z"), "a.example");
+        assert_eq!(url_host("http://127.0.0.1"), "127.0.0.1");
     }
 
     #[test]

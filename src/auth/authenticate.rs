@@ -21,24 +21,63 @@ enum Presented<'a> {
     Jwt(&'a str),
 }
 
-fn presented(headers: &HeaderMap) -> Result<Presented<'_>, AuthFailure> {
-    if let Some(v) = headers.get(API_KEY_HEADER) {
-        let v = v.to_str().map_err(|_| AuthFailure::MalformedKey)?.trim();
-        return Ok(Presented::ApiKey(v));
+/// The one credential of a request. A request carries exactly one: `X-API-KEY`, or
+/// `Authorization: Bearer <key or login token>`. Two are refused with 400
+/// `conflicting_credentials` rather than letting one silently win: a header repeated
+/// (`X-API-KEY`, `Authorization` or `X-Service-Client-Id` twice), or `X-API-KEY` next to an
+/// `Authorization` that is not `Bearer` with the very same key (the same key in both is one
+/// credential, and is accepted).
+fn presented(headers: &HeaderMap) -> Result<Presented<'_>, ApiError> {
+    let api_key = single(headers, API_KEY_HEADER)?;
+    let auth = single(headers, hyper::header::AUTHORIZATION.as_str())?;
+    single(headers, CLIENT_ID_HEADER)?;
+    let unauthenticated = ApiError::Unauthenticated;
+    // (is it `Bearer`, its value); anything else in `Authorization` is a malformed credential.
+    let bearer = auth.map(|auth| {
+        auth.to_str()
+            .ok()
+            .and_then(|a| a.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map_or((false, ""), |(_, v)| (true, v.trim()))
+    });
+    if let Some(v) = api_key {
+        let v = v
+            .to_str()
+            .map_err(|_| unauthenticated(AuthFailure::MalformedKey))?
+            .trim();
+        return match bearer {
+            None => Ok(Presented::ApiKey(v)),
+            Some((true, same)) if same == v => Ok(Presented::ApiKey(v)),
+            Some(_) => Err(conflicting(
+                "`X-API-KEY` and `Authorization` carry different credentials",
+            )),
+        };
     }
-    let Some(auth) = headers.get(hyper::header::AUTHORIZATION) else {
-        return Err(AuthFailure::MissingCredential);
-    };
-    let auth = auth.to_str().map_err(|_| AuthFailure::MalformedKey)?;
-    let (scheme, value) = auth.split_once(' ').ok_or(AuthFailure::MalformedKey)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(AuthFailure::MalformedKey);
+    match bearer {
+        None => Err(unauthenticated(AuthFailure::MissingCredential)),
+        Some((false, _)) => Err(unauthenticated(AuthFailure::MalformedKey)),
+        Some((true, value)) if jwt::looks_like_jwt(value) => Ok(Presented::Jwt(value)),
+        Some((true, value)) => Ok(Presented::ApiKey(value)),
     }
-    let value = value.trim();
-    if jwt::looks_like_jwt(value) {
-        Ok(Presented::Jwt(value))
-    } else {
-        Ok(Presented::ApiKey(value))
+}
+
+/// The value of a credential header sent at most once; a second field line is a second credential.
+fn single<'h>(
+    headers: &'h HeaderMap,
+    name: &str,
+) -> Result<Option<&'h hyper::header::HeaderValue>, ApiError> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(conflicting(&format!("`{name}` is sent more than once")));
+    }
+    Ok(first)
+}
+
+fn conflicting(what: &str) -> ApiError {
+    ApiError::Malformed {
+        code: "conflicting_credentials",
+        detail: format!("{what}: send exactly one credential, in `X-API-KEY` or in `Authorization: Bearer`, and one `X-Service-Client-Id`."),
     }
 }
 
@@ -52,7 +91,7 @@ pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
 }
 
 pub fn authenticate(app: &App, headers: &HeaderMap) -> Result<Principal, ApiError> {
-    match presented(headers).map_err(ApiError::Unauthenticated)? {
+    match presented(headers)? {
         Presented::ApiKey(raw) => authenticate_key(app, headers, raw),
         Presented::Jwt(token) => authenticate_jwt(app, token),
     }

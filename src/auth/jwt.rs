@@ -1,7 +1,8 @@
 //! The internal-testing login token: HS256 JWT, validated strictly (RFC 8725).
 //!
 //! The algorithm is pinned to HS256 (so `none` and swapped algorithms fail), and `iss`, `aud`,
-//! `sub`, `iat`, `exp` and `typ` are all required.
+//! `sub`, `iat`, `exp` and `typ` are all required; `exp` and (when present) `nbf` are checked with
+//! 5 seconds of leeway.
 
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,8 @@ impl JwtKeys {
         validation.set_issuer(&[ISSUER]);
         validation.set_audience(&[AUDIENCE]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub", "iat"]);
+        // A token is not valid before its `nbf` (RFC 7519 §4.1.5), when it has one.
+        validation.validate_nbf = true;
         validation.leeway = 5;
         JwtKeys {
             encoding: EncodingKey::from_secret(secret),

@@ -41,16 +41,24 @@ impl PageRequest {
     }
 }
 
-/// The cursor of a page is the id of its last row (as Stripe's `starting_after`): any id-shaped
-/// string is a meaningful keyset bound, so a cursor never goes stale or invalid.
+/// The cursor of a page is the id of its last row (as Stripe's `starting_after`): any id of the
+/// listed kind is a meaningful keyset bound, so a cursor never goes stale.
 pub fn encode_cursor(id: &str) -> String {
     id.to_string()
 }
 
-fn decode_cursor(s: &str) -> Option<String> {
-    let ok = !s.is_empty()
-        && s.len() <= 100
-        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+/// A cursor of a list whose items are of `kind` (the route's [`Route::cursor`]): an id of that
+/// kind. A list without a declared kind (the audit log, with numeric ids that it parses itself)
+/// takes a short run of letters, digits and `_`.
+pub fn decode_cursor(kind: Option<crate::ids::Kind>, s: &str) -> Option<String> {
+    let ok = match kind {
+        Some(kind) => crate::ids::is_valid(kind, s),
+        None => {
+            !s.is_empty()
+                && s.len() <= 100
+                && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        }
+    };
     ok.then(|| s.to_string())
 }
 
@@ -161,11 +169,15 @@ impl<'a> Ctx<'a> {
         };
         let before = match self.query("cursor") {
             None => None,
-            Some(c) => Some(decode_cursor(c).ok_or_else(|| {
+            Some(c) => Some(decode_cursor(self.route.cursor, c).ok_or_else(|| {
+                let expected = match self.route.cursor {
+                    Some(kind) => format!(" (an id starting with `{}_`)", kind.prefix()),
+                    None => String::new(),
+                };
                 ApiError::invalid(
                     "cursor",
                     "invalid_cursor",
-                    "`cursor` is not a cursor returned by this list.",
+                    format!("`cursor` is not a cursor of this list{expected}: pass back the `next_cursor` of the previous page."),
                 )
             })?),
         };
@@ -212,8 +224,9 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Parses the JSON body into `T` (whose serde derive denies unknown fields). Syntax errors are
-    /// 400; wrong types, unknown or missing fields are 422 naming the field.
+    /// Parses the JSON body into `T` (whose serde derive denies unknown fields). Syntax errors and
+    /// duplicate member names ([`super::json`]) are 400; wrong types, unknown or missing fields are
+    /// 422 naming the field.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
         let content_type = self.header("content-type").unwrap_or("");
         let essence = content_type
@@ -230,8 +243,7 @@ impl<'a> Ctx<'a> {
         if self.body.is_empty() {
             return Err(ApiError::BadRequest("A JSON body is required.".into()));
         }
-        let mut value: serde_json::Value = serde_json::from_slice(&self.body)
-            .map_err(|e| ApiError::BadRequest(format!("The body is not valid JSON: {e}")))?;
+        let mut value = super::json::from_slice(&self.body).map_err(ApiError::from)?;
         integral_floats_to_integers(&mut value);
         serde_path_to_error::deserialize(value).map_err(|err| {
             let pointer = json_pointer(err.path());
@@ -245,16 +257,31 @@ impl<'a> Ctx<'a> {
         self.check_if_match_etag(&super::response::etag(current_version))
     }
 
-    /// `If-Match` against a current entity tag (strong comparison, as RFC 9110 requires). A value
-    /// that is not a list of entity tags matches nothing, so it is a 412 like a stale one.
+    /// `If-Match` against a current entity tag (strong comparison, as RFC 9110 requires).
+    /// Absent passes; `*` passes; a list of entity tags passes when one of them is `current`, and
+    /// is 412 otherwise (a weak tag never matches); a value that is not `*` or a list of entity
+    /// tags is 400 `invalid_if_match`, since it is a client bug that no retry will fix.
     pub fn check_if_match_etag(&self, current: &str) -> Result<(), ApiError> {
-        let Some(header) = self.header("if-match") else {
+        let mut lines = self
+            .headers
+            .get_all(hyper::header::IF_MATCH)
+            .iter()
+            .peekable();
+        if lines.peek().is_none() {
             return Ok(());
+        }
+        let condition = parse_if_match(lines.map(|v| v.as_bytes())).ok_or_else(|| {
+            ApiError::Malformed {
+                code: "invalid_if_match",
+                detail: format!("`If-Match` must be `*` or a comma-separated list of entity tags such as {current} (RFC 9110 §13.1.1)."),
+            }
+        })?;
+        let matches = match condition {
+            IfMatch::Any => true,
+            IfMatch::Tags(tags) => tags
+                .iter()
+                .any(|(weak, tag)| !weak && *tag == current.as_bytes()),
         };
-        let matches = header
-            .split(',')
-            .map(|t| t.trim_matches(' '))
-            .any(|t| t == "*" || t == current);
         if matches {
             Ok(())
         } else {
@@ -262,6 +289,71 @@ impl<'a> Ctx<'a> {
                 current_etag: current.to_string(),
             })
         }
+    }
+}
+
+/// The JSON Schema pattern of the `If-Match` values [`parse_if_match`] accepts (ASCII tags, no
+/// empty elements: a subset, so every value it describes is well-formed).
+pub const IF_MATCH_PATTERN: &str = r#"^(\*|(W/)?"[!#-~]*"([ \t]*,[ \t]*(W/)?"[!#-~]*")*)$"#;
+
+/// A parsed `If-Match`.
+#[derive(Debug, PartialEq)]
+pub enum IfMatch<'a> {
+    Any,
+    /// (weak, opaque-tag with its quotes), in order.
+    Tags(Vec<(bool, &'a [u8])>),
+}
+
+/// Parses the field lines of `If-Match` (RFC 9110 §13.1.1): `"*"` alone, or `#entity-tag` where
+/// `entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE` and `etagc = %x21 / %x23-7E / obs-text`, elements
+/// separated by `OWS "," OWS` (empty elements tolerated, as RFC 9110 §5.6.1 asks of recipients).
+/// Several field lines are one list. `None` when malformed, or when no entity tag is given.
+pub fn parse_if_match<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<IfMatch<'a>> {
+    let mut tags = Vec::new();
+    let mut star = false;
+    for line in lines {
+        let mut rest = line;
+        loop {
+            // Separators: OWS and empty list elements.
+            rest = rest.trim_ascii_start();
+            while let Some(r) = rest.strip_prefix(b",") {
+                rest = r.trim_ascii_start();
+            }
+            if rest.is_empty() {
+                break;
+            }
+            if let Some(r) = rest.strip_prefix(b"*") {
+                star = true;
+                rest = r;
+            } else {
+                let (weak, opaque) = match rest.strip_prefix(b"W/") {
+                    Some(r) => (true, r),
+                    None => (false, rest),
+                };
+                let inner = opaque.strip_prefix(b"\"")?;
+                // etagc: every visible character but DQUOTE, and obs-text (a comma included).
+                let len = inner
+                    .iter()
+                    .take_while(|&&c| c == 0x21 || (0x23..=0x7e).contains(&c) || c >= 0x80)
+                    .count();
+                if inner.get(len) != Some(&b'"') {
+                    return None;
+                }
+                tags.push((weak, &opaque[..len + 2]));
+                rest = &inner[len + 1..];
+            }
+            // After an element: OWS, then a comma or the end.
+            rest = rest.trim_ascii_start();
+            if !rest.is_empty() && !rest.starts_with(b",") {
+                return None;
+            }
+        }
+    }
+    match (star, tags.is_empty()) {
+        (true, true) => Some(IfMatch::Any),
+        (false, false) => Some(IfMatch::Tags(tags)),
+        // `*` mixed with tags, or nothing at all.
+        _ => None,
     }
 }
 
@@ -295,5 +387,47 @@ fn integral_floats_to_integers(v: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
         serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<'a>(lines: &[&'a str]) -> Option<IfMatch<'a>> {
+        parse_if_match(lines.iter().map(|l| l.as_bytes()))
+    }
+
+    #[test]
+    fn if_match_syntax() {
+        assert_eq!(parse(&["*"]), Some(IfMatch::Any));
+        assert_eq!(parse(&[" * "]), Some(IfMatch::Any));
+        assert_eq!(
+            parse(&[r#""v1", W/"v2",,"a,b""#, r#""""#]),
+            Some(IfMatch::Tags(vec![
+                (false, &b"\"v1\""[..]),
+                (true, &b"\"v2\""[..]),
+                (false, &b"\"a,b\""[..]),
+                (false, &b"\"\""[..]),
+            ]))
+        );
+        assert!(parse(&["\"\u{e9}\""]).is_some(), "obs-text is etagc");
+        for bad in [
+            "v1",
+            "\"v1",
+            "v1\"",
+            "\"v\"1\"",
+            "\"v1\" \"v2\"",
+            "w/\"v1\"",
+            "W/ \"v1\"",
+            "*, \"v1\"",
+            "**",
+            "",
+            " , ",
+            "\"a b\"",
+        ] {
+            assert_eq!(parse(&[bad]), None, "{bad:?}");
+        }
+        assert_eq!(parse(&["*", "\"v1\""]), None);
     }
 }

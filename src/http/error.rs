@@ -84,6 +84,10 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// A 400 with a machine-readable `code` (`duplicate_member`, `conflicting_credentials`,
+    /// `invalid_if_match`): the request is malformed in a way a client should fix, not retry.
+    #[error("malformed request ({code}): {detail}")]
+    Malformed { code: &'static str, detail: String },
     #[error("validation failed")]
     Validation(Vec<FieldError>),
     #[error("unauthenticated: {0:?}")]
@@ -161,7 +165,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_) | ApiError::Malformed { .. } => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) | ApiError::AccountAdminRequired => StatusCode::FORBIDDEN,
@@ -188,7 +192,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not-found",
             ApiError::MethodNotAllowed { .. } => "method-not-allowed",
             ApiError::PayloadTooLarge { .. } => "payload-too-large",
-            ApiError::BadRequest(_) => "bad-request",
+            ApiError::BadRequest(_) | ApiError::Malformed { .. } => "bad-request",
             ApiError::Validation(_) => "validation-failed",
             ApiError::Unauthenticated(_) => "unauthenticated",
             ApiError::Forbidden(_) => "missing-scope",
@@ -214,7 +218,7 @@ impl ApiError {
             ApiError::NotFound(_) => "Not found",
             ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
-            ApiError::BadRequest(_) => "Bad request",
+            ApiError::BadRequest(_) | ApiError::Malformed { .. } => "Bad request",
             ApiError::Validation(_) => "Validation failed",
             ApiError::Unauthenticated(_) => "Unauthenticated",
             ApiError::Forbidden(_) => "Missing scope",
@@ -241,7 +245,8 @@ impl ApiError {
             | ApiError::Conflict(d)
             | ApiError::UnsupportedMediaType(d)
             | ApiError::NotAcceptable(d)
-            | ApiError::Unavailable(d) => d.clone(),
+            | ApiError::Unavailable(d)
+            | ApiError::Malformed { detail: d, .. } => d.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
                 "This path supports: {}.",
                 allow.iter().map(Method::as_str).collect::<Vec<_>>().join(", ")
@@ -296,6 +301,7 @@ impl ApiError {
         match &self {
             ApiError::Validation(errors) => body["errors"] = json!(errors),
             ApiError::Unauthenticated(reason) => body["code"] = json!(reason.code()),
+            ApiError::Malformed { code, .. } => body["code"] = json!(code),
             ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),
             ApiError::InsufficientTokens { balance, required } => {
                 body["balance"] = json!(balance);
@@ -325,17 +331,7 @@ impl ApiError {
                 resp.set_header("allow", &allow);
             }
             ApiError::Unauthenticated(reason) => {
-                let challenge = match reason {
-                    AuthFailure::MissingCredential => {
-                        r#"Bearer realm="signage", ApiKey realm="signage" header="X-API-KEY""#
-                            .to_string()
-                    }
-                    other => format!(
-                        r#"Bearer realm="signage", error="invalid_token", error_description="{}""#,
-                        other.code()
-                    ),
-                };
-                resp.set_header("www-authenticate", &challenge);
+                resp.set_header("www-authenticate", &challenges(reason));
             }
             ApiError::TooManyRequests { retry_after_secs }
             | ApiError::RateLimited { retry_after_secs } => {
@@ -349,11 +345,63 @@ impl ApiError {
     }
 }
 
+/// The `WWW-Authenticate` value of a 401 (RFC 9110 §11.6.1): two challenges, comma-separated, each
+/// a scheme and comma-separated `name="value"` parameters. `Bearer` first (RFC 6750; MCP clients
+/// read it), with `error` and `error_description` (the problem `code`) when a credential was sent
+/// and refused; then `ApiKey`, naming the header that carries a key.
+pub fn challenges(reason: AuthFailure) -> String {
+    let error = match reason {
+        // No credential at all, or a login with a wrong password: no token to call invalid.
+        AuthFailure::MissingCredential | AuthFailure::InvalidCredentials => None,
+        AuthFailure::MissingClientId => Some("invalid_request"),
+        _ => Some("invalid_token"),
+    };
+    let mut bearer = format!("Bearer realm={}", quoted("signage"));
+    if let Some(error) = error {
+        bearer.push_str(&format!(
+            ", error={}, error_description={}",
+            quoted(error),
+            quoted(reason.code())
+        ));
+    }
+    format!(
+        "{bearer}, ApiKey realm={}, header={}",
+        quoted("signage"),
+        quoted("X-API-KEY")
+    )
+}
+
+/// An RFC 9110 quoted-string: `"` and `\` escaped with a backslash.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
 /// Ids echoed in messages are cut short, so a pasted secret in a path is not reflected whole.
 fn truncate(s: &str) -> String {
     if s.len() <= 40 {
         s.to_string()
     } else {
         format!("{}…", s.chars().take(40).collect::<String>())
+    }
+}
+
+impl From<super::json::JsonError> for ApiError {
+    fn from(e: super::json::JsonError) -> Self {
+        match e {
+            super::json::JsonError::Syntax(_) => ApiError::BadRequest(e.to_string()),
+            super::json::JsonError::DuplicateMember { .. } => ApiError::Malformed {
+                code: "duplicate_member",
+                detail: e.to_string(),
+            },
+        }
     }
 }

@@ -6,10 +6,12 @@
 //! - [`rate_limit`]: one token bucket per credential, and the RateLimit headers.
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
+//! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
 
 pub mod ctx;
 pub mod error;
 pub mod idempotency;
+pub mod json;
 pub mod pipeline;
 pub mod query;
 pub mod rate_limit;

@@ -7,6 +7,7 @@ use super::ctx::Ctx;
 use super::error::ApiError;
 use super::response::Response;
 use crate::auth::Action;
+use crate::ids::Kind;
 use hyper::Method;
 
 pub type HandlerFn = fn(&mut Ctx<'_>) -> Result<Response, ApiError>;
@@ -37,19 +38,21 @@ pub const fn param(name: &'static str, schema: &'static str, description: &'stat
     }
 }
 
-/// The parameters every list route takes.
-pub const LIST_PARAMS: [Param; 2] = [
-    param(
-        "limit",
-        r#"{"type":"integer","minimum":1,"maximum":100,"default":20}"#,
-        "Page size, 1–100.",
-    ),
+/// The page size every list route takes.
+pub const LIMIT_PARAM: Param = param(
+    "limit",
+    r#"{"type":"integer","minimum":1,"maximum":100,"default":20}"#,
+    "Page size, 1–100.",
+);
+
+/// The cursor of a list of `kind`: an id of that kind, and nothing else (see [`Route::paged_by`]).
+pub const fn cursor_param(kind: Kind) -> Param {
     param(
         "cursor",
-        r#"{"type":"string","pattern":"^[0-9A-Za-z_]{1,100}$"}"#,
+        kind.schema(),
         "The `next_cursor` of the previous page (the id of its last item): the page continues after it.",
-    ),
-];
+    )
+}
 
 #[derive(Clone, Copy, Debug)]
 pub enum RequestBody {
@@ -84,6 +87,9 @@ pub struct Route {
     pub conditional: bool,
     /// Recorded in the audit log (every write, by default).
     pub audited: bool,
+    /// For a list: the kind of id its cursor is ([`Route::paged_by`]). [`Ctx::page`] refuses any
+    /// other cursor with 422 `invalid_cursor`.
+    pub cursor: Option<Kind>,
     segments: Vec<Segment>,
 }
 
@@ -131,6 +137,7 @@ impl Route {
             idempotent,
             conditional: false,
             audited,
+            cursor: None,
             segments,
         }
     }
@@ -166,8 +173,11 @@ impl Route {
         self.query.extend_from_slice(params);
         self
     }
-    pub fn paged(self) -> Route {
-        self.query(&LIST_PARAMS)
+    /// A list of objects of `kind`, newest first: takes `limit` and a `cursor` that must be an id
+    /// of `kind` (documented with that pattern, checked by [`Ctx::page`]).
+    pub fn paged_by(mut self, kind: Kind) -> Route {
+        self.cursor = Some(kind);
+        self.query(&[LIMIT_PARAM, cursor_param(kind)])
     }
     pub fn body(mut self, schema: &'static str) -> Route {
         self.request = RequestBody::Json(schema);

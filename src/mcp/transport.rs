@@ -263,9 +263,10 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             format!("This batch holds {n} messages; a batch may hold at most {max_batch} (mcp.max_batch_messages). Nothing was run: split it into smaller batches."),
         );
     }
-    let body: Value = match serde_json::from_slice(&ctx.body) {
+    // The same strict parse as REST bodies: a member named twice is refused, never "last wins".
+    let body: Value = match crate::http::json::from_slice(&ctx.body) {
         Ok(v) => v,
-        Err(e) => {
+        Err(crate::http::json::JsonError::Syntax(e)) => {
             return refusal(
                 400,
                 None,
@@ -273,6 +274,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 format!("Parse error: the body is not JSON ({e})."),
             )
         }
+        Err(dup) => return refusal(400, None, protocol::INVALID_REQUEST, dup.to_string()),
     };
     let first_id = body.get("id");
     // Several Accept lines are one list (RFC 9110, 5.3).

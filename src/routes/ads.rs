@@ -35,7 +35,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/ads", "listAds", READ, list)
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
-            .paged()
+            .paged_by(Kind::Ad)
             .query(&[
                 param("company_id", r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#, "Only ads of this company."),
                 param("device_id", r#"{"type":"string","pattern":"^dev_[0-9A-Za-z]{1,64}$"}"#, "Only ads assigned to this device."),
@@ -221,10 +221,17 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(s) = status {
         filters.push(("a.status = ?", s.into()));
     }
+    let conn = ctx.app.db.conn()?;
     if let Some(p) = promotion {
+        // Like the device filter: another company's promotion is a 404, not an empty list.
+        let company: String = conn
+            .prepare_cached("SELECT company_id FROM promotions WHERE id = ?1")?
+            .query_row([&p], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| ApiError::not_found("promotion", &p))?;
+        ctx.authorize_company(&company, "promotion", &p)?;
         filters.push(("a.promotion_id = ?", p.into()));
     }
-    let conn = ctx.app.db.conn()?;
     let rows = match device {
         Some(device) => {
             let (company, _) = super::devices::owner(&conn, &device)?

@@ -21,7 +21,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/invoices", "listInvoices", READ, list_invoices)
             .tag("billing")
             .summary("List invoices of the visible companies, newest first, with their totals.")
-            .paged()
+            .paged_by(Kind::Invoice)
             .query(&[
                 param(
                     "company_id",
@@ -42,7 +42,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/charges", "listCharges", READ, list_charges)
             .tag("billing")
             .summary("List recent charges of the visible companies, newest first.")
-            .paged()
+            .paged_by(Kind::Charge)
             .query(&[
                 param(
                     "company_id",

@@ -20,7 +20,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/companies", "listCompanies", READ, list)
             .tag("companies")
             .summary("List the companies visible to the credential.")
-            .paged()
+            .paged_by(Kind::Company)
             .ok("CompanyList"),
         Route::get("/companies/{id}", "getCompany", READ, get)
             .tag("companies")

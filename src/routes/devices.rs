@@ -46,7 +46,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/devices", "listDevices", READ, list)
             .tag("devices")
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
-            .paged()
+            .paged_by(Kind::Device)
             .query(&[
                 param("company_id", COMPANY_ID_SCHEMA, "Only devices of this company."),
                 param(
@@ -76,7 +76,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/devices/{id}/ads", "listDeviceAds", READ, list_ads)
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
-            .paged()
+            .paged_by(Kind::Ad)
             .ok("AdList"),
         Route::get(
             "/devices/{id}/diagnostics",

@@ -40,7 +40,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/media", "listMedia", READ, list)
             .tag("media")
             .summary("List media items (metadata only), newest first.")
-            .paged()
+            .paged_by(Kind::Media)
             .query(&[
                 param(
                     "company_id",

@@ -69,8 +69,8 @@ pub fn document(router: &Router) -> Value {
         if route.conditional {
             params.push(
                 json!({"name": "If-Match", "in": "header", "required": false,
-                "description": "Apply only if the resource still has this ETag (else 412).",
-                "schema": {"type": "string"}}),
+                "description": "Apply only if the resource still has this ETag (else 412). `*` or a comma-separated list of entity tags; any other value is 400.",
+                "schema": {"type": "string", "pattern": crate::http::ctx::IF_MATCH_PATTERN}}),
             );
         }
         if !params.is_empty() {

@@ -17,7 +17,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/plans", "listPlans", READ, list)
             .tag("plans")
             .summary("List the subscription plans (the catalogue).")
-            .paged()
+            .paged_by(Kind::Plan)
             .ok("PlanList"),
         Route::get("/plans/{id}", "getPlan", READ, get)
             .tag("plans")

@@ -38,7 +38,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/promotions", "listPromotions", READ, list)
             .tag("promotions")
             .summary("List promotions of the visible companies, newest first.")
-            .paged()
+            .paged_by(Kind::Promotion)
             .query(&[
                 param(
                     "company_id",
@@ -100,7 +100,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("promotions")
         .summary("List a promotion's QR codes, each with an inline SVG image and the URL of its PNG.")
-        .paged()
+        .paged_by(Kind::QrCode)
         .ok("QrCodeList"),
         Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
             .tag("promotions")

@@ -22,7 +22,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/token-packs", "listTokenPacks", READ, list_packs)
             .tag("tokens")
             .summary("List the token packs on sale (the catalogue).")
-            .paged()
+            .paged_by(Kind::TokenPack)
             .ok("TokenPackList"),
         Route::post(
             "/token-packs/{id}/purchase",
@@ -50,7 +50,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("tokens")
         .summary("List token transactions (the ledger), newest first.")
-        .paged()
+        .paged_by(Kind::TokenTransaction)
         .query(&[
             param("company_id", COMPANY_PARAM, "Only this company's transactions."),
             param(

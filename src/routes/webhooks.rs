@@ -9,10 +9,11 @@ use crate::http::ctx::list_body;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
+use crate::outbound::{self, TargetPolicy};
 use crate::routes::fetch_page;
 use crate::routes::promotions::text;
 use crate::time::rfc3339;
-use crate::validate::{text_schema, url_pattern, Errors, UrlSchemes};
+use crate::validate::{is_url, text_schema, url_host, url_pattern, Errors, UrlSchemes};
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -25,7 +26,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/webhooks", "listWebhooks", READ, list)
             .tag("webhooks")
             .summary("List webhook integrations of the visible companies (secrets masked).")
-            .paged()
+            .paged_by(Kind::Webhook)
             .query(&[param(
                 "company_id",
                 r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
@@ -90,7 +91,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     }
     let fields = json!({
         "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":url_pattern(UrlSchemes::HttpsOrLoopback),
-            "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers."},
+            "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers. Never a link-local, multicast, unspecified, broadcast or cloud-metadata address (422); loopback and private ranges only while `webhooks.allow_private_targets` is on."},
         "description":text_schema(0, 500),
         "event_types":{"type":"array","minItems":1,"uniqueItems":true,
             "items":{"type":"string","enum":EVENT_TYPES}},
@@ -196,8 +197,19 @@ fn load_visible(ctx: &Ctx<'_>, conn: &Connection, id: &str) -> Result<(Value, i6
     Ok((hook, version))
 }
 
-fn check_url(errors: &mut Errors, value: &str) {
-    errors.url("/url", value, UrlSchemes::HttpsOrLoopback);
+/// The URL's shape, then its target: the host must not be an address webhooks may not reach
+/// ([`crate::outbound`]; delivery checks the resolved addresses again).
+fn check_url(ctx: &Ctx<'_>, errors: &mut Errors, value: &str) {
+    if !is_url(value, UrlSchemes::HttpsOrLoopback) {
+        errors.url("/url", value, UrlSchemes::HttpsOrLoopback);
+        return;
+    }
+    let policy = TargetPolicy {
+        allow_private: ctx.app.settings.webhook_allow_private_targets,
+    };
+    if let Err(refusal) = outbound::check_host(url_host(value), policy) {
+        errors.push("/url", refusal.code(), refusal.message());
+    }
 }
 
 fn check_event_types(errors: &mut Errors, types: &[String]) {
@@ -273,7 +285,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "Must be a company id (`cmp_…`).",
         );
     }
-    check_url(&mut errors, &input.url);
+    check_url(ctx, &mut errors, &input.url);
     text(&mut errors, "/description", &input.description, 0, 500);
     check_event_types(&mut errors, &input.event_types);
     errors.finish()?;
@@ -342,7 +354,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let null = |errors: &mut Errors, field: &str| errors.push(field, "null", "Must not be null.");
     match input.url {
         Some(Some(u)) => {
-            check_url(&mut errors, &u);
+            check_url(ctx, &mut errors, &u);
             sets.push(("url", u.into()));
         }
         Some(None) => null(&mut errors, "/url"),

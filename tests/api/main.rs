@@ -18,5 +18,6 @@ mod media;
 mod openapi;
 mod promotions;
 mod security_credentials;
+mod security_input;
 mod tokens;
 mod webhooks;

@@ -666,3 +666,93 @@ async fn ledger_stays_exact_under_concurrent_purchases_and_spends() {
     });
     assert_eq!(charged, activated);
 }
+
+/// Issue 8, item 9: the ledger listed by id (the API's only order) is the ledger in commit order.
+/// 8 tasks × 10 concurrent writes (purchases, and activations of promotions that cost tokens), then
+/// the whole ledger, read through the API newest first and reversed, must be an unbroken running
+/// sum: each `balance_after` is the previous one plus its `amount`. Ids used to end in random
+/// characters, so two writes in one millisecond could list in the wrong order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_ledger_listed_oldest_first_is_an_unbroken_running_sum() {
+    let app = Arc::new(TestApp::spawn().await);
+    let bluefin = company_id("Bluefin Cafés");
+    let now = signage::time::now();
+    let mut promos = Vec::new();
+    for i in 0..8 {
+        let p = app
+            .post("/promotions")
+            .key("harborview-readwrite")
+            .json(&json!({
+                "company_id": bluefin,
+                "name": format!("Order promo {i}"),
+                "description": "",
+                "landing_url": "https://www.bluefin-cafes.example/order",
+                "activation_cost_tokens": 10,
+                "starts_at": signage::time::rfc3339(now - 3600),
+                "ends_at": signage::time::rfc3339(now + 86_400),
+            }))
+            .send()
+            .await
+            .ok();
+        promos.push(p["id"].as_str().unwrap().to_string());
+    }
+    let mut tasks = Vec::new();
+    for promo in promos {
+        let app = app.clone();
+        let bluefin = bluefin.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..10 {
+                let r = match i % 3 {
+                    0 => {
+                        app.post(&format!("/token-packs/{STARTER_PACK}/purchase"))
+                            .key("harborview-readwrite")
+                            .json(&json!({"company_id": bluefin}))
+                            .send()
+                            .await
+                    }
+                    1 => {
+                        app.post(&format!("/promotions/{promo}/activate"))
+                            .key("harborview-readwrite")
+                            .send()
+                            .await
+                    }
+                    _ => {
+                        app.post(&format!("/promotions/{promo}/deactivate"))
+                            .key("harborview-readwrite")
+                            .send()
+                            .await
+                    }
+                };
+                assert!(r.status.is_success(), "{}: {}", r.status, r.text());
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut ledger = app
+        .collect_all(
+            &format!("/tokens/transactions?company_id={bluefin}"),
+            "harborview-readwrite",
+            7,
+        )
+        .await;
+    ledger.reverse();
+    // 8 × 4 purchases and 8 × 3 activations, after the fixture rows.
+    let ours = ledger
+        .iter()
+        .filter(|t| t["created_at"].as_str() >= Some(&signage::time::rfc3339(now - 5)[..]))
+        .count();
+    assert!(ours >= 56, "{ours} rows of ours");
+    let mut running = 0;
+    let mut breaks = Vec::new();
+    for t in &ledger {
+        running += t["amount"].as_i64().unwrap();
+        if t["balance_after"].as_i64() != Some(running) {
+            breaks.push(t["id"].as_str().unwrap().to_string());
+            running = t["balance_after"].as_i64().unwrap();
+        }
+    }
+    assert!(breaks.is_empty(), "the chain breaks at {breaks:?}");
+    assert_eq!(running, cached_balance(&app, &bluefin));
+}

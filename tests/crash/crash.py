@@ -15,7 +15,7 @@ the same file; the next loop writes to that restarted server. Five checks per lo
   durable    in that copy, every write acknowledged in this loop or an earlier one is there (a write
              whose answer the kill cut off may be there or not, but never half: a purchase has its
              charge, an activation its spend)
-  ledger     in that copy, for every company: its transactions in commit order (rowid) form an
+  ledger     in that copy, for every company: its transactions in id order (= commit order) form an
              unbroken chain from 0 (each balance_after = previous balance_after + amount, never
              below 0), and the cached balance equals the sum of the amounts
   restart    the server restarts on the original files and its API shows the same: every
@@ -52,7 +52,7 @@ MAX_REQUESTS_PER_WORKER = 3000  # per loop; the kill comes long before
 MIN_ACKS_BEFORE_KILL = 30
 ACCOUNTS = ("northwind-readwrite", "harborview-readwrite")
 CHECKS = ("answers", "integrity", "durable", "ledger", "restart")
-# The answers a write may get while the server is up; 429 is the per-key rate limit.
+# The answers a write may get while the server is up (the rate limit is off, so no 429).
 EXPECTED = {"purchase": {201}, "create ad": {201}, "edit ad": {200},
             "create device": {201, 409},  # 409 once the plan's device limit is reached
             "delete device": {204}, "create promotion": {201},
@@ -90,6 +90,8 @@ class Server:
         self.binary, self.workdir, self.db_path = binary, workdir, db_path
         log_path = os.path.join(workdir, "server.log")
         env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
+        # Six writers on two keys go past the default rate limit; a 429 would only slow the test.
+        env["SIGNAGE_RATE_LIMIT_PER_SECOND"] = "0"
         self.log = open(log_path, "ab")
         self.proc = subprocess.Popen(
             [binary, "serve", "--port", "0", "--database", db_path, "--log-level", "warn"],
@@ -366,7 +368,7 @@ def check_ledger(db):
         running, breaks = 0, []
         for ttx, amount, after in db.execute(
                 "SELECT id, amount, balance_after FROM token_transactions WHERE company_id = ? "
-                "ORDER BY rowid", (company,)):
+                "ORDER BY id", (company,)):
             if running + amount != after or after < 0:
                 breaks.append(f"{company}: {ttx} says {running} + {amount} = {after}")
             running = after
@@ -434,7 +436,7 @@ def run_loop(loop, server, accounts, pack_id, rng, history):
     problems = {c: [] for c in CHECKS}
     for what, n in sorted(stats.counts.items()):
         op, _, status = what.rpartition(" ")
-        if what == "lost" or (op in EXPECTED and int(status) in EXPECTED[op] | {429}):
+        if what == "lost" or (op in EXPECTED and int(status) in EXPECTED[op]):
             continue
         problems["answers"].append(f"{what}: {n} times")
     if acks() == 0:

@@ -9,8 +9,9 @@ pub mod keys;
 use crate::auth::reach::Manager;
 use crate::auth::Action;
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Route, LIST_PARAMS};
+use crate::http::router::{param, Route, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
 use crate::validate::text_schema;
 use clients::{create_client_route, get_client, list_clients};
 use keys::{
@@ -28,7 +29,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("admin")
         .summary("List the account's API clients.")
-        .paged()
+        .paged_by(Kind::ApiClient)
         .ok("ApiClientList"),
         Route::post(
             "/api-clients",
@@ -52,7 +53,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/api-keys", "listApiKeys", Action::Admin, list_keys_route)
             .tag("admin")
             .summary("List API keys: prefix and last four only, never the secret.")
-            .paged()
+            .paged_by(Kind::ApiKey)
             .query(&[param(
                 "client_id",
                 r#"{"type":"string","pattern":"^cli_[0-9A-Za-z]{1,64}$"}"#,
@@ -94,7 +95,7 @@ pub fn routes() -> Vec<Route> {
             .summary("The audit log of the account's writes and failures (failures aggregated per minute).")
             // Audit entries have integer ids, so the cursor is a number.
             .query(&[
-                LIST_PARAMS[0],
+                LIMIT_PARAM,
                 param(
                     "cursor",
                     r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#,
