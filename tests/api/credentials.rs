@@ -478,20 +478,6 @@ async fn last_used_at_is_recorded_at_most_once_a_minute() {
     assert!(third >= first);
 }
 
-fn jwt_secret(app: &TestApp) -> Vec<u8> {
-    use base64::Engine;
-    let encoded: String = app.sql(|c| {
-        c.query_row(
-            "SELECT value FROM server_secrets WHERE name = 'jwt_hs256'",
-            [],
-            |r| r.get(0),
-        )
-    });
-    base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .unwrap()
-}
-
 #[tokio::test]
 async fn login_tokens_are_validated_strictly() {
     let app = TestApp::spawn().await;
@@ -509,7 +495,7 @@ async fn login_tokens_are_validated_strictly() {
     assert_eq!(me["type"], "user");
     assert_eq!(me["username"], json!(user));
 
-    let secret = jwt_secret(&app);
+    let secret = app.jwt_secret();
     let user_id = me["user_id"].as_str().unwrap().to_string();
     let now = signage::time::now();
     let claims = |iss: &str, aud: &str, exp: i64, typ: &str| json!({"iss": iss, "aud": aud, "sub": user_id, "iat": now - 10, "exp": exp, "typ": typ});

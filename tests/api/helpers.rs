@@ -329,6 +329,21 @@ impl TestApp {
         f(&conn).expect("sql")
     }
 
+    /// The server's login-token signing secret, for tests that forge tokens.
+    pub fn jwt_secret(&self) -> Vec<u8> {
+        use base64::Engine;
+        let encoded: String = self.sql(|c| {
+            c.query_row(
+                "SELECT value FROM server_secrets WHERE name = 'jwt_hs256'",
+                [],
+                |r| r.get(0),
+            )
+        });
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap()
+    }
+
     pub async fn login(&self, username: &str, password: &str) -> String {
         let r = self
             .post("/auth/login")

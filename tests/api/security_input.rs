@@ -337,20 +337,6 @@ async fn two_credentials_in_one_request_are_400() {
     }
 }
 
-fn jwt_secret(app: &TestApp) -> Vec<u8> {
-    use base64::Engine;
-    let encoded: String = app.sql(|c| {
-        c.query_row(
-            "SELECT value FROM server_secrets WHERE name = 'jwt_hs256'",
-            [],
-            |r| r.get(0),
-        )
-    });
-    base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .unwrap()
-}
-
 /// A login token whose `nbf` (not before) is in the future is refused (401 `invalid_token`); one
 /// whose `nbf` has passed, or within the 5 s leeway, is accepted.
 #[tokio::test]
@@ -370,7 +356,7 @@ async fn a_login_token_is_refused_before_its_nbf() {
         .as_str()
         .unwrap()
         .to_string();
-    let secret = jwt_secret(&app);
+    let secret = app.jwt_secret();
     let now = signage::time::now();
     let sign = |nbf: Value| {
         let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": user_id,
@@ -673,7 +659,7 @@ fn the_challenge_parser_is_strict() {
 #[tokio::test]
 async fn every_401_has_a_well_formed_www_authenticate() {
     let app = TestApp::spawn().await;
-    let secret = jwt_secret(&app);
+    let secret = app.jwt_secret();
     let now = signage::time::now();
     let forge = |sub: &str, exp: i64| {
         let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": sub,
