@@ -27,7 +27,8 @@ impl App {
         };
         let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
         let app = App {
-            router: Router::new(crate::routes::all()),
+            router: Router::new([crate::routes::all(), crate::mcp::routes()].concat())
+                .with_schemas(crate::routes::schemas()),
             mcp: crate::mcp::McpState::new(&settings),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,

@@ -14,7 +14,7 @@
 //! - [`mcp`]: Streamable HTTP transport, JSON-RPC protocol, tools that become internal REST
 //!   requests, two-step writes. [`redact`] scrubs secrets from everything MCP returns.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
-//! - [`ids`], [`time`], [`random`], [`validate`], [`events`], [`audit`]: small shared pieces;
+//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`events`], [`audit`]: small shared pieces;
 //!   [`outbound`] decides which addresses webhooks may target.
 
 pub mod app;
@@ -26,6 +26,7 @@ pub mod db;
 pub mod events;
 pub mod http;
 pub mod ids;
+pub mod jsonschema;
 pub mod ledger;
 pub mod mcp;
 pub mod outbound;

@@ -19,7 +19,8 @@ use crate::http::router::Route;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-/// The whole route table, REST and MCP.
+/// Every REST route. The app adds the `/mcp` routes ([`crate::mcp::routes`]) beside them: routes
+/// and mcp are siblings, neither imports the other.
 pub fn all() -> Vec<Route> {
     let mut routes = Vec::new();
     routes.extend(health::routes());
@@ -35,11 +36,12 @@ pub fn all() -> Vec<Route> {
     routes.extend(billing::routes());
     routes.extend(webhooks::routes());
     routes.extend(admin::routes());
-    routes.extend(crate::mcp::routes());
     routes
 }
 
-/// Every named schema the routes refer to.
+/// Every named schema the routes refer to, registered on the router ([`Router::with_schemas`]).
+///
+/// [`Router::with_schemas`]: crate::http::router::Router::with_schemas
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let mut s = Vec::new();
     s.extend(health::schemas());
