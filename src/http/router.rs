@@ -84,7 +84,7 @@ impl QueryParam {
 }
 
 /// An MCP tool, declared on the route it reads or whose change it prepares. The MCP layer builds
-/// its catalogue, input and output schemas from the route ([`crate::mcp`]).
+/// its catalogue, input and output schemas from the route (the `mcp` module).
 #[derive(Clone, Copy, Debug)]
 pub struct Tool {
     pub name: &'static str,

@@ -56,7 +56,7 @@ impl McpState {
     }
 }
 
-/// The `/mcp` routes; the app puts them in the route table beside [`crate::routes::all`].
+/// The `/mcp` routes; the app puts them in the route table beside the REST routes.
 pub fn routes() -> Vec<Route> {
     // Public at the router: the MCP transport checks Origin/Host before the credential, then
     // authenticates every request itself with the same function the pipeline uses.
