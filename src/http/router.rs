@@ -59,11 +59,30 @@ pub const fn cursor_param(kind: Kind) -> Param {
     )
 }
 
+/// A parsed JSON Schema. It serializes as the schema, and compares equal to a JSON text of the
+/// same value (`schema == kind.schema()`), whatever its spacing or key order.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Schema(pub Value);
+
+impl std::ops::Deref for Schema {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl PartialEq<&str> for Schema {
+    fn eq(&self, text: &&str) -> bool {
+        serde_json::from_str::<Value>(text).is_ok_and(|v| v == self.0)
+    }
+}
+
 /// A query parameter of a route, its schema parsed.
 #[derive(Clone, Debug)]
 pub struct QueryParam {
     pub name: &'static str,
-    pub schema: Value,
+    pub schema: Schema,
     pub description: &'static str,
     pub required: bool,
 }
@@ -76,7 +95,7 @@ impl QueryParam {
         crate::jsonschema::check_schema(&schema, &at)?;
         Ok(QueryParam {
             name: p.name,
-            schema,
+            schema: Schema(schema),
             description: p.description,
             required: p.required,
         })
@@ -493,5 +512,7 @@ mod tests {
     fn the_query_schema_is_a_value() {
         let r = Route::get("/x", "x", Action::Public, h).query(&[LIMIT_PARAM]);
         assert_eq!(r.query[0].schema["maximum"], 100);
+        assert_eq!(r.query[0].schema, LIMIT_PARAM.schema);
+        assert_ne!(r.query[0].schema, r#"{"type":"integer"}"#);
     }
 }

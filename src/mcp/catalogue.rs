@@ -164,7 +164,7 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
     match spec.kind {
         Kind::Read => {
             for q in route.map(|r| r.query.as_slice()).unwrap_or(&[]) {
-                let mut s = q.schema.clone();
+                let mut s = q.schema.0.clone();
                 if !q.description.is_empty() {
                     s["description"] = json!(q.description);
                 }

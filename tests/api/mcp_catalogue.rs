@@ -178,7 +178,7 @@ async fn read_tool_arguments_are_the_route_parameters() {
         for q in &route.query {
             let mut arg = props[q.name].clone();
             arg.as_object_mut().unwrap().remove("description");
-            let mut rest = q.schema.clone();
+            let mut rest = q.schema.0.clone();
             rest.as_object_mut().unwrap().remove("description");
             assert_eq!(arg, rest, "{} {}", tool.spec.name, q.name);
         }
