@@ -176,9 +176,7 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
         }
         Kind::Prepare => {
             if let (Some(Change::Fields(fields)), Some(route)) = (spec.change, route) {
-                let mut changes = changes_schema(route, fields, router);
-                changes["description"] = json!("The fields to change and their new values; at least one. `null` clears `media_id` or `promotion_id`.");
-                props.insert("changes".into(), changes);
+                props.insert("changes".into(), changes_schema(route, fields, router));
                 required.push("changes".into());
             }
         }
@@ -195,7 +193,8 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
 }
 
 /// The `changes` argument: the named fields of the route's body schema, with their REST
-/// constraints (a field the body schema lacks is left out; a test checks none is).
+/// constraints (a field the body schema lacks is left out; a test checks none is), and a
+/// description naming the fields that `null` clears.
 fn changes_schema(route: &Route, fields: &[&str], router: &Router) -> Value {
     let rest = match route.request {
         RequestBody::Json(name) => router.schema(name).map(|s| inline(s, router, 0)),
@@ -208,7 +207,38 @@ fn changes_schema(route: &Route, fields: &[&str], router: &Router) -> Value {
             props.insert(field.to_string(), s.clone());
         }
     }
-    json!({"type": "object", "additionalProperties": false, "minProperties": 1, "properties": props})
+    let nullable: Vec<String> = props
+        .iter()
+        .filter(|(_, s)| accepts_null(s))
+        .map(|(name, _)| format!("`{name}`"))
+        .collect();
+    let mut description = String::from("The fields to change and their new values; at least one.");
+    if let Some((last, rest)) = nullable.split_last() {
+        let list = if rest.is_empty() {
+            last.clone()
+        } else {
+            format!("{} or {last}", rest.join(", "))
+        };
+        description.push_str(&format!(" `null` clears {list}."));
+    }
+    json!({"type": "object", "additionalProperties": false, "minProperties": 1, "properties": props,
+        "description": description})
+}
+
+/// Whether a schema allows `null` (`"type": "null"`, a type list with it, or an `anyOf`/`oneOf`
+/// branch that does).
+fn accepts_null(schema: &Value) -> bool {
+    let typed = match &schema["type"] {
+        Value::String(t) => t == "null",
+        Value::Array(ts) => ts.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    typed
+        || ["anyOf", "oneOf"].iter().any(|k| {
+            schema[*k]
+                .as_array()
+                .is_some_and(|branches| branches.iter().any(accepts_null))
+        })
 }
 
 /// Replaces `#/components/schemas/X` references with the schemas themselves, and makes properties
@@ -300,5 +330,165 @@ fn output_schema(
             Some(pending::confirm_schema(result))
         }
         Kind::Cancel => Some(pending::cancel_schema()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::router::{param, Tool as Decl};
+    use crate::http::{ApiError, Ctx, Response};
+
+    fn h(_: &mut Ctx<'_>) -> Result<Response, ApiError> {
+        Ok(Response::no_content())
+    }
+
+    const THING: &[(&str, &str)] = &[("thing_id", "The thing (`thg_…`).")];
+    const LONG: &str = "A description long enough for the completeness checks.";
+
+    /// A small table of its own: the catalogue needs nothing but a router.
+    fn router() -> Router {
+        let read = Action::Authenticated;
+        let write = Action::Admin;
+        Router::new(vec![
+            Route::get("/things", "listThings", read, h)
+                .query(&[param(
+                    "colour",
+                    r#"{"type":"string","enum":["red","blue"]}"#,
+                    "Only this colour.",
+                )])
+                .ok("ThingList")
+                .tool(Decl::read("list_things", "List things", &[], LONG)),
+            Route::get("/things/{id}", "getThing", read, h)
+                .ok("Thing")
+                .tool(Decl::read("get_thing", "Get thing", THING, LONG)),
+            Route::patch("/things/{id}", "updateThing", write, h)
+                .body("ThingUpdate")
+                .ok("Thing")
+                .tool(Decl::prepare(
+                    "prepare_thing_change",
+                    "Change a thing",
+                    THING,
+                    Change::Fields(&["name", "note", "size"]),
+                    LONG,
+                )),
+            Route::post("/things/{id}/polish", "polishThing", write, h)
+                .may_return(&[402])
+                .ok("Thing")
+                .tool(Decl::prepare(
+                    "prepare_thing_polish",
+                    "Polish a thing",
+                    THING,
+                    Change::Sets("polished", true),
+                    LONG,
+                )),
+            // No GET for gadgets: its prepare tool has nothing to preview, and is never listed.
+            Route::patch("/gadgets/{id}", "updateGadget", write, h).tool(Decl::prepare(
+                "prepare_gadget",
+                "Gadget",
+                &[("gadget_id", "The gadget.")],
+                Change::Sets("on", true),
+                LONG,
+            )),
+        ])
+        .with_schemas(vec![
+            (
+                "Thing",
+                json!({"type": "object", "properties": {"id": {"type": "string"},
+                "name": {"type": "string"}, "api_key": {"type": "string"}}}),
+            ),
+            (
+                "ThingUpdate",
+                json!({"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 10}, "note": {"type": ["string", "null"]},
+                "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "colour": {"type": "string"}}}),
+            ),
+        ])
+    }
+
+    #[test]
+    fn the_catalogue_is_built_from_the_route_table() {
+        let router = router();
+        let c = Catalog::build(&router);
+        let names: Vec<&str> = c.tools.iter().map(|t| t.spec.name).collect();
+        assert_eq!(
+            names,
+            [
+                "list_things",
+                "get_thing",
+                "prepare_thing_change",
+                "prepare_thing_polish",
+                "prepare_gadget",
+                "confirm_change",
+                "cancel_change"
+            ]
+        );
+        assert_eq!(
+            c.write_operations,
+            ["updateThing", "polishThing", "updateGadget"]
+        );
+
+        // A read takes the route's query parameters, with their schema and description.
+        let list = c.get("list_things").unwrap();
+        assert_eq!(
+            list.input_schema["properties"]["colour"],
+            json!({"type": "string", "enum": ["red", "blue"], "description": "Only this colour."})
+        );
+        let out = &list.definition["outputSchema"];
+        assert_eq!(out["properties"]["object"]["const"], "list");
+        let item = &out["properties"]["data"]["items"]["properties"];
+        assert_eq!(item["name"], json!({"type": "string"}));
+        assert_eq!(
+            item["api_key"]["description"],
+            "Always redacted by the MCP server."
+        );
+
+        let get = c.get("get_thing").unwrap();
+        assert_eq!(get.input_schema["required"], json!(["thing_id"]));
+        assert_eq!(
+            get.input_schema["properties"]["thing_id"]["pattern"],
+            ID_PATTERN
+        );
+        assert_eq!(get.actions, [Action::Authenticated]);
+    }
+
+    #[test]
+    fn a_prepare_tool_follows_its_route() {
+        let router = router();
+        let c = Catalog::build(&router);
+        let change = c.get("prepare_thing_change").unwrap();
+        assert_eq!(change.spec.target_type(), "thing");
+        assert_eq!(change.read_route.as_ref().unwrap().operation_id, "getThing");
+        assert!(!spec::costs_tokens(change.route.as_ref().unwrap()));
+        assert_eq!(
+            change.input_schema["required"],
+            json!(["thing_id", "changes"])
+        );
+        // Only the declared fields, with the REST constraints; the description is derived.
+        let changes = &change.input_schema["properties"]["changes"];
+        assert_eq!(
+            changes["properties"],
+            json!({"name": {"type": "string", "maxLength": 10}, "note": {"type": ["string", "null"]},
+                "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]}})
+        );
+        assert_eq!(
+            changes["description"],
+            "The fields to change and their new values; at least one. `null` clears `note` or `size`."
+        );
+        assert_eq!(
+            change.definition["outputSchema"]["properties"]["object"]["const"],
+            "pending_change"
+        );
+
+        let polish = c.get("prepare_thing_polish").unwrap();
+        assert_eq!(polish.read_route.as_ref().unwrap().operation_id, "getThing");
+        assert!(spec::costs_tokens(polish.route.as_ref().unwrap()));
+        assert_eq!(polish.input_schema["required"], json!(["thing_id"]));
+
+        assert!(!c.get("prepare_gadget").unwrap().available());
+        let confirm = c.get("confirm_change").unwrap();
+        assert_eq!(confirm.actions, [Action::Admin; 3]);
+        assert_eq!(confirm.required_scope(), "admin");
     }
 }
