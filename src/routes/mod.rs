@@ -19,7 +19,7 @@ use crate::http::router::Route;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-/// Every REST route. The app adds the `/mcp` routes (`mcp::routes`) beside them: routes
+/// Every REST route. The app adds the `/mcp` routes beside them: routes
 /// and mcp are siblings, neither imports the other.
 pub fn all() -> Vec<Route> {
     let mut routes = Vec::new();
