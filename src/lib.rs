@@ -18,6 +18,7 @@
 //!   [`outbound`] decides which addresses webhooks may target.
 
 pub mod app;
+pub mod areas;
 pub mod audit;
 pub mod auth;
 pub mod cli;
