@@ -125,7 +125,7 @@ impl From<LedgerError> for ApiError {
 }
 
 impl ApiError {
-    /// A denial of [`crate::auth::authorize`]: 403 naming the scope, or 404 for an object the
+    /// A denial of [`crate::auth::authorize()`]: 403 naming the scope, or 404 for an object the
     /// credential may not see (`what` and `id` name it in the message).
     pub fn denied(denial: Denial, what: &str, id: &str) -> ApiError {
         match denial {
