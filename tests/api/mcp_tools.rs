@@ -531,7 +531,7 @@ async fn redaction_canary_never_leaves_any_tool() {
     }
 }
 
-// --- End to end through the ad and promotion tools (need the REST areas of the merge).
+// --- End to end through the ad and promotion tools.
 
 fn one_row<T: rusqlite::types::FromSql>(app: &TestApp, sql: &str, arg: &str) -> T {
     app.sql(|c| c.query_row(sql, [arg], |r| r.get(0)))
