@@ -4,7 +4,7 @@ use crate::auth::jwt::JwtKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::config::Settings;
 use crate::db::{Db, DbError, OpenReport};
-use crate::http::router::Router;
+use crate::http::router::{Route, Router};
 use base64::Engine;
 use rusqlite::OptionalExtension;
 
@@ -27,8 +27,7 @@ impl App {
         };
         let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
         let app = App {
-            router: Router::new([crate::routes::all(), crate::mcp::routes()].concat())
-                .with_schemas(crate::routes::schemas()),
+            router: Router::new(routes()).with_schemas(crate::routes::schemas()),
             mcp: crate::mcp::McpState::new(&settings),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
@@ -40,7 +39,14 @@ impl App {
     }
 }
 
-/// The JWT signing secret: generated once (256 random bits... 512 here) and kept in the database, so
+/// The whole route table: every REST route of the route registry, then the MCP endpoint.
+pub fn routes() -> Vec<Route> {
+    let mut routes = crate::routes::all();
+    routes.extend(crate::mcp::routes());
+    routes
+}
+
+/// The JWT signing secret: generated once (512 random bits) and kept in the database, so
 /// login tokens survive restarts but never leave the machine.
 fn stored_jwt_secret(db: &Db) -> Result<Vec<u8>, DbError> {
     db.write(|tx| {

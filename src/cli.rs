@@ -448,7 +448,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Users(u) => match u.action {
             UsersAction::Create(a) => create_user(a),
         },
-        Command::McpConfig(m) => crate::mcp::config_cmd::run(m),
+        Command::McpConfig(m) => crate::mcp::config_cmd::run(m).map(|text| out(&text)),
     };
     match result {
         Ok(()) => 0,

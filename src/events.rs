@@ -4,30 +4,8 @@
 use crate::ids::{self, Kind};
 use rusqlite::Transaction;
 
-/// Every event type a webhook may subscribe to.
-pub const EVENT_TYPES: &[&str] = &[
-    "device.created",
-    "device.updated",
-    "device.deleted",
-    "device.heartbeat",
-    "ad.created",
-    "ad.updated",
-    "ad.deleted",
-    "ad.assigned",
-    "ad.unassigned",
-    "promotion.created",
-    "promotion.updated",
-    "promotion.activated",
-    "promotion.deactivated",
-    "media.created",
-    "media.deleted",
-    "tokens.purchased",
-    "tokens.spent",
-    "branding.updated",
-    "webhook.created",
-    "webhook.updated",
-    "webhook.deleted",
-];
+/// Every event type a webhook may subscribe to: each area's, as the area registry declares them.
+pub use crate::areas::EVENT_TYPES;
 
 pub fn record(
     tx: &Transaction<'_>,

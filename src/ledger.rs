@@ -9,8 +9,8 @@
 //! monotonic within the process ([`crate::ids`]), so id order (the order every list uses) is
 //! commit order, and the ledger listed by id is an unbroken chain of `balance_after` values.
 
+use crate::db::DbError;
 use crate::events;
-use crate::http::ApiError;
 use crate::ids::{self, Kind};
 use crate::time::{parse_rfc3339, rfc3339};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction};
@@ -19,6 +19,31 @@ use serde_json::{json, Value};
 /// Columns read by [`transaction_json`], for `token_transactions t`.
 pub const TX_COLUMNS: &str = "t.id, t.company_id, t.kind, t.amount, t.balance_after, t.description,
     t.token_pack_id, t.promotion_id, t.charge_id, t.created_at";
+
+/// Why the ledger refused or failed a posting; `http::error` maps each into its response.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// A posting would take the balance below zero (402); nothing was written.
+    #[error("insufficient tokens: balance {balance}, required {required}")]
+    InsufficientTokens { balance: i64, required: i64 },
+    /// A posting would overflow the balance (409).
+    #[error("the token balance would overflow")]
+    Overflow,
+    /// The company does not exist (404).
+    #[error("no company {0}")]
+    UnknownCompany(String),
+    /// A transaction written in this very database transaction could not be read back (500).
+    #[error("token transaction {0} vanished")]
+    Vanished(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<rusqlite::Error> for LedgerError {
+    fn from(e: rusqlite::Error) -> Self {
+        LedgerError::Db(DbError::from(e))
+    }
+}
 
 pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
 
@@ -38,18 +63,18 @@ pub fn transaction_json(r: &Row<'_>) -> rusqlite::Result<Value> {
     }))
 }
 
-pub fn load_transaction(conn: &Connection, id: &str) -> Result<Value, ApiError> {
+pub fn load_transaction(conn: &Connection, id: &str) -> Result<Value, LedgerError> {
     conn.prepare_cached(&format!(
         "SELECT {TX_COLUMNS} FROM token_transactions t WHERE t.id = ?1"
     ))?
     .query_row([id], transaction_json)
     .optional()?
-    .ok_or_else(|| ApiError::Internal(format!("token transaction {id} vanished")))
+    .ok_or_else(|| LedgerError::Vanished(id.to_string()))
 }
 
 /// The `token_balance` object of a company. A company that never had a ledger row has a zero
 /// balance, dated from the company's creation.
-pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, ApiError> {
+pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, LedgerError> {
     let row: Option<(i64, i64)> = conn
         .prepare_cached("SELECT balance, updated_at FROM token_balances WHERE company_id = ?1")?
         .query_row([company_id], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -61,7 +86,8 @@ pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, ApiErr
                 .prepare_cached("SELECT created_at FROM companies WHERE id = ?1")?
                 .query_row([company_id], |r| r.get(0))
                 .optional()?;
-            let created = created.ok_or_else(|| ApiError::not_found("company", company_id))?;
+            let created =
+                created.ok_or_else(|| LedgerError::UnknownCompany(company_id.to_string()))?;
             (0, created)
         }
     };
@@ -73,7 +99,7 @@ pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, ApiErr
     }))
 }
 
-fn current_balance(tx: &Transaction<'_>, company_id: &str) -> Result<i64, ApiError> {
+fn current_balance(tx: &Transaction<'_>, company_id: &str) -> Result<i64, LedgerError> {
     Ok(tx
         .prepare_cached("SELECT balance FROM token_balances WHERE company_id = ?1")?
         .query_row([company_id], |r| r.get::<_, i64>(0))
@@ -97,13 +123,11 @@ fn post(
     company_id: &str,
     p: &Posting<'_>,
     now: i64,
-) -> Result<Value, ApiError> {
+) -> Result<Value, LedgerError> {
     let before = current_balance(tx, company_id)?;
-    let after = before
-        .checked_add(p.amount)
-        .ok_or_else(|| ApiError::Conflict("The token balance would overflow.".into()))?;
+    let after = before.checked_add(p.amount).ok_or(LedgerError::Overflow)?;
     if after < 0 {
-        return Err(ApiError::InsufficientTokens {
+        return Err(LedgerError::InsufficientTokens {
             balance: before,
             required: -p.amount,
         });
@@ -144,7 +168,7 @@ pub fn spend_for_promotion(
     promotion_name: &str,
     amount: i64,
     now: i64,
-) -> Result<Option<Value>, ApiError> {
+) -> Result<Option<Value>, LedgerError> {
     if amount <= 0 {
         return Ok(None);
     }
@@ -182,7 +206,7 @@ pub fn purchase_pack(
     company_id: &str,
     pack_id: &str,
     now: i64,
-) -> Result<Option<Purchase>, ApiError> {
+) -> Result<Option<Purchase>, LedgerError> {
     let pack: Option<(String, i64, i64, String)> = tx
         .prepare_cached(
             "SELECT name, tokens, price_cents, currency FROM token_packs WHERE id = ?1",
@@ -245,7 +269,7 @@ fn open_invoice(
     company_id: &str,
     currency: &str,
     now: i64,
-) -> Result<String, ApiError> {
+) -> Result<String, LedgerError> {
     let existing: Option<String> = tx
         .prepare_cached(
             "SELECT id FROM invoices WHERE company_id = ?1 AND status = 'open' AND currency = ?2
@@ -289,7 +313,7 @@ fn next_invoice_number(
     tx: &Transaction<'_>,
     company_id: &str,
     now: i64,
-) -> Result<String, ApiError> {
+) -> Result<String, LedgerError> {
     let numbers: Vec<String> = tx
         .prepare_cached("SELECT number FROM invoices WHERE company_id = ?1 ORDER BY id DESC")?
         .query_map([company_id], |r| r.get(0))?

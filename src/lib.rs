@@ -7,17 +7,27 @@
 //!   variables and flags; [`telemetry`] sets up logs; [`startup`] builds the [`app::App`] and binds.
 //! - [`http`]: the hyper server ([`http::server`]), the one route table ([`http::router`]) shared by
 //!   REST and `/mcp`, and the request pipeline ([`http::pipeline`]): authenticate, authorize,
-//!   idempotency, handler, audit. Errors are one type mapped once to RFC 9457 problem+json.
+//!   idempotency, handler, audit. Errors are one type mapped once to RFC 9457 problem+json; the
+//!   errors of the layers below (`auth::AuthError`, `ledger::LedgerError`) map into it in
+//!   [`http::error`].
 //! - [`auth`]: credential -> [`auth::Principal`] -> [`auth::authorize`], the single function that
 //!   decides every permission, for REST and (by dispatching through the same router) for MCP.
-//! - [`routes`]: one module per REST area; each contributes routes and OpenAPI schemas.
+//! - [`routes`]: one module per REST area, each listed once in [`routes::MODULES`] with its routes
+//!   and OpenAPI schemas.
 //! - [`mcp`]: Streamable HTTP transport, JSON-RPC protocol, tools that become internal REST
 //!   requests, two-step writes. [`redact`] scrubs secrets from everything MCP returns.
+//! - [`areas`]: the area registry, each data area declared once (scope name, paths, id kinds,
+//!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
-//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`events`], [`audit`]: small shared pieces;
-//!   [`outbound`] decides which addresses webhooks may target.
+//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`events`], [`audit`], [`ledger`]: small shared
+//!   pieces; [`outbound`] decides which addresses webhooks may target.
+//!
+//! Layers, lowest first; a module uses only its own layer and those below (`tests/layers.rs`):
+//! `time`, `random`, `ids`, `areas`, `config` and the other leaf utilities -> `db`, `audit`,
+//! `events`, `ledger` -> `auth` -> `http` -> `routes`, `mcp` -> `app` -> `startup` -> `cli`.
 
 pub mod app;
+pub mod areas;
 pub mod audit;
 pub mod auth;
 pub mod cli;

@@ -1,12 +1,12 @@
 //! Credential -> principal. Runs on every authenticated request, so it is one indexed query and one
 //! SHA-256; no cache, so a revocation takes effect on the very next request.
 
-use super::jwt::{self, TokenError};
+use super::failure::{AuthError, AuthFailure};
+use super::jwt::{self, JwtKeys, TokenError};
 use super::keys;
 use super::principal::{Actor, Principal};
 use super::scopes::{Scope, Scopes};
-use crate::app::App;
-use crate::http::error::{ApiError, AuthFailure};
+use crate::db::Db;
 use hyper::HeaderMap;
 use rusqlite::OptionalExtension;
 
@@ -27,11 +27,11 @@ enum Presented<'a> {
 /// (`X-API-KEY`, `Authorization` or `X-Service-Client-Id` twice), or `X-API-KEY` next to an
 /// `Authorization` that is not `Bearer` with the very same key (the same key in both is one
 /// credential, and is accepted).
-fn presented(headers: &HeaderMap) -> Result<Presented<'_>, ApiError> {
+fn presented(headers: &HeaderMap) -> Result<Presented<'_>, AuthError> {
     let api_key = single(headers, API_KEY_HEADER)?;
     let auth = single(headers, hyper::header::AUTHORIZATION.as_str())?;
     single(headers, CLIENT_ID_HEADER)?;
-    let unauthenticated = ApiError::Unauthenticated;
+    let unauthenticated = AuthError::Unauthenticated;
     // (is it `Bearer`, its value); anything else in `Authorization` is a malformed credential.
     let bearer = auth.map(|auth| {
         auth.to_str()
@@ -65,7 +65,7 @@ fn presented(headers: &HeaderMap) -> Result<Presented<'_>, ApiError> {
 fn single<'h>(
     headers: &'h HeaderMap,
     name: &str,
-) -> Result<Option<&'h hyper::header::HeaderValue>, ApiError> {
+) -> Result<Option<&'h hyper::header::HeaderValue>, AuthError> {
     let mut values = headers.get_all(name).iter();
     let first = values.next();
     if values.next().is_some() {
@@ -74,11 +74,8 @@ fn single<'h>(
     Ok(first)
 }
 
-fn conflicting(what: &str) -> ApiError {
-    ApiError::Malformed {
-        code: "conflicting_credentials",
-        detail: format!("{what}: send exactly one credential, in `X-API-KEY` or in `Authorization: Bearer`, and one `X-Service-Client-Id`."),
-    }
+fn conflicting(what: &str) -> AuthError {
+    AuthError::Conflicting(format!("{what}: send exactly one credential, in `X-API-KEY` or in `Authorization: Bearer`, and one `X-Service-Client-Id`."))
 }
 
 /// The key id of the presented API key, if one of the right shape was sent (for the audit log of a
@@ -90,10 +87,12 @@ pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
     }
 }
 
-pub fn authenticate(app: &App, headers: &HeaderMap) -> Result<Principal, ApiError> {
+/// The principal behind the one credential of `headers`: an API key (looked up in `db`) or a login
+/// token (checked with `jwt`, its user looked up in `db`).
+pub fn authenticate(db: &Db, jwt: &JwtKeys, headers: &HeaderMap) -> Result<Principal, AuthError> {
     match presented(headers)? {
-        Presented::ApiKey(raw) => authenticate_key(app, headers, raw),
-        Presented::Jwt(token) => authenticate_jwt(app, token),
+        Presented::ApiKey(raw) => authenticate_key(db, headers, raw),
+        Presented::Jwt(token) => authenticate_jwt(db, jwt, token),
     }
 }
 
@@ -108,8 +107,8 @@ fn parse_companies(list: Option<String>) -> Vec<String> {
     v
 }
 
-fn authenticate_key(app: &App, headers: &HeaderMap, raw: &str) -> Result<Principal, ApiError> {
-    let fail = ApiError::Unauthenticated;
+fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal, AuthError> {
+    let fail = AuthError::Unauthenticated;
     // Shape and checksum first: a malformed key never reaches the database.
     let parsed = keys::parse(raw).ok_or(fail(AuthFailure::MalformedKey))?;
     let client_header = headers
@@ -120,7 +119,7 @@ fn authenticate_key(app: &App, headers: &HeaderMap, raw: &str) -> Result<Princip
         .ok_or(fail(AuthFailure::MissingClientId))?;
 
     let key_id = parsed.key_id();
-    let conn = app.db.conn()?;
+    let conn = db.conn()?;
     let row = conn
         .prepare_cached(
             "SELECT k.secret_hash, k.scopes, k.company_id, k.expires_at, k.revoked_at,
@@ -175,7 +174,7 @@ fn authenticate_key(app: &App, headers: &HeaderMap, raw: &str) -> Result<Princip
     }
     if last_used.is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS) {
         // Best effort: a busy database must not fail the request over a usage timestamp.
-        let _ = app.db.write(|tx| -> Result<(), crate::db::DbError> {
+        let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
             tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
                 .execute(rusqlite::params![now, key_id])?;
             Ok(())
@@ -197,14 +196,14 @@ fn authenticate_key(app: &App, headers: &HeaderMap, raw: &str) -> Result<Princip
     })
 }
 
-fn authenticate_jwt(app: &App, token: &str) -> Result<Principal, ApiError> {
-    let claims = app.jwt.verify(token).map_err(|e| {
-        ApiError::Unauthenticated(match e {
+fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, AuthError> {
+    let claims = jwt.verify(token).map_err(|e| {
+        AuthError::Unauthenticated(match e {
             TokenError::Expired => AuthFailure::ExpiredToken,
             TokenError::Invalid => AuthFailure::InvalidToken,
         })
     })?;
-    let conn = app.db.conn()?;
+    let conn = db.conn()?;
     let row = conn
         .prepare_cached(
             "SELECT u.username, u.role, u.company_id, u.account_id,
@@ -222,7 +221,7 @@ fn authenticate_jwt(app: &App, token: &str) -> Result<Principal, ApiError> {
         })
         .optional()?;
     let Some((username, role, company, account, companies)) = row else {
-        return Err(ApiError::Unauthenticated(AuthFailure::UnknownUser));
+        return Err(AuthError::Unauthenticated(AuthFailure::UnknownUser));
     };
     let account_companies = parse_companies(companies);
     let visible_companies = match &company {

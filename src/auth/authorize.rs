@@ -7,7 +7,6 @@
 
 use super::principal::Principal;
 use super::scopes::Action;
-use crate::http::error::ApiError;
 
 /// What the action is aimed at.
 #[derive(Clone, Copy, Debug)]
@@ -34,16 +33,6 @@ pub fn authorize(principal: &Principal, action: Action, target: Target<'_>) -> R
         Target::Service => Ok(()),
         Target::Company(company) if principal.can_see_company(company) => Ok(()),
         Target::Company(_) => Err(Denial::NotVisible),
-    }
-}
-
-impl Denial {
-    /// `what` and `id` name the object for the 404 message.
-    pub fn into_api_error(self, what: &str, id: &str) -> ApiError {
-        match self {
-            Denial::MissingScope(scope) => ApiError::Forbidden(scope),
-            Denial::NotVisible => ApiError::not_found(what, id),
-        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Authentication and authorization: credential -> [`Principal`] -> [`authorize`].
 //!
 //! - [`keys`]: the API key format, generation and hashing.
-//! - [`authenticate`]: headers -> principal (API key + client id, or the login JWT).
+//! - [`authenticate`]: headers -> principal (API key + client id, or the login JWT); refusals are
+//!   [`failure::AuthFailure`] / [`failure::AuthError`], which `http::error` maps into responses.
 //! - [`scopes`]: scope names and what each grants.
 //! - [`authorize`]: the single decision function every route and MCP tool goes through.
 //! - [`reach`]: which credentials an admin may create, see, revoke and rotate.
@@ -9,6 +10,7 @@
 
 pub mod authenticate;
 pub mod authorize;
+pub mod failure;
 pub mod jwt;
 pub mod keys;
 pub mod password;
@@ -18,5 +20,6 @@ pub mod scopes;
 pub mod throttle;
 
 pub use authorize::{authorize, Denial, Target};
+pub use failure::{AuthError, AuthFailure};
 pub use principal::{Actor, Principal};
 pub use scopes::{Action, Area, Level, Scopes};

@@ -7,55 +7,11 @@
 //! | `<area>:read`    | reading that area                                        |
 //! | `<area>:write`   | writing that area, and reading it                        |
 //! | `admin`          | everything, plus API clients, keys, audit and sandbox ops |
+//!
+//! The areas, and which of them have a write scope, are the area registry ([`crate::areas`]).
 
+pub use crate::areas::Area;
 use std::fmt;
-
-/// The data areas of the API; each has a read and (most) a write scope.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Area {
-    Companies,
-    Devices,
-    Ads,
-    Promotions,
-    Plans,
-    Tokens,
-    Billing,
-    Media,
-    Webhooks,
-}
-
-impl Area {
-    pub const ALL: [Area; 9] = [
-        Area::Companies,
-        Area::Devices,
-        Area::Ads,
-        Area::Promotions,
-        Area::Plans,
-        Area::Tokens,
-        Area::Billing,
-        Area::Media,
-        Area::Webhooks,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Area::Companies => "companies",
-            Area::Devices => "devices",
-            Area::Ads => "ads",
-            Area::Promotions => "promotions",
-            Area::Plans => "plans",
-            Area::Tokens => "tokens",
-            Area::Billing => "billing",
-            Area::Media => "media",
-            Area::Webhooks => "webhooks",
-        }
-    }
-
-    /// Plans are a read-only catalogue.
-    pub fn has_write(self) -> bool {
-        !matches!(self, Area::Plans)
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
@@ -106,7 +62,7 @@ impl Scope {
             "admin" => Some(Scope::Admin),
             _ => {
                 let (area, level) = s.split_once(':')?;
-                let area = Area::ALL.into_iter().find(|a| a.name() == area)?;
+                let area = Area::ALL.iter().copied().find(|a| a.name() == area)?;
                 let level = match level {
                     "read" => Level::Read,
                     "write" if area.has_write() => Level::Write,

@@ -130,7 +130,7 @@ impl<'a> Ctx<'a> {
             self.route.action,
             Target::Company(company_id),
         )
-        .map_err(|d| d.into_api_error(what, id))
+        .map_err(|d| ApiError::denied(d, what, id))
     }
 
     /// Companies whose rows a list may contain: the `company_id` filter if given (checked), else all

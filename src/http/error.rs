@@ -1,60 +1,13 @@
 //! The one error type of the request path, and its single mapping to RFC 9457 problem+json.
 
 use super::response::Response;
+pub use crate::auth::AuthFailure;
+use crate::auth::{AuthError, Denial};
 use crate::db::DbError;
+use crate::ledger::LedgerError;
 use hyper::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::json;
-
-/// Why a request could not be authenticated. The message never contains the presented secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthFailure {
-    MissingCredential,
-    MissingClientId,
-    MalformedKey,
-    UnknownKey,
-    RevokedKey,
-    ExpiredKey,
-    ClientMismatch,
-    InvalidToken,
-    ExpiredToken,
-    UnknownUser,
-    InvalidCredentials,
-}
-
-impl AuthFailure {
-    pub fn code(self) -> &'static str {
-        match self {
-            AuthFailure::MissingCredential => "missing_credential",
-            AuthFailure::MissingClientId => "missing_client_id",
-            AuthFailure::MalformedKey => "malformed_key",
-            AuthFailure::UnknownKey => "unknown_key",
-            AuthFailure::RevokedKey => "revoked_key",
-            AuthFailure::ExpiredKey => "expired_key",
-            AuthFailure::ClientMismatch => "client_mismatch",
-            AuthFailure::InvalidToken => "invalid_token",
-            AuthFailure::ExpiredToken => "expired_token",
-            AuthFailure::UnknownUser => "unknown_user",
-            AuthFailure::InvalidCredentials => "invalid_credentials",
-        }
-    }
-
-    pub fn message(self) -> &'static str {
-        match self {
-            AuthFailure::MissingCredential => "No credential was sent. Send the API key in `X-API-KEY` or `Authorization: Bearer <key>`, and the client id in `X-Service-Client-Id`.",
-            AuthFailure::MissingClientId => "The `X-Service-Client-Id` header is required with an API key.",
-            AuthFailure::MalformedKey => "The API key is not in the expected format (`sgn_test_…`); check for a copy/paste error.",
-            AuthFailure::UnknownKey => "The API key is not recognised.",
-            AuthFailure::RevokedKey => "The API key has been revoked.",
-            AuthFailure::ExpiredKey => "The API key has expired (or its rotation grace period has ended).",
-            AuthFailure::ClientMismatch => "The `X-Service-Client-Id` does not match the client that owns this API key.",
-            AuthFailure::InvalidToken => "The bearer token is not a valid login token.",
-            AuthFailure::ExpiredToken => "The login token has expired; log in again.",
-            AuthFailure::UnknownUser => "The user of this login token no longer exists.",
-            AuthFailure::InvalidCredentials => "The username or password is incorrect.",
-        }
-    }
-}
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FieldError {
@@ -138,6 +91,46 @@ impl From<DbError> for ApiError {
                 ApiError::Unavailable("the database is busy; retry shortly".into())
             }
             other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Unauthenticated(reason) => ApiError::Unauthenticated(reason),
+            AuthError::Conflicting(detail) => ApiError::Malformed {
+                code: "conflicting_credentials",
+                detail,
+            },
+            AuthError::Db(e) => ApiError::from(e),
+        }
+    }
+}
+
+impl From<LedgerError> for ApiError {
+    fn from(e: LedgerError) -> Self {
+        match e {
+            LedgerError::InsufficientTokens { balance, required } => {
+                ApiError::InsufficientTokens { balance, required }
+            }
+            LedgerError::Overflow => ApiError::Conflict("The token balance would overflow.".into()),
+            LedgerError::UnknownCompany(id) => ApiError::not_found("company", &id),
+            LedgerError::Vanished(id) => {
+                ApiError::Internal(format!("token transaction {id} vanished"))
+            }
+            LedgerError::Db(e) => ApiError::from(e),
+        }
+    }
+}
+
+impl ApiError {
+    /// A denial of [`crate::auth::authorize()`]: 403 naming the scope, or 404 for an object the
+    /// credential may not see (`what` and `id` name it in the message).
+    pub fn denied(denial: Denial, what: &str, id: &str) -> ApiError {
+        match denial {
+            Denial::MissingScope(scope) => ApiError::Forbidden(scope),
+            Denial::NotVisible => ApiError::not_found(what, id),
         }
     }
 }

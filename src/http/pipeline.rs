@@ -49,9 +49,10 @@ pub fn execute(app: &App, req: &Request) -> Response {
     let principal = if route.action == Action::Public {
         None
     } else {
-        match authenticate(app, &req.headers) {
+        match authenticate(&app.db, &app.jwt, &req.headers) {
             Ok(p) => Some(p),
             Err(err) => {
+                let err = ApiError::from(err);
                 let outcome = match &err {
                     ApiError::Unauthenticated(reason) => reason.code(),
                     other => other.slug(),
@@ -145,7 +146,7 @@ fn run(
     let rid = &req.request_id;
     if let Some(p) = principal {
         if let Err(denial) = authorize(p, route.action, Target::Service) {
-            return denial.into_api_error("", "").into_response(rid);
+            return ApiError::denied(denial, "", "").into_response(rid);
         }
     }
     let query = match super::query::parse(&req.query) {

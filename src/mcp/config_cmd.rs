@@ -139,7 +139,8 @@ pub fn render(format: &str, url: &str, key: &str, client_id: &str) -> Result<Str
     }
 }
 
-pub fn run(cmd: McpConfig) -> Result<(), String> {
+/// The configuration text to print (the caller prints it: this module writes no output itself).
+pub fn run(cmd: McpConfig) -> Result<String, String> {
     let key = cmd
         .key
         .or_else(|| std::env::var("SIGNAGE_API_KEY").ok())
@@ -165,8 +166,7 @@ pub fn run(cmd: McpConfig) -> Result<(), String> {
     }
     let text = render(&cmd.format, &url, &key, &client_id)?;
     eprintln!("note: the output contains the API key; keep it out of chats, tickets and shared repositories.");
-    crate::cli::out(&text);
-    Ok(())
+    Ok(text)
 }
 
 #[cfg(test)]

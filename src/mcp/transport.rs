@@ -232,7 +232,7 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Ok(refused);
     }
     let app = ctx.app;
-    let principal = authenticate(app, ctx.headers)?;
+    let principal = authenticate(&app.db, &app.jwt, ctx.headers)?;
     let actor = principal.actor_id().to_string();
     let mut resp = answer(ctx, principal);
     // The envelope spends no token (each tool call did, as its own request); the headers show
@@ -417,7 +417,7 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(refused) = guard(ctx) {
         return Ok(refused);
     }
-    let principal = authenticate(ctx.app, ctx.headers)?;
+    let principal = authenticate(&ctx.app.db, &ctx.app.jwt, ctx.headers)?;
     let mut resp = end_session(ctx, &principal);
     if let Some(q) = ctx.app.rate_limiter.peek(principal.actor_id()) {
         ctx.app.rate_limiter.set_headers(&q, &mut resp);

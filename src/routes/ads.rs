@@ -2,7 +2,7 @@
 //!
 //! An ad, its media, its promotion and its devices always belong to one company: references in a
 //! body are checked against the ad's company, and a reference that is not there (another company's
-//! or nonexistent, indistinguishably) is a 422 on that field.
+//! or nonexistent, indistinguishably) is a 404 whose detail names the field.
 //!
 //! The `version` (ETag) covers the ad's own fields; assignments are a relation of their own and do
 //! not bump it, so assigning screens never invalidates an editor's `If-Match`.

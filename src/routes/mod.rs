@@ -15,48 +15,98 @@ pub mod promotions;
 pub mod tokens;
 pub mod webhooks;
 
+use crate::areas::Area;
 use crate::http::router::Route;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-/// Every REST route. The app adds the `/mcp` routes beside them: routes
-/// and mcp are siblings, neither imports the other.
+/// One module of routes: the area it serves (none for health, the document, the account and
+/// admin), the routes it adds to the route table and the named schemas those routes refer to.
+pub struct Module {
+    pub name: &'static str,
+    pub area: Option<Area>,
+    pub routes: fn() -> Vec<Route>,
+    pub schemas: fn() -> Vec<(&'static str, Value)>,
+}
+
+const fn module(
+    name: &'static str,
+    area: Option<Area>,
+    routes: fn() -> Vec<Route>,
+    schemas: fn() -> Vec<(&'static str, Value)>,
+) -> Module {
+    Module {
+        name,
+        area,
+        routes,
+        schemas,
+    }
+}
+
+fn no_schemas() -> Vec<(&'static str, Value)> {
+    Vec::new()
+}
+
+/// The route registry: every module of REST routes, one line each, in the order of the route
+/// table and the OpenAPI document. An area's other facts (scope, ids, events, tables) are its entry
+/// in [`crate::areas`]; a test checks that every area has exactly one module here.
+pub const MODULES: &[Module] = &[
+    module("health", None, health::routes, health::schemas),
+    module("openapi", None, openapi::routes, no_schemas),
+    module("account", None, account::routes, account::schemas),
+    module(
+        "companies",
+        Some(Area::Companies),
+        companies::routes,
+        companies::schemas,
+    ),
+    module(
+        "devices",
+        Some(Area::Devices),
+        devices::routes,
+        devices::schemas,
+    ),
+    module("ads", Some(Area::Ads), ads::routes, ads::schemas),
+    module("media", Some(Area::Media), media::routes, media::schemas),
+    module(
+        "promotions",
+        Some(Area::Promotions),
+        promotions::routes,
+        promotions::schemas,
+    ),
+    module("plans", Some(Area::Plans), plans::routes, plans::schemas),
+    module(
+        "tokens",
+        Some(Area::Tokens),
+        tokens::routes,
+        tokens::schemas,
+    ),
+    module(
+        "billing",
+        Some(Area::Billing),
+        billing::routes,
+        billing::schemas,
+    ),
+    module(
+        "webhooks",
+        Some(Area::Webhooks),
+        webhooks::routes,
+        webhooks::schemas,
+    ),
+    module("admin", None, admin::routes, admin::schemas),
+];
+
+/// Every REST route, module by module. The whole route table adds the MCP endpoint beside them
+/// (`app::routes`): routes and mcp are siblings, neither imports the other.
 pub fn all() -> Vec<Route> {
-    let mut routes = Vec::new();
-    routes.extend(health::routes());
-    routes.extend(openapi::routes());
-    routes.extend(account::routes());
-    routes.extend(companies::routes());
-    routes.extend(devices::routes());
-    routes.extend(ads::routes());
-    routes.extend(media::routes());
-    routes.extend(promotions::routes());
-    routes.extend(plans::routes());
-    routes.extend(tokens::routes());
-    routes.extend(billing::routes());
-    routes.extend(webhooks::routes());
-    routes.extend(admin::routes());
-    routes
+    MODULES.iter().flat_map(|m| (m.routes)()).collect()
 }
 
 /// Every named schema the routes refer to, registered on the router ([`Router::with_schemas`]).
 ///
 /// [`Router::with_schemas`]: crate::http::router::Router::with_schemas
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let mut s = Vec::new();
-    s.extend(health::schemas());
-    s.extend(account::schemas());
-    s.extend(companies::schemas());
-    s.extend(devices::schemas());
-    s.extend(ads::schemas());
-    s.extend(media::schemas());
-    s.extend(promotions::schemas());
-    s.extend(plans::schemas());
-    s.extend(tokens::schemas());
-    s.extend(billing::schemas());
-    s.extend(webhooks::schemas());
-    s.extend(admin::schemas());
-    s
+    MODULES.iter().flat_map(|m| (m.schemas)()).collect()
 }
 
 /// For PATCH fields where `null` (clear) differs from absent (keep): absent -> `None`,

@@ -72,17 +72,11 @@ pub fn headers(cred: Cred) -> Vec<(&'static str, String)> {
     }
 }
 
-/// Path segments whose objects belong to a company (as opposed to global catalogues and admin).
-const COMPANY_OWNED: &[&str] = &[
-    "companies",
-    "devices",
-    "ads",
-    "promotions",
-    "qr-codes",
-    "media",
-    "invoices",
-    "webhooks",
-];
+/// True when objects reached by id under this first path segment belong to a company (as opposed
+/// to global catalogues and admin): the area registry says so.
+fn company_owned(first_segment: &str) -> bool {
+    signage::areas::Area::of_path_segment(first_segment).is_some_and(|a| a.spec().company_owned)
+}
 
 pub fn expected(route: &Route, cred: Cred) -> Expect {
     match cred {
@@ -112,7 +106,7 @@ pub fn expected(route: &Route, cred: Cred) -> Expect {
         .split('/')
         .next()
         .unwrap_or("");
-    if cred == Cred::OtherCompanyKey && route.path.contains('{') && COMPANY_OWNED.contains(&first) {
+    if cred == Cred::OtherCompanyKey && route.path.contains('{') && company_owned(first) {
         return Expect::Hidden;
     }
     Expect::Allowed

@@ -1,0 +1,112 @@
+//! The area registry (`signage::areas`) and the route registry (`signage::routes::MODULES`) agree
+//! with the code: every area has one module of routes, every route of an area lives under the
+//! area's paths and asks for the area's scope, and every fixture table belongs to one area (or to
+//! the platform). Adding an area without its registry line, or a table without its owner, fails
+//! here.
+
+use signage::areas::{Area, PLATFORM_TABLES};
+use signage::auth::Action;
+use signage::routes::MODULES;
+
+#[test]
+fn every_area_has_exactly_one_module_of_routes() {
+    for area in Area::ALL {
+        let modules: Vec<&str> = MODULES
+            .iter()
+            .filter(|m| m.area == Some(*area))
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(modules.len(), 1, "{area:?} is served by {modules:?}");
+    }
+}
+
+#[test]
+fn an_areas_routes_live_under_its_paths_and_ask_for_its_scope() {
+    for m in MODULES {
+        for route in (m.routes)() {
+            let first = route
+                .path
+                .trim_start_matches('/')
+                .split('/')
+                .next()
+                .unwrap_or("");
+            let by_path = Area::of_path_segment(first);
+            let by_action = match route.action {
+                Action::Use(area, _) => Some(area),
+                _ => None,
+            };
+            if let Some(area) = m.area {
+                assert_eq!(
+                    by_path,
+                    Some(area),
+                    "{} {} in {}",
+                    route.method,
+                    route.path,
+                    m.name
+                );
+            }
+            if let Some(area) = by_action {
+                assert_eq!(
+                    m.area,
+                    Some(area),
+                    "{} {} asks for {area:?} but lives in {}",
+                    route.method,
+                    route.path,
+                    m.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fixture_table_belongs_to_one_area_or_the_platform() {
+    let tables = signage::db::fixtures::table_order().expect("fixtures parse");
+    let owner = |t: &str| -> Vec<String> {
+        let mut owners: Vec<String> = Area::ALL
+            .iter()
+            .filter(|a| a.spec().tables.contains(&t))
+            .map(|a| a.name().to_string())
+            .collect();
+        if PLATFORM_TABLES.contains(&t) {
+            owners.push("platform".into());
+        }
+        owners
+    };
+    for t in &tables {
+        assert_eq!(
+            owner(t).len(),
+            1,
+            "fixture table {t} is owned by {:?}",
+            owner(t)
+        );
+    }
+    for t in Area::ALL
+        .iter()
+        .flat_map(|a| a.spec().tables)
+        .chain(PLATFORM_TABLES)
+    {
+        assert!(
+            tables.iter().any(|x| x == t),
+            "{t} is declared but has no fixtures"
+        );
+    }
+}
+
+#[test]
+fn scope_names_and_event_types_come_from_the_registry() {
+    let names = signage::auth::scopes::Scope::all_names();
+    for area in Area::ALL {
+        assert!(names.contains(&format!("{}:read", area.name())));
+        assert_eq!(
+            names.contains(&format!("{}:write", area.name())),
+            area.has_write()
+        );
+    }
+    let declared: Vec<&str> = Area::ALL
+        .iter()
+        .flat_map(|a| a.spec().events)
+        .copied()
+        .collect();
+    assert_eq!(signage::events::EVENT_TYPES, declared.as_slice());
+}
