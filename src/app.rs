@@ -27,7 +27,7 @@ impl App {
         };
         let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
         let app = App {
-            router: Router::new(routes()),
+            router: Router::new(routes()).with_schemas(crate::routes::schemas()),
             mcp: crate::mcp::McpState::new(&settings),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,

@@ -19,7 +19,7 @@
 //! - [`areas`]: the area registry, each data area declared once (scope name, paths, id kinds,
 //!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
-//! - [`ids`], [`time`], [`random`], [`validate`], [`events`], [`audit`], [`ledger`]: small shared
+//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`events`], [`audit`], [`ledger`]: small shared
 //!   pieces; [`outbound`] decides which addresses webhooks may target.
 //!
 //! Layers, lowest first; a module uses only its own layer and those below (`tests/layers.rs`):
@@ -36,6 +36,7 @@ pub mod db;
 pub mod events;
 pub mod http;
 pub mod ids;
+pub mod jsonschema;
 pub mod ledger;
 pub mod mcp;
 pub mod outbound;

@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "time",
             "random",
             "ids",
+            "jsonschema",
             "areas",
             "config",
             "outbound",
@@ -48,11 +49,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// Upward or looping edges that still exist, each with the change that removes it.
 const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
-    (
-        "mcp",
-        "routes",
-        "removed by the router-carries-schemas change",
-    ),
     (
         "validate",
         "http",

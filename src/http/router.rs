@@ -1,7 +1,8 @@
 //! The route table: method + path pattern -> handler, with what each route needs and documents.
 //!
-//! REST and `/mcp` share this one table. The OpenAPI document is generated from it, and the MCP
-//! tools name routes of it by operation id (a test checks every name resolves).
+//! REST and `/mcp` share this one table. It also carries the named JSON Schemas its routes refer
+//! to ([`Router::with_schemas`]) and the MCP tools declared on its routes ([`Route::tool`]), so the
+//! OpenAPI document and the MCP catalogue are both built from the table alone.
 
 use super::ctx::Ctx;
 use super::error::ApiError;
@@ -9,6 +10,8 @@ use super::response::Response;
 use crate::auth::Action;
 use crate::ids::Kind;
 use hyper::Method;
+use serde_json::Value;
+use std::collections::HashMap;
 
 pub type HandlerFn = fn(&mut Ctx<'_>) -> Result<Response, ApiError>;
 
@@ -20,7 +23,9 @@ pub enum Exec {
     Blocking,
 }
 
-/// A documented query parameter. `schema` is a JSON Schema snippet.
+/// A documented query parameter, as declared. `schema` is a JSON Schema snippet; [`Route::query`]
+/// parses and checks it ([`crate::jsonschema::check_schema`]) when the table is built, so a typo
+/// stops the server at start-up (and every test) instead of documenting or checking nothing.
 #[derive(Clone, Copy, Debug)]
 pub struct Param {
     pub name: &'static str,
@@ -54,6 +59,106 @@ pub const fn cursor_param(kind: Kind) -> Param {
     )
 }
 
+/// A parsed JSON Schema. It serializes as the schema, and compares equal to a JSON text of the
+/// same value (`schema == kind.schema()`), whatever its spacing or key order.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Schema(pub Value);
+
+impl std::ops::Deref for Schema {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl PartialEq<&str> for Schema {
+    fn eq(&self, text: &&str) -> bool {
+        serde_json::from_str::<Value>(text).is_ok_and(|v| v == self.0)
+    }
+}
+
+/// A query parameter of a route, its schema parsed.
+#[derive(Clone, Debug)]
+pub struct QueryParam {
+    pub name: &'static str,
+    pub schema: Schema,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+impl QueryParam {
+    /// Parses and checks a declared parameter; a malformed schema is a bug in the route table.
+    fn parse(operation_id: &str, p: &Param) -> Result<QueryParam, String> {
+        let at = format!("{operation_id}: query parameter `{}`", p.name);
+        let schema: Value = serde_json::from_str(p.schema).map_err(|e| format!("{at}: {e}"))?;
+        crate::jsonschema::check_schema(&schema, &at)?;
+        Ok(QueryParam {
+            name: p.name,
+            schema: Schema(schema),
+            description: p.description,
+            required: p.required,
+        })
+    }
+}
+
+/// An MCP tool, declared on the route it reads or whose change it prepares. The MCP layer builds
+/// its catalogue, input and output schemas from the route (the `mcp` module).
+#[derive(Clone, Copy, Debug)]
+pub struct Tool {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// The tool argument (and its description) that fills each path parameter, in order.
+    pub path_args: &'static [(&'static str, &'static str)],
+    /// `None`: a read, answered by the route. `Some`: a two-step write of this change, confirmed
+    /// later with `confirm_change`; the target is read first with the GET route at the path up to
+    /// the last path parameter.
+    pub change: Option<Change>,
+}
+
+/// What a prepare tool changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The caller gives new values for some of these fields of the route's JSON body (`changes`).
+    Fields(&'static [&'static str]),
+    /// The route sets this boolean field of the target (it takes no body).
+    Sets(&'static str, bool),
+}
+
+impl Tool {
+    pub const fn read(
+        name: &'static str,
+        title: &'static str,
+        path_args: &'static [(&'static str, &'static str)],
+        description: &'static str,
+    ) -> Tool {
+        Tool {
+            name,
+            title,
+            description,
+            path_args,
+            change: None,
+        }
+    }
+
+    pub const fn prepare(
+        name: &'static str,
+        title: &'static str,
+        path_args: &'static [(&'static str, &'static str)],
+        change: Change,
+        description: &'static str,
+    ) -> Tool {
+        Tool {
+            name,
+            title,
+            description,
+            path_args,
+            change: Some(change),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum RequestBody {
     None,
@@ -73,7 +178,7 @@ pub struct Route {
     pub action: Action,
     pub exec: Exec,
     pub handler: HandlerFn,
-    pub query: Vec<Param>,
+    pub query: Vec<QueryParam>,
     pub request: RequestBody,
     /// Success status and the schema component of its body (`None`: no body, or not JSON).
     pub success: (u16, Option<&'static str>),
@@ -90,6 +195,8 @@ pub struct Route {
     /// For a list: the kind of id its cursor is ([`Route::paged_by`]). [`Ctx::page`] refuses any
     /// other cursor with 422 `invalid_cursor`.
     pub cursor: Option<Kind>,
+    /// The MCP tool that calls this route, if any.
+    pub tool: Option<Tool>,
     segments: Vec<Segment>,
 }
 
@@ -138,6 +245,7 @@ impl Route {
             conditional: false,
             audited,
             cursor: None,
+            tool: None,
             segments,
         }
     }
@@ -169,8 +277,15 @@ impl Route {
         self.exec = Exec::Blocking;
         self
     }
+    /// Adds query parameters. Panics (when the route table is built, at start-up) on a schema
+    /// that is not JSON or uses a keyword or type our checker does not know.
     pub fn query(mut self, params: &[Param]) -> Route {
-        self.query.extend_from_slice(params);
+        for p in params {
+            match QueryParam::parse(self.operation_id, p) {
+                Ok(q) => self.query.push(q),
+                Err(e) => panic!("route table: {e}"),
+            }
+        }
         self
     }
     /// A list of objects of `kind`, newest first: takes `limit` and a `cursor` that must be an id
@@ -218,6 +333,11 @@ impl Route {
         self.audited = false;
         self
     }
+    /// Declares the MCP tool that calls this route (or prepares its change).
+    pub fn tool(mut self, tool: Tool) -> Route {
+        self.tool = Some(tool);
+        self
+    }
 
     /// Path parameter names in order.
     pub fn path_params(&self) -> impl Iterator<Item = &'static str> + '_ {
@@ -257,15 +377,46 @@ pub enum Match<'a> {
 
 pub struct Router {
     routes: Vec<Route>,
+    /// The named JSON Schemas (`#/components/schemas/<name>`) the routes refer to, in order.
+    schemas: Vec<(&'static str, Value)>,
+    by_name: HashMap<&'static str, usize>,
 }
 
 impl Router {
     pub fn new(routes: Vec<Route>) -> Router {
-        Router { routes }
+        Router {
+            routes,
+            schemas: Vec::new(),
+            by_name: HashMap::new(),
+        }
+    }
+
+    /// Registers the named schemas the routes refer to. Panics (at start-up) on a schema our
+    /// checker refuses ([`crate::jsonschema::check_schema`]) or a name given twice.
+    pub fn with_schemas(mut self, schemas: Vec<(&'static str, Value)>) -> Router {
+        for (name, schema) in schemas {
+            if let Err(e) = crate::jsonschema::check_schema(&schema, name) {
+                panic!("route table: schema {e}");
+            }
+            if self.by_name.insert(name, self.schemas.len()).is_some() {
+                panic!("route table: schema `{name}` is registered twice");
+            }
+            self.schemas.push((name, schema));
+        }
+        self
     }
 
     pub fn routes(&self) -> &[Route] {
         &self.routes
+    }
+
+    /// The named schemas, in registration order.
+    pub fn schemas(&self) -> &[(&'static str, Value)] {
+        &self.schemas
+    }
+
+    pub fn schema(&self, name: &str) -> Option<&Value> {
+        self.by_name.get(name).map(|&i| &self.schemas[i].1)
     }
 
     pub fn by_operation(&self, operation_id: &str) -> Option<&Route> {
@@ -328,5 +479,40 @@ mod tests {
             r.find(&Method::GET, "/devices/x/y"),
             Match::NotFound
         ));
+    }
+
+    #[test]
+    #[should_panic(expected = "`q`: unknown keyword `maxLenght`")]
+    fn a_query_schema_typo_fails_when_the_table_is_built() {
+        let _ = Route::get("/x", "x", Action::Public, h).query(&[param(
+            "q",
+            r#"{"type":"string","maxLenght":3}"#,
+            "",
+        )]);
+    }
+
+    #[test]
+    #[should_panic(expected = "x: query parameter `q`")]
+    fn a_query_schema_that_is_not_json_fails_when_the_table_is_built() {
+        let _ = Route::get("/x", "x", Action::Public, h).query(&[param(
+            "q",
+            r#"{"type":"string",}"#,
+            "",
+        )]);
+    }
+
+    #[test]
+    #[should_panic(expected = "registered twice")]
+    fn a_schema_name_is_registered_once() {
+        let s = || ("Thing", serde_json::json!({"type": "object"}));
+        let _ = Router::new(Vec::new()).with_schemas(vec![s(), s()]);
+    }
+
+    #[test]
+    fn the_query_schema_is_a_value() {
+        let r = Route::get("/x", "x", Action::Public, h).query(&[LIMIT_PARAM]);
+        assert_eq!(r.query[0].schema["maximum"], 100);
+        assert_eq!(r.query[0].schema, LIMIT_PARAM.schema);
+        assert_ne!(r.query[0].schema, r#"{"type":"integer"}"#);
     }
 }

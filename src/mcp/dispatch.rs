@@ -6,8 +6,10 @@
 //! of the REST API, a stale confirmation) is a tool result with `isError: true`, so the assistant
 //! can read it and correct itself. Everything returned passes the redactor.
 
+use super::call::{self, Caller, Content};
+use super::catalogue::Tool;
 use super::protocol::{self, Message, RpcError};
-use super::tools::{self, Caller, Content, Kind};
+use super::spec::Kind;
 use crate::app::App;
 use crate::redact;
 use base64::Engine;
@@ -321,7 +323,7 @@ fn list(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
         Some(_) => None,
     };
     let catalog = app.mcp.catalog(&app.router);
-    let visible: Vec<&tools::Tool> = catalog.visible(&caller.principal).collect();
+    let visible: Vec<&Tool> = catalog.visible(&caller.principal).collect();
     let Some(offset) = offset.filter(|o| *o <= visible.len()) else {
         return rpc_err(
             id,
@@ -404,7 +406,7 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
     } else {
         given
     };
-    if let Err(msg) = tools::validate_arguments(args, &tool.input_schema) {
+    if let Err(msg) = crate::jsonschema::validate_arguments(args, &tool.input_schema) {
         return tool_error(
             id,
             &format!("Invalid arguments: {msg} Nothing was done."),
@@ -427,7 +429,7 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
             );
         }
     }
-    let out = match tools::call(app, caller, tool, args) {
+    let out = match call::call(app, caller, tool, args) {
         Ok(v) => tool_ok(id, v, modern),
         Err(msg) => tool_error(id, &msg, modern),
     };

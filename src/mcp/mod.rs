@@ -3,7 +3,10 @@
 //! - [`transport`]: HTTP rules (origin/host, credential, content negotiation, sessions, batches).
 //! - [`protocol`]: JSON-RPC messages, error codes, protocol versions of both eras.
 //! - [`dispatch`]: `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`.
-//! - [`tools`]: the tool table, and each call as an internal REST request through the pipeline.
+//! - [`spec`]: what the tools are: those declared on routes (`Route::tool`), plus confirm/cancel.
+//! - [`catalogue`]: each tool's routes, visibility and `tools/list` definition, built from the
+//!   route table and the schemas the router carries (mcp never imports `routes`).
+//! - [`call`]: each call as an internal REST request through the pipeline.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel).
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
 //! - [`config_cmd`]: `signage mcp-config`.
@@ -17,17 +20,19 @@ use crate::config::Settings;
 use crate::http::router::{Route, Router};
 use std::sync::OnceLock;
 
+pub mod call;
+pub mod catalogue;
 pub mod config_cmd;
 pub mod dispatch;
 pub mod pending;
 pub mod protocol;
 pub mod sessions;
-pub mod tools;
+pub mod spec;
 pub mod transport;
 
 pub struct McpState {
     pub sessions: sessions::Sessions,
-    catalog: OnceLock<tools::Catalog>,
+    catalog: OnceLock<catalogue::Catalog>,
 }
 
 impl McpState {
@@ -39,8 +44,9 @@ impl McpState {
     }
 
     /// The tool catalogue, built from the route table on first use.
-    pub fn catalog(&self, router: &Router) -> &tools::Catalog {
-        self.catalog.get_or_init(|| tools::Catalog::build(router))
+    pub fn catalog(&self, router: &Router) -> &catalogue::Catalog {
+        self.catalog
+            .get_or_init(|| catalogue::Catalog::build(router))
     }
 
     /// Forgets sessions (sandbox reset). Pending changes live in the database, which the reset
@@ -50,6 +56,7 @@ impl McpState {
     }
 }
 
+/// The `/mcp` routes; the app puts them in the route table beside the REST routes.
 pub fn routes() -> Vec<Route> {
     // Public at the router: the MCP transport checks Origin/Host before the credential, then
     // authenticates every request itself with the same function the pipeline uses.

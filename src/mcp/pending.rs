@@ -9,7 +9,7 @@
 //!   through the pipeline, where it is authorized again as of now, with `If-Match` on the
 //!   previewed version: a target that changed since the preview is left untouched.
 
-use super::tools::{self, from_rest, problem_message, Caller};
+use super::call::{self, from_rest, problem_message, Caller};
 use crate::app::App;
 use crate::http::ApiError;
 use crate::time::rfc3339;
@@ -172,7 +172,7 @@ fn cost(app: &App, caller: &Caller, current: &Value) -> Value {
         .and_then(|company| {
             let route = app.router.by_operation("getTokenBalance")?;
             let mut query = String::from("company_id=");
-            tools::encode(company, &mut query);
+            call::encode(company, &mut query);
             let resp = caller.rest(
                 app,
                 route.method.clone(),

@@ -21,10 +21,10 @@
 //!   unsupported version and invalid params, 404 for an unknown method); handshake-era JSON-RPC
 //!   errors to well-formed requests are 200, malformed messages 400.
 
+use super::call::Caller;
 use super::dispatch::{self, Out};
 use super::protocol::{self, RpcError};
 use super::sessions::Lookup;
-use super::tools::Caller;
 use crate::auth::authenticate::authenticate;
 use crate::http::{ApiError, Ctx, Response};
 use hyper::{HeaderMap, StatusCode};

@@ -3,7 +3,7 @@
 use crate::auth::authenticate::role_scopes;
 use crate::auth::{password, Action, Actor};
 use crate::http::error::AuthFailure;
-use crate::http::router::Route;
+use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::time::rfc3339;
 use rusqlite::OptionalExtension;
@@ -13,6 +13,12 @@ use serde_json::{json, Value};
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/me", "getCredential", Action::Authenticated, me)
+            .tool(Tool::read(
+                "get_api_key_permissions",
+                "API key permissions",
+                &[],
+                "Describe the API key this connection uses: its scopes (`read`, `write`, `<area>:read|write`, `admin`), its company scope, the companies it can see, its client id and its expiry. Use it to explain why something is not visible or not allowed. Never returns the secret.",
+            ))
             .tag("credentials")
             .summary("Describe the calling credential: scopes, company scope, client id, expiry. Never the secret.")
             .ok("Credential"),

@@ -13,7 +13,7 @@ use super::devices::{
 use crate::auth::{Action, Area, Level};
 use crate::events;
 use crate::http::ctx::{list_body, PageRequest};
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::rfc3339;
@@ -33,6 +33,12 @@ const DEFAULT_DURATION_SECS: i64 = 15;
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/ads", "listAds", READ, list)
+            .tool(Tool::read(
+                "list_ads",
+                "List ads",
+                &[],
+                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion. Paged with `cursor`.",
+            ))
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
             .paged_by(Kind::Ad)
@@ -49,10 +55,23 @@ pub fn routes() -> Vec<Route> {
             .body("AdCreate")
             .created("Ad"),
         Route::get("/ads/{id}", "getAd", READ, get)
+            .tool(Tool::read(
+                "get_ad",
+                "Get ad",
+                &[("ad_id", "The ad id (`ad_…`), as returned by list_ads.")],
+                "Get one ad: name, headline, status, media, linked promotion and duration. Use it before preparing a change to an ad.",
+            ))
             .tag("ads")
             .summary("Get one ad with the devices it is assigned to. Returns an ETag.")
             .ok("Ad"),
         Route::patch("/ads/{id}", "updateAd", WRITE, update)
+            .tool(Tool::prepare(
+                "prepare_ad_change",
+                "Prepare an ad change",
+                &[("ad_id", "The ad to change (`ad_…`), as returned by list_ads.")],
+                Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
+                "Prepare a change to an ad (name, headline, status, media, linked promotion or duration). This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
+            ))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
             .body("AdUpdate")

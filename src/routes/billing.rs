@@ -3,7 +3,7 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::routes::fetch_page;
@@ -19,6 +19,12 @@ pub const CHARGE_KINDS: &[&str] = &["subscription", "token_pack", "overage", "cr
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/invoices", "listInvoices", READ, list_invoices)
+            .tool(Tool::read(
+                "list_invoices",
+                "List invoices",
+                &[],
+                "List invoices of the companies the API key can see, newest first, optionally filtered by company and status (draft, open, paid, void).",
+            ))
             .tag("billing")
             .summary("List invoices of the visible companies, newest first, with their totals.")
             .paged_by(Kind::Invoice)
@@ -36,10 +42,22 @@ pub fn routes() -> Vec<Route> {
             ])
             .ok("InvoiceList"),
         Route::get("/invoices/{id}", "getInvoice", READ, get_invoice)
+            .tool(Tool::read(
+                "get_invoice",
+                "Get invoice",
+                &[("invoice_id", "The invoice id (`inv_…`), as returned by list_invoices.")],
+                "Get one invoice with its period, status, due date and totals.",
+            ))
             .tag("billing")
             .summary("Get one invoice with its lines (charges) and total.")
             .ok("InvoiceWithLines"),
         Route::get("/charges", "listCharges", READ, list_charges)
+            .tool(Tool::read(
+                "list_recent_charges",
+                "List recent charges",
+                &[],
+                "List recent charges (subscription, token packs, overage, credits), newest first, optionally filtered by company or invoice.",
+            ))
             .tag("billing")
             .summary("List recent charges of the visible companies, newest first.")
             .paged_by(Kind::Charge)

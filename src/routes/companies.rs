@@ -3,7 +3,7 @@
 use crate::auth::{Action, Area, Level};
 use crate::events;
 use crate::http::ctx::list_body;
-use crate::http::router::Route;
+use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::rfc3339;
@@ -18,11 +18,23 @@ const WRITE: Action = Action::Use(Area::Companies, Level::Write);
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/companies", "listCompanies", READ, list)
+            .tool(Tool::read(
+                "list_companies",
+                "List companies",
+                &[],
+                "List the companies the API key can see, newest first. Use it to find company ids for the other tools. Paged: pass the returned `next_cursor` as `cursor` for the next page.",
+            ))
             .tag("companies")
             .summary("List the companies visible to the credential.")
             .paged_by(Kind::Company)
             .ok("CompanyList"),
         Route::get("/companies/{id}", "getCompany", READ, get)
+            .tool(Tool::read(
+                "get_company",
+                "Get company",
+                &[("company_id", "The company id (`cmp_…`), as returned by list_companies.")],
+                "Get one company: name, slug, industry, country, timezone and plan.",
+            ))
             .tag("companies")
             .summary("Get one company.")
             .ok("Company"),
@@ -32,6 +44,12 @@ pub fn routes() -> Vec<Route> {
             READ,
             get_branding,
         )
+        .tool(Tool::read(
+            "get_company_branding",
+            "Get company branding",
+            &[("company_id", "The company id (`cmp_…`), as returned by list_companies.")],
+            "Get a company's branding: logos and brand tokens (colours, fonts, corner radius, tagline). Use it for questions about a company's look on screen.",
+        ))
         .tag("companies")
         .summary("Get a company's branding: logos and brand tokens (colours, fonts, radius).")
         .ok("Branding"),

@@ -10,7 +10,7 @@
 use crate::auth::{Action, Area, Level};
 use crate::events;
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::rfc3339;
@@ -44,6 +44,12 @@ const MAX_UPTIME_SECS: i64 = 3_153_600_000;
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/devices", "listDevices", READ, list)
+            .tool(Tool::read(
+                "list_devices",
+                "List devices",
+                &[],
+                "List screens (devices), newest first, optionally filtered by company and connection status (online, offline, never seen). Paged with `cursor`.",
+            ))
             .tag("devices")
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
             .paged_by(Kind::Device)
@@ -62,6 +68,12 @@ pub fn routes() -> Vec<Route> {
             .body("DeviceCreate")
             .created("Device"),
         Route::get("/devices/{id}", "getDevice", READ, get)
+            .tool(Tool::read(
+                "get_device",
+                "Get device",
+                &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+                "Get one screen: name, location, platform, orientation, resolution, connection status and the ad it is playing.",
+            ))
             .tag("devices")
             .summary("Get one device, with its derived status. Returns an ETag.")
             .ok("Device"),
@@ -74,6 +86,12 @@ pub fn routes() -> Vec<Route> {
             .tag("devices")
             .summary("Delete a device and its ad assignments. Honours If-Match."),
         Route::get("/devices/{id}/ads", "listDeviceAds", READ, list_ads)
+            .tool(Tool::read(
+                "list_device_ads",
+                "List ads on a device",
+                &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+                "List the ads assigned to one screen.",
+            ))
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
             .paged_by(Kind::Ad)
@@ -84,6 +102,12 @@ pub fn routes() -> Vec<Route> {
             READ,
             get_diagnostics,
         )
+        .tool(Tool::read(
+            "get_device_diagnostics",
+            "Get device diagnostics",
+            &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+            "Get playback diagnostics of one screen: last heartbeat, app version, storage, uptime and recent playback errors. Use it when a screen is offline or not showing the right content.",
+        ))
         .tag("devices")
         .summary("Playback diagnostics: heartbeat age and status, current ad, recent playback errors, app version, storage, uptime.")
         .ok("DeviceDiagnostics"),

@@ -1,13 +1,19 @@
 //! `GET /health`: the spec's health check. Public; no headers needed.
 
 use crate::auth::Action;
-use crate::http::router::Route;
+use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use hyper::StatusCode;
 use serde_json::json;
 
 pub fn routes() -> Vec<Route> {
     vec![Route::get("/health", "getHealth", Action::Public, health)
+        .tool(Tool::read(
+            "service_health_check",
+            "Service health check",
+            &[],
+            "Check that the signage service is up. Also reports the MCP backend auth mode (`passthrough`: every tool acts with your own API key, the server holds no credential of its own). Use it first when other tools fail unexpectedly. Takes no arguments.",
+        ))
         .tag("service")
         .summary("Service health: `ok` and the MCP backend auth mode (`passthrough`).")
         .ok("Health")]

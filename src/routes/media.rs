@@ -7,7 +7,7 @@
 use crate::auth::{Action, Area, Level};
 use crate::events;
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Param, Route};
+use crate::http::router::{param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::rfc3339;
@@ -38,6 +38,12 @@ const NAMED_BLOCKERS: i64 = 10;
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/media", "listMedia", READ, list)
+            .tool(Tool::read(
+                "list_media",
+                "List media",
+                &[],
+                "List media items (images and videos used by ads), newest first, optionally filtered by company.",
+            ))
             .tag("media")
             .summary("List media items (metadata only), newest first.")
             .paged_by(Kind::Media)

@@ -96,13 +96,15 @@ pub const MODULES: &[Module] = &[
     module("admin", None, admin::routes, admin::schemas),
 ];
 
-/// Every REST route, module by module. The whole route table adds the MCP endpoint
-/// ([`crate::app::routes`]).
+/// Every REST route, module by module. The whole route table adds the MCP endpoint beside them
+/// (`app::routes`): routes and mcp are siblings, neither imports the other.
 pub fn all() -> Vec<Route> {
     MODULES.iter().flat_map(|m| (m.routes)()).collect()
 }
 
-/// Every named schema the routes refer to.
+/// Every named schema the routes refer to, registered on the router ([`Router::with_schemas`]).
+///
+/// [`Router::with_schemas`]: crate::http::router::Router::with_schemas
 pub fn schemas() -> Vec<(&'static str, Value)> {
     MODULES.iter().flat_map(|m| (m.schemas)()).collect()
 }

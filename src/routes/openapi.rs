@@ -57,9 +57,7 @@ pub fn document(router: &Router) -> Value {
                 "schema": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "^[0-9A-Za-z_]+$"}}))
             .collect();
         for q in &route.query {
-            let schema: Value =
-                serde_json::from_str(q.schema).unwrap_or_else(|_| json!({"type": "string"}));
-            params.push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": schema}));
+            params.push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": q.schema}));
         }
         if route.idempotent && route.action != Action::Public {
             params.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
@@ -192,9 +190,10 @@ pub fn document(router: &Router) -> Value {
             .or_insert_with(|| json!({}));
         entry[route.method.as_str().to_lowercase()] = Value::Object(op);
     }
-    let mut schemas: Map<String, Value> = crate::routes::schemas()
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
+    let mut schemas: Map<String, Value> = router
+        .schemas()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
     schemas.insert("Problem".into(), problem_schema());
     schemas.insert("OpenApiDocument".into(), json!({"type": "object"}));

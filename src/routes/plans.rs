@@ -3,7 +3,7 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::list_body;
-use crate::http::router::Route;
+use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::rfc3339;
@@ -15,6 +15,12 @@ const READ: Action = Action::Use(Area::Plans, Level::Read);
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/plans", "listPlans", READ, list)
+            .tool(Tool::read(
+                "list_plans",
+                "List plans",
+                &[],
+                "List the subscription plans visible to the API key: price, device limit, included monthly tokens and features.",
+            ))
             .tag("plans")
             .summary("List the subscription plans (the catalogue).")
             .paged_by(Kind::Plan)

@@ -12,7 +12,7 @@
 use crate::auth::{Action, Area, Level};
 use crate::events;
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::routes::fetch_page;
@@ -36,6 +36,12 @@ const QUIET_ZONE: usize = 4;
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/promotions", "listPromotions", READ, list)
+            .tool(Tool::read(
+                "list_promotions",
+                "List promotions",
+                &[],
+                "List promotions, newest first, optionally filtered by company, whether they are active, or their state. Paged with `cursor`.",
+            ))
             .tag("promotions")
             .summary("List promotions of the visible companies, newest first.")
             .paged_by(Kind::Promotion)
@@ -63,6 +69,12 @@ pub fn routes() -> Vec<Route> {
             .body("PromotionCreate")
             .created("Promotion"),
         Route::get("/promotions/{id}", "getPromotion", READ, get)
+            .tool(Tool::read(
+                "get_promotion",
+                "Get promotion",
+                &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
+                "Get one promotion: dates, discount, landing page, whether it is active and what activating it costs in tokens.",
+            ))
             .tag("promotions")
             .summary("Get one promotion with its derived state and QR code count.")
             .ok("Promotion"),
@@ -77,6 +89,13 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             activate,
         )
+        .tool(Tool::prepare(
+            "prepare_promotion_activation",
+            "Prepare a promotion activation",
+            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            Change::Sets("active", true),
+            "Prepare the activation of a promotion. This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+        ))
         .tag("promotions")
         .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
         .conditional()
@@ -88,6 +107,13 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             deactivate,
         )
+        .tool(Tool::prepare(
+            "prepare_promotion_deactivation",
+            "Prepare a promotion deactivation",
+            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            Change::Sets("active", false),
+            "Prepare the deactivation of an active promotion. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+        ))
         .tag("promotions")
         .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
         .conditional()
@@ -98,6 +124,12 @@ pub fn routes() -> Vec<Route> {
             READ,
             list_qr_codes,
         )
+        .tool(Tool::read(
+            "get_promotion_qr_codes",
+            "Get promotion QR codes",
+            &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
+            "List the QR codes of a promotion, with their target URLs and scan counts.",
+        ))
         .tag("promotions")
         .summary("List a promotion's QR codes, each with an inline SVG image and the URL of its PNG.")
         .paged_by(Kind::QrCode)

@@ -3,7 +3,7 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::{list_body, PageRequest};
-use crate::http::router::{param, Param, Route};
+use crate::http::router::{param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
@@ -20,6 +20,12 @@ const COMPANY_PARAM: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/token-packs", "listTokenPacks", READ, list_packs)
+            .tool(Tool::read(
+                "list_token_packs",
+                "List token packs",
+                &[],
+                "List the token packs that can be bought (tokens pay for promotion activations): how many tokens and the price.",
+            ))
             .tag("tokens")
             .summary("List the token packs on sale (the catalogue).")
             .paged_by(Kind::TokenPack)
@@ -35,6 +41,12 @@ pub fn routes() -> Vec<Route> {
         .body("TokenPackPurchase")
         .created("TokenPurchase"),
         Route::get("/tokens/balance", "getTokenBalance", READ, balance)
+            .tool(Tool::read(
+                "get_token_balance",
+                "Get token balance",
+                &[],
+                "Get a company's current token balance. Use it before activating a promotion, which costs tokens.",
+            ))
             .tag("tokens")
             .summary("A company's token balance.")
             .query(&[Param {
@@ -48,6 +60,12 @@ pub fn routes() -> Vec<Route> {
             READ,
             list_transactions,
         )
+        .tool(Tool::read(
+            "list_token_transactions",
+            "List token transactions",
+            &[],
+            "List a company's token ledger (grants, purchases, spending, refunds), newest first, optionally filtered by kind. Paged with `cursor`.",
+        ))
         .tag("tokens")
         .summary("List token transactions (the ledger), newest first.")
         .paged_by(Kind::TokenTransaction)

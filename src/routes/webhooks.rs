@@ -6,7 +6,7 @@
 use crate::auth::{Action, Area, Level};
 use crate::events::{self, EVENT_TYPES};
 use crate::http::ctx::list_body;
-use crate::http::router::{param, Route};
+use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::outbound::{self, TargetPolicy};
@@ -24,6 +24,12 @@ const WRITE: Action = Action::Use(Area::Webhooks, Level::Write);
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/webhooks", "listWebhooks", READ, list)
+            .tool(Tool::read(
+                "list_webhooks",
+                "List webhooks",
+                &[],
+                "List the configured webhook integrations (target URL, event types, enabled), optionally filtered by company. Signing secrets are never shown.",
+            ))
             .tag("webhooks")
             .summary("List webhook integrations of the visible companies (secrets masked).")
             .paged_by(Kind::Webhook)

@@ -6,8 +6,8 @@
 //! problem for the transport) on `/mcp`. Inputs come from a seeded generator, so a failure names
 //! its seed and case and replays exactly; the case counts are bounded so the run stays short.
 
+use crate::helpers::mcp::ACCEPT_BOTH;
 use crate::helpers::{key, TestApp, TestResponse};
-use crate::mcp_transport::ACCEPT_BOTH;
 use serde_json::{json, Value};
 
 /// SplitMix64: small, fast and good enough to spread inputs; seeded for replay.

@@ -2,8 +2,8 @@
 //! and MCP tool calls share a bucket), MCP batch and reply caps (with the memory of the real binary
 //! measured), and the body-read and idle timeouts.
 
+use crate::helpers::mcp::{post, request};
 use crate::helpers::*;
-use crate::mcp_transport::{post, request};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -1,13 +1,13 @@
 //! Tests: mcp_tools. Every tool through real HTTP, the REST = MCP authorization matrix and the
 //! redaction canary. The two-step write state machine is in `mcp_writes`.
 //!
-//! The matrix and the canary are driven by the tool table (`signage::mcp::tools::TOOLS`), so they
-//! cover every tool (a unit test checks that every tool names an existing route).
+//! The matrix and the canary are driven by the tools declared on the route table
+//! (`signage::mcp::spec::specs`), so they cover every tool; `mcp_catalogue` checks the catalogue.
 
+use crate::helpers::mcp::{call, call_err, call_ok, post, post_accept, rpc, tool_names};
 use crate::helpers::{company_id, demo, key, TestApp};
-use crate::mcp_transport::{call, call_err, call_ok, post, post_accept, rpc, tool_names};
 use serde_json::{json, Value};
-use signage::mcp::tools::{Kind, ToolSpec, TOOLS};
+use signage::mcp::spec::{Kind, ToolSpec};
 use signage::redact::redact_value;
 use std::collections::HashMap;
 
@@ -28,7 +28,7 @@ async fn rest_for(app: &TestApp, key_name: &str, spec: &ToolSpec, args: &Value) 
         .iter()
         .map(|(n, _)| args[*n].as_str().unwrap())
         .collect();
-    let path = signage::mcp::tools::fill_path(route.path, &ids);
+    let path = signage::mcp::call::fill_path(route.path, &ids);
     let mut query = Vec::new();
     for q in &route.query {
         match args.get(q.name) {
@@ -105,8 +105,11 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
     sets
 }
 
-fn read_specs() -> impl Iterator<Item = &'static ToolSpec> {
-    TOOLS.iter().filter(|t| t.kind == Kind::Read)
+fn read_specs(app: &TestApp) -> Vec<ToolSpec> {
+    signage::mcp::spec::specs(&app.app.router)
+        .into_iter()
+        .filter(|t| t.kind == Kind::Read)
+        .collect()
 }
 
 /// `tools/list` for every key shows exactly the tools whose routes REST lets the key use.
@@ -115,7 +118,7 @@ async fn tools_list_matches_what_rest_allows() {
     let app = TestApp::spawn().await;
     for key_name in active_keys() {
         let listed = tool_names(&rpc(&app, &key_name, "tools/list", json!({})).await);
-        for spec in read_specs() {
+        for spec in &read_specs(&app) {
             if app.app.router.by_operation(spec.operation).is_none() {
                 assert!(!listed.contains(&spec.name.to_string()));
                 continue;
@@ -153,7 +156,7 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
     let mut cases = 0;
     for key_name in active_keys() {
         let listed = tool_names(&rpc(&app, &key_name, "tools/list", json!({})).await);
-        for spec in read_specs() {
+        for spec in &read_specs(&app) {
             if app.app.router.by_operation(spec.operation).is_none() {
                 continue;
             }
@@ -172,7 +175,7 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
                     redact_value(&mut rest);
                     assert_eq!(result["structuredContent"], rest, "{what}");
                     let schema = &definitions[spec.name]["outputSchema"];
-                    signage::mcp::tools::validate(&result["structuredContent"], schema, "")
+                    signage::jsonschema::validate(&result["structuredContent"], schema, "")
                         .unwrap_or_else(|e| panic!("{what}: output schema: {e}"));
                 } else {
                     assert_eq!(result["isError"], true, "{what}: {result}");
@@ -452,7 +455,7 @@ async fn redaction_canary_never_leaves_any_tool() {
     for key_name in ["northwind-admin", "harborview-admin", "northwind-readwrite"] {
         let list = rpc(&app, key_name, "tools/list", json!({})).await;
         assert_clean(&list.to_string(), &canary, "tools/list");
-        for spec in TOOLS
+        for spec in signage::mcp::spec::specs(&app.app.router)
             .iter()
             .filter(|t| tool_names(&list).contains(&t.name.to_string()))
         {
@@ -531,224 +534,6 @@ async fn redaction_canary_never_leaves_any_tool() {
     }
 }
 
-// --- End to end through the ad and promotion tools.
-
 fn one_row<T: rusqlite::types::FromSql>(app: &TestApp, sql: &str, arg: &str) -> T {
     app.sql(|c| c.query_row(sql, [arg], |r| r.get(0)))
-}
-
-#[tokio::test]
-async fn ad_change_is_previewed_then_applied_once() {
-    let app = TestApp::spawn().await;
-    let grocers = company_id("Northwind Grocers");
-    let ad: String = one_row(
-        &app,
-        "SELECT min(id) FROM ads WHERE company_id = ?1",
-        &grocers,
-    );
-    let headline: String = one_row(&app, "SELECT headline FROM ads WHERE id = ?1", &ad);
-    // A read-only key is refused up front.
-    let e = call_err(
-        &app,
-        "northwind-readonly",
-        "prepare_ad_change",
-        json!({"ad_id": ad, "changes": {"headline": "No"}}),
-    )
-    .await;
-    assert!(e.contains("ads:write"), "{e}");
-
-    let preview = call_ok(
-        &app,
-        "northwind-readwrite",
-        "prepare_ad_change",
-        json!({"ad_id": ad, "changes": {"headline": "Fresh bread daily"}}),
-    )
-    .await;
-    assert_eq!(preview["operation"], "updateAd");
-    assert_eq!(preview["current"]["headline"], headline.as_str());
-    assert_eq!(preview["proposed"]["headline"], "Fresh bread daily");
-    assert_eq!(
-        preview["differences"],
-        json!([{"field": "headline", "current": headline, "proposed": "Fresh bread daily"}])
-    );
-    assert_eq!(preview["cost"], Value::Null);
-    assert_eq!(
-        one_row::<String>(&app, "SELECT headline FROM ads WHERE id = ?1", &ad),
-        headline
-    );
-    let id = preview["confirmation_id"].as_str().unwrap().to_string();
-
-    // Another key cannot confirm it.
-    let e = call_err(
-        &app,
-        "northwind-grocers-write",
-        "confirm_change",
-        json!({"confirmation_id": id}),
-    )
-    .await;
-    assert!(e.contains("No pending change"), "{e}");
-    assert_eq!(
-        one_row::<String>(&app, "SELECT headline FROM ads WHERE id = ?1", &ad),
-        headline
-    );
-
-    let done = call_ok(
-        &app,
-        "northwind-readwrite",
-        "confirm_change",
-        json!({"confirmation_id": id}),
-    )
-    .await;
-    assert_eq!(done["status"], "applied");
-    assert_eq!(done["result"]["headline"], "Fresh bread daily");
-    assert_eq!(
-        one_row::<String>(&app, "SELECT headline FROM ads WHERE id = ?1", &ad),
-        "Fresh bread daily"
-    );
-    let e = call_err(
-        &app,
-        "northwind-readwrite",
-        "confirm_change",
-        json!({"confirmation_id": id}),
-    )
-    .await;
-    assert!(e.contains("already used"), "{e}");
-
-    // A stale preview through the tools: changed over REST in between, nothing applied.
-    let preview = call_ok(
-        &app,
-        "northwind-readwrite",
-        "prepare_ad_change",
-        json!({"ad_id": ad, "changes": {"name": "Renamed by MCP"}}),
-    )
-    .await;
-    app.patch(&format!("/ads/{ad}"))
-        .key("northwind-admin")
-        .json(&json!({"headline": "Changed meanwhile"}))
-        .send()
-        .await
-        .ok();
-    let e = call_err(
-        &app,
-        "northwind-readwrite",
-        "confirm_change",
-        json!({"confirmation_id": preview["confirmation_id"]}),
-    )
-    .await;
-    assert!(e.contains("changed since the preview"), "{e}");
-    assert_ne!(
-        one_row::<String>(&app, "SELECT name FROM ads WHERE id = ?1", &ad),
-        "Renamed by MCP"
-    );
-}
-
-#[tokio::test]
-async fn promotion_activation_shows_cost_and_cancel_discards() {
-    let app = TestApp::spawn().await;
-    let now = signage::time::now().to_string();
-    let promo: String = one_row(&app,
-        "SELECT min(id) FROM promotions WHERE active = 0 AND starts_at <= CAST(?1 AS INTEGER) AND ends_at > CAST(?1 AS INTEGER)", &now);
-    let cost: i64 = one_row(
-        &app,
-        "SELECT activation_cost_tokens FROM promotions WHERE id = ?1",
-        &promo,
-    );
-    let company: String = one_row(
-        &app,
-        "SELECT company_id FROM promotions WHERE id = ?1",
-        &promo,
-    );
-    let balance: i64 = one_row(
-        &app,
-        "SELECT balance FROM token_balances WHERE company_id = ?1",
-        &company,
-    );
-
-    let preview = call_ok(
-        &app,
-        "northwind-readwrite",
-        "prepare_promotion_activation",
-        json!({"promotion_id": promo}),
-    )
-    .await;
-    assert_eq!(preview["operation"], "activatePromotion");
-    assert_eq!(
-        preview["differences"],
-        json!([{"field": "active", "current": false, "proposed": true}])
-    );
-    assert_eq!(preview["cost"]["tokens"], cost);
-    assert_eq!(preview["cost"]["balance"], balance);
-    assert_eq!(preview["cost"]["balance_after"], balance - cost);
-    assert_eq!(
-        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
-        0
-    );
-
-    // Declined: cancelled, and the id is dead.
-    let id = preview["confirmation_id"].as_str().unwrap().to_string();
-    let c = call_ok(
-        &app,
-        "northwind-readwrite",
-        "cancel_change",
-        json!({"confirmation_id": id}),
-    )
-    .await;
-    assert_eq!(c["status"], "cancelled");
-    let e = call_err(
-        &app,
-        "northwind-readwrite",
-        "confirm_change",
-        json!({"confirmation_id": id}),
-    )
-    .await;
-    assert!(e.contains("cancelled"), "{e}");
-    assert_eq!(
-        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
-        0
-    );
-
-    // Accepted: applied once.
-    let preview = call_ok(
-        &app,
-        "northwind-readwrite",
-        "prepare_promotion_activation",
-        json!({"promotion_id": promo}),
-    )
-    .await;
-    let done = call_ok(
-        &app,
-        "northwind-readwrite",
-        "confirm_change",
-        json!({"confirmation_id": preview["confirmation_id"]}),
-    )
-    .await;
-    assert_eq!(done["status"], "applied");
-    assert_eq!(
-        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
-        1
-    );
-
-    // Deactivation mirrors it.
-    let preview = call_ok(
-        &app,
-        "northwind-readwrite",
-        "prepare_promotion_deactivation",
-        json!({"promotion_id": promo}),
-    )
-    .await;
-    assert_eq!(
-        preview["differences"],
-        json!([{"field": "active", "current": true, "proposed": false}])
-    );
-    call_ok(
-        &app,
-        "northwind-readwrite",
-        "confirm_change",
-        json!({"confirmation_id": preview["confirmation_id"]}),
-    )
-    .await;
-    assert_eq!(
-        one_row::<i64>(&app, "SELECT active FROM promotions WHERE id = ?1", &promo),
-        0
-    );
 }

@@ -3,8 +3,8 @@
 //! database afterwards. "Nothing changed" means the tables a change can touch (ads, promotions,
 //! token balances and transactions, domain events) are identical, row for row.
 
+use crate::helpers::mcp::{call, call_err, call_ok, post, request, rpc, rpc_error, tool_names};
 use crate::helpers::{company_id, demo, key, TestApp};
-use crate::mcp_transport::{call, call_err, call_ok, post, request, rpc, rpc_error, tool_names};
 use rusqlite::types::ValueRef;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};

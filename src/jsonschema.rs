@@ -1,0 +1,363 @@
+//! A small JSON Schema checker: the subset of JSON Schema our own schemas use (`type`, `enum`,
+//! `const`, lengths, bounds, `properties`, `required`, `additionalProperties`, `minProperties`,
+//! `items`, and the id pattern). MCP checks tool arguments with it before a call; [`check_schema`]
+//! refuses, at start-up, a schema that uses anything else (a typo such as `"maxLenght"` or
+//! `"type": "strnig"` would otherwise be ignored and check nothing).
+//!
+//! Lowest layer: it knows JSON values and nothing of HTTP, routes or MCP.
+
+use serde_json::{Map, Value};
+
+/// `^[0-9A-Za-z_]+$`, checked by hand (no regex engine on the request path).
+pub const ID_PATTERN: &str = "^[0-9A-Za-z_]+$";
+
+/// The keywords a schema of ours may use; [`check_schema`] refuses any other.
+const KEYWORDS: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "default",
+    "description",
+    "title",
+    "examples",
+    "$ref",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "nullable",
+];
+
+const TYPES: &[&str] = &[
+    "string", "integer", "number", "boolean", "object", "array", "null",
+];
+
+/// Refuses a schema with an unknown keyword, an unknown type, or a malformed `properties`,
+/// `required`, `enum` or `items`, naming where (`at`) it is.
+pub fn check_schema(schema: &Value, at: &str) -> Result<(), String> {
+    let Some(s) = schema.as_object() else {
+        return Err(format!("{at}: a schema must be an object"));
+    };
+    for (k, v) in s {
+        if !KEYWORDS.contains(&k.as_str()) {
+            return Err(format!("{at}: unknown keyword `{k}`"));
+        }
+        match k.as_str() {
+            "type" => {
+                let ok = match v {
+                    Value::String(t) => TYPES.contains(&t.as_str()),
+                    Value::Array(ts) => {
+                        !ts.is_empty()
+                            && ts
+                                .iter()
+                                .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t)))
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return Err(format!("{at}: unknown type {v}"));
+                }
+            }
+            "properties" => {
+                let Some(props) = v.as_object() else {
+                    return Err(format!("{at}: `properties` must be an object"));
+                };
+                for (name, p) in props {
+                    check_schema(p, &format!("{at}/{name}"))?;
+                }
+            }
+            "items" => check_schema(v, &format!("{at}/items"))?,
+            "additionalProperties" if !v.is_boolean() => {
+                check_schema(v, &format!("{at}/additionalProperties"))?
+            }
+            "anyOf" | "oneOf" | "allOf" => {
+                for (i, x) in v.as_array().into_iter().flatten().enumerate() {
+                    check_schema(x, &format!("{at}/{k}/{i}"))?;
+                }
+            }
+            "required" | "enum" if !v.is_array() => {
+                return Err(format!("{at}: `{k}` must be an array"))
+            }
+            "minLength" | "maxLength" | "minProperties" | "maxProperties" | "minItems"
+            | "maxItems"
+                if !v.is_u64() =>
+            {
+                return Err(format!("{at}: `{k}` must be a non-negative integer"))
+            }
+            "minimum" | "maximum" if !v.is_number() => {
+                return Err(format!("{at}: `{k}` must be a number"))
+            }
+            "pattern" | "format" | "description" | "title" | "$ref" if !v.is_string() => {
+                return Err(format!("{at}: `{k}` must be a string"))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks tool arguments (a JSON object) against a tool's input schema.
+pub fn validate_arguments(args: &Map<String, Value>, schema: &Value) -> Result<(), String> {
+    match schema.as_object() {
+        Some(s) => validate_object(args, s, ""),
+        None => Ok(()),
+    }
+}
+
+/// Checks a value against a schema (the subset of JSON Schema our schemas use). Patterns other
+/// than the id pattern are left to the REST validation behind the tool.
+pub fn validate(v: &Value, schema: &Value, at: &str) -> Result<(), String> {
+    let Some(s) = schema.as_object() else {
+        return Ok(());
+    };
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if !types.is_empty() && !types.iter().any(|t| has_type(v, t)) {
+            return Err(format!(
+                "`{}` must be of type {}.",
+                name(at),
+                types.join(" or ")
+            ));
+        }
+    }
+    if let Some(allowed) = s.get("enum").and_then(Value::as_array) {
+        if !allowed.contains(v) {
+            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            return Err(format!(
+                "`{}` must be one of {}.",
+                name(at),
+                list.join(", ")
+            ));
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if c != v {
+            return Err(format!("`{}` must be {c}.", name(at)));
+        }
+    }
+    match v {
+        Value::String(text) => {
+            let len = text.chars().count() as u64;
+            if s.get("minLength")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| len < m)
+            {
+                return Err(format!("`{}` is too short.", name(at)));
+            }
+            if s.get("maxLength")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| len > m)
+            {
+                return Err(format!("`{}` is too long.", name(at)));
+            }
+            if s.get("pattern").and_then(Value::as_str) == Some(ID_PATTERN)
+                && !text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                return Err(format!(
+                    "`{}` is not an id (letters, digits and `_`).",
+                    name(at)
+                ));
+            }
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            if s.get("minimum")
+                .and_then(Value::as_f64)
+                .is_some_and(|m| x < m)
+            {
+                return Err(format!("`{}` must be at least {}.", name(at), s["minimum"]));
+            }
+            if s.get("maximum")
+                .and_then(Value::as_f64)
+                .is_some_and(|m| x > m)
+            {
+                return Err(format!("`{}` must be at most {}.", name(at), s["maximum"]));
+            }
+        }
+        Value::Object(obj) => validate_object(obj, s, at)?,
+        Value::Array(items) => {
+            if let Some(item) = s.get("items") {
+                for (i, x) in items.iter().enumerate() {
+                    validate(x, item, &format!("{at}/{i}"))?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn validate_object(
+    obj: &Map<String, Value>,
+    s: &Map<String, Value>,
+    at: &str,
+) -> Result<(), String> {
+    let props = s.get("properties").and_then(Value::as_object);
+    for req in s
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(r) = req.as_str() {
+            if !obj.contains_key(r) {
+                return Err(format!("`{}` is required.", name(&format!("{at}/{r}"))));
+            }
+        }
+    }
+    if s.get("minProperties")
+        .and_then(Value::as_u64)
+        .is_some_and(|m| (obj.len() as u64) < m)
+    {
+        return Err(format!("`{}` needs at least one field.", name(at)));
+    }
+    for (k, x) in obj {
+        let path = format!("{at}/{k}");
+        match props.and_then(|p| p.get(k)) {
+            Some(ps) => validate(x, ps, &path)?,
+            None => match s.get("additionalProperties") {
+                Some(Value::Bool(false)) => {
+                    let known: Vec<&str> = props
+                        .map(|p| p.keys().map(String::as_str).collect())
+                        .unwrap_or_default();
+                    return Err(if known.is_empty() {
+                        format!(
+                            "Unknown argument `{}`: this tool takes no arguments.",
+                            name(&path)
+                        )
+                    } else {
+                        format!(
+                            "Unknown argument `{}`; expected: {}.",
+                            name(&path),
+                            known.join(", ")
+                        )
+                    });
+                }
+                Some(extra @ Value::Object(_)) => validate(x, extra, &path)?,
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+fn name(pointer: &str) -> &str {
+    let p = pointer.trim_start_matches('/');
+    if p.is_empty() {
+        "arguments"
+    } else {
+        p
+    }
+}
+
+fn has_type(v: &Value, t: &str) -> bool {
+    match t {
+        "string" => v.is_string(),
+        "integer" => {
+            v.as_i64().is_some()
+                || v.as_u64().is_some()
+                || v.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn validation_names_the_argument() {
+        let schema = json!({"type":"object","additionalProperties":false,"required":["ad_id"],
+            "properties":{"ad_id":{"type":"string","pattern":ID_PATTERN},
+                "changes":{"type":"object","minProperties":1,"additionalProperties":false,
+                    "properties":{"status":{"type":"string","enum":["draft","active"]},
+                        "duration_seconds":{"type":"integer","minimum":1,"maximum":3600}}}}});
+        assert!(check_schema(&schema, "test").is_ok());
+        assert!(validate(
+            &json!({"ad_id":"ad_1","changes":{"status":"draft"}}),
+            &schema,
+            ""
+        )
+        .is_ok());
+        let e = validate(&json!({"ad_id":"ad_1","x":1}), &schema, "").unwrap_err();
+        assert!(e.contains("Unknown argument `x`"), "{e}");
+        let e = validate(&json!({}), &schema, "").unwrap_err();
+        assert!(e.contains("`ad_id` is required"), "{e}");
+        let e = validate(&json!({"ad_id":"../x"}), &schema, "").unwrap_err();
+        assert!(e.contains("not an id"), "{e}");
+        let e = validate(
+            &json!({"ad_id":"a","changes":{"status":"gone"}}),
+            &schema,
+            "",
+        )
+        .unwrap_err();
+        assert!(e.contains("changes/status"), "{e}");
+        let e = validate(
+            &json!({"ad_id":"a","changes":{"duration_seconds":0}}),
+            &schema,
+            "",
+        )
+        .unwrap_err();
+        assert!(e.contains("at least 1"), "{e}");
+        let e = validate(&json!({"ad_id":"a","changes":{}}), &schema, "").unwrap_err();
+        assert!(e.contains("at least one"), "{e}");
+    }
+
+    #[test]
+    fn a_schema_typo_is_refused() {
+        for (bad, says) in [
+            (json!({"type": "strnig"}), "unknown type"),
+            (json!({"type": ["string", 1]}), "unknown type"),
+            (
+                json!({"type": "string", "maxLenght": 5}),
+                "unknown keyword `maxLenght`",
+            ),
+            (
+                json!({"type": "integer", "minimum": "1"}),
+                "must be a number",
+            ),
+            (json!({"type": "string", "enum": "a"}), "must be an array"),
+            (
+                json!({"properties": {"x": {"tpye": "string"}}}),
+                "q/x: unknown keyword",
+            ),
+            (json!("string"), "must be an object"),
+        ] {
+            let e = check_schema(&bad, "q").unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert!(check_schema(
+            &json!({"type": ["string", "null"], "maxLength": 100, "description": "d"}),
+            "q"
+        )
+        .is_ok());
+    }
+}

@@ -1,0 +1,292 @@
+//! A tool call: each becomes an internal REST request through [`crate::http::pipeline::execute`]
+//! with the caller's own credential headers, so the same router, scope check and handlers decide
+//! what happens. Nothing here decides a permission or holds a credential.
+
+use super::catalogue::Tool;
+use super::pending::{self, ChangePlan};
+use super::spec::{self, Kind};
+use crate::auth::Principal;
+use crate::http::pipeline::{self, Request};
+use crate::http::response::Response;
+use crate::http::router::{Change, RequestBody};
+use bytes::Bytes;
+use hyper::{HeaderMap, Method};
+use serde_json::{json, Map, Value};
+use std::net::IpAddr;
+
+/// Who is calling, and the credential headers every internal request carries.
+pub struct Caller {
+    pub principal: Principal,
+    /// `Authorization` / `X-API-KEY` and `X-Service-Client-Id`, copied from the MCP request.
+    pub headers: HeaderMap,
+    pub request_id: String,
+    pub peer: Option<IpAddr>,
+}
+
+impl Caller {
+    pub fn new(
+        principal: Principal,
+        mcp_headers: &HeaderMap,
+        request_id: &str,
+        peer: Option<IpAddr>,
+    ) -> Caller {
+        let mut headers = HeaderMap::with_capacity(4);
+        for name in [
+            hyper::header::AUTHORIZATION.as_str(),
+            crate::auth::authenticate::API_KEY_HEADER,
+            crate::auth::authenticate::CLIENT_ID_HEADER,
+        ] {
+            if let Some(v) = mcp_headers.get(name) {
+                if let Ok(n) = hyper::header::HeaderName::from_bytes(name.as_bytes()) {
+                    headers.insert(n, v.clone());
+                }
+            }
+        }
+        Caller {
+            principal,
+            headers,
+            request_id: request_id.to_string(),
+            peer,
+        }
+    }
+
+    /// Runs one REST request through the pipeline as this caller.
+    pub fn rest(
+        &self,
+        app: &crate::app::App,
+        method: Method,
+        path: String,
+        query: String,
+        body: Option<Vec<u8>>,
+        if_match: Option<&str>,
+    ) -> Response {
+        let mut headers = self.headers.clone();
+        if body.is_some() {
+            headers.insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+        }
+        if let Some(tag) = if_match.and_then(|t| hyper::header::HeaderValue::from_str(t).ok()) {
+            headers.insert(hyper::header::IF_MATCH, tag);
+        }
+        pipeline::execute(
+            app,
+            &Request {
+                method,
+                path,
+                query,
+                headers,
+                body: body.map(Bytes::from).unwrap_or_default(),
+                peer: self.peer,
+                request_id: self.request_id.clone(),
+            },
+        )
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub fn encode(s: &str, out: &mut String) {
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+/// A scalar argument as a query-string value.
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Some(i.to_string()),
+            (_, Some(u), _) => Some(u.to_string()),
+            (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some((f as i64).to_string()),
+            (_, _, Some(f)) => Some(f.to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The REST path with the tool's path arguments substituted.
+pub fn fill_path(pattern: &str, values: &[&str]) -> String {
+    let mut out = String::with_capacity(pattern.len() + 32);
+    let mut next = values.iter();
+    for seg in pattern.split('/').filter(|s| !s.is_empty()) {
+        out.push('/');
+        if seg.starts_with('{') && seg.ends_with('}') {
+            encode(next.next().copied().unwrap_or(""), &mut out);
+        } else {
+            out.push_str(seg);
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// A tool's structured content: a value, or a REST body passed on as it is (a JSON object).
+pub enum Content {
+    Value(Value),
+    Json(Bytes),
+}
+
+/// A tool's outcome before framing: structured content, or a message for an `isError` result.
+pub type Outcome = Result<Content, String>;
+
+/// Runs a tool call. Arguments have been validated against the input schema.
+pub fn call(
+    app: &crate::app::App,
+    caller: &Caller,
+    tool: &Tool,
+    args: &Map<String, Value>,
+) -> Outcome {
+    match tool.spec.kind {
+        Kind::Read => {
+            let route = tool.route.as_ref().ok_or_else(unavailable)?;
+            let ids: Vec<&str> = tool
+                .spec
+                .path_args
+                .iter()
+                .map(|(name, _)| args.get(*name).and_then(Value::as_str).unwrap_or(""))
+                .collect();
+            let path = fill_path(route.path, &ids);
+            let mut query = String::new();
+            for q in &route.query {
+                if let Some(v) = args.get(q.name).and_then(scalar) {
+                    if !query.is_empty() {
+                        query.push('&');
+                    }
+                    query.push_str(q.name);
+                    query.push('=');
+                    encode(&v, &mut query);
+                }
+            }
+            let resp = caller.rest(app, route.method.clone(), path, query, None, None);
+            let is_object = resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+            let is_json = resp
+                .headers
+                .get(hyper::header::CONTENT_TYPE)
+                .is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
+            if resp.status.is_success() && is_object && is_json {
+                // Passed on without a parse; the redactor parses only when it must.
+                return Ok(Content::Json(resp.body));
+            }
+            from_rest(&resp).map(Content::Value)
+        }
+        Kind::Prepare => {
+            let plan = change_plan(tool, args).ok_or_else(unavailable)?;
+            pending::prepare(app, caller, &plan).map(Content::Value)
+        }
+        Kind::Confirm => {
+            pending::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+        }
+        Kind::Cancel => {
+            pending::cancel(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+        }
+    }
+}
+
+fn unavailable() -> String {
+    "This tool is not available on this server.".into()
+}
+
+fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
+    args.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
+    let write = tool.route.as_ref()?;
+    let read = tool.read_route.as_ref()?;
+    let (id_arg, _) = tool.spec.path_args.first()?;
+    let id = arg_str(args, id_arg);
+    let changes: Map<String, Value> = match tool.spec.change? {
+        Change::Fields(_) => args.get("changes")?.as_object()?.clone(),
+        Change::Sets(field, value) => [(field.to_string(), Value::Bool(value))]
+            .into_iter()
+            .collect(),
+    };
+    let body = match write.request {
+        RequestBody::Json(_) => Some(Value::Object(changes.clone())),
+        _ => None,
+    };
+    Some(ChangePlan {
+        tool: tool.spec.name,
+        operation: write.operation_id,
+        target_type: tool.spec.target_type(),
+        target_id: id.to_string(),
+        read_path: fill_path(read.path, &[id]),
+        method: write.method.clone(),
+        path: fill_path(write.path, &[id]),
+        body,
+        changes,
+        with_cost: spec::costs_tokens(write),
+        arguments: Value::Object(args.clone()),
+    })
+}
+
+/// A REST answer as a tool outcome: a JSON success body is the structured content; a problem
+/// (or any failure) becomes a message naming the status, title and detail.
+pub fn from_rest(resp: &Response) -> Result<Value, String> {
+    if resp.status.is_success() {
+        if resp.body.is_empty() {
+            return Ok(json!({"ok": true, "status": resp.status.as_u16()}));
+        }
+        return serde_json::from_slice::<Value>(&resp.body)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| "The service returned a body that is not a JSON object.".to_string());
+    }
+    Err(problem_message(resp))
+}
+
+pub fn problem_message(resp: &Response) -> String {
+    let status = resp.status.as_u16();
+    let Some(p) = resp.body_json().filter(Value::is_object) else {
+        return format!(
+            "HTTP {status} {}",
+            resp.status.canonical_reason().unwrap_or("error")
+        );
+    };
+    let title = p["title"].as_str().unwrap_or("Error");
+    let mut msg = format!("HTTP {status} {title}");
+    if let Some(detail) = p["detail"].as_str() {
+        msg.push_str(": ");
+        msg.push_str(detail);
+    }
+    if let Some(errors) = p["errors"].as_array() {
+        for e in errors {
+            msg.push_str(&format!(
+                "\n- {} ({}): {}",
+                e["field"].as_str().unwrap_or(""),
+                e["code"].as_str().unwrap_or(""),
+                e["message"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_query_values_are_encoded() {
+        assert_eq!(
+            fill_path("/devices/{id}/ads", &["dev_1"]),
+            "/devices/dev_1/ads"
+        );
+        assert_eq!(fill_path("/x/{id}", &["a/b c"]), "/x/a%2Fb%20c");
+        let mut q = String::new();
+        encode("a&b=ü", &mut q);
+        assert_eq!(q, "a%26b%3D%C3%BC");
+        assert_eq!(scalar(&json!(5.0)).as_deref(), Some("5"));
+        assert_eq!(scalar(&json!(true)).as_deref(), Some("true"));
+    }
+}

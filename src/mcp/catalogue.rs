@@ -1,0 +1,494 @@
+//! The catalogue: each tool of [`super::spec`] with its route(s), the actions that make it visible,
+//! and its `tools/list` definition, built from the route table at first use.
+//!
+//! Input schemas take the route's own path and query parameters (and, for a change, the fields of
+//! its body schema); output schemas are the route's success schema with `$ref`s inlined from the
+//! schemas the router carries. Neither can drift from the REST contract.
+
+use super::pending;
+use super::spec::{self, Kind, ToolSpec};
+use crate::auth::{authorize, Action, Principal, Target};
+use crate::http::router::{Change, RequestBody, Route, Router};
+use crate::jsonschema::ID_PATTERN;
+use crate::redact;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// A tool as served: its definition for `tools/list` and what a call needs.
+pub struct Tool {
+    pub spec: ToolSpec,
+    /// The route the tool calls (reads) or whose change it prepares; `None` for confirm/cancel.
+    pub route: Option<Route>,
+    /// The GET route a prepare tool reads the target with.
+    pub read_route: Option<Route>,
+    /// The tool is listed to a principal allowed any of these actions (none: never listed).
+    pub actions: Vec<Action>,
+    pub input_schema: Value,
+    /// The entry of `tools/list`.
+    pub definition: Value,
+}
+
+impl Tool {
+    pub fn available(&self) -> bool {
+        !self.actions.is_empty()
+    }
+
+    /// The single permission question: may this principal use the route(s) behind the tool?
+    pub fn allowed(&self, p: &Principal) -> bool {
+        self.actions
+            .iter()
+            .any(|a| authorize(p, *a, Target::Service).is_ok())
+    }
+
+    /// The scope a caller lacks, for the refusal message.
+    pub fn required_scope(&self) -> String {
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in self.actions.iter().map(|a| a.required_scope()) {
+            if !scope.is_empty() && !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        scopes.join("` or `")
+    }
+}
+
+pub struct Catalog {
+    pub tools: Vec<Tool>,
+    /// The operations `confirm_change` can execute.
+    pub write_operations: Vec<&'static str>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl Catalog {
+    pub fn build(router: &Router) -> Catalog {
+        let write_operations = spec::write_operations(router);
+        let tools: Vec<Tool> = spec::specs(router)
+            .into_iter()
+            .map(|spec| build_tool(spec, router, &write_operations))
+            .collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.spec.name, i))
+            .collect();
+        Catalog {
+            tools,
+            write_operations,
+            by_name,
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tools this principal may use, in catalogue order.
+    pub fn visible<'a>(&'a self, p: &'a Principal) -> impl Iterator<Item = &'a Tool> + 'a {
+        self.tools.iter().filter(move |t| t.allowed(p))
+    }
+}
+
+fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool {
+    let route = match spec.kind {
+        Kind::Confirm | Kind::Cancel => None,
+        _ => router.by_operation(spec.operation).cloned(),
+    };
+    let read_route = match spec.kind {
+        Kind::Prepare => route
+            .as_ref()
+            .and_then(|w| spec::read_route(router, w))
+            .cloned(),
+        _ => None,
+    };
+    let actions: Vec<Action> = match spec.kind {
+        Kind::Read => route.iter().map(|r| r.action).collect(),
+        Kind::Prepare => match (&route, &read_route) {
+            (Some(w), Some(_)) => vec![w.action],
+            _ => Vec::new(),
+        },
+        Kind::Confirm | Kind::Cancel => writes
+            .iter()
+            .filter_map(|op| router.by_operation(op))
+            .map(|r| r.action)
+            .collect(),
+    };
+    let input_schema = input_schema(&spec, route.as_ref(), router);
+    let output_schema = output_schema(&spec, route.as_ref(), read_route.as_ref(), router, writes);
+    let (read_only, destructive, idempotent) = match spec.kind {
+        Kind::Read => (true, false, true),
+        Kind::Prepare => (false, false, false),
+        Kind::Confirm => (false, true, false),
+        Kind::Cancel => (false, false, true),
+    };
+    let mut annotations =
+        json!({"title": spec.title, "readOnlyHint": read_only, "openWorldHint": false});
+    if !read_only {
+        annotations["destructiveHint"] = json!(destructive);
+        annotations["idempotentHint"] = json!(idempotent);
+    }
+    let mut definition = json!({
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "inputSchema": input_schema,
+    });
+    if let Some(out) = output_schema {
+        definition["outputSchema"] = out;
+    }
+    definition["annotations"] = annotations;
+    Tool {
+        spec,
+        route,
+        read_route,
+        actions,
+        input_schema,
+        definition,
+    }
+}
+
+fn id_schema(description: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": description})
+}
+
+fn object_schema(properties: Map<String, Value>, required: Vec<String>) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Value {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for (name, description) in spec.path_args {
+        props.insert(name.to_string(), id_schema(description));
+        required.push(name.to_string());
+    }
+    match spec.kind {
+        Kind::Read => {
+            for q in route.map(|r| r.query.as_slice()).unwrap_or(&[]) {
+                let mut s = q.schema.0.clone();
+                if !q.description.is_empty() {
+                    s["description"] = json!(q.description);
+                }
+                props.insert(q.name.to_string(), s);
+                if q.required {
+                    required.push(q.name.to_string());
+                }
+            }
+        }
+        Kind::Prepare => {
+            if let (Some(Change::Fields(fields)), Some(route)) = (spec.change, route) {
+                props.insert("changes".into(), changes_schema(route, fields, router));
+                required.push("changes".into());
+            }
+        }
+        Kind::Confirm | Kind::Cancel => {
+            props.insert(
+                "confirmation_id".into(),
+                json!({"type": "string", "minLength": 1, "maxLength": 100,
+                    "description": "The `confirmation_id` returned by the prepare_* tool."}),
+            );
+            required.push("confirmation_id".into());
+        }
+    }
+    object_schema(props, required)
+}
+
+/// The `changes` argument: the named fields of the route's body schema, with their REST
+/// constraints (a field the body schema lacks is left out; a test checks none is), and a
+/// description naming the fields that `null` clears.
+fn changes_schema(route: &Route, fields: &[&str], router: &Router) -> Value {
+    let rest = match route.request {
+        RequestBody::Json(name) => router.schema(name).map(|s| inline(s, router, 0)),
+        _ => None,
+    };
+    let rest = rest.unwrap_or(Value::Null);
+    let mut props = Map::new();
+    for field in fields {
+        if let Some(s) = rest["properties"].get(*field) {
+            props.insert(field.to_string(), s.clone());
+        }
+    }
+    let nullable: Vec<String> = props
+        .iter()
+        .filter(|(_, s)| accepts_null(s))
+        .map(|(name, _)| format!("`{name}`"))
+        .collect();
+    let mut description = String::from("The fields to change and their new values; at least one.");
+    if let Some((last, rest)) = nullable.split_last() {
+        let list = if rest.is_empty() {
+            last.clone()
+        } else {
+            format!("{} or {last}", rest.join(", "))
+        };
+        description.push_str(&format!(" `null` clears {list}."));
+    }
+    json!({"type": "object", "additionalProperties": false, "minProperties": 1, "properties": props,
+        "description": description})
+}
+
+/// Whether a schema allows `null` (`"type": "null"`, a type list with it, or an `anyOf`/`oneOf`
+/// branch that does).
+fn accepts_null(schema: &Value) -> bool {
+    let typed = match &schema["type"] {
+        Value::String(t) => t == "null",
+        Value::Array(ts) => ts.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    typed
+        || ["anyOf", "oneOf"].iter().any(|k| {
+            schema[*k]
+                .as_array()
+                .is_some_and(|branches| branches.iter().any(accepts_null))
+        })
+}
+
+/// Replaces `#/components/schemas/X` references with the schemas themselves, and makes properties
+/// whose values the redactor replaces accept the replacement.
+pub fn inline(schema: &Value, router: &Router, depth: usize) -> Value {
+    match schema {
+        Value::Object(m) => {
+            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                return match r.strip_prefix("#/components/schemas/") {
+                    Some(name) if depth < 16 => router
+                        .schema(name)
+                        .map(|s| inline(s, router, depth + 1))
+                        .unwrap_or_else(|| json!({})),
+                    _ => json!({}),
+                };
+            }
+            let mut out = Map::new();
+            for (k, v) in m {
+                if k == "properties" {
+                    if let Value::Object(props) = v {
+                        let props = props
+                            .iter()
+                            .map(|(name, s)| {
+                                let s = if redact::is_secret_field(name) {
+                                    json!({"type": ["string", "null"], "description": "Always redacted by the MCP server."})
+                                } else {
+                                    inline(s, router, depth)
+                                };
+                                (name.clone(), s)
+                            })
+                            .collect();
+                        out.insert(k.clone(), Value::Object(props));
+                        continue;
+                    }
+                }
+                out.insert(k.clone(), inline(v, router, depth));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| inline(v, router, depth)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The route's success body as a JSON Schema (lists become the list envelope), if it is an object.
+pub fn success_schema(route: &Route, router: &Router) -> Option<Value> {
+    let name = route.success.1?;
+    let schema = match name.strip_suffix("List") {
+        Some(item) => {
+            let item = inline(router.schema(item)?, router, 0);
+            json!({"type": "object", "additionalProperties": false,
+                "required": ["object", "data", "has_more", "next_cursor"],
+                "properties": {"object": {"const": "list"}, "data": {"type": "array", "items": item},
+                    "has_more": {"type": "boolean"}, "next_cursor": {"type": ["string", "null"]}}})
+        }
+        _ => inline(router.schema(name)?, router, 0),
+    };
+    (schema.get("type").and_then(Value::as_str) == Some("object")).then_some(schema)
+}
+
+fn output_schema(
+    spec: &ToolSpec,
+    route: Option<&Route>,
+    read_route: Option<&Route>,
+    router: &Router,
+    writes: &[&'static str],
+) -> Option<Value> {
+    match spec.kind {
+        Kind::Read => success_schema(route?, router),
+        Kind::Prepare => {
+            let current = read_route
+                .and_then(|r| success_schema(r, router))
+                .unwrap_or_else(|| json!({"type": "object"}));
+            Some(pending::preview_schema(current))
+        }
+        Kind::Confirm => {
+            let results: Vec<Value> = writes
+                .iter()
+                .filter_map(|op| router.by_operation(op))
+                .filter_map(|r| success_schema(r, router))
+                .collect();
+            let result = if results.is_empty() {
+                json!({"type": "object"})
+            } else {
+                json!({"anyOf": results})
+            };
+            Some(pending::confirm_schema(result))
+        }
+        Kind::Cancel => Some(pending::cancel_schema()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::router::{param, Tool as Decl};
+    use crate::http::{ApiError, Ctx, Response};
+
+    fn h(_: &mut Ctx<'_>) -> Result<Response, ApiError> {
+        Ok(Response::no_content())
+    }
+
+    const THING: &[(&str, &str)] = &[("thing_id", "The thing (`thg_…`).")];
+    const LONG: &str = "A description long enough for the completeness checks.";
+
+    /// A small table of its own: the catalogue needs nothing but a router.
+    fn router() -> Router {
+        let read = Action::Authenticated;
+        let write = Action::Admin;
+        Router::new(vec![
+            Route::get("/things", "listThings", read, h)
+                .query(&[param(
+                    "colour",
+                    r#"{"type":"string","enum":["red","blue"]}"#,
+                    "Only this colour.",
+                )])
+                .ok("ThingList")
+                .tool(Decl::read("list_things", "List things", &[], LONG)),
+            Route::get("/things/{id}", "getThing", read, h)
+                .ok("Thing")
+                .tool(Decl::read("get_thing", "Get thing", THING, LONG)),
+            Route::patch("/things/{id}", "updateThing", write, h)
+                .body("ThingUpdate")
+                .ok("Thing")
+                .tool(Decl::prepare(
+                    "prepare_thing_change",
+                    "Change a thing",
+                    THING,
+                    Change::Fields(&["name", "note", "size"]),
+                    LONG,
+                )),
+            Route::post("/things/{id}/polish", "polishThing", write, h)
+                .may_return(&[402])
+                .ok("Thing")
+                .tool(Decl::prepare(
+                    "prepare_thing_polish",
+                    "Polish a thing",
+                    THING,
+                    Change::Sets("polished", true),
+                    LONG,
+                )),
+            // No GET for gadgets: its prepare tool has nothing to preview, and is never listed.
+            Route::patch("/gadgets/{id}", "updateGadget", write, h).tool(Decl::prepare(
+                "prepare_gadget",
+                "Gadget",
+                &[("gadget_id", "The gadget.")],
+                Change::Sets("on", true),
+                LONG,
+            )),
+        ])
+        .with_schemas(vec![
+            (
+                "Thing",
+                json!({"type": "object", "properties": {"id": {"type": "string"},
+                "name": {"type": "string"}, "api_key": {"type": "string"}}}),
+            ),
+            (
+                "ThingUpdate",
+                json!({"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 10}, "note": {"type": ["string", "null"]},
+                "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "colour": {"type": "string"}}}),
+            ),
+        ])
+    }
+
+    #[test]
+    fn the_catalogue_is_built_from_the_route_table() {
+        let router = router();
+        let c = Catalog::build(&router);
+        let names: Vec<&str> = c.tools.iter().map(|t| t.spec.name).collect();
+        assert_eq!(
+            names,
+            [
+                "list_things",
+                "get_thing",
+                "prepare_thing_change",
+                "prepare_thing_polish",
+                "prepare_gadget",
+                "confirm_change",
+                "cancel_change"
+            ]
+        );
+        assert_eq!(
+            c.write_operations,
+            ["updateThing", "polishThing", "updateGadget"]
+        );
+
+        // A read takes the route's query parameters, with their schema and description.
+        let list = c.get("list_things").unwrap();
+        assert_eq!(
+            list.input_schema["properties"]["colour"],
+            json!({"type": "string", "enum": ["red", "blue"], "description": "Only this colour."})
+        );
+        let out = &list.definition["outputSchema"];
+        assert_eq!(out["properties"]["object"]["const"], "list");
+        let item = &out["properties"]["data"]["items"]["properties"];
+        assert_eq!(item["name"], json!({"type": "string"}));
+        assert_eq!(
+            item["api_key"]["description"],
+            "Always redacted by the MCP server."
+        );
+
+        let get = c.get("get_thing").unwrap();
+        assert_eq!(get.input_schema["required"], json!(["thing_id"]));
+        assert_eq!(
+            get.input_schema["properties"]["thing_id"]["pattern"],
+            ID_PATTERN
+        );
+        assert_eq!(get.actions, [Action::Authenticated]);
+    }
+
+    #[test]
+    fn a_prepare_tool_follows_its_route() {
+        let router = router();
+        let c = Catalog::build(&router);
+        let change = c.get("prepare_thing_change").unwrap();
+        assert_eq!(change.spec.target_type(), "thing");
+        assert_eq!(change.read_route.as_ref().unwrap().operation_id, "getThing");
+        assert!(!spec::costs_tokens(change.route.as_ref().unwrap()));
+        assert_eq!(
+            change.input_schema["required"],
+            json!(["thing_id", "changes"])
+        );
+        // Only the declared fields, with the REST constraints; the description is derived.
+        let changes = &change.input_schema["properties"]["changes"];
+        assert_eq!(
+            changes["properties"],
+            json!({"name": {"type": "string", "maxLength": 10}, "note": {"type": ["string", "null"]},
+                "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]}})
+        );
+        assert_eq!(
+            changes["description"],
+            "The fields to change and their new values; at least one. `null` clears `note` or `size`."
+        );
+        assert_eq!(
+            change.definition["outputSchema"]["properties"]["object"]["const"],
+            "pending_change"
+        );
+
+        let polish = c.get("prepare_thing_polish").unwrap();
+        assert_eq!(polish.read_route.as_ref().unwrap().operation_id, "getThing");
+        assert!(spec::costs_tokens(polish.route.as_ref().unwrap()));
+        assert_eq!(polish.input_schema["required"], json!(["thing_id"]));
+
+        assert!(!c.get("prepare_gadget").unwrap().available());
+        let confirm = c.get("confirm_change").unwrap();
+        assert_eq!(confirm.actions, [Action::Admin; 3]);
+        assert_eq!(confirm.required_scope(), "admin");
+    }
+}

@@ -1,0 +1,245 @@
+//! Tests: mcp_catalogue. The MCP tools are declared on the routes they call (`Route::tool`); the
+//! catalogue, `confirm_change`'s write operations and every schema are built from the route table.
+//! These tests hold that table to account: no readable GET route is forgotten, and no tool's
+//! schema disagrees with the REST contract it stands for.
+
+use crate::helpers::TestApp;
+use hyper::Method;
+use serde_json::{json, Value};
+use signage::http::router::Change;
+use signage::mcp::catalogue::Catalog;
+use signage::mcp::spec::Kind;
+use std::collections::{BTreeSet, HashSet};
+
+/// GET routes that are deliberately not MCP tools, each with the reason.
+const NOT_A_TOOL: &[(&str, &str)] = &[
+    (
+        "getOpenApi",
+        "the REST API's own description, not sandbox data",
+    ),
+    (
+        "getPlan",
+        "list_plans returns every plan with all its fields",
+    ),
+    ("getMedia", "list_media returns the same metadata"),
+    ("downloadMedia", "binary media bytes, not JSON"),
+    ("getQrCodeImage", "an SVG or PNG image, not JSON"),
+    ("getWebhook", "list_webhooks returns the same fields"),
+    (
+        "listWebhookEventTypes",
+        "a fixed list, given in list_webhooks' results",
+    ),
+    (
+        "listApiClients",
+        "admin: account administration stays on REST",
+    ),
+    (
+        "getApiClient",
+        "admin: account administration stays on REST",
+    ),
+    ("listApiKeys", "admin: account administration stays on REST"),
+    ("getApiKey", "admin: account administration stays on REST"),
+    (
+        "listAuditLog",
+        "admin: account administration stays on REST",
+    ),
+];
+
+#[tokio::test]
+async fn every_get_route_has_a_tool_or_a_reason_not_to() {
+    let app = TestApp::spawn().await;
+    let router = &app.app.router;
+    let without: BTreeSet<&str> = router
+        .routes()
+        .iter()
+        .filter(|r| r.method == Method::GET && r.tool.is_none())
+        .map(|r| r.operation_id)
+        .collect();
+    let excused: BTreeSet<&str> = NOT_A_TOOL.iter().map(|(op, _)| *op).collect();
+    let forgotten: Vec<&&str> = without.difference(&excused).collect();
+    assert!(
+        forgotten.is_empty(),
+        "GET routes with neither a tool nor an entry in NOT_A_TOOL: {forgotten:?}"
+    );
+    // The list names only GET routes that exist and have no tool, with a real reason.
+    let stale: Vec<&&str> = excused.difference(&without).collect();
+    assert!(stale.is_empty(), "NOT_A_TOOL entries to remove: {stale:?}");
+    assert!(NOT_A_TOOL.iter().all(|(_, why)| why.len() > 10));
+}
+
+#[tokio::test]
+async fn definitions_are_complete() {
+    let app = TestApp::spawn().await;
+    let catalog = app.app.mcp.catalog(&app.app.router);
+    let mut names = HashSet::new();
+    for tool in &catalog.tools {
+        let d = &tool.definition;
+        assert!(names.insert(tool.spec.name), "duplicate {}", tool.spec.name);
+        assert!(
+            tool.spec.name.len() <= 64
+                && tool
+                    .spec
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_')
+        );
+        assert!(tool.available(), "{} is never listed", tool.spec.name);
+        assert!(!d["title"].as_str().unwrap_or("").is_empty());
+        assert!(d["description"].as_str().unwrap_or("").len() > 30);
+        assert_eq!(d["inputSchema"]["type"], "object");
+        assert_eq!(d["inputSchema"]["additionalProperties"], false);
+        assert_eq!(d["annotations"]["openWorldHint"], false);
+        let read_only = matches!(tool.spec.kind, Kind::Read);
+        assert_eq!(d["annotations"]["readOnlyHint"], read_only);
+        assert_eq!(d["outputSchema"]["type"], "object", "{}", tool.spec.name);
+        // Our own checker accepts every schema we publish.
+        signage::jsonschema::check_schema(&d["inputSchema"], tool.spec.name).unwrap();
+        // The catalogue is server-authored: the redactor must have nothing to do in it.
+        let mut scrubbed = d.clone();
+        signage::redact::redact_value(&mut scrubbed);
+        assert_eq!(&scrubbed, d);
+    }
+    assert_eq!(
+        catalog
+            .get("confirm_change")
+            .map(|t| t.definition["annotations"]["destructiveHint"].clone()),
+        Some(json!(true))
+    );
+    // The same tools as when they were a hand-kept table (order aside).
+    let expected: BTreeSet<&str> = [
+        "service_health_check",
+        "get_api_key_permissions",
+        "list_companies",
+        "get_company",
+        "get_company_branding",
+        "list_devices",
+        "get_device",
+        "get_device_diagnostics",
+        "list_device_ads",
+        "list_ads",
+        "get_ad",
+        "list_promotions",
+        "get_promotion",
+        "get_promotion_qr_codes",
+        "list_plans",
+        "list_token_packs",
+        "get_token_balance",
+        "list_token_transactions",
+        "list_invoices",
+        "get_invoice",
+        "list_recent_charges",
+        "list_media",
+        "list_webhooks",
+        "prepare_ad_change",
+        "prepare_promotion_activation",
+        "prepare_promotion_deactivation",
+        "confirm_change",
+        "cancel_change",
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(names.into_iter().collect::<BTreeSet<_>>(), expected);
+}
+
+#[tokio::test]
+async fn list_output_schema_is_the_envelope_of_the_rest_item() {
+    let app = TestApp::spawn().await;
+    let catalog = app.app.mcp.catalog(&app.app.router);
+    let t = catalog.get("list_companies").unwrap();
+    let out = &t.definition["outputSchema"];
+    assert_eq!(out["properties"]["object"]["const"], "list");
+    assert_eq!(
+        out["properties"]["data"]["items"]["properties"]["object"]["const"],
+        "company"
+    );
+    assert!(t.definition["inputSchema"]["properties"]
+        .get("cursor")
+        .is_some());
+    assert!(t.definition["inputSchema"]["properties"]
+        .get("limit")
+        .is_some());
+}
+
+/// Input schemas are the route's: one argument per path parameter, then its query parameters
+/// with their REST schemas (plus the description).
+#[tokio::test]
+async fn read_tool_arguments_are_the_route_parameters() {
+    let app = TestApp::spawn().await;
+    let catalog = app.app.mcp.catalog(&app.app.router);
+    for tool in catalog.tools.iter().filter(|t| t.spec.kind == Kind::Read) {
+        let route = tool.route.as_ref().unwrap();
+        let props = tool.input_schema["properties"].as_object().unwrap();
+        assert_eq!(
+            tool.spec.path_args.len(),
+            route.path_params().count(),
+            "{}",
+            tool.spec.name
+        );
+        for q in &route.query {
+            let mut arg = props[q.name].clone();
+            arg.as_object_mut().unwrap().remove("description");
+            let mut rest = q.schema.0.clone();
+            rest.as_object_mut().unwrap().remove("description");
+            assert_eq!(arg, rest, "{} {}", tool.spec.name, q.name);
+        }
+        assert_eq!(
+            props.len(),
+            tool.spec.path_args.len() + route.query.len(),
+            "{}",
+            tool.spec.name
+        );
+    }
+}
+
+/// A prepare tool's `changes` are the fields of the REST body with the REST constraints (once a
+/// hand-kept copy allowed a 120-character ad name where REST allows 100); the target is read with
+/// the GET route of the same resource; only a change that may cost tokens shows its cost.
+#[tokio::test]
+async fn prepare_tools_follow_the_rest_routes() {
+    let app = TestApp::spawn().await;
+    let router = &app.app.router;
+    let catalog: &Catalog = app.app.mcp.catalog(router);
+    assert_eq!(
+        catalog.write_operations,
+        ["updateAd", "activatePromotion", "deactivatePromotion"]
+    );
+    let mut prepares = 0;
+    for tool in catalog
+        .tools
+        .iter()
+        .filter(|t| t.spec.kind == Kind::Prepare)
+    {
+        prepares += 1;
+        let write = tool.route.as_ref().unwrap();
+        let read = tool.read_route.as_ref().unwrap();
+        assert_eq!(read.method, Method::GET);
+        assert!(write.path.starts_with(read.path), "{}", tool.spec.name);
+        let want_read = if tool.spec.name == "prepare_ad_change" {
+            "getAd"
+        } else {
+            "getPromotion"
+        };
+        assert_eq!(read.operation_id, want_read);
+        assert_eq!(
+            signage::mcp::spec::costs_tokens(write),
+            tool.spec.name == "prepare_promotion_activation"
+        );
+        if let Some(Change::Fields(fields)) = tool.spec.change {
+            let signage::http::router::RequestBody::Json(body) = write.request else {
+                panic!("{}: a change of fields needs a JSON body", tool.spec.name);
+            };
+            let rest = signage::mcp::catalogue::inline(router.schema(body).unwrap(), router, 0);
+            let changes = &tool.input_schema["properties"]["changes"]["properties"];
+            for field in fields {
+                assert_eq!(
+                    changes[*field], rest["properties"][*field],
+                    "{} changes.{field}",
+                    tool.spec.name
+                );
+                assert_ne!(changes[*field], Value::Null, "{field} not in {body}");
+            }
+            assert_eq!(changes["name"]["maxLength"], 100);
+        }
+    }
+    assert_eq!(prepares, 3);
+}
