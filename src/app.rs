@@ -1,22 +1,15 @@
-//! The application state shared by every request: settings, database, keys, route table.
+//! The composition: builds the state every request shares ([`App`], defined in `http`) from the
+//! settings, the database, the REST route registry and the MCP server.
 
 use crate::auth::jwt::JwtKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::config::Settings;
 use crate::db::{Db, DbError, OpenReport};
 use crate::http::router::{Route, Router};
+pub use crate::http::App;
 use base64::Engine;
 use rusqlite::OptionalExtension;
-
-pub struct App {
-    pub settings: Settings,
-    pub db: Db,
-    pub jwt: JwtKeys,
-    pub login_throttle: LoginThrottle,
-    pub router: Router,
-    pub mcp: crate::mcp::McpState,
-    pub rate_limiter: crate::http::rate_limit::RateLimiter,
-}
+use std::sync::Arc;
 
 impl App {
     pub fn build(settings: Settings) -> Result<(App, OpenReport), DbError> {
@@ -28,13 +21,16 @@ impl App {
         let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
         let app = App {
             router: Router::new(routes()).with_schemas(crate::routes::schemas()),
-            mcp: crate::mcp::McpState::new(&settings),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
             db,
             jwt,
             login_throttle: LoginThrottle::default(),
+            extensions: Default::default(),
         };
+        let mut app = app;
+        app.extensions
+            .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
         Ok((app, report))
     }
 }

@@ -48,25 +48,11 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Upward or looping edges that still exist, each with the change that removes it.
-const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
-    (
-        "validate",
-        "http",
-        "removed by the change that gives validate its own error type",
-    ),
-    (
-        "http",
-        "app",
-        "the pipeline, Ctx and the server hold `&App`; removed when the state the http layer \
-         needs is its own type",
-    ),
-    (
-        "mcp",
-        "app",
-        "the MCP handlers reach their session store through `ctx.app.mcp`; removed with the \
-         http -> app edge",
-    ),
-];
+const KNOWN_UPWARD: &[(&str, &str, &str)] = &[(
+    "validate",
+    "http",
+    "removed by the change that gives validate its own error type",
+)];
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, mods)| mods.contains(&module))

@@ -3,7 +3,7 @@
 
 use super::error::{ApiError, FieldError};
 use super::router::Route;
-use crate::app::App;
+use super::state::App;
 use crate::auth::{authorize, Principal, Target};
 use bytes::Bytes;
 use hyper::HeaderMap;

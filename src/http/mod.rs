@@ -7,6 +7,7 @@
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
+//! - [`state`]: [`App`], the state every request shares.
 
 pub mod ctx;
 pub mod error;
@@ -18,7 +19,9 @@ pub mod rate_limit;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod state;
 
 pub use ctx::Ctx;
 pub use error::ApiError;
 pub use response::Response;
+pub use state::App;

@@ -7,7 +7,7 @@ use super::error::{ApiError, FieldError};
 use super::idempotency::{self, Begin};
 use super::response::Response;
 use super::router::{Exec, Match};
-use crate::app::App;
+use super::state::App;
 use crate::audit;
 use crate::auth::{authenticate::authenticate, authorize, Action, Target};
 use bytes::Bytes;

@@ -16,7 +16,7 @@ use super::error::ApiError;
 use super::pipeline::{self, Request};
 use super::response::Response;
 use super::router::Exec;
-use crate::app::App;
+use super::state::App;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;

@@ -53,7 +53,7 @@ impl Caller {
     /// Runs one REST request through the pipeline as this caller.
     pub fn rest(
         &self,
-        app: &crate::app::App,
+        app: &crate::http::App,
         method: Method,
         path: String,
         query: String,
@@ -141,7 +141,7 @@ pub type Outcome = Result<Content, String>;
 
 /// Runs a tool call. Arguments have been validated against the input schema.
 pub fn call(
-    app: &crate::app::App,
+    app: &crate::http::App,
     caller: &Caller,
     tool: &Tool,
     args: &Map<String, Value>,

@@ -10,7 +10,7 @@ use super::call::{self, Caller, Content};
 use super::catalogue::Tool;
 use super::protocol::{self, Message, RpcError};
 use super::spec::Kind;
-use crate::app::App;
+use crate::http::App;
 use crate::redact;
 use base64::Engine;
 use hyper::HeaderMap;
@@ -277,10 +277,10 @@ fn initialize(app: &App, caller: &Caller, id: &Value, params: Option<&Value>) ->
     // The requested version if we speak it, else our latest (lifecycle: version negotiation).
     let version = protocol::known_legacy(requested).unwrap_or(protocol::LATEST_LEGACY);
     let p = &caller.principal;
-    let session = app
-        .mcp
-        .sessions
-        .open(p.actor_id(), p.client_id(), version, crate::time::now());
+    let session =
+        super::state(app)
+            .sessions
+            .open(p.actor_id(), p.client_id(), version, crate::time::now());
     let mut out = ok(
         id,
         json!({
@@ -322,7 +322,7 @@ fn list(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
         Some(Value::String(c)) => decode_cursor(c),
         Some(_) => None,
     };
-    let catalog = app.mcp.catalog(&app.router);
+    let catalog = super::state(app).catalog(&app.router);
     let visible: Vec<&Tool> = catalog.visible(&caller.principal).collect();
     let Some(offset) = offset.filter(|o| *o <= visible.len()) else {
         return rpc_err(
@@ -372,7 +372,7 @@ fn call(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: 
             )
         }
     };
-    let catalog = app.mcp.catalog(&app.router);
+    let catalog = super::state(app).catalog(&app.router);
     let Some(tool) = catalog.get(name).filter(|t| t.available()) else {
         return rpc_err(
             id,

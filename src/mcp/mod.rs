@@ -18,7 +18,8 @@
 use crate::auth::Action;
 use crate::config::Settings;
 use crate::http::router::{Route, Router};
-use std::sync::OnceLock;
+use crate::http::App;
+use std::sync::{Arc, OnceLock};
 
 pub mod call;
 pub mod catalogue;
@@ -53,6 +54,16 @@ impl McpState {
     /// empties together with everything else.
     pub fn clear(&self) {
         self.sessions.clear();
+    }
+}
+
+/// The MCP server's state inside the shared [`App`]. `app::App::build` always puts it there; an
+/// `App` assembled without it (a unit test's) gets one process-wide state rather than a panic.
+pub fn state(app: &App) -> &McpState {
+    static FALLBACK: OnceLock<McpState> = OnceLock::new();
+    match app.extensions.get::<Arc<McpState>>() {
+        Some(state) => state,
+        None => FALLBACK.get_or_init(|| McpState::new(&app.settings)),
     }
 }
 

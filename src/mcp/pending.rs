@@ -10,8 +10,8 @@
 //!   previewed version: a target that changed since the preview is left untouched.
 
 use super::call::{self, from_rest, problem_message, Caller};
-use crate::app::App;
 use crate::http::ApiError;
+use crate::http::App;
 use crate::time::rfc3339;
 use hyper::{Method, StatusCode};
 use rusqlite::OptionalExtension;

@@ -321,8 +321,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
     let version = match header(ctx.headers, "mcp-session-id").filter(|_| !is_initialize) {
         Some(sid) => {
             let p = &caller.principal;
-            match app
-                .mcp
+            match super::state(app)
                 .sessions
                 .touch(sid, p.actor_id(), p.client_id(), crate::time::now())
             {
@@ -375,7 +374,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
 /// spent every remaining request is answered with a short error without being run. The body is
 /// built as it goes, so it never holds more than the budget plus one short error per message.
 fn batch(
-    app: &crate::app::App,
+    app: &crate::http::App,
     caller: &Caller,
     items: &[Value],
     version: &'static str,
@@ -435,9 +434,7 @@ fn end_session(ctx: &Ctx<'_>, principal: &crate::auth::Principal) -> Response {
             "Send the `Mcp-Session-Id` of the session to end.".into(),
         );
     };
-    if ctx
-        .app
-        .mcp
+    if super::state(ctx.app)
         .sessions
         .end(sid, principal.actor_id(), principal.client_id())
     {

@@ -70,7 +70,7 @@ async fn every_get_route_has_a_tool_or_a_reason_not_to() {
 #[tokio::test]
 async fn definitions_are_complete() {
     let app = TestApp::spawn().await;
-    let catalog = app.app.mcp.catalog(&app.app.router);
+    let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     let mut names = HashSet::new();
     for tool in &catalog.tools {
         let d = &tool.definition;
@@ -144,7 +144,7 @@ async fn definitions_are_complete() {
 #[tokio::test]
 async fn list_output_schema_is_the_envelope_of_the_rest_item() {
     let app = TestApp::spawn().await;
-    let catalog = app.app.mcp.catalog(&app.app.router);
+    let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     let t = catalog.get("list_companies").unwrap();
     let out = &t.definition["outputSchema"];
     assert_eq!(out["properties"]["object"]["const"], "list");
@@ -165,7 +165,7 @@ async fn list_output_schema_is_the_envelope_of_the_rest_item() {
 #[tokio::test]
 async fn read_tool_arguments_are_the_route_parameters() {
     let app = TestApp::spawn().await;
-    let catalog = app.app.mcp.catalog(&app.app.router);
+    let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     for tool in catalog.tools.iter().filter(|t| t.spec.kind == Kind::Read) {
         let route = tool.route.as_ref().unwrap();
         let props = tool.input_schema["properties"].as_object().unwrap();
@@ -198,7 +198,7 @@ async fn read_tool_arguments_are_the_route_parameters() {
 async fn prepare_tools_follow_the_rest_routes() {
     let app = TestApp::spawn().await;
     let router = &app.app.router;
-    let catalog: &Catalog = app.app.mcp.catalog(router);
+    let catalog: &Catalog = signage::mcp::state(&app.app).catalog(router);
     assert_eq!(
         catalog.write_operations,
         ["updateAd", "activatePromotion", "deactivatePromotion"]

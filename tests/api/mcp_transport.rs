@@ -344,7 +344,7 @@ async fn sessions_are_bound_to_their_key_and_end_with_delete() {
     let again = open_session(&app, "northwind-readonly").await;
     assert_ne!(again, sid);
     // A sandbox reset forgets sessions.
-    app.app.mcp.clear();
+    signage::mcp::state(&app.app).clear();
     assert_eq!(
         ping_in_session(&app, "northwind-readonly", &again)
             .await
