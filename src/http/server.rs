@@ -139,7 +139,9 @@ async fn handle(
     req: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
     let started = Instant::now();
-    let request_id = format!("req_{}", crate::random::hex::<12>());
+    // Request ids label log lines and problems; they are not secrets, so they come from the
+    // per-thread generator (no system call per request).
+    let request_id = format!("req_{}", crate::random::nonsecret::hex::<12>());
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();
