@@ -19,7 +19,7 @@ use super::router::Exec;
 use crate::app::App;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -156,6 +156,9 @@ async fn handle(
     let body_secs = app.settings.body_read_timeout_secs;
     let body = if declared.is_some_and(|n| n > limit as u64) {
         Err(ApiError::PayloadTooLarge { limit })
+    } else if body.is_end_stream() {
+        // No body at all (most GETs): nothing to read, so no read timeout to arm.
+        Ok(Bytes::new())
     } else {
         let read = read_body(body, limit, declared);
         match tokio::time::timeout(Duration::from_secs(body_secs), read).await {
