@@ -17,6 +17,7 @@ mod mcp_writes;
 mod media;
 mod openapi;
 mod promotions;
+mod schemas;
 mod security_credentials;
 mod security_input;
 mod tokens;
