@@ -11,6 +11,7 @@ mod credentials;
 mod devices;
 mod fuzz;
 mod limits;
+mod list_contract;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_writes;
