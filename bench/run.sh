@@ -347,6 +347,7 @@ mkdir -p "$RESULTS_DIR"
 record kind=meta "elapsed_s=$(($(date +%s) - SCRIPT_START))" \
   "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   "branch=$(git -C "$ROOT" rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)" \
+  "bin=${BENCH_BIN:-target/release/signage}" \
   "nproc=$(nproc)" "loadavg_start=$LOADAVG_START" "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" \
   "wrk=$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)" \
   "duration=$DURATION" "warmup=$WARMUP" "conns=$CONNS" "threads=$THREADS" \

@@ -353,7 +353,8 @@ def report(results_path, out_path):
     w("# signage benchmark")
     w("")
     w(
-        f"Commit `{meta.get('commit', '?')}` ({meta.get('branch', '?')}), {meta.get('nproc', '?')} cores, "
+        f"Binary `{meta.get('bin', 'target/release/signage')}`, checkout `{meta.get('commit', '?')}` ({meta.get('branch', '?')}), "
+        f"{meta.get('nproc', '?')} cores, "
         f"load average {meta.get('loadavg_start', '?')} at the start and {meta.get('loadavg', '?')} at the end, {meta.get('wrk', 'wrk')}; "
         f"run took {meta.get('elapsed_s', '?')} s (after the build). "
         f"Load: {meta.get('threads')} wrk threads, {meta.get('conns')} keep-alive connections, "
@@ -519,8 +520,8 @@ def compare(before_path, after_path):
         return f"{r['wrk']['rps']:,.0f}", f"{us:.1f}", ratio
 
     print(
-        f"before: `{mb.get('commit', '?')}` load {mb.get('loadavg_start', '?')}; "
-        f"after: `{ma.get('commit', '?')}` load {ma.get('loadavg_start', '?')}"
+        f"before: `{mb.get('bin', '?')}` at `{mb.get('commit', '?')}`, load {mb.get('loadavg_start', '?')}; "
+        f"after: `{ma.get('bin', '?')}` at `{ma.get('commit', '?')}`, load {ma.get('loadavg_start', '?')}"
     )
     print()
     print("| endpoint | rps before | rps after | CPU µs/req before | after | × hello before | after |")
