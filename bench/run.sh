@@ -5,15 +5,19 @@
 # Knobs (environment): BENCH_DURATION (s per endpoint, default 10), BENCH_WARMUP (s, default 2),
 # BENCH_COLD_RUNS (default 15), BENCH_TX_ROWS (default 1000000), BENCH_TX_DURATION (s per round,
 # default 3), BENCH_TX_ROUNDS (default 3),
-# BENCH_LOG_LEVEL (server log filter; default: the server's own default), BENCH_SKIP_BUILD=1.
+# BENCH_LOG_LEVEL (server log filter; default: the server's own default), BENCH_SKIP_BUILD=1,
+# BENCH_BIN (the signage binary to measure; default target/release/signage, e.g. a copy of an
+# earlier build for a before/after comparison), BENCH_PIN (1: server on CPU 1, wrk on CPU 0 — the default when taskset exists and there are two
+# or more CPUs; 0: no pinning), BENCH_SKIP_TX=1 (skip the token-ledger part).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH="$ROOT/bench"
 TOOLS="$BENCH/tools.py"
 LUA="$BENCH/wrk/request.lua"
-BIN="$ROOT/target/release/signage"
+BIN=${BENCH_BIN:-"$ROOT/target/release/signage"}
 SEEDER="$ROOT/target/release/examples/seed_ledger"
+HELLO="$ROOT/target/release/examples/hello"
 RESULTS_DIR="$BENCH/results"
 
 DURATION=${BENCH_DURATION:-10}
@@ -25,6 +29,19 @@ TX_DURATION=${BENCH_TX_DURATION:-3}
 TX_ROUNDS=${BENCH_TX_ROUNDS:-3}
 CONNS=64
 THREADS=2
+# Pinning: the server on one core, wrk on the other, so they do not take turns on the same core and
+# the server's CPU time per request is not inflated by cache and scheduler churn. A pinned server's
+# tokio runtime sizes itself to the one CPU it may use (one worker), like the hello server.
+if [[ -z "${BENCH_PIN:-}" ]]; then
+  if command -v taskset >/dev/null && (($(nproc) >= 2)); then BENCH_PIN=1; else BENCH_PIN=0; fi
+fi
+SERVER_PIN=()
+WRK_PIN=()
+if [[ "$BENCH_PIN" == 1 ]]; then
+  SERVER_PIN=(taskset -c 1)
+  WRK_PIN=(taskset -c 0)
+  THREADS=1
+fi
 
 SCRIPT_START=$(date +%s)
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -73,16 +90,18 @@ PY
 command -v python3 >/dev/null || die "python3 is required"
 command -v curl >/dev/null || die "curl is required"
 if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
-  log "building release binary and seeder (cargo build --release)"
+  log "building release binary, hello server and seeder (cargo build --release)"
   build_start=$(date +%s)
-  # Two invocations on purpose: the example pulls in dev-dependency features (hyper's client), and
+  # Two invocations on purpose: the examples pull in dev-dependency features (hyper's client), and
   # the server under test must be exactly what `cargo build --release` produces.
   (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-  (cd "$ROOT" && cargo build --release --quiet --example seed_ledger) || die "building the seeder failed"
+  (cd "$ROOT" && cargo build --release --quiet --example seed_ledger --example hello) ||
+    die "building the examples failed"
   log "build done in $(($(date +%s) - build_start)) s"
 fi
 [[ -x "$BIN" ]] || die "$BIN missing"
 [[ -x "$SEEDER" ]] || die "$SEEDER missing"
+[[ -x "$HELLO" ]] || die "$HELLO missing"
 
 # ---------------------------------------------------------------------------------------------------
 # 2. Load tool.
@@ -117,11 +136,15 @@ if [[ -n "${BENCH_LOG_LEVEL:-}" ]]; then server_env+=("SIGNAGE_LOG=$BENCH_LOG_LE
 # wrk would hit at once): rate limiting is off for every server it starts.
 server_env+=("SIGNAGE_RATE_LIMIT_PER_SECOND=0")
 
-# start_server NAME DBFILE -> sets SERVER_PORT and SERVER_PID
+# start_server NAME DBFILE -> sets SERVER_PORT and SERVER_PID (a DBFILE of "hello" starts the bare
+# hyper server instead of signage)
 start_server() {
   local name=$1 db=$2
   SERVER_PORT=$(python3 "$TOOLS" freeport)
-  (cd "$WORK" && exec "${server_env[@]}" "$BIN" serve --database "$db" --port "$SERVER_PORT" \
+  local cmd=("$BIN" serve --database "$db" --port "$SERVER_PORT")
+  [[ "$db" == hello ]] && cmd=("$HELLO" --port "$SERVER_PORT")
+  # `exec` all the way down, so SERVER_PID is the server itself (its /proc stat is what we read).
+  (cd "$WORK" && exec "${server_env[@]}" "${SERVER_PIN[@]}" "${cmd[@]}" \
     >"$WORK/$name.out" 2>"$WORK/$name.log") &
   SERVER_PID=$!
   SERVER_PIDS+=("$SERVER_PID")
@@ -148,22 +171,26 @@ has_route() {
 run_wrk() {
   local out=$1 port=$2 path=$3 secs=$4 conns=$5 threads=$6 method=${7:-GET} body=${8:-} headers=${9:-}
   BENCH_METHOD=$method BENCH_BODY=$body BENCH_HEADERS=$headers \
-    wrk -t"$threads" -c"$conns" -d"${secs}s" --timeout 5s -s "$LUA" "http://127.0.0.1:$port$path" >"$out" 2>&1 ||
+    "${WRK_PIN[@]}" wrk -t"$threads" -c"$conns" -d"${secs}s" --timeout 5s -s "$LUA" "http://127.0.0.1:$port$path" >"$out" 2>&1 ||
     { cat "$out" >&2; die "wrk failed on $path"; }
   grep '^BENCH_RESULT ' "$out" | tail -1 | sed 's/^BENCH_RESULT //'
 }
 
-# load_test KEY LABEL PORT PID PATH [METHOD BODY HEADERS]: warm-up, then measured run with RSS sampling.
+# load_test KEY LABEL PORT PID PATH [METHOD BODY HEADERS]: warm-up, then measured run with RSS
+# sampling and the server's CPU time (utime + stime from /proc/PID/stat, all threads) over the run.
 load_test() {
   local key=$1 label=$2 port=$3 pid=$4 path=$5 method=${6:-GET} body=${7:-} headers=${8:-}
   log "load: $label (${WARMUP}s warm-up + ${DURATION}s, $CONNS connections, $THREADS threads)"
   run_wrk "$WORK/wrk-$key-warm.txt" "$port" "$path" "$WARMUP" "$CONNS" "$THREADS" "$method" "$body" "$headers" >/dev/null
   python3 "$TOOLS" rss "$pid" "$DURATION" >"$WORK/rss-$key.json" &
   local sampler=$!
-  local res
+  local res cpu0 cpu1
+  cpu0=$(python3 "$TOOLS" cputime "$pid")
   res=$(run_wrk "$WORK/wrk-$key.txt" "$port" "$path" "$DURATION" "$CONNS" "$THREADS" "$method" "$body" "$headers")
+  cpu1=$(python3 "$TOOLS" cputime "$pid")
   wait "$sampler" || true
-  record kind=load key="$key" label="$label" status=ok "wrk=$res" "rss=$(cat "$WORK/rss-$key.json")"
+  record kind=load key="$key" label="$label" status=ok "wrk=$res" "rss=$(cat "$WORK/rss-$key.json")" \
+    "cpu_s=$(python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 3))' "$cpu0" "$cpu1")"
 }
 
 load_skip() {
@@ -180,7 +207,14 @@ cold=$(cd "$WORK" && "${server_env[@]}" python3 "$TOOLS" coldstart "$BIN" "$WORK
 record kind=cold "data=$cold"
 log "cold start: $cold"
 
-# 3b. Load on a fresh database.
+# 3b. The ceiling: the bare hyper server, same load.
+start_server hello hello
+HELLO_PID=$SERVER_PID
+log "server hello: pid $HELLO_PID on 127.0.0.1:$SERVER_PORT"
+load_test hello "hello (bare hyper)" "$SERVER_PORT" "$HELLO_PID" /health
+stop_server "$HELLO_PID"
+
+# 3c. Load on a fresh database.
 start_server main "$WORK/main.db"
 MAIN_PORT=$SERVER_PORT
 MAIN_PID=$SERVER_PID
@@ -232,71 +266,80 @@ stop_server "$MAIN_PID"
 
 # ---------------------------------------------------------------------------------------------------
 # 4. Token transactions: a 1M-row ledger against a 1k-row ledger, one company each.
-TX_PATH="/tokens/transactions?company_id=$COMPANY&limit=20"
-for rows in "$TX_ROWS_BIG" "$TX_ROWS_SMALL"; do
-  db="$WORK/ledger-$rows.db"
-  log "ledger: migrate + seed $rows rows"
-  (cd "$WORK" && "${server_env[@]}" "$BIN" migrate --database "$db" >/dev/null) || die "migrate failed"
-  "$SEEDER" --database "$db" --company "$COMPANY" --rows "$rows" >&2 || die "seeding failed"
-done
-record kind=seed "rows_big=$TX_ROWS_BIG" "rows_small=$TX_ROWS_SMALL"
-
-start_server big "$WORK/ledger-$TX_ROWS_BIG.db"
-BIG_PORT=$SERVER_PORT BIG_PID=$SERVER_PID
-start_server small "$WORK/ledger-$TX_ROWS_SMALL.db"
-SMALL_PORT=$SERVER_PORT SMALL_PID=$SERVER_PID
-
-code=$(python3 "$TOOLS" status "$BIG_PORT" "$TX_PATH" "$REST_HEADERS")
-if [[ "$code" == 404 ]] && ! has_route "$BIG_PORT" /tokens/transactions; then
-  log "tokens: GET /tokens/transactions: n/a (404)"
-  record kind=tx status="n/a (404)"
-elif [[ "$code" != 200 ]]; then
-  log "tokens: GET /tokens/transactions: HTTP $code"
-  record kind=tx status="error (HTTP $code)"
-else
-  # The deep page: follow next_cursor (100 rows a hop) to the middle of each ledger, time-boxed.
-  declare -A deep
-  for side in big small; do
-    if [[ $side == big ]]; then port=$BIG_PORT rows=$TX_ROWS_BIG; else port=$SMALL_PORT rows=$TX_ROWS_SMALL; fi
-    hops=$((rows / 2 / 100))
-    ((hops < 1)) && hops=1
-    log "tokens: walking $hops pages of 100 into the $rows-row ledger"
-    walked=$(python3 "$TOOLS" walk "$port" "/tokens/transactions?company_id=$COMPANY&limit=100" "$REST_HEADERS" "$hops" 20) ||
-      die "cursor walk failed: $walked"
-    deep[$side]=$walked
+ledger_bench() {
+  TX_PATH="/tokens/transactions?company_id=$COMPANY&limit=20"
+  for rows in "$TX_ROWS_BIG" "$TX_ROWS_SMALL"; do
+    db="$WORK/ledger-$rows.db"
+    log "ledger: migrate + seed $rows rows"
+    (cd "$WORK" && "${server_env[@]}" "$BIN" migrate --database "$db" >/dev/null) || die "migrate failed"
+    "$SEEDER" --database "$db" --company "$COMPANY" --rows "$rows" >&2 || die "seeding failed"
   done
-  # Short runs alternating between the two ledgers, so a burst of load from elsewhere on the machine
-  # hits both sides; the report takes the median over the rounds.
-  for page in first deep; do
-    declare -A tx_path=()
-    declare -A tx_depth=()
+  record kind=seed "rows_big=$TX_ROWS_BIG" "rows_small=$TX_ROWS_SMALL"
+
+  start_server big "$WORK/ledger-$TX_ROWS_BIG.db"
+  BIG_PORT=$SERVER_PORT BIG_PID=$SERVER_PID
+  start_server small "$WORK/ledger-$TX_ROWS_SMALL.db"
+  SMALL_PORT=$SERVER_PORT SMALL_PID=$SERVER_PID
+
+  code=$(python3 "$TOOLS" status "$BIG_PORT" "$TX_PATH" "$REST_HEADERS")
+  if [[ "$code" == 404 ]] && ! has_route "$BIG_PORT" /tokens/transactions; then
+    log "tokens: GET /tokens/transactions: n/a (404)"
+    record kind=tx status="n/a (404)"
+  elif [[ "$code" != 200 ]]; then
+    log "tokens: GET /tokens/transactions: HTTP $code"
+    record kind=tx status="error (HTTP $code)"
+  else
+    # The deep page: follow next_cursor (100 rows a hop) to the middle of each ledger, time-boxed.
+    declare -A deep
     for side in big small; do
-      if [[ $side == big ]]; then port=$BIG_PORT; else port=$SMALL_PORT; fi
-      tx_path[$side]=$TX_PATH
-      tx_depth[$side]=0
-      if [[ $page == deep ]]; then
-        cursor=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["cursor"])' "${deep[$side]}")
-        tx_depth[$side]=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows_skipped"])' "${deep[$side]}")
-        tx_path[$side]="$TX_PATH&cursor=$cursor"
-        code=$(python3 "$TOOLS" status "$port" "${tx_path[$side]}" "$REST_HEADERS")
-        [[ "$code" == 200 ]] || die "deep page returned HTTP $code"
-      fi
-      run_wrk "$WORK/wrk-tx-warm.txt" "$port" "${tx_path[$side]}" 1 1 1 GET "" "$REST_HEADERS" >/dev/null
+      if [[ $side == big ]]; then port=$BIG_PORT rows=$TX_ROWS_BIG; else port=$SMALL_PORT rows=$TX_ROWS_SMALL; fi
+      hops=$((rows / 2 / 100))
+      ((hops < 1)) && hops=1
+      log "tokens: walking $hops pages of 100 into the $rows-row ledger"
+      walked=$(python3 "$TOOLS" walk "$port" "/tokens/transactions?company_id=$COMPANY&limit=100" "$REST_HEADERS" "$hops" 20) ||
+        die "cursor walk failed: $walked"
+      deep[$side]=$walked
     done
-    # Page time is latency on one keep-alive connection: with 64 connections p50 is queueing.
-    log "tokens: $page page (depth ${tx_depth[big]} / ${tx_depth[small]}): $TX_ROUNDS rounds of ${TX_DURATION}s per ledger, 1 connection"
-    for round in $(seq 1 "$TX_ROUNDS"); do
+    # Short runs alternating between the two ledgers, so a burst of load from elsewhere on the machine
+    # hits both sides; the report takes the median over the rounds.
+    for page in first deep; do
+      declare -A tx_path=()
+      declare -A tx_depth=()
       for side in big small; do
-        if [[ $side == big ]]; then port=$BIG_PORT pid=$BIG_PID rows=$TX_ROWS_BIG; else port=$SMALL_PORT pid=$SMALL_PID rows=$TX_ROWS_SMALL; fi
-        res=$(run_wrk "$WORK/wrk-tx.txt" "$port" "${tx_path[$side]}" "$TX_DURATION" 1 1 GET "" "$REST_HEADERS")
-        rss=$(python3 "$TOOLS" rss "$pid" 0.01)
-        record kind=tx status=ok page="$page" rows="$rows" depth="${tx_depth[$side]}" round="$round" "wrk=$res" "rss=$rss"
+        if [[ $side == big ]]; then port=$BIG_PORT; else port=$SMALL_PORT; fi
+        tx_path[$side]=$TX_PATH
+        tx_depth[$side]=0
+        if [[ $page == deep ]]; then
+          cursor=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["cursor"])' "${deep[$side]}")
+          tx_depth[$side]=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows_skipped"])' "${deep[$side]}")
+          tx_path[$side]="$TX_PATH&cursor=$cursor"
+          code=$(python3 "$TOOLS" status "$port" "${tx_path[$side]}" "$REST_HEADERS")
+          [[ "$code" == 200 ]] || die "deep page returned HTTP $code"
+        fi
+        run_wrk "$WORK/wrk-tx-warm.txt" "$port" "${tx_path[$side]}" 1 1 1 GET "" "$REST_HEADERS" >/dev/null
+      done
+      # Page time is latency on one keep-alive connection: with 64 connections p50 is queueing.
+      log "tokens: $page page (depth ${tx_depth[big]} / ${tx_depth[small]}): $TX_ROUNDS rounds of ${TX_DURATION}s per ledger, 1 connection"
+      for round in $(seq 1 "$TX_ROUNDS"); do
+        for side in big small; do
+          if [[ $side == big ]]; then port=$BIG_PORT pid=$BIG_PID rows=$TX_ROWS_BIG; else port=$SMALL_PORT pid=$SMALL_PID rows=$TX_ROWS_SMALL; fi
+          res=$(run_wrk "$WORK/wrk-tx.txt" "$port" "${tx_path[$side]}" "$TX_DURATION" 1 1 GET "" "$REST_HEADERS")
+          rss=$(python3 "$TOOLS" rss "$pid" 0.01)
+          record kind=tx status=ok page="$page" rows="$rows" depth="${tx_depth[$side]}" round="$round" "wrk=$res" "rss=$rss"
+        done
       done
     done
-  done
+  fi
+  stop_server "$BIG_PID"
+  stop_server "$SMALL_PID"
+}
+
+if [[ "${BENCH_SKIP_TX:-0}" == 1 ]]; then
+  log "tokens: skipped (BENCH_SKIP_TX=1)"
+  record kind=tx status="skipped (BENCH_SKIP_TX=1)"
+else
+  ledger_bench
 fi
-stop_server "$BIG_PID"
-stop_server "$SMALL_PID"
 
 # ---------------------------------------------------------------------------------------------------
 # 5. Report.
@@ -304,10 +347,11 @@ mkdir -p "$RESULTS_DIR"
 record kind=meta "elapsed_s=$(($(date +%s) - SCRIPT_START))" \
   "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   "branch=$(git -C "$ROOT" rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)" \
+  "bin=${BENCH_BIN:-target/release/signage}" \
   "nproc=$(nproc)" "loadavg_start=$LOADAVG_START" "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" \
   "wrk=$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)" \
   "duration=$DURATION" "warmup=$WARMUP" "conns=$CONNS" "threads=$THREADS" \
-  "tx_duration=$TX_DURATION" "tx_rounds=$TX_ROUNDS" "log_level=${BENCH_LOG_LEVEL:-default}"
+  "tx_duration=$TX_DURATION" "tx_rounds=$TX_ROUNDS" "log_level=${BENCH_LOG_LEVEL:-default}" "pin=$BENCH_PIN"
 python3 "$TOOLS" report "$RESULTS" "$RESULTS_DIR/latest.md"
 cp "$RESULTS" "$RESULTS_DIR/latest.jsonl"
 cat "$RESULTS_DIR/latest.md"

@@ -188,10 +188,10 @@ impl Db {
     /// True when the database answers a trivial query (the health check).
     pub fn is_usable(&self) -> bool {
         match self.conn() {
+            // Cached: the health check runs this on every call.
             Ok(conn) => conn
-                .query_row("SELECT count(*) FROM refinery_schema_history", [], |r| {
-                    r.get::<_, i64>(0)
-                })
+                .prepare_cached("SELECT count(*) FROM refinery_schema_history")
+                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
                 .is_ok(),
             Err(_) => false,
         }

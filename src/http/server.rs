@@ -19,7 +19,7 @@ use super::router::Exec;
 use super::state::App;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -139,7 +139,9 @@ async fn handle(
     req: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
     let started = Instant::now();
-    let request_id = format!("req_{}", crate::random::hex::<12>());
+    // Request ids label log lines and problems; they are not secrets, so they come from the
+    // per-thread generator (no system call per request).
+    let request_id = format!("req_{}", crate::random::nonsecret::hex::<12>());
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();
@@ -154,6 +156,9 @@ async fn handle(
     let body_secs = app.settings.body_read_timeout_secs;
     let body = if declared.is_some_and(|n| n > limit as u64) {
         Err(ApiError::PayloadTooLarge { limit })
+    } else if body.is_end_stream() {
+        // No body at all (most GETs): nothing to read, so no read timeout to arm.
+        Ok(Bytes::new())
     } else {
         let read = read_body(body, limit, declared);
         match tokio::time::timeout(Duration::from_secs(body_secs), read).await {

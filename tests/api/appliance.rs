@@ -43,6 +43,28 @@ async fn health_is_503_when_the_database_is_not_usable() {
     );
 }
 
+/// The health query is a cached statement: it must still ask the database on every call, so a
+/// health check that passed before the table went away fails after, and passes again once it is
+/// back.
+#[tokio::test]
+async fn health_follows_the_database_after_its_statement_is_cached() {
+    let app = TestApp::spawn().await;
+    for _ in 0..3 {
+        assert_eq!(app.get("/health").send().await.status, 200);
+    }
+    app.sql(|c| c.execute_batch("ALTER TABLE refinery_schema_history RENAME TO kept"));
+    for _ in 0..3 {
+        assert_eq!(app.get("/health").send().await.status, 503);
+    }
+    app.sql(|c| c.execute_batch("ALTER TABLE kept RENAME TO refinery_schema_history"));
+    let r = app.get("/health").send().await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json(),
+        json!({"ok": true, "backendAuthMode": "passthrough"})
+    );
+}
+
 #[tokio::test]
 async fn unknown_path_wrong_method_and_oversized_body_are_problems() {
     let app = TestApp::spawn_with(|l| l.max_body_bytes = Some(4096)).await;

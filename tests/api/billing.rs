@@ -1,6 +1,7 @@
 //! Tests: billing (invoices with lines and totals, recent charges) and the plan catalogue.
 
 use crate::helpers::{company_id, TestApp};
+use crate::list_contract::{assert_list_contract, in_companies};
 use std::collections::HashSet;
 
 const NWG_OPEN_INVOICE: &str = "inv_0m5d4rusocljz0g8w1e9"; // NWG-2026-0009
@@ -68,10 +69,15 @@ async fn invoices_list_filter_and_page() {
         .collect_all("/invoices", "northwind-readonly", 100)
         .await;
     assert_eq!(all.len(), 6);
-    let walked = app.collect_all("/invoices", "northwind-readonly", 1).await;
+    let walked = assert_list_contract(
+        &app,
+        "/invoices",
+        "northwind-readonly",
+        1,
+        in_companies(&["Northwind Grocers", "Northwind Pharmacy"]),
+    )
+    .await;
     assert_eq!(walked, all);
-    let ids: HashSet<&str> = all.iter().map(|i| i["id"].as_str().unwrap()).collect();
-    assert_eq!(ids.len(), 6);
     let nwg = all.iter().find(|i| i["id"] == NWG_OPEN_INVOICE).unwrap();
     assert_eq!(nwg["number"], "NWG-2026-0009");
     assert_eq!(nwg["total_cents"], 14900 + 540);
@@ -187,14 +193,15 @@ async fn charges_are_recent_first_and_filtered() {
     let app = TestApp::spawn().await;
     let all = app.collect_all("/charges", "northwind-readonly", 100).await;
     assert_eq!(all.len(), 9);
-    let ids: Vec<&str> = all.iter().map(|c| c["id"].as_str().unwrap()).collect();
-    let mut sorted = ids.clone();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    assert_eq!(ids, sorted, "newest first");
-    assert_eq!(
-        app.collect_all("/charges", "northwind-readonly", 2).await,
-        all
-    );
+    let walked = assert_list_contract(
+        &app,
+        "/charges",
+        "northwind-readonly",
+        2,
+        in_companies(&["Northwind Grocers", "Northwind Pharmacy"]),
+    )
+    .await;
+    assert_eq!(walked, all);
     let on_invoice = app
         .collect_all(
             &format!("/charges?invoice_id={NWG_OPEN_INVOICE}"),

@@ -1,6 +1,7 @@
 //! Tests: promotions (CRUD, derived state, activation against the token ledger, QR codes).
 
 use crate::helpers::{company_id, TestApp};
+use crate::list_contract::{assert_list_contract, in_companies};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -84,14 +85,15 @@ async fn list_filters_and_pages() {
     assert_eq!(state_of("Flu Shot Season"), "active");
 
     // Walking one by one yields the same list: no loss, no duplicates, newest first.
-    let walked = app
-        .collect_all("/promotions", "northwind-readonly", 1)
-        .await;
+    let walked = assert_list_contract(
+        &app,
+        "/promotions",
+        "northwind-readonly",
+        1,
+        in_companies(&["Northwind Grocers", "Northwind Pharmacy"]),
+    )
+    .await;
     assert_eq!(walked, all);
-    let ids: Vec<&str> = all.iter().map(|p| p["id"].as_str().unwrap()).collect();
-    let mut sorted = ids.clone();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    assert_eq!(ids, sorted);
 
     let names = |items: &[Value]| -> HashSet<String> {
         items

@@ -1,8 +1,8 @@
 //! Tests: tokens (packs, purchases, balance, the ledger, and its exactness under concurrency).
 
 use crate::helpers::{company_id, TestApp};
+use crate::list_contract::{assert_list_contract, in_companies};
 use serde_json::{json, Value};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 const GROWTH_PACK: &str = "tpk_0m5d4rusktxlxvdouqvv";
@@ -372,17 +372,16 @@ async fn transactions_are_paged_newest_first_and_filtered() {
         .collect_all("/tokens/transactions", "northwind-readonly", 100)
         .await;
     assert_eq!(all.len(), 12);
-    let ids: Vec<&str> = all.iter().map(|t| t["id"].as_str().unwrap()).collect();
-    let mut sorted = ids.clone();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    assert_eq!(ids, sorted, "newest first");
     for limit in [1, 5] {
-        let paged = app
-            .collect_all("/tokens/transactions", "northwind-readonly", limit)
-            .await;
-        let paged_ids: Vec<&str> = paged.iter().map(|t| t["id"].as_str().unwrap()).collect();
-        assert_eq!(paged_ids, ids, "limit {limit}");
-        assert_eq!(paged_ids.iter().collect::<HashSet<_>>().len(), 12);
+        let paged = assert_list_contract(
+            &app,
+            "/tokens/transactions",
+            "northwind-readonly",
+            limit,
+            in_companies(&["Northwind Grocers", "Northwind Pharmacy"]),
+        )
+        .await;
+        assert_eq!(paged, all, "limit {limit}");
     }
 
     let grocers = company_id("Northwind Grocers");
