@@ -1,4 +1,7 @@
 fn main() {
     let cli: signage::cli::Cli = argh::from_env();
-    std::process::exit(signage::cli::run(cli));
+    let code = signage::cli::run(cli);
+    // Buffered log lines are written before the process ends.
+    signage::telemetry::flush();
+    std::process::exit(code);
 }

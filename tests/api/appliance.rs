@@ -458,3 +458,62 @@ fn the_binary_prints_its_url_first_logs_no_secrets_and_stops_on_sigterm() {
         "part of the key leaked into the log"
     );
 }
+
+/// Log lines are buffered (one write per 32 KiB or per 100 ms, not per line), yet a running
+/// server's access log still reaches stderr promptly: the request line shows up while the process
+/// is alive, long before it exits.
+#[test]
+fn buffered_logs_reach_stderr_while_the_server_runs() {
+    use std::io::BufRead;
+    let mut child = Command::new(bin())
+        .args(["serve", "--port", "0", "--database", ":memory:"])
+        .args(["--log-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://127.0.0.1:"))
+        .map(|port| format!("127.0.0.1:{port}"))
+        .unwrap_or_else(|| panic!("no URL in first line: {first}"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut seen = false;
+    while !seen {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => seen = line.contains("\"route\":\"/health\""),
+            Err(_) => break,
+        }
+    }
+    let alive = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen, "the access log line never reached stderr");
+    assert!(alive, "the line arrived only because the process ended");
+}
