@@ -12,7 +12,7 @@ use super::devices::{
 };
 use crate::auth::{Action, Area, Level};
 use crate::events;
-use crate::http::ctx::{list_body, PageRequest};
+use crate::http::ctx::PageRequest;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -193,7 +193,7 @@ fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Value, i64)>, A
 }
 
 fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    ctx.path_id(Kind::Ad, "ad")
+    ctx.path::<ids::AdId>().map(ids::AdId::into_string)
 }
 
 /// Company, status and version of a visible ad; invisible or missing is 404.
@@ -250,9 +250,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ad_json,
         )?,
     };
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 /// Checks that media and promotion references belong to `company`. A reference outside it is a

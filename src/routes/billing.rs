@@ -2,7 +2,6 @@
 //! Read-only here; charges are added by the token ledger when a pack is bought.
 
 use crate::auth::{Action, Area, Level};
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -180,9 +179,7 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &page,
         invoice_json,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get_invoice(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -231,7 +228,5 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &page,
         charge_json,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }

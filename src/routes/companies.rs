@@ -2,7 +2,6 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -140,9 +139,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = stmt
         .query_map(args.as_slice(), company_json)?
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn valid_company_id(id: &str) -> Result<(), ApiError> {

@@ -9,7 +9,6 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -315,7 +314,7 @@ pub(crate) fn owner(
 }
 
 fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    ctx.path_id(Kind::Device, "device")
+    ctx.path::<ids::DeviceId>().map(ids::DeviceId::into_string)
 }
 
 /// Loads the owner of a device and checks the route's action against it: invisible is 404.
@@ -354,9 +353,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &page,
         |r| device_json(r, now, offline_after),
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 #[derive(Deserialize)]
@@ -532,9 +529,7 @@ fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let conn = ctx.app.db.conn()?;
     let (company, _) = authorized_owner(ctx, &conn, &id)?;
     let rows = crate::routes::ads::page_for_device(&conn, &id, &[company], &[], &page)?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 /// The diagnostics of a device (which must exist).

@@ -6,7 +6,6 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -144,7 +143,8 @@ fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<Value>, ApiError
 }
 
 fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    ctx.path_id(Kind::Media, "media")
+    ctx.path::<crate::ids::MediaId>()
+        .map(crate::ids::MediaId::into_string)
 }
 
 /// Company, content type and SHA-256 of a visible media item; invisible or missing is 404.
@@ -181,9 +181,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &page,
         media_json,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

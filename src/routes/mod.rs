@@ -108,7 +108,7 @@ pub fn update_versioned(
 /// `select` is everything before `WHERE` (for example `SELECT d.id, d.name FROM devices d`);
 /// `company_col` and `id_col` name the company and id columns; `filters` are extra
 /// `AND`-ed clauses, each with one `?` bound to its value. Fetches `page.fetch()` rows so that
-/// [`crate::http::ctx::list_body`] can tell whether more follow.
+/// [`crate::http::Response::page`] can tell whether more follow.
 // The arguments are the parts of one SQL statement; a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
 pub fn fetch_page<T>(

@@ -2,7 +2,6 @@
 //! `plans:read` sees all of it.
 
 use crate::auth::{Action, Area, Level};
-use crate::http::ctx::list_body;
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -73,9 +72,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ))?
         .query_map(rusqlite::params![page.bound(), page.fetch()], plan_json)?
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

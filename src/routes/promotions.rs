@@ -11,7 +11,6 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -275,9 +274,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &page,
         |r| promotion_json(r, now),
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -675,9 +672,7 @@ fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "created_at": rfc3339(created_at),
         }));
     }
-    Ok(Response::ok(&list_body(items, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(items, &page))
 }
 
 fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

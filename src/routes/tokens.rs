@@ -2,7 +2,7 @@
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
 use crate::auth::{Action, Area, Level};
-use crate::http::ctx::{list_body, PageRequest};
+use crate::http::ctx::PageRequest;
 use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -133,9 +133,7 @@ fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?
         .query_map(rusqlite::params![page.bound(), page.fetch()], pack_json)?
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 #[derive(Deserialize)]
@@ -220,7 +218,5 @@ fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .cmp(a["id"].as_str().unwrap_or(""))
     });
     rows.truncate(page.fetch() as usize);
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }

@@ -5,7 +5,6 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::events::{self, EVENT_TYPES};
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
@@ -247,9 +246,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &page,
         webhook_json,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

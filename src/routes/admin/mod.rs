@@ -8,7 +8,6 @@ pub mod keys;
 
 use crate::auth::reach::Manager;
 use crate::auth::Action;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
@@ -218,9 +217,7 @@ fn list_audit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     let m = Manager::of(ctx.principal()?);
     let rows = crate::audit::list(&ctx.app.db, m.account, m.company, before, page.fetch())?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 /// Restores the caller's account (and nothing else) to the fixtures. A full reset of the sandbox is
