@@ -6,6 +6,7 @@ pub mod admin;
 pub mod ads;
 pub mod billing;
 pub mod companies;
+pub mod crud;
 pub mod devices;
 pub mod health;
 pub mod media;
