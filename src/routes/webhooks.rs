@@ -10,7 +10,6 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::outbound::{self, TargetPolicy};
 use crate::routes::fetch_page;
-use crate::routes::promotions::text;
 use crate::time::rfc3339;
 use crate::validate::{is_url, text_schema, url_host, url_pattern, Errors, UrlSchemes};
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -283,7 +282,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         );
     }
     check_url(ctx, &mut errors, &input.url);
-    text(&mut errors, "/description", &input.description, 0, 500);
+    errors.text("/description", &input.description, 0, 500);
     check_event_types(&mut errors, &input.event_types);
     errors.finish()?;
     let company = input.company_id.clone();
@@ -359,7 +358,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     match input.description {
         Some(Some(d)) => {
-            text(&mut errors, "/description", &d, 0, 500);
+            errors.text("/description", &d, 0, 500);
             sets.push(("description", d.trim().to_string().into()));
         }
         Some(None) => null(&mut errors, "/description"),
