@@ -7,15 +7,16 @@ use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
-use crate::time::rfc3339;
+use crate::routes::crud::Time;
+use crate::validate::id_schema;
 use rusqlite::Row;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Tokens, Level::Read);
 const WRITE: Action = Action::Use(Area::Tokens, Level::Write);
 
-const COMPANY_PARAM: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#;
+const COMPANY_PARAM: &str = Kind::Company.schema();
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -78,7 +79,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "TokenPackPurchase",
             json!({"type":"object","additionalProperties":false,"required":["company_id"],
-                "properties":{"company_id":{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}}}),
+                "properties":{"company_id":id_schema(Kind::Company)}}),
         ),
         (
             "TokenBalance",
@@ -111,16 +112,36 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
-fn pack_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "token_pack",
-        "name": r.get::<_, String>(1)?,
-        "tokens": r.get::<_, i64>(2)?,
-        "price_cents": r.get::<_, i64>(3)?,
-        "currency": r.get::<_, String>(4)?,
-        "created_at": rfc3339(r.get(5)?),
-    }))
+/// A token pack of the catalogue. Field order is the order of the JSON members.
+#[derive(Serialize)]
+struct TokenPack {
+    id: String,
+    object: &'static str,
+    name: String,
+    tokens: i64,
+    price_cents: i64,
+    currency: String,
+    created_at: Time,
+}
+
+impl TokenPack {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenPack> {
+        Ok(TokenPack {
+            id: r.get("id")?,
+            object: "token_pack",
+            name: r.get("name")?,
+            tokens: r.get("tokens")?,
+            price_cents: r.get("price_cents")?,
+            currency: r.get("currency")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for TokenPack {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -131,7 +152,10 @@ fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
              WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
         )?
-        .query_map(rusqlite::params![page.bound(), page.fetch()], pack_json)?
+        .query_map(
+            rusqlite::params![page.bound(), page.fetch()],
+            TokenPack::from_row,
+        )?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Response::page(rows, &page))
 }
