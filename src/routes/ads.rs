@@ -15,7 +15,7 @@ use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, DeviceId, Kind, PromotionId, TypedId};
 use crate::validate::{id_schema, Errors, OneOf, Text};
-use rusqlite::{OptionalExtension, Row};
+use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -161,9 +161,9 @@ const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.me
 
 impl Ad {
     /// Reads a row of [`AD_COLUMNS`] by column name.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Ad> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Ad> {
         let mut device_ids: Vec<String> = r
-            .get::<_, Option<String>>("device_ids")?
+            .get::<Option<String>>("device_ids")?
             .map(|s| s.split(',').map(String::from).collect())
             .unwrap_or_default();
         // group_concat keeps no guaranteed order.

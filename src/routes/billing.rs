@@ -7,7 +7,7 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{ChargeId, InvoiceId, Kind};
 use crate::routes::crud::{self, Time};
 use crate::routes::fetch_page;
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -143,7 +143,7 @@ const INVOICE_SELECT: &str = "SELECT i.id, i.company_id, i.number, i.status, i.c
 
 impl Invoice {
     /// Reads a row of [`INVOICE_SELECT`] by column name.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Invoice> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Invoice> {
         Ok(Invoice {
             id: r.get("id")?,
             object: "invoice",
@@ -155,7 +155,7 @@ impl Invoice {
             period_end: Time(r.get("period_end")?),
             issued_at: Time(r.get("issued_at")?),
             due_at: Time(r.get("due_at")?),
-            paid_at: r.get::<_, Option<i64>>("paid_at")?.map(Time),
+            paid_at: r.get::<Option<i64>>("paid_at")?.map(Time),
             total_cents: r.get("total_cents")?,
             created_at: Time(r.get("created_at")?),
             lines: None,
@@ -188,7 +188,7 @@ const CHARGE_SELECT: &str = "SELECT c.id, c.company_id, c.invoice_id, c.kind, c.
 
 impl Charge {
     /// Reads a row of [`CHARGE_SELECT`] by column name.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Charge> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Charge> {
         Ok(Charge {
             id: r.get("id")?,
             object: "charge",
@@ -251,12 +251,12 @@ fn get_invoice(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Invoice::from_row,
     )?;
     ctx.authorize_company(&invoice.company_id, "invoice", &id)?;
-    let lines = conn
-        .prepare_cached(&format!(
-            "{CHARGE_SELECT} WHERE c.invoice_id = ?1 ORDER BY c.id"
-        ))?
-        .query_map([&id], Charge::from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
+    let lines = crud::query_all(
+        &conn,
+        &format!("{CHARGE_SELECT} WHERE c.invoice_id = ?1 ORDER BY c.id"),
+        [&id],
+        Charge::from_row,
+    )?;
     invoice.lines = Some(lines);
     Ok(Response::ok(&invoice))
 }

@@ -6,7 +6,7 @@ use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{CompanyId, Kind};
 use crate::validate::{text_schema, Errors};
-use rusqlite::{Connection, OptionalExtension, Row};
+use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -114,7 +114,7 @@ pub struct Company {
 
 impl Company {
     /// Reads a row of [`COMPANY_COLUMNS`] by column name.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Company> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Company> {
         Ok(Company {
             id: r.get("id")?,
             object: "company",
@@ -153,16 +153,13 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         placeholders(3, companies.len())
     );
     let conn = ctx.app.db.conn()?;
-    let mut stmt = conn.prepare_cached(&sql)?;
     let bound = page.bound().to_string();
     let fetch = page.fetch();
     let mut args: Vec<&dyn rusqlite::ToSql> = vec![&bound, &fetch];
     for c in &companies {
         args.push(c);
     }
-    let rows = stmt
-        .query_map(args.as_slice(), Company::from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = crud::query_all(&conn, &sql, args.as_slice(), Company::from_row)?;
     Ok(Response::page(rows, &page))
 }
 

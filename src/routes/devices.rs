@@ -14,7 +14,7 @@ use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
 use crate::validate::{id_schema, Errors, OneOf, Text};
-use rusqlite::{OptionalExtension, Row};
+use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -255,15 +255,16 @@ impl Clock {
     }
 }
 
-const DEVICE_SELECT: &str = "SELECT d.id, d.company_id, d.name, d.location, d.platform,
-        d.orientation, d.resolution, d.app_version, d.last_heartbeat_at, d.current_ad_id,
+/// In the order [`Device::from_row`] reads it (so each name is found at the first try).
+const DEVICE_SELECT: &str = "SELECT d.last_heartbeat_at, d.id, d.company_id, d.name, d.location,
+        d.platform, d.orientation, d.resolution, d.current_ad_id, d.app_version,
         (SELECT count(*) FROM ad_assignments x WHERE x.device_id = d.id) AS assigned_ad_count,
         d.created_at, d.updated_at, d.version
     FROM devices d";
 
 impl Device {
     /// Reads a row of [`DEVICE_SELECT`] by column name.
-    fn from_row(r: &Row<'_>, clock: Clock) -> rusqlite::Result<Device> {
+    fn from_row(r: &crud::Named<'_, '_>, clock: Clock) -> rusqlite::Result<Device> {
         let last: Option<i64> = r.get("last_heartbeat_at")?;
         Ok(Device {
             id: r.get("id")?,

@@ -11,7 +11,6 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, MediaId, TypedId};
 use bytes::Bytes;
 use hyper::{HeaderMap, StatusCode};
-use rusqlite::Row;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -135,7 +134,7 @@ const MEDIA_COLUMNS: &str =
 
 impl Media {
     /// Reads a row of [`MEDIA_COLUMNS`] by column name.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Media> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Media> {
         let id: String = r.get("id")?;
         Ok(Media {
             download_url: format!("/media/{id}/content"),
@@ -382,7 +381,7 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     } else {
         let content: Vec<u8> =
             crud::load(&conn, "SELECT content FROM media WHERE id = ?1", &id, |r| {
-                r.get(0)
+                r.get("content")
             })?;
         Response::new(StatusCode::OK, &content_type, content)
     };

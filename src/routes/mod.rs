@@ -120,7 +120,7 @@ pub fn fetch_page<T>(
     companies: &[String],
     filters: &[(&str, rusqlite::types::Value)],
     page: &crate::http::ctx::PageRequest,
-    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    mut map: impl FnMut(&crud::Named<'_, '_>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>, crate::http::ApiError> {
     if companies.is_empty() {
         return Ok(Vec::new());
@@ -140,6 +140,9 @@ pub fn fetch_page<T>(
     sql.push_str(&format!(" ORDER BY {id_col} DESC LIMIT ?"));
     args.push(page.fetch().into());
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), map)?;
+    let columns = crud::Columns::of(&stmt);
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        map(&crud::Named::new(r, &columns))
+    })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }

@@ -6,7 +6,6 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, PlanId};
-use rusqlite::Row;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -64,7 +63,7 @@ pub struct Plan {
 
 impl Plan {
     /// Reads a row of [`PLAN_COLUMNS`] by column name.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Plan> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Plan> {
         let features: String = r.get("features")?;
         Ok(Plan {
             id: r.get("id")?,
@@ -91,15 +90,12 @@ impl crate::http::response::Listed for Plan {
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT {PLAN_COLUMNS} FROM plans WHERE id < ?1 ORDER BY id DESC LIMIT ?2"
-        ))?
-        .query_map(
-            rusqlite::params![page.bound(), page.fetch()],
-            Plan::from_row,
-        )?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = crud::query_all(
+        &conn,
+        &format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id < ?1 ORDER BY id DESC LIMIT ?2"),
+        rusqlite::params![page.bound(), page.fetch()],
+        Plan::from_row,
+    )?;
     Ok(Response::page(rows, &page))
 }
 

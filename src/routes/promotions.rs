@@ -19,7 +19,7 @@ use crate::routes::fetch_page;
 use crate::time::{parse_rfc3339, rfc3339};
 use crate::validate::{id_schema, url_pattern, Errors, OneOf, Text, UrlSchemes};
 use hyper::StatusCode;
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -219,8 +219,8 @@ pub fn state(active: bool, starts_at: i64, ends_at: i64, now: i64) -> &'static s
 
 impl Promotion {
     /// Reads a row of [`PROMO_SELECT`] by column name; `state` is derived at `now`.
-    fn from_row(r: &Row<'_>, now: i64) -> rusqlite::Result<Promotion> {
-        let active = r.get::<_, i64>("active")? == 1;
+    fn from_row(r: &crud::Named<'_, '_>, now: i64) -> rusqlite::Result<Promotion> {
+        let active = r.get::<i64>("active")? == 1;
         let starts_at: i64 = r.get("starts_at")?;
         let ends_at: i64 = r.get("ends_at")?;
         Ok(Promotion {
@@ -236,8 +236,8 @@ impl Promotion {
             state: state(active, starts_at, ends_at, now),
             starts_at: Time(starts_at),
             ends_at: Time(ends_at),
-            activated_at: r.get::<_, Option<i64>>("activated_at")?.map(Time),
-            deactivated_at: r.get::<_, Option<i64>>("deactivated_at")?.map(Time),
+            activated_at: r.get::<Option<i64>>("activated_at")?.map(Time),
+            deactivated_at: r.get::<Option<i64>>("deactivated_at")?.map(Time),
             qr_code_count: r.get("qr_code_count")?,
             created_at: Time(r.get("created_at")?),
             updated_at: Time(r.get("updated_at")?),

@@ -7,9 +7,8 @@ use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
-use crate::routes::crud::Time;
+use crate::routes::crud::{self, Time};
 use crate::validate::id_schema;
-use rusqlite::Row;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -125,7 +124,7 @@ struct TokenPack {
 }
 
 impl TokenPack {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenPack> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<TokenPack> {
         Ok(TokenPack {
             id: r.get("id")?,
             object: "token_pack",
@@ -147,16 +146,13 @@ impl crate::http::response::Listed for TokenPack {
 fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
-    let rows = conn
-        .prepare_cached(
-            "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
-             WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
-        )?
-        .query_map(
-            rusqlite::params![page.bound(), page.fetch()],
-            TokenPack::from_row,
-        )?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = crud::query_all(
+        &conn,
+        "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
+         WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+        rusqlite::params![page.bound(), page.fetch()],
+        TokenPack::from_row,
+    )?;
     Ok(Response::page(rows, &page))
 }
 

@@ -12,7 +12,7 @@ use crate::outbound::{self, TargetPolicy};
 use crate::routes::crud::{self, Time};
 use crate::routes::fetch_page;
 use crate::validate::{id_schema, is_url, url_host, url_pattern, Errors, Text, UrlSchemes};
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -179,7 +179,7 @@ const WEBHOOK_SELECT: &str = "SELECT w.id, w.company_id, w.url, w.description, w
 
 impl Webhook {
     /// Reads a row of [`WEBHOOK_SELECT`] by column name, the secret masked.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Webhook> {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Webhook> {
         let types: String = r.get("event_types")?;
         let secret: String = r.get("secret")?;
         let chars: Vec<char> = secret.chars().collect();
@@ -190,7 +190,7 @@ impl Webhook {
             url: r.get("url")?,
             description: r.get("description")?,
             event_types: serde_json::from_str(&types).unwrap_or_default(),
-            enabled: r.get::<_, i64>("enabled")? == 1,
+            enabled: r.get::<i64>("enabled")? == 1,
             secret_last4: chars[chars.len().saturating_sub(4)..].iter().collect(),
             created_at: Time(r.get("created_at")?),
             updated_at: Time(r.get("updated_at")?),
@@ -428,7 +428,14 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ctx.check_if_match(current.version)?;
         tx.execute("DELETE FROM webhooks WHERE id = ?1", [&id])?;
         // The deletion event carries the whole (masked) webhook, not the usual stub.
-        crud::record(tx, &current.company_id, "webhook.deleted", "webhook", &id, &current)?;
+        crud::record(
+            tx,
+            &current.company_id,
+            "webhook.deleted",
+            "webhook",
+            &id,
+            &current,
+        )?;
         Ok(Response::no_content())
     })
 }
