@@ -14,8 +14,31 @@ use serde::{Serialize, Serializer};
 pub struct Time(pub i64);
 
 impl Serialize for Time {
+    /// The text of [`crate::time::rfc3339`], written digit by digit on the stack: a list page has
+    /// three times per row, and `format!` was a tenth of its cost.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::time::rfc3339(self.0))
+        let (days, secs) = (self.0.div_euclid(86_400), self.0.rem_euclid(86_400));
+        let (y, m, d) = crate::time::civil_from_days(days);
+        if !(0..=9999).contains(&y) {
+            return s.serialize_str(&crate::time::rfc3339(self.0));
+        }
+        let mut buf = *b"0000-00-00T00:00:00Z";
+        let mut put = |at: usize, width: usize, mut n: u64| {
+            for slot in buf[at..at + width].iter_mut().rev() {
+                *slot = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        };
+        put(0, 4, y as u64);
+        put(5, 2, u64::from(m));
+        put(8, 2, u64::from(d));
+        put(11, 2, (secs / 3600) as u64);
+        put(14, 2, (secs % 3600 / 60) as u64);
+        put(17, 2, (secs % 60) as u64);
+        match std::str::from_utf8(&buf) {
+            Ok(text) => s.serialize_str(text),
+            Err(_) => s.serialize_str(&crate::time::rfc3339(self.0)),
+        }
     }
 }
 
@@ -192,4 +215,27 @@ pub fn query_all<T>(
         .query_map(params, |r| map(&Named::new(r, &columns)))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_serializes_as_rfc3339_does() {
+        for t in [
+            0,
+            1,
+            86_399,
+            951_782_400,
+            1_764_107_201,
+            253_402_300_799,
+            -1,
+            -62_167_219_200,
+            253_402_300_800,
+        ] {
+            let json = serde_json::to_string(&Time(t)).unwrap();
+            assert_eq!(json, format!("\"{}\"", crate::time::rfc3339(t)), "{t}");
+        }
+    }
 }
