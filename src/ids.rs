@@ -32,6 +32,13 @@ macro_rules! kinds {
                 match self { $(Kind::$variant => $what,)* }
             }
 
+            /// The JSON Schema pattern of an id of this kind: exactly what [`is_valid`] accepts.
+            pub const fn pattern(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => concat!("^", $prefix, "_[0-9A-Za-z]{1,64}$"),)*
+                }
+            }
+
             /// The JSON Schema (as text) of an id of this kind: exactly what [`is_valid`] accepts.
             pub const fn schema(self) -> &'static str {
                 match self {
@@ -277,6 +284,7 @@ mod tests {
 
     #[test]
     fn the_schema_of_a_kind_states_its_prefix() {
+        assert_eq!(Kind::Company.pattern(), "^cmp_[0-9A-Za-z]{1,64}$");
         assert_eq!(
             Kind::Ad.schema(),
             r#"{"type":"string","pattern":"^ad_[0-9A-Za-z]{1,64}$"}"#

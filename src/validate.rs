@@ -62,7 +62,7 @@ impl OneOf {
 
 /// JSON Schema of an id of `kind`, matching [`crate::ids::is_valid`].
 pub fn id_schema(kind: Kind) -> Value {
-    json!({"type":"string","pattern":format!("^{}_[0-9A-Za-z]{{1,64}}$", kind.prefix())})
+    json!({"type":"string","pattern":kind.pattern()})
 }
 
 /// Characters that make text invalid: C0 and C1 control characters.

@@ -25,7 +25,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param(
                     "company_id",
-                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Company.schema(),
                     "Only invoices of this company.",
                 ),
                 param(
@@ -46,7 +46,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param(
                     "company_id",
-                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Company.schema(),
                     "Only charges of this company.",
                 ),
                 param(

@@ -1,5 +1,12 @@
 //! REST resources, one module per area. Each module contributes its routes to the one route table
 //! and the JSON Schemas its routes name to the OpenAPI document.
+//!
+//! A resource is a `#[derive(Serialize)]` struct whose field order is its JSON member order, read
+//! from named columns by `from_row(&crud::Named)` and serialized straight into the response
+//! (`Response::ok`, or `Response::page` for a list). Path ids are typed (`ctx.path::<DeviceId>()`);
+//! field specs ([`crate::validate::Text`], [`crate::validate::OneOf`]) give a request schema and
+//! its check. What every company-owned resource does alike (owner and visibility, load, delete,
+//! events) is in [`crud`].
 
 pub mod account;
 pub mod admin;

@@ -159,7 +159,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             json!({"type":"object","additionalProperties":false,"required":["name"],
             "properties":{"name":text_schema(1, 100),
                           "description":text_schema(0, 500),
-                          "companyScope":{"type":["string","null"],"pattern":"^cmp_[0-9A-Za-z]{1,64}$"}}}),
+                          "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()}}}),
         ),
         (
             "ApiKey",
@@ -175,7 +175,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "properties":{"client_id":{"type":"string","pattern":"^cli_[0-9A-Za-z]{1,64}$"},
                 "name":text_schema(1, 100),
                 "scopes":{"type":"array","minItems":1,"maxItems":20,"items":{"type":"string","enum":crate::auth::scopes::Scope::all_names()}},
-                "companyScope":{"type":["string","null"],"pattern":"^cmp_[0-9A-Za-z]{1,64}$"},
+                "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()},
                 "expires_at":{"type":["string","null"],"format":"date-time"}}}),
         ),
         (
