@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Billing, Level::Read);
 
-const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
+pub const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
 pub const CHARGE_KINDS: &[&str] = &["subscription", "token_pack", "overage", "credit"];
 
 pub fn routes() -> Vec<Route> {

@@ -153,3 +153,39 @@ pub fn fetch_page<T>(
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The query filters that take one of a fixed list document exactly the list their handlers
+    /// check (the schemas are written as text beside the consts, so this keeps them together).
+    #[test]
+    fn enum_filters_document_the_lists_their_handlers_accept() {
+        let doc = super::openapi::document(&crate::http::router::Router::new(super::all()));
+        let cases: &[(&str, &str, &[&str])] = &[
+            ("/devices", "status", super::devices::STATUSES),
+            ("/ads", "status", super::ads::STATUSES),
+            ("/media", "content_type", super::media::CONTENT_TYPES),
+            ("/promotions", "state", super::promotions::STATES),
+            ("/invoices", "status", super::billing::INVOICE_STATUSES),
+            ("/tokens/transactions", "kind", crate::ledger::TX_KINDS),
+        ];
+        for (path, name, accepted) in cases {
+            let params = doc["paths"][path]["get"]["parameters"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{path} has no parameters"));
+            let param = params
+                .iter()
+                .find(|p| p["name"] == *name)
+                .unwrap_or_else(|| panic!("{path} has no `{name}`"));
+            let documented: Vec<&str> = param["schema"]["enum"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{path} `{name}` has no enum"))
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(&documented, accepted, "{path} `{name}`");
+        }
+    }
+}

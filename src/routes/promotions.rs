@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 const READ: Action = Action::Use(Area::Promotions, Level::Read);
 const WRITE: Action = Action::Use(Area::Promotions, Level::Write);
 
-const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
+pub const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
 const NAME: Text = Text::new(1, 100);
 const DESCRIPTION: Text = Text::new(0, 1000);
 pub const MAX_ACTIVATION_COST: i64 = 100_000;
