@@ -17,7 +17,7 @@ const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 const COUNTER_SPAN: u64 = 131_621_703_842_267_136;
 
 macro_rules! kinds {
-    ($($variant:ident => $prefix:literal,)*) => {
+    ($($variant:ident => $prefix:literal, $id:ident, $what:literal;)*) => {
         /// The kinds of resource, each with its id prefix.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Kind { $($variant,)* }
@@ -25,6 +25,18 @@ macro_rules! kinds {
         impl Kind {
             pub const fn prefix(self) -> &'static str {
                 match self { $(Kind::$variant => $prefix,)* }
+            }
+
+            /// What a 404 calls a missing object of this kind ("No device with id …").
+            pub const fn what(self) -> &'static str {
+                match self { $(Kind::$variant => $what,)* }
+            }
+
+            /// The JSON Schema pattern of an id of this kind: exactly what [`is_valid`] accepts.
+            pub const fn pattern(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => concat!("^", $prefix, "_[0-9A-Za-z]{1,64}$"),)*
+                }
             }
 
             /// The JSON Schema (as text) of an id of this kind: exactly what [`is_valid`] accepts.
@@ -36,30 +48,99 @@ macro_rules! kinds {
                 }
             }
         }
+
+        $(
+            #[doc = concat!("An id of a ", $what, " (`", $prefix, "_…`), checked when parsed.")]
+            #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+            #[serde(transparent)]
+            pub struct $id(String);
+
+            impl TypedId for $id {
+                const KIND: Kind = Kind::$variant;
+                fn from_checked(s: String) -> Self {
+                    $id(s)
+                }
+                fn as_str(&self) -> &str {
+                    &self.0
+                }
+            }
+
+            impl $id {
+                /// The id, when `s` has the shape of an id of this kind.
+                pub fn parse(s: &str) -> Option<Self> {
+                    <Self as TypedId>::parse(s)
+                }
+                pub fn into_string(self) -> String {
+                    self.0
+                }
+            }
+
+            impl std::ops::Deref for $id {
+                type Target = str;
+                fn deref(&self) -> &str {
+                    &self.0
+                }
+            }
+
+            impl AsRef<str> for $id {
+                fn as_ref(&self) -> &str {
+                    &self.0
+                }
+            }
+
+            impl std::fmt::Display for $id {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str(&self.0)
+                }
+            }
+
+            impl rusqlite::ToSql for $id {
+                fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                    self.0.to_sql()
+                }
+            }
+        )*
     };
 }
 
+/// An id newtype: only [`TypedId::parse`] (which checks the shape) or [`new_id`]-style creation
+/// makes one, so a handler holding a `DeviceId` holds a well-formed device id.
+pub trait TypedId: Sized {
+    const KIND: Kind;
+    /// Wraps a string already known to have the shape of [`Self::KIND`].
+    fn from_checked(s: String) -> Self;
+    fn as_str(&self) -> &str;
+    /// The id, when `s` has the shape of an id of [`Self::KIND`].
+    fn parse(s: &str) -> Option<Self> {
+        is_valid(Self::KIND, s).then(|| Self::from_checked(s.to_string()))
+    }
+    /// A new id of this kind.
+    fn generate() -> Self {
+        Self::from_checked(new_id(Self::KIND))
+    }
+}
+
 kinds! {
-    Account => "acct",
-    Company => "cmp",
-    Logo => "logo",
-    Device => "dev",
-    PlaybackError => "perr",
-    Ad => "ad",
-    Promotion => "promo",
-    QrCode => "qr",
-    Plan => "plan",
-    TokenPack => "tpk",
-    TokenTransaction => "ttx",
-    Invoice => "inv",
-    Charge => "ch",
-    Media => "med",
-    Webhook => "wh",
-    ApiClient => "cli",
-    ApiKey => "key",
-    User => "usr",
-    Event => "evt",
-    PendingChange => "chg",
+    Account => "acct", AccountId, "account";
+    Company => "cmp", CompanyId, "company";
+    Logo => "logo", LogoId, "logo";
+    Device => "dev", DeviceId, "device";
+    PlaybackError => "perr", PlaybackErrorId, "playback error";
+    Ad => "ad", AdId, "ad";
+    Promotion => "promo", PromotionId, "promotion";
+    QrCode => "qr", QrCodeId, "QR code";
+    Plan => "plan", PlanId, "plan";
+    TokenPack => "tpk", TokenPackId, "token pack";
+    TokenTransaction => "ttx", TokenTransactionId, "token transaction";
+    Invoice => "inv", InvoiceId, "invoice";
+    Charge => "ch", ChargeId, "charge";
+    Media => "med", MediaId, "media";
+    Webhook => "wh", WebhookId, "webhook";
+    ApiClient => "cli", ApiClientId, "API client";
+    ApiKey => "key", ApiKeyId, "API key";
+    User => "usr", UserId, "user";
+    Event => "evt", EventId, "event";
+    PendingChange => "chg", PendingChangeId, "pending change";
 }
 
 /// The last (millisecond, counter) pair handed out in this process.
@@ -190,7 +271,20 @@ mod tests {
     }
 
     #[test]
+    fn a_typed_id_is_only_made_from_a_well_formed_id() {
+        assert_eq!(DeviceId::parse("dev_abc").as_deref(), Some("dev_abc"));
+        assert!(DeviceId::parse("ad_abc").is_none());
+        assert!(DeviceId::parse("dev_a b").is_none());
+        assert!(AdId::generate().starts_with("ad_"));
+        assert_eq!(
+            serde_json::to_string(&MediaId::parse("med_1").unwrap()).unwrap(),
+            r#""med_1""#
+        );
+    }
+
+    #[test]
     fn the_schema_of_a_kind_states_its_prefix() {
+        assert_eq!(Kind::Company.pattern(), "^cmp_[0-9A-Za-z]{1,64}$");
         assert_eq!(
             Kind::Ad.schema(),
             r#"{"type":"string","pattern":"^ad_[0-9A-Za-z]{1,64}$"}"#

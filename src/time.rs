@@ -19,7 +19,7 @@ pub fn now_millis() -> u128 {
 }
 
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

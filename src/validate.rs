@@ -1,8 +1,69 @@
-//! Field validation for request bodies: each check pushes a precise [`FieldError`] so that one 422
-//! lists every problem at once.
+//! Field validation for request bodies: each check pushes a precise [`FieldIssue`] so that one 422
+//! lists every problem at once. A field spec ([`Text`], [`OneOf`]) gives both the JSON Schema
+//! snippet a route documents and the check its handler runs, so the two cannot drift.
+//!
+//! This module sits below `http`: it returns its own [`Invalid`], which `http` maps into a 422.
 
-use crate::http::error::{ApiError, FieldError};
+use crate::ids::Kind;
 use serde_json::{json, Value};
+
+/// One problem with one field: a JSON Pointer (or query parameter name), a code, a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldIssue {
+    pub field: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// Validation failed: every problem found, in the order the checks ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid(pub Vec<FieldIssue>);
+
+/// Text of `min..=max` characters, no control characters, not blank when `min > 0`: one value
+/// that states the JSON Schema ([`Text::schema`]) and runs the check ([`Text::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Text {
+    pub min: usize,
+    pub max: usize,
+}
+
+impl Text {
+    pub const fn new(min: usize, max: usize) -> Text {
+        Text { min, max }
+    }
+
+    pub fn schema(self) -> Value {
+        text_schema(self.min, self.max)
+    }
+
+    pub fn check(self, errors: &mut Errors, field: &str, value: &str) {
+        errors.text(field, value, self.min, self.max);
+    }
+}
+
+/// One of a fixed list of strings: the schema's `enum` and the check come from the same list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OneOf(pub &'static [&'static str]);
+
+impl OneOf {
+    pub fn schema(self) -> Value {
+        json!({"type": "string", "enum": self.0})
+    }
+
+    /// The schema with a `default`.
+    pub fn schema_default(self, default: &str) -> Value {
+        json!({"type": "string", "enum": self.0, "default": default})
+    }
+
+    pub fn check(self, errors: &mut Errors, field: &str, value: &str) {
+        errors.one_of(field, value, self.0);
+    }
+}
+
+/// JSON Schema of an id of `kind`, matching [`crate::ids::is_valid`].
+pub fn id_schema(kind: Kind) -> Value {
+    json!({"type":"string","pattern":kind.pattern()})
+}
 
 /// Characters that make text invalid: C0 and C1 control characters.
 pub fn is_control(c: char) -> bool {
@@ -39,7 +100,7 @@ pub fn text_schema(min: usize, max: usize) -> Value {
 }
 
 #[derive(Default)]
-pub struct Errors(Vec<FieldError>);
+pub struct Errors(Vec<FieldIssue>);
 
 impl Errors {
     pub fn new() -> Errors {
@@ -47,7 +108,40 @@ impl Errors {
     }
 
     pub fn push(&mut self, field: &str, code: &str, message: impl Into<String>) {
-        self.0.push(FieldError::new(field, code, message));
+        self.0.push(FieldIssue {
+            field: field.to_string(),
+            code: code.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// One of `allowed` (a JSON Schema `enum`).
+    pub fn one_of(&mut self, field: &str, value: &str, allowed: &[&str]) {
+        if !allowed.contains(&value) {
+            self.push(
+                field,
+                "invalid_value",
+                format!("Must be one of: {}.", allowed.join(", ")),
+            );
+        }
+    }
+
+    /// An id in a request body: the wrong shape is a 422 on that field.
+    pub fn id(&mut self, field: &str, value: &str, kind: Kind) {
+        if !crate::ids::is_valid(kind, value) {
+            self.push(
+                field,
+                "invalid_id",
+                format!("Must be an id starting with `{}_`.", kind.prefix()),
+            );
+        }
+    }
+
+    /// A PATCH with nothing to change is refused, as `minProperties: 1` says.
+    pub fn require_some(&mut self, any: bool) {
+        if !any {
+            self.push("", "empty", "Give at least one field to change.");
+        }
     }
 
     /// `min..=max` characters (as sent, as JSON Schema's `maxLength` counts), no control
@@ -103,11 +197,11 @@ impl Errors {
         }
     }
 
-    pub fn finish(self) -> Result<(), ApiError> {
+    pub fn finish(self) -> Result<(), Invalid> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::Validation(self.0))
+            Err(Invalid(self.0))
         }
     }
 }
@@ -245,7 +339,7 @@ mod tests {
         e.text("/c", "a\u{85}b", 0, 5);
         e.text("/d", "toolong", 0, 5);
         let fields: Vec<String> = match e.finish() {
-            Err(ApiError::Validation(v)) => v.into_iter().map(|f| f.field).collect(),
+            Err(Invalid(v)) => v.into_iter().map(|f| f.field).collect(),
             _ => vec![],
         };
         assert_eq!(fields, vec!["/b", "/c", "/d"]);

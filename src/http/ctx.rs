@@ -5,10 +5,28 @@ use super::error::{ApiError, FieldError};
 use super::router::Route;
 use super::state::App;
 use crate::auth::{authorize, Principal, Target};
+use crate::ids::TypedId;
 use bytes::Bytes;
 use hyper::HeaderMap;
 use serde::de::DeserializeOwned;
 use std::net::IpAddr;
+
+/// A failed validation is a 422 listing every field problem.
+impl From<crate::validate::Invalid> for ApiError {
+    fn from(invalid: crate::validate::Invalid) -> ApiError {
+        ApiError::Validation(
+            invalid
+                .0
+                .into_iter()
+                .map(|i| FieldError {
+                    field: i.field,
+                    code: i.code,
+                    message: i.message,
+                })
+                .collect(),
+        )
+    }
+}
 
 pub struct Ctx<'a> {
     pub app: &'a App,
@@ -62,22 +80,6 @@ pub fn decode_cursor(kind: Option<crate::ids::Kind>, s: &str) -> Option<String> 
     ok.then(|| s.to_string())
 }
 
-/// Builds `{"data": [...], "has_more": bool, "next_cursor": string|null}` from up to limit+1 rows.
-pub fn list_body<T: serde::Serialize>(
-    mut rows: Vec<T>,
-    page: &PageRequest,
-    id_of: impl Fn(&T) -> &str,
-) -> serde_json::Value {
-    let has_more = rows.len() > page.limit as usize;
-    rows.truncate(page.limit as usize);
-    let next_cursor = if has_more {
-        rows.last().map(|r| encode_cursor(id_of(r)))
-    } else {
-        None
-    };
-    serde_json::json!({ "object": "list", "data": rows, "has_more": has_more, "next_cursor": next_cursor })
-}
-
 impl<'a> Ctx<'a> {
     /// The principal of an authenticated route. Public routes have none; asking is a bug, reported
     /// as a 500 rather than a panic.
@@ -95,15 +97,16 @@ impl<'a> Ctx<'a> {
             .unwrap_or("")
     }
 
-    /// The `id` path parameter, when it has the shape of an id of `kind`; otherwise a plain 404
-    /// naming `what` (a malformed id cannot exist, so no query is spent on it).
-    pub fn path_id(&self, kind: crate::ids::Kind, what: &str) -> Result<String, ApiError> {
-        let id = self.param("id");
-        if crate::ids::is_valid(kind, id) {
-            Ok(id.to_string())
-        } else {
-            Err(ApiError::not_found(what, id))
-        }
+    /// The `id` path parameter as a typed id (`let id: DeviceId = ctx.path()?`); a malformed id
+    /// is a plain 404 naming the kind (it cannot exist, so no query is spent on it).
+    pub fn path<T: TypedId>(&self) -> Result<T, ApiError> {
+        self.path_param("id")
+    }
+
+    /// The path parameter `name` as a typed id, or a 404 as [`Ctx::path`].
+    pub fn path_param<T: TypedId>(&self, name: &str) -> Result<T, ApiError> {
+        let raw = self.param(name);
+        T::parse(raw).ok_or_else(|| ApiError::not_found(T::KIND.what(), raw))
     }
 
     pub fn query(&self, name: &str) -> Option<&str> {

@@ -1,9 +1,32 @@
 //! A response as handlers build it: status, headers, bytes. Converted to hyper's type at the edge.
 
+use super::ctx::{encode_cursor, PageRequest};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, StatusCode};
 use serde::Serialize;
+
+/// A list item: what the cursor of a page ending at it is made from (its id).
+pub trait Listed {
+    fn list_key(&self) -> &str;
+}
+
+/// Rows still built as JSON values (areas not yet typed) page by their `id` member.
+impl Listed for serde_json::Value {
+    fn list_key(&self) -> &str {
+        self["id"].as_str().unwrap_or("")
+    }
+}
+
+/// The body of every list: `{"object":"list","data":[…],"has_more":…,"next_cursor":…}`, in that
+/// order (the order of the `json!` it replaced, so bodies stay byte-identical).
+#[derive(Serialize)]
+struct ListBody<'a, T> {
+    object: &'static str,
+    data: &'a [T],
+    has_more: bool,
+    next_cursor: Option<String>,
+}
 
 #[derive(Debug, Clone)]
 pub struct Response {
@@ -35,6 +58,25 @@ impl Response {
 
     pub fn created<T: Serialize + ?Sized>(value: &T) -> Response {
         Response::json(StatusCode::CREATED, value)
+    }
+
+    /// A list page from up to `page.limit + 1` rows (one more than the page tells whether
+    /// another follows), serialized straight into the body: no JSON value per row.
+    pub fn page<T: Serialize + Listed>(rows: Vec<T>, page: &PageRequest) -> Response {
+        let limit = page.limit as usize;
+        let has_more = rows.len() > limit;
+        let data = &rows[..rows.len().min(limit)];
+        let next_cursor = if has_more {
+            data.last().map(|r| encode_cursor(r.list_key()))
+        } else {
+            None
+        };
+        Response::ok(&ListBody {
+            object: "list",
+            data,
+            has_more,
+            next_cursor,
+        })
     }
 
     pub fn no_content() -> Response {
@@ -74,4 +116,38 @@ impl Response {
 /// The strong ETag of a resource version.
 pub fn etag(version: i64) -> String {
     format!("\"v{version}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_page_has_the_bytes_of_the_list_it_replaced() {
+        let rows = vec![
+            json!({"id": "dev_3"}),
+            json!({"id": "dev_2"}),
+            json!({"id": "dev_1"}),
+        ];
+        let page = PageRequest {
+            limit: 2,
+            before: None,
+        };
+        let body = Response::page(rows.clone(), &page).body;
+        let before =
+            json!({"object": "list", "data": &rows[..2], "has_more": true, "next_cursor": "dev_2"});
+        assert_eq!(body, serde_json::to_vec(&before).unwrap());
+        let last = Response::page(
+            rows.clone(),
+            &PageRequest {
+                limit: 3,
+                before: None,
+            },
+        )
+        .body;
+        let before =
+            json!({"object": "list", "data": rows, "has_more": false, "next_cursor": null});
+        assert_eq!(last, serde_json::to_vec(&before).unwrap());
+    }
 }

@@ -7,25 +7,25 @@
 //! The `version` (ETag) covers the ad's own fields; assignments are a relation of their own and do
 //! not bump it, so assigning screens never invalidates an editor's `If-Match`.
 
-use super::devices::{
-    check_enum, check_id, check_text, id_schema, present, require_some, text_schema,
-};
+use super::crud::{self, Time};
+use super::present;
 use crate::auth::{Action, Area, Level};
-use crate::events;
-use crate::http::ctx::{list_body, PageRequest};
+use crate::http::ctx::PageRequest;
 use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::rfc3339;
-use crate::validate::Errors;
-use rusqlite::{OptionalExtension, Row};
-use serde::Deserialize;
+use crate::ids::{AdId, DeviceId, Kind, PromotionId, TypedId};
+use crate::validate::{id_schema, Errors, OneOf, Text};
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Ads, Level::Read);
 const WRITE: Action = Action::Use(Area::Ads, Level::Write);
 
 pub const STATUSES: &[&str] = &["draft", "active", "paused", "archived"];
+const STATUS: OneOf = OneOf(STATUSES);
+const NAME: Text = Text::new(1, 100);
+const HEADLINE: Text = Text::new(1, 200);
 /// `device_ids` in an ad lists at most this many; `device_count` has the total.
 const MAX_DEVICE_IDS: i64 = 100;
 const DEFAULT_DURATION_SECS: i64 = 15;
@@ -43,10 +43,10 @@ pub fn routes() -> Vec<Route> {
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
             .paged_by(Kind::Ad)
             .query(&[
-                param("company_id", r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#, "Only ads of this company."),
-                param("device_id", r#"{"type":"string","pattern":"^dev_[0-9A-Za-z]{1,64}$"}"#, "Only ads assigned to this device."),
+                param("company_id", Kind::Company.schema(), "Only ads of this company."),
+                param("device_id", Kind::Device.schema(), "Only ads assigned to this device."),
                 param("status", r#"{"type":"string","enum":["draft","active","paused","archived"]}"#, "Only ads in this status."),
-                param("promotion_id", r#"{"type":"string","pattern":"^promo_[0-9A-Za-z]{1,64}$"}"#, "Only ads linked to this promotion."),
+                param("promotion_id", Kind::Promotion.schema(), "Only ads linked to this promotion."),
             ])
             .ok("AdList"),
         Route::post("/ads", "createAd", WRITE, create)
@@ -98,7 +98,7 @@ pub fn routes() -> Vec<Route> {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_str = json!({"type":["string","null"]});
     let ts = json!({"type":"string","format":"date-time"});
-    let status = json!({"type":"string","enum":STATUSES});
+    let status = STATUS.schema();
     let duration = json!({"type":"integer","minimum":1,"maximum":3600});
     let media_ref = json!({"anyOf":[id_schema(Kind::Media),{"type":"null"}],
         "description":"Media of the same company, or null for none."});
@@ -122,16 +122,16 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "AdCreate",
             json!({"type":"object","additionalProperties":false,"required":["company_id","name","headline"],
-                "properties":{"company_id":id_schema(Kind::Company),"name":text_schema(1, 100),
-                    "headline":text_schema(1, 200),
-                    "status":{"type":"string","enum":STATUSES,"default":"draft"},
+                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
+                    "headline":HEADLINE.schema(),
+                    "status":STATUS.schema_default("draft"),
                     "media_id":media_ref,"promotion_id":promotion_ref,
                     "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS}}}),
         ),
         (
             "AdUpdate",
             json!({"type":"object","additionalProperties":false,"minProperties":1,
-                "properties":{"name":text_schema(1, 100),"headline":text_schema(1, 200),"status":status,
+                "properties":{"name":NAME.schema(),"headline":HEADLINE.schema(),"status":status,
                     "media_id":media_ref,"promotion_id":promotion_ref,"duration_seconds":duration}}),
         ),
         (
@@ -150,34 +150,66 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// An ad as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Ad {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    name: String,
+    headline: String,
+    status: String,
+    media_id: Option<String>,
+    promotion_id: Option<String>,
+    duration_seconds: i64,
+    device_ids: Vec<String>,
+    device_count: i64,
+    created_at: Time,
+    updated_at: Time,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
 const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.media_id,
         a.promotion_id, a.duration_seconds, a.created_at, a.updated_at, a.version,
-        (SELECT count(*) FROM ad_assignments x WHERE x.ad_id = a.id),
+        (SELECT count(*) FROM ad_assignments x WHERE x.ad_id = a.id) AS device_count,
         (SELECT group_concat(y.device_id) FROM
-            (SELECT device_id FROM ad_assignments WHERE ad_id = a.id ORDER BY device_id LIMIT 100) y)";
+            (SELECT device_id FROM ad_assignments WHERE ad_id = a.id ORDER BY device_id LIMIT 100) y)
+            AS device_ids";
 
-fn ad_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    let mut device_ids: Vec<String> = r
-        .get::<_, Option<String>>(12)?
-        .map(|s| s.split(',').map(String::from).collect())
-        .unwrap_or_default();
-    // group_concat keeps no guaranteed order.
-    device_ids.sort();
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "ad",
-        "company_id": r.get::<_, String>(1)?,
-        "name": r.get::<_, String>(2)?,
-        "headline": r.get::<_, String>(3)?,
-        "status": r.get::<_, String>(4)?,
-        "media_id": r.get::<_, Option<String>>(5)?,
-        "promotion_id": r.get::<_, Option<String>>(6)?,
-        "duration_seconds": r.get::<_, i64>(7)?,
-        "device_ids": device_ids,
-        "device_count": r.get::<_, i64>(11)?,
-        "created_at": rfc3339(r.get(8)?),
-        "updated_at": rfc3339(r.get(9)?),
-    }))
+impl Ad {
+    /// Reads a row of [`AD_COLUMNS`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Ad> {
+        let mut device_ids: Vec<String> = r
+            .get::<Option<String>>("device_ids")?
+            .map(|s| s.split(',').map(String::from).collect())
+            .unwrap_or_default();
+        // group_concat keeps no guaranteed order.
+        device_ids.sort();
+        Ok(Ad {
+            id: r.get("id")?,
+            object: "ad",
+            company_id: r.get("company_id")?,
+            name: r.get("name")?,
+            headline: r.get("headline")?,
+            status: r.get("status")?,
+            media_id: r.get("media_id")?,
+            promotion_id: r.get("promotion_id")?,
+            duration_seconds: r.get("duration_seconds")?,
+            device_ids,
+            device_count: r.get("device_count")?,
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            version: r.get("version")?,
+        })
+    }
+}
+
+impl crate::http::response::Listed for Ad {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 /// A page of the ads assigned to `device_id`, walked through the assignment key (device, ad) so
@@ -188,7 +220,7 @@ pub(crate) fn page_for_device(
     companies: &[String],
     filters: &[(&str, rusqlite::types::Value)],
     page: &PageRequest,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<Ad>, ApiError> {
     let mut all: Vec<(&str, rusqlite::types::Value)> =
         vec![("j.device_id = ?", device_id.to_string().into())];
     all.extend(filters.iter().cloned());
@@ -200,34 +232,26 @@ pub(crate) fn page_for_device(
         companies,
         &all,
         page,
-        ad_json,
+        Ad::from_row,
     )
 }
 
-fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Value, i64)>, ApiError> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT {AD_COLUMNS} FROM ads a WHERE a.id = ?1"))?
-        .query_row([id], |r| Ok((ad_json(r)?, r.get::<_, i64>(10)?)))
-        .optional()?)
+fn load(conn: &rusqlite::Connection, id: &AdId) -> Result<Ad, ApiError> {
+    crud::load(
+        conn,
+        &format!("SELECT {AD_COLUMNS} FROM ads a WHERE a.id = ?1"),
+        id,
+        Ad::from_row,
+    )
 }
 
-fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    ctx.path_id(Kind::Ad, "ad")
-}
-
-/// Company, status and version of a visible ad; invisible or missing is 404.
+/// The owner of a visible ad; missing or invisible is 404.
 fn authorized_owner(
     ctx: &Ctx<'_>,
     conn: &rusqlite::Connection,
-    id: &str,
-) -> Result<(String, String, i64), ApiError> {
-    let (company, status, version): (String, String, i64) = conn
-        .prepare_cached("SELECT company_id, status, version FROM ads WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("ad", id))?;
-    ctx.authorize_company(&company, "ad", id)?;
-    Ok((company, status, version))
+    id: &AdId,
+) -> Result<crud::Owner, ApiError> {
+    crud::authorized_owner(ctx, conn, "ads", id)
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -235,27 +259,28 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
     let status = ctx.query_enum("status", STATUSES)?;
     let promotion = ctx.query_id("promotion_id", Kind::Promotion)?;
-    let device = ctx.query_id("device_id", Kind::Device)?;
+    let device = ctx
+        .query_id("device_id", Kind::Device)?
+        .and_then(|d| DeviceId::parse(&d));
     let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
     if let Some(s) = status {
         filters.push(("a.status = ?", s.into()));
     }
     let conn = ctx.app.db.conn()?;
-    if let Some(p) = promotion {
+    if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
         // Like the device filter: another company's promotion is a 404, not an empty list.
-        let company: String = conn
-            .prepare_cached("SELECT company_id FROM promotions WHERE id = ?1")?
-            .query_row([&p], |r| r.get(0))
-            .optional()?
-            .ok_or_else(|| ApiError::not_found("promotion", &p))?;
-        ctx.authorize_company(&company, "promotion", &p)?;
-        filters.push(("a.promotion_id = ?", p.into()));
+        crud::authorized_row(
+            ctx,
+            &conn,
+            "SELECT company_id FROM promotions WHERE id = ?1",
+            &p,
+            |_| Ok(()),
+        )?;
+        filters.push(("a.promotion_id = ?", p.into_string().into()));
     }
     let rows = match device {
         Some(device) => {
-            let (company, _) = super::devices::owner(&conn, &device)?
-                .ok_or_else(|| ApiError::not_found("device", &device))?;
-            ctx.authorize_company(&company, "device", &device)?;
+            crud::authorized_owner(ctx, &conn, "devices", &device)?;
             page_for_device(&conn, &device, &companies, &filters, &page)?
         }
         None => crate::routes::fetch_page(
@@ -266,12 +291,10 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             &companies,
             &filters,
             &page,
-            ad_json,
+            Ad::from_row,
         )?,
     };
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 /// Checks that media and promotion references belong to `company`. A reference outside it is a
@@ -326,15 +349,15 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let status = input.status.unwrap_or_else(|| "draft".into());
     let duration = input.duration_seconds.unwrap_or(DEFAULT_DURATION_SECS);
     let mut errors = Errors::new();
-    check_id(&mut errors, "/company_id", &input.company_id, Kind::Company);
-    check_text(&mut errors, "/name", &input.name, 1, 100);
-    check_text(&mut errors, "/headline", &input.headline, 1, 200);
-    check_enum(&mut errors, "/status", &status, STATUSES);
+    errors.id("/company_id", &input.company_id, Kind::Company);
+    NAME.check(&mut errors, "/name", &input.name);
+    HEADLINE.check(&mut errors, "/headline", &input.headline);
+    STATUS.check(&mut errors, "/status", &status);
     if let Some(m) = &input.media_id {
-        check_id(&mut errors, "/media_id", m, Kind::Media);
+        errors.id("/media_id", m, Kind::Media);
     }
     if let Some(p) = &input.promotion_id {
-        check_id(&mut errors, "/promotion_id", p, Kind::Promotion);
+        errors.id("/promotion_id", p, Kind::Promotion);
     }
     errors.range("/duration_seconds", duration, 1, 3600);
     errors.finish()?;
@@ -342,7 +365,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.authorize_company(&company, "company", &company)?;
 
     let now = crate::time::now();
-    let id = ids::new_id(Kind::Ad);
+    let id = AdId::generate();
     ctx.app.db.write(|tx| {
         check_references(
             tx,
@@ -366,20 +389,20 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             duration,
             now
         ])?;
-        let (ad, version) = load(tx, &id)?.ok_or_else(|| ApiError::not_found("ad", &id))?;
-        events::record(tx, &company, "ad.created", "ad", &id, &ad)?;
+        let ad = load(tx, &id)?;
+        crud::record(tx, &company, "ad.created", "ad", &id, &ad)?;
         Ok(Response::created(&ad)
-            .with_etag(version)
+            .with_etag(ad.version)
             .with_header("location", &format!("/ads/{id}")))
     })
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: AdId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
     authorized_owner(ctx, &conn, &id)?;
-    let (ad, version) = load(&conn, &id)?.ok_or_else(|| ApiError::not_found("ad", &id))?;
-    Ok(Response::ok(&ad).with_etag(version))
+    let ad = load(&conn, &id)?;
+    Ok(Response::ok(&ad).with_etag(ad.version))
 }
 
 #[derive(Deserialize)]
@@ -400,22 +423,22 @@ struct AdUpdate {
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: AdId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
     authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: AdUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
     if let Some(v) = &input.name {
-        check_text(&mut errors, "/name", v, 1, 100);
+        NAME.check(&mut errors, "/name", v);
         sets.push(("name", v.trim().to_string().into()));
     }
     if let Some(v) = &input.headline {
-        check_text(&mut errors, "/headline", v, 1, 200);
+        HEADLINE.check(&mut errors, "/headline", v);
         sets.push(("headline", v.trim().to_string().into()));
     }
     if let Some(v) = &input.status {
-        check_enum(&mut errors, "/status", v, STATUSES);
+        STATUS.check(&mut errors, "/status", v);
         sets.push(("status", v.clone().into()));
     }
     for (field, column, value, kind) in [
@@ -429,7 +452,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ] {
         match value {
             Some(Some(v)) => {
-                check_id(&mut errors, field, v, kind);
+                errors.id(field, v, kind);
                 sets.push((column, v.clone().into()));
             }
             Some(None) => sets.push((column, rusqlite::types::Value::Null)),
@@ -440,43 +463,28 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         errors.range("/duration_seconds", v, 1, 3600);
         sets.push(("duration_seconds", v.into()));
     }
-    require_some(&mut errors, !sets.is_empty());
+    errors.require_some(!sets.is_empty());
     errors.finish()?;
 
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
-        let (company, _, version) = authorized_owner(ctx, tx, &id)?;
-        ctx.check_if_match(version)?;
+        let owner = authorized_owner(ctx, tx, &id)?;
+        ctx.check_if_match(owner.version)?;
         check_references(
             tx,
-            &company,
+            &owner.company,
             input.media_id.as_ref().and_then(|m| m.as_deref()),
             input.promotion_id.as_ref().and_then(|p| p.as_deref()),
         )?;
         crate::routes::update_versioned(tx, "ads", "id", &id, now, &sets)?;
-        let (ad, version) = load(tx, &id)?.ok_or_else(|| ApiError::not_found("ad", &id))?;
-        events::record(tx, &company, "ad.updated", "ad", &id, &ad)?;
-        Ok(Response::ok(&ad).with_etag(version))
+        let ad = load(tx, &id)?;
+        crud::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
+        Ok(Response::ok(&ad).with_etag(ad.version))
     })
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
-    ctx.app.db.write(|tx| {
-        let (company, _, version) = authorized_owner(ctx, tx, &id)?;
-        ctx.check_if_match(version)?;
-        tx.prepare_cached("DELETE FROM ads WHERE id = ?1")?
-            .execute([&id])?;
-        events::record(
-            tx,
-            &company,
-            "ad.deleted",
-            "ad",
-            &id,
-            &json!({"id": id, "object": "ad", "deleted": true}),
-        )?;
-        Ok(Response::no_content())
-    })
+    crud::delete_versioned::<AdId>(ctx, "ads", "ad")
 }
 
 #[derive(Deserialize)]
@@ -485,33 +493,56 @@ struct AdAssignmentCreate {
     device_id: String,
 }
 
-fn assignment_json(ad: &str, device: &str, company: &str, at: i64, newly: bool) -> Value {
-    json!({
-        "object": "ad_assignment",
-        "ad_id": ad,
-        "device_id": device,
-        "company_id": company,
-        "assigned_at": rfc3339(at),
-        "newly_assigned": newly,
-    })
+/// An ad's assignment to a device. Field order is the order of the JSON members.
+#[derive(Serialize)]
+struct Assignment<'a> {
+    object: &'static str,
+    ad_id: &'a str,
+    device_id: &'a str,
+    company_id: &'a str,
+    assigned_at: Time,
+    newly_assigned: bool,
+}
+
+fn assignment<'a>(
+    ad: &'a str,
+    device: &'a str,
+    company: &'a str,
+    at: i64,
+    newly: bool,
+) -> Assignment<'a> {
+    Assignment {
+        object: "ad_assignment",
+        ad_id: ad,
+        device_id: device,
+        company_id: company,
+        assigned_at: Time(at),
+        newly_assigned: newly,
+    }
 }
 
 fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: AdId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
     authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: AdAssignmentCreate = ctx.json()?;
     let mut errors = Errors::new();
-    check_id(&mut errors, "/device_id", &input.device_id, Kind::Device);
+    errors.id("/device_id", &input.device_id, Kind::Device);
     errors.finish()?;
     let device = input.device_id;
 
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
-        let (company, status, _) = authorized_owner(ctx, tx, &id)?;
+        let (company, status): (String, String) = crud::authorized_row(
+            ctx,
+            tx,
+            "SELECT company_id, status FROM ads WHERE id = ?1",
+            &id,
+            |r| r.get(1),
+        )?;
         let same_company = tx
             .prepare_cached("SELECT 1 FROM devices WHERE id = ?1 AND company_id = ?2")?
-            .exists([&device, &company])?;
+            .exists([device.as_str(), company.as_str()])?;
         if !same_company {
             return Err(ApiError::NotFound(format!(
                 "`/device_id`: no device `{device}` in the ad's company."
@@ -521,12 +552,10 @@ fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .prepare_cached(
                 "SELECT assigned_at FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2",
             )?
-            .query_row([&device, &id], |r| r.get(0))
+            .query_row([device.as_str(), id.as_str()], |r| r.get(0))
             .optional()?;
         if let Some(at) = existing {
-            return Ok(Response::ok(&assignment_json(
-                &id, &device, &company, at, false,
-            )));
+            return Ok(Response::ok(&assignment(&id, &device, &company, at, false)));
         }
         if status == "archived" {
             return Err(ApiError::Conflict(
@@ -537,14 +566,14 @@ fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "INSERT INTO ad_assignments (device_id, ad_id, assigned_at) VALUES (?1, ?2, ?3)",
         )?
         .execute(rusqlite::params![device, id, now])?;
-        let assignment = assignment_json(&id, &device, &company, now, true);
-        events::record(tx, &company, "ad.assigned", "ad", &id, &assignment)?;
-        Ok(Response::ok(&assignment))
+        let assigned = assignment(&id, &device, &company, now, true);
+        crud::record(tx, &company, "ad.assigned", "ad", &id, &assigned)?;
+        Ok(Response::ok(&assigned))
     })
 }
 
 fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: AdId = ctx.path()?;
     let device = ctx.param("device_id").to_string();
     let not_assigned = || {
         ApiError::NotFound(format!(
@@ -552,15 +581,15 @@ fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             device.chars().take(40).collect::<String>()
         ))
     };
-    if !ids::is_valid(Kind::Device, &device) {
+    if !crate::ids::is_valid(Kind::Device, &device) {
         return Err(ApiError::not_found("device", &device));
     }
     ctx.app.db.write(|tx| {
-        let (company, _, version) = authorized_owner(ctx, tx, &id)?;
+        let crud::Owner { company, version } = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(version)?;
         let removed = tx
             .prepare_cached("DELETE FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
-            .execute([&device, &id])?;
+            .execute([device.as_str(), id.as_str()])?;
         if removed == 0 {
             return Err(not_assigned());
         }
@@ -568,8 +597,8 @@ fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         tx.prepare_cached(
             "UPDATE devices SET current_ad_id = NULL WHERE id = ?1 AND current_ad_id = ?2",
         )?
-        .execute([&device, &id])?;
-        events::record(
+        .execute([device.as_str(), id.as_str()])?;
+        crud::record(
             tx,
             &company,
             "ad.unassigned",

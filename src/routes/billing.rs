@@ -2,18 +2,18 @@
 //! Read-only here; charges are added by the token ledger when a pack is bought.
 
 use crate::auth::{Action, Area, Level};
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
+use crate::ids::{ChargeId, InvoiceId, Kind};
+use crate::routes::crud::{self, Time};
 use crate::routes::fetch_page;
-use crate::time::rfc3339;
-use rusqlite::{Connection, OptionalExtension, Row};
+use rusqlite::Connection;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Billing, Level::Read);
 
-const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
+pub const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
 pub const CHARGE_KINDS: &[&str] = &["subscription", "token_pack", "overage", "credit"];
 
 pub fn routes() -> Vec<Route> {
@@ -31,7 +31,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param(
                     "company_id",
-                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Company.schema(),
                     "Only invoices of this company.",
                 ),
                 param(
@@ -64,7 +64,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param(
                     "company_id",
-                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Company.schema(),
                     "Only charges of this company.",
                 ),
                 param(
@@ -132,52 +132,110 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// An invoice as the API returns it (with `lines` only when got by id). Field order is the order
+/// of the JSON members.
+#[derive(Serialize)]
+pub struct Invoice {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    number: String,
+    status: String,
+    currency: String,
+    period_start: Time,
+    period_end: Time,
+    issued_at: Time,
+    due_at: Time,
+    paid_at: Option<Time>,
+    total_cents: i64,
+    created_at: Time,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<Vec<Charge>>,
+}
+
 const INVOICE_SELECT: &str = "SELECT i.id, i.company_id, i.number, i.status, i.currency,
     i.period_start, i.period_end, i.issued_at, i.due_at, i.paid_at, i.created_at,
     (SELECT coalesce(sum(c.amount_cents), 0) FROM charges c WHERE c.invoice_id = i.id)
+        AS total_cents
     FROM invoices i";
 
-fn invoice_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "invoice",
-        "company_id": r.get::<_, String>(1)?,
-        "number": r.get::<_, String>(2)?,
-        "status": r.get::<_, String>(3)?,
-        "currency": r.get::<_, String>(4)?,
-        "period_start": rfc3339(r.get(5)?),
-        "period_end": rfc3339(r.get(6)?),
-        "issued_at": rfc3339(r.get(7)?),
-        "due_at": rfc3339(r.get(8)?),
-        "paid_at": r.get::<_, Option<i64>>(9)?.map(rfc3339),
-        "total_cents": r.get::<_, i64>(11)?,
-        "created_at": rfc3339(r.get(10)?),
-    }))
+impl Invoice {
+    /// Reads a row of [`INVOICE_SELECT`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Invoice> {
+        Ok(Invoice {
+            id: r.get("id")?,
+            object: "invoice",
+            company_id: r.get("company_id")?,
+            number: r.get("number")?,
+            status: r.get("status")?,
+            currency: r.get("currency")?,
+            period_start: Time(r.get("period_start")?),
+            period_end: Time(r.get("period_end")?),
+            issued_at: Time(r.get("issued_at")?),
+            due_at: Time(r.get("due_at")?),
+            paid_at: r.get::<Option<i64>>("paid_at")?.map(Time),
+            total_cents: r.get("total_cents")?,
+            created_at: Time(r.get("created_at")?),
+            lines: None,
+        })
+    }
+}
+
+impl crate::http::response::Listed for Invoice {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A charge as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Charge {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    invoice_id: String,
+    kind: String,
+    description: String,
+    amount_cents: i64,
+    currency: String,
+    created_at: Time,
 }
 
 const CHARGE_SELECT: &str = "SELECT c.id, c.company_id, c.invoice_id, c.kind, c.description,
     c.amount_cents, c.currency, c.created_at FROM charges c";
 
-fn charge_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "charge",
-        "company_id": r.get::<_, String>(1)?,
-        "invoice_id": r.get::<_, String>(2)?,
-        "kind": r.get::<_, String>(3)?,
-        "description": r.get::<_, String>(4)?,
-        "amount_cents": r.get::<_, i64>(5)?,
-        "currency": r.get::<_, String>(6)?,
-        "created_at": rfc3339(r.get(7)?),
-    }))
+impl Charge {
+    /// Reads a row of [`CHARGE_SELECT`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Charge> {
+        Ok(Charge {
+            id: r.get("id")?,
+            object: "charge",
+            company_id: r.get("company_id")?,
+            invoice_id: r.get("invoice_id")?,
+            kind: r.get("kind")?,
+            description: r.get("description")?,
+            amount_cents: r.get("amount_cents")?,
+            currency: r.get("currency")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for Charge {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 /// One charge by id (no authorization: the caller has already checked its company).
-pub fn load_charge(conn: &Connection, id: &str) -> Result<Value, ApiError> {
-    conn.prepare_cached(&format!("{CHARGE_SELECT} WHERE c.id = ?1"))?
-        .query_row([id], charge_json)
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("charge", id))
+pub fn load_charge(conn: &Connection, id: &str) -> Result<Charge, ApiError> {
+    let id = ChargeId::parse(id).ok_or_else(|| ApiError::not_found("charge", id))?;
+    crud::load(
+        conn,
+        &format!("{CHARGE_SELECT} WHERE c.id = ?1"),
+        &id,
+        Charge::from_row,
+    )
 }
 
 fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -196,32 +254,28 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &companies,
         &filters,
         &page,
-        invoice_json,
+        Invoice::from_row,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get_invoice(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    if !ids::is_valid(Kind::Invoice, &id) {
-        return Err(ApiError::not_found("invoice", &id));
-    }
+    let id: InvoiceId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let mut invoice = conn
-        .prepare_cached(&format!("{INVOICE_SELECT} WHERE i.id = ?1"))?
-        .query_row([&id], invoice_json)
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("invoice", &id))?;
-    ctx.authorize_company(invoice["company_id"].as_str().unwrap_or(""), "invoice", &id)?;
-    let lines = conn
-        .prepare_cached(&format!(
-            "{CHARGE_SELECT} WHERE c.invoice_id = ?1 ORDER BY c.id"
-        ))?
-        .query_map([&id], charge_json)?
-        .collect::<Result<Vec<_>, _>>()?;
-    invoice["lines"] = json!(lines);
+    let mut invoice = crud::load(
+        &conn,
+        &format!("{INVOICE_SELECT} WHERE i.id = ?1"),
+        &id,
+        Invoice::from_row,
+    )?;
+    ctx.authorize_company(&invoice.company_id, "invoice", &id)?;
+    let lines = crud::query_all(
+        &conn,
+        &format!("{CHARGE_SELECT} WHERE c.invoice_id = ?1 ORDER BY c.id"),
+        [&id],
+        Charge::from_row,
+    )?;
+    invoice.lines = Some(lines);
     Ok(Response::ok(&invoice))
 }
 
@@ -230,14 +284,16 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
     let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
     let conn = ctx.app.db.conn()?;
-    if let Some(invoice) = ctx.query_id("invoice_id", Kind::Invoice)? {
-        let owner: Option<String> = conn
-            .prepare_cached("SELECT company_id FROM invoices WHERE id = ?1")?
-            .query_row([&invoice], |r| r.get(0))
-            .optional()?;
-        let owner = owner.ok_or_else(|| ApiError::not_found("invoice", &invoice))?;
-        ctx.authorize_company(&owner, "invoice", &invoice)?;
-        filters.push(("c.invoice_id = ?", invoice.into()));
+    let invoice = ctx.query_id("invoice_id", Kind::Invoice)?;
+    if let Some(invoice) = invoice.as_deref().and_then(InvoiceId::parse) {
+        crud::authorized_row(
+            ctx,
+            &conn,
+            "SELECT company_id FROM invoices WHERE id = ?1",
+            &invoice,
+            |_| Ok(()),
+        )?;
+        filters.push(("c.invoice_id = ?", invoice.into_string().into()));
     }
     let rows = fetch_page(
         &conn,
@@ -247,9 +303,7 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &companies,
         &filters,
         &page,
-        charge_json,
+        Charge::from_row,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }

@@ -1,15 +1,13 @@
 //! Companies and their branding (brand tokens and logos).
 
+use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
-use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::rfc3339;
+use crate::ids::{CompanyId, Kind};
 use crate::validate::{text_schema, Errors};
-use rusqlite::{OptionalExtension, Row};
-use serde::Deserialize;
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Companies, Level::Read);
@@ -116,20 +114,45 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 const COMPANY_COLUMNS: &str =
     "id, account_id, name, slug, industry, country, timezone, plan_id, created_at, updated_at";
 
-fn company_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "company",
-        "account_id": r.get::<_, String>(1)?,
-        "name": r.get::<_, String>(2)?,
-        "slug": r.get::<_, String>(3)?,
-        "industry": r.get::<_, String>(4)?,
-        "country": r.get::<_, String>(5)?,
-        "timezone": r.get::<_, String>(6)?,
-        "plan_id": r.get::<_, String>(7)?,
-        "created_at": rfc3339(r.get(8)?),
-        "updated_at": rfc3339(r.get(9)?),
-    }))
+/// A company as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Company {
+    id: String,
+    object: &'static str,
+    account_id: String,
+    name: String,
+    slug: String,
+    industry: String,
+    country: String,
+    timezone: String,
+    plan_id: String,
+    created_at: Time,
+    updated_at: Time,
+}
+
+impl Company {
+    /// Reads a row of [`COMPANY_COLUMNS`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Company> {
+        Ok(Company {
+            id: r.get("id")?,
+            object: "company",
+            account_id: r.get("account_id")?,
+            name: r.get("name")?,
+            slug: r.get("slug")?,
+            industry: r.get("industry")?,
+            country: r.get("country")?,
+            timezone: r.get("timezone")?,
+            plan_id: r.get("plan_id")?,
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for Company {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 /// `?, ?, ?` for an IN list of `n` values starting at parameter `first`.
@@ -148,105 +171,130 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         placeholders(3, companies.len())
     );
     let conn = ctx.app.db.conn()?;
-    let mut stmt = conn.prepare_cached(&sql)?;
     let bound = page.bound().to_string();
     let fetch = page.fetch();
     let mut args: Vec<&dyn rusqlite::ToSql> = vec![&bound, &fetch];
     for c in &companies {
         args.push(c);
     }
-    let rows = stmt
-        .query_map(args.as_slice(), company_json)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    let rows = crud::query_all(&conn, &sql, args.as_slice(), Company::from_row)?;
+    Ok(Response::page(rows, &page))
 }
 
-fn valid_company_id(id: &str) -> Result<(), ApiError> {
-    if ids::is_valid(Kind::Company, id) {
-        Ok(())
-    } else {
-        Err(ApiError::not_found("company", id))
-    }
+/// The company in the path, visible to the caller; a malformed or invisible id is 404.
+fn visible_company(ctx: &Ctx<'_>) -> Result<CompanyId, ApiError> {
+    let id: CompanyId = ctx.path()?;
+    ctx.authorize_company(&id, "company", &id)?;
+    Ok(id)
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    valid_company_id(&id)?;
-    ctx.authorize_company(&id, "company", &id)?;
+    let id = visible_company(ctx)?;
     let conn = ctx.app.db.conn()?;
-    let company = conn
-        .prepare_cached(&format!(
-            "SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"
-        ))?
-        .query_row([&id], company_json)
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("company", &id))?;
+    let company = crud::load(
+        &conn,
+        &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
+        &id,
+        Company::from_row,
+    )?;
     Ok(Response::ok(&company))
 }
 
-fn load_branding(
-    conn: &rusqlite::Connection,
-    company_id: &str,
-) -> Result<Option<(Value, i64)>, ApiError> {
-    let row = conn
-        .prepare_cached(
-            "SELECT primary_color, secondary_color, accent_color, background_color, text_color,
-                    heading_font, body_font, corner_radius_px, tagline, updated_at, version
-             FROM brandings WHERE company_id = ?1",
-        )?
-        .query_row([company_id], |r| {
-            Ok((
-                json!({
-                    "object": "branding",
-                    "company_id": company_id,
-                    "colors": {
-                        "primary": r.get::<_, String>(0)?,
-                        "secondary": r.get::<_, String>(1)?,
-                        "accent": r.get::<_, String>(2)?,
-                        "background": r.get::<_, String>(3)?,
-                        "text": r.get::<_, String>(4)?,
-                    },
-                    "fonts": {"heading": r.get::<_, String>(5)?, "body": r.get::<_, String>(6)?},
-                    "corner_radius_px": r.get::<_, i64>(7)?,
-                    "tagline": r.get::<_, Option<String>>(8)?,
-                    "updated_at": rfc3339(r.get(9)?),
-                }),
-                r.get::<_, i64>(10)?,
-            ))
-        })
-        .optional()?;
-    let Some((mut branding, version)) = row else {
-        return Ok(None);
-    };
-    let logos = conn
+/// A company's branding as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+struct Branding {
+    object: &'static str,
+    company_id: String,
+    colors: Colors,
+    fonts: Fonts,
+    corner_radius_px: i64,
+    tagline: Option<String>,
+    updated_at: Time,
+    logos: Vec<Logo>,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
+#[derive(Serialize)]
+struct Colors {
+    primary: String,
+    secondary: String,
+    accent: String,
+    background: String,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct Fonts {
+    heading: String,
+    body: String,
+}
+
+#[derive(Serialize)]
+struct Logo {
+    id: String,
+    variant: String,
+    url: String,
+    format: String,
+    width: i64,
+    height: i64,
+}
+
+/// The branding of a company (which has one exactly when it exists); missing is 404.
+fn load_branding(conn: &Connection, company_id: &CompanyId) -> Result<Branding, ApiError> {
+    let mut branding = crud::load(
+        conn,
+        "SELECT primary_color, secondary_color, accent_color, background_color, text_color,
+                heading_font, body_font, corner_radius_px, tagline, updated_at, version
+         FROM brandings WHERE company_id = ?1",
+        company_id,
+        |r| {
+            Ok(Branding {
+                object: "branding",
+                company_id: company_id.to_string(),
+                colors: Colors {
+                    primary: r.get("primary_color")?,
+                    secondary: r.get("secondary_color")?,
+                    accent: r.get("accent_color")?,
+                    background: r.get("background_color")?,
+                    text: r.get("text_color")?,
+                },
+                fonts: Fonts {
+                    heading: r.get("heading_font")?,
+                    body: r.get("body_font")?,
+                },
+                corner_radius_px: r.get("corner_radius_px")?,
+                tagline: r.get("tagline")?,
+                updated_at: Time(r.get("updated_at")?),
+                logos: Vec::new(),
+                version: r.get("version")?,
+            })
+        },
+    )?;
+    branding.logos = conn
         .prepare_cached(
             "SELECT id, variant, url, format, width, height FROM brand_logos WHERE company_id = ?1 ORDER BY id",
         )?
         .query_map([company_id], |r| {
-            Ok(json!({
-                "id": r.get::<_, String>(0)?,
-                "variant": r.get::<_, String>(1)?,
-                "url": r.get::<_, String>(2)?,
-                "format": r.get::<_, String>(3)?,
-                "width": r.get::<_, i64>(4)?,
-                "height": r.get::<_, i64>(5)?,
-            }))
+            Ok(Logo {
+                id: r.get("id")?,
+                variant: r.get("variant")?,
+                url: r.get("url")?,
+                format: r.get("format")?,
+                width: r.get("width")?,
+                height: r.get("height")?,
+            })
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    branding["logos"] = json!(logos);
-    Ok(Some((branding, version)))
+    Ok(branding)
 }
 
 fn get_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    valid_company_id(&id)?;
-    ctx.authorize_company(&id, "company", &id)?;
+    let id = visible_company(ctx)?;
     let conn = ctx.app.db.conn()?;
-    let (branding, version) =
-        load_branding(&conn, &id)?.ok_or_else(|| ApiError::not_found("company", &id))?;
-    Ok(Response::ok(&branding).with_etag(version))
+    let branding = load_branding(&conn, &id)?;
+    Ok(Response::ok(&branding).with_etag(branding.version))
 }
 
 #[derive(Deserialize)]
@@ -287,9 +335,7 @@ struct BrandingUpdate {
 }
 
 fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    valid_company_id(&id)?;
-    ctx.authorize_company(&id, "company", &id)?;
+    let id = visible_company(ctx)?;
     let input: BrandingUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -355,9 +401,8 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .ok_or_else(|| ApiError::not_found("company", &id))?;
         ctx.check_if_match(version)?;
         crate::routes::update_versioned(tx, "brandings", "company_id", &id, now, &sets)?;
-        let (branding, version) =
-            load_branding(tx, &id)?.ok_or_else(|| ApiError::not_found("company", &id))?;
-        events::record(tx, &id, "branding.updated", "branding", &id, &branding)?;
-        Ok(Response::ok(&branding).with_etag(version))
+        let branding = load_branding(tx, &id)?;
+        crud::record(tx, &id, "branding.updated", "branding", &id, &branding)?;
+        Ok(Response::ok(&branding).with_etag(branding.version))
     })
 }

@@ -7,16 +7,15 @@
 //! orientation, resolution). Heartbeats change telemetry only and leave it alone, so a screen
 //! reporting every few seconds never turns an operator's `If-Match` edit into a 412.
 
+use super::crud::{self, Time};
+use super::present;
 use crate::auth::{Action, Area, Level};
-use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::rfc3339;
-use crate::validate::Errors;
-use rusqlite::{OptionalExtension, Row};
-use serde::Deserialize;
+use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
+use crate::validate::{id_schema, Errors, OneOf, Text};
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);
@@ -33,6 +32,13 @@ pub const PLATFORMS: &[&str] = &[
 ];
 pub const ORIENTATIONS: &[&str] = &["landscape", "portrait"];
 pub const STATUSES: &[&str] = &["online", "offline", "never_seen"];
+
+const NAME: Text = Text::new(1, 100);
+const LOCATION: Text = Text::new(0, 200);
+const PLAYBACK_MESSAGE: Text = Text::new(1, 500);
+const PLATFORM: OneOf = OneOf(PLATFORMS);
+const ORIENTATION: OneOf = OneOf(ORIENTATIONS);
+const STATUS: OneOf = OneOf(STATUSES);
 
 /// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
 const KEPT_PLAYBACK_ERRORS: i64 = 100;
@@ -54,7 +60,7 @@ pub fn routes() -> Vec<Route> {
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
             .paged_by(Kind::Device)
             .query(&[
-                param("company_id", COMPANY_ID_SCHEMA, "Only devices of this company."),
+                param("company_id", Kind::Company.schema(), "Only devices of this company."),
                 param(
                     "status",
                     r#"{"type":"string","enum":["online","offline","never_seen"]}"#,
@@ -124,56 +130,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation helpers shared by the devices, ads and media modules. Each check mirrors the JSON
-// Schema snippet next to it exactly, so schema-valid input is accepted and the rest refused.
-
-pub(crate) use crate::validate::text_schema;
-
-/// The shared text rule ([`Errors::text`]), under the name the devices, ads and media modules use.
-pub(crate) fn check_text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
-    errors.text(field, value, min, max);
-}
-
-pub(crate) fn check_enum(errors: &mut Errors, field: &str, value: &str, allowed: &[&str]) {
-    if !allowed.contains(&value) {
-        errors.push(
-            field,
-            "invalid_value",
-            format!("Must be one of: {}.", allowed.join(", ")),
-        );
-    }
-}
-
-/// An id in a request body: the wrong shape is a 422 on that field.
-pub(crate) fn check_id(errors: &mut Errors, field: &str, value: &str, kind: Kind) {
-    if !ids::is_valid(kind, value) {
-        errors.push(
-            field,
-            "invalid_id",
-            format!("Must be an id starting with `{}_`.", kind.prefix()),
-        );
-    }
-}
-
-/// JSON Schema of an id of `kind`, matching [`ids::is_valid`].
-pub(crate) fn id_schema(kind: Kind) -> Value {
-    json!({"type":"string","pattern":format!("^{}_[0-9A-Za-z]{{1,64}}$", kind.prefix())})
-}
-
-const COMPANY_ID_SCHEMA: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#;
-
-pub(crate) use super::present;
-
-/// A PATCH with nothing to change is refused, as `minProperties: 1` says.
-pub(crate) fn require_some(errors: &mut Errors, any: bool) {
-    if !any {
-        errors.push("", "empty", "Give at least one field to change.");
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-
 fn valid_resolution(s: &str) -> bool {
     let Some((w, h)) = s.split_once('x') else {
         return false;
@@ -201,10 +157,10 @@ fn error_code_ok(s: &str) -> bool {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_str = json!({"type":["string","null"]});
     let ts = json!({"type":"string","format":"date-time"});
-    let platform = json!({"type":"string","enum":PLATFORMS});
-    let orientation = json!({"type":"string","enum":ORIENTATIONS});
+    let platform = PLATFORM.schema();
+    let orientation = ORIENTATION.schema();
     let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
-    let status = json!({"type":"string","enum":STATUSES});
+    let status = STATUS.schema();
     vec![
         (
             "Device",
@@ -222,15 +178,15 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "DeviceCreate",
             json!({"type":"object","additionalProperties":false,"required":["company_id","name","platform"],
-                "properties":{"company_id":id_schema(Kind::Company),"name":text_schema(1, 100),
-                    "location":text_schema(0, 200),"platform":platform,
-                    "orientation":{"type":"string","enum":ORIENTATIONS,"default":"landscape"},
+                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
+                    "location":LOCATION.schema(),"platform":platform,
+                    "orientation":ORIENTATION.schema_default("landscape"),
                     "resolution":{"type":"string","pattern":RESOLUTION_PATTERN,"default":"1920x1080"}}}),
         ),
         (
             "DeviceUpdate",
             json!({"type":"object","additionalProperties":false,"minProperties":1,
-                "properties":{"name":text_schema(1, 100),"location":text_schema(0, 200),
+                "properties":{"name":NAME.schema(),"location":LOCATION.schema(),
                     "platform":platform,"orientation":orientation,"resolution":resolution}}),
         ),
         (
@@ -246,7 +202,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
                         "items":{"type":"object","additionalProperties":false,"required":["code","message"],
                             "properties":{"code":{"type":"string","pattern":"^[0-9A-Za-z._-]{1,64}$"},
-                                "message":text_schema(1, 500),
+                                "message":PLAYBACK_MESSAGE.schema(),
                                 "ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}]}}}}}}),
         ),
         (
@@ -284,82 +240,104 @@ fn status_of(last_heartbeat: Option<i64>, now: i64, offline_after: i64) -> &'sta
     }
 }
 
-const DEVICE_SELECT: &str =
-    "SELECT d.id, d.company_id, d.name, d.location, d.platform, d.orientation,
-        d.resolution, d.app_version, d.last_heartbeat_at, d.current_ad_id,
-        (SELECT count(*) FROM ad_assignments x WHERE x.device_id = d.id),
+/// A device as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Device {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    name: String,
+    location: String,
+    platform: String,
+    orientation: String,
+    resolution: String,
+    status: &'static str,
+    last_heartbeat_at: Option<Time>,
+    current_ad_id: Option<String>,
+    app_version: Option<String>,
+    assigned_ad_count: i64,
+    created_at: Time,
+    updated_at: Time,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
+/// What a device's derived status is computed against.
+#[derive(Clone, Copy)]
+struct Clock {
+    now: i64,
+    offline_after: i64,
+}
+
+impl Clock {
+    fn of(ctx: &Ctx<'_>) -> Clock {
+        Clock {
+            now: crate::time::now(),
+            offline_after: ctx.app.settings.device_offline_after_secs,
+        }
+    }
+}
+
+/// In the order [`Device::from_row`] reads it (so each name is found at the first try).
+const DEVICE_SELECT: &str = "SELECT d.last_heartbeat_at, d.id, d.company_id, d.name, d.location,
+        d.platform, d.orientation, d.resolution, d.current_ad_id, d.app_version,
+        (SELECT count(*) FROM ad_assignments x WHERE x.device_id = d.id) AS assigned_ad_count,
         d.created_at, d.updated_at, d.version
     FROM devices d";
 
-fn device_json(r: &Row<'_>, now: i64, offline_after: i64) -> rusqlite::Result<Value> {
-    let last: Option<i64> = r.get(8)?;
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "device",
-        "company_id": r.get::<_, String>(1)?,
-        "name": r.get::<_, String>(2)?,
-        "location": r.get::<_, String>(3)?,
-        "platform": r.get::<_, String>(4)?,
-        "orientation": r.get::<_, String>(5)?,
-        "resolution": r.get::<_, String>(6)?,
-        "status": status_of(last, now, offline_after),
-        "last_heartbeat_at": last.map(rfc3339),
-        "current_ad_id": r.get::<_, Option<String>>(9)?,
-        "app_version": r.get::<_, Option<String>>(7)?,
-        "assigned_ad_count": r.get::<_, i64>(10)?,
-        "created_at": rfc3339(r.get(11)?),
-        "updated_at": rfc3339(r.get(12)?),
-    }))
-}
-
-/// The device as JSON, and its version.
-fn load(
-    conn: &rusqlite::Connection,
-    id: &str,
-    offline_after: i64,
-) -> Result<Option<(Value, i64)>, ApiError> {
-    let now = crate::time::now();
-    Ok(conn
-        .prepare_cached(&format!("{DEVICE_SELECT} WHERE d.id = ?1"))?
-        .query_row([id], |r| {
-            Ok((device_json(r, now, offline_after)?, r.get::<_, i64>(13)?))
+impl Device {
+    /// Reads a row of [`DEVICE_SELECT`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>, clock: Clock) -> rusqlite::Result<Device> {
+        let last: Option<i64> = r.get("last_heartbeat_at")?;
+        Ok(Device {
+            id: r.get("id")?,
+            object: "device",
+            company_id: r.get("company_id")?,
+            name: r.get("name")?,
+            location: r.get("location")?,
+            platform: r.get("platform")?,
+            orientation: r.get("orientation")?,
+            resolution: r.get("resolution")?,
+            status: status_of(last, clock.now, clock.offline_after),
+            last_heartbeat_at: last.map(Time),
+            current_ad_id: r.get("current_ad_id")?,
+            app_version: r.get("app_version")?,
+            assigned_ad_count: r.get("assigned_ad_count")?,
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            version: r.get("version")?,
         })
-        .optional()?)
+    }
 }
 
-/// Company and version of a device, for authorization before anything else is read or written.
-pub(crate) fn owner(
-    conn: &rusqlite::Connection,
-    id: &str,
-) -> Result<Option<(String, i64)>, ApiError> {
-    Ok(conn
-        .prepare_cached("SELECT company_id, version FROM devices WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+impl crate::http::response::Listed for Device {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
-fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    ctx.path_id(Kind::Device, "device")
+fn load(conn: &rusqlite::Connection, id: &DeviceId, clock: Clock) -> Result<Device, ApiError> {
+    crud::load(conn, &format!("{DEVICE_SELECT} WHERE d.id = ?1"), id, |r| {
+        Device::from_row(r, clock)
+    })
 }
 
-/// Loads the owner of a device and checks the route's action against it: invisible is 404.
+/// The owner of a visible device; missing or invisible is 404.
 fn authorized_owner(
     ctx: &Ctx<'_>,
     conn: &rusqlite::Connection,
-    id: &str,
-) -> Result<(String, i64), ApiError> {
-    let (company, version) = owner(conn, id)?.ok_or_else(|| ApiError::not_found("device", id))?;
-    ctx.authorize_company(&company, "device", id)?;
-    Ok((company, version))
+    id: &DeviceId,
+) -> Result<crud::Owner, ApiError> {
+    crud::authorized_owner(ctx, conn, "devices", id)
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.list_companies()?;
     let status = ctx.query_enum("status", STATUSES)?;
-    let now = crate::time::now();
-    let offline_after = ctx.app.settings.device_offline_after_secs;
-    let threshold = now - offline_after;
+    let clock = Clock::of(ctx);
+    let threshold = clock.now - clock.offline_after;
     let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
     match status.as_deref() {
         Some("online") => filters.push(("d.last_heartbeat_at >= ?", threshold.into())),
@@ -376,11 +354,9 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &companies,
         &filters,
         &page,
-        |r| device_json(r, now, offline_after),
+        |r| Device::from_row(r, clock),
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 #[derive(Deserialize)]
@@ -413,19 +389,19 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let orientation = input.orientation.unwrap_or_else(|| "landscape".into());
     let resolution = input.resolution.unwrap_or_else(|| "1920x1080".into());
     let mut errors = Errors::new();
-    check_id(&mut errors, "/company_id", &input.company_id, Kind::Company);
-    check_text(&mut errors, "/name", &input.name, 1, 100);
-    check_text(&mut errors, "/location", &location, 0, 200);
-    check_enum(&mut errors, "/platform", &input.platform, PLATFORMS);
-    check_enum(&mut errors, "/orientation", &orientation, ORIENTATIONS);
+    errors.id("/company_id", &input.company_id, Kind::Company);
+    NAME.check(&mut errors, "/name", &input.name);
+    LOCATION.check(&mut errors, "/location", &location);
+    PLATFORM.check(&mut errors, "/platform", &input.platform);
+    ORIENTATION.check(&mut errors, "/orientation", &orientation);
     check_resolution(&mut errors, "/resolution", &resolution);
     errors.finish()?;
     let company = input.company_id;
     ctx.authorize_company(&company, "company", &company)?;
 
-    let offline_after = ctx.app.settings.device_offline_after_secs;
-    let now = crate::time::now();
-    let id = ids::new_id(Kind::Device);
+    let clock = Clock::of(ctx);
+    let now = clock.now;
+    let id = DeviceId::generate();
     ctx.app.db.write(|tx| {
         let (max, count): (i64, i64) = tx
             .prepare_cached(
@@ -455,22 +431,20 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             resolution,
             now
         ])?;
-        let (device, version) =
-            load(tx, &id, offline_after)?.ok_or_else(|| ApiError::not_found("device", &id))?;
-        events::record(tx, &company, "device.created", "device", &id, &device)?;
+        let device = load(tx, &id, clock)?;
+        crud::record(tx, &company, "device.created", "device", &id, &device)?;
         Ok(Response::created(&device)
-            .with_etag(version)
+            .with_etag(device.version)
             .with_header("location", &format!("/devices/{id}")))
     })
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: DeviceId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
     authorized_owner(ctx, &conn, &id)?;
-    let (device, version) = load(&conn, &id, ctx.app.settings.device_offline_after_secs)?
-        .ok_or_else(|| ApiError::not_found("device", &id))?;
-    Ok(Response::ok(&device).with_etag(version))
+    let device = load(&conn, &id, Clock::of(ctx))?;
+    Ok(Response::ok(&device).with_etag(device.version))
 }
 
 #[derive(Deserialize)]
@@ -489,150 +463,173 @@ struct DeviceUpdate {
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: DeviceId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
     authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: DeviceUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
     if let Some(v) = &input.name {
-        check_text(&mut errors, "/name", v, 1, 100);
+        NAME.check(&mut errors, "/name", v);
         sets.push(("name", v.trim().to_string().into()));
     }
     if let Some(v) = &input.location {
-        check_text(&mut errors, "/location", v, 0, 200);
+        LOCATION.check(&mut errors, "/location", v);
         sets.push(("location", v.trim().to_string().into()));
     }
     if let Some(v) = &input.platform {
-        check_enum(&mut errors, "/platform", v, PLATFORMS);
+        PLATFORM.check(&mut errors, "/platform", v);
         sets.push(("platform", v.clone().into()));
     }
     if let Some(v) = &input.orientation {
-        check_enum(&mut errors, "/orientation", v, ORIENTATIONS);
+        ORIENTATION.check(&mut errors, "/orientation", v);
         sets.push(("orientation", v.clone().into()));
     }
     if let Some(v) = &input.resolution {
         check_resolution(&mut errors, "/resolution", v);
         sets.push(("resolution", v.clone().into()));
     }
-    require_some(&mut errors, !sets.is_empty());
+    errors.require_some(!sets.is_empty());
     errors.finish()?;
 
-    let offline_after = ctx.app.settings.device_offline_after_secs;
-    let now = crate::time::now();
+    let clock = Clock::of(ctx);
     ctx.app.db.write(|tx| {
-        let (company, version) = authorized_owner(ctx, tx, &id)?;
-        ctx.check_if_match(version)?;
-        crate::routes::update_versioned(tx, "devices", "id", &id, now, &sets)?;
-        let (device, version) =
-            load(tx, &id, offline_after)?.ok_or_else(|| ApiError::not_found("device", &id))?;
-        events::record(tx, &company, "device.updated", "device", &id, &device)?;
-        Ok(Response::ok(&device).with_etag(version))
+        let owner = authorized_owner(ctx, tx, &id)?;
+        ctx.check_if_match(owner.version)?;
+        crate::routes::update_versioned(tx, "devices", "id", &id, clock.now, &sets)?;
+        let device = load(tx, &id, clock)?;
+        crud::record(tx, &owner.company, "device.updated", "device", &id, &device)?;
+        Ok(Response::ok(&device).with_etag(device.version))
     })
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
-    ctx.app.db.write(|tx| {
-        let (company, version) = authorized_owner(ctx, tx, &id)?;
-        ctx.check_if_match(version)?;
-        tx.prepare_cached("DELETE FROM devices WHERE id = ?1")?
-            .execute([&id])?;
-        events::record(
-            tx,
-            &company,
-            "device.deleted",
-            "device",
-            &id,
-            &json!({"id": id, "object": "device", "deleted": true}),
-        )?;
-        Ok(Response::no_content())
-    })
+    crud::delete_versioned::<DeviceId>(ctx, "devices", "device")
 }
 
 fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: DeviceId = ctx.path()?;
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
-    let (company, _) = authorized_owner(ctx, &conn, &id)?;
-    let rows = crate::routes::ads::page_for_device(&conn, &id, &[company], &[], &page)?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    let owner = authorized_owner(ctx, &conn, &id)?;
+    let rows = crate::routes::ads::page_for_device(&conn, &id, &[owner.company], &[], &page)?;
+    Ok(Response::page(rows, &page))
+}
+
+/// A device's playback diagnostics. Field order is the order of the JSON members.
+#[derive(Serialize)]
+struct Diagnostics {
+    object: &'static str,
+    device_id: String,
+    company_id: String,
+    status: &'static str,
+    last_seen: Option<Time>,
+    seconds_since_heartbeat: Option<i64>,
+    offline_after_seconds: i64,
+    current_ad: Option<CurrentAd>,
+    recent_playback_errors: Vec<PlaybackError>,
+    app_version: Option<String>,
+    storage: Storage,
+    uptime_seconds: Option<i64>,
+}
+
+#[derive(Serialize)]
+struct CurrentAd {
+    id: String,
+    name: String,
+}
+
+#[derive(Serialize)]
+struct PlaybackError {
+    id: String,
+    code: String,
+    message: String,
+    ad_id: Option<String>,
+    occurred_at: Time,
+}
+
+#[derive(Serialize)]
+struct Storage {
+    used_mb: Option<i64>,
+    total_mb: Option<i64>,
+    free_percent: Option<f64>,
+}
+
+/// Free share of storage in percent, to one decimal; none without a positive total.
+fn free_percent(used: Option<i64>, total: Option<i64>) -> Option<f64> {
+    match (used, total) {
+        (Some(u), Some(t)) if t > 0 => {
+            let free = (t - u).clamp(0, t) as f64 / t as f64 * 100.0;
+            Some((free * 10.0).round() / 10.0)
+        }
+        _ => None,
+    }
 }
 
 /// The diagnostics of a device (which must exist).
 fn diagnostics(
     conn: &rusqlite::Connection,
-    id: &str,
-    offline_after: i64,
-) -> Result<Value, ApiError> {
-    let now = crate::time::now();
-    let mut diag = conn
-        .prepare_cached(
-            "SELECT d.company_id, d.last_heartbeat_at, d.current_ad_id, a.name, d.app_version,
-                    d.storage_used_mb, d.storage_total_mb, d.uptime_seconds
-             FROM devices d LEFT JOIN ads a ON a.id = d.current_ad_id WHERE d.id = ?1",
-        )?
-        .query_row([id], |r| {
-            let last: Option<i64> = r.get(1)?;
-            let current_ad = match (
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, Option<String>>(3)?,
-            ) {
-                (Some(ad), Some(name)) => json!({"id": ad, "name": name}),
-                _ => Value::Null,
+    id: &DeviceId,
+    clock: Clock,
+) -> Result<Diagnostics, ApiError> {
+    let Clock { now, offline_after } = clock;
+    let mut diag = crud::load(
+        conn,
+        "SELECT d.company_id, d.last_heartbeat_at, d.current_ad_id, a.name AS current_ad_name,
+                d.app_version, d.storage_used_mb, d.storage_total_mb, d.uptime_seconds
+         FROM devices d LEFT JOIN ads a ON a.id = d.current_ad_id WHERE d.id = ?1",
+        id,
+        |r| {
+            let last: Option<i64> = r.get("last_heartbeat_at")?;
+            let current_ad = match (r.get("current_ad_id")?, r.get("current_ad_name")?) {
+                (Some(id), Some(name)) => Some(CurrentAd { id, name }),
+                _ => None,
             };
-            let used: Option<i64> = r.get(5)?;
-            let total: Option<i64> = r.get(6)?;
-            let free_percent = match (used, total) {
-                (Some(u), Some(t)) if t > 0 => {
-                    let free = (t - u).clamp(0, t) as f64 / t as f64 * 100.0;
-                    json!((free * 10.0).round() / 10.0)
-                }
-                _ => Value::Null,
-            };
-            Ok(json!({
-                "object": "device_diagnostics",
-                "device_id": id,
-                "company_id": r.get::<_, String>(0)?,
-                "status": status_of(last, now, offline_after),
-                "last_seen": last.map(rfc3339),
-                "seconds_since_heartbeat": last.map(|t| (now - t).max(0)),
-                "offline_after_seconds": offline_after,
-                "current_ad": current_ad,
-                "recent_playback_errors": [],
-                "app_version": r.get::<_, Option<String>>(4)?,
-                "storage": {"used_mb": used, "total_mb": total, "free_percent": free_percent},
-                "uptime_seconds": r.get::<_, Option<i64>>(7)?,
-            }))
-        })
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("device", id))?;
-    let errors = conn
+            let used: Option<i64> = r.get("storage_used_mb")?;
+            let total: Option<i64> = r.get("storage_total_mb")?;
+            Ok(Diagnostics {
+                object: "device_diagnostics",
+                device_id: id.to_string(),
+                company_id: r.get("company_id")?,
+                status: status_of(last, now, offline_after),
+                last_seen: last.map(Time),
+                seconds_since_heartbeat: last.map(|t| (now - t).max(0)),
+                offline_after_seconds: offline_after,
+                current_ad,
+                recent_playback_errors: Vec::new(),
+                app_version: r.get("app_version")?,
+                storage: Storage {
+                    used_mb: used,
+                    total_mb: total,
+                    free_percent: free_percent(used, total),
+                },
+                uptime_seconds: r.get("uptime_seconds")?,
+            })
+        },
+    )?;
+    diag.recent_playback_errors = conn
         .prepare_cached(
             "SELECT id, code, message, ad_id, occurred_at FROM playback_errors
              WHERE device_id = ?1 ORDER BY occurred_at DESC, id DESC LIMIT ?2",
         )?
         .query_map(rusqlite::params![id, MAX_PLAYBACK_ERRORS as i64], |r| {
-            Ok(json!({
-                "id": r.get::<_, String>(0)?,
-                "code": r.get::<_, String>(1)?,
-                "message": r.get::<_, String>(2)?,
-                "ad_id": r.get::<_, Option<String>>(3)?,
-                "occurred_at": rfc3339(r.get(4)?),
-            }))
+            Ok(PlaybackError {
+                id: r.get("id")?,
+                code: r.get("code")?,
+                message: r.get("message")?,
+                ad_id: r.get("ad_id")?,
+                occurred_at: Time(r.get("occurred_at")?),
+            })
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    diag["recent_playback_errors"] = json!(errors);
     Ok(diag)
 }
 
 fn get_diagnostics(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: DeviceId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
     authorized_owner(ctx, &conn, &id)?;
-    let diag = diagnostics(&conn, &id, ctx.app.settings.device_offline_after_secs)?;
+    let diag = diagnostics(&conn, &id, Clock::of(ctx))?;
     Ok(Response::ok(&diag))
 }
 
@@ -663,7 +660,7 @@ struct Heartbeat {
 }
 
 fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: DeviceId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
     authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: Heartbeat = ctx.json()?;
@@ -681,7 +678,7 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     match &input.current_ad_id {
         Some(Some(ad)) => {
-            check_id(&mut errors, "/current_ad_id", ad, Kind::Ad);
+            errors.id("/current_ad_id", ad, Kind::Ad);
             sets.push(("current_ad_id", ad.clone().into()));
         }
         Some(None) => sets.push(("current_ad_id", rusqlite::types::Value::Null)),
@@ -728,32 +725,25 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 "Must be 1 to 64 characters of letters, digits and `._-`.",
             );
         }
-        check_text(
+        PLAYBACK_MESSAGE.check(
             &mut errors,
             &format!("/playback_errors/{i}/message"),
             &e.message,
-            1,
-            500,
         );
         if let Some(ad) = &e.ad_id {
-            check_id(
-                &mut errors,
-                &format!("/playback_errors/{i}/ad_id"),
-                ad,
-                Kind::Ad,
-            );
+            errors.id(&format!("/playback_errors/{i}/ad_id"), ad, Kind::Ad);
         }
     }
     errors.finish()?;
 
-    let offline_after = ctx.app.settings.device_offline_after_secs;
-    let now = crate::time::now();
+    let clock = Clock::of(ctx);
+    let now = clock.now;
     ctx.app.db.write(|tx| {
-        let (company, _) = authorized_owner(ctx, tx, &id)?;
+        let company = authorized_owner(ctx, tx, &id)?.company;
         if let Some(Some(ad)) = &input.current_ad_id {
             let assigned = tx
                 .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
-                .exists([&id, ad])?;
+                .exists([id.as_str(), ad])?;
             if !assigned {
                 return Err(ApiError::Conflict(format!(
                     "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
@@ -786,7 +776,7 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "UPDATE devices SET {} WHERE id = ?1",
             assignments.join(", ")
         );
-        let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into(), now.into()];
+        let mut args: Vec<rusqlite::types::Value> = vec![id.to_string().into(), now.into()];
         args.extend(sets.iter().map(|(_, v)| v.clone()));
         tx.execute(&sql, rusqlite::params_from_iter(args))?;
 
@@ -797,7 +787,7 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             )?;
             for e in &reported {
                 insert.execute(rusqlite::params![
-                    ids::new_id(Kind::PlaybackError),
+                    PlaybackErrorId::generate(),
                     id,
                     e.ad_id,
                     e.code,
@@ -813,8 +803,8 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .execute(rusqlite::params![id, KEPT_PLAYBACK_ERRORS])?;
         }
 
-        let diag = diagnostics(tx, &id, offline_after)?;
-        events::record(
+        let diag = diagnostics(tx, &id, clock)?;
+        crud::record(
             tx,
             &company,
             "device.heartbeat",
@@ -822,9 +812,9 @@ fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             &id,
             &json!({
                 "device_id": id,
-                "last_seen": diag["last_seen"],
-                "app_version": diag["app_version"],
-                "current_ad_id": diag["current_ad"]["id"],
+                "last_seen": diag.last_seen,
+                "app_version": diag.app_version,
+                "current_ad_id": diag.current_ad.as_ref().map(|a| &a.id),
                 "playback_errors_reported": reported.len(),
             }),
         )?;

@@ -4,16 +4,14 @@
 //! types and the bytes must start like that type, so a file can never be served back under a type
 //! it is not. Media is immutable; its ETag is the SHA-256 of its bytes.
 
+use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
-use crate::events;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::rfc3339;
+use crate::ids::{Kind, MediaId, TypedId};
 use bytes::Bytes;
 use hyper::{HeaderMap, StatusCode};
-use rusqlite::{OptionalExtension, Row};
+use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -50,7 +48,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param(
                     "company_id",
-                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Company.schema(),
                     "Only media of this company.",
                 ),
                 param(
@@ -69,7 +67,7 @@ pub fn routes() -> Vec<Route> {
                     required: true,
                     ..param(
                         "company_id",
-                        r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                        Kind::Company.schema(),
                         "The company that owns the media.",
                     )
                 },
@@ -117,55 +115,78 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     )]
 }
 
+/// A media item's metadata as the API returns it. Field order is the order of the JSON members
+/// (`download_url` first, as it always was).
+#[derive(Serialize)]
+pub struct Media {
+    download_url: String,
+    id: String,
+    object: &'static str,
+    company_id: String,
+    filename: String,
+    content_type: String,
+    size_bytes: i64,
+    sha256: String,
+    width: Option<i64>,
+    height: Option<i64>,
+    duration_ms: Option<i64>,
+    created_at: Time,
+}
+
 // Selecting `content` is avoided everywhere but the download.
 const MEDIA_COLUMNS: &str =
     "m.id, m.company_id, m.filename, m.content_type, m.size_bytes, m.sha256,
         m.width, m.height, m.duration_ms, m.created_at";
 
-fn media_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    let id: String = r.get(0)?;
-    Ok(json!({
-        "download_url": format!("/media/{id}/content"),
-        "id": id,
-        "object": "media",
-        "company_id": r.get::<_, String>(1)?,
-        "filename": r.get::<_, String>(2)?,
-        "content_type": r.get::<_, String>(3)?,
-        "size_bytes": r.get::<_, i64>(4)?,
-        "sha256": r.get::<_, String>(5)?,
-        "width": r.get::<_, Option<i64>>(6)?,
-        "height": r.get::<_, Option<i64>>(7)?,
-        "duration_ms": r.get::<_, Option<i64>>(8)?,
-        "created_at": rfc3339(r.get(9)?),
-    }))
+impl Media {
+    /// Reads a row of [`MEDIA_COLUMNS`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Media> {
+        let id: String = r.get("id")?;
+        Ok(Media {
+            download_url: format!("/media/{id}/content"),
+            id,
+            object: "media",
+            company_id: r.get("company_id")?,
+            filename: r.get("filename")?,
+            content_type: r.get("content_type")?,
+            size_bytes: r.get("size_bytes")?,
+            sha256: r.get("sha256")?,
+            width: r.get("width")?,
+            height: r.get("height")?,
+            duration_ms: r.get("duration_ms")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
 }
 
-fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<Value>, ApiError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {MEDIA_COLUMNS} FROM media m WHERE m.id = ?1"
-        ))?
-        .query_row([id], media_json)
-        .optional()?)
+impl crate::http::response::Listed for Media {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
-fn path_id(ctx: &Ctx<'_>) -> Result<String, ApiError> {
-    ctx.path_id(Kind::Media, "media")
+fn load(conn: &rusqlite::Connection, id: &MediaId) -> Result<Media, ApiError> {
+    crud::load(
+        conn,
+        &format!("SELECT {MEDIA_COLUMNS} FROM media m WHERE m.id = ?1"),
+        id,
+        Media::from_row,
+    )
 }
 
 /// Company, content type and SHA-256 of a visible media item; invisible or missing is 404.
 fn authorized_owner(
     ctx: &Ctx<'_>,
     conn: &rusqlite::Connection,
-    id: &str,
-) -> Result<(String, String, String), ApiError> {
-    let owner: (String, String, String) = conn
-        .prepare_cached("SELECT company_id, content_type, sha256 FROM media WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("media", id))?;
-    ctx.authorize_company(&owner.0, "media", id)?;
-    Ok(owner)
+    id: &MediaId,
+) -> Result<(String, (String, String)), ApiError> {
+    crud::authorized_row(
+        ctx,
+        conn,
+        "SELECT company_id, content_type, sha256 FROM media WHERE id = ?1",
+        id,
+        |r| Ok((r.get(1)?, r.get(2)?)),
+    )
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -185,18 +206,16 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &companies,
         &filters,
         &page,
-        media_json,
+        Media::from_row,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: MediaId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
     authorized_owner(ctx, &conn, &id)?;
-    let media = load(&conn, &id)?.ok_or_else(|| ApiError::not_found("media", &id))?;
+    let media = load(&conn, &id)?;
     Ok(Response::ok(&media))
 }
 
@@ -259,13 +278,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let company = ctx.query("company_id").unwrap_or("").to_string();
     let filename = ctx.query("filename").unwrap_or("").to_string();
     let mut errors = crate::validate::Errors::new();
-    if !ids::is_valid(Kind::Company, &company) {
-        errors.push(
-            "company_id",
-            "invalid_id",
-            "Must be an id starting with `cmp_`.",
-        );
-    }
+    errors.id("company_id", &company, Kind::Company);
     if !valid_filename(&filename) {
         errors.push(
             "filename",
@@ -313,7 +326,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         None => (None, None),
     };
     let sha256 = format!("{:x}", Sha256::digest(&bytes));
-    let id = ids::new_id(Kind::Media);
+    let id = MediaId::generate();
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
         tx.prepare_cached(
@@ -333,8 +346,8 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             bytes.as_ref(),
             now
         ])?;
-        let media = load(tx, &id)?.ok_or_else(|| ApiError::not_found("media", &id))?;
-        events::record(tx, &company, "media.created", "media", &id, &media)?;
+        let media = load(tx, &id)?;
+        crud::record(tx, &company, "media.created", "media", &id, &media)?;
         Ok(Response::created(&media).with_header("location", &format!("/media/{id}")))
     })
 }
@@ -358,9 +371,9 @@ fn etag_listed(header: &str, etag: &str, weak: bool) -> bool {
 }
 
 fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: MediaId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let (_, content_type, sha256) = authorized_owner(ctx, &conn, &id)?;
+    let (_, (content_type, sha256)) = authorized_owner(ctx, &conn, &id)?;
     let etag = media_etag(&sha256);
     let mut resp = if ctx
         .header("if-none-match")
@@ -372,11 +385,10 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             body: Bytes::new(),
         }
     } else {
-        let content: Vec<u8> = conn
-            .prepare_cached("SELECT content FROM media WHERE id = ?1")?
-            .query_row([&id], |r| r.get(0))
-            .optional()?
-            .ok_or_else(|| ApiError::not_found("media", &id))?;
+        let content: Vec<u8> =
+            crud::load(&conn, "SELECT content FROM media WHERE id = ?1", &id, |r| {
+                r.get("content")
+            })?;
         Response::new(StatusCode::OK, &content_type, content)
     };
     resp.set_header("etag", &etag);
@@ -389,9 +401,9 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = path_id(ctx)?;
+    let id: MediaId = ctx.path()?;
     ctx.app.db.write(|tx| {
-        let (company, _, sha256) = authorized_owner(ctx, tx, &id)?;
+        let (company, (_, sha256)) = authorized_owner(ctx, tx, &id)?;
         let etag = media_etag(&sha256);
         ctx.check_if_match_etag(&etag)?;
         let used: i64 = tx
@@ -420,16 +432,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 named.join(", ")
             )));
         }
-        tx.prepare_cached("DELETE FROM media WHERE id = ?1")?
-            .execute([&id])?;
-        events::record(
-            tx,
-            &company,
-            "media.deleted",
-            "media",
-            &id,
-            &json!({"id": id, "object": "media", "deleted": true}),
-        )?;
+        crud::delete_row(tx, "media", "media", &company, &id)?;
         Ok(Response::no_content())
     })
 }

@@ -1,11 +1,19 @@
 //! REST resources, one module per area. Each module contributes its routes to the one route table
 //! and the JSON Schemas its routes name to the OpenAPI document.
+//!
+//! A resource is a `#[derive(Serialize)]` struct whose field order is its JSON member order, read
+//! from named columns by `from_row(&crud::Named)` and serialized straight into the response
+//! (`Response::ok`, or `Response::page` for a list). Path ids are typed (`ctx.path::<DeviceId>()`);
+//! field specs ([`crate::validate::Text`], [`crate::validate::OneOf`]) give a request schema and
+//! its check. What every company-owned resource does alike (owner and visibility, load, delete,
+//! events) is in [`crud`].
 
 pub mod account;
 pub mod admin;
 pub mod ads;
 pub mod billing;
 pub mod companies;
+pub mod crud;
 pub mod devices;
 pub mod health;
 pub mod media;
@@ -160,7 +168,7 @@ pub fn update_versioned(
 /// `select` is everything before `WHERE` (for example `SELECT d.id, d.name FROM devices d`);
 /// `company_col` and `id_col` name the company and id columns; `filters` are extra
 /// `AND`-ed clauses, each with one `?` bound to its value. Fetches `page.fetch()` rows so that
-/// [`crate::http::ctx::list_body`] can tell whether more follow.
+/// [`crate::http::Response::page`] can tell whether more follow.
 // The arguments are the parts of one SQL statement; a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
 pub fn fetch_page<T>(
@@ -171,7 +179,7 @@ pub fn fetch_page<T>(
     companies: &[String],
     filters: &[(&str, rusqlite::types::Value)],
     page: &crate::http::ctx::PageRequest,
-    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    mut map: impl FnMut(&crud::Named<'_, '_>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>, crate::http::ApiError> {
     if companies.is_empty() {
         return Ok(Vec::new());
@@ -191,6 +199,45 @@ pub fn fetch_page<T>(
     sql.push_str(&format!(" ORDER BY {id_col} DESC LIMIT ?"));
     args.push(page.fetch().into());
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), map)?;
+    let columns = crud::Columns::of(&stmt);
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        map(&crud::Named::new(r, &columns))
+    })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The query filters that take one of a fixed list document exactly the list their handlers
+    /// check (the schemas are written as text beside the consts, so this keeps them together).
+    #[test]
+    fn enum_filters_document_the_lists_their_handlers_accept() {
+        let doc = super::openapi::document(&crate::http::router::Router::new(super::all()));
+        let cases: &[(&str, &str, &[&str])] = &[
+            ("/devices", "status", super::devices::STATUSES),
+            ("/ads", "status", super::ads::STATUSES),
+            ("/media", "content_type", super::media::CONTENT_TYPES),
+            ("/promotions", "state", super::promotions::STATES),
+            ("/invoices", "status", super::billing::INVOICE_STATUSES),
+            ("/tokens/transactions", "kind", crate::ledger::TX_KINDS),
+        ];
+        for (path, name, accepted) in cases {
+            let params = doc["paths"][path]["get"]["parameters"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{path} has no parameters"));
+            let param = params
+                .iter()
+                .find(|p| p["name"] == *name)
+                .unwrap_or_else(|| panic!("{path} has no `{name}`"));
+            let documented: Vec<&str> = param["schema"]["enum"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{path} `{name}` has no enum"))
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(&documented, accepted, "{path} `{name}`");
+        }
+    }
 }

@@ -1,13 +1,12 @@
 //! Plans: the read-only subscription catalogue. It belongs to no company, so any credential with
 //! `plans:read` sees all of it.
 
+use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
-use crate::http::ctx::list_body;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::rfc3339;
-use rusqlite::{OptionalExtension, Row};
+use crate::ids::{Kind, PlanId};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Plans, Level::Read);
@@ -52,48 +51,68 @@ const PLAN_COLUMNS: &str =
     "id, code, name, description, monthly_price_cents, currency, max_devices,
     included_tokens_monthly, features, created_at";
 
-fn plan_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    let features: String = r.get(8)?;
-    let features: Vec<String> = serde_json::from_str(&features).unwrap_or_default();
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "plan",
-        "code": r.get::<_, String>(1)?,
-        "name": r.get::<_, String>(2)?,
-        "description": r.get::<_, String>(3)?,
-        "monthly_price_cents": r.get::<_, i64>(4)?,
-        "currency": r.get::<_, String>(5)?,
-        "max_devices": r.get::<_, i64>(6)?,
-        "included_tokens_monthly": r.get::<_, i64>(7)?,
-        "features": features,
-        "created_at": rfc3339(r.get(9)?),
-    }))
+/// A plan as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Plan {
+    id: String,
+    object: &'static str,
+    code: String,
+    name: String,
+    description: String,
+    monthly_price_cents: i64,
+    currency: String,
+    max_devices: i64,
+    included_tokens_monthly: i64,
+    features: Vec<String>,
+    created_at: Time,
+}
+
+impl Plan {
+    /// Reads a row of [`PLAN_COLUMNS`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Plan> {
+        let features: String = r.get("features")?;
+        Ok(Plan {
+            id: r.get("id")?,
+            object: "plan",
+            code: r.get("code")?,
+            name: r.get("name")?,
+            description: r.get("description")?,
+            monthly_price_cents: r.get("monthly_price_cents")?,
+            currency: r.get("currency")?,
+            max_devices: r.get("max_devices")?,
+            included_tokens_monthly: r.get("included_tokens_monthly")?,
+            features: serde_json::from_str(&features).unwrap_or_default(),
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for Plan {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT {PLAN_COLUMNS} FROM plans WHERE id < ?1 ORDER BY id DESC LIMIT ?2"
-        ))?
-        .query_map(rusqlite::params![page.bound(), page.fetch()], plan_json)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    let rows = crud::query_all(
+        &conn,
+        &format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id < ?1 ORDER BY id DESC LIMIT ?2"),
+        rusqlite::params![page.bound(), page.fetch()],
+        Plan::from_row,
+    )?;
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    if !ids::is_valid(Kind::Plan, &id) {
-        return Err(ApiError::not_found("plan", &id));
-    }
+    let id: PlanId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let plan = conn
-        .prepare_cached(&format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id = ?1"))?
-        .query_row([&id], plan_json)
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("plan", &id))?;
+    let plan = crud::load(
+        &conn,
+        &format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id = ?1"),
+        &id,
+        Plan::from_row,
+    )?;
     Ok(Response::ok(&plan))
 }

@@ -9,24 +9,26 @@
 //!   Re-activating an active promotion is a free no-op; an expired one cannot be activated (409).
 //! - Deactivation never refunds: the cost buys the activation, not a duration.
 
+use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
-use crate::events;
-use crate::http::ctx::list_body;
+use crate::http::response::Listed;
 use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
+use crate::ids::{Kind, PromotionId, QrCodeId, TypedId};
 use crate::routes::fetch_page;
 use crate::time::{parse_rfc3339, rfc3339};
-use crate::validate::{text_schema, url_pattern, Errors, UrlSchemes};
+use crate::validate::{id_schema, url_pattern, Errors, OneOf, Text, UrlSchemes};
 use hyper::StatusCode;
-use rusqlite::{Connection, OptionalExtension, Row};
-use serde::Deserialize;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Promotions, Level::Read);
 const WRITE: Action = Action::Use(Area::Promotions, Level::Write);
 
-const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
+pub const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
+const NAME: Text = Text::new(1, 100);
+const DESCRIPTION: Text = Text::new(0, 1000);
 pub const MAX_ACTIVATION_COST: i64 = 100_000;
 
 /// Pixels per QR module in the PNG, and the quiet zone in modules (the QR standard's minimum).
@@ -48,7 +50,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param(
                     "company_id",
-                    r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Company.schema(),
                     "Only promotions of this company.",
                 ),
                 param(
@@ -151,8 +153,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
     let ts_null = json!({"type":["string","null"],"format":"date-time"});
     let fields = json!({
-        "name":text_schema(1, 100),
-        "description":text_schema(0, 1000),
+        "name":NAME.schema(),
+        "description":DESCRIPTION.schema(),
         "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web)},
         "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
         "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
@@ -160,7 +162,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         "ends_at":{"type":"string","format":"date-time","description":"Must be after `starts_at`."}
     });
     let mut create_fields = fields.clone();
-    create_fields["company_id"] = json!({"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"});
+    create_fields["company_id"] = id_schema(Kind::Company);
     vec![
         (
             "Promotion",
@@ -174,7 +176,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
                     "activation_cost_tokens":{"type":"integer","minimum":0},
                     "active":{"type":"boolean","description":"The on/off switch; see `state` for whether it runs now."},
-                    "state":{"type":"string","enum":STATES},
+                    "state":OneOf(STATES).schema(),
                     "starts_at":ts,"ends_at":ts,"activated_at":ts_null,"deactivated_at":ts_null,
                     "qr_code_count":{"type":"integer","minimum":0},
                     "created_at":ts,"updated_at":ts}}),
@@ -203,10 +205,35 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// A promotion as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Promotion {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    name: String,
+    description: String,
+    landing_url: String,
+    discount_percent: Option<i64>,
+    activation_cost_tokens: i64,
+    active: bool,
+    state: &'static str,
+    starts_at: Time,
+    ends_at: Time,
+    activated_at: Option<Time>,
+    deactivated_at: Option<Time>,
+    qr_code_count: i64,
+    created_at: Time,
+    updated_at: Time,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
 const PROMO_SELECT: &str = "SELECT p.id, p.company_id, p.name, p.description, p.landing_url,
     p.discount_percent, p.activation_cost_tokens, p.active, p.starts_at, p.ends_at, p.activated_at,
     p.deactivated_at, p.created_at, p.updated_at, p.version,
-    (SELECT count(*) FROM qr_codes q WHERE q.promotion_id = p.id)
+    (SELECT count(*) FROM qr_codes q WHERE q.promotion_id = p.id) AS qr_code_count
     FROM promotions p";
 
 /// The derived state at `now`; see the module documentation.
@@ -222,55 +249,58 @@ pub fn state(active: bool, starts_at: i64, ends_at: i64, now: i64) -> &'static s
     }
 }
 
-fn promotion_json(r: &Row<'_>, now: i64) -> rusqlite::Result<Value> {
-    let active = r.get::<_, i64>(7)? == 1;
-    let starts_at: i64 = r.get(8)?;
-    let ends_at: i64 = r.get(9)?;
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "promotion",
-        "company_id": r.get::<_, String>(1)?,
-        "name": r.get::<_, String>(2)?,
-        "description": r.get::<_, String>(3)?,
-        "landing_url": r.get::<_, String>(4)?,
-        "discount_percent": r.get::<_, Option<i64>>(5)?,
-        "activation_cost_tokens": r.get::<_, i64>(6)?,
-        "active": active,
-        "state": state(active, starts_at, ends_at, now),
-        "starts_at": rfc3339(starts_at),
-        "ends_at": rfc3339(ends_at),
-        "activated_at": r.get::<_, Option<i64>>(10)?.map(rfc3339),
-        "deactivated_at": r.get::<_, Option<i64>>(11)?.map(rfc3339),
-        "qr_code_count": r.get::<_, i64>(15)?,
-        "created_at": rfc3339(r.get(12)?),
-        "updated_at": rfc3339(r.get(13)?),
-    }))
+impl Promotion {
+    /// Reads a row of [`PROMO_SELECT`] by column name; `state` is derived at `now`.
+    fn from_row(r: &crud::Named<'_, '_>, now: i64) -> rusqlite::Result<Promotion> {
+        let active = r.get::<i64>("active")? == 1;
+        let starts_at: i64 = r.get("starts_at")?;
+        let ends_at: i64 = r.get("ends_at")?;
+        Ok(Promotion {
+            id: r.get("id")?,
+            object: "promotion",
+            company_id: r.get("company_id")?,
+            name: r.get("name")?,
+            description: r.get("description")?,
+            landing_url: r.get("landing_url")?,
+            discount_percent: r.get("discount_percent")?,
+            activation_cost_tokens: r.get("activation_cost_tokens")?,
+            active,
+            state: state(active, starts_at, ends_at, now),
+            starts_at: Time(starts_at),
+            ends_at: Time(ends_at),
+            activated_at: r.get::<Option<i64>>("activated_at")?.map(Time),
+            deactivated_at: r.get::<Option<i64>>("deactivated_at")?.map(Time),
+            qr_code_count: r.get("qr_code_count")?,
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            version: r.get("version")?,
+        })
+    }
 }
 
-/// A promotion and its version, unauthorized: callers check `company_id` before using it.
-fn load(conn: &Connection, id: &str, now: i64) -> Result<Option<(Value, i64)>, ApiError> {
-    Ok(conn
-        .prepare_cached(&format!("{PROMO_SELECT} WHERE p.id = ?1"))?
-        .query_row([id], |r| {
-            Ok((promotion_json(r, now)?, r.get::<_, i64>(14)?))
-        })
-        .optional()?)
+impl Listed for Promotion {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A promotion, unauthorized: callers check `company_id` before using it. Missing is 404.
+fn load(conn: &Connection, id: &PromotionId, now: i64) -> Result<Promotion, ApiError> {
+    crud::load(conn, &format!("{PROMO_SELECT} WHERE p.id = ?1"), id, |r| {
+        Promotion::from_row(r, now)
+    })
 }
 
 /// Loads and authorizes a promotion: invisible or missing is the same 404.
 fn load_visible(
     ctx: &Ctx<'_>,
     conn: &Connection,
-    id: &str,
+    id: &PromotionId,
     now: i64,
-) -> Result<(Value, i64), ApiError> {
-    if !ids::is_valid(Kind::Promotion, id) {
-        return Err(ApiError::not_found("promotion", id));
-    }
-    let (promo, version) =
-        load(conn, id, now)?.ok_or_else(|| ApiError::not_found("promotion", id))?;
-    ctx.authorize_company(promo["company_id"].as_str().unwrap_or(""), "promotion", id)?;
-    Ok((promo, version))
+) -> Result<Promotion, ApiError> {
+    let promo = load(conn, id, now)?;
+    ctx.authorize_company(&promo.company_id, "promotion", id)?;
+    Ok(promo)
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -305,18 +335,16 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &companies,
         &filters,
         &page,
-        |r| promotion_json(r, now),
+        |r| Promotion::from_row(r, now),
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: PromotionId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let (promo, version) = load_visible(ctx, &conn, &id, crate::time::now())?;
-    Ok(Response::ok(&promo).with_etag(version))
+    let promo = load_visible(ctx, &conn, &id, crate::time::now())?;
+    Ok(Response::ok(&promo).with_etag(promo.version))
 }
 
 fn parse_time(errors: &mut Errors, field: &str, value: &str) -> Option<i64> {
@@ -341,10 +369,10 @@ fn check_fields(
     cost: Option<i64>,
 ) {
     if let Some(n) = name {
-        text(errors, "/name", n, 1, 100);
+        NAME.check(errors, "/name", n);
     }
     if let Some(d) = description {
-        text(errors, "/description", d, 0, 1000);
+        DESCRIPTION.check(errors, "/description", d);
     }
     if let Some(u) = landing_url {
         errors.url("/landing_url", u, UrlSchemes::Web);
@@ -355,11 +383,6 @@ fn check_fields(
     if let Some(c) = cost {
         errors.range("/activation_cost_tokens", c, 0, MAX_ACTIVATION_COST);
     }
-}
-
-/// The shared text rule ([`Errors::text`]).
-pub(crate) fn text(errors: &mut Errors, field: &str, value: &str, min: usize, max: usize) {
-    errors.text(field, value, min, max);
 }
 
 fn check_window(errors: &mut Errors, starts_at: i64, ends_at: i64) {
@@ -385,7 +408,7 @@ struct PromotionCreate {
 fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: PromotionCreate = ctx.json()?;
     let mut errors = Errors::new();
-    if !ids::is_valid(Kind::Company, &input.company_id) {
+    if !crate::ids::is_valid(Kind::Company, &input.company_id) {
         errors.push(
             "/company_id",
             "invalid_id",
@@ -409,7 +432,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let (starts, ends) = (starts.unwrap_or_default(), ends.unwrap_or_default());
     let company = input.company_id.clone();
     ctx.authorize_company(&company, "company", &company)?;
-    let id = ids::new_id(Kind::Promotion);
+    let id = PromotionId::generate();
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
         tx.prepare_cached(
@@ -429,10 +452,9 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ends,
             now
         ])?;
-        let (promo, version) =
-            load(tx, &id, now)?.ok_or_else(|| ApiError::Internal("promotion vanished".into()))?;
-        events::record(tx, &company, "promotion.created", "promotion", &id, &promo)?;
-        Ok(Response::created(&promo).with_etag(version))
+        let promo = load(tx, &id, now)?;
+        crud::record(tx, &company, "promotion.created", "promotion", &id, &promo)?;
+        Ok(Response::created(&promo).with_etag(promo.version))
     })
 }
 
@@ -469,7 +491,7 @@ fn not_null<T>(errors: &mut Errors, field: &str, v: Option<Option<T>>) -> Option
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: PromotionId = ctx.path()?;
     let now = crate::time::now();
     {
         let conn = ctx.app.db.conn()?;
@@ -536,16 +558,10 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
 
     ctx.app.db.write(|tx| {
-        let (current, version) =
-            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
-        let company = current["company_id"].as_str().unwrap_or("").to_string();
-        ctx.authorize_company(&company, "promotion", &id)?;
-        ctx.check_if_match(version)?;
-        let old_window: (i64, i64) = tx.query_row(
-            "SELECT starts_at, ends_at FROM promotions WHERE id = ?1",
-            [&id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let current = load_visible(ctx, tx, &id, now)?;
+        let company = current.company_id;
+        ctx.check_if_match(current.version)?;
+        let old_window = (current.starts_at.0, current.ends_at.0);
         let (new_start, new_end) = (starts.unwrap_or(old_window.0), ends.unwrap_or(old_window.1));
         if new_end <= new_start && (starts.is_none() || ends.is_none()) {
             // The body alone is consistent; it is the stored window it clashes with.
@@ -559,40 +575,32 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         check_window(&mut errors, new_start, new_end);
         errors.finish()?;
         crate::routes::update_versioned(tx, "promotions", "id", &id, now, &sets)?;
-        let (promo, version) =
-            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
-        events::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;
-        Ok(Response::ok(&promo).with_etag(version))
+        let promo = load(tx, &id, now)?;
+        crud::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;
+        Ok(Response::ok(&promo).with_etag(promo.version))
     })
 }
 
 /// Switches a promotion on or off inside one write transaction, after authorization and If-Match.
 fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    if !ids::is_valid(Kind::Promotion, &id) {
-        return Err(ApiError::not_found("promotion", &id));
-    }
+    let id: PromotionId = ctx.path()?;
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
-        let (current, version) =
-            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
-        let company = current["company_id"].as_str().unwrap_or("").to_string();
-        ctx.authorize_company(&company, "promotion", &id)?;
-        ctx.check_if_match(version)?;
-        let is_on = current["active"] == true;
-        if on && current["state"] == "expired" {
+        let current = load_visible(ctx, tx, &id, now)?;
+        let company = current.company_id.as_str();
+        ctx.check_if_match(current.version)?;
+        if on && current.state == "expired" {
             return Err(ApiError::Conflict(format!(
                 "Promotion `{id}` ended at {} and cannot be activated; change `ends_at` first.",
-                current["ends_at"].as_str().unwrap_or("")
+                rfc3339(current.ends_at.0)
             )));
         }
-        if is_on == on {
-            return Ok(Response::ok(&current).with_etag(version));
+        if current.active == on {
+            return Ok(Response::ok(&current).with_etag(current.version));
         }
         if on {
-            let cost = current["activation_cost_tokens"].as_i64().unwrap_or(0);
-            let name = current["name"].as_str().unwrap_or("");
-            crate::ledger::spend_for_promotion(tx, &company, &id, name, cost, now)?;
+            let cost = current.activation_cost_tokens;
+            crate::ledger::spend_for_promotion(tx, company, &id, &current.name, cost, now)?;
             tx.execute(
                 "UPDATE promotions SET active = 1, activated_at = ?2, updated_at = ?2, version = version + 1 WHERE id = ?1",
                 rusqlite::params![id, now],
@@ -603,15 +611,14 @@ fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
                 rusqlite::params![id, now],
             )?;
         }
-        let (promo, version) =
-            load(tx, &id, now)?.ok_or_else(|| ApiError::not_found("promotion", &id))?;
+        let promo = load(tx, &id, now)?;
         let event = if on {
             "promotion.activated"
         } else {
             "promotion.deactivated"
         };
-        events::record(tx, &company, event, "promotion", &id, &promo)?;
-        Ok(Response::ok(&promo).with_etag(version))
+        crud::record(tx, company, event, "promotion", &id, &promo)?;
+        Ok(Response::ok(&promo).with_etag(promo.version))
     })
 }
 
@@ -679,9 +686,32 @@ pub fn qr_png(target_url: &str) -> Result<Vec<u8>, ApiError> {
     Ok(out)
 }
 
+/// A QR code as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+struct QrCode {
+    id: String,
+    object: &'static str,
+    promotion_id: String,
+    label: String,
+    image_svg: String,
+    image_png_url: String,
+    target_url: String,
+    scan_count: i64,
+    created_at: Time,
+}
+
+impl Listed for QrCode {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
 fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let raw_id = ctx.param("id").to_string();
     let page = ctx.page()?;
+    // After the page: a bad `limit` is reported before an unknown id, as it always was.
+    let id: PromotionId =
+        PromotionId::parse(&raw_id).ok_or_else(|| ApiError::not_found("promotion", &raw_id))?;
     let conn = ctx.app.db.conn()?;
     load_visible(ctx, &conn, &id, crate::time::now())?;
     let rows: Vec<(String, String, String, i64, i64)> = conn
@@ -690,46 +720,47 @@ fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
              WHERE promotion_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
         )?
         .query_map(rusqlite::params![id, page.bound(), page.fetch()], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            Ok((
+                r.get("id")?,
+                r.get("label")?,
+                r.get("target_url")?,
+                r.get("scan_count")?,
+                r.get("created_at")?,
+            ))
         })?
         .collect::<Result<_, _>>()?;
     let mut items = Vec::with_capacity(rows.len());
-    for (qr_id, label, target_url, scans, created_at) in rows {
-        items.push(json!({
-            "id": qr_id,
-            "object": "qr_code",
-            "promotion_id": id,
-            "label": label,
-            "image_svg": qr_svg(&target_url)?,
-            "image_png_url": format!("/qr-codes/{qr_id}/image?format=png"),
-            "target_url": target_url,
-            "scan_count": scans,
-            "created_at": rfc3339(created_at),
-        }));
+    for (qr_id, label, target_url, scan_count, created_at) in rows {
+        items.push(QrCode {
+            object: "qr_code",
+            promotion_id: id.to_string(),
+            label,
+            image_svg: qr_svg(&target_url)?,
+            image_png_url: format!("/qr-codes/{qr_id}/image?format=png"),
+            id: qr_id,
+            target_url,
+            scan_count,
+            created_at: Time(created_at),
+        });
     }
-    Ok(Response::ok(&list_body(items, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(items, &page))
 }
 
 fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
     let format = ctx
         .query_enum("format", &["svg", "png"])?
         .unwrap_or_else(|| "svg".into());
-    if !ids::is_valid(Kind::QrCode, &id) {
-        return Err(ApiError::not_found("QR code", &id));
-    }
+    // After the format: a bad `format` is reported before an unknown id, as it always was.
+    let id: QrCodeId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let (company, target_url): (String, String) = conn
-        .prepare_cached(
-            "SELECT p.company_id, q.target_url FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
-             WHERE q.id = ?1",
-        )?
-        .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?
-        .ok_or_else(|| ApiError::not_found("QR code", &id))?;
-    ctx.authorize_company(&company, "QR code", &id)?;
+    let (_, target_url): (String, String) = crud::authorized_row(
+        ctx,
+        &conn,
+        "SELECT p.company_id, q.target_url FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+         WHERE q.id = ?1",
+        &id,
+        |r| r.get(1),
+    )?;
     let resp = if format == "png" {
         Response::new(StatusCode::OK, "image/png", qr_png(&target_url)?)
     } else {

@@ -2,20 +2,20 @@
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
 use crate::auth::{Action, Area, Level};
-use crate::http::ctx::{list_body, PageRequest};
+use crate::http::ctx::PageRequest;
 use crate::http::router::{param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
-use crate::time::rfc3339;
-use rusqlite::Row;
-use serde::Deserialize;
+use crate::routes::crud::{self, Time};
+use crate::validate::id_schema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Tokens, Level::Read);
 const WRITE: Action = Action::Use(Area::Tokens, Level::Write);
 
-const COMPANY_PARAM: &str = r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#;
+const COMPANY_PARAM: &str = Kind::Company.schema();
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -96,7 +96,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "TokenPackPurchase",
             json!({"type":"object","additionalProperties":false,"required":["company_id"],
-                "properties":{"company_id":{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}}}),
+                "properties":{"company_id":id_schema(Kind::Company)}}),
         ),
         (
             "TokenBalance",
@@ -129,31 +129,49 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
-fn pack_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "token_pack",
-        "name": r.get::<_, String>(1)?,
-        "tokens": r.get::<_, i64>(2)?,
-        "price_cents": r.get::<_, i64>(3)?,
-        "currency": r.get::<_, String>(4)?,
-        "created_at": rfc3339(r.get(5)?),
-    }))
+/// A token pack of the catalogue. Field order is the order of the JSON members.
+#[derive(Serialize)]
+struct TokenPack {
+    id: String,
+    object: &'static str,
+    name: String,
+    tokens: i64,
+    price_cents: i64,
+    currency: String,
+    created_at: Time,
+}
+
+impl TokenPack {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<TokenPack> {
+        Ok(TokenPack {
+            id: r.get("id")?,
+            object: "token_pack",
+            name: r.get("name")?,
+            tokens: r.get("tokens")?,
+            price_cents: r.get("price_cents")?,
+            currency: r.get("currency")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for TokenPack {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
-    let rows = conn
-        .prepare_cached(
-            "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
-             WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
-        )?
-        .query_map(rusqlite::params![page.bound(), page.fetch()], pack_json)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    let rows = crud::query_all(
+        &conn,
+        "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
+         WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+        rusqlite::params![page.bound(), page.fetch()],
+        TokenPack::from_row,
+    )?;
+    Ok(Response::page(rows, &page))
 }
 
 #[derive(Deserialize)]
@@ -238,7 +256,5 @@ fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .cmp(a["id"].as_str().unwrap_or(""))
     });
     rows.truncate(page.fetch() as usize);
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }

@@ -4,22 +4,21 @@
 //! response (and every event payload) carries only its last four characters.
 
 use crate::auth::{Action, Area, Level};
-use crate::events::{self, EVENT_TYPES};
-use crate::http::ctx::list_body;
+use crate::events::EVENT_TYPES;
 use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
+use crate::ids::{Kind, TypedId, WebhookId};
 use crate::outbound::{self, TargetPolicy};
+use crate::routes::crud::{self, Time};
 use crate::routes::fetch_page;
-use crate::routes::promotions::text;
-use crate::time::rfc3339;
-use crate::validate::{is_url, text_schema, url_host, url_pattern, Errors, UrlSchemes};
-use rusqlite::{Connection, OptionalExtension, Row};
-use serde::Deserialize;
+use crate::validate::{id_schema, is_url, url_host, url_pattern, Errors, Text, UrlSchemes};
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Webhooks, Level::Read);
 const WRITE: Action = Action::Use(Area::Webhooks, Level::Write);
+const DESCRIPTION: Text = Text::new(0, 500);
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -35,7 +34,7 @@ pub fn routes() -> Vec<Route> {
             .paged_by(Kind::Webhook)
             .query(&[param(
                 "company_id",
-                r#"{"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"}"#,
+                Kind::Company.schema(),
                 "Only webhooks of this company.",
             )])
             .ok("WebhookList"),
@@ -98,13 +97,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let fields = json!({
         "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":url_pattern(UrlSchemes::HttpsOrLoopback),
             "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers. Never a link-local, multicast, unspecified, broadcast or cloud-metadata address (422); loopback and private ranges only while `webhooks.allow_private_targets` is on."},
-        "description":text_schema(0, 500),
+        "description":DESCRIPTION.schema(),
         "event_types":{"type":"array","minItems":1,"uniqueItems":true,
             "items":{"type":"string","enum":EVENT_TYPES}},
         "enabled":{"type":"boolean"}
     });
     let mut create_fields = fields.clone();
-    create_fields["company_id"] = json!({"type":"string","pattern":"^cmp_[0-9A-Za-z]{1,64}$"});
+    create_fields["company_id"] = id_schema(Kind::Company);
     vec![
         (
             "Webhook",
@@ -159,48 +158,76 @@ fn describe(event_type: &str) -> &'static str {
     }
 }
 
+/// A webhook as the API returns it: the secret reduced to its last four characters, and shown
+/// whole (`secret`, last) only in the creation response. Field order is the order of the JSON
+/// members.
+#[derive(Serialize)]
+pub struct Webhook {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    url: String,
+    description: String,
+    event_types: Vec<String>,
+    enabled: bool,
+    secret_last4: String,
+    created_at: Time,
+    updated_at: Time,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<String>,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
 const WEBHOOK_SELECT: &str = "SELECT w.id, w.company_id, w.url, w.description, w.event_types,
     w.enabled, w.secret, w.created_at, w.updated_at, w.version FROM webhooks w";
 
-/// The public view of a webhook: the secret reduced to its last four characters.
-fn webhook_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    let types: String = r.get(4)?;
-    let types: Vec<String> = serde_json::from_str(&types).unwrap_or_default();
-    let secret: String = r.get(6)?;
-    let last4: String = {
+impl Webhook {
+    /// Reads a row of [`WEBHOOK_SELECT`] by column name, the secret masked.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Webhook> {
+        let types: String = r.get("event_types")?;
+        let secret: String = r.get("secret")?;
         let chars: Vec<char> = secret.chars().collect();
-        chars[chars.len().saturating_sub(4)..].iter().collect()
-    };
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "webhook",
-        "company_id": r.get::<_, String>(1)?,
-        "url": r.get::<_, String>(2)?,
-        "description": r.get::<_, String>(3)?,
-        "event_types": types,
-        "enabled": r.get::<_, i64>(5)? == 1,
-        "secret_last4": last4,
-        "created_at": rfc3339(r.get(7)?),
-        "updated_at": rfc3339(r.get(8)?),
-    }))
+        Ok(Webhook {
+            id: r.get("id")?,
+            object: "webhook",
+            company_id: r.get("company_id")?,
+            url: r.get("url")?,
+            description: r.get("description")?,
+            event_types: serde_json::from_str(&types).unwrap_or_default(),
+            enabled: r.get::<i64>("enabled")? == 1,
+            secret_last4: chars[chars.len().saturating_sub(4)..].iter().collect(),
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            secret: None,
+            version: r.get("version")?,
+        })
+    }
 }
 
-fn load(conn: &Connection, id: &str) -> Result<Option<(Value, i64)>, ApiError> {
-    Ok(conn
-        .prepare_cached(&format!("{WEBHOOK_SELECT} WHERE w.id = ?1"))?
-        .query_row([id], |r| Ok((webhook_json(r)?, r.get::<_, i64>(9)?)))
-        .optional()?)
+impl crate::http::response::Listed for Webhook {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A webhook, unauthorized; missing is 404.
+fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
+    crud::load(
+        conn,
+        &format!("{WEBHOOK_SELECT} WHERE w.id = ?1"),
+        id,
+        Webhook::from_row,
+    )
 }
 
 /// Loads a webhook and checks its company against the route's action; missing and invisible are
 /// the same 404.
-fn load_visible(ctx: &Ctx<'_>, conn: &Connection, id: &str) -> Result<(Value, i64), ApiError> {
-    if !ids::is_valid(Kind::Webhook, id) {
-        return Err(ApiError::not_found("webhook", id));
-    }
-    let (hook, version) = load(conn, id)?.ok_or_else(|| ApiError::not_found("webhook", id))?;
-    ctx.authorize_company(hook["company_id"].as_str().unwrap_or(""), "webhook", id)?;
-    Ok((hook, version))
+fn load_visible(ctx: &Ctx<'_>, conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
+    let hook = load(conn, id)?;
+    ctx.authorize_company(&hook.company_id, "webhook", id)?;
+    Ok(hook)
 }
 
 /// The URL's shape, then its target: the host must not be an address webhooks may not reach
@@ -251,18 +278,16 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &companies,
         &[],
         &page,
-        webhook_json,
+        Webhook::from_row,
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: WebhookId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let (hook, version) = load_visible(ctx, &conn, &id)?;
-    Ok(Response::ok(&hook).with_etag(version))
+    let hook = load_visible(ctx, &conn, &id)?;
+    Ok(Response::ok(&hook).with_etag(hook.version))
 }
 
 #[derive(Deserialize)]
@@ -284,7 +309,7 @@ fn yes() -> bool {
 fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: WebhookCreate = ctx.json()?;
     let mut errors = Errors::new();
-    if !ids::is_valid(Kind::Company, &input.company_id) {
+    if !crate::ids::is_valid(Kind::Company, &input.company_id) {
         errors.push(
             "/company_id",
             "invalid_id",
@@ -292,12 +317,12 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         );
     }
     check_url(ctx, &mut errors, &input.url);
-    text(&mut errors, "/description", &input.description, 0, 500);
+    DESCRIPTION.check(&mut errors, "/description", &input.description);
     check_event_types(&mut errors, &input.event_types);
     errors.finish()?;
     let company = input.company_id.clone();
     ctx.authorize_company(&company, "company", &company)?;
-    let id = ids::new_id(Kind::Webhook);
+    let id = WebhookId::generate();
     let secret = format!("whsec_{}", crate::random::base62(32));
     let types =
         serde_json::to_string(&input.event_types).map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -317,13 +342,14 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             secret,
             now
         ])?;
-        let (hook, version) =
-            load(tx, &id)?.ok_or_else(|| ApiError::Internal("webhook vanished".into()))?;
-        events::record(tx, &company, "webhook.created", "webhook", &id, &hook)?;
-        let mut shown = hook;
-        shown["secret"] = json!(secret);
+        let hook = load(tx, &id)?;
+        crud::record(tx, &company, "webhook.created", "webhook", &id, &hook)?;
+        let shown = Webhook {
+            secret: Some(secret),
+            ..hook
+        };
         Ok(Response::created(&shown)
-            .with_etag(version)
+            .with_etag(shown.version)
             .with_header("cache-control", "no-store"))
     })
 }
@@ -342,7 +368,7 @@ struct WebhookUpdate {
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: WebhookId = ctx.path()?;
     {
         let conn = ctx.app.db.conn()?;
         load_visible(ctx, &conn, &id)?;
@@ -368,7 +394,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     match input.description {
         Some(Some(d)) => {
-            text(&mut errors, "/description", &d, 0, 500);
+            DESCRIPTION.check(&mut errors, "/description", &d);
             sets.push(("description", d.trim().to_string().into()));
         }
         Some(None) => null(&mut errors, "/description"),
@@ -391,31 +417,31 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
-        let (current, version) =
-            load(tx, &id)?.ok_or_else(|| ApiError::not_found("webhook", &id))?;
-        let company = current["company_id"].as_str().unwrap_or("").to_string();
-        ctx.authorize_company(&company, "webhook", &id)?;
-        ctx.check_if_match(version)?;
+        let current = load_visible(ctx, tx, &id)?;
+        let company = current.company_id;
+        ctx.check_if_match(current.version)?;
         crate::routes::update_versioned(tx, "webhooks", "id", &id, now, &sets)?;
-        let (hook, version) = load(tx, &id)?.ok_or_else(|| ApiError::not_found("webhook", &id))?;
-        events::record(tx, &company, "webhook.updated", "webhook", &id, &hook)?;
-        Ok(Response::ok(&hook).with_etag(version))
+        let hook = load(tx, &id)?;
+        crud::record(tx, &company, "webhook.updated", "webhook", &id, &hook)?;
+        Ok(Response::ok(&hook).with_etag(hook.version))
     })
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
-    if !ids::is_valid(Kind::Webhook, &id) {
-        return Err(ApiError::not_found("webhook", &id));
-    }
+    let id: WebhookId = ctx.path()?;
     ctx.app.db.write(|tx| {
-        let (current, version) =
-            load(tx, &id)?.ok_or_else(|| ApiError::not_found("webhook", &id))?;
-        let company = current["company_id"].as_str().unwrap_or("").to_string();
-        ctx.authorize_company(&company, "webhook", &id)?;
-        ctx.check_if_match(version)?;
+        let current = load_visible(ctx, tx, &id)?;
+        ctx.check_if_match(current.version)?;
         tx.execute("DELETE FROM webhooks WHERE id = ?1", [&id])?;
-        events::record(tx, &company, "webhook.deleted", "webhook", &id, &current)?;
+        // The deletion event carries the whole (masked) webhook, not the usual stub.
+        crud::record(
+            tx,
+            &current.company_id,
+            "webhook.deleted",
+            "webhook",
+            &id,
+            &current,
+        )?;
         Ok(Response::no_content())
     })
 }

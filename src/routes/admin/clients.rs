@@ -3,7 +3,6 @@
 use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
 use crate::db::Db;
-use crate::http::ctx::list_body;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::{now, rfc3339};
@@ -169,9 +168,7 @@ pub(super) fn list_clients(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let m = Manager::of(ctx.principal()?);
     let rows = list_clients_db(&ctx.app.db, Some(&m), None, page.bound(), page.fetch())?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 #[derive(Deserialize)]

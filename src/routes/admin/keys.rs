@@ -7,7 +7,6 @@ use crate::auth::keys;
 use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
 use crate::db::Db;
-use crate::http::ctx::list_body;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind};
 use crate::time::{now, parse_rfc3339, rfc3339};
@@ -285,9 +284,7 @@ pub(super) fn list_keys_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         page.bound(),
         page.fetch(),
     )?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 #[derive(Deserialize)]

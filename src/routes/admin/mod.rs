@@ -8,7 +8,6 @@ pub mod keys;
 
 use crate::auth::reach::Manager;
 use crate::auth::Action;
-use crate::http::ctx::list_body;
 use crate::http::router::{param, Route, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
@@ -160,7 +159,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             json!({"type":"object","additionalProperties":false,"required":["name"],
             "properties":{"name":text_schema(1, 100),
                           "description":text_schema(0, 500),
-                          "companyScope":{"type":["string","null"],"pattern":"^cmp_[0-9A-Za-z]{1,64}$"}}}),
+                          "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()}}}),
         ),
         (
             "ApiKey",
@@ -176,7 +175,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "properties":{"client_id":{"type":"string","pattern":"^cli_[0-9A-Za-z]{1,64}$"},
                 "name":text_schema(1, 100),
                 "scopes":{"type":"array","minItems":1,"maxItems":20,"items":{"type":"string","enum":crate::auth::scopes::Scope::all_names()}},
-                "companyScope":{"type":["string","null"],"pattern":"^cmp_[0-9A-Za-z]{1,64}$"},
+                "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()},
                 "expires_at":{"type":["string","null"],"format":"date-time"}}}),
         ),
         (
@@ -218,9 +217,7 @@ fn list_audit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     let m = Manager::of(ctx.principal()?);
     let rows = crate::audit::list(&ctx.app.db, m.account, m.company, before, page.fetch())?;
-    Ok(Response::ok(&list_body(rows, &page, |v| {
-        v["id"].as_str().unwrap_or("")
-    })))
+    Ok(Response::page(rows, &page))
 }
 
 /// Restores the caller's account (and nothing else) to the fixtures. A full reset of the sandbox is
