@@ -11,7 +11,7 @@ use super::crud::{self, Time};
 use super::present;
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::PageRequest;
-use crate::http::router::{param, Change, Route, Tool};
+use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, DeviceId, Kind, PromotionId, TypedId};
 use crate::validate::{id_schema, Errors, OneOf, Text};
@@ -45,7 +45,7 @@ pub fn routes() -> Vec<Route> {
             .query(&[
                 param("company_id", Kind::Company.schema(), "Only ads of this company."),
                 param("device_id", Kind::Device.schema(), "Only ads assigned to this device."),
-                param("status", r#"{"type":"string","enum":["draft","active","paused","archived"]}"#, "Only ads in this status."),
+                one_of_param("status", STATUS, "Only ads in this status."),
                 param("promotion_id", Kind::Promotion.schema(), "Only ads linked to this promotion."),
             ])
             .ok("AdList"),

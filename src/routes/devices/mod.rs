@@ -12,7 +12,7 @@ mod diagnostics;
 mod heartbeat;
 
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{param, Route, Tool};
+use crate::http::router::{one_of_param, param, Route, Tool};
 use crate::ids::Kind;
 use crate::validate::{id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
@@ -63,9 +63,9 @@ pub fn routes() -> Vec<Route> {
             .paged_by(Kind::Device)
             .query(&[
                 param("company_id", Kind::Company.schema(), "Only devices of this company."),
-                param(
+                one_of_param(
                     "status",
-                    r#"{"type":"string","enum":["online","offline","never_seen"]}"#,
+                    STATUS,
                     "`online`: heartbeat within the offline threshold; `offline`: older; `never_seen`: none yet.",
                 ),
             ])

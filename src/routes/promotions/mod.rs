@@ -14,7 +14,7 @@ mod promotion;
 mod qr_codes;
 
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{param, Change, Route, Tool};
+use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
 use crate::validate::{id_schema, url_pattern, OneOf, Text, UrlSchemes};
 use activation::{activate, deactivate};
@@ -28,6 +28,8 @@ const READ: Action = Action::Use(Area::Promotions, Level::Read);
 const WRITE: Action = Action::Use(Area::Promotions, Level::Write);
 
 pub const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
+/// The renderings of a QR code image (`?format=`).
+const QR_FORMATS: &[&str] = &["svg", "png"];
 const NAME: Text = Text::new(1, 100);
 const DESCRIPTION: Text = Text::new(0, 1000);
 pub const MAX_ACTIVATION_COST: i64 = 100_000;
@@ -55,9 +57,9 @@ pub fn routes() -> Vec<Route> {
                     r#"{"type":"string","enum":["true","false"]}"#,
                     "`true`: switched on and running now (state `active`); `false`: everything else.",
                 ),
-                param(
+                one_of_param(
                     "state",
-                    r#"{"type":"string","enum":["active","inactive","expired","scheduled"]}"#,
+                    OneOf(STATES),
                     "Only promotions in this derived state.",
                 ),
             ])
@@ -136,11 +138,12 @@ pub fn routes() -> Vec<Route> {
         Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
             .tag("promotions")
             .summary("The QR code as an image: `format=svg` (default, image/svg+xml) or `format=png` (image/png, 8 px per module with a 4-module quiet zone).")
-            .query(&[param(
+            .query(&[one_of_param(
                 "format",
-                r#"{"type":"string","enum":["svg","png"],"default":"svg"}"#,
+                OneOf(QR_FORMATS),
                 "`svg` (image/svg+xml) or `png` (image/png).",
-            )])
+            )
+            .default("svg")])
             .produces("image/svg+xml")
             .produces("image/png"),
     ]

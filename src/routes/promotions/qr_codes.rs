@@ -128,7 +128,7 @@ pub(super) fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let format = ctx
-        .query_enum("format", &["svg", "png"])?
+        .query_enum("format", super::QR_FORMATS)?
         .unwrap_or_else(|| "svg".into());
     // After the format: a bad `format` is reported before an unknown id, as it always was.
     let id: QrCodeId = ctx.path()?;
