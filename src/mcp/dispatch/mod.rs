@@ -6,8 +6,8 @@
 //! of the REST API, a stale confirmation) is a tool result with `isError: true`, so the assistant
 //! can read it and correct itself. Everything returned passes the redactor.
 //!
-//! - [`handshake`]: `initialize`, `server/discover`, and the 2026-07-28 per-request envelope.
-//! - [`tools`]: `tools/list` (paged) and `tools/call` (checks, then the call and its result).
+//! - `handshake`: `initialize`, `server/discover`, and the 2026-07-28 per-request envelope.
+//! - `tools`: `tools/list` (paged) and `tools/call` (checks, then the call and its result).
 
 mod handshake;
 mod tools;

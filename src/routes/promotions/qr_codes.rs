@@ -35,7 +35,7 @@ pub fn qr_svg(target_url: &str) -> Result<String, ApiError> {
     ))
 }
 
-/// The code as an 8-bit greyscale PNG: black modules on white, [`PNG_SCALE`] px per module.
+/// The code as an 8-bit greyscale PNG: black modules on white, `PNG_SCALE` px per module.
 pub fn qr_png(target_url: &str) -> Result<Vec<u8>, ApiError> {
     let code = qr_code(target_url)?;
     let modules = code.width();
