@@ -6,9 +6,10 @@
 
 use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{param, Param, Route, Tool};
+use crate::http::router::{one_of_param, param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, MediaId, TypedId};
+use crate::validate::OneOf;
 use bytes::Bytes;
 use hyper::{HeaderMap, StatusCode};
 use serde::Serialize;
@@ -51,9 +52,9 @@ pub fn routes() -> Vec<Route> {
                     Kind::Company.schema(),
                     "Only media of this company.",
                 ),
-                param(
+                one_of_param(
                     "content_type",
-                    r#"{"type":"string","enum":["image/png","image/jpeg","image/gif","image/webp","image/svg+xml","video/mp4"]}"#,
+                    OneOf(CONTENT_TYPES),
                     "Only media of this type.",
                 ),
             ])

@@ -1,0 +1,140 @@
+//! The route table: method + path pattern -> handler, with what each route needs and documents.
+//!
+//! REST and `/mcp` share this one table. It also carries the named JSON Schemas its routes refer
+//! to ([`Router::with_schemas`]) and the MCP tools declared on its routes ([`Route::tool`]), so the
+//! OpenAPI document and the MCP catalogue are both built from the table alone.
+
+mod param;
+mod route;
+mod tool;
+
+pub use param::{
+    cursor_param, one_of_param, param, Param, ParamSchema, QueryParam, Schema, LIMIT_PARAM,
+};
+pub use route::{Exec, HandlerFn, RequestBody, Route};
+pub use tool::{Change, Tool};
+
+use hyper::Method;
+use serde_json::Value;
+use std::collections::HashMap;
+
+pub enum Match<'a> {
+    Found(&'a Route, Vec<(&'static str, String)>),
+    MethodNotAllowed(Vec<Method>),
+    NotFound,
+}
+
+pub struct Router {
+    routes: Vec<Route>,
+    /// The named JSON Schemas (`#/components/schemas/<name>`) the routes refer to, in order.
+    schemas: Vec<(&'static str, Value)>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl Router {
+    pub fn new(routes: Vec<Route>) -> Router {
+        Router {
+            routes,
+            schemas: Vec::new(),
+            by_name: HashMap::new(),
+        }
+    }
+
+    /// Registers the named schemas the routes refer to. Panics (at start-up) on a schema our
+    /// checker refuses ([`crate::jsonschema::check_schema`]) or a name given twice.
+    pub fn with_schemas(mut self, schemas: Vec<(&'static str, Value)>) -> Router {
+        for (name, schema) in schemas {
+            if let Err(e) = crate::jsonschema::check_schema(&schema, name) {
+                panic!("route table: schema {e}");
+            }
+            if self.by_name.insert(name, self.schemas.len()).is_some() {
+                panic!("route table: schema `{name}` is registered twice");
+            }
+            self.schemas.push((name, schema));
+        }
+        self
+    }
+
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    /// The named schemas, in registration order.
+    pub fn schemas(&self) -> &[(&'static str, Value)] {
+        &self.schemas
+    }
+
+    pub fn schema(&self, name: &str) -> Option<&Value> {
+        self.by_name.get(name).map(|&i| &self.schemas[i].1)
+    }
+
+    pub fn by_operation(&self, operation_id: &str) -> Option<&Route> {
+        self.routes.iter().find(|r| r.operation_id == operation_id)
+    }
+
+    pub fn find(&self, method: &Method, path: &str) -> Match<'_> {
+        let parts: Vec<&str> = path
+            .trim_start_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let mut allow = Vec::new();
+        for route in &self.routes {
+            if let Some(params) = route.matches(&parts) {
+                if route.method == *method {
+                    return Match::Found(route, params);
+                }
+                if !allow.contains(&route.method) {
+                    allow.push(route.method.clone());
+                }
+            }
+        }
+        if allow.is_empty() {
+            Match::NotFound
+        } else {
+            Match::MethodNotAllowed(allow)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Action;
+    use crate::http::{ApiError, Ctx, Response};
+
+    fn h(_: &mut Ctx<'_>) -> Result<Response, ApiError> {
+        Ok(Response::no_content())
+    }
+
+    #[test]
+    fn matching() {
+        let r = Router::new(vec![
+            Route::get("/devices", "a", Action::Public, h),
+            Route::get("/devices/{id}", "b", Action::Public, h),
+            Route::delete("/devices/{id}", "c", Action::Public, h),
+        ]);
+        match r.find(&Method::GET, "/devices/dev_1") {
+            Match::Found(route, params) => {
+                assert_eq!(route.operation_id, "b");
+                assert_eq!(params, vec![("id", "dev_1".to_string())]);
+            }
+            _ => panic!("no match"),
+        }
+        assert!(
+            matches!(r.find(&Method::PUT, "/devices/x"), Match::MethodNotAllowed(a) if a.len() == 2)
+        );
+        assert!(matches!(r.find(&Method::GET, "/nope"), Match::NotFound));
+        assert!(matches!(
+            r.find(&Method::GET, "/devices/x/y"),
+            Match::NotFound
+        ));
+    }
+
+    #[test]
+    #[should_panic(expected = "registered twice")]
+    fn a_schema_name_is_registered_once() {
+        let s = || ("Thing", serde_json::json!({"type": "object"}));
+        let _ = Router::new(Vec::new()).with_schemas(vec![s(), s()]);
+    }
+}

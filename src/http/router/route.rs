@@ -1,0 +1,230 @@
+//! One route: method, path pattern, handler, and what it needs and documents (a builder).
+
+use super::param::{cursor_param, Param, QueryParam, LIMIT_PARAM};
+use super::tool::Tool;
+use crate::auth::Action;
+use crate::http::ctx::Ctx;
+use crate::http::error::ApiError;
+use crate::http::response::Response;
+use crate::ids::Kind;
+use hyper::Method;
+
+pub type HandlerFn = fn(&mut Ctx<'_>) -> Result<Response, ApiError>;
+
+/// Where a handler runs: inline on the async worker (short indexed queries) or on the blocking
+/// pool (argon2, reset, bulk work), so that slow work never stalls other requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    Inline,
+    Blocking,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum RequestBody {
+    None,
+    /// A JSON body described by the named schema component.
+    Json(&'static str),
+    /// Raw bytes of the given media types (uploads).
+    Raw(&'static [&'static str]),
+}
+
+#[derive(Clone, Debug)]
+pub struct Route {
+    pub method: Method,
+    pub path: &'static str,
+    pub operation_id: &'static str,
+    pub tag: &'static str,
+    pub summary: &'static str,
+    pub action: Action,
+    pub exec: Exec,
+    pub handler: HandlerFn,
+    pub query: Vec<QueryParam>,
+    pub request: RequestBody,
+    /// Success status and the schema component of its body (`None`: no body, or not JSON).
+    pub success: (u16, Option<&'static str>),
+    /// Non-JSON success media types (downloads, images).
+    pub produces: Vec<&'static str>,
+    /// Statuses beyond the common ones that this route may answer (402, 304, ...), for the document.
+    pub may_return: Vec<u16>,
+    /// Accepts `Idempotency-Key` (POST that creates or changes something).
+    pub idempotent: bool,
+    /// Honours `If-Match`.
+    pub conditional: bool,
+    /// Recorded in the audit log (every write, by default).
+    pub audited: bool,
+    /// For a list: the kind of id its cursor is ([`Route::paged_by`]). [`Ctx::page`] refuses any
+    /// other cursor with 422 `invalid_cursor`.
+    pub cursor: Option<Kind>,
+    /// The MCP tool that calls this route, if any.
+    pub tool: Option<Tool>,
+    segments: Vec<Segment>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
+}
+
+impl Route {
+    pub fn new(
+        method: Method,
+        path: &'static str,
+        operation_id: &'static str,
+        action: Action,
+        handler: HandlerFn,
+    ) -> Route {
+        let segments = path
+            .trim_start_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) => Segment::Param(name),
+                    None => Segment::Literal(s),
+                },
+            )
+            .collect();
+        let idempotent = method == Method::POST;
+        let audited = method != Method::GET && method != Method::HEAD;
+        Route {
+            method,
+            path,
+            operation_id,
+            tag: "",
+            summary: "",
+            action,
+            exec: Exec::Inline,
+            handler,
+            query: Vec::new(),
+            request: RequestBody::None,
+            success: (200, None),
+            produces: Vec::new(),
+            may_return: Vec::new(),
+            idempotent,
+            conditional: false,
+            audited,
+            cursor: None,
+            tool: None,
+            segments,
+        }
+    }
+
+    pub fn get(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::GET, path, op, action, h)
+    }
+    pub fn post(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::POST, path, op, action, h)
+    }
+    pub fn patch(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::PATCH, path, op, action, h).conditional()
+    }
+    pub fn delete(path: &'static str, op: &'static str, action: Action, h: HandlerFn) -> Route {
+        Route::new(Method::DELETE, path, op, action, h)
+            .conditional()
+            .returns(204, None)
+    }
+
+    pub fn tag(mut self, tag: &'static str) -> Route {
+        self.tag = tag;
+        self
+    }
+    pub fn summary(mut self, s: &'static str) -> Route {
+        self.summary = s;
+        self
+    }
+    pub fn blocking(mut self) -> Route {
+        self.exec = Exec::Blocking;
+        self
+    }
+    /// Adds query parameters. Panics (when the route table is built, at start-up) on a schema
+    /// that is not JSON or uses a keyword or type our checker does not know.
+    pub fn query(mut self, params: &[Param]) -> Route {
+        for p in params {
+            match QueryParam::parse(self.operation_id, p) {
+                Ok(q) => self.query.push(q),
+                Err(e) => panic!("route table: {e}"),
+            }
+        }
+        self
+    }
+    /// A list of objects of `kind`, newest first: takes `limit` and a `cursor` that must be an id
+    /// of `kind` (documented with that pattern, checked by [`Ctx::page`]).
+    pub fn paged_by(mut self, kind: Kind) -> Route {
+        self.cursor = Some(kind);
+        self.query(&[LIMIT_PARAM, cursor_param(kind)])
+    }
+    pub fn body(mut self, schema: &'static str) -> Route {
+        self.request = RequestBody::Json(schema);
+        self
+    }
+    pub fn raw_body(mut self, types: &'static [&'static str]) -> Route {
+        self.request = RequestBody::Raw(types);
+        self
+    }
+    pub fn returns(mut self, status: u16, schema: Option<&'static str>) -> Route {
+        self.success = (status, schema);
+        self
+    }
+    pub fn ok(self, schema: &'static str) -> Route {
+        self.returns(200, Some(schema))
+    }
+    pub fn created(self, schema: &'static str) -> Route {
+        self.returns(201, Some(schema))
+    }
+    /// Adds a non-JSON success media type; call again for alternatives (`?format=png`).
+    pub fn produces(mut self, media_type: &'static str) -> Route {
+        self.produces.push(media_type);
+        self
+    }
+    pub fn may_return(mut self, statuses: &[u16]) -> Route {
+        self.may_return.extend_from_slice(statuses);
+        self
+    }
+    pub fn conditional(mut self) -> Route {
+        self.conditional = true;
+        self
+    }
+    pub fn not_idempotent(mut self) -> Route {
+        self.idempotent = false;
+        self
+    }
+    pub fn not_audited(mut self) -> Route {
+        self.audited = false;
+        self
+    }
+    /// Declares the MCP tool that calls this route (or prepares its change).
+    pub fn tool(mut self, tool: Tool) -> Route {
+        self.tool = Some(tool);
+        self
+    }
+
+    /// Path parameter names in order.
+    pub fn path_params(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Param(p) => Some(*p),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    pub(super) fn matches(&self, parts: &[&str]) -> Option<Vec<(&'static str, String)>> {
+        if parts.len() != self.segments.len() {
+            return None;
+        }
+        let mut params = Vec::new();
+        for (seg, part) in self.segments.iter().zip(parts) {
+            match seg {
+                Segment::Literal(l) if l == part => {}
+                Segment::Literal(_) => return None,
+                Segment::Param(name) => {
+                    let decoded = crate::http::query::percent_decode(part, false)?;
+                    if decoded.is_empty() {
+                        return None;
+                    }
+                    params.push((*name, decoded));
+                }
+            }
+        }
+        Some(params)
+    }
+}

@@ -1,0 +1,58 @@
+//! MCP tools, declared on the routes they call.
+
+/// An MCP tool, declared on the route it reads or whose change it prepares. The MCP layer builds
+/// its catalogue, input and output schemas from the route (the `mcp` module).
+#[derive(Clone, Copy, Debug)]
+pub struct Tool {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// The tool argument (and its description) that fills each path parameter, in order.
+    pub path_args: &'static [(&'static str, &'static str)],
+    /// `None`: a read, answered by the route. `Some`: a two-step write of this change, confirmed
+    /// later with `confirm_change`; the target is read first with the GET route at the path up to
+    /// the last path parameter.
+    pub change: Option<Change>,
+}
+
+/// What a prepare tool changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The caller gives new values for some of these fields of the route's JSON body (`changes`).
+    Fields(&'static [&'static str]),
+    /// The route sets this boolean field of the target (it takes no body).
+    Sets(&'static str, bool),
+}
+
+impl Tool {
+    pub const fn read(
+        name: &'static str,
+        title: &'static str,
+        path_args: &'static [(&'static str, &'static str)],
+        description: &'static str,
+    ) -> Tool {
+        Tool {
+            name,
+            title,
+            description,
+            path_args,
+            change: None,
+        }
+    }
+
+    pub const fn prepare(
+        name: &'static str,
+        title: &'static str,
+        path_args: &'static [(&'static str, &'static str)],
+        change: Change,
+        description: &'static str,
+    ) -> Tool {
+        Tool {
+            name,
+            title,
+            description,
+            path_args,
+            change: Some(change),
+        }
+    }
+}

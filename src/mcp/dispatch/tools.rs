@@ -1,0 +1,261 @@
+//! `tools/list` (paged) and `tools/call`: the checks before a call, the call, and its result.
+
+use super::{modern_members, ok, rpc_err, Out};
+use crate::http::App;
+use crate::mcp::call::{self, Caller, Content};
+use crate::mcp::catalogue::Tool;
+use crate::mcp::protocol::{self, RpcError};
+use crate::mcp::spec::Kind;
+use crate::redact;
+use base64::Engine;
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+
+/// Tools per `tools/list` page: more than the catalogue holds, so clients that ignore
+/// `nextCursor` still see every tool; the cursor keeps the list open to growth.
+pub const TOOLS_PAGE: usize = 50;
+/// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
+const TOOLS_TTL_MS: u64 = 60_000;
+/// Internal requests one confirm_change makes (read the target, then write it).
+const CONFIRM_TOKENS: u32 = 2;
+
+fn encode_cursor(offset: usize) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("tools:{offset}"))
+}
+
+fn decode_cursor(c: &str) -> Option<usize> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(c)
+        .ok()?;
+    std::str::from_utf8(&bytes)
+        .ok()?
+        .strip_prefix("tools:")?
+        .parse()
+        .ok()
+}
+
+/// The page of `len` items starting at `offset`, and the offset of the next page if any.
+pub fn page(len: usize, offset: usize, size: usize) -> (std::ops::Range<usize>, Option<usize>) {
+    let end = (offset + size).min(len);
+    (offset.min(len)..end, (end < len).then_some(end))
+}
+
+pub(super) fn list(
+    app: &App,
+    caller: &Caller,
+    id: &Value,
+    params: Option<&Value>,
+    modern: bool,
+) -> Out {
+    let offset = match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => Some(0),
+        Some(Value::String(c)) => decode_cursor(c),
+        Some(_) => None,
+    };
+    let catalog = crate::mcp::state(app).catalog(&app.router);
+    let visible: Vec<&Tool> = catalog.visible(&caller.principal).collect();
+    let Some(offset) = offset.filter(|o| *o <= visible.len()) else {
+        return rpc_err(
+            id,
+            RpcError::invalid_params("Invalid cursor: pass a `nextCursor` from tools/list."),
+            modern,
+        );
+    };
+    let (range, next) = page(visible.len(), offset, TOOLS_PAGE);
+    let mut result = json!({
+        "tools": visible[range].iter().map(|t| &t.definition).collect::<Vec<_>>(),
+    });
+    if let Some(n) = next {
+        result["nextCursor"] = json!(encode_cursor(n));
+    }
+    if modern {
+        result["ttlMs"] = json!(TOOLS_TTL_MS);
+        result["cacheScope"] = json!("private");
+    }
+    ok(id, result, modern)
+}
+
+pub(super) fn call(
+    app: &App,
+    caller: &Caller,
+    id: &Value,
+    params: Option<&Value>,
+    modern: bool,
+) -> Out {
+    let Some(p) = params.and_then(Value::as_object) else {
+        return rpc_err(
+            id,
+            RpcError::invalid_params("tools/call needs `params` with `name` and `arguments`."),
+            modern,
+        );
+    };
+    let Some(name) = p.get("name").and_then(Value::as_str) else {
+        return rpc_err(
+            id,
+            RpcError::invalid_params("tools/call needs `params.name` (a string)."),
+            modern,
+        );
+    };
+    let empty = Map::new();
+    let given = match p.get("arguments") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(m)) => m,
+        Some(_) => {
+            return rpc_err(
+                id,
+                RpcError::invalid_params("`params.arguments` must be an object."),
+                modern,
+            )
+        }
+    };
+    let catalog = crate::mcp::state(app).catalog(&app.router);
+    let Some(tool) = catalog.get(name).filter(|t| t.available()) else {
+        return rpc_err(
+            id,
+            RpcError::invalid_params(format!(
+                "Unknown tool `{}`; call tools/list for the tools available to this API key.",
+                protocol::shorten(name)
+            )),
+            modern,
+        );
+    };
+    if !tool.allowed(&caller.principal) {
+        return tool_error(
+            id,
+            &format!(
+                "This API key cannot use {}: it needs the `{}` scope. Nothing was done; get_api_key_permissions shows the key's scopes.",
+                tool.spec.name,
+                tool.required_scope()
+            ),
+            modern,
+        );
+    }
+    // An assistant often sends `null` for an optional filter it does not use.
+    let stripped: Map<String, Value>;
+    let args = if tool.spec.kind == Kind::Read && given.values().any(Value::is_null) {
+        stripped = given
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        &stripped
+    } else {
+        given
+    };
+    if let Err(msg) = crate::jsonschema::validate_arguments(args, &tool.input_schema) {
+        return tool_error(
+            id,
+            &format!("Invalid arguments: {msg} Nothing was done."),
+            modern,
+        );
+    }
+    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
+    // without both tokens it is refused before the claim, so throttling never burns a confirmation.
+    if tool.spec.kind == Kind::Confirm {
+        if let Some(wait) = app
+            .rate_limiter
+            .wait_for(caller.principal.actor_id(), CONFIRM_TOKENS)
+        {
+            return tool_error(
+                id,
+                &format!(
+                    "HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was applied and the confirmation id is still valid."
+                ),
+                modern,
+            );
+        }
+    }
+    let out = match call::call(app, caller, tool, args) {
+        Ok(v) => tool_ok(id, v, modern),
+        Err(msg) => tool_error(id, &msg, modern),
+    };
+    let cap = app.settings.mcp_max_response_bytes;
+    if out.body.len() > cap {
+        // Built (one REST page is bounded), but not sent: the caller narrows the request instead.
+        return tool_error(
+            id,
+            &format!(
+                "The result of {} is {} bytes, more than one reply may carry ({cap} bytes). Narrow the request: a smaller `limit`, a filter, or one object at a time.",
+                tool.spec.name,
+                out.body.len()
+            ),
+            modern,
+        );
+    }
+    out
+}
+/// A successful tool result: the redacted structured content, and the same JSON as text. Built as
+/// a string so the content is serialized once (or not at all: a clean REST body is used as it is)
+/// and embedded twice, without building another tree.
+fn tool_ok(id: &Value, content: Content, modern: bool) -> Out {
+    let redacted: Cow<'_, [u8]>;
+    let owned: Vec<u8>;
+    let bytes: &[u8] = match content {
+        Content::Json(ref body) => {
+            redacted = redact::redact_json(body).unwrap_or(Cow::Borrowed(b"{}"));
+            &redacted
+        }
+        Content::Value(mut v) => {
+            redact::redact_value(&mut v);
+            owned = serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec());
+            &owned
+        }
+    };
+    let json = std::str::from_utf8(bytes).unwrap_or("{}");
+    // Serializing a `&str` only escapes it; it cannot fail.
+    let text = serde_json::to_string(json).unwrap_or_else(|_| "\"\"".into());
+    let id = id.to_string();
+    let mut body = String::with_capacity(json.len() + text.len() + id.len() + 200);
+    body.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    body.push_str(&id);
+    body.push_str(r#","result":{"content":[{"type":"text","text":"#);
+    body.push_str(&text);
+    body.push_str(r#"}],"structuredContent":"#);
+    body.push_str(json);
+    body.push_str(r#","isError":false"#);
+    if modern {
+        body.push_str(modern_members());
+    }
+    body.push_str("}}");
+    Out::new(200, body)
+}
+
+fn tool_error(id: &Value, message: &str, modern: bool) -> Out {
+    let text = redact::redact_str(message);
+    ok(
+        id,
+        json!({"content": [{"type": "text", "text": text}], "isError": true}),
+        modern,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_pages_split() {
+        assert_eq!(decode_cursor(&encode_cursor(50)), Some(50));
+        assert_eq!(decode_cursor("bm9wZQ"), None);
+        assert_eq!(page(28, 0, 50), (0..28, None));
+        assert_eq!(page(28, 0, 20), (0..20, Some(20)));
+        assert_eq!(page(28, 20, 20), (20..28, None));
+        assert_eq!(page(0, 0, 20), (0..0, None));
+    }
+    #[test]
+    fn tool_ok_embeds_the_same_json_twice() {
+        let out = tool_ok(
+            &json!(7),
+            Content::Value(json!({"a": "x\"y", "rawKey": "k"})),
+            true,
+        );
+        let v: Value = serde_json::from_str(&out.body).unwrap();
+        let sc = &v["result"]["structuredContent"];
+        assert_eq!(sc["rawKey"], "[REDACTED]");
+        let text: Value =
+            serde_json::from_str(v["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(&text, sc);
+        assert_eq!(v["result"]["resultType"], "complete");
+        assert_eq!(v["id"], 7);
+    }
+}

@@ -1,0 +1,347 @@
+//! An ad itself: its typed row, its references (media, promotion), and CRUD.
+
+use super::{DEFAULT_DURATION_SECS, HEADLINE, NAME, STATUS, STATUSES};
+use crate::http::ctx::PageRequest;
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{AdId, DeviceId, Kind, PromotionId, TypedId};
+use crate::routes::crud::{self, Time};
+use crate::routes::present;
+use crate::validate::Errors;
+use serde::{Deserialize, Serialize};
+
+/// An ad as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Ad {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    name: String,
+    headline: String,
+    status: String,
+    media_id: Option<String>,
+    promotion_id: Option<String>,
+    duration_seconds: i64,
+    device_ids: Vec<String>,
+    device_count: i64,
+    created_at: Time,
+    updated_at: Time,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
+const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.media_id,
+        a.promotion_id, a.duration_seconds, a.created_at, a.updated_at, a.version,
+        (SELECT count(*) FROM ad_assignments x WHERE x.ad_id = a.id) AS device_count,
+        (SELECT group_concat(y.device_id) FROM
+            (SELECT device_id FROM ad_assignments WHERE ad_id = a.id ORDER BY device_id LIMIT 100) y)
+            AS device_ids";
+
+impl Ad {
+    /// Reads a row of [`AD_COLUMNS`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Ad> {
+        let mut device_ids: Vec<String> = r
+            .get::<Option<String>>("device_ids")?
+            .map(|s| s.split(',').map(String::from).collect())
+            .unwrap_or_default();
+        // group_concat keeps no guaranteed order.
+        device_ids.sort();
+        Ok(Ad {
+            id: r.get("id")?,
+            object: "ad",
+            company_id: r.get("company_id")?,
+            name: r.get("name")?,
+            headline: r.get("headline")?,
+            status: r.get("status")?,
+            media_id: r.get("media_id")?,
+            promotion_id: r.get("promotion_id")?,
+            duration_seconds: r.get("duration_seconds")?,
+            device_ids,
+            device_count: r.get("device_count")?,
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            version: r.get("version")?,
+        })
+    }
+}
+
+impl crate::http::response::Listed for Ad {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A page of the ads assigned to `device_id`, walked through the assignment key (device, ad) so
+/// that the keyset stays on an index.
+pub(crate) fn page_for_device(
+    conn: &rusqlite::Connection,
+    device_id: &str,
+    companies: &[String],
+    filters: &[(&str, rusqlite::types::Value)],
+    page: &PageRequest,
+) -> Result<Vec<Ad>, ApiError> {
+    let mut all: Vec<(&str, rusqlite::types::Value)> =
+        vec![("j.device_id = ?", device_id.to_string().into())];
+    all.extend(filters.iter().cloned());
+    crate::routes::fetch_page(
+        conn,
+        &format!("SELECT {AD_COLUMNS} FROM ad_assignments j JOIN ads a ON a.id = j.ad_id"),
+        "a.company_id",
+        "j.ad_id",
+        companies,
+        &all,
+        page,
+        Ad::from_row,
+    )
+}
+
+fn load(conn: &rusqlite::Connection, id: &AdId) -> Result<Ad, ApiError> {
+    crud::load(
+        conn,
+        &format!("SELECT {AD_COLUMNS} FROM ads a WHERE a.id = ?1"),
+        id,
+        Ad::from_row,
+    )
+}
+
+/// The owner of a visible ad; missing or invisible is 404.
+pub(super) fn authorized_owner(
+    ctx: &Ctx<'_>,
+    conn: &rusqlite::Connection,
+    id: &AdId,
+) -> Result<crud::Owner, ApiError> {
+    crud::authorized_owner(ctx, conn, "ads", id)
+}
+
+pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let status = ctx.query_enum("status", STATUSES)?;
+    let promotion = ctx.query_id("promotion_id", Kind::Promotion)?;
+    let device = ctx
+        .query_id("device_id", Kind::Device)?
+        .and_then(|d| DeviceId::parse(&d));
+    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(s) = status {
+        filters.push(("a.status = ?", s.into()));
+    }
+    let conn = ctx.app.db.conn()?;
+    if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
+        // Like the device filter: another company's promotion is a 404, not an empty list.
+        crud::authorized_row(
+            ctx,
+            &conn,
+            "SELECT company_id FROM promotions WHERE id = ?1",
+            &p,
+            |_| Ok(()),
+        )?;
+        filters.push(("a.promotion_id = ?", p.into_string().into()));
+    }
+    let rows = match device {
+        Some(device) => {
+            crud::authorized_owner(ctx, &conn, "devices", &device)?;
+            page_for_device(&conn, &device, &companies, &filters, &page)?
+        }
+        None => crate::routes::fetch_page(
+            &conn,
+            &format!("SELECT {AD_COLUMNS} FROM ads a"),
+            "a.company_id",
+            "a.id",
+            &companies,
+            &filters,
+            &page,
+            Ad::from_row,
+        )?,
+    };
+    Ok(Response::page(rows, &page))
+}
+
+/// Checks that media and promotion references belong to `company`. A reference outside it is a
+/// 404 like any invisible object: the body cannot tell another company's id from a missing one.
+fn check_references(
+    tx: &rusqlite::Connection,
+    company: &str,
+    media: Option<&str>,
+    promotion: Option<&str>,
+) -> Result<(), ApiError> {
+    if let Some(m) = media {
+        let ok = tx
+            .prepare_cached("SELECT 1 FROM media WHERE id = ?1 AND company_id = ?2")?
+            .exists([m, company])?;
+        if !ok {
+            return Err(ApiError::NotFound(format!(
+                "`/media_id`: no media `{m}` in the ad's company."
+            )));
+        }
+    }
+    if let Some(p) = promotion {
+        let ok = tx
+            .prepare_cached("SELECT 1 FROM promotions WHERE id = ?1 AND company_id = ?2")?
+            .exists([p, company])?;
+        if !ok {
+            return Err(ApiError::NotFound(format!(
+                "`/promotion_id`: no promotion `{p}` in the ad's company."
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdCreate {
+    company_id: String,
+    name: String,
+    headline: String,
+    #[serde(default, deserialize_with = "present")]
+    status: Option<String>,
+    #[serde(default)]
+    media_id: Option<String>,
+    #[serde(default)]
+    promotion_id: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    duration_seconds: Option<i64>,
+}
+
+pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let input: AdCreate = ctx.json()?;
+    let status = input.status.unwrap_or_else(|| "draft".into());
+    let duration = input.duration_seconds.unwrap_or(DEFAULT_DURATION_SECS);
+    let mut errors = Errors::new();
+    errors.id("/company_id", &input.company_id, Kind::Company);
+    NAME.check(&mut errors, "/name", &input.name);
+    HEADLINE.check(&mut errors, "/headline", &input.headline);
+    STATUS.check(&mut errors, "/status", &status);
+    if let Some(m) = &input.media_id {
+        errors.id("/media_id", m, Kind::Media);
+    }
+    if let Some(p) = &input.promotion_id {
+        errors.id("/promotion_id", p, Kind::Promotion);
+    }
+    errors.range("/duration_seconds", duration, 1, 3600);
+    errors.finish()?;
+    let company = input.company_id;
+    ctx.authorize_company(&company, "company", &company)?;
+
+    let now = crate::time::now();
+    let id = AdId::generate();
+    ctx.app.db.write(|tx| {
+        check_references(
+            tx,
+            &company,
+            input.media_id.as_deref(),
+            input.promotion_id.as_deref(),
+        )?;
+        tx.prepare_cached(
+            "INSERT INTO ads (id, company_id, name, status, headline, media_id, promotion_id,
+                              duration_seconds, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+        )?
+        .execute(rusqlite::params![
+            id,
+            company,
+            input.name.trim(),
+            status,
+            input.headline.trim(),
+            input.media_id,
+            input.promotion_id,
+            duration,
+            now
+        ])?;
+        let ad = load(tx, &id)?;
+        crud::record(tx, &company, "ad.created", "ad", &id, &ad)?;
+        Ok(Response::created(&ad)
+            .with_etag(ad.version)
+            .with_header("location", &format!("/ads/{id}")))
+    })
+}
+
+pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: AdId = ctx.path()?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let ad = load(&conn, &id)?;
+    Ok(Response::ok(&ad).with_etag(ad.version))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdUpdate {
+    #[serde(default, deserialize_with = "present")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    headline: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    status: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    media_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    promotion_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    duration_seconds: Option<i64>,
+}
+
+pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: AdId = ctx.path()?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    let input: AdUpdate = ctx.json()?;
+    let mut errors = Errors::new();
+    let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(v) = &input.name {
+        NAME.check(&mut errors, "/name", v);
+        sets.push(("name", v.trim().to_string().into()));
+    }
+    if let Some(v) = &input.headline {
+        HEADLINE.check(&mut errors, "/headline", v);
+        sets.push(("headline", v.trim().to_string().into()));
+    }
+    if let Some(v) = &input.status {
+        STATUS.check(&mut errors, "/status", v);
+        sets.push(("status", v.clone().into()));
+    }
+    for (field, column, value, kind) in [
+        ("/media_id", "media_id", &input.media_id, Kind::Media),
+        (
+            "/promotion_id",
+            "promotion_id",
+            &input.promotion_id,
+            Kind::Promotion,
+        ),
+    ] {
+        match value {
+            Some(Some(v)) => {
+                errors.id(field, v, kind);
+                sets.push((column, v.clone().into()));
+            }
+            Some(None) => sets.push((column, rusqlite::types::Value::Null)),
+            None => {}
+        }
+    }
+    if let Some(v) = input.duration_seconds {
+        errors.range("/duration_seconds", v, 1, 3600);
+        sets.push(("duration_seconds", v.into()));
+    }
+    errors.require_some(!sets.is_empty());
+    errors.finish()?;
+
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        let owner = authorized_owner(ctx, tx, &id)?;
+        ctx.check_if_match(owner.version)?;
+        check_references(
+            tx,
+            &owner.company,
+            input.media_id.as_ref().and_then(|m| m.as_deref()),
+            input.promotion_id.as_ref().and_then(|p| p.as_deref()),
+        )?;
+        crate::routes::update_versioned(tx, "ads", "id", &id, now, &sets)?;
+        let ad = load(tx, &id)?;
+        crud::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
+        Ok(Response::ok(&ad).with_etag(ad.version))
+    })
+}
+
+pub(super) fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    crud::delete_versioned::<AdId>(ctx, "ads", "ad")
+}

@@ -1,0 +1,153 @@
+//! Ads: CRUD, linking to media and promotions, and assignment to devices.
+//!
+//! An ad, its media, its promotion and its devices always belong to one company: references in a
+//! body are checked against the ad's company, and a reference that is not there (another company's
+//! or nonexistent, indistinguishably) is a 404 whose detail names the field.
+//!
+//! The `version` (ETag) covers the ad's own fields; assignments are a relation of their own and do
+//! not bump it, so assigning screens never invalidates an editor's `If-Match`.
+
+mod ad;
+mod assignments;
+
+use crate::auth::{Action, Area, Level};
+use crate::http::router::{one_of_param, param, Change, Route, Tool};
+use crate::ids::Kind;
+use crate::validate::{id_schema, OneOf, Text};
+use ad::{create, delete, get, list, update};
+use assignments::{assign, unassign};
+use serde_json::{json, Value};
+
+pub(crate) use ad::page_for_device;
+pub use ad::Ad;
+
+const READ: Action = Action::Use(Area::Ads, Level::Read);
+const WRITE: Action = Action::Use(Area::Ads, Level::Write);
+
+pub const STATUSES: &[&str] = &["draft", "active", "paused", "archived"];
+const STATUS: OneOf = OneOf(STATUSES);
+const NAME: Text = Text::new(1, 100);
+const HEADLINE: Text = Text::new(1, 200);
+/// `device_ids` in an ad lists at most this many; `device_count` has the total.
+const MAX_DEVICE_IDS: i64 = 100;
+const DEFAULT_DURATION_SECS: i64 = 15;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/ads", "listAds", READ, list)
+            .tool(Tool::read(
+                "list_ads",
+                "List ads",
+                &[],
+                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion. Paged with `cursor`.",
+            ))
+            .tag("ads")
+            .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
+            .paged_by(Kind::Ad)
+            .query(&[
+                param("company_id", Kind::Company.schema(), "Only ads of this company."),
+                param("device_id", Kind::Device.schema(), "Only ads assigned to this device."),
+                one_of_param("status", STATUS, "Only ads in this status."),
+                param("promotion_id", Kind::Promotion.schema(), "Only ads linked to this promotion."),
+            ])
+            .ok("AdList"),
+        Route::post("/ads", "createAd", WRITE, create)
+            .tag("ads")
+            .summary("Create an ad in a company, optionally with media and a promotion of the same company.")
+            .body("AdCreate")
+            .created("Ad"),
+        Route::get("/ads/{id}", "getAd", READ, get)
+            .tool(Tool::read(
+                "get_ad",
+                "Get ad",
+                &[("ad_id", "The ad id (`ad_…`), as returned by list_ads.")],
+                "Get one ad: name, headline, status, media, linked promotion and duration. Use it before preparing a change to an ad.",
+            ))
+            .tag("ads")
+            .summary("Get one ad with the devices it is assigned to. Returns an ETag.")
+            .ok("Ad"),
+        Route::patch("/ads/{id}", "updateAd", WRITE, update)
+            .tool(Tool::prepare(
+                "prepare_ad_change",
+                "Prepare an ad change",
+                &[("ad_id", "The ad to change (`ad_…`), as returned by list_ads.")],
+                Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
+                "Prepare a change to an ad (name, headline, status, media, linked promotion or duration). This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
+            ))
+            .tag("ads")
+            .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
+            .body("AdUpdate")
+            .ok("Ad"),
+        Route::delete("/ads/{id}", "deleteAd", WRITE, delete)
+            .tag("ads")
+            .summary("Delete an ad and its device assignments. Honours If-Match."),
+        Route::post("/ads/{id}/devices", "assignAdToDevice", WRITE, assign)
+            .tag("ads")
+            .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
+            .body("AdAssignmentCreate")
+            .ok("AdAssignment"),
+        Route::delete(
+            "/ads/{id}/devices/{device_id}",
+            "unassignAdFromDevice",
+            WRITE,
+            unassign,
+        )
+        .tag("ads")
+        .summary("Remove the ad from a device. 404 when it is not assigned there."),
+    ]
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    let nullable_str = json!({"type":["string","null"]});
+    let ts = json!({"type":"string","format":"date-time"});
+    let status = STATUS.schema();
+    let duration = json!({"type":"integer","minimum":1,"maximum":3600});
+    let media_ref = json!({"anyOf":[id_schema(Kind::Media),{"type":"null"}],
+        "description":"Media of the same company, or null for none."});
+    let promotion_ref = json!({"anyOf":[id_schema(Kind::Promotion),{"type":"null"}],
+        "description":"Promotion of the same company to link, or null to unlink."});
+    vec![
+        (
+            "Ad",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","company_id","name","headline","status","media_id","promotion_id",
+                    "duration_seconds","device_ids","device_count","created_at","updated_at"],
+                "properties":{"id":{"type":"string","pattern":"^ad_"},"object":{"const":"ad"},
+                    "company_id":{"type":"string"},"name":{"type":"string"},"headline":{"type":"string"},
+                    "status":status,"media_id":nullable_str,"promotion_id":nullable_str,
+                    "duration_seconds":duration,
+                    "device_ids":{"type":"array","maxItems":MAX_DEVICE_IDS,"items":{"type":"string"},
+                        "description":"Devices the ad is assigned to (at most 100, ascending; see device_count)."},
+                    "device_count":{"type":"integer","minimum":0},
+                    "created_at":ts,"updated_at":ts}}),
+        ),
+        (
+            "AdCreate",
+            json!({"type":"object","additionalProperties":false,"required":["company_id","name","headline"],
+                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
+                    "headline":HEADLINE.schema(),
+                    "status":STATUS.schema_default("draft"),
+                    "media_id":media_ref,"promotion_id":promotion_ref,
+                    "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS}}}),
+        ),
+        (
+            "AdUpdate",
+            json!({"type":"object","additionalProperties":false,"minProperties":1,
+                "properties":{"name":NAME.schema(),"headline":HEADLINE.schema(),"status":status,
+                    "media_id":media_ref,"promotion_id":promotion_ref,"duration_seconds":duration}}),
+        ),
+        (
+            "AdAssignmentCreate",
+            json!({"type":"object","additionalProperties":false,"required":["device_id"],
+                "properties":{"device_id":id_schema(Kind::Device)}}),
+        ),
+        (
+            "AdAssignment",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","ad_id","device_id","company_id","assigned_at","newly_assigned"],
+                "properties":{"object":{"const":"ad_assignment"},"ad_id":{"type":"string"},
+                    "device_id":{"type":"string"},"company_id":{"type":"string"},"assigned_at":ts,
+                    "newly_assigned":{"type":"boolean","description":"False when the ad was already assigned to the device."}}}),
+        ),
+    ]
+}

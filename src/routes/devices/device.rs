@@ -1,0 +1,304 @@
+//! A device itself: its typed row, derived status, and CRUD; the ads assigned to it.
+
+use super::{LOCATION, NAME, ORIENTATION, PLATFORM, STATUSES};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{DeviceId, Kind, TypedId};
+use crate::routes::crud::{self, Time};
+use crate::routes::present;
+use crate::validate::Errors;
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
+
+/// Derived status of a device from its last heartbeat.
+pub(super) fn status_of(last_heartbeat: Option<i64>, now: i64, offline_after: i64) -> &'static str {
+    match last_heartbeat {
+        None => "never_seen",
+        Some(t) if t >= now - offline_after => "online",
+        Some(_) => "offline",
+    }
+}
+
+/// A device as the API returns it. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Device {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    name: String,
+    location: String,
+    platform: String,
+    orientation: String,
+    resolution: String,
+    status: &'static str,
+    last_heartbeat_at: Option<Time>,
+    current_ad_id: Option<String>,
+    app_version: Option<String>,
+    assigned_ad_count: i64,
+    created_at: Time,
+    updated_at: Time,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    version: i64,
+}
+
+/// What a device's derived status is computed against.
+#[derive(Clone, Copy)]
+pub(super) struct Clock {
+    pub(super) now: i64,
+    pub(super) offline_after: i64,
+}
+
+impl Clock {
+    pub(super) fn of(ctx: &Ctx<'_>) -> Clock {
+        Clock {
+            now: crate::time::now(),
+            offline_after: ctx.app.settings.device_offline_after_secs,
+        }
+    }
+}
+
+/// In the order [`Device::from_row`] reads it (so each name is found at the first try).
+const DEVICE_SELECT: &str = "SELECT d.last_heartbeat_at, d.id, d.company_id, d.name, d.location,
+        d.platform, d.orientation, d.resolution, d.current_ad_id, d.app_version,
+        (SELECT count(*) FROM ad_assignments x WHERE x.device_id = d.id) AS assigned_ad_count,
+        d.created_at, d.updated_at, d.version
+    FROM devices d";
+
+impl Device {
+    /// Reads a row of [`DEVICE_SELECT`] by column name.
+    fn from_row(r: &crud::Named<'_, '_>, clock: Clock) -> rusqlite::Result<Device> {
+        let last: Option<i64> = r.get("last_heartbeat_at")?;
+        Ok(Device {
+            id: r.get("id")?,
+            object: "device",
+            company_id: r.get("company_id")?,
+            name: r.get("name")?,
+            location: r.get("location")?,
+            platform: r.get("platform")?,
+            orientation: r.get("orientation")?,
+            resolution: r.get("resolution")?,
+            status: status_of(last, clock.now, clock.offline_after),
+            last_heartbeat_at: last.map(Time),
+            current_ad_id: r.get("current_ad_id")?,
+            app_version: r.get("app_version")?,
+            assigned_ad_count: r.get("assigned_ad_count")?,
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            version: r.get("version")?,
+        })
+    }
+}
+
+impl crate::http::response::Listed for Device {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+fn load(conn: &rusqlite::Connection, id: &DeviceId, clock: Clock) -> Result<Device, ApiError> {
+    crud::load(conn, &format!("{DEVICE_SELECT} WHERE d.id = ?1"), id, |r| {
+        Device::from_row(r, clock)
+    })
+}
+
+/// The owner of a visible device; missing or invisible is 404.
+pub(super) fn authorized_owner(
+    ctx: &Ctx<'_>,
+    conn: &rusqlite::Connection,
+    id: &DeviceId,
+) -> Result<crud::Owner, ApiError> {
+    crud::authorized_owner(ctx, conn, "devices", id)
+}
+
+pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let status = ctx.query_enum("status", STATUSES)?;
+    let clock = Clock::of(ctx);
+    let threshold = clock.now - clock.offline_after;
+    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    match status.as_deref() {
+        Some("online") => filters.push(("d.last_heartbeat_at >= ?", threshold.into())),
+        Some("offline") => filters.push(("d.last_heartbeat_at < ?", threshold.into())),
+        Some(_) => filters.push(("d.last_heartbeat_at IS ?", rusqlite::types::Value::Null)),
+        None => {}
+    }
+    let conn = ctx.app.db.conn()?;
+    let rows = crate::routes::fetch_page(
+        &conn,
+        DEVICE_SELECT,
+        "d.company_id",
+        "d.id",
+        &companies,
+        &filters,
+        &page,
+        |r| Device::from_row(r, clock),
+    )?;
+    Ok(Response::page(rows, &page))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceCreate {
+    company_id: String,
+    name: String,
+    #[serde(default, deserialize_with = "present")]
+    location: Option<String>,
+    platform: String,
+    #[serde(default, deserialize_with = "present")]
+    orientation: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    resolution: Option<String>,
+}
+fn valid_resolution(s: &str) -> bool {
+    let Some((w, h)) = s.split_once('x') else {
+        return false;
+    };
+    let ok = |p: &str| {
+        (2..=5).contains(&p.len()) && !p.starts_with('0') && p.bytes().all(|c| c.is_ascii_digit())
+    };
+    ok(w) && ok(h)
+}
+
+fn check_resolution(errors: &mut Errors, field: &str, value: &str) {
+    if !valid_resolution(value) {
+        errors.push(
+            field,
+            "invalid_resolution",
+            "Must be WIDTHxHEIGHT in pixels (2–5 digits each), e.g. 1920x1080.",
+        );
+    }
+}
+
+pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let input: DeviceCreate = ctx.json()?;
+    let location = input.location.unwrap_or_default();
+    let orientation = input.orientation.unwrap_or_else(|| "landscape".into());
+    let resolution = input.resolution.unwrap_or_else(|| "1920x1080".into());
+    let mut errors = Errors::new();
+    errors.id("/company_id", &input.company_id, Kind::Company);
+    NAME.check(&mut errors, "/name", &input.name);
+    LOCATION.check(&mut errors, "/location", &location);
+    PLATFORM.check(&mut errors, "/platform", &input.platform);
+    ORIENTATION.check(&mut errors, "/orientation", &orientation);
+    check_resolution(&mut errors, "/resolution", &resolution);
+    errors.finish()?;
+    let company = input.company_id;
+    ctx.authorize_company(&company, "company", &company)?;
+
+    let clock = Clock::of(ctx);
+    let now = clock.now;
+    let id = DeviceId::generate();
+    ctx.app.db.write(|tx| {
+        let (max, count): (i64, i64) = tx
+            .prepare_cached(
+                "SELECT p.max_devices, (SELECT count(*) FROM devices WHERE company_id = c.id)
+                 FROM companies c JOIN plans p ON p.id = c.plan_id WHERE c.id = ?1",
+            )?
+            .query_row([&company], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or_else(|| ApiError::not_found("company", &company))?;
+        if count >= max {
+            return Err(ApiError::Conflict(format!(
+                "The company's plan allows {max} devices and it has {count}. Delete a device or upgrade the plan first."
+            )));
+        }
+        tx.prepare_cached(
+            "INSERT INTO devices (id, company_id, name, location, platform, orientation, resolution,
+                                  created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+        )?
+        .execute(rusqlite::params![
+            id,
+            company,
+            input.name.trim(),
+            location.trim(),
+            input.platform,
+            orientation,
+            resolution,
+            now
+        ])?;
+        let device = load(tx, &id, clock)?;
+        crud::record(tx, &company, "device.created", "device", &id, &device)?;
+        Ok(Response::created(&device)
+            .with_etag(device.version)
+            .with_header("location", &format!("/devices/{id}")))
+    })
+}
+
+pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let device = load(&conn, &id, Clock::of(ctx))?;
+    Ok(Response::ok(&device).with_etag(device.version))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceUpdate {
+    #[serde(default, deserialize_with = "present")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    location: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    platform: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    orientation: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    resolution: Option<String>,
+}
+
+pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    let input: DeviceUpdate = ctx.json()?;
+    let mut errors = Errors::new();
+    let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(v) = &input.name {
+        NAME.check(&mut errors, "/name", v);
+        sets.push(("name", v.trim().to_string().into()));
+    }
+    if let Some(v) = &input.location {
+        LOCATION.check(&mut errors, "/location", v);
+        sets.push(("location", v.trim().to_string().into()));
+    }
+    if let Some(v) = &input.platform {
+        PLATFORM.check(&mut errors, "/platform", v);
+        sets.push(("platform", v.clone().into()));
+    }
+    if let Some(v) = &input.orientation {
+        ORIENTATION.check(&mut errors, "/orientation", v);
+        sets.push(("orientation", v.clone().into()));
+    }
+    if let Some(v) = &input.resolution {
+        check_resolution(&mut errors, "/resolution", v);
+        sets.push(("resolution", v.clone().into()));
+    }
+    errors.require_some(!sets.is_empty());
+    errors.finish()?;
+
+    let clock = Clock::of(ctx);
+    ctx.app.db.write(|tx| {
+        let owner = authorized_owner(ctx, tx, &id)?;
+        ctx.check_if_match(owner.version)?;
+        crate::routes::update_versioned(tx, "devices", "id", &id, clock.now, &sets)?;
+        let device = load(tx, &id, clock)?;
+        crud::record(tx, &owner.company, "device.updated", "device", &id, &device)?;
+        Ok(Response::ok(&device).with_etag(device.version))
+    })
+}
+
+pub(super) fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    crud::delete_versioned::<DeviceId>(ctx, "devices", "device")
+}
+
+pub(super) fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    let page = ctx.page()?;
+    let conn = ctx.app.db.conn()?;
+    let owner = authorized_owner(ctx, &conn, &id)?;
+    let rows = crate::routes::ads::page_for_device(&conn, &id, &[owner.company], &[], &page)?;
+    Ok(Response::page(rows, &page))
+}

@@ -1,0 +1,125 @@
+//! A device's playback diagnostics: heartbeat age and status, current ad, recent errors.
+
+use super::device::{authorized_owner, status_of, Clock};
+use super::MAX_PLAYBACK_ERRORS;
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::DeviceId;
+use crate::routes::crud::{self, Time};
+use serde::Serialize;
+
+/// A device's playback diagnostics. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub(super) struct Diagnostics {
+    object: &'static str,
+    device_id: String,
+    company_id: String,
+    status: &'static str,
+    pub(super) last_seen: Option<Time>,
+    seconds_since_heartbeat: Option<i64>,
+    offline_after_seconds: i64,
+    pub(super) current_ad: Option<CurrentAd>,
+    recent_playback_errors: Vec<PlaybackError>,
+    pub(super) app_version: Option<String>,
+    storage: Storage,
+    uptime_seconds: Option<i64>,
+}
+
+#[derive(Serialize)]
+pub(super) struct CurrentAd {
+    pub(super) id: String,
+    name: String,
+}
+
+#[derive(Serialize)]
+struct PlaybackError {
+    id: String,
+    code: String,
+    message: String,
+    ad_id: Option<String>,
+    occurred_at: Time,
+}
+
+#[derive(Serialize)]
+struct Storage {
+    used_mb: Option<i64>,
+    total_mb: Option<i64>,
+    free_percent: Option<f64>,
+}
+
+/// Free share of storage in percent, to one decimal; none without a positive total.
+fn free_percent(used: Option<i64>, total: Option<i64>) -> Option<f64> {
+    match (used, total) {
+        (Some(u), Some(t)) if t > 0 => {
+            let free = (t - u).clamp(0, t) as f64 / t as f64 * 100.0;
+            Some((free * 10.0).round() / 10.0)
+        }
+        _ => None,
+    }
+}
+
+/// The diagnostics of a device (which must exist).
+pub(super) fn diagnostics(
+    conn: &rusqlite::Connection,
+    id: &DeviceId,
+    clock: Clock,
+) -> Result<Diagnostics, ApiError> {
+    let Clock { now, offline_after } = clock;
+    let mut diag = crud::load(
+        conn,
+        "SELECT d.company_id, d.last_heartbeat_at, d.current_ad_id, a.name AS current_ad_name,
+                d.app_version, d.storage_used_mb, d.storage_total_mb, d.uptime_seconds
+         FROM devices d LEFT JOIN ads a ON a.id = d.current_ad_id WHERE d.id = ?1",
+        id,
+        |r| {
+            let last: Option<i64> = r.get("last_heartbeat_at")?;
+            let current_ad = match (r.get("current_ad_id")?, r.get("current_ad_name")?) {
+                (Some(id), Some(name)) => Some(CurrentAd { id, name }),
+                _ => None,
+            };
+            let used: Option<i64> = r.get("storage_used_mb")?;
+            let total: Option<i64> = r.get("storage_total_mb")?;
+            Ok(Diagnostics {
+                object: "device_diagnostics",
+                device_id: id.to_string(),
+                company_id: r.get("company_id")?,
+                status: status_of(last, now, offline_after),
+                last_seen: last.map(Time),
+                seconds_since_heartbeat: last.map(|t| (now - t).max(0)),
+                offline_after_seconds: offline_after,
+                current_ad,
+                recent_playback_errors: Vec::new(),
+                app_version: r.get("app_version")?,
+                storage: Storage {
+                    used_mb: used,
+                    total_mb: total,
+                    free_percent: free_percent(used, total),
+                },
+                uptime_seconds: r.get("uptime_seconds")?,
+            })
+        },
+    )?;
+    diag.recent_playback_errors = conn
+        .prepare_cached(
+            "SELECT id, code, message, ad_id, occurred_at FROM playback_errors
+             WHERE device_id = ?1 ORDER BY occurred_at DESC, id DESC LIMIT ?2",
+        )?
+        .query_map(rusqlite::params![id, MAX_PLAYBACK_ERRORS as i64], |r| {
+            Ok(PlaybackError {
+                id: r.get("id")?,
+                code: r.get("code")?,
+                message: r.get("message")?,
+                ad_id: r.get("ad_id")?,
+                occurred_at: Time(r.get("occurred_at")?),
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(diag)
+}
+
+pub(super) fn get_diagnostics(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let diag = diagnostics(&conn, &id, Clock::of(ctx))?;
+    Ok(Response::ok(&diag))
+}

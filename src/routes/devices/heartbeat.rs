@@ -1,0 +1,215 @@
+//! A device's heartbeat: telemetry and playback errors reported by the screen.
+
+use super::device::{authorized_owner, Clock};
+use super::diagnostics::diagnostics;
+use super::{
+    KEPT_PLAYBACK_ERRORS, MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, PLAYBACK_MESSAGE,
+};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
+use crate::routes::crud;
+use crate::routes::present;
+use crate::validate::Errors;
+use serde::Deserialize;
+use serde_json::json;
+
+fn app_version_ok(s: &str) -> bool {
+    (1..=32).contains(&s.len())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'_' | b'-'))
+}
+
+fn error_code_ok(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlaybackErrorIn {
+    code: String,
+    message: String,
+    #[serde(default)]
+    ad_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Heartbeat {
+    #[serde(default, deserialize_with = "present")]
+    app_version: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    current_ad_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    storage_used_mb: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    storage_total_mb: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    uptime_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    playback_errors: Option<Vec<PlaybackErrorIn>>,
+}
+
+pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    let input: Heartbeat = ctx.json()?;
+    let mut errors = Errors::new();
+    let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(v) = &input.app_version {
+        if !app_version_ok(v) {
+            errors.push(
+                "/app_version",
+                "invalid_version",
+                "Must be 1 to 32 characters of letters, digits and `.+_-`.",
+            );
+        }
+        sets.push(("app_version", v.clone().into()));
+    }
+    match &input.current_ad_id {
+        Some(Some(ad)) => {
+            errors.id("/current_ad_id", ad, Kind::Ad);
+            sets.push(("current_ad_id", ad.clone().into()));
+        }
+        Some(None) => sets.push(("current_ad_id", rusqlite::types::Value::Null)),
+        None => {}
+    }
+    for (field, column, value, min) in [
+        (
+            "/storage_used_mb",
+            "storage_used_mb",
+            input.storage_used_mb,
+            0,
+        ),
+        (
+            "/storage_total_mb",
+            "storage_total_mb",
+            input.storage_total_mb,
+            1,
+        ),
+        ("/uptime_seconds", "uptime_seconds", input.uptime_seconds, 0),
+    ] {
+        if let Some(v) = value {
+            let max = if column == "uptime_seconds" {
+                MAX_UPTIME_SECS
+            } else {
+                MAX_STORAGE_MB
+            };
+            errors.range(field, v, min, max);
+            sets.push((column, v.into()));
+        }
+    }
+    let reported = input.playback_errors.unwrap_or_default();
+    if reported.len() > MAX_PLAYBACK_ERRORS {
+        errors.push(
+            "/playback_errors",
+            "too_many",
+            format!("At most {MAX_PLAYBACK_ERRORS} playback errors per heartbeat."),
+        );
+    }
+    for (i, e) in reported.iter().enumerate() {
+        if !error_code_ok(&e.code) {
+            errors.push(
+                &format!("/playback_errors/{i}/code"),
+                "invalid_code",
+                "Must be 1 to 64 characters of letters, digits and `._-`.",
+            );
+        }
+        PLAYBACK_MESSAGE.check(
+            &mut errors,
+            &format!("/playback_errors/{i}/message"),
+            &e.message,
+        );
+        if let Some(ad) = &e.ad_id {
+            errors.id(&format!("/playback_errors/{i}/ad_id"), ad, Kind::Ad);
+        }
+    }
+    errors.finish()?;
+
+    let clock = Clock::of(ctx);
+    let now = clock.now;
+    ctx.app.db.write(|tx| {
+        let company = authorized_owner(ctx, tx, &id)?.company;
+        if let Some(Some(ad)) = &input.current_ad_id {
+            let assigned = tx
+                .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
+                .exists([id.as_str(), ad])?;
+            if !assigned {
+                return Err(ApiError::Conflict(format!(
+                    "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
+                )));
+            }
+        }
+        for (i, e) in reported.iter().enumerate() {
+            if let Some(ad) = &e.ad_id {
+                let same_company = tx
+                    .prepare_cached("SELECT 1 FROM ads WHERE id = ?1 AND company_id = ?2")?
+                    .exists([ad, &company])?;
+                if !same_company {
+                    return Err(ApiError::NotFound(format!(
+                        "`/playback_errors/{i}/ad_id`: no ad `{ad}` in the device's company."
+                    )));
+                }
+            }
+        }
+
+        let mut assignments = vec![
+            "last_heartbeat_at = ?2".to_string(),
+            "updated_at = ?2".into(),
+        ];
+        assignments.extend(
+            sets.iter()
+                .enumerate()
+                .map(|(i, (c, _))| format!("{c} = ?{}", i + 3)),
+        );
+        let sql = format!(
+            "UPDATE devices SET {} WHERE id = ?1",
+            assignments.join(", ")
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![id.to_string().into(), now.into()];
+        args.extend(sets.iter().map(|(_, v)| v.clone()));
+        tx.execute(&sql, rusqlite::params_from_iter(args))?;
+
+        if !reported.is_empty() {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for e in &reported {
+                insert.execute(rusqlite::params![
+                    PlaybackErrorId::generate(),
+                    id,
+                    e.ad_id,
+                    e.code,
+                    e.message.trim(),
+                    now
+                ])?;
+            }
+            tx.prepare_cached(
+                "DELETE FROM playback_errors WHERE device_id = ?1 AND id NOT IN
+                   (SELECT id FROM playback_errors WHERE device_id = ?1
+                    ORDER BY occurred_at DESC, id DESC LIMIT ?2)",
+            )?
+            .execute(rusqlite::params![id, KEPT_PLAYBACK_ERRORS])?;
+        }
+
+        let diag = diagnostics(tx, &id, clock)?;
+        crud::record(
+            tx,
+            &company,
+            "device.heartbeat",
+            "device",
+            &id,
+            &json!({
+                "device_id": id,
+                "last_seen": diag.last_seen,
+                "app_version": diag.app_version,
+                "current_ad_id": diag.current_ad.as_ref().map(|a| &a.id),
+                "playback_errors_reported": reported.len(),
+            }),
+        )?;
+        Ok(Response::ok(&diag))
+    })
+}

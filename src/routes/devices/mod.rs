@@ -1,0 +1,212 @@
+//! Devices (screens): CRUD, the ads assigned to them, heartbeats and playback diagnostics.
+//!
+//! A device's `status` is derived, never stored: `online` when its last heartbeat is at most
+//! `device_offline_after_secs` old, `offline` when older, `never_seen` without one.
+//!
+//! The `version` (and so the ETag) covers what API clients edit (name, location, platform,
+//! orientation, resolution). Heartbeats change telemetry only and leave it alone, so a screen
+//! reporting every few seconds never turns an operator's `If-Match` edit into a 412.
+
+mod device;
+mod diagnostics;
+mod heartbeat;
+
+use crate::auth::{Action, Area, Level};
+use crate::http::router::{one_of_param, param, Route, Tool};
+use crate::ids::Kind;
+use crate::validate::{id_schema, OneOf, Text};
+use device::{create, delete, get, list, list_ads, update};
+use diagnostics::get_diagnostics;
+use heartbeat::heartbeat;
+use serde_json::{json, Value};
+
+const READ: Action = Action::Use(Area::Devices, Level::Read);
+const WRITE: Action = Action::Use(Area::Devices, Level::Write);
+
+/// The `platform` CHECK of the `devices` table.
+pub const PLATFORMS: &[&str] = &[
+    "android",
+    "tizen",
+    "webos",
+    "brightsign",
+    "windows",
+    "linux",
+];
+pub const ORIENTATIONS: &[&str] = &["landscape", "portrait"];
+pub const STATUSES: &[&str] = &["online", "offline", "never_seen"];
+
+const NAME: Text = Text::new(1, 100);
+const LOCATION: Text = Text::new(0, 200);
+const PLAYBACK_MESSAGE: Text = Text::new(1, 500);
+const PLATFORM: OneOf = OneOf(PLATFORMS);
+const ORIENTATION: OneOf = OneOf(ORIENTATIONS);
+const STATUS: OneOf = OneOf(STATUSES);
+
+/// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
+const KEPT_PLAYBACK_ERRORS: i64 = 100;
+/// Playback errors reported by one heartbeat, and shown by diagnostics.
+const MAX_PLAYBACK_ERRORS: usize = 20;
+const MAX_STORAGE_MB: i64 = 100_000_000;
+const MAX_UPTIME_SECS: i64 = 3_153_600_000;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/devices", "listDevices", READ, list)
+            .tool(Tool::read(
+                "list_devices",
+                "List devices",
+                &[],
+                "List screens (devices), newest first, optionally filtered by company and connection status (online, offline, never seen). Paged with `cursor`.",
+            ))
+            .tag("devices")
+            .summary("List devices (screens), newest first. Filter by company and by derived status.")
+            .paged_by(Kind::Device)
+            .query(&[
+                param("company_id", Kind::Company.schema(), "Only devices of this company."),
+                one_of_param(
+                    "status",
+                    STATUS,
+                    "`online`: heartbeat within the offline threshold; `offline`: older; `never_seen`: none yet.",
+                ),
+            ])
+            .ok("DeviceList"),
+        Route::post("/devices", "createDevice", WRITE, create)
+            .tag("devices")
+            .summary("Register a device in a company. Refused with 409 when the company's plan allows no more devices.")
+            .body("DeviceCreate")
+            .created("Device"),
+        Route::get("/devices/{id}", "getDevice", READ, get)
+            .tool(Tool::read(
+                "get_device",
+                "Get device",
+                &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+                "Get one screen: name, location, platform, orientation, resolution, connection status and the ad it is playing.",
+            ))
+            .tag("devices")
+            .summary("Get one device, with its derived status. Returns an ETag.")
+            .ok("Device"),
+        Route::patch("/devices/{id}", "updateDevice", WRITE, update)
+            .tag("devices")
+            .summary("Change a device's name, location, platform, orientation or resolution. Honours If-Match.")
+            .body("DeviceUpdate")
+            .ok("Device"),
+        Route::delete("/devices/{id}", "deleteDevice", WRITE, delete)
+            .tag("devices")
+            .summary("Delete a device and its ad assignments. Honours If-Match."),
+        Route::get("/devices/{id}/ads", "listDeviceAds", READ, list_ads)
+            .tool(Tool::read(
+                "list_device_ads",
+                "List ads on a device",
+                &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+                "List the ads assigned to one screen.",
+            ))
+            .tag("devices")
+            .summary("List the ads assigned to a device, newest first.")
+            .paged_by(Kind::Ad)
+            .ok("AdList"),
+        Route::get(
+            "/devices/{id}/diagnostics",
+            "getDeviceDiagnostics",
+            READ,
+            get_diagnostics,
+        )
+        .tool(Tool::read(
+            "get_device_diagnostics",
+            "Get device diagnostics",
+            &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+            "Get playback diagnostics of one screen: last heartbeat, app version, storage, uptime and recent playback errors. Use it when a screen is offline or not showing the right content.",
+        ))
+        .tag("devices")
+        .summary("Playback diagnostics: heartbeat age and status, current ad, recent playback errors, app version, storage, uptime.")
+        .ok("DeviceDiagnostics"),
+        Route::post(
+            "/devices/{id}/heartbeat",
+            "recordDeviceHeartbeat",
+            WRITE,
+            heartbeat,
+        )
+        .tag("devices")
+        .summary("Record a heartbeat from the device (telemetry and playback errors); returns its diagnostics.")
+        .body("DeviceHeartbeat")
+        .ok("DeviceDiagnostics"),
+    ]
+}
+
+const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    let nullable_str = json!({"type":["string","null"]});
+    let ts = json!({"type":"string","format":"date-time"});
+    let platform = PLATFORM.schema();
+    let orientation = ORIENTATION.schema();
+    let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
+    let status = STATUS.schema();
+    vec![
+        (
+            "Device",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","company_id","name","location","platform","orientation","resolution",
+                    "status","last_heartbeat_at","current_ad_id","app_version","assigned_ad_count","created_at","updated_at"],
+                "properties":{"id":{"type":"string","pattern":"^dev_"},"object":{"const":"device"},
+                    "company_id":{"type":"string"},"name":{"type":"string"},"location":{"type":"string"},
+                    "platform":platform,"orientation":orientation,"resolution":{"type":"string"},
+                    "status":status,"last_heartbeat_at":{"type":["string","null"],"format":"date-time"},
+                    "current_ad_id":nullable_str,"app_version":nullable_str,
+                    "assigned_ad_count":{"type":"integer","minimum":0},
+                    "created_at":ts,"updated_at":ts}}),
+        ),
+        (
+            "DeviceCreate",
+            json!({"type":"object","additionalProperties":false,"required":["company_id","name","platform"],
+                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
+                    "location":LOCATION.schema(),"platform":platform,
+                    "orientation":ORIENTATION.schema_default("landscape"),
+                    "resolution":{"type":"string","pattern":RESOLUTION_PATTERN,"default":"1920x1080"}}}),
+        ),
+        (
+            "DeviceUpdate",
+            json!({"type":"object","additionalProperties":false,"minProperties":1,
+                "properties":{"name":NAME.schema(),"location":LOCATION.schema(),
+                    "platform":platform,"orientation":orientation,"resolution":resolution}}),
+        ),
+        (
+            "DeviceHeartbeat",
+            json!({"type":"object","additionalProperties":false,
+                "properties":{
+                    "app_version":{"type":"string","pattern":"^[0-9A-Za-z.+_-]{1,32}$"},
+                    "current_ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}],
+                        "description":"The ad playing now; it must be assigned to this device."},
+                    "storage_used_mb":{"type":"integer","minimum":0,"maximum":MAX_STORAGE_MB},
+                    "storage_total_mb":{"type":"integer","minimum":1,"maximum":MAX_STORAGE_MB},
+                    "uptime_seconds":{"type":"integer","minimum":0,"maximum":MAX_UPTIME_SECS},
+                    "playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
+                        "items":{"type":"object","additionalProperties":false,"required":["code","message"],
+                            "properties":{"code":{"type":"string","pattern":"^[0-9A-Za-z._-]{1,64}$"},
+                                "message":PLAYBACK_MESSAGE.schema(),
+                                "ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}]}}}}}}),
+        ),
+        (
+            "DeviceDiagnostics",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","device_id","company_id","status","last_seen","seconds_since_heartbeat",
+                    "offline_after_seconds","current_ad","recent_playback_errors","app_version","storage","uptime_seconds"],
+                "properties":{"object":{"const":"device_diagnostics"},"device_id":{"type":"string"},
+                    "company_id":{"type":"string"},"status":status,
+                    "last_seen":{"type":["string","null"],"format":"date-time"},
+                    "seconds_since_heartbeat":{"type":["integer","null"],"minimum":0},
+                    "offline_after_seconds":{"type":"integer"},
+                    "current_ad":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,
+                        "required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}}]},
+                    "recent_playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
+                        "items":{"type":"object","additionalProperties":false,
+                            "required":["id","code","message","ad_id","occurred_at"],
+                            "properties":{"id":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},
+                                "ad_id":nullable_str,"occurred_at":ts}}},
+                    "app_version":nullable_str,
+                    "storage":{"type":"object","additionalProperties":false,"required":["used_mb","total_mb","free_percent"],
+                        "properties":{"used_mb":{"type":["integer","null"]},"total_mb":{"type":["integer","null"]},
+                            "free_percent":{"type":["number","null"],"minimum":0,"maximum":100}}},
+                    "uptime_seconds":{"type":["integer","null"]}}}),
+        ),
+    ]
+}

@@ -1,0 +1,206 @@
+//! Promotions, their activation (which spends tokens) and their QR codes.
+//!
+//! Rules:
+//! - `state` is derived at read time from the `active` flag and the window `[starts_at, ends_at)`:
+//!   `expired` once `ends_at` has passed (whatever the flag), `scheduled` when switched on but not
+//!   started, `active` when switched on and inside the window, `inactive` otherwise.
+//! - Activation spends `activation_cost_tokens` in the same transaction that switches the flag on,
+//!   so a promotion is never on without having been paid for, nor paid for without being on.
+//!   Re-activating an active promotion is a free no-op; an expired one cannot be activated (409).
+//! - Deactivation never refunds: the cost buys the activation, not a duration.
+
+mod activation;
+mod promotion;
+mod qr_codes;
+
+use crate::auth::{Action, Area, Level};
+use crate::http::router::{one_of_param, param, Change, Route, Tool};
+use crate::ids::Kind;
+use crate::validate::{id_schema, url_pattern, OneOf, Text, UrlSchemes};
+use activation::{activate, deactivate};
+use promotion::{create, get, list, update};
+pub use promotion::{state, Promotion};
+use qr_codes::{list_qr_codes, qr_image};
+pub use qr_codes::{qr_png, qr_svg};
+use serde_json::{json, Value};
+
+const READ: Action = Action::Use(Area::Promotions, Level::Read);
+const WRITE: Action = Action::Use(Area::Promotions, Level::Write);
+
+pub const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
+/// The renderings of a QR code image (`?format=`).
+const QR_FORMATS: &[&str] = &["svg", "png"];
+const NAME: Text = Text::new(1, 100);
+const DESCRIPTION: Text = Text::new(0, 1000);
+pub const MAX_ACTIVATION_COST: i64 = 100_000;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/promotions", "listPromotions", READ, list)
+            .tool(Tool::read(
+                "list_promotions",
+                "List promotions",
+                &[],
+                "List promotions, newest first, optionally filtered by company, whether they are active, or their state. Paged with `cursor`.",
+            ))
+            .tag("promotions")
+            .summary("List promotions of the visible companies, newest first.")
+            .paged_by(Kind::Promotion)
+            .query(&[
+                param(
+                    "company_id",
+                    Kind::Company.schema(),
+                    "Only promotions of this company.",
+                ),
+                param(
+                    "active",
+                    r#"{"type":"string","enum":["true","false"]}"#,
+                    "`true`: switched on and running now (state `active`); `false`: everything else.",
+                ),
+                one_of_param(
+                    "state",
+                    OneOf(STATES),
+                    "Only promotions in this derived state.",
+                ),
+            ])
+            .ok("PromotionList"),
+        Route::post("/promotions", "createPromotion", WRITE, create)
+            .tag("promotions")
+            .summary("Create a promotion. It starts inactive; activating it spends its token cost.")
+            .body("PromotionCreate")
+            .created("Promotion"),
+        Route::get("/promotions/{id}", "getPromotion", READ, get)
+            .tool(Tool::read(
+                "get_promotion",
+                "Get promotion",
+                &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
+                "Get one promotion: dates, discount, landing page, whether it is active and what activating it costs in tokens.",
+            ))
+            .tag("promotions")
+            .summary("Get one promotion with its derived state and QR code count.")
+            .ok("Promotion"),
+        Route::patch("/promotions/{id}", "updatePromotion", WRITE, update)
+            .tag("promotions")
+            .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")
+            .body("PromotionUpdate")
+            .ok("Promotion"),
+        Route::post(
+            "/promotions/{id}/activate",
+            "activatePromotion",
+            WRITE,
+            activate,
+        )
+        .tool(Tool::prepare(
+            "prepare_promotion_activation",
+            "Prepare a promotion activation",
+            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            Change::Sets("active", true),
+            "Prepare the activation of a promotion. This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+        ))
+        .tag("promotions")
+        .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
+        .conditional()
+        .may_return(&[402])
+        .ok("Promotion"),
+        Route::post(
+            "/promotions/{id}/deactivate",
+            "deactivatePromotion",
+            WRITE,
+            deactivate,
+        )
+        .tool(Tool::prepare(
+            "prepare_promotion_deactivation",
+            "Prepare a promotion deactivation",
+            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            Change::Sets("active", false),
+            "Prepare the deactivation of an active promotion. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+        ))
+        .tag("promotions")
+        .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
+        .conditional()
+        .ok("Promotion"),
+        Route::get(
+            "/promotions/{id}/qr-codes",
+            "listPromotionQrCodes",
+            READ,
+            list_qr_codes,
+        )
+        .tool(Tool::read(
+            "get_promotion_qr_codes",
+            "Get promotion QR codes",
+            &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
+            "List the QR codes of a promotion, with their target URLs and scan counts.",
+        ))
+        .tag("promotions")
+        .summary("List a promotion's QR codes, each with an inline SVG image and the URL of its PNG.")
+        .paged_by(Kind::QrCode)
+        .ok("QrCodeList"),
+        Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
+            .tag("promotions")
+            .summary("The QR code as an image: `format=svg` (default, image/svg+xml) or `format=png` (image/png, 8 px per module with a 4-module quiet zone).")
+            .query(&[one_of_param(
+                "format",
+                OneOf(QR_FORMATS),
+                "`svg` (image/svg+xml) or `png` (image/png).",
+            )
+            .default("svg")])
+            .produces("image/svg+xml")
+            .produces("image/png"),
+    ]
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    let ts = json!({"type":"string","format":"date-time"});
+    let ts_null = json!({"type":["string","null"],"format":"date-time"});
+    let fields = json!({
+        "name":NAME.schema(),
+        "description":DESCRIPTION.schema(),
+        "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web)},
+        "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
+        "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
+        "starts_at":{"type":"string","format":"date-time"},
+        "ends_at":{"type":"string","format":"date-time","description":"Must be after `starts_at`."}
+    });
+    let mut create_fields = fields.clone();
+    create_fields["company_id"] = id_schema(Kind::Company);
+    vec![
+        (
+            "Promotion",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","company_id","name","description","landing_url","discount_percent",
+                    "activation_cost_tokens","active","state","starts_at","ends_at","activated_at",
+                    "deactivated_at","qr_code_count","created_at","updated_at"],
+                "properties":{"id":{"type":"string","pattern":"^promo_"},"object":{"const":"promotion"},
+                    "company_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
+                    "landing_url":{"type":"string"},
+                    "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
+                    "activation_cost_tokens":{"type":"integer","minimum":0},
+                    "active":{"type":"boolean","description":"The on/off switch; see `state` for whether it runs now."},
+                    "state":OneOf(STATES).schema(),
+                    "starts_at":ts,"ends_at":ts,"activated_at":ts_null,"deactivated_at":ts_null,
+                    "qr_code_count":{"type":"integer","minimum":0},
+                    "created_at":ts,"updated_at":ts}}),
+        ),
+        (
+            "PromotionCreate",
+            json!({"type":"object","additionalProperties":false,
+                "required":["company_id","name","description","landing_url","activation_cost_tokens","starts_at","ends_at"],
+                "properties":create_fields}),
+        ),
+        (
+            "PromotionUpdate",
+            json!({"type":"object","additionalProperties":false,"minProperties":1,"properties":fields}),
+        ),
+        (
+            "QrCode",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","promotion_id","label","target_url","scan_count","image_svg","image_png_url","created_at"],
+                "properties":{"id":{"type":"string","pattern":"^qr_"},"object":{"const":"qr_code"},
+                    "promotion_id":{"type":"string"},"label":{"type":"string"},"target_url":{"type":"string"},
+                    "scan_count":{"type":"integer","minimum":0},
+                    "image_svg":{"type":"string","description":"The QR code as an SVG document."},
+                    "image_png_url":{"type":"string","description":"Path of the PNG rendering."},
+                    "created_at":ts}}),
+        ),
+    ]
+}
