@@ -1,4 +1,5 @@
-//! The audit log: every write and every failure, never with a secret in it.
+//! The audit log: every write and every failure, never with a secret in it. This module writes
+//! it; `routes::admin::audit` reads it for `GET /audit-log`.
 //!
 //! Each entry belongs to an account (the actor's; for a failed authentication, the account of the
 //! presented key when its id exists, else none: the operator's, shown to no account admin) and to a

@@ -431,6 +431,36 @@ pub(super) fn rotate_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
 mod tests {
     use super::*;
 
+    /// `rawKey` comes after every member of the key, as when it was appended to a JSON object.
+    #[test]
+    fn a_key_with_its_secret_ends_with_raw_key() {
+        let key = ApiKey {
+            id: "key_1".into(),
+            object: "api_key",
+            name: "n".into(),
+            client_id: "cli_1".into(),
+            prefix: "sk_".into(),
+            last_four: "abcd".into(),
+            scopes: vec!["read".into(), "write".into()],
+            company_scope: None,
+            status: "active",
+            created_at: Time(0),
+            last_used_at: None,
+            expires_at: Some(Time(60)),
+            revoked_at: None,
+            replaced_by: None,
+        };
+        let json = serde_json::to_string(&ApiKeyWithSecret {
+            key,
+            raw_key: "secret".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            r#"{"id":"key_1","object":"api_key","name":"n","client_id":"cli_1","prefix":"sk_","last_four":"abcd","scopes":["read","write"],"companyScope":null,"status":"active","created_at":"1970-01-01T00:00:00Z","last_used_at":null,"expires_at":"1970-01-01T00:01:00Z","revoked_at":null,"replaced_by":null,"rawKey":"secret"}"#
+        );
+    }
+
     #[test]
     fn a_key_is_revoked_before_expired_and_active_until_the_second_itself() {
         assert_eq!(key_status(10, None, None), "active");
