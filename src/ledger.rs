@@ -258,7 +258,12 @@ pub fn purchase_pack(
             "SELECT name, tokens, price_cents, currency FROM token_packs WHERE id = ?1",
         )?
         .query_row([pack_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            Ok((
+                r.get("name")?,
+                r.get("tokens")?,
+                r.get("price_cents")?,
+                r.get("currency")?,
+            ))
         })
         .optional()?;
     let Some((name, tokens, price_cents, currency)) = pack else {
