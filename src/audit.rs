@@ -1,4 +1,5 @@
-//! The audit log: every write and every failure, never with a secret in it.
+//! The audit log: every write and every failure, never with a secret in it. This module writes
+//! it; `routes::admin::audit` reads it for `GET /audit-log`.
 //!
 //! Each entry belongs to an account (the actor's; for a failed authentication, the account of the
 //! presented key when its id exists, else none: the operator's, shown to no account admin) and to a
@@ -7,9 +8,7 @@
 //! `count`, so a flood of bad credentials grows one counter instead of the database.
 
 use crate::db::Db;
-use crate::time::rfc3339;
 use rusqlite::OptionalExtension;
-use serde_json::{json, Value};
 
 /// Seconds per aggregation window of failures.
 pub const FAILURE_WINDOW_SECS: i64 = 60;
@@ -137,40 +136,4 @@ fn write(tx: &rusqlite::Transaction<'_>, e: &Entry<'_>) -> Result<(), crate::db:
         bucket
     ])?;
     Ok(())
-}
-
-/// Entries of `account`, newest first; a company-scoped admin sees those of its company's
-/// credentials only.
-pub fn list(
-    db: &Db,
-    account: &str,
-    company: Option<&str>,
-    before: i64,
-    fetch: i64,
-) -> Result<Vec<Value>, crate::db::DbError> {
-    let conn = db.conn()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, at, request_id, actor, client_id, method, route, status, outcome, count
-         FROM audit_log
-         WHERE account_id = ?1 AND (?2 IS NULL OR company_id = ?2) AND id < ?3
-         ORDER BY id DESC LIMIT ?4",
-    )?;
-    let rows = stmt
-        .query_map(rusqlite::params![account, company, before, fetch], |r| {
-            Ok(json!({
-                "id": r.get::<_, i64>(0)?.to_string(),
-                "object": "audit_entry",
-                "at": rfc3339(r.get(1)?),
-                "request_id": r.get::<_, String>(2)?,
-                "actor": r.get::<_, Option<String>>(3)?,
-                "client_id": r.get::<_, Option<String>>(4)?,
-                "method": r.get::<_, String>(5)?,
-                "route": r.get::<_, String>(6)?,
-                "status": r.get::<_, i64>(7)?,
-                "outcome": r.get::<_, String>(8)?,
-                "count": r.get::<_, i64>(9)?,
-            }))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
 }

@@ -328,7 +328,8 @@ pub fn out(text: &str) {
     let _ = writeln!(stdout, "{text}").and_then(|_| stdout.flush());
 }
 
-fn print_json(v: &serde_json::Value) {
+/// Prints any value as the API would return it (a typed resource, a list of them), indented.
+fn print_json<T: serde::Serialize + ?Sized>(v: &T) {
     out(&serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
@@ -397,7 +398,7 @@ pub fn run(cli: Cli) -> i32 {
                 let v =
                     admin::clients::list_clients_db(&db, None, a.account.as_deref(), "~", 10_000)
                         .map_err(api_err)?;
-                print_json(&serde_json::json!(v));
+                print_json(&v);
                 Ok(())
             })(),
         },
@@ -429,7 +430,7 @@ pub fn run(cli: Cli) -> i32 {
                 let db = open_db(&a.config, &a.database)?;
                 let v = admin::keys::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
                     .map_err(api_err)?;
-                print_json(&serde_json::json!(v));
+                print_json(&v);
                 Ok(())
             })(),
             KeysAction::Revoke(a) => (|| {

@@ -14,9 +14,9 @@ use crate::events;
 use crate::ids::{self, Kind};
 use crate::time::{parse_rfc3339, rfc3339};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction};
-use serde_json::{json, Value};
+use serde::Serialize;
 
-/// Columns read by [`transaction_json`], for `token_transactions t`.
+/// Columns read by [`TokenTransaction::from_row`], for `token_transactions t`.
 pub const TX_COLUMNS: &str = "t.id, t.company_id, t.kind, t.amount, t.balance_after, t.description,
     t.token_pack_id, t.promotion_id, t.charge_id, t.created_at";
 
@@ -45,39 +45,72 @@ impl From<rusqlite::Error> for LedgerError {
     }
 }
 
-pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
+crate::one_of!(pub TX_KINDS, TX_KIND_PARAM = ["grant", "purchase", "spend", "refund"]);
 
-pub fn transaction_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "token_transaction",
-        "company_id": r.get::<_, String>(1)?,
-        "kind": r.get::<_, String>(2)?,
-        "amount": r.get::<_, i64>(3)?,
-        "balance_after": r.get::<_, i64>(4)?,
-        "description": r.get::<_, String>(5)?,
-        "token_pack_id": r.get::<_, Option<String>>(6)?,
-        "promotion_id": r.get::<_, Option<String>>(7)?,
-        "charge_id": r.get::<_, Option<String>>(8)?,
-        "created_at": rfc3339(r.get(9)?),
-    }))
+/// One row of the ledger. Field order is the order of the JSON members.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenTransaction {
+    pub id: String,
+    object: &'static str,
+    pub company_id: String,
+    pub kind: String,
+    /// Positive credits, negative debits.
+    pub amount: i64,
+    pub balance_after: i64,
+    pub description: String,
+    pub token_pack_id: Option<String>,
+    pub promotion_id: Option<String>,
+    pub charge_id: Option<String>,
+    /// RFC 3339 (this layer sits below the routes' `Time`).
+    pub created_at: String,
 }
 
-pub fn load_transaction(conn: &Connection, id: &str) -> Result<Value, LedgerError> {
+impl TokenTransaction {
+    /// Reads a row of [`TX_COLUMNS`] by column name.
+    pub fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenTransaction> {
+        Ok(TokenTransaction {
+            id: r.get("id")?,
+            object: "token_transaction",
+            company_id: r.get("company_id")?,
+            kind: r.get("kind")?,
+            amount: r.get("amount")?,
+            balance_after: r.get("balance_after")?,
+            description: r.get("description")?,
+            token_pack_id: r.get("token_pack_id")?,
+            promotion_id: r.get("promotion_id")?,
+            charge_id: r.get("charge_id")?,
+            created_at: rfc3339(r.get("created_at")?),
+        })
+    }
+}
+
+pub fn load_transaction(conn: &Connection, id: &str) -> Result<TokenTransaction, LedgerError> {
     conn.prepare_cached(&format!(
         "SELECT {TX_COLUMNS} FROM token_transactions t WHERE t.id = ?1"
     ))?
-    .query_row([id], transaction_json)
+    .query_row([id], TokenTransaction::from_row)
     .optional()?
     .ok_or_else(|| LedgerError::Vanished(id.to_string()))
 }
 
-/// The `token_balance` object of a company. A company that never had a ledger row has a zero
-/// balance, dated from the company's creation.
-pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, LedgerError> {
+/// A company's token balance (`token_balance`). Field order is the order of the JSON members.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenBalance {
+    object: &'static str,
+    pub company_id: String,
+    pub balance: i64,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+/// The balance of a company. A company that never had a ledger row has a zero balance, dated from
+/// the company's creation.
+pub fn balance(conn: &Connection, company_id: &str) -> Result<TokenBalance, LedgerError> {
     let row: Option<(i64, i64)> = conn
         .prepare_cached("SELECT balance, updated_at FROM token_balances WHERE company_id = ?1")?
-        .query_row([company_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([company_id], |r| {
+            Ok((r.get("balance")?, r.get("updated_at")?))
+        })
         .optional()?;
     let (balance, updated_at) = match row {
         Some(b) => b,
@@ -91,12 +124,18 @@ pub fn balance_json(conn: &Connection, company_id: &str) -> Result<Value, Ledger
             (0, created)
         }
     };
-    Ok(json!({
-        "object": "token_balance",
-        "company_id": company_id,
-        "balance": balance,
-        "updated_at": rfc3339(updated_at),
-    }))
+    Ok(TokenBalance {
+        object: "token_balance",
+        company_id: company_id.to_string(),
+        balance,
+        updated_at: rfc3339(updated_at),
+    })
+}
+
+/// An event payload as JSON; a value that cannot be one fails as the SQL write it is for.
+fn payload<T: Serialize>(value: &T) -> Result<serde_json::Value, LedgerError> {
+    serde_json::to_value(value)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)).into())
 }
 
 fn current_balance(tx: &Transaction<'_>, company_id: &str) -> Result<i64, LedgerError> {
@@ -123,7 +162,7 @@ fn post(
     company_id: &str,
     p: &Posting<'_>,
     now: i64,
-) -> Result<Value, LedgerError> {
+) -> Result<TokenTransaction, LedgerError> {
     let before = current_balance(tx, company_id)?;
     let after = before.checked_add(p.amount).ok_or(LedgerError::Overflow)?;
     if after < 0 {
@@ -168,7 +207,7 @@ pub fn spend_for_promotion(
     promotion_name: &str,
     amount: i64,
     now: i64,
-) -> Result<Option<Value>, LedgerError> {
+) -> Result<Option<TokenTransaction>, LedgerError> {
     if amount <= 0 {
         return Ok(None);
     }
@@ -186,14 +225,21 @@ pub fn spend_for_promotion(
         },
         now,
     )?;
-    let id = t["id"].as_str().unwrap_or_default().to_string();
-    events::record(tx, company_id, "tokens.spent", "token_transaction", &id, &t)?;
+    events::record(
+        tx,
+        company_id,
+        "tokens.spent",
+        "token_transaction",
+        &t.id,
+        &payload(&t)?,
+    )?;
     Ok(Some(t))
 }
 
 /// What a purchase wrote.
+#[derive(Debug, Serialize)]
 pub struct Purchase {
-    pub transaction: Value,
+    pub transaction: TokenTransaction,
     pub charge_id: String,
     pub invoice_id: String,
 }
@@ -212,7 +258,12 @@ pub fn purchase_pack(
             "SELECT name, tokens, price_cents, currency FROM token_packs WHERE id = ?1",
         )?
         .query_row([pack_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            Ok((
+                r.get("name")?,
+                r.get("tokens")?,
+                r.get("price_cents")?,
+                r.get("currency")?,
+            ))
         })
         .optional()?;
     let Some((name, tokens, price_cents, currency)) = pack else {
@@ -247,20 +298,20 @@ pub fn purchase_pack(
         },
         now,
     )?;
-    let tx_id = transaction["id"].as_str().unwrap_or_default().to_string();
+    let bought = Purchase {
+        transaction,
+        charge_id,
+        invoice_id,
+    };
     events::record(
         tx,
         company_id,
         "tokens.purchased",
         "token_transaction",
-        &tx_id,
-        &json!({"transaction": transaction, "charge_id": charge_id, "invoice_id": invoice_id}),
+        &bought.transaction.id,
+        &payload(&bought)?,
     )?;
-    Ok(Some(Purchase {
-        transaction,
-        charge_id,
-        invoice_id,
-    }))
+    Ok(Some(bought))
 }
 
 /// The newest `open` invoice of the company in `currency`, or a new one for the current month.

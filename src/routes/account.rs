@@ -5,10 +5,14 @@ use crate::auth::{password, Action, Actor};
 use crate::http::error::AuthFailure;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::time::rfc3339;
+use crate::routes::crud::Time;
+use crate::validate::OneOf;
 use rusqlite::OptionalExtension;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+/// The kinds of caller `/me` describes (its `type`).
+const CREDENTIAL_TYPES: &[&str] = &["api_key", "user"];
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -38,7 +42,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "Credential",
             json!({"type":"object","additionalProperties":false,
                 "required":["object","type","account_id","scopes","companyScope","visible_company_ids","expires_at"],
-                "properties":{"object":{"const":"credential"},"type":{"type":"string","enum":["api_key","user"]},
+                "properties":{"object":{"const":"credential"},"type":OneOf(CREDENTIAL_TYPES).schema(),
                     "key_id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"client_id":{"type":"string"},
                     "user_id":{"type":"string"},"username":{"type":"string"},
                     "account_id":{"type":"string"},"scopes":{"type":"array","items":{"type":"string"}},
@@ -61,35 +65,72 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// The body of `GET /me`: the common members, then the `type` and what that kind of caller has.
+#[derive(Serialize)]
+struct Credential<'a> {
+    object: &'static str,
+    account_id: &'a str,
+    scopes: Vec<String>,
+    #[serde(rename = "companyScope")]
+    company_scope: Option<&'a str>,
+    visible_company_ids: &'a [String],
+    expires_at: Option<Time>,
+    #[serde(flatten)]
+    caller: Caller<'a>,
+}
+
+/// The calling key or user; serialized as `"type"` followed by its own members.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Caller<'a> {
+    ApiKey {
+        key_id: &'a str,
+        client_id: &'a str,
+        name: String,
+        prefix: String,
+    },
+    User {
+        user_id: &'a str,
+        username: &'a str,
+    },
+}
+
 fn me(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let p = ctx.principal()?;
-    let mut body = json!({
-        "object": "credential",
-        "account_id": p.account_id,
-        "scopes": p.scopes.names(),
-        "companyScope": p.company_scope,
-        "visible_company_ids": p.visible_companies,
-        "expires_at": p.expires_at.map(rfc3339),
-    });
-    match &p.actor {
+    let caller = match &p.actor {
         Actor::ApiKey { key_id, client_id } => {
             let conn = ctx.app.db.conn()?;
             let (name, prefix): (String, String) = conn
                 .prepare_cached("SELECT name, prefix FROM api_keys WHERE id = ?1")?
-                .query_row([key_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            body["type"] = json!("api_key");
-            body["key_id"] = json!(key_id);
-            body["client_id"] = json!(client_id);
-            body["name"] = json!(name);
-            body["prefix"] = json!(prefix);
+                .query_row([key_id], |r| Ok((r.get("name")?, r.get("prefix")?)))?;
+            Caller::ApiKey {
+                key_id,
+                client_id,
+                name,
+                prefix,
+            }
         }
-        Actor::User { user_id, username } => {
-            body["type"] = json!("user");
-            body["user_id"] = json!(user_id);
-            body["username"] = json!(username);
-        }
-    }
+        Actor::User { user_id, username } => Caller::User { user_id, username },
+    };
+    let body = Credential {
+        object: "credential",
+        account_id: &p.account_id,
+        scopes: p.scopes.names(),
+        company_scope: p.company_scope.as_deref(),
+        visible_company_ids: &p.visible_companies,
+        expires_at: p.expires_at.map(Time),
+        caller,
+    };
     Ok(Response::ok(&body).with_header("cache-control", "no-store"))
+}
+
+/// The body of a successful login (RFC 6749's token response).
+#[derive(Serialize)]
+struct LoginToken {
+    access_token: String,
+    token_type: &'static str,
+    expires_in: u64,
+    scope: String,
 }
 
 #[derive(Deserialize)]
@@ -131,9 +172,9 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .prepare_cached("SELECT id, password_hash, role FROM users WHERE username = ?1")?
             .query_row([&input.username], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
+                    r.get::<_, String>("id")?,
+                    r.get::<_, String>("password_hash")?,
+                    r.get::<_, String>("role")?,
                 ))
             })
             .optional()?;
@@ -157,11 +198,52 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .jwt
         .issue(&user_id, now)
         .map_err(|e| ApiError::Internal(format!("signing login token: {e}")))?;
-    Ok(Response::ok(&json!({
-        "access_token": token,
-        "token_type": "Bearer",
-        "expires_in": ctx.app.jwt.ttl_secs,
-        "scope": role_scopes(&role).to_db(),
-    }))
+    Ok(Response::ok(&LoginToken {
+        access_token: token,
+        token_type: "Bearer",
+        expires_in: ctx.app.jwt.ttl_secs,
+        scope: role_scopes(&role).to_db(),
+    })
     .with_header("cache-control", "no-store"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The members in the order of the `json!` this replaced: the common ones, then `type` and
+    /// the caller's own.
+    #[test]
+    fn a_credential_lists_type_after_the_common_members() {
+        let companies = vec!["cmp_1".to_string()];
+        let body = |caller| Credential {
+            object: "credential",
+            account_id: "acct_1",
+            scopes: vec!["read".into()],
+            company_scope: None,
+            visible_company_ids: &companies,
+            expires_at: Some(Time(0)),
+            caller,
+        };
+        let key = serde_json::to_string(&body(Caller::ApiKey {
+            key_id: "key_1",
+            client_id: "cli_1",
+            name: "n".into(),
+            prefix: "p".into(),
+        }))
+        .unwrap();
+        assert_eq!(
+            key,
+            r#"{"object":"credential","account_id":"acct_1","scopes":["read"],"companyScope":null,"visible_company_ids":["cmp_1"],"expires_at":"1970-01-01T00:00:00Z","type":"api_key","key_id":"key_1","client_id":"cli_1","name":"n","prefix":"p"}"#
+        );
+        let user = serde_json::to_string(&body(Caller::User {
+            user_id: "usr_1",
+            username: "u",
+        }))
+        .unwrap();
+        assert!(
+            user.ends_with(r#""expires_at":"1970-01-01T00:00:00Z","type":"user","user_id":"usr_1","username":"u"}"#),
+            "{user}"
+        );
+    }
 }

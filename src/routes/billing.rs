@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Billing, Level::Read);
 
-pub const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
+crate::one_of!(pub INVOICE_STATUSES, INVOICE_STATUS_PARAM = ["draft", "open", "paid", "void"]);
 pub const CHARGE_KINDS: &[&str] = &["subscription", "token_pack", "overage", "credit"];
 
 pub fn routes() -> Vec<Route> {
@@ -36,7 +36,7 @@ pub fn routes() -> Vec<Route> {
                 ),
                 param(
                     "status",
-                    r#"{"type":"string","enum":["draft","open","paid","void"]}"#,
+                    INVOICE_STATUS_PARAM,
                     "Only invoices in this status.",
                 ),
             ])
@@ -69,7 +69,7 @@ pub fn routes() -> Vec<Route> {
                 ),
                 param(
                     "invoice_id",
-                    r#"{"type":"string","pattern":"^inv_[0-9A-Za-z]{1,64}$"}"#,
+                    Kind::Invoice.schema(),
                     "Only charges on this invoice.",
                 ),
             ])

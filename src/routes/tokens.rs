@@ -5,8 +5,9 @@ use crate::auth::{Action, Area, Level};
 use crate::http::ctx::PageRequest;
 use crate::http::router::{param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::ledger::{self, TX_COLUMNS, TX_KINDS};
+use crate::ids::{self, Kind, TokenPackId, TypedId};
+use crate::ledger::{self, TokenBalance, TokenTransaction, TX_COLUMNS, TX_KINDS};
+use crate::routes::billing::Charge;
 use crate::routes::crud::{self, Time};
 use crate::validate::id_schema;
 use serde::{Deserialize, Serialize};
@@ -73,7 +74,7 @@ pub fn routes() -> Vec<Route> {
             param("company_id", COMPANY_PARAM, "Only this company's transactions."),
             param(
                 "kind",
-                r#"{"type":"string","enum":["grant","purchase","spend","refund"]}"#,
+                ledger::TX_KIND_PARAM,
                 "Only transactions of this kind.",
             ),
         ])
@@ -161,6 +162,21 @@ impl crate::http::response::Listed for TokenPack {
     }
 }
 
+impl crate::http::response::Listed for TokenTransaction {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// What a purchase returns: the ledger row, the charge on the invoice and the new balance.
+#[derive(Serialize)]
+struct TokenPurchase {
+    object: &'static str,
+    transaction: TokenTransaction,
+    charge: Charge,
+    balance: TokenBalance,
+}
+
 fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
@@ -181,7 +197,6 @@ struct PurchaseInput {
 }
 
 fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let pack_id = ctx.param("id").to_string();
     let input: PurchaseInput = ctx.json()?;
     if !ids::is_valid(Kind::Company, &input.company_id) {
         return Err(ApiError::invalid(
@@ -192,21 +207,21 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let company = input.company_id;
     ctx.authorize_company(&company, "company", &company)?;
-    if !ids::is_valid(Kind::TokenPack, &pack_id) {
-        return Err(ApiError::not_found("token pack", &pack_id));
-    }
+    // Checked after the body and the company, as before the id was typed: a bad body is 422
+    // and an invisible company 404 whatever the path says.
+    let pack_id: TokenPackId = ctx.path()?;
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
-        let bought = ledger::purchase_pack(tx, &company, &pack_id, now)?
-            .ok_or_else(|| ApiError::not_found("token pack", &pack_id))?;
+        let bought = ledger::purchase_pack(tx, &company, pack_id.as_str(), now)?
+            .ok_or_else(|| ApiError::not_found("token pack", pack_id.as_str()))?;
         let charge = crate::routes::billing::load_charge(tx, &bought.charge_id)?;
-        let balance = ledger::balance_json(tx, &company)?;
-        Ok(Response::created(&json!({
-            "object": "token_purchase",
-            "transaction": bought.transaction,
-            "charge": charge,
-            "balance": balance,
-        })))
+        let balance = ledger::balance(tx, &company)?;
+        Ok(Response::created(&TokenPurchase {
+            object: "token_purchase",
+            transaction: bought.transaction,
+            charge,
+            balance,
+        }))
     })
 }
 
@@ -214,7 +229,7 @@ fn balance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // `company_id` is required (the pipeline enforces it); list_companies checks it is visible.
     let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
     let conn = ctx.app.db.conn()?;
-    Ok(Response::ok(&ledger::balance_json(&conn, &company)?))
+    Ok(Response::ok(&ledger::balance(&conn, &company)?))
 }
 
 /// Newest-first page of one company's ledger: an index range scan of
@@ -225,7 +240,7 @@ fn company_page(
     company: &str,
     kind: Option<&str>,
     page: &PageRequest,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<TokenTransaction>, ApiError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {TX_COLUMNS} FROM token_transactions t
          WHERE t.company_id = ?1 AND t.id < ?2 AND (?3 IS NULL OR t.kind = ?3)
@@ -233,7 +248,7 @@ fn company_page(
     ))?;
     let rows = stmt.query_map(
         rusqlite::params![company, page.bound(), kind, page.fetch()],
-        ledger::transaction_json,
+        TokenTransaction::from_row,
     )?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
@@ -249,12 +264,7 @@ fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     for company in &companies {
         rows.extend(company_page(&conn, company, kind.as_deref(), &page)?);
     }
-    rows.sort_by(|a: &Value, b: &Value| {
-        b["id"]
-            .as_str()
-            .unwrap_or("")
-            .cmp(a["id"].as_str().unwrap_or(""))
-    });
+    rows.sort_by(|a, b| b.id.cmp(&a.id));
     rows.truncate(page.fetch() as usize);
     Ok(Response::page(rows, &page))
 }

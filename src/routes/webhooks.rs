@@ -446,12 +446,32 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
+/// An event type a webhook can subscribe to, and what it means.
+#[derive(Serialize)]
+struct EventType {
+    #[serde(rename = "type")]
+    event_type: &'static str,
+    description: &'static str,
+}
+
+impl crate::http::response::Listed for EventType {
+    fn list_key(&self) -> &str {
+        self.event_type
+    }
+}
+
+/// Every event type, on one page (the list is short and fixed; the route takes no `limit`).
 fn event_types(_ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let data: Vec<Value> = EVENT_TYPES
+    let data: Vec<EventType> = EVENT_TYPES
         .iter()
-        .map(|t| json!({"type": t, "description": describe(t)}))
+        .map(|t| EventType {
+            event_type: t,
+            description: describe(t),
+        })
         .collect();
-    Ok(Response::ok(
-        &json!({"object": "list", "data": data, "has_more": false, "next_cursor": null}),
-    ))
+    let all = crate::http::ctx::PageRequest {
+        limit: u32::try_from(data.len()).unwrap_or(u32::MAX),
+        before: None,
+    };
+    Ok(Response::page(data, &all))
 }

@@ -4,23 +4,45 @@ use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
 use crate::db::Db;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::{now, rfc3339};
+use crate::ids::{self, ApiClientId, Kind, TypedId};
+use crate::routes::crud::{self, Columns, Named, Time};
+use crate::time::now;
 use crate::validate::Errors;
-use rusqlite::{OptionalExtension, Row};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
 
-fn client_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "api_client",
-        "account_id": r.get::<_, String>(1)?,
-        "name": r.get::<_, String>(2)?,
-        "description": r.get::<_, String>(3)?,
-        "companyScope": r.get::<_, Option<String>>(5)?,
-        "created_at": rfc3339(r.get(4)?),
-    }))
+/// An API client. Field order is the order of the JSON members.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiClient {
+    pub id: String,
+    object: &'static str,
+    pub account_id: String,
+    pub name: String,
+    pub description: String,
+    /// The company the client is bound to (its keys are all scoped to it).
+    #[serde(rename = "companyScope")]
+    pub company_scope: Option<String>,
+    pub created_at: Time,
+}
+
+impl ApiClient {
+    fn from_row(r: &Named<'_, '_>) -> rusqlite::Result<ApiClient> {
+        Ok(ApiClient {
+            id: r.get("id")?,
+            object: "api_client",
+            account_id: r.get("account_id")?,
+            name: r.get("name")?,
+            description: r.get("description")?,
+            company_scope: r.get("company_id")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for ApiClient {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
 }
 
 const CLIENT_COLUMNS: &str = "id, account_id, name, description, created_at, company_id";
@@ -31,32 +53,27 @@ pub(super) fn load_client(
     conn: &rusqlite::Connection,
     m: Option<&Manager<'_>>,
     id: &str,
-) -> Result<(Value, Option<String>), ApiError> {
-    let row = conn
-        .prepare_cached(&format!(
-            "SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"
-        ))?
-        .query_row([id], |r| {
-            Ok((
-                client_json(r)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(5)?,
-            ))
-        })
+) -> Result<ApiClient, ApiError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"
+    ))?;
+    let columns = Columns::of(&stmt);
+    let row = stmt
+        .query_row([id], |r| ApiClient::from_row(&Named::new(r, &columns)))
         .optional()?;
     let no_scopes = Scopes::default();
     match row {
-        Some((client, account, company))
+        Some(client)
             if may_manage(
                 m,
                 &Credential {
-                    account: &account,
+                    account: &client.account_id,
                     scopes: &no_scopes,
-                    company: company.as_deref(),
+                    company: client.company_scope.as_deref(),
                 },
             ) =>
         {
-            Ok((client, company))
+            Ok(client)
         }
         _ => Err(ApiError::not_found("API client", id)),
     }
@@ -69,20 +86,20 @@ pub fn list_clients_db(
     account: Option<&str>,
     before: &str,
     fetch: i64,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<ApiClient>, ApiError> {
     let account = m.map(|m| m.account).or(account);
     let company = m.and_then(|m| m.company);
     let conn = db.conn()?;
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {CLIENT_COLUMNS} FROM api_clients
-         WHERE (?1 IS NULL OR account_id = ?1) AND (?2 IS NULL OR company_id = ?2) AND id < ?3
-         ORDER BY id DESC LIMIT ?4"
-    ))?;
-    let rows = stmt.query_map(
+    crud::query_all(
+        &conn,
+        &format!(
+            "SELECT {CLIENT_COLUMNS} FROM api_clients
+             WHERE (?1 IS NULL OR account_id = ?1) AND (?2 IS NULL OR company_id = ?2) AND id < ?3
+             ORDER BY id DESC LIMIT ?4"
+        ),
         rusqlite::params![account, company, before, fetch],
-        client_json,
-    )?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ApiClient::from_row,
+    )
 }
 
 /// Creates a client in `account`, bound to `company` if given. A company-scoped manager must bind
@@ -94,7 +111,7 @@ pub fn create_client(
     name: &str,
     description: &str,
     company: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<ApiClient, ApiError> {
     let mut errors = Errors::new();
     errors.text("/name", name, 1, 100);
     if !description.is_empty() {
@@ -120,11 +137,7 @@ pub fn create_client(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             rusqlite::params![id, account, name.trim(), description.trim(), now(), company],
         )?;
-        Ok(tx.query_row(
-            &format!("SELECT {CLIENT_COLUMNS} FROM api_clients WHERE id = ?1"),
-            [&id],
-            client_json,
-        )?)
+        load_client(tx, None, &id)
     })
 }
 
@@ -197,10 +210,10 @@ pub(super) fn create_client_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiErro
 }
 
 pub(super) fn get_client(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: ApiClientId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
     let conn = ctx.app.db.conn()?;
-    Ok(Response::ok(&load_client(&conn, Some(&m), &id)?.0))
+    Ok(Response::ok(&load_client(&conn, Some(&m), id.as_str())?))
 }
 
 /// A `companyScope` in a body must be a company id.

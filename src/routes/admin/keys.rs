@@ -8,12 +8,12 @@ use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
 use crate::db::Db;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{self, Kind};
-use crate::time::{now, parse_rfc3339, rfc3339};
+use crate::ids::{self, ApiKeyId, Kind, TypedId};
+use crate::routes::crud::{Columns, Named, Time};
+use crate::time::{now, parse_rfc3339};
 use crate::validate::Errors;
-use rusqlite::{OptionalExtension, Row};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_GRACE_SECS: i64 = 24 * 3600;
 pub const MAX_GRACE_SECS: i64 = 30 * 24 * 3600;
@@ -22,51 +22,102 @@ const KEY_COLUMNS: &str =
     "k.id, k.name, k.client_id, k.prefix, k.last_four, k.scopes, k.company_id, k.created_at,
     k.last_used_at, k.expires_at, k.revoked_at, k.replaced_by, c.account_id";
 
-fn key_json(r: &Row<'_>) -> rusqlite::Result<Value> {
-    let t = now();
-    let expires_at: Option<i64> = r.get(9)?;
-    let revoked_at: Option<i64> = r.get(10)?;
-    let status = if revoked_at.is_some_and(|x| x <= t) {
+/// The `status` of a key, derived from its dates (never stored).
+pub const KEY_STATUSES: &[&str] = &["active", "revoked", "expired"];
+
+/// A key's status at `now`: revoked wins over expired.
+fn key_status(now: i64, revoked_at: Option<i64>, expires_at: Option<i64>) -> &'static str {
+    if revoked_at.is_some_and(|x| x <= now) {
         "revoked"
-    } else if expires_at.is_some_and(|x| x <= t) {
+    } else if expires_at.is_some_and(|x| x <= now) {
         "expired"
     } else {
         "active"
-    };
-    let scopes: String = r.get(5)?;
-    Ok(json!({
-        "id": r.get::<_, String>(0)?,
-        "object": "api_key",
-        "name": r.get::<_, String>(1)?,
-        "client_id": r.get::<_, String>(2)?,
-        "prefix": r.get::<_, String>(3)?,
-        "last_four": r.get::<_, String>(4)?,
-        "scopes": scopes.split_whitespace().collect::<Vec<_>>(),
-        "companyScope": r.get::<_, Option<String>>(6)?,
-        "status": status,
-        "created_at": rfc3339(r.get(7)?),
-        "last_used_at": r.get::<_, Option<i64>>(8)?.map(rfc3339),
-        "expires_at": expires_at.map(rfc3339),
-        "revoked_at": revoked_at.map(rfc3339),
-        "replaced_by": r.get::<_, Option<String>>(11)?,
-    }))
+    }
+}
+
+/// An API key, never with its secret. Field order is the order of the JSON members.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiKey {
+    pub id: String,
+    object: &'static str,
+    pub name: String,
+    pub client_id: String,
+    pub prefix: String,
+    pub last_four: String,
+    pub scopes: Vec<String>,
+    #[serde(rename = "companyScope")]
+    pub company_scope: Option<String>,
+    pub status: &'static str,
+    pub created_at: Time,
+    pub last_used_at: Option<Time>,
+    pub expires_at: Option<Time>,
+    pub revoked_at: Option<Time>,
+    pub replaced_by: Option<String>,
+}
+
+impl ApiKey {
+    fn from_row(r: &Named<'_, '_>, now: i64) -> rusqlite::Result<ApiKey> {
+        let scopes: String = r.get("scopes")?;
+        let expires_at: Option<i64> = r.get("expires_at")?;
+        let revoked_at: Option<i64> = r.get("revoked_at")?;
+        Ok(ApiKey {
+            id: r.get("id")?,
+            object: "api_key",
+            name: r.get("name")?,
+            client_id: r.get("client_id")?,
+            prefix: r.get("prefix")?,
+            last_four: r.get("last_four")?,
+            scopes: scopes.split_whitespace().map(String::from).collect(),
+            company_scope: r.get("company_id")?,
+            status: key_status(now, revoked_at, expires_at),
+            created_at: Time(r.get("created_at")?),
+            last_used_at: r.get::<Option<i64>>("last_used_at")?.map(Time),
+            expires_at: expires_at.map(Time),
+            revoked_at: revoked_at.map(Time),
+            replaced_by: r.get("replaced_by")?,
+        })
+    }
+}
+
+impl crate::http::response::Listed for ApiKey {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A new key with its secret (`rawKey`, after the key's members), shown in this response only.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiKeyWithSecret {
+    #[serde(flatten)]
+    pub key: ApiKey,
+    #[serde(rename = "rawKey")]
+    pub raw_key: String,
+}
+
+/// What a rotation returns: the successor (with its secret) and the rotated key.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiKeyRotation {
+    object: &'static str,
+    pub new_key: ApiKeyWithSecret,
+    pub previous_key: ApiKey,
 }
 
 /// A key row and whether `m` reaches it (the one rule of [`may_manage`]).
-fn key_if_reached(m: Option<&Manager<'_>>, r: &Row<'_>) -> rusqlite::Result<Option<Value>> {
-    let scopes = Scopes::parse_list(&r.get::<_, String>(5)?).unwrap_or_default();
-    let company: Option<String> = r.get(6)?;
-    let account: String = r.get(12)?;
+fn key_if_reached(
+    m: Option<&Manager<'_>>,
+    r: &Named<'_, '_>,
+    now: i64,
+) -> rusqlite::Result<Option<ApiKey>> {
+    let key = ApiKey::from_row(r, now)?;
+    let account: String = r.get("account_id")?;
+    let scopes = Scopes::parse_list(&key.scopes.join(" ")).unwrap_or_default();
     let target = Credential {
         account: &account,
         scopes: &scopes,
-        company: company.as_deref(),
+        company: key.company_scope.as_deref(),
     };
-    if may_manage(m, &target) {
-        key_json(r).map(Some)
-    } else {
-        Ok(None)
-    }
+    Ok(may_manage(m, &target).then_some(key))
 }
 
 /// The key, if it exists and `m` reaches it; otherwise 404, whether it exists or not.
@@ -74,14 +125,16 @@ fn load_key(
     conn: &rusqlite::Connection,
     m: Option<&Manager<'_>>,
     key_id: &str,
-) -> Result<Value, ApiError> {
-    conn.prepare_cached(&format!(
+) -> Result<ApiKey, ApiError> {
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT {KEY_COLUMNS} FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1"
-    ))?
-    .query_row([key_id], |r| key_if_reached(m, r))
-    .optional()?
-    .flatten()
-    .ok_or_else(|| ApiError::not_found("API key", key_id))
+    ))?;
+    let columns = Columns::of(&stmt);
+    let t = now();
+    stmt.query_row([key_id], |r| key_if_reached(m, &Named::new(r, &columns), t))
+        .optional()?
+        .flatten()
+        .ok_or_else(|| ApiError::not_found("API key", key_id))
 }
 
 /// Lists the keys `m` reaches, newest first. The account and company parts of the rule are in the
@@ -92,7 +145,7 @@ pub fn list_keys_db(
     client: Option<&str>,
     before: &str,
     fetch: i64,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<ApiKey>, ApiError> {
     let conn = db.conn()?;
     if let Some(c) = client {
         load_client(&conn, m, c)?;
@@ -103,6 +156,8 @@ pub fn list_keys_db(
            AND (?3 IS NULL OR k.client_id = ?3) AND k.id < ?4
          ORDER BY k.id DESC LIMIT ?5"
     ))?;
+    let columns = Columns::of(&stmt);
+    let t = now();
     let rows = stmt.query_map(
         rusqlite::params![
             m.map(|m| m.account),
@@ -111,7 +166,7 @@ pub fn list_keys_db(
             before,
             fetch
         ],
-        |r| key_if_reached(m, r),
+        |r| key_if_reached(m, &Named::new(r, &columns), t),
     )?;
     let mut out = Vec::new();
     for row in rows {
@@ -133,7 +188,11 @@ pub struct KeySpec {
 /// The new key must be one `m` reaches: scopes within its own (422 `exceeds_creator`), and, for a
 /// company-scoped creator, its own company (422 `required` without one, 404 for another). A client
 /// bound to a company only holds keys scoped to it.
-pub fn create_key(db: &Db, m: Option<&Manager<'_>>, spec: &KeySpec) -> Result<Value, ApiError> {
+pub fn create_key(
+    db: &Db,
+    m: Option<&Manager<'_>>,
+    spec: &KeySpec,
+) -> Result<ApiKeyWithSecret, ApiError> {
     let mut errors = Errors::new();
     errors.text("/name", &spec.name, 1, 100);
     let scopes = match Scopes::parse_list(&spec.scopes.join(" ")) {
@@ -172,9 +231,9 @@ pub fn create_key(db: &Db, m: Option<&Manager<'_>>, spec: &KeySpec) -> Result<Va
     check_company_reach(m, company)?;
     let new = keys::generate();
     db.write(|tx| {
-        let (client, client_company) = load_client(tx, m, &spec.client_id)?;
-        let account = client["account_id"].as_str().unwrap_or_default().to_string();
-        match (client_company.as_deref(), company) {
+        let client = load_client(tx, m, &spec.client_id)?;
+        let account = client.account_id;
+        match (client.company_scope.as_deref(), company) {
             (Some(_), None) => {
                 return Err(ApiError::invalid(
                     "/companyScope",
@@ -207,13 +266,14 @@ pub fn create_key(db: &Db, m: Option<&Manager<'_>>, spec: &KeySpec) -> Result<Va
                 scopes.to_db(), company, t, spec.expires_at
             ],
         )?;
-        let mut key = load_key(tx, None, &new.key_id)?;
-        key["rawKey"] = json!(new.raw);
-        Ok(key)
+        Ok(ApiKeyWithSecret {
+            key: load_key(tx, None, &new.key_id)?,
+            raw_key: new.raw,
+        })
     })
 }
 
-pub fn revoke_key(db: &Db, m: Option<&Manager<'_>>, key_id: &str) -> Result<Value, ApiError> {
+pub fn revoke_key(db: &Db, m: Option<&Manager<'_>>, key_id: &str) -> Result<ApiKey, ApiError> {
     db.write(|tx| {
         load_key(tx, m, key_id)?;
         tx.execute(
@@ -232,7 +292,7 @@ pub fn rotate_key(
     m: Option<&Manager<'_>>,
     key_id: &str,
     grace_secs: i64,
-) -> Result<Value, ApiError> {
+) -> Result<ApiKeyRotation, ApiError> {
     if !(0..=MAX_GRACE_SECS).contains(&grace_secs) {
         return Err(ApiError::invalid(
             "/grace_period_seconds",
@@ -244,13 +304,13 @@ pub fn rotate_key(
     let t = now();
     db.write(|tx| {
         let old = load_key(tx, m, key_id)?;
-        if let Some(successor) = old["replaced_by"].as_str() {
+        if let Some(successor) = &old.replaced_by {
             return Err(ApiError::Conflict(format!(
                 "Key `{key_id}` was already rotated: its successor is `{successor}`. Rotate the successor instead; a key is rotated only once."
             )));
         }
-        if old["status"] != "active" {
-            return Err(ApiError::Conflict(format!("Key `{key_id}` is {} and cannot be rotated.", old["status"].as_str().unwrap_or(""))));
+        if old.status != "active" {
+            return Err(ApiError::Conflict(format!("Key `{key_id}` is {} and cannot be rotated.", old.status)));
         }
         tx.execute(
             "INSERT INTO api_keys (id, client_id, name, prefix, last_four, secret_hash, scopes, company_id, created_at, expires_at)
@@ -267,9 +327,8 @@ pub fn rotate_key(
         if changed != 1 {
             return Err(ApiError::Conflict(format!("Key `{key_id}` was already rotated.")));
         }
-        let mut new_key = load_key(tx, None, &new.key_id)?;
-        new_key["rawKey"] = json!(new.raw);
-        Ok(json!({"object": "api_key_rotation", "new_key": new_key, "previous_key": load_key(tx, None, key_id)?}))
+        let new_key = ApiKeyWithSecret { key: load_key(tx, None, &new.key_id)?, raw_key: new.raw };
+        Ok(ApiKeyRotation { object: "api_key_rotation", new_key, previous_key: load_key(tx, None, key_id)? })
     })
 }
 
@@ -332,16 +391,20 @@ pub(super) fn create_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
 }
 
 pub(super) fn get_key(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: ApiKeyId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
     let conn = ctx.app.db.conn()?;
-    Ok(Response::ok(&load_key(&conn, Some(&m), &id)?))
+    Ok(Response::ok(&load_key(&conn, Some(&m), id.as_str())?))
 }
 
 pub(super) fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: ApiKeyId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
-    Ok(Response::ok(&revoke_key(&ctx.app.db, Some(&m), &id)?))
+    Ok(Response::ok(&revoke_key(
+        &ctx.app.db,
+        Some(&m),
+        id.as_str(),
+    )?))
 }
 
 #[derive(Deserialize, Default)]
@@ -352,7 +415,7 @@ struct Rotate {
 }
 
 pub(super) fn rotate_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let id = ctx.param("id").to_string();
+    let id: ApiKeyId = ctx.path()?;
     let input: Rotate = if ctx.body.is_empty() {
         Rotate::default()
     } else {
@@ -360,6 +423,53 @@ pub(super) fn rotate_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
     };
     let grace = input.grace_period_seconds.unwrap_or(DEFAULT_GRACE_SECS);
     let m = Manager::of(ctx.principal()?);
-    let out = rotate_key(&ctx.app.db, Some(&m), &id, grace)?;
+    let out = rotate_key(&ctx.app.db, Some(&m), id.as_str(), grace)?;
     Ok(Response::created(&out).with_header("cache-control", "no-store"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rawKey` comes after every member of the key, as when it was appended to a JSON object.
+    #[test]
+    fn a_key_with_its_secret_ends_with_raw_key() {
+        let key = ApiKey {
+            id: "key_1".into(),
+            object: "api_key",
+            name: "n".into(),
+            client_id: "cli_1".into(),
+            prefix: "sk_".into(),
+            last_four: "abcd".into(),
+            scopes: vec!["read".into(), "write".into()],
+            company_scope: None,
+            status: "active",
+            created_at: Time(0),
+            last_used_at: None,
+            expires_at: Some(Time(60)),
+            revoked_at: None,
+            replaced_by: None,
+        };
+        let json = serde_json::to_string(&ApiKeyWithSecret {
+            key,
+            raw_key: "secret".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            r#"{"id":"key_1","object":"api_key","name":"n","client_id":"cli_1","prefix":"sk_","last_four":"abcd","scopes":["read","write"],"companyScope":null,"status":"active","created_at":"1970-01-01T00:00:00Z","last_used_at":null,"expires_at":"1970-01-01T00:01:00Z","revoked_at":null,"replaced_by":null,"rawKey":"secret"}"#
+        );
+    }
+
+    #[test]
+    fn a_key_is_revoked_before_expired_and_active_until_the_second_itself() {
+        assert_eq!(key_status(10, None, None), "active");
+        assert_eq!(key_status(10, None, Some(11)), "active");
+        assert_eq!(key_status(10, None, Some(10)), "expired");
+        assert_eq!(key_status(10, Some(10), Some(5)), "revoked");
+        assert_eq!(key_status(10, Some(11), Some(5)), "expired");
+        for s in ["active", "revoked", "expired"] {
+            assert!(KEY_STATUSES.contains(&s));
+        }
+    }
 }

@@ -3,19 +3,22 @@
 //! operations are plain functions over the database so that the CLI (`signage keys …`) runs exactly
 //! the same code as REST; every one of them asks [`crate::auth::reach::may_manage`] who may.
 
+pub mod audit;
 pub mod clients;
 pub mod keys;
 
-use crate::auth::reach::Manager;
 use crate::auth::Action;
 use crate::http::router::{param, Route, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
-use crate::validate::text_schema;
+use crate::validate::{id_schema, text_schema, OneOf};
+use audit::list_audit;
 use clients::{create_client_route, get_client, list_clients};
 use keys::{
-    create_key_route, get_key, list_keys_route, revoke_key_route, rotate_key_route, MAX_GRACE_SECS,
+    create_key_route, get_key, list_keys_route, revoke_key_route, rotate_key_route, KEY_STATUSES,
+    MAX_GRACE_SECS,
 };
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub fn routes() -> Vec<Route> {
@@ -55,7 +58,7 @@ pub fn routes() -> Vec<Route> {
             .paged_by(Kind::ApiKey)
             .query(&[param(
                 "client_id",
-                r#"{"type":"string","pattern":"^cli_[0-9A-Za-z]{1,64}$"}"#,
+                Kind::ApiClient.schema(),
                 "Only keys of this client.",
             )])
             .ok("ApiKeyList"),
@@ -118,7 +121,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         "id":{"type":"string","pattern":"^key_"},"object":{"const":"api_key"},"name":{"type":"string"},
         "client_id":{"type":"string"},"prefix":{"type":"string"},"last_four":{"type":"string"},
         "scopes":{"type":"array","items":{"type":"string"}},"companyScope":{"type":["string","null"]},
-        "status":{"type":"string","enum":["active","revoked","expired"]},
+        "status":OneOf(KEY_STATUSES).schema(),
         "created_at":ts,"last_used_at":ts_null,"expires_at":ts_null,"revoked_at":ts_null,
         "replaced_by":{"type":["string","null"]}});
     let key_required = json!([
@@ -172,7 +175,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "ApiKeyCreate",
             json!({"type":"object","additionalProperties":false,"required":["client_id","name","scopes"],
-            "properties":{"client_id":{"type":"string","pattern":"^cli_[0-9A-Za-z]{1,64}$"},
+            "properties":{"client_id":id_schema(Kind::ApiClient),
                 "name":text_schema(1, 100),
                 "scopes":{"type":"array","minItems":1,"maxItems":20,"items":{"type":"string","enum":crate::auth::scopes::Scope::all_names()}},
                 "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()},
@@ -205,19 +208,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
     ]
 }
-// ---- Audit log and sandbox --------------------------------------------------------------------
+// ---- Sandbox ----------------------------------------------------------------------------------
 
-fn list_audit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let page = ctx.page()?;
-    let before: i64 = match &page.before {
-        None => i64::MAX,
-        Some(c) => c.parse().map_err(|_| {
-            ApiError::invalid("cursor", "invalid_cursor", "Not a cursor of this list.")
-        })?,
-    };
-    let m = Manager::of(ctx.principal()?);
-    let rows = crate::audit::list(&ctx.app.db, m.account, m.company, before, page.fetch())?;
-    Ok(Response::page(rows, &page))
+/// The body of a reset: `{"object":"sandbox_reset","reset":true}`.
+#[derive(Serialize)]
+struct ResetResult {
+    object: &'static str,
+    reset: bool,
 }
 
 /// Restores the caller's account (and nothing else) to the fixtures. A full reset of the sandbox is
@@ -233,7 +230,8 @@ fn reset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "Account `{account}` is not part of the demo fixtures, so there is nothing to reset it to."
         )));
     }
-    Ok(Response::ok(
-        &json!({"object": "sandbox_reset", "reset": true}),
-    ))
+    Ok(Response::ok(&ResetResult {
+        object: "sandbox_reset",
+        reset: true,
+    }))
 }
