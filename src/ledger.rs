@@ -45,7 +45,7 @@ impl From<rusqlite::Error> for LedgerError {
     }
 }
 
-crate::one_of!(pub TX_KINDS, TX_KIND_PARAM = ["grant", "purchase", "spend", "refund"]);
+pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
 
 /// One row of the ledger. Field order is the order of the JSON members.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -60,23 +60,6 @@ impl OneOf {
     }
 }
 
-/// Declares, from one list, the strings a value may be and the JSON Schema text of a query
-/// parameter taking one of them (a route's `param(…)` wants a `&'static str`):
-/// `one_of!(pub STATUSES, STATUS_PARAM = ["draft", "open"]);` gives `STATUSES: &[&str]` (for
-/// [`OneOf`] and `ctx.query_enum`) and `STATUS_PARAM`, the text of `OneOf(STATUSES).schema()`.
-/// The values are plain words (no quote or backslash to escape); the route table parses the text
-/// at start-up.
-#[macro_export]
-macro_rules! one_of {
-    ($vis:vis $list:ident, $schema:ident = [$first:literal $(, $rest:literal)* $(,)?]) => {
-        $vis const $list: &[&str] = &[$first $(, $rest)*];
-        #[doc = concat!("The JSON Schema (as text) of one of [`", stringify!($list), "`].")]
-        $vis const $schema: &str = concat!(
-            r#"{"type":"string","enum":[""#, $first, "\"" $(, ",\"", $rest, "\"")*, "]}"
-        );
-    };
-}
-
 /// JSON Schema of an id of `kind`, matching [`crate::ids::is_valid`].
 pub fn id_schema(kind: Kind) -> Value {
     json!({"type":"string","pattern":kind.pattern()})
@@ -322,19 +305,6 @@ pub fn url_host(url: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    crate::one_of!(WORDS, WORDS_PARAM = ["a", "b_c", "d"]);
-    crate::one_of!(ONE, ONE_PARAM = ["only"]);
-
-    #[test]
-    fn one_of_gives_the_list_and_the_schema_of_the_same_words() {
-        assert_eq!(WORDS, &["a", "b_c", "d"]);
-        let parsed: Value = serde_json::from_str(WORDS_PARAM).unwrap();
-        assert_eq!(parsed, OneOf(WORDS).schema());
-        assert_eq!(WORDS_PARAM, r#"{"type":"string","enum":["a","b_c","d"]}"#);
-        assert_eq!(ONE_PARAM, r#"{"type":"string","enum":["only"]}"#);
-        assert_eq!(ONE, &["only"]);
-    }
-
     use super::*;
 
     #[test]

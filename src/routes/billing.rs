@@ -2,18 +2,19 @@
 //! Read-only here; charges are added by the token ledger when a pack is bought.
 
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{param, Route, Tool};
+use crate::http::router::{one_of_param, param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{ChargeId, InvoiceId, Kind};
 use crate::routes::crud::{self, Time};
 use crate::routes::fetch_page;
+use crate::validate::OneOf;
 use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Billing, Level::Read);
 
-crate::one_of!(pub INVOICE_STATUSES, INVOICE_STATUS_PARAM = ["draft", "open", "paid", "void"]);
+pub const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
 pub const CHARGE_KINDS: &[&str] = &["subscription", "token_pack", "overage", "credit"];
 
 pub fn routes() -> Vec<Route> {
@@ -34,9 +35,9 @@ pub fn routes() -> Vec<Route> {
                     Kind::Company.schema(),
                     "Only invoices of this company.",
                 ),
-                param(
+                one_of_param(
                     "status",
-                    INVOICE_STATUS_PARAM,
+                    OneOf(INVOICE_STATUSES),
                     "Only invoices in this status.",
                 ),
             ])

@@ -5,8 +5,8 @@
 //! from named columns by `from_row(&crud::Named)` and serialized straight into the response
 //! (`Response::ok`, or `Response::page` for a list). Path ids are typed (`ctx.path::<DeviceId>()`);
 //! field specs ([`crate::validate::Text`], [`crate::validate::OneOf`]) give a request schema and
-//! its check; a query filter that takes one of a list gets the list and its schema text from one
-//! [`crate::one_of!`]. What every company-owned resource does alike (owner and visibility, load,
+//! its check; a query filter that takes one of a list is documented from the same const its handler
+//! checks (`one_of_param(name, OneOf(LIST), …)`). What every company-owned resource does alike (owner and visibility, load,
 //! delete, events) is in [`crud`]. Resources of the layers below routes (the ledger's
 //! transactions and balance) are typed there, with their times as RFC 3339 text.
 

@@ -3,13 +3,13 @@
 
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::PageRequest;
-use crate::http::router::{param, Param, Route, Tool};
+use crate::http::router::{one_of_param, param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind, TokenPackId, TypedId};
 use crate::ledger::{self, TokenBalance, TokenTransaction, TX_COLUMNS, TX_KINDS};
 use crate::routes::billing::Charge;
 use crate::routes::crud::{self, Time};
-use crate::validate::id_schema;
+use crate::validate::{id_schema, OneOf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -72,9 +72,9 @@ pub fn routes() -> Vec<Route> {
         .paged_by(Kind::TokenTransaction)
         .query(&[
             param("company_id", COMPANY_PARAM, "Only this company's transactions."),
-            param(
+            one_of_param(
                 "kind",
-                ledger::TX_KIND_PARAM,
+                OneOf(TX_KINDS),
                 "Only transactions of this kind.",
             ),
         ])
