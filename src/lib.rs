@@ -14,7 +14,8 @@
 //!   decides every permission, for REST and (by dispatching through the same router) for MCP.
 //! - [`routes`]: one module per REST area (a folder when large: routes and schemas in `mod.rs`,
 //!   one file per concern), each listed once in [`routes::MODULES`] with its routes and OpenAPI
-//!   schemas.
+//!   schemas. Resources are typed `Serialize` structs; [`routes::crud`] holds what company-owned
+//!   resources do alike.
 //! - [`mcp`]: Streamable HTTP transport, JSON-RPC protocol, tools that become internal REST
 //!   requests, two-step writes. [`redact`] scrubs secrets from everything MCP returns.
 //! - [`areas`]: the area registry, each data area declared once (scope name, paths, id kinds,
