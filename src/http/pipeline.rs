@@ -49,6 +49,19 @@ pub fn execute_matched(app: &App, req: &Request, found: Match<'_>) -> Response {
     run_pipeline(app, req, found, None)
 }
 
+/// [`execute`] for an internal request (an MCP tool call) whose credential headers were
+/// authenticated as `principal` by the very HTTP request it is part of: the credential is not
+/// looked up a second time. Every new HTTP request still authenticates, so a revocation takes
+/// effect on the next one, exactly as for REST.
+pub fn execute_as(app: &App, req: &Request, principal: &Principal) -> Response {
+    run_pipeline(
+        app,
+        req,
+        app.router.find(&req.method, &req.path),
+        Some(principal),
+    )
+}
+
 fn run_pipeline(
     app: &App,
     req: &Request,
