@@ -113,7 +113,9 @@ fn run_pipeline(
         return resp;
     }
 
-    let mut resp = run(app, req, route, params, principal.as_ref());
+    // The principal moves into the handler's context and back (no copy per request).
+    let mut principal = principal;
+    let mut resp = run(app, req, route, params, &mut principal);
 
     // Writes, and every authentication failure, including those of routes that authenticate
     // for themselves (the MCP endpoint).
@@ -176,9 +178,10 @@ fn run(
     req: &Request,
     route: &super::router::Route,
     params: Vec<(&'static str, String)>,
-    principal: Option<&Principal>,
+    owned: &mut Option<Principal>,
 ) -> Response {
     let rid = &req.request_id;
+    let principal = owned.as_ref();
     if let Some(p) = principal {
         if let Err(denial) = authorize(p, route.action, Target::Service) {
             return ApiError::denied(denial, "", "").into_response(rid);
@@ -256,7 +259,7 @@ fn run(
         params,
         query,
         body: req.body.clone(),
-        principal: principal.cloned(),
+        principal: owned.take(),
         peer: req.peer,
     };
     let resp = match (route.handler)(&mut ctx) {
@@ -268,6 +271,7 @@ fn run(
             err.into_response(rid)
         }
     };
+    *owned = ctx.principal.take();
     if let Some((actor, key)) = idempotency_key {
         idempotency::finish(&app.db, &actor, &key, &resp);
     }
