@@ -26,9 +26,12 @@ pub fn init(format: LogFormat, level: &str) {
     let filter = EnvFilter::try_from_env("SIGNAGE_LOG")
         .or_else(|_| EnvFilter::try_new(level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colours only for a terminal: in a log file the escape codes are noise, and writing them was
+    // about a tenth of the access log's cost.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(BufferedStderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     // A second init (tests starting several servers) is harmless; ignore it.
     let _ = match format {

@@ -99,9 +99,11 @@ pub fn generate() -> NewKey {
 
 pub fn hash(raw: &str) -> String {
     let digest = Sha256::digest(raw.as_bytes());
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(64);
     for b in digest {
-        out.push_str(&format!("{b:02x}"));
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
     }
     out
 }
@@ -127,6 +129,14 @@ mod tests {
         assert!(parse(std::str::from_utf8(&typo).unwrap()).is_none());
         assert!(parse(&k.raw[..k.raw.len() - 1]).is_none());
         assert!(parse("sgn_test_").is_none());
+    }
+
+    #[test]
+    fn hash_is_the_lowercase_hex_sha256() {
+        assert_eq!(
+            hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]

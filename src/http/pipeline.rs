@@ -9,7 +9,7 @@ use super::response::Response;
 use super::router::{Exec, Match};
 use super::state::App;
 use crate::audit;
-use crate::auth::{authenticate::authenticate, authorize, Action, Target};
+use crate::auth::{authenticate::authenticate, authorize, Action, Principal, Target};
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
 use std::net::IpAddr;
@@ -26,16 +26,49 @@ pub struct Request {
     pub request_id: String,
 }
 
-/// The route's execution mode and pattern, for the server to choose a thread and to log.
-pub fn route_info(app: &App, method: &Method, path: &str) -> (Exec, &'static str) {
-    match app.router.find(method, path) {
-        Match::Found(route, _) => (route.exec, route.path),
-        _ => (Exec::Inline, "-"),
+/// The route's execution mode and pattern, for the server to choose a thread and to log, and the
+/// match itself, which [`execute_matched`] takes so that an inline request is routed once.
+pub fn route_info<'a>(
+    app: &'a App,
+    method: &Method,
+    path: &str,
+) -> (Exec, &'static str, Match<'a>) {
+    let found = app.router.find(method, path);
+    match &found {
+        Match::Found(route, _) => (route.exec, route.path, found),
+        _ => (Exec::Inline, "-", found),
     }
 }
 
 pub fn execute(app: &App, req: &Request) -> Response {
-    let (route, params) = match app.router.find(&req.method, &req.path) {
+    execute_matched(app, req, app.router.find(&req.method, &req.path))
+}
+
+/// [`execute`] with the router's answer for `req` already in hand.
+pub fn execute_matched(app: &App, req: &Request, found: Match<'_>) -> Response {
+    run_pipeline(app, req, found, None)
+}
+
+/// [`execute`] for an internal request (an MCP tool call) whose credential headers were
+/// authenticated as `principal` by the very HTTP request it is part of: the credential is not
+/// looked up a second time. Every new HTTP request still authenticates, so a revocation takes
+/// effect on the next one, exactly as for REST.
+pub fn execute_as(app: &App, req: &Request, principal: &Principal) -> Response {
+    run_pipeline(
+        app,
+        req,
+        app.router.find(&req.method, &req.path),
+        Some(principal),
+    )
+}
+
+fn run_pipeline(
+    app: &App,
+    req: &Request,
+    found: Match<'_>,
+    authenticated: Option<&Principal>,
+) -> Response {
+    let (route, params) = match found {
         Match::Found(route, params) => (route, params),
         Match::MethodNotAllowed(allow) => {
             return ApiError::MethodNotAllowed { allow }.into_response(&req.request_id)
@@ -48,6 +81,8 @@ pub fn execute(app: &App, req: &Request) -> Response {
 
     let principal = if route.action == Action::Public {
         None
+    } else if let Some(p) = authenticated {
+        Some(p.clone())
     } else {
         match authenticate(&app.db, &app.jwt, &req.headers) {
             Ok(p) => Some(p),
@@ -78,7 +113,9 @@ pub fn execute(app: &App, req: &Request) -> Response {
         return resp;
     }
 
-    let mut resp = run(app, req, route, params, principal.as_ref());
+    // The principal moves into the handler's context and back (no copy per request).
+    let mut principal = principal;
+    let mut resp = run(app, req, route, params, &mut principal);
 
     // Writes, and every authentication failure, including those of routes that authenticate
     // for themselves (the MCP endpoint).
@@ -141,9 +178,10 @@ fn run(
     req: &Request,
     route: &super::router::Route,
     params: Vec<(&'static str, String)>,
-    principal: Option<&crate::auth::Principal>,
+    owned: &mut Option<Principal>,
 ) -> Response {
     let rid = &req.request_id;
+    let principal = owned.as_ref();
     if let Some(p) = principal {
         if let Err(denial) = authorize(p, route.action, Target::Service) {
             return ApiError::denied(denial, "", "").into_response(rid);
@@ -221,7 +259,7 @@ fn run(
         params,
         query,
         body: req.body.clone(),
-        principal: principal.cloned(),
+        principal: owned.take(),
         peer: req.peer,
     };
     let resp = match (route.handler)(&mut ctx) {
@@ -233,6 +271,7 @@ fn run(
             err.into_response(rid)
         }
     };
+    *owned = ctx.principal.take();
     if let Some((actor, key)) = idempotency_key {
         idempotency::finish(&app.db, &actor, &key, &resp);
     }

@@ -145,7 +145,7 @@ async fn handle(
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();
-    let (exec, pattern) = pipeline::route_info(&app, &method, &path);
+    let (exec, pattern, found) = pipeline::route_info(&app, &method, &path);
 
     let limit = app.settings.max_body_bytes;
     let declared = parts
@@ -180,7 +180,7 @@ async fn handle(
                 request_id: request_id.clone(),
             };
             match exec {
-                Exec::Inline => pipeline::execute(&app, &request),
+                Exec::Inline => pipeline::execute_matched(&app, &request, found),
                 Exec::Blocking => {
                     let app = app.clone();
                     let rid = request_id.clone();

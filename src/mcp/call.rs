@@ -70,7 +70,8 @@ impl Caller {
         if let Some(tag) = if_match.and_then(|t| hyper::header::HeaderValue::from_str(t).ok()) {
             headers.insert(hyper::header::IF_MATCH, tag);
         }
-        pipeline::execute(
+        // The MCP request this call belongs to authenticated these very headers as `principal`.
+        pipeline::execute_as(
             app,
             &Request {
                 method,
@@ -81,6 +82,7 @@ impl Caller {
                 peer: self.peer,
                 request_id: self.request_id.clone(),
             },
+            &self.principal,
         )
     }
 }
