@@ -218,6 +218,33 @@ impl<'a, 'r> Named<'a, 'r> {
         }
         Err(rusqlite::Error::InvalidColumnName(name.to_string()))
     }
+
+    /// The text of column `name` if it is one of `words`, borrowed from the list (no
+    /// allocation), else an owned copy: for columns whose values a `CHECK` keeps to a fixed list.
+    pub fn word(
+        &self,
+        name: &str,
+        words: &'static [&'static str],
+    ) -> rusqlite::Result<std::borrow::Cow<'static, str>> {
+        let n = self.columns.len();
+        let start = self.next.get();
+        for k in 0..n {
+            let i = (start + k) % n;
+            if self.columns.name(i) == name {
+                self.next.set(i + 1);
+                let text = self
+                    .row
+                    .get_ref(i)?
+                    .as_str()
+                    .map_err(rusqlite::Error::from)?;
+                return Ok(match words.iter().find(|w| **w == text) {
+                    Some(w) => std::borrow::Cow::Borrowed(w),
+                    None => std::borrow::Cow::Owned(text.to_string()),
+                });
+            }
+        }
+        Err(rusqlite::Error::InvalidColumnName(name.to_string()))
+    }
 }
 
 /// Every row of `sql` with `params`, each read by name through `map`.

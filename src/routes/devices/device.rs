@@ -1,6 +1,6 @@
 //! A device itself: its typed row, derived status, and CRUD; the ads assigned to it.
 
-use super::{LOCATION, NAME, ORIENTATION, PLATFORM, STATUSES};
+use super::{LOCATION, NAME, ORIENTATION, ORIENTATIONS, PLATFORM, PLATFORMS, STATUSES};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
@@ -26,8 +26,8 @@ pub struct Device {
     company_id: String,
     name: String,
     location: String,
-    platform: String,
-    orientation: String,
+    platform: std::borrow::Cow<'static, str>,
+    orientation: std::borrow::Cow<'static, str>,
     resolution: String,
     status: &'static str,
     last_heartbeat_at: Option<Time>,
@@ -74,8 +74,8 @@ impl Device {
             company_id: r.get("company_id")?,
             name: r.get("name")?,
             location: r.get("location")?,
-            platform: r.get("platform")?,
-            orientation: r.get("orientation")?,
+            platform: r.word("platform", PLATFORMS)?,
+            orientation: r.word("orientation", ORIENTATIONS)?,
             resolution: r.get("resolution")?,
             status: status_of(last, clock.now, clock.offline_after),
             last_heartbeat_at: last.map(Time),
