@@ -105,6 +105,9 @@ pub async fn serve(
     Ok(())
 }
 
+/// The route whose healthy answers are logged at debug, not info.
+const HEALTH_ROUTE: &str = "/health";
+
 /// Drives a connection to its end, or drops it (closing the socket) once it has been idle for
 /// `idle`: no byte moved and no request running.
 async fn watch_idle(
@@ -194,14 +197,16 @@ async fn handle(
         }
     };
 
-    tracing::info!(
-        request_id = %request_id,
-        method = %method,
-        route = pattern,
-        status = resp.status.as_u16(),
-        micros = started.elapsed().as_micros() as u64,
-        "request"
-    );
+    let status = resp.status.as_u16();
+    let micros = started.elapsed().as_micros() as u64;
+    // A healthy answer to a health probe is logged at debug: probes arrive every few seconds
+    // from orchestrators and test harnesses and would drown the access log. An unhealthy one
+    // (503) is logged like any request.
+    if pattern == HEALTH_ROUTE && resp.status.is_success() {
+        tracing::debug!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
+    } else {
+        tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
+    }
     Ok(into_hyper(resp, &request_id))
 }
 
