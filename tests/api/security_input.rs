@@ -225,15 +225,7 @@ async fn two_credentials_in_one_request_are_400() {
     let reader = key("northwind-readonly");
     let harbor = key("harborview-admin");
     let (user, password) = demo().users[0].clone();
-    let token = app
-        .post("/auth/login")
-        .json(&json!({"username": user, "password": password}))
-        .send()
-        .await
-        .ok()["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = app.login(&user, &password).await;
     let bearer = |v: &str| format!("Bearer {v}");
     let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
         (
@@ -343,15 +335,7 @@ async fn two_credentials_in_one_request_are_400() {
 async fn a_login_token_is_refused_before_its_nbf() {
     let app = TestApp::spawn().await;
     let (user, password) = demo().users[0].clone();
-    let token = app
-        .post("/auth/login")
-        .json(&json!({"username": user, "password": password}))
-        .send()
-        .await
-        .ok()["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = app.login(&user, &password).await;
     let user_id = app.get("/me").bearer(&token).send().await.ok()["user_id"]
         .as_str()
         .unwrap()
