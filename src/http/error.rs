@@ -285,7 +285,7 @@ impl ApiError {
     pub fn into_response(self, request_id: &str) -> Response {
         let status = self.status();
         let mut body = json!({
-            "type": format!("https://signage.example/problems/{}", self.slug()),
+            "type": format!("/problems/{}", self.slug()),
             "title": self.title(),
             "status": status.as_u16(),
             "detail": self.detail(),

@@ -25,10 +25,12 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("credentials")
             .summary("Describe the calling credential: scopes, company scope, client id, expiry. Never the secret.")
+            .describe("Tells an integration what its credential can do before it tries: the scopes, the company it is limited to (if any), its client id and when it expires. Use it to fail fast with a clear message when a key was issued with too few scopes.")
             .ok("Credential"),
         Route::post("/auth/login", "login", Action::Public, login)
             .tag("credentials")
             .summary("Internal testing only: exchange a username and password for a short-lived JWT.")
+            .describe("For internal testing only: trades a demo user's username and password for a JWT (HS256, short-lived) to send as `Authorization: Bearer <jwt>`, with no client id. Repeated failures from one client are throttled (429 with `Retry-After`). Integrations use API keys instead.")
             .body("LoginRequest")
             .ok("LoginToken")
             .not_idempotent()

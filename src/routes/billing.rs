@@ -28,6 +28,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("billing")
             .summary("List invoices of the visible companies, newest first, with their totals.")
+            .describe("The invoices of the visible companies, newest first, with their status and totals.")
             .paged_by(Kind::Invoice)
             .query(&[
                 param(
@@ -51,6 +52,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("billing")
             .summary("Get one invoice with its lines (charges) and total.")
+            .describe("One invoice with its lines (the charges) and total.")
             .ok("InvoiceWithLines"),
         Route::get("/charges", "listCharges", READ, list_charges)
             .tool(Tool::read(
@@ -61,6 +63,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("billing")
             .summary("List recent charges of the visible companies, newest first.")
+            .describe("The individual charges (plan fees, token packs) of the visible companies, newest first.")
             .paged_by(Kind::Charge)
             .query(&[
                 param(

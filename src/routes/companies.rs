@@ -24,6 +24,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("companies")
             .summary("List the companies visible to the credential.")
+            .describe("The companies (tenants) this credential may act for: all of the account's companies for an account-wide key, one for a company-scoped key. Every other object belongs to one of these; use their ids as `company_id` filters and in create bodies.")
             .paged_by(Kind::Company)
             .ok("CompanyList"),
         Route::get("/companies/{id}", "getCompany", READ, get)
@@ -35,6 +36,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("companies")
             .summary("Get one company.")
+            .describe("One company by id. A company outside the credential's reach is 404, exactly like a missing id.")
             .ok("Company"),
         Route::get(
             "/companies/{id}/branding",
@@ -50,6 +52,8 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("companies")
         .summary("Get a company's branding: logos and brand tokens (colours, fonts, radius).")
+        .describe("The company's brand tokens (colours, fonts, corner radius) and logos, as screens render them. The `ETag` identifies this version; send it in `If-Match` to update without overwriting someone else's change.")
+        .etag()
         .ok("Branding"),
         Route::patch(
             "/companies/{id}/branding",
@@ -59,6 +63,8 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("companies")
         .summary("Update brand tokens. Honours If-Match.")
+        .describe("Changes some brand tokens, leaving the others as they are. Emits `branding.updated`. Returns the new branding and its new `ETag`.")
+        .etag()
         .body("BrandingUpdate")
         .ok("Branding"),
     ]

@@ -17,6 +17,7 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("service")
         .summary("Service health: `ok` and the MCP backend auth mode (`passthrough`).")
+        .describe("Answers 200 `{\"ok\": true, ...}` while the server and its database are usable, else 503. Use it as a readiness probe before running a test suite against the sandbox; it needs no credential.")
         .ok("Health")]
 }
 

@@ -45,6 +45,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("media")
             .summary("List media items (metadata only), newest first.")
+            .describe("The media items (images, videos) of the visible companies, newest first: metadata only; fetch the bytes from each item's `download_url`.")
             .paged_by(Kind::Media)
             .query(&[
                 param(
@@ -62,6 +63,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/media", "uploadMedia", WRITE, upload)
             .tag("media")
             .summary("Upload a media file as the raw request body (max 5 MiB). The bytes must match the Content-Type.")
+            .describe("Uploads an image or video as the raw request body with its real `Content-Type` and the owning company in the `company_id` query parameter; the bytes must match the declared type. Emits `media.created`.")
             .raw_body(CONTENT_TYPES)
             .query(&[
                 Param {
@@ -86,15 +88,19 @@ pub fn routes() -> Vec<Route> {
         Route::get("/media/{id}", "getMedia", READ, get)
             .tag("media")
             .summary("Get a media item's metadata; its bytes are at `download_url`.")
+            .describe("One media item's metadata: type, size, SHA-256, dimensions and `download_url`.")
             .ok("Media"),
         Route::get("/media/{id}/content", "downloadMedia", READ, download)
             .tag("media")
             .summary("Download the media bytes with their stored Content-Type. ETag is the SHA-256; If-None-Match gives 304.")
+            .describe("The stored bytes, under their stored `Content-Type`. The `ETag` is their SHA-256: send it back in `If-None-Match` to get 304 instead of the bytes again.")
+            .etag()
             .produces("*/*")
             .may_return(&[304]),
         Route::delete("/media/{id}", "deleteMedia", WRITE, delete)
             .tag("media")
-            .summary("Delete a media item. Refused with 409 while ads use it. If-Match takes the download ETag."),
+            .summary("Delete a media item. Refused with 409 while ads use it. If-Match takes the download ETag.")
+            .describe("Deletes a media item; refused with 409 while an ad uses it. Emits `media.deleted`."),
     ]
 }
 

@@ -335,7 +335,14 @@ mod tests {
                 .iter()
                 .find(|p| p["name"] == *name)
                 .unwrap_or_else(|| panic!("{path} has no `{name}`"));
-            let documented: Vec<&str> = param["schema"]["enum"]
+            // Enums are named components: follow the `$ref`.
+            let schema = match param["schema"]["$ref"].as_str() {
+                Some(r) => doc
+                    .pointer(r.trim_start_matches('#'))
+                    .unwrap_or(&Value::Null),
+                None => &param["schema"],
+            };
+            let documented: Vec<&str> = schema["enum"]
                 .as_array()
                 .unwrap_or_else(|| panic!("{path} `{name}` has no enum"))
                 .iter()

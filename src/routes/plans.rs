@@ -22,11 +22,13 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("plans")
             .summary("List the subscription plans (the catalogue).")
+            .describe("The subscription plans and the limits each sets (devices per company and more). The same for every credential.")
             .paged_by(Kind::Plan)
             .ok("PlanList"),
         Route::get("/plans/{id}", "getPlan", READ, get)
             .tag("plans")
             .summary("Get one plan.")
+            .describe("One plan and its limits.")
             .ok("Plan"),
     ]
 }

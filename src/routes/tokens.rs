@@ -29,6 +29,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("tokens")
             .summary("List the token packs on sale (the catalogue).")
+            .describe("The token packs on sale: tokens and price of each.")
             .paged_by(Kind::TokenPack)
             .ok("TokenPackList"),
         Route::post(
@@ -39,6 +40,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("tokens")
         .summary("Buy a token pack for a company: credits its balance and bills the price on its open invoice, in one transaction.")
+        .describe("Buys a pack for a company: credits its token balance and adds the price to its open invoice, in one transaction. Emits `tokens.purchased`.")
         .body("TokenPackPurchase")
         .created("TokenPurchase"),
         Route::get("/tokens/balance", "getTokenBalance", READ, balance)
@@ -50,6 +52,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("tokens")
             .summary("A company's token balance.")
+            .describe("A company's current token balance, what activating promotions spends.")
             .query(&[Param {
                 required: true,
                 ..param("company_id", COMPANY_PARAM, "The company.")
@@ -69,6 +72,7 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("tokens")
         .summary("List token transactions (the ledger), newest first.")
+        .describe("The token ledger of the visible companies, newest first: purchases, spends and adjustments, each with the balance after it.")
         .paged_by(Kind::TokenTransaction)
         .query(&[
             param("company_id", COMPANY_PARAM, "Only this company's transactions."),

@@ -31,6 +31,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("webhooks")
             .summary("List webhook integrations of the visible companies (secrets masked).")
+            .describe("The webhook endpoints of the visible companies, with their event types and enabled flag; secrets are masked to their last four characters.")
             .paged_by(Kind::Webhook)
             .query(&[param(
                 "company_id",
@@ -41,20 +42,27 @@ pub fn routes() -> Vec<Route> {
         Route::post("/webhooks", "createWebhook", WRITE, create)
             .tag("webhooks")
             .summary("Create a webhook. The signing `secret` is in this response only; store it now.")
+            .describe("Registers an HTTPS endpoint to receive signed deliveries of the chosen event types. The signing `secret` is in this response only (it is never stored in a replayable form): keep it to verify signatures. Emits `webhook.created`.")
+            .etag()
             .body("WebhookCreate")
             .created("WebhookWithSecret"),
         Route::get("/webhooks/{id}", "getWebhook", READ, get)
             .tag("webhooks")
             .summary("Get one webhook (secret masked to its last four characters).")
+            .describe("One webhook endpoint, its secret masked, and its `ETag`.")
+            .etag()
             .ok("Webhook"),
         Route::patch("/webhooks/{id}", "updateWebhook", WRITE, update)
             .tag("webhooks")
             .summary("Update a webhook's URL, description, event types or enabled flag. Honours If-Match.")
+            .describe("Changes a webhook's URL, description, event types or enabled flag; give only the fields to change. Emits `webhook.updated`.")
+            .etag()
             .body("WebhookUpdate")
             .ok("Webhook"),
         Route::delete("/webhooks/{id}", "deleteWebhook", WRITE, delete)
             .tag("webhooks")
-            .summary("Delete a webhook. Honours If-Match."),
+            .summary("Delete a webhook. Honours If-Match.")
+            .describe("Deletes a webhook endpoint; no further deliveries. Emits `webhook.deleted`."),
         Route::get(
             "/webhook-event-types",
             "listWebhookEventTypes",
@@ -63,6 +71,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("webhooks")
         .summary("The event types a webhook can subscribe to.")
+        .describe("Every event type a webhook can subscribe to, each with a description.")
         .ok("WebhookEventTypeList"),
     ]
 }

@@ -70,7 +70,7 @@ async fn unknown_path_wrong_method_and_oversized_body_are_problems() {
     let app = TestApp::spawn_with(|l| l.max_body_bytes = Some(4096)).await;
     let r = app.get("/no/such/thing").send().await;
     let body = r.problem(404);
-    assert_eq!(body["type"], "https://signage.example/problems/not-found");
+    assert_eq!(body["type"], "/problems/not-found");
 
     let r = app.delete("/health").send().await;
     r.problem(405);

@@ -19,6 +19,7 @@ mod mcp_writes;
 mod media;
 mod openapi;
 mod promotions;
+mod reference;
 mod schemas;
 mod security_credentials;
 mod security_input;

@@ -35,6 +35,13 @@ pub struct Route {
     pub operation_id: &'static str,
     pub tag: &'static str,
     pub summary: &'static str,
+    /// What the operation does for someone integrating ([`Route::describe`]); the OpenAPI
+    /// document adds who may call it and its errors. A test names every route without one.
+    pub description: &'static str,
+    /// Every success response carries an `ETag` ([`Route::etag`]).
+    pub etag: bool,
+    /// Left out of the OpenAPI document (the reference pages themselves: `/docs`, `/problems/…`).
+    pub hidden: bool,
     pub action: Action,
     pub exec: Exec,
     pub handler: HandlerFn,
@@ -93,6 +100,9 @@ impl Route {
             operation_id,
             tag: "",
             summary: "",
+            description: "",
+            etag: false,
+            hidden: false,
             action,
             exec: Exec::Inline,
             handler,
@@ -131,6 +141,22 @@ impl Route {
     }
     pub fn summary(mut self, s: &'static str) -> Route {
         self.summary = s;
+        self
+    }
+    /// The operation's description in the OpenAPI document: what it does and when to use it,
+    /// written for someone integrating (Markdown). Who may call it and its errors are added.
+    pub fn describe(mut self, text: &'static str) -> Route {
+        self.description = text;
+        self
+    }
+    /// Its success responses carry the resource's `ETag` (documented as a response header).
+    pub fn etag(mut self) -> Route {
+        self.etag = true;
+        self
+    }
+    /// Served, but not an operation of the OpenAPI document (the human-readable reference).
+    pub fn hidden(mut self) -> Route {
+        self.hidden = true;
         self
     }
     pub fn blocking(mut self) -> Route {

@@ -31,6 +31,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("admin")
         .summary("List the account's API clients.")
+        .describe("The account's API clients (one per integration); each key belongs to one client, whose id is sent as `X-Service-Client-Id`.")
         .paged_by(Kind::ApiClient)
         .ok("ApiClientList"),
         Route::post(
@@ -41,6 +42,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("admin")
         .summary("Create an API client (one integration).")
+        .describe("Creates an API client for a new integration; then create its keys with `POST /api-keys`.")
         .body("ApiClientCreate")
         .created("ApiClient"),
         Route::get(
@@ -51,10 +53,12 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("admin")
         .summary("Get one API client.")
+        .describe("One API client by id: the integration its keys belong to.")
         .ok("ApiClient"),
         Route::get("/api-keys", "listApiKeys", Action::Admin, list_keys_route)
             .tag("admin")
             .summary("List API keys: prefix and last four only, never the secret.")
+            .describe("The account's API keys with their scopes, company scope, status and expiry: the prefix and last four characters only, never the secret.")
             .paged_by(Kind::ApiKey)
             .query(&[param(
                 "client_id",
@@ -65,11 +69,13 @@ pub fn routes() -> Vec<Route> {
         Route::post("/api-keys", "createApiKey", Action::Admin, create_key_route)
             .tag("admin")
             .summary("Create an API key. `rawKey` is in this response only.")
+            .describe("Creates a key for a client with the given scopes (never more than the caller's own) and optional company scope and expiry. The secret `rawKey` is in this response only.")
             .body("ApiKeyCreate")
             .created("ApiKeyWithSecret"),
         Route::get("/api-keys/{id}", "getApiKey", Action::Admin, get_key)
             .tag("admin")
             .summary("Get one API key (no secret).")
+            .describe("One API key's metadata (no secret).")
             .ok("ApiKey"),
         Route::post(
             "/api-keys/{id}/revoke",
@@ -79,6 +85,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("admin")
         .summary("Revoke a key; it fails from the very next request.")
+        .describe("Revokes a key at once: its very next request is 401 `revoked_key`.")
         .ok("ApiKey"),
         Route::post(
             "/api-keys/{id}/rotate",
@@ -90,11 +97,13 @@ pub fn routes() -> Vec<Route> {
         .summary(
             "Rotate a key: a new key now, the old one valid for a grace period (default 24 h).",
         )
+        .describe("Issues a new key for the same client and scopes, and keeps the old one valid for a grace period (default 24 hours) so deployments can switch over. The new `rawKey` is in this response only.")
         .body("ApiKeyRotate")
         .created("ApiKeyRotation"),
         Route::get("/audit-log", "listAuditLog", Action::Admin, list_audit)
             .tag("admin")
             .summary("The audit log of the account's writes and failures (failures aggregated per minute).")
+            .describe("Who did what: every write and every refused credential of the account, newest first (repeated failures aggregated per minute).")
             // Audit entries have integer ids, so the cursor is a number.
             .query(&[
                 LIMIT_PARAM,
@@ -108,6 +117,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/_sandbox/reset", "resetSandbox", Action::Admin, reset)
             .tag("sandbox")
             .summary("Restore the caller's account to the demo fixtures; other accounts are untouched.")
+            .describe("Puts the caller's account back to the demo fixtures (other accounts are untouched): use it between test runs. Needs an account-wide admin credential.")
             .ok("ResetResult")
             .not_idempotent()
             .blocking(),

@@ -43,6 +43,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
+            .describe("The ads of the visible companies, newest first. Filter by company, by the device they are assigned to, by status or by linked promotion.")
             .paged_by(Kind::Ad)
             .query(&[
                 param("company_id", Kind::Company.schema(), "Only ads of this company."),
@@ -54,6 +55,8 @@ pub fn routes() -> Vec<Route> {
         Route::post("/ads", "createAd", WRITE, create)
             .tag("ads")
             .summary("Create an ad in a company, optionally with media and a promotion of the same company.")
+            .describe("Creates an ad (a draft unless `status` says otherwise), optionally with a media item and a promotion of the same company. Emits `ad.created`.")
+            .etag()
             .body("AdCreate")
             .created("Ad"),
         Route::get("/ads/{id}", "getAd", READ, get)
@@ -65,6 +68,8 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("ads")
             .summary("Get one ad with the devices it is assigned to. Returns an ETag.")
+            .describe("One ad with the devices it is assigned to, and its `ETag`.")
+            .etag()
             .ok("Ad"),
         Route::patch("/ads/{id}", "updateAd", WRITE, update)
             .tool(Tool::prepare(
@@ -76,14 +81,18 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
+            .describe("Changes an ad; give only the fields to change. `promotion_id: null` unlinks its promotion. Emits `ad.updated`.")
+            .etag()
             .body("AdUpdate")
             .ok("Ad"),
         Route::delete("/ads/{id}", "deleteAd", WRITE, delete)
             .tag("ads")
-            .summary("Delete an ad and its device assignments. Honours If-Match."),
+            .summary("Delete an ad and its device assignments. Honours If-Match.")
+            .describe("Deletes an ad and its device assignments. Emits `ad.deleted`."),
         Route::post("/ads/{id}/devices", "assignAdToDevice", WRITE, assign)
             .tag("ads")
             .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
+            .describe("Puts the ad on a screen of the same company. Assigning it again returns the existing assignment (no duplicate, no second event). Emits `ad.assigned`.")
             .body("AdAssignmentCreate")
             .ok("AdAssignment"),
         Route::delete(
@@ -93,7 +102,8 @@ pub fn routes() -> Vec<Route> {
             unassign,
         )
         .tag("ads")
-        .summary("Remove the ad from a device. 404 when it is not assigned there."),
+        .summary("Remove the ad from a device. 404 when it is not assigned there.")
+        .describe("Takes the ad off one screen; the ad and the device stay. Emits `ad.unassigned`."),
     ]
 }
 

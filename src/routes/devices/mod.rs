@@ -60,6 +60,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("devices")
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
+            .describe("The screens of the visible companies, newest first, with each one's derived connection status (`online`, `offline` after the offline threshold, `never_seen`). Filter with `company_id` and `status` to find screens that need attention.")
             .paged_by(Kind::Device)
             .query(&[
                 param("company_id", Kind::Company.schema(), "Only devices of this company."),
@@ -73,6 +74,8 @@ pub fn routes() -> Vec<Route> {
         Route::post("/devices", "createDevice", WRITE, create)
             .tag("devices")
             .summary("Register a device in a company. Refused with 409 when the company's plan allows no more devices.")
+            .describe("Registers a screen in a company. The plan's device limit applies (409 when reached). Emits `device.created`; the answer carries the device's `ETag`.")
+            .etag()
             .body("DeviceCreate")
             .created("Device"),
         Route::get("/devices/{id}", "getDevice", READ, get)
@@ -84,15 +87,20 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("devices")
             .summary("Get one device, with its derived status. Returns an ETag.")
+            .describe("One screen with its derived status, last heartbeat, current ad and number of assigned ads. The `ETag` is the version of what API clients edit; heartbeats do not change it.")
+            .etag()
             .ok("Device"),
         Route::patch("/devices/{id}", "updateDevice", WRITE, update)
             .tag("devices")
             .summary("Change a device's name, location, platform, orientation or resolution. Honours If-Match.")
+            .describe("Changes what an operator edits (name, location, platform, orientation, resolution); give only the fields to change. Emits `device.updated`.")
+            .etag()
             .body("DeviceUpdate")
             .ok("Device"),
         Route::delete("/devices/{id}", "deleteDevice", WRITE, delete)
             .tag("devices")
-            .summary("Delete a device and its ad assignments. Honours If-Match."),
+            .summary("Delete a device and its ad assignments. Honours If-Match.")
+            .describe("Deletes a screen and its ad assignments (the ads themselves stay). Emits `device.deleted`."),
         Route::get("/devices/{id}/ads", "listDeviceAds", READ, list_ads)
             .tool(Tool::read(
                 "list_device_ads",
@@ -102,6 +110,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
+            .describe("The ads assigned to one screen, newest first: what it will play.")
             .paged_by(Kind::Ad)
             .ok("AdList"),
         Route::get(
@@ -118,6 +127,7 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("devices")
         .summary("Playback diagnostics: heartbeat age and status, current ad, recent playback errors, app version, storage, uptime.")
+        .describe("Why a screen is not showing what you expect: heartbeat age and status against the offline threshold, the ad it reports playing, its recent playback errors, app version, storage and uptime.")
         .ok("DeviceDiagnostics"),
         Route::post(
             "/devices/{id}/heartbeat",
@@ -127,6 +137,7 @@ pub fn routes() -> Vec<Route> {
         )
         .tag("devices")
         .summary("Record a heartbeat from the device (telemetry and playback errors); returns its diagnostics.")
+        .describe("What a screen's player sends every few seconds: app version, current ad, storage, uptime and any playback errors since the last one. Marks the device online; does not change its `ETag`. Emits `device.heartbeat`; returns the device's diagnostics.")
         .body("DeviceHeartbeat")
         .ok("DeviceDiagnostics"),
     ]

@@ -45,6 +45,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("promotions")
             .summary("List promotions of the visible companies, newest first.")
+            .describe("The promotions of the visible companies, newest first, with their derived state (`active`, `inactive`, `scheduled`, `expired`).")
             .paged_by(Kind::Promotion)
             .query(&[
                 param(
@@ -67,6 +68,8 @@ pub fn routes() -> Vec<Route> {
         Route::post("/promotions", "createPromotion", WRITE, create)
             .tag("promotions")
             .summary("Create a promotion. It starts inactive; activating it spends its token cost.")
+            .describe("Creates a promotion with its QR codes; it starts inactive and costs nothing until activated. Emits `promotion.created`.")
+            .etag()
             .body("PromotionCreate")
             .created("Promotion"),
         Route::get("/promotions/{id}", "getPromotion", READ, get)
@@ -78,10 +81,14 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("promotions")
             .summary("Get one promotion with its derived state and QR code count.")
+            .describe("One promotion with its derived state, QR code count and `ETag`.")
+            .etag()
             .ok("Promotion"),
         Route::patch("/promotions/{id}", "updatePromotion", WRITE, update)
             .tag("promotions")
             .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")
+            .describe("Changes a promotion's details; switching it on or off is done with activate and deactivate. Emits `promotion.updated`.")
+            .etag()
             .body("PromotionUpdate")
             .ok("Promotion"),
         Route::post(
@@ -99,6 +106,8 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("promotions")
         .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
+        .describe("Switches a promotion on and spends its `activation_cost_tokens` from the company's balance in the same transaction (402 when the balance is too low). Already active: answers the promotion, charges nothing. Emits `promotion.activated` and `tokens.spent`.")
+        .etag()
         .conditional()
         .may_return(&[402])
         .ok("Promotion"),
@@ -117,6 +126,8 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("promotions")
         .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
+        .describe("Switches a promotion off; the tokens spent on activation are not refunded. Emits `promotion.deactivated`.")
+        .etag()
         .conditional()
         .ok("Promotion"),
         Route::get(
@@ -133,11 +144,13 @@ pub fn routes() -> Vec<Route> {
         ))
         .tag("promotions")
         .summary("List a promotion's QR codes, each with an inline SVG image and the URL of its PNG.")
+        .describe("The QR codes of one promotion, each with its target URL, an inline SVG and the URL of its image.")
         .paged_by(Kind::QrCode)
         .ok("QrCodeList"),
         Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
             .tag("promotions")
             .summary("The QR code as an image: `format=svg` (default, image/svg+xml) or `format=png` (image/png, 8 px per module with a 4-module quiet zone).")
+            .describe("The QR code as an image to print or display: SVG by default, PNG with `format=png`.")
             .query(&[one_of_param(
                 "format",
                 OneOf(QR_FORMATS),

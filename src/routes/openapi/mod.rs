@@ -1,0 +1,51 @@
+//! The API reference, generated from the route table: `GET /openapi.json` (OpenAPI 3.1) and
+//! `/openapi.yaml`, the human-readable page `/docs`, and one page per problem type
+//! (`/problems/{slug}`, the `type` of every error).
+
+mod components;
+mod docs;
+mod document;
+pub mod problems;
+mod yaml;
+
+pub use components::TAGS;
+pub use document::{document, documented};
+
+use crate::auth::Action;
+use crate::http::router::Route;
+use crate::http::{ApiError, Ctx, Response};
+use hyper::StatusCode;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/openapi.json", "getOpenApi", Action::Public, get)
+            .tag("service")
+            .summary("This OpenAPI 3.1 document.")
+            .describe("The machine-readable reference of every REST operation, generated from the server's own route table, so it always matches what this server answers. Feed it to a client generator; `/openapi.yaml` is the same document as YAML and `/docs` renders it.")
+            .ok("OpenApiDocument"),
+        Route::get("/openapi.yaml", "getOpenApiYaml", Action::Public, get_yaml).hidden(),
+        Route::get("/docs", "getDocsPage", Action::Public, docs::page).hidden(),
+        Route::get("/docs/{file}", "getDocsAsset", Action::Public, docs::asset_file).hidden(),
+        Route::get("/problems/{slug}", "getProblemType", Action::Public, problem).hidden(),
+    ]
+}
+
+fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    Ok(Response::ok(&document(&ctx.app.router)))
+}
+
+fn get_yaml(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let text = yaml::to_yaml(&document(&ctx.app.router));
+    Ok(Response::new(StatusCode::OK, "application/yaml", text))
+}
+
+/// A short page per problem type: its status, title and the same text as the document's.
+fn problem(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let slug = ctx.param("slug");
+    let Some(t) = problems::by_slug(slug) else {
+        return Err(ApiError::NotFound(
+            "No problem type of this name; see /docs for the list.".into(),
+        ));
+    };
+    Ok(docs::problem_page(t))
+}

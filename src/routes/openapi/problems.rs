@@ -1,0 +1,179 @@
+//! The error catalogue: every problem `type` (its page at `/problems/{slug}`) and every problem
+//! `code`, each with the text the OpenAPI document and the page show.
+
+use crate::auth::AuthFailure;
+
+/// A problem type: the last segment of its `type` URI, its HTTP status and what it means.
+pub struct ProblemType {
+    pub slug: &'static str,
+    pub status: u16,
+    pub title: &'static str,
+    pub description: &'static str,
+}
+
+const fn t(
+    slug: &'static str,
+    status: u16,
+    title: &'static str,
+    description: &'static str,
+) -> ProblemType {
+    ProblemType {
+        slug,
+        status,
+        title,
+        description,
+    }
+}
+
+/// Every problem type the server answers with ([`crate::http::ApiError::slug`]); a unit test
+/// checks each variant of `ApiError` has its entry.
+pub const TYPES: &[ProblemType] = &[
+    t("bad-request", 400, "Bad request", "The request is malformed: JSON that does not parse, a duplicate member, an invalid `If-Match`, or two credentials that disagree. `code` says which when it is one of the fixed cases. Fix the request; retrying it unchanged fails again."),
+    t("unauthenticated", 401, "Unauthenticated", "No credential, or one that is unknown, revoked, expired or paired with the wrong client id. `code` says which, and `WWW-Authenticate` names the accepted schemes. Send `X-API-KEY` (or `Authorization: Bearer <key>`) together with `X-Service-Client-Id`."),
+    t("insufficient-tokens", 402, "Insufficient tokens", "The operation costs more tokens than the company holds. `balance` and `required` give both numbers; buy a token pack (`POST /token-packs/{id}/purchase`) and retry."),
+    t("missing-scope", 403, "Missing scope", "The credential is valid but lacks the scope the operation needs; `missing_scope` names it. Objects of companies the credential cannot see are 404, never 403."),
+    t("account-admin-required", 403, "Account-wide admin required", "The operation acts on the whole account and needs an admin credential without a company scope; a company-scoped admin cannot perform it."),
+    t("not-found", 404, "Not found", "No such path, or no object with this id visible to the credential. Another company's object is reported exactly like a missing one."),
+    t("method-not-allowed", 405, "Method not allowed", "The path exists but not with this method; the `Allow` header lists the methods it takes."),
+    t("not-acceptable", 406, "Not acceptable", "The `Accept` header asks for a media type this operation cannot produce."),
+    t("request-timeout", 408, "Request timeout", "The request body did not arrive within the body read timeout; the connection is closed."),
+    t("conflict", 409, "Conflict", "The request conflicts with the current state: a duplicate name, a plan limit, an object still in use, an invalid state transition. `detail` says which."),
+    t("idempotency-key-reused", 409, "Idempotency key reused", "This `Idempotency-Key` was already used with a different method, path or body. Use a new key for a new request."),
+    t("idempotency-key-in-flight", 409, "Idempotent request in flight", "A request with this `Idempotency-Key` is still being processed; retry shortly to receive its response."),
+    t("secret-not-replayable", 409, "Secret not replayable", "The first request with this `Idempotency-Key` created an object whose response carried a one-time secret, which is never stored and so cannot be replayed. `resource_id` names what was created."),
+    t("precondition-failed", 412, "Precondition failed", "`If-Match` did not match: the resource changed since you read it. `current_etag` (and the `ETag` header) give its current version; read it again and retry."),
+    t("payload-too-large", 413, "Payload too large", "The request body is over the limit for this operation."),
+    t("unsupported-media-type", 415, "Unsupported media type", "The `Content-Type` of the body is not one this operation accepts (JSON operations take `application/json`)."),
+    t("validation-failed", 422, "Validation failed", "The request parsed but some fields or query parameters are invalid. `errors` lists each one: `field` (a JSON Pointer or the parameter name), a `code` and a message."),
+    t("too-many-requests", 429, "Too many requests", "Too many failed logins from this client; wait `Retry-After` seconds."),
+    t("rate-limited", 429, "Too many requests", "The credential is over its rate limit. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the quota."),
+    t("internal", 500, "Internal server error", "An unexpected error. The `request_id` identifies it in the server log."),
+    t("unavailable", 503, "Service unavailable", "The database is busy or the service is shutting down; retry shortly."),
+];
+
+/// One value of the problem `code` member.
+pub struct ProblemCode {
+    pub code: &'static str,
+    pub description: &'static str,
+}
+
+const fn c(code: &'static str, description: &'static str) -> ProblemCode {
+    ProblemCode { code, description }
+}
+
+/// Every credential failure, in the order of [`AuthFailure`].
+const AUTH_FAILURES: [AuthFailure; 11] = [
+    AuthFailure::MissingCredential,
+    AuthFailure::MissingClientId,
+    AuthFailure::MalformedKey,
+    AuthFailure::UnknownKey,
+    AuthFailure::RevokedKey,
+    AuthFailure::ExpiredKey,
+    AuthFailure::ClientMismatch,
+    AuthFailure::InvalidToken,
+    AuthFailure::ExpiredToken,
+    AuthFailure::UnknownUser,
+    AuthFailure::InvalidCredentials,
+];
+
+/// The problem codes that are not credential failures (those take their text from
+/// [`AuthFailure::message`]).
+const OTHER_CODES: &[ProblemCode] = &[
+    c("duplicate_member", "400: a JSON object of the body has the same member twice."),
+    c("conflicting_credentials", "400: two credentials were sent (for example `X-API-KEY` and a bearer token) and they name different keys."),
+    c("invalid_if_match", "400: `If-Match` is neither `*` nor a comma-separated list of entity tags."),
+    c("secret_not_replayable", "409: see the `secret-not-replayable` problem type."),
+    c("account_admin_required", "403: see the `account-admin-required` problem type."),
+];
+
+/// Every value of `code`, each with its description.
+pub fn codes() -> Vec<ProblemCode> {
+    let mut out: Vec<ProblemCode> = AUTH_FAILURES
+        .iter()
+        .map(|f| c(f.code(), f.message()))
+        .collect();
+    out.extend(OTHER_CODES.iter().map(|x| c(x.code, x.description)));
+    out
+}
+
+pub fn by_slug(slug: &str) -> Option<&'static ProblemType> {
+    TYPES.iter().find(|t| t.slug == slug)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::ApiError;
+
+    /// Fails to compile when a credential failure is added without its place in the catalogue.
+    fn _every_auth_failure_is_listed(f: AuthFailure) -> usize {
+        match f {
+            AuthFailure::MissingCredential
+            | AuthFailure::MissingClientId
+            | AuthFailure::MalformedKey
+            | AuthFailure::UnknownKey
+            | AuthFailure::RevokedKey
+            | AuthFailure::ExpiredKey
+            | AuthFailure::ClientMismatch
+            | AuthFailure::InvalidToken
+            | AuthFailure::ExpiredToken
+            | AuthFailure::UnknownUser
+            | AuthFailure::InvalidCredentials => AUTH_FAILURES.len(),
+        }
+    }
+
+    #[test]
+    fn every_error_has_a_catalogue_entry_with_its_status() {
+        let errors = [
+            ApiError::NotFound(String::new()),
+            ApiError::MethodNotAllowed { allow: Vec::new() },
+            ApiError::PayloadTooLarge { limit: 1 },
+            ApiError::BadRequest(String::new()),
+            ApiError::Validation(Vec::new()),
+            ApiError::Unauthenticated(AuthFailure::MissingCredential),
+            ApiError::Forbidden(String::new()),
+            ApiError::Conflict(String::new()),
+            ApiError::IdempotencyMismatch,
+            ApiError::IdempotencyInFlight,
+            ApiError::SecretNotReplayable { resource_id: None },
+            ApiError::AccountAdminRequired,
+            ApiError::PreconditionFailed {
+                current_etag: String::new(),
+            },
+            ApiError::InsufficientTokens {
+                balance: 0,
+                required: 1,
+            },
+            ApiError::TooManyRequests {
+                retry_after_secs: 1,
+            },
+            ApiError::RateLimited {
+                retry_after_secs: 1,
+            },
+            ApiError::RequestTimeout { secs: 1 },
+            ApiError::UnsupportedMediaType(String::new()),
+            ApiError::NotAcceptable(String::new()),
+            ApiError::Unavailable(String::new()),
+            ApiError::Internal(String::new()),
+        ];
+        for e in errors {
+            let entry = by_slug(e.slug()).unwrap_or_else(|| panic!("no entry for {}", e.slug()));
+            assert_eq!(entry.status, e.status().as_u16(), "{}", e.slug());
+        }
+        assert_eq!(
+            TYPES.len(),
+            21,
+            "one entry per slug, and no entry without an error"
+        );
+    }
+
+    #[test]
+    fn codes_are_unique_and_described() {
+        let all = codes();
+        let mut names: Vec<&str> = all.iter().map(|c| c.code).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert!(all.iter().all(|c| !c.description.is_empty()));
+    }
+}
