@@ -176,3 +176,42 @@ proptest! {
         }
     }
 }
+
+/// A multipart part's bytes, with the boundary's characters over-represented.
+fn form_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(
+        prop_oneof![
+            Just(b"--B".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"Content-Disposition: form-data; name=\"f\"".to_vec()),
+            Just(b"Content-Type: image/png".to_vec()),
+            prop::collection::vec(any::<u8>(), 0..4),
+        ],
+        0..24,
+    )
+    .prop_map(|chunks| chunks.concat())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Uploads: any body parses or is refused without a panic, and every part it yields lies
+    /// inside the body and contains no delimiter.
+    #[test]
+    fn multipart_never_panics_and_parts_hold_no_delimiter(body in form_bytes()) {
+        use signage::http::multipart;
+        if let Ok(parts) = multipart::parse(&body, "B") {
+            for p in parts {
+                prop_assert!(p.body.len() <= body.len());
+                prop_assert!(!p.body.windows(5).any(|w| w == b"\r\n--B"));
+            }
+        }
+    }
+
+    #[test]
+    fn multipart_boundary_never_panics(s in ".{0,120}") {
+        if let Some(b) = signage::http::multipart::boundary(&s) {
+            prop_assert!(!b.is_empty() && b.len() <= 70);
+        }
+    }
+}

@@ -13,6 +13,7 @@ pub mod ctx;
 pub mod error;
 pub mod idempotency;
 pub mod json;
+pub mod multipart;
 pub mod pipeline;
 pub mod query;
 pub mod rate_limit;

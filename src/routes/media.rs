@@ -62,9 +62,10 @@ pub fn routes() -> Vec<Route> {
             .ok("MediaList"),
         Route::post("/media", "uploadMedia", WRITE, upload)
             .tag("media")
-            .summary("Upload a media file as the raw request body (max 5 MiB). The bytes must match the Content-Type.")
-            .describe("Uploads an image or video as the raw request body with its real `Content-Type` and the owning company in the `company_id` query parameter; the bytes must match the declared type. Emits `media.created`.")
+            .summary("Upload a media file as the raw request body, or as the `file` part of a multipart/form-data body (max 5 MiB). The bytes must match the Content-Type.")
+            .describe("Uploads an image or video as the raw request body with its real `Content-Type` (or as the `file` part of a `multipart/form-data` body) and the owning company in the `company_id` query parameter; the bytes must match the declared type. Emits `media.created`.")
             .raw_body(CONTENT_TYPES)
+            .multipart()
             .query(&[
                 Param {
                     required: true,
@@ -95,7 +96,7 @@ pub fn routes() -> Vec<Route> {
             .summary("Download the media bytes with their stored Content-Type. ETag is the SHA-256; If-None-Match gives 304.")
             .describe("The stored bytes, under their stored `Content-Type`. The `ETag` is their SHA-256: send it back in `If-None-Match` to get 304 instead of the bytes again.")
             .etag()
-            .produces("*/*")
+            .produces_each(CONTENT_TYPES)
             .may_return(&[304]),
         Route::delete("/media/{id}", "deleteMedia", WRITE, delete)
             .tag("media")
@@ -281,7 +282,34 @@ fn dimensions(content_type: &str, bytes: &[u8]) -> Result<Option<(i64, i64)>, ()
     }
 }
 
+/// The file as sent: the raw body under its Content-Type, or the `file` part of a
+/// `multipart/form-data` body under the part's Content-Type (what generated clients send).
+struct Sent {
+    content_type: String,
+    bytes: Bytes,
+}
+
+fn sent_file(ctx: &Ctx<'_>) -> Result<Sent, ApiError> {
+    let declared = ctx.header("content-type").unwrap_or("");
+    let Some(boundary) = crate::http::multipart::boundary(declared) else {
+        return Ok(Sent {
+            content_type: declared.to_string(),
+            bytes: ctx.body.clone(),
+        });
+    };
+    let parts = crate::http::multipart::parse(&ctx.body, &boundary)
+        .map_err(|e| ApiError::BadRequest(format!("Malformed multipart/form-data body: {e}.")))?;
+    let file = parts.iter().find(|p| p.name == "file").ok_or_else(|| {
+        ApiError::invalid("file", "required", "Send the file as the form part `file`.")
+    })?;
+    Ok(Sent {
+        content_type: file.content_type.clone().unwrap_or_default(),
+        bytes: ctx.body.slice_ref(file.body),
+    })
+}
+
 fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let sent = sent_file(ctx)?;
     let company = ctx.query("company_id").unwrap_or("").to_string();
     let filename = ctx.query("filename").unwrap_or("").to_string();
     let mut errors = crate::validate::Errors::new();
@@ -296,8 +324,8 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
     ctx.authorize_company(&company, "company", &company)?;
 
-    let declared = ctx.header("content-type").unwrap_or("");
-    let content_type = declared
+    let content_type = sent
+        .content_type
         .split(';')
         .next()
         .unwrap_or("")
@@ -305,19 +333,19 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .to_ascii_lowercase();
     let Some(content_type) = CONTENT_TYPES.iter().find(|t| **t == content_type) else {
         return Err(ApiError::UnsupportedMediaType(format!(
-            "Send the file as the raw body with one of these Content-Types: {}.",
+            "Send the file as the raw body (or the `file` part of a multipart/form-data body) with one of these Content-Types: {}.",
             CONTENT_TYPES.join(", ")
         )));
     };
-    if ctx.body.is_empty() {
+    let bytes = sent.bytes;
+    if bytes.is_empty() {
         return Err(ApiError::invalid("", "empty", "The file is empty."));
     }
-    if ctx.body.len() > MAX_UPLOAD_BYTES {
+    if bytes.len() > MAX_UPLOAD_BYTES {
         return Err(ApiError::PayloadTooLarge {
             limit: MAX_UPLOAD_BYTES,
         });
     }
-    let bytes = ctx.body.clone();
     let mismatch = || {
         ApiError::invalid(
             "",

@@ -24,4 +24,5 @@ mod schemas;
 mod security_credentials;
 mod security_input;
 mod tokens;
+mod uploads;
 mod webhooks;

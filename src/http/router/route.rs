@@ -40,6 +40,9 @@ pub struct Route {
     pub description: &'static str,
     /// Every success response carries an `ETag` ([`Route::etag`]).
     pub etag: bool,
+    /// A raw upload ([`Route::raw_body`]) also taken as the `file` part of a
+    /// `multipart/form-data` body ([`Route::multipart`]).
+    pub multipart: bool,
     /// Left out of the OpenAPI document (the reference pages themselves: `/docs`, `/problems/…`).
     pub hidden: bool,
     pub action: Action,
@@ -103,6 +106,7 @@ impl Route {
             description: "",
             etag: false,
             hidden: false,
+            multipart: false,
             action,
             exec: Exec::Inline,
             handler,
@@ -154,6 +158,12 @@ impl Route {
         self.etag = true;
         self
     }
+    /// The raw upload is also accepted as the `file` part of a `multipart/form-data` body
+    /// (documented beside the raw types; the handler reads it with [`crate::http::multipart`]).
+    pub fn multipart(mut self) -> Route {
+        self.multipart = true;
+        self
+    }
     /// Served, but not an operation of the OpenAPI document (the human-readable reference).
     pub fn hidden(mut self) -> Route {
         self.hidden = true;
@@ -201,6 +211,11 @@ impl Route {
     /// Adds a non-JSON success media type; call again for alternatives (`?format=png`).
     pub fn produces(mut self, media_type: &'static str) -> Route {
         self.produces.push(media_type);
+        self
+    }
+    /// [`Route::produces`] for each of `media_types` (a download under its stored type).
+    pub fn produces_each(mut self, media_types: &[&'static str]) -> Route {
+        self.produces.extend_from_slice(media_types);
         self
     }
     pub fn may_return(mut self, statuses: &[u16]) -> Route {

@@ -94,6 +94,16 @@ fn request_body(route: &Route) -> Option<Value> {
                     )
                 })
                 .collect();
+            let mut content = content;
+            if route.multipart {
+                content.insert(
+                    "multipart/form-data".into(),
+                    json!({"schema": {"type": "object", "required": ["file"],
+                        "properties": {"file": {"type": "string", "format": "binary",
+                            "description": "The file, with its own Content-Type (one of the raw types)."}}},
+                        "encoding": {"file": {"contentType": types.join(", ")}}}),
+                );
+            }
             Some(json!({"required": true, "content": content}))
         }
     }
