@@ -284,6 +284,7 @@ pub fn document(router: &Router) -> Value {
     for (name, schema) in components::problem_schemas() {
         schemas.insert(name, schema);
     }
+    super::descriptions::describe(&mut schemas);
     schemas.insert(
         "OpenApiDocument".into(),
         json!({"type": "object", "description": "An OpenAPI 3.1 document."}),

@@ -3,6 +3,7 @@
 //! (`/problems/{slug}`, the `type` of every error).
 
 mod components;
+mod descriptions;
 mod docs;
 mod document;
 pub mod problems;

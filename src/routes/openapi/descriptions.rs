@@ -1,0 +1,390 @@
+//! The text of the named schemas and of their properties, for someone integrating. A schema's
+//! own `description` (written where it is declared) wins; these fill what it leaves out. A test
+//! names every schema that has neither (`every_schema_and_property_is_described`).
+
+use serde_json::{Map, Value};
+
+/// Schema name → what it is.
+const SCHEMAS: &[(&str, &str)] = &[
+    ("Health", "Whether the service is up, and how the MCP server authenticates its calls."),
+    ("Credential", "The calling credential as the server sees it: kind, scopes, company scope, client id and expiry. Never the secret."),
+    ("LoginRequest", "A demo user's username and password (internal testing only)."),
+    ("LoginToken", "A short-lived JWT to send as `Authorization: Bearer <access_token>`."),
+    ("Company", "A tenant of the account. Devices, ads, media, promotions, tokens, invoices and webhooks each belong to one company."),
+    ("Branding", "How a company's screens look: brand colours, fonts, corner radius, tagline and logos."),
+    ("BrandingUpdate", "Brand tokens to change; absent members keep their value."),
+    ("Device", "A screen of a company, with its derived connection status."),
+    ("DeviceCreate", "A screen to register in a company."),
+    ("DeviceUpdate", "Device fields to change; absent fields keep their value."),
+    ("DeviceHeartbeat", "What a screen's player reports: all members optional."),
+    ("DeviceDiagnostics", "Why a screen shows what it shows: heartbeat age, current ad, storage, uptime and recent playback errors."),
+    ("Ad", "An ad of a company: headline, media, linked promotion, and the devices it is assigned to."),
+    ("AdCreate", "An ad to create."),
+    ("AdUpdate", "Ad fields to change; absent fields keep their value."),
+    ("AdAssignmentCreate", "The device to put the ad on."),
+    ("AdAssignment", "An ad on a device."),
+    ("Media", "An uploaded image or video: its metadata; the bytes are at `download_url`."),
+    ("Promotion", "A time-boxed offer shown through QR codes, with its derived state."),
+    ("PromotionCreate", "A promotion to create (it starts inactive)."),
+    ("PromotionUpdate", "Promotion fields to change; absent fields keep their value."),
+    ("QrCode", "A QR code of a promotion: its target URL and an inline SVG."),
+    ("Plan", "A subscription plan and the limits it sets."),
+    ("TokenPack", "A pack of tokens on sale."),
+    ("TokenPackPurchase", "The company to buy a token pack for."),
+    ("TokenBalance", "A company's token balance."),
+    ("TokenTransaction", "One entry of the token ledger: an amount and the balance after it."),
+    ("TokenPurchase", "The result of buying a token pack: the ledger entry and the charge on the invoice."),
+    ("Invoice", "A company's invoice for a period, with its total."),
+    ("InvoiceWithLines", "An invoice with its lines (the charges)."),
+    ("Charge", "One billed amount: subscription, token pack, overage or credit."),
+    ("Webhook", "An endpoint that receives signed deliveries of the chosen event types (secret masked)."),
+    ("WebhookWithSecret", "A webhook as created: the only time its signing `secret` is shown."),
+    ("WebhookCreate", "A webhook endpoint to register."),
+    ("WebhookUpdate", "Webhook fields to change; absent fields keep their value."),
+    ("WebhookEventType", "An event type a webhook can subscribe to."),
+    ("ApiClient", "An integration of the account; its keys are sent with its id in `X-Service-Client-Id`."),
+    ("ApiClientCreate", "An API client to create."),
+    ("ApiKey", "An API key's metadata: prefix and last four characters, never the secret."),
+    ("ApiKeyWithSecret", "A key as created: the only time its secret `rawKey` is shown."),
+    ("ApiKeyCreate", "A key to create for a client."),
+    ("ApiKeyRotate", "How long the key being replaced stays valid."),
+    ("ApiKeyRotation", "The new key (with its secret, shown once) and the old key with its new expiry."),
+    ("AuditEntry", "One audited request: who, what route, the status and outcome."),
+    ("ResetResult", "What a sandbox reset restored."),
+    // The enums, named where they first appear (`components::hoist_enums`).
+    ("HealthBackendAuthMode", "How the MCP server authenticates the REST calls of its tools."),
+    ("CredentialType", "The kind of credential: an API key or a login token."),
+    ("BrandingLogosVariant", "Which logo variant: `primary`, `dark` (for dark backgrounds) or `icon`."),
+    ("DevicePlatform", "The player platform of a screen."),
+    ("DeviceOrientation", "How a screen is mounted."),
+    ("DeviceStatus", "A screen's derived connection status: `online` (heartbeat within the offline threshold), `offline` (older), `never_seen` (none yet)."),
+    ("AdStatus", "Where an ad is in its life: only `active` ads play."),
+    ("MediaContentType", "The media types an upload may have."),
+    ("PromotionState", "A promotion's derived state: `active` (on, within its window), `scheduled` (on, not started), `expired` (window over), `inactive` (off)."),
+    ("TokenTransactionKind", "Why the token balance changed."),
+    ("InvoiceStatus", "Where an invoice is: `draft`, `open` (charges accrue), `paid` or `void`."),
+    ("ChargeKind", "What a charge bills: the subscription, a token pack, an overage, or a credit."),
+    ("WebhookEventTypes", "The event types a webhook can subscribe to (`GET /webhook-event-types` describes each)."),
+    ("ApiKeyStatus", "Whether a key works: `active`, or `revoked`/`expired` (refused with 401)."),
+    ("ApiKeyCreateScopes", "The scopes a key can hold: `<area>:read`, `<area>:write` and `admin`."),
+    ("PromotionsActive", "`true`: only promotions running now; `false`: only the others."),
+    ("PromotionsFormat", "The image format of a QR code."),
+];
+
+/// Schema name suffix → text, for schemas the table does not name.
+const SUFFIXES: &[(&str, &str)] = &[
+    ("Create", "The body that creates this kind of object."),
+    (
+        "Update",
+        "Fields to change; absent fields keep their value.",
+    ),
+];
+
+/// Property name → what it holds, wherever it appears without its own text.
+const PROPERTIES: &[(&str, &str)] = &[
+    (
+        "id",
+        "The object's id: its kind's prefix and a time-sortable suffix.",
+    ),
+    (
+        "object",
+        "The kind of object, the same value for every object of this schema.",
+    ),
+    ("company_id", "The company that owns it."),
+    ("account_id", "The account the credential belongs to."),
+    ("name", "The human-readable name shown in the console."),
+    ("description", "Free text for people; not interpreted."),
+    ("status", "Its current status (see the enum)."),
+    ("state", "Its derived state (see the enum)."),
+    ("created_at", "When it was created (RFC 3339, UTC)."),
+    ("updated_at", "When it last changed (RFC 3339, UTC)."),
+    (
+        "expires_at",
+        "When it stops being valid (RFC 3339, UTC); `null`: never.",
+    ),
+    (
+        "client_id",
+        "The API client (integration), sent as `X-Service-Client-Id`.",
+    ),
+    (
+        "companyScope",
+        "The one company the key is limited to; `null`: every company of the account.",
+    ),
+    (
+        "currency",
+        "ISO 4217 currency code of the amounts (integer cents).",
+    ),
+    (
+        "scopes",
+        "What the credential may do: `<area>:read`, `<area>:write`, `admin`.",
+    ),
+    ("scope", "The scope involved."),
+    ("event_types", "The event types delivered to this webhook."),
+    ("enabled", "Whether deliveries are made."),
+    ("type", "The kind of credential or record."),
+    (
+        "prefix",
+        "The key's public prefix (`sgn_test_<key id>`), safe to log.",
+    ),
+    (
+        "location",
+        "Where the screen hangs, free text (may be empty).",
+    ),
+    ("platform", "The screen's player platform."),
+    ("orientation", "How the screen is mounted."),
+    ("resolution", "WIDTHxHEIGHT in pixels, e.g. 1920x1080."),
+    (
+        "app_version",
+        "The player app version last reported by a heartbeat; `null` before one.",
+    ),
+    ("device_id", "The device (screen)."),
+    ("ad_id", "The ad."),
+    ("headline", "The text shown with the ad."),
+    ("promotion_id", "The linked promotion; `null`: none."),
+    ("media_id", "The media item the ad shows; `null`: none."),
+    (
+        "duration_seconds",
+        "How long the ad plays per loop, in seconds.",
+    ),
+    ("landing_url", "Where the QR codes lead."),
+    ("discount_percent", "The discount offered, in percent."),
+    (
+        "activation_cost_tokens",
+        "Tokens spent from the company's balance each time it is activated.",
+    ),
+    ("starts_at", "When it starts (RFC 3339, UTC)."),
+    (
+        "ends_at",
+        "When it ends (RFC 3339, UTC); `null`: open-ended.",
+    ),
+    ("username", "The demo user's username."),
+    ("password", "The demo user's password."),
+    ("access_token", "The JWT."),
+    ("token_type", "Always `Bearer`."),
+    ("expires_in", "Seconds until the token expires."),
+    ("colors", "Brand colours as `#rrggbb`, by role."),
+    ("fonts", "Font families, by role."),
+    (
+        "corner_radius_px",
+        "Corner radius of cards on screen, in pixels.",
+    ),
+    ("tagline", "A short brand line shown on screens."),
+    ("logos", "The company's logo variants."),
+    (
+        "uptime_seconds",
+        "Seconds since the player started, as last reported.",
+    ),
+    ("code", "A machine-readable code."),
+    ("balance", "Tokens available."),
+    ("balance_after", "The balance right after this transaction."),
+    ("kind", "What kind of entry this is (see the enum)."),
+    ("number", "The human-facing number."),
+    ("period_start", "First day of the billed period."),
+    ("period_end", "Last day of the billed period."),
+    ("issued_at", "When it was issued; `null` while open."),
+    ("due_at", "When payment is due; `null` while open."),
+    ("paid_at", "When it was paid; `null` if unpaid."),
+    ("total_cents", "The total, in cents of `currency`."),
+    ("amount_cents", "The amount, in cents of `currency`."),
+    ("price_cents", "The price, in cents of `currency`."),
+    (
+        "monthly_price_cents",
+        "The monthly price, in cents of `currency`.",
+    ),
+    ("url", "The endpoint deliveries are POSTed to."),
+    (
+        "last_four",
+        "The last four characters of the secret, to recognise it.",
+    ),
+    (
+        "last_used_at",
+        "When it was last used (updated at most once a minute); `null`: never.",
+    ),
+    ("revoked_at", "When it was revoked; `null`: not revoked."),
+    (
+        "replaced_by",
+        "The key that replaced it in a rotation; `null`: none.",
+    ),
+    ("ok", "`true` when the service is up."),
+    (
+        "backendAuthMode",
+        "How MCP tool calls authenticate: `passthrough`, with the caller's own key.",
+    ),
+    ("key_id", "The key's id."),
+    ("user_id", "The login user's id."),
+    (
+        "visible_company_ids",
+        "The companies this credential can see.",
+    ),
+    ("activated_at", "When it was last activated; `null`: never."),
+    (
+        "deactivated_at",
+        "When it was last deactivated; `null`: never.",
+    ),
+    (
+        "actor",
+        "Who made the request: a key id or a login user; `null` if unauthenticated.",
+    ),
+    ("assigned_ad_count", "How many ads are assigned to it."),
+    ("assigned_at", "When the ad was put on the device."),
+    ("at", "When it happened (RFC 3339, UTC)."),
+    ("charge", "The charge billed for it."),
+    ("charge_id", "The charge billed for it."),
+    ("content_type", "The media type of the bytes."),
+    ("country", "ISO 3166-1 alpha-2 country code."),
+    (
+        "current_ad",
+        "The ad the screen reports playing; `null`: none.",
+    ),
+    (
+        "current_ad_id",
+        "The ad the screen last reported playing; `null`: none.",
+    ),
+    ("device_count", "How many devices it has."),
+    (
+        "duration_ms",
+        "Video duration in milliseconds; `null` for images.",
+    ),
+    ("features", "What the plan includes."),
+    ("filename", "The file name given at upload."),
+    (
+        "grace_period_seconds",
+        "How long the replaced key stays valid.",
+    ),
+    ("height", "Height in pixels; `null` when not an image."),
+    ("width", "Width in pixels; `null` when not an image."),
+    ("included_tokens_monthly", "Tokens credited each month."),
+    ("industry", "The company's industry."),
+    ("invoice_id", "The invoice it is billed on."),
+    ("label", "A label for people."),
+    (
+        "last_heartbeat_at",
+        "When the last heartbeat arrived; `null`: never.",
+    ),
+    (
+        "last_seen",
+        "When the last heartbeat arrived; `null`: never.",
+    ),
+    ("lines", "The charges on the invoice."),
+    ("max_devices", "Devices allowed per company."),
+    ("method", "The HTTP method."),
+    ("new_key", "The new key, with its secret (shown once)."),
+    (
+        "offline_after_seconds",
+        "Heartbeat age after which the device counts as offline.",
+    ),
+    ("outcome", "`ok`, or the problem code or type of a failure."),
+    ("plan_id", "The plan."),
+    (
+        "playback_errors",
+        "Playback errors since the last heartbeat.",
+    ),
+    ("previous_key", "The replaced key, with its new expiry."),
+    ("qr_code_count", "How many QR codes it has."),
+    (
+        "recent_playback_errors",
+        "The latest playback errors, newest first.",
+    ),
+    ("request_id", "The request's `Request-Id`."),
+    ("reset", "What was restored."),
+    ("route", "The route pattern called."),
+    ("scan_count", "How many times it was scanned."),
+    (
+        "seconds_since_heartbeat",
+        "Age of the last heartbeat in seconds; `null`: never.",
+    ),
+    (
+        "sha256",
+        "SHA-256 of the bytes, hex; also the download's ETag.",
+    ),
+    ("size_bytes", "Size of the bytes."),
+    ("slug", "A URL-safe short name."),
+    ("storage", "Storage use as last reported."),
+    ("storage_total_mb", "Total storage in MB."),
+    ("storage_used_mb", "Used storage in MB."),
+    ("target_url", "The URL the QR code encodes."),
+    ("timezone", "IANA time zone name."),
+    ("token_pack_id", "The token pack."),
+    ("tokens", "Number of tokens."),
+    ("transaction", "The ledger entry."),
+    ("message", "What went wrong, for people."),
+    ("occurred_at", "When it happened (RFC 3339, UTC)."),
+    ("download_url", "Where to GET the bytes."),
+    ("secret", "The signing secret, shown once."),
+    (
+        "secret_last4",
+        "The last four characters of the signing secret.",
+    ),
+    ("rawKey", "The API key itself: shown once, store it now."),
+    ("devices", "The devices it is assigned to."),
+    (
+        "newly_assigned",
+        "`false` when it was already assigned (nothing changed).",
+    ),
+    ("amount", "Tokens added (positive) or spent (negative)."),
+    ("free_percent", "Free storage in percent."),
+    ("used_mb", "Used storage in MB."),
+    ("total_mb", "Total storage in MB."),
+    ("svg", "The QR code as an SVG document."),
+    ("image_url", "Where to GET the QR code as an image."),
+    ("variant", "Which logo variant."),
+    ("primary", "Main brand colour."),
+    ("secondary", "Second brand colour."),
+    ("accent", "Colour for highlights and calls to action."),
+    ("background", "Screen background colour."),
+    ("text", "Body text colour."),
+    ("heading", "Font family of headings."),
+    ("body", "Font family of body text."),
+    ("format", "The file format."),
+];
+
+fn lookup(table: &[(&str, &'static str)], key: &str) -> Option<&'static str> {
+    table.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+/// Adds the table's text to each schema and property without one.
+pub fn describe(schemas: &mut Map<String, Value>) {
+    for (name, schema) in schemas.iter_mut() {
+        let Some(obj) = schema.as_object_mut() else {
+            continue;
+        };
+        if !obj.contains_key("description") {
+            let text = lookup(SCHEMAS, name).or_else(|| {
+                SUFFIXES
+                    .iter()
+                    .find(|(s, _)| name.ends_with(s))
+                    .map(|(_, t)| *t)
+            });
+            if let Some(text) = text {
+                obj.insert("description".into(), text.into());
+            }
+        }
+        describe_properties(schema);
+    }
+}
+
+fn describe_properties(schema: &mut Value) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let Some(p) = prop.as_object_mut() {
+                if !p.contains_key("description") {
+                    if let Some(text) = lookup(PROPERTIES, name) {
+                        p.insert("description".into(), text.into());
+                    }
+                }
+            }
+            describe_properties(prop);
+        }
+    }
+    if let Some(items) = obj.get_mut("items") {
+        describe_properties(items);
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = obj.get_mut(key) {
+            branches.iter_mut().for_each(describe_properties);
+        }
+    }
+}
