@@ -19,6 +19,7 @@ mod mcp_writes;
 mod media;
 mod openapi;
 mod promotions;
+mod sandbox_clock;
 mod schemas;
 mod security_credentials;
 mod security_input;
