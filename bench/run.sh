@@ -8,7 +8,8 @@
 # BENCH_LOG_LEVEL (server log filter; default: the server's own default), BENCH_SKIP_BUILD=1,
 # BENCH_BIN (the signage binary to measure; default target/release/signage, e.g. a copy of an
 # earlier build for a before/after comparison), BENCH_PIN (1: server on CPU 1, wrk on CPU 0 — the default when taskset exists and there are two
-# or more CPUs; 0: no pinning), BENCH_SKIP_TX=1 (skip the token-ledger part).
+# or more CPUs; 0: no pinning), BENCH_SKIP_TX=1 (skip the token-ledger part), BENCH_SKIP_SANDBOX=1 (skip the sandbox and
+# webhook part; its knobs are in bench/sandbox.py).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -339,6 +340,18 @@ if [[ "${BENCH_SKIP_TX:-0}" == 1 ]]; then
   record kind=tx status="skipped (BENCH_SKIP_TX=1)"
 else
   ledger_bench
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# 5. The sandbox (snapshot restore, a 24 h clock advance, the idle tick) and webhook delivery.
+if [[ "${BENCH_SKIP_SANDBOX:-0}" == 1 ]]; then
+  log "sandbox: skipped (BENCH_SKIP_SANDBOX=1)"
+  record kind=sandbox 'data={"skipped": true}'
+else
+  log "sandbox: snapshot restore, advance 24 h, idle tick, webhook delivery"
+  mkdir -p "$WORK/sandbox"
+  python3 "$BENCH/sandbox.py" "$BIN" "$WORK/sandbox" "$WORK/sandbox.json" || die "sandbox bench failed"
+  record kind=sandbox "data=$(cat "$WORK/sandbox.json")"
 fi
 
 # ---------------------------------------------------------------------------------------------------

@@ -7,22 +7,48 @@ use crate::config::Settings;
 use crate::db::{Db, DbError, OpenReport};
 use crate::http::router::{Route, Router};
 pub use crate::http::App;
+use crate::random::Seeded;
+use crate::time::Clock;
+use crate::timeline::{Source, Timeline};
 use base64::Engine;
 use rusqlite::OptionalExtension;
 use std::sync::Arc;
 
 impl App {
+    /// Builds the app on its own clock: the fixtures of a new database are anchored to the clock's
+    /// start, so a frozen sandbox shows the same world whenever it starts.
     pub fn build(settings: Settings) -> Result<(App, OpenReport), DbError> {
-        let (db, report) = Db::open(&settings.database, settings.load_fixtures)?;
-        let secret = match &settings.jwt_secret {
-            Some(s) => s.as_bytes().to_vec(),
-            None => stored_jwt_secret(&db)?,
+        let clock = Arc::new(match settings.sandbox_clock {
+            Some(at) => Clock::frozen_at(at),
+            None => Clock::system(),
+        });
+        let seeded = settings
+            .sandbox_seed
+            .map(|seed| Arc::new(Seeded::new(seed)));
+        let run = |f: &mut dyn FnMut() -> Result<(Db, OpenReport, Vec<u8>), DbError>| match &seeded
+        {
+            Some(g) => clock.run(|| g.run(&mut *f)),
+            None => clock.run(&mut *f),
         };
+        let (db, report, secret) = run(&mut || {
+            let (db, report) = Db::open(&settings.database, settings.load_fixtures)?;
+            let secret = match &settings.jwt_secret {
+                Some(s) => s.as_bytes().to_vec(),
+                None => stored_jwt_secret(&db)?,
+            };
+            Ok((db, report, secret))
+        })?;
         let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
+        let mut routes = routes();
+        if !settings.sandbox_control {
+            routes.retain(|r| !r.path.starts_with("/_sandbox/"));
+        }
         let app = App {
-            router: Router::new(routes()).with_schemas(crate::routes::schemas()),
+            router: Router::new(routes).with_schemas(crate::routes::schemas()),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
+            clock,
+            seeded,
             db,
             jwt,
             login_throttle: LoginThrottle::default(),
@@ -31,6 +57,7 @@ impl App {
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
+        app.extensions.insert(Arc::new(Timeline::new(sources())));
         Ok((app, report))
     }
 }
@@ -40,6 +67,12 @@ pub fn routes() -> Vec<Route> {
     let mut routes = crate::routes::all();
     routes.extend(crate::mcp::routes());
     routes
+}
+
+/// Everything that happens as the sandbox clock moves, each source beside the area it changes
+/// ([`crate::timeline`]).
+fn sources() -> Vec<Box<dyn Source>> {
+    vec![]
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so

@@ -69,6 +69,12 @@ pub struct Serve {
     /// disable POST /auth/login
     #[argh(switch)]
     pub no_login: bool,
+    /// start with the clock frozen at this RFC 3339 instant (e.g. 2026-03-02T09:00:00Z), or `system`
+    #[argh(option)]
+    pub clock: Option<String>,
+    /// seed for ids, server-made secrets and request ids (reproducible runs; secrets predictable)
+    #[argh(option)]
+    pub seed: Option<u64>,
 }
 
 #[derive(FromArgs)]
@@ -510,6 +516,10 @@ fn create_user(a: UsersCreate) -> Result<(), String> {
 
 fn serve(s: Serve) -> Result<(), String> {
     let mut layers = base_layers(&s.config)?;
+    let clock = match &s.clock {
+        Some(v) => Some(crate::config::parse_clock(v).map_err(|e| format!("--clock: {e}"))?),
+        None => None,
+    };
     layers.push(Layer {
         listen: s.listen,
         port: s.port,
@@ -523,6 +533,8 @@ fn serve(s: Serve) -> Result<(), String> {
         mcp_allowed_origins: (!s.mcp_allowed_origin.is_empty())
             .then(|| s.mcp_allowed_origin.clone()),
         login_enabled: s.no_login.then_some(false),
+        sandbox_clock: clock,
+        sandbox_seed: s.seed,
         ..Layer::default()
     });
     let settings = Settings::resolve(&layers).map_err(|e| e.to_string())?;

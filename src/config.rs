@@ -64,6 +64,16 @@ pub struct Settings {
     pub device_offline_after_secs: i64,
     /// Webhook URLs may target loopback and private ranges ([`crate::outbound`]).
     pub webhook_allow_private_targets: bool,
+    /// Start with the clock frozen at this instant (Unix seconds); `None` follows the system clock.
+    pub sandbox_clock: Option<i64>,
+    /// Seed of the generator behind ids, secrets and request ids; `None` draws from the OS.
+    pub sandbox_seed: Option<u64>,
+    /// The `/_sandbox/*` control routes exist (404 when off).
+    pub sandbox_control: bool,
+    /// The seeded screens heartbeat and play on their own (the simulated fleet).
+    pub sandbox_simulate_fleet: bool,
+    /// On the system clock, how often (milliseconds) the sandbox runs what has fallen due.
+    pub sandbox_tick_millis: u64,
 }
 
 impl Default for Settings {
@@ -90,6 +100,11 @@ impl Default for Settings {
             pending_change_ttl_secs: 600,
             device_offline_after_secs: 300,
             webhook_allow_private_targets: true,
+            sandbox_clock: None,
+            sandbox_seed: None,
+            sandbox_control: true,
+            sandbox_simulate_fleet: true,
+            sandbox_tick_millis: 1000,
         }
     }
 }
@@ -119,6 +134,12 @@ pub struct Layer {
     pub pending_change_ttl_secs: Option<u64>,
     pub device_offline_after_secs: Option<i64>,
     pub webhook_allow_private_targets: Option<bool>,
+    /// `Some(None)`: the system clock, set explicitly (overrides a frozen clock of a lower layer).
+    pub sandbox_clock: Option<Option<i64>>,
+    pub sandbox_seed: Option<u64>,
+    pub sandbox_control: Option<bool>,
+    pub sandbox_simulate_fleet: Option<bool>,
+    pub sandbox_tick_millis: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +172,8 @@ struct FileConfig {
     devices: FileDevices,
     #[serde(default)]
     webhooks: FileWebhooks,
+    #[serde(default)]
+    sandbox: FileSandbox,
 }
 
 #[derive(Deserialize, Default)]
@@ -209,6 +232,26 @@ struct FileWebhooks {
     allow_private_targets: Option<bool>,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileSandbox {
+    clock: Option<String>,
+    seed: Option<u64>,
+    control: Option<bool>,
+    simulate_fleet: Option<bool>,
+    tick_millis: Option<u64>,
+}
+
+/// An instant for `sandbox.clock`: RFC 3339, or `system` for the system clock.
+pub fn parse_clock(value: &str) -> Result<Option<i64>, String> {
+    if value == "system" {
+        return Ok(None);
+    }
+    crate::time::parse_rfc3339(value).map(Some).ok_or_else(|| {
+        format!("`{value}` is not an RFC 3339 instant (2026-03-02T09:00:00Z) or `system`")
+    })
+}
+
 impl Layer {
     /// Reads a TOML file. Unknown keys are an error, so a typo never silently falls back to a default.
     pub fn from_file(path: &Path) -> Result<Layer, ConfigError> {
@@ -224,6 +267,13 @@ impl Layer {
             Some(f) => Some(f.parse().map_err(|message| ConfigError::Parse {
                 path: path.to_owned(),
                 message,
+            })?),
+            None => None,
+        };
+        let sandbox_clock = match &file.sandbox.clock {
+            Some(v) => Some(parse_clock(v).map_err(|message| ConfigError::Parse {
+                path: path.to_owned(),
+                message: format!("sandbox.clock: {message}"),
             })?),
             None => None,
         };
@@ -250,6 +300,11 @@ impl Layer {
             pending_change_ttl_secs: file.mcp.pending_change_ttl_secs,
             device_offline_after_secs: file.devices.offline_after_secs,
             webhook_allow_private_targets: file.webhooks.allow_private_targets,
+            sandbox_clock,
+            sandbox_seed: file.sandbox.seed,
+            sandbox_control: file.sandbox.control,
+            sandbox_simulate_fleet: file.sandbox.simulate_fleet,
+            sandbox_tick_millis: file.sandbox.tick_millis,
         })
     }
 
@@ -303,6 +358,17 @@ impl Layer {
             pending_change_ttl_secs: parse(&get, "SIGNAGE_PENDING_CHANGE_TTL_SECS")?,
             device_offline_after_secs: parse(&get, "SIGNAGE_DEVICE_OFFLINE_AFTER_SECS")?,
             webhook_allow_private_targets: parse(&get, "SIGNAGE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")?,
+            sandbox_clock: match get("SIGNAGE_CLOCK") {
+                Some(v) => Some(parse_clock(&v).map_err(|message| ConfigError::Invalid {
+                    name: "SIGNAGE_CLOCK".into(),
+                    message,
+                })?),
+                None => None,
+            },
+            sandbox_seed: parse(&get, "SIGNAGE_SEED")?,
+            sandbox_control: parse(&get, "SIGNAGE_SANDBOX_CONTROL")?,
+            sandbox_simulate_fleet: parse(&get, "SIGNAGE_SANDBOX_SIMULATE_FLEET")?,
+            sandbox_tick_millis: parse(&get, "SIGNAGE_SANDBOX_TICK_MILLIS")?,
         })
     }
 }
@@ -340,8 +406,15 @@ impl Settings {
                 login_token_ttl_secs,
                 pending_change_ttl_secs,
                 device_offline_after_secs,
-                webhook_allow_private_targets
+                webhook_allow_private_targets,
+                sandbox_clock,
+                sandbox_control,
+                sandbox_simulate_fleet,
+                sandbox_tick_millis
             );
+            if let Some(seed) = l.sandbox_seed {
+                s.sandbox_seed = Some(seed);
+            }
             if let Some(secret) = l.jwt_secret.clone() {
                 s.jwt_secret = Some(secret);
             }
@@ -392,6 +465,12 @@ impl Settings {
             return Err(invalid(
                 "login_token_ttl_secs",
                 "must be between 60 and 86400",
+            ));
+        }
+        if !(10..=60_000).contains(&self.sandbox_tick_millis) {
+            return Err(invalid(
+                "sandbox.tick_millis",
+                "must be between 10 and 60000",
             ));
         }
         if self.pending_change_ttl_secs == 0 {

@@ -2,7 +2,7 @@
 //!
 //! A new id is `<prefix>_` + 9 base-36 characters of the creation time in milliseconds + 11 base-36
 //! characters of a counter, so ids sort by creation time and every list can page by id alone. The
-//! counter is monotonic within the process (as ULID's monotonic mode): the first id of a millisecond
+//! counter is monotonic per clock, that is per app (as ULID's monotonic mode): the first id of a millisecond
 //! starts it at a random value, every further id of the same millisecond (or of an earlier one, if
 //! the clock stepped back) adds a small random step to the previous value. So an id drawn later
 //! always sorts after one drawn earlier, even within one millisecond; ids drawn inside a
@@ -10,7 +10,6 @@
 //! with times in early 2025, so they sort before anything created later.
 
 use crate::random;
-use std::sync::Mutex;
 
 const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 /// 36^11: the number of values of the 11-character counter.
@@ -143,17 +142,6 @@ kinds! {
     PendingChange => "chg", PendingChangeId, "pending change";
 }
 
-/// The last (millisecond, counter) pair handed out in this process.
-static LAST: Mutex<(u64, u64)> = Mutex::new((0, 0));
-
-/// The next (millisecond, counter) pair, strictly after the previous one.
-fn next_stamp(now_ms: u64, random: u64) -> (u64, u64) {
-    // A poisoned lock only means another thread panicked while holding it; the pair is still valid.
-    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-    *last = advance(*last, now_ms, random);
-    *last
-}
-
 /// The pair after `last` at clock `now_ms`: a new millisecond starts the counter at a random value
 /// in its lower half (room for many increments); otherwise the counter steps by 1 to 65,536, and
 /// if it would overflow, the millisecond moves one ahead of the clock instead.
@@ -181,8 +169,8 @@ fn push_base36(out: &mut String, mut n: u64, width: usize) {
 
 pub fn new_id(kind: Kind) -> String {
     let random = u64::from_le_bytes(random::bytes::<8>());
-    let now_ms = crate::time::now_millis() as u64;
-    let (ms, counter) = next_stamp(now_ms, random);
+    // The stamp sequence belongs to the current clock: strictly increasing per app.
+    let (ms, counter) = crate::time::next_id_stamp(|now_ms, last| advance(last, now_ms, random));
     let mut out = String::with_capacity(kind.prefix().len() + 21);
     out.push_str(kind.prefix());
     out.push('_');

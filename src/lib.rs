@@ -48,4 +48,5 @@ pub mod routes;
 pub mod startup;
 pub mod telemetry;
 pub mod time;
+pub mod timeline;
 pub mod validate;

@@ -8,14 +8,87 @@
 //!   enough to tell requests apart in logs, cheap enough to draw on every request (no system call),
 //!   and predictable to anyone who sees enough of its output, so it is only for labels such as
 //!   request ids. Its name is at every call site.
+//!
+//! A sandbox started with a seed (`--seed N`) installs a [`Seeded`] generator for its requests, and
+//! then both kinds draw from it: ids, secrets and request ids repeat from run to run, which is what
+//! makes two seeded, frozen sandboxes answer byte for byte alike. Such secrets are predictable by
+//! design; without a seed nothing here changes.
 
 pub const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// `N` bytes from the operating system's generator.
+/// A seeded, deterministic generator (wyrand), shared by every thread serving one app.
+pub struct Seeded {
+    state: std::sync::Mutex<u64>,
+}
+
+impl Seeded {
+    pub fn new(seed: u64) -> Seeded {
+        Seeded {
+            state: std::sync::Mutex::new(seed),
+        }
+    }
+
+    pub fn next_u64(&self) -> u64 {
+        // A poisoned lock only means another thread panicked while holding it; the state is valid.
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (next, out) = wyrand(*state);
+        *state = next;
+        out
+    }
+
+    /// Runs `f` with this generator installed for the thread: every draw in it comes from here.
+    pub fn run<R>(self: &std::sync::Arc<Self>, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<std::sync::Arc<Seeded>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                SEEDED.with(|c| *c.borrow_mut() = previous);
+            }
+        }
+        let previous = SEEDED.with(|c| c.borrow_mut().replace(std::sync::Arc::clone(self)));
+        let _restore = Restore(previous);
+        f()
+    }
+}
+
+thread_local! {
+    static SEEDED: std::cell::RefCell<Option<std::sync::Arc<Seeded>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// One wyrand step: (next state, output).
+fn wyrand(state: u64) -> (u64, u64) {
+    let s = state.wrapping_add(0xa076_1d64_78bd_642f);
+    let t = u128::from(s) * u128::from(s ^ 0xe703_7ed1_a0b4_28db);
+    (s, ((t >> 64) as u64) ^ (t as u64))
+}
+
+/// The installed seeded generator's next word, if one is installed on this thread.
+fn seeded_u64() -> Option<u64> {
+    SEEDED.with(|c| c.borrow().as_ref().map(|g| g.next_u64()))
+}
+
+fn fill_seeded(buf: &mut [u8]) -> bool {
+    SEEDED.with(|c| match c.borrow().as_ref() {
+        Some(g) => {
+            for chunk in buf.chunks_mut(8) {
+                let word = g.next_u64().to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+            true
+        }
+        None => false,
+    })
+}
+
+/// `N` bytes from the operating system's generator (or the installed seeded one).
 pub fn bytes<const N: usize>() -> [u8; N] {
     let mut buf = [0u8; N];
+    if fill_seeded(&mut buf) {
+        return buf;
+    }
     // The OS generator failing is not recoverable; a zeroed secret would be worse than stopping.
     if let Err(err) = getrandom::fill(&mut buf) {
         panic!("operating system randomness unavailable: {err}");
@@ -76,13 +149,15 @@ pub mod nonsecret {
         nanos ^ here.rotate_left(32)
     }
 
-    /// The next 64 bits of this thread's wyrand stream.
+    /// The next 64 bits of this thread's wyrand stream (or of the installed seeded generator).
     pub fn next_u64() -> u64 {
+        if let Some(word) = super::seeded_u64() {
+            return word;
+        }
         STATE.with(|state| {
-            let s = state.get().wrapping_add(0xa076_1d64_78bd_642f);
-            state.set(s);
-            let t = u128::from(s) * u128::from(s ^ 0xe703_7ed1_a0b4_28db);
-            ((t >> 64) as u64) ^ (t as u64)
+            let (next, out) = super::wyrand(state.get());
+            state.set(next);
+            out
         })
     }
 
@@ -116,6 +191,17 @@ mod tests {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
         }
+    }
+
+    #[test]
+    fn a_seeded_generator_repeats_its_stream_for_every_kind_of_draw() {
+        let draw = || {
+            let g = std::sync::Arc::new(Seeded::new(42));
+            g.run(|| (hex::<8>(), base62(20), nonsecret::hex::<4>()))
+        };
+        assert_eq!(draw(), draw());
+        let unseeded = (hex::<8>(), base62(20));
+        assert_ne!(unseeded.0, draw().0);
     }
 
     #[test]

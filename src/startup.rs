@@ -60,8 +60,38 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
+    /// Serves until `shutdown` resolves. On the system clock, a background tick runs what falls
+    /// due (promotion windows, expiries, the simulated fleet) every `sandbox.tick_millis`; a frozen
+    /// clock runs it only when advanced.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
-        crate::http::server::serve(self.app, self.listener, shutdown).await
+        let ticker = (self.app.clock.mode() == crate::time::Mode::System)
+            .then(|| tokio::spawn(tick(Arc::clone(&self.app))));
+        let served = crate::http::server::serve(self.app, self.listener, shutdown).await;
+        if let Some(t) = ticker {
+            t.abort();
+        }
+        served
+    }
+}
+
+/// The system clock's tick: each one runs the timeline up to now on a blocking thread. A failed
+/// run is logged and retried on the next tick.
+async fn tick(app: Arc<App>) {
+    let period = std::time::Duration::from_millis(app.settings.sandbox_tick_millis);
+    let mut interval = tokio::time::interval(period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let app = Arc::clone(&app);
+        let ran = tokio::task::spawn_blocking(move || {
+            app.within(|| crate::routes::sandbox::clock::run(&app, crate::time::now()))
+        })
+        .await;
+        match ran {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => tracing::warn!(error = %err, "sandbox tick failed"),
+            Err(err) => tracing::warn!(error = %err, "sandbox tick panicked"),
+        }
     }
 }
 

@@ -1,21 +1,174 @@
-//! Wall-clock time as Unix seconds, and its RFC 3339 rendering.
+//! The service's one clock, and Unix seconds <-> RFC 3339.
+//!
+//! Every part of the service asks [`now`] for the time; nothing else reads the system clock. `now`
+//! reads the [`Clock`] of the app being served, which the pipeline installs on the thread for the
+//! length of a request (see `App::within`), so that several apps in one process (the test suite)
+//! each keep their own time. A clock is either the system clock or frozen at an instant that moves
+//! only when told to (`POST /_sandbox/clock/advance`), and only forward. Outside any app (the CLI's
+//! key commands) `now` is the system clock.
 //!
 //! The database stores Unix seconds (cheap to compare and to offset); the API speaks RFC 3339 UTC.
 
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub fn now() -> i64 {
+/// `system`, or `frozen` at an instant that moves only when the sandbox is told to advance it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    System,
+    Frozen,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::System => "system",
+            Mode::Frozen => "frozen",
+        }
+    }
+}
+
+/// A frozen clock moves forward only.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ClockError {
+    /// The clock follows the system time and cannot be set.
+    NotFrozen,
+    /// The asked instant is before the clock's (seconds asked, seconds now).
+    Backwards { asked: i64, now: i64 },
+}
+
+pub struct Clock {
+    /// Milliseconds since the epoch while frozen; `None` for the system clock.
+    frozen_ms: Option<AtomicI64>,
+    /// The instant the app started at (seconds): the demo fixtures are anchored to it.
+    started_at: i64,
+    /// The last (millisecond, counter) stamp of an id drawn on this clock (see `ids`): ids are
+    /// ordered per clock, so two apps in one process do not share a sequence.
+    last_id_stamp: Mutex<(u64, u64)>,
+}
+
+impl Clock {
+    pub fn system() -> Clock {
+        Clock {
+            frozen_ms: None,
+            started_at: system_millis().div_euclid(1000),
+            last_id_stamp: Mutex::new((0, 0)),
+        }
+    }
+
+    /// A clock frozen at `secs` (Unix seconds).
+    pub fn frozen_at(secs: i64) -> Clock {
+        Clock {
+            frozen_ms: Some(AtomicI64::new(secs.saturating_mul(1000))),
+            started_at: secs,
+            last_id_stamp: Mutex::new((0, 0)),
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        if self.frozen_ms.is_some() {
+            Mode::Frozen
+        } else {
+            Mode::System
+        }
+    }
+
+    pub fn started_at(&self) -> i64 {
+        self.started_at
+    }
+
+    pub fn now_millis(&self) -> i64 {
+        match &self.frozen_ms {
+            Some(ms) => ms.load(Ordering::Acquire),
+            None => system_millis(),
+        }
+    }
+
+    pub fn now(&self) -> i64 {
+        self.now_millis().div_euclid(1000)
+    }
+
+    /// Moves a frozen clock to `secs`. Setting it to the instant it already shows is a no-op.
+    pub fn set(&self, secs: i64) -> Result<(), ClockError> {
+        let Some(ms) = &self.frozen_ms else {
+            return Err(ClockError::NotFrozen);
+        };
+        let target = secs.saturating_mul(1000);
+        ms.fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
+            (target >= current).then_some(target)
+        })
+        .map(|_| ())
+        .map_err(|current| ClockError::Backwards {
+            asked: secs,
+            now: current.div_euclid(1000),
+        })
+    }
+
+    /// Runs `f` with this clock installed as the thread's current clock (what [`now`] reads).
+    /// Nested calls restore the outer clock when they return, also when `f` panics.
+    pub fn run<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<Arc<Clock>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                CURRENT.with(|c| *c.borrow_mut() = previous);
+            }
+        }
+        let previous = CURRENT.with(|c| c.borrow_mut().replace(Arc::clone(self)));
+        let _restore = Restore(previous);
+        f()
+    }
+
+    /// Updates the last id stamp with `next(now_ms, last)` and returns the new one.
+    fn next_stamp(&self, next: impl FnOnce(u64, (u64, u64)) -> (u64, u64)) -> (u64, u64) {
+        // A poisoned lock only means another thread panicked while holding it; the pair is valid.
+        let mut last = self.last_id_stamp.lock().unwrap_or_else(|e| e.into_inner());
+        *last = next(self.now_millis().max(0) as u64, *last);
+        *last
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Clock>>> = const { RefCell::new(None) };
+}
+
+/// The process-wide stamp sequence of ids drawn outside any app (the CLI).
+static PROCESS_CLOCK: std::sync::LazyLock<Clock> = std::sync::LazyLock::new(Clock::system);
+
+fn system_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
 
-pub fn now_millis() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
+/// The current clock's time, in Unix seconds.
+pub fn now() -> i64 {
+    now_millis().div_euclid(1000)
+}
+
+/// The current clock's time, in Unix milliseconds.
+pub fn now_millis() -> i64 {
+    CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(clock) => clock.now_millis(),
+        None => system_millis(),
+    })
+}
+
+/// The current clock, if an app installed one on this thread.
+pub fn current() -> Option<Arc<Clock>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// The next id stamp on the current clock (see `ids::new_id`): `next(now_ms, last)` gives the
+/// stamp after `last`.
+pub fn next_id_stamp(next: impl FnOnce(u64, (u64, u64)) -> (u64, u64)) -> (u64, u64) {
+    CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(clock) => clock.next_stamp(next),
+        None => PROCESS_CLOCK.next_stamp(next),
+    })
 }
 
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
@@ -124,6 +277,25 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frozen_clock_moves_forward_only_and_is_what_now_reads() {
+        let clock = Arc::new(Clock::frozen_at(1_772_442_000));
+        assert_eq!(clock.run(now), 1_772_442_000);
+        assert_eq!(clock.set(1_772_442_060), Ok(()));
+        assert_eq!(clock.run(now), 1_772_442_060);
+        assert_eq!(
+            clock.set(1_772_442_000),
+            Err(ClockError::Backwards {
+                asked: 1_772_442_000,
+                now: 1_772_442_060
+            })
+        );
+        assert_eq!(Clock::system().set(0), Err(ClockError::NotFrozen));
+        // Outside `run`, the system clock again.
+        assert!(now() > 1_772_442_060 + 86_400 * 200);
+        assert!(current().is_none());
+    }
 
     #[test]
     fn round_trips() {

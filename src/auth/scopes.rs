@@ -6,7 +6,12 @@
 //! | `write`          | every `<area>:write` and, through it, every read          |
 //! | `<area>:read`    | reading that area                                        |
 //! | `<area>:write`   | writing that area, and reading it                        |
-//! | `admin`          | everything, plus API clients, keys, audit and sandbox ops |
+//! | `admin`          | everything, plus API clients, keys, audit and the account's reset |
+//! | `sandbox`        | only the sandbox operator's `/_sandbox/*` controls (clock, fleet, faults, snapshots) |
+//!
+//! `sandbox` stands apart: it acts on the whole instance (every account shares one clock), so no
+//! account's `admin` implies it or may grant it; the operator creates such keys with the CLI, and the
+//! fixtures hold one (`sandbox-operator`).
 //!
 //! The areas, and which of them have a write scope, are the area registry ([`crate::areas`]).
 
@@ -28,6 +33,8 @@ pub enum Action {
     Authenticated,
     Use(Area, Level),
     Admin,
+    /// The sandbox operator's controls of the whole instance.
+    Sandbox,
 }
 
 impl Action {
@@ -38,11 +45,15 @@ impl Action {
             Action::Use(area, Level::Read) => format!("{}:read", area.name()),
             Action::Use(area, Level::Write) => format!("{}:write", area.name()),
             Action::Admin => "admin".into(),
+            Action::Sandbox => "sandbox".into(),
         }
     }
 
     pub fn is_write(self) -> bool {
-        matches!(self, Action::Use(_, Level::Write) | Action::Admin)
+        matches!(
+            self,
+            Action::Use(_, Level::Write) | Action::Admin | Action::Sandbox
+        )
     }
 }
 
@@ -51,6 +62,7 @@ pub enum Scope {
     Read,
     Write,
     Admin,
+    Sandbox,
     Area(Area, Level),
 }
 
@@ -60,6 +72,7 @@ impl Scope {
             "read" => Some(Scope::Read),
             "write" => Some(Scope::Write),
             "admin" => Some(Scope::Admin),
+            "sandbox" => Some(Scope::Sandbox),
             _ => {
                 let (area, level) = s.split_once(':')?;
                 let area = Area::ALL.iter().copied().find(|a| a.name() == area)?;
@@ -75,7 +88,12 @@ impl Scope {
 
     /// Every scope name a key may carry, for validation messages and the OpenAPI enum.
     pub fn all_names() -> Vec<String> {
-        let mut names = vec!["read".to_string(), "write".into(), "admin".into()];
+        let mut names = vec![
+            "read".to_string(),
+            "write".into(),
+            "admin".into(),
+            "sandbox".into(),
+        ];
         for a in Area::ALL {
             names.push(format!("{}:read", a.name()));
             if a.has_write() {
@@ -92,6 +110,7 @@ impl fmt::Display for Scope {
             Scope::Read => f.write_str("read"),
             Scope::Write => f.write_str("write"),
             Scope::Admin => f.write_str("admin"),
+            Scope::Sandbox => f.write_str("sandbox"),
             Scope::Area(a, Level::Read) => write!(f, "{}:read", a.name()),
             Scope::Area(a, Level::Write) => write!(f, "{}:write", a.name()),
         }
@@ -136,16 +155,20 @@ impl Scopes {
     }
 
     pub fn allows(&self, action: Action) -> bool {
+        if action == Action::Sandbox {
+            return self.0.contains(&Scope::Sandbox);
+        }
         if self.0.contains(&Scope::Admin) {
             return true;
         }
         match action {
             Action::Public | Action::Authenticated => true,
-            Action::Admin => false,
+            Action::Admin | Action::Sandbox => false,
             Action::Use(area, Level::Read) => self.0.iter().any(|s| match s {
                 Scope::Read | Scope::Write => true,
                 Scope::Area(a, _) => *a == area,
                 Scope::Admin => true,
+                Scope::Sandbox => false,
             }),
             Action::Use(area, Level::Write) => self.0.iter().any(|s| match s {
                 Scope::Write => true,
@@ -160,6 +183,7 @@ impl Scopes {
     pub fn covers(&self, other: &Scopes) -> bool {
         other.0.iter().all(|s| match s {
             Scope::Admin => self.0.contains(&Scope::Admin),
+            Scope::Sandbox => self.0.contains(&Scope::Sandbox),
             Scope::Read => self
                 .0
                 .iter()
@@ -196,5 +220,9 @@ mod tests {
         assert!(Scopes::parse_list("plans:write").is_err());
         assert!(Scopes::parse_list("root").is_err());
         assert!(write.covers(&ads) && !ads.covers(&write) && !write.covers(&admin));
+        let sandbox = Scopes::parse_list("sandbox").unwrap();
+        assert!(sandbox.allows(Action::Sandbox) && !sandbox.allows(rd));
+        assert!(!admin.allows(Action::Sandbox) && !admin.covers(&sandbox));
+        assert!(!sandbox.covers(&read) && sandbox.covers(&sandbox));
     }
 }

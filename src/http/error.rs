@@ -49,6 +49,10 @@ pub enum ApiError {
     Forbidden(String),
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A 409 with a machine-readable `code` (`clock_not_frozen`, `clock_backwards`): the request
+    /// cannot apply to the current state.
+    #[error("conflict ({code}): {detail}")]
+    ConflictCode { code: &'static str, detail: String },
     #[error("idempotency key reused with a different request")]
     IdempotencyMismatch,
     #[error("idempotent request in flight")]
@@ -163,6 +167,7 @@ impl ApiError {
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) | ApiError::AccountAdminRequired => StatusCode::FORBIDDEN,
             ApiError::Conflict(_)
+            | ApiError::ConflictCode { .. }
             | ApiError::IdempotencyMismatch
             | ApiError::IdempotencyInFlight
             | ApiError::SecretNotReplayable { .. } => StatusCode::CONFLICT,
@@ -189,7 +194,7 @@ impl ApiError {
             ApiError::Validation(_) => "validation-failed",
             ApiError::Unauthenticated(_) => "unauthenticated",
             ApiError::Forbidden(_) => "missing-scope",
-            ApiError::Conflict(_) => "conflict",
+            ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "conflict",
             ApiError::IdempotencyMismatch => "idempotency-key-reused",
             ApiError::IdempotencyInFlight => "idempotency-key-in-flight",
             ApiError::SecretNotReplayable { .. } => "secret-not-replayable",
@@ -215,7 +220,7 @@ impl ApiError {
             ApiError::Validation(_) => "Validation failed",
             ApiError::Unauthenticated(_) => "Unauthenticated",
             ApiError::Forbidden(_) => "Missing scope",
-            ApiError::Conflict(_) => "Conflict",
+            ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "Conflict",
             ApiError::IdempotencyMismatch => "Idempotency key reused",
             ApiError::IdempotencyInFlight => "Idempotent request in flight",
             ApiError::SecretNotReplayable { .. } => "Secret not replayable",
@@ -239,7 +244,8 @@ impl ApiError {
             | ApiError::UnsupportedMediaType(d)
             | ApiError::NotAcceptable(d)
             | ApiError::Unavailable(d)
-            | ApiError::Malformed { detail: d, .. } => d.clone(),
+            | ApiError::Malformed { detail: d, .. }
+            | ApiError::ConflictCode { detail: d, .. } => d.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
                 "This path supports: {}.",
                 allow.iter().map(Method::as_str).collect::<Vec<_>>().join(", ")
@@ -294,7 +300,9 @@ impl ApiError {
         match &self {
             ApiError::Validation(errors) => body["errors"] = json!(errors),
             ApiError::Unauthenticated(reason) => body["code"] = json!(reason.code()),
-            ApiError::Malformed { code, .. } => body["code"] = json!(code),
+            ApiError::Malformed { code, .. } | ApiError::ConflictCode { code, .. } => {
+                body["code"] = json!(code)
+            }
             ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),
             ApiError::InsufficientTokens { balance, required } => {
                 body["balance"] = json!(balance);

@@ -62,7 +62,17 @@ pub fn execute_as(app: &App, req: &Request, principal: &Principal) -> Response {
     )
 }
 
+/// Every request runs on its app's clock and generator ([`App::within`]).
 fn run_pipeline(
+    app: &App,
+    req: &Request,
+    found: Match<'_>,
+    authenticated: Option<&Principal>,
+) -> Response {
+    app.within(|| run_on_clock(app, req, found, authenticated))
+}
+
+fn run_on_clock(
     app: &App,
     req: &Request,
     found: Match<'_>,

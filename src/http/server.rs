@@ -143,8 +143,8 @@ async fn handle(
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
     let started = Instant::now();
     // Request ids label log lines and problems; they are not secrets, so they come from the
-    // per-thread generator (no system call per request).
-    let request_id = format!("req_{}", crate::random::nonsecret::hex::<12>());
+    // per-thread generator (no system call per request), or the app's seeded one.
+    let request_id = app.within(|| format!("req_{}", crate::random::nonsecret::hex::<12>()));
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();

@@ -7,9 +7,16 @@ use crate::auth::jwt::JwtKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::config::Settings;
 use crate::db::Db;
+use crate::random::Seeded;
+use crate::time::Clock;
+use std::sync::Arc;
 
 pub struct App {
     pub settings: Settings,
+    /// The one clock of this app: everything it does reads the time from here (see [`App::within`]).
+    pub clock: Arc<Clock>,
+    /// The seeded generator of a seeded sandbox (`sandbox.seed`); `None` draws from the OS.
+    pub seeded: Option<Arc<Seeded>>,
     pub db: Db,
     pub jwt: JwtKeys,
     pub login_throttle: LoginThrottle,
@@ -19,4 +26,16 @@ pub struct App {
     /// by type: http carries it without naming it, so the layers run one way. `app::App::build`
     /// puts it in; the service reads it back (`mcp::state`).
     pub extensions: hyper::http::Extensions,
+}
+
+impl App {
+    /// Runs `f` with this app's clock (and seeded generator, if any) installed on the thread, so
+    /// that `time::now`, ids and random draws inside it are this app's. The server and the pipeline
+    /// call it around every request; background work calls it around each step.
+    pub fn within<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.seeded {
+            Some(seeded) => self.clock.run(|| seeded.run(f)),
+            None => self.clock.run(f),
+        }
+    }
 }

@@ -22,6 +22,7 @@ pub mod media;
 pub mod openapi;
 pub mod plans;
 pub mod promotions;
+pub mod sandbox;
 pub mod tokens;
 pub mod webhooks;
 
@@ -104,6 +105,7 @@ pub const MODULES: &[Module] = &[
         webhooks::schemas,
     ),
     module("admin", None, admin::routes, admin::schemas),
+    module("sandbox", None, sandbox::routes, sandbox::schemas),
 ];
 
 /// Every REST route, module by module. The whole route table adds the MCP endpoint beside them

@@ -19,9 +19,11 @@ pub enum Cred {
     WriteKey,
     OtherCompanyKey,
     Admin,
+    /// The sandbox operator (scope `sandbox` only).
+    Operator,
 }
 
-pub const CREDS: [Cred; 10] = [
+pub const CREDS: [Cred; 11] = [
     Cred::NoCredential,
     Cred::Malformed,
     Cred::Unknown,
@@ -32,6 +34,7 @@ pub const CREDS: [Cred; 10] = [
     Cred::WriteKey,
     Cred::OtherCompanyKey,
     Cred::Admin,
+    Cred::Operator,
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +72,7 @@ pub fn headers(cred: Cred) -> Vec<(&'static str, String)> {
         // Scoped to Northwind Grocers; the sample objects belong to Northwind Pharmacy.
         Cred::OtherCompanyKey => k("northwind-grocers-write"),
         Cred::Admin => k("northwind-admin"),
+        Cred::Operator => k("sandbox-operator"),
     }
 }
 
@@ -90,7 +94,9 @@ pub fn expected(route: &Route, cred: Cred) -> Expect {
     }
     let needs = route.action;
     let scope_ok = match cred {
-        Cred::Admin => true,
+        // `admin` implies everything of its account, not the operator's control of the instance.
+        Cred::Admin => needs != Action::Sandbox,
+        Cred::Operator => matches!(needs, Action::Sandbox | Action::Authenticated),
         Cred::ReadKey => matches!(needs, Action::Authenticated | Action::Use(_, Level::Read)),
         Cred::WriteKey | Cred::OtherCompanyKey => {
             matches!(needs, Action::Authenticated | Action::Use(..))

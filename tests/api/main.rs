@@ -20,6 +20,7 @@ mod media;
 mod openapi;
 mod promotions;
 mod reference;
+mod sandbox_clock;
 mod schemas;
 mod security_credentials;
 mod security_input;

@@ -14,6 +14,10 @@ use std::collections::{BTreeSet, HashSet};
 /// GET routes that are deliberately not MCP tools, each with the reason.
 const NOT_A_TOOL: &[(&str, &str)] = &[
     (
+        "getSandboxClock",
+        "the sandbox operator's control of the instance, not account data",
+    ),
+    (
         "getOpenApi",
         "the REST API's own description, not sandbox data",
     ),

@@ -399,3 +399,50 @@ async fn every_schema_and_property_is_described() {
         "properties without a description: {props:?}"
     );
 }
+
+/// Every `code: "…"` a handler puts in a problem (`ApiError::Malformed`, `ApiError::ConflictCode`)
+/// is a value of the documented `ProblemCode` enum: a strict generated client would otherwise
+/// fail to read that error. Reads the sources, so a code added anywhere is named here.
+#[test]
+fn every_problem_code_in_the_sources_is_documented() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, _) in text.match_indices("ApiError::") {
+                    let rest = &text[i..];
+                    let variant = rest["ApiError::".len()..]
+                        .split(|c: char| !c.is_alphanumeric())
+                        .next()
+                        .unwrap();
+                    if variant != "Malformed" && variant != "ConflictCode" {
+                        continue;
+                    }
+                    let window = &rest[..rest.len().min(200)];
+                    if let Some(at) = window.find("code: \"") {
+                        let code = window[at + 7..].split('"').next().unwrap();
+                        out.push((code.to_string(), path.display().to_string()));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut found,
+    );
+    assert!(found.len() >= 4, "{found:?}");
+    let documented: Vec<&str> = problems::codes().iter().map(|c| c.code).collect();
+    let missing: Vec<&(String, String)> = found
+        .iter()
+        .filter(|(code, _)| !documented.contains(&code.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "problem codes missing from openapi::problems: {missing:?}"
+    );
+}

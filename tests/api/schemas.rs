@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use signage::jsonschema::validate as project_validate;
 
 /// Every GET is made as the first of these keys that gets a 200: an account admin sees everything.
-const KEYS: [&str; 2] = ["northwind-admin", "northwind-readwrite"];
+const KEYS: [&str; 3] = ["northwind-admin", "northwind-readwrite", "sandbox-operator"];
 
 /// A value for each required query parameter a GET route may have.
 fn sample_query_value(name: &str) -> Option<String> {

@@ -230,6 +230,12 @@ impl Route {
         self.idempotent = false;
         self
     }
+    /// Audits this route's calls, reads included (the sandbox operator's controls).
+    pub fn audited(mut self) -> Route {
+        self.audited = true;
+        self
+    }
+
     pub fn not_audited(mut self) -> Route {
         self.audited = false;
         self

@@ -51,6 +51,8 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("ApiKeyRotation", "The new key (with its secret, shown once) and the old key with its new expiry."),
     ("AuditEntry", "One audited request: who, what route, the status and outcome."),
     ("ResetResult", "What a sandbox reset restored."),
+    ("SandboxClock", "The sandbox clock: the instant every part of the service reads, and its mode."),
+    ("SandboxClockAdvanced", "What an advance of the clock did: from where to where, the due instants it stopped at, and what happened on the way."),
     // The enums, named where they first appear (`components::hoist_enums`).
     ("HealthBackendAuthMode", "How the MCP server authenticates the REST calls of its tools."),
     ("CredentialType", "The kind of credential: an API key or a login token."),
@@ -69,6 +71,7 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("ApiKeyCreateScopes", "The scopes a key can hold: `<area>:read`, `<area>:write` and `admin`."),
     ("PromotionsActive", "`true`: only promotions running now; `false`: only the others."),
     ("PromotionsFormat", "The image format of a QR code."),
+    ("SandboxClockMode", "`system`: the clock follows the system time; `frozen`: it moves only when advanced."),
 ];
 
 /// Schema name suffix → text, for schemas the table does not name.
@@ -336,6 +339,15 @@ const PROPERTIES: &[(&str, &str)] = &[
     ("heading", "Font family of headings."),
     ("body", "Font family of body text."),
     ("format", "The file format."),
+    ("now", "The clock's current instant (RFC 3339, UTC)."),
+    ("from", "Where the clock was before (RFC 3339, UTC)."),
+    ("to", "Where the clock was asked to go (RFC 3339, UTC)."),
+    ("mode", "The clock's mode (see the enum)."),
+    ("transitions", "State changes on the way, counted by kind."),
+    (
+        "events",
+        "Domain events recorded on the way, counted by type.",
+    ),
 ];
 
 fn lookup(table: &[(&str, &'static str)], key: &str) -> Option<&'static str> {

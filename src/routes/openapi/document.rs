@@ -27,6 +27,7 @@ fn access(action: Action) -> String {
             format!("**Access:** a credential with the `{scope}` scope (else 403 `missing-scope`). A company-scoped credential reaches only its own companies' objects; any other object is 404, exactly like a missing one.")
         }
         Action::Admin => "**Access:** the `admin` scope (else 403 `missing-scope`).".into(),
+        Action::Sandbox => "**Access:** the `sandbox` scope of the sandbox operator (else 403 `missing-scope`); no account's `admin` implies it.".into(),
     }
 }
 

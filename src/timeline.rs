@@ -1,0 +1,175 @@
+//! Time passing: what the sandbox does as its clock moves.
+//!
+//! Things happen on their own in the sandbox: a promotion's window opens and closes, a key expires,
+//! a screen stops heartbeating, an invoice falls overdue, the simulated fleet plays ads, a webhook
+//! retry falls due. Each kind is a [`Source`]; the [`Timeline`] runs them in time order up to an
+//! instant. On the system clock a background tick runs it up to "now" every
+//! `sandbox.tick_millis`; on a frozen clock `POST /_sandbox/clock/advance` runs it up to the new
+//! instant, moving the clock to each due instant in turn, so advancing by a day fires exactly what a
+//! day of real time would, in the same order, and every event carries the instant it happened at.
+//!
+//! The loop, to the target instant `until`:
+//! 1. ask every source for its earliest due instant at or before `until`; none: stop;
+//! 2. move a frozen clock to that instant `at` (never back);
+//! 3. let every source catch up its continuous activity to `at` (the fleet's heartbeats and plays,
+//!    written in bulk rather than one step per heartbeat);
+//! 4. run every source that has something due at or before `at`; repeat.
+//!
+//! Then every source catches up to `until`, and a frozen clock shows `until`. Sources live with the
+//! areas they change (routes, mcp, webhooks) and are registered once, by `app::App::build`.
+
+use crate::config::Settings;
+use crate::db::{Db, DbError};
+use crate::time::Clock;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// What a source may use: the database and the settings. The clock is the thread's current one
+/// (`time::now`), set to the instant being run.
+pub struct Env<'a> {
+    pub db: &'a Db,
+    pub settings: &'a Settings,
+}
+
+/// One kind of thing that happens as time passes.
+pub trait Source: Send + Sync {
+    /// A short name, for logs and errors.
+    fn name(&self) -> &'static str;
+
+    /// Brings continuous activity up to `at` (called before anything due at `at` runs). Most
+    /// sources have none.
+    fn catch_up(&self, _env: &Env<'_>, _at: i64, _report: &mut Report) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    /// The earliest instant at which something of this source is due, if anything is due at or
+    /// before `until`. It may be in the past (something overdue); it must stop being reported once
+    /// [`Source::run_due`] has run it.
+    fn next_due(&self, env: &Env<'_>, until: i64) -> Result<Option<i64>, DbError>;
+
+    /// Runs everything of this source due at or before `at`, recording a domain event for each
+    /// transition and counting it in `report`.
+    fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError>;
+}
+
+/// What happened while the clock moved: transitions counted by the sources, and the domain events
+/// recorded meanwhile (by type, whoever recorded them).
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    /// Due instants the timeline stopped at.
+    pub steps: u64,
+    pub transitions: BTreeMap<String, u64>,
+    pub events: BTreeMap<String, u64>,
+}
+
+impl Report {
+    pub fn count(&mut self, transition: &str, n: u64) {
+        if n > 0 {
+            *self.transitions.entry(transition.to_string()).or_default() += n;
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// A source kept reporting something due after running it: a bug, stopped rather than looped.
+    #[error("the timeline did not settle: {0} steps without reaching the target instant")]
+    Runaway(u64),
+}
+
+/// Due instants one run may stop at before giving up (a source that never settles).
+const MAX_STEPS: u64 = 100_000;
+
+/// The registered sources, run one at a time.
+pub struct Timeline {
+    sources: Vec<Box<dyn Source>>,
+    /// One run at a time: the tick and an advance (or two advances) never interleave.
+    running: Mutex<()>,
+}
+
+impl Timeline {
+    pub fn new(sources: Vec<Box<dyn Source>>) -> Timeline {
+        Timeline {
+            sources,
+            running: Mutex::new(()),
+        }
+    }
+
+    pub fn source_names(&self) -> Vec<&'static str> {
+        self.sources.iter().map(|s| s.name()).collect()
+    }
+
+    /// Runs everything due up to `until`, in time order; on a frozen clock, moves the clock there.
+    /// The caller has installed `clock` on the thread (`App::within`).
+    pub fn run_until(
+        &self,
+        env: &Env<'_>,
+        clock: &Clock,
+        until: i64,
+    ) -> Result<Report, TimelineError> {
+        // A poisoned lock only means an earlier run panicked; the database is the state, not the lock.
+        let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let frozen = clock.mode() == crate::time::Mode::Frozen;
+        let events_before = max_event_rowid(env.db)?;
+        let mut report = Report::default();
+        loop {
+            let mut next: Option<i64> = None;
+            for source in &self.sources {
+                if let Some(at) = source.next_due(env, until)? {
+                    next = Some(next.map_or(at, |n| n.min(at)));
+                }
+            }
+            let Some(due) = next else { break };
+            report.steps += 1;
+            if report.steps > MAX_STEPS {
+                return Err(TimelineError::Runaway(MAX_STEPS));
+            }
+            // Something overdue runs now: a frozen clock never moves back.
+            let at = due.max(clock.now());
+            if frozen {
+                let _ = clock.set(at);
+            }
+            for source in &self.sources {
+                source.catch_up(env, at, &mut report)?;
+            }
+            for source in &self.sources {
+                if source.next_due(env, at)?.is_some() {
+                    source.run_due(env, at, &mut report)?;
+                }
+            }
+        }
+        let end = until.max(clock.now());
+        if frozen {
+            let _ = clock.set(end);
+        }
+        for source in &self.sources {
+            source.catch_up(env, end, &mut report)?;
+        }
+        report.events = events_since(env.db, events_before)?;
+        Ok(report)
+    }
+}
+
+fn max_event_rowid(db: &Db) -> Result<i64, DbError> {
+    let conn = db.conn()?;
+    let mut stmt = conn.prepare_cached("SELECT coalesce(max(rowid), 0) FROM events")?;
+    Ok(stmt.query_row([], |r| r.get(0))?)
+}
+
+fn events_since(db: &Db, rowid: i64) -> Result<BTreeMap<String, u64>, DbError> {
+    let conn = db.conn()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT type, count(*) FROM events WHERE rowid > ?1 GROUP BY type")?;
+    let rows = stmt.query_map([rowid], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
+    let mut out = BTreeMap::new();
+    for row in rows {
+        let (t, n) = row?;
+        out.insert(t, n.max(0) as u64);
+    }
+    Ok(out)
+}
