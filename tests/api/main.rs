@@ -9,6 +9,7 @@ mod auth_matrix;
 mod billing;
 mod credentials;
 mod devices;
+mod examples;
 mod fuzz;
 mod limits;
 mod list_contract;

@@ -446,3 +446,41 @@ fn every_problem_code_in_the_sources_is_documented() {
         "problem codes missing from openapi::problems: {missing:?}"
     );
 }
+
+fn nulls(v: &Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Null => out.push(at.to_string()),
+        Value::Object(m) => {
+            for (k, x) in m {
+                if !matches!(
+                    k.as_str(),
+                    "example" | "examples" | "default" | "const" | "enum"
+                ) {
+                    nulls(x, &format!("{at}/{k}"), out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                nulls(x, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Outside example values, the document has no `null`: a member filled in by indexing a
+/// missing key (`op["requestBody"]…`) would be one, and validators refuse it.
+#[tokio::test]
+async fn the_document_has_no_stray_null() {
+    let app = TestApp::spawn().await;
+    let doc = doc(&app).await;
+    let mut found = Vec::new();
+    nulls(&doc, "", &mut found);
+    assert!(found.is_empty(), "{found:?}");
+    let bodies = operations(&doc)
+        .iter()
+        .filter(|(_, _, op)| op.get("requestBody").is_some())
+        .count();
+    assert!(bodies < 40, "{bodies} operations with a request body");
+}

@@ -290,7 +290,7 @@ pub fn document(router: &Router) -> Value {
         "OpenApiDocument".into(),
         json!({"type": "object", "description": "An OpenAPI 3.1 document."}),
     );
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": components::info(),
         "servers": components::servers(),
@@ -301,5 +301,7 @@ pub fn document(router: &Router) -> Value {
             "headers": components::headers(),
             "securitySchemes": components::security_schemes()
         }
-    })
+    });
+    super::examples::apply(&mut doc);
+    doc
 }

@@ -6,6 +6,7 @@ mod components;
 mod descriptions;
 mod docs;
 mod document;
+pub mod examples;
 pub mod problems;
 mod yaml;
 
