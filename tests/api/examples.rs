@@ -188,6 +188,21 @@ async fn every_example_validates_and_none_is_missing() {
                     Some(e) => check(format!("{at} response"), e, &ok["schema"]),
                     None => missing.push(format!("{at} response")),
                 }
+            } else if ok.is_object()
+                || op["responses"]["201"]["content"]["application/json"].is_object()
+            {
+                let media = if ok.is_object() {
+                    ok
+                } else {
+                    &op["responses"]["201"]["content"]["application/json"]
+                };
+                match media.get("example") {
+                    Some(e) if op["operationId"] != "getOpenApi" => {
+                        check(format!("{at} response"), e, &media["schema"])
+                    }
+                    Some(_) => {}
+                    None => missing.push(format!("{at} response")),
+                }
             }
         }
     }

@@ -218,6 +218,60 @@ fn values_by_name(v: &Value, out: &mut Map<String, Value>) {
     }
 }
 
+/// An example value of `schema`: what a GET showed of that component, else its own example,
+/// else one built member by member.
+fn example_of(
+    schema: &Value,
+    schemas: &Map<String, Value>,
+    seen: &Map<String, Value>,
+    depth: usize,
+) -> Option<Value> {
+    if depth > 12 {
+        return None;
+    }
+    if let Some((name, target)) = component(schema, schemas) {
+        if let Some(v) = seen.get(name).filter(|v| !v.is_null()) {
+            if fits(v, target) {
+                return Some(v.clone());
+            }
+        }
+        return example_of(target, schemas, seen, depth + 1);
+    }
+    if let Some(e) = schema.get("example").or_else(|| schema.get("const")) {
+        return Some(e.clone());
+    }
+    if let Some(first) = schema["enum"].get(0) {
+        return Some(first.clone());
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(branches) = schema[key].as_array() {
+            return branches
+                .iter()
+                .filter(|b| b["type"] != "null")
+                .find_map(|b| example_of(b, schemas, seen, depth + 1))
+                .or(Some(Value::Null));
+        }
+    }
+    if let Some(props) = schema["properties"].as_object() {
+        let mut out = Map::new();
+        for (name, p) in props {
+            if let Some(v) = example_of(p, schemas, seen, depth + 1) {
+                out.insert(name.clone(), v);
+            }
+        }
+        return Some(Value::Object(out));
+    }
+    match &schema["type"] {
+        Value::String(t) if t == "array" => Some(
+            example_of(&schema["items"], schemas, seen, depth + 1)
+                .map_or_else(|| json!([]), |v| json!([v])),
+        ),
+        Value::String(t) if t == "object" => Some(json!({})),
+        Value::Array(ts) if ts.contains(&json!("null")) => Some(Value::Null),
+        _ => None,
+    }
+}
+
 /// An example body for a request schema: each property that has an example.
 fn body_example(schema: &Value, schemas: &Map<String, Value>) -> Value {
     let schema = component(schema, schemas).map_or(schema, |(_, s)| s);
@@ -323,6 +377,17 @@ pub fn apply(doc: &mut Value) {
                 .filter(|m| m.is_object());
             if let Some(media) = media {
                 media["example"] = body_example(&media["schema"], &schemas);
+            }
+            // Writes: the resource as a GET showed it, else one built from property examples.
+            for status in ["200", "201"] {
+                let pointer = format!("/responses/{status}/content/application~1json");
+                if let Some(media) = op.pointer_mut(&pointer).filter(|m| m.is_object()) {
+                    if media.get("examples").is_none() && media.get("example").is_none() {
+                        if let Some(e) = example_of(&media["schema"], &schemas, &seen, 0) {
+                            media["example"] = e;
+                        }
+                    }
+                }
             }
         }
     }
