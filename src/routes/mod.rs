@@ -15,6 +15,7 @@ pub mod admin;
 pub mod ads;
 pub mod billing;
 pub mod companies;
+pub mod console;
 pub mod crud;
 pub mod devices;
 pub mod health;
@@ -105,6 +106,7 @@ pub const MODULES: &[Module] = &[
         webhooks::schemas,
     ),
     module("admin", None, admin::routes, admin::schemas),
+    module("console", None, console::routes, no_schemas),
     module("sandbox", None, sandbox::routes, sandbox::schemas),
 ];
 
