@@ -7,6 +7,7 @@ mod ads;
 mod appliance;
 mod auth_matrix;
 mod billing;
+mod console;
 mod credentials;
 mod devices;
 mod fuzz;

@@ -10,7 +10,7 @@
 //! `console.enabled = false` removes these routes (404).
 
 use crate::auth::Action;
-use crate::http::router::Route;
+use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use hyper::StatusCode;
 
@@ -26,6 +26,9 @@ const PLAYER_CSS: &str = include_str!("assets/player.css");
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 img-src 'self' blob: data:; media-src 'self' blob:; connect-src 'self'; form-action 'self'; \
 base-uri 'none'; frame-ancestors 'none'";
+
+/// The longest `slot` a player page accepts (an hour per ad).
+const MAX_SLOT_SECS: u32 = 3600;
 
 /// Every embedded asset: (path, content type, body).
 pub const ASSETS: &[(&str, &str, &str)] = &[
@@ -64,6 +67,11 @@ pub fn routes() -> Vec<Route> {
         Route::get("/player/{device_id}", "getPlayer", Action::Public, player)
             .tag("console")
             .summary("A full-screen page that behaves as this screen: plays its active ads, sends heartbeats and proof-of-play.")
+            .query(&[param(
+                "slot",
+                r#"{"type":"integer","minimum":1,"maximum":3600}"#,
+                "Seconds each ad is shown, instead of its own duration (demos and tests).",
+            )])
             .produces("text/html"),
     ]
 }
@@ -101,6 +109,18 @@ fn player(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Err(ApiError::NotFound(
             "A player page is at /player/{device_id}, with the id of a device (`dev_…`).".into(),
         ));
+    }
+    if let Some(slot) = ctx.query("slot") {
+        if !slot
+            .parse::<u32>()
+            .is_ok_and(|s| (1..=MAX_SLOT_SECS).contains(&s))
+        {
+            return Err(ApiError::invalid(
+                "slot",
+                "out_of_range",
+                format!("must be a whole number of seconds from 1 to {MAX_SLOT_SECS}"),
+            ));
+        }
     }
     Ok(with_policy(Response::new(
         StatusCode::OK,

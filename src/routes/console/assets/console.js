@@ -115,6 +115,22 @@ function nav(companyId) {
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
 
+/** WCAG contrast ratio of a #rrggbb colour against white. */
+function contrastWithWhite(hex) {
+  const lin = (i) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const l = 0.2126 * lin(1) + 0.7152 * lin(3) + 0.0722 * lin(5);
+  return 1.05 / (l + 0.05);
+}
+
+/** The first brand colour that white text stays readable on (WCAG AA, with room for the darker
+ * highlight of the current view), if any. */
+function readableBrandColour(colors) {
+  return [colors.primary, colors.secondary].find((c) => HEX.test(c || "") && contrastWithWhite(c) >= 4.6);
+}
+
 /** Applies a company's brand colours to the console while its pages are shown. */
 async function applyBranding(companyId) {
   const root = document.documentElement.style;
@@ -125,7 +141,8 @@ async function applyBranding(companyId) {
     const [company, branding] = await Promise.all([
       api("GET", `/companies/${companyId}`), api("GET", `/companies/${companyId}/branding`),
     ]);
-    if (HEX.test(branding.colors.primary)) root.setProperty("--primary", branding.colors.primary);
+    const colour = readableBrandColour(branding.colors);
+    if (colour) root.setProperty("--primary", colour);
     $("brand").textContent = company.name;
   } catch (_) {
     /* the page itself reports the problem */
