@@ -10,6 +10,7 @@ mod billing;
 mod console;
 mod credentials;
 mod devices;
+mod events_feed;
 mod fuzz;
 mod limits;
 mod list_contract;
