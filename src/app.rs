@@ -43,6 +43,13 @@ impl App {
         if !settings.sandbox_control {
             routes.retain(|r| !r.path.starts_with("/_sandbox/"));
         }
+        if !settings.console_enabled {
+            routes.retain(|r| {
+                r.path != "/console"
+                    && !r.path.starts_with("/console/")
+                    && !r.path.starts_with("/player/")
+            });
+        }
         let app = App {
             router: Router::new(routes).with_schemas(crate::routes::schemas()),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),

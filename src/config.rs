@@ -74,6 +74,8 @@ pub struct Settings {
     pub sandbox_simulate_fleet: bool,
     /// On the system clock, how often (milliseconds) the sandbox runs what has fallen due.
     pub sandbox_tick_millis: u64,
+    /// The demo console (`/console`) and the browser player (`/player/{id}`) are served.
+    pub console_enabled: bool,
 }
 
 impl Default for Settings {
@@ -105,6 +107,7 @@ impl Default for Settings {
             sandbox_control: true,
             sandbox_simulate_fleet: true,
             sandbox_tick_millis: 1000,
+            console_enabled: true,
         }
     }
 }
@@ -140,6 +143,7 @@ pub struct Layer {
     pub sandbox_control: Option<bool>,
     pub sandbox_simulate_fleet: Option<bool>,
     pub sandbox_tick_millis: Option<u64>,
+    pub console_enabled: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -174,6 +178,14 @@ struct FileConfig {
     webhooks: FileWebhooks,
     #[serde(default)]
     sandbox: FileSandbox,
+    #[serde(default)]
+    console: FileConsole,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConsole {
+    enabled: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -305,6 +317,7 @@ impl Layer {
             sandbox_control: file.sandbox.control,
             sandbox_simulate_fleet: file.sandbox.simulate_fleet,
             sandbox_tick_millis: file.sandbox.tick_millis,
+            console_enabled: file.console.enabled,
         })
     }
 
@@ -369,6 +382,7 @@ impl Layer {
             sandbox_control: parse(&get, "SIGNAGE_SANDBOX_CONTROL")?,
             sandbox_simulate_fleet: parse(&get, "SIGNAGE_SANDBOX_SIMULATE_FLEET")?,
             sandbox_tick_millis: parse(&get, "SIGNAGE_SANDBOX_TICK_MILLIS")?,
+            console_enabled: parse(&get, "SIGNAGE_CONSOLE_ENABLED")?,
         })
     }
 }
@@ -410,7 +424,8 @@ impl Settings {
                 sandbox_clock,
                 sandbox_control,
                 sandbox_simulate_fleet,
-                sandbox_tick_millis
+                sandbox_tick_millis,
+                console_enabled
             );
             if let Some(seed) = l.sandbox_seed {
                 s.sandbox_seed = Some(seed);

@@ -123,9 +123,19 @@ fn run_on_clock(
         return resp;
     }
 
-    // The principal moves into the handler's context and back (no copy per request).
+    // The principal moves into the handler's context and back (no copy per request). An MCP tool
+    // call arrives already authenticated by its MCP request: the events it records say `mcp`.
+    let origin = crate::events::Origin {
+        actor: principal.as_ref().map(|p| p.actor_id().to_string()),
+        via: if authenticated.is_some() {
+            "mcp"
+        } else {
+            "rest"
+        },
+    };
     let mut principal = principal;
-    let mut resp = run(app, req, route, params, &mut principal);
+    let mut resp =
+        crate::events::recorded_as(origin, || run(app, req, route, params, &mut principal));
 
     // Writes, and every authentication failure, including those of routes that authenticate
     // for themselves (the MCP endpoint).

@@ -15,8 +15,10 @@ pub mod admin;
 pub mod ads;
 pub mod billing;
 pub mod companies;
+pub mod console;
 pub mod crud;
 pub mod devices;
+pub mod events;
 pub mod health;
 pub mod media;
 pub mod openapi;
@@ -101,12 +103,26 @@ pub const MODULES: &[Module] = &[
     module(
         "webhooks",
         Some(Area::Webhooks),
-        webhooks::routes,
-        webhooks::schemas,
+        webhooks_and_events,
+        webhooks_and_events_schemas,
     ),
     module("admin", None, admin::routes, admin::schemas),
+    module("console", None, console::routes, no_schemas),
     module("sandbox", None, sandbox::routes, sandbox::schemas),
 ];
+
+/// The webhooks area: its integrations, and the events they deliver ([`events`]).
+fn webhooks_and_events() -> Vec<Route> {
+    let mut routes = webhooks::routes();
+    routes.extend(events::routes());
+    routes
+}
+
+fn webhooks_and_events_schemas() -> Vec<(&'static str, Value)> {
+    let mut schemas = webhooks::schemas();
+    schemas.extend(events::schemas());
+    schemas
+}
 
 /// Every REST route, module by module. The whole route table adds the MCP endpoint beside them
 /// (`app::routes`): routes and mcp are siblings, neither imports the other.

@@ -13,6 +13,22 @@ use std::collections::{BTreeSet, HashSet};
 
 /// GET routes that are deliberately not MCP tools, each with the reason.
 const NOT_A_TOOL: &[(&str, &str)] = &[
+    ("getConsole", "an HTML page for people, not data"),
+    ("getConsoleScript", "a script of the console page, not data"),
+    (
+        "getConsoleCommonScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleStyles",
+        "a stylesheet of the console page, not data",
+    ),
+    ("getPlayer", "an HTML page that acts as a screen, not data"),
+    ("getPlayerScript", "a script of the player page, not data"),
+    (
+        "getPlayerStyles",
+        "a stylesheet of the player page, not data",
+    ),
     (
         "getSandboxClock",
         "the sandbox operator's control of the instance, not account data",

@@ -1,0 +1,130 @@
+//! The demo console (`GET /console`) and the browser player (`GET /player/{device_id}`): static
+//! pages embedded in the binary at build time (no Node toolchain, no CDN), which then call the same
+//! REST API as any client with the credential the person signs in with (kept in the tab's
+//! `sessionStorage`). The pages are public; everything they show comes from authenticated API
+//! calls, so they see exactly what that credential may see.
+//!
+//! Served with a strict Content-Security-Policy: scripts and styles only from these files (no inline
+//! code), images and media from the API or `blob:` URLs made from its answers, requests only to this
+//! origin, and no framing. The scripts insert every API value as text, never as HTML.
+//! `console.enabled = false` removes these routes (404).
+
+use crate::auth::Action;
+use crate::http::router::{param, Route};
+use crate::http::{ApiError, Ctx, Response};
+use hyper::StatusCode;
+
+const CONSOLE_HTML: &str = include_str!("assets/console.html");
+const CONSOLE_JS: &str = include_str!("assets/console.js");
+const CONSOLE_CSS: &str = include_str!("assets/console.css");
+const COMMON_JS: &str = include_str!("assets/common.js");
+const PLAYER_HTML: &str = include_str!("assets/player.html");
+const PLAYER_JS: &str = include_str!("assets/player.js");
+const PLAYER_CSS: &str = include_str!("assets/player.css");
+
+/// The policy of every page and asset: nothing inline, nothing from elsewhere.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+img-src 'self' blob: data:; media-src 'self' blob:; connect-src 'self'; form-action 'self'; \
+base-uri 'none'; frame-ancestors 'none'";
+
+/// The longest `slot` a player page accepts (an hour per ad).
+const MAX_SLOT_SECS: u32 = 3600;
+
+/// Every embedded asset: (path, content type, body).
+pub const ASSETS: &[(&str, &str, &str)] = &[
+    ("/console", "text/html; charset=utf-8", CONSOLE_HTML),
+    (
+        "/console/console.js",
+        "text/javascript; charset=utf-8",
+        CONSOLE_JS,
+    ),
+    (
+        "/console/common.js",
+        "text/javascript; charset=utf-8",
+        COMMON_JS,
+    ),
+    (
+        "/console/console.css",
+        "text/css; charset=utf-8",
+        CONSOLE_CSS,
+    ),
+    (
+        "/console/player.js",
+        "text/javascript; charset=utf-8",
+        PLAYER_JS,
+    ),
+    ("/console/player.css", "text/css; charset=utf-8", PLAYER_CSS),
+];
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        page("/console", "getConsole", "The demo console: a single page over this REST API (sign in with an API key or the login user).", "text/html"),
+        page("/console/console.js", "getConsoleScript", "The console's script.", "text/javascript"),
+        page("/console/common.js", "getConsoleCommonScript", "The script the console and the player share (credential, API calls, text-only DOM).", "text/javascript"),
+        page("/console/console.css", "getConsoleStyles", "The console's styles.", "text/css"),
+        page("/console/player.js", "getPlayerScript", "The browser player's script.", "text/javascript"),
+        page("/console/player.css", "getPlayerStyles", "The browser player's styles.", "text/css"),
+        Route::get("/player/{device_id}", "getPlayer", Action::Public, player)
+            .tag("console")
+            .summary("A full-screen page that behaves as this screen: plays its active ads, sends heartbeats and proof-of-play.")
+            .query(&[param(
+                "slot",
+                r#"{"type":"integer","minimum":1,"maximum":3600}"#,
+                "Seconds each ad is shown, instead of its own duration (demos and tests).",
+            )])
+            .produces("text/html"),
+    ]
+}
+
+fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'static str) -> Route {
+    Route::get(path, op, Action::Public, asset)
+        .tag("console")
+        .summary(summary)
+        .produces(media)
+}
+
+fn with_policy(resp: Response) -> Response {
+    resp.with_header("content-security-policy", CSP)
+        .with_header("x-content-type-options", "nosniff")
+        .with_header("referrer-policy", "no-referrer")
+        .with_header("cache-control", "no-cache")
+}
+
+fn asset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let path = ctx.route.path;
+    let (_, content_type, body) = ASSETS
+        .iter()
+        .find(|(p, _, _)| *p == path)
+        .ok_or_else(|| ApiError::NotFound(format!("There is no console asset at `{path}`.")))?;
+    Ok(with_policy(Response::new(
+        StatusCode::OK,
+        content_type,
+        *body,
+    )))
+}
+
+fn player(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = ctx.param("device_id");
+    if !crate::ids::is_valid(crate::ids::Kind::Device, id) {
+        return Err(ApiError::NotFound(
+            "A player page is at /player/{device_id}, with the id of a device (`dev_…`).".into(),
+        ));
+    }
+    if let Some(slot) = ctx.query("slot") {
+        if !slot
+            .parse::<u32>()
+            .is_ok_and(|s| (1..=MAX_SLOT_SECS).contains(&s))
+        {
+            return Err(ApiError::invalid(
+                "slot",
+                "out_of_range",
+                format!("must be a whole number of seconds from 1 to {MAX_SLOT_SECS}"),
+            ));
+        }
+    }
+    Ok(with_policy(Response::new(
+        StatusCode::OK,
+        "text/html; charset=utf-8",
+        PLAYER_HTML,
+    )))
+}

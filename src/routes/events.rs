@@ -1,0 +1,124 @@
+//! `GET /events`: the domain events of the visible companies, newest first, by cursor: what
+//! changed, which key or user changed it and through which door (`rest`, `mcp`, or `sandbox` for
+//! what the clock and the simulated fleet did). The same events webhooks deliver; reading them needs
+//! `webhooks:read` (or `read`), as subscribing to them does.
+
+use crate::auth::{Action, Area, Level};
+use crate::events::EVENT_TYPES;
+use crate::http::response::Listed;
+use crate::http::router::{param, Route, Tool};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
+use crate::routes::crud::{self, Time};
+use crate::routes::fetch_page;
+use crate::validate::OneOf;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+const READ: Action = Action::Use(Area::Webhooks, Level::Read);
+
+pub fn routes() -> Vec<Route> {
+    vec![Route::get("/events", "listEvents", READ, list)
+        .tool(Tool::read(
+            "list_events",
+            "List recent events",
+            &[],
+            "List what changed recently (newest first): the event type, the object it concerns, which key or user caused it and whether through REST, MCP or the sandbox itself.",
+        ))
+        .tag("webhooks")
+        .summary("List the domain events of the visible companies, newest first: what changed, by whom, via REST, MCP or the sandbox.")
+        .paged_by(Kind::Event)
+        .query(&[
+            param(
+                "company_id",
+                Kind::Company.schema(),
+                "Only events of this company.",
+            ),
+            crate::http::router::one_of_param(
+                "type",
+                OneOf(EVENT_TYPES),
+                "Only events of this type.",
+            ),
+        ])
+        .ok("EventList")]
+}
+
+#[derive(Serialize)]
+struct Event {
+    id: String,
+    object: &'static str,
+    #[serde(rename = "type")]
+    event_type: String,
+    company_id: String,
+    resource_type: String,
+    resource_id: String,
+    data: Value,
+    actor: Option<String>,
+    via: Option<String>,
+    created_at: Time,
+}
+
+impl Listed for Event {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+const EVENT_SELECT: &str = "SELECT e.id, e.type, e.company_id, e.resource_type, e.resource_id,
+    e.payload, e.actor, e.via, e.created_at FROM events e";
+
+impl Event {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Event> {
+        let payload: String = r.get("payload")?;
+        Ok(Event {
+            id: r.get("id")?,
+            object: "event",
+            event_type: r.get("type")?,
+            company_id: r.get("company_id")?,
+            resource_type: r.get("resource_type")?,
+            resource_id: r.get("resource_id")?,
+            // Written by the service as JSON; a damaged row shows as null rather than failing the page.
+            data: serde_json::from_str(&payload).unwrap_or(Value::Null),
+            actor: r.get("actor")?,
+            via: r.get("via")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let page = ctx.page()?;
+    let companies = ctx.list_companies()?;
+    let event_type = ctx.query_enum("type", EVENT_TYPES)?;
+    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    if let Some(t) = event_type {
+        filters.push(("e.type = ?", rusqlite::types::Value::Text(t)));
+    }
+    let conn = ctx.app.db.conn()?;
+    let rows = fetch_page(
+        &conn,
+        EVENT_SELECT,
+        "e.company_id",
+        "e.id",
+        &companies,
+        &filters,
+        &page,
+        Event::from_row,
+    )?;
+    Ok(Response::page(rows, &page))
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    vec![(
+        "Event",
+        json!({"type":"object","additionalProperties":false,
+        "required":["id","object","type","company_id","resource_type","resource_id","data","actor","via","created_at"],
+        "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
+            "type":{"type":"string","enum":EVENT_TYPES},
+            "company_id":{"type":"string"},"resource_type":{"type":"string"},"resource_id":{"type":"string"},
+            "data":{"description":"The object as the event recorded it."},
+            "actor":{"type":["string","null"],"description":"The key or user id that caused it (`key_…`, `usr_…`); null for the sandbox itself and for events older than this field."},
+            "via":{"type":["string","null"],"enum":["rest","mcp","sandbox",null],"description":"`rest`, `mcp`, or `sandbox` (the clock's transitions, the simulated fleet)."},
+            "created_at":{"type":"string","format":"date-time"}}}),
+    )]
+}

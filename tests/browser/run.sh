@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The console and player in a real browser: Debian's chromium, driven by Playwright for Python (pinned,
+# pointed at /usr/bin/chromium; no browser download), with axe-core from npm for accessibility.
+#
+#   bash tests/browser/run.sh <path-to-signage-binary>
+#
+# Installs chromium with apt-get when missing, a venv with requirements.txt and axe-core with npm,
+# then runs check_console.py, which starts its own server on a free port. Prints PASS/FAIL lines and
+# `N passed, M failed`; screenshots of every view go to tests/browser/results/.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${1:?usage: $0 <path-to-signage-binary>}"
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "== installing chromium (apt-get)"
+  export DEBIAN_FRONTEND=noninteractive
+  (apt-get update -q && apt-get install -y -q chromium) >/tmp/signage-apt-chromium.log 2>&1 ||
+    { tail -20 /tmp/signage-apt-chromium.log; echo "0 passed, 1 failed"; exit 1; }
+fi
+venv="$here/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.txt"
+if [ ! -f "$here/node_modules/axe-core/axe.min.js" ]; then
+  (cd "$here" && npm install --no-audit --no-fund --silent)
+fi
+rm -rf "$here/results"
+mkdir -p "$here/results"
+timeout 600 "$venv/bin/python" "$here/check_console.py" "$bin" "$here/results" 2>&1 | tee "$here/results/run.log"
+grep -q ", 0 failed$" "$here/results/run.log"
