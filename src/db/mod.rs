@@ -88,7 +88,11 @@ impl Db {
         let path = if throwaway {
             // A real file rather than SQLite's :memory:, so that every pooled connection sees the same
             // data and WAL still applies. It lives in the temp dir and is removed on drop.
-            std::env::temp_dir().join(format!("signage-{}.db", crate::random::hex::<12>()))
+            // Never from the seeded generator: two sandboxes with one seed would share the file.
+            std::env::temp_dir().join(format!(
+                "signage-{}.db",
+                crate::random::unseeded_hex::<12>()
+            ))
         } else {
             PathBuf::from(database)
         };
