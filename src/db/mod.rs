@@ -5,6 +5,7 @@
 //! (reset, bulk writes) is run by the caller on a blocking thread.
 
 pub mod fixtures;
+pub mod snapshot;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
@@ -33,6 +34,8 @@ pub struct Db {
     idle: Mutex<Vec<Connection>>,
     /// Set for `:memory:`: the throw-away file is removed when the database is dropped.
     throwaway: bool,
+    /// The sandbox's snapshots of this database ([`snapshot`]).
+    snapshots: snapshot::Store,
 }
 
 pub struct PooledConn<'a> {
@@ -100,6 +103,7 @@ impl Db {
             path,
             idle: Mutex::new(Vec::new()),
             throwaway,
+            snapshots: snapshot::Store::default(),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(

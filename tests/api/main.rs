@@ -20,6 +20,8 @@ mod media;
 mod openapi;
 mod promotions;
 mod sandbox_clock;
+mod sandbox_faults;
+mod sandbox_snapshots;
 mod schemas;
 mod security_credentials;
 mod security_input;
