@@ -16,9 +16,9 @@
 //! Rules live in memory, per app (no table): they are test scaffolding, not state, and neither a
 //! restart nor a snapshot restore should bring one back.
 
-use super::error::{ApiError, FieldError};
+use super::error::ApiError;
 use super::response::{Delivery, Response};
-use super::router::{Route, Router};
+use super::router::Route;
 use crate::auth::{Action, Principal};
 use hyper::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
@@ -109,117 +109,6 @@ pub struct Rule {
     pub remaining: Option<u64>,
     pub fired: u64,
     pub created_at: String,
-}
-
-impl NewRule {
-    /// Checks every field, collecting all problems (422).
-    pub fn validate(&self, router: &Router) -> Result<(), ApiError> {
-        let mut errors = Vec::new();
-        let mut bad = |field: &str, code: &str, message: String| {
-            errors.push(FieldError::new(field.to_string(), code, message))
-        };
-        let m = &self.matcher;
-        if let Some(op) = &m.operation_id {
-            match router.by_operation(op) {
-                None => bad(
-                    "/match/operation_id",
-                    "unknown_operation",
-                    format!("no operation `{}` (see /openapi.json)", shorten(op)),
-                ),
-                Some(r) if !faultable(r) => bad(
-                    "/match/operation_id",
-                    "never_faulted",
-                    "public routes and /_sandbox/* are never faulted".into(),
-                ),
-                Some(_) => {}
-            }
-        }
-        if let Some(method) = &m.method {
-            if !matches!(method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
-                bad(
-                    "/match/method",
-                    "invalid",
-                    "one of GET, POST, PUT, PATCH, DELETE".into(),
-                );
-            }
-        }
-        if let Some(path) = &m.path {
-            let ok_chars = path
-                .bytes()
-                .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#');
-            if !path.starts_with('/') || path.len() > 200 || !ok_chars {
-                bad("/match/path", "invalid", "a path such as `/devices/*` (at most 200 characters; `*` matches one segment, a final `**` any rest)".into());
-            } else if path.starts_with("/_sandbox") {
-                bad(
-                    "/match/path",
-                    "never_faulted",
-                    "/_sandbox/* is never faulted".into(),
-                );
-            }
-        }
-        if let Some(key) = &m.key_id {
-            if !crate::ids::is_valid(crate::ids::Kind::ApiKey, key) {
-                bad("/match/key_id", "invalid", "an API key id (`key_…`)".into());
-            }
-        }
-        match &self.action {
-            FaultAction::Status {
-                status,
-                detail,
-                retry_after,
-            } => {
-                if !(400..=599).contains(status) {
-                    bad(
-                        "/action/status",
-                        "out_of_range",
-                        "an error status, 400 to 599".into(),
-                    );
-                }
-                if detail
-                    .as_ref()
-                    .is_some_and(|d| d.is_empty() || d.chars().count() > 500)
-                {
-                    bad(
-                        "/action/detail",
-                        "invalid_length",
-                        "1 to 500 characters".into(),
-                    );
-                }
-                if retry_after.is_some_and(|s| s > 86_400) {
-                    bad(
-                        "/action/retry_after",
-                        "out_of_range",
-                        "at most 86400 seconds".into(),
-                    );
-                }
-            }
-            FaultAction::Delay { delay_ms } => {
-                if !(1..=MAX_DELAY_MS).contains(delay_ms) {
-                    bad(
-                        "/action/delay_ms",
-                        "out_of_range",
-                        format!("1 to {MAX_DELAY_MS} milliseconds"),
-                    );
-                }
-            }
-            FaultAction::Drop => {}
-        }
-        if self.times.is_some_and(|t| !(1..=MAX_TIMES).contains(&t)) {
-            bad("/times", "out_of_range", format!("1 to {MAX_TIMES}"));
-        }
-        if self.probability.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
-            bad(
-                "/probability",
-                "out_of_range",
-                "greater than 0, at most 1".into(),
-            );
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(errors))
-        }
-    }
 }
 
 /// True for the routes a fault may hit: authenticated, not the operator's own controls.
@@ -365,11 +254,21 @@ pub struct Injected {
 
 impl Injected {
     /// The answer that replaces the request, for `status` and `drop`; `None`: run it.
+    /// A drop's answer (a 503) is never sent: it is what the audit log and an MCP tool call see.
     pub fn answer(&self, request_id: &str) -> Option<Response> {
-        if self.drop {
-            return Some(Response::no_content());
-        }
-        let (status, detail, retry_after) = self.status.as_ref()?;
+        let dropped = (
+            503,
+            Some(format!(
+                "The connection was dropped by sandbox fault rule {}.",
+                self.source
+            )),
+            None,
+        );
+        let (status, detail, retry_after) = match &self.status {
+            _ if self.drop => &dropped,
+            Some(fault) => fault,
+            None => return None,
+        };
         let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
         let detail = detail
             .clone()
@@ -532,10 +431,6 @@ pub fn finish_outer(resp: &mut Response) {
     resp.set_header(HEADER, &outer.sources.join(", "));
     resp.delivery.delay_ms = resp.delivery.delay_ms.max(outer.delivery.delay_ms);
     resp.delivery.drop |= outer.delivery.drop;
-}
-
-fn shorten(s: &str) -> String {
-    s.chars().take(80).collect()
 }
 
 #[cfg(test)]

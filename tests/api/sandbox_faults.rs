@@ -449,3 +449,55 @@ async fn only_the_operator_manages_faults_and_rules_are_validated_and_bounded() 
         .problem(404);
     add(&app, harmless).await;
 }
+
+#[tokio::test]
+async fn a_status_fault_replaces_a_write_and_a_delay_lets_it_run() {
+    let app = frozen().await;
+    let pharmacy = crate::helpers::company_id("Northwind Pharmacy");
+    let new_ad = json!({"company_id": pharmacy, "name": "Faulted", "headline": "Maybe"});
+    let count = |app: &TestApp| {
+        app.sql(|c| {
+            c.query_row("SELECT count(*) FROM ads WHERE name = 'Faulted'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+        })
+    };
+    add(
+        &app,
+        json!({"match": {"operation_id": "createAd"},
+               "action": {"type": "status", "status": 500}, "times": 1}),
+    )
+    .await;
+    let r = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(&new_ad)
+        .send()
+        .await;
+    assert_eq!(r.status, 500);
+    assert_eq!(count(&app), 0, "the write did not run");
+    let outcome: String = app.sql(|c| {
+        c.query_row(
+            "SELECT outcome FROM audit_log WHERE route = '/ads' ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(outcome, "injected_fault");
+
+    add(
+        &app,
+        json!({"match": {"operation_id": "createAd"},
+               "action": {"type": "delay", "delay_ms": 50}, "times": 1}),
+    )
+    .await;
+    let r = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(&new_ad)
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(r.header("signage-fault").is_some());
+    assert_eq!(count(&app), 1, "a delayed write runs");
+}

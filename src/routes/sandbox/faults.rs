@@ -1,8 +1,11 @@
 //! `/_sandbox/faults`: the operator's fault rules ([`crate::http::faults`] applies them).
 
 use crate::auth::Action;
-use crate::http::faults::{NewRule, Rule, MAX_DELAY_MS, MAX_RULES, MAX_TIMES};
-use crate::http::router::Route;
+use crate::http::error::FieldError;
+use crate::http::faults::{
+    faultable, FaultAction, NewRule, Rule, MAX_DELAY_MS, MAX_RULES, MAX_TIMES,
+};
+use crate::http::router::{Route, Router};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{FaultId, Kind};
 use serde::Serialize;
@@ -34,9 +37,121 @@ pub fn routes() -> Vec<Route> {
 
 fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let new: NewRule = ctx.json()?;
-    new.validate(&ctx.app.router)?;
+    validate(&new, &ctx.app.router)?;
     let rule = ctx.app.faults.add(new)?;
     Ok(Response::created(&rule))
+}
+
+/// Checks every field, collecting all problems (422).
+fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    let mut bad = |field: &str, code: &str, message: String| {
+        errors.push(FieldError::new(field.to_string(), code, message))
+    };
+    let m = &new.matcher;
+    if let Some(op) = &m.operation_id {
+        match router.by_operation(op) {
+            None => bad(
+                "/match/operation_id",
+                "unknown_operation",
+                format!(
+                    "no operation `{}` (see /openapi.json)",
+                    op.chars().take(80).collect::<String>()
+                ),
+            ),
+            Some(r) if !faultable(r) => bad(
+                "/match/operation_id",
+                "never_faulted",
+                "public routes and /_sandbox/* are never faulted".into(),
+            ),
+            Some(_) => {}
+        }
+    }
+    if let Some(method) = &m.method {
+        if !matches!(method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
+            bad(
+                "/match/method",
+                "invalid",
+                "one of GET, POST, PUT, PATCH, DELETE".into(),
+            );
+        }
+    }
+    if let Some(path) = &m.path {
+        let ok_chars = path
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#');
+        if !path.starts_with('/') || path.len() > 200 || !ok_chars {
+            bad("/match/path", "invalid", "a path such as `/devices/*` (at most 200 characters; `*` matches one segment, a final `**` any rest)".into());
+        } else if path.starts_with("/_sandbox") {
+            bad(
+                "/match/path",
+                "never_faulted",
+                "/_sandbox/* is never faulted".into(),
+            );
+        }
+    }
+    if let Some(key) = &m.key_id {
+        if !crate::ids::is_valid(crate::ids::Kind::ApiKey, key) {
+            bad("/match/key_id", "invalid", "an API key id (`key_…`)".into());
+        }
+    }
+    match &new.action {
+        FaultAction::Status {
+            status,
+            detail,
+            retry_after,
+        } => {
+            if !(400..=599).contains(status) {
+                bad(
+                    "/action/status",
+                    "out_of_range",
+                    "an error status, 400 to 599".into(),
+                );
+            }
+            if detail
+                .as_ref()
+                .is_some_and(|d| d.is_empty() || d.chars().count() > 500)
+            {
+                bad(
+                    "/action/detail",
+                    "invalid_length",
+                    "1 to 500 characters".into(),
+                );
+            }
+            if retry_after.is_some_and(|s| s > 86_400) {
+                bad(
+                    "/action/retry_after",
+                    "out_of_range",
+                    "at most 86400 seconds".into(),
+                );
+            }
+        }
+        FaultAction::Delay { delay_ms } => {
+            if !(1..=MAX_DELAY_MS).contains(delay_ms) {
+                bad(
+                    "/action/delay_ms",
+                    "out_of_range",
+                    format!("1 to {MAX_DELAY_MS} milliseconds"),
+                );
+            }
+        }
+        FaultAction::Drop => {}
+    }
+    if new.times.is_some_and(|t| !(1..=MAX_TIMES).contains(&t)) {
+        bad("/times", "out_of_range", format!("1 to {MAX_TIMES}"));
+    }
+    if new.probability.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+        bad(
+            "/probability",
+            "out_of_range",
+            "greater than 0, at most 1".into(),
+        );
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(errors))
+    }
 }
 
 #[derive(Serialize)]
