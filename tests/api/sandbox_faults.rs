@@ -113,12 +113,26 @@ async fn a_delay_fault_runs_the_request_and_holds_its_answer() {
 
 /// Sends one raw HTTP/1.1 request and reads until the server closes the connection.
 async fn raw_exchange(app: &TestApp, path: &str, key_name: &str) -> Vec<u8> {
+    raw_request(app, "GET", path, key_name, "").await
+}
+
+async fn raw_request(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+    key_name: &str,
+    body: &str,
+) -> Vec<u8> {
     let addr = app.base_url.trim_start_matches("http://");
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let k = key(key_name);
     let req = format!(
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nx-api-key: {}\r\nx-service-client-id: {}\r\nconnection: close\r\n\r\n",
-        k.raw, k.client_id
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nx-api-key: {}\r\nx-service-client-id: {}\r\n\
+         content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+         mcp-protocol-version: 2025-11-25\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        k.raw,
+        k.client_id,
+        body.len()
     );
     stream.write_all(req.as_bytes()).await.unwrap();
     let mut got = Vec::new();
@@ -217,6 +231,41 @@ async fn an_mcp_tool_call_that_meets_a_fault_is_an_is_error_result() {
     assert!(text.contains("503"), "{text}");
     // Other tools are untouched.
     mcp::call_ok(&app, "northwind-readonly", "list_companies", json!({})).await;
+
+    // A drop in a tool call drops the whole /mcp HTTP response.
+    add(
+        &app,
+        json!({"match": {"operation_id": "listCompanies", "via": "mcp"},
+               "action": {"type": "drop"}, "times": 1}),
+    )
+    .await;
+    let call = mcp::request(
+        2,
+        "tools/call",
+        json!({"name": "list_companies", "arguments": {}}),
+    );
+    let got = raw_request(
+        &app,
+        "POST",
+        "/mcp",
+        "northwind-readonly",
+        &call.to_string(),
+    )
+    .await;
+    assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+    let got = raw_request(
+        &app,
+        "POST",
+        "/mcp",
+        "northwind-readonly",
+        &call.to_string(),
+    )
+    .await;
+    assert!(
+        got.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
 }
 
 #[tokio::test]
