@@ -1,6 +1,7 @@
 //! One request through the service: route -> authenticate -> rate limit -> authorize (scope) ->
-//! injected faults -> query check -> idempotency -> handler -> audit. REST requests arrive here from the hyper
-//! server; MCP tool calls arrive here as internal requests carrying the MCP caller's own headers.
+//! injected faults -> query check -> idempotency -> handler -> audit. REST requests arrive here
+//! from the hyper server; MCP tool calls arrive here as internal requests carrying the MCP
+//! caller's own headers.
 
 use super::ctx::Ctx;
 use super::error::{ApiError, FieldError};
