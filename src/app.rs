@@ -59,6 +59,7 @@ impl App {
             db,
             jwt,
             login_throttle: LoginThrottle::default(),
+            faults: Default::default(),
             extensions: Default::default(),
         };
         let mut app = app;

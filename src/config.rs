@@ -72,6 +72,8 @@ pub struct Settings {
     pub sandbox_control: bool,
     /// The seeded screens heartbeat and play on their own (the simulated fleet).
     pub sandbox_simulate_fleet: bool,
+    /// Authenticated requests may ask for a fault themselves (`Prefer: code=503`, `delay=250`).
+    pub sandbox_allow_prefer_faults: bool,
     /// On the system clock, how often (milliseconds) the sandbox runs what has fallen due.
     pub sandbox_tick_millis: u64,
     /// The demo console (`/console`) and the browser player (`/player/{id}`) are served.
@@ -106,6 +108,7 @@ impl Default for Settings {
             sandbox_seed: None,
             sandbox_control: true,
             sandbox_simulate_fleet: true,
+            sandbox_allow_prefer_faults: true,
             sandbox_tick_millis: 1000,
             console_enabled: true,
         }
@@ -142,6 +145,7 @@ pub struct Layer {
     pub sandbox_seed: Option<u64>,
     pub sandbox_control: Option<bool>,
     pub sandbox_simulate_fleet: Option<bool>,
+    pub sandbox_allow_prefer_faults: Option<bool>,
     pub sandbox_tick_millis: Option<u64>,
     pub console_enabled: Option<bool>,
 }
@@ -251,6 +255,7 @@ struct FileSandbox {
     seed: Option<u64>,
     control: Option<bool>,
     simulate_fleet: Option<bool>,
+    allow_prefer_faults: Option<bool>,
     tick_millis: Option<u64>,
 }
 
@@ -316,6 +321,7 @@ impl Layer {
             sandbox_seed: file.sandbox.seed,
             sandbox_control: file.sandbox.control,
             sandbox_simulate_fleet: file.sandbox.simulate_fleet,
+            sandbox_allow_prefer_faults: file.sandbox.allow_prefer_faults,
             sandbox_tick_millis: file.sandbox.tick_millis,
             console_enabled: file.console.enabled,
         })
@@ -381,6 +387,7 @@ impl Layer {
             sandbox_seed: parse(&get, "SIGNAGE_SEED")?,
             sandbox_control: parse(&get, "SIGNAGE_SANDBOX_CONTROL")?,
             sandbox_simulate_fleet: parse(&get, "SIGNAGE_SANDBOX_SIMULATE_FLEET")?,
+            sandbox_allow_prefer_faults: parse(&get, "SIGNAGE_SANDBOX_ALLOW_PREFER_FAULTS")?,
             sandbox_tick_millis: parse(&get, "SIGNAGE_SANDBOX_TICK_MILLIS")?,
             console_enabled: parse(&get, "SIGNAGE_CONSOLE_ENABLED")?,
         })
@@ -424,6 +431,7 @@ impl Settings {
                 sandbox_clock,
                 sandbox_control,
                 sandbox_simulate_fleet,
+                sandbox_allow_prefer_faults,
                 sandbox_tick_millis,
                 console_enabled
             );

@@ -140,6 +140,7 @@ kinds! {
     User => "usr", UserId, "user";
     Event => "evt", EventId, "event";
     PendingChange => "chg", PendingChangeId, "pending change";
+    Fault => "flt", FaultId, "fault rule";
 }
 
 /// The pair after `last` at clock `now_ms`: a new millisecond starts the counter at a random value

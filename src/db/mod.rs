@@ -5,6 +5,7 @@
 //! (reset, bulk writes) is run by the caller on a blocking thread.
 
 pub mod fixtures;
+pub mod snapshot;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
@@ -33,6 +34,8 @@ pub struct Db {
     idle: Mutex<Vec<Connection>>,
     /// Set for `:memory:`: the throw-away file is removed when the database is dropped.
     throwaway: bool,
+    /// The sandbox's snapshots of this database ([`snapshot`]).
+    snapshots: snapshot::Store,
 }
 
 pub struct PooledConn<'a> {
@@ -88,7 +91,11 @@ impl Db {
         let path = if throwaway {
             // A real file rather than SQLite's :memory:, so that every pooled connection sees the same
             // data and WAL still applies. It lives in the temp dir and is removed on drop.
-            std::env::temp_dir().join(format!("signage-{}.db", crate::random::hex::<12>()))
+            // Never from the seeded generator: two sandboxes with one seed would share the file.
+            std::env::temp_dir().join(format!(
+                "signage-{}.db",
+                crate::random::unseeded_hex::<12>()
+            ))
         } else {
             PathBuf::from(database)
         };
@@ -96,6 +103,7 @@ impl Db {
             path,
             idle: Mutex::new(Vec::new()),
             throwaway,
+            snapshots: snapshot::Store::default(),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(

@@ -98,6 +98,7 @@ pub fn begin(
                     status: StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
                     headers: Default::default(),
                     body: body.unwrap_or_default().into(),
+                    delivery: Default::default(),
                 };
                 let pairs: Vec<(String, String)> =
                     serde_json::from_str(&headers.unwrap_or_default()).unwrap_or_default();

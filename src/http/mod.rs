@@ -3,6 +3,7 @@
 //! - [`server`]: hyper accept loop, limits, timeouts, graceful shutdown.
 //! - [`router`]: the route table shared by REST and `/mcp`.
 //! - [`pipeline`]: authenticate -> rate limit -> authorize -> idempotency -> handler -> audit.
+//! - [`faults`]: injected faults (`/_sandbox/faults`, `Prefer: code=`), applied by the pipeline.
 //! - [`rate_limit`]: one token bucket per credential, and the RateLimit headers.
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
@@ -11,6 +12,7 @@
 
 pub mod ctx;
 pub mod error;
+pub mod faults;
 pub mod idempotency;
 pub mod json;
 pub mod multipart;

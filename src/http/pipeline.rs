@@ -1,9 +1,11 @@
 //! One request through the service: route -> authenticate -> rate limit -> authorize (scope) ->
-//! query check -> idempotency -> handler -> audit. REST requests arrive here from the hyper
-//! server; MCP tool calls arrive here as internal requests carrying the MCP caller's own headers.
+//! injected faults -> query check -> idempotency -> handler -> audit. REST requests arrive here
+//! from the hyper server; MCP tool calls arrive here as internal requests carrying the MCP
+//! caller's own headers.
 
 use super::ctx::Ctx;
 use super::error::{ApiError, FieldError};
+use super::faults::{self, Via};
 use super::idempotency::{self, Begin};
 use super::response::Response;
 use super::router::{Exec, Match};
@@ -134,8 +136,19 @@ fn run_on_clock(
         },
     };
     let mut principal = principal;
-    let mut resp =
-        crate::events::recorded_as(origin, || run(app, req, route, params, &mut principal));
+    // An MCP tool call arrives authenticated by the HTTP request it is part of.
+    let via = if authenticated.is_some() {
+        Via::Mcp
+    } else {
+        faults::begin_outer();
+        Via::Rest
+    };
+    let mut resp = crate::events::recorded_as(origin, || {
+        run(app, req, route, params, &mut principal, via)
+    });
+    if via == Via::Rest {
+        faults::finish_outer(&mut resp);
+    }
 
     // Writes, and every authentication failure, including those of routes that authenticate
     // for themselves (the MCP endpoint).
@@ -199,12 +212,32 @@ fn run(
     route: &super::router::Route,
     params: Vec<(&'static str, String)>,
     owned: &mut Option<Principal>,
+    via: Via,
 ) -> Response {
     let rid = &req.request_id;
     let principal = owned.as_ref();
+    let mut injected = None;
     if let Some(p) = principal {
         if let Err(denial) = authorize(p, route.action, Target::Service) {
             return ApiError::denied(denial, "", "").into_response(rid);
+        }
+        // Faults come after the scope check, so they never change a 401 or a 403.
+        let allow_prefer = app.settings.sandbox_allow_prefer_faults;
+        match faults::decide(
+            &app.faults,
+            allow_prefer,
+            route,
+            &req.path,
+            &req.headers,
+            p,
+            via,
+        ) {
+            Err(e) => return e.into_response(rid),
+            Ok(Some(fault)) => match fault.answer(rid) {
+                Some(answer) => return fault.mark(answer, via),
+                None => injected = Some(fault),
+            },
+            Ok(None) => {}
         }
     }
     let query = match super::query::parse(&req.query) {
@@ -295,7 +328,11 @@ fn run(
     if let Some((actor, key)) = idempotency_key {
         idempotency::finish(&app.db, &actor, &key, &resp);
     }
-    resp
+    // A delay: the request ran (and its idempotency record is kept unmarked); its answer waits.
+    match injected {
+        Some(fault) => fault.mark(resp, via),
+        None => resp,
+    }
 }
 
 fn shorten(path: &str) -> String {

@@ -33,6 +33,19 @@ pub struct Response {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// How the server hands the response over: at once (the default), late, or not at all (an
+    /// injected fault, [`super::faults`]).
+    pub delivery: Delivery,
+}
+
+/// What the server does with a response before (or instead of) writing it. The pipeline is
+/// synchronous, so it never waits itself: the server sleeps in async code, off every worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Hold the response back this long.
+    pub delay_ms: u64,
+    /// Close the connection without writing the response.
+    pub drop: bool,
 }
 
 impl Response {
@@ -41,6 +54,7 @@ impl Response {
             status,
             headers: HeaderMap::new(),
             body: body.into(),
+            delivery: Delivery::default(),
         };
         r.set_header("content-type", content_type);
         r
@@ -84,6 +98,7 @@ impl Response {
             status: StatusCode::NO_CONTENT,
             headers: HeaderMap::new(),
             body: Bytes::new(),
+            delivery: Delivery::default(),
         }
     }
 

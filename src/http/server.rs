@@ -24,7 +24,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -140,7 +139,7 @@ async fn handle(
     app: Arc<App>,
     peer: SocketAddr,
     req: hyper::Request<Incoming>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let started = Instant::now();
     // Request ids label log lines and problems; they are not secrets, so they come from the
     // per-thread generator (no system call per request), or the app's seeded one.
@@ -197,6 +196,17 @@ async fn handle(
         }
     };
 
+    // An injected fault ([`super::faults`]): wait here, in async code, so no worker thread is
+    // held; a drop closes the connection without an answer (hyper does so when the service fails).
+    let delivery = resp.delivery;
+    if delivery.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(delivery.delay_ms)).await;
+    }
+    if delivery.drop {
+        tracing::info!(request_id = %request_id, method = %method, route = pattern, "request: connection dropped by an injected fault");
+        return Err(Dropped);
+    }
+
     let status = resp.status.as_u16();
     let micros = started.elapsed().as_micros() as u64;
     // A healthy answer to a health probe is logged at debug: probes arrive every few seconds
@@ -209,6 +219,19 @@ async fn handle(
     }
     Ok(into_hyper(resp, &request_id))
 }
+
+/// The service's one failure: an injected `drop` fault, which makes hyper close the connection
+/// without writing a response.
+#[derive(Debug)]
+pub struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped by an injected fault")
+    }
+}
+
+impl std::error::Error for Dropped {}
 
 /// Reads a whole body into one buffer, at most `limit` bytes. The buffer is the only copy: chunks
 /// are appended as they arrive (a large buffer grows in place), so a body costs its size once.

@@ -22,6 +22,8 @@ pub struct App {
     pub login_throttle: LoginThrottle,
     pub router: Router,
     pub rate_limiter: RateLimiter,
+    /// The sandbox operator's fault rules, in memory ([`super::faults`]).
+    pub faults: super::faults::Faults,
     /// The state of the services above http (the MCP server's sessions and tool catalogue), kept
     /// by type: http carries it without naming it, so the layers run one way. `app::App::build`
     /// puts it in; the service reads it back (`mcp::state`).

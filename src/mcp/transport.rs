@@ -192,6 +192,7 @@ fn frame(out: Option<Out>, format: Format) -> Response {
             status: StatusCode::ACCEPTED,
             headers: HeaderMap::new(),
             body: bytes::Bytes::new(),
+            delivery: Default::default(),
         };
     };
     let mut resp = if out.status == 200 && format == Format::Sse {

@@ -418,6 +418,7 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             status: StatusCode::NOT_MODIFIED,
             headers: HeaderMap::new(),
             body: Bytes::new(),
+            delivery: Default::default(),
         }
     } else {
         let content: Vec<u8> =

@@ -154,11 +154,32 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             ("token-packs", _) => app.sql(|c| c.query_row("SELECT id FROM token_packs ORDER BY id LIMIT 1", [], |r| r.get(0))),
             ("api-clients", _) => key("northwind-readonly").client_id,
             ("api-keys", _) => key("northwind-ads-editor").key_id,
+            // Sandbox objects live in memory: made here, so the operator's call finds one.
+            ("faults", _) => sample_fault(app),
+            ("snapshots", _) => sample_snapshot(app),
             other => panic!("the matrix has no sample object for {other:?} in {}", route.path),
         };
         out.push_str(&id);
     }
     out
+}
+
+/// A fault rule that matches no real request.
+fn sample_fault(app: &TestApp) -> String {
+    let rule: signage::http::faults::NewRule = serde_json::from_value(
+        serde_json::json!({"match": {"path": "/nowhere"}, "action": {"type": "drop"}}),
+    )
+    .unwrap();
+    app.app.faults.add(rule).unwrap().id
+}
+
+/// A snapshot of the state as it is now (made once per app).
+fn sample_snapshot(app: &TestApp) -> String {
+    let name = "matrix";
+    if !app.app.db.snapshot_list().iter().any(|s| s.name == name) {
+        app.app.db.snapshot_save(name, 0).unwrap();
+    }
+    name.to_string()
 }
 
 pub fn classify(status: u16) -> Option<Expect> {

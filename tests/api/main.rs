@@ -24,6 +24,8 @@ mod openapi;
 mod promotions;
 mod reference;
 mod sandbox_clock;
+mod sandbox_faults;
+mod sandbox_snapshots;
 mod schemas;
 mod security_credentials;
 mod security_input;

@@ -34,6 +34,14 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "the sandbox operator's control of the instance, not account data",
     ),
     (
+        "listSandboxFaults",
+        "the sandbox operator's control of the instance, not account data",
+    ),
+    (
+        "listSandboxSnapshots",
+        "the sandbox operator's control of the instance, not account data",
+    ),
+    (
         "getOpenApi",
         "the REST API's own description, not sandbox data",
     ),

@@ -250,6 +250,23 @@ async fn every_get_route_returns_what_its_schema_documents() {
         .send()
         .await
         .problem(401);
+    // The sandbox's in-memory lists hold one item each (a rule that matches no real request).
+    let rule = json!({"match": {"operation_id": "listAds", "method": "GET", "path": "/nowhere/**",
+        "key_id": crate::helpers::key("northwind-admin").key_id, "via": "rest"},
+        "action": {"type": "status", "status": 503, "detail": "d", "retry_after": 1},
+        "times": 3, "probability": 0.5});
+    for (path, body) in [
+        ("/_sandbox/faults", rule),
+        ("/_sandbox/snapshots", json!({"name": "s"})),
+    ] {
+        let r = app
+            .post(path)
+            .key("sandbox-operator")
+            .json(&body)
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
     let doc = app.get("/openapi.json").send().await.ok();
     let mut checker = Checker::new();
     let mut checked_json = 0;

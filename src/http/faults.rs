@@ -1,0 +1,472 @@
+//! Fault injection: the sandbox operator's rules (`/_sandbox/faults`) and the per-request
+//! `Prefer: code=…` / `Prefer: delay=…` header, as Prism does.
+//!
+//! The pipeline asks [`decide`] once per authenticated request, after the scope check and before
+//! the request's own validation and handler. So a fault never changes what an unauthenticated
+//! caller or a caller without the scope sees (401, 403), public routes (health, the OpenAPI
+//! document, login, the `/mcp` endpoint itself) and `/_sandbox/*` are never faulted, and an MCP
+//! tool call is faulted as the internal REST request it becomes (`via: mcp`).
+//!
+//! Actions: `status` answers a problem instead of running the request; `drop` closes the
+//! connection without an answer, the request not run; `delay` runs the request and holds its
+//! answer back. The pipeline never waits: it marks the response ([`Delivery`]) and the server
+//! sleeps or drops in async code. An MCP tool call's delay or drop is carried to the `/mcp` HTTP
+//! response that contains it ([`begin_outer`], [`finish_outer`]).
+//!
+//! Rules live in memory, per app (no table): they are test scaffolding, not state, and neither a
+//! restart nor a snapshot restore should bring one back.
+
+use super::error::ApiError;
+use super::response::{Delivery, Response};
+use super::router::Route;
+use crate::auth::{Action, Principal};
+use hyper::{HeaderMap, StatusCode};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The most rules one sandbox holds (exhausted ones included, until deleted).
+pub const MAX_RULES: usize = 100;
+/// The longest delay a rule or `Prefer: delay=` may ask for.
+pub const MAX_DELAY_MS: u64 = 30_000;
+/// The most times a rule may be set to fire.
+pub const MAX_TIMES: u64 = 1_000_000;
+/// The header every injected answer carries: the rule's id, or `prefer`.
+pub const HEADER: &str = "signage-fault";
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// A REST request from a client.
+    Rest,
+    /// The internal REST request of an MCP tool call.
+    Mcp,
+    #[default]
+    Any,
+}
+
+/// Which requests a rule applies to; every criterion given must hold (none: every request).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matcher {
+    #[serde(default)]
+    pub operation_id: Option<String>,
+    #[serde(default)]
+    pub method: Option<String>,
+    /// A path pattern: `*` matches one segment, a final `**` any rest (`/devices/*`).
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub key_id: Option<String>,
+    #[serde(default)]
+    pub via: Via,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum FaultAction {
+    /// Answer this status with a problem body instead of running the request.
+    Status {
+        status: u16,
+        #[serde(default)]
+        detail: Option<String>,
+        /// Seconds for a `Retry-After` header.
+        #[serde(default)]
+        retry_after: Option<u32>,
+    },
+    /// Run the request, then hold its answer back.
+    Delay { delay_ms: u64 },
+    /// Close the connection without answering; the request is not run.
+    Drop,
+}
+
+/// A rule as created (`POST /_sandbox/faults`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRule {
+    #[serde(rename = "match", default)]
+    pub matcher: Matcher,
+    pub action: FaultAction,
+    /// Fire this many times, then stay listed, exhausted. Unset: no limit.
+    #[serde(default)]
+    pub times: Option<u64>,
+    /// Fire on this share of matching requests, drawn from the (seeded) generator. Unset: all.
+    #[serde(default)]
+    pub probability: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Rule {
+    pub object: &'static str,
+    pub id: String,
+    #[serde(rename = "match")]
+    pub matcher: Matcher,
+    pub action: FaultAction,
+    pub times: Option<u64>,
+    pub probability: Option<f64>,
+    /// Firings left (`null`: no limit).
+    pub remaining: Option<u64>,
+    pub fired: u64,
+    pub created_at: String,
+}
+
+/// True for the routes a fault may hit: authenticated, not the operator's own controls.
+pub fn faultable(route: &Route) -> bool {
+    route.action != Action::Public
+        && route.action != Action::Sandbox
+        && !route.path.starts_with("/_sandbox/")
+}
+
+/// The rules of one app.
+#[derive(Default)]
+pub struct Faults {
+    rules: Mutex<Vec<Rule>>,
+    /// How many rules there are: the pipeline's lock-free "nothing to do".
+    count: AtomicUsize,
+}
+
+impl Faults {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Rule>> {
+        // A poisoned lock only means a panic elsewhere; the rules are plain data.
+        self.rules.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a validated rule, or 409 `fault_limit` when [`MAX_RULES`] are held.
+    pub fn add(&self, new: NewRule) -> Result<Rule, ApiError> {
+        let mut rules = self.lock();
+        if rules.len() >= MAX_RULES {
+            return Err(ApiError::ConflictCode {
+                code: "fault_limit",
+                detail: format!(
+                    "This sandbox already holds {MAX_RULES} fault rules; delete some first."
+                ),
+            });
+        }
+        let rule = Rule {
+            object: "sandbox_fault",
+            id: crate::ids::new_id(crate::ids::Kind::Fault),
+            matcher: new.matcher,
+            action: new.action,
+            times: new.times,
+            probability: new.probability,
+            remaining: new.times,
+            fired: 0,
+            created_at: crate::time::rfc3339(crate::time::now()),
+        };
+        rules.push(rule.clone());
+        self.count.store(rules.len(), Ordering::Relaxed);
+        Ok(rule)
+    }
+
+    pub fn list(&self) -> Vec<Rule> {
+        self.lock().clone()
+    }
+
+    pub fn remove(&self, id: &str) -> bool {
+        let mut rules = self.lock();
+        let before = rules.len();
+        rules.retain(|r| r.id != id);
+        self.count.store(rules.len(), Ordering::Relaxed);
+        rules.len() < before
+    }
+
+    pub fn clear(&self) {
+        let mut rules = self.lock();
+        rules.clear();
+        self.count.store(0, Ordering::Relaxed);
+    }
+
+    /// The first rule, in creation order, that matches and fires (its count and draw spent).
+    fn fire(
+        &self,
+        route: &Route,
+        path: &str,
+        principal: &Principal,
+        via: Via,
+    ) -> Option<(String, FaultAction)> {
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut rules = self.lock();
+        for rule in rules.iter_mut() {
+            if rule.remaining == Some(0) || !matches(&rule.matcher, route, path, principal, via) {
+                continue;
+            }
+            if let Some(p) = rule.probability {
+                // 53 random bits as a number in [0, 1): the seeded generator in a seeded sandbox.
+                let u = (crate::random::nonsecret::next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                if u >= p {
+                    continue;
+                }
+            }
+            rule.fired += 1;
+            if let Some(left) = rule.remaining.as_mut() {
+                *left -= 1;
+            }
+            return Some((rule.id.clone(), rule.action.clone()));
+        }
+        None
+    }
+}
+
+fn matches(m: &Matcher, route: &Route, path: &str, principal: &Principal, via: Via) -> bool {
+    (m.via == Via::Any || m.via == via)
+        && m.operation_id
+            .as_deref()
+            .is_none_or(|op| op == route.operation_id)
+        && m.method
+            .as_deref()
+            .is_none_or(|method| method == route.method.as_str())
+        && m.key_id
+            .as_deref()
+            .is_none_or(|k| k == principal.actor_id())
+        && m.path
+            .as_deref()
+            .is_none_or(|pattern| path_matches(pattern, path))
+}
+
+/// `*` matches one whole segment; a final `**` matches any rest, even nothing.
+pub fn path_matches(pattern: &str, path: &str) -> bool {
+    let mut want = pattern.trim_end_matches('/').split('/');
+    let mut have = path.trim_end_matches('/').split('/');
+    loop {
+        match (want.next(), have.next()) {
+            (Some("**"), _) => return want.next().is_none(),
+            (None, None) => return true,
+            (Some(w), Some(h)) if w == "*" && !h.is_empty() || w == h => {}
+            _ => return false,
+        }
+    }
+}
+
+/// What a fault does to one request.
+#[derive(Debug)]
+pub struct Injected {
+    /// The rule id, or `prefer`.
+    pub source: String,
+    pub status: Option<(u16, Option<String>, Option<u32>)>,
+    pub delay_ms: u64,
+    pub drop: bool,
+    /// The `Preference-Applied` value, for a `Prefer` fault.
+    pub applied: Option<String>,
+}
+
+impl Injected {
+    /// The answer that replaces the request, for `status` and `drop`; `None`: run it.
+    /// A drop's answer (a 503) is never sent: it is what the audit log and an MCP tool call see.
+    pub fn answer(&self, request_id: &str) -> Option<Response> {
+        let dropped = (
+            503,
+            Some(format!(
+                "The connection was dropped by sandbox fault rule {}.",
+                self.source
+            )),
+            None,
+        );
+        let (status, detail, retry_after) = match &self.status {
+            _ if self.drop => &dropped,
+            Some(fault) => fault,
+            None => return None,
+        };
+        let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+        let detail = detail
+            .clone()
+            .unwrap_or_else(|| match self.source.as_str() {
+                "prefer" => "Injected by the request's `Prefer: code=` header.".to_string(),
+                rule => format!("Injected by sandbox fault rule {rule}."),
+            });
+        let body = serde_json::json!({
+            "type": "https://signage.example/problems/injected-fault",
+            "title": code.canonical_reason().unwrap_or("Injected fault"),
+            "status": code.as_u16(),
+            "detail": detail,
+            "request_id": request_id,
+            "code": "injected_fault",
+            "fault": self.source,
+        });
+        let mut resp = Response::problem(code, &body);
+        if let Some(secs) = retry_after {
+            resp.set_header("retry-after", &secs.to_string());
+        }
+        Some(resp)
+    }
+
+    /// Marks `resp` as injected: the header, and how the server delivers it. An MCP tool call's
+    /// marks are also kept for the `/mcp` response around it.
+    pub fn mark(&self, mut resp: Response, via: Via) -> Response {
+        resp.set_header(HEADER, &self.source);
+        if let Some(applied) = &self.applied {
+            resp.set_header("preference-applied", applied);
+        }
+        resp.delivery.delay_ms = resp.delivery.delay_ms.max(self.delay_ms);
+        resp.delivery.drop |= self.drop;
+        if via == Via::Mcp {
+            OUTER.with(|o| {
+                let mut o = o.borrow_mut();
+                o.sources.push(self.source.clone());
+                o.delivery.delay_ms = o.delivery.delay_ms.max(self.delay_ms);
+                o.delivery.drop |= self.drop;
+            });
+        }
+        resp
+    }
+}
+
+/// The fault for this request, if any: a rule first, else the `Prefer` header (when
+/// `sandbox.allow_prefer_faults`). `Err` is a 422 for a malformed `Prefer: code=`/`delay=`.
+pub fn decide(
+    faults: &Faults,
+    allow_prefer: bool,
+    route: &Route,
+    path: &str,
+    headers: &HeaderMap,
+    principal: &Principal,
+    via: Via,
+) -> Result<Option<Injected>, ApiError> {
+    if !faultable(route) {
+        return Ok(None);
+    }
+    if let Some((id, action)) = faults.fire(route, path, principal, via) {
+        let mut injected = Injected {
+            source: id,
+            status: None,
+            delay_ms: 0,
+            drop: false,
+            applied: None,
+        };
+        match action {
+            FaultAction::Status {
+                status,
+                detail,
+                retry_after,
+            } => injected.status = Some((status, detail, retry_after)),
+            FaultAction::Delay { delay_ms } => injected.delay_ms = delay_ms,
+            FaultAction::Drop => injected.drop = true,
+        }
+        return Ok(Some(injected));
+    }
+    if !allow_prefer || !headers.contains_key("prefer") {
+        return Ok(None);
+    }
+    prefer(headers)
+}
+
+/// `Prefer: code=503` and `Prefer: delay=250` (RFC 7240; other preferences are ignored).
+fn prefer(headers: &HeaderMap) -> Result<Option<Injected>, ApiError> {
+    let (mut code, mut delay) = (None, None);
+    for value in headers.get_all("prefer") {
+        let Ok(value) = value.to_str() else { continue };
+        for pref in value.split(',') {
+            let token = pref.split(';').next().unwrap_or("").trim();
+            let Some((name, v)) = token.split_once('=') else {
+                continue;
+            };
+            let v = v.trim().trim_matches('"');
+            match name.trim().to_ascii_lowercase().as_str() {
+                "code" => match v.parse::<u16>() {
+                    Ok(c) if (400..=599).contains(&c) => code = Some(c),
+                    _ => {
+                        return Err(ApiError::invalid(
+                            "Prefer",
+                            "invalid_preference",
+                            "`code=` takes an error status, 400 to 599",
+                        ))
+                    }
+                },
+                "delay" => match v.parse::<u64>() {
+                    Ok(ms) if ms <= MAX_DELAY_MS => delay = Some(ms),
+                    _ => {
+                        return Err(ApiError::invalid(
+                            "Prefer",
+                            "invalid_preference",
+                            format!("`delay=` takes 0 to {MAX_DELAY_MS} milliseconds"),
+                        ))
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+    if code.is_none() && delay.is_none() {
+        return Ok(None);
+    }
+    let applied: Vec<String> = code
+        .map(|c| format!("code={c}"))
+        .into_iter()
+        .chain(delay.map(|d| format!("delay={d}")))
+        .collect();
+    Ok(Some(Injected {
+        source: "prefer".into(),
+        status: code.map(|c| (c, None, None)),
+        delay_ms: delay.unwrap_or(0),
+        drop: false,
+        applied: Some(applied.join(", ")),
+    }))
+}
+
+/// What the MCP tool calls inside one HTTP request injected.
+#[derive(Default)]
+struct Outer {
+    sources: Vec<String>,
+    delivery: Delivery,
+}
+
+thread_local! {
+    static OUTER: RefCell<Outer> = RefCell::new(Outer::default());
+}
+
+/// Starts an HTTP request's collection of its tool calls' faults (they run on its thread).
+pub fn begin_outer() {
+    OUTER.with(|o| *o.borrow_mut() = Outer::default());
+}
+
+/// Carries the faults of the tool calls made while serving `resp` onto it: `Signage-Fault`
+/// lists their sources, and their delay or drop applies to the whole HTTP response.
+pub fn finish_outer(resp: &mut Response) {
+    let outer = OUTER.with(|o| std::mem::take(&mut *o.borrow_mut()));
+    if outer.sources.is_empty() {
+        return;
+    }
+    resp.set_header(HEADER, &outer.sources.join(", "));
+    resp.delivery.delay_ms = resp.delivery.delay_ms.max(outer.delivery.delay_ms);
+    resp.delivery.drop |= outer.delivery.drop;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_patterns_match_whole_segments() {
+        assert!(path_matches("/devices/*", "/devices/dev_1"));
+        assert!(!path_matches("/devices/*", "/devices"));
+        assert!(!path_matches("/devices/*", "/devices/dev_1/ads"));
+        assert!(path_matches("/devices/**", "/devices/dev_1/ads"));
+        assert!(path_matches("/devices/**", "/devices"));
+        assert!(path_matches("/devices", "/devices/"));
+        assert!(!path_matches("/devices", "/devicesx"));
+        assert!(path_matches("/*/dev_1", "/devices/dev_1"));
+    }
+
+    #[test]
+    fn prefer_reads_code_and_delay_and_ignores_the_rest() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "prefer",
+            "return=minimal, code=503; x=1, delay=\"20\""
+                .parse()
+                .unwrap(),
+        );
+        let i = prefer(&h).unwrap().unwrap();
+        assert_eq!(i.status.map(|s| s.0), Some(503));
+        assert_eq!(i.delay_ms, 20);
+        assert_eq!(i.applied.as_deref(), Some("code=503, delay=20"));
+        h.insert("prefer", "return=minimal".parse().unwrap());
+        assert!(prefer(&h).unwrap().is_none());
+        h.insert("prefer", "code=200".parse().unwrap());
+        assert!(prefer(&h).is_err());
+        h.insert("prefer", "delay=30001".parse().unwrap());
+        assert!(prefer(&h).is_err());
+    }
+}

@@ -1,0 +1,232 @@
+//! `/_sandbox/faults`: the operator's fault rules ([`crate::http::faults`] applies them).
+
+use crate::auth::Action;
+use crate::http::error::FieldError;
+use crate::http::faults::{
+    faultable, FaultAction, NewRule, Rule, MAX_DELAY_MS, MAX_RULES, MAX_TIMES,
+};
+use crate::http::router::{Route, Router};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{FaultId, Kind};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/_sandbox/faults", "createSandboxFault", Action::Sandbox, create)
+            .tag("sandbox")
+            .summary("Inject a fault: answer matching requests with an error status, a delay, or a dropped connection.")
+            .body("SandboxFaultNew")
+            .created("SandboxFault")
+            .may_return(&[409])
+            .not_idempotent(),
+        Route::get("/_sandbox/faults", "listSandboxFaults", Action::Sandbox, list)
+            .tag("sandbox")
+            .summary("The fault rules, in the order they are tried, with how often each has fired.")
+            .ok("SandboxFaultRules"),
+        Route::delete("/_sandbox/faults", "clearSandboxFaults", Action::Sandbox, clear)
+            .tag("sandbox")
+            .summary("Delete every fault rule.")
+            .returns(204, None),
+        Route::delete("/_sandbox/faults/{id}", "deleteSandboxFault", Action::Sandbox, delete)
+            .tag("sandbox")
+            .summary("Delete one fault rule.")
+            .returns(204, None),
+    ]
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let new: NewRule = ctx.json()?;
+    validate(&new, &ctx.app.router)?;
+    let rule = ctx.app.faults.add(new)?;
+    Ok(Response::created(&rule))
+}
+
+/// Checks every field, collecting all problems (422).
+fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    let mut bad = |field: &str, code: &str, message: String| {
+        errors.push(FieldError::new(field.to_string(), code, message))
+    };
+    let m = &new.matcher;
+    if let Some(op) = &m.operation_id {
+        match router.by_operation(op) {
+            None => bad(
+                "/match/operation_id",
+                "unknown_operation",
+                format!(
+                    "no operation `{}` (see /openapi.json)",
+                    op.chars().take(80).collect::<String>()
+                ),
+            ),
+            Some(r) if !faultable(r) => bad(
+                "/match/operation_id",
+                "never_faulted",
+                "public routes and /_sandbox/* are never faulted".into(),
+            ),
+            Some(_) => {}
+        }
+    }
+    if let Some(method) = &m.method {
+        if !matches!(method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
+            bad(
+                "/match/method",
+                "invalid",
+                "one of GET, POST, PUT, PATCH, DELETE".into(),
+            );
+        }
+    }
+    if let Some(path) = &m.path {
+        let ok_chars = path
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#');
+        if !path.starts_with('/') || path.len() > 200 || !ok_chars {
+            bad("/match/path", "invalid", "a path such as `/devices/*` (at most 200 characters; `*` matches one segment, a final `**` any rest)".into());
+        } else if path.starts_with("/_sandbox") {
+            bad(
+                "/match/path",
+                "never_faulted",
+                "/_sandbox/* is never faulted".into(),
+            );
+        }
+    }
+    if let Some(key) = &m.key_id {
+        if !crate::ids::is_valid(crate::ids::Kind::ApiKey, key) {
+            bad("/match/key_id", "invalid", "an API key id (`key_…`)".into());
+        }
+    }
+    match &new.action {
+        FaultAction::Status {
+            status,
+            detail,
+            retry_after,
+        } => {
+            if !(400..=599).contains(status) {
+                bad(
+                    "/action/status",
+                    "out_of_range",
+                    "an error status, 400 to 599".into(),
+                );
+            }
+            if detail
+                .as_ref()
+                .is_some_and(|d| d.is_empty() || d.chars().count() > 500)
+            {
+                bad(
+                    "/action/detail",
+                    "invalid_length",
+                    "1 to 500 characters".into(),
+                );
+            }
+            if retry_after.is_some_and(|s| s > 86_400) {
+                bad(
+                    "/action/retry_after",
+                    "out_of_range",
+                    "at most 86400 seconds".into(),
+                );
+            }
+        }
+        FaultAction::Delay { delay_ms } => {
+            if !(1..=MAX_DELAY_MS).contains(delay_ms) {
+                bad(
+                    "/action/delay_ms",
+                    "out_of_range",
+                    format!("1 to {MAX_DELAY_MS} milliseconds"),
+                );
+            }
+        }
+        FaultAction::Drop => {}
+    }
+    if new.times.is_some_and(|t| !(1..=MAX_TIMES).contains(&t)) {
+        bad("/times", "out_of_range", format!("1 to {MAX_TIMES}"));
+    }
+    if new.probability.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+        bad(
+            "/probability",
+            "out_of_range",
+            "greater than 0, at most 1".into(),
+        );
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(errors))
+    }
+}
+
+#[derive(Serialize)]
+struct RuleList {
+    object: &'static str,
+    data: Vec<Rule>,
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    Ok(Response::ok(&RuleList {
+        object: "sandbox_fault_list",
+        data: ctx.app.faults.list(),
+    }))
+}
+
+fn clear(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    ctx.app.faults.clear();
+    Ok(Response::no_content())
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: FaultId = ctx.path()?;
+    if ctx.app.faults.remove(&id) {
+        Ok(Response::no_content())
+    } else {
+        Err(ApiError::not_found(Kind::Fault.what(), &id))
+    }
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    let id: Value = serde_json::from_str(Kind::Fault.schema()).unwrap_or(Value::Null);
+    let text = |max: u32| json!({"type":["string","null"],"minLength":1,"maxLength":max});
+    let matcher = json!({"type":"object","additionalProperties":false,
+        "description":"Which requests the rule applies to; every criterion given must hold, none given matches every faultable request.",
+        "properties":{
+            "operation_id":{"type":["string","null"],"description":"An operationId from /openapi.json (not a public or /_sandbox/ one)."},
+            "method":{"type":["string","null"],"enum":["GET","POST","PUT","PATCH","DELETE",null]},
+            "path":{"type":["string","null"],"maxLength":200,"description":"A path pattern: `*` matches one segment, a final `**` any rest (`/devices/*`)."},
+            "key_id":{"type":["string","null"],"pattern":Kind::ApiKey.pattern(),"description":"Only requests made with this API key (directly or through MCP)."},
+            "via":{"type":"string","enum":["rest","mcp","any"],"default":"any","description":"`mcp`: the internal REST request of an MCP tool call (an `isError` result)."}}});
+    let action = json!({"oneOf":[
+        {"type":"object","additionalProperties":false,"required":["type","status"],
+         "properties":{"type":{"const":"status"},"status":{"type":"integer","minimum":400,"maximum":599},
+            "detail":text(500),"retry_after":{"type":["integer","null"],"minimum":0,"maximum":86400,"description":"Seconds, sent as Retry-After."}},
+         "description":"Answer this status with a problem+json body (`code: injected_fault`) instead of running the request."},
+        {"type":"object","additionalProperties":false,"required":["type","delay_ms"],
+         "properties":{"type":{"const":"delay"},"delay_ms":{"type":"integer","minimum":1,"maximum":MAX_DELAY_MS}},
+         "description":"Run the request, then hold its answer back."},
+        {"type":"object","additionalProperties":false,"required":["type"],
+         "properties":{"type":{"const":"drop"}},
+         "description":"Close the connection without an answer; the request is not run."}]});
+    let times = json!({"type":["integer","null"],"minimum":1,"maximum":MAX_TIMES,"description":"Fire this many times, then stay listed, exhausted. Unset: no limit."});
+    let probability = json!({"type":["number","null"],"minimum":0,"maximum":1,"description":"Greater than 0. Fire on this share of matching requests, drawn from the sandbox generator (reproducible with a seed). Unset: every one."});
+    vec![
+        (
+            "SandboxFaultNew",
+            json!({"type":"object","additionalProperties":false,"required":["action"],
+            "description":format!("At most {MAX_RULES} rules per sandbox; they are kept in memory, tried in creation order, and the first that fires applies."),
+            "properties":{"match":matcher,"action":action,"times":times,"probability":probability}}),
+        ),
+        (
+            "SandboxFault",
+            json!({"type":"object","additionalProperties":false,
+            "required":["object","id","match","action","times","probability","remaining","fired","created_at"],
+            "properties":{"object":{"const":"sandbox_fault"},"id":id,"match":matcher,"action":action,
+                "times":times,"probability":probability,
+                "remaining":{"type":["integer","null"],"minimum":0,"description":"Firings left; null: no limit."},
+                "fired":{"type":"integer","minimum":0},
+                "created_at":{"type":"string","format":"date-time"}}}),
+        ),
+        (
+            "SandboxFaultRules",
+            json!({"type":"object","additionalProperties":false,"required":["object","data"],
+            "properties":{"object":{"const":"sandbox_fault_list"},
+                "data":{"type":"array","maxItems":MAX_RULES,"items":{"$ref":"#/components/schemas/SandboxFault"}}}}),
+        ),
+    ]
+}
