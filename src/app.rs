@@ -57,7 +57,17 @@ impl App {
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
-        app.extensions.insert(Arc::new(Timeline::new(sources())));
+        let timeline = Arc::new(Timeline::new(sources()));
+        if report.fixtures_loaded || report.migrations_applied > 0 {
+            // Rows just loaded (or just given their "last reported" columns) follow the clock
+            // silently: a fresh sandbox fires nothing at start-up.
+            let env = crate::timeline::Env {
+                db: &app.db,
+                settings: &app.settings,
+            };
+            app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
+        }
+        app.extensions.insert(timeline);
         Ok((app, report))
     }
 }
@@ -72,7 +82,13 @@ pub fn routes() -> Vec<Route> {
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
 /// ([`crate::timeline`]).
 fn sources() -> Vec<Box<dyn Source>> {
-    vec![]
+    vec![
+        Box::new(crate::routes::promotions::PromotionWindows),
+        Box::new(crate::routes::admin::KeyExpiry),
+        Box::new(crate::routes::devices::DevicePresence),
+        Box::new(crate::routes::invoice_due::InvoiceDue),
+        Box::new(crate::mcp::expiry::ConfirmationExpiry),
+    ]
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so

@@ -18,6 +18,7 @@ pub mod companies;
 pub mod crud;
 pub mod devices;
 pub mod health;
+pub mod invoice_due;
 pub mod media;
 pub mod openapi;
 pub mod plans;
