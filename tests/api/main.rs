@@ -20,6 +20,7 @@ mod media;
 mod openapi;
 mod promotions;
 mod sandbox_clock;
+mod sandbox_determinism;
 mod sandbox_timeline;
 mod schemas;
 mod security_credentials;
