@@ -89,7 +89,10 @@ impl Db {
             // A real file rather than SQLite's :memory:, so that every pooled connection sees the same
             // data and WAL still applies. It lives in the temp dir and is removed on drop.
             // Unseeded: two sandboxes started with the same `--seed` must not share the file.
-            std::env::temp_dir().join(format!("signage-{}.db", crate::random::hex::<12>()))
+            std::env::temp_dir().join(format!(
+                "signage-{}.db",
+                crate::random::unseeded_hex::<12>()
+            ))
         } else {
             PathBuf::from(database)
         };

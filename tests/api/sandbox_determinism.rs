@@ -27,7 +27,17 @@ struct Sandbox {
 }
 
 impl Drop for Sandbox {
+    /// SIGTERM first, so the server shuts down and removes its throw-away database file; SIGKILL
+    /// if it is still there after a few seconds.
     fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        for _ in 0..50 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
