@@ -44,8 +44,9 @@ pub trait Source: Send + Sync {
     }
 
     /// Brings the stored "last reported" state in line with the clock at `at` WITHOUT recording
-    /// anything: run once on demo fixtures just loaded (and on a database just migrated), so a
-    /// fresh sandbox starts consistent and fires nothing at start-up. Most sources need none.
+    /// anything: run at every start (fixtures just loaded, a database just migrated, or what fell
+    /// due while the sandbox was stopped) and after a reset, so a sandbox starts consistent and
+    /// fires nothing at start-up. Most sources need none.
     fn settle(&self, _env: &Env<'_>, _at: i64) -> Result<(), DbError> {
         Ok(())
     }

@@ -524,3 +524,62 @@ async fn an_open_invoice_turns_overdue_at_its_due_date() {
     assert_eq!(e[0].3.as_deref(), Some(company.as_str()));
     assert_eq!(e[0].4, due);
 }
+
+#[tokio::test]
+async fn a_reset_account_starts_consistent_and_fires_nothing_at_once() {
+    let app = frozen().await;
+    advance(&app, DAY).await;
+    let reset = app
+        .post("/_sandbox/reset")
+        .key("northwind-admin")
+        .send()
+        .await;
+    assert_eq!(reset.status, 200, "{}", reset.text());
+    // The reloaded devices are online again (fixtures anchored to now), judged silently.
+    let unjudged: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM devices WHERE presence IS NULL AND last_heartbeat_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(unjudged, 0);
+    let moved = advance(&app, 60).await;
+    assert_eq!(moved["events"], json!({}), "{moved}");
+    // Their next transitions fire on time, once.
+    let moved = advance(&app, 10 * 60).await;
+    assert!(
+        moved["transitions"]["device.offline"].as_u64().unwrap_or(0) > 0,
+        "{moved}"
+    );
+}
+
+#[tokio::test]
+async fn platform_events_are_not_subscribable_and_area_events_are() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    for t in signage::areas::PLATFORM_EVENTS {
+        assert!(!signage::events::EVENT_TYPES.contains(t));
+        let r = app
+            .post("/webhooks")
+            .key("northwind-readwrite")
+            .json(
+                &json!({"company_id": grocers, "url": "https://hooks.example.com/x",
+                "event_types": [t]}),
+            )
+            .send()
+            .await;
+        assert_eq!(r.status, 422, "{t}: {}", r.text());
+    }
+    let r = app
+        .post("/webhooks")
+        .key("northwind-readwrite")
+        .json(
+            &json!({"company_id": grocers, "url": "https://hooks.example.com/x",
+            "event_types": ["promotion.started", "promotion.ended", "device.offline",
+                "device.online", "invoice.overdue"]}),
+        )
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+}
