@@ -20,7 +20,7 @@ use crate::validate::{id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
-pub use presence::{heartbeat_arrived, DevicePresence};
+pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);

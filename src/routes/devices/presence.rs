@@ -109,3 +109,96 @@ pub fn heartbeat_arrived(
     crate::events::record(tx, company, ONLINE, "device", device, &payload)?;
     Ok(true)
 }
+
+/// The same as [`heartbeat_arrived`] for heartbeats written in bulk at `at` (the simulated fleet's
+/// `catch_up`): in the writing transaction, every device whose heartbeat is now fresh but that was
+/// reported offline records `device.online` (in id order); never-judged ones become `online`
+/// silently. Returns how many came back (count them as `device.online` transitions).
+pub fn heartbeats_arrived(
+    tx: &Transaction<'_>,
+    at: i64,
+    offline_after: i64,
+) -> Result<u64, DbError> {
+    let back: Vec<(String, String, i64)> = tx
+        .prepare_cached(
+            "SELECT id, company_id, last_heartbeat_at FROM devices
+             WHERE presence = 'offline' AND last_heartbeat_at >= ?1 ORDER BY id",
+        )?
+        .query_map([at - offline_after], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    tx.prepare_cached(
+        "UPDATE devices SET presence = 'online'
+         WHERE (presence IS NULL OR presence = 'offline') AND last_heartbeat_at >= ?1",
+    )?
+    .execute([at - offline_after])?;
+    for (id, company, last) in &back {
+        let payload = json!({
+            "device_id": id,
+            "status": "online",
+            "last_seen": crate::time::rfc3339(*last),
+        });
+        crate::events::record(tx, company, ONLINE, "device", id, &payload)?;
+    }
+    Ok(back.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+
+    /// The fleet's bulk write: an offline device refreshed comes back once (an event), a
+    /// never-judged one becomes online silently, an online one is left alone.
+    #[test]
+    fn bulk_heartbeats_bring_offline_devices_back_once() {
+        let (db, _) = Db::open(":memory:", true).unwrap();
+        let at = 1_772_442_000;
+        let ids: Vec<String> = {
+            let conn = db.conn().unwrap();
+            let mut s = conn
+                .prepare("SELECT id FROM devices ORDER BY id LIMIT 3")
+                .unwrap();
+            let rows = s.query_map([], |r| r.get(0)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let back = db
+            .write(|tx| {
+                for (id, presence) in ids.iter().zip(["offline", "online"]) {
+                    tx.execute(
+                        "UPDATE devices SET presence = ?2, last_heartbeat_at = ?3 WHERE id = ?1",
+                        rusqlite::params![id, presence, at],
+                    )?;
+                }
+                tx.execute(
+                    "UPDATE devices SET presence = NULL, last_heartbeat_at = ?2 WHERE id = ?1",
+                    rusqlite::params![ids[2], at],
+                )?;
+                let first = heartbeats_arrived(tx, at, 300)?;
+                let again = heartbeats_arrived(tx, at, 300)?;
+                Ok::<_, DbError>((first, again))
+            })
+            .unwrap();
+        assert_eq!(back, (1, 0));
+        let conn = db.conn().unwrap();
+        let presence: Vec<Option<String>> = ids
+            .iter()
+            .map(|id| {
+                conn.query_row("SELECT presence FROM devices WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+            })
+            .collect();
+        assert_eq!(presence, vec![Some("online".to_string()); 3]);
+        let online: Vec<String> = {
+            let mut s = conn
+                .prepare("SELECT resource_id FROM events WHERE type = 'device.online'")
+                .unwrap();
+            let rows = s.query_map([], |r| r.get(0)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        assert_eq!(online, vec![ids[0].clone()]);
+    }
+}
