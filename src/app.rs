@@ -58,15 +58,14 @@ impl App {
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
         let timeline = Arc::new(Timeline::new(sources()));
-        if report.fixtures_loaded || report.migrations_applied > 0 {
-            // Rows just loaded (or just given their "last reported" columns) follow the clock
-            // silently: a fresh sandbox fires nothing at start-up.
-            let env = crate::timeline::Env {
-                db: &app.db,
-                settings: &app.settings,
-            };
-            app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
-        }
+        // Every start settles the stored "last reported" states to the clock without recording
+        // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
+        // fell due while the sandbox was stopped. A start never fires a burst of events.
+        let env = crate::timeline::Env {
+            db: &app.db,
+            settings: &app.settings,
+        };
+        app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
         Ok((app, report))
     }

@@ -583,3 +583,40 @@ async fn platform_events_are_not_subscribable_and_area_events_are() {
         .await;
     assert_eq!(r.status, 201, "{}", r.text());
 }
+
+#[tokio::test]
+async fn fixtures_loaded_by_an_earlier_command_are_judged_at_the_next_start() {
+    // What `signage migrate` does on a new file: migrations and fixtures, no timeline.
+    let path = std::env::temp_dir().join(format!(
+        "signage-timeline-{}-{}.db",
+        std::process::id(),
+        signage::random::unseeded_hex::<6>()
+    ));
+    let file = path.to_string_lossy().to_string();
+    let (db, report) = signage::db::Db::open(&file, true).unwrap();
+    assert!(report.fixtures_loaded);
+    drop(db);
+    let loaded_at = signage::time::now();
+    let app = TestApp::spawn_with(|l| {
+        l.database = Some(file.clone());
+        l.sandbox_clock = Some(Some(loaded_at));
+    })
+    .await;
+    let unjudged: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM devices WHERE presence IS NULL AND last_heartbeat_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(unjudged, 0, "judged at start-up");
+    let moved = advance(&app, 10 * 60).await;
+    assert!(
+        moved["transitions"]["device.offline"].as_u64().unwrap_or(0) > 0,
+        "{moved}"
+    );
+    drop(app);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{file}{suffix}"));
+    }
+}
