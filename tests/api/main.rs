@@ -22,6 +22,7 @@ mod promotions;
 mod sandbox_clock;
 mod sandbox_determinism;
 mod sandbox_timeline;
+mod sandbox_timeline_edges;
 mod schemas;
 mod security_credentials;
 mod security_input;
