@@ -65,7 +65,16 @@ impl App {
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
-        app.extensions.insert(Arc::new(Timeline::new(sources())));
+        let timeline = Arc::new(Timeline::new(sources()));
+        // Every start settles the stored "last reported" states to the clock without recording
+        // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
+        // fell due while the sandbox was stopped. A start never fires a burst of events.
+        let env = crate::timeline::Env {
+            db: &app.db,
+            settings: &app.settings,
+        };
+        app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
+        app.extensions.insert(timeline);
         Ok((app, report))
     }
 }
@@ -80,7 +89,13 @@ pub fn routes() -> Vec<Route> {
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
 /// ([`crate::timeline`]).
 fn sources() -> Vec<Box<dyn Source>> {
-    vec![]
+    vec![
+        Box::new(crate::routes::promotions::PromotionWindows),
+        Box::new(crate::routes::admin::KeyExpiry),
+        Box::new(crate::routes::devices::DevicePresence),
+        Box::new(crate::routes::invoice_due::InvoiceDue),
+        Box::new(crate::mcp::expiry::ConfirmationExpiry),
+    ]
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so

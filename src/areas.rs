@@ -70,7 +70,14 @@ areas! {
         company_owned: true,
         paths: &["devices"],
         kinds: &[Kind::Device, Kind::PlaybackError],
-        events: &["device.created", "device.updated", "device.deleted", "device.heartbeat"],
+        events: &[
+            "device.created",
+            "device.updated",
+            "device.deleted",
+            "device.heartbeat",
+            "device.offline",
+            "device.online",
+        ],
         tables: &["devices", "playback_errors"],
     },
     Ads => AreaSpec {
@@ -95,6 +102,8 @@ areas! {
             "promotion.updated",
             "promotion.activated",
             "promotion.deactivated",
+            "promotion.started",
+            "promotion.ended",
         ],
         tables: &["promotions", "qr_codes"],
     },
@@ -127,7 +136,7 @@ areas! {
         company_owned: true,
         paths: &["invoices", "charges"],
         kinds: &[Kind::Invoice, Kind::Charge],
-        events: &[],
+        events: &["invoice.overdue"],
         tables: &["invoices", "charges"],
     },
     Media => AreaSpec {
@@ -151,6 +160,12 @@ areas! {
         tables: &["webhooks"],
     },
 }
+
+/// Event types of the platform itself rather than of an area, recorded as time passes: a key's
+/// expiry (stored with the key's `companyScope` as its company, or none for an account-wide key) and
+/// a pending MCP confirmation's (stored with no company). No webhook subscribes to them: keys and
+/// confirmations belong to credentials, not to the company a webhook serves.
+pub const PLATFORM_EVENTS: &[&str] = &["api_key.expired", "mcp.confirmation_expired"];
 
 /// Tables of the platform itself rather than of an area (accounts, credentials, users).
 pub const PLATFORM_TABLES: &[&str] = &["accounts", "api_clients", "api_keys", "users"];

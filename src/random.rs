@@ -115,8 +115,9 @@ pub fn hex<const N: usize>() -> String {
     hex_of(&bytes::<N>())
 }
 
-/// Lowercase hex of `N` bytes from the OS generator even in a seeded sandbox: names that must
-/// differ between two sandboxes given the same seed in one process (throw-away database files).
+/// Lowercase hex of `N` bytes from the OS generator even when a seeded generator is installed: for
+/// what must differ between two seeded runs on one machine (the throw-away database file of
+/// `:memory:`, which two identically seeded sandboxes would otherwise share). Never in a body.
 pub fn unseeded_hex<const N: usize>() -> String {
     let mut buf = [0u8; N];
     if let Err(err) = getrandom::fill(&mut buf) {

@@ -208,6 +208,25 @@ pub fn rfc3339(ts: i64) -> String {
     )
 }
 
+/// `1772442000` -> `"Mon, 02 Mar 2026 09:00:00 GMT"`: the IMF-fixdate of an HTTP `Date` header.
+pub fn http_date(ts: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = ts.div_euclid(86_400);
+    let secs = ts.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(m as usize).saturating_sub(1) % 12],
+        secs / 3600,
+        (secs % 3600) / 60,
+        secs % 60
+    )
+}
+
 /// Parses the RFC 3339 subset the API accepts: `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`.
 pub fn parse_rfc3339(s: &str) -> Option<i64> {
     let b = s.as_bytes();
@@ -309,5 +328,7 @@ mod tests {
         );
         assert_eq!(parse_rfc3339("2025-02-30T00:00:00Z"), None);
         assert_eq!(parse_rfc3339("yesterday"), None);
+        assert_eq!(http_date(1_772_442_000), "Mon, 02 Mar 2026 09:00:00 GMT");
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
     }
 }

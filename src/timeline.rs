@@ -43,6 +43,14 @@ pub trait Source: Send + Sync {
         Ok(())
     }
 
+    /// Brings the stored "last reported" state in line with the clock at `at` WITHOUT recording
+    /// anything: run at every start (fixtures just loaded, a database just migrated, or what fell
+    /// due while the sandbox was stopped) and after a reset, so a sandbox starts consistent and
+    /// fires nothing at start-up. Most sources need none.
+    fn settle(&self, _env: &Env<'_>, _at: i64) -> Result<(), DbError> {
+        Ok(())
+    }
+
     /// The earliest instant at which something of this source is due, if anything is due at or
     /// before `until`. It may be in the past (something overdue); it must stop being reported once
     /// [`Source::run_due`] has run it.
@@ -100,6 +108,15 @@ impl Timeline {
 
     pub fn source_names(&self) -> Vec<&'static str> {
         self.sources.iter().map(|s| s.name()).collect()
+    }
+
+    /// Settles every source at `at` (see [`Source::settle`]): nothing is recorded.
+    pub fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
+        let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        for source in &self.sources {
+            source.settle(env, at)?;
+        }
+        Ok(())
     }
 
     /// Runs everything due up to `until`, in time order; on a frozen clock, moves the clock there.
@@ -172,4 +189,11 @@ fn events_since(db: &Db, rowid: i64) -> Result<BTreeMap<String, u64>, DbError> {
         out.insert(t, n.max(0) as u64);
     }
     Ok(out)
+}
+
+/// A source's failure that is not SQLite's own (a payload that would not build), as a [`DbError`].
+pub fn failed(what: impl std::fmt::Display) -> DbError {
+    DbError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(
+        std::io::Error::other(what.to_string()),
+    )))
 }

@@ -91,7 +91,7 @@ impl Db {
         let path = if throwaway {
             // A real file rather than SQLite's :memory:, so that every pooled connection sees the same
             // data and WAL still applies. It lives in the temp dir and is removed on drop.
-            // Never from the seeded generator: two sandboxes with one seed would share the file.
+            // Unseeded: two sandboxes started with the same `--seed` must not share the file.
             std::env::temp_dir().join(format!(
                 "signage-{}.db",
                 crate::random::unseeded_hex::<12>()
@@ -318,5 +318,54 @@ impl Drop for Db {
                 let _ = std::fs::remove_file(p);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// V4 rebuilds `invoices` (a new status); with foreign keys on, dropping the old table cascades
+    /// to the charges, which the migration sets aside and puts back with the ledger's links.
+    #[test]
+    fn v4_keeps_every_charge_and_ledger_link_of_an_existing_database() {
+        let path =
+            std::env::temp_dir().join(format!("signage-v4-{}.db", crate::random::hex::<8>()));
+        let db = Db {
+            path: path.clone(),
+            idle: Mutex::new(Vec::new()),
+            throwaway: true,
+        };
+        let mut conn = db.open_connection().unwrap();
+        embedded::migrations::runner()
+            .set_target(refinery::Target::Version(3))
+            .run(&mut *conn)
+            .unwrap();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .unwrap();
+        fixtures::load(&tx, 1_772_442_000).unwrap();
+        tx.commit().unwrap();
+        let census = |c: &Connection| -> (i64, i64, i64) {
+            c.query_row(
+                "SELECT (SELECT count(*) FROM charges), (SELECT count(*) FROM invoices),
+                        (SELECT count(*) FROM token_transactions WHERE charge_id IS NOT NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+        };
+        let before = census(&conn);
+        assert!(before.0 > 0 && before.2 > 0, "{before:?}");
+        embedded::migrations::runner().run(&mut *conn).unwrap();
+        assert_eq!(census(&conn), before);
+        let fk_errors: i64 = conn
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(fk_errors, 0);
+        conn.execute("UPDATE invoices SET status = 'overdue'", [])
+            .unwrap();
     }
 }

@@ -47,6 +47,7 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let header_timeout = Duration::from_secs(app.settings.header_read_timeout_secs);
     let idle_timeout = Duration::from_secs(app.settings.idle_timeout_secs);
+    let frozen = app.clock.mode() == crate::time::Mode::Frozen;
     tokio::pin!(shutdown);
     loop {
         // Take a connection slot before accepting: past the limit, new connections wait in the
@@ -87,6 +88,8 @@ pub async fn serve(
             .timer(TokioTimer::new())
             .header_read_timeout(header_timeout)
             .keep_alive(true)
+            // A frozen sandbox dates its answers by its own clock (`into_hyper`), not the wall's.
+            .auto_date_header(!frozen)
             .serve_connection(io, service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
@@ -217,7 +220,14 @@ async fn handle(
     } else {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }
-    Ok(into_hyper(resp, &request_id))
+    let mut out = into_hyper(resp, &request_id);
+    if app.clock.mode() == crate::time::Mode::Frozen {
+        let date = crate::time::http_date(app.clock.now());
+        if let Ok(v) = hyper::header::HeaderValue::from_str(&date) {
+            out.headers_mut().insert(hyper::header::DATE, v);
+        }
+    }
+    Ok(out)
 }
 
 /// The service's one failure: an injected `drop` fault, which makes hyper close the connection

@@ -25,6 +25,7 @@ pub mod call;
 pub mod catalogue;
 pub mod config_cmd;
 pub mod dispatch;
+pub mod expiry;
 pub mod pending;
 pub mod protocol;
 pub mod sessions;

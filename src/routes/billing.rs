@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Billing, Level::Read);
 
-pub const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void"];
+/// `overdue`: an `open` invoice past its `due_at`, moved there by the timeline
+/// ([`super::invoice_due`]).
+pub const INVOICE_STATUSES: &[&str] = &["draft", "open", "paid", "void", "overdue"];
 pub const CHARGE_KINDS: &[&str] = &["subscription", "token_pack", "overage", "credit"];
 
 pub fn routes() -> Vec<Route> {
@@ -24,7 +26,7 @@ pub fn routes() -> Vec<Route> {
                 "list_invoices",
                 "List invoices",
                 &[],
-                "List invoices of the companies the API key can see, newest first, optionally filtered by company and status (draft, open, paid, void).",
+                "List invoices of the companies the API key can see, newest first, optionally filtered by company and status (draft, open, paid, void, overdue).",
             ))
             .tag("billing")
             .summary("List invoices of the visible companies, newest first, with their totals.")
@@ -229,6 +231,18 @@ impl crate::http::response::Listed for Charge {
     fn list_key(&self) -> &str {
         &self.id
     }
+}
+
+/// One invoice by id, without its lines (no authorization: the caller has already checked its
+/// company).
+pub fn load_invoice(conn: &Connection, id: &str) -> Result<Invoice, ApiError> {
+    let id = InvoiceId::parse(id).ok_or_else(|| ApiError::not_found("invoice", id))?;
+    crud::load(
+        conn,
+        &format!("{INVOICE_SELECT} WHERE i.id = ?1"),
+        &id,
+        Invoice::from_row,
+    )
 }
 
 /// One charge by id (no authorization: the caller has already checked its company).

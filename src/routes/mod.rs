@@ -20,6 +20,7 @@ pub mod crud;
 pub mod devices;
 pub mod events;
 pub mod health;
+pub mod invoice_due;
 pub mod media;
 pub mod openapi;
 pub mod plans;

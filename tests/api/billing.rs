@@ -120,7 +120,7 @@ async fn invoices_list_filter_and_page() {
     .send()
     .await
     .problem(404);
-    app.get("/invoices?status=overdue")
+    app.get("/invoices?status=late")
         .key("northwind-readonly")
         .send()
         .await

@@ -531,9 +531,11 @@ async fn activation_spends_tokens_once_and_deactivation_never_refunds() {
         [
             "tokens.spent",
             "promotion.activated",
+            "promotion.started",
             "promotion.deactivated",
             "tokens.spent",
-            "promotion.activated"
+            "promotion.activated",
+            "promotion.started"
         ]
     );
 

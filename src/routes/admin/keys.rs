@@ -259,8 +259,11 @@ pub fn create_key(
             return Err(ApiError::invalid("/companyScope", "exceeds_creator", "A key cannot reach further than its creator."));
         }
         tx.execute(
-            "INSERT INTO api_keys (id, client_id, name, prefix, last_four, secret_hash, scopes, company_id, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            // A key created already expired was never valid: nothing expires later, so its expiry
+            // counts as reported (no `api_key.expired`).
+            "INSERT INTO api_keys (id, client_id, name, prefix, last_four, secret_hash, scopes, company_id, created_at, expires_at,
+                    expiry_reported_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, CASE WHEN ?10 <= ?9 THEN ?10 END)",
             rusqlite::params![
                 new.key_id, spec.client_id, spec.name.trim(), new.prefix, new.last_four, new.secret_hash,
                 scopes.to_db(), company, t, spec.expires_at

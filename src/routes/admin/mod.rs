@@ -5,7 +5,10 @@
 
 pub mod audit;
 pub mod clients;
+mod key_expiry;
 pub mod keys;
+
+pub use key_expiry::KeyExpiry;
 
 use crate::auth::Action;
 use crate::http::router::{param, Route, LIMIT_PARAM};
@@ -240,6 +243,8 @@ fn reset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "Account `{account}` is not part of the demo fixtures, so there is nothing to reset it to."
         )));
     }
+    // The reloaded rows start consistent with the clock: nothing fires for them at the next tick.
+    crate::routes::sandbox::clock::settle(ctx.app)?;
     Ok(Response::ok(&ResetResult {
         object: "sandbox_reset",
         reset: true,

@@ -195,6 +195,8 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .execute(rusqlite::params![id, KEPT_PLAYBACK_ERRORS])?;
         }
 
+        // A device reported offline is back: `device.online`, before its heartbeat's event.
+        super::presence::heartbeat_arrived(tx, &id, &company, now)?;
         let diag = diagnostics(tx, &id, clock)?;
         crud::record(
             tx,

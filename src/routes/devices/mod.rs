@@ -1,7 +1,8 @@
 //! Devices (screens): CRUD, the ads assigned to them, heartbeats and playback diagnostics.
 //!
 //! A device's `status` is derived, never stored: `online` when its last heartbeat is at most
-//! `device_offline_after_secs` old, `offline` when older, `never_seen` without one.
+//! `device_offline_after_secs` old, `offline` when older, `never_seen` without one. What was last
+//! announced of it (`device.offline`, `device.online`) is stored apart, in `presence`.
 //!
 //! The `version` (and so the ETag) covers what API clients edit (name, location, platform,
 //! orientation, resolution). Heartbeats change telemetry only and leave it alone, so a screen
@@ -10,6 +11,7 @@
 mod device;
 mod diagnostics;
 mod heartbeat;
+mod presence;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Route, Tool};
@@ -18,6 +20,7 @@ use crate::validate::{id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
+pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);

@@ -36,13 +36,15 @@ fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
                 rusqlite::params![id, now],
             )?;
         }
-        let promo = load(tx, &id, now)?;
         let event = if on {
             "promotion.activated"
         } else {
             "promotion.deactivated"
         };
+        let promo = load(tx, &id, now)?;
         crud::record(tx, company, event, "promotion", &id, &promo)?;
+        // Switched on inside its window: it starts now (`promotion.started`); switched off: idle.
+        super::timeline::rearm(tx, &id, now)?;
         Ok(Response::ok(&promo).with_etag(promo.version))
     })
 }

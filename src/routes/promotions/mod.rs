@@ -8,10 +8,13 @@
 //!   so a promotion is never on without having been paid for, nor paid for without being on.
 //!   Re-activating an active promotion is a free no-op; an expired one cannot be activated (409).
 //! - Deactivation never refunds: the cost buys the activation, not a duration.
+//! - As time passes, a switched-on promotion's window opening records `promotion.started` and its
+//!   closing `promotion.ended`, once each ([`timeline`]).
 
 mod activation;
 mod promotion;
 mod qr_codes;
+mod timeline;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
@@ -23,6 +26,7 @@ pub use promotion::{state, Promotion};
 use qr_codes::{list_qr_codes, qr_image};
 pub use qr_codes::{qr_png, qr_svg};
 use serde_json::{json, Value};
+pub use timeline::PromotionWindows;
 
 const READ: Action = Action::Use(Area::Promotions, Level::Read);
 const WRITE: Action = Action::Use(Area::Promotions, Level::Write);

@@ -383,6 +383,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         crate::routes::update_versioned(tx, "promotions", "id", &id, now, &sets)?;
         let promo = load(tx, &id, now)?;
         crud::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;
+        super::timeline::rearm(tx, &id, now)?;
         Ok(Response::ok(&promo).with_etag(promo.version))
     })
 }

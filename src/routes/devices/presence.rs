@@ -1,0 +1,204 @@
+//! A device's presence as last reported, so `device.offline` and `device.online` fire once per
+//! transition ([`crate::timeline::Source`] for the first, the heartbeat write for the second).
+//!
+//! The API derives `status` from the clock on every read (`online` while the last heartbeat is at
+//! most `devices.offline_after_secs` old). The stored `presence` is what was announced:
+//! - `online` -> `offline` the second the last heartbeat becomes older than the threshold:
+//!   `device.offline`, recorded by the timeline at that instant.
+//! - `offline` -> `online` when a heartbeat arrives (from a player or the simulated fleet):
+//!   `device.online`, recorded by the heartbeat write itself ([`heartbeat_arrived`]).
+//! - NULL: not judged yet (never seen, or just loaded from the fixtures, which are settled silently
+//!   at start-up so a fresh sandbox fires nothing). A first heartbeat makes it `online` without an
+//!   event: the device was never reported offline.
+//!
+//! A heartbeat written in the same timeline step as the check (the fleet's `catch_up` runs before
+//! `run_due`) is read from the table, so a refreshed device never goes offline.
+
+use crate::db::DbError;
+use crate::timeline::{Env, Report, Source};
+use rusqlite::Transaction;
+use serde_json::json;
+
+pub struct DevicePresence;
+
+pub const OFFLINE: &str = "device.offline";
+pub const ONLINE: &str = "device.online";
+
+impl Source for DevicePresence {
+    fn name(&self) -> &'static str {
+        "device_presence"
+    }
+
+    fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
+        let threshold = at - env.settings.device_offline_after_secs;
+        env.db.write(|tx| {
+            tx.execute(
+                "UPDATE devices SET presence = CASE WHEN last_heartbeat_at >= ?1 THEN 'online' ELSE 'offline' END
+                 WHERE presence IS NULL AND last_heartbeat_at IS NOT NULL",
+                [threshold],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn next_due(&self, env: &Env<'_>, until: i64) -> Result<Option<i64>, DbError> {
+        let after = env.settings.device_offline_after_secs;
+        let conn = env.db.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT min(last_heartbeat_at) FROM devices
+             WHERE presence = 'online' AND last_heartbeat_at < ?1",
+        )?;
+        // Offline at the first second the heartbeat is older than the threshold.
+        let oldest: Option<i64> = stmt.query_row([until - after], |r| r.get(0))?;
+        Ok(oldest.map(|t| t + after + 1))
+    }
+
+    fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
+        let after = env.settings.device_offline_after_secs;
+        env.db.write(|tx| {
+            let due: Vec<(String, String, i64)> = tx
+                .prepare_cached(
+                    "SELECT id, company_id, last_heartbeat_at FROM devices
+                     WHERE presence = 'online' AND last_heartbeat_at < ?1
+                     ORDER BY last_heartbeat_at, id",
+                )?
+                .query_map([at - after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()?;
+            for (id, company, last) in &due {
+                tx.prepare_cached("UPDATE devices SET presence = 'offline' WHERE id = ?1")?
+                    .execute([id])?;
+                let payload = json!({
+                    "device_id": id,
+                    "status": "offline",
+                    "last_seen": crate::time::rfc3339(*last),
+                    "offline_after_seconds": after,
+                });
+                crate::events::record(tx, company, OFFLINE, "device", id, &payload)?;
+            }
+            report.count(OFFLINE, due.len() as u64);
+            Ok(())
+        })
+    }
+}
+
+/// Called in the transaction that writes a heartbeat of `device` (of `company`) at `now`: a device
+/// reported offline comes back (`device.online`, returns true); otherwise it is (or stays) online
+/// silently.
+pub fn heartbeat_arrived(
+    tx: &Transaction<'_>,
+    device: &str,
+    company: &str,
+    now: i64,
+) -> Result<bool, DbError> {
+    let was: Option<String> = tx
+        .prepare_cached("SELECT presence FROM devices WHERE id = ?1")?
+        .query_row([device], |r| r.get(0))?;
+    if was.as_deref() == Some("online") {
+        return Ok(false);
+    }
+    tx.prepare_cached("UPDATE devices SET presence = 'online' WHERE id = ?1")?
+        .execute([device])?;
+    if was.as_deref() != Some("offline") {
+        return Ok(false);
+    }
+    let payload = json!({
+        "device_id": device,
+        "status": "online",
+        "last_seen": crate::time::rfc3339(now),
+    });
+    crate::events::record(tx, company, ONLINE, "device", device, &payload)?;
+    Ok(true)
+}
+
+/// The same as [`heartbeat_arrived`] for heartbeats written in bulk at `at` (the simulated fleet's
+/// `catch_up`): in the writing transaction, every device whose heartbeat is now fresh but that was
+/// reported offline records `device.online` (in id order); never-judged ones become `online`
+/// silently. Returns how many came back (count them as `device.online` transitions).
+pub fn heartbeats_arrived(
+    tx: &Transaction<'_>,
+    at: i64,
+    offline_after: i64,
+) -> Result<u64, DbError> {
+    let back: Vec<(String, String, i64)> = tx
+        .prepare_cached(
+            "SELECT id, company_id, last_heartbeat_at FROM devices
+             WHERE presence = 'offline' AND last_heartbeat_at >= ?1 ORDER BY id",
+        )?
+        .query_map([at - offline_after], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    tx.prepare_cached(
+        "UPDATE devices SET presence = 'online'
+         WHERE (presence IS NULL OR presence = 'offline') AND last_heartbeat_at >= ?1",
+    )?
+    .execute([at - offline_after])?;
+    for (id, company, last) in &back {
+        let payload = json!({
+            "device_id": id,
+            "status": "online",
+            "last_seen": crate::time::rfc3339(*last),
+        });
+        crate::events::record(tx, company, ONLINE, "device", id, &payload)?;
+    }
+    Ok(back.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+
+    /// The fleet's bulk write: an offline device refreshed comes back once (an event), a
+    /// never-judged one becomes online silently, an online one is left alone.
+    #[test]
+    fn bulk_heartbeats_bring_offline_devices_back_once() {
+        let (db, _) = Db::open(":memory:", true).unwrap();
+        let at = 1_772_442_000;
+        let ids: Vec<String> = {
+            let conn = db.conn().unwrap();
+            let mut s = conn
+                .prepare("SELECT id FROM devices ORDER BY id LIMIT 3")
+                .unwrap();
+            let rows = s.query_map([], |r| r.get(0)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let back = db
+            .write(|tx| {
+                for (id, presence) in ids.iter().zip(["offline", "online"]) {
+                    tx.execute(
+                        "UPDATE devices SET presence = ?2, last_heartbeat_at = ?3 WHERE id = ?1",
+                        rusqlite::params![id, presence, at],
+                    )?;
+                }
+                tx.execute(
+                    "UPDATE devices SET presence = NULL, last_heartbeat_at = ?2 WHERE id = ?1",
+                    rusqlite::params![ids[2], at],
+                )?;
+                let first = heartbeats_arrived(tx, at, 300)?;
+                let again = heartbeats_arrived(tx, at, 300)?;
+                Ok::<_, DbError>((first, again))
+            })
+            .unwrap();
+        assert_eq!(back, (1, 0));
+        let conn = db.conn().unwrap();
+        let presence: Vec<Option<String>> = ids
+            .iter()
+            .map(|id| {
+                conn.query_row("SELECT presence FROM devices WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+            })
+            .collect();
+        assert_eq!(presence, vec![Some("online".to_string()); 3]);
+        let online: Vec<String> = {
+            let mut s = conn
+                .prepare("SELECT resource_id FROM events WHERE type = 'device.online'")
+                .unwrap();
+            let rows = s.query_map([], |r| r.get(0)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        assert_eq!(online, vec![ids[0].clone()]);
+    }
+}
