@@ -23,6 +23,7 @@ pub mod openapi;
 pub mod plans;
 pub mod promotions;
 pub mod sandbox;
+pub mod scan;
 pub mod tokens;
 pub mod webhooks;
 
@@ -106,6 +107,7 @@ pub const MODULES: &[Module] = &[
     ),
     module("admin", None, admin::routes, admin::schemas),
     module("sandbox", None, sandbox::routes, sandbox::schemas),
+    module("scan", None, scan::routes, no_schemas),
 ];
 
 /// Every REST route, module by module. The whole route table adds the MCP endpoint beside them
