@@ -8,6 +8,7 @@ mod appliance;
 mod auth_matrix;
 mod billing;
 mod credentials;
+mod demo_world;
 mod devices;
 mod fuzz;
 mod limits;

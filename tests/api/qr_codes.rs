@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 const SUMMER_FRUIT: &str = "promo_0m5d4rupd28t6txsgbdb"; // Grocers, landing www.northwind-grocers.example
 const SUN_CARE: &str = "promo_0m5d4ruph555gp9x0h0h"; // Pharmacy
 const ROOFTOP: &str = "promo_0m5d4rupj321exmngzev"; // Harborview Hotels
-const LANDING: &str = "https://www.northwind-grocers.example/promotions/summer-fruit-week";
+const LANDING: &str = "https://www.northwind-grocers.example/promotions/fresh-fruit-week";
 
 fn events(app: &TestApp, kind: &str, id: &str) -> Vec<Value> {
     let (kind, id) = (kind.to_string(), id.to_string());
@@ -282,7 +282,7 @@ async fn the_target_must_stay_on_the_landing_host() {
 #[tokio::test]
 async fn a_promotion_holds_at_most_a_hundred_codes() {
     let app = TestApp::spawn().await;
-    // Summer Fruit Week has 3 fixture codes.
+    // Fresh Fruit Week has 3 fixture codes.
     for i in 0..97 {
         let r = create(
             &app,

@@ -49,7 +49,7 @@ async fn a_scan_redirects_with_utm_and_counts_once_per_request() {
     assert_eq!(r.status, 302, "{}", r.text());
     assert_eq!(
         r.header("location"),
-        Some("https://www.northwind-grocers.example/promotions/summer-fruit-week?utm_source=signage&utm_medium=qr&utm_campaign=summer-fruit-week&utm_content=checkout")
+        Some("https://www.northwind-grocers.example/promotions/fresh-fruit-week?utm_source=signage&utm_medium=qr&utm_campaign=summer-fruit-week&utm_content=checkout")
     );
     assert_eq!(r.header("location"), qr["redirect_url"].as_str());
     assert_eq!(r.header("cache-control"), Some("no-store"));
