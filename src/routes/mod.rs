@@ -24,6 +24,7 @@ pub mod plans;
 pub mod promotions;
 pub mod sandbox;
 pub mod scan;
+pub mod simulated_scans;
 pub mod tokens;
 pub mod webhooks;
 

@@ -16,7 +16,7 @@
 use crate::auth::Action;
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{Kind, QrCodeId, TypedId};
+use crate::ids::Kind;
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
 use serde::Serialize;
@@ -85,14 +85,87 @@ struct Scanned<'a> {
     scans_since_last_event: i64,
 }
 
-struct Found {
-    id: String,
-    promotion_id: String,
-    company_id: String,
-    redirect_url: String,
-    scan_count: i64,
-    last_event_at: Option<i64>,
-    last_event_scan_count: i64,
+/// A code as a scan needs it.
+pub(crate) struct Found {
+    pub id: String,
+    pub code: String,
+    pub promotion_id: String,
+    pub company_id: String,
+    pub redirect_url: String,
+    pub scan_count: i64,
+    pub last_event_at: Option<i64>,
+    pub last_event_scan_count: i64,
+}
+
+/// Columns of a [`Found`], for `… FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id`.
+pub(crate) const FOUND_COLUMNS: &str = "q.id, q.code, q.promotion_id, p.company_id, q.redirect_url,
+    q.scan_count, q.last_event_at, q.last_event_scan_count";
+
+pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
+    Ok(Found {
+        id: r.get(0)?,
+        code: r.get(1)?,
+        promotion_id: r.get(2)?,
+        company_id: r.get(3)?,
+        redirect_url: r.get(4)?,
+        scan_count: r.get(5)?,
+        last_event_at: r.get(6)?,
+        last_event_scan_count: r.get(7)?,
+    })
+}
+
+/// Records one scan of `found` at `at`: the scan row, the code's count and last scan, and, if the
+/// code's last event is [`EVENT_INTERVAL_SECS`] or more before `at`, a `qr_code.scanned` event.
+/// `found` is updated to match, so a caller can record several scans of one code in a row.
+pub(crate) fn record_scan(
+    tx: &rusqlite::Transaction<'_>,
+    found: &mut Found,
+    class: &'static str,
+    at: i64,
+) -> rusqlite::Result<bool> {
+    let scan_id = crate::ids::new_id(Kind::QrScan);
+    tx.prepare_cached(
+        "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(rusqlite::params![scan_id, found.id, at, class])?;
+    found.scan_count += 1;
+    let due = found
+        .last_event_at
+        .is_none_or(|last| at - last >= EVENT_INTERVAL_SECS);
+    if !due {
+        tx.prepare_cached(
+            "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3 WHERE id = ?1",
+        )?
+        .execute(rusqlite::params![found.id, found.scan_count, at])?;
+        return Ok(false);
+    }
+    tx.prepare_cached(
+        "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?3,
+            last_event_scan_count = ?2 WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![found.id, found.scan_count, at])?;
+    let payload = Scanned {
+        qr_code_id: &found.id,
+        promotion_id: &found.promotion_id,
+        code: &found.code,
+        scanned_at: crate::routes::crud::Time(at),
+        agent_class: class,
+        scan_count: found.scan_count,
+        scans_since_last_event: found.scan_count - found.last_event_scan_count,
+    };
+    // Our own plain struct always serializes; `Null` would only ever mean a bug, never a panic.
+    let payload = serde_json::to_value(&payload).unwrap_or_default();
+    crate::events::record(
+        tx,
+        &found.company_id,
+        "qr_code.scanned",
+        "qr_code",
+        &found.id,
+        &payload,
+    )?;
+    found.last_event_at = Some(at);
+    found.last_event_scan_count = found.scan_count;
+    Ok(true)
 }
 
 fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -105,66 +178,16 @@ fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let class = agent_class(ctx.header("user-agent"));
     let now = crate::time::now();
-    let scan_id = crate::ids::new_id(Kind::QrScan);
     let location = ctx.app.db.write(|tx| {
-        let found = tx
-            .prepare_cached(
-                "SELECT q.id, q.promotion_id, p.company_id, q.redirect_url, q.scan_count,
-                    q.last_event_at, q.last_event_scan_count
-                 FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE q.code = ?1",
-            )?
-            .query_row([&code], |r| {
-                Ok(Found {
-                    id: r.get(0)?,
-                    promotion_id: r.get(1)?,
-                    company_id: r.get(2)?,
-                    redirect_url: r.get(3)?,
-                    scan_count: r.get(4)?,
-                    last_event_at: r.get(5)?,
-                    last_event_scan_count: r.get(6)?,
-                })
-            })
+        let mut found = tx
+            .prepare_cached(&format!(
+                "SELECT {FOUND_COLUMNS} FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+                 WHERE q.code = ?1"
+            ))?
+            .query_row([&code], found_from_row)
             .optional()?
             .ok_or_else(|| ApiError::not_found("QR code", &code))?;
-        tx.prepare_cached(
-            "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
-        )?
-        .execute(rusqlite::params![scan_id, found.id, now, class])?;
-        let count = found.scan_count + 1;
-        let due = found
-            .last_event_at
-            .is_none_or(|at| now - at >= EVENT_INTERVAL_SECS);
-        if due {
-            tx.prepare_cached(
-                "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?3,
-                    last_event_scan_count = ?2 WHERE id = ?1",
-            )?
-            .execute(rusqlite::params![found.id, count, now])?;
-            let payload = Scanned {
-                qr_code_id: &found.id,
-                promotion_id: &found.promotion_id,
-                code: &code,
-                scanned_at: crate::routes::crud::Time(now),
-                agent_class: class,
-                scan_count: count,
-                scans_since_last_event: count - found.last_event_scan_count,
-            };
-            let id = QrCodeId::parse(&found.id)
-                .ok_or_else(|| ApiError::Internal("stored QR code id is malformed".into()))?;
-            crate::routes::crud::record(
-                tx,
-                &found.company_id,
-                "qr_code.scanned",
-                "qr_code",
-                id.as_str(),
-                &payload,
-            )?;
-        } else {
-            tx.prepare_cached(
-                "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3 WHERE id = ?1",
-            )?
-            .execute(rusqlite::params![found.id, count, now])?;
-        }
+        record_scan(tx, &mut found, class, now)?;
         Ok::<_, ApiError>(found.redirect_url)
     })?;
     if hyper::header::HeaderValue::from_str(&location).is_err() {

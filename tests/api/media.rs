@@ -73,7 +73,11 @@ async fn list_and_get_media() {
         .await
         .ok();
     let full: Vec<Value> = full["data"].as_array().unwrap().clone();
-    assert_eq!(full.len(), 20, "Northwind Grocers 11 + Northwind Pharmacy 9");
+    assert_eq!(
+        full.len(),
+        20,
+        "Northwind Grocers 11 + Northwind Pharmacy 9"
+    );
     let walked = assert_list_contract(
         &app,
         "/media",

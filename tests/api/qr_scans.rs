@@ -205,7 +205,12 @@ async fn unknown_codes_are_404_and_reveal_nothing() {
 
 #[tokio::test]
 async fn scans_show_in_the_promotion_report_per_day() {
-    let app = frozen().await;
+    // Without the simulated fleet: only this test's scans move the numbers.
+    let app = TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await;
     let before = app
         .get(&format!("/promotions/{SUMMER_FRUIT}/report"))
         .key("northwind-readonly")
@@ -331,4 +336,62 @@ async fn fixture_scan_counts_match_their_scans() {
         }
     }
     assert!(total > 0, "the fixtures have scans");
+}
+
+/// With the simulated fleet on, running promotions' codes are scanned as the clock passes whole
+/// hours, the same way in two sandboxes; off, nothing is scanned on its own.
+#[tokio::test]
+async fn the_simulated_fleet_scans_running_promotions_deterministically() {
+    let totals = |app: &TestApp| -> (i64, i64) {
+        app.sql(|c| {
+            c.query_row(
+                "SELECT (SELECT sum(scan_count) FROM qr_codes), (SELECT count(*) FROM qr_scans)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        })
+    };
+    fn day(app: &TestApp) -> crate::helpers::RequestBuilder<'_> {
+        app.post("/_sandbox/clock/advance")
+            .key("sandbox-operator")
+            .json(&json!({"seconds": 86_400}))
+    }
+    let a = frozen().await;
+    let b = frozen().await;
+    let (before, rows_before) = totals(&a);
+    let moved = day(&a).send().await.ok();
+    day(&b).send().await.ok();
+    let (after, rows_after) = totals(&a);
+    assert!(after > before, "a day of running promotions brings scans");
+    assert_eq!(
+        after - before,
+        rows_after - rows_before,
+        "every scan is a row"
+    );
+    assert_eq!(
+        moved["transitions"]["qr_code.simulated_scan"],
+        after - before
+    );
+    assert_eq!(totals(&b), (after, rows_after), "deterministic");
+    let simulated = |app: &TestApp| -> Vec<(String, i64, String)> {
+        app.sql(|c| {
+            c.prepare("SELECT qr_code_id, scanned_at, agent_class FROM qr_scans WHERE scanned_at > 1772442000 ORDER BY 1, 2, 3")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect()
+        })
+    };
+    assert_eq!(simulated(&a), simulated(&b));
+    // Only codes of running promotions, only inside the day's scanning hours (09:00–21:00 UTC).
+    for (_, at, _) in simulated(&a) {
+        let hour = at.rem_euclid(86_400) / 3600;
+        assert!((8..=21).contains(&hour), "{at}");
+    }
+    let off = TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await;
+    let quiet = totals(&off);
+    day(&off).send().await.ok();
+    assert_eq!(totals(&off), quiet);
 }
