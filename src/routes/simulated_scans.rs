@@ -4,7 +4,7 @@
 //! Rules:
 //! - Each whole UTC hour `h` from 09:00 to 21:00 (the end of the hour's scans) gives each code of a
 //!   promotion that is running at `h` (switched on, inside its window) 0 to 3 scans, at `h`,
-//!   `h - 60 s`, …; how many, and the user-agent class of each, follow from a hash of the code's id
+//!   `h - 20 s`, `h - 40 s` (so at most one `qr_code.scanned` event per code and hour); how many, and the user-agent class of each, follow from a hash of the code's id
 //!   and `h`, so two sandboxes with the same fixtures and the same clock moves scan alike.
 //! - The scans are written in bulk, one transaction per catch-up, not one timeline step per hour;
 //!   they count, list and report like real scans, and `qr_code.scanned` keeps its rate limit.
@@ -94,7 +94,7 @@ impl Source for SimulatedScans {
                 for mut code in codes {
                     let classes = scans_in(&code.id, hour);
                     for (i, class) in classes.iter().enumerate().rev() {
-                        record_scan(tx, &mut code, class, hour - 60 * i as i64)?;
+                        record_scan(tx, &mut code, class, hour - 20 * i as i64)?;
                         scanned += 1;
                     }
                 }
