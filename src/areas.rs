@@ -96,7 +96,7 @@ areas! {
         writable: true,
         company_owned: true,
         paths: &["promotions", "qr-codes"],
-        kinds: &[Kind::Promotion, Kind::QrCode],
+        kinds: &[Kind::Promotion, Kind::QrCode, Kind::QrScan],
         events: &[
             "promotion.created",
             "promotion.updated",
@@ -104,8 +104,11 @@ areas! {
             "promotion.deactivated",
             "promotion.started",
             "promotion.ended",
+            "qr_code.created",
+            "qr_code.deleted",
+            "qr_code.scanned",
         ],
-        tables: &["promotions", "qr_codes"],
+        tables: &["promotions", "qr_codes", "qr_scans"],
     },
     Plans => AreaSpec {
         name: "plans",

@@ -33,6 +33,9 @@ pub const MAX_BATCH_MESSAGES: usize = 1000;
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub listen: SocketAddr,
+    /// The base of the short URLs that QR codes encode (`{base}/q/{code}`), without a trailing
+    /// slash. Unset: derived from the bound address at start-up ([`public_base_url_for`]).
+    pub public_base_url: Option<String>,
     /// A file path, or `:memory:` for a throw-away database.
     pub database: String,
     pub load_fixtures: bool,
@@ -84,6 +87,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_base_url: None,
             database: "./signage.db".into(),
             load_fixtures: true,
             log_format: LogFormat::Pretty,
@@ -120,6 +124,7 @@ impl Default for Settings {
 pub struct Layer {
     pub listen: Option<SocketAddr>,
     pub port: Option<u16>,
+    pub public_base_url: Option<String>,
     pub database: Option<String>,
     pub load_fixtures: Option<bool>,
     pub log_format: Option<LogFormat>,
@@ -196,6 +201,7 @@ struct FileConsole {
 #[serde(deny_unknown_fields)]
 struct FileServer {
     listen: Option<SocketAddr>,
+    public_base_url: Option<String>,
     max_body_bytes: Option<usize>,
     header_read_timeout_secs: Option<u64>,
     max_connections: Option<usize>,
@@ -297,6 +303,7 @@ impl Layer {
         Ok(Layer {
             listen: file.server.listen,
             port: None,
+            public_base_url: file.server.public_base_url,
             database: file.database.path,
             load_fixtures: file.database.load_fixtures,
             log_format,
@@ -351,6 +358,7 @@ impl Layer {
         Ok(Layer {
             listen: parse(&get, "SIGNAGE_LISTEN")?,
             port: parse(&get, "SIGNAGE_PORT")?,
+            public_base_url: get("SIGNAGE_PUBLIC_BASE_URL"),
             database: get("SIGNAGE_DATABASE"),
             load_fixtures: parse(&get, "SIGNAGE_LOAD_FIXTURES")?,
             log_format: parse(&get, "SIGNAGE_LOG_FORMAT")?,
@@ -438,6 +446,9 @@ impl Settings {
             if let Some(seed) = l.sandbox_seed {
                 s.sandbox_seed = Some(seed);
             }
+            if let Some(base) = &l.public_base_url {
+                s.public_base_url = Some(base.trim_end_matches('/').to_string());
+            }
             if let Some(secret) = l.jwt_secret.clone() {
                 s.jwt_secret = Some(secret);
             }
@@ -507,10 +518,29 @@ impl Settings {
                 ));
             }
         }
+        if let Some(base) = &self.public_base_url {
+            let bare = !base.contains(['?', '#']);
+            if !bare || !crate::validate::is_url(base, crate::validate::UrlSchemes::Web) {
+                return Err(invalid(
+                    "server.public_base_url",
+                    "must be an http(s) URL with a host (and optional port and path), without query or fragment",
+                ));
+            }
+        }
         if self.database.is_empty() {
             return Err(invalid("database", "must not be empty"));
         }
         Ok(())
+    }
+}
+
+/// The base URL short links use when `server.public_base_url` is unset: `http://` and the bound
+/// address, with an unspecified address (`0.0.0.0`, `::`) named `localhost`.
+pub fn public_base_url_for(bound: SocketAddr) -> String {
+    if bound.ip().is_unspecified() {
+        format!("http://localhost:{}", bound.port())
+    } else {
+        format!("http://{bound}")
     }
 }
 
@@ -540,6 +570,32 @@ mod tests {
         assert_eq!(s.max_connections, 10);
         assert_eq!(s.listen.port(), 0);
         assert_eq!(s.mcp_allowed_origins, vec!["http://a", "http://b"]);
+    }
+
+    #[test]
+    fn public_base_url_is_checked_and_derived() {
+        let with = |v: &str| {
+            Settings::resolve(&[Layer {
+                public_base_url: Some(v.into()),
+                ..Layer::default()
+            }])
+        };
+        assert_eq!(
+            with("http://192.168.1.20:8080/").unwrap().public_base_url,
+            Some("http://192.168.1.20:8080".into())
+        );
+        for bad in [
+            "ftp://x.example",
+            "http://x.example/?a=1",
+            "x.example",
+            "http://a@b",
+        ] {
+            assert!(with(bad).is_err(), "{bad}");
+        }
+        let any: SocketAddr = "0.0.0.0:9000".parse().unwrap();
+        assert_eq!(public_base_url_for(any), "http://localhost:9000");
+        let v6: SocketAddr = "[::1]:80".parse().unwrap();
+        assert_eq!(public_base_url_for(v6), "http://[::1]:80");
     }
 
     #[test]

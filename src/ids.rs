@@ -128,6 +128,7 @@ kinds! {
     Ad => "ad", AdId, "ad";
     Promotion => "promo", PromotionId, "promotion";
     QrCode => "qr", QrCodeId, "QR code";
+    QrScan => "qrs", QrScanId, "QR code scan";
     Plan => "plan", PlanId, "plan";
     TokenPack => "tpk", TokenPackId, "token pack";
     TokenTransaction => "ttx", TokenTransactionId, "token transaction";

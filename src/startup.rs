@@ -44,6 +44,11 @@ impl Server {
             addr: listen,
             source,
         })?;
+        let mut app = app;
+        // Short links need a base a client can reach: when none is configured, the bound address.
+        if app.settings.public_base_url.is_none() {
+            app.settings.public_base_url = Some(crate::config::public_base_url_for(addr));
+        }
         Ok(Server {
             app: Arc::new(app),
             listener,

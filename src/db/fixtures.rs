@@ -67,13 +67,14 @@ fn world() -> Result<World, DbError> {
 
 /// The columns that name a row's parent, in the order they are tried to find the row's account.
 /// A row's account is its parent's; a row with none of them (plans, token packs) is global.
-pub const OWNER_COLUMNS: [&str; 6] = [
+pub const OWNER_COLUMNS: [&str; 7] = [
     "account_id",
     "company_id",
     "client_id",
     "device_id",
     "promotion_id",
     "invoice_id",
+    "qr_code_id",
 ];
 
 /// The account of every fixture row, `None` for global rows, in file order.

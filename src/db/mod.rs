@@ -301,6 +301,7 @@ fn owned_by_account(column: &str) -> &'static str {
         "device_id" => "device_id IN (SELECT id FROM devices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
         "promotion_id" => "promotion_id IN (SELECT id FROM promotions WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
         "invoice_id" => "invoice_id IN (SELECT id FROM invoices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        "qr_code_id" => "qr_code_id IN (SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
         // Not an owner column: matches nothing.
         _ => "0",
     }

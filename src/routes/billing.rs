@@ -90,10 +90,40 @@ fn invoice_properties() -> Value {
         "status":{"type":"string","enum":INVOICE_STATUSES},"currency":{"type":"string"},
         "period_start":ts,"period_end":ts,"issued_at":ts,"due_at":ts,
         "paid_at":{"type":["string","null"],"format":"date-time"},
-        "total_cents":{"type":"integer"},"created_at":ts})
+        "net_cents":{"type":"integer","description":"The sum of the lines (charges), before VAT."},
+        "vat_rate_percent":{"type":"integer","minimum":0,"description":"The standard VAT rate of the company's country."},
+        "vat_cents":{"type":"integer","description":"`net_cents` × rate, rounded half away from zero to whole cents."},
+        "total_cents":{"type":"integer","description":"`net_cents` + `vat_cents`."},"created_at":ts})
 }
 
-const INVOICE_REQUIRED: [&str; 13] = [
+/// Standard VAT rates (percent) by the company's country (ISO 3166-1 alpha-2). A country not
+/// listed is invoiced without VAT (`vat_rate_percent` 0, no VAT line).
+pub const VAT_RATES: &[(&str, i64)] = &[
+    ("AT", 20),
+    ("BE", 21),
+    ("DE", 19),
+    ("ES", 21),
+    ("FR", 20),
+    ("IE", 23),
+    ("IT", 22),
+    ("LU", 17),
+    ("NL", 21),
+    ("PT", 23),
+];
+
+/// VAT on `net` cents at `rate` percent, rounded half away from zero to whole cents (once per
+/// invoice, on the sum of its lines).
+pub fn vat_of(net: i64, rate: i64) -> i64 {
+    let scaled = net * rate;
+    let (q, r) = (scaled / 100, scaled % 100);
+    if r.abs() * 2 >= 100 {
+        q + scaled.signum()
+    } else {
+        q
+    }
+}
+
+const INVOICE_REQUIRED: [&str; 16] = [
     "id",
     "object",
     "company_id",
@@ -105,6 +135,9 @@ const INVOICE_REQUIRED: [&str; 13] = [
     "issued_at",
     "due_at",
     "paid_at",
+    "net_cents",
+    "vat_rate_percent",
+    "vat_cents",
     "total_cents",
     "created_at",
 ];
@@ -112,8 +145,15 @@ const INVOICE_REQUIRED: [&str; 13] = [
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let mut with_lines = invoice_properties();
     with_lines["lines"] = json!({"type":"array","items":{"$ref":"#/components/schemas/Charge"}});
+    with_lines["vat_lines"] = json!({"type":"array","maxItems":1,"description":"The VAT of the invoice, one line per rate (none when the rate is 0).",
+        "items":{"type":"object","additionalProperties":false,
+            "required":["description","country","rate_percent","net_cents","vat_cents"],
+            "properties":{"description":{"type":"string"},"country":{"type":"string"},
+                "rate_percent":{"type":"integer","minimum":1},"net_cents":{"type":"integer"},
+                "vat_cents":{"type":"integer"}}}});
     let mut with_lines_required: Vec<&str> = INVOICE_REQUIRED.to_vec();
     with_lines_required.push("lines");
+    with_lines_required.push("vat_lines");
     vec![
         (
             "Invoice",
@@ -153,21 +193,46 @@ pub struct Invoice {
     issued_at: Time,
     due_at: Time,
     paid_at: Option<Time>,
+    net_cents: i64,
+    vat_rate_percent: i64,
+    vat_cents: i64,
     total_cents: i64,
     created_at: Time,
     #[serde(skip_serializing_if = "Option::is_none")]
     lines: Option<Vec<Charge>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vat_lines: Option<Vec<VatLine>>,
+    #[serde(skip)]
+    country: String,
+}
+
+/// The VAT of an invoice at one rate.
+#[derive(Serialize)]
+pub struct VatLine {
+    description: String,
+    country: String,
+    rate_percent: i64,
+    net_cents: i64,
+    vat_cents: i64,
 }
 
 const INVOICE_SELECT: &str = "SELECT i.id, i.company_id, i.number, i.status, i.currency,
     i.period_start, i.period_end, i.issued_at, i.due_at, i.paid_at, i.created_at,
     (SELECT coalesce(sum(c.amount_cents), 0) FROM charges c WHERE c.invoice_id = i.id)
-        AS total_cents
+        AS net_cents,
+    (SELECT co.country FROM companies co WHERE co.id = i.company_id) AS country
     FROM invoices i";
 
 impl Invoice {
     /// Reads a row of [`INVOICE_SELECT`] by column name.
     fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Invoice> {
+        let net: i64 = r.get("net_cents")?;
+        let country: String = r.get::<Option<String>>("country")?.unwrap_or_default();
+        let rate = VAT_RATES
+            .iter()
+            .find(|(c, _)| *c == country)
+            .map_or(0, |(_, rate)| *rate);
+        let vat = vat_of(net, rate);
         Ok(Invoice {
             id: r.get("id")?,
             object: "invoice",
@@ -180,9 +245,14 @@ impl Invoice {
             issued_at: Time(r.get("issued_at")?),
             due_at: Time(r.get("due_at")?),
             paid_at: r.get::<Option<i64>>("paid_at")?.map(Time),
-            total_cents: r.get("total_cents")?,
+            net_cents: net,
+            vat_rate_percent: rate,
+            vat_cents: vat,
+            total_cents: net + vat,
             created_at: Time(r.get("created_at")?),
             lines: None,
+            vat_lines: None,
+            country,
         })
     }
 }
@@ -294,6 +364,17 @@ fn get_invoice(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Charge::from_row,
     )?;
     invoice.lines = Some(lines);
+    invoice.vat_lines = Some(if invoice.vat_rate_percent > 0 {
+        vec![VatLine {
+            description: format!("VAT {}% ({})", invoice.vat_rate_percent, invoice.country),
+            country: invoice.country.clone(),
+            rate_percent: invoice.vat_rate_percent,
+            net_cents: invoice.net_cents,
+            vat_cents: invoice.vat_cents,
+        }]
+    } else {
+        Vec::new()
+    });
     Ok(Response::ok(&invoice))
 }
 
@@ -324,4 +405,19 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Charge::from_row,
     )?;
     Ok(Response::page(rows, &page))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vat_of;
+
+    #[test]
+    fn vat_rounds_half_away_from_zero() {
+        assert_eq!(vat_of(14900, 21), 3129);
+        assert_eq!(vat_of(150, 21), 32); // 31.5
+        assert_eq!(vat_of(149, 21), 31); // 31.29
+        assert_eq!(vat_of(-150, 21), -32);
+        assert_eq!(vat_of(50, 23), 12); // 11.5
+        assert_eq!(vat_of(0, 23), 0);
+    }
 }

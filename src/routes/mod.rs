@@ -26,6 +26,8 @@ pub mod openapi;
 pub mod plans;
 pub mod promotions;
 pub mod sandbox;
+pub mod scan;
+pub mod simulated_scans;
 pub mod tokens;
 pub mod webhooks;
 
@@ -110,6 +112,7 @@ pub const MODULES: &[Module] = &[
     module("admin", None, admin::routes, admin::schemas),
     module("console", None, console::routes, no_schemas),
     module("sandbox", None, sandbox::routes, sandbox::schemas),
+    module("scan", None, scan::routes, no_schemas),
 ];
 
 /// The webhooks area: its integrations, and the events they deliver ([`events`]).

@@ -80,7 +80,7 @@ async fn invoices_list_filter_and_page() {
     assert_eq!(walked, all);
     let nwg = all.iter().find(|i| i["id"] == NWG_OPEN_INVOICE).unwrap();
     assert_eq!(nwg["number"], "NWG-2026-0009");
-    assert_eq!(nwg["total_cents"], 14900 + 540);
+    assert_eq!(nwg["net_cents"], 14900 + 540);
     assert_eq!(nwg["paid_at"], serde_json::Value::Null);
     assert!(nwg.get("lines").is_none());
 
@@ -155,7 +155,7 @@ async fn invoice_has_lines_and_total() {
         .iter()
         .map(|l| l["amount_cents"].as_i64().unwrap())
         .sum();
-    assert_eq!(inv["total_cents"], sum);
+    assert_eq!(inv["net_cents"], sum);
     assert_eq!(sum, 15440);
     assert!(lines
         .iter()
@@ -185,7 +185,7 @@ async fn invoice_has_lines_and_total() {
         .await
         .ok();
     assert_eq!(hv["lines"].as_array().unwrap().len(), 3);
-    assert_eq!(hv["total_cents"], 49900 + 3900 + 810);
+    assert_eq!(hv["net_cents"], 49900 + 3900 + 810);
 }
 
 #[tokio::test]

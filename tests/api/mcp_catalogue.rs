@@ -56,6 +56,18 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
     ("getMedia", "list_media returns the same metadata"),
     ("downloadMedia", "binary media bytes, not JSON"),
     ("getQrCodeImage", "an SVG or PNG image, not JSON"),
+    (
+        "getQrCode",
+        "get_promotion_qr_codes returns every code with the same fields",
+    ),
+    (
+        "listQrCodeScans",
+        "single scans; get_promotion_report gives the totals per day, class and code",
+    ),
+    (
+        "scanQrCode",
+        "the public short link a phone opens: it records a scan and redirects",
+    ),
     ("getWebhook", "list_webhooks returns the same fields"),
     (
         "listWebhookEventTypes",
@@ -153,6 +165,7 @@ async fn definitions_are_complete() {
         "list_promotions",
         "get_promotion",
         "get_promotion_qr_codes",
+        "get_promotion_report",
         "list_plans",
         "list_token_packs",
         "get_token_balance",

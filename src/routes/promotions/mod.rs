@@ -10,10 +10,14 @@
 //! - Deactivation never refunds: the cost buys the activation, not a duration.
 //! - As time passes, a switched-on promotion's window opening records `promotion.started` and its
 //!   closing `promotion.ended`, once each ([`timeline`]).
+//! - QR codes: see [`qr_codes`] (the resource and its checks), [`scans`] (what scanning left) and
+//!   `crate::routes::scan` (the public short link that records a scan).
 
 mod activation;
 mod promotion;
-mod qr_codes;
+pub mod qr_codes;
+mod qr_image;
+pub mod scans;
 mod timeline;
 
 use crate::auth::{Action, Area, Level};
@@ -23,8 +27,10 @@ use crate::validate::{id_schema, url_pattern, OneOf, Text, UrlSchemes};
 use activation::{activate, deactivate};
 use promotion::{create, get, list, update};
 pub use promotion::{state, Promotion};
-use qr_codes::{list_qr_codes, qr_image};
-pub use qr_codes::{qr_png, qr_svg};
+use qr_codes::{create_qr_code, delete_qr_code, get_qr_code, list_qr_codes};
+use qr_image::qr_image;
+pub use qr_image::{qr_png, qr_svg};
+use scans::{list_scans, report};
 use serde_json::{json, Value};
 pub use timeline::PromotionWindows;
 
@@ -35,6 +41,8 @@ pub const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
 /// The renderings of a QR code image (`?format=`).
 const QR_FORMATS: &[&str] = &["svg", "png"];
 const NAME: Text = Text::new(1, 100);
+/// A QR code's placement label ("Entrance screen"); empty when not given.
+const QR_LABEL: Text = Text::new(0, 100);
 const DESCRIPTION: Text = Text::new(0, 1000);
 pub const MAX_ACTIVATION_COST: i64 = 100_000;
 
@@ -151,6 +159,38 @@ pub fn routes() -> Vec<Route> {
         .describe("The QR codes of one promotion, each with its target URL, an inline SVG and the URL of its image.")
         .paged_by(Kind::QrCode)
         .ok("QrCodeList"),
+        Route::post(
+            "/promotions/{id}/qr-codes",
+            "createQrCode",
+            WRITE,
+            create_qr_code,
+        )
+        .tag("promotions")
+        .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
+        .body("QrCodeCreate")
+        .created("QrCode"),
+        Route::get("/qr-codes/{id}", "getQrCode", READ, get_qr_code)
+            .tag("promotions")
+            .summary("Get one QR code: short URL, target, UTM parameters, scan count and images.")
+            .ok("QrCode"),
+        Route::delete("/qr-codes/{id}", "deleteQrCode", WRITE, delete_qr_code)
+            .tag("promotions")
+            .summary("Delete a QR code and its scans; its short URL answers 404 from then on. Honours If-Match."),
+        Route::get("/qr-codes/{id}/scans", "listQrCodeScans", READ, list_scans)
+            .tag("promotions")
+            .summary("List a QR code's scans, newest first: when (sandbox clock) and the user-agent class. No address is stored.")
+            .paged_by(Kind::QrScan)
+            .ok("QrScanList"),
+        Route::get("/promotions/{id}/report", "getPromotionReport", READ, report)
+            .tool(Tool::read(
+                "get_promotion_report",
+                "Get promotion report",
+                &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
+                "Get a promotion's QR code scan report: total scans, scans per UTC day over the last 90 days, scans per user-agent class (ios, android, desktop, bot, other) and per QR code.",
+            ))
+            .tag("promotions")
+            .summary("The promotion's scan report: totals, scans per UTC day (last 90 days, days without scans left out), per user-agent class and per QR code.")
+            .ok("PromotionReport"),
         Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
             .tag("promotions")
             .summary("The QR code as an image: `format=svg` (default, image/svg+xml) or `format=png` (image/png, 8 px per module with a 4-module quiet zone).")
@@ -178,6 +218,23 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         "starts_at":{"type":"string","format":"date-time"},
         "ends_at":{"type":"string","format":"date-time","description":"Must be after `starts_at`."}
     });
+    let utm_value = qr_codes::UTM_VALUE.schema();
+    let utm_in: serde_json::Map<String, Value> = qr_codes::UTM_KEYS
+        .iter()
+        .map(|k| (k.to_string(), utm_value.clone()))
+        .collect();
+    let utm_in = json!({"type":"object","additionalProperties":false,"properties":utm_in,
+        "description":"UTM parameters appended to the target URL on redirect (`utm_source`, …), in this order."});
+    let utm_null: serde_json::Map<String, Value> = qr_codes::UTM_KEYS
+        .iter()
+        .map(|k| (k.to_string(), json!({"type":["string","null"]})))
+        .collect();
+    let utm_out = json!({"type":"object","additionalProperties":false,"required":qr_codes::UTM_KEYS,
+        "properties":utm_null});
+    let by_class: serde_json::Map<String, Value> = scans::AGENT_CLASSES
+        .iter()
+        .map(|k| (k.to_string(), json!({"type":"integer","minimum":0})))
+        .collect();
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
     vec![
@@ -211,13 +268,57 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "QrCode",
             json!({"type":"object","additionalProperties":false,
-                "required":["id","object","promotion_id","label","target_url","scan_count","image_svg","image_png_url","created_at"],
+                "required":["id","object","promotion_id","label","code","short_url","target_url","utm","redirect_url",
+                    "scan_count","last_scanned_at","image_svg","image_png_url","created_at"],
                 "properties":{"id":{"type":"string","pattern":"^qr_"},"object":{"const":"qr_code"},
-                    "promotion_id":{"type":"string"},"label":{"type":"string"},"target_url":{"type":"string"},
+                    "promotion_id":{"type":"string"},"label":{"type":"string"},
+                    "code":{"type":"string","pattern":"^[0-9A-Za-z]{8,32}$","description":"The short code: `short_url` is `{server.public_base_url}/q/{code}`."},
+                    "short_url":{"type":"string","description":"What the images encode; opening it counts a scan and redirects to `redirect_url`."},
+                    "target_url":{"type":"string"},
+                    "utm":utm_out,
+                    "redirect_url":{"type":"string","description":"`target_url` with the UTM parameters: where a scan lands."},
                     "scan_count":{"type":"integer","minimum":0},
+                    "last_scanned_at":ts_null,
                     "image_svg":{"type":"string","description":"The QR code as an SVG document."},
                     "image_png_url":{"type":"string","description":"Path of the PNG rendering."},
                     "created_at":ts}}),
+        ),
+        (
+            "QrCodeCreate",
+            json!({"type":"object","additionalProperties":false,
+                "properties":{
+                    "label":QR_LABEL.schema(),
+                    "target_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web),
+                        "description":"Default: the promotion's landing URL. Must be on the landing URL's host (and port)."},
+                    "utm":utm_in}}),
+        ),
+        (
+            "QrScan",
+            json!({"type":"object","additionalProperties":false,
+                "required":["id","object","qr_code_id","scanned_at","agent_class"],
+                "properties":{"id":{"type":"string","pattern":"^qrs_"},"object":{"const":"qr_scan"},
+                    "qr_code_id":{"type":"string"},"scanned_at":ts,
+                    "agent_class":OneOf(scans::AGENT_CLASSES).schema()}}),
+        ),
+        (
+            "PromotionReport",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","promotion_id","generated_at","qr_code_count","scan_count","last_scanned_at",
+                    "scans_per_day","scans_by_agent_class","qr_codes"],
+                "properties":{"object":{"const":"promotion_report"},"promotion_id":{"type":"string"},
+                    "generated_at":ts,"qr_code_count":{"type":"integer","minimum":0},
+                    "scan_count":{"type":"integer","minimum":0},"last_scanned_at":ts_null,
+                    "scans_per_day":{"type":"array","items":{"type":"object","additionalProperties":false,
+                        "required":["date","scans"],"properties":{"date":{"type":"string","format":"date"},
+                        "scans":{"type":"integer","minimum":1}}}},
+                    "scans_by_agent_class":{"type":"object","additionalProperties":false,
+                        "required":scans::AGENT_CLASSES,
+                        "properties":by_class},
+                    "qr_codes":{"type":"array","items":{"type":"object","additionalProperties":false,
+                        "required":["id","label","code","scan_count","last_scanned_at"],
+                        "properties":{"id":{"type":"string","pattern":"^qr_"},"label":{"type":"string"},
+                            "code":{"type":"string"},"scan_count":{"type":"integer","minimum":0},
+                            "last_scanned_at":ts_null}}}}}),
         ),
     ]
 }

@@ -19,7 +19,7 @@ pub struct Promotion {
     pub(super) company_id: String,
     pub(super) name: String,
     description: String,
-    landing_url: String,
+    pub(super) landing_url: String,
     discount_percent: Option<i64>,
     pub(super) activation_cost_tokens: i64,
     pub(super) active: bool,
@@ -203,7 +203,7 @@ struct PromotionCreate {
     company_id: String,
     name: String,
     description: String,
-    landing_url: String,
+    pub(super) landing_url: String,
     #[serde(default)]
     discount_percent: Option<i64>,
     activation_cost_tokens: i64,

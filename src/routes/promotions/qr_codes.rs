@@ -1,89 +1,158 @@
-//! A promotion's QR codes: the list, and each code as an SVG or PNG image.
+//! A promotion's QR codes as a resource: create, list, get, delete.
+//!
+//! Each code has a short, unguessable `code` (10 base-62 characters from [`crate::random`]); its
+//! images encode the short URL `{server.public_base_url}/q/{code}`, which `GET /q/{code}`
+//! ([`crate::routes::scan`]) counts and redirects to `redirect_url`: the target URL with its UTM
+//! parameters. The target is checked once, here, at creation: it must be on the promotion's
+//! landing-page host, so the public redirect can never send anyone elsewhere.
 
 use super::promotion::load_visible;
+use super::qr_image::qr_svg;
+use super::QR_LABEL;
 use crate::http::response::Listed;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{PromotionId, QrCodeId};
-use crate::routes::crud::{self, Time};
-use hyper::StatusCode;
-use serde::Serialize;
+use crate::ids::{PromotionId, QrCodeId, TypedId};
+use crate::routes::crud::{self, Named, Time};
+use crate::validate::{is_url, Errors, Text, UrlSchemes};
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 
-/// Pixels per QR module in the PNG, and the quiet zone in modules (the QR standard's minimum).
-const PNG_SCALE: usize = 8;
-const QUIET_ZONE: usize = 4;
+/// Characters of a new short code: 62^10 ≈ 8·10^17 codes, so guessing one is hopeless.
+pub const CODE_LEN: usize = 10;
+/// QR codes one promotion may hold; creating more is a 409 `qr_code_limit`.
+pub const MAX_CODES_PER_PROMOTION: i64 = 100;
+/// One UTM value.
+pub const UTM_VALUE: Text = Text::new(1, 100);
+/// The UTM parameters, in the order they are appended to the target URL.
+pub const UTM_KEYS: &[&str] = &["source", "medium", "campaign", "term", "content"];
 
-fn qr_code(target_url: &str) -> Result<qrcode::QrCode, ApiError> {
-    qrcode::QrCode::new(target_url.as_bytes())
-        .map_err(|e| ApiError::Internal(format!("cannot encode QR code: {e}")))
+/// The UTM parameters of a code; `null` when not set.
+#[derive(Serialize, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Utm {
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub medium: Option<String>,
+    #[serde(default)]
+    pub campaign: Option<String>,
+    #[serde(default)]
+    pub term: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
 }
 
-/// The code as SVG: one user unit per module in the view box (so the module grid is exact), drawn
-/// at the PNG's pixel size by default.
-pub fn qr_svg(target_url: &str) -> Result<String, ApiError> {
-    let code = qr_code(target_url)?;
-    let units = code.width() + 2 * QUIET_ZONE;
-    let svg = code
-        .render::<qrcode::render::svg::Color>()
-        .quiet_zone(true)
-        .module_dimensions(1, 1)
-        .build();
-    let px = units * PNG_SCALE;
-    Ok(svg.replacen(
-        &format!(r#"width="{units}" height="{units}" viewBox"#),
-        &format!(r#"width="{px}" height="{px}" viewBox"#),
-        1,
-    ))
-}
-
-/// The code as an 8-bit greyscale PNG: black modules on white, `PNG_SCALE` px per module.
-pub fn qr_png(target_url: &str) -> Result<Vec<u8>, ApiError> {
-    let code = qr_code(target_url)?;
-    let modules = code.width();
-    let colors = code.to_colors();
-    let side = (modules + 2 * QUIET_ZONE) * PNG_SCALE;
-    let mut pixels = vec![255u8; side * side];
-    for (i, color) in colors.iter().enumerate() {
-        if *color != qrcode::Color::Dark {
-            continue;
-        }
-        let (mx, my) = (i % modules + QUIET_ZONE, i / modules + QUIET_ZONE);
-        for y in my * PNG_SCALE..(my + 1) * PNG_SCALE {
-            let row = y * side;
-            pixels[row + mx * PNG_SCALE..row + (mx + 1) * PNG_SCALE].fill(0);
-        }
+impl Utm {
+    fn values(&self) -> [(&'static str, Option<&str>); 5] {
+        [
+            ("source", self.source.as_deref()),
+            ("medium", self.medium.as_deref()),
+            ("campaign", self.campaign.as_deref()),
+            ("term", self.term.as_deref()),
+            ("content", self.content.as_deref()),
+        ]
     }
-    let side = u32::try_from(side).map_err(|_| ApiError::Internal("QR code too large".into()))?;
-    let png_err = |e: png::EncodingError| ApiError::Internal(format!("PNG encoding failed: {e}"));
-    let mut out = Vec::new();
-    {
-        let mut encoder = png::Encoder::new(&mut out, side, side);
-        encoder.set_color(png::ColorType::Grayscale);
-        encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder.write_header().map_err(png_err)?;
-        writer.write_image_data(&pixels).map_err(png_err)?;
-        writer.finish().map_err(png_err)?;
-    }
-    Ok(out)
 }
 
 /// A QR code as the API returns it. Field order is the order of the JSON members.
 #[derive(Serialize)]
-struct QrCode {
+pub(super) struct QrCode {
     id: String,
     object: &'static str,
     promotion_id: String,
     label: String,
+    code: String,
+    short_url: String,
+    target_url: String,
+    utm: Utm,
+    redirect_url: String,
+    scan_count: i64,
+    last_scanned_at: Option<Time>,
     image_svg: String,
     image_png_url: String,
-    target_url: String,
-    scan_count: i64,
     created_at: Time,
+    #[serde(skip)]
+    version: i64,
+    #[serde(skip)]
+    company_id: String,
 }
 
 impl Listed for QrCode {
     fn list_key(&self) -> &str {
         &self.id
     }
+}
+
+const QR_SELECT: &str = "SELECT q.id, q.promotion_id, p.company_id, q.label, q.code, q.target_url,
+    q.utm_source, q.utm_medium, q.utm_campaign, q.utm_term, q.utm_content, q.redirect_url,
+    q.scan_count, q.last_scanned_at, q.created_at, q.version
+    FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id";
+
+/// The short URL a code's images encode.
+pub fn short_url(settings: &crate::config::Settings, code: &str) -> String {
+    let base = match &settings.public_base_url {
+        Some(b) => b.clone(),
+        None => crate::config::public_base_url_for(settings.listen),
+    };
+    format!("{base}/q/{code}")
+}
+
+impl QrCode {
+    /// Reads a row of [`QR_SELECT`]; a row whose image cannot be drawn is an internal error.
+    fn from_row(
+        settings: &crate::config::Settings,
+        r: &Named<'_, '_>,
+    ) -> rusqlite::Result<Result<QrCode, ApiError>> {
+        let id: String = r.get("id")?;
+        let code: String = r.get("code")?;
+        let short = short_url(settings, &code);
+        let image_svg = match qr_svg(&short) {
+            Ok(svg) => svg,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(Ok(QrCode {
+            object: "qr_code",
+            promotion_id: r.get("promotion_id")?,
+            label: r.get("label")?,
+            code,
+            short_url: short,
+            target_url: r.get("target_url")?,
+            utm: Utm {
+                source: r.get("utm_source")?,
+                medium: r.get("utm_medium")?,
+                campaign: r.get("utm_campaign")?,
+                term: r.get("utm_term")?,
+                content: r.get("utm_content")?,
+            },
+            redirect_url: r.get("redirect_url")?,
+            scan_count: r.get("scan_count")?,
+            last_scanned_at: r.get::<Option<i64>>("last_scanned_at")?.map(Time),
+            image_svg,
+            image_png_url: format!("/qr-codes/{id}/image?format=png"),
+            id,
+            created_at: Time(r.get("created_at")?),
+            version: r.get("version")?,
+            company_id: r.get("company_id")?,
+        }))
+    }
+}
+
+/// One code, unauthorized (callers check `company_id`); missing is 404.
+fn load(
+    settings: &crate::config::Settings,
+    conn: &Connection,
+    id: &QrCodeId,
+) -> Result<QrCode, ApiError> {
+    crud::load(conn, &format!("{QR_SELECT} WHERE q.id = ?1"), id, |r| {
+        QrCode::from_row(settings, r)
+    })?
+}
+
+/// One code, checked against the route's action: invisible or missing is the same 404.
+fn load_visible_code(ctx: &Ctx<'_>, conn: &Connection, id: &QrCodeId) -> Result<QrCode, ApiError> {
+    let code = load(&ctx.app.settings, conn, id)?;
+    ctx.authorize_company(&code.company_id, "QR code", id.as_str())?;
+    Ok(code)
 }
 
 pub(super) fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -94,57 +163,237 @@ pub(super) fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         PromotionId::parse(&raw_id).ok_or_else(|| ApiError::not_found("promotion", &raw_id))?;
     let conn = ctx.app.db.conn()?;
     load_visible(ctx, &conn, &id, crate::time::now())?;
-    let rows: Vec<(String, String, String, i64, i64)> = conn
-        .prepare_cached(
-            "SELECT id, label, target_url, scan_count, created_at FROM qr_codes
-             WHERE promotion_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
-        )?
+    let mut stmt = conn.prepare_cached(&format!(
+        "{QR_SELECT} WHERE q.promotion_id = ?1 AND q.id < ?2 ORDER BY q.id DESC LIMIT ?3"
+    ))?;
+    let columns = crud::Columns::of(&stmt);
+    let settings = &ctx.app.settings;
+    let rows = stmt
         .query_map(rusqlite::params![id, page.bound(), page.fetch()], |r| {
-            Ok((
-                r.get("id")?,
-                r.get("label")?,
-                r.get("target_url")?,
-                r.get("scan_count")?,
-                r.get("created_at")?,
-            ))
+            QrCode::from_row(settings, &Named::new(r, &columns))
         })?
-        .collect::<Result<_, _>>()?;
-    let mut items = Vec::with_capacity(rows.len());
-    for (qr_id, label, target_url, scan_count, created_at) in rows {
-        items.push(QrCode {
-            object: "qr_code",
-            promotion_id: id.to_string(),
-            label,
-            image_svg: qr_svg(&target_url)?,
-            image_png_url: format!("/qr-codes/{qr_id}/image?format=png"),
-            id: qr_id,
-            target_url,
-            scan_count,
-            created_at: Time(created_at),
-        });
-    }
+        .collect::<Result<Vec<_>, _>>()?;
+    let items = rows.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(Response::page(items, &page))
 }
 
-pub(super) fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let format = ctx
-        .query_enum("format", super::QR_FORMATS)?
-        .unwrap_or_else(|| "svg".into());
-    // After the format: a bad `format` is reported before an unknown id, as it always was.
+pub(super) fn get_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: QrCodeId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let (_, target_url): (String, String) = crud::authorized_row(
-        ctx,
-        &conn,
-        "SELECT p.company_id, q.target_url FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
-         WHERE q.id = ?1",
-        &id,
-        |r| r.get(1),
-    )?;
-    let resp = if format == "png" {
-        Response::new(StatusCode::OK, "image/png", qr_png(&target_url)?)
-    } else {
-        Response::new(StatusCode::OK, "image/svg+xml", qr_svg(&target_url)?)
+    let code = load_visible_code(ctx, &conn, &id)?;
+    Ok(Response::ok(&code).with_etag(code.version))
+}
+
+pub(super) fn delete_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: QrCodeId = ctx.path()?;
+    ctx.app.db.write(|tx| {
+        let (company, version): (String, i64) = crud::authorized_row(
+            ctx,
+            tx,
+            "SELECT p.company_id, q.version FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+             WHERE q.id = ?1",
+            &id,
+            |r| r.get(1),
+        )?;
+        ctx.check_if_match(version)?;
+        // Its scans go with it (ON DELETE CASCADE); its short URL is a 404 from now on.
+        crud::delete_row(tx, "qr_codes", "qr_code", &company, &id)?;
+        Ok(Response::no_content())
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QrCodeCreate {
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    target_url: Option<String>,
+    #[serde(default)]
+    utm: Option<Utm>,
+}
+
+/// `scheme://authority` is dropped; what is left of the authority is compared without case.
+fn authority(url: &str) -> String {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or(url);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    rest[..end].to_ascii_lowercase()
+}
+
+/// Percent-encodes a UTM value for a query string (everything but RFC 3986 unreserved characters).
+fn encode_component(value: &str, out: &mut String) {
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+/// The URL a scan redirects to: the target with the UTM parameters appended to its query (before
+/// any fragment), and any non-ASCII character percent-encoded so it is valid header text.
+pub fn redirect_url(target: &str, utm: &Utm) -> String {
+    let (base, fragment) = match target.find('#') {
+        Some(i) => target.split_at(i),
+        None => (target, ""),
     };
-    Ok(resp.with_header("cache-control", "private, max-age=300"))
+    let mut out = String::with_capacity(target.len() + 64);
+    for ch in base.chars() {
+        if ch.is_ascii() {
+            out.push(ch);
+        } else {
+            encode_component(ch.encode_utf8(&mut [0; 4]), &mut out);
+        }
+    }
+    let mut sep = if base.contains('?') { '&' } else { '?' };
+    for (key, value) in utm.values() {
+        if let Some(v) = value {
+            out.push(sep);
+            out.push_str("utm_");
+            out.push_str(key);
+            out.push('=');
+            encode_component(v, &mut out);
+            sep = '&';
+        }
+    }
+    for ch in fragment.chars() {
+        if ch.is_ascii() {
+            out.push(ch);
+        } else {
+            encode_component(ch.encode_utf8(&mut [0; 4]), &mut out);
+        }
+    }
+    out
+}
+
+fn has_utm_param(url: &str) -> bool {
+    let no_fragment = url.split('#').next().unwrap_or("");
+    match no_fragment.split_once('?') {
+        Some((_, query)) => query
+            .split('&')
+            .any(|p| p.to_ascii_lowercase().starts_with("utm_")),
+        None => false,
+    }
+}
+
+pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let promo_id: PromotionId = ctx.path()?;
+    let now = crate::time::now();
+    let landing = {
+        let conn = ctx.app.db.conn()?;
+        load_visible(ctx, &conn, &promo_id, now)?.landing_url
+    };
+    let input: QrCodeCreate = ctx.json()?;
+    let mut errors = Errors::new();
+    let label = input.label.unwrap_or_default();
+    QR_LABEL.check(&mut errors, "/label", &label);
+    let target = input.target_url.unwrap_or_else(|| landing.clone());
+    if !is_url(&target, UrlSchemes::Web) {
+        errors.url("/target_url", &target, UrlSchemes::Web);
+    } else if authority(&target) != authority(&landing) {
+        errors.push(
+            "/target_url",
+            "foreign_host",
+            format!(
+                "Must be on the promotion's landing-page host `{}`.",
+                authority(&landing)
+            ),
+        );
+    }
+    let utm = input.utm.unwrap_or_default();
+    for (key, value) in utm.values() {
+        if let Some(v) = value {
+            UTM_VALUE.check(&mut errors, &format!("/utm/{key}"), v);
+        }
+    }
+    if utm.values().iter().any(|(_, v)| v.is_some()) && has_utm_param(&target) {
+        errors.push(
+            "/target_url",
+            "utm_conflict",
+            "Already carries utm_ parameters; give them either in the URL or in `utm`, not both.",
+        );
+    }
+    errors.finish()?;
+    let redirect = redirect_url(&target, &utm);
+    let id = QrCodeId::generate();
+    let code = crate::random::base62(CODE_LEN);
+    let settings = &ctx.app.settings;
+    ctx.app.db.write(|tx| {
+        let promo = load_visible(ctx, tx, &promo_id, now)?;
+        let count: i64 = tx
+            .prepare_cached("SELECT count(*) FROM qr_codes WHERE promotion_id = ?1")?
+            .query_row([&promo_id], |r| r.get(0))?;
+        if count >= MAX_CODES_PER_PROMOTION {
+            return Err(ApiError::ConflictCode {
+                code: "qr_code_limit",
+                detail: format!(
+                    "A promotion holds at most {MAX_CODES_PER_PROMOTION} QR codes; delete one first."
+                ),
+            });
+        }
+        tx.prepare_cached(
+            "INSERT INTO qr_codes (id, promotion_id, code, label, target_url, utm_source, utm_medium,
+                utm_campaign, utm_term, utm_content, redirect_url, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )?
+        .execute(rusqlite::params![
+            id,
+            promo_id,
+            code,
+            label.trim(),
+            target,
+            utm.source,
+            utm.medium,
+            utm.campaign,
+            utm.term,
+            utm.content,
+            redirect,
+            now
+        ])?;
+        let qr = load(settings, tx, &id)?;
+        // The event carries the code without its image (the PNG and SVG are one request away).
+        let mut payload = serde_json::to_value(&qr)
+            .map_err(|e| ApiError::Internal(format!("event payload: {e}")))?;
+        if let Some(o) = payload.as_object_mut() {
+            o.remove("image_svg");
+        }
+        crud::record(
+            tx,
+            &promo.company_id,
+            "qr_code.created",
+            "qr_code",
+            id.as_str(),
+            &payload,
+        )?;
+        Ok(Response::created(&qr).with_etag(qr.version))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_appends_utm_before_the_fragment_and_encodes() {
+        let utm = Utm {
+            source: Some("signage".into()),
+            campaign: Some("spring & more".into()),
+            ..Utm::default()
+        };
+        assert_eq!(
+            redirect_url("https://a.example/p?x=1#top", &utm),
+            "https://a.example/p?x=1&utm_source=signage&utm_campaign=spring%20%26%20more#top"
+        );
+        assert_eq!(
+            redirect_url("https://a.example/café", &Utm::default()),
+            "https://a.example/caf%C3%A9"
+        );
+        assert!(has_utm_param("https://a.example/?a=1&UTM_source=x"));
+        assert!(!has_utm_param("https://a.example/#?utm_source=x"));
+        assert_eq!(authority("https://A.example:8443/x"), "a.example:8443");
+    }
 }

@@ -1,0 +1,243 @@
+//! `GET /q/{code}`: the short link a QR code encodes. Public (a phone's camera has no credential):
+//! it records one scan and answers `302 Found` to the code's redirect URL, and reveals nothing
+//! else. An unknown or deleted code is a plain 404 problem.
+//!
+//! Rules:
+//! - Each request counts once: a scan row (the sandbox clock's time and the user-agent class, no
+//!   address, no raw user agent), `scan_count + 1` and `last_scanned_at` on the code, all in one
+//!   transaction.
+//! - `qr_code.scanned` is rate-limited per code: at most one event per [`EVENT_INTERVAL_SECS`] of
+//!   the sandbox clock; the event carries the running total and how many scans it stands for, so a
+//!   scan storm cannot flood webhooks and no scan goes uncounted.
+//! - The redirect target was checked when the code was created (the promotion's landing-page host),
+//!   so this route cannot be turned into an open redirect: nothing of the request reaches the
+//!   `Location` header.
+
+use crate::auth::Action;
+use crate::http::router::Route;
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
+use hyper::StatusCode;
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+
+/// At most one `qr_code.scanned` event per code in this many seconds.
+pub const EVENT_INTERVAL_SECS: i64 = 60;
+/// The longest code the route looks up; anything else is a 404 without a query.
+const MAX_CODE_LEN: usize = 32;
+
+pub fn routes() -> Vec<Route> {
+    vec![Route::get("/q/{code}", "scanQrCode", Action::Public, scan)
+        .tag("promotions")
+        .summary("A QR code's short link (public): counts one scan and redirects (302) to the code's target URL with its UTM parameters. Unknown or deleted code: 404.")
+        .returns(302, None)]
+}
+
+/// The class of a user agent: `bot` (crawlers, link previews, HTTP libraries), `ios`, `android`,
+/// `desktop` (Windows, macOS, Linux, ChromeOS browsers), or `other` (anything else, or none).
+pub fn agent_class(user_agent: Option<&str>) -> &'static str {
+    let ua = match user_agent {
+        Some(ua) if !ua.trim().is_empty() => ua.to_ascii_lowercase(),
+        _ => return "other",
+    };
+    const BOTS: &[&str] = &[
+        "bot",
+        "crawl",
+        "spider",
+        "slurp",
+        "preview",
+        "facebookexternalhit",
+        "curl/",
+        "wget/",
+        "python-",
+        "go-http-client",
+        "okhttp",
+        "java/",
+        "headless",
+        "httpclient",
+        "libwww",
+    ];
+    if BOTS.iter().any(|b| ua.contains(b)) {
+        "bot"
+    } else if ["iphone", "ipad", "ipod"].iter().any(|d| ua.contains(d)) {
+        "ios"
+    } else if ua.contains("android") {
+        "android"
+    } else if ["windows nt", "macintosh", "x11", "linux", "cros"]
+        .iter()
+        .any(|d| ua.contains(d))
+    {
+        "desktop"
+    } else {
+        "other"
+    }
+}
+
+#[derive(Serialize)]
+struct Scanned<'a> {
+    qr_code_id: &'a str,
+    promotion_id: &'a str,
+    code: &'a str,
+    scanned_at: crate::routes::crud::Time,
+    agent_class: &'static str,
+    scan_count: i64,
+    /// The scans since the previous `qr_code.scanned` event of this code, this one included.
+    scans_since_last_event: i64,
+}
+
+/// A code as a scan needs it.
+pub(crate) struct Found {
+    pub id: String,
+    pub code: String,
+    pub promotion_id: String,
+    pub company_id: String,
+    pub redirect_url: String,
+    pub scan_count: i64,
+    pub last_event_at: Option<i64>,
+    pub last_event_scan_count: i64,
+}
+
+/// Columns of a [`Found`], for `… FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id`.
+pub(crate) const FOUND_COLUMNS: &str = "q.id, q.code, q.promotion_id, p.company_id, q.redirect_url,
+    q.scan_count, q.last_event_at, q.last_event_scan_count";
+
+pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
+    Ok(Found {
+        id: r.get(0)?,
+        code: r.get(1)?,
+        promotion_id: r.get(2)?,
+        company_id: r.get(3)?,
+        redirect_url: r.get(4)?,
+        scan_count: r.get(5)?,
+        last_event_at: r.get(6)?,
+        last_event_scan_count: r.get(7)?,
+    })
+}
+
+/// Records one scan of `found` at `at`: the scan row, the code's count and last scan, and, if the
+/// code's last event is [`EVENT_INTERVAL_SECS`] or more before `at`, a `qr_code.scanned` event.
+/// `found` is updated to match, so a caller can record several scans of one code in a row.
+pub(crate) fn record_scan(
+    tx: &rusqlite::Transaction<'_>,
+    found: &mut Found,
+    class: &'static str,
+    at: i64,
+) -> rusqlite::Result<bool> {
+    let scan_id = crate::ids::new_id(Kind::QrScan);
+    tx.prepare_cached(
+        "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(rusqlite::params![scan_id, found.id, at, class])?;
+    found.scan_count += 1;
+    let due = found
+        .last_event_at
+        .is_none_or(|last| at - last >= EVENT_INTERVAL_SECS);
+    if !due {
+        tx.prepare_cached(
+            "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3 WHERE id = ?1",
+        )?
+        .execute(rusqlite::params![found.id, found.scan_count, at])?;
+        return Ok(false);
+    }
+    tx.prepare_cached(
+        "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?3,
+            last_event_scan_count = ?2 WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![found.id, found.scan_count, at])?;
+    let payload = Scanned {
+        qr_code_id: &found.id,
+        promotion_id: &found.promotion_id,
+        code: &found.code,
+        scanned_at: crate::routes::crud::Time(at),
+        agent_class: class,
+        scan_count: found.scan_count,
+        scans_since_last_event: found.scan_count - found.last_event_scan_count,
+    };
+    // Our own plain struct always serializes; `Null` would only ever mean a bug, never a panic.
+    let payload = serde_json::to_value(&payload).unwrap_or_default();
+    crate::events::record(
+        tx,
+        &found.company_id,
+        "qr_code.scanned",
+        "qr_code",
+        &found.id,
+        &payload,
+    )?;
+    found.last_event_at = Some(at);
+    found.last_event_scan_count = found.scan_count;
+    Ok(true)
+}
+
+fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let code = ctx.param("code").to_string();
+    if code.is_empty()
+        || code.len() > MAX_CODE_LEN
+        || !code.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return Err(ApiError::not_found("QR code", &code));
+    }
+    let class = agent_class(ctx.header("user-agent"));
+    let now = crate::time::now();
+    let location = ctx.app.db.write(|tx| {
+        let mut found = tx
+            .prepare_cached(&format!(
+                "SELECT {FOUND_COLUMNS} FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+                 WHERE q.code = ?1"
+            ))?
+            .query_row([&code], found_from_row)
+            .optional()?
+            .ok_or_else(|| ApiError::not_found("QR code", &code))?;
+        record_scan(tx, &mut found, class, now)?;
+        Ok::<_, ApiError>(found.redirect_url)
+    })?;
+    if hyper::header::HeaderValue::from_str(&location).is_err() {
+        return Err(ApiError::Internal(
+            "stored redirect URL is not valid header text".into(),
+        ));
+    }
+    Ok(
+        Response::new(StatusCode::FOUND, "text/plain; charset=utf-8", "")
+            .with_header("location", &location)
+            .with_header("cache-control", "no-store")
+            .with_header("referrer-policy", "no-referrer"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::agent_class;
+
+    #[test]
+    fn user_agent_classes() {
+        let cases = [
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15",
+                "ios",
+            ),
+            (
+                "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/120 Mobile",
+                "android",
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120",
+                "desktop",
+            ),
+            (
+                "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) Safari/605.1.15",
+                "desktop",
+            ),
+            (
+                "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+                "bot",
+            ),
+            ("curl/8.5.0", "bot"),
+            ("Mozilla/5.0 (Linux; Android 14) Googlebot/2.1", "bot"),
+            ("SmartTV/1.0", "other"),
+            ("", "other"),
+        ];
+        for (ua, class) in cases {
+            assert_eq!(agent_class(Some(ua)), class, "{ua}");
+        }
+        assert_eq!(agent_class(None), "other");
+    }
+}

@@ -1,0 +1,109 @@
+//! Simulated scans: with `sandbox.simulate_fleet` on, the QR codes of running promotions are
+//! scanned on their own, deterministically, as the sandbox clock passes each whole hour.
+//!
+//! Rules:
+//! - Each whole UTC hour `h` from 09:00 to 21:00 (the end of the hour's scans) gives each code of a
+//!   promotion that is running at `h` (switched on, inside its window) 0 to 3 scans, at `h`,
+//!   `h - 20 s`, `h - 40 s` (so at most one `qr_code.scanned` event per code and hour); how many, and the user-agent class of each, follow from a hash of the code's id
+//!   and `h`, so two sandboxes with the same fixtures and the same clock moves scan alike.
+//! - The scans are written in bulk, one transaction per catch-up, not one timeline step per hour;
+//!   they count, list and report like real scans, and `qr_code.scanned` keeps its rate limit.
+//! - Simulation starts at the hour the sandbox clock started in (no backfill) and reaches back at most
+//!   [`MAX_HOURS`] hours per catch-up, so a jump of a year does bounded work.
+
+use super::scan::{found_from_row, record_scan, FOUND_COLUMNS};
+use crate::db::DbError;
+use crate::timeline::{Env, Report, Source};
+use std::sync::Mutex;
+
+const HOUR: i64 = 3600;
+/// The most hours one catch-up simulates (the latest ones).
+pub const MAX_HOURS: i64 = 24 * 14;
+const CLASSES: [&str; 8] = [
+    "ios", "android", "ios", "android", "ios", "android", "desktop", "other",
+];
+
+/// The source; registered by `app::App::build`.
+#[derive(Default)]
+pub struct SimulatedScans {
+    /// The last whole hour simulated; `None` until the first catch-up.
+    done: Mutex<Option<i64>>,
+}
+
+/// FNV-1a of the code id and the hour: the simulation's only randomness.
+fn draw(id: &str, hour: i64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes().chain(hour.to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// How many scans a code gets in the hour ending at `hour`, and of which classes.
+fn scans_in(id: &str, hour: i64) -> Vec<&'static str> {
+    let of_day = hour.rem_euclid(86_400) / HOUR;
+    if !(9..=21).contains(&of_day) {
+        return Vec::new();
+    }
+    let v = draw(id, hour);
+    (0..(v % 4) as usize)
+        .map(|i| CLASSES[((v >> (8 + 3 * i)) & 7) as usize])
+        .collect()
+}
+
+impl Source for SimulatedScans {
+    fn name(&self) -> &'static str {
+        "simulated_scans"
+    }
+
+    fn next_due(&self, _env: &Env<'_>, _until: i64) -> Result<Option<i64>, DbError> {
+        Ok(None)
+    }
+
+    fn run_due(&self, _env: &Env<'_>, _at: i64, _report: &mut Report) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    fn catch_up(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
+        if !env.settings.sandbox_simulate_fleet {
+            return Ok(());
+        }
+        // A poisoned lock only means an earlier catch-up panicked; the hour it holds is still valid.
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        let last = at.div_euclid(HOUR) * HOUR;
+        // Before the first catch-up: the hour the clock started in (the fixtures' scans end there).
+        let start = crate::time::current().map_or(at, |c| c.started_at());
+        let done_hour = done.unwrap_or(start.div_euclid(HOUR) * HOUR);
+        if last <= done_hour {
+            *done = Some(done_hour);
+            return Ok(());
+        }
+        let from = done_hour.max(last - MAX_HOURS * HOUR);
+        let scanned = env.db.write(|tx| {
+            let mut stmt = tx.prepare_cached(&format!(
+                "SELECT {FOUND_COLUMNS} FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+                 WHERE p.active = 1 AND p.starts_at <= ?1 AND p.ends_at > ?1 ORDER BY q.id"
+            ))?;
+            let mut scanned = 0u64;
+            let mut hour = from + HOUR;
+            while hour <= last {
+                let codes = stmt
+                    .query_map([hour], found_from_row)?
+                    .collect::<Result<Vec<_>, _>>()?;
+                for mut code in codes {
+                    let classes = scans_in(&code.id, hour);
+                    for (i, class) in classes.iter().enumerate().rev() {
+                        record_scan(tx, &mut code, class, hour - 20 * i as i64)?;
+                        scanned += 1;
+                    }
+                }
+                hour += HOUR;
+            }
+            Ok::<_, DbError>(scanned)
+        })?;
+        *done = Some(last);
+        report.count("qr_code.simulated_scan", scanned);
+        Ok(())
+    }
+}
