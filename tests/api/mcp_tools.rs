@@ -384,17 +384,25 @@ struct Canary {
     jwt: String,
     phc: String,
     bearer: String,
+    password: String,
 }
 
 impl Canary {
     fn text(&self) -> String {
         format!(
-            "Canary {} {} {} {} Bearer {} end",
-            self.key, self.whsec, self.jwt, self.phc, self.bearer
+            "Canary {} {} {} {} Bearer {} password={} end",
+            self.key, self.whsec, self.jwt, self.phc, self.bearer, self.password
         )
     }
-    fn secrets(&self) -> [&str; 5] {
-        [&self.key, &self.whsec, &self.jwt, &self.phc, &self.bearer]
+    fn secrets(&self) -> [&str; 6] {
+        [
+            &self.key,
+            &self.whsec,
+            &self.jwt,
+            &self.phc,
+            &self.bearer,
+            &self.password,
+        ]
     }
 }
 
@@ -409,6 +417,7 @@ async fn seed_canary(app: &TestApp) -> Canary {
         jwt,
         phc,
         bearer: "opaqueCanaryBearerValue42".into(),
+        password: "hunter2Canary".into(),
     };
     let text = canary.text();
     let columns: &[(&str, &[&str])] = &[
@@ -542,6 +551,79 @@ async fn redaction_canary_never_leaves_any_tool() {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         args = json!({"confirmation_id": result["structuredContent"]["confirmation_id"]});
     }
+}
+
+/// The other way: words that only look like secrets, and public identifiers, come back as they
+/// are (issue 12: a promotion "Bearer of good news" and the key prefix were redacted).
+#[tokio::test]
+async fn redaction_keeps_words_and_public_identifiers() {
+    let app = TestApp::spawn().await;
+    let promo: String = one_row(
+        &app,
+        "SELECT min(id) FROM promotions WHERE company_id = ?1",
+        &company_id("Northwind Grocers"),
+    );
+    let words = "Bearer of good news: 2-for-1. Our secret: fresh bread; passwords are not needed.";
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE promotions SET description = ?1 WHERE id = ?2",
+                [words, promo.as_str()],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let got = call_ok(
+        &app,
+        "northwind-admin",
+        "get_promotion",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    assert_eq!(got["description"], words);
+
+    // The key prefix is public (REST `GET /me` shows it); MCP shows the same.
+    let me = app
+        .get("/me")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .json();
+    let prefix = me["prefix"].as_str().expect("prefix").to_string();
+    assert!(prefix.starts_with("sgn_test_"), "{prefix}");
+    let perms = call_ok(
+        &app,
+        "northwind-readwrite",
+        "get_api_key_permissions",
+        json!({}),
+    )
+    .await;
+    assert_eq!(perms["prefix"], prefix.as_str());
+
+    // And the same text with a real secret in it is still caught.
+    let leaky = format!("{words} password=hunter2 Bearer Zx81pQ0rT5uV");
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE promotions SET description = ?1 WHERE id = ?2",
+                [leaky.as_str(), promo.as_str()],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let got = call_ok(
+        &app,
+        "northwind-admin",
+        "get_promotion",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    assert_eq!(
+        got["description"],
+        format!("{words} password=[REDACTED] [REDACTED]")
+    );
 }
 
 fn one_row<T: rusqlite::types::FromSql>(app: &TestApp, sql: &str, arg: &str) -> T {
