@@ -8,6 +8,7 @@
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel).
+//! - [`advice`]: what an error tells the assistant to do, naming only tools the key may call.
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
 //! - [`config_cmd`]: `signage mcp-config`.
 //!
@@ -21,6 +22,7 @@ use crate::http::router::{Route, Router};
 use crate::http::App;
 use std::sync::{Arc, OnceLock};
 
+pub mod advice;
 pub mod call;
 pub mod catalogue;
 pub mod config_cmd;

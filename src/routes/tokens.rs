@@ -52,7 +52,7 @@ pub fn routes() -> Vec<Route> {
             .summary("A company's token balance.")
             .query(&[Param {
                 required: true,
-                ..param("company_id", COMPANY_PARAM, "The company.")
+                ..param("company_id", COMPANY_PARAM, "The company whose balance to read (`cmp_…`), as returned by list_companies.")
             }])
             .ok("TokenBalance"),
         Route::get(

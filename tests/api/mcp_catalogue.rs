@@ -131,6 +131,7 @@ async fn definitions_are_complete() {
         "list_media",
         "list_webhooks",
         "prepare_ad_change",
+        "prepare_promotion_change",
         "prepare_promotion_activation",
         "prepare_promotion_deactivation",
         "confirm_change",
@@ -180,6 +181,10 @@ async fn read_tool_arguments_are_the_route_parameters() {
             arg.as_object_mut().unwrap().remove("description");
             let mut rest = q.schema.0.clone();
             rest.as_object_mut().unwrap().remove("description");
+            // A REST flag (`"true"` / `"false"` in the query string) is a boolean argument.
+            if rest == json!({"type": "string", "enum": ["true", "false"]}) {
+                rest = json!({"type": "boolean"});
+            }
             assert_eq!(arg, rest, "{} {}", tool.spec.name, q.name);
         }
         assert_eq!(
@@ -201,7 +206,12 @@ async fn prepare_tools_follow_the_rest_routes() {
     let catalog: &Catalog = signage::mcp::state(&app.app).catalog(router);
     assert_eq!(
         catalog.write_operations,
-        ["updateAd", "activatePromotion", "deactivatePromotion"]
+        [
+            "updateAd",
+            "updatePromotion",
+            "activatePromotion",
+            "deactivatePromotion"
+        ]
     );
     let mut prepares = 0;
     for tool in catalog
@@ -241,5 +251,5 @@ async fn prepare_tools_follow_the_rest_routes() {
             assert_eq!(changes["name"]["maxLength"], 100);
         }
     }
-    assert_eq!(prepares, 3);
+    assert_eq!(prepares, 4);
 }

@@ -1302,20 +1302,14 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     assert_eq!(balance(&app, &company), start - cost);
 }
 
+/// The balance can fall between the preview (which checked it) and the confirmation: the
+/// confirmation is then refused by the write itself, changes nothing, and its advice names no
+/// action the assistant cannot take.
 #[tokio::test]
 async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
     let app = TestApp::spawn().await;
-    let (promo, company, _) = northwind_promotion(&app, false);
+    let (promo, company, cost) = northwind_promotion(&app, false);
     let start = balance(&app, &company);
-    let expensive = signage::routes::promotions::MAX_ACTIVATION_COST;
-    assert!(expensive > start);
-    app.patch(&format!("/promotions/{promo}"))
-        .key("northwind-admin")
-        .json(&json!({"activation_cost_tokens": expensive}))
-        .send()
-        .await
-        .ok();
-    let before = snapshot(&app);
     let preview = prepare(
         &app,
         "northwind-readwrite",
@@ -1325,8 +1319,19 @@ async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
     .await;
     assert_eq!(
         preview["cost"],
-        json!({"tokens": expensive, "balance": start, "balance_after": start - expensive, "sufficient": false})
+        json!({"tokens": cost, "balance": start, "balance_after": start - cost, "sufficient": true})
     );
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE token_balances SET balance = ?1 WHERE company_id = ?2",
+                rusqlite::params![cost - 1, company],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let before = snapshot(&app);
     let id = preview["confirmation_id"].as_str().unwrap();
     let e = call_err(
         &app,
@@ -1339,6 +1344,7 @@ async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
         e.starts_with("Nothing was applied: HTTP 402 Insufficient tokens"),
         "{e}"
     );
+    assert!(!e.contains("Buy a token pack first."), "{e}");
     assert_eq!(snapshot(&app), before);
     assert_eq!(state(&app, id), (true, Some("refused".into())));
     let e = call_err(

@@ -98,7 +98,7 @@ pub fn routes() -> Vec<Route> {
                 "list_device_ads",
                 "List ads on a device",
                 &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-                "List the ads assigned to one screen.",
+                "List the ads assigned to one screen (device), newest first, with each ad's status, headline and duration. Paged with `cursor`.",
             ))
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
