@@ -16,6 +16,7 @@ pub mod ads;
 pub mod billing;
 pub mod companies;
 pub mod crud;
+pub mod date_range;
 pub mod devices;
 pub mod health;
 pub mod media;

@@ -1,6 +1,8 @@
 //! Tokens: the pack catalogue, purchases, a company's balance and its ledger of transactions.
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
+mod summary;
+
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::PageRequest;
 use crate::http::router::{one_of_param, param, Param, Route, Tool};
@@ -55,6 +57,7 @@ pub fn routes() -> Vec<Route> {
                 ..param("company_id", COMPANY_PARAM, "The company whose balance to read (`cmp_…`), as returned by list_companies.")
             }])
             .ok("TokenBalance"),
+        summary::route(),
         Route::get(
             "/tokens/transactions",
             "listTokenTransactions",
@@ -84,7 +87,7 @@ pub fn routes() -> Vec<Route> {
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
-    vec![
+    let mut schemas = vec![
         (
             "TokenPack",
             json!({"type":"object","additionalProperties":false,
@@ -127,7 +130,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "charge":{"$ref":"#/components/schemas/Charge"},
                     "balance":{"$ref":"#/components/schemas/TokenBalance"}}}),
         ),
-    ]
+    ];
+    schemas.extend(summary::schemas());
+    schemas
 }
 
 /// A token pack of the catalogue. Field order is the order of the JSON members.

@@ -12,6 +12,7 @@ mod devices;
 mod fuzz;
 mod limits;
 mod list_contract;
+mod mcp_answers;
 mod mcp_assist;
 mod mcp_catalogue;
 mod mcp_tools;

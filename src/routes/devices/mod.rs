@@ -9,6 +9,7 @@
 
 mod device;
 mod diagnostics;
+mod health;
 mod heartbeat;
 
 use crate::auth::{Action, Area, Level};
@@ -75,6 +76,8 @@ pub fn routes() -> Vec<Route> {
             .summary("Register a device in a company. Refused with 409 when the company's plan allows no more devices.")
             .body("DeviceCreate")
             .created("Device"),
+        // Before `/devices/{id}`: the first matching route wins.
+        health::route(),
         Route::get("/devices/{id}", "getDevice", READ, get)
             .tool(Tool::read(
                 "get_device",
@@ -141,7 +144,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let orientation = ORIENTATION.schema();
     let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
     let status = STATUS.schema();
-    vec![
+    let mut schemas = vec![
         (
             "Device",
             json!({"type":"object","additionalProperties":false,
@@ -208,5 +211,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                             "free_percent":{"type":["number","null"],"minimum":0,"maximum":100}}},
                     "uptime_seconds":{"type":["integer","null"]}}}),
         ),
-    ]
+    ];
+    schemas.extend(health::schemas());
+    schemas
 }
