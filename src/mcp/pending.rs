@@ -33,10 +33,43 @@ pub struct ChangePlan {
     pub body: Option<Value>,
     /// The fields of the target the change sets, for the preview.
     pub changes: Map<String, Value>,
+    /// A value added to or removed from an array field of the target; `changes` is then
+    /// computed from the current state.
+    pub array_edit: Option<ArrayEdit>,
+    /// The write creates something: the difference is what it would return.
+    pub creates: bool,
     /// Show the token cost (`activation_cost_tokens`) and the company's balance.
     pub with_cost: bool,
     /// The exact tool arguments.
     pub arguments: Value,
+}
+
+/// See [`ChangePlan::array_edit`].
+pub struct ArrayEdit {
+    pub field: &'static str,
+    pub value: String,
+    pub add: bool,
+}
+
+impl ArrayEdit {
+    /// The field's new value: the current array with the value added (kept sorted) or removed.
+    fn apply(&self, current: &Value) -> (String, Value) {
+        let mut items: Vec<Value> = current
+            .get(self.field)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let value = Value::String(self.value.clone());
+        if self.add {
+            if !items.contains(&value) {
+                items.push(value);
+                items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            }
+        } else {
+            items.retain(|v| *v != value);
+        }
+        (self.field.to_string(), Value::Array(items))
+    }
 }
 
 fn hash(s: &str) -> String {
@@ -74,15 +107,20 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
     );
     let current = from_rest(&resp)?;
     let version = version_of(&resp);
-    let differences: Vec<Value> = plan
-        .changes
+    let mut changes = plan.changes.clone();
+    if let Some(edit) = &plan.array_edit {
+        let (field, value) = edit.apply(&current);
+        changes.insert(field, value);
+    }
+    let differences: Vec<Value> = changes
         .iter()
         .filter(|(k, v)| current.get(k.as_str()) != Some(*v))
         .map(|(k, v)| {
             json!({"field": k, "current": current.get(k.as_str()).cloned().unwrap_or(Value::Null), "proposed": v})
         })
         .collect();
-    if differences.is_empty() {
+    let mut differences = differences;
+    if differences.is_empty() && !plan.creates {
         return Err(format!(
             "Nothing to change: the {} `{}` already has these values. Nothing was prepared.",
             plan.target_type, plan.target_id
@@ -90,7 +128,7 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
     }
     let mut proposed = current.clone();
     if let Value::Object(p) = &mut proposed {
-        for (k, v) in &plan.changes {
+        for (k, v) in &changes {
             p.insert(k.clone(), v.clone());
         }
     }
@@ -112,6 +150,12 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
             "This change cannot be made as it stands, so nothing was prepared and no confirmation_id was issued. Tell the user why: {}",
             advice::explain(app, caller, &trial)
         ));
+    }
+    if plan.creates {
+        // What the write returned when tried (its ids and times will differ when it runs).
+        let created = from_rest(&trial).unwrap_or(Value::Null);
+        let field = created["object"].as_str().unwrap_or("result").to_string();
+        differences.push(json!({"field": field, "current": null, "proposed": created}));
     }
     let cost = if plan.with_cost {
         cost(app, caller, &current)

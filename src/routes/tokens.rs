@@ -1,6 +1,7 @@
 //! Tokens: the pack catalogue, purchases, a company's balance and its ledger of transactions.
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
+mod pack;
 mod summary;
 
 use crate::auth::{Action, Area, Level};
@@ -33,12 +34,14 @@ pub fn routes() -> Vec<Route> {
             .summary("List the token packs on sale (the catalogue).")
             .paged_by(Kind::TokenPack)
             .ok("TokenPackList"),
+        pack::route(),
         Route::post(
             "/token-packs/{id}/purchase",
             "purchaseTokenPack",
             WRITE,
             purchase,
         )
+        .tool(pack::PURCHASE_TOOL)
         .tag("tokens")
         .summary("Buy a token pack for a company: credits its balance and bills the price on its open invoice, in one transaction.")
         .body("TokenPackPurchase")

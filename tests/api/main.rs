@@ -15,6 +15,7 @@ mod list_contract;
 mod mcp_answers;
 mod mcp_assist;
 mod mcp_catalogue;
+mod mcp_jobs;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_writes;

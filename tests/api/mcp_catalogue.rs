@@ -17,14 +17,8 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "getOpenApi",
         "the REST API's own description, not sandbox data",
     ),
-    (
-        "getPlan",
-        "list_plans returns every plan with all its fields",
-    ),
-    ("getMedia", "list_media returns the same metadata"),
     ("downloadMedia", "binary media bytes, not JSON"),
     ("getQrCodeImage", "an SVG or PNG image, not JSON"),
-    ("getWebhook", "list_webhooks returns the same fields"),
     (
         "listWebhookEventTypes",
         "a fixed list, given in list_webhooks' results",
@@ -132,7 +126,14 @@ async fn definitions_are_complete() {
         "list_recent_charges",
         "list_media",
         "list_webhooks",
+        "get_plan",
+        "get_media",
+        "get_webhook",
+        "get_token_pack",
         "prepare_ad_change",
+        "prepare_ad_assignment",
+        "prepare_ad_unassignment",
+        "prepare_token_purchase",
         "prepare_promotion_change",
         "prepare_promotion_activation",
         "prepare_promotion_deactivation",
@@ -210,9 +211,12 @@ async fn prepare_tools_follow_the_rest_routes() {
         catalog.write_operations,
         [
             "updateAd",
+            "assignAdToDevice",
+            "unassignAdFromDevice",
             "updatePromotion",
             "activatePromotion",
-            "deactivatePromotion"
+            "deactivatePromotion",
+            "purchaseTokenPack"
         ]
     );
     let mut prepares = 0;
@@ -226,8 +230,10 @@ async fn prepare_tools_follow_the_rest_routes() {
         let read = tool.read_route.as_ref().unwrap();
         assert_eq!(read.method, Method::GET);
         assert!(write.path.starts_with(read.path), "{}", tool.spec.name);
-        let want_read = if tool.spec.name == "prepare_ad_change" {
+        let want_read = if tool.spec.name.starts_with("prepare_ad_") {
             "getAd"
+        } else if tool.spec.name == "prepare_token_purchase" {
+            "getTokenPack"
         } else {
             "getPromotion"
         };
@@ -253,5 +259,5 @@ async fn prepare_tools_follow_the_rest_routes() {
             assert_eq!(changes["name"]["maxLength"], 100);
         }
     }
-    assert_eq!(prepares, 4);
+    assert_eq!(prepares, 7);
 }

@@ -67,6 +67,15 @@ fn first_ids(app: &TestApp, table: &str) -> Vec<String> {
     })
 }
 
+/// Every id of a table that belongs to no company (plans, token packs).
+fn all_ids(app: &TestApp, table: &str) -> Vec<String> {
+    app.sql(|c| {
+        let mut stmt = c.prepare(&format!("SELECT id FROM {table} ORDER BY id"))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<Vec<_>, _>>()
+    })
+}
+
 /// Argument sets for a read tool: one object of every company (so visibility differs by key), a
 /// missing one, and each company as a list filter.
 fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
@@ -81,6 +90,10 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
                 "ad_id" => (first_ids(app, "ads"), "ad_0000000000000000000"),
                 "promotion_id" => (first_ids(app, "promotions"), "promo_0000000000000000000"),
                 "invoice_id" => (first_ids(app, "invoices"), "inv_0000000000000000000"),
+                "media_id" => (first_ids(app, "media"), "med_0000000000000000000"),
+                "webhook_id" => (first_ids(app, "webhooks"), "wh_0000000000000000000"),
+                "plan_id" => (all_ids(app, "plans"), "plan_0000000000000000000"),
+                "token_pack_id" => (all_ids(app, "token_packs"), "tpk_0000000000000000000"),
                 other => panic!("no sample ids for {other}"),
             };
             for id in ids.iter().map(String::as_str).chain([missing]) {
