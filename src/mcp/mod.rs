@@ -2,7 +2,9 @@
 //!
 //! - [`transport`]: HTTP rules (origin/host, credential, content negotiation, sessions, batches).
 //! - [`protocol`]: JSON-RPC messages, error codes, protocol versions of both eras.
-//! - [`dispatch`]: `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`.
+//! - [`dispatch`]: `initialize`, `ping`, `tools/list`, `tools/call`, `prompts/list`,
+//!   `prompts/get`, `server/discover`.
+//! - [`prompts`]: the prompts for common jobs, each naming the tools to call in order.
 //! - [`spec`]: what the tools are: those declared on routes (`Route::tool`), plus confirm/cancel.
 //! - [`catalogue`]: each tool's routes, visibility and `tools/list` definition, built from the
 //!   route table and the schemas the router carries (mcp never imports `routes`).
@@ -28,6 +30,7 @@ pub mod catalogue;
 pub mod config_cmd;
 pub mod dispatch;
 pub mod pending;
+pub mod prompts;
 pub mod protocol;
 pub mod sessions;
 pub mod spec;

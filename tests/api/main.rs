@@ -16,6 +16,7 @@ mod mcp_answers;
 mod mcp_assist;
 mod mcp_catalogue;
 mod mcp_jobs;
+mod mcp_prompts;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_writes;

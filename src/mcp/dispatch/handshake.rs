@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 const DISCOVER_TTL_MS: u64 = 3_600_000;
 
 pub fn capabilities() -> Value {
-    json!({"tools": {"listChanged": false}})
+    json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
 }
 
 pub fn instructions(app: &App) -> String {
@@ -87,7 +87,7 @@ pub(super) fn envelope(
     if header(headers, "mcp-method") != Some(method) {
         return Err(mismatch("Mcp-Method must be present and equal the method"));
     }
-    if method == "tools/call" {
+    if method == "tools/call" || method == "prompts/get" {
         if let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) {
             let sent = header(headers, "mcp-name").and_then(decode_header_value);
             if sent.as_deref() != Some(name) {
