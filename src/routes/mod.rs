@@ -23,6 +23,7 @@ pub mod media;
 pub mod openapi;
 pub mod plans;
 pub mod promotions;
+pub mod search;
 pub mod tokens;
 pub mod webhooks;
 

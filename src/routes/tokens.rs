@@ -77,6 +77,8 @@ pub fn routes() -> Vec<Route> {
         .summary("List token transactions (the ledger), newest first.")
         .paged_by(Kind::TokenTransaction)
         .query(&[
+            crate::routes::date_range::FROM,
+            crate::routes::date_range::TO,
             param("company_id", COMPANY_PARAM, "Only this company's transactions."),
             one_of_param(
                 "kind",
@@ -247,15 +249,24 @@ fn company_page(
     conn: &rusqlite::Connection,
     company: &str,
     kind: Option<&str>,
+    window: crate::routes::date_range::Window,
     page: &PageRequest,
 ) -> Result<Vec<TokenTransaction>, ApiError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {TX_COLUMNS} FROM token_transactions t
          WHERE t.company_id = ?1 AND t.id < ?2 AND (?3 IS NULL OR t.kind = ?3)
+           AND (?5 IS NULL OR t.created_at >= ?5) AND (?6 IS NULL OR t.created_at < ?6)
          ORDER BY t.id DESC LIMIT ?4"
     ))?;
     let rows = stmt.query_map(
-        rusqlite::params![company, page.bound(), kind, page.fetch()],
+        rusqlite::params![
+            company,
+            page.bound(),
+            kind,
+            page.fetch(),
+            window.from,
+            window.to
+        ],
         TokenTransaction::from_row,
     )?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -265,12 +276,19 @@ fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.list_companies()?;
     let kind = ctx.query_enum("kind", TX_KINDS)?;
+    let window = crate::routes::date_range::window(ctx)?;
     let conn = ctx.app.db.conn()?;
     // Several companies: one bounded range scan each, merged, instead of an `IN` list that would
     // make SQLite sort every matching row before it could apply the limit.
     let mut rows = Vec::new();
     for company in &companies {
-        rows.extend(company_page(&conn, company, kind.as_deref(), &page)?);
+        rows.extend(company_page(
+            &conn,
+            company,
+            kind.as_deref(),
+            window,
+            &page,
+        )?);
     }
     rows.sort_by(|a, b| b.id.cmp(&a.id));
     rows.truncate(page.fetch() as usize);

@@ -17,6 +17,7 @@ mod mcp_assist;
 mod mcp_catalogue;
 mod mcp_jobs;
 mod mcp_prompts;
+mod mcp_search;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_writes;

@@ -54,6 +54,7 @@ pub fn routes() -> Vec<Route> {
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
             .paged_by(Kind::Ad)
             .query(&[
+                crate::routes::search::Q,
                 param("company_id", Kind::Company.schema(), "Only ads of this company."),
                 param("device_id", Kind::Device.schema(), "Only ads assigned to this device."),
                 one_of_param("status", STATUS, "Only ads in this status."),

@@ -63,6 +63,7 @@ pub fn routes() -> Vec<Route> {
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
             .paged_by(Kind::Device)
             .query(&[
+                crate::routes::search::Q,
                 param("company_id", Kind::Company.schema(), "Only devices of this company."),
                 one_of_param(
                     "status",

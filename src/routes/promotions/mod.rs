@@ -47,6 +47,7 @@ pub fn routes() -> Vec<Route> {
             .summary("List promotions of the visible companies, newest first.")
             .paged_by(Kind::Promotion)
             .query(&[
+                crate::routes::search::Q,
                 param(
                     "company_id",
                     Kind::Company.schema(),
