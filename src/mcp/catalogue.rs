@@ -327,11 +327,20 @@ fn output_schema(
             Some(pending::preview_schema(current))
         }
         Kind::Confirm => {
-            let results: Vec<Value> = writes
+            let routes: Vec<&Route> = writes
                 .iter()
                 .filter_map(|op| router.by_operation(op))
+                .collect();
+            let mut results: Vec<Value> = routes
+                .iter()
                 .filter_map(|r| success_schema(r, router))
                 .collect();
+            // A write answered without a body (`204`, an unassignment) reports `{ok, status}`.
+            if routes.iter().any(|r| success_schema(r, router).is_none()) {
+                results.push(json!({"type": "object", "additionalProperties": false,
+                    "required": ["ok", "status"],
+                    "properties": {"ok": {"const": true}, "status": {"type": "integer"}}}));
+            }
             let result = if results.is_empty() {
                 json!({"type": "object"})
             } else {

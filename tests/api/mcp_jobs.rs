@@ -52,6 +52,36 @@ async fn confirm(app: &TestApp, key_name: &str, preview: &Value) -> Value {
     )
     .await;
     assert_eq!(done["status"], "applied", "{done}");
+    // The result is one of the branches of confirm_change's output schema (clients such as the
+    // TypeScript SDK validate structuredContent against it).
+    let tools = rpc(app, key_name, "tools/list", json!({})).await;
+    let confirm = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "confirm_change")
+        .unwrap();
+    let branches = confirm["outputSchema"]["properties"]["result"]["anyOf"]
+        .as_array()
+        .unwrap();
+    let fits = |b: &Value| {
+        signage::jsonschema::validate(&done["result"], b, "").is_ok()
+            && b["required"].as_array().is_some_and(|req| {
+                req.iter()
+                    .all(|f| done["result"].get(f.as_str().unwrap()).is_some())
+            })
+            && b["additionalProperties"] == json!(false)
+            && done["result"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .all(|k| b["properties"].get(k).is_some())
+    };
+    assert!(
+        branches.iter().any(fits),
+        "no branch fits {}",
+        done["result"]
+    );
     done
 }
 

@@ -118,6 +118,32 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
     sets
 }
 
+/// Sets each `seconds_since_heartbeat` of `mcp` to the one of `rest` at the same place, after
+/// checking they differ by at most the second the two calls may straddle.
+fn align_heartbeat_ages(mcp: &mut Value, rest: &Value, what: &str) {
+    match (mcp, rest) {
+        (Value::Object(m), Value::Object(r)) => {
+            for (k, v) in m.iter_mut() {
+                let Some(other) = r.get(k) else { continue };
+                if k == "seconds_since_heartbeat" {
+                    if let (Some(a), Some(b)) = (v.as_i64(), other.as_i64()) {
+                        assert!((0..=1).contains(&(a - b)), "{what}: {a} vs {b}");
+                        *v = other.clone();
+                    }
+                } else {
+                    align_heartbeat_ages(v, other, what);
+                }
+            }
+        }
+        (Value::Array(m), Value::Array(r)) => {
+            for (v, other) in m.iter_mut().zip(r) {
+                align_heartbeat_ages(v, other, what);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn read_specs(app: &TestApp) -> Vec<ToolSpec> {
     signage::mcp::spec::specs(&app.app.router)
         .into_iter()
@@ -187,15 +213,10 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
                     assert_eq!(result["isError"], false, "{what}: {result}");
                     redact_value(&mut rest);
                     let mut mcp = result["structuredContent"].clone();
-                    // The one member computed from the wall clock: the two calls may straddle a
-                    // second. It must agree within that second; everything else exactly.
-                    if let (Some(a), Some(b)) = (
-                        mcp["seconds_since_heartbeat"].as_i64(),
-                        rest["seconds_since_heartbeat"].as_i64(),
-                    ) {
-                        assert!((0..=1).contains(&(a - b)), "{what}: {a} vs {b}");
-                        mcp["seconds_since_heartbeat"] = rest["seconds_since_heartbeat"].clone();
-                    }
+                    // The one member computed from the wall clock (at any depth: fleet health
+                    // nests it): the two calls may straddle a second. It must agree within that
+                    // second; everything else exactly.
+                    align_heartbeat_ages(&mut mcp, &rest, &what);
                     assert_eq!(mcp, rest, "{what}");
                     let schema = &definitions[spec.name]["outputSchema"];
                     signage::jsonschema::validate(&result["structuredContent"], schema, "")

@@ -10,10 +10,14 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 
-const WRITE_TOOLS: [&str; 5] = [
+const WRITE_TOOLS: [&str; 9] = [
     "prepare_ad_change",
+    "prepare_ad_assignment",
+    "prepare_ad_unassignment",
+    "prepare_promotion_change",
     "prepare_promotion_activation",
     "prepare_promotion_deactivation",
+    "prepare_token_purchase",
     "confirm_change",
     "cancel_change",
 ];
