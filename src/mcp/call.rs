@@ -179,6 +179,9 @@ pub fn call(
                 // Passed on without a parse; the redactor parses only when it must.
                 return Ok(Content::Json(resp.body));
             }
+            if !resp.status.is_success() {
+                return Err(super::advice::explain(app, caller, &resp));
+            }
             from_rest(&resp).map(Content::Value)
         }
         Kind::Prepare => {

@@ -228,7 +228,7 @@ pub fn render(
                 format!(", from {first} and to {last}"),
             ),
             None => (
-                "the current month so far".to_string(),
+                "the current month".to_string(),
                 String::from(" (no from/to: the current month)"),
             ),
         };

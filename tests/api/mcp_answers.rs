@@ -266,6 +266,34 @@ async fn token_summary_adds_up_the_window() {
         assert_eq!(r.status, 422, "{query}: {}", r.text());
         assert_eq!(r.json()["errors"][0]["field"], field, "{query}");
     }
+    // Default window: a calendar month, the current one or the one `to` ends in.
+    let only_to = app
+        .get(&format!(
+            "/tokens/summary?company_id={grocers}&to=2026-03-10"
+        ))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(only_to["from"], "2026-03-01T00:00:00Z");
+    assert_eq!(only_to["to"], "2026-03-11T00:00:00Z");
+    let current = app
+        .get(&format!("/tokens/summary?company_id={grocers}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    let from = current["from"].as_str().unwrap();
+    let to = current["to"].as_str().unwrap();
+    assert!(
+        from.ends_with("-01T00:00:00Z") && to.ends_with("-01T00:00:00Z"),
+        "{from} {to}"
+    );
+    let now = signage::time::rfc3339(signage::time::now());
+    assert!(
+        from <= now.as_str() && now.as_str() < to,
+        "{from} {now} {to}"
+    );
     let r = app
         .get("/tokens/summary")
         .key("northwind-readonly")

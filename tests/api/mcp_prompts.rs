@@ -110,7 +110,7 @@ async fn prompts_are_listed_per_key_and_fetched_with_arguments() {
     )
     .await;
     let text = got["messages"][0]["content"]["text"].as_str().unwrap();
-    assert!(text.contains("the current month so far"), "{text}");
+    assert!(text.contains("for the current month."), "{text}");
 }
 
 /// Every tool a prompt's text names is one the key may call.

@@ -22,10 +22,10 @@ pub(super) fn route() -> Route {
         "get_token_summary",
         "Get token spend summary",
         &[],
-        "Summarise a company's tokens over a period in one call: balance at the start and end, tokens added (grants, purchases, refunds) and spent, and the count and total per kind. Without `from`/`to`, the current calendar month so far. Use list_token_transactions with the same `from`/`to` for the individual entries.",
+        "Summarise a company's tokens over a period in one call: balance at the start and end, tokens added (grants, purchases, refunds) and spent, and the count and total per kind. Without `from`/`to`, the current calendar month (UTC). Use list_token_transactions with the same `from`/`to` for the individual entries.",
     ))
     .tag("tokens")
-    .summary("A company's token summary over `[from, to)`: opening and closing balance, added, spent, and totals per kind. Default window: the current UTC month up to now.")
+    .summary("A company's token summary over `[from, to)`: opening and closing balance, added, spent, and totals per kind. Default window: the current UTC calendar month; with only `to`, the month it ends in.")
     .query(&[
         Param {
             required: true,
@@ -75,9 +75,11 @@ fn month_start(now: i64) -> i64 {
 fn summary(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
     let window = date_range::window(ctx)?;
-    let now = crate::time::now();
-    let to = window.to.unwrap_or(now + 1);
-    let from = window.from.unwrap_or_else(|| month_start(now).min(to - 1));
+    // Defaults: the calendar month (UTC) of `to`, or the current one; no wall clock in the answer.
+    let to = window
+        .to
+        .unwrap_or_else(|| month_start(month_start(crate::time::now()) + 32 * 86_400));
+    let from = window.from.unwrap_or_else(|| month_start(to - 1));
     if to <= from {
         return Err(ApiError::invalid(
             "to",
