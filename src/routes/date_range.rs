@@ -9,7 +9,8 @@ use crate::http::{ApiError, Ctx};
 
 pub const FROM_DESCRIPTION: &str = "Only items at or after this time: RFC 3339 (`2026-11-01T00:00:00Z`) or a date (`2026-11-01`, start of that day, UTC).";
 pub const TO_DESCRIPTION: &str = "Only items before this time: RFC 3339 (exclusive) or a date (`2026-11-30`: includes that whole day, UTC).";
-const SCHEMA: &str = r#"{"type":"string","minLength":10,"maxLength":35}"#;
+/// Documented as a date-time (what generators and clients produce); a date is accepted too.
+const SCHEMA: &str = r#"{"type":"string","format":"date-time"}"#;
 
 /// The two query parameters, for a route's `.query(...)`.
 pub const FROM: Param = param("from", SCHEMA, FROM_DESCRIPTION);
