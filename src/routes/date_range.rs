@@ -56,22 +56,13 @@ fn bound(ctx: &Ctx<'_>, name: &str, end: bool) -> Result<Option<i64>, ApiError> 
     })
 }
 
-/// The window of the request's `from` and `to`; `to` must be after `from`.
+/// The window of the request's `from` and `to`. A `to` not after `from` is an empty window (an
+/// empty list, a summary of nothing), not an error: each value is valid on its own.
 pub fn window(ctx: &Ctx<'_>) -> Result<Window, ApiError> {
-    let w = Window {
+    Ok(Window {
         from: bound(ctx, "from", false)?,
         to: bound(ctx, "to", true)?,
-    };
-    if let (Some(f), Some(t)) = (w.from, w.to) {
-        if t <= f {
-            return Err(ApiError::invalid(
-                "to",
-                "empty_window",
-                "`to` must be after `from`.",
-            ));
-        }
-    }
-    Ok(w)
+    })
 }
 
 #[cfg(test)]

@@ -253,11 +253,7 @@ async fn token_summary_adds_up_the_window() {
     .await;
     assert_eq!(tool, rest);
 
-    for (query, field) in [
-        ("from=yesterday", "from"),
-        ("to=2026-02-30T00:00:00", "to"),
-        ("from=2026-03-10&to=2026-03-09", "to"),
-    ] {
+    for (query, field) in [("from=yesterday", "from"), ("to=2026-02-30T00:00:00", "to")] {
         let r = app
             .get(&format!("/tokens/summary?company_id={grocers}&{query}"))
             .key("northwind-readonly")

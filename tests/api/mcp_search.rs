@@ -190,10 +190,24 @@ async fn from_and_to_filter_transactions_charges_and_invoices() {
 
     for path in [
         "/charges?from=last-week",
-        "/invoices?from=2026-03-10&to=2026-03-01",
+        "/invoices?from=2026-03-10T00:00:00",
         "/tokens/transactions?to=2026-02-30",
     ] {
         let r = app.get(path).key("northwind-readonly").send().await;
         assert_eq!(r.status, 422, "{path}: {}", r.text());
     }
+    // `to` not after `from`: each value is valid, the window is empty.
+    let empty = rest(
+        &app,
+        &format!("/tokens/transactions?company_id={grocers}&from=2026-03-11&to=2026-03-10"),
+    )
+    .await;
+    assert_eq!(ids(&empty), Vec::<String>::new());
+    let summary = rest(
+        &app,
+        &format!("/tokens/summary?company_id={grocers}&from=2026-03-10T12:00:00Z&to=2026-03-10T12:00:00Z"),
+    )
+    .await;
+    assert_eq!(summary["transaction_count"], 0);
+    assert_eq!(summary["opening_balance"], summary["closing_balance"]);
 }

@@ -80,13 +80,8 @@ fn summary(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .to
         .unwrap_or_else(|| month_start(month_start(crate::time::now()) + 32 * 86_400));
     let from = window.from.unwrap_or_else(|| month_start(to - 1));
-    if to <= from {
-        return Err(ApiError::invalid(
-            "to",
-            "empty_window",
-            "`to` must be after `from`.",
-        ));
-    }
+    // An empty window (`to` not after `from`) sums nothing: both balances are the one at `from`.
+    let to = to.max(from);
     let conn = ctx.app.db.conn()?;
     let balance_before = |t: i64| -> Result<i64, ApiError> {
         Ok(conn
