@@ -134,10 +134,19 @@ pub fn validate(v: &Value, schema: &Value, at: &str) -> Result<(), String> {
             _ => Vec::new(),
         };
         if !types.is_empty() && !types.iter().any(|t| has_type(v, t)) {
+            // The allowed values, when there are few: what a caller needs to get it right.
+            let values = match s.get("enum").and_then(Value::as_array) {
+                Some(allowed) => {
+                    let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+                    format!(" (one of {})", list.join(", "))
+                }
+                None if types == ["boolean"] => " (`true` or `false`, without quotes)".into(),
+                None => String::new(),
+            };
             return Err(format!(
-                "`{}` must be of type {}.",
+                "`{}` must be of type {}{values}.",
                 name(at),
-                types.join(" or ")
+                types.join(" or "),
             ));
         }
     }

@@ -84,8 +84,17 @@ fn run_len(bytes: &[u8], from: usize, ok: impl Fn(u8) -> bool) -> usize {
     bytes[from..].iter().take_while(|&&b| ok(b)).count()
 }
 
-/// The length of the secret starting at `i`, if one starts there.
-fn secret_at(bytes: &[u8], i: usize) -> Option<usize> {
+/// The secret at `i`, if one starts there: how many bytes to keep shown, and where it ends
+/// (relative to `i`).
+fn secret_at(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+    if let Some(span) = assigned_secret(bytes, i) {
+        return Some(span);
+    }
+    whole_secret_at(bytes, i).map(|len| (0, len))
+}
+
+/// The length of the credential-shaped value starting at `i`, if one starts there.
+fn whole_secret_at(bytes: &[u8], i: usize) -> Option<usize> {
     let rest = &bytes[i..];
     // A compact JWS: three base64url parts; the header always starts `eyJ` (`{"`).
     if rest.starts_with(b"eyJ") {
@@ -101,10 +110,15 @@ fn secret_at(bytes: &[u8], i: usize) -> Option<usize> {
     }
     for prefix in [&b"sgn_test_"[..], b"sgn_live_"] {
         if rest.starts_with(prefix) {
-            let n = run_len(bytes, i + prefix.len(), |b| {
-                b.is_ascii_alphanumeric() || b == b'_'
-            });
-            return (n > 0).then_some(prefix.len() + n);
+            // `sgn_test_<KID>` alone is the key's public prefix (REST `GET /me` shows it); a key
+            // has `_<SECRET>` after it, and any part of that secret makes it a key.
+            let kid = run_len(bytes, i + prefix.len(), |b| b.is_ascii_alphanumeric());
+            let after = i + prefix.len() + kid;
+            if kid == 0 || bytes.get(after) != Some(&b'_') {
+                return None;
+            }
+            let secret = run_len(bytes, after + 1, |b| b.is_ascii_alphanumeric() || b == b'_');
+            return (secret > 0).then_some(prefix.len() + kid + 1 + secret);
         }
     }
     if rest.starts_with(b"whsec_") {
@@ -125,7 +139,7 @@ fn secret_at(bytes: &[u8], i: usize) -> Option<usize> {
         let spaces = run_len(bytes, i + 6, |b| b == b' ' || b == b'\t');
         if spaces > 0 {
             let n = run_len(bytes, i + 6 + spaces, is_token_char);
-            if n > 0 {
+            if token_shaped(&bytes[i + 6 + spaces..i + 6 + spaces + n]) {
                 return Some(6 + spaces + n);
             }
         }
@@ -133,14 +147,83 @@ fn secret_at(bytes: &[u8], i: usize) -> Option<usize> {
     None
 }
 
+/// Whether the word after `Bearer` looks like a credential rather than English ("Bearer of good
+/// news"): at least 8 characters (trailing punctuation aside) with a digit, or 20 with both cases.
+fn token_shaped(word: &[u8]) -> bool {
+    let core = word
+        .iter()
+        .rposition(|b| !matches!(b, b'.' | b',' | b'-'))
+        .map_or(&word[..0], |end| &word[..=end]);
+    let digit = core.iter().any(u8::is_ascii_digit);
+    let mixed = core.iter().any(u8::is_ascii_lowercase) && core.iter().any(u8::is_ascii_uppercase);
+    (core.len() >= 8 && digit) || (core.len() >= 20 && mixed)
+}
+
+/// Names that, followed directly by `=` or `:` in free text, announce a secret value
+/// (`password=hunter2`, `api_key: abc`).
+const ASSIGNED: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "client_secret",
+    "api_key",
+    "apikey",
+    "access_token",
+    "refresh_token",
+    "auth_token",
+];
+
+/// `name=value` (or `name: value`) at `i` when `name` announces a secret: the name and separator
+/// are kept, the value (up to a space, quote, `&`, `;` or `,`) is replaced.
+fn assigned_secret(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+    // Only at the start of a value: the name must begin at a word boundary.
+    if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+        return None;
+    }
+    let rest = &bytes[i..];
+    let name = ASSIGNED
+        .iter()
+        .filter(|n| rest.len() > n.len() && rest[..n.len()].eq_ignore_ascii_case(n.as_bytes()))
+        .map(|n| n.len())
+        .max()?;
+    let sep = rest[name];
+    if sep != b'=' && sep != b':' {
+        return None;
+    }
+    let mut at = name + 1;
+    // `password: hunter2` is common, `Our secret: fresh bread` too: one space after a colon is
+    // allowed for the password words only.
+    let password_word =
+        rest[..3].eq_ignore_ascii_case(b"pas") || rest[..3].eq_ignore_ascii_case(b"pwd");
+    if sep == b':' && password_word && rest.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    let value = rest[at..]
+        .iter()
+        .take_while(|&&b| {
+            !b.is_ascii_whitespace() && !matches!(b, b'"' | b'\'' | b'&' | b';' | b',')
+        })
+        .count();
+    (value > 0).then_some((at, at + value))
+}
+
 fn might_hold_secret(s: &str) -> bool {
+    let b = s.as_bytes();
     s.contains("eyJ")
         || s.contains("sgn_")
         || s.contains("whsec_")
         || s.contains("$argon2")
-        || s.as_bytes()
-            .windows(6)
-            .any(|w| w.eq_ignore_ascii_case(b"bearer"))
+        || b.windows(6).any(|w| w.eq_ignore_ascii_case(b"bearer"))
+        || (b.iter().any(|&c| c == b'=' || c == b':')
+            && b.windows(3).any(|w| {
+                w.eq_ignore_ascii_case(b"pas")
+                    || w.eq_ignore_ascii_case(b"pwd")
+                    || w.eq_ignore_ascii_case(b"sec")
+                    || w.eq_ignore_ascii_case(b"api")
+                    || w.eq_ignore_ascii_case(b"tok")
+            }))
 }
 
 /// `s` with every secret-shaped part replaced; borrowed when there is nothing to replace.
@@ -154,9 +237,9 @@ pub fn redact_str(s: &str) -> Cow<'_, str> {
     let mut i = 0;
     while i < bytes.len() {
         match secret_at(bytes, i) {
-            Some(len) => {
-                // Patterns are ASCII, so `i` and `i + len` are character boundaries.
-                out.push_str(&s[copied..i]);
+            Some((keep, len)) => {
+                // Patterns start and end at ASCII bytes, so these are character boundaries.
+                out.push_str(&s[copied..i + keep]);
                 out.push_str(REDACTED);
                 i += len;
                 copied = i;
@@ -177,7 +260,7 @@ pub fn redact_str(s: &str) -> Cow<'_, str> {
 fn needle_at(rest: &[u8]) -> bool {
     let s = |n: &[u8]| rest.starts_with(n);
     match rest[0] {
-        b'p' => s(b"password") || s(b"passwd") || s(b"passphrase") || s(b"privatekey"),
+        b'p' => s(b"password") || s(b"passwd") || s(b"passphrase") || s(b"privatekey") || s(b"pwd"),
         b's' => s(b"secret") || s(b"signingkey") || s(b"sessiontoken") || s(b"sgn"),
         b'a' => {
             s(b"authorization")
@@ -323,7 +406,7 @@ mod tests {
             "rawKey": "sgn_test_abc",
             "secret": "whsec_xyz",
             "password_hash": null,
-            "nested": [{"access_token": "x", "note": "use Bearer abc.def please"}],
+            "nested": [{"access_token": "x", "note": "use Bearer abc123.def456 please"}],
             "headline": "key sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9xxptbfgNOxP5rqItR2hoMjFvg2yaUNr here",
             "jwt_in_text": "t=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig-_x; ok",
             "hash": "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA end",
@@ -383,6 +466,46 @@ mod tests {
     }
 
     #[test]
+    fn words_and_public_identifiers_are_not_secrets() {
+        for s in [
+            "Bearer of good news: 2-for-1",
+            "Bearer bonds, bearer shares.",
+            "sgn_test_VECFOkBoPCcq3rfr",
+            "key prefix sgn_live_ABCdef1234567890 shown",
+            "Our secret: fresh bread",
+            "secret_last_four: 9f2a",
+            "passwords must be long",
+            "The api is fast",
+        ] {
+            assert_eq!(redact_str(s), s, "{s}");
+        }
+    }
+
+    #[test]
+    fn secrets_in_free_text_are_caught() {
+        let cases = [
+            ("login password=hunter2 ok", "login password=[REDACTED] ok"),
+            ("Password: hunter2", "Password: [REDACTED]"),
+            ("db?user=a&pwd=s3cr3t&x=1", "db?user=a&pwd=[REDACTED]&x=1"),
+            ("api_key=abc123;", "api_key=[REDACTED];"),
+            ("client_secret:xyz", "client_secret:[REDACTED]"),
+            (
+                "Authorization: Bearer Zx81pQ0rT5u",
+                "Authorization: [REDACTED]",
+            ),
+            (
+                "key sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9x here",
+                "key [REDACTED] here",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(redact_str(input), expected, "{input}");
+            let bytes = serde_json::to_vec(&json!({ "note": input })).unwrap();
+            assert!(needs_redaction(&bytes), "{input}");
+        }
+    }
+
+    #[test]
     fn ordinary_text_is_untouched() {
         for s in [
             "Spring sale: 20% off",
@@ -393,6 +516,9 @@ mod tests {
         ] {
             assert!(matches!(redact_str(s), Cow::Borrowed(_)), "{s}");
         }
-        assert_eq!(redact_str("Grüße Bearer x1 ünd"), "Grüße [REDACTED] ünd");
+        assert_eq!(
+            redact_str("Grüße Bearer x1y2z3w4 ünd"),
+            "Grüße [REDACTED] ünd"
+        );
     }
 }

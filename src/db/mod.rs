@@ -4,6 +4,11 @@
 //! foreign keys, busy timeout). Short indexed queries run directly on the async workers; long work
 //! (reset, bulk writes) is run by the caller on a blocking thread.
 
+thread_local! {
+    /// Set inside [`Db::dry_run`].
+    static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 pub mod fixtures;
 pub mod snapshot;
 
@@ -175,6 +180,21 @@ impl Db {
         }
     }
 
+    /// Runs `f` with every [`Db::write`] on this thread rolled back instead of committed: a write
+    /// request runs all its checks and computes its answer, and changes nothing (the MCP prepare
+    /// tools preview a change this way). Requests run synchronously on their thread.
+    pub fn dry_run<T>(f: impl FnOnce() -> T) -> T {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                DRY_RUN.set(false);
+            }
+        }
+        DRY_RUN.set(true);
+        let _reset = Reset;
+        f()
+    }
+
     /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
     /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds.
     pub fn write<T, E>(
@@ -189,6 +209,11 @@ impl Db {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
         let out = f(&tx)?;
+        if DRY_RUN.get() {
+            // Dropping the transaction rolls it back: the checks ran, nothing is kept.
+            drop(tx);
+            return Ok(out);
+        }
         tx.commit().map_err(|e| E::from(DbError::from(e)))?;
         Ok(out)
     }

@@ -3,7 +3,7 @@
 //! what happens. Nothing here decides a permission or holds a credential.
 
 use super::catalogue::Tool;
-use super::pending::{self, ChangePlan};
+use super::pending::{self, ArrayEdit, ChangePlan};
 use super::spec::{self, Kind};
 use crate::auth::Principal;
 use crate::http::pipeline::{self, Request};
@@ -179,6 +179,9 @@ pub fn call(
                 // Passed on without a parse; the redactor parses only when it must.
                 return Ok(Content::Json(resp.body));
             }
+            if !resp.status.is_success() {
+                return Err(super::advice::explain(app, caller, &resp));
+            }
             from_rest(&resp).map(Content::Value)
         }
         Kind::Prepare => {
@@ -205,16 +208,35 @@ fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
 fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
     let write = tool.route.as_ref()?;
     let read = tool.read_route.as_ref()?;
-    let (id_arg, _) = tool.spec.path_args.first()?;
-    let id = arg_str(args, id_arg);
+    let ids: Vec<&str> = tool
+        .spec
+        .path_args
+        .iter()
+        .map(|(name, _)| arg_str(args, name))
+        .collect();
+    let id = ids.first().copied()?;
+    let mut array_edit = None;
     let changes: Map<String, Value> = match tool.spec.change? {
         Change::Fields(_) => args.get("changes")?.as_object()?.clone(),
         Change::Sets(field, value) => [(field.to_string(), Value::Bool(value))]
             .into_iter()
             .collect(),
+        Change::Creates(_) => Map::new(),
+        Change::Adds(field, arg) | Change::Removes(field, arg) => {
+            let add = matches!(tool.spec.change, Some(Change::Adds(..)));
+            array_edit = Some(ArrayEdit {
+                field,
+                value: arg_str(args, arg).to_string(),
+                add,
+            });
+            Map::new()
+        }
     };
-    let body = match write.request {
-        RequestBody::Json(_) => Some(Value::Object(changes.clone())),
+    let body = match (write.request, tool.spec.change?) {
+        (RequestBody::Json(_), Change::Adds(_, arg) | Change::Creates(arg)) => {
+            Some(json!({ arg: arg_str(args, arg) }))
+        }
+        (RequestBody::Json(_), _) => Some(Value::Object(changes.clone())),
         _ => None,
     };
     Some(ChangePlan {
@@ -222,11 +244,13 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
         operation: write.operation_id,
         target_type: tool.spec.target_type(),
         target_id: id.to_string(),
-        read_path: fill_path(read.path, &[id]),
+        read_path: fill_path(read.path, &ids),
         method: write.method.clone(),
-        path: fill_path(write.path, &[id]),
+        path: fill_path(write.path, &ids),
         body,
         changes,
+        array_edit,
+        creates: matches!(tool.spec.change, Some(Change::Creates(_))),
         with_cost: spec::costs_tokens(write),
         arguments: Value::Object(args.clone()),
     })

@@ -164,7 +164,7 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
     match spec.kind {
         Kind::Read => {
             for q in route.map(|r| r.query.as_slice()).unwrap_or(&[]) {
-                let mut s = q.schema.0.clone();
+                let mut s = as_boolean(&q.schema.0).unwrap_or_else(|| q.schema.0.clone());
                 if !q.description.is_empty() {
                     s["description"] = json!(q.description);
                 }
@@ -190,6 +190,16 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
         }
     }
     object_schema(props, required)
+}
+
+/// A query flag (`"true"` / `"false"`, a string on REST) is a boolean argument: the call passes
+/// it back to REST as the string.
+fn as_boolean(schema: &Value) -> Option<Value> {
+    let flags = schema["type"] == "string"
+        && schema["enum"].as_array().is_some_and(|e| {
+            e.len() == 2 && e.contains(&json!("true")) && e.contains(&json!("false"))
+        });
+    flags.then(|| json!({"type": "boolean"}))
 }
 
 /// The `changes` argument: the named fields of the route's body schema, with their REST
@@ -317,11 +327,20 @@ fn output_schema(
             Some(pending::preview_schema(current))
         }
         Kind::Confirm => {
-            let results: Vec<Value> = writes
+            let routes: Vec<&Route> = writes
                 .iter()
                 .filter_map(|op| router.by_operation(op))
+                .collect();
+            let mut results: Vec<Value> = routes
+                .iter()
                 .filter_map(|r| success_schema(r, router))
                 .collect();
+            // A write answered without a body (`204`, an unassignment) reports `{ok, status}`.
+            if routes.iter().any(|r| success_schema(r, router).is_none()) {
+                results.push(json!({"type": "object", "additionalProperties": false,
+                    "required": ["ok", "status"],
+                    "properties": {"ok": {"const": true}, "status": {"type": "integer"}}}));
+            }
             let result = if results.is_empty() {
                 json!({"type": "object"})
             } else {

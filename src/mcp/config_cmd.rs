@@ -1,21 +1,28 @@
-//! `signage mcp-config`: prints the MCP registration for a key and client id, as Claude Desktop,
-//! Cursor and VS Code read it, and in a generic form.
+//! `signage mcp-config`: prints the MCP registration for a client id, as Claude Desktop, Cursor
+//! and VS Code read it, and in a generic form.
 //!
-//! Claude Desktop's `claude_desktop_config.json` only launches local (stdio) servers, so its entry
-//! runs the `mcp-remote` bridge (`npx mcp-remote <url> --header …`). The key travels in an `env`
-//! variable because some clients split `args` on spaces; `Authorization:${…}` has none.
+//! By default no raw key is written into a config file: VS Code asks for it once through an
+//! `inputs` entry with `"password": true` (and keeps it in its secret storage), Cursor reads it from
+//! the environment (`${env:SIGNAGE_API_KEY}`), the generic form names the variable, and Claude
+//! Desktop, which only launches local (stdio) servers through the `mcp-remote` bridge and passes
+//! nothing but its own `env` block to it, gets a placeholder in that block for the user to fill in.
+//! `--inline-key` writes the key itself everywhere (throw-away demos).
+//!
+//! The Claude entry keeps the key in an `env` variable because some clients split `args` on
+//! spaces; `Authorization:${…}` has none.
 
 use argh::FromArgs;
 use serde_json::{json, Value};
 
 #[derive(FromArgs)]
-/// Print the MCP client registration (Claude Desktop, Cursor, VS Code, generic) for a key.
+/// Print the MCP client registration (Claude Desktop, Cursor, VS Code, generic) for a client id.
+/// No API key is written unless --inline-key is given.
 #[argh(subcommand, name = "mcp-config")]
 pub struct McpConfig {
     /// base URL of the server (default http://127.0.0.1:8080); `/mcp` is appended if missing
     #[argh(option, default = "String::from(\"http://127.0.0.1:8080\")")]
     pub url: String,
-    /// the API key (default: $SIGNAGE_API_KEY)
+    /// the API key, checked and (with --inline-key only) written (default: $SIGNAGE_API_KEY)
     #[argh(option)]
     pub key: Option<String>,
     /// the API client id of the key (`cli_…`)
@@ -24,9 +31,27 @@ pub struct McpConfig {
     /// all (default), claude, cursor, vscode or generic
     #[argh(option, default = "String::from(\"all\")")]
     pub format: String,
+    /// write the raw API key into the output (throw-away demos only; the default writes none)
+    #[argh(switch)]
+    pub inline_key: bool,
 }
 
 pub const SERVER_NAME: &str = "signage";
+/// The environment variable Cursor and the generic form read the key from.
+pub const KEY_ENV: &str = "SIGNAGE_API_KEY";
+/// The id of VS Code's input that asks for the key.
+pub const VSCODE_INPUT: &str = "signage-api-key";
+/// What stands in Claude Desktop's `env` block until the user pastes the key.
+pub const CLAUDE_PLACEHOLDER: &str = "Bearer <paste the API key here>";
+
+/// Where the key comes from in the printed configuration.
+#[derive(Clone, Copy)]
+pub enum KeySource<'a> {
+    /// The raw key, written as it is (`--inline-key`).
+    Inline(&'a str),
+    /// A reference each client resolves itself (the default).
+    Reference,
+}
 
 /// The `/mcp` endpoint for a base URL (or the endpoint itself).
 pub fn endpoint(url: &str) -> String {
@@ -51,7 +76,7 @@ fn is_local(url: &str) -> bool {
     matches!(name, "localhost" | "127.0.0.1")
 }
 
-pub fn claude(url: &str, key: &str, client_id: &str) -> Value {
+pub fn claude(url: &str, key: KeySource<'_>, client_id: &str) -> Value {
     let mut args = vec![
         json!("-y"),
         json!("mcp-remote"),
@@ -67,58 +92,104 @@ pub fn claude(url: &str, key: &str, client_id: &str) -> Value {
     if url.starts_with("http://") && !is_local(url) {
         args.push(json!("--allow-http"));
     }
+    let auth = match key {
+        KeySource::Inline(k) => format!("Bearer {k}"),
+        KeySource::Reference => CLAUDE_PLACEHOLDER.to_string(),
+    };
     json!({"mcpServers": {SERVER_NAME: {
         "command": "npx",
         "args": args,
-        "env": {"SIGNAGE_AUTH_HEADER": format!("Bearer {key}"), "SIGNAGE_CLIENT_ID": client_id}
+        "env": {"SIGNAGE_AUTH_HEADER": auth, "SIGNAGE_CLIENT_ID": client_id}
     }}})
 }
 
-fn headers(key: &str, client_id: &str) -> Value {
-    json!({"Authorization": format!("Bearer {key}"), "X-Service-Client-Id": client_id})
+fn headers(authorization: String, client_id: &str) -> Value {
+    json!({"Authorization": authorization, "X-Service-Client-Id": client_id})
 }
 
-pub fn cursor(url: &str, key: &str, client_id: &str) -> Value {
-    json!({"mcpServers": {SERVER_NAME: {"url": url, "headers": headers(key, client_id)}}})
+pub fn cursor(url: &str, key: KeySource<'_>, client_id: &str) -> Value {
+    let auth = match key {
+        KeySource::Inline(k) => format!("Bearer {k}"),
+        KeySource::Reference => format!("Bearer ${{env:{KEY_ENV}}}"),
+    };
+    json!({"mcpServers": {SERVER_NAME: {"url": url, "headers": headers(auth, client_id)}}})
 }
 
-pub fn vscode(url: &str, key: &str, client_id: &str) -> Value {
-    json!({"servers": {SERVER_NAME: {"type": "http", "url": url, "headers": headers(key, client_id)}}})
+pub fn vscode(url: &str, key: KeySource<'_>, client_id: &str) -> Value {
+    match key {
+        KeySource::Inline(k) => json!({"servers": {SERVER_NAME: {"type": "http", "url": url,
+            "headers": headers(format!("Bearer {k}"), client_id)}}}),
+        KeySource::Reference => json!({
+            "inputs": [{"type": "promptString", "id": VSCODE_INPUT,
+                "description": "Signage API key (sgn_test_…)", "password": true}],
+            "servers": {SERVER_NAME: {"type": "http", "url": url,
+                "headers": headers(format!("Bearer ${{input:{VSCODE_INPUT}}}"), client_id)}}}),
+    }
 }
 
-pub fn generic(url: &str, key: &str, client_id: &str) -> Value {
-    json!({"name": SERVER_NAME, "transport": "streamable-http", "url": url, "headers": headers(key, client_id)})
+pub fn generic(url: &str, key: KeySource<'_>, client_id: &str) -> Value {
+    let auth = match key {
+        KeySource::Inline(k) => format!("Bearer {k}"),
+        KeySource::Reference => format!("Bearer ${{{KEY_ENV}}}"),
+    };
+    json!({"name": SERVER_NAME, "transport": "streamable-http", "url": url, "headers": headers(auth, client_id)})
 }
 
 /// The text printed for a format.
-pub fn render(format: &str, url: &str, key: &str, client_id: &str) -> Result<String, String> {
+pub fn render(
+    format: &str,
+    url: &str,
+    key: KeySource<'_>,
+    client_id: &str,
+) -> Result<String, String> {
     let pretty = |v: Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let inline = matches!(key, KeySource::Inline(_));
+    let claude_note = if inline {
+        ""
+    } else {
+        "\n# Replace the placeholder in `env` with `Bearer <your key>`: Claude Desktop passes mcp-remote nothing else."
+    };
+    let cursor_note = if inline {
+        ""
+    } else {
+        "\n# The key is read from the environment variable SIGNAGE_API_KEY of the process that starts Cursor."
+    };
+    let vscode_note = if inline {
+        ""
+    } else {
+        "\n# VS Code asks for the key once and keeps it in its secret storage."
+    };
+    let generic_note = if inline {
+        ""
+    } else {
+        "\n# ${SIGNAGE_API_KEY} stands for the key: use your client's way to read it from the environment or a secret store."
+    };
     let sections: Vec<(&str, String)> = vec![
         (
             "claude",
             format!(
-                "# Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config).\n# It only starts local stdio servers, so this runs the mcp-remote bridge (needs Node.js/npx).\n{}",
+                "# Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config).\n# It only starts local stdio servers, so this runs the mcp-remote bridge (needs Node.js/npx).{claude_note}\n{}",
                 pretty(claude(url, key, client_id))
             ),
         ),
         (
             "cursor",
             format!(
-                "# Cursor: ~/.cursor/mcp.json (or .cursor/mcp.json in a project).\n{}",
+                "# Cursor: ~/.cursor/mcp.json (or .cursor/mcp.json in a project).{cursor_note}\n{}",
                 pretty(cursor(url, key, client_id))
             ),
         ),
         (
             "vscode",
             format!(
-                "# VS Code: .vscode/mcp.json (or the user mcp.json).\n{}",
+                "# VS Code: .vscode/mcp.json (or the user mcp.json).{vscode_note}\n{}",
                 pretty(vscode(url, key, client_id))
             ),
         ),
         (
             "generic",
             format!(
-                "# Any Streamable HTTP MCP client: POST the URL with these two headers.\n{}",
+                "# Any Streamable HTTP MCP client: POST the URL with these two headers.{generic_note}\n{}",
                 pretty(generic(url, key, client_id))
             ),
         ),
@@ -143,15 +214,27 @@ pub fn render(format: &str, url: &str, key: &str, client_id: &str) -> Result<Str
 pub fn run(cmd: McpConfig) -> Result<String, String> {
     let key = cmd
         .key
-        .or_else(|| std::env::var("SIGNAGE_API_KEY").ok())
+        .or_else(|| std::env::var(KEY_ENV).ok())
         .map(|k| k.trim().to_string())
-        .filter(|k| !k.is_empty())
-        .ok_or("give the API key with --key or in SIGNAGE_API_KEY")?;
-    if crate::auth::keys::parse(&key).is_none() {
-        return Err(
-            "the API key is not a signage key (`sgn_test_…`); check for a copy/paste error".into(),
-        );
+        .filter(|k| !k.is_empty());
+    // The key is only needed to be written; when given, a copy/paste error is still caught.
+    if let Some(k) = &key {
+        if crate::auth::keys::parse(k).is_none() {
+            return Err(
+                "the API key is not a signage key (`sgn_test_…`); check for a copy/paste error"
+                    .into(),
+            );
+        }
     }
+    let source = match (&key, cmd.inline_key) {
+        (Some(k), true) => KeySource::Inline(k),
+        (None, true) => {
+            return Err(
+                "--inline-key needs the key: give it with --key or in SIGNAGE_API_KEY".into(),
+            )
+        }
+        (_, false) => KeySource::Reference,
+    };
     let client_id = cmd
         .client_id
         .map(|c| c.trim().to_string())
@@ -164,8 +247,12 @@ pub fn run(cmd: McpConfig) -> Result<String, String> {
             cmd.url
         ));
     }
-    let text = render(&cmd.format, &url, &key, &client_id)?;
-    eprintln!("note: the output contains the API key; keep it out of chats, tickets and shared repositories.");
+    let text = render(&cmd.format, &url, source, &client_id)?;
+    if cmd.inline_key {
+        eprintln!("note: the output contains the API key; keep it out of chats, tickets and shared repositories.");
+    } else {
+        eprintln!("note: the output contains no API key: VS Code asks for it, Cursor reads $SIGNAGE_API_KEY, Claude Desktop needs it pasted into its env block. --inline-key writes it (throw-away demos only).");
+    }
     Ok(text)
 }
 
@@ -174,13 +261,14 @@ mod tests {
     use super::*;
 
     const KEY: &str = "sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9xxptbfgNOxP5rqItR2hoMjFvg2yaUNr";
+    const INLINE: KeySource<'static> = KeySource::Inline(KEY);
 
     #[test]
     fn formats_carry_the_url_and_both_headers() {
         let url = endpoint("http://127.0.0.1:8080/");
         assert_eq!(url, "http://127.0.0.1:8080/mcp");
         assert_eq!(endpoint("https://x.example/mcp"), "https://x.example/mcp");
-        let c = cursor(&url, KEY, "cli_1");
+        let c = cursor(&url, INLINE, "cli_1");
         assert_eq!(c["mcpServers"]["signage"]["url"], url);
         assert_eq!(
             c["mcpServers"]["signage"]["headers"]["Authorization"],
@@ -190,9 +278,9 @@ mod tests {
             c["mcpServers"]["signage"]["headers"]["X-Service-Client-Id"],
             "cli_1"
         );
-        let v = vscode(&url, KEY, "cli_1");
+        let v = vscode(&url, INLINE, "cli_1");
         assert_eq!(v["servers"]["signage"]["type"], "http");
-        let d = claude(&url, KEY, "cli_1");
+        let d = claude(&url, INLINE, "cli_1");
         let s = &d["mcpServers"]["signage"];
         assert_eq!(s["command"], "npx");
         let args: Vec<&str> = s["args"]
@@ -208,23 +296,71 @@ mod tests {
             "no spaces in args: {args:?}"
         );
         assert_eq!(s["env"]["SIGNAGE_AUTH_HEADER"], format!("Bearer {KEY}"));
-        let remote = claude("http://10.0.0.5:8080/mcp", KEY, "cli_1");
+        let remote = claude("http://10.0.0.5:8080/mcp", INLINE, "cli_1");
         assert!(remote["mcpServers"]["signage"]["args"]
             .as_array()
             .unwrap()
             .contains(&json!("--allow-http")));
-        let g = generic(&url, KEY, "cli_1");
+        let g = generic(&url, INLINE, "cli_1");
         assert_eq!(g["name"], "signage");
     }
 
     #[test]
+    fn by_default_no_key_is_written() {
+        let url = "http://127.0.0.1:8080/mcp";
+        let all = render("all", url, KeySource::Reference, "cli_1").unwrap();
+        // Nothing key-shaped: the redactor finds nothing to replace.
+        assert_eq!(crate::redact::redact_str(&all), all.as_str());
+        let v = vscode(url, KeySource::Reference, "cli_1");
+        assert_eq!(
+            v["inputs"],
+            json!([{"type": "promptString", "id": "signage-api-key",
+                "description": "Signage API key (sgn_test_…)", "password": true}])
+        );
+        assert_eq!(
+            v["servers"]["signage"]["headers"]["Authorization"],
+            "Bearer ${input:signage-api-key}"
+        );
+        let c = cursor(url, KeySource::Reference, "cli_1");
+        assert_eq!(
+            c["mcpServers"]["signage"]["headers"]["Authorization"],
+            "Bearer ${env:SIGNAGE_API_KEY}"
+        );
+        let d = claude(url, KeySource::Reference, "cli_1");
+        assert_eq!(
+            d["mcpServers"]["signage"]["env"]["SIGNAGE_AUTH_HEADER"],
+            CLAUDE_PLACEHOLDER
+        );
+        assert_eq!(
+            d["mcpServers"]["signage"]["env"]["SIGNAGE_CLIENT_ID"],
+            "cli_1"
+        );
+    }
+
+    #[test]
+    fn run_writes_the_key_only_when_asked() {
+        let cmd = |key: Option<&str>, inline_key: bool| McpConfig {
+            url: "http://127.0.0.1:8080".into(),
+            key: key.map(String::from),
+            client_id: Some("cli_1".into()),
+            format: "all".into(),
+            inline_key,
+        };
+        let text = run(cmd(Some(KEY), false)).unwrap();
+        assert!(!text.contains(KEY));
+        let text = run(cmd(Some(KEY), true)).unwrap();
+        assert_eq!(text.matches(KEY).count(), 4);
+        assert!(run(cmd(Some("sgn_test_nope"), false)).is_err());
+    }
+
+    #[test]
     fn render_selects_formats() {
-        let all = render("all", "http://127.0.0.1:8080/mcp", KEY, "cli_1").unwrap();
+        let all = render("all", "http://127.0.0.1:8080/mcp", INLINE, "cli_1").unwrap();
         for marker in ["Claude Desktop", "Cursor", "VS Code", "Any Streamable HTTP"] {
             assert!(all.contains(marker), "{marker}");
         }
-        let one = render("cursor", "http://127.0.0.1:8080/mcp", KEY, "cli_1").unwrap();
+        let one = render("cursor", "http://127.0.0.1:8080/mcp", INLINE, "cli_1").unwrap();
         assert!(one.contains("mcpServers") && !one.contains("npx"));
-        assert!(render("emacs", "u", KEY, "c").is_err());
+        assert!(render("emacs", "u", INLINE, "c").is_err());
     }
 }

@@ -2,12 +2,15 @@
 //!
 //! - [`transport`]: HTTP rules (origin/host, credential, content negotiation, sessions, batches).
 //! - [`protocol`]: JSON-RPC messages, error codes, protocol versions of both eras.
-//! - [`dispatch`]: `initialize`, `ping`, `tools/list`, `tools/call`, `server/discover`.
+//! - [`dispatch`]: `initialize`, `ping`, `tools/list`, `tools/call`, `prompts/list`,
+//!   `prompts/get`, `server/discover`.
+//! - [`prompts`]: the prompts for common jobs, each naming the tools to call in order.
 //! - [`spec`]: what the tools are: those declared on routes (`Route::tool`), plus confirm/cancel.
 //! - [`catalogue`]: each tool's routes, visibility and `tools/list` definition, built from the
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel).
+//! - [`advice`]: what an error tells the assistant to do, naming only tools the key may call.
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
 //! - [`config_cmd`]: `signage mcp-config`.
 //!
@@ -21,12 +24,14 @@ use crate::http::router::{Route, Router};
 use crate::http::App;
 use std::sync::{Arc, OnceLock};
 
+pub mod advice;
 pub mod call;
 pub mod catalogue;
 pub mod config_cmd;
 pub mod dispatch;
 pub mod expiry;
 pub mod pending;
+pub mod prompts;
 pub mod protocol;
 pub mod sessions;
 pub mod spec;

@@ -9,7 +9,8 @@
 //!   through the pipeline, where it is authorized again as of now, with `If-Match` on the
 //!   previewed version: a target that changed since the preview is left untouched.
 
-use super::call::{self, from_rest, problem_message, Caller};
+use super::advice;
+use super::call::{self, from_rest, Caller};
 use crate::http::ApiError;
 use crate::http::App;
 use crate::time::rfc3339;
@@ -32,10 +33,43 @@ pub struct ChangePlan {
     pub body: Option<Value>,
     /// The fields of the target the change sets, for the preview.
     pub changes: Map<String, Value>,
+    /// A value added to or removed from an array field of the target; `changes` is then
+    /// computed from the current state.
+    pub array_edit: Option<ArrayEdit>,
+    /// The write creates something: the difference is what it would return.
+    pub creates: bool,
     /// Show the token cost (`activation_cost_tokens`) and the company's balance.
     pub with_cost: bool,
     /// The exact tool arguments.
     pub arguments: Value,
+}
+
+/// See [`ChangePlan::array_edit`].
+pub struct ArrayEdit {
+    pub field: &'static str,
+    pub value: String,
+    pub add: bool,
+}
+
+impl ArrayEdit {
+    /// The field's new value: the current array with the value added (kept sorted) or removed.
+    fn apply(&self, current: &Value) -> (String, Value) {
+        let mut items: Vec<Value> = current
+            .get(self.field)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let value = Value::String(self.value.clone());
+        if self.add {
+            if !items.contains(&value) {
+                items.push(value);
+                items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            }
+        } else {
+            items.retain(|v| *v != value);
+        }
+        (self.field.to_string(), Value::Array(items))
+    }
 }
 
 fn hash(s: &str) -> String {
@@ -73,15 +107,20 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
     );
     let current = from_rest(&resp)?;
     let version = version_of(&resp);
-    let differences: Vec<Value> = plan
-        .changes
+    let mut changes = plan.changes.clone();
+    if let Some(edit) = &plan.array_edit {
+        let (field, value) = edit.apply(&current);
+        changes.insert(field, value);
+    }
+    let differences: Vec<Value> = changes
         .iter()
         .filter(|(k, v)| current.get(k.as_str()) != Some(*v))
         .map(|(k, v)| {
             json!({"field": k, "current": current.get(k.as_str()).cloned().unwrap_or(Value::Null), "proposed": v})
         })
         .collect();
-    if differences.is_empty() {
+    let mut differences = differences;
+    if differences.is_empty() && !plan.creates {
         return Err(format!(
             "Nothing to change: the {} `{}` already has these values. Nothing was prepared.",
             plan.target_type, plan.target_id
@@ -89,9 +128,34 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
     }
     let mut proposed = current.clone();
     if let Value::Object(p) = &mut proposed {
-        for (k, v) in &plan.changes {
+        for (k, v) in &changes {
             p.insert(k.clone(), v.clone());
         }
+    }
+    // The write itself, run with every check it makes (state rules, balance, plan limits,
+    // validation, If-Match) and rolled back: a change that cannot succeed gets no confirmation id.
+    let if_match = (!version.starts_with("sha256:")).then_some(version.as_str());
+    let trial = crate::db::Db::dry_run(|| {
+        caller.rest(
+            app,
+            plan.method.clone(),
+            plan.path.clone(),
+            String::new(),
+            plan.body.as_ref().map(|b| b.to_string().into_bytes()),
+            if_match,
+        )
+    });
+    if !trial.status.is_success() {
+        return Err(format!(
+            "This change cannot be made as it stands, so nothing was prepared and no confirmation_id was issued. Tell the user why: {}",
+            advice::explain(app, caller, &trial)
+        ));
+    }
+    if plan.creates {
+        // What the write returned when tried (its ids and times will differ when it runs).
+        let created = from_rest(&trial).unwrap_or(Value::Null);
+        let field = created["object"].as_str().unwrap_or("result").to_string();
+        differences.push(json!({"field": field, "current": null, "proposed": created}));
     }
     let cost = if plan.with_cost {
         cost(app, caller, &current)
@@ -141,7 +205,7 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
     } else {
         " and its token cost".to_string()
     };
-    let minutes = ttl.div_euclid(60).max(1);
+    let lifetime = duration_words(ttl);
     Ok(json!({
         "object": "pending_change",
         "confirmation_id": confirmation_id,
@@ -155,9 +219,32 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
         "cost": cost,
         "expires_at": rfc3339(expires_at),
         "next_step": format!(
-            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation. Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for about {minutes} minute(s)."
+            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation. Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}."
         ),
     }))
+}
+
+/// A lifetime in words an assistant can repeat exactly: "45 seconds", "1 minute", "15 minutes",
+/// "2 hours", "1 hour 30 minutes" (seconds are dropped from two minutes on).
+pub fn duration_words(secs: i64) -> String {
+    fn unit(n: i64, one: &str) -> String {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    }
+    let secs = secs.max(0);
+    if secs < 120 && secs % 60 != 0 {
+        return unit(secs, "second");
+    }
+    let minutes = secs / 60;
+    let (hours, rest) = (minutes / 60, minutes % 60);
+    match (hours, rest) {
+        (0, m) => unit(m, "minute"),
+        (h, 0) => unit(h, "hour"),
+        (h, m) => format!("{} {}", unit(h, "hour"), unit(m, "minute")),
+    }
 }
 
 /// The activation cost and the company's balance, read through the pipeline (so a key without
@@ -309,7 +396,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         record(app, &id_hash, "refused");
         return Err(format!(
             "Nothing was applied: {}",
-            problem_message(&now_state)
+            advice::explain(app, caller, &now_state)
         ));
     }
     if version_of(&now_state) != c.version {
@@ -332,7 +419,10 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     }
     if !resp.status.is_success() {
         record(app, &id_hash, "refused");
-        return Err(format!("Nothing was applied: {}", problem_message(&resp)));
+        return Err(format!(
+            "Nothing was applied: {}",
+            advice::explain(app, caller, &resp)
+        ));
     }
     record(app, &id_hash, "applied");
     let result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));

@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn error_messages_are_redacted() {
-        let e = RpcError::invalid_params("Unknown tool: sgn_test_abcdef");
+        let e = RpcError::invalid_params("Unknown tool: sgn_test_abcdef_ghij");
         assert_eq!(e.to_value()["message"], "Unknown tool: [REDACTED]");
     }
 }

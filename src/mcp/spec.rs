@@ -114,15 +114,23 @@ pub fn write_operations(router: &Router) -> Vec<&'static str> {
         .collect()
 }
 
-/// The GET route a prepare tool reads its target with: the route's path up to its last path
-/// parameter (`/promotions/{id}` for `/promotions/{id}/activate`).
+/// The GET route a prepare tool reads its target with: the route's path up to one of its path
+/// parameters (`/promotions/{id}` for `/promotions/{id}/activate`).
 pub fn read_route<'a>(router: &'a Router, write: &Route) -> Option<&'a Route> {
-    let end = write.path.rfind('}')? + 1;
-    let path = &write.path[..end];
-    router
-        .routes()
-        .iter()
-        .find(|r| r.method == Method::GET && r.path == path)
+    // The longest such path with a GET route: `/ads/{id}` for `/ads/{id}/devices/{device_id}`.
+    let mut path = write.path;
+    while let Some(end) = path.rfind('}') {
+        path = &path[..end + 1];
+        if let Some(r) = router
+            .routes()
+            .iter()
+            .find(|r| r.method == Method::GET && r.path == path)
+        {
+            return Some(r);
+        }
+        path = &path[..path.rfind('{')?];
+    }
+    None
 }
 
 /// Whether preparing this change shows its token cost: the route may refuse it with 402.

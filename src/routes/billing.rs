@@ -33,6 +33,8 @@ pub fn routes() -> Vec<Route> {
             .describe("The invoices of the visible companies, newest first, with their status and totals.")
             .paged_by(Kind::Invoice)
             .query(&[
+                crate::routes::date_range::FROM,
+                crate::routes::date_range::TO,
                 param(
                     "company_id",
                     Kind::Company.schema(),
@@ -68,6 +70,8 @@ pub fn routes() -> Vec<Route> {
             .describe("The individual charges (plan fees, token packs) of the visible companies, newest first.")
             .paged_by(Kind::Charge)
             .query(&[
+                crate::routes::date_range::FROM,
+                crate::routes::date_range::TO,
                 param(
                     "company_id",
                     Kind::Company.schema(),
@@ -333,6 +337,14 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(status) = ctx.query_enum("status", INVOICE_STATUSES)? {
         filters.push(("i.status = ?", status.into()));
     }
+    // An invoice is in the window when its billing period overlaps it.
+    let window = crate::routes::date_range::window(ctx)?;
+    if let Some(from) = window.from {
+        filters.push(("i.period_end > ?", from.into()));
+    }
+    if let Some(to) = window.to {
+        filters.push(("i.period_start < ?", to.into()));
+    }
     let conn = ctx.app.db.conn()?;
     let rows = fetch_page(
         &conn,
@@ -382,6 +394,13 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.list_companies()?;
     let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
+    let window = crate::routes::date_range::window(ctx)?;
+    if let Some(from) = window.from {
+        filters.push(("c.created_at >= ?", from.into()));
+    }
+    if let Some(to) = window.to {
+        filters.push(("c.created_at < ?", to.into()));
+    }
     let conn = ctx.app.db.conn()?;
     let invoice = ctx.query_id("invoice_id", Kind::Invoice)?;
     if let Some(invoice) = invoice.as_deref().and_then(InvoiceId::parse) {

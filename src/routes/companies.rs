@@ -26,6 +26,7 @@ pub fn routes() -> Vec<Route> {
             .summary("List the companies visible to the credential.")
             .describe("The companies (tenants) this credential may act for: all of the account's companies for an account-wide key, one for a company-scoped key. Every other object belongs to one of these; use their ids as `company_id` filters and in create bodies.")
             .paged_by(Kind::Company)
+            .query(&[super::search::Q])
             .ok("CompanyList"),
         Route::get("/companies/{id}", "getCompany", READ, get)
             .tool(Tool::read(
@@ -172,14 +173,16 @@ pub fn placeholders(first: usize, n: usize) -> String {
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.principal()?.visible_companies.clone();
+    let like = super::search::pattern(ctx)?.unwrap_or(rusqlite::types::Value::Null);
     let sql = format!(
-        "SELECT {COMPANY_COLUMNS} FROM companies WHERE id IN ({}) AND id < ?1 ORDER BY id DESC LIMIT ?2",
-        placeholders(3, companies.len())
+        "SELECT {COMPANY_COLUMNS} FROM companies WHERE id IN ({}) AND id < ?1
+           AND (?3 IS NULL OR name LIKE ?3 ESCAPE '\\') ORDER BY id DESC LIMIT ?2",
+        placeholders(4, companies.len())
     );
     let conn = ctx.app.db.conn()?;
     let bound = page.bound().to_string();
     let fetch = page.fetch();
-    let mut args: Vec<&dyn rusqlite::ToSql> = vec![&bound, &fetch];
+    let mut args: Vec<&dyn rusqlite::ToSql> = vec![&bound, &fetch, &like];
     for c in &companies {
         args.push(c);
     }

@@ -87,6 +87,12 @@ pub fn routes() -> Vec<Route> {
             .blocking()
             .created("Media"),
         Route::get("/media/{id}", "getMedia", READ, get)
+            .tool(Tool::read(
+                "get_media",
+                "Get media item",
+                &[("media_id", "The media item id (`med_…`), as returned by list_media or shown on an ad.")],
+                "Get one media item's metadata: file name, content type, size, dimensions or duration, and checksum. The bytes themselves are not returned.",
+            ))
             .tag("media")
             .summary("Get a media item's metadata; its bytes are at `download_url`.")
             .describe("One media item's metadata: type, size, SHA-256, dimensions and `download_url`.")

@@ -17,6 +17,7 @@ pub mod billing;
 pub mod companies;
 pub mod console;
 pub mod crud;
+pub mod date_range;
 pub mod devices;
 pub mod events;
 pub mod health;
@@ -28,6 +29,7 @@ pub mod promotions;
 pub mod sandbox;
 pub mod scan;
 pub mod simulated_scans;
+pub mod search;
 pub mod tokens;
 pub mod webhooks;
 

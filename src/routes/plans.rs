@@ -26,6 +26,12 @@ pub fn routes() -> Vec<Route> {
             .paged_by(Kind::Plan)
             .ok("PlanList"),
         Route::get("/plans/{id}", "getPlan", READ, get)
+            .tool(Tool::read(
+                "get_plan",
+                "Get plan",
+                &[("plan_id", "The plan id (`plan_…`), as returned by list_plans or shown on a company.")],
+                "Get one subscription plan: its monthly price, how many screens it allows, the tokens it includes each month and its features.",
+            ))
             .tag("plans")
             .summary("Get one plan.")
             .describe("One plan and its limits.")

@@ -1,6 +1,9 @@
 //! Tokens: the pack catalogue, purchases, a company's balance and its ledger of transactions.
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
+mod pack;
+mod summary;
+
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::PageRequest;
 use crate::http::router::{one_of_param, param, Param, Route, Tool};
@@ -32,12 +35,14 @@ pub fn routes() -> Vec<Route> {
             .describe("The token packs on sale: tokens and price of each.")
             .paged_by(Kind::TokenPack)
             .ok("TokenPackList"),
+        pack::route(),
         Route::post(
             "/token-packs/{id}/purchase",
             "purchaseTokenPack",
             WRITE,
             purchase,
         )
+        .tool(pack::PURCHASE_TOOL)
         .tag("tokens")
         .summary("Buy a token pack for a company: credits its balance and bills the price on its open invoice, in one transaction.")
         .describe("Buys a pack for a company: credits its token balance and adds the price to its open invoice, in one transaction. Emits `tokens.purchased`.")
@@ -55,9 +60,10 @@ pub fn routes() -> Vec<Route> {
             .describe("A company's current token balance, what activating promotions spends.")
             .query(&[Param {
                 required: true,
-                ..param("company_id", COMPANY_PARAM, "The company.")
+                ..param("company_id", COMPANY_PARAM, "The company whose balance to read (`cmp_…`), as returned by list_companies.")
             }])
             .ok("TokenBalance"),
+        summary::route(),
         Route::get(
             "/tokens/transactions",
             "listTokenTransactions",
@@ -75,6 +81,8 @@ pub fn routes() -> Vec<Route> {
         .describe("The token ledger of the visible companies, newest first: purchases, spends and adjustments, each with the balance after it.")
         .paged_by(Kind::TokenTransaction)
         .query(&[
+            crate::routes::date_range::FROM,
+            crate::routes::date_range::TO,
             param("company_id", COMPANY_PARAM, "Only this company's transactions."),
             one_of_param(
                 "kind",
@@ -88,7 +96,7 @@ pub fn routes() -> Vec<Route> {
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
-    vec![
+    let mut schemas = vec![
         (
             "TokenPack",
             json!({"type":"object","additionalProperties":false,
@@ -131,7 +139,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "charge":{"$ref":"#/components/schemas/Charge"},
                     "balance":{"$ref":"#/components/schemas/TokenBalance"}}}),
         ),
-    ]
+    ];
+    schemas.extend(summary::schemas());
+    schemas
 }
 
 /// A token pack of the catalogue. Field order is the order of the JSON members.
@@ -243,15 +253,24 @@ fn company_page(
     conn: &rusqlite::Connection,
     company: &str,
     kind: Option<&str>,
+    window: crate::routes::date_range::Window,
     page: &PageRequest,
 ) -> Result<Vec<TokenTransaction>, ApiError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {TX_COLUMNS} FROM token_transactions t
          WHERE t.company_id = ?1 AND t.id < ?2 AND (?3 IS NULL OR t.kind = ?3)
+           AND (?5 IS NULL OR t.created_at >= ?5) AND (?6 IS NULL OR t.created_at < ?6)
          ORDER BY t.id DESC LIMIT ?4"
     ))?;
     let rows = stmt.query_map(
-        rusqlite::params![company, page.bound(), kind, page.fetch()],
+        rusqlite::params![
+            company,
+            page.bound(),
+            kind,
+            page.fetch(),
+            window.from,
+            window.to
+        ],
         TokenTransaction::from_row,
     )?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -261,12 +280,19 @@ fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.list_companies()?;
     let kind = ctx.query_enum("kind", TX_KINDS)?;
+    let window = crate::routes::date_range::window(ctx)?;
     let conn = ctx.app.db.conn()?;
     // Several companies: one bounded range scan each, merged, instead of an `IN` list that would
     // make SQLite sort every matching row before it could apply the limit.
     let mut rows = Vec::new();
     for company in &companies {
-        rows.extend(company_page(&conn, company, kind.as_deref(), &page)?);
+        rows.extend(company_page(
+            &conn,
+            company,
+            kind.as_deref(),
+            window,
+            &page,
+        )?);
     }
     rows.sort_by(|a, b| b.id.cmp(&a.id));
     rows.truncate(page.fetch() as usize);

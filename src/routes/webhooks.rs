@@ -47,6 +47,12 @@ pub fn routes() -> Vec<Route> {
             .body("WebhookCreate")
             .created("WebhookWithSecret"),
         Route::get("/webhooks/{id}", "getWebhook", READ, get)
+            .tool(Tool::read(
+                "get_webhook",
+                "Get webhook",
+                &[("webhook_id", "The webhook id (`wh_…`), as returned by list_webhooks.")],
+                "Get one webhook: its URL, description, event types and whether it is enabled. The signing secret shows only its last four characters.",
+            ))
             .tag("webhooks")
             .summary("Get one webhook (secret masked to its last four characters).")
             .describe("One webhook endpoint, its secret masked, and its `ETag`.")

@@ -45,15 +45,10 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "getOpenApi",
         "the REST API's own description, not sandbox data",
     ),
-    (
-        "getPlan",
-        "list_plans returns every plan with all its fields",
-    ),
     ("getOpenApiYaml", "the OpenAPI document again, as YAML"),
     ("getDocsPage", "the human-readable reference page (HTML)"),
     ("getDocsAsset", "the script and style of the reference page"),
     ("getProblemType", "an HTML page describing one problem type"),
-    ("getMedia", "list_media returns the same metadata"),
     ("downloadMedia", "binary media bytes, not JSON"),
     ("getQrCodeImage", "an SVG or PNG image, not JSON"),
     (
@@ -68,7 +63,6 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "scanQrCode",
         "the public short link a phone opens: it records a scan and redirects",
     ),
-    ("getWebhook", "list_webhooks returns the same fields"),
     (
         "listWebhookEventTypes",
         "a fixed list, given in list_webhooks' results",
@@ -159,6 +153,7 @@ async fn definitions_are_complete() {
         "list_devices",
         "get_device",
         "get_device_diagnostics",
+        "get_fleet_health",
         "list_device_ads",
         "list_ads",
         "get_ad",
@@ -169,13 +164,22 @@ async fn definitions_are_complete() {
         "list_plans",
         "list_token_packs",
         "get_token_balance",
+        "get_token_summary",
         "list_token_transactions",
         "list_invoices",
         "get_invoice",
         "list_recent_charges",
         "list_media",
         "list_webhooks",
+        "get_plan",
+        "get_media",
+        "get_webhook",
+        "get_token_pack",
         "prepare_ad_change",
+        "prepare_ad_assignment",
+        "prepare_ad_unassignment",
+        "prepare_token_purchase",
+        "prepare_promotion_change",
         "prepare_promotion_activation",
         "prepare_promotion_deactivation",
         "confirm_change",
@@ -225,6 +229,10 @@ async fn read_tool_arguments_are_the_route_parameters() {
             arg.as_object_mut().unwrap().remove("description");
             let mut rest = q.schema.0.clone();
             rest.as_object_mut().unwrap().remove("description");
+            // A REST flag (`"true"` / `"false"` in the query string) is a boolean argument.
+            if rest == json!({"type": "string", "enum": ["true", "false"]}) {
+                rest = json!({"type": "boolean"});
+            }
             assert_eq!(arg, rest, "{} {}", tool.spec.name, q.name);
         }
         assert_eq!(
@@ -246,7 +254,15 @@ async fn prepare_tools_follow_the_rest_routes() {
     let catalog: &Catalog = signage::mcp::state(&app.app).catalog(router);
     assert_eq!(
         catalog.write_operations,
-        ["updateAd", "activatePromotion", "deactivatePromotion"]
+        [
+            "updateAd",
+            "assignAdToDevice",
+            "unassignAdFromDevice",
+            "updatePromotion",
+            "activatePromotion",
+            "deactivatePromotion",
+            "purchaseTokenPack"
+        ]
     );
     let mut prepares = 0;
     for tool in catalog
@@ -259,8 +275,10 @@ async fn prepare_tools_follow_the_rest_routes() {
         let read = tool.read_route.as_ref().unwrap();
         assert_eq!(read.method, Method::GET);
         assert!(write.path.starts_with(read.path), "{}", tool.spec.name);
-        let want_read = if tool.spec.name == "prepare_ad_change" {
+        let want_read = if tool.spec.name.starts_with("prepare_ad_") {
             "getAd"
+        } else if tool.spec.name == "prepare_token_purchase" {
+            "getTokenPack"
         } else {
             "getPromotion"
         };
@@ -286,5 +304,5 @@ async fn prepare_tools_follow_the_rest_routes() {
             assert_eq!(changes["name"]["maxLength"], 100);
         }
     }
-    assert_eq!(prepares, 3);
+    assert_eq!(prepares, 7);
 }

@@ -67,6 +67,15 @@ fn first_ids(app: &TestApp, table: &str) -> Vec<String> {
     })
 }
 
+/// Every id of a table that belongs to no company (plans, token packs).
+fn all_ids(app: &TestApp, table: &str) -> Vec<String> {
+    app.sql(|c| {
+        let mut stmt = c.prepare(&format!("SELECT id FROM {table} ORDER BY id"))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<Vec<_>, _>>()
+    })
+}
+
 /// Argument sets for a read tool: one object of every company (so visibility differs by key), a
 /// missing one, and each company as a list filter.
 fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
@@ -81,6 +90,10 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
                 "ad_id" => (first_ids(app, "ads"), "ad_0000000000000000000"),
                 "promotion_id" => (first_ids(app, "promotions"), "promo_0000000000000000000"),
                 "invoice_id" => (first_ids(app, "invoices"), "inv_0000000000000000000"),
+                "media_id" => (first_ids(app, "media"), "med_0000000000000000000"),
+                "webhook_id" => (first_ids(app, "webhooks"), "wh_0000000000000000000"),
+                "plan_id" => (all_ids(app, "plans"), "plan_0000000000000000000"),
+                "token_pack_id" => (all_ids(app, "token_packs"), "tpk_0000000000000000000"),
                 other => panic!("no sample ids for {other}"),
             };
             for id in ids.iter().map(String::as_str).chain([missing]) {
@@ -103,6 +116,32 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
         }
     }
     sets
+}
+
+/// Sets each `seconds_since_heartbeat` of `mcp` to the one of `rest` at the same place, after
+/// checking they differ by at most the second the two calls may straddle.
+fn align_heartbeat_ages(mcp: &mut Value, rest: &Value, what: &str) {
+    match (mcp, rest) {
+        (Value::Object(m), Value::Object(r)) => {
+            for (k, v) in m.iter_mut() {
+                let Some(other) = r.get(k) else { continue };
+                if k == "seconds_since_heartbeat" {
+                    if let (Some(a), Some(b)) = (v.as_i64(), other.as_i64()) {
+                        assert!((0..=1).contains(&(a - b)), "{what}: {a} vs {b}");
+                        *v = other.clone();
+                    }
+                } else {
+                    align_heartbeat_ages(v, other, what);
+                }
+            }
+        }
+        (Value::Array(m), Value::Array(r)) => {
+            for (v, other) in m.iter_mut().zip(r) {
+                align_heartbeat_ages(v, other, what);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn read_specs(app: &TestApp) -> Vec<ToolSpec> {
@@ -174,15 +213,10 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
                     assert_eq!(result["isError"], false, "{what}: {result}");
                     redact_value(&mut rest);
                     let mut mcp = result["structuredContent"].clone();
-                    // The one member computed from the wall clock: the two calls may straddle a
-                    // second. It must agree within that second; everything else exactly.
-                    if let (Some(a), Some(b)) = (
-                        mcp["seconds_since_heartbeat"].as_i64(),
-                        rest["seconds_since_heartbeat"].as_i64(),
-                    ) {
-                        assert!((0..=1).contains(&(a - b)), "{what}: {a} vs {b}");
-                        mcp["seconds_since_heartbeat"] = rest["seconds_since_heartbeat"].clone();
-                    }
+                    // The one member computed from the wall clock (at any depth: fleet health
+                    // nests it): the two calls may straddle a second. It must agree within that
+                    // second; everything else exactly.
+                    align_heartbeat_ages(&mut mcp, &rest, &what);
                     assert_eq!(mcp, rest, "{what}");
                     let schema = &definitions[spec.name]["outputSchema"];
                     signage::jsonschema::validate(&result["structuredContent"], schema, "")
@@ -384,17 +418,25 @@ struct Canary {
     jwt: String,
     phc: String,
     bearer: String,
+    password: String,
 }
 
 impl Canary {
     fn text(&self) -> String {
         format!(
-            "Canary {} {} {} {} Bearer {} end",
-            self.key, self.whsec, self.jwt, self.phc, self.bearer
+            "Canary {} {} {} {} Bearer {} password={} end",
+            self.key, self.whsec, self.jwt, self.phc, self.bearer, self.password
         )
     }
-    fn secrets(&self) -> [&str; 5] {
-        [&self.key, &self.whsec, &self.jwt, &self.phc, &self.bearer]
+    fn secrets(&self) -> [&str; 6] {
+        [
+            &self.key,
+            &self.whsec,
+            &self.jwt,
+            &self.phc,
+            &self.bearer,
+            &self.password,
+        ]
     }
 }
 
@@ -409,6 +451,7 @@ async fn seed_canary(app: &TestApp) -> Canary {
         jwt,
         phc,
         bearer: "opaqueCanaryBearerValue42".into(),
+        password: "hunter2Canary".into(),
     };
     let text = canary.text();
     let columns: &[(&str, &[&str])] = &[
@@ -542,6 +585,79 @@ async fn redaction_canary_never_leaves_any_tool() {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         args = json!({"confirmation_id": result["structuredContent"]["confirmation_id"]});
     }
+}
+
+/// The other way: words that only look like secrets, and public identifiers, come back as they
+/// are (issue 12: a promotion "Bearer of good news" and the key prefix were redacted).
+#[tokio::test]
+async fn redaction_keeps_words_and_public_identifiers() {
+    let app = TestApp::spawn().await;
+    let promo: String = one_row(
+        &app,
+        "SELECT min(id) FROM promotions WHERE company_id = ?1",
+        &company_id("Northwind Grocers"),
+    );
+    let words = "Bearer of good news: 2-for-1. Our secret: fresh bread; passwords are not needed.";
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE promotions SET description = ?1 WHERE id = ?2",
+                [words, promo.as_str()],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let got = call_ok(
+        &app,
+        "northwind-admin",
+        "get_promotion",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    assert_eq!(got["description"], words);
+
+    // The key prefix is public (REST `GET /me` shows it); MCP shows the same.
+    let me = app
+        .get("/me")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .json();
+    let prefix = me["prefix"].as_str().expect("prefix").to_string();
+    assert!(prefix.starts_with("sgn_test_"), "{prefix}");
+    let perms = call_ok(
+        &app,
+        "northwind-readwrite",
+        "get_api_key_permissions",
+        json!({}),
+    )
+    .await;
+    assert_eq!(perms["prefix"], prefix.as_str());
+
+    // And the same text with a real secret in it is still caught.
+    let leaky = format!("{words} password=hunter2 Bearer Zx81pQ0rT5uV");
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE promotions SET description = ?1 WHERE id = ?2",
+                [leaky.as_str(), promo.as_str()],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let got = call_ok(
+        &app,
+        "northwind-admin",
+        "get_promotion",
+        json!({"promotion_id": promo}),
+    )
+    .await;
+    assert_eq!(
+        got["description"],
+        format!("{words} password=[REDACTED] [REDACTED]")
+    );
 }
 
 fn one_row<T: rusqlite::types::FromSql>(app: &TestApp, sql: &str, arg: &str) -> T {

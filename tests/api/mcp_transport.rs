@@ -65,7 +65,7 @@ async fn initialize_negotiates_versions_and_issues_a_session() {
         assert!(result["serverInfo"]["version"].is_string());
         assert_eq!(
             result["capabilities"],
-            json!({"tools": {"listChanged": false}})
+            json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
         );
         let instructions = result["instructions"].as_str().unwrap();
         for word in [

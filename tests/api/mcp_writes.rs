@@ -10,10 +10,14 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 
-const WRITE_TOOLS: [&str; 5] = [
+const WRITE_TOOLS: [&str; 9] = [
     "prepare_ad_change",
+    "prepare_ad_assignment",
+    "prepare_ad_unassignment",
+    "prepare_promotion_change",
     "prepare_promotion_activation",
     "prepare_promotion_deactivation",
+    "prepare_token_purchase",
     "confirm_change",
     "cancel_change",
 ];
@@ -1311,20 +1315,14 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     assert_eq!(balance(&app, &company), start - cost);
 }
 
+/// The balance can fall between the preview (which checked it) and the confirmation: the
+/// confirmation is then refused by the write itself, changes nothing, and its advice names no
+/// action the assistant cannot take.
 #[tokio::test]
 async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
     let app = TestApp::spawn().await;
-    let (promo, company, _) = northwind_promotion(&app, false);
+    let (promo, company, cost) = northwind_promotion(&app, false);
     let start = balance(&app, &company);
-    let expensive = signage::routes::promotions::MAX_ACTIVATION_COST;
-    assert!(expensive > start);
-    app.patch(&format!("/promotions/{promo}"))
-        .key("northwind-admin")
-        .json(&json!({"activation_cost_tokens": expensive}))
-        .send()
-        .await
-        .ok();
-    let before = snapshot(&app);
     let preview = prepare(
         &app,
         "northwind-readwrite",
@@ -1334,8 +1332,19 @@ async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
     .await;
     assert_eq!(
         preview["cost"],
-        json!({"tokens": expensive, "balance": start, "balance_after": start - expensive, "sufficient": false})
+        json!({"tokens": cost, "balance": start, "balance_after": start - cost, "sufficient": true})
     );
+    app.app
+        .db
+        .write(|tx| -> Result<(), signage::db::DbError> {
+            tx.execute(
+                "UPDATE token_balances SET balance = ?1 WHERE company_id = ?2",
+                rusqlite::params![cost - 1, company],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let before = snapshot(&app);
     let id = preview["confirmation_id"].as_str().unwrap();
     let e = call_err(
         &app,
@@ -1348,6 +1357,7 @@ async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
         e.starts_with("Nothing was applied: HTTP 402 Insufficient tokens"),
         "{e}"
     );
+    assert!(!e.contains("Buy a token pack first."), "{e}");
     assert_eq!(snapshot(&app), before);
     assert_eq!(state(&app, id), (true, Some("refused".into())));
     let e = call_err(

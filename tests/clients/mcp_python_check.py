@@ -347,6 +347,51 @@ async def tool_checks(checks: Checks, client: Client, write: bool) -> None:
     if write and "prepare_ad_change" in tools and "confirm_change" in tools:
         await checks.run("write flow: prepare_ad_change then confirm_change", lambda: write_flow(client, tools))
 
+    await checks.run("prompts/list and prompts/get with arguments", lambda: prompt_checks(client, tools))
+
+
+# The prompts of issue 12 and the tool each must send the assistant to first.
+PROMPTS = {
+    "triage_offline_screens": "get_fleet_health",
+    "activate_promotion_safely": "get_promotion",
+    "monthly_token_billing_report": "get_token_summary",
+}
+
+
+async def prompt_checks(client: Client, tools: dict[str, Any]) -> str:
+    listing = await client.list_prompts()
+    prompts = {p.name: p for p in listing.prompts}
+    assert set(PROMPTS) <= set(prompts), f"prompts/list: {sorted(prompts)}"
+    for p in prompts.values():
+        assert p.description, f"prompt {p.name} has no description"
+    company = (await first_ids(client, "list_companies", "cmp_"))[0]
+    promotion = (await first_ids(client, "list_promotions", "promo_"))[0]
+    for name, first_tool in PROMPTS.items():
+        arguments = {"promotion_id": promotion} if name == "activate_promotion_safely" else {"company_id": company}
+        got = await client.get_prompt(name, arguments)
+        assert got.messages, f"{name}: no messages"
+        text = got.messages[0].content.text
+        value = next(iter(arguments.values()))
+        assert value in text, f"{name}: argument {value} not in the text: {text[:200]}"
+        assert first_tool in text, f"{name}: {first_tool} not named: {text[:200]}"
+        named = [w for w in re.findall(r"[a-z_]+", text) if w in tools or w.startswith(("prepare_", "get_", "list_"))]
+        unknown = [w for w in named if w not in tools]
+        assert not unknown, f"{name} names tools this key cannot call: {unknown}"
+    try:
+        await client.get_prompt("triage_offline_screens", {})
+    except MCPError as e:
+        assert e.code == -32602, f"missing argument: error {e.code}, expected -32602"
+    else:
+        raise AssertionError("prompts/get without the required argument succeeded")
+    return f"{len(prompts)} prompts, each fetched with its argument"
+
+
+async def first_ids(client: Client, tool: str, prefix: str) -> list[str]:
+    data = call_ok(await client.call_tool(tool, {}), tool)
+    ids = find_ids(data, prefix)
+    assert ids, f"{tool} returned no {prefix} ids"
+    return ids
+
 
 async def write_flow(client: Client, tools: dict[str, Any]) -> str:
     ad_id = await first_ad_id(client, tools)

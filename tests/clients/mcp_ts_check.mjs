@@ -160,6 +160,39 @@ async function main() {
       assert(!t.includes(creds['northwind-readwrite'].rawKey), 'the raw key appears in the result (must be redacted)');
       return t.slice(0, 120);
     });
+    await check('listPrompts and getPrompt with arguments', async () => {
+      const listed = await client.listPrompts();
+      const names = listed.prompts.map((p) => p.name);
+      const first = {
+        triage_offline_screens: 'get_fleet_health',
+        activate_promotion_safely: 'get_promotion',
+        monthly_token_billing_report: 'get_token_summary',
+      };
+      for (const name of Object.keys(first)) assert(names.includes(name), `${name} missing: ${names}`);
+      for (const p of listed.prompts) assert(p.description, `prompt ${p.name} has no description`);
+      const idsIn = (result, prefix) => {
+        const found = text(result).match(new RegExp(`"(${prefix}[A-Za-z0-9]+)"`));
+        assert(found, `no ${prefix} id in ${text(result).slice(0, 200)}`);
+        return found[1];
+      };
+      const company = idsIn(await client.callTool({ name: 'list_companies', arguments: {} }), 'cmp_');
+      const promotion = idsIn(await client.callTool({ name: 'list_promotions', arguments: {} }), 'promo_');
+      for (const [name, tool] of Object.entries(first)) {
+        const args = name === 'activate_promotion_safely' ? { promotion_id: promotion } : { company_id: company };
+        const got = await client.getPrompt({ name, arguments: args });
+        const t = got.messages.map((m) => m.content.text).join('\n');
+        assert(t.includes(Object.values(args)[0]), `${name}: argument not in the text`);
+        assert(t.includes(tool), `${name}: ${tool} not named`);
+      }
+      let refused = false;
+      try {
+        await client.getPrompt({ name: 'triage_offline_screens', arguments: {} });
+      } catch (e) {
+        refused = e.code === -32602;
+      }
+      assert(refused, 'getPrompt without its required argument was not refused with -32602');
+      return `${names.length} prompts`;
+    });
     await check('close (DELETE of the session)', async () => {
       await session.transport.terminateSession();
       await session.client.close();

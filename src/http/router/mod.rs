@@ -79,8 +79,15 @@ impl Router {
             .filter(|s| !s.is_empty())
             .collect();
         let mut allow = Vec::new();
+        // The fewest path parameters of a route matched so far: a literal route
+        // (`/devices/health`, declared before `/devices/{id}`) owns its path for every method.
+        let mut fewest: Option<usize> = None;
         for route in &self.routes {
             if let Some(params) = route.matches(&parts) {
+                if fewest.is_some_and(|n| params.len() > n) {
+                    continue;
+                }
+                fewest = Some(params.len());
                 if route.method == *method {
                     return Match::Found(route, params);
                 }
@@ -125,6 +132,19 @@ mod tests {
             matches!(r.find(&Method::PUT, "/devices/x"), Match::MethodNotAllowed(a) if a.len() == 2)
         );
         assert!(matches!(r.find(&Method::GET, "/nope"), Match::NotFound));
+        // A literal route declared first owns its path: other methods are 405 with its Allow,
+        // not the methods of `/things/{id}`.
+        let r = Router::new(vec![
+            Route::get("/things/summary", "s", Action::Public, h),
+            Route::get("/things/{id}", "b", Action::Public, h),
+            Route::delete("/things/{id}", "c", Action::Public, h),
+        ]);
+        assert!(
+            matches!(r.find(&Method::DELETE, "/things/summary"), Match::MethodNotAllowed(a) if a == [Method::GET])
+        );
+        assert!(
+            matches!(r.find(&Method::DELETE, "/things/t_1"), Match::Found(route, _) if route.operation_id == "c")
+        );
         assert!(matches!(
             r.find(&Method::GET, "/devices/x/y"),
             Match::NotFound

@@ -64,7 +64,7 @@ impl Param {
 pub const LIMIT_PARAM: Param = param(
     "limit",
     r#"{"type":"integer","minimum":1,"maximum":100,"default":20}"#,
-    "Page size, 1–100.",
+    "How many items to return in this page, 1–100 (default 20).",
 );
 
 /// The cursor of a list of `kind`: an id of that kind, and nothing else (see

@@ -22,6 +22,16 @@ pub enum Change {
     Fields(&'static [&'static str]),
     /// The route sets this boolean field of the target (it takes no body).
     Sets(&'static str, bool),
+    /// The route adds the value of the tool argument `.1` (sent as the JSON body `{".1": value}`,
+    /// or in the path) to the target's array field `.0`, e.g. assigning a device to an ad.
+    Adds(&'static str, &'static str),
+    /// The route removes the value of the tool argument `.1` (a path parameter) from the
+    /// target's array field `.0`.
+    Removes(&'static str, &'static str),
+    /// The route creates something for the value of the tool argument `.0` (sent as the JSON
+    /// body `{".0": value}`), e.g. buying a token pack for a company; the preview shows what the
+    /// write would return.
+    Creates(&'static str),
 }
 
 impl Tool {

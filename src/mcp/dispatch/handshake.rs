@@ -13,13 +13,13 @@ use serde_json::{json, Value};
 const DISCOVER_TTL_MS: u64 = 3_600_000;
 
 pub fn capabilities() -> Value {
-    json!({"tools": {"listChanged": false}})
+    json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
 }
 
 pub fn instructions(app: &App) -> String {
-    let minutes = (app.settings.pending_change_ttl_secs / 60).max(1);
+    let lifetime = crate::mcp::pending::duration_words(app.settings.pending_change_ttl_secs as i64);
     format!(
-        "Signage sandbox: {}. Every tool acts with the user's own API key and sees only what that key may see; get_api_key_permissions explains its scopes. Lists are newest first: pass `next_cursor` as `cursor` for more. Writes take two steps: a prepare_* tool changes nothing and returns a preview with a confirmation_id. Show the preview to the user and ask for explicit confirmation; only if the user confirms, call confirm_change with that id (single use, about {minutes} minute(s)). If the user declines, call cancel_change. Never confirm on your own. Secrets appear as {}.",
+        "Signage sandbox: {}. Every tool acts with the user's own API key and sees only what that key may see; get_api_key_permissions explains its scopes. Lists are newest first: pass `next_cursor` as `cursor` for more. Writes take two steps: a prepare_* tool changes nothing and returns a preview with a confirmation_id. Show the preview to the user and ask for explicit confirmation; only if the user confirms, call confirm_change with that id (single use, valid for {lifetime}). If the user declines, call cancel_change. Never confirm on your own. Secrets appear as {}.",
         crate::areas::summary(),
         redact::REDACTED
     )
@@ -87,7 +87,7 @@ pub(super) fn envelope(
     if header(headers, "mcp-method") != Some(method) {
         return Err(mismatch("Mcp-Method must be present and equal the method"));
     }
-    if method == "tools/call" {
+    if method == "tools/call" || method == "prompts/get" {
         if let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) {
             let sent = header(headers, "mcp-name").and_then(decode_header_value);
             if sent.as_deref() != Some(name) {

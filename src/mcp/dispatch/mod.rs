@@ -8,8 +8,10 @@
 //!
 //! - `handshake`: `initialize`, `server/discover`, and the 2026-07-28 per-request envelope.
 //! - `tools`: `tools/list` (paged) and `tools/call` (checks, then the call and its result).
+//! - `prompts`: `prompts/list` (paged) and `prompts/get`.
 
 mod handshake;
+mod prompts;
 mod tools;
 
 use super::call::Caller;
@@ -98,12 +100,14 @@ pub fn legacy(
             "ping" => ok(id, json!({}), false),
             "tools/list" => tools::list(app, caller, id, params, false),
             "tools/call" => tools::call(app, caller, id, params, false),
+            "prompts/list" => prompts::list(app, caller, id, params, false),
+            "prompts/get" => prompts::get(app, caller, id, params, false),
             _ => rpc_err(
                 id,
                 RpcError::new(
                     protocol::METHOD_NOT_FOUND,
                     format!(
-                        "Method `{}` is not offered (protocol {version}); this server offers initialize, ping, tools/list and tools/call.",
+                        "Method `{}` is not offered (protocol {version}); this server offers initialize, ping, tools/list, tools/call, prompts/list and prompts/get.",
                         protocol::shorten(method)
                     ),
                 ),
@@ -130,12 +134,14 @@ pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> O
                 "server/discover" => ok(id, discover(app), true),
                 "tools/list" => tools::list(app, caller, id, params, true),
                 "tools/call" => tools::call(app, caller, id, params, true),
+                "prompts/list" => prompts::list(app, caller, id, params, true),
+                "prompts/get" => prompts::get(app, caller, id, params, true),
                 _ => rpc_err(
                     id,
                     RpcError::new(
                         protocol::METHOD_NOT_FOUND,
                         format!(
-                            "Method `{}` is not offered in protocol 2026-07-28; this server offers server/discover, tools/list and tools/call.",
+                            "Method `{}` is not offered in protocol 2026-07-28; this server offers server/discover, tools/list, tools/call, prompts/list and prompts/get.",
                             protocol::shorten(method)
                         ),
                     ),

@@ -125,6 +125,9 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(s) = status {
         filters.push(("a.status = ?", s.into()));
     }
+    if let Some(like) = crate::routes::search::pattern(ctx)? {
+        filters.push(("a.name LIKE ? ESCAPE '\\'", like));
+    }
     let conn = ctx.app.db.conn()?;
     if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
         // Like the device filter: another company's promotion is a 404, not an empty list.

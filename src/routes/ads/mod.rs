@@ -32,6 +32,15 @@ const HEADLINE: Text = Text::new(1, 200);
 const MAX_DEVICE_IDS: i64 = 100;
 const DEFAULT_DURATION_SECS: i64 = 15;
 
+/// The arguments of the assignment tools: the ad, then the screen.
+const AD_AND_DEVICE: &[(&str, &str)] = &[
+    ("ad_id", "The ad (`ad_…`), as returned by list_ads."),
+    (
+        "device_id",
+        "The screen (`dev_…`) of the same company, as returned by list_devices.",
+    ),
+];
+
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/ads", "listAds", READ, list)
@@ -46,6 +55,7 @@ pub fn routes() -> Vec<Route> {
             .describe("The ads of the visible companies, newest first. Filter by company, by the device they are assigned to, by status or by linked promotion.")
             .paged_by(Kind::Ad)
             .query(&[
+                crate::routes::search::Q,
                 param("company_id", Kind::Company.schema(), "Only ads of this company."),
                 param("device_id", Kind::Device.schema(), "Only ads assigned to this device."),
                 one_of_param("status", STATUS, "Only ads in this status."),
@@ -77,7 +87,7 @@ pub fn routes() -> Vec<Route> {
                 "Prepare an ad change",
                 &[("ad_id", "The ad to change (`ad_…`), as returned by list_ads.")],
                 Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
-                "Prepare a change to an ad (name, headline, status, media, linked promotion or duration). This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
+                "Prepare a change to an ad (name, headline, status, media, linked promotion or duration); pause an ad with `{\"status\": \"paused\"}` and resume it with `{\"status\": \"active\"}`. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
             ))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
@@ -90,6 +100,13 @@ pub fn routes() -> Vec<Route> {
             .summary("Delete an ad and its device assignments. Honours If-Match.")
             .describe("Deletes an ad and its device assignments. Emits `ad.deleted`."),
         Route::post("/ads/{id}/devices", "assignAdToDevice", WRITE, assign)
+            .tool(Tool::prepare(
+                "prepare_ad_assignment",
+                "Prepare assigning an ad to a screen",
+                AD_AND_DEVICE,
+                Change::Adds("device_ids", "device_id"),
+                "Prepare putting an ad on a screen (device) of the same company, so the screen plays it. This executes NOTHING: it checks the assignment as the write would and returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. One screen per call.",
+            ))
             .tag("ads")
             .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
             .describe("Puts the ad on a screen of the same company. Assigning it again returns the existing assignment (no duplicate, no second event). Emits `ad.assigned`.")
@@ -101,6 +118,13 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             unassign,
         )
+        .tool(Tool::prepare(
+            "prepare_ad_unassignment",
+            "Prepare removing an ad from a screen",
+            AD_AND_DEVICE,
+            Change::Removes("device_ids", "device_id"),
+            "Prepare taking an ad off a screen (device) it is assigned to; the screen stops playing it. This executes NOTHING: it returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+        ))
         .tag("ads")
         .summary("Remove the ad from a device. 404 when it is not assigned there.")
         .describe("Takes the ad off one screen; the ad and the device stay. Emits `ad.unassigned`."),

@@ -123,6 +123,9 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Some(_) => filters.push(("d.last_heartbeat_at IS ?", rusqlite::types::Value::Null)),
         None => {}
     }
+    if let Some(like) = crate::routes::search::pattern(ctx)? {
+        filters.push(("d.name LIKE ? ESCAPE '\\'", like));
+    }
     let conn = ctx.app.db.conn()?;
     let rows = crate::routes::fetch_page(
         &conn,

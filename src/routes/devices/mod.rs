@@ -10,6 +10,7 @@
 
 mod device;
 mod diagnostics;
+mod health;
 mod heartbeat;
 mod presence;
 
@@ -66,6 +67,7 @@ pub fn routes() -> Vec<Route> {
             .describe("The screens of the visible companies, newest first, with each one's derived connection status (`online`, `offline` after the offline threshold, `never_seen`). Filter with `company_id` and `status` to find screens that need attention.")
             .paged_by(Kind::Device)
             .query(&[
+                crate::routes::search::Q,
                 param("company_id", Kind::Company.schema(), "Only devices of this company."),
                 one_of_param(
                     "status",
@@ -81,6 +83,8 @@ pub fn routes() -> Vec<Route> {
             .etag()
             .body("DeviceCreate")
             .created("Device"),
+        // Before `/devices/{id}`: the first matching route wins.
+        health::route(),
         Route::get("/devices/{id}", "getDevice", READ, get)
             .tool(Tool::read(
                 "get_device",
@@ -109,7 +113,7 @@ pub fn routes() -> Vec<Route> {
                 "list_device_ads",
                 "List ads on a device",
                 &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-                "List the ads assigned to one screen.",
+                "List the ads assigned to one screen (device), newest first, with each ad's status, headline and duration. Paged with `cursor`.",
             ))
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
@@ -155,7 +159,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let orientation = ORIENTATION.schema();
     let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
     let status = STATUS.schema();
-    vec![
+    let mut schemas = vec![
         (
             "Device",
             json!({"type":"object","additionalProperties":false,
@@ -222,5 +226,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                             "free_percent":{"type":["number","null"],"minimum":0,"maximum":100}}},
                     "uptime_seconds":{"type":["integer","null"]}}}),
         ),
-    ]
+    ];
+    schemas.extend(health::schemas());
+    schemas
 }

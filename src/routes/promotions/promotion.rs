@@ -132,6 +132,9 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         };
         filters.push((clause, now.into()));
     }
+    if let Some(like) = crate::routes::search::pattern(ctx)? {
+        filters.push(("p.name LIKE ? ESCAPE '\\'", like));
+    }
     let conn = ctx.app.db.conn()?;
     let rows = fetch_page(
         &conn,

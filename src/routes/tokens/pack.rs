@@ -1,0 +1,61 @@
+//! One token pack of the catalogue.
+
+use super::TokenPack;
+use crate::auth::{Action, Area, Level};
+use crate::http::router::{Change, Route, Tool};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{TokenPackId, TypedId};
+use crate::routes::crud;
+
+pub(super) fn route() -> Route {
+    Route::get(
+        "/token-packs/{id}",
+        "getTokenPack",
+        Action::Use(Area::Tokens, Level::Read),
+        get_pack,
+    )
+    .tool(Tool::read(
+        "get_token_pack",
+        "Get token pack",
+        &[(
+            "token_pack_id",
+            "The pack id (`tpk_…`), as returned by list_token_packs.",
+        )],
+        "Get one token pack of the catalogue: how many tokens it gives and its price.",
+    ))
+    .tag("tokens")
+    .summary("Get one token pack of the catalogue: its tokens and price.")
+    .ok("TokenPack")
+}
+
+/// The MCP tool of `POST /token-packs/{id}/purchase`, declared on that route.
+pub(super) const PURCHASE_TOOL: Tool = Tool::prepare(
+    "prepare_token_purchase",
+    "Prepare a token pack purchase",
+    &[
+        (
+            "token_pack_id",
+            "The pack to buy (`tpk_…`), as returned by list_token_packs.",
+        ),
+        (
+            "company_id",
+            "The company that gets the tokens and pays the price on its open invoice (`cmp_…`), as returned by list_companies.",
+        ),
+    ],
+    Change::Creates("company_id"),
+    "Prepare buying a token pack for a company: the tokens are credited to its balance and the price is billed on its open invoice. This executes NOTHING: it checks the purchase as the write would and returns a preview (the purchase it would make: tokens, balance after, charge) and a `confirmation_id`. Show the preview, including the price, to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+);
+
+fn get_pack(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: TokenPackId = ctx.path()?;
+    let conn = ctx.app.db.conn()?;
+    let pack = crud::query_all(
+        &conn,
+        "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs WHERE id = ?1",
+        [id.as_str()],
+        TokenPack::from_row,
+    )?
+    .pop()
+    .ok_or_else(|| ApiError::not_found("token pack", id.as_str()))?;
+    Ok(Response::ok(&pack))
+}
