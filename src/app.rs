@@ -72,7 +72,7 @@ pub fn routes() -> Vec<Route> {
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
 /// ([`crate::timeline`]).
 fn sources() -> Vec<Box<dyn Source>> {
-    vec![]
+    vec![Box::new(crate::routes::devices::simulator::Fleet)]
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so

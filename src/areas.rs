@@ -68,9 +68,10 @@ areas! {
         summary: "devices (screens)",
         writable: true,
         company_owned: true,
-        paths: &["devices"],
-        kinds: &[Kind::Device, Kind::PlaybackError],
-        events: &["device.created", "device.updated", "device.deleted", "device.heartbeat"],
+        paths: &["devices", "reports"],
+        kinds: &[Kind::Device, Kind::PlaybackError, Kind::Playback],
+        events: &["device.created", "device.updated", "device.deleted", "device.heartbeat",
+            "device.playback_recorded"],
         tables: &["devices", "playback_errors"],
     },
     Ads => AreaSpec {
