@@ -20,6 +20,7 @@ mod media;
 mod openapi;
 mod promotions;
 mod sandbox_clock;
+mod sandbox_fleet;
 mod schemas;
 mod security_credentials;
 mod security_input;
