@@ -198,7 +198,11 @@ fn fleet_profiles(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbErro
                  ELSE 'steady' END AS profile
                FROM devices d)",
     )?
-    .execute(rusqlite::params![now, FIXTURE_STEADY_SECS, FIXTURE_OFFLINE_SECS])?;
+    .execute(rusqlite::params![
+        now,
+        FIXTURE_STEADY_SECS,
+        FIXTURE_OFFLINE_SECS
+    ])?;
     tx.prepare_cached("INSERT OR IGNORE INTO fleet_simulation (id, beat_at) VALUES (1, ?1)")?
         .execute([now.div_euclid(60) * 60])?;
     Ok(())

@@ -120,6 +120,8 @@ async fn definitions_are_complete() {
         "get_device",
         "get_device_diagnostics",
         "list_device_ads",
+        "list_device_playbacks",
+        "get_proof_of_play_report",
         "list_ads",
         "get_ad",
         "list_promotions",

@@ -101,7 +101,12 @@ async fn a_simulated_week_keeps_steady_screens_online_and_offline_ones_offline()
     // Flaky screens dropped out and came back; failing ones reported errors; nothing per play.
     assert!(moved["transitions"]["fleet.dropped_out"].as_u64().unwrap() >= 5);
     assert!(moved["transitions"]["fleet.came_back"].as_u64().unwrap() >= 5);
-    assert!(moved["transitions"]["fleet.playback_error"].as_u64().unwrap() >= 4);
+    assert!(
+        moved["transitions"]["fleet.playback_error"]
+            .as_u64()
+            .unwrap()
+            >= 4
+    );
     assert!(moved["transitions"]["fleet.plays"].as_u64().unwrap() > 1_000);
     assert!(moved["events"].get("device.playback_recorded").is_none());
     // Bounded: hours, not beats, stop the clock (5 flaky x 2 x 14 + 4 failing x 21 + start).
@@ -157,8 +162,13 @@ async fn a_simulated_week_keeps_steady_screens_online_and_offline_ones_offline()
         .ok();
     let latest = &diag["recent_playback_errors"][0];
     assert!(latest["occurred_at"].as_str().unwrap() > rfc(FROZEN_AT).as_str());
-    assert!(["MEDIA_DECODE_FAILED", "CODEC_UNSUPPORTED", "NETWORK_TIMEOUT", "RENDER_STALLED"]
-        .contains(&latest["code"].as_str().unwrap()));
+    assert!([
+        "MEDIA_DECODE_FAILED",
+        "CODEC_UNSUPPORTED",
+        "NETWORK_TIMEOUT",
+        "RENDER_STALLED"
+    ]
+    .contains(&latest["code"].as_str().unwrap()));
 }
 
 #[tokio::test]
@@ -233,17 +243,27 @@ async fn switching_a_profile_changes_what_the_next_advance_does() {
                 .to_string()
         }
     };
-    let set = simulate(&app, &steady, json!({"profile": "offline"})).await.ok();
+    let set = simulate(&app, &steady, json!({"profile": "offline"}))
+        .await
+        .ok();
     assert_eq!(set["object"], "sandbox_device_simulation");
     assert_eq!(set["profile"], "offline");
     assert_eq!(set["next_transition_at"], Value::Null);
-    let woke = simulate(&app, &offline, json!({"profile": "steady"})).await.ok();
+    let woke = simulate(&app, &offline, json!({"profile": "steady"}))
+        .await
+        .ok();
     assert_eq!(woke["profile_since"], rfc(FROZEN_AT));
-    assert_eq!(status(offline.clone()).await, "online", "a screen switched on beats at once");
+    assert_eq!(
+        status(offline.clone()).await,
+        "online",
+        "a screen switched on beats at once"
+    );
     advance(&app, HOUR).await;
     assert_eq!(status(steady.clone()).await, "offline");
     assert_eq!(status(offline.clone()).await, "online");
-    let flaky = simulate(&app, &steady, json!({"profile": "flaky"})).await.ok();
+    let flaky = simulate(&app, &steady, json!({"profile": "flaky"}))
+        .await
+        .ok();
     assert!(flaky["next_transition_at"].is_string());
     let failing = simulate(&app, &offline, json!({"profile": "failing_playback"}))
         .await
@@ -263,7 +283,12 @@ async fn switching_a_profile_changes_what_the_next_advance_does() {
         .send()
         .await
         .ok();
-    assert!(moved["transitions"]["fleet.playback_error"].as_u64().unwrap() >= 1);
+    assert!(
+        moved["transitions"]["fleet.playback_error"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
     let errors_after: i64 = app.sql(|c| {
         c.query_row(
             "SELECT count(*) FROM playback_errors WHERE device_id = ?1",
@@ -318,9 +343,13 @@ async fn simulate_is_the_operators_and_checks_what_it_is_given() {
     ] {
         simulate(&app, &device, bad.clone()).await.problem(422);
     }
-    simulate(&app, "dev_doesnotexist00000000", json!({"profile": "steady"}))
-        .await
-        .problem(404);
+    simulate(
+        &app,
+        "dev_doesnotexist00000000",
+        json!({"profile": "steady"}),
+    )
+    .await
+    .problem(404);
     for key in ["northwind-admin", "northwind-readwrite"] {
         app.post(&format!("/_sandbox/devices/{device}/simulate"))
             .key(key)
@@ -329,7 +358,11 @@ async fn simulate_is_the_operators_and_checks_what_it_is_given() {
             .await
             .problem(403);
     }
-    assert_eq!(profiles(&app)[&device], "steady", "refused calls changed nothing");
+    assert_eq!(
+        profiles(&app)[&device],
+        "steady",
+        "refused calls changed nothing"
+    );
 }
 
 #[tokio::test]
@@ -387,7 +420,8 @@ async fn simulated_and_reported_plays_sum_up_in_the_report() {
     let simulated_plays: i64 = rows.iter().map(|r| r["plays"].as_i64().unwrap()).sum();
     assert_eq!(simulated, 2 * HOUR);
     assert!(rows.iter().all(|r| r["source"] == "simulator"
-        && [rfc(FROZEN_AT), rfc(FROZEN_AT + HOUR)].contains(&r["started_at"].as_str().unwrap().to_string())));
+        && [rfc(FROZEN_AT), rfc(FROZEN_AT + HOUR)]
+            .contains(&r["started_at"].as_str().unwrap().to_string())));
 
     let report = app
         .get(&format!(
@@ -455,18 +489,39 @@ async fn playbacks_are_checked_and_kept_to_their_company() {
     };
     let ok = json!({"ad_id": ad, "started_at": rfc(FROZEN_AT - 60), "duration_seconds": 30});
     for (field, bad) in [
-        ("/started_at", json!({"ad_id": ad, "started_at": rfc(FROZEN_AT + 1), "duration_seconds": 30})),
-        ("/started_at", json!({"ad_id": ad, "started_at": "yesterday", "duration_seconds": 30})),
-        ("/duration_seconds", json!({"ad_id": ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 0})),
-        ("/duration_seconds", json!({"ad_id": ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 86_401})),
-        ("/ad_id", json!({"ad_id": "dev_x", "started_at": rfc(FROZEN_AT), "duration_seconds": 30})),
+        (
+            "/started_at",
+            json!({"ad_id": ad, "started_at": rfc(FROZEN_AT + 1), "duration_seconds": 30}),
+        ),
+        (
+            "/started_at",
+            json!({"ad_id": ad, "started_at": "yesterday", "duration_seconds": 30}),
+        ),
+        (
+            "/duration_seconds",
+            json!({"ad_id": ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 0}),
+        ),
+        (
+            "/duration_seconds",
+            json!({"ad_id": ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 86_401}),
+        ),
+        (
+            "/ad_id",
+            json!({"ad_id": "dev_x", "started_at": rfc(FROZEN_AT), "duration_seconds": 30}),
+        ),
     ] {
-        let p = post("northwind-readwrite", device.clone(), bad).await.problem(422);
+        let p = post("northwind-readwrite", device.clone(), bad)
+            .await
+            .problem(422);
         assert_eq!(p["errors"][0]["field"], field, "{p}");
     }
-    post("northwind-readwrite", device.clone(), json!({"ad_id": ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 30, "plays": 9}))
-        .await
-        .problem(422);
+    post(
+        "northwind-readwrite",
+        device.clone(),
+        json!({"ad_id": ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 30, "plays": 9}),
+    )
+    .await
+    .problem(422);
     // An ad of another company is unknown here; one of the company not assigned to the screen, 409.
     let harbor_ad: String = app.sql(|c| {
         c.query_row(
@@ -475,9 +530,13 @@ async fn playbacks_are_checked_and_kept_to_their_company() {
             |r| r.get(0),
         )
     });
-    post("northwind-readwrite", device.clone(), json!({"ad_id": harbor_ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 30}))
-        .await
-        .problem(404);
+    post(
+        "northwind-readwrite",
+        device.clone(),
+        json!({"ad_id": harbor_ad, "started_at": rfc(FROZEN_AT), "duration_seconds": 30}),
+    )
+    .await
+    .problem(404);
     let unassigned: String = app.sql(|c| {
         c.query_row(
             "SELECT id FROM ads WHERE company_id = ?1 AND id NOT IN
@@ -486,9 +545,13 @@ async fn playbacks_are_checked_and_kept_to_their_company() {
             |r| r.get(0),
         )
     });
-    let p = post("northwind-readwrite", device.clone(), json!({"ad_id": unassigned, "started_at": rfc(FROZEN_AT), "duration_seconds": 30}))
-        .await
-        .problem(409);
+    let p = post(
+        "northwind-readwrite",
+        device.clone(),
+        json!({"ad_id": unassigned, "started_at": rfc(FROZEN_AT), "duration_seconds": 30}),
+    )
+    .await
+    .problem(409);
     assert_eq!(p["code"], "ad_not_assigned");
     // Another company's screen is 404 (before its body is looked at); read-only keys cannot post.
     let pharmacy_device: String = app.sql(|c| {
@@ -498,18 +561,37 @@ async fn playbacks_are_checked_and_kept_to_their_company() {
             |r| r.get(0),
         )
     });
-    post("northwind-grocers-write", pharmacy_device.clone(), json!({})).await.problem(404);
-    post("harborview-readwrite", device.clone(), ok.clone()).await.problem(404);
+    post(
+        "northwind-grocers-write",
+        pharmacy_device.clone(),
+        json!({}),
+    )
+    .await
+    .problem(404);
+    post("harborview-readwrite", device.clone(), ok.clone())
+        .await
+        .problem(404);
     app.get(&format!("/devices/{device}/playbacks"))
         .key("harborview-readwrite")
         .send()
         .await
         .problem(404);
-    post("northwind-readonly", device.clone(), ok.clone()).await.problem(403);
-    assert_eq!(post("northwind-readwrite", device.clone(), ok).await.status, 201);
+    post("northwind-readonly", device.clone(), ok.clone())
+        .await
+        .problem(403);
+    assert_eq!(
+        post("northwind-readwrite", device.clone(), ok).await.status,
+        201
+    );
 
     // The list and the report refuse junk and other companies.
-    for q in ["ad_id=dev_1", "from=soon", "cursor=ad_1", "source=tv", "limit=0"] {
+    for q in [
+        "ad_id=dev_1",
+        "from=soon",
+        "cursor=ad_1",
+        "source=tv",
+        "limit=0",
+    ] {
         app.get(&format!("/devices/{device}/playbacks?{q}"))
             .key("northwind-readonly")
             .send()

@@ -41,7 +41,13 @@ pub const FLAKY_DOWN: i64 = 15 * 60;
 pub const ERROR_PERIOD: i64 = 8 * 3_600;
 
 /// Every profile, as the `device_simulations` CHECK lists them.
-pub const PROFILES: &[&str] = &["steady", "flaky", "offline", "never_seen", "failing_playback"];
+pub const PROFILES: &[&str] = &[
+    "steady",
+    "flaky",
+    "offline",
+    "never_seen",
+    "failing_playback",
+];
 /// The profiles an operator may give a screen (one that was seen cannot become never seen).
 pub const SETTABLE: &[&str] = &["steady", "flaky", "offline", "failing_playback"];
 
@@ -347,12 +353,7 @@ pub fn set_profile(
          ON CONFLICT (device_id) DO UPDATE SET profile = excluded.profile,
              since_at = excluded.since_at, next_due_at = excluded.next_due_at",
     )?
-    .execute(rusqlite::params![
-        device,
-        profile,
-        now,
-        next
-    ])?;
+    .execute(rusqlite::params![device, profile, now, next])?;
     let plays = matches!(profile, "steady" | "failing_playback")
         || (profile == "flaky" && flaky_up(device, now));
     if plays {
@@ -496,6 +497,8 @@ mod tests {
         let drop = next_transition(d, "flaky", 0).unwrap();
         assert!(!flaky_up(d, drop) || flaky_up(d, drop - 1));
         assert_eq!(drop % GRID, 0);
-        assert!(PROFILES.iter().all(|p| SETTABLE.contains(p) || *p == "never_seen"));
+        assert!(PROFILES
+            .iter()
+            .all(|p| SETTABLE.contains(p) || *p == "never_seen"));
     }
 }
