@@ -6,9 +6,9 @@
 //! - `steady`: heartbeats on a fixed grid (every [`GRID`] seconds: the last heartbeat is the last
 //!   grid beat at or before now, whatever the step sizes) and plays its ads;
 //! - `flaky`: as steady, but drops out for [`FLAKY_DOWN`] seconds every [`FLAKY_CYCLE`] seconds
-//!   (long enough to go offline), at an hour of the cycle fixed per device;
+//!   (long enough to go offline), at one of two instants of the cycle, fixed per device;
 //! - `failing_playback`: as steady, and records a playback error every [`ERROR_PERIOD`] seconds
-//!   (where diagnostics read them), at an hour fixed per device;
+//!   (where diagnostics read them), at one of two instants of the period, fixed per device;
 //! - `offline`, `never_seen`: silent.
 //!
 //! A playing screen plays the active ads assigned to it in rotation (ordered by id, each for its
@@ -75,15 +75,19 @@ const ERRORS: &[(&str, &str)] = &[
 /// `sandbox.simulate_fleet = false`.
 pub struct Fleet;
 
-/// A device's offset into a period, a whole number of hours fixed by its id (FNV-1a: stable
-/// across builds and machines).
+/// The offsets into a period a screen's transitions may have: screens share a few instants, so an
+/// advance stops at a handful of them a day, however large the fleet.
+const PHASES: i64 = 2;
+
+/// A device's offset into a period, one of [`PHASES`] even fractions of it, fixed by its id
+/// (FNV-1a: stable across builds and machines).
 fn phase(device: &str, period: i64) -> i64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in device.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    (h % (period / 3_600) as u64) as i64 * 3_600
+    (h % PHASES as u64) as i64 * (period / PHASES)
 }
 
 /// Where `t` falls in the period: seconds since the device's last period start.
@@ -261,20 +265,20 @@ fn beat_to(tx: &Transaction<'_>, from: i64, g: i64) -> Result<i64, DbError> {
         )?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
+    let playables = playables(tx, None)?;
+    // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
     let mut beat = tx.prepare_cached(
-        "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2)
+        "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2),
+             current_ad_id = CASE WHEN ?2 = ?4 THEN ?3 ELSE current_ad_id END
          WHERE id = ?1 AND coalesce(last_heartbeat_at, ?2 - 1) < ?2",
     )?;
-    for (device, profile, since) in &screens {
-        let at = last_beat(device, profile, g);
-        if at >= *since {
-            beat.execute(rusqlite::params![device, at])?;
-        }
-    }
-    let playables = playables(tx, None)?;
     let mut slots = Slots::new();
     for (device, profile, since) in &screens {
         let ads: Vec<&Playable> = playables.iter().filter(|p| &p.device == device).collect();
+        let at = last_beat(device, profile, g);
+        if at >= *since {
+            beat.execute(rusqlite::params![device, at, playing_at(&ads, g), g])?;
+        }
         if ads.is_empty() {
             continue;
         }
