@@ -639,3 +639,76 @@ async fn playbacks_are_checked_and_kept_to_their_company() {
     assert_eq!(ours["seconds"], 30);
     assert_eq!(ours["from"], rfc(FROZEN_AT - 7 * DAY));
 }
+
+#[tokio::test]
+async fn proof_of_play_is_readable_through_mcp() {
+    use crate::helpers::mcp::{call_err, call_ok};
+    let app = frozen().await;
+    let (device, ad) = steady_screen(&app);
+    advance(&app, HOUR).await;
+    let grocers = company_id("Northwind Grocers");
+    let report = call_ok(
+        &app,
+        "northwind-readonly",
+        "get_proof_of_play_report",
+        json!({"company_id": grocers, "from": rfc(FROZEN_AT), "to": rfc(FROZEN_AT + HOUR)}),
+    )
+    .await;
+    let rest = app
+        .get(&format!(
+            "/reports/proof-of-play?company_id={grocers}&from={}&to={}",
+            rfc(FROZEN_AT),
+            rfc(FROZEN_AT + HOUR)
+        ))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(report, rest, "the tool answers what the route does");
+    assert!(report["seconds"].as_i64().unwrap() >= HOUR);
+    let list = call_ok(
+        &app,
+        "northwind-readonly",
+        "list_device_playbacks",
+        json!({"device_id": device, "ad_id": ad}),
+    )
+    .await;
+    assert_eq!(list["data"][0]["ad_id"], ad.as_str());
+    assert_eq!(list["data"][0]["source"], "simulator");
+    // Another company's screen is as unknown through MCP as over REST.
+    call_err(
+        &app,
+        "harborview-readwrite",
+        "list_device_playbacks",
+        json!({"device_id": device}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_new_queries_walk_indexes() {
+    let app = frozen().await;
+    let plans: Vec<String> = app.sql(|c| {
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT id FROM playbacks WHERE device_id = 'dev_1' AND id < '~' ORDER BY id DESC LIMIT 21",
+            "SELECT id FROM playbacks WHERE device_id = 'dev_1' AND id < '~' AND ad_id = 'ad_1' ORDER BY id DESC LIMIT 21",
+            "SELECT ad_id, sum(plays) FROM playbacks WHERE company_id IN ('cmp_1') AND started_at >= 0 AND started_at < 9 GROUP BY ad_id",
+            "SELECT min(next_due_at) FROM device_simulations WHERE next_due_at <= 5",
+            "UPDATE playbacks SET plays = plays + 1 WHERE device_id = 'd' AND ad_id = 'a' AND started_at = 0 AND source = 'simulator'",
+        ] {
+            let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+            let detail: Vec<String> = stmt
+                .query_map([], |r| r.get::<_, String>(3))?
+                .collect::<Result<_, _>>()?;
+            out.push(format!("{sql} => {}", detail.join("; ")));
+        }
+        Ok(out)
+    });
+    for plan in plans {
+        let (_, detail) = plan.split_once(" => ").unwrap();
+        assert!(detail.contains("USING"), "{plan}");
+        assert!(!detail.contains("SCAN playbacks"), "{plan}");
+        assert!(!detail.contains("SCAN device_simulations"), "{plan}");
+    }
+}
