@@ -712,3 +712,40 @@ async fn the_new_queries_walk_indexes() {
         assert!(!detail.contains("SCAN device_simulations"), "{plan}");
     }
 }
+
+#[tokio::test]
+async fn a_device_made_through_the_api_is_not_simulated_until_given_a_profile() {
+    let app = frozen().await;
+    let hotels = company_id("Harborview Hotels");
+    let made = app
+        .post("/devices")
+        .key("harborview-readwrite")
+        .json(&json!({"company_id": hotels, "name": "New lobby screen", "platform": "linux"}))
+        .send()
+        .await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    let id = made.json()["id"].as_str().unwrap().to_string();
+    // Another account's reset re-derives its own fixture screens only.
+    app.post("/_sandbox/reset")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert!(!profiles(&app).contains_key(&id));
+    advance(&app, HOUR).await;
+    let status = |id: String| {
+        let app = &app;
+        async move {
+            app.get(&format!("/devices/{id}"))
+                .key("harborview-readwrite")
+                .send()
+                .await
+                .ok()["status"]
+                .clone()
+        }
+    };
+    assert_eq!(status(id.clone()).await, "never_seen");
+    simulate(&app, &id, json!({"profile": "steady"})).await.ok();
+    advance(&app, DAY).await;
+    assert_eq!(status(id.clone()).await, "online");
+}
