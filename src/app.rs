@@ -96,6 +96,7 @@ fn sources() -> Vec<Box<dyn Source>> {
         Box::new(crate::routes::invoice_due::InvoiceDue),
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
         Box::new(crate::routes::simulated_scans::SimulatedScans::default()),
+        Box::new(crate::routes::devices::simulator::Fleet),
     ]
 }
 

@@ -68,8 +68,8 @@ areas! {
         summary: "devices (screens)",
         writable: true,
         company_owned: true,
-        paths: &["devices"],
-        kinds: &[Kind::Device, Kind::PlaybackError],
+        paths: &["devices", "reports"],
+        kinds: &[Kind::Device, Kind::PlaybackError, Kind::Playback],
         events: &[
             "device.created",
             "device.updated",
@@ -77,6 +77,7 @@ areas! {
             "device.heartbeat",
             "device.offline",
             "device.online",
+            "device.playback_recorded",
         ],
         tables: &["devices", "playback_errors"],
     },

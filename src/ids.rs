@@ -125,6 +125,7 @@ kinds! {
     Logo => "logo", LogoId, "logo";
     Device => "dev", DeviceId, "device";
     PlaybackError => "perr", PlaybackErrorId, "playback error";
+    Playback => "pb", PlaybackId, "playback";
     Ad => "ad", AdId, "ad";
     Promotion => "promo", PromotionId, "promotion";
     QrCode => "qr", QrCodeId, "QR code";

@@ -144,6 +144,7 @@ fn load_where(
 ) -> Result<(), DbError> {
     let world = world()?;
     let owners = owners(&world);
+    let mut devices: Vec<&str> = Vec::new();
     for (table, owners) in world.tables.iter().zip(&owners) {
         if !is_identifier(&table.table) {
             return Err(DbError::Fixtures(format!("bad table name {}", table.table)));
@@ -151,6 +152,9 @@ fn load_where(
         for (row, owner) in table.rows.iter().zip(owners) {
             if !keep(owner.as_deref()) {
                 continue;
+            }
+            if table.table == "devices" {
+                devices.extend(row.get("id").and_then(Value::as_str));
             }
             let columns: Vec<&str> = row.keys().map(String::as_str).collect();
             if let Some(bad) = columns.iter().find(|c| !is_identifier(c)) {
@@ -171,6 +175,49 @@ fn load_where(
                 .map_err(|e| DbError::Fixtures(format!("{}: {e}", table.table)))?;
         }
     }
+    fleet_profiles(tx, now, &devices)
+}
+
+/// How long ago a fixture screen's heartbeat may be for its profile to be `steady` (older, yet
+/// within [`FIXTURE_OFFLINE_SECS`]: `flaky`).
+const FIXTURE_STEADY_SECS: i64 = 60;
+/// A fixture screen whose heartbeat is older than this is `offline`.
+const FIXTURE_OFFLINE_SECS: i64 = 3_600;
+
+/// Gives the fixture devices just loaded their behaviour profile in the simulated fleet, derived
+/// from its fixture row at load time `now`: no heartbeat is `never_seen`; one older than an hour
+/// `offline`; playback errors on record `failing_playback`; a heartbeat a minute or more old
+/// `flaky`; the rest `steady`. Flaky and failing screens are due at once, so the simulator
+/// schedules their first transition (`routes::devices::simulator`). Also starts the fleet's
+/// heartbeat grid at `now` (rounded down to the minute) when it has none.
+fn fleet_profiles(
+    tx: &rusqlite::Transaction<'_>,
+    now: i64,
+    devices: &[&str],
+) -> Result<(), DbError> {
+    let mut derive = tx.prepare_cached(
+        "INSERT OR IGNORE INTO device_simulations (device_id, profile, since_at, next_due_at, up)
+         SELECT id, profile, ?1, CASE WHEN profile IN ('flaky', 'failing_playback') THEN ?1 END,
+                profile IN ('steady', 'flaky', 'failing_playback')
+         FROM (SELECT d.id, CASE
+                 WHEN d.last_heartbeat_at IS NULL THEN 'never_seen'
+                 WHEN d.last_heartbeat_at < ?1 - ?3 THEN 'offline'
+                 WHEN EXISTS (SELECT 1 FROM playback_errors e WHERE e.device_id = d.id)
+                   THEN 'failing_playback'
+                 WHEN d.last_heartbeat_at <= ?1 - ?2 THEN 'flaky'
+                 ELSE 'steady' END AS profile
+               FROM devices d WHERE d.id = ?4)",
+    )?;
+    for device in devices {
+        derive.execute(rusqlite::params![
+            now,
+            FIXTURE_STEADY_SECS,
+            FIXTURE_OFFLINE_SECS,
+            device
+        ])?;
+    }
+    tx.prepare_cached("INSERT OR IGNORE INTO fleet_simulation (id, beat_at) VALUES (1, ?1)")?
+        .execute([now.div_euclid(60) * 60])?;
     Ok(())
 }
 

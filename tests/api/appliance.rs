@@ -214,7 +214,8 @@ async fn fixtures_are_internally_consistent() {
 
 #[tokio::test]
 async fn sandbox_reset_restores_the_fixture_state_exactly() {
-    let app = TestApp::spawn().await;
+    // The simulated fleet would add the other account's proof-of-play whenever a minute passes.
+    let app = TestApp::spawn_with(|l| l.sandbox_simulate_fleet = Some(false)).await;
     let before = snapshot(&app);
     let grocers = company_id("Northwind Grocers");
     app.patch(&format!("/companies/{grocers}/branding"))

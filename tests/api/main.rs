@@ -38,6 +38,7 @@ mod sandbox_snapshots;
 mod sandbox_determinism;
 mod sandbox_timeline;
 mod sandbox_timeline_edges;
+mod sandbox_fleet;
 mod schemas;
 mod security_credentials;
 mod security_input;

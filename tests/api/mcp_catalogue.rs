@@ -155,6 +155,8 @@ async fn definitions_are_complete() {
         "get_device_diagnostics",
         "get_fleet_health",
         "list_device_ads",
+        "list_device_playbacks",
+        "get_proof_of_play_report",
         "list_ads",
         "get_ad",
         "list_promotions",

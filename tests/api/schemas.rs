@@ -269,6 +269,22 @@ async fn every_get_route_returns_what_its_schema_documents() {
             .await;
         assert_eq!(r.status, 201, "{}", r.text());
     }
+    // Proof-of-play starts empty (the fleet writes on the clock): one reported play gives the
+    // playback lists and the report rows.
+    let (device, ad): (String, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT device_id, ad_id FROM ad_assignments ORDER BY 1, 2 LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    let started = signage::time::rfc3339(signage::time::now() - 60);
+    app.post(&format!("/devices/{device}/playbacks"))
+        .key("northwind-admin")
+        .json(&json!({"ad_id": ad, "started_at": started, "duration_seconds": 10}))
+        .send()
+        .await
+        .ok();
     let doc = app.get("/openapi.json").send().await.ok();
     let mut checker = Checker::new();
     let mut checked_json = 0;

@@ -13,6 +13,9 @@ mod diagnostics;
 mod health;
 mod heartbeat;
 mod presence;
+mod playbacks;
+mod report;
+pub mod simulator;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Route, Tool};
@@ -22,6 +25,7 @@ use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
 pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
+use playbacks::{MAX_PLAY_SECS, SOURCES};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);
@@ -45,6 +49,7 @@ const PLAYBACK_MESSAGE: Text = Text::new(1, 500);
 const PLATFORM: OneOf = OneOf(PLATFORMS);
 const ORIENTATION: OneOf = OneOf(ORIENTATIONS);
 const STATUS: OneOf = OneOf(STATUSES);
+const SOURCE: OneOf = OneOf(SOURCES);
 
 /// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
 const KEPT_PLAYBACK_ERRORS: i64 = 100;
@@ -147,8 +152,62 @@ pub fn routes() -> Vec<Route> {
         .describe("What a screen's player sends every few seconds: app version, current ad, storage, uptime and any playback errors since the last one. Marks the device online; does not change its `ETag`. Emits `device.heartbeat`; returns the device's diagnostics.")
         .body("DeviceHeartbeat")
         .ok("DeviceDiagnostics"),
+        Route::post(
+            "/devices/{id}/playbacks",
+            "recordDevicePlayback",
+            WRITE,
+            playbacks::create,
+        )
+        .tag("devices")
+        .summary("Record a play reported by the device's player: an ad assigned to it, when it started (not after now), how long it played.")
+        .body("PlaybackCreate")
+        .created("Playback"),
+        Route::get(
+            "/devices/{id}/playbacks",
+            "listDevicePlaybacks",
+            READ,
+            playbacks::list,
+        )
+        .tool(Tool::read(
+            "list_device_playbacks",
+            "List plays of a device",
+            &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
+            "List proof-of-play records of one screen, newest first: reported plays, and the simulated fleet's hourly rows (plays and seconds of one ad in one hour). Filter by ad, time range (`from`, `to` on started_at) and source.",
+        ))
+        .tag("devices")
+        .summary("List a device's proof-of-play records, newest first. Filter by ad, started_at range and source.")
+        .paged_by(Kind::Playback)
+        .query(&[
+            param("ad_id", Kind::Ad.schema(), "Only plays of this ad."),
+            param("from", DATE_TIME, "Only records that started at or after this instant (RFC 3339)."),
+            param("to", DATE_TIME, "Only records that started before this instant (RFC 3339)."),
+            one_of_param("source", SOURCE, "`player`: reported with POST; `simulator`: the simulated fleet's hourly rows."),
+        ])
+        .ok("PlaybackList"),
+        Route::get(
+            "/reports/proof-of-play",
+            "getProofOfPlayReport",
+            READ,
+            report::proof_of_play,
+        )
+        .tool(Tool::read(
+            "get_proof_of_play_report",
+            "Proof-of-play report",
+            &[],
+            "Sum plays and seconds played per ad and per screen over a time range (default: the week before now), for one company or every visible one. Use it to check that ads actually ran.",
+        ))
+        .tag("devices")
+        .summary("Proof-of-play: plays and seconds per ad and per device over a range (default: the last 7 days).")
+        .query(&[
+            param("company_id", Kind::Company.schema(), "Only this company (default: every visible company)."),
+            param("from", DATE_TIME, "Start of the range (RFC 3339, inclusive); default `to` minus 7 days."),
+            param("to", DATE_TIME, "End of the range (RFC 3339, exclusive); default now."),
+        ])
+        .ok("ProofOfPlayReport"),
     ]
 }
+
+const DATE_TIME: &str = r#"{"type":"string","format":"date-time"}"#;
 
 const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
 
@@ -159,6 +218,16 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let orientation = ORIENTATION.schema();
     let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
     let status = STATUS.schema();
+    let count = json!({"type":"integer","minimum":0});
+    let playback = json!({"type":"object","additionalProperties":false,
+        "required":["id","object","company_id","device_id","ad_id","source","started_at","duration_seconds","plays","created_at"],
+        "properties":{"id":{"type":"string","pattern":"^pb_"},"object":{"const":"playback"},
+            "company_id":{"type":"string"},"device_id":{"type":"string"},"ad_id":{"type":"string"},
+            "source":SOURCE.schema(),
+            "started_at":{"type":"string","format":"date-time","description":"A reported play's start; a simulated row's clock hour."},
+            "duration_seconds":{"type":"integer","minimum":0,"description":"Seconds played (a simulated row: in its hour)."},
+            "plays":{"type":"integer","minimum":0,"description":"1 for a reported play; the plays started in the hour for a simulated row."},
+            "created_at":ts}});
     let mut schemas = vec![
         (
             "Device",
@@ -202,6 +271,30 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                             "properties":{"code":{"type":"string","pattern":"^[0-9A-Za-z._-]{1,64}$"},
                                 "message":PLAYBACK_MESSAGE.schema(),
                                 "ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}]}}}}}}),
+        ),
+        (
+            "PlaybackCreate",
+            json!({"type":"object","additionalProperties":false,
+                "required":["ad_id","started_at","duration_seconds"],
+                "properties":{"ad_id":{"allOf":[id_schema(Kind::Ad)],"description":"An ad assigned to this device."},
+                    "started_at":{"type":"string","format":"date-time","description":"When the play started; not after the sandbox clock's now."},
+                    "duration_seconds":{"type":"integer","minimum":1,"maximum":MAX_PLAY_SECS}}}),
+        ),
+        ("Playback", playback),
+        (
+            "ProofOfPlayReport",
+            json!({"type":"object","additionalProperties":false,
+                "required":["object","company_id","from","to","plays","seconds","ads","devices"],
+                "properties":{"object":{"const":"proof_of_play_report"},"company_id":nullable_str,
+                    "from":ts,"to":ts,"plays":count,"seconds":count,
+                    "ads":{"type":"array","items":{"type":"object","additionalProperties":false,
+                        "required":["ad_id","name","company_id","plays","seconds","devices"],
+                        "properties":{"ad_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},
+                            "plays":count,"seconds":count,"devices":count}}},
+                    "devices":{"type":"array","items":{"type":"object","additionalProperties":false,
+                        "required":["device_id","name","company_id","plays","seconds","ads"],
+                        "properties":{"device_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},
+                            "plays":count,"seconds":count,"ads":count}}}}}),
         ),
         (
             "DeviceDiagnostics",

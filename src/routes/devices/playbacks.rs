@@ -1,0 +1,240 @@
+//! Proof-of-play: a player reports its plays (`POST /devices/{id}/playbacks`), a screen's plays
+//! are listed (`GET /devices/{id}/playbacks`), and summed per ad and per screen over a range
+//! (`GET /reports/proof-of-play`). The simulated fleet writes the same rows
+//! ([`super::simulator`]), one per ad, screen and clock hour.
+
+use super::device::{authorized_owner, Clock};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{DeviceId, Kind, PlaybackId, TypedId};
+use crate::routes::crud::{self, Time};
+use crate::validate::Errors;
+use serde::{Deserialize, Serialize};
+
+/// The longest play one report may claim (a day).
+pub const MAX_PLAY_SECS: i64 = 86_400;
+/// The widest range a report or a list filter may span (a year and a day).
+pub const MAX_RANGE_SECS: i64 = 366 * 86_400;
+/// What a report covers without `from`: the week before `to`.
+pub const DEFAULT_RANGE_SECS: i64 = 7 * 86_400;
+pub const SOURCES: &[&str] = &["player", "simulator"];
+
+/// A playback row. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub struct Playback {
+    id: String,
+    object: &'static str,
+    company_id: String,
+    device_id: String,
+    ad_id: String,
+    source: String,
+    started_at: Time,
+    duration_seconds: i64,
+    plays: i64,
+    created_at: Time,
+}
+
+const PLAYBACK_SELECT: &str = "SELECT id, company_id, device_id, ad_id, source, started_at,
+        duration_seconds, plays, created_at FROM playbacks";
+
+impl Playback {
+    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Playback> {
+        Ok(Playback {
+            id: r.get("id")?,
+            object: "playback",
+            company_id: r.get("company_id")?,
+            device_id: r.get("device_id")?,
+            ad_id: r.get("ad_id")?,
+            source: r.get("source")?,
+            started_at: Time(r.get("started_at")?),
+            duration_seconds: r.get("duration_seconds")?,
+            plays: r.get("plays")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for Playback {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlaybackCreate {
+    ad_id: String,
+    started_at: String,
+    duration_seconds: i64,
+}
+
+pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    // Visibility before the body: validating first would tell another company's id exists.
+    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    let input: PlaybackCreate = ctx.json()?;
+    let now = Clock::of(ctx).now;
+    let mut errors = Errors::new();
+    errors.id("/ad_id", &input.ad_id, Kind::Ad);
+    errors.range(
+        "/duration_seconds",
+        input.duration_seconds,
+        1,
+        MAX_PLAY_SECS,
+    );
+    let started = crate::time::parse_rfc3339(&input.started_at);
+    match started {
+        None => errors.push(
+            "/started_at",
+            "invalid_format",
+            "Must be an RFC 3339 instant such as 2026-03-02T09:00:00Z.",
+        ),
+        Some(t) if t > now => errors.push(
+            "/started_at",
+            "in_future",
+            format!(
+                "Must not be after the sandbox clock's now ({}).",
+                crate::time::rfc3339(now)
+            ),
+        ),
+        Some(_) => {}
+    }
+    errors.finish()?;
+    let started = started.unwrap_or(now);
+    ctx.app.db.write(|tx| {
+        let company = authorized_owner(ctx, tx, &id)?.company;
+        let same_company = tx
+            .prepare_cached("SELECT 1 FROM ads WHERE id = ?1 AND company_id = ?2")?
+            .exists([&input.ad_id, &company])?;
+        if !same_company {
+            return Err(ApiError::NotFound(format!(
+                "`/ad_id`: no ad `{}` in the device's company.",
+                input.ad_id
+            )));
+        }
+        let assigned = tx
+            .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
+            .exists([id.as_str(), &input.ad_id])?;
+        if !assigned {
+            return Err(ApiError::ConflictCode {
+                code: "ad_not_assigned",
+                detail: format!(
+                    "`/ad_id`: ad `{}` is not assigned to this device; assign it first.",
+                    input.ad_id
+                ),
+            });
+        }
+        let pb = PlaybackId::generate();
+        tx.prepare_cached(
+            "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
+                                    duration_seconds, plays, created_at)
+             VALUES (?1, ?2, ?3, ?4, 'player', ?5, ?6, 1, ?7)",
+        )?
+        .execute(rusqlite::params![
+            pb,
+            company,
+            id,
+            input.ad_id,
+            started,
+            input.duration_seconds,
+            now
+        ])?;
+        let playback = crud::load(tx, &format!("{PLAYBACK_SELECT} WHERE id = ?1"), &pb, |r| {
+            Playback::from_row(r)
+        })?;
+        crud::record(
+            tx,
+            &company,
+            "device.playback_recorded",
+            "playback",
+            &pb,
+            &playback,
+        )?;
+        Ok(Response::created(&playback))
+    })
+}
+
+/// An optional RFC 3339 query parameter.
+pub(super) fn instant(ctx: &Ctx<'_>, name: &str) -> Result<Option<i64>, ApiError> {
+    match ctx.query(name) {
+        None => Ok(None),
+        Some(v) => crate::time::parse_rfc3339(v).map(Some).ok_or_else(|| {
+            ApiError::invalid(
+                name,
+                "invalid_format",
+                format!("`{name}` must be an RFC 3339 instant such as 2026-03-02T09:00:00Z."),
+            )
+        }),
+    }
+}
+
+/// `from` before `to`, at most [`MAX_RANGE_SECS`] apart.
+pub(super) fn check_range(from: i64, to: i64) -> Result<(), ApiError> {
+    if from >= to {
+        return Err(ApiError::invalid(
+            "from",
+            "empty_range",
+            "`from` must be before `to`.",
+        ));
+    }
+    if to - from > MAX_RANGE_SECS {
+        return Err(ApiError::invalid(
+            "from",
+            "out_of_range",
+            format!("`from` and `to` may be at most {MAX_RANGE_SECS} seconds (366 days) apart."),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: DeviceId = ctx.path()?;
+    let page = ctx.page()?;
+    let from = instant(ctx, "from")?;
+    let to = instant(ctx, "to")?;
+    if let (Some(f), Some(t)) = (from, to) {
+        if f >= t {
+            return Err(ApiError::invalid(
+                "from",
+                "empty_range",
+                "`from` must be before `to`.",
+            ));
+        }
+    }
+    let ad = match ctx.query("ad_id") {
+        Some(a) if !crate::ids::is_valid(Kind::Ad, a) => {
+            return Err(ApiError::invalid(
+                "ad_id",
+                "invalid_id",
+                "Not an ad id (`ad_…`).",
+            ))
+        }
+        other => other.map(str::to_string),
+    };
+    let source = ctx.query_enum("source", SOURCES)?;
+    let conn = ctx.app.db.conn()?;
+    authorized_owner(ctx, &conn, &id)?;
+    let mut sql = format!("{PLAYBACK_SELECT} WHERE device_id = ? AND id < ?");
+    let mut args: Vec<rusqlite::types::Value> =
+        vec![id.to_string().into(), page.bound().to_string().into()];
+    for (clause, value) in [
+        (" AND ad_id = ?", ad.map(rusqlite::types::Value::from)),
+        (" AND started_at >= ?", from.map(Into::into)),
+        (" AND started_at < ?", to.map(Into::into)),
+        (" AND source = ?", source.map(Into::into)),
+    ] {
+        if let Some(v) = value {
+            sql.push_str(clause);
+            args.push(v);
+        }
+    }
+    sql.push_str(" ORDER BY id DESC LIMIT ?");
+    args.push(page.fetch().into());
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let columns = crud::Columns::of(&stmt);
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args), |r| {
+            Playback::from_row(&crud::Named::new(r, &columns))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Response::page(rows, &page))
+}

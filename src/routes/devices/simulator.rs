@@ -1,0 +1,521 @@
+//! The simulated fleet: every device with a behaviour profile heartbeats and plays its ads as the
+//! sandbox clock moves ([`crate::timeline`]), in `system` mode on the background tick, in `frozen`
+//! mode as `POST /_sandbox/clock/advance` moves the clock.
+//!
+//! Profiles (table `device_simulations`, derived for the fixture devices by `db::fixtures`):
+//! - `steady`: heartbeats on a fixed grid (every [`GRID`] seconds: the last heartbeat is the last
+//!   grid beat at or before now, whatever the step sizes) and plays its ads;
+//! - `flaky`: as steady, but drops out for [`FLAKY_DOWN`] seconds every [`FLAKY_CYCLE`] seconds
+//!   (long enough to go offline), at one of two instants of the cycle, fixed per device;
+//! - `failing_playback`: as steady, and records a playback error every [`ERROR_PERIOD`] seconds
+//!   (where diagnostics read them), at one of two instants of the period, fixed per device;
+//! - `offline`, `never_seen`: silent.
+//!
+//! A playing screen plays the active ads assigned to it in rotation (ordered by id, each for its
+//! `duration_seconds`, the cycle anchored at the Unix epoch), an ad with a promotion only while the
+//! promotion is switched on and within its window. Proof-of-play is written as one `playbacks` row
+//! per ad, screen and clock hour ([`SLOT`]): the plays that started in that hour and the seconds
+//! played in it. Both sums are additive over time, so a day advanced in one step or in 1,440 steps
+//! writes the same rows.
+//!
+//! Cost: [`Source::catch_up`] writes nothing when no grid beat passed since the last one (one
+//! indexed read); otherwise one transaction for the whole fleet. [`Source::next_due`] reports only
+//! profile-driven transitions (a flaky screen dropping out or coming back, a failing screen's
+//! error), never one step per heartbeat.
+
+use super::KEPT_PLAYBACK_ERRORS;
+use crate::db::DbError;
+use crate::ids::{PlaybackErrorId, PlaybackId, TypedId};
+use crate::timeline::{Env, Report, Source};
+use rusqlite::{OptionalExtension, Transaction};
+use std::collections::BTreeMap;
+
+/// Seconds between two heartbeats of a playing screen.
+pub const GRID: i64 = 60;
+/// The span one simulated proof-of-play row covers: a clock hour.
+pub const SLOT: i64 = 3_600;
+/// A flaky screen's cycle, and how long it is down in each.
+pub const FLAKY_CYCLE: i64 = 12 * 3_600;
+pub const FLAKY_DOWN: i64 = 15 * 60;
+/// Seconds between two playback errors of a `failing_playback` screen.
+pub const ERROR_PERIOD: i64 = 8 * 3_600;
+
+/// Every profile, as the `device_simulations` CHECK lists them.
+pub const PROFILES: &[&str] = &[
+    "steady",
+    "flaky",
+    "offline",
+    "never_seen",
+    "failing_playback",
+];
+/// The profiles an operator may give a screen (one that was seen cannot become never seen).
+pub const SETTABLE: &[&str] = &["steady", "flaky", "offline", "failing_playback"];
+
+/// The errors a failing screen reports, in turn.
+const ERRORS: &[(&str, &str)] = &[
+    (
+        "MEDIA_DECODE_FAILED",
+        "Failed to decode media: unexpected end of stream",
+    ),
+    (
+        "CODEC_UNSUPPORTED",
+        "Player does not support the requested codec profile",
+    ),
+    (
+        "NETWORK_TIMEOUT",
+        "Timed out after 30000 ms fetching media from CDN",
+    ),
+    (
+        "RENDER_STALLED",
+        "Render loop stalled for more than 5 s; restarting player",
+    ),
+];
+
+/// The fleet simulator, registered once in `app::sources`. Off (a no-op) when
+/// `sandbox.simulate_fleet = false`.
+pub struct Fleet;
+
+/// The offsets into a period a screen's transitions may have: screens share a few instants, so an
+/// advance stops at a handful of them a day, however large the fleet.
+const PHASES: i64 = 2;
+
+/// A device's offset into a period, one of [`PHASES`] even fractions of it, fixed by its id
+/// (FNV-1a: stable across builds and machines).
+fn phase(device: &str, period: i64) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in device.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % PHASES as u64) as i64 * (period / PHASES)
+}
+
+/// Where `t` falls in the period: seconds since the device's last period start.
+fn offset(device: &str, period: i64, t: i64) -> i64 {
+    (t - phase(device, period)).rem_euclid(period)
+}
+
+fn flaky_up(device: &str, t: i64) -> bool {
+    offset(device, FLAKY_CYCLE, t) >= FLAKY_DOWN
+}
+
+/// The next transition of a screen with this profile strictly after `t`.
+fn next_transition(device: &str, profile: &str, t: i64) -> Option<i64> {
+    match profile {
+        "flaky" => {
+            let r = offset(device, FLAKY_CYCLE, t);
+            Some(if r < FLAKY_DOWN {
+                t - r + FLAKY_DOWN
+            } else {
+                t - r + FLAKY_CYCLE
+            })
+        }
+        "failing_playback" => Some(t - offset(device, ERROR_PERIOD, t) + ERROR_PERIOD),
+        _ => None,
+    }
+}
+
+/// The spans of `[a, b)` in which a screen with this profile plays.
+fn up_spans(device: &str, profile: &str, a: i64, b: i64) -> Vec<(i64, i64)> {
+    if profile != "flaky" {
+        return if a < b { vec![(a, b)] } else { Vec::new() };
+    }
+    let mut out = Vec::new();
+    let mut t = a;
+    while t < b {
+        let r = offset(device, FLAKY_CYCLE, t);
+        if r < FLAKY_DOWN {
+            t = t - r + FLAKY_DOWN;
+            continue;
+        }
+        let end = (t - r + FLAKY_CYCLE).min(b);
+        out.push((t, end));
+        t = end;
+    }
+    out
+}
+
+/// The last heartbeat of a playing screen at grid beat `g`: `g`, or for a flaky screen that is
+/// down, the beat it dropped out at.
+fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
+    if profile == "flaky" && !flaky_up(device, g) {
+        g - offset(device, FLAKY_CYCLE, g)
+    } else {
+        g
+    }
+}
+
+/// An ad a screen may play: its id, duration and, with a promotion, the promotion's window.
+struct Playable {
+    device: String,
+    company: String,
+    ad: String,
+    duration: i64,
+    window: Option<(i64, i64)>,
+}
+
+impl Playable {
+    fn plays_at(&self, t: i64) -> bool {
+        self.window.is_none_or(|(s, e)| s <= t && t < e)
+    }
+}
+
+/// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad.
+fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at
+         FROM device_simulations s
+         JOIN devices d ON d.id = s.device_id
+         JOIN ad_assignments x ON x.device_id = s.device_id
+         JOIN ads a ON a.id = x.ad_id
+         LEFT JOIN promotions p ON p.id = a.promotion_id
+         WHERE s.profile IN ('steady', 'flaky', 'failing_playback')
+           AND (?1 IS NULL OR s.device_id = ?1)
+           AND a.status = 'active' AND (a.promotion_id IS NULL OR p.active = 1)
+         ORDER BY x.device_id, a.id",
+    )?;
+    let rows = stmt.query_map([device], |r| {
+        let starts: Option<i64> = r.get(4)?;
+        let ends: Option<i64> = r.get(5)?;
+        Ok(Playable {
+            device: r.get(0)?,
+            company: r.get(1)?,
+            ad: r.get(2)?,
+            duration: r.get::<_, i64>(3)?.max(1),
+            window: starts.zip(ends),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Seconds of `[0, t)` in which the ad at `start..start + d` of a rotation of `cycle` seconds
+/// plays, and how many of its plays start in `[0, t)`. Differences give any span's share.
+fn played_before(t: i64, cycle: i64, start: i64, d: i64) -> (i64, i64) {
+    let (k, r) = (t.div_euclid(cycle), t.rem_euclid(cycle));
+    (k * d + (r - start).clamp(0, d), k + i64::from(r > start))
+}
+
+/// The ad a screen plays at `t` among `ads` (its playables), if any.
+fn playing_at(ads: &[&Playable], t: i64) -> Option<String> {
+    let now: Vec<&&Playable> = ads.iter().filter(|a| a.plays_at(t)).collect();
+    let cycle: i64 = now.iter().map(|a| a.duration).sum();
+    if cycle == 0 {
+        return None;
+    }
+    let mut r = t.rem_euclid(cycle);
+    for a in now {
+        if r < a.duration {
+            return Some(a.ad.clone());
+        }
+        r -= a.duration;
+    }
+    None
+}
+
+/// (plays, seconds) per (screen, ad, hour) and the screen's company, for a screen's span `[a, b)`.
+type Slots = BTreeMap<(String, String, i64), (i64, i64, String)>;
+
+fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
+    let mut cuts: Vec<i64> = vec![a, b];
+    let mut hour = a.div_euclid(SLOT) * SLOT + SLOT;
+    while hour < b {
+        cuts.push(hour);
+        hour += SLOT;
+    }
+    for ad in ads {
+        if let Some((s, e)) = ad.window {
+            cuts.extend([s, e].into_iter().filter(|t| a < *t && *t < b));
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    for w in cuts.windows(2) {
+        let (u, v) = (w[0], w[1]);
+        let now: Vec<&&Playable> = ads.iter().filter(|p| p.plays_at(u)).collect();
+        let cycle: i64 = now.iter().map(|p| p.duration).sum();
+        let mut start = 0;
+        for p in now {
+            let (s1, n1) = played_before(v, cycle, start, p.duration);
+            let (s0, n0) = played_before(u, cycle, start, p.duration);
+            start += p.duration;
+            if s1 == s0 && n1 == n0 {
+                continue;
+            }
+            let key = (p.device.clone(), p.ad.clone(), u.div_euclid(SLOT) * SLOT);
+            let slot = slots.entry(key).or_insert((0, 0, p.company.clone()));
+            slot.0 += n1 - n0;
+            slot.1 += s1 - s0;
+        }
+    }
+}
+
+fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
+    Ok(conn
+        .prepare_cached("SELECT beat_at FROM fleet_simulation WHERE id = 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?)
+}
+
+/// Heartbeats and plays of every playing screen from the last grid beat to `g`; the plays.
+fn beat_to(tx: &Transaction<'_>, from: i64, g: i64) -> Result<i64, DbError> {
+    let screens: Vec<(String, String, i64)> = tx
+        .prepare_cached(
+            "SELECT device_id, profile, since_at FROM device_simulations
+             WHERE profile IN ('steady', 'flaky', 'failing_playback') ORDER BY device_id",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let playables = playables(tx, None)?;
+    // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
+    let mut beat = tx.prepare_cached(
+        "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2),
+             current_ad_id = CASE WHEN ?2 = ?4 THEN ?3 ELSE current_ad_id END
+         WHERE id = ?1 AND coalesce(last_heartbeat_at, ?2 - 1) < ?2",
+    )?;
+    let mut slots = Slots::new();
+    for (device, profile, since) in &screens {
+        let ads: Vec<&Playable> = playables.iter().filter(|p| &p.device == device).collect();
+        let at = last_beat(device, profile, g);
+        if at >= *since {
+            beat.execute(rusqlite::params![device, at, playing_at(&ads, g), g])?;
+        }
+        if ads.is_empty() {
+            continue;
+        }
+        for (a, b) in up_spans(device, profile, from.max(*since), g) {
+            play_span(&mut slots, &ads, a, b);
+        }
+    }
+    let now = crate::time::now();
+    let mut add = tx.prepare_cached(
+        "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
+         WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
+    )?;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
+                                duration_seconds, plays, created_at)
+         VALUES (?1, ?2, ?3, ?4, 'simulator', ?5, ?6, ?7, ?8)",
+    )?;
+    let mut plays = 0;
+    for ((device, ad, hour), (n, secs, company)) in &slots {
+        plays += n;
+        if add.execute(rusqlite::params![device, ad, hour, n, secs])? == 0 {
+            insert.execute(rusqlite::params![
+                PlaybackId::generate(),
+                company,
+                device,
+                ad,
+                hour,
+                secs,
+                n,
+                now
+            ])?;
+        }
+    }
+    Ok(plays)
+}
+
+/// Records a playback error of a screen at `at` (in the table diagnostics read), naming the ad it
+/// plays then if any, and keeps the latest [`KEPT_PLAYBACK_ERRORS`].
+pub fn record_error(
+    tx: &Transaction<'_>,
+    device: &str,
+    code: &str,
+    message: &str,
+    at: i64,
+) -> Result<(PlaybackErrorId, Option<String>), DbError> {
+    let playables = playables(tx, Some(device))?;
+    let ads: Vec<&Playable> = playables.iter().collect();
+    let ad = playing_at(&ads, at);
+    let id = PlaybackErrorId::generate();
+    tx.prepare_cached(
+        "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(rusqlite::params![id, device, ad, code, message, at])?;
+    tx.prepare_cached(
+        "DELETE FROM playback_errors WHERE device_id = ?1 AND id NOT IN
+           (SELECT id FROM playback_errors WHERE device_id = ?1
+            ORDER BY occurred_at DESC, id DESC LIMIT ?2)",
+    )?
+    .execute(rusqlite::params![device, KEPT_PLAYBACK_ERRORS])?;
+    Ok((id, ad))
+}
+
+/// Whether the fleet keeps this screen heartbeating at `t` (the `up` column: the offline check skips
+/// such screens while the fleet runs).
+fn heartbeating(device: &str, profile: &str, t: i64) -> bool {
+    matches!(profile, "steady" | "failing_playback") || (profile == "flaky" && flaky_up(device, t))
+}
+
+/// Gives a screen a profile from `now` on: a playing profile heartbeats at once (a flaky screen
+/// only if it is up). Returns the next transition (at or after `now`), if the profile has any.
+pub fn set_profile(
+    tx: &Transaction<'_>,
+    device: &str,
+    profile: &str,
+    now: i64,
+) -> Result<Option<i64>, DbError> {
+    let next = next_transition(device, profile, now - 1);
+    let plays = heartbeating(device, profile, now);
+    tx.prepare_cached(
+        "INSERT INTO device_simulations (device_id, profile, since_at, next_due_at, up)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (device_id) DO UPDATE SET profile = excluded.profile,
+             since_at = excluded.since_at, next_due_at = excluded.next_due_at, up = excluded.up",
+    )?
+    .execute(rusqlite::params![device, profile, now, next, plays])?;
+    if plays {
+        tx.prepare_cached(
+            "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2)
+             WHERE id = ?1 AND coalesce(last_heartbeat_at, ?2 - 1) < ?2",
+        )?
+        .execute(rusqlite::params![device, now])?;
+    }
+    Ok(next)
+}
+
+impl Source for Fleet {
+    fn name(&self) -> &'static str {
+        "fleet"
+    }
+
+    fn catch_up(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
+        if !env.settings.sandbox_simulate_fleet {
+            return Ok(());
+        }
+        let g = at.div_euclid(GRID) * GRID;
+        if marker(&*env.db.conn()?)?.is_some_and(|m| g <= m) {
+            return Ok(());
+        }
+        let plays = env.db.write(|tx| {
+            let from = match marker(tx)? {
+                Some(m) if g <= m => return Ok(0),
+                Some(m) => m,
+                None => g,
+            };
+            let plays = if from < g { beat_to(tx, from, g)? } else { 0 };
+            // Screens the fleet brought back (a flaky one up again, a profile switched on) are
+            // online again: `device.online`, once each, as a player's heartbeat would record.
+            let back = super::heartbeats_arrived(tx, g, env.settings.device_offline_after_secs)?;
+            report.count(super::ONLINE, back);
+            tx.prepare_cached(
+                "INSERT INTO fleet_simulation (id, beat_at) VALUES (1, ?1)
+                 ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at",
+            )?
+            .execute([g])?;
+            Ok::<_, DbError>(plays)
+        })?;
+        report.count("fleet.plays", plays.max(0) as u64);
+        Ok(())
+    }
+
+    fn next_due(&self, env: &Env<'_>, until: i64) -> Result<Option<i64>, DbError> {
+        if !env.settings.sandbox_simulate_fleet {
+            return Ok(None);
+        }
+        let conn = env.db.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT min(next_due_at) FROM device_simulations WHERE next_due_at <= ?1",
+        )?;
+        Ok(stmt.query_row([until], |r| r.get(0))?)
+    }
+
+    fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
+        if !env.settings.sandbox_simulate_fleet {
+            return Ok(());
+        }
+        env.db.write(|tx| {
+            let due: Vec<(String, String, i64)> = tx
+                .prepare_cached(
+                    "SELECT device_id, profile, next_due_at FROM device_simulations
+                     WHERE next_due_at <= ?1 ORDER BY next_due_at, device_id",
+                )?
+                .query_map([at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()?;
+            for (device, profile, t) in due {
+                match profile.as_str() {
+                    "flaky" => match offset(&device, FLAKY_CYCLE, t) {
+                        0 => report.count("fleet.dropped_out", 1),
+                        FLAKY_DOWN => report.count("fleet.came_back", 1),
+                        _ => {}
+                    },
+                    "failing_playback" if offset(&device, ERROR_PERIOD, t) == 0 => {
+                        let n = (t.div_euclid(ERROR_PERIOD)).rem_euclid(ERRORS.len() as i64);
+                        let (code, message) = ERRORS[n as usize];
+                        record_error(tx, &device, code, message, t)?;
+                        report.count("fleet.playback_error", 1);
+                    }
+                    _ => {}
+                }
+                // Something overdue (a system clock after a pause) is not replayed one by one.
+                let next = next_transition(&device, &profile, t.max(at));
+                tx.prepare_cached(
+                    "UPDATE device_simulations SET next_due_at = ?2, up = ?3 WHERE device_id = ?1",
+                )?
+                .execute(rusqlite::params![
+                    device,
+                    next,
+                    heartbeating(&device, &profile, t.max(at))
+                ])?;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn play_shares_add_up_whatever_the_steps() {
+        let a = Playable {
+            device: "dev_1".into(),
+            company: "cmp_1".into(),
+            ad: "ad_1".into(),
+            duration: 15,
+            window: None,
+        };
+        let b = Playable {
+            ad: "ad_2".into(),
+            duration: 30,
+            window: Some((1_000, 5_000)),
+            ..a_clone(&a)
+        };
+        let ads = vec![&a, &b];
+        let mut whole = Slots::new();
+        play_span(&mut whole, &ads, 0, 7_200);
+        let mut steps = Slots::new();
+        for t in (0..7_200).step_by(60) {
+            play_span(&mut steps, &ads, t, t + 60);
+        }
+        assert_eq!(whole, steps);
+        let seconds: i64 = whole.values().map(|v| v.1).sum();
+        assert_eq!(seconds, 7_200);
+    }
+
+    fn a_clone(p: &Playable) -> Playable {
+        Playable {
+            device: p.device.clone(),
+            company: p.company.clone(),
+            ad: p.ad.clone(),
+            duration: p.duration,
+            window: p.window,
+        }
+    }
+
+    #[test]
+    fn a_flaky_screen_is_down_a_quarter_hour_per_cycle() {
+        let d = "dev_0m5d4rurdcoluk2ocqea";
+        let spans = up_spans(d, "flaky", 0, FLAKY_CYCLE * 2);
+        let up: i64 = spans.iter().map(|(a, b)| b - a).sum();
+        assert_eq!(up, 2 * (FLAKY_CYCLE - FLAKY_DOWN));
+        let drop = next_transition(d, "flaky", 0).unwrap();
+        assert!(!flaky_up(d, drop) || flaky_up(d, drop - 1));
+        assert_eq!(drop % GRID, 0);
+        assert!(PROFILES
+            .iter()
+            .all(|p| SETTABLE.contains(p) || *p == "never_seen"));
+    }
+}
