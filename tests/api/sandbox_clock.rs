@@ -11,6 +11,16 @@ pub async fn frozen() -> TestApp {
     TestApp::spawn_with(|l| l.sandbox_clock = Some(Some(FROZEN_AT))).await
 }
 
+/// Frozen, with the simulated fleet off: the transitions of the platform alone (the fleet's own
+/// are tested in `sandbox_fleet`).
+pub async fn frozen_without_fleet() -> TestApp {
+    TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(FROZEN_AT));
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_frozen_clock_is_what_every_timestamp_reads() {
     let app = frozen().await;

@@ -5,7 +5,7 @@
 
 use crate::helpers::mcp::call_ok;
 use crate::helpers::{company_id, TestApp};
-use crate::sandbox_clock::{frozen, FROZEN_AT};
+use crate::sandbox_clock::{frozen_without_fleet, FROZEN_AT};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -138,7 +138,7 @@ async fn devices_with(app: &TestApp, raw: &str, client: &str) -> u16 {
 
 #[tokio::test]
 async fn a_multi_day_advance_fires_every_transition_once_and_in_time_order() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let promo = scheduled_promotion(&app, FROZEN_AT + 2 * HOUR, FROZEN_AT + 2 * DAY).await;
     let (key_id, raw, client) = expiring_key(&app, FROZEN_AT + 5 * HOUR).await;
     // Usable before its expiry.
@@ -302,7 +302,7 @@ fn of_type(fired: &[&Event], t: &str) -> Vec<i64> {
 
 #[tokio::test]
 async fn a_key_expiring_mid_advance_stops_authenticating_and_its_event_has_its_company_or_none() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let (key_id, raw, client) = expiring_key(&app, FROZEN_AT + HOUR).await;
     assert_eq!(devices_with(&app, &raw, &client).await, 200);
     let before = last_rowid(&app);
@@ -324,7 +324,7 @@ async fn a_key_expiring_mid_advance_stops_authenticating_and_its_event_has_its_c
 
 #[tokio::test]
 async fn the_end_of_a_rotation_grace_period_is_an_expiry() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let (key_id, raw, client) = expiring_key(&app, FROZEN_AT + 30 * DAY).await;
     let rotated = app
         .post(&format!("/api-keys/{key_id}/rotate"))
@@ -356,7 +356,7 @@ async fn the_end_of_a_rotation_grace_period_is_an_expiry() {
 
 #[tokio::test]
 async fn a_promotion_switched_on_inside_its_window_starts_at_once_and_ends_on_time() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let grocers = company_id("Northwind Grocers");
     let created = app
         .post("/promotions")
@@ -420,7 +420,7 @@ async fn a_promotion_switched_on_inside_its_window_starts_at_once_and_ends_on_ti
 
 #[tokio::test]
 async fn an_open_invoice_turns_overdue_at_its_due_date() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let (id, due): (String, i64) = app.sql(|c| {
         c.query_row(
             "SELECT id, due_at FROM invoices WHERE status = 'open' ORDER BY due_at, id LIMIT 1",

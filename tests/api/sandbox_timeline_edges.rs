@@ -3,13 +3,13 @@
 //! per transition, and the platform's own events are not for webhooks.
 
 use crate::helpers::{company_id, TestApp};
-use crate::sandbox_clock::{frozen, FROZEN_AT};
+use crate::sandbox_clock::{frozen_without_fleet, FROZEN_AT};
 use crate::sandbox_timeline::{advance, events_after, last_rowid, timed, DAY};
 use serde_json::json;
 
 #[tokio::test]
 async fn nothing_fires_at_the_start_of_a_fresh_frozen_sandbox() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let before = last_rowid(&app);
     // A zero-second advance runs everything due now: nothing is.
     let moved = advance(&app, 0).await;
@@ -25,7 +25,7 @@ async fn nothing_fires_at_the_start_of_a_fresh_frozen_sandbox() {
 
 #[tokio::test]
 async fn a_device_goes_offline_once_and_a_heartbeat_brings_it_back_once() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     let device: String = app.sql(|c| {
         c.query_row(
             "SELECT min(d.id) FROM devices d JOIN companies c ON c.id = d.company_id
@@ -75,7 +75,7 @@ async fn a_device_goes_offline_once_and_a_heartbeat_brings_it_back_once() {
 
 #[tokio::test]
 async fn a_reset_account_starts_consistent_and_fires_nothing_at_once() {
-    let app = frozen().await;
+    let app = frozen_without_fleet().await;
     advance(&app, DAY).await;
     let reset = app
         .post("/_sandbox/reset")
@@ -148,6 +148,7 @@ async fn fixtures_loaded_by_an_earlier_command_are_judged_at_the_next_start() {
     let app = TestApp::spawn_with(|l| {
         l.database = Some(file.clone());
         l.sandbox_clock = Some(Some(loaded_at));
+        l.sandbox_simulate_fleet = Some(false);
     })
     .await;
     let unjudged: i64 = app.sql(|c| {
@@ -167,4 +168,19 @@ async fn fixtures_loaded_by_an_earlier_command_are_judged_at_the_next_start() {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{file}{suffix}"));
     }
+}
+
+#[tokio::test]
+async fn with_the_fleet_running_a_fresh_sandbox_still_records_no_event_at_first() {
+    // The fleet heartbeats and plays from the first minute (transitions `fleet.plays`), but no
+    // screen changes state: no event, and no step per heartbeat.
+    let app = crate::sandbox_clock::frozen().await;
+    let moved = advance(&app, 60).await;
+    assert_eq!(moved["events"], json!({}), "{moved}");
+    assert!(moved["steps"].as_u64().unwrap() <= 1, "{moved}");
+    let day = advance(&app, DAY).await;
+    assert!(
+        day["steps"].as_u64().unwrap() < 60,
+        "a day of the demo fleet stops at its transitions, not at its heartbeats: {day}"
+    );
 }
