@@ -57,7 +57,12 @@ impl App {
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
-        app.extensions.insert(Arc::new(Timeline::new(sources())));
+        let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
+        let waker = Arc::clone(&outbox);
+        app.db.set_after_commit(Box::new(move || waker.wake()));
+        app.extensions
+            .insert(Arc::new(Timeline::new(sources(&outbox))));
+        app.extensions.insert(outbox);
         Ok((app, report))
     }
 }
@@ -71,8 +76,23 @@ pub fn routes() -> Vec<Route> {
 
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
 /// ([`crate::timeline`]).
-fn sources() -> Vec<Box<dyn Source>> {
-    vec![]
+fn sources(outbox: &Arc<crate::webhooks::Outbox>) -> Vec<Box<dyn Source>> {
+    vec![Box::new(crate::webhooks::Retries {
+        outbox: Arc::clone(outbox),
+    })]
+}
+
+/// The webhook worker's view of the app.
+impl crate::webhooks::Host for App {
+    fn db(&self) -> &Db {
+        &self.db
+    }
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+    fn within<R>(&self, f: impl FnOnce() -> R) -> R {
+        App::within(self, f)
+    }
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so

@@ -146,8 +146,14 @@ areas! {
         writable: true,
         company_owned: true,
         paths: &["webhooks", "webhook-event-types"],
-        kinds: &[Kind::Webhook],
-        events: &["webhook.created", "webhook.updated", "webhook.deleted"],
+        kinds: &[Kind::Webhook, Kind::WebhookDelivery],
+        events: &[
+            "webhook.created",
+            "webhook.updated",
+            "webhook.deleted",
+            "webhook.disabled",
+            "webhook.test",
+        ],
         tables: &["webhooks"],
     },
 }

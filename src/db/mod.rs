@@ -33,6 +33,19 @@ pub struct Db {
     idle: Mutex<Vec<Connection>>,
     /// Set for `:memory:`: the throw-away file is removed when the database is dropped.
     throwaway: bool,
+    /// Run after a write transaction that asked for it ([`wake_after_commit`]) has committed.
+    after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+}
+
+thread_local! {
+    static WAKE_AFTER_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Asks, from inside a [`Db::write`] transaction, that the database's commit hook
+/// ([`Db::set_after_commit`]) run once the transaction has committed: the webhook outbox wakes its
+/// sender only when the new delivery is visible, and never for a write that rolled back.
+pub fn wake_after_commit() {
+    WAKE_AFTER_COMMIT.with(|c| c.set(true));
 }
 
 pub struct PooledConn<'a> {
@@ -96,6 +109,7 @@ impl Db {
             path,
             idle: Mutex::new(Vec::new()),
             throwaway,
+            after_commit: std::sync::OnceLock::new(),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(
@@ -180,9 +194,22 @@ impl Db {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
-        let out = f(&tx)?;
+        WAKE_AFTER_COMMIT.with(|c| c.set(false));
+        let out = f(&tx);
+        let wake = WAKE_AFTER_COMMIT.with(|c| c.replace(false));
+        let out = out?;
         tx.commit().map_err(|e| E::from(DbError::from(e)))?;
+        if wake {
+            if let Some(hook) = self.after_commit.get() {
+                hook();
+            }
+        }
         Ok(out)
+    }
+
+    /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
+    pub fn set_after_commit(&self, hook: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.after_commit.set(hook);
     }
 
     /// True when the database answers a trivial query (the health check).
