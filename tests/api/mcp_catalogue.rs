@@ -30,6 +30,10 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
     ("getQrCodeImage", "an SVG or PNG image, not JSON"),
     ("getWebhook", "list_webhooks returns the same fields"),
     (
+        "getWebhookDelivery",
+        "list_webhook_deliveries returns the same fields, attempts included",
+    ),
+    (
         "listWebhookEventTypes",
         "a fixed list, given in list_webhooks' results",
     ),
@@ -134,6 +138,7 @@ async fn definitions_are_complete() {
         "list_recent_charges",
         "list_media",
         "list_webhooks",
+        "list_webhook_deliveries",
         "prepare_ad_change",
         "prepare_promotion_activation",
         "prepare_promotion_deactivation",

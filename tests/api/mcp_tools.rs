@@ -81,6 +81,7 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
                 "ad_id" => (first_ids(app, "ads"), "ad_0000000000000000000"),
                 "promotion_id" => (first_ids(app, "promotions"), "promo_0000000000000000000"),
                 "invoice_id" => (first_ids(app, "invoices"), "inv_0000000000000000000"),
+                "webhook_id" => (first_ids(app, "webhooks"), "wh_0000000000000000000"),
                 other => panic!("no sample ids for {other}"),
             };
             for id in ids.iter().map(String::as_str).chain([missing]) {

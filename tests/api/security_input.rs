@@ -20,6 +20,7 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
     let app = TestApp::spawn_with(|l| l.rate_limit_per_second = Some(0.0)).await;
     let device = first_id(&app, "/devices?limit=1").await;
     let promotion = first_id(&app, "/promotions?limit=1").await;
+    let webhook = first_id(&app, "/webhooks?limit=1").await;
     let doc = app.get("/openapi.json").send().await.ok();
     let mut checked = 0;
     for route in app.app.router.routes() {
@@ -29,7 +30,8 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
         let path = route
             .path
             .replace("/devices/{id}", &format!("/devices/{device}"))
-            .replace("/promotions/{id}", &format!("/promotions/{promotion}"));
+            .replace("/promotions/{id}", &format!("/promotions/{promotion}"))
+            .replace("/webhooks/{id}", &format!("/webhooks/{webhook}"));
         assert!(!path.contains('{'), "{path}: no fixture id for this path");
         let Some(kind) = route.cursor else {
             // The audit log has integer ids and its own numeric cursor.

@@ -35,15 +35,6 @@ pub fn routes() -> Vec<Route> {
             READ,
             get,
         )
-        .tool(Tool::read(
-            "get_webhook_delivery",
-            "Get a webhook delivery",
-            &[
-                ("webhook_id", "The webhook (`wh_…`)."),
-                ("delivery_id", "The delivery (`whd_…`)."),
-            ],
-            "One delivery of a webhook with all its attempts.",
-        ))
         .tag("webhooks")
         .summary("One delivery with its attempts.")
         .ok("WebhookDelivery"),
