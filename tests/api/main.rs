@@ -24,6 +24,7 @@ mod schemas;
 mod security_credentials;
 mod security_input;
 mod tokens;
+mod webhook_crash;
 mod webhook_delivery;
 mod webhook_https;
 mod webhook_receiver;

@@ -14,6 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 
+/// An "answer" that keeps the request waiting instead.
+pub const HANG: u16 = 0;
+
 #[derive(Clone, Debug)]
 pub struct Received {
     pub path: String,
@@ -94,6 +97,10 @@ impl Receiver {
                                 });
                                 s.script.pop_front().unwrap_or(200)
                             };
+                            if status == HANG {
+                                // Keeps the sender waiting (the request is recorded already).
+                                tokio::time::sleep(Duration::from_secs(3600)).await;
+                            }
                             let reply = format!("{{\"status\":{status}}}");
                             Ok::<_, Infallible>(
                                 hyper::Response::builder()
@@ -124,7 +131,7 @@ impl Receiver {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
-    /// The next requests get these statuses, in order; then 200 again.
+    /// The next requests get these statuses, in order; then 200 again. [`HANG`] never answers.
     pub fn answer(&self, statuses: &[u16]) {
         self.state.lock().unwrap().script.extend(statuses);
     }
