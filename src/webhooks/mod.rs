@@ -84,6 +84,9 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
         Err(e) => tracing::warn!(error = %e, "webhook outbox: cannot release claims"),
     }
     outbox.wake();
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let recorder = tokio::spawn(record_outcomes(Arc::clone(&host), done_rx));
+    let _recorder = AbortOnDrop(recorder);
     loop {
         tokio::select! {
             _ = outbox.wake.notified() => {
@@ -93,7 +96,7 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
                         Ok(jobs) => {
                             let full = jobs.len() as i64 >= store::CLAIM_BATCH;
                             for job in jobs {
-                                spawn_attempt(&host, &outbox, job).await;
+                                spawn_attempt(&outbox, &done_tx, job).await;
                             }
                             if !full {
                                 break;
@@ -107,30 +110,62 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
                 }
             }
             job = claimed.recv() => match job {
-                Some(job) => spawn_attempt(&host, &outbox, job).await,
+                Some(job) => spawn_attempt(&outbox, &done_tx, job).await,
                 None => return,
             },
         }
     }
 }
 
-/// Sends one claimed attempt on its own task and records its outcome.
-async fn spawn_attempt<H: Host>(host: &Arc<H>, outbox: &Arc<Outbox>, job: Job) {
+type Done = (Job, send::Outcome);
+
+/// Sends one claimed attempt on its own task; its outcome goes to the recorder.
+async fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>, job: Job) {
     let Ok(permit) = Arc::clone(&outbox.in_flight).acquire_owned().await else {
         return;
     };
-    let host = Arc::clone(host);
     let client = outbox.client.clone();
+    let done = done.clone();
     tokio::spawn(async move {
         let outcome = client
             .post(&job.url, &job.headers(), job.body.clone())
             .await;
         drop(permit);
-        let recorded = host.within(|| store::record(host.db(), host.settings(), &job, &outcome));
-        if let Err(e) = recorded {
-            tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
-        }
+        let _ = done.send((job, outcome));
     });
+}
+
+/// Records outcomes as they come, all those waiting in one transaction (one commit per batch
+/// rather than per attempt under load). A batch that fails is retried one by one.
+async fn record_outcomes<H: Host>(host: Arc<H>, mut done: mpsc::UnboundedReceiver<Done>) {
+    while let Some(first) = done.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < store::CLAIM_BATCH as usize {
+            match done.try_recv() {
+                Ok(more) => batch.push(more),
+                Err(_) => break,
+            }
+        }
+        let all = host.within(|| store::record_all(host.db(), host.settings(), &batch));
+        if all.is_ok() {
+            continue;
+        }
+        for (job, outcome) in &batch {
+            let one = host.within(|| store::record(host.db(), host.settings(), job, outcome));
+            if let Err(e) = one {
+                tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
+            }
+        }
+    }
+}
+
+/// Stops the recorder with the worker.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Sends a claimed attempt from a blocking thread and waits for its outcome (a frozen clock's

@@ -84,21 +84,16 @@ pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError
     db.write(|tx| {
         let ids: Vec<String> = {
             let mut stmt = tx.prepare_cached(
-                "SELECT id, attempts FROM webhook_deliveries
+                "SELECT id FROM webhook_deliveries
                  WHERE status = 'pending' AND claimed_at IS NULL AND next_attempt_at <= ?1
+                   AND (?3 = 0 OR attempts = 0)
                  ORDER BY next_attempt_at LIMIT ?2",
             )?;
-            let rows = stmt.query_map(rusqlite::params![at, CLAIM_BATCH], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            let mut ids = Vec::new();
-            for row in rows {
-                let (id, attempts) = row?;
-                if !first_only || attempts == 0 {
-                    ids.push(id);
-                }
-            }
-            ids
+            let rows = stmt.query_map(
+                rusqlite::params![at, CLAIM_BATCH, i64::from(first_only)],
+                |r| r.get::<_, String>(0),
+            )?;
+            rows.collect::<rusqlite::Result<Vec<String>>>()?
         };
         let mut jobs = Vec::with_capacity(ids.len());
         for id in ids {
@@ -211,6 +206,20 @@ pub fn record(
     outcome: &super::send::Outcome,
 ) -> Result<(), DbError> {
     db.write(|tx| record_in(tx, settings, job, outcome))
+}
+
+/// Records many attempts in one transaction (the worker's outcomes, batched under load).
+pub fn record_all(
+    db: &Db,
+    settings: &Settings,
+    done: &[(Job, super::send::Outcome)],
+) -> Result<(), DbError> {
+    db.write(|tx| {
+        for (job, outcome) in done {
+            record_in(tx, settings, job, outcome)?;
+        }
+        Ok(())
+    })
 }
 
 fn record_in(
