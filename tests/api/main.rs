@@ -28,4 +28,5 @@ mod webhook_crash;
 mod webhook_delivery;
 mod webhook_https;
 mod webhook_receiver;
+mod webhook_retries;
 mod webhooks;
