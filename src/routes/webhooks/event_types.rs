@@ -64,8 +64,15 @@ fn example_data(event_type: &str) -> Value {
     }
     let mut data = json!({"id": id, "object": name, "company_id": "cmp_01JNQ8Z6Y0EXAMPLE0000000"});
     match event_type {
-        "tokens.purchased" | "tokens.spent" => {
-            data["amount"] = json!(if action == "spent" { -50 } else { 500 });
+        "tokens.spent" => {
+            data["kind"] = json!("spend");
+            data["amount"] = json!(-50);
+        }
+        "tokens.purchased" => {
+            data["kind"] = json!("purchase");
+            data["amount"] = json!(500);
+            data = json!({"transaction": data, "charge_id": "ch_01JNQ8Z6Y0EXAMPLE0000000",
+                "invoice_id": "inv_01JNQ8Z6Y0EXAMPLE0000000"});
         }
         "webhook.test" => {
             data = json!({"webhook_id": id, "message": "A test event sent with POST /webhooks/{id}/test."});
