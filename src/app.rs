@@ -65,7 +65,10 @@ impl App {
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
-        let timeline = Arc::new(Timeline::new(sources()));
+        let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
+        let waker = Arc::clone(&outbox);
+        app.db.set_after_commit(Box::new(move || waker.wake()));
+        let timeline = Arc::new(Timeline::new(sources(&outbox)));
         // Every start settles the stored "last reported" states to the clock without recording
         // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
         // fell due while the sandbox was stopped. A start never fires a burst of events.
@@ -75,6 +78,7 @@ impl App {
         };
         app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
+        app.extensions.insert(outbox);
         Ok((app, report))
     }
 }
@@ -88,7 +92,7 @@ pub fn routes() -> Vec<Route> {
 
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
 /// ([`crate::timeline`]).
-fn sources() -> Vec<Box<dyn Source>> {
+fn sources(outbox: &Arc<crate::webhooks::Outbox>) -> Vec<Box<dyn Source>> {
     vec![
         Box::new(crate::routes::promotions::PromotionWindows),
         Box::new(crate::routes::admin::KeyExpiry),
@@ -97,7 +101,23 @@ fn sources() -> Vec<Box<dyn Source>> {
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
         Box::new(crate::routes::simulated_scans::SimulatedScans::default()),
         Box::new(crate::routes::devices::simulator::Fleet),
+        Box::new(crate::webhooks::Retries {
+            outbox: Arc::clone(outbox),
+        }),
     ]
+}
+
+/// The webhook worker's view of the app.
+impl crate::webhooks::Host for App {
+    fn db(&self) -> &Db {
+        &self.db
+    }
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+    fn within<R>(&self, f: impl FnOnce() -> R) -> R {
+        App::within(self, f)
+    }
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so

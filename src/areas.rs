@@ -159,8 +159,14 @@ areas! {
         writable: true,
         company_owned: true,
         paths: &["webhooks", "webhook-event-types", "events"],
-        kinds: &[Kind::Webhook, Kind::Event],
-        events: &["webhook.created", "webhook.updated", "webhook.deleted"],
+        kinds: &[Kind::Webhook, Kind::WebhookDelivery, Kind::Event],
+        events: &[
+            "webhook.created",
+            "webhook.updated",
+            "webhook.deleted",
+            "webhook.disabled",
+            "webhook.test",
+        ],
         tables: &["webhooks"],
     },
 }

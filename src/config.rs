@@ -67,6 +67,18 @@ pub struct Settings {
     pub device_offline_after_secs: i64,
     /// Webhook URLs may target loopback and private ranges ([`crate::outbound`]).
     pub webhook_allow_private_targets: bool,
+    /// Seconds between a failed webhook attempt and the next, one entry per retry; after the last
+    /// retry fails, the delivery is marked failed.
+    pub webhook_retry_schedule: Vec<u64>,
+    /// A webhook whose deliveries keep failing this long (seconds since the first failure after a
+    /// success) is disabled, with a `webhook.disabled` event.
+    pub webhook_disable_after_secs: i64,
+    /// The time one delivery attempt may take: connect, TLS, request and response (milliseconds).
+    pub webhook_timeout_millis: u64,
+    /// After `rotate-secret`, how long deliveries are also signed with the previous secret.
+    pub webhook_rotation_grace_secs: i64,
+    /// PEM certificates trusted for `https` webhook targets, besides the built-in roots.
+    pub webhook_ca_file: Option<String>,
     /// Start with the clock frozen at this instant (Unix seconds); `None` follows the system clock.
     pub sandbox_clock: Option<i64>,
     /// Seed of the generator behind ids, secrets and request ids; `None` draws from the OS.
@@ -108,6 +120,11 @@ impl Default for Settings {
             pending_change_ttl_secs: 600,
             device_offline_after_secs: 300,
             webhook_allow_private_targets: true,
+            webhook_retry_schedule: vec![5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+            webhook_disable_after_secs: 5 * 86_400,
+            webhook_timeout_millis: 10_000,
+            webhook_rotation_grace_secs: 86_400,
+            webhook_ca_file: None,
             sandbox_clock: None,
             sandbox_seed: None,
             sandbox_control: true,
@@ -145,6 +162,11 @@ pub struct Layer {
     pub pending_change_ttl_secs: Option<u64>,
     pub device_offline_after_secs: Option<i64>,
     pub webhook_allow_private_targets: Option<bool>,
+    pub webhook_retry_schedule: Option<Vec<u64>>,
+    pub webhook_disable_after_secs: Option<i64>,
+    pub webhook_timeout_millis: Option<u64>,
+    pub webhook_rotation_grace_secs: Option<i64>,
+    pub webhook_ca_file: Option<String>,
     /// `Some(None)`: the system clock, set explicitly (overrides a frozen clock of a lower layer).
     pub sandbox_clock: Option<Option<i64>>,
     pub sandbox_seed: Option<u64>,
@@ -252,6 +274,11 @@ struct FileDevices {
 #[serde(deny_unknown_fields)]
 struct FileWebhooks {
     allow_private_targets: Option<bool>,
+    retry_schedule_secs: Option<Vec<u64>>,
+    disable_after_secs: Option<i64>,
+    timeout_millis: Option<u64>,
+    rotation_grace_secs: Option<i64>,
+    ca_file: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -324,6 +351,11 @@ impl Layer {
             pending_change_ttl_secs: file.mcp.pending_change_ttl_secs,
             device_offline_after_secs: file.devices.offline_after_secs,
             webhook_allow_private_targets: file.webhooks.allow_private_targets,
+            webhook_retry_schedule: file.webhooks.retry_schedule_secs,
+            webhook_disable_after_secs: file.webhooks.disable_after_secs,
+            webhook_timeout_millis: file.webhooks.timeout_millis,
+            webhook_rotation_grace_secs: file.webhooks.rotation_grace_secs,
+            webhook_ca_file: file.webhooks.ca_file,
             sandbox_clock,
             sandbox_seed: file.sandbox.seed,
             sandbox_control: file.sandbox.control,
@@ -385,6 +417,24 @@ impl Layer {
             pending_change_ttl_secs: parse(&get, "SIGNAGE_PENDING_CHANGE_TTL_SECS")?,
             device_offline_after_secs: parse(&get, "SIGNAGE_DEVICE_OFFLINE_AFTER_SECS")?,
             webhook_allow_private_targets: parse(&get, "SIGNAGE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")?,
+            webhook_retry_schedule: match get("SIGNAGE_WEBHOOKS_RETRY_SCHEDULE_SECS") {
+                Some(v) => Some(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| s.parse::<u64>())
+                        .collect::<Result<Vec<u64>, _>>()
+                        .map_err(|e| ConfigError::Invalid {
+                            name: "SIGNAGE_WEBHOOKS_RETRY_SCHEDULE_SECS".into(),
+                            message: e.to_string(),
+                        })?,
+                ),
+                None => None,
+            },
+            webhook_disable_after_secs: parse(&get, "SIGNAGE_WEBHOOKS_DISABLE_AFTER_SECS")?,
+            webhook_timeout_millis: parse(&get, "SIGNAGE_WEBHOOKS_TIMEOUT_MILLIS")?,
+            webhook_rotation_grace_secs: parse(&get, "SIGNAGE_WEBHOOKS_ROTATION_GRACE_SECS")?,
+            webhook_ca_file: get("SIGNAGE_WEBHOOKS_CA_FILE"),
             sandbox_clock: match get("SIGNAGE_CLOCK") {
                 Some(v) => Some(parse_clock(&v).map_err(|message| ConfigError::Invalid {
                     name: "SIGNAGE_CLOCK".into(),
@@ -436,6 +486,10 @@ impl Settings {
                 pending_change_ttl_secs,
                 device_offline_after_secs,
                 webhook_allow_private_targets,
+                webhook_retry_schedule,
+                webhook_disable_after_secs,
+                webhook_timeout_millis,
+                webhook_rotation_grace_secs,
                 sandbox_clock,
                 sandbox_control,
                 sandbox_simulate_fleet,
@@ -448,6 +502,9 @@ impl Settings {
             }
             if let Some(base) = &l.public_base_url {
                 s.public_base_url = Some(base.trim_end_matches('/').to_string());
+            }
+            if let Some(file) = l.webhook_ca_file.clone() {
+                s.webhook_ca_file = Some(file);
             }
             if let Some(secret) = l.jwt_secret.clone() {
                 s.jwt_secret = Some(secret);
@@ -506,6 +563,39 @@ impl Settings {
                 "sandbox.tick_millis",
                 "must be between 10 and 60000",
             ));
+        }
+        if self.webhook_retry_schedule.len() > 20
+            || self.webhook_retry_schedule.iter().any(|&s| s > 7 * 86_400)
+        {
+            return Err(invalid(
+                "webhooks.retry_schedule_secs",
+                "at most 20 retries, each at most 604800 seconds (a week) after the previous attempt",
+            ));
+        }
+        if self.webhook_disable_after_secs < 1 {
+            return Err(invalid("webhooks.disable_after_secs", "must be at least 1"));
+        }
+        if !(100..=60_000).contains(&self.webhook_timeout_millis) {
+            return Err(invalid(
+                "webhooks.timeout_millis",
+                "must be between 100 and 60000",
+            ));
+        }
+        if !(0..=30 * 86_400).contains(&self.webhook_rotation_grace_secs) {
+            return Err(invalid(
+                "webhooks.rotation_grace_secs",
+                "must be between 0 and 2592000 (30 days)",
+            ));
+        }
+        if let Some(path) = &self.webhook_ca_file {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| invalid("webhooks.ca_file", &format!("cannot read {path}: {e}")))?;
+            if !text.contains("-----BEGIN CERTIFICATE-----") {
+                return Err(invalid(
+                    "webhooks.ca_file",
+                    &format!("{path} holds no PEM certificate"),
+                ));
+            }
         }
         if self.pending_change_ttl_secs == 0 {
             return Err(invalid("pending_change_ttl_secs", "must be at least 1"));

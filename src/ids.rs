@@ -141,6 +141,7 @@ kinds! {
     ApiKey => "key", ApiKeyId, "API key";
     User => "usr", UserId, "user";
     Event => "evt", EventId, "event";
+    WebhookDelivery => "whd", WebhookDeliveryId, "webhook delivery";
     PendingChange => "chg", PendingChangeId, "pending change";
     Fault => "flt", FaultId, "fault rule";
 }

@@ -22,11 +22,12 @@
 //!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
 //! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`events`], [`audit`], [`ledger`]: small shared
-//!   pieces; [`outbound`] decides which addresses webhooks may target.
+//!   pieces; [`outbound`] decides which addresses webhooks may target; [`webhooks`] delivers
+//!   events from the outbox (worker, signing, retries on the sandbox clock).
 //!
 //! Layers, lowest first; a module uses only its own layer and those below (`tests/layers.rs`):
 //! `time`, `random`, `ids`, `areas`, `config` and the other leaf utilities -> `db`, `audit`,
-//! `events`, `ledger` -> `auth` -> `http` -> `routes`, `mcp` -> `app` -> `startup` -> `cli`.
+//! `events`, `ledger`, `timeline`, `webhooks` -> `auth` -> `http` -> `routes`, `mcp` -> `app` -> `startup` -> `cli`.
 
 pub mod app;
 pub mod areas;
@@ -50,3 +51,4 @@ pub mod telemetry;
 pub mod time;
 pub mod timeline;
 pub mod validate;
+pub mod webhooks;

@@ -71,9 +71,18 @@ impl Server {
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let ticker = (self.app.clock.mode() == crate::time::Mode::System)
             .then(|| tokio::spawn(tick(Arc::clone(&self.app))));
+        let deliveries = self
+            .app
+            .extensions
+            .get::<Arc<crate::webhooks::Outbox>>()
+            .cloned()
+            .map(|outbox| tokio::spawn(crate::webhooks::worker(Arc::clone(&self.app), outbox)));
         let served = crate::http::server::serve(self.app, self.listener, shutdown).await;
         if let Some(t) = ticker {
             t.abort();
+        }
+        if let Some(d) = deliveries {
+            d.abort();
         }
         served
     }

@@ -33,7 +33,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     // Storage and what is written with it.
-    ("data", &["db", "audit", "events", "ledger", "timeline"]),
+    (
+        "data",
+        &["db", "audit", "events", "ledger", "timeline", "webhooks"],
+    ),
     // Credentials -> principal -> decision. Returns its own errors, takes `&Db` and the verifier.
     ("auth", &["auth"]),
     // The server, the route table, the pipeline and the one error type.

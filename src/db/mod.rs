@@ -41,6 +41,19 @@ pub struct Db {
     throwaway: bool,
     /// The sandbox's snapshots of this database ([`snapshot`]).
     snapshots: snapshot::Store,
+    /// Run after a write transaction that asked for it ([`wake_after_commit`]) has committed.
+    after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+}
+
+thread_local! {
+    static WAKE_AFTER_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Asks, from inside a [`Db::write`] transaction, that the database's commit hook
+/// ([`Db::set_after_commit`]) run once the transaction has committed: the webhook outbox wakes its
+/// sender only when the new delivery is visible, and never for a write that rolled back.
+pub fn wake_after_commit() {
+    WAKE_AFTER_COMMIT.with(|c| c.set(true));
 }
 
 pub struct PooledConn<'a> {
@@ -109,6 +122,7 @@ impl Db {
             idle: Mutex::new(Vec::new()),
             throwaway,
             snapshots: snapshot::Store::default(),
+            after_commit: std::sync::OnceLock::new(),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(
@@ -180,6 +194,11 @@ impl Db {
         }
     }
 
+    /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
+    pub fn set_after_commit(&self, hook: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.after_commit.set(hook);
+    }
+
     /// Runs `f` with every [`Db::write`] on this thread rolled back instead of committed: a write
     /// request runs all its checks and computes its answer, and changes nothing (the MCP prepare
     /// tools preview a change this way). Requests run synchronously on their thread.
@@ -208,13 +227,21 @@ impl Db {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
-        let out = f(&tx)?;
+        WAKE_AFTER_COMMIT.with(|c| c.set(false));
+        let out = f(&tx);
+        let wake = WAKE_AFTER_COMMIT.with(|c| c.replace(false));
+        let out = out?;
         if DRY_RUN.get() {
-            // Dropping the transaction rolls it back: the checks ran, nothing is kept.
+            // Dropping the transaction rolls it back: the checks ran, nothing is kept (nor sent).
             drop(tx);
             return Ok(out);
         }
         tx.commit().map_err(|e| E::from(DbError::from(e)))?;
+        if wake {
+            if let Some(hook) = self.after_commit.get() {
+                hook();
+            }
+        }
         Ok(out)
     }
 
@@ -361,6 +388,8 @@ mod tests {
             path: path.clone(),
             idle: Mutex::new(Vec::new()),
             throwaway: true,
+            snapshots: snapshot::Store::default(),
+            after_commit: std::sync::OnceLock::new(),
         };
         let mut conn = db.open_connection().unwrap();
         embedded::migrations::runner()

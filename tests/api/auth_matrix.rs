@@ -118,6 +118,30 @@ pub fn expected(route: &Route, cred: Cred) -> Expect {
     Expect::Allowed
 }
 
+/// A delivery of Northwind Pharmacy's first webhook (made once: the fixtures have none), settled so
+/// that nothing sends it.
+fn sample_delivery(app: &TestApp, pharmacy: &str) -> String {
+    app.sql(|c| {
+        let hook: String = c.query_row(
+            "SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1",
+            [pharmacy],
+            |r| r.get(0),
+        )?;
+        c.execute(
+            "INSERT OR IGNORE INTO events (id, company_id, type, resource_type, resource_id, payload, created_at)
+             VALUES ('evt_matrixsample', ?1, 'webhook.test', 'webhook', ?2, '{}', 0)",
+            [pharmacy, hook.as_str()],
+        )?;
+        c.execute(
+            "INSERT OR IGNORE INTO webhook_deliveries (id, company_id, webhook_id, event_id, event_type,
+                 status, attempts, created_at, updated_at)
+             VALUES ('whd_matrixsample', ?1, ?2, 'evt_matrixsample', 'webhook.test', 'succeeded', 0, 0, 0)",
+            [pharmacy, hook.as_str()],
+        )?;
+        Ok("whd_matrixsample".to_string())
+    })
+}
+
 /// A concrete path for a route, with every parameter naming an object of Northwind Pharmacy.
 pub fn sample_path(app: &TestApp, route: &Route) -> String {
     let pharmacy = company_id("Northwind Pharmacy");
@@ -150,6 +174,7 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             ("media", _) => one("SELECT id FROM media WHERE company_id = ?1 ORDER BY id LIMIT 1"),
             ("invoices", _) => one("SELECT id FROM invoices WHERE company_id = ?1 ORDER BY id LIMIT 1"),
             ("webhooks", _) => one("SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1"),
+            ("deliveries", _) => sample_delivery(app, &pharmacy),
             ("plans", _) => app.sql(|c| c.query_row("SELECT id FROM plans ORDER BY id LIMIT 1", [], |r| r.get(0))),
             ("token-packs", _) => app.sql(|c| c.query_row("SELECT id FROM token_packs ORDER BY id LIMIT 1", [], |r| r.get(0))),
             ("api-clients", _) => key("northwind-readonly").client_id,

@@ -64,6 +64,10 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "the public short link a phone opens: it records a scan and redirects",
     ),
     (
+        "getWebhookDelivery",
+        "list_webhook_deliveries returns the same fields, attempts included",
+    ),
+    (
         "listWebhookEventTypes",
         "a fixed list, given in list_webhooks' results",
     ),
@@ -177,6 +181,7 @@ async fn definitions_are_complete() {
         "get_media",
         "get_webhook",
         "get_token_pack",
+        "list_webhook_deliveries",
         "prepare_ad_change",
         "prepare_ad_assignment",
         "prepare_ad_unassignment",

@@ -222,9 +222,24 @@ async fn samples(app: &TestApp, doc: &Value) -> Vec<(String, String, TestRespons
             Some((collection, rest)) => {
                 let ids = sample_ids(app, doc, collection).await;
                 assert!(!ids.is_empty(), "no demo {collection} to sample GET {path}");
-                ids.iter()
-                    .map(|id| with_query(&format!("{collection}/{id}{rest}"), &op))
-                    .collect()
+                let mut urls = Vec::new();
+                for id in &ids {
+                    let filled = format!("{collection}/{id}{rest}");
+                    match filled.split_once("/{") {
+                        None => urls.push(with_query(&filled, &op)),
+                        // A nested object (`/webhooks/{id}/deliveries/{delivery_id}`): the ids
+                        // its parent's list shows.
+                        Some((parent, _)) => {
+                            let page = get_200(app, &format!("{parent}?limit=100")).await.json();
+                            for row in page["data"].as_array().unwrap() {
+                                let sub = row["id"].as_str().unwrap();
+                                urls.push(with_query(&format!("{parent}/{sub}"), &op));
+                            }
+                        }
+                    }
+                }
+                assert!(!urls.is_empty(), "no demo object to sample GET {path}");
+                urls
             }
         };
         for url in urls {
@@ -285,6 +300,22 @@ async fn every_get_route_returns_what_its_schema_documents() {
         .send()
         .await
         .ok();
+    // A webhook delivery with an attempt (the fixture URL does not resolve: a failed one).
+    let hook = app.sql(|c| {
+        c.query_row(
+            "SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1",
+            [&grocers],
+            |r| r.get::<_, String>(0),
+        )
+    });
+    assert_eq!(
+        app.post(&format!("/webhooks/{hook}/test"))
+            .key("northwind-admin")
+            .send()
+            .await
+            .status,
+        200
+    );
     let doc = app.get("/openapi.json").send().await.ok();
     let mut checker = Checker::new();
     let mut checked_json = 0;

@@ -28,6 +28,7 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
             |r| r.get(0),
         )
     });
+    let webhook = first_id(&app, "/webhooks?limit=1").await;
     let doc = app.get("/openapi.json").send().await.ok();
     let mut checked = 0;
     for route in app.app.router.routes() {
@@ -38,7 +39,8 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
             .path
             .replace("/devices/{id}", &format!("/devices/{device}"))
             .replace("/promotions/{id}", &format!("/promotions/{promotion}"))
-            .replace("/qr-codes/{id}", &format!("/qr-codes/{qr_code}"));
+            .replace("/qr-codes/{id}", &format!("/qr-codes/{qr_code}"))
+            .replace("/webhooks/{id}", &format!("/webhooks/{webhook}"));
         assert!(!path.contains('{'), "{path}: no fixture id for this path");
         let Some(kind) = route.cursor else {
             // The audit log has integer ids and its own numeric cursor.

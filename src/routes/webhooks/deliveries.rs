@@ -1,0 +1,262 @@
+//! The delivery log of a webhook and its control: list and read deliveries with their attempts,
+//! retry one now, send a `webhook.test` event now. The log never shows the secret or signatures.
+//!
+//! A retry and a test send from the request (a blocking route) and answer with the delivery as
+//! recorded after the attempt. They are REST only, not MCP tools: each makes the server send a
+//! request to a URL at once, which an assistant should not trigger as a side effect of reading.
+
+use super::{load_visible, READ, WRITE};
+use crate::http::router::{Route, Tool};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{Kind, TypedId, WebhookDeliveryId, WebhookId};
+use crate::routes::crud::Time;
+use crate::webhooks::{self, store, Outbox};
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/webhooks/{id}/deliveries", "listWebhookDeliveries", READ, list)
+            .tool(Tool::read(
+                "list_webhook_deliveries",
+                "List webhook deliveries",
+                &[("webhook_id", "The webhook (`wh_…`).")],
+                "The delivery log of one webhook, newest first: each event sent (or being sent) to it, its status (pending, succeeded, failed) and every attempt with time, HTTP status, latency and the first bytes of the response.",
+            ))
+            .tag("webhooks")
+            .summary("A webhook's deliveries, newest first, each with its attempts.")
+            .paged_by(Kind::WebhookDelivery)
+            .ok("WebhookDeliveryList"),
+        Route::get(
+            "/webhooks/{id}/deliveries/{delivery_id}",
+            "getWebhookDelivery",
+            READ,
+            get,
+        )
+        .tag("webhooks")
+        .summary("One delivery with its attempts.")
+        .ok("WebhookDelivery"),
+        Route::post(
+            "/webhooks/{id}/deliveries/{delivery_id}/retry",
+            "retryWebhookDelivery",
+            WRITE,
+            retry,
+        )
+        .tag("webhooks")
+        .summary("Send a delivery again now (one attempt, whatever its status); returns it with the new attempt.")
+        .ok("WebhookDelivery")
+        .not_idempotent()
+        .blocking(),
+        Route::post("/webhooks/{id}/test", "testWebhook", WRITE, test)
+            .tag("webhooks")
+            .summary("Send a `webhook.test` event to this webhook now, whatever it subscribes to; returns the delivery.")
+            .ok("WebhookDelivery")
+            .not_idempotent()
+            .blocking(),
+    ]
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    let ts = json!({"type":"string","format":"date-time"});
+    let attempt = json!({"type":"object","additionalProperties":false,
+        "required":["n","at","http_status","latency_ms","response","error"],
+        "properties":{
+            "n":{"type":"integer","minimum":1},
+            "at":ts,
+            "http_status":{"type":["integer","null"],"description":"The receiver's status; null when no response came."},
+            "latency_ms":{"type":"integer","minimum":0},
+            "response":{"type":"string","maxLength":webhooks::send::RESPONSE_PREFIX,"description":"The first bytes of the response body."},
+            "error":{"type":["string","null"],"description":"Why no response came (refused address, connection, TLS, timeout)."}}});
+    vec![(
+        "WebhookDelivery",
+        json!({"type":"object","additionalProperties":false,
+            "required":["id","object","webhook_id","event_id","event_type","status","attempt_count",
+                "next_attempt_at","attempts","created_at","updated_at"],
+            "properties":{
+                "id":{"type":"string","pattern":"^whd_"},
+                "object":{"const":"webhook_delivery"},
+                "webhook_id":{"type":"string","pattern":"^wh_"},
+                "event_id":{"type":"string","pattern":"^evt_","description":"Also the `webhook-id` header of every attempt."},
+                "event_type":{"type":"string"},
+                "status":{"type":"string","enum":["pending","succeeded","failed"]},
+                "attempt_count":{"type":"integer","minimum":0},
+                "next_attempt_at":{"anyOf":[ts,{"type":"null"}]},
+                "attempts":{"type":"array","items":attempt},
+                "created_at":ts,"updated_at":ts}}),
+    )]
+}
+
+#[derive(Serialize)]
+struct Attempt {
+    n: i64,
+    at: String,
+    http_status: Option<i64>,
+    latency_ms: i64,
+    response: String,
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Delivery {
+    id: String,
+    object: &'static str,
+    webhook_id: String,
+    event_id: String,
+    event_type: String,
+    status: String,
+    attempt_count: i64,
+    next_attempt_at: Option<Time>,
+    attempts: Vec<Attempt>,
+    created_at: Time,
+    updated_at: Time,
+}
+
+impl crate::http::response::Listed for Delivery {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+const SELECT: &str =
+    "SELECT id, webhook_id, event_id, event_type, status, attempts, next_attempt_at,
+    created_at, updated_at FROM webhook_deliveries";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Delivery> {
+    Ok(Delivery {
+        id: r.get(0)?,
+        object: "webhook_delivery",
+        webhook_id: r.get(1)?,
+        event_id: r.get(2)?,
+        event_type: r.get(3)?,
+        status: r.get(4)?,
+        attempt_count: r.get(5)?,
+        next_attempt_at: r.get::<_, Option<i64>>(6)?.map(Time),
+        attempts: Vec::new(),
+        created_at: Time(r.get(7)?),
+        updated_at: Time(r.get(8)?),
+    })
+}
+
+fn with_attempts(conn: &Connection, mut d: Delivery) -> rusqlite::Result<Delivery> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT n, at_ms, http_status, latency_ms, response, error FROM webhook_attempts
+         WHERE delivery_id = ?1 ORDER BY n",
+    )?;
+    let rows = stmt.query_map([&d.id], |r| {
+        let at_ms: i64 = r.get(1)?;
+        Ok(Attempt {
+            n: r.get(0)?,
+            at: rfc3339_millis(at_ms),
+            http_status: r.get(2)?,
+            latency_ms: r.get(3)?,
+            response: r.get(4)?,
+            error: r.get(5)?,
+        })
+    })?;
+    d.attempts = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(d)
+}
+
+fn load(conn: &Connection, hook: &WebhookId, id: &WebhookDeliveryId) -> Result<Delivery, ApiError> {
+    let d = conn
+        .prepare_cached(&format!("{SELECT} WHERE id = ?1 AND webhook_id = ?2"))?
+        .query_row([id.as_str(), hook.as_str()], from_row)
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("webhook delivery", id.as_str()))?;
+    Ok(with_attempts(conn, d)?)
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let hook: WebhookId = ctx.path()?;
+    let page = ctx.page()?;
+    let conn = ctx.app.db.conn()?;
+    load_visible(ctx, &conn, &hook)?;
+    let rows: Vec<Delivery> = {
+        let mut stmt = conn.prepare_cached(&format!(
+            "{SELECT} WHERE webhook_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(
+            rusqlite::params![hook.as_str(), page.bound(), i64::from(page.limit) + 1],
+            from_row,
+        )?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let rows = rows
+        .into_iter()
+        .map(|d| with_attempts(&conn, d))
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Response::page(rows, &page))
+}
+
+fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let hook: WebhookId = ctx.path()?;
+    let id: WebhookDeliveryId = ctx.path_param("delivery_id")?;
+    let conn = ctx.app.db.conn()?;
+    load_visible(ctx, &conn, &hook)?;
+    Ok(Response::ok(&load(&conn, &hook, &id)?))
+}
+
+fn outbox(ctx: &Ctx<'_>) -> Result<Arc<Outbox>, ApiError> {
+    ctx.app
+        .extensions
+        .get::<Arc<Outbox>>()
+        .cloned()
+        .ok_or_else(|| ApiError::Internal("the webhook outbox is not registered".into()))
+}
+
+/// Sends a claimed job and answers with its delivery as recorded.
+fn send_and_show(ctx: &Ctx<'_>, hook: &WebhookId, job: store::Job) -> Result<Response, ApiError> {
+    let outbox = outbox(ctx)?;
+    let id = WebhookDeliveryId::parse(&job.delivery_id)
+        .ok_or_else(|| ApiError::Internal("malformed delivery id".into()))?;
+    webhooks::attempt_blocking(&outbox, &ctx.app.db, &ctx.app.settings, vec![job])?;
+    let conn = ctx.app.db.conn()?;
+    Ok(Response::ok(&load(&conn, hook, &id)?))
+}
+
+fn retry(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let hook: WebhookId = ctx.path()?;
+    let id: WebhookDeliveryId = ctx.path_param("delivery_id")?;
+    let job = ctx.app.db.write(|tx| {
+        load_visible(ctx, tx, &hook)?;
+        load(tx, &hook, &id)?;
+        store::claim(tx, id.as_str(), true)?.ok_or_else(|| ApiError::ConflictCode {
+            code: "delivery_in_flight",
+            detail:
+                "An attempt of this delivery is being sent right now; read it again in a moment."
+                    .into(),
+        })
+    })?;
+    send_and_show(ctx, &hook, job)
+}
+
+fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let hook: WebhookId = ctx.path()?;
+    let job = ctx.app.db.write(|tx| {
+        let current = load_visible(ctx, tx, &hook)?;
+        let payload = json!({
+            "webhook_id": hook.as_str(),
+            "message": "A test event sent with POST /webhooks/{id}/test.",
+            "webhook": current,
+        });
+        let delivery = crate::events::record_for_webhook(
+            tx,
+            &current.company_id,
+            hook.as_str(),
+            "webhook.test",
+            &payload,
+        )?;
+        store::load_claimed(tx, &delivery, true)?
+            .ok_or_else(|| ApiError::Internal("the test delivery vanished".into()))
+    })?;
+    send_and_show(ctx, &hook, job)
+}
+
+/// An instant with milliseconds: `2026-03-02T09:00:00.123Z`.
+fn rfc3339_millis(ms: i64) -> String {
+    let whole = crate::time::rfc3339(ms.div_euclid(1000));
+    let stem = whole.strip_suffix('Z').unwrap_or(&whole);
+    format!("{stem}.{:03}Z", ms.rem_euclid(1000))
+}

@@ -1,0 +1,53 @@
+//! `POST /webhooks/{id}/rotate-secret`: a new signing secret, shown once in the response. The
+//! previous one keeps signing, as a second `v1,` signature in `webhook-signature`, for
+//! `webhooks.rotation_grace_secs`, so a receiver can switch secrets without losing a delivery.
+
+use super::{load, load_visible, Webhook, WRITE};
+use crate::http::router::Route;
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::{TypedId, WebhookId};
+use crate::routes::crud;
+
+pub fn routes() -> Vec<Route> {
+    vec![Route::post(
+        "/webhooks/{id}/rotate-secret",
+        "rotateWebhookSecret",
+        WRITE,
+        rotate,
+    )
+    .tag("webhooks")
+    .summary("Replace the signing secret; the new `secret` is in this response only. The old one also signs for `webhooks.rotation_grace_secs`.")
+    .ok("WebhookWithSecret")
+    .not_idempotent()]
+}
+
+fn rotate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: WebhookId = ctx.path()?;
+    let secret = format!("whsec_{}", crate::random::base62(32));
+    let now = crate::time::now();
+    let grace_until = now + ctx.app.settings.webhook_rotation_grace_secs;
+    ctx.app.db.write(|tx| {
+        let current = load_visible(ctx, tx, &id)?;
+        tx.prepare_cached(
+            "UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = ?2,
+                 secret = ?3, updated_at = ?4, version = version + 1 WHERE id = ?1",
+        )?
+        .execute(rusqlite::params![id.as_str(), grace_until, secret, now])?;
+        let hook = load(tx, &id)?;
+        crud::record(
+            tx,
+            &current.company_id,
+            "webhook.updated",
+            "webhook",
+            &id,
+            &hook,
+        )?;
+        let shown = Webhook {
+            secret: Some(secret),
+            ..hook
+        };
+        Ok(Response::ok(&shown)
+            .with_etag(shown.version)
+            .with_header("cache-control", "no-store"))
+    })
+}

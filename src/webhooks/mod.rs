@@ -1,0 +1,255 @@
+//! Webhook delivery: a durable outbox in SQLite, sent by a background worker, signed per the
+//! Standard Webhooks specification, retried on the sandbox clock.
+//!
+//! - [`crate::events::record`] writes one delivery per event and subscribed, enabled webhook, in
+//!   the event's transaction, and asks the database to wake the sender once it commits.
+//! - The [`worker`] sends first attempts as soon as it is woken, on the system and on a frozen
+//!   clock alike: a test of a webhook handler expects the delivery right after the write, whatever
+//!   the clock. Many attempts run at once (up to [`MAX_IN_FLIGHT`]).
+//! - Retries are due at instants of the sandbox clock. [`Retries`] is the timeline's source for
+//!   them ([`crate::timeline`]): on the system clock the tick claims what fell due and hands it to
+//!   the worker; on a frozen clock, `POST /_sandbox/clock/advance` sends each retry at its due
+//!   instant and waits for its outcome before going on, so advancing a day walks the schedule in
+//!   order and in milliseconds.
+//! - [`store`] claims, builds the request and records attempts; [`send`] makes one attempt;
+//!   [`sign`] computes the signatures.
+//!
+//! Sending happens outside any database transaction; the attempt is recorded afterwards.
+
+pub mod send;
+pub mod sign;
+pub mod store;
+
+use crate::config::Settings;
+use crate::db::{Db, DbError};
+use crate::time::Mode;
+use crate::timeline::{Env, Report, Source};
+use std::sync::Arc;
+use store::Job;
+use tokio::sync::{mpsc, Notify, Semaphore};
+
+/// Attempts one process sends at once.
+pub const MAX_IN_FLIGHT: usize = 128;
+
+/// What the app keeps for delivery: the client, the worker's wake-up and its queue of claimed
+/// retries.
+pub struct Outbox {
+    pub client: send::Client,
+    wake: Notify,
+    claimed_tx: mpsc::UnboundedSender<Job>,
+    claimed_rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Job>>>,
+    in_flight: Arc<Semaphore>,
+}
+
+impl Outbox {
+    pub fn new(settings: &Settings) -> Outbox {
+        let (claimed_tx, claimed_rx) = mpsc::unbounded_channel();
+        Outbox {
+            client: send::Client::new(settings),
+            wake: Notify::new(),
+            claimed_tx,
+            claimed_rx: std::sync::Mutex::new(Some(claimed_rx)),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        }
+    }
+
+    /// Wakes the worker (a new delivery has committed).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+/// What the worker needs of the app (which sits above this layer): its database, settings and
+/// clock.
+pub trait Host: Send + Sync + 'static {
+    fn db(&self) -> &Db;
+    fn settings(&self) -> &Settings;
+    /// Runs `f` with the app's clock (and seeded generator) installed.
+    fn within<R>(&self, f: impl FnOnce() -> R) -> R;
+}
+
+/// The delivery worker: releases the claims a killed process left, then sends first attempts
+/// when woken and the retries the timeline hands over, each on its own task. Runs until aborted.
+pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
+    let Some(mut claimed) = outbox.claimed_rx.lock().ok().and_then(|mut rx| rx.take()) else {
+        tracing::warn!("webhook worker started twice; the second one stops");
+        return;
+    };
+    match host.within(|| store::release_claims(host.db())) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            deliveries = n,
+            "webhook attempts interrupted by a stop are sent again"
+        ),
+        Err(e) => tracing::warn!(error = %e, "webhook outbox: cannot release claims"),
+    }
+    outbox.wake();
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let recorder = tokio::spawn(record_outcomes(Arc::clone(&host), done_rx));
+    let _recorder = AbortOnDrop(recorder);
+    loop {
+        tokio::select! {
+            _ = outbox.wake.notified() => {
+                loop {
+                    let jobs = host.within(|| store::claim_due(host.db(), crate::time::now(), true));
+                    match jobs {
+                        Ok(jobs) => {
+                            let full = jobs.len() as i64 >= store::CLAIM_BATCH;
+                            for job in jobs {
+                                spawn_attempt(&outbox, &done_tx, job).await;
+                            }
+                            if !full {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "webhook outbox: claim failed");
+                            break;
+                        }
+                    }
+                }
+            }
+            job = claimed.recv() => match job {
+                Some(job) => spawn_attempt(&outbox, &done_tx, job).await,
+                None => return,
+            },
+        }
+    }
+}
+
+type Done = (Job, send::Outcome);
+
+/// Sends one claimed attempt on its own task; its outcome goes to the recorder.
+async fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>, job: Job) {
+    let Ok(permit) = Arc::clone(&outbox.in_flight).acquire_owned().await else {
+        return;
+    };
+    let client = outbox.client.clone();
+    let done = done.clone();
+    tokio::spawn(async move {
+        let outcome = client
+            .post(&job.url, &job.headers(), job.body.clone())
+            .await;
+        drop(permit);
+        let _ = done.send((job, outcome));
+    });
+}
+
+/// Records outcomes as they come, all those waiting in one transaction (one commit per batch
+/// rather than per attempt under load). A batch that fails is retried one by one.
+async fn record_outcomes<H: Host>(host: Arc<H>, mut done: mpsc::UnboundedReceiver<Done>) {
+    while let Some(first) = done.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < store::CLAIM_BATCH as usize {
+            match done.try_recv() {
+                Ok(more) => batch.push(more),
+                Err(_) => break,
+            }
+        }
+        let all = host.within(|| store::record_all(host.db(), host.settings(), &batch));
+        if all.is_ok() {
+            continue;
+        }
+        for (job, outcome) in &batch {
+            let one = host.within(|| store::record(host.db(), host.settings(), job, outcome));
+            if let Err(e) = one {
+                tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
+            }
+        }
+    }
+}
+
+/// Stops the recorder with the worker.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Sends a claimed attempt from a blocking thread and waits for its outcome (a frozen clock's
+/// retries, a retry or test asked for by hand), then records it. The caller has the app's clock
+/// installed. Returns the outcome.
+pub fn attempt_blocking(
+    outbox: &Outbox,
+    db: &Db,
+    settings: &Settings,
+    jobs: Vec<Job>,
+) -> Result<Vec<send::Outcome>, DbError> {
+    let outcomes = send_all_blocking(outbox, &jobs);
+    for (job, outcome) in jobs.iter().zip(&outcomes) {
+        store::record(db, settings, job, outcome)?;
+    }
+    Ok(outcomes)
+}
+
+/// Sends the jobs concurrently on the runtime and waits on this (blocking) thread for all.
+fn send_all_blocking(outbox: &Outbox, jobs: &[Job]) -> Vec<send::Outcome> {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return jobs
+            .iter()
+            .map(|_| failed("no async runtime to send from"))
+            .collect();
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    for (i, job) in jobs.iter().enumerate() {
+        let tx = tx.clone();
+        let job = job.clone();
+        let client = outbox.client.clone();
+        handle.spawn(async move {
+            let outcome = client
+                .post(&job.url, &job.headers(), job.body.clone())
+                .await;
+            let _ = tx.send((i, outcome));
+        });
+    }
+    drop(tx);
+    let mut outcomes: Vec<Option<send::Outcome>> = vec![None; jobs.len()];
+    while let Ok((i, outcome)) = rx.recv() {
+        outcomes[i] = Some(outcome);
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| failed("the attempt's task stopped")))
+        .collect()
+}
+
+fn failed(why: &str) -> send::Outcome {
+    send::Outcome {
+        status: None,
+        latency_ms: 0,
+        response: String::new(),
+        error: Some(why.to_string()),
+    }
+}
+
+/// Retries (and any first attempt the worker has not taken yet) on the sandbox clock.
+pub struct Retries {
+    pub outbox: Arc<Outbox>,
+}
+
+impl Source for Retries {
+    fn name(&self) -> &'static str {
+        "webhook_deliveries"
+    }
+
+    fn next_due(&self, env: &Env<'_>, until: i64) -> Result<Option<i64>, DbError> {
+        Ok(store::next_due(env.db)?.filter(|&at| at <= until))
+    }
+
+    fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
+        let jobs = store::claim_due(env.db, at, false)?;
+        report.count("webhook.attempt", jobs.len() as u64);
+        let frozen = crate::time::current().is_some_and(|c| c.mode() == Mode::Frozen);
+        if frozen {
+            attempt_blocking(&self.outbox, env.db, env.settings, jobs)?;
+        } else {
+            for job in jobs {
+                // The worker stops only with the server; a job it never gets is released at start-up.
+                let _ = self.outbox.claimed_tx.send(job);
+            }
+        }
+        Ok(())
+    }
+}
