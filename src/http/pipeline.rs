@@ -143,9 +143,8 @@ fn run_on_clock(
         faults::begin_outer();
         Via::Rest
     };
-    let mut resp = crate::events::recorded_as(origin, || {
-        run(app, req, route, params, &mut principal, via)
-    });
+    let mut resp =
+        crate::events::recorded_as(origin, || run(app, req, route, params, &mut principal, via));
     if via == Via::Rest {
         faults::finish_outer(&mut resp);
     }

@@ -19,6 +19,7 @@ const READ: Action = Action::Use(Area::Webhooks, Level::Read);
 
 pub fn routes() -> Vec<Route> {
     vec![Route::get("/events", "listEvents", READ, list)
+         .describe("The domain events of the visible companies, newest first by cursor: the same events webhooks deliver, each with the object it concerns, the key or user that caused it (`actor`) and through which door (`via`: rest, mcp, sandbox). Filters `company_id` and `type`. Needs `webhooks:read`.")
         .tool(Tool::read(
             "list_events",
             "List recent events",
@@ -54,7 +55,7 @@ struct Event {
     resource_id: String,
     data: Value,
     actor: Option<String>,
-    via: Option<String>,
+    via: String,
     created_at: Time,
 }
 
@@ -80,7 +81,9 @@ impl Event {
             // Written by the service as JSON; a damaged row shows as null rather than failing the page.
             data: serde_json::from_str(&payload).unwrap_or(Value::Null),
             actor: r.get("actor")?,
-            via: r.get("via")?,
+            via: r
+                .get::<Option<String>>("via")?
+                .unwrap_or_else(|| "unknown".into()),
             created_at: Time(r.get("created_at")?),
         })
     }
@@ -118,7 +121,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "company_id":{"type":"string"},"resource_type":{"type":"string"},"resource_id":{"type":"string"},
             "data":{"description":"The object as the event recorded it."},
             "actor":{"type":["string","null"],"description":"The key or user id that caused it (`key_…`, `usr_…`); null for the sandbox itself and for events older than this field."},
-            "via":{"type":["string","null"],"enum":["rest","mcp","sandbox",null],"description":"`rest`, `mcp`, or `sandbox` (the clock's transitions, the simulated fleet)."},
+            "via":{"type":"string","enum":["rest","mcp","sandbox","unknown"],"description":"`rest`, `mcp`, `sandbox` (the clock's transitions, the simulated fleet), or `unknown` for events recorded before this field existed."},
             "created_at":{"type":"string","format":"date-time"}}}),
     )]
 }

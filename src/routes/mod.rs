@@ -28,8 +28,8 @@ pub mod plans;
 pub mod promotions;
 pub mod sandbox;
 pub mod scan;
-pub mod simulated_scans;
 pub mod search;
+pub mod simulated_scans;
 pub mod tokens;
 pub mod webhooks;
 

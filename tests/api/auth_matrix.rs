@@ -170,6 +170,7 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             ("devices", "{device_id}") => assigned_device.clone(),
             ("devices", _) => assigned_device.clone(),
             ("promotions", _) => one("SELECT id FROM promotions WHERE company_id = ?1 ORDER BY id LIMIT 1"),
+            ("q", _) => one("SELECT q.code FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id = ?1 ORDER BY 1 LIMIT 1"),
             ("qr-codes", _) => one("SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id = ?1 ORDER BY 1 LIMIT 1"),
             ("media", _) => one("SELECT id FROM media WHERE company_id = ?1 ORDER BY id LIMIT 1"),
             ("invoices", _) => one("SELECT id FROM invoices WHERE company_id = ?1 ORDER BY id LIMIT 1"),

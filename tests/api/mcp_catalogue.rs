@@ -182,6 +182,7 @@ async fn definitions_are_complete() {
         "get_webhook",
         "get_token_pack",
         "list_webhook_deliveries",
+        "list_events",
         "prepare_ad_change",
         "prepare_ad_assignment",
         "prepare_ad_unassignment",

@@ -72,15 +72,18 @@ pub fn routes() -> Vec<Route> {
                 r#"{"type":"integer","minimum":1,"maximum":3600}"#,
                 "Seconds each ad is shown, instead of its own duration (demos and tests).",
             )])
-            .produces("text/html"),
+            .produces("text/html")
+            .hidden(),
     ]
 }
 
 fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'static str) -> Route {
+    // Pages for people, not API operations: listed in the README, left out of the OpenAPI document.
     Route::get(path, op, Action::Public, asset)
         .tag("console")
         .summary(summary)
         .produces(media)
+        .hidden()
 }
 
 fn with_policy(resp: Response) -> Response {

@@ -24,6 +24,7 @@ pub(super) fn route() -> Route {
         Action::Use(Area::Devices, Level::Read),
         fleet_health,
     )
+    .describe("One answer to 'how is my fleet?': per visible company (or the one in `company_id`), how many screens are online, offline and never seen, and the offline screens with their last heartbeat age and last playback error, longest down first (at most 50 per company). Needs `devices:read`.")
     .tool(Tool::read(
         "get_fleet_health",
         "Get fleet health",

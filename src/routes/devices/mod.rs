@@ -12,8 +12,8 @@ mod device;
 mod diagnostics;
 mod health;
 mod heartbeat;
-mod presence;
 mod playbacks;
+mod presence;
 mod report;
 pub mod simulator;
 
@@ -24,8 +24,8 @@ use crate::validate::{id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
-pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
 use playbacks::{MAX_PLAY_SECS, SOURCES};
+pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
 use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);
@@ -158,6 +158,7 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             playbacks::create,
         )
+        .describe("Record one play a real player made (proof-of-play): the ad (assigned to this device, same company), when it started (not after the sandbox clock) and for how long. Needs `devices:write`. Emits `device.playback_recorded`. Errors: 404 for a device or ad the key cannot see, 409 `ad_not_assigned`, 422 for bad times.")
         .tag("devices")
         .summary("Record a play reported by the device's player: an ad assigned to it, when it started (not after now), how long it played.")
         .body("PlaybackCreate")
@@ -168,6 +169,7 @@ pub fn routes() -> Vec<Route> {
             READ,
             playbacks::list,
         )
+        .describe("The proof-of-play rows of one device, newest first by cursor: plays reported by a player (`source: player`, one play each) and hourly rows of the simulated fleet (`source: simulator`, `plays` in that hour). Filters `ad_id`, `from`/`to` (on `started_at`), `source`. Needs `devices:read`.")
         .tool(Tool::read(
             "list_device_playbacks",
             "List plays of a device",
@@ -190,6 +192,7 @@ pub fn routes() -> Vec<Route> {
             READ,
             report::proof_of_play,
         )
+        .describe("Plays and seconds played per ad and per device over `[from, to)` (default: the 7 days before now; at most 366 days), for one company or every visible one, whether a player reported them or the simulated fleet played them. Needs `devices:read`.")
         .tool(Tool::read(
             "get_proof_of_play_report",
             "Proof-of-play report",
@@ -210,6 +213,12 @@ pub fn routes() -> Vec<Route> {
 const DATE_TIME: &str = r#"{"type":"string","format":"date-time"}"#;
 
 const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
+
+/// `schema` with a `description`.
+fn described(mut schema: Value, text: &str) -> Value {
+    schema["description"] = Value::from(text);
+    schema
+}
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_str = json!({"type":["string","null"]});
@@ -276,7 +285,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "PlaybackCreate",
             json!({"type":"object","additionalProperties":false,
                 "required":["ad_id","started_at","duration_seconds"],
-                "properties":{"ad_id":{"allOf":[id_schema(Kind::Ad)],"description":"An ad assigned to this device."},
+                "properties":{"ad_id":described(id_schema(Kind::Ad), "An ad assigned to this device."),
                     "started_at":{"type":"string","format":"date-time","description":"When the play started; not after the sandbox clock's now."},
                     "duration_seconds":{"type":"integer","minimum":1,"maximum":MAX_PLAY_SECS}}}),
         ),

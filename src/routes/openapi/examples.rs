@@ -30,7 +30,7 @@ const HAND: &[(&str, &str)] = &[
     ("code", r#""decoder_stall""#),
     ("app_version", r#""4.2.1""#),
     ("current_ad_id", "null"),
-    ("ad_id", "null"),
+    ("ad_id", r#""ad_0m5d4ruqi18cjcj48y9u""#),
     ("device_id", r#""dev_0m5d4rurmze0pyeznyp2""#),
     ("expires_at", "null"),
     ("companyScope", "null"),
@@ -75,6 +75,40 @@ const HAND: &[(&str, &str)] = &[
     ("AuditEntry.count", "1"),
     ("AuditEntry.id", r#""1""#),
     ("audit-log.cursor", r#""1""#),
+    // Objects a fresh sandbox has none of yet (plays, deliveries, fault rules, snapshots).
+    ("Playback.ad_id", r#""ad_0m5d4ruqi18cjcj48y9u""#),
+    ("ProofOfPlayReport.ad_id", r#""ad_0m5d4ruqi18cjcj48y9u""#),
+    ("QrCodeCreate.term", r#""spring""#),
+    ("devices", "2"),
+    ("ads", "3"),
+    ("n", "1"),
+    ("at", r#""2026-03-02T09:00:05.120Z""#),
+    ("http_status", "200"),
+    ("latency_ms", "42"),
+    ("response", r#""ok""#),
+    ("error", "null"),
+    ("operation_id", r#""listDevices""#),
+    ("path", r#""/devices/*""#),
+    ("times", "3"),
+    ("probability", "0.5"),
+    ("remaining", "2"),
+    ("fired", "1"),
+    ("taken_at", r#""2026-03-02T09:00:00Z""#),
+    ("bytes", "421888"),
+    ("profile_since", r#""2026-03-02T09:00:00Z""#),
+    ("next_transition_at", r#""2026-03-02T21:00:00Z""#),
+    ("q", r#""entrance""#),
+    (
+        "devices/{id}/playbacks.cursor",
+        r#""pb_0mm8k2a1b00000000000""#,
+    ),
+    (
+        "webhooks/{id}/deliveries.cursor",
+        r#""whd_0mm8k2a1b00000000000""#,
+    ),
+    ("faults.id", r#""flt_0mm8k2a1b00000000000""#),
+    ("snapshots.name", r#""clean""#),
+    ("q.code", r#""WTkzNhfZoa""#),
 ];
 
 fn hand(key: &str) -> Option<Value> {
@@ -287,6 +321,15 @@ fn body_example(schema: &Value, schemas: &Map<String, Value>) -> Value {
             if let Some(first) = items["enum"].get(0).or_else(|| items.get("example")) {
                 out.insert(name.clone(), json!([first]));
             }
+        } else if prop.get("properties").is_some() {
+            // A nested object (a fault rule's `match`): its own members' examples.
+            out.insert(name.clone(), body_example(prop, schemas));
+        } else if let Some(first) = prop["oneOf"].get(0).or_else(|| prop["anyOf"].get(0)) {
+            // One of several shapes (a fault rule's `action`): the first.
+            let first = component(first, schemas).map_or(first, |(_, s)| s);
+            if first.get("properties").is_some() {
+                out.insert(name.clone(), body_example(first, schemas));
+            }
         }
     }
     Value::Object(out)
@@ -464,12 +507,14 @@ fn parameter_examples(
                     .position(|s| *s == format!("{{{name}}}"))
                     .filter(|i| *i > 0)
                     .map_or("", |i| segments[i - 1]);
-                find(at).or_else(|| {
-                    params
-                        .iter()
-                        .find(|(a, n, _)| a == at && n == "id")
-                        .map(|(_, _, v)| v.clone())
-                })
+                find(at)
+                    .or_else(|| {
+                        params
+                            .iter()
+                            .find(|(a, n, _)| a == at && n == "id")
+                            .map(|(_, _, v)| v.clone())
+                    })
+                    .or_else(|| hand(&format!("{at}.{name}")))
             }
             Some("query") if name == "cursor" => find(template)
                 .or_else(|| hand(&format!("{}.cursor", template.trim_start_matches('/')))),

@@ -86,6 +86,13 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("clock_backwards", "409: the clock cannot move back; `to` is before its current instant."),
     c("secret_not_replayable", "409: see the `secret-not-replayable` problem type."),
     c("account_admin_required", "403: see the `account-admin-required` problem type."),
+    c("ad_not_assigned", "409: a reported play names an ad that is not assigned to the device."),
+    c("qr_code_limit", "409: the promotion already has the most QR codes it may hold (100)."),
+    c("delivery_in_flight", "409: an attempt of this webhook delivery is being sent right now; retry when it is recorded."),
+    c("fault_limit", "409: the sandbox holds the most fault rules it may (100); delete some first."),
+    c("snapshot_exists", "409: a snapshot with this name exists; delete it first or choose another name."),
+    c("snapshot_limit", "409: the sandbox holds the most snapshots it may (20); delete some first."),
+    c("injected_fault", "Any status: the sandbox operator injected this answer (a fault rule, or `Prefer: code=`); `Signage-Fault` names the rule."),
 ];
 
 /// Every value of `code`, each with its description.

@@ -173,23 +173,29 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             create_qr_code,
         )
+        .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
         .body("QrCodeCreate")
         .created("QrCode"),
         Route::get("/qr-codes/{id}", "getQrCode", READ, get_qr_code)
+        .describe("One QR code: its short link, target and redirect URLs, label, scan count and last scan, and an inline SVG. Needs `promotions:read`. The `ETag` serves `If-Match` on delete.")
+            .etag()
             .tag("promotions")
             .summary("Get one QR code: short URL, target, UTM parameters, scan count and images.")
             .ok("QrCode"),
         Route::delete("/qr-codes/{id}", "deleteQrCode", WRITE, delete_qr_code)
+        .describe("Delete a QR code; its short link answers 404 from then on and its scans go with it. Needs `promotions:write`; honours `If-Match`. Emits `qr_code.deleted`.")
             .tag("promotions")
             .summary("Delete a QR code and its scans; its short URL answers 404 from then on. Honours If-Match."),
         Route::get("/qr-codes/{id}/scans", "listQrCodeScans", READ, list_scans)
+        .describe("The scans of one QR code, newest first by cursor: when (sandbox clock) and the user-agent class (ios, android, desktop, bot, other). No IP address is stored. Needs `promotions:read`.")
             .tag("promotions")
             .summary("List a QR code's scans, newest first: when (sandbox clock) and the user-agent class. No address is stored.")
             .paged_by(Kind::QrScan)
             .ok("QrScanList"),
         Route::get("/promotions/{id}/report", "getPromotionReport", READ, report)
+        .describe("A promotion's scan report: total scans, scans per UTC day over the last 90 days, per user-agent class and per code. Needs `promotions:read`.")
             .tool(Tool::read(
                 "get_promotion_report",
                 "Get promotion report",

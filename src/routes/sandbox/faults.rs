@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 pub fn routes() -> Vec<Route> {
     vec![
         Route::post("/_sandbox/faults", "createSandboxFault", Action::Sandbox, create)
+        .describe("Inject a fault (the sandbox operator's, scope `sandbox`): requests that match (operation, method, path pattern, key, REST or MCP) are answered with an error status, delayed, or have their connection dropped, a number of `times` or with a seeded `probability`. Injected answers carry `Signage-Fault`. 409 `fault_limit` past 100 rules.")
             .tag("sandbox")
             .summary("Inject a fault: answer matching requests with an error status, a delay, or a dropped connection.")
             .body("SandboxFaultNew")
@@ -21,14 +22,17 @@ pub fn routes() -> Vec<Route> {
             .may_return(&[409])
             .not_idempotent(),
         Route::get("/_sandbox/faults", "listSandboxFaults", Action::Sandbox, list)
+        .describe("The fault rules in the order they are tried, each with how often it fired and how often it still may. The sandbox operator's (scope `sandbox`).")
             .tag("sandbox")
             .summary("The fault rules, in the order they are tried, with how often each has fired.")
             .ok("SandboxFaultRules"),
         Route::delete("/_sandbox/faults", "clearSandboxFaults", Action::Sandbox, clear)
+        .describe("Delete every fault rule. The sandbox operator's (scope `sandbox`).")
             .tag("sandbox")
             .summary("Delete every fault rule.")
             .returns(204, None),
         Route::delete("/_sandbox/faults/{id}", "deleteSandboxFault", Action::Sandbox, delete)
+        .describe("Delete one fault rule. The sandbox operator's (scope `sandbox`).")
             .tag("sandbox")
             .summary("Delete one fault rule.")
             .returns(204, None),
@@ -188,7 +192,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         "description":"Which requests the rule applies to; every criterion given must hold, none given matches every faultable request.",
         "properties":{
             "operation_id":{"type":["string","null"],"description":"An operationId from /openapi.json (not a public or /_sandbox/ one)."},
-            "method":{"type":["string","null"],"enum":["GET","POST","PUT","PATCH","DELETE",null]},
+            "method":{"anyOf":[{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},{"type":"null"}]},
             "path":{"type":["string","null"],"maxLength":200,"description":"A path pattern: `*` matches one segment, a final `**` any rest (`/devices/*`)."},
             "key_id":{"type":["string","null"],"pattern":Kind::ApiKey.pattern(),"description":"Only requests made with this API key (directly or through MCP)."},
             "via":{"type":"string","enum":["rest","mcp","any"],"default":"any","description":"`mcp`: the internal REST request of an MCP tool call (an `isError` result)."}}});

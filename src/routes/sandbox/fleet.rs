@@ -22,6 +22,7 @@ pub fn routes() -> Vec<Route> {
         Action::Sandbox,
         simulate,
     )
+         .describe("Script a screen of the simulated fleet: give it a behaviour profile (steady, flaky, offline, failing_playback) from now on, or make it report a one-off playback error. The sandbox operator's (scope `sandbox`); audited.")
     .tag("sandbox")
     .summary("Script a screen of the simulated fleet: give it a behaviour profile, or make it report a playback error now.")
     .body("SandboxDeviceSimulate")

@@ -23,8 +23,8 @@ pub fn routes() -> Vec<Route> {
     ]
     .into_iter()
     .flatten()
-        .map(Route::audited)
-        .collect()
+    .map(Route::audited)
+    .collect()
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {

@@ -19,6 +19,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             create,
         )
+        .describe("Save the whole state of the sandbox under a name (SQLite's online backup API, into memory): every account, key, device, event and pending change. The sandbox operator's (scope `sandbox`). 409 `snapshot_exists` or `snapshot_limit` (20).")
         .tag("sandbox")
         .summary(
             "Save the whole state of the sandbox under a name (SQLite's online backup, in memory).",
@@ -34,6 +35,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             list,
         )
+        .describe("The saved snapshots by name, with when they were taken (sandbox clock) and their size. The sandbox operator's (scope `sandbox`).")
         .tag("sandbox")
         .summary("The saved snapshots, by name.")
         .ok("SandboxSnapshotSet"),
@@ -43,6 +45,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             restore,
         )
+        .describe("Put the whole state back as the snapshot saved it, in milliseconds (restore one before each test). The clock keeps its time (it never moves back); what falls due since runs on the next advance. The sandbox operator's (scope `sandbox`).")
         .tag("sandbox")
         .summary("Put the whole state back as a snapshot saved it; the clock keeps its time.")
         .ok("SandboxSnapshotRestored")
@@ -54,6 +57,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             delete,
         )
+        .describe("Forget a snapshot. The sandbox operator's (scope `sandbox`).")
         .tag("sandbox")
         .summary("Forget a snapshot.")
         .returns(204, None),

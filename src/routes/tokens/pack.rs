@@ -14,6 +14,7 @@ pub(super) fn route() -> Route {
         Action::Use(Area::Tokens, Level::Read),
         get_pack,
     )
+    .describe("One token pack of the catalogue: tokens, price and currency. Any credential may read the catalogue.")
     .tool(Tool::read(
         "get_token_pack",
         "Get token pack",

@@ -18,6 +18,7 @@ pub(super) fn route() -> Route {
         Action::Use(Area::Tokens, Level::Read),
         summary,
     )
+    .describe("A company's token ledger over `[from, to)` (default: the current UTC calendar month): opening and closing balance, tokens added and spent, and totals per kind. Needs `tokens:read`.")
     .tool(Tool::read(
         "get_token_summary",
         "Get token spend summary",

@@ -19,6 +19,7 @@ use std::sync::Arc;
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/webhooks/{id}/deliveries", "listWebhookDeliveries", READ, list)
+        .describe("A webhook's deliveries, newest first by cursor, each with its status (pending, succeeded, failed), next attempt and every attempt (time, HTTP status, latency, the first bytes of the answer or the error). Never the secret or a signature. Needs `webhooks:read`.")
             .tool(Tool::read(
                 "list_webhook_deliveries",
                 "List webhook deliveries",
@@ -35,6 +36,7 @@ pub fn routes() -> Vec<Route> {
             READ,
             get,
         )
+        .describe("One delivery of a webhook with all its attempts. Needs `webhooks:read`.")
         .tag("webhooks")
         .summary("One delivery with its attempts.")
         .ok("WebhookDelivery"),
@@ -44,12 +46,14 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             retry,
         )
+        .describe("Send a delivery again now (one attempt, whatever its status) and answer with the delivery after it. Needs `webhooks:write`. 409 `delivery_in_flight` while an attempt is on the wire.")
         .tag("webhooks")
         .summary("Send a delivery again now (one attempt, whatever its status); returns it with the new attempt.")
         .ok("WebhookDelivery")
         .not_idempotent()
         .blocking(),
         Route::post("/webhooks/{id}/test", "testWebhook", WRITE, test)
+        .describe("Send a `webhook.test` event to this webhook now, whatever types it subscribes to (even when disabled), and answer with the delivery after the attempt. Needs `webhooks:write`.")
             .tag("webhooks")
             .summary("Send a `webhook.test` event to this webhook now, whatever it subscribes to; returns the delivery.")
             .ok("WebhookDelivery")
