@@ -92,7 +92,8 @@ impl Server {
 /// run is logged and retried on the next tick.
 async fn tick(app: Arc<App>) {
     let period = std::time::Duration::from_millis(app.settings.sandbox_tick_millis);
-    let mut interval = tokio::time::interval(period);
+    // The first tick one period after start: start-up has settled the states already.
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;

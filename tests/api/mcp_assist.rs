@@ -71,6 +71,13 @@ fn grocers_promotion(app: &TestApp) -> (String, i64) {
 }
 
 /// Advice any assistant must never see: actions no tool offers.
+/// These tests edit rows behind the service's back and compare the database before and after a
+/// refused preview: the system clock's tick (which moves promotion windows along) must not run in
+/// between, so it is slowed to once a minute.
+async fn quiet() -> TestApp {
+    TestApp::spawn_with(|l| l.sandbox_tick_millis = Some(60_000)).await
+}
+
 fn assert_no_rest_advice(text: &str) {
     for sentence in signage::mcp::advice::rest_sentences() {
         assert!(!text.contains(sentence), "REST advice reached MCP: {text}");
@@ -79,7 +86,7 @@ fn assert_no_rest_advice(text: &str) {
 
 #[tokio::test]
 async fn a_preview_of_an_expired_promotion_is_refused_with_advice() {
-    let app = TestApp::spawn().await;
+    let app = quiet().await;
     let (promo, _) = grocers_promotion(&app);
     let now = signage::time::now();
     exec(
@@ -134,7 +141,7 @@ async fn a_preview_of_an_expired_promotion_is_refused_with_advice() {
 
 #[tokio::test]
 async fn a_preview_the_balance_cannot_pay_is_refused() {
-    let app = TestApp::spawn().await;
+    let app = quiet().await;
     let (promo, _) = grocers_promotion(&app);
     let grocers = company_id("Northwind Grocers");
     exec(
@@ -186,7 +193,7 @@ async fn a_preview_the_balance_cannot_pay_is_refused() {
 /// A key that cannot make the fix itself is told that the user must do it elsewhere.
 #[tokio::test]
 async fn advice_without_a_tool_sends_the_user_elsewhere() {
-    let app = TestApp::spawn().await;
+    let app = quiet().await;
     let (promo, _) = grocers_promotion(&app);
     let now = signage::time::now();
     exec(
@@ -247,7 +254,7 @@ async fn advice_without_a_tool_sends_the_user_elsewhere() {
 
 #[tokio::test]
 async fn list_promotions_takes_a_boolean_active() {
-    let app = TestApp::spawn().await;
+    let app = quiet().await;
     for flag in [true, false] {
         let mcp = call_ok(
             &app,
@@ -340,7 +347,7 @@ async fn lifetimes_are_stated_exactly() {
 /// than the argument's name ("The company." did not).
 #[tokio::test]
 async fn every_argument_is_described_usefully() {
-    let app = TestApp::spawn().await;
+    let app = quiet().await;
     let tools = rpc(&app, "northwind-admin", "tools/list", json!({})).await;
     let mut weak = Vec::new();
     for tool in tools["tools"].as_array().unwrap() {

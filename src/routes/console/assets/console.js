@@ -550,7 +550,7 @@ async function sandbox() {
       snapBox.replaceChildren(el("h2", { text: "Snapshots" }),
         el("div", { class: "row" }, name,
           el("button", { attrs: { type: "button" }, text: "Save snapshot", on: { click: () => act(() => api("POST", "/_sandbox/snapshots", { name: name.value }), "Snapshot saved.") } })),
-        el("ul", {}, ...snaps.data.map((s) => el("li", {}, `${s.name} (${when(s.created_at)}) `,
+        el("ul", {}, ...snaps.data.map((s) => el("li", {}, `${s.name} (${when(s.taken_at || s.created_at)}) `,
           el("button", { attrs: { type: "button" }, text: "Restore", on: { click: () => act(() => api("POST", `/_sandbox/snapshots/${s.name}/restore`, {}), `Snapshot ${s.name} restored.`) } })))));
     } catch (e) {
       snapBox.replaceChildren(el("h2", { text: "Snapshots" }), problemBox(e));
