@@ -114,6 +114,17 @@ def main():
     print(f"{passed} passed, {failed} failed")
 
 
+def wait_until(page, expression, seconds):
+    """Polls `expression` in the page (page.wait_for_function evaluates a string, which the page's
+    CSP refuses; page.evaluate goes through the DevTools protocol)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if page.evaluate(expression):
+            return True
+        time.sleep(0.25)
+    return False
+
+
 def axe_check(page, view):
     # Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not apply.
     page.evaluate(AXE)
@@ -233,6 +244,15 @@ def run(base, results):
               page.eval_on_selector_all("svg.chart path.line", "els => els.length") == 1)
         errors.clear()
 
+        # The events feed shows what just happened, by whom and through which door.
+        page.goto(f"{base}/console#/events")
+        page.wait_for_selector("#view ol li")
+        feed = page.inner_text("#view ol")
+        check("events feed lists the activation made through the console, via REST",
+              "promotion.activated" in feed and "rest" in feed, feed[:300])
+        settle("events")
+        axe_check(page, "events")
+
         # HTML in a name is inert.
         target = devices[0]
         evil = '<img src=x onerror="window.__pwned=1">Lobby'
@@ -253,11 +273,13 @@ def run(base, results):
         active = [a for a in ads if a["status"] == "active"]
         resp = page.goto(f"{base}/player/{online['id']}?slot=1")
         check("player is served with the same CSP", "script-src 'self'" in resp.headers.get("content-security-policy", ""))
-        page.wait_for_function("Number(document.body.dataset.heartbeats || 0) >= 1", timeout=15000)
+        check("the player starts and heartbeats", wait_until(page, "Number(document.body.dataset.heartbeats || 0) >= 1", 15),
+              page.inner_text("body")[:300])
         dev = writer.call("GET", f"/devices/{online['id']}")[1]
         check("the player sent a heartbeat (checked over REST)", dev["app_version"] == "browser-player-1.0", json.dumps(dev))
         if active:
-            page.wait_for_function("Number(document.body.dataset.playbacks || 0) >= 1", timeout=20000)
+            check("the player reports a play", wait_until(page, "Number(document.body.dataset.playbacks || 0) >= 1", 20),
+                  page.evaluate("document.body.dataset.lastError || ''"))
             status, plays = writer.call("GET", f"/devices/{online['id']}/playbacks?limit=50")
             mine = [p for p in (plays or {}).get("data", []) if p.get("duration_seconds") == 1]
             check("the player reported proof-of-play (checked over REST)", status == 200 and len(mine) >= 1, f"{status} {plays}")
@@ -284,7 +306,13 @@ def run(base, results):
         page.wait_for_selector("[data-now]")
         now = page.get_attribute("[data-now]", "data-now")
         check("sandbox view shows the clock", bool(now), now)
-        errors.clear()
+        page.fill("#snapshot-name", "browser-check")
+        page.click("text=Save snapshot")
+        page.wait_for_selector("text=Snapshot saved.")
+        listed = page.inner_text("#view")
+        check("a snapshot saved from the sandbox view is listed", "browser-check" in listed, listed[:300])
+        settle("sandbox")
+        axe_check(page, "sandbox")
         browser.close()
 
 
