@@ -12,26 +12,12 @@ fn pending_count(app: &TestApp) -> i64 {
 
 /// Everything a refused prepare could have touched, as text.
 fn state_of(app: &TestApp) -> String {
-    app.sql(|c| {
-        let mut out = String::new();
-        for table in [
-            "promotions",
-            "token_balances",
-            "token_transactions",
-            "events",
-        ] {
-            let mut stmt = c.prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))?;
-            let n = stmt.column_count();
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                for i in 0..n {
-                    out.push_str(&format!("{:?}|", r.get_ref(i)?));
-                }
-                out.push('\n');
-            }
-        }
-        Ok(out)
-    })
+    app.dump_tables(&[
+        "promotions",
+        "token_balances",
+        "token_transactions",
+        "events",
+    ])
 }
 
 fn exec(app: &TestApp, sql: &str, args: &[&dyn rusqlite::ToSql]) {

@@ -17,30 +17,16 @@ fn one(app: &TestApp, sql: &str, arg: &str) -> String {
 
 /// Rows of the tables these writes touch, as text.
 fn state_of(app: &TestApp) -> String {
-    app.sql(|c| {
-        let mut out = String::new();
-        for table in [
-            "ads",
-            "ad_assignments",
-            "promotions",
-            "token_balances",
-            "token_transactions",
-            "charges",
-            "invoices",
-            "events",
-        ] {
-            let mut stmt = c.prepare(&format!("SELECT * FROM {table}"))?;
-            let n = stmt.column_count();
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                for i in 0..n {
-                    out.push_str(&format!("{:?}|", r.get_ref(i)?));
-                }
-                out.push('\n');
-            }
-        }
-        Ok(out)
-    })
+    app.dump_tables(&[
+        "ads",
+        "ad_assignments",
+        "promotions",
+        "token_balances",
+        "token_transactions",
+        "charges",
+        "invoices",
+        "events",
+    ])
 }
 
 async fn confirm(app: &TestApp, key_name: &str, preview: &Value) -> Value {

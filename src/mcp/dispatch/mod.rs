@@ -11,6 +11,7 @@
 //! - `prompts`: `prompts/list` (paged) and `prompts/get`.
 
 mod handshake;
+mod listing;
 mod prompts;
 mod tools;
 
@@ -23,7 +24,8 @@ use serde_json::{json, Value};
 use std::sync::OnceLock;
 
 pub use handshake::{capabilities, instructions};
-pub use tools::{page, TOOLS_PAGE};
+pub use listing::page;
+pub use tools::TOOLS_PAGE;
 
 /// One JSON-RPC reply: its HTTP status and serialized message; a new session id for `initialize`.
 pub struct Out {

@@ -1,5 +1,6 @@
 //! `tools/list` (paged) and `tools/call`: the checks before a call, the call, and its result.
 
+use super::listing::Listing;
 use super::{modern_members, ok, rpc_err, Out};
 use crate::http::App;
 use crate::mcp::call::{self, Caller, Content};
@@ -7,7 +8,6 @@ use crate::mcp::catalogue::Tool;
 use crate::mcp::protocol::{self, RpcError};
 use crate::mcp::spec::Kind;
 use crate::redact;
-use base64::Engine;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
@@ -19,26 +19,13 @@ const TOOLS_TTL_MS: u64 = 60_000;
 /// Internal requests one confirm_change makes (read the target, then write it).
 const CONFIRM_TOKENS: u32 = 2;
 
-fn encode_cursor(offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("tools:{offset}"))
-}
-
-fn decode_cursor(c: &str) -> Option<usize> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()?;
-    std::str::from_utf8(&bytes)
-        .ok()?
-        .strip_prefix("tools:")?
-        .parse()
-        .ok()
-}
-
-/// The page of `len` items starting at `offset`, and the offset of the next page if any.
-pub fn page(len: usize, offset: usize, size: usize) -> (std::ops::Range<usize>, Option<usize>) {
-    let end = (offset + size).min(len);
-    (offset.min(len)..end, (end < len).then_some(end))
-}
+/// `tools/list`.
+const TOOLS: Listing = Listing {
+    method: "tools/list",
+    member: "tools",
+    page_size: TOOLS_PAGE,
+    ttl_ms: TOOLS_TTL_MS,
+};
 
 pub(super) fn list(
     app: &App,
@@ -47,32 +34,9 @@ pub(super) fn list(
     params: Option<&Value>,
     modern: bool,
 ) -> Out {
-    let offset = match params.and_then(|p| p.get("cursor")) {
-        None | Some(Value::Null) => Some(0),
-        Some(Value::String(c)) => decode_cursor(c),
-        Some(_) => None,
-    };
     let catalog = crate::mcp::state(app).catalog(&app.router);
     let visible: Vec<&Tool> = catalog.visible(&caller.principal).collect();
-    let Some(offset) = offset.filter(|o| *o <= visible.len()) else {
-        return rpc_err(
-            id,
-            RpcError::invalid_params("Invalid cursor: pass a `nextCursor` from tools/list."),
-            modern,
-        );
-    };
-    let (range, next) = page(visible.len(), offset, TOOLS_PAGE);
-    let mut result = json!({
-        "tools": visible[range].iter().map(|t| &t.definition).collect::<Vec<_>>(),
-    });
-    if let Some(n) = next {
-        result["nextCursor"] = json!(encode_cursor(n));
-    }
-    if modern {
-        result["ttlMs"] = json!(TOOLS_TTL_MS);
-        result["cacheScope"] = json!("private");
-    }
-    ok(id, result, modern)
+    TOOLS.answer(id, params, modern, &visible, |t| t.definition.clone())
 }
 
 pub(super) fn call(
@@ -233,15 +197,6 @@ fn tool_error(id: &Value, message: &str, modern: bool) -> Out {
 mod tests {
     use super::*;
 
-    #[test]
-    fn cursors_round_trip_and_pages_split() {
-        assert_eq!(decode_cursor(&encode_cursor(50)), Some(50));
-        assert_eq!(decode_cursor("bm9wZQ"), None);
-        assert_eq!(page(28, 0, 50), (0..28, None));
-        assert_eq!(page(28, 0, 20), (0..20, Some(20)));
-        assert_eq!(page(28, 20, 20), (20..28, None));
-        assert_eq!(page(0, 0, 20), (0..0, None));
-    }
     #[test]
     fn tool_ok_embeds_the_same_json_twice() {
         let out = tool_ok(

@@ -326,6 +326,27 @@ impl TestApp {
     }
 
     /// Runs a read-only SQL query against the server's database file.
+    /// Every row of `tables`, as text: what a test compares before and after an
+    /// operation that must change nothing.
+    pub fn dump_tables(&self, tables: &[&str]) -> String {
+        self.sql(|c| {
+            let mut out = String::new();
+            for table in tables {
+                // Scan order: stable for unchanged rows (some tables have no rowid to sort by).
+                let mut stmt = c.prepare(&format!("SELECT * FROM {table}"))?;
+                let n = stmt.column_count();
+                let mut rows = stmt.query([])?;
+                while let Some(r) = rows.next()? {
+                    for i in 0..n {
+                        out.push_str(&format!("{:?}|", r.get_ref(i)?));
+                    }
+                    out.push('\n');
+                }
+            }
+            Ok(out)
+        })
+    }
+
     pub fn sql<T>(&self, f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>) -> T {
         let conn = self.app.db.conn().expect("conn");
         f(&conn).expect("sql")
