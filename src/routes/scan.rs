@@ -31,7 +31,10 @@ pub fn routes() -> Vec<Route> {
          .describe("The public short link a QR code encodes: it records one scan (sandbox clock, user-agent class, no IP) and answers 302 to the code's target with its UTM parameters. No credential. An unknown or deleted code is 404 and reveals nothing.")
         .tag("promotions")
         .summary("A QR code's short link (public): counts one scan and redirects (302) to the code's target URL with its UTM parameters. Unknown or deleted code: 404.")
-        .returns(302, None)]
+        .returns(302, None)
+        // A link for phones, not an API operation (it answers a redirect, never a body): listed in
+        // the README, left out of the OpenAPI document.
+        .hidden()]
 }
 
 /// The class of a user agent: `bot` (crawlers, link previews, HTTP libraries), `ios`, `android`,
