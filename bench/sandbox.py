@@ -35,7 +35,7 @@ CREDS = json.load(open(os.path.join(HERE, "..", "fixtures", "demo-credentials.js
 
 
 def key_headers(name):
-    k = next(k for k in CREDS["api_keys"] if k["name"] == name)
+    k = next(k for k in CREDS["keys"] if k["name"] == name)
     return {"X-API-Key": k["rawKey"], "X-Service-Client-Id": k["client_id"]}
 
 

@@ -297,9 +297,14 @@ fn beat_to(tx: &Transaction<'_>, from: i64, g: i64) -> Result<i64, DbError> {
          VALUES (?1, ?2, ?3, ?4, 'simulator', ?5, ?6, ?7, ?8)",
     )?;
     let mut plays = 0;
+    // Rows were written up to `from`: only the hour that holds `from` can have one already; every
+    // later hour is new, so it is inserted without first trying to add to it.
+    let open_hour = from.div_euclid(SLOT) * SLOT;
     for ((device, ad, hour), (n, secs, company)) in &slots {
         plays += n;
-        if add.execute(rusqlite::params![device, ad, hour, n, secs])? == 0 {
+        let added =
+            *hour <= open_hour && add.execute(rusqlite::params![device, ad, hour, n, secs])? > 0;
+        if !added {
             insert.execute(rusqlite::params![
                 PlaybackId::generate(),
                 company,
