@@ -106,10 +106,6 @@ impl Timeline {
         }
     }
 
-    pub fn source_names(&self) -> Vec<&'static str> {
-        self.sources.iter().map(|s| s.name()).collect()
-    }
-
     /// Settles every source at `at` (see [`Source::settle`]): nothing is recorded.
     pub fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());

@@ -213,11 +213,6 @@ async fn samples(app: &TestApp, doc: &Value) -> Vec<(String, String, TestRespons
     let mut out = Vec::new();
     for (path, op) in get_routes(doc) {
         let urls = match path.split_once("/{id}") {
-            // The player page of a device (its one parameter is named for what it is).
-            None if path.contains("{device_id}") => {
-                let devices = sample_ids(app, doc, "/devices").await;
-                vec![with_query(&path.replace("{device_id}", &devices[0]), &op)]
-            }
             None => vec![with_query(&path, &op)],
             Some((collection, rest)) => {
                 let ids = sample_ids(app, doc, collection).await;

@@ -52,45 +52,28 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .join(", ");
     let mut args: Vec<rusqlite::types::Value> = vec![from.into(), to.into()];
     args.extend(companies.iter().map(|c| c.clone().into()));
-    // Both walk playbacks_by_company_started: the range of each company, nothing else.
-    let ads = conn
-        .prepare_cached(&format!(
-            "SELECT p.ad_id, a.name, p.company_id, sum(p.plays), sum(p.duration_seconds),
-                    count(DISTINCT p.device_id)
-             FROM playbacks p JOIN ads a ON a.id = p.ad_id
-             WHERE p.company_id IN ({marks}) AND p.started_at >= ?1 AND p.started_at < ?2
-             GROUP BY p.ad_id ORDER BY p.ad_id"
-        ))?
-        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
-            Ok(AdLine {
-                ad_id: r.get(0)?,
-                name: r.get(1)?,
-                company_id: r.get(2)?,
-                plays: r.get(3)?,
-                seconds: r.get(4)?,
-                devices: r.get(5)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let devices = conn
-        .prepare_cached(&format!(
-            "SELECT p.device_id, d.name, p.company_id, sum(p.plays), sum(p.duration_seconds),
-                    count(DISTINCT p.ad_id)
-             FROM playbacks p JOIN devices d ON d.id = p.device_id
-             WHERE p.company_id IN ({marks}) AND p.started_at >= ?1 AND p.started_at < ?2
-             GROUP BY p.device_id ORDER BY p.device_id"
-        ))?
-        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
-            Ok(DeviceLine {
-                device_id: r.get(0)?,
-                name: r.get(1)?,
-                company_id: r.get(2)?,
-                plays: r.get(3)?,
-                seconds: r.get(4)?,
-                ads: r.get(5)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let ads = sums(&conn, "ad_id", "ads", "device_id", &marks, &args)?
+        .into_iter()
+        .map(|l| AdLine {
+            ad_id: l.id,
+            name: l.name,
+            company_id: l.company_id,
+            plays: l.plays,
+            seconds: l.seconds,
+            devices: l.others,
+        })
+        .collect::<Vec<_>>();
+    let devices = sums(&conn, "device_id", "devices", "ad_id", &marks, &args)?
+        .into_iter()
+        .map(|l| DeviceLine {
+            device_id: l.id,
+            name: l.name,
+            company_id: l.company_id,
+            plays: l.plays,
+            seconds: l.seconds,
+            ads: l.others,
+        })
+        .collect();
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),
@@ -101,4 +84,48 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ads,
         devices,
     }))
+}
+
+/// One line of a report before it is named for what it sums.
+struct Sums {
+    id: String,
+    name: String,
+    company_id: String,
+    plays: i64,
+    seconds: i64,
+    /// Distinct values of the other key (devices that played an ad, ads a device played).
+    others: i64,
+}
+
+/// Plays and seconds per `key` (`ad_id` or `device_id`, named from `table`) over the range and
+/// companies bound in `args` (`?1` from, `?2` to, then the companies in `marks`). Walks
+/// playbacks_by_company_started: the range of each company, nothing else.
+fn sums(
+    conn: &rusqlite::Connection,
+    key: &str,
+    table: &str,
+    other: &str,
+    marks: &str,
+    args: &[rusqlite::types::Value],
+) -> Result<Vec<Sums>, ApiError> {
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT p.{key}, t.name, p.company_id, sum(p.plays), sum(p.duration_seconds),
+                    count(DISTINCT p.{other})
+             FROM playbacks p JOIN {table} t ON t.id = p.{key}
+             WHERE p.company_id IN ({marks}) AND p.started_at >= ?1 AND p.started_at < ?2
+             GROUP BY p.{key} ORDER BY p.{key}"
+        ))?
+        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            Ok(Sums {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                company_id: r.get(2)?,
+                plays: r.get(3)?,
+                seconds: r.get(4)?,
+                others: r.get(5)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
