@@ -124,6 +124,21 @@ async fn list_filters_by_company_and_status() {
         assert!(items.iter().all(|d| d["status"] == status));
         if status == "never_seen" {
             assert!(items.iter().all(|d| d["last_heartbeat_at"].is_null()));
+            assert!(items.iter().all(|d| d["seconds_since_heartbeat"].is_null()));
+        }
+        // Each row carries its heartbeat's age, on the same side of the offline threshold as its
+        // status (a dashboard draws every tile from the list alone).
+        for d in items.iter().filter(|d| !d["last_heartbeat_at"].is_null()) {
+            let age = d["seconds_since_heartbeat"].as_i64().unwrap();
+            let last = signage::time::parse_rfc3339(d["last_heartbeat_at"].as_str().unwrap()).unwrap();
+            let now = signage::time::parse_rfc3339(
+                app.get("/_sandbox/clock").key("sandbox-operator").send().await.ok()["now"]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
+            assert!((now - last - age).abs() <= 2, "{d}");
+            assert_eq!(age <= 300 + 2, status == "online", "{d}");
         }
         total += items.len();
     }

@@ -246,6 +246,12 @@ async fn what_an_advance_makes_happen_is_the_sandbox_s_doing() {
     for e in &fresh {
         assert_eq!(e["via"], "sandbox", "{e}");
         assert!(e["actor"].is_null(), "{e}");
+        let expected = if e["resource_type"] == "device" {
+            "simulated fleet"
+        } else {
+            "sandbox clock"
+        };
+        assert_eq!(e["actor_name"], expected, "{e}");
     }
 }
 
