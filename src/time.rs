@@ -123,6 +123,13 @@ impl Clock {
         })
     }
 
+    /// Makes a running clock's offset at least `ms` (never smaller); a frozen clock ignores it.
+    pub fn ensure_offset(&self, ms: i64) {
+        if self.frozen_ms.is_none() {
+            self.offset_ms.fetch_max(ms, Ordering::AcqRel);
+        }
+    }
+
     /// Runs `f` with this clock installed as the thread's current clock (what [`now`] reads).
     /// Nested calls restore the outer clock when they return, also when `f` panics.
     pub fn run<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {

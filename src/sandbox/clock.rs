@@ -146,7 +146,11 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         actor: None,
         via: "sandbox",
     };
+    // A running clock moves by exactly the jump asked, however long the run takes.
+    let offset_before = app.clock.offset_millis();
     let report = recorded_as(sandbox, || run(app, until))?;
+    app.clock
+        .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
     Ok(Response::ok(&Advanced {
         object: "sandbox_clock_advance",
         from: rfc3339(from),
