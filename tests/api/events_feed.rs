@@ -47,6 +47,14 @@ async fn the_feed_names_the_actor_and_the_door() {
     });
     assert!(!key_name.starts_with("key_"));
     assert_eq!(first["actor_name"], key_name.as_str());
+    let ad_name = app
+        .get(&format!("/ads/{ad}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok()["name"]
+        .clone();
+    assert_eq!(first["resource_name"], ad_name);
     assert_eq!(first["data"]["headline"], "Through REST");
 
     // The same change through MCP's two steps is recorded as MCP's, with the same actor.

@@ -247,11 +247,15 @@ async fn what_an_advance_makes_happen_is_the_sandbox_s_doing() {
     for e in &fresh {
         assert_eq!(e["via"], "sandbox", "{e}");
         assert!(e["actor"].is_null(), "{e}");
-        let expected = if e["resource_type"] == "device" {
-            "simulated fleet"
-        } else {
-            "sandbox clock"
+        let expected = match e["resource_type"].as_str() {
+            Some("device") => "simulated fleet",
+            Some("qr_code") => "simulated scans",
+            _ => "sandbox clock",
         };
+        // Named for people: the object's name, not only its id.
+        if e["resource_type"] == "device" || e["resource_type"] == "qr_code" {
+            assert!(e["resource_name"].as_str().is_some_and(|n| !n.is_empty()), "{e}");
+        }
         assert_eq!(e["actor_name"], expected, "{e}");
     }
 }

@@ -325,8 +325,9 @@ def sweep(browser, base, grocers, screen, results, errors):
         axe_check(page, f"signin at {width} px")
         sign_in(page, base, "northwind-readwrite")
         for view in VIEWS:
-            page.goto(view_url(base, grocers, view))
-            page.wait_for_selector("#view h1")
+            url = view_url(base, grocers, view)
+            page.goto(url)
+            page.wait_for_selector(f"#view[data-ready='#{url.split('#', 1)[1]}'] h1")
             page.wait_for_load_state("networkidle")
             title = page.inner_text("#view h1").strip()
             check(f"{view} at {width} px renders", title != "Something went wrong", page.inner_text("#view")[:200])

@@ -159,6 +159,8 @@ async function applyBranding(companyId) {
 
 async function route() {
   clearTimers();
+  // `data-ready` is set once the view's data is on screen (tests and screenshots wait for it).
+  delete view.dataset.ready;
   $("notices").replaceChildren();
   const parts = (location.hash || "#/companies").slice(2).split("/");
   const companyId = parts[0] === "company" ? parts[1] : null;
@@ -182,6 +184,7 @@ async function route() {
     if (e.status === 401) return; // back at sign-in, with the reason
     page("Something went wrong", problemBox(e));
   }
+  view.dataset.ready = location.hash || "#/companies";
   $("main").focus({ preventScroll: true });
 }
 

@@ -29,10 +29,10 @@ function matches(filter, e) {
   }
 }
 
-/** The object's name as the event recorded it, else its id. */
+/** The object's name: as it is now, else as the event recorded it, else its id. */
 function objectName(e) {
   const d = e.data || {};
-  return d.name || d.headline || d.filename || d.label || d.number || d.device_name || e.resource_id;
+  return e.resource_name || d.name || d.filename || d.label || d.number || e.resource_id;
 }
 
 function line(e) {

@@ -75,7 +75,8 @@ export async function showSandboxTime(isOperator) {
       if (operatorClock.mode === "frozen") extra = " · frozen";
       else if (operatorClock.offset_seconds) extra = ` · +${span(operatorClock.offset_seconds)}`;
     } else if (Math.abs(now - Date.now()) > 60000) {
-      extra = ` · ${now > Date.now() ? "+" : "−"}${span(Math.round(Math.abs(now - Date.now()) / 1000))}`;
+      // The Date header has whole seconds: shown to the minute.
+      extra = ` · ${now > Date.now() ? "+" : "−"}${span(Math.round(Math.abs(now - Date.now()) / 60000) * 60)}`;
     }
     box.replaceChildren(el("span", { class: "label", text: "Sandbox time " }),
       el("time", { attrs: { datetime: now.toISOString() } },
