@@ -124,7 +124,12 @@ fn banner(server: &crate::startup::Server, base: &str, found: bool) -> String {
     } else {
         out += "  Phones on the same network can open the console and scan the QR codes on the screens.\n\n";
     }
-    out += &format!("  Scan to open the console on a phone:\n{}", terminal_qr(&format!("{base}/console")));
+    out += &format!(
+        "  Scan to open the console on a phone:\n{}",
+        terminal_qr(&format!("{base}/console"))
+    );
+    out +=
+        "\n  Press Ctrl-C to stop (the demo world lives in memory unless --database names a file).";
     out
 }
 
@@ -197,10 +202,19 @@ mod tests {
 
     #[test]
     fn loopback_urls_are_told_apart() {
-        for url in ["http://127.0.0.1:8080", "http://localhost:8080/x", "http://[::1]:80", "http://0.0.0.0:1"] {
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://localhost:8080/x",
+            "http://[::1]:80",
+            "http://0.0.0.0:1",
+        ] {
             assert!(is_loopback_url(url), "{url}");
         }
-        for url in ["http://192.168.1.20:8080", "https://demo.example", "http://[fe80::1]:8080"] {
+        for url in [
+            "http://192.168.1.20:8080",
+            "https://demo.example",
+            "http://[fe80::1]:8080",
+        ] {
             assert!(!is_loopback_url(url), "{url}");
         }
     }

@@ -92,7 +92,12 @@ const EVENT_SELECT: &str = "SELECT e.id, e.type, e.company_id, e.resource_type, 
 /// Who did it, for people: the key's or user's name; for the sandbox itself, `simulated fleet`
 /// (screens coming and going), `simulated scans` (phones scanning the QR codes) or `sandbox clock`
 /// (everything else time brought).
-fn actor_name(via: &str, resource_type: &str, actor: Option<&str>, known: Option<String>) -> String {
+fn actor_name(
+    via: &str,
+    resource_type: &str,
+    actor: Option<&str>,
+    known: Option<String>,
+) -> String {
     match (via, known, actor) {
         ("sandbox", _, _) if resource_type == "device" => "simulated fleet".into(),
         ("sandbox", _, _) if resource_type == "qr_code" => "simulated scans".into(),

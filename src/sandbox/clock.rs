@@ -5,10 +5,10 @@
 //! that asked for the advance.
 
 use crate::auth::Action;
+use crate::events::{recorded_as, Origin};
 use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
 use crate::routes::time_driven::run;
-use crate::events::{recorded_as, Origin};
 use crate::time::rfc3339;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

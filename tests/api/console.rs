@@ -70,9 +70,13 @@ async fn pages_are_served_with_a_strict_policy_and_no_credential() {
 #[tokio::test]
 async fn the_scripts_never_parse_api_values_as_html() {
     let app = TestApp::spawn().await;
-    for path in ["/console/console.js", "/console/common.js", "/console/player.js"]
-        .into_iter()
-        .chain(MODULES)
+    for path in [
+        "/console/console.js",
+        "/console/common.js",
+        "/console/player.js",
+    ]
+    .into_iter()
+    .chain(MODULES)
     {
         let js = app.get(path).send().await.text();
         // Every module console.js and the others import is served.

@@ -130,9 +130,14 @@ async fn list_filters_by_company_and_status() {
         // status (a dashboard draws every tile from the list alone).
         for d in items.iter().filter(|d| !d["last_heartbeat_at"].is_null()) {
             let age = d["seconds_since_heartbeat"].as_i64().unwrap();
-            let last = signage::time::parse_rfc3339(d["last_heartbeat_at"].as_str().unwrap()).unwrap();
+            let last =
+                signage::time::parse_rfc3339(d["last_heartbeat_at"].as_str().unwrap()).unwrap();
             let now = signage::time::parse_rfc3339(
-                app.get("/_sandbox/clock").key("sandbox-operator").send().await.ok()["now"]
+                app.get("/_sandbox/clock")
+                    .key("sandbox-operator")
+                    .send()
+                    .await
+                    .ok()["now"]
                     .as_str()
                     .unwrap(),
             )

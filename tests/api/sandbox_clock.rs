@@ -173,7 +173,10 @@ async fn advancing_the_running_clock_adds_an_offset_and_it_keeps_running() {
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     let resp = op(app.get("/_sandbox/clock")).send().await;
     let later = resp.ok();
-    assert!(secs(&later["now"]) > secs(&day["now"]), "{later} after {day}");
+    assert!(
+        secs(&later["now"]) > secs(&day["now"]),
+        "{later} after {day}"
+    );
     assert_eq!(later["offset_seconds"], day["offset_seconds"]);
     // The HTTP Date header tells the sandbox's time, not the wall clock's.
     let date = resp.header("date").unwrap().to_string();
@@ -200,7 +203,10 @@ async fn advancing_the_running_clock_adds_an_offset_and_it_keeps_running() {
         .await
         .ok();
     let offset2 = hour["offset_seconds"].as_i64().unwrap();
-    assert!((offset + 3_600..=offset + 3_601).contains(&offset2), "{hour}");
+    assert!(
+        (offset + 3_600..=offset + 3_601).contains(&offset2),
+        "{hour}"
+    );
     let back = op(app.post("/_sandbox/clock/advance"))
         .json(&json!({"to": signage::time::rfc3339(wall())}))
         .send()
@@ -208,7 +214,10 @@ async fn advancing_the_running_clock_adds_an_offset_and_it_keeps_running() {
         .problem(409);
     assert_eq!(back["code"], "clock_backwards");
     let after = op(app.get("/_sandbox/clock")).send().await.ok();
-    assert!(after["offset_seconds"].as_i64().unwrap() >= offset2, "{after}");
+    assert!(
+        after["offset_seconds"].as_i64().unwrap() >= offset2,
+        "{after}"
+    );
 }
 
 #[tokio::test]
@@ -234,10 +243,11 @@ async fn what_an_advance_makes_happen_is_the_sandbox_s_doing() {
         .values()
         .map(|n| n.as_u64().unwrap())
         .sum();
-    assert!(produced > 0, "a day of the demo world produces events: {day}");
-    let events = app
-        .collect_all("/events", "northwind-admin", 100)
-        .await;
+    assert!(
+        produced > 0,
+        "a day of the demo world produces events: {day}"
+    );
+    let events = app.collect_all("/events", "northwind-admin", 100).await;
     let stop = newest(&before);
     let fresh: Vec<_> = events
         .iter()
@@ -254,7 +264,10 @@ async fn what_an_advance_makes_happen_is_the_sandbox_s_doing() {
         };
         // Named for people: the object's name, not only its id.
         if e["resource_type"] == "device" || e["resource_type"] == "qr_code" {
-            assert!(e["resource_name"].as_str().is_some_and(|n| !n.is_empty()), "{e}");
+            assert!(
+                e["resource_name"].as_str().is_some_and(|n| !n.is_empty()),
+                "{e}"
+            );
         }
         assert_eq!(e["actor_name"], expected, "{e}");
     }

@@ -129,7 +129,11 @@ fn asset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 .map(|(_, _, _, b)| (MODULE_TYPE, *b))
         })
         .ok_or_else(|| ApiError::NotFound(format!("There is no console asset at `{path}`.")))?;
-    Ok(with_policy(Response::new(StatusCode::OK, content_type, body)))
+    Ok(with_policy(Response::new(
+        StatusCode::OK,
+        content_type,
+        body,
+    )))
 }
 
 fn player(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

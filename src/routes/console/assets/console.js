@@ -71,6 +71,7 @@ function signOut() {
 }
 
 function showSignIn() {
+  document.body.dataset.auth = "out";
   clearTimers();
   hideSandboxTime();
   $("notices").replaceChildren();
@@ -353,6 +354,7 @@ async function start() {
   }
   $("signin").hidden = true;
   $("signout").hidden = false;
+  document.body.dataset.auth = "in";
   $("who").textContent = `${me.name || me.username || me.key_id || "signed in"}`;
   $("who").title = me.scopes.join(" ");
   showSandboxTime(isOperator());
