@@ -69,7 +69,7 @@ async fn list_walks_every_visible_ad_once() {
 
     // The other account sees its own ads only.
     let harbor = app.collect_all("/ads", "harborview-readwrite", 7).await;
-    assert_eq!(harbor.len(), 18);
+    assert_eq!(harbor.len(), 20);
     assert!(harbor
         .iter()
         .all(|a| !ids.contains(a["id"].as_str().unwrap())));
