@@ -4,7 +4,8 @@
 use crate::auth::Action;
 use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
-use crate::routes::time_driven::run;
+use crate::routes::time_driven::{run, run_each};
+use crate::timeline::TimelineError;
 use crate::time::{rfc3339, ClockError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -68,6 +69,11 @@ fn get_clock(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 struct Advance {
     seconds: Option<i64>,
     to: Option<String>,
+    /// Drain the webhook outbox at every stop ([`super::outbox`]).
+    #[serde(default)]
+    drain: bool,
+    #[serde(default, deserialize_with = "crate::routes::present")]
+    drain_timeout_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -139,7 +145,23 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             detail: "The sandbox follows the system clock, which cannot be moved. Start it frozen (`--clock 2026-03-02T09:00:00Z`, `sandbox.clock` or SIGNAGE_CLOCK) to control time.".into(),
         });
     }
-    let report = run(app, until)?;
+    let report = if input.drain {
+        let deadline = super::outbox::deadline(input.drain_timeout_ms, "/drain_timeout_ms")?;
+        let mut stopped: Option<ApiError> = None;
+        let ran = run_each(app, until, &mut |at| {
+            super::outbox::drain_at(app, at, deadline).map_err(|e| {
+                stopped = Some(e);
+                TimelineError::Stopped
+            })?;
+            Ok(())
+        });
+        match (ran, stopped) {
+            (_, Some(e)) => return Err(e),
+            (ran, None) => ran?,
+        }
+    } else {
+        run(app, until)?
+    };
     Ok(Response::ok(&Advanced {
         object: "sandbox_clock_advance",
         from: rfc3339(from),
@@ -169,7 +191,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             json!({"type":"object","additionalProperties":false,
             "description":"Exactly one of `seconds` and `to`.",
             "properties":{"seconds":{"type":"integer","minimum":0,"maximum":MAX_ADVANCE_SECS,"description":"How far to move the clock."},
-                "to":{"type":"string","format":"date-time","description":"The instant to move the clock to; not before its now."}}}),
+                "to":{"type":"string","format":"date-time","description":"The instant to move the clock to; not before its now."},
+                "drain":{"type":"boolean","description":"At every stop on the way (and at the end), send every webhook delivery due and wait until each outcome is recorded, as `POST /_sandbox/webhooks/drain` does; default false."},
+                "drain_timeout_ms":{"type":"integer","minimum":1,"maximum":super::outbox::MAX_TIMEOUT_MS,"description":"With `drain`: how long the drains of this advance may wait in all (default 10000); when it passes the answer is 408 `drain_timeout` with the clock where it stopped."}}}),
         ),
         (
             "SandboxClockAdvanced",

@@ -15,9 +15,11 @@
 pub mod clock;
 pub mod faults;
 pub mod fleet;
+pub mod outbox;
 pub mod simulated_scans;
 pub mod simulator;
 pub mod snapshots;
+pub mod triggers;
 
 use crate::http::router::Route;
 use serde_json::Value;
@@ -28,6 +30,8 @@ pub fn routes() -> Vec<Route> {
         faults::routes(),
         snapshots::routes(),
         fleet::routes(),
+        outbox::routes(),
+        triggers::routes(),
     ]
     .into_iter()
     .flatten()
@@ -41,6 +45,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         faults::schemas(),
         snapshots::schemas(),
         fleet::schemas(),
+        outbox::schemas(),
+        triggers::schemas(),
     ]
     .into_iter()
     .flatten()

@@ -12,6 +12,7 @@ mod device;
 mod diagnostics;
 mod health;
 mod heartbeat;
+mod payloads;
 mod playbacks;
 mod presence;
 mod report;
@@ -24,6 +25,7 @@ use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
 use playbacks::{MAX_PLAY_SECS, SOURCES};
+pub use payloads::payloads;
 pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
 use serde_json::{json, Value};
 

@@ -303,5 +303,6 @@ pub fn document(router: &Router) -> Value {
         }
     });
     super::examples::apply(&mut doc);
+    doc["webhooks"] = super::webhooks::webhooks();
     doc
 }
