@@ -363,3 +363,36 @@ mod tests {
         assert_eq!(check_host("hooks.example", CLOSED), Ok(()));
     }
 }
+
+/// The path of the sandbox's built-in receiver, `/_sandbox/sink/{name}`.
+pub const SINK_PATH: &str = "/_sandbox/sink/";
+
+/// Whether `name` may name a sink: 1 to 64 of `a-z 0-9 - _`.
+pub fn is_sink_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// The sink a webhook URL delivers to when it is this sandbox's own built-in receiver: exactly
+/// `http://127.0.0.1:0/_sandbox/sink/{name}` (port 0 standing for whatever port this sandbox
+/// listens on, so a fixture or a snapshot stays right across restarts) or
+/// `http://127.0.0.1:{own_port}/_sandbox/sink/{name}` (also `localhost`), nothing after the name.
+/// Such a URL is allowed whatever `webhooks.allow_private_targets` says, and delivery connects to
+/// the sandbox's own listener: the exception reaches one route of this process, never another
+/// address or port.
+pub fn self_sink(url: &str, own_port: Option<u16>) -> Option<&str> {
+    let rest = url.strip_prefix("http://")?;
+    let (authority, path) = rest.split_at(rest.find('/')?);
+    let (host, port) = authority.rsplit_once(':')?;
+    if host != "127.0.0.1" && host != "localhost" {
+        return None;
+    }
+    let port: u16 = port.parse().ok().filter(|_| port.len() <= 5)?;
+    if port != 0 && Some(port) != own_port {
+        return None;
+    }
+    let name = path.strip_prefix(SINK_PATH)?;
+    is_sink_name(name).then_some(name)
+}

@@ -18,6 +18,7 @@ pub mod fleet;
 pub mod outbox;
 pub mod simulated_scans;
 pub mod simulator;
+pub mod sink;
 pub mod snapshots;
 pub mod triggers;
 
@@ -36,6 +37,14 @@ pub fn routes() -> Vec<Route> {
     .into_iter()
     .flatten()
     .map(Route::audited)
+    // The sink's receiving end is called by webhook deliveries, not by the operator: not audited.
+    .chain(sink::routes().into_iter().map(|r| {
+        if r.method == hyper::Method::POST {
+            r
+        } else {
+            r.audited()
+        }
+    }))
     .collect()
 }
 
@@ -46,6 +55,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         snapshots::schemas(),
         fleet::schemas(),
         outbox::schemas(),
+        sink::schemas(),
         triggers::schemas(),
     ]
     .into_iter()

@@ -246,6 +246,16 @@ fn check_url(ctx: &Ctx<'_>, errors: &mut Errors, value: &str) {
         errors.url("/url", value, UrlSchemes::HttpsOrLoopback);
         return;
     }
+    let own_port = ctx
+        .app
+        .settings
+        .public_base_url
+        .as_deref()
+        .and_then(|b| b.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse().ok());
+    if outbound::self_sink(value, own_port).is_some() {
+        return;
+    }
     let policy = TargetPolicy {
         allow_private: ctx.app.settings.webhook_allow_private_targets,
     };
