@@ -147,6 +147,9 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let report = if input.drain {
         let deadline = super::outbox::deadline(input.drain_timeout_ms, "/drain_timeout_ms")?;
+        // First what is due before the clock moves (an attempt on the wire is recorded, and its
+        // retry scheduled, at the instant it was made), then at every stop and at the end.
+        super::outbox::drain_at(app, from, deadline)?;
         let mut stopped: Option<ApiError> = None;
         let ran = run_each(app, until, &mut |at| {
             super::outbox::drain_at(app, at, deadline).map_err(|e| {
@@ -192,7 +195,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "description":"Exactly one of `seconds` and `to`.",
             "properties":{"seconds":{"type":"integer","minimum":0,"maximum":MAX_ADVANCE_SECS,"description":"How far to move the clock."},
                 "to":{"type":"string","format":"date-time","description":"The instant to move the clock to; not before its now."},
-                "drain":{"type":"boolean","description":"At every stop on the way (and at the end), send every webhook delivery due and wait until each outcome is recorded, as `POST /_sandbox/webhooks/drain` does; default false."},
+                "drain":{"type":"boolean","description":"Before moving, at every stop on the way and at the end, send every webhook delivery due and wait until each outcome is recorded, as `POST /_sandbox/webhooks/drain` does; default false."},
                 "drain_timeout_ms":{"type":"integer","minimum":1,"maximum":super::outbox::MAX_TIMEOUT_MS,"description":"With `drain`: how long the drains of this advance may wait in all (default 10000); when it passes the answer is 408 `drain_timeout` with the clock where it stopped."}}}),
         ),
         (

@@ -57,9 +57,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Trigger {
-    #[serde(rename = "type")]
-    event_type: String,
-    company_id: String,
+    #[serde(rename = "type", default, deserialize_with = "crate::routes::present")]
+    event_type: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
+    company_id: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::present")]
     object_id: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::present")]
@@ -90,14 +91,22 @@ struct Emitted {
 
 fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: Trigger = ctx.json()?;
-    let p = payloads::find(&input.event_type).ok_or_else(|| {
+    let (Some(event_type), Some(company_id)) = (&input.event_type, &input.company_id) else {
+        let field = if input.event_type.is_none() {
+            "/type"
+        } else {
+            "/company_id"
+        };
+        return Err(ApiError::invalid(field, "required", "This member is required."));
+    };
+    let p = payloads::find(event_type).ok_or_else(|| {
         ApiError::invalid(
             "/type",
             "unknown_event_type",
             "Not a catalogued event type; see GET /webhook-event-types.",
         )
     })?;
-    if !crate::ids::is_valid(crate::ids::Kind::Company, &input.company_id) {
+    if !crate::ids::is_valid(crate::ids::Kind::Company, company_id) {
         return Err(ApiError::invalid(
             "/company_id",
             "invalid_id",
@@ -115,15 +124,15 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         app.db.write(|tx| {
             let exists: bool = tx
                 .prepare_cached("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?1)")?
-                .query_row([&input.company_id], |r| r.get(0))?;
+                .query_row([company_id], |r| r.get(0))?;
             if !exists {
                 return Err(ApiError::invalid(
                     "/company_id",
                     "not_found",
-                    format!("No company `{}`.", input.company_id),
+                    format!("No company `{company_id}`."),
                 ));
             }
-            let company = input.company_id.as_str();
+            let company = company_id.as_str();
             let object = object_of(tx, p, company, input.object_id.as_deref())?;
             let built = (p.build)(&Subject {
                 conn: tx,

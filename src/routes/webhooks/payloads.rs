@@ -10,7 +10,7 @@ pub fn payloads() -> Vec<Payload> {
     vec![
         Payload::new("webhook.created", "A webhook was created.", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
         Payload::new("webhook.updated", "A webhook changed (including a secret rotation).", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
-        Payload::deleted("webhook.deleted", "A webhook was deleted.", Kind::Webhook, "webhook"),
+        Payload::new("webhook.deleted", "A webhook was deleted: the webhook as it was (secret masked), since it can no longer be read.", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
         Payload::new("webhook.disabled", "A webhook was disabled because its deliveries kept failing: the webhook and `disabled_reason`.", Kind::Webhook, "webhook", disabled_schema(), disabled)
             .takes(&["failing_since"])
             .example_hints(json!({"failing_since": "2026-02-25T09:00:00Z"})),
