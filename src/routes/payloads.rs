@@ -237,7 +237,10 @@ pub fn company_of(conn: &Connection, p: &Payload, id: &str) -> Result<Option<Str
     let Some((table, company)) = table_of(p.subject) else {
         return Ok(None);
     };
-    let sql = format!("SELECT {company} FROM {table} WHERE o.id = ?1 AND ({})", p.pick);
+    let sql = format!(
+        "SELECT {company} FROM {table} WHERE o.id = ?1 AND ({})",
+        p.pick
+    );
     Ok(conn
         .prepare_cached(&sql)?
         .query_row([id], |r| r.get(0))
@@ -245,7 +248,11 @@ pub fn company_of(conn: &Connection, p: &Payload, id: &str) -> Result<Option<Str
 }
 
 /// The newest object of the payload's subject kind in `company` that meets its `pick`.
-pub fn newest_of(conn: &Connection, p: &Payload, company: &str) -> Result<Option<String>, ApiError> {
+pub fn newest_of(
+    conn: &Connection,
+    p: &Payload,
+    company: &str,
+) -> Result<Option<String>, ApiError> {
     let Some((table, column)) = table_of(p.subject) else {
         return Ok(None);
     };
@@ -308,7 +315,9 @@ fn make_examples() -> BTreeMap<&'static str, Value> {
     let world = crate::db::Db::open(":memory:", true).map_err(|e| e.to_string());
     for p in catalogue() {
         let data = match &world {
-            Ok((db, _)) => example_data(db, &settings, p).unwrap_or_else(|e| json!({"example_error": e})),
+            Ok((db, _)) => {
+                example_data(db, &settings, p).unwrap_or_else(|e| json!({"example_error": e}))
+            }
             Err(e) => json!({"example_error": e}),
         };
         out.insert(

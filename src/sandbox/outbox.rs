@@ -46,23 +46,24 @@ pub fn routes() -> Vec<Route> {
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let ts = json!({"type":"string","format":"date-time"});
-    let n = json!({"type":"integer","minimum":0});
     vec![
         (
             "SandboxWebhookDrain",
             json!({"type":"object","additionalProperties":false,
+                "description":"How long a drain may wait; the body may be empty.",
                 "properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":MAX_TIMEOUT_MS,
                     "description":"How long to wait at most (default 10000)."}}}),
         ),
         (
             "SandboxWebhookDrained",
             json!({"type":"object","additionalProperties":false,
+                "description":"What a drain did: every delivery due at `now` has an attempt recorded.",
                 "required":["object","now","sent","succeeded","awaited","pending","next_attempt_at"],
                 "properties":{"object":{"const":"sandbox_webhook_drain"},"now":ts,
                     "sent":{"type":"integer","minimum":0,"description":"Attempts the drain sent (and recorded)."},
                     "succeeded":{"type":"integer","minimum":0,"description":"Of those, the ones answered with a 2xx."},
                     "awaited":{"type":"integer","minimum":0,"description":"Attempts already on the wire, waited for until recorded."},
-                    "pending":n,
+                    "pending":{"type":"integer","minimum":0,"description":"Deliveries still pending after the drain: retries scheduled later."},
                     "next_attempt_at":{"anyOf":[ts,{"type":"null"}],"description":"When the next pending delivery falls due (a retry), if any."}}}),
         ),
     ]

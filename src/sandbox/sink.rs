@@ -87,7 +87,8 @@ pub fn routes() -> Vec<Route> {
             .ok("SandboxSinkDeliveries"),
         Route::delete("/_sandbox/sink/{name}", "clearSandboxSink", Action::Sandbox, clear)
             .tag("sandbox")
-            .summary("Empty a sink."),
+            .summary("Empty a sink.")
+            .describe("Forgets every delivery the sink `name` kept (204), so a test starts from an empty sink."),
     ]
 }
 
@@ -96,20 +97,25 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         "required":["id","object","sink","received_at","webhook_id_header","webhook_timestamp","event_type",
             "verification","headers","body","body_truncated"],
         "properties":{"id":{"type":"string","pattern":"^rcv_"},"object":{"const":"sandbox_sink_delivery"},
-            "sink":{"type":"string"},"received_at":{"type":"string","format":"date-time","description":"Sandbox clock."},
+            "sink":{"type":"string","description":"The sink's name."},"received_at":{"type":"string","format":"date-time","description":"Sandbox clock."},
             "webhook_id_header":{"type":["string","null"],"description":"The `webhook-id` header: the event id."},
-            "webhook_timestamp":{"type":["string","null"]},
+            "webhook_timestamp":{"type":["string","null"],"description":"The `webhook-timestamp` header (Unix seconds)."},
             "event_type":{"type":["string","null"],"description":"The body's `type`."},
             "verification":{"type":"object","additionalProperties":false,"required":["verified","webhook_id","reason"],
-                "properties":{"verified":{"type":"boolean"},"webhook_id":{"type":["string","null"]},"reason":{"type":["string","null"]}}},
+                "description":"The signature's verdict.",
+                "properties":{"verified":{"type":"boolean","description":"Whether a signature matches the secret of a webhook that delivered this event here."},
+                    "webhook_id":{"type":["string","null"],"description":"The webhook whose secret made the matching signature."},
+                    "reason":{"type":["string","null"],"description":"Why not verified: missing headers, no webhook of this sandbox delivered the event here, or no signature matches."}}},
             "headers":{"type":"object","description":"The request's `content-type`, `user-agent` and `webhook-*` headers."},
             "body":{"description":"The body: parsed JSON, or the text when it is not JSON."},
-            "body_truncated":{"type":"boolean"}}});
+            "body_truncated":{"type":"boolean","description":"Whether the body was cut at 64 KiB (the signature was checked on all of it)."}}});
     vec![(
         "SandboxSinkDeliveries",
         json!({"type":"object","additionalProperties":false,"required":["object","sink","data","has_more"],
-            "properties":{"object":{"const":"list"},"sink":{"type":"string"},
-                "data":{"type":"array","items":received},"has_more":{"const":false}}}),
+            "description":"What a sink received, newest first (at most its newest 100 deliveries).",
+            "properties":{"object":{"const":"list"},"sink":{"type":"string","description":"The sink's name."},
+                "data":{"type":"array","items":received},
+                "has_more":{"const":false,"description":"Always false: a sink keeps at most 100 deliveries, all on this page."}}}),
     )]
 }
 
@@ -138,16 +144,31 @@ fn receive(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         header("webhook-timestamp"),
         header("webhook-signature"),
     );
-    let verification = verify(ctx, &sink, id.as_deref(), timestamp.as_deref(), signature.as_deref())?;
+    let verification = verify(
+        ctx,
+        &sink,
+        id.as_deref(),
+        timestamp.as_deref(),
+        signature.as_deref(),
+    )?;
     let cut = ctx.body.len() > MAX_BODY;
     let kept = &ctx.body[..ctx.body.len().min(MAX_BODY)];
     let body: Value = serde_json::from_slice(kept)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(kept).into_owned()));
     let event_type = body["type"].as_str().map(str::to_string);
     let mut headers = serde_json::Map::new();
-    for n in ["content-type", "user-agent", "webhook-id", "webhook-timestamp", "webhook-signature"] {
+    for n in [
+        "content-type",
+        "user-agent",
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+    ] {
         if let Some(v) = ctx.header(n) {
-            headers.insert(n.to_string(), json!(v.chars().take(1024).collect::<String>()));
+            headers.insert(
+                n.to_string(),
+                json!(v.chars().take(1024).collect::<String>()),
+            );
         }
     }
     let sinks = sinks(ctx.app)?;
@@ -247,7 +268,9 @@ fn verify(
             }
         }
     }
-    Ok(fail("no signature matches the secret of the webhook that sent it".into()))
+    Ok(fail(
+        "no signature matches the secret of the webhook that sent it".into(),
+    ))
 }
 
 #[derive(Serialize)]

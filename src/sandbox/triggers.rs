@@ -32,6 +32,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "SandboxEventTrigger",
             json!({"type":"object","additionalProperties":false,"required":["type","company_id"],
+                "description":"The event to emit: its type, company, object and optional data members.",
                 "properties":{
                     "type":{"type":"string","enum":crate::events::EVENT_TYPES,"description":"A catalogued event type (`GET /webhook-event-types`)."},
                     "company_id":{"type":"string","pattern":crate::ids::Kind::Company.pattern()},
@@ -41,11 +42,12 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "SandboxEvent",
             json!({"type":"object","additionalProperties":false,
+                "description":"The emitted event, as `GET /events` shows it, with the deliveries queued for it.",
                 "required":["id","object","type","company_id","resource_type","resource_id","data","actor","via","created_at","deliveries"],
                 "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
                     "type":{"type":"string"},"company_id":{"type":"string"},"resource_type":{"type":"string"},
                     "resource_id":{"type":"string"},"data":{"type":"object"},
-                    "actor":{"type":["string","null"]},"via":{"const":"sandbox"},
+                    "actor":{"type":["string","null"]},"via":{"const":"sandbox","description":"Emitted by the sandbox operator's trigger."},
                     "created_at":{"type":"string","format":"date-time"},
                     "deliveries":{"type":"array","description":"The deliveries queued (one per subscribed, enabled webhook); their first attempt is sent at once.",
                         "items":{"type":"object","additionalProperties":false,"required":["id","webhook_id"],
@@ -97,7 +99,11 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         } else {
             "/company_id"
         };
-        return Err(ApiError::invalid(field, "required", "This member is required."));
+        return Err(ApiError::invalid(
+            field,
+            "required",
+            "This member is required.",
+        ));
     };
     let p = payloads::find(event_type).ok_or_else(|| {
         ApiError::invalid(

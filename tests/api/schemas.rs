@@ -213,7 +213,11 @@ async fn samples(app: &TestApp, doc: &Value) -> Vec<(String, String, TestRespons
     let mut out = Vec::new();
     for (path, op) in get_routes(doc) {
         let urls = match path.split_once("/{id}") {
-            None => vec![with_query(&path, &op)],
+            // A sink is named by its user; the demo world's webhooks deliver to this one.
+            None => vec![with_query(
+                &path.replace("{name}", "northwind-grocers"),
+                &op,
+            )],
             Some((collection, rest)) => {
                 let ids = sample_ids(app, doc, collection).await;
                 assert!(!ids.is_empty(), "no demo {collection} to sample GET {path}");

@@ -106,7 +106,10 @@ async fn a_drain_that_outlasts_its_timeout_is_a_408_and_undoes_nothing() {
     let p = drain(&app, json!({"timeout_ms": 200})).await.problem(408);
     assert_eq!(p["type"], "/problems/timed-out");
     assert_eq!(p["code"], "drain_timeout");
-    assert!(p["detail"].as_str().unwrap().contains("1 deliveries"), "{p}");
+    assert!(
+        p["detail"].as_str().unwrap().contains("1 deliveries"),
+        "{p}"
+    );
     // Waiting long enough sees the attempt's outcome (its timeout) recorded.
     let drained = drain(&app, json!({"timeout_ms": 20000})).await.ok();
     assert_eq!(drained["awaited"], 1, "{drained}");
@@ -170,7 +173,9 @@ async fn deliveries_are_listed_across_webhooks_by_status_webhook_and_type() {
     let pending = pending["data"].as_array().unwrap();
     assert_eq!(pending.len(), 2);
     assert!(pending.iter().all(|d| d["webhook_id"] == bad_hook.as_str()));
-    assert!(pending.iter().all(|d| d["attempts"][0]["http_status"] == 500));
+    assert!(pending
+        .iter()
+        .all(|d| d["attempts"][0]["http_status"] == 500));
     let succeeded = list("?status=succeeded").await;
     assert!(succeeded["data"]
         .as_array()

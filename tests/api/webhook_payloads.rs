@@ -9,7 +9,7 @@ use crate::helpers::{company_id, TestApp};
 use crate::sandbox_clock::FROZEN_AT;
 use crate::schemas::{resolve, Checker};
 use crate::webhook_delivery::quiet_fixture_hooks;
-use crate::webhook_receiver::{Receiver, Received};
+use crate::webhook_receiver::{Received, Receiver};
 use hyper::Method;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 /// The delivery-body schema of `event_type` in the OpenAPI document, `$ref`s resolved.
 pub fn body_schema(doc: &Value, event_type: &str) -> Value {
     let op = &doc["webhooks"][event_type]["post"];
-    assert!(op.is_object(), "{event_type} is not in the document's webhooks");
+    assert!(
+        op.is_object(),
+        "{event_type} is not in the document's webhooks"
+    );
     resolve(
         doc,
         &op["requestBody"]["content"]["application/json"]["schema"],
@@ -113,10 +116,16 @@ async fn every_type_is_documented_once_with_an_example_that_matches_its_schema()
             .unwrap_or_else(|e| panic!("{name}'s example does not match its schema: {e}"));
     }
     // The device events carry the device: the example of `device.offline` shows an offline one.
-    let offline = &listed.iter().find(|t| t["type"] == "device.offline").unwrap()["example"];
+    let offline = &listed
+        .iter()
+        .find(|t| t["type"] == "device.offline")
+        .unwrap()["example"];
     assert_eq!(offline["data"]["object"], "device");
     assert_eq!(offline["data"]["status"], "offline");
-    assert!(offline["data"]["company_id"].as_str().unwrap().starts_with("cmp_"));
+    assert!(offline["data"]["company_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("cmp_"));
 }
 
 #[tokio::test]
@@ -128,7 +137,8 @@ async fn the_readmes_example_is_the_catalogues() {
         .send()
         .await
         .ok();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let start = readme
         .find("<!-- example: device.offline -->")
         .expect("the README shows the example of device.offline");
@@ -161,7 +171,13 @@ async fn device_offline_and_online_carry_the_device_as_its_get_shows_it() {
     let dev = op(&app, Method::POST, "/devices", Some(json!({"company_id": grocers, "name": "Presence screen",
         "location": "Utrecht", "platform": "tizen", "orientation": "landscape", "resolution": "1920x1080"}))).await;
     let dev = dev["id"].as_str().unwrap().to_string();
-    op(&app, Method::POST, &format!("/devices/{dev}/heartbeat"), Some(json!({}))).await;
+    op(
+        &app,
+        Method::POST,
+        &format!("/devices/{dev}/heartbeat"),
+        Some(json!({})),
+    )
+    .await;
     advance_drained(&app, json!({"seconds": 301})).await;
     let offline: Vec<Received> = rx
         .received()
@@ -171,14 +187,27 @@ async fn device_offline_and_online_carry_the_device_as_its_get_shows_it() {
     assert_eq!(offline.len(), 1);
     let body = offline[0].json();
     let shown = op(&app, Method::GET, &format!("/devices/{dev}"), None).await;
-    assert_eq!(body["data"], shown, "the event's data is the device as GET shows it");
+    assert_eq!(
+        body["data"], shown,
+        "the event's data is the device as GET shows it"
+    );
     assert_eq!(body["data"]["status"], "offline");
     assert_eq!(body["data"]["last_heartbeat_at"], rfc(FROZEN_AT));
     assert!(body["data"].get("device_id").is_none());
     Checker::new()
-        .check(&body, &body_schema(&doc, "device.offline"), "device.offline")
+        .check(
+            &body,
+            &body_schema(&doc, "device.offline"),
+            "device.offline",
+        )
         .unwrap();
-    op(&app, Method::POST, &format!("/devices/{dev}/heartbeat"), Some(json!({}))).await;
+    op(
+        &app,
+        Method::POST,
+        &format!("/devices/{dev}/heartbeat"),
+        Some(json!({})),
+    )
+    .await;
     drain(&app).await;
     let online: Vec<Value> = rx
         .received()
@@ -191,7 +220,11 @@ async fn device_offline_and_online_carry_the_device_as_its_get_shows_it() {
     assert_eq!(online[0]["data"], shown);
     assert_eq!(online[0]["data"]["status"], "online");
     Checker::new()
-        .check(&online[0], &body_schema(&doc, "device.online"), "device.online")
+        .check(
+            &online[0],
+            &body_schema(&doc, "device.online"),
+            "device.online",
+        )
         .unwrap();
 }
 
@@ -221,10 +254,28 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
     let dev = op(&app, post.clone(), "/devices", Some(json!({"company_id": grocers, "name": "Payload screen",
         "location": "Utrecht", "platform": "tizen", "orientation": "landscape", "resolution": "1920x1080"}))).await;
     let dev = dev["id"].as_str().unwrap().to_string();
-    op(&app, patch.clone(), &format!("/devices/{dev}"), Some(json!({"name": "Payload screen 2"}))).await;
-    op(&app, post.clone(), &format!("/devices/{dev}/heartbeat"), Some(json!({"app_version": "1.2.3"}))).await;
+    op(
+        &app,
+        patch.clone(),
+        &format!("/devices/{dev}"),
+        Some(json!({"name": "Payload screen 2"})),
+    )
+    .await;
+    op(
+        &app,
+        post.clone(),
+        &format!("/devices/{dev}/heartbeat"),
+        Some(json!({"app_version": "1.2.3"})),
+    )
+    .await;
     advance_drained(&app, json!({"seconds": 301})).await;
-    op(&app, post.clone(), &format!("/devices/{dev}/heartbeat"), Some(json!({}))).await;
+    op(
+        &app,
+        post.clone(),
+        &format!("/devices/{dev}/heartbeat"),
+        Some(json!({})),
+    )
+    .await;
 
     // Ads: created, updated, assigned, a play, unassigned, deleted; then the screen goes.
     let media: String = app.sql(|c| {
@@ -234,33 +285,101 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
             |r| r.get(0),
         )
     });
-    let ad = op(&app, post.clone(), "/ads", Some(json!({"company_id": grocers, "name": "Payload ad",
-        "headline": "Fresh", "status": "active", "media_id": media, "duration_seconds": 30}))).await;
+    let ad = op(
+        &app,
+        post.clone(),
+        "/ads",
+        Some(json!({"company_id": grocers, "name": "Payload ad",
+        "headline": "Fresh", "status": "active", "media_id": media, "duration_seconds": 30})),
+    )
+    .await;
     let ad = ad["id"].as_str().unwrap().to_string();
-    op(&app, patch.clone(), &format!("/ads/{ad}"), Some(json!({"headline": "Fresher"}))).await;
-    op(&app, post.clone(), &format!("/ads/{ad}/devices"), Some(json!({"device_id": dev}))).await;
-    op(&app, post.clone(), &format!("/devices/{dev}/playbacks"),
-        Some(json!({"ad_id": ad, "started_at": rfc(FROZEN_AT + 280), "duration_seconds": 15}))).await;
-    op(&app, delete.clone(), &format!("/ads/{ad}/devices/{dev}"), None).await;
+    op(
+        &app,
+        patch.clone(),
+        &format!("/ads/{ad}"),
+        Some(json!({"headline": "Fresher"})),
+    )
+    .await;
+    op(
+        &app,
+        post.clone(),
+        &format!("/ads/{ad}/devices"),
+        Some(json!({"device_id": dev})),
+    )
+    .await;
+    op(
+        &app,
+        post.clone(),
+        &format!("/devices/{dev}/playbacks"),
+        Some(json!({"ad_id": ad, "started_at": rfc(FROZEN_AT + 280), "duration_seconds": 15})),
+    )
+    .await;
+    op(
+        &app,
+        delete.clone(),
+        &format!("/ads/{ad}/devices/{dev}"),
+        None,
+    )
+    .await;
     op(&app, delete.clone(), &format!("/ads/{ad}"), None).await;
     op(&app, delete.clone(), &format!("/devices/{dev}"), None).await;
 
     // A promotion through its life, with a QR code scanned while it runs.
     let now = FROZEN_AT + 301;
-    let promo = op(&app, post.clone(), "/promotions", Some(json!({"company_id": grocers, "name": "Payload promo",
+    let promo = op(
+        &app,
+        post.clone(),
+        "/promotions",
+        Some(json!({"company_id": grocers, "name": "Payload promo",
         "description": "Every type.", "landing_url": "https://www.northwind-grocers.example/p",
         "discount_percent": 10, "activation_cost_tokens": 5,
-        "starts_at": rfc(now + 60), "ends_at": rfc(now + 120)}))).await;
+        "starts_at": rfc(now + 60), "ends_at": rfc(now + 120)})),
+    )
+    .await;
     let promo = promo["id"].as_str().unwrap().to_string();
-    op(&app, patch.clone(), &format!("/promotions/{promo}"), Some(json!({"name": "Payload promo 2"}))).await;
-    op(&app, post.clone(), &format!("/promotions/{promo}/activate"), None).await;
-    let qr = op(&app, post.clone(), &format!("/promotions/{promo}/qr-codes"), Some(json!({}))).await;
+    op(
+        &app,
+        patch.clone(),
+        &format!("/promotions/{promo}"),
+        Some(json!({"name": "Payload promo 2"})),
+    )
+    .await;
+    op(
+        &app,
+        post.clone(),
+        &format!("/promotions/{promo}/activate"),
+        None,
+    )
+    .await;
+    let qr = op(
+        &app,
+        post.clone(),
+        &format!("/promotions/{promo}/qr-codes"),
+        Some(json!({})),
+    )
+    .await;
     advance_drained(&app, json!({"seconds": 61})).await;
-    let scan = app.get(&format!("/q/{}", qr["code"].as_str().unwrap())).send().await;
+    let scan = app
+        .get(&format!("/q/{}", qr["code"].as_str().unwrap()))
+        .send()
+        .await;
     assert!(scan.status.as_u16() < 400, "{}", scan.status);
     advance_drained(&app, json!({"seconds": 60})).await;
-    op(&app, post.clone(), &format!("/promotions/{promo}/deactivate"), None).await;
-    op(&app, delete.clone(), &format!("/qr-codes/{}", qr["id"].as_str().unwrap()), None).await;
+    op(
+        &app,
+        post.clone(),
+        &format!("/promotions/{promo}/deactivate"),
+        None,
+    )
+    .await;
+    op(
+        &app,
+        delete.clone(),
+        &format!("/qr-codes/{}", qr["id"].as_str().unwrap()),
+        None,
+    )
+    .await;
 
     // Media, tokens, branding.
     let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>"#.to_vec();
@@ -271,19 +390,44 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
         .send()
         .await;
     assert_eq!(r.status, 201, "{}", r.text());
-    op(&app, delete.clone(), &format!("/media/{}", r.json()["id"].as_str().unwrap()), None).await;
-    op(&app, post.clone(), "/token-packs/tpk_0m5d4rusj5xe4we40hu5/purchase", Some(json!({"company_id": grocers}))).await;
-    op(&app, patch.clone(), &format!("/companies/{grocers}/branding"), Some(json!({"tagline": "Every type"}))).await;
+    op(
+        &app,
+        delete.clone(),
+        &format!("/media/{}", r.json()["id"].as_str().unwrap()),
+        None,
+    )
+    .await;
+    op(
+        &app,
+        post.clone(),
+        "/token-packs/tpk_0m5d4rusj5xe4we40hu5/purchase",
+        Some(json!({"company_id": grocers})),
+    )
+    .await;
+    op(
+        &app,
+        patch.clone(),
+        &format!("/companies/{grocers}/branding"),
+        Some(json!({"tagline": "Every type"})),
+    )
+    .await;
 
     // Webhooks: created, updated, tested, deleted; one that keeps failing is disabled.
     let failing = Receiver::start().await;
     failing.answer(&[500, 500, 500]);
     let (bad, _) = crate::webhook_delivery::hook(&app, &failing.url("/bad"), &["ad.updated"]).await;
-    op(&app, patch.clone(), &format!("/webhooks/{bad}"), Some(json!({"description": "fails"}))).await;
+    op(
+        &app,
+        patch.clone(),
+        &format!("/webhooks/{bad}"),
+        Some(json!({"description": "fails"})),
+    )
+    .await;
     op(&app, post.clone(), &format!("/webhooks/{hook}/test"), None).await;
     crate::webhook_delivery::edit_ad(&app).await;
     advance_drained(&app, json!({"seconds": 10})).await;
-    let (gone, _) = crate::webhook_delivery::hook(&app, &failing.url("/gone"), &["ad.created"]).await;
+    let (gone, _) =
+        crate::webhook_delivery::hook(&app, &failing.url("/gone"), &["ad.created"]).await;
     op(&app, delete.clone(), &format!("/webhooks/{gone}"), None).await;
 
     // An invoice falls overdue.
@@ -314,9 +458,9 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
     for (t, bodies) in &by_type {
         let schema = body_schema(&doc, t);
         for body in bodies {
-            checker
-                .check(body, &schema, t)
-                .unwrap_or_else(|e| panic!("a delivered {t} does not match its schema: {e}\n{body}"));
+            checker.check(body, &schema, t).unwrap_or_else(|e| {
+                panic!("a delivered {t} does not match its schema: {e}\n{body}")
+            });
         }
     }
     // The disabled webhook's event names it, with the documented reason.

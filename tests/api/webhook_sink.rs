@@ -110,9 +110,18 @@ async fn a_forged_delivery_is_kept_but_not_verified() {
     let r = app
         .post("/_sandbox/sink/northwind-grocers")
         .header("webhook-id", real["webhook_id_header"].as_str().unwrap())
-        .header("webhook-timestamp", real["webhook_timestamp"].as_str().unwrap())
-        .header("webhook-signature", real["headers"]["webhook-signature"].as_str().unwrap())
-        .raw("application/json", r#"{"type":"ad.updated","tampered":true}"#)
+        .header(
+            "webhook-timestamp",
+            real["webhook_timestamp"].as_str().unwrap(),
+        )
+        .header(
+            "webhook-signature",
+            real["headers"]["webhook-signature"].as_str().unwrap(),
+        )
+        .raw(
+            "application/json",
+            r#"{"type":"ad.updated","tampered":true}"#,
+        )
         .send()
         .await;
     assert_eq!(r.status, 204);
@@ -128,7 +137,11 @@ async fn a_forged_delivery_is_kept_but_not_verified() {
         .as_str()
         .unwrap()
         .starts_with("no webhook of this sandbox delivered"));
-    let r = app.post("/_sandbox/sink/unsigned").raw("text/plain", "hello").send().await;
+    let r = app
+        .post("/_sandbox/sink/unsigned")
+        .raw("text/plain", "hello")
+        .send()
+        .await;
     assert_eq!(r.status, 204);
     let unsigned = sink(&app, "unsigned").await;
     assert_eq!(unsigned[0]["body"], "hello");
@@ -142,7 +155,11 @@ async fn a_forged_delivery_is_kept_but_not_verified() {
         .send()
         .await
         .problem(403);
-    app.post("/_sandbox/sink/Bad.Name").raw("application/json", "{}").send().await.problem(404);
+    app.post("/_sandbox/sink/Bad.Name")
+        .raw("application/json", "{}")
+        .send()
+        .await
+        .problem(404);
 }
 
 #[tokio::test]
@@ -174,8 +191,10 @@ async fn the_sink_is_the_only_loopback_target_when_private_targets_are_refused()
         async move {
             app.post("/webhooks")
                 .key("northwind-admin")
-                .json(&json!({"company_id": company_id("Northwind Pharmacy"), "url": url,
-                    "event_types": ["ad.updated"]}))
+                .json(
+                    &json!({"company_id": company_id("Northwind Pharmacy"), "url": url,
+                    "event_types": ["ad.updated"]}),
+                )
                 .send()
                 .await
         }

@@ -213,18 +213,66 @@ async fn bad_triggers_are_422_naming_the_field_and_record_nothing() {
     );
     let before = event_count(&app);
     for (body, field, code) in [
-        (json!({"type": "device.exploded", "company_id": grocers}), "/type", "unknown_event_type"),
-        (json!({"type": "api_key.expired", "company_id": grocers}), "/type", "unknown_event_type"),
-        (json!({"type": "device.offline", "company_id": "dev_1"}), "/company_id", "invalid_id"),
-        (json!({"type": "device.offline", "company_id": "cmp_0000000000000000000"}), "/company_id", "not_found"),
-        (json!({"type": "device.offline", "company_id": grocers, "object_id": an_ad}), "/object_id", "wrong_object_type"),
-        (json!({"type": "device.offline", "company_id": grocers, "object_id": pharmacy_device}), "/object_id", "wrong_company"),
-        (json!({"type": "device.offline", "company_id": grocers, "object_id": "dev_nothere"}), "/object_id", "not_found"),
-        (json!({"type": "tokens.purchased", "company_id": grocers, "object_id": "ttx_nothere"}), "/object_id", "not_found"),
-        (json!({"type": "device.playback_recorded", "company_id": grocers}), "/object_id", "no_object"),
-        (json!({"type": "device.offline", "company_id": grocers, "object_id": grocers_device, "data": {"colour": 1}}), "/data/colour", "unknown_field"),
-        (json!({"type": "device.offline", "company_id": grocers, "object_id": grocers_device, "data": {"status": 7}}), "/data", "schema_mismatch"),
-        (json!({"type": "ad.assigned", "company_id": grocers, "object_id": an_ad, "data": {"device_id": pharmacy_device}}), "/data/device_id", "not_found"),
+        (
+            json!({"type": "device.exploded", "company_id": grocers}),
+            "/type",
+            "unknown_event_type",
+        ),
+        (
+            json!({"type": "api_key.expired", "company_id": grocers}),
+            "/type",
+            "unknown_event_type",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": "dev_1"}),
+            "/company_id",
+            "invalid_id",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": "cmp_0000000000000000000"}),
+            "/company_id",
+            "not_found",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": grocers, "object_id": an_ad}),
+            "/object_id",
+            "wrong_object_type",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": grocers, "object_id": pharmacy_device}),
+            "/object_id",
+            "wrong_company",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": grocers, "object_id": "dev_nothere"}),
+            "/object_id",
+            "not_found",
+        ),
+        (
+            json!({"type": "tokens.purchased", "company_id": grocers, "object_id": "ttx_nothere"}),
+            "/object_id",
+            "not_found",
+        ),
+        (
+            json!({"type": "device.playback_recorded", "company_id": grocers}),
+            "/object_id",
+            "no_object",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": grocers, "object_id": grocers_device, "data": {"colour": 1}}),
+            "/data/colour",
+            "unknown_field",
+        ),
+        (
+            json!({"type": "device.offline", "company_id": grocers, "object_id": grocers_device, "data": {"status": 7}}),
+            "/data",
+            "schema_mismatch",
+        ),
+        (
+            json!({"type": "ad.assigned", "company_id": grocers, "object_id": an_ad, "data": {"device_id": pharmacy_device}}),
+            "/data/device_id",
+            "not_found",
+        ),
     ] {
         let p = app
             .post("/_sandbox/events")

@@ -10,15 +10,43 @@ use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
     vec![
-        Payload::new("ad.created", "An ad was created.", Kind::Ad, "ad", schema_ref("Ad"), shown),
-        Payload::new("ad.updated", "An ad changed (content, status or schedule).", Kind::Ad, "ad", schema_ref("Ad"), shown),
+        Payload::new(
+            "ad.created",
+            "An ad was created.",
+            Kind::Ad,
+            "ad",
+            schema_ref("Ad"),
+            shown,
+        ),
+        Payload::new(
+            "ad.updated",
+            "An ad changed (content, status or schedule).",
+            Kind::Ad,
+            "ad",
+            schema_ref("Ad"),
+            shown,
+        ),
         Payload::deleted("ad.deleted", "An ad was deleted.", Kind::Ad, "ad"),
-        Payload::new("ad.assigned", "An ad was assigned to a screen: the assignment.", Kind::Ad, "ad", schema_ref("AdAssignment"), assigned)
-            .takes(&["device_id"])
-            .example_where("EXISTS (SELECT 1 FROM ad_assignments x WHERE x.ad_id = o.id)"),
-        Payload::new("ad.unassigned", "An ad was removed from a screen.", Kind::Ad, "ad", unassigned_schema(), unassigned)
-            .takes(&["device_id"])
-            .example_where("EXISTS (SELECT 1 FROM ad_assignments x WHERE x.ad_id = o.id)"),
+        Payload::new(
+            "ad.assigned",
+            "An ad was assigned to a screen: the assignment.",
+            Kind::Ad,
+            "ad",
+            schema_ref("AdAssignment"),
+            assigned,
+        )
+        .takes(&["device_id"])
+        .example_where("EXISTS (SELECT 1 FROM ad_assignments x WHERE x.ad_id = o.id)"),
+        Payload::new(
+            "ad.unassigned",
+            "An ad was removed from a screen.",
+            Kind::Ad,
+            "ad",
+            unassigned_schema(),
+            unassigned,
+        )
+        .takes(&["device_id"])
+        .example_where("EXISTS (SELECT 1 FROM ad_assignments x WHERE x.ad_id = o.id)"),
     ]
 }
 
@@ -72,7 +100,9 @@ fn assigned(s: &Subject<'_>) -> Result<Value, ApiError> {
     let device = device_of(s)?;
     let at: i64 = s
         .conn
-        .prepare_cached("SELECT assigned_at FROM ad_assignments WHERE ad_id = ?1 AND device_id = ?2")?
+        .prepare_cached(
+            "SELECT assigned_at FROM ad_assignments WHERE ad_id = ?1 AND device_id = ?2",
+        )?
         .query_row([s.id, device.as_str()], |r| r.get(0))
         .optional()?
         .ok_or_else(|| {
@@ -88,7 +118,9 @@ fn assigned(s: &Subject<'_>) -> Result<Value, ApiError> {
 /// `ad.unassigned`: which ad left which screen.
 fn unassigned(s: &Subject<'_>) -> Result<Value, ApiError> {
     let device = device_of(s)?;
-    Ok(json!({"object": "ad_assignment", "ad_id": s.id, "device_id": device, "company_id": s.company}))
+    Ok(
+        json!({"object": "ad_assignment", "ad_id": s.id, "device_id": device, "company_id": s.company}),
+    )
 }
 
 fn unassigned_schema() -> Value {

@@ -24,8 +24,8 @@ use crate::validate::{id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
-use playbacks::{MAX_PLAY_SECS, SOURCES};
 pub use payloads::payloads;
+use playbacks::{MAX_PLAY_SECS, SOURCES};
 pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
 use serde_json::{json, Value};
 

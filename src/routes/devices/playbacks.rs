@@ -156,9 +156,12 @@ pub(super) fn shown(
     s: &crate::routes::payloads::Subject<'_>,
 ) -> Result<serde_json::Value, ApiError> {
     let id = super::payloads::playback_id(s.id)?;
-    let playback = crud::load(s.conn, &format!("{PLAYBACK_SELECT} WHERE id = ?1"), &id, |r| {
-        Playback::from_row(r)
-    })?;
+    let playback = crud::load(
+        s.conn,
+        &format!("{PLAYBACK_SELECT} WHERE id = ?1"),
+        &id,
+        |r| Playback::from_row(r),
+    )?;
     crate::routes::payloads::to_data(&playback)
 }
 

@@ -4,11 +4,19 @@
 use crate::http::ApiError;
 use crate::ids::{Kind, PromotionId};
 use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
-use crate::validate::OneOf;
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
-    let promotion = |t, d| Payload::new(t, d, Kind::Promotion, "promotion", schema_ref("Promotion"), shown);
+    let promotion = |t, d| {
+        Payload::new(
+            t,
+            d,
+            Kind::Promotion,
+            "promotion",
+            schema_ref("Promotion"),
+            shown,
+        )
+    };
     vec![
         promotion("promotion.created", "A promotion was created."),
         promotion("promotion.updated", "A promotion's details changed."),
@@ -66,8 +74,13 @@ fn scanned(s: &Subject<'_>) -> Result<Value, ApiError> {
                 )
             })?,
     };
-    let since = s.hints.get("scans_since_last_event").and_then(Value::as_i64);
-    Ok(crate::routes::scan::scanned_data(s.conn, s.id, class, since)?)
+    let since = s
+        .hints
+        .get("scans_since_last_event")
+        .and_then(Value::as_i64);
+    Ok(crate::routes::scan::scanned_data(
+        s.conn, s.id, class, since,
+    )?)
 }
 
 fn scanned_schema() -> Value {
@@ -75,7 +88,7 @@ fn scanned_schema() -> Value {
         "required":["qr_code_id","promotion_id","code","scanned_at","agent_class","scan_count","scans_since_last_event"],
         "properties":{"qr_code_id":{"type":"string","pattern":"^qr_"},"promotion_id":{"type":"string","pattern":"^promo_"},
             "code":{"type":"string"},"scanned_at":{"type":"string","format":"date-time"},
-            "agent_class":OneOf(super::scans::AGENT_CLASSES).schema(),
+            "agent_class":schema_ref("QrScanAgentClass"),
             "scan_count":{"type":"integer","minimum":0,"description":"The code's scans in all."},
             "scans_since_last_event":{"type":"integer","minimum":0,"description":"The scans since the code's previous `qr_code.scanned` event, this one included."}}})
 }

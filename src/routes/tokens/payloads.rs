@@ -9,10 +9,24 @@ use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
     vec![
-        Payload::new("tokens.purchased", "A token pack was bought: the ledger row, the charge and the invoice it went on.", Kind::TokenTransaction, "token_transaction", purchase_schema(), purchased)
-            .pick("o.kind = 'purchase' AND o.charge_id IS NOT NULL"),
-        Payload::new("tokens.spent", "Tokens were spent (promotion activation): the ledger row.", Kind::TokenTransaction, "token_transaction", schema_ref("TokenTransaction"), spent)
-            .pick("o.kind = 'spend'"),
+        Payload::new(
+            "tokens.purchased",
+            "A token pack was bought: the ledger row, the charge and the invoice it went on.",
+            Kind::TokenTransaction,
+            "token_transaction",
+            purchase_schema(),
+            purchased,
+        )
+        .pick("o.kind = 'purchase' AND o.charge_id IS NOT NULL"),
+        Payload::new(
+            "tokens.spent",
+            "Tokens were spent (promotion activation): the ledger row.",
+            Kind::TokenTransaction,
+            "token_transaction",
+            schema_ref("TokenTransaction"),
+            spent,
+        )
+        .pick("o.kind = 'spend'"),
     ]
 }
 

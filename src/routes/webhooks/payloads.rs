@@ -33,7 +33,11 @@ fn disabled(s: &Subject<'_>) -> Result<Value, ApiError> {
     let mut data = to_data(&webhook(s)?)?;
     let since = match s.hint_str("failing_since") {
         Some(at) => crate::time::parse_rfc3339(at).ok_or_else(|| {
-            ApiError::invalid("/data/failing_since", "invalid_format", "must be an RFC 3339 instant")
+            ApiError::invalid(
+                "/data/failing_since",
+                "invalid_format",
+                "must be an RFC 3339 instant",
+            )
         })?,
         None => s
             .conn
@@ -51,7 +55,10 @@ fn disabled_schema() -> Value {
         .find(|(name, _)| *name == "Webhook")
         .map(|(_, s)| s)
         .unwrap_or_else(|| json!({"type":"object"}));
-    schema["properties"]["disabled_reason"] = json!({"type":"string","description":"Why: since when every attempt failed."});
+    // The enum by its component's name, as the document names it.
+    schema["properties"]["event_types"]["items"] = schema_ref("WebhookEventTypes");
+    schema["properties"]["disabled_reason"] =
+        json!({"type":"string","description":"Why: since when every attempt failed."});
     if let Some(required) = schema["required"].as_array_mut() {
         required.push(json!("disabled_reason"));
     }
