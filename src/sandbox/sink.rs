@@ -203,6 +203,15 @@ fn receive(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::no_content())
 }
 
+/// A webhook that delivered an event: where, and the secrets it signs with.
+struct Sender {
+    id: String,
+    url: String,
+    secret: String,
+    previous: Option<String>,
+    until: Option<i64>,
+}
+
 /// Checks the signature against every webhook that delivered this event to this sink.
 fn verify(
     ctx: &Ctx<'_>,
@@ -225,19 +234,25 @@ fn verify(
         return Ok(fail("webhook-timestamp is not Unix seconds".into()));
     };
     let conn = ctx.app.db.conn()?;
-    let hooks: Vec<(String, String, String, Option<String>, Option<i64>)> = conn
+    let hooks: Vec<Sender> = conn
         .prepare_cached(
             "SELECT DISTINCT w.id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at
              FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
              WHERE d.event_id = ?1 ORDER BY w.id",
         )?
         .query_map([id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            Ok(Sender {
+                id: r.get(0)?,
+                url: r.get(1)?,
+                secret: r.get(2)?,
+                previous: r.get(3)?,
+                until: r.get(4)?,
+            })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let here: Vec<_> = hooks
+    let here: Vec<Sender> = hooks
         .into_iter()
-        .filter(|(_, url, ..)| url.ends_with(&format!("{SINK_PATH}{sink}")))
+        .filter(|h| h.url.ends_with(&format!("{SINK_PATH}{sink}")))
         .collect();
     if here.is_empty() {
         return Ok(fail(format!(
@@ -247,10 +262,10 @@ fn verify(
     }
     let now = crate::time::now();
     let given: Vec<&str> = signature.split(' ').collect();
-    for (hook, _, secret, previous, until) in &here {
-        let mut secrets = vec![secret.as_str()];
-        if let (Some(p), Some(u)) = (previous, until) {
-            if *u > now {
+    for hook in &here {
+        let mut secrets = vec![hook.secret.as_str()];
+        if let (Some(p), Some(u)) = (&hook.previous, hook.until) {
+            if u > now {
                 secrets.push(p);
             }
         }
@@ -262,7 +277,7 @@ fn verify(
             {
                 return Ok(Verdict {
                     verified: true,
-                    webhook_id: Some(hook.clone()),
+                    webhook_id: Some(hook.id.clone()),
                     reason: None,
                 });
             }

@@ -160,7 +160,7 @@ pub(super) fn shown(
         s.conn,
         &format!("{PLAYBACK_SELECT} WHERE id = ?1"),
         &id,
-        |r| Playback::from_row(r),
+        Playback::from_row,
     )?;
     crate::routes::payloads::to_data(&playback)
 }
