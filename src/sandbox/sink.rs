@@ -29,9 +29,9 @@ use subtle::ConstantTimeEq;
 /// Deliveries one sink keeps (the newest).
 pub const KEPT_PER_SINK: usize = 100;
 /// Sinks kept at once.
-pub const MAX_SINKS: usize = 50;
-/// Body bytes kept per delivery.
-pub const MAX_BODY: usize = 64 * 1024;
+pub const MAX_SINKS: usize = 20;
+/// Body bytes kept per delivery (so at most 20 × 100 × 16 KiB are held).
+pub const MAX_BODY: usize = 16 * 1024;
 
 /// What every sink holds.
 #[derive(Default)]
@@ -83,7 +83,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/_sandbox/sink/{name}", "listSandboxSink", Action::Sandbox, list)
             .tag("sandbox")
             .summary("What a sink received, newest first, each with its signature verdict.")
-            .describe("The deliveries the sink `name` received (the newest 100), newest first, each with its headers, body (parsed JSON, or the text; bodies over 64 KiB are cut and marked) and `verification`: `verified`, the `webhook_id` whose secret signed it, or the `reason` it failed. A sink nothing was sent to is empty.")
+            .describe("The deliveries the sink `name` received (the newest 100), newest first, each with its headers, body (parsed JSON, or the text; bodies over 16 KiB are cut and marked) and `verification`: `verified`, the `webhook_id` whose secret signed it, or the `reason` it failed. A sink nothing was sent to is empty.")
             .ok("SandboxSinkDeliveries"),
         Route::delete("/_sandbox/sink/{name}", "clearSandboxSink", Action::Sandbox, clear)
             .tag("sandbox")
@@ -108,7 +108,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "reason":{"type":["string","null"],"description":"Why not verified: missing headers, no webhook of this sandbox delivered the event here, or no signature matches."}}},
             "headers":{"type":"object","description":"The request's `content-type`, `user-agent` and `webhook-*` headers."},
             "body":{"description":"The body: parsed JSON, or the text when it is not JSON."},
-            "body_truncated":{"type":"boolean","description":"Whether the body was cut at 64 KiB (the signature was checked on all of it)."}}});
+            "body_truncated":{"type":"boolean","description":"Whether the body was cut at 16 KiB (the signature was checked on all of it)."}}});
     vec![(
         "SandboxSinkDeliveries",
         json!({"type":"object","additionalProperties":false,"required":["object","sink","data","has_more"],

@@ -5,7 +5,13 @@
 use crate::routes::payloads::{catalogue, examples};
 use serde_json::{json, Map, Value};
 
+/// The section, built once per process (the catalogue and its examples are fixed).
 pub fn webhooks() -> Value {
+    static SECTION: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SECTION.get_or_init(build).clone()
+}
+
+fn build() -> Value {
     let examples = examples();
     let header = |name: &str, description: &str| {
         json!({"name": name, "in": "header", "required": true, "description": description,
