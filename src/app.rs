@@ -79,6 +79,8 @@ impl App {
         app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
         app.extensions.insert(outbox);
+        app.extensions
+            .insert(Arc::new(crate::sandbox::sink::Sinks::default()));
         Ok((app, report))
     }
 }

@@ -15,9 +15,12 @@
 pub mod clock;
 pub mod faults;
 pub mod fleet;
+pub mod outbox;
 pub mod simulated_scans;
 pub mod simulator;
+pub mod sink;
 pub mod snapshots;
+pub mod triggers;
 
 use crate::http::router::Route;
 use serde_json::Value;
@@ -28,10 +31,20 @@ pub fn routes() -> Vec<Route> {
         faults::routes(),
         snapshots::routes(),
         fleet::routes(),
+        outbox::routes(),
+        triggers::routes(),
     ]
     .into_iter()
     .flatten()
     .map(Route::audited)
+    // The sink's receiving end is called by webhook deliveries, not by the operator: not audited.
+    .chain(sink::routes().into_iter().map(|r| {
+        if r.method == hyper::Method::POST {
+            r
+        } else {
+            r.audited()
+        }
+    }))
     .collect()
 }
 
@@ -41,6 +54,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         faults::schemas(),
         snapshots::schemas(),
         fleet::schemas(),
+        outbox::schemas(),
+        sink::schemas(),
+        triggers::schemas(),
     ]
     .into_iter()
     .flatten()
