@@ -21,6 +21,8 @@ pub struct Caller {
     pub headers: HeaderMap,
     pub request_id: String,
     pub peer: Option<IpAddr>,
+    /// The toolsets, read-only mode and schema detail this request asked for.
+    pub view: super::toolsets::View,
 }
 
 impl Caller {
@@ -47,6 +49,7 @@ impl Caller {
             headers,
             request_id: request_id.to_string(),
             peer,
+            view: Default::default(),
         }
     }
 

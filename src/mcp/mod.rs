@@ -27,6 +27,7 @@ use std::sync::{Arc, OnceLock};
 pub mod advice;
 pub mod call;
 pub mod catalogue;
+pub mod compact;
 pub mod config_cmd;
 pub mod dispatch;
 pub mod expiry;
@@ -35,6 +36,7 @@ pub mod prompts;
 pub mod protocol;
 pub mod sessions;
 pub mod spec;
+pub mod toolsets;
 pub mod transport;
 
 pub struct McpState {

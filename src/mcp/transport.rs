@@ -304,7 +304,11 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             return json_response(400, protocol::error_response(first_id, &e).to_string());
         }
     }
-    let caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    let mut caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    caller.view = match super::toolsets::View::from_headers(ctx.headers) {
+        Ok(view) => view,
+        Err(msg) => return refusal(400, first_id, protocol::INVALID_PARAMS, msg),
+    };
 
     if is_modern(&body, header_version) {
         if body.is_array() {

@@ -35,8 +35,12 @@ pub(super) fn list(
     modern: bool,
 ) -> Out {
     let catalog = crate::mcp::state(app).catalog(&app.router);
-    let visible: Vec<&Tool> = catalog.visible(&caller.principal).collect();
-    TOOLS.answer(id, params, modern, &visible, |t| t.definition.clone())
+    let view = &caller.view;
+    let visible: Vec<&Tool> = catalog
+        .visible(&caller.principal)
+        .filter(|t| view.shows(t, &catalog.tools))
+        .collect();
+    TOOLS.answer(id, params, modern, &visible, |t| view.definition(t).clone())
 }
 
 pub(super) fn call(
@@ -83,6 +87,17 @@ pub(super) fn call(
             modern,
         );
     };
+    if !caller.view.shows(tool, &catalog.tools) {
+        return rpc_err(
+            id,
+            RpcError::invalid_params(format!(
+                "Tool `{}` is not offered to this request: {}",
+                tool.spec.name,
+                caller.view.why_hidden(tool)
+            )),
+            modern,
+        );
+    }
     if !tool.allowed(&caller.principal) {
         return tool_error(
             id,
