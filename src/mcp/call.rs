@@ -23,6 +23,8 @@ pub struct Caller {
     pub peer: Option<IpAddr>,
     /// The toolsets, read-only mode and schema detail this request asked for.
     pub view: super::toolsets::View,
+    /// The protocol version this request speaks (what content it may be sent).
+    pub version: &'static str,
 }
 
 impl Caller {
@@ -50,6 +52,7 @@ impl Caller {
             request_id: request_id.to_string(),
             peer,
             view: Default::default(),
+            version: super::protocol::DEFAULT_VERSION,
         }
     }
 

@@ -135,6 +135,9 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         "inputSchema": input_schema,
     });
     if let Some(mut out) = output_schema {
+        if let Some(r) = &route {
+            out = super::links::output_schema(r.operation_id, out);
+        }
         super::compact::share_repeats(&mut out);
         definition["outputSchema"] = out;
     }

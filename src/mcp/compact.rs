@@ -75,6 +75,12 @@ fn compact_input(schema: &mut Value) {
     let Some(m) = schema.as_object_mut() else {
         return;
     };
+    // Unknown arguments are refused by name anyway; the flag only costs bytes on every tool.
+    if m.get("additionalProperties") == Some(&Value::Bool(false))
+        && !m.contains_key("minProperties")
+    {
+        m.remove("additionalProperties");
+    }
     if m.get("required")
         .and_then(Value::as_array)
         .is_some_and(Vec::is_empty)
@@ -84,8 +90,9 @@ fn compact_input(schema: &mut Value) {
     if let Some(Value::Object(props)) = m.get_mut("properties") {
         for (name, p) in props.iter_mut() {
             match name.as_str() {
-                // The instructions say it once: pass a page's `next_cursor` as `cursor`.
-                "cursor" => *p = json!({"type": "string"}),
+                "cursor" => {
+                    *p = json!({"type": "string", "description": "`next_cursor` of the previous page."})
+                }
                 "limit" => {
                     if let Some(pm) = p.as_object_mut() {
                         pm.remove("description");
@@ -280,7 +287,8 @@ mod tests {
             p["limit"],
             json!({"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
         );
-        assert_eq!(p["cursor"], json!({"type": "string"}));
+        assert_eq!(p["cursor"]["type"], "string");
+        assert!(c["inputSchema"].get("additionalProperties").is_none());
         assert_eq!(
             p["changes"]["properties"]["name"],
             json!({"type": "string", "maxLength": 9})

@@ -31,6 +31,7 @@ pub mod compact;
 pub mod config_cmd;
 pub mod dispatch;
 pub mod expiry;
+pub mod links;
 pub mod pending;
 pub mod prompts;
 pub mod protocol;

@@ -319,6 +319,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 "Protocol 2026-07-28 takes one JSON-RPC message per POST; batches are not part of it.".into(),
             );
         }
+        caller.version = protocol::MODERN_VERSIONS[0];
         return frame(dispatch::modern(app, &caller, &body, ctx.headers), format);
     }
 
@@ -349,6 +350,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             .unwrap_or(protocol::DEFAULT_VERSION),
     };
 
+    caller.version = version;
     let out = match &body {
         Value::Array(items) => {
             if !protocol::allows_batches(version) {

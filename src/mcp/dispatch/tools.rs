@@ -145,7 +145,12 @@ pub(super) fn call(
         }
     }
     let out = match call::call(app, caller, tool, args) {
-        Ok(v) => tool_ok(id, v, modern),
+        Ok(v) => {
+            let (v, links) = crate::mcp::links::extract(tool, v, caller.version);
+            let mut out = tool_ok(id, v, modern);
+            out.body = crate::mcp::links::append(out.body, &links);
+            out
+        }
         Err(msg) => tool_error(id, &msg, modern),
     };
     let cap = app.settings.mcp_max_response_bytes;
