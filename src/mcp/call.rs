@@ -25,6 +25,10 @@ pub struct Caller {
     pub view: super::toolsets::View,
     /// The protocol version this request speaks (what content it may be sent).
     pub version: &'static str,
+    /// What the client can do (its session's, or this request's on 2026-07-28).
+    pub features: super::sessions::ClientFeatures,
+    /// The `Mcp-Session-Id` this request belongs to, if any.
+    pub session: Option<String>,
 }
 
 impl Caller {
@@ -53,6 +57,8 @@ impl Caller {
             peer,
             view: Default::default(),
             version: super::protocol::DEFAULT_VERSION,
+            features: Default::default(),
+            session: None,
         }
     }
 

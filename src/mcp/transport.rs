@@ -320,6 +320,9 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             );
         }
         caller.version = protocol::MODERN_VERSIONS[0];
+        caller.features = super::sessions::ClientFeatures::from_capabilities(
+            &body["params"]["_meta"][protocol::META_CLIENT_CAPABILITIES],
+        );
         return frame(dispatch::modern(app, &caller, &body, ctx.headers), format);
     }
 
@@ -334,7 +337,11 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 // A supported version header that differs from the negotiated one is tolerated (the
                 // conformance suite sends 2025-03-26 inside a 2025-11-25 session); the session keeps
                 // its negotiated version. Unsupported versions were refused above.
-                Lookup::Found(v) => v,
+                Lookup::Found(v) => {
+                    caller.features = super::state(app).sessions.features(sid);
+                    caller.session = Some(sid.to_string());
+                    v
+                }
                 Lookup::NotFound => {
                     return refusal(
                         404,

@@ -40,7 +40,9 @@ pub(super) fn list(
         .visible(&caller.principal)
         .filter(|t| view.shows(t, &catalog.tools))
         .collect();
-    TOOLS.answer(id, params, modern, &visible, |t| view.definition(t).clone())
+    TOOLS.answer(id, params, modern, &visible, |t| {
+        crate::mcp::apps::decorate(view.definition(t), t, &caller.features)
+    })
 }
 
 pub(super) fn call(
