@@ -18,6 +18,7 @@ mod limits;
 mod list_contract;
 mod mcp_answers;
 mod mcp_assist;
+mod mcp_capabilities;
 mod mcp_catalogue;
 mod mcp_jobs;
 mod mcp_prompts;
