@@ -22,6 +22,7 @@ mod mcp_capabilities;
 mod mcp_catalogue;
 mod mcp_jobs;
 mod mcp_prompts;
+mod mcp_resources;
 mod mcp_search;
 mod mcp_tools;
 mod mcp_transport;
