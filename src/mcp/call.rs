@@ -29,6 +29,8 @@ pub struct Caller {
     pub features: super::sessions::ClientFeatures,
     /// The `Mcp-Session-Id` this request belongs to, if any.
     pub session: Option<String>,
+    /// The client reads an event stream as the answer (`Accept`).
+    pub accepts_sse: bool,
 }
 
 impl Caller {
@@ -59,6 +61,7 @@ impl Caller {
             version: super::protocol::DEFAULT_VERSION,
             features: Default::default(),
             session: None,
+            accepts_sse: false,
         }
     }
 

@@ -32,6 +32,7 @@ pub mod compact;
 pub mod completion;
 pub mod config_cmd;
 pub mod dispatch;
+pub mod elicitation;
 pub mod expiry;
 pub mod links;
 pub mod pending;
@@ -45,6 +46,8 @@ pub mod transport;
 
 pub struct McpState {
     pub sessions: sessions::Sessions,
+    /// Confirmation questions waiting for the user's answer.
+    pub elicitations: elicitation::Registry,
     catalog: OnceLock<catalogue::Catalog>,
 }
 
@@ -52,6 +55,7 @@ impl McpState {
     pub fn new(_settings: &Settings) -> McpState {
         McpState {
             sessions: sessions::Sessions::default(),
+            elicitations: Default::default(),
             catalog: OnceLock::new(),
         }
     }

@@ -195,7 +195,13 @@ fn frame(out: Option<Out>, format: Format) -> Response {
             delivery: Default::default(),
         };
     };
-    let mut resp = if out.status == 200 && format == Format::Sse {
+    let mut resp = if let Some(stream) = out.stream {
+        let mut r = Response::new(StatusCode::OK, "text/event-stream", bytes::Bytes::new())
+            .with_header("cache-control", "no-cache")
+            .with_header("x-accel-buffering", "no");
+        r.delivery.stream = Some(stream);
+        r
+    } else if out.status == 200 && format == Format::Sse {
         let mut body = String::with_capacity(out.body.len() + 24);
         body.push_str("event: message\ndata: ");
         body.push_str(&out.body);
@@ -305,6 +311,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
         }
     }
     let mut caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    caller.accepts_sse = accept.to_ascii_lowercase().contains("text/event-stream");
     caller.view = match super::toolsets::View::from_headers(ctx.headers) {
         Ok(view) => view,
         Err(msg) => return refusal(400, first_id, protocol::INVALID_PARAMS, msg),
@@ -423,6 +430,7 @@ fn batch(
         status: 200,
         body,
         session: None,
+        stream: None,
     })
 }
 

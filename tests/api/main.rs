@@ -20,6 +20,7 @@ mod mcp_answers;
 mod mcp_assist;
 mod mcp_capabilities;
 mod mcp_catalogue;
+mod mcp_elicitation;
 mod mcp_jobs;
 mod mcp_prompts;
 mod mcp_resources;

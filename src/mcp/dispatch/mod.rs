@@ -33,6 +33,8 @@ pub struct Out {
     pub status: u16,
     pub body: String,
     pub session: Option<String>,
+    /// An event stream written later instead of `body` (confirmation by elicitation).
+    pub stream: Option<crate::http::stream::Streamed>,
 }
 
 impl Out {
@@ -41,6 +43,7 @@ impl Out {
             status,
             body,
             session: None,
+            stream: None,
         }
     }
 }
@@ -121,7 +124,11 @@ pub fn legacy(
                 false,
             ),
         }),
-        Message::Notification { .. } | Message::Response => None,
+        Message::Response => {
+            crate::mcp::elicitation::answer(app, caller, msg);
+            None
+        }
+        Message::Notification { .. } => None,
         Message::Invalid { id, reason } => Some(err(
             id,
             RpcError::new(protocol::INVALID_REQUEST, reason),

@@ -146,6 +146,15 @@ pub(super) fn call(
             );
         }
     }
+    if tool.spec.kind == Kind::Confirm {
+        let confirmation_id = args
+            .get("confirmation_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if let Some(asked) = crate::mcp::elicitation::ask(app, caller, id, confirmation_id) {
+            return asked;
+        }
+    }
     let out = match call::call(app, caller, tool, args) {
         Ok(v) => {
             let (v, links) = crate::mcp::links::extract(tool, v, caller.version);
