@@ -164,7 +164,7 @@ pub fn view_headers(
 fn with_view(mut v: Value, view: &[(&'static str, String)]) -> Value {
     let servers = ["mcpServers", "servers"]
         .into_iter()
-        .find_map(|k| v.get(k).is_some().then_some(k));
+        .find(|k| v.get(*k).is_some());
     let entry = match servers {
         Some(k) => &mut v[k][SERVER_NAME],
         None => &mut v,
