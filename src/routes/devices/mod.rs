@@ -15,7 +15,6 @@ mod heartbeat;
 mod playbacks;
 mod presence;
 mod report;
-pub mod simulator;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Route, Tool};
@@ -52,7 +51,7 @@ const STATUS: OneOf = OneOf(STATUSES);
 const SOURCE: OneOf = OneOf(SOURCES);
 
 /// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
-const KEPT_PLAYBACK_ERRORS: i64 = 100;
+pub(crate) const KEPT_PLAYBACK_ERRORS: i64 = 100;
 /// Playback errors reported by one heartbeat, and shown by diagnostics.
 const MAX_PLAYBACK_ERRORS: usize = 20;
 const MAX_STORAGE_MB: i64 = 100_000_000;

@@ -4,12 +4,11 @@
 use crate::auth::Action;
 use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
+use crate::routes::time_driven::run;
 use crate::time::{rfc3339, ClockError};
-use crate::timeline::{Env, Report, Timeline, TimelineError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// The longest one advance may move the clock (a year): the work an advance does grows with the
 /// span, so one request cannot ask for a century of it.
@@ -84,13 +83,6 @@ struct Advanced {
     events: BTreeMap<String, u64>,
 }
 
-/// The app's timeline (registered by `app::App::build`).
-pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
-    app.extensions
-        .get::<Arc<Timeline>>()
-        .ok_or_else(|| ApiError::Internal("the timeline is not registered".into()))
-}
-
 fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: Advance = ctx.json()?;
     let app = ctx.app;
@@ -158,30 +150,6 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         transitions: report.transitions,
         events: report.events,
     }))
-}
-
-/// Runs the app's timeline up to `until` (the caller is inside `App::within`).
-pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
-    let env = Env {
-        db: &app.db,
-        settings: &app.settings,
-    };
-    timeline(app)?
-        .run_until(&env, &app.clock, until)
-        .map_err(|e| match e {
-            TimelineError::Db(e) => ApiError::from(e),
-            other => ApiError::Internal(other.to_string()),
-        })
-}
-
-/// Settles every timeline source at the clock's now: the stored "last reported" states of rows just
-/// loaded from the fixtures follow the clock, and nothing is recorded (see `Source::settle`).
-pub fn settle(app: &App) -> Result<(), ApiError> {
-    let env = Env {
-        db: &app.db,
-        settings: &app.settings,
-    };
-    Ok(timeline(app)?.settle(&env, app.clock.now())?)
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
