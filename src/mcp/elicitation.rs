@@ -29,8 +29,8 @@ use tokio::sync::oneshot;
 
 /// How long the server waits for the user's answer (at most; never past the change's expiry).
 const MAX_WAIT_SECS: i64 = 300;
-/// A comment this often keeps proxies and the idle timeout from closing the stream.
-const KEEPALIVE: Duration = Duration::from_secs(3);
+/// A comment at least this often keeps proxies and the idle timeout from closing the stream.
+const KEEPALIVE_MS: u64 = 3_000;
 /// Questions waiting at once, over all clients.
 const MAX_WAITING: usize = 1_000;
 
@@ -135,7 +135,8 @@ fn tool_result(outcome: Result<Value, String>) -> Value {
 /// `None`: confirm as usual.
 pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -> Option<Out> {
     let session = caller.session.clone()?;
-    if !caller.features.elicitation_form || !caller.accepts_sse {
+    // Elicitation came with 2025-06-18; 2025-03-26 (the only era with batches) never asks.
+    if !caller.features.elicitation_form || !caller.accepts_sse || caller.version == "2025-03-26" {
         return None;
     }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
@@ -165,6 +166,9 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
             "requestedSchema": {"type": "object", "properties": {}}}});
     let wait = (change.expires_at - crate::time::now()).clamp(1, MAX_WAIT_SECS) as u64;
     let call_id = call_id.clone();
+    // Well inside the server's own idle timeout, whatever it is set to.
+    let keepalive =
+        Duration::from_millis(KEEPALIVE_MS.min(app.settings.idle_timeout_secs * 1000 / 3).max(200));
     let (tx, body) = Streamed::channel(4);
     runtime.spawn(async move {
         let final_event = |result: Value| {
@@ -195,7 +199,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
                     }
                     deadline.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(60));
                 }
-                _ = tokio::time::sleep(KEEPALIVE) => {
+                _ = tokio::time::sleep(keepalive) => {
                     if tx.send(Bytes::from_static(b": waiting for the user\n\n")).await.is_err() {
                         // The client went away: the change stays pending, unconfirmed.
                         registry.take(&question_id);

@@ -374,3 +374,119 @@ async fn qr_images_and_media_come_as_resource_links() {
     assert!(item["properties"].get("image_svg").is_none());
     signage::jsonschema::validate(&result["structuredContent"], &qr["outputSchema"], "").unwrap();
 }
+
+/// A 2026-07-28 request: the per-request envelope with these client capabilities.
+async fn modern(
+    app: &TestApp,
+    method: &str,
+    params: Value,
+    capabilities: Value,
+    extra: &[(&str, &str)],
+) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "capabilities-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let mut b = post(app, "northwind-readwrite")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params["name"].as_str() {
+        b = b.header("mcp-name", name);
+    }
+    for (k, v) in extra {
+        b = b.header(k, v);
+    }
+    let r = b.json(&request(1, method, params)).send().await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["result"].clone()
+}
+
+#[tokio::test]
+async fn the_stateless_era_reads_the_same_choices_from_each_request() {
+    let app = TestApp::spawn().await;
+    let ui = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+    let list = modern(&app, "tools/list", json!({}), ui.clone(), &[]).await;
+    let prepare = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "prepare_ad_change")
+        .unwrap();
+    assert_eq!(
+        prepare["_meta"]["ui"]["resourceUri"],
+        "ui://signage/change-preview"
+    );
+    let plain = modern(&app, "tools/list", json!({}), json!({}), &[]).await;
+    assert!(plain["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t.get("_meta").is_none()));
+    let ro = modern(
+        &app,
+        "tools/list",
+        json!({}),
+        ui,
+        &[("x-mcp-readonly", "true")],
+    )
+    .await;
+    assert!(tool_names(&ro).iter().all(|n| !n.starts_with("prepare_")));
+    let read = modern(
+        &app,
+        "resources/read",
+        json!({"uri": "ui://signage/change-preview"}),
+        json!({}),
+        &[],
+    )
+    .await;
+    assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    let templates = modern(&app, "resources/templates/list", json!({}), json!({}), &[]).await;
+    assert_eq!(templates["cacheScope"], "private");
+}
+
+#[tokio::test]
+async fn prompts_follow_the_request_view() {
+    let app = TestApp::spawn().await;
+    let names = |v: &Value| -> Vec<String> {
+        v["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = names(&rpc(&app, "northwind-readwrite", "prompts/list", json!({})).await);
+    assert!(
+        all.contains(&"activate_promotion_safely".to_string()),
+        "{all:?}"
+    );
+    // In read-only mode the activation prompt (it needs prepare and confirm) is not offered.
+    let ro = names(
+        &rpc_with(
+            &app,
+            "northwind-readwrite",
+            &[("x-mcp-readonly", "true")],
+            "prompts/list",
+            json!({}),
+        )
+        .await,
+    );
+    assert!(
+        !ro.contains(&"activate_promotion_safely".to_string()),
+        "{ro:?}"
+    );
+    assert!(ro.contains(&"triage_offline_screens".to_string()));
+    let devices = names(
+        &rpc_with(
+            &app,
+            "northwind-readwrite",
+            &[("x-mcp-toolsets", "devices")],
+            "prompts/list",
+            json!({}),
+        )
+        .await,
+    );
+    assert_eq!(devices, ["triage_offline_screens"]);
+}
