@@ -167,8 +167,11 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     let wait = (change.expires_at - crate::time::now()).clamp(1, MAX_WAIT_SECS) as u64;
     let call_id = call_id.clone();
     // Well inside the server's own idle timeout, whatever it is set to.
-    let keepalive =
-        Duration::from_millis(KEEPALIVE_MS.min(app.settings.idle_timeout_secs * 1000 / 3).max(200));
+    let keepalive = Duration::from_millis(
+        KEEPALIVE_MS
+            .min(app.settings.idle_timeout_secs * 1000 / 3)
+            .max(200),
+    );
     let (tx, body) = Streamed::channel(4);
     runtime.spawn(async move {
         let final_event = |result: Value| {
