@@ -28,11 +28,7 @@ async fn tools_list_bytes(
 async fn the_read_write_catalogue_fits_the_budget_and_still_teaches() {
     let app = TestApp::spawn().await;
     let (bytes, list) = tools_list_bytes(&app, "northwind-readwrite", &[]).await;
-    // Leave room for the tools still to come (about 6 KB).
-    assert!(
-        bytes <= CATALOGUE_BUDGET - 6_000,
-        "tools/list is {bytes} bytes"
-    );
+    assert!(bytes <= CATALOGUE_BUDGET, "tools/list is {bytes} bytes");
     let (full_bytes, full) =
         tools_list_bytes(&app, "northwind-readwrite", &[("x-mcp-schemas", "full")]).await;
     assert!(
