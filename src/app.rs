@@ -50,6 +50,10 @@ impl App {
                     && !r.path.starts_with("/player/")
             });
         }
+        let faults = crate::http::faults::Faults::new(
+            settings.sandbox_max_delayed_per_credential,
+            settings.max_connections,
+        );
         let app = App {
             router: Router::new(routes).with_schemas(schemas()),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
@@ -59,7 +63,7 @@ impl App {
             db,
             jwt,
             login_throttle: LoginThrottle::default(),
-            faults: Default::default(),
+            faults,
             extensions: Default::default(),
         };
         let mut app = app;

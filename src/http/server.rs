@@ -12,6 +12,7 @@
 //!   `idle_timeout_secs` is closed (a silent keep-alive connection, or one whose client stopped
 //!   reading its response).
 
+use super::delay_holds;
 use super::error::ApiError;
 use super::pipeline::{self, Request};
 use super::response::Response;
@@ -172,8 +173,8 @@ async fn handle(
         }
     };
 
-    let resp = match body {
-        Err(err) => err.into_response(&request_id),
+    let (resp, holds) = match body {
+        Err(err) => (err.into_response(&request_id), Vec::new()),
         Ok(body) => {
             let request = Request {
                 method: method.clone(),
@@ -184,16 +185,28 @@ async fn handle(
                 peer: Some(peer.ip()),
                 request_id: request_id.clone(),
             };
+            // The delay holds the request takes ([`super::delay_holds`]) are kept until its
+            // answer has been held back, and released however this future ends.
             match exec {
-                Exec::Inline => pipeline::execute_matched(&app, &request, found),
+                Exec::Inline => {
+                    drop(delay_holds::take_thread_holds());
+                    let resp = pipeline::execute_matched(&app, &request, found);
+                    (resp, delay_holds::take_thread_holds())
+                }
                 Exec::Blocking => {
                     let app = app.clone();
                     let rid = request_id.clone();
-                    tokio::task::spawn_blocking(move || pipeline::execute(&app, &request))
-                        .await
-                        .unwrap_or_else(|_| {
-                            ApiError::Internal("handler panicked".into()).into_response(&rid)
-                        })
+                    tokio::task::spawn_blocking(move || {
+                        drop(delay_holds::take_thread_holds());
+                        let resp = pipeline::execute(&app, &request);
+                        (resp, delay_holds::take_thread_holds())
+                    })
+                    .await
+                    .unwrap_or_else(|_| {
+                        let resp =
+                            ApiError::Internal("handler panicked".into()).into_response(&rid);
+                        (resp, Vec::new())
+                    })
                 }
             }
         }
@@ -205,6 +218,7 @@ async fn handle(
     if delivery.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(delivery.delay_ms)).await;
     }
+    drop(holds);
     if delivery.drop {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, "request: connection dropped by an injected fault");
         return Err(Dropped);

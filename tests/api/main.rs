@@ -42,6 +42,7 @@ mod sandbox_timeline_edges;
 mod schemas;
 mod security_credentials;
 mod security_input;
+mod tenant_delays;
 mod tokens;
 mod uploads;
 mod webhook_crash;
