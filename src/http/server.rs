@@ -110,6 +110,42 @@ pub async fn serve(
 
 /// The route whose healthy answers are logged at debug, not info.
 const HEALTH_ROUTE: &str = "/health";
+/// The public QR short link: its requests are logged as counts ([`scan_log`]).
+const SCAN_ROUTE: &str = "/q/{code}";
+
+/// The access log of public scans, aggregated: one info line per [`scan_log::EVERY`] at most,
+/// with the scans answered since the previous line (redirected, refused, unknown).
+mod scan_log {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    pub const EVERY: Duration = Duration::from_secs(10);
+    static REDIRECTED: AtomicU64 = AtomicU64::new(0);
+    static LIMITED: AtomicU64 = AtomicU64::new(0);
+    static OTHER: AtomicU64 = AtomicU64::new(0);
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+
+    pub fn count(status: u16) {
+        match status {
+            302 => &REDIRECTED,
+            429 => &LIMITED,
+            _ => &OTHER,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| now.duration_since(t) < EVERY) {
+            return;
+        }
+        *last = Some(now);
+        drop(last);
+        let redirected = REDIRECTED.swap(0, Ordering::Relaxed);
+        let limited = LIMITED.swap(0, Ordering::Relaxed);
+        let other = OTHER.swap(0, Ordering::Relaxed);
+        tracing::info!(route = super::SCAN_ROUTE, redirected, limited, other, "scans since the last scan log line");
+    }
+}
 
 /// Drives a connection to its end, or drops it (closing the socket) once it has been idle for
 /// `idle`: no byte moved and no request running.
@@ -231,6 +267,11 @@ async fn handle(
     // (503) is logged like any request.
     if pattern == HEALTH_ROUTE && resp.status.is_success() {
         tracing::debug!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
+    } else if pattern == SCAN_ROUTE {
+        // Public scans are logged as a count every few seconds: a flood of them must not grow
+        // the log by a line each.
+        tracing::debug!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
+        scan_log::count(status);
     } else {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }

@@ -26,6 +26,7 @@ pub mod media;
 pub mod openapi;
 pub mod plans;
 pub mod promotions;
+pub mod retention;
 pub mod scan;
 pub mod search;
 pub mod time_driven;

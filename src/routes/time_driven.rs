@@ -15,18 +15,22 @@ pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
         .ok_or_else(|| ApiError::Internal("the timeline is not registered".into()))
 }
 
-/// Runs the app's timeline up to `until` (the caller is inside `App::within`).
+/// Runs the app's timeline up to `until` (the caller is inside `App::within`), then prunes history
+/// past its bounds ([`super::retention`]) and keeps the write-ahead log bounded.
 pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
     let env = Env {
         db: &app.db,
         settings: &app.settings,
     };
-    timeline(app)?
+    let report = timeline(app)?
         .run_until(&env, &app.clock, until)
         .map_err(|e| match e {
             TimelineError::Db(e) => ApiError::from(e),
             other => ApiError::Internal(other.to_string()),
-        })
+        })?;
+    super::retention::prune(app, app.clock.now())?;
+    app.db.bound_wal(app.settings.wal_limit_bytes);
+    Ok(report)
 }
 
 /// Settles every timeline source at the clock's now: the stored "last reported" states of rows just
