@@ -72,9 +72,10 @@ impl App {
         app.db.set_wal_limit(app.settings.wal_limit_bytes);
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
-        app.extensions.insert(Arc::new(crate::routes::scan::ScanLimiter::new(
-            app.settings.scan_rate_limit_per_minute,
-        )));
+        app.extensions
+            .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
+                app.settings.scan_rate_limit_per_minute,
+            )));
         let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
         let waker = Arc::clone(&outbox);
         app.db.set_after_commit(Box::new(move || waker.wake()));

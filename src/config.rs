@@ -165,7 +165,7 @@ impl Default for Settings {
             scan_detail_per_code: 1000,
             scan_rate_limit_per_minute: 120,
             wal_limit_bytes: 64 * 1024 * 1024,
-            retention_max_age_days: 30,
+            retention_max_age_days: 90,
             retention_max_rows_per_account: 100_000,
             retention_idempotency_hours: 24,
             retention_playback_rollup_days: 7,

@@ -233,7 +233,11 @@ impl Db {
         let done = self.conn().map(|conn| {
             let _ = conn.busy_timeout(std::time::Duration::ZERO);
             let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
             });
             let _ = conn.busy_timeout(std::time::Duration::from_secs(5));
             result

@@ -143,7 +143,13 @@ mod scan_log {
         let redirected = REDIRECTED.swap(0, Ordering::Relaxed);
         let limited = LIMITED.swap(0, Ordering::Relaxed);
         let other = OTHER.swap(0, Ordering::Relaxed);
-        tracing::info!(route = super::SCAN_ROUTE, redirected, limited, other, "scans since the last scan log line");
+        tracing::info!(
+            route = super::SCAN_ROUTE,
+            redirected,
+            limited,
+            other,
+            "scans since the last scan log line"
+        );
     }
 }
 

@@ -82,8 +82,11 @@ impl Run<'_> {
     fn delete(&mut self, sql: &str, bound: i64, group: Option<&str>) -> Result<(), ApiError> {
         self.batches(|tx, batch| {
             let group = group.map_or(Value::Null, |g| Value::Text(g.to_string()));
-            tx.prepare_cached(sql)?
-                .execute(rusqlite::params![bound, batch, group])
+            let mut stmt = tx.prepare_cached(sql)?;
+            // Statements without a group take two parameters only.
+            let args = [Value::Integer(bound), Value::Integer(batch), group];
+            let n = stmt.parameter_count().min(args.len());
+            stmt.execute(rusqlite::params_from_iter(&args[..n]))
         })
     }
 }
@@ -132,7 +135,12 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
         old,
         None,
     )?;
-    roll_up_playbacks(&mut run, "started_at < ?1", age(s.retention_playback_rollup_days), None)?;
+    roll_up_playbacks(
+        &mut run,
+        "started_at < ?1",
+        age(s.retention_playback_rollup_days),
+        None,
+    )?;
     let totals = age(s.retention_daily_totals_days);
     run.delete(
         "DELETE FROM playback_daily_totals WHERE (company_id, day, device_id, ad_id) IN
@@ -199,14 +207,19 @@ fn count_old_scans(run: &mut Run<'_>, old: i64) -> Result<(), ApiError> {
     run.batches(|tx, batch| {
         tx.prepare_cached(&upsert)?
             .execute(rusqlite::params![old, batch])?;
-        tx.prepare_cached(&delete)?.execute(rusqlite::params![old, batch])
+        tx.prepare_cached(&delete)?
+            .execute(rusqlite::params![old, batch])
     })
 }
 
 /// Keeps at most `max_rows_per_account` rows of each history table per owner, the oldest going
 /// first (plays are rolled up, not deleted).
 fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
-    let max = run.app.settings.retention_max_rows_per_account.min(i64::MAX as u64) as i64;
+    let max = run
+        .app
+        .settings
+        .retention_max_rows_per_account
+        .min(i64::MAX as u64) as i64;
     let (companies, accounts, actors) = {
         let conn = run.app.db.conn()?;
         let ids = |sql: &str| -> Result<Vec<String>, ApiError> {
@@ -243,16 +256,20 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
             max,
             Some(company),
         )?;
-        let cutoff: Option<i64> = run.app.db.conn()?.query_row(
-            "SELECT started_at FROM playbacks WHERE company_id = ?1
+        let cutoff: Option<i64> = run
+            .app
+            .db
+            .conn()?
+            .query_row(
+                "SELECT started_at FROM playbacks WHERE company_id = ?1
              ORDER BY started_at DESC LIMIT 1 OFFSET ?2 - 1",
-            rusqlite::params![company, max],
-            |r| r.get(0),
-        )
-        .or_else(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Ok(None),
-            e => Err(e),
-        })?;
+                rusqlite::params![company, max],
+                |r| r.get(0),
+            )
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
         if let Some(cutoff) = cutoff {
             roll_up_playbacks(run, "started_at < ?1", cutoff, Some(company))?;
         }

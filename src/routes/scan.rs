@@ -193,7 +193,8 @@ pub(crate) fn record_scan(
 /// Registered by `app::App::build`.
 pub struct ScanLimiter {
     per_minute: u32,
-    windows: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, (std::time::Instant, u32)>>,
+    windows:
+        std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, (std::time::Instant, u32)>>,
 }
 
 /// Addresses remembered before the expired windows are swept.
@@ -242,9 +243,13 @@ fn too_many_scans(retry_after: u64) -> Response {
          <p>This device scanned too many codes in a short time. Try again in {retry_after} seconds.</p>\
          </body></html>"
     );
-    Response::new(StatusCode::TOO_MANY_REQUESTS, "text/html; charset=utf-8", page)
-        .with_header("retry-after", &retry_after.to_string())
-        .with_header("cache-control", "no-store")
+    Response::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "text/html; charset=utf-8",
+        page,
+    )
+    .with_header("retry-after", &retry_after.to_string())
+    .with_header("cache-control", "no-store")
 }
 
 fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
