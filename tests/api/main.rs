@@ -46,6 +46,7 @@ mod tenant_delays;
 mod tenant_retention;
 mod tenant_scans;
 mod tenant_wal;
+mod tenant_webhooks;
 mod tokens;
 mod uploads;
 mod webhook_crash;
