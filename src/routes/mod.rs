@@ -22,6 +22,7 @@ pub mod devices;
 pub mod events;
 pub mod health;
 pub mod invoice_due;
+pub mod landing_domains;
 pub mod media;
 pub mod openapi;
 pub mod plans;

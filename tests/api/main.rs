@@ -43,6 +43,7 @@ mod schemas;
 mod security_credentials;
 mod security_input;
 mod tenant_delays;
+mod tenant_quotas;
 mod tenant_retention;
 mod tenant_scans;
 mod tenant_wal;
