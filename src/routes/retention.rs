@@ -158,7 +158,7 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     )?;
 
     // By rows per account: every run on a frozen clock (each advance), every few ticks otherwise.
-    if !system || runs % COUNT_CHECK_EVERY == 0 {
+    if !system || runs.is_multiple_of(COUNT_CHECK_EVERY) {
         bound_rows(&mut run)?;
     }
     Ok(run.pruned)
