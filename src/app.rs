@@ -50,6 +50,10 @@ impl App {
                     && !r.path.starts_with("/player/")
             });
         }
+        let faults = crate::http::faults::Faults::new(
+            settings.sandbox_max_delayed_per_credential,
+            settings.max_connections,
+        );
         let app = App {
             router: Router::new(routes).with_schemas(schemas()),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
@@ -59,12 +63,19 @@ impl App {
             db,
             jwt,
             login_throttle: LoginThrottle::default(),
-            faults: Default::default(),
+            faults,
             extensions: Default::default(),
         };
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
+        app.db.set_wal_limit(app.settings.wal_limit_bytes);
+        app.extensions
+            .insert(Arc::new(crate::routes::retention::State::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
+                app.settings.scan_rate_limit_per_minute,
+            )));
         let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
         let waker = Arc::clone(&outbox);
         app.db.set_after_commit(Box::new(move || waker.wake()));

@@ -93,6 +93,35 @@ pub struct Settings {
     pub sandbox_tick_millis: u64,
     /// The demo console (`/console`) and the browser player (`/player/{id}`) are served.
     pub console_enabled: bool,
+    /// Requests one credential may have held back by an injected delay at once (issue 22).
+    pub sandbox_max_delayed_per_credential: usize,
+    /// Scans kept one by one per QR code; later scans are only counted (per minute and agent class).
+    pub scan_detail_per_code: u64,
+    /// Scans one client address may make per minute on `/q/{code}`; 0 turns the limit off.
+    pub scan_rate_limit_per_minute: u32,
+    /// Bytes the write-ahead log may keep after a checkpoint (`journal_size_limit`); past it, the
+    /// tick checkpoints and truncates it.
+    pub wal_limit_bytes: u64,
+    /// Days history is kept (events, audit, finished deliveries, scan detail, playback detail).
+    pub retention_max_age_days: u64,
+    /// Rows of each history table kept per account (per company for company-owned history).
+    pub retention_max_rows_per_account: u64,
+    /// Hours an idempotency record is kept (replays of older keys run anew).
+    pub retention_idempotency_hours: u64,
+    /// Days after which playbacks are rolled up into daily totals per device and ad.
+    pub retention_playback_rollup_days: u64,
+    /// Days the daily playback totals are kept.
+    pub retention_daily_totals_days: u64,
+    /// Rows one pruning transaction deletes at most (small batches never block requests long).
+    pub retention_batch_rows: u64,
+    /// Webhooks one company may have (422 `webhook_limit` beyond).
+    pub webhook_max_per_company: usize,
+    /// The time a webhook target's name may take to resolve (milliseconds).
+    pub webhook_dns_timeout_millis: u64,
+    /// Seconds a name that failed to resolve is remembered as failing (negative cache).
+    pub webhook_dns_negative_cache_secs: u64,
+    /// Bytes of media one company may store (422 `media_quota_exceeded` beyond).
+    pub media_quota_bytes_per_company: u64,
 }
 
 impl Default for Settings {
@@ -132,6 +161,20 @@ impl Default for Settings {
             sandbox_allow_prefer_faults: true,
             sandbox_tick_millis: 1000,
             console_enabled: true,
+            sandbox_max_delayed_per_credential: 8,
+            scan_detail_per_code: 1000,
+            scan_rate_limit_per_minute: 120,
+            wal_limit_bytes: 64 * 1024 * 1024,
+            retention_max_age_days: 90,
+            retention_max_rows_per_account: 100_000,
+            retention_idempotency_hours: 24,
+            retention_playback_rollup_days: 7,
+            retention_daily_totals_days: 400,
+            retention_batch_rows: 500,
+            webhook_max_per_company: 16,
+            webhook_dns_timeout_millis: 2000,
+            webhook_dns_negative_cache_secs: 60,
+            media_quota_bytes_per_company: 100 * 1024 * 1024,
         }
     }
 }
@@ -175,6 +218,20 @@ pub struct Layer {
     pub sandbox_allow_prefer_faults: Option<bool>,
     pub sandbox_tick_millis: Option<u64>,
     pub console_enabled: Option<bool>,
+    pub sandbox_max_delayed_per_credential: Option<usize>,
+    pub scan_detail_per_code: Option<u64>,
+    pub scan_rate_limit_per_minute: Option<u32>,
+    pub wal_limit_bytes: Option<u64>,
+    pub retention_max_age_days: Option<u64>,
+    pub retention_max_rows_per_account: Option<u64>,
+    pub retention_idempotency_hours: Option<u64>,
+    pub retention_playback_rollup_days: Option<u64>,
+    pub retention_daily_totals_days: Option<u64>,
+    pub retention_batch_rows: Option<u64>,
+    pub webhook_max_per_company: Option<usize>,
+    pub webhook_dns_timeout_millis: Option<u64>,
+    pub webhook_dns_negative_cache_secs: Option<u64>,
+    pub media_quota_bytes_per_company: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +268,36 @@ struct FileConfig {
     sandbox: FileSandbox,
     #[serde(default)]
     console: FileConsole,
+    #[serde(default)]
+    scans: FileScans,
+    #[serde(default)]
+    retention: FileRetention,
+    #[serde(default)]
+    media: FileMedia,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileScans {
+    detail_per_code: Option<u64>,
+    rate_limit_per_minute: Option<u32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileRetention {
+    max_age_days: Option<u64>,
+    max_rows_per_account: Option<u64>,
+    idempotency_hours: Option<u64>,
+    playback_rollup_days: Option<u64>,
+    daily_totals_days: Option<u64>,
+    batch_rows: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileMedia {
+    quota_bytes_per_company: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -238,6 +325,7 @@ struct FileServer {
 struct FileDatabase {
     path: Option<String>,
     load_fixtures: Option<bool>,
+    wal_limit_bytes: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -279,6 +367,9 @@ struct FileWebhooks {
     timeout_millis: Option<u64>,
     rotation_grace_secs: Option<i64>,
     ca_file: Option<String>,
+    max_per_company: Option<usize>,
+    dns_timeout_millis: Option<u64>,
+    dns_negative_cache_secs: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -290,6 +381,7 @@ struct FileSandbox {
     simulate_fleet: Option<bool>,
     allow_prefer_faults: Option<bool>,
     tick_millis: Option<u64>,
+    max_delayed_per_credential: Option<usize>,
 }
 
 /// An instant for `sandbox.clock`: RFC 3339, or `system` for the system clock.
@@ -363,6 +455,20 @@ impl Layer {
             sandbox_allow_prefer_faults: file.sandbox.allow_prefer_faults,
             sandbox_tick_millis: file.sandbox.tick_millis,
             console_enabled: file.console.enabled,
+            sandbox_max_delayed_per_credential: file.sandbox.max_delayed_per_credential,
+            scan_detail_per_code: file.scans.detail_per_code,
+            scan_rate_limit_per_minute: file.scans.rate_limit_per_minute,
+            wal_limit_bytes: file.database.wal_limit_bytes,
+            retention_max_age_days: file.retention.max_age_days,
+            retention_max_rows_per_account: file.retention.max_rows_per_account,
+            retention_idempotency_hours: file.retention.idempotency_hours,
+            retention_playback_rollup_days: file.retention.playback_rollup_days,
+            retention_daily_totals_days: file.retention.daily_totals_days,
+            retention_batch_rows: file.retention.batch_rows,
+            webhook_max_per_company: file.webhooks.max_per_company,
+            webhook_dns_timeout_millis: file.webhooks.dns_timeout_millis,
+            webhook_dns_negative_cache_secs: file.webhooks.dns_negative_cache_secs,
+            media_quota_bytes_per_company: file.media.quota_bytes_per_company,
         })
     }
 
@@ -448,6 +554,26 @@ impl Layer {
             sandbox_allow_prefer_faults: parse(&get, "SIGNAGE_SANDBOX_ALLOW_PREFER_FAULTS")?,
             sandbox_tick_millis: parse(&get, "SIGNAGE_SANDBOX_TICK_MILLIS")?,
             console_enabled: parse(&get, "SIGNAGE_CONSOLE_ENABLED")?,
+            sandbox_max_delayed_per_credential: parse(
+                &get,
+                "SIGNAGE_SANDBOX_MAX_DELAYED_PER_CREDENTIAL",
+            )?,
+            scan_detail_per_code: parse(&get, "SIGNAGE_SCANS_DETAIL_PER_CODE")?,
+            scan_rate_limit_per_minute: parse(&get, "SIGNAGE_SCANS_RATE_LIMIT_PER_MINUTE")?,
+            wal_limit_bytes: parse(&get, "SIGNAGE_DATABASE_WAL_LIMIT_BYTES")?,
+            retention_max_age_days: parse(&get, "SIGNAGE_RETENTION_MAX_AGE_DAYS")?,
+            retention_max_rows_per_account: parse(&get, "SIGNAGE_RETENTION_MAX_ROWS_PER_ACCOUNT")?,
+            retention_idempotency_hours: parse(&get, "SIGNAGE_RETENTION_IDEMPOTENCY_HOURS")?,
+            retention_playback_rollup_days: parse(&get, "SIGNAGE_RETENTION_PLAYBACK_ROLLUP_DAYS")?,
+            retention_daily_totals_days: parse(&get, "SIGNAGE_RETENTION_DAILY_TOTALS_DAYS")?,
+            retention_batch_rows: parse(&get, "SIGNAGE_RETENTION_BATCH_ROWS")?,
+            webhook_max_per_company: parse(&get, "SIGNAGE_WEBHOOKS_MAX_PER_COMPANY")?,
+            webhook_dns_timeout_millis: parse(&get, "SIGNAGE_WEBHOOKS_DNS_TIMEOUT_MILLIS")?,
+            webhook_dns_negative_cache_secs: parse(
+                &get,
+                "SIGNAGE_WEBHOOKS_DNS_NEGATIVE_CACHE_SECS",
+            )?,
+            media_quota_bytes_per_company: parse(&get, "SIGNAGE_MEDIA_QUOTA_BYTES_PER_COMPANY")?,
         })
     }
 }
@@ -495,7 +621,21 @@ impl Settings {
                 sandbox_simulate_fleet,
                 sandbox_allow_prefer_faults,
                 sandbox_tick_millis,
-                console_enabled
+                console_enabled,
+                sandbox_max_delayed_per_credential,
+                scan_detail_per_code,
+                scan_rate_limit_per_minute,
+                wal_limit_bytes,
+                retention_max_age_days,
+                retention_max_rows_per_account,
+                retention_idempotency_hours,
+                retention_playback_rollup_days,
+                retention_daily_totals_days,
+                retention_batch_rows,
+                webhook_max_per_company,
+                webhook_dns_timeout_millis,
+                webhook_dns_negative_cache_secs,
+                media_quota_bytes_per_company
             );
             if let Some(seed) = l.sandbox_seed {
                 s.sandbox_seed = Some(seed);
@@ -616,6 +756,48 @@ impl Settings {
                     "must be an http(s) URL with a host (and optional port and path), without query or fragment",
                 ));
             }
+        }
+        if self.sandbox_max_delayed_per_credential == 0 {
+            return Err(invalid(
+                "sandbox.max_delayed_per_credential",
+                "must be at least 1",
+            ));
+        }
+        if self.wal_limit_bytes < 1024 * 1024 {
+            return Err(invalid(
+                "database.wal_limit_bytes",
+                "must be at least 1048576 (1 MiB)",
+            ));
+        }
+        if self.retention_max_age_days == 0
+            || self.retention_max_rows_per_account < 100
+            || self.retention_idempotency_hours == 0
+            || self.retention_batch_rows == 0
+        {
+            return Err(invalid(
+                "retention",
+                "max_age_days, idempotency_hours and batch_rows must be at least 1, max_rows_per_account at least 100",
+            ));
+        }
+        if self.retention_playback_rollup_days == 0
+            || self.retention_daily_totals_days < self.retention_playback_rollup_days
+        {
+            return Err(invalid(
+                "retention.playback_rollup_days",
+                "must be at least 1, and daily_totals_days at least as long",
+            ));
+        }
+        if !(1..=1000).contains(&self.webhook_max_per_company) {
+            return Err(invalid(
+                "webhooks.max_per_company",
+                "must be between 1 and 1000",
+            ));
+        }
+        if !(10..=30_000).contains(&self.webhook_dns_timeout_millis) {
+            return Err(invalid(
+                "webhooks.dns_timeout_millis",
+                "must be between 10 and 30000",
+            ));
         }
         if self.database.is_empty() {
             return Err(invalid("database", "must not be empty"));

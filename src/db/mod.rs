@@ -43,6 +43,8 @@ pub struct Db {
     snapshots: snapshot::Store,
     /// Run after a write transaction that asked for it ([`wake_after_commit`]) has committed.
     after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// `journal_size_limit` of every connection (bytes; negative: SQLite's default, no limit).
+    wal_limit: std::sync::atomic::AtomicI64,
 }
 
 thread_local! {
@@ -123,6 +125,7 @@ impl Db {
             throwaway,
             snapshots: snapshot::Store::default(),
             after_commit: std::sync::OnceLock::new(),
+            wal_limit: std::sync::atomic::AtomicI64::new(-1),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(
@@ -176,6 +179,11 @@ impl Db {
             true,
         )?;
         conn.set_prepared_statement_cache_capacity(64);
+        let limit = self.wal_limit.load(std::sync::atomic::Ordering::Relaxed);
+        if limit >= 0 {
+            // After a checkpoint resets the log, SQLite truncates the file back to this size.
+            conn.pragma_update(None, "journal_size_limit", limit)?;
+        }
         Ok(PooledConn {
             db: self,
             conn: Some(conn),
@@ -192,6 +200,51 @@ impl Db {
             }),
             None => self.open_connection(),
         }
+    }
+
+    /// Bounds the write-ahead log to `bytes` after each checkpoint (`journal_size_limit`) on every
+    /// connection from now on (idle ones are closed, so none keeps the old setting).
+    pub fn set_wal_limit(&self, bytes: u64) {
+        let bytes = bytes.min(i64::MAX as u64) as i64;
+        self.wal_limit
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.clear();
+        }
+    }
+
+    /// The size of the write-ahead log file (0 when there is none).
+    pub fn wal_bytes(&self) -> u64 {
+        let mut p = self.path.clone().into_os_string();
+        p.push("-wal");
+        std::fs::metadata(p).map_or(0, |m| m.len())
+    }
+
+    /// After a burst: when the log has grown past `limit` (readers kept the automatic checkpoints
+    /// from resetting it), checkpoints it whole and truncates it. A checkpoint that cannot finish
+    /// (a reader still holds old pages) is tried again on the next call. Returns the log's size.
+    pub fn bound_wal(&self, limit: u64) -> u64 {
+        let before = self.wal_bytes();
+        if before <= limit {
+            return before;
+        }
+        // Without waiting: a TRUNCATE checkpoint that waits for readers holds new writers back
+        // meanwhile, so a busy one gives up at once and the next tick tries again.
+        let done = self.conn().map(|conn| {
+            let _ = conn.busy_timeout(std::time::Duration::ZERO);
+            let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            });
+            let _ = conn.busy_timeout(std::time::Duration::from_secs(5));
+            result
+        });
+        let after = self.wal_bytes();
+        tracing::info!(before, after, result = ?done.ok().and_then(|r| r.ok()), "write-ahead log checkpointed");
+        after
     }
 
     /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
@@ -390,6 +443,7 @@ mod tests {
             throwaway: true,
             snapshots: snapshot::Store::default(),
             after_commit: std::sync::OnceLock::new(),
+            wal_limit: std::sync::atomic::AtomicI64::new(-1),
         };
         let mut conn = db.open_connection().unwrap();
         embedded::migrations::runner()

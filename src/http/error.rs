@@ -72,6 +72,22 @@ pub enum ApiError {
     /// The credential's token bucket is empty (per-credential rate limit).
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64 },
+    /// The credential (or the whole sandbox) already holds the most requests an injected delay may
+    /// hold back at once ([`super::delay_holds`]).
+    #[error("too many delayed requests")]
+    TooManyDelayed {
+        limit: usize,
+        sandbox_wide: bool,
+        retry_after_secs: u64,
+    },
+    /// A per-company bound on stored things (media bytes, webhooks) would be passed: `code` names
+    /// it, `numbers` (`limit`, `used`, `requested`, …) are merged into the problem body.
+    #[error("quota exceeded ({code})")]
+    QuotaExceeded {
+        code: &'static str,
+        detail: String,
+        numbers: serde_json::Value,
+    },
     /// The request body did not arrive within the body read timeout.
     #[error("request body timeout")]
     RequestTimeout { secs: u64 },
@@ -176,9 +192,10 @@ impl ApiError {
             | ApiError::SecretNotReplayable { .. } => StatusCode::CONFLICT,
             ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             ApiError::InsufficientTokens { .. } => StatusCode::PAYMENT_REQUIRED,
-            ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::TooManyRequests { .. }
+            | ApiError::RateLimited { .. }
+            | ApiError::TooManyDelayed { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::QuotaExceeded { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RequestTimeout { .. } | ApiError::TimedOut { .. } => {
                 StatusCode::REQUEST_TIMEOUT
             }
@@ -208,6 +225,8 @@ impl ApiError {
             ApiError::InsufficientTokens { .. } => "insufficient-tokens",
             ApiError::TooManyRequests { .. } => "too-many-requests",
             ApiError::RateLimited { .. } => "rate-limited",
+            ApiError::TooManyDelayed { .. } => "too-many-delayed-requests",
+            ApiError::QuotaExceeded { .. } => "quota-exceeded",
             ApiError::RequestTimeout { .. } => "request-timeout",
             ApiError::TimedOut { .. } => "timed-out",
             ApiError::UnsupportedMediaType(_) => "unsupported-media-type",
@@ -234,6 +253,8 @@ impl ApiError {
             ApiError::PreconditionFailed { .. } => "Precondition failed",
             ApiError::InsufficientTokens { .. } => "Insufficient tokens",
             ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => "Too many requests",
+            ApiError::TooManyDelayed { .. } => "Too many delayed requests",
+            ApiError::QuotaExceeded { .. } => "Quota exceeded",
             ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::TimedOut { .. } => "Timed out",
             ApiError::UnsupportedMediaType(_) => "Unsupported media type",
@@ -252,6 +273,7 @@ impl ApiError {
             | ApiError::NotAcceptable(d)
             | ApiError::Unavailable(d)
             | ApiError::Malformed { detail: d, .. }
+            | ApiError::QuotaExceeded { detail: d, .. }
             | ApiError::ConflictCode { detail: d, .. }
             | ApiError::TimedOut { detail: d, .. } => d.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
@@ -287,6 +309,12 @@ impl ApiError {
             }
             ApiError::RateLimited { retry_after_secs } => format!(
                 "This credential is over its rate limit (see the RateLimit and RateLimit-Policy headers); retry after {retry_after_secs} seconds."
+            ),
+            ApiError::TooManyDelayed { limit, sandbox_wide: false, retry_after_secs } => format!(
+                "This credential already has {limit} requests held back by an injected delay (`Prefer: delay=` or a delay fault rule), the most it may; this one was not run. Retry after {retry_after_secs} seconds, when one of them is answered."
+            ),
+            ApiError::TooManyDelayed { limit, sandbox_wide: true, retry_after_secs } => format!(
+                "The sandbox already holds {limit} requests back by injected delays, half its connection budget; this one was not run. Retry after {retry_after_secs} seconds."
             ),
             ApiError::RequestTimeout { secs } => format!(
                 "The request body was not received within {secs} seconds; the connection is closed."
@@ -324,6 +352,27 @@ impl ApiError {
                 body["resource_id"] = json!(resource_id);
             }
             ApiError::AccountAdminRequired => body["code"] = json!("account_admin_required"),
+            ApiError::TooManyDelayed {
+                limit,
+                sandbox_wide,
+                ..
+            } => {
+                body["code"] = json!("too_many_delayed_requests");
+                body["limit"] = json!(limit);
+                body["scope"] = json!(if *sandbox_wide {
+                    "sandbox"
+                } else {
+                    "credential"
+                });
+            }
+            ApiError::QuotaExceeded { code, numbers, .. } => {
+                body["code"] = json!(code);
+                if let (Some(body), Some(numbers)) = (body.as_object_mut(), numbers.as_object()) {
+                    for (k, v) in numbers {
+                        body.insert(k.clone(), v.clone());
+                    }
+                }
+            }
             ApiError::RateLimited { .. } => {
                 body["violated-policies"] = json!([super::rate_limit::POLICY])
             }
@@ -347,6 +396,13 @@ impl ApiError {
                 resp.set_header("retry-after", &retry_after_secs.to_string());
             }
             ApiError::RequestTimeout { .. } => resp.set_header("connection", "close"),
+            // A refused delay closes its connection, so the refused requests hold no slot either.
+            ApiError::TooManyDelayed {
+                retry_after_secs, ..
+            } => {
+                resp.set_header("retry-after", &retry_after_secs.to_string());
+                resp.set_header("connection", "close");
+            }
             ApiError::PreconditionFailed { current_etag } => resp.set_header("etag", &current_etag),
             _ => {}
         }

@@ -119,14 +119,25 @@ pub fn faultable(route: &Route) -> bool {
 }
 
 /// The rules of one app.
-#[derive(Default)]
 pub struct Faults {
     rules: Mutex<Vec<Rule>>,
     /// How many rules there are: the pipeline's lock-free "nothing to do".
     count: AtomicUsize,
+    /// The requests held back by a delay right now, bounded per credential.
+    pub holds: super::delay_holds::DelayHolds,
 }
 
 impl Faults {
+    /// No rules yet; at most `max_delayed_per_credential` delayed requests per credential (and
+    /// half of `max_connections` in all).
+    pub fn new(max_delayed_per_credential: usize, max_connections: usize) -> Faults {
+        Faults {
+            rules: Mutex::default(),
+            count: AtomicUsize::new(0),
+            holds: super::delay_holds::DelayHolds::new(max_delayed_per_credential, max_connections),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Rule>> {
         // A poisoned lock only means a panic elsewhere; the rules are plain data.
         self.rules.lock().unwrap_or_else(|e| e.into_inner())

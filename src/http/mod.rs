@@ -4,6 +4,7 @@
 //! - [`router`]: the route table shared by REST and `/mcp`.
 //! - [`pipeline`]: authenticate -> rate limit -> authorize -> idempotency -> handler -> audit.
 //! - [`faults`]: injected faults (`/_sandbox/faults`, `Prefer: code=`), applied by the pipeline.
+//! - [`delay_holds`]: the per-credential bound on requests held back by an injected delay.
 //! - [`rate_limit`]: one token bucket per credential, and the RateLimit headers.
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
@@ -12,6 +13,7 @@
 //! - [`stream`]: bodies written after the handler returned (event streams).
 
 pub mod ctx;
+pub mod delay_holds;
 pub mod error;
 pub mod faults;
 pub mod idempotency;

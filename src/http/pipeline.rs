@@ -234,7 +234,22 @@ fn run(
             Err(e) => return e.into_response(rid),
             Ok(Some(fault)) => match fault.answer(rid) {
                 Some(answer) => return fault.mark(answer, via),
-                None => injected = Some(fault),
+                None => {
+                    // A delay holds a connection: bounded per credential, checked before the
+                    // request runs, so a refusal changes nothing.
+                    if fault.delay_ms > 0 {
+                        if let Err(refused) = app.faults.holds.acquire(p.actor_id(), fault.delay_ms)
+                        {
+                            return ApiError::TooManyDelayed {
+                                limit: refused.limit,
+                                sandbox_wide: refused.sandbox_wide,
+                                retry_after_secs: refused.retry_after_secs,
+                            }
+                            .into_response(rid);
+                        }
+                    }
+                    injected = Some(fault)
+                }
             },
             Ok(None) => {}
         }

@@ -12,6 +12,7 @@
 //!   `idle_timeout_secs` is closed (a silent keep-alive connection, or one whose client stopped
 //!   reading its response).
 
+use super::delay_holds;
 use super::error::ApiError;
 use super::pipeline::{self, Request};
 use super::response::Response;
@@ -109,6 +110,48 @@ pub async fn serve(
 
 /// The route whose healthy answers are logged at debug, not info.
 const HEALTH_ROUTE: &str = "/health";
+/// The public QR short link: its requests are logged as counts ([`scan_log`]).
+const SCAN_ROUTE: &str = "/q/{code}";
+
+/// The access log of public scans, aggregated: one info line per [`scan_log::EVERY`] at most,
+/// with the scans answered since the previous line (redirected, refused, unknown).
+mod scan_log {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    pub const EVERY: Duration = Duration::from_secs(10);
+    static REDIRECTED: AtomicU64 = AtomicU64::new(0);
+    static LIMITED: AtomicU64 = AtomicU64::new(0);
+    static OTHER: AtomicU64 = AtomicU64::new(0);
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+
+    pub fn count(status: u16) {
+        match status {
+            302 => &REDIRECTED,
+            429 => &LIMITED,
+            _ => &OTHER,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| now.duration_since(t) < EVERY) {
+            return;
+        }
+        *last = Some(now);
+        drop(last);
+        let redirected = REDIRECTED.swap(0, Ordering::Relaxed);
+        let limited = LIMITED.swap(0, Ordering::Relaxed);
+        let other = OTHER.swap(0, Ordering::Relaxed);
+        tracing::info!(
+            route = super::SCAN_ROUTE,
+            redirected,
+            limited,
+            other,
+            "scans since the last scan log line"
+        );
+    }
+}
 
 /// Drives a connection to its end, or drops it (closing the socket) once it has been idle for
 /// `idle`: no byte moved and no request running.
@@ -172,8 +215,8 @@ async fn handle(
         }
     };
 
-    let resp = match body {
-        Err(err) => err.into_response(&request_id),
+    let (resp, holds) = match body {
+        Err(err) => (err.into_response(&request_id), Vec::new()),
         Ok(body) => {
             let request = Request {
                 method: method.clone(),
@@ -184,16 +227,28 @@ async fn handle(
                 peer: Some(peer.ip()),
                 request_id: request_id.clone(),
             };
+            // The delay holds the request takes ([`super::delay_holds`]) are kept until its
+            // answer has been held back, and released however this future ends.
             match exec {
-                Exec::Inline => pipeline::execute_matched(&app, &request, found),
+                Exec::Inline => {
+                    drop(delay_holds::take_thread_holds());
+                    let resp = pipeline::execute_matched(&app, &request, found);
+                    (resp, delay_holds::take_thread_holds())
+                }
                 Exec::Blocking => {
                     let app = app.clone();
                     let rid = request_id.clone();
-                    tokio::task::spawn_blocking(move || pipeline::execute(&app, &request))
-                        .await
-                        .unwrap_or_else(|_| {
-                            ApiError::Internal("handler panicked".into()).into_response(&rid)
-                        })
+                    tokio::task::spawn_blocking(move || {
+                        drop(delay_holds::take_thread_holds());
+                        let resp = pipeline::execute(&app, &request);
+                        (resp, delay_holds::take_thread_holds())
+                    })
+                    .await
+                    .unwrap_or_else(|_| {
+                        let resp =
+                            ApiError::Internal("handler panicked".into()).into_response(&rid);
+                        (resp, Vec::new())
+                    })
                 }
             }
         }
@@ -205,6 +260,7 @@ async fn handle(
     if delivery.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(delivery.delay_ms)).await;
     }
+    drop(holds);
     if delivery.drop {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, "request: connection dropped by an injected fault");
         return Err(Dropped);
@@ -217,6 +273,11 @@ async fn handle(
     // (503) is logged like any request.
     if pattern == HEALTH_ROUTE && resp.status.is_success() {
         tracing::debug!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
+    } else if pattern == SCAN_ROUTE {
+        // Public scans are logged as a count every few seconds: a flood of them must not grow
+        // the log by a line each.
+        tracing::debug!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
+        scan_log::count(status);
     } else {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }

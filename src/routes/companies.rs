@@ -39,6 +39,12 @@ pub fn routes() -> Vec<Route> {
             .summary("Get one company.")
             .describe("One company by id. A company outside the credential's reach is 404, exactly like a missing id.")
             .ok("Company"),
+        Route::patch("/companies/{id}", "updateCompany", WRITE, update)
+            .tag("companies")
+            .summary("Set a company's allowed landing domains (where its promotions and QR codes may send people).")
+            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). An empty list allows any http(s) URL. At most 20 lower-case domains. Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`).")
+            .body("CompanyUpdate")
+            .ok("Company"),
         Route::get(
             "/companies/{id}/branding",
             "getCompanyBranding",
@@ -77,11 +83,14 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "Company",
             json!({"type":"object","additionalProperties":false,
-                "required":["id","object","account_id","name","slug","industry","country","timezone","plan_id","created_at","updated_at"],
+                "required":["id","object","account_id","name","slug","industry","country","timezone","plan_id","allowed_landing_domains","created_at","updated_at"],
                 "properties":{"id":{"type":"string","pattern":"^cmp_"},"object":{"const":"company"},
                     "account_id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},
                     "industry":{"type":"string"},"country":{"type":"string"},"timezone":{"type":"string"},
-                    "plan_id":{"type":"string"},"created_at":{"type":"string","format":"date-time"},
+                    "plan_id":{"type":"string"},
+                    "allowed_landing_domains":{"type":"array","items":{"type":"string"},
+                        "description":"Hosts the company's landing pages and QR targets may use (a host matches a domain it equals or is under); empty: any http(s) URL."},
+                    "created_at":{"type":"string","format":"date-time"},
                     "updated_at":{"type":"string","format":"date-time"}}}),
         ),
         (
@@ -104,6 +113,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "updated_at":{"type":"string","format":"date-time"}}}),
         ),
         (
+            "CompanyUpdate",
+            json!({"type":"object","additionalProperties":false,"required":["allowed_landing_domains"],
+                "properties":{"allowed_landing_domains":{"type":"array","maxItems":super::landing_domains::MAX_DOMAINS,
+                    "description":"The domains the company's landing pages and QR targets may use (a host matches a domain it equals or is under); `[]` allows any http(s) URL. Replaces the whole list.",
+                    "items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9-]+(\\.[a-z0-9-]+)*$"}}}}),
+        ),
+        (
             "BrandingUpdate",
             json!({"type":"object","additionalProperties":false,"minProperties":1,
                 "properties":{
@@ -119,7 +135,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 }
 
 const COMPANY_COLUMNS: &str =
-    "id, account_id, name, slug, industry, country, timezone, plan_id, created_at, updated_at";
+    "id, account_id, name, slug, industry, country, timezone, plan_id, allowed_landing_domains,
+     created_at, updated_at";
 
 /// A company as the API returns it. Field order is the order of the JSON members.
 #[derive(Serialize)]
@@ -133,6 +150,7 @@ pub struct Company {
     country: String,
     timezone: String,
     plan_id: String,
+    allowed_landing_domains: Vec<String>,
     created_at: Time,
     updated_at: Time,
 }
@@ -150,6 +168,10 @@ impl Company {
             country: r.get("country")?,
             timezone: r.get("timezone")?,
             plan_id: r.get("plan_id")?,
+            allowed_landing_domains: super::landing_domains::parse(
+                r.get::<Option<String>>("allowed_landing_domains")?
+                    .as_deref(),
+            ),
             created_at: Time(r.get("created_at")?),
             updated_at: Time(r.get("updated_at")?),
         })
@@ -207,6 +229,53 @@ fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Company::from_row,
     )?;
     Ok(Response::ok(&company))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompanyUpdate {
+    allowed_landing_domains: Vec<String>,
+}
+
+fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id = visible_company(ctx)?;
+    let input: CompanyUpdate = ctx.json()?;
+    let mut errors = Errors::new();
+    if input.allowed_landing_domains.len() > super::landing_domains::MAX_DOMAINS {
+        errors.push(
+            "/allowed_landing_domains",
+            "too_many",
+            format!("At most {} domains.", super::landing_domains::MAX_DOMAINS),
+        );
+    }
+    for (i, d) in input.allowed_landing_domains.iter().enumerate() {
+        if !super::landing_domains::is_domain(d) {
+            errors.push(
+                &format!("/allowed_landing_domains/{i}"),
+                "invalid_domain",
+                "Must be a lower-case domain name such as `shop.example` (no scheme, port or path).",
+            );
+        }
+    }
+    errors.finish()?;
+    let mut domains = input.allowed_landing_domains;
+    domains.sort();
+    domains.dedup();
+    let stored = serde_json::to_string(&domains).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let now = crate::time::now();
+    ctx.app.db.write(|tx| {
+        tx.prepare_cached(
+            "UPDATE companies SET allowed_landing_domains = ?2, updated_at = ?3 WHERE id = ?1",
+        )?
+        .execute(rusqlite::params![id, stored, now])?;
+        let company = crud::load(
+            tx,
+            &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
+            &id,
+            Company::from_row,
+        )?;
+        Ok(Response::ok(&company))
+    })
 }
 
 /// A company's branding as the API returns it. Field order is the order of the JSON members.

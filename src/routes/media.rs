@@ -63,7 +63,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/media", "uploadMedia", WRITE, upload)
             .tag("media")
             .summary("Upload a media file as the raw request body, or as the `file` part of a multipart/form-data body (max 5 MiB). The bytes must match the Content-Type.")
-            .describe("Uploads an image or video as the raw request body with its real `Content-Type` (or as the `file` part of a `multipart/form-data` body) and the owning company in the `company_id` query parameter; the bytes must match the declared type. Emits `media.created`.")
+            .describe("Uploads an image or video as the raw request body with its real `Content-Type` (or as the `file` part of a `multipart/form-data` body) and the owning company in the `company_id` query parameter; the bytes must match the declared type. Emits `media.created`. A company stores at most `media.quota_bytes_per_company` bytes (100 MiB by default): an upload past it is 422 `media_quota_exceeded` with `limit`, `used`, `requested` and `available`.")
             .raw_body(CONTENT_TYPES)
             .multipart()
             .query(&[
@@ -394,7 +394,27 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let sha256 = format!("{:x}", Sha256::digest(&bytes));
     let id = MediaId::generate();
     let now = crate::time::now();
+    let quota = ctx.app.settings.media_quota_bytes_per_company;
     ctx.app.db.write(|tx| {
+        // Summed in the write transaction: two concurrent uploads cannot both pass the quota.
+        let used: i64 = tx
+            .prepare_cached("SELECT coalesce(sum(size_bytes), 0) FROM media WHERE company_id = ?1")?
+            .query_row([&company], |r| r.get(0))?;
+        let requested = bytes.len() as u64;
+        if (used.max(0) as u64).saturating_add(requested) > quota {
+            return Err(ApiError::QuotaExceeded {
+                code: "media_quota_exceeded",
+                detail: format!(
+                    "This company stores {used} bytes of media; {requested} more would pass its quota of {quota} bytes. Delete media it no longer uses first."
+                ),
+                numbers: serde_json::json!({
+                    "limit": quota,
+                    "used": used,
+                    "requested": requested,
+                    "available": quota.saturating_sub(used.max(0) as u64),
+                }),
+            });
+        }
         tx.prepare_cached(
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
                                 height, duration_ms, content, created_at)

@@ -9,6 +9,10 @@
 //! - `qr_code.scanned` is rate-limited per code: at most one event per [`EVENT_INTERVAL_SECS`] of
 //!   the sandbox clock; the event carries the running total and how many scans it stands for, so a
 //!   scan storm cannot flood webhooks and no scan goes uncounted.
+//! - Each client address may scan `scans.rate_limit_per_minute` times a minute; past it, a plain
+//!   429 page (`Retry-After`, no redirect, nothing counted).
+//! - Past `scans.detail_per_code` scans, a code's scans are counted per minute and agent class
+//!   instead of one row each, so a flood grows the database by a few rows a minute.
 //! - The redirect target was checked when the code was created (the promotion's landing-page host),
 //!   so this route cannot be turned into an open redirect: nothing of the request reaches the
 //!   `Location` header.
@@ -144,7 +148,8 @@ pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
     })
 }
 
-/// Records one scan of `found` at `at`: the scan row, the code's count and last scan, and, if the
+/// Records one scan of `found` at `at`: the scan row (or, once the code has `detail_cap` scans, one
+/// more in its counter of the minute and agent class), the code's count and last scan, and, if the
 /// code's last event is [`EVENT_INTERVAL_SECS`] or more before `at`, a `qr_code.scanned` event.
 /// `found` is updated to match, so a caller can record several scans of one code in a row.
 pub(crate) fn record_scan(
@@ -152,12 +157,23 @@ pub(crate) fn record_scan(
     found: &mut Found,
     class: &'static str,
     at: i64,
+    detail_cap: u64,
 ) -> rusqlite::Result<bool> {
-    let scan_id = crate::ids::new_id(Kind::QrScan);
-    tx.prepare_cached(
-        "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(rusqlite::params![scan_id, found.id, at, class])?;
+    if (found.scan_count.max(0) as u64) < detail_cap {
+        let scan_id = crate::ids::new_id(Kind::QrScan);
+        tx.prepare_cached(
+            "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(rusqlite::params![scan_id, found.id, at, class])?;
+    } else {
+        // Past the cap a scan costs a counter increment: a flood adds a few rows a minute.
+        tx.prepare_cached(
+            "INSERT INTO qr_scan_counts (qr_code_id, minute, agent_class, scans)
+             VALUES (?1, ?2, ?3, 1)
+             ON CONFLICT (qr_code_id, minute, agent_class) DO UPDATE SET scans = scans + 1",
+        )?
+        .execute(rusqlite::params![found.id, at.div_euclid(60), class])?;
+    }
     found.scan_count += 1;
     let due = found
         .last_event_at
@@ -189,7 +205,79 @@ pub(crate) fn record_scan(
     Ok(true)
 }
 
+/// The per-client-address bound on scans (`scans.rate_limit_per_minute`): a fixed one-minute
+/// window per address, on the wall clock (it protects the machine, not the sandbox's story).
+/// Registered by `app::App::build`.
+pub struct ScanLimiter {
+    per_minute: u32,
+    windows:
+        std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, (std::time::Instant, u32)>>,
+}
+
+/// Addresses remembered before the expired windows are swept.
+const SWEEP_AT: usize = 10_000;
+
+impl ScanLimiter {
+    pub fn new(per_minute: u32) -> ScanLimiter {
+        ScanLimiter {
+            per_minute,
+            windows: Default::default(),
+        }
+    }
+
+    /// `Err(seconds)` to wait when `peer` has used its scans of this minute; counts one otherwise.
+    pub fn take(&self, peer: std::net::IpAddr) -> Result<(), u64> {
+        if self.per_minute == 0 {
+            return Ok(());
+        }
+        let minute = std::time::Duration::from_secs(60);
+        let now = std::time::Instant::now();
+        // A poisoned lock only means a panic elsewhere; the windows are plain counters.
+        let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        if windows.len() >= SWEEP_AT {
+            windows.retain(|_, (start, _)| now.duration_since(*start) < minute);
+        }
+        let (start, used) = windows.entry(peer).or_insert((now, 0));
+        if now.duration_since(*start) >= minute {
+            *start = now;
+            *used = 0;
+        }
+        if *used >= self.per_minute {
+            let left = minute.saturating_sub(now.duration_since(*start));
+            return Err(left.as_secs().max(1));
+        }
+        *used += 1;
+        Ok(())
+    }
+}
+
+/// The answer to a scanner over its limit: a small page for the phone's browser, never a redirect,
+/// nothing counted.
+fn too_many_scans(retry_after: u64) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Too many scans</title>\
+         <meta name=\"viewport\" content=\"width=device-width\"></head><body><h1>Too many scans</h1>\
+         <p>This device scanned too many codes in a short time. Try again in {retry_after} seconds.</p>\
+         </body></html>"
+    );
+    Response::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "text/html; charset=utf-8",
+        page,
+    )
+    .with_header("retry-after", &retry_after.to_string())
+    .with_header("cache-control", "no-store")
+}
+
 fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    if let (Some(limiter), Some(peer)) = (
+        ctx.app.extensions.get::<std::sync::Arc<ScanLimiter>>(),
+        ctx.peer,
+    ) {
+        if let Err(retry_after) = limiter.take(peer) {
+            return Ok(too_many_scans(retry_after));
+        }
+    }
     let code = ctx.param("code").to_string();
     if code.is_empty()
         || code.len() > MAX_CODE_LEN
@@ -199,6 +287,7 @@ fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let class = agent_class(ctx.header("user-agent"));
     let now = crate::time::now();
+    let detail_cap = ctx.app.settings.scan_detail_per_code;
     let location = ctx.app.db.write(|tx| {
         let mut found = tx
             .prepare_cached(&format!(
@@ -208,7 +297,7 @@ fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .query_row([&code], found_from_row)
             .optional()?
             .ok_or_else(|| ApiError::not_found("QR code", &code))?;
-        record_scan(tx, &mut found, class, now)?;
+        record_scan(tx, &mut found, class, now, detail_cap)?;
         Ok::<_, ApiError>(found.redirect_url)
     })?;
     if hyper::header::HeaderValue::from_str(&location).is_err() {

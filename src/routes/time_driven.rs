@@ -15,7 +15,8 @@ pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
         .ok_or_else(|| ApiError::Internal("the timeline is not registered".into()))
 }
 
-/// Runs the app's timeline up to `until` (the caller is inside `App::within`).
+/// Runs the app's timeline up to `until` (the caller is inside `App::within`), then prunes history
+/// past its bounds ([`super::retention`]) and keeps the write-ahead log bounded.
 pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
     run_each(app, until, &mut |_| Ok(()))
 }
@@ -27,12 +28,18 @@ pub fn run_each(app: &App, until: i64, after_step: StepHook<'_>) -> Result<Repor
         db: &app.db,
         settings: &app.settings,
     };
-    timeline(app)?
+    let report = timeline(app)?
         .run_until_each(&env, &app.clock, until, after_step)
         .map_err(|e| match e {
             TimelineError::Db(e) => ApiError::from(e),
             other => ApiError::Internal(other.to_string()),
-        })
+        })?;
+    // Housekeeping never fails the run it follows: a batch that could not run now runs next time.
+    if let Err(err) = super::retention::prune(app, app.clock.now()) {
+        tracing::warn!(error = %err, "retention: pruning failed; retried on the next run");
+    }
+    app.db.bound_wal(app.settings.wal_limit_bytes);
+    Ok(report)
 }
 
 /// Settles every timeline source at the clock's now: the stored "last reported" states of rows just

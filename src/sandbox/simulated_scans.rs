@@ -94,7 +94,13 @@ impl Source for SimulatedScans {
                 for mut code in codes {
                     let classes = scans_in(&code.id, hour);
                     for (i, class) in classes.iter().enumerate().rev() {
-                        record_scan(tx, &mut code, class, hour - 20 * i as i64)?;
+                        record_scan(
+                            tx,
+                            &mut code,
+                            class,
+                            hour - 20 * i as i64,
+                            env.settings.scan_detail_per_code,
+                        )?;
                         scanned += 1;
                     }
                 }

@@ -5,7 +5,8 @@
 //!   the event's transaction, and asks the database to wake the sender once it commits.
 //! - The [`worker`] sends first attempts as soon as it is woken, on the system and on a frozen
 //!   clock alike: a test of a webhook handler expects the delivery right after the write, whatever
-//!   the clock. Many attempts run at once (up to [`MAX_IN_FLIGHT`]).
+//!   the clock. Many attempts run at once (up to [`MAX_IN_FLIGHT`]), shared fairly between
+//!   companies ([`fair`]): a company's hanging receivers hold at most its share.
 //! - Retries are due at instants of the sandbox clock. [`Retries`] is the timeline's source for
 //!   them ([`crate::timeline`]): on the system clock the tick claims what fell due and hands it to
 //!   the worker; on a frozen clock, `POST /_sandbox/clock/advance` sends each retry at its due
@@ -17,6 +18,7 @@
 //! Sending happens outside any database transaction; the attempt is recorded afterwards.
 
 pub mod drain;
+pub mod fair;
 pub mod send;
 pub mod sign;
 pub mod store;
@@ -27,7 +29,7 @@ use crate::time::Mode;
 use crate::timeline::{Env, Report, Source};
 use std::sync::Arc;
 use store::Job;
-use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio::sync::{mpsc, Notify};
 
 /// Attempts one process sends at once.
 pub const MAX_IN_FLIGHT: usize = 128;
@@ -39,7 +41,7 @@ pub struct Outbox {
     wake: Notify,
     claimed_tx: mpsc::UnboundedSender<Job>,
     claimed_rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Job>>>,
-    in_flight: Arc<Semaphore>,
+    slots: std::sync::Mutex<fair::Fair>,
     /// Counts recorded batches of outcomes, so a drain can wait for the worker's ([`drain`]).
     recorded: (std::sync::Mutex<u64>, std::sync::Condvar),
 }
@@ -52,7 +54,7 @@ impl Outbox {
             wake: Notify::new(),
             claimed_tx,
             claimed_rx: std::sync::Mutex::new(Some(claimed_rx)),
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            slots: std::sync::Mutex::new(fair::Fair::new(MAX_IN_FLIGHT)),
             recorded: Default::default(),
         }
     }
@@ -77,6 +79,16 @@ impl Outbox {
         let Ok(n) = count.lock() else { return };
         let seen = *n;
         let _ = changed.wait_timeout_while(n, wait, |n| *n == seen);
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, fair::Fair> {
+        // A poisoned lock only means a panic elsewhere; the counters and queues are plain data.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Attempts in flight and waiting for a slot.
+    pub fn load(&self) -> (usize, usize) {
+        self.slots().load()
     }
 }
 
@@ -121,7 +133,7 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
                         Ok(jobs) => {
                             let full = jobs.len() as i64 >= store::CLAIM_BATCH;
                             for job in jobs {
-                                spawn_attempt(&outbox, &done_tx, job).await;
+                                spawn_attempt(&outbox, &done_tx, job);
                             }
                             if !full {
                                 break;
@@ -135,7 +147,7 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
                 }
             }
             job = claimed.recv() => match job {
-                Some(job) => spawn_attempt(&outbox, &done_tx, job).await,
+                Some(job) => spawn_attempt(&outbox, &done_tx, job),
                 None => return,
             },
         }
@@ -144,20 +156,29 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
 
 type Done = (Job, send::Outcome);
 
-/// Sends one claimed attempt on its own task; its outcome goes to the recorder.
-async fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>, job: Job) {
-    let Ok(permit) = Arc::clone(&outbox.in_flight).acquire_owned().await else {
-        return;
-    };
-    let client = outbox.client.clone();
-    let done = done.clone();
-    tokio::spawn(async move {
-        let outcome = client
-            .post(&job.url, &job.headers(), job.body.clone())
-            .await;
-        drop(permit);
-        let _ = done.send((job, outcome));
-    });
+/// Queues one claimed attempt for a slot of its company's share, and starts what may start.
+fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>, job: Job) {
+    outbox.slots().push(job);
+    dispatch(outbox, done);
+}
+
+/// Starts every waiting attempt that has a slot, each on its own task; when one ends, its slot
+/// goes to the next in turn and its outcome to the recorder.
+fn dispatch(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>) {
+    let ready = outbox.slots().next_batch();
+    for job in ready {
+        let outbox = Arc::clone(outbox);
+        let done = done.clone();
+        tokio::spawn(async move {
+            let outcome = outbox
+                .client
+                .post(&job.url, &job.headers(), job.body.clone())
+                .await;
+            outbox.slots().finish(&job.company_id);
+            dispatch(&outbox, &done);
+            let _ = done.send((job, outcome));
+        });
+    }
 }
 
 /// Records outcomes as they come, all those waiting in one transaction (one commit per batch

@@ -3,7 +3,9 @@
 //! address is refused at connect time), connect to a checked address, TLS for `https` (rustls, the
 //! built-in Mozilla roots plus `webhooks.ca_file`), one HTTP/1.1 `POST`, the status and the first
 //! bytes of the response. No redirect is followed (a 3xx is a failed attempt); the whole attempt is
-//! bounded by `webhooks.timeout_millis`. One connection per attempt.
+//! bounded by `webhooks.timeout_millis`, resolving the name by `webhooks.dns_timeout_millis`, and a
+//! name that failed to resolve fails at once for `webhooks.dns_negative_cache_secs`. One
+//! connection per attempt.
 
 use crate::config::Settings;
 use crate::outbound::{self, TargetPolicy};
@@ -12,6 +14,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +31,15 @@ pub struct Client {
     /// This server's own listening address, once bound: where a self-sink URL is delivered
     /// ([`outbound::self_sink`]).
     own: Arc<std::sync::OnceLock<SocketAddr>>,
+    /// The time one name may take to resolve (`webhooks.dns_timeout_millis`).
+    dns_timeout: Duration,
+    /// Names that failed to resolve, until when, and why (`webhooks.dns_negative_cache_secs`).
+    dns_failures: Arc<std::sync::Mutex<HashMap<String, (Instant, String)>>>,
+    dns_negative_ttl: Duration,
 }
+
+/// Names remembered as failing before the expired ones are swept (and, if still full, all).
+const DNS_FAILURES_KEPT: usize = 1024;
 
 /// What one attempt got.
 #[derive(Debug, Clone)]
@@ -94,6 +105,9 @@ impl Client {
             },
             timeout: Duration::from_millis(settings.webhook_timeout_millis),
             own: Arc::default(),
+            dns_timeout: Duration::from_millis(settings.webhook_dns_timeout_millis),
+            dns_failures: Arc::default(),
+            dns_negative_ttl: Duration::from_secs(settings.webhook_dns_negative_cache_secs),
         }
     }
 
@@ -105,6 +119,49 @@ impl Client {
             addr
         };
         let _ = self.own.set(addr);
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, String)>> {
+        // A poisoned lock only means a panic elsewhere; the cache is plain data.
+        self.dns_failures.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Resolves `host`, at most `dns_timeout`; a failure is remembered for `dns_negative_ttl`, so
+    /// the deliveries to a name that does not resolve fail at once instead of each waiting on DNS.
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+        let now = Instant::now();
+        if let Some((until, why)) = self.failures().get(host) {
+            if *until > now {
+                let left = until.duration_since(now).as_secs().max(1);
+                return Err(format!("{why} (remembered; resolved again in {left} s)"));
+            }
+        }
+        let lookup = tokio::net::lookup_host((host, port));
+        let result = match tokio::time::timeout(self.dns_timeout, lookup).await {
+            Err(_) => Err(format!(
+                "cannot resolve {host}: no answer within {} ms",
+                self.dns_timeout.as_millis()
+            )),
+            Ok(Err(e)) => Err(format!("cannot resolve {host}: {e}")),
+            Ok(Ok(addrs)) => Ok(addrs.collect::<Vec<_>>()),
+        };
+        match &result {
+            Err(why) if !self.dns_negative_ttl.is_zero() => {
+                let mut failures = self.failures();
+                if failures.len() >= DNS_FAILURES_KEPT {
+                    failures.retain(|_, (until, _)| *until > now);
+                    if failures.len() >= DNS_FAILURES_KEPT {
+                        failures.clear();
+                    }
+                }
+                failures.insert(host.to_string(), (now + self.dns_negative_ttl, why.clone()));
+            }
+            Ok(_) => {
+                self.failures().remove(host);
+            }
+            Err(_) => {}
+        }
+        result
     }
 
     /// Sends `body` to `url` with `headers`; never fails, the outcome says what happened.
@@ -174,10 +231,7 @@ impl Client {
                 return Ok(s);
             }
         }
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((target.host.as_str(), target.port))
-            .await
-            .map_err(|e| format!("cannot resolve {}: {e}", target.host))?
-            .collect();
+        let addrs = self.resolve(&target.host, target.port).await?;
         let mut last = format!("{} resolved to no address", target.host);
         for addr in addrs {
             if let Err(refusal) = outbound::check_address(addr.ip(), self.policy) {
@@ -313,6 +367,34 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_name_that_does_not_resolve_fails_within_the_timeout_and_is_remembered() {
+        let settings = Settings {
+            webhook_dns_timeout_millis: 300,
+            ..Settings::default()
+        };
+        let client = Client::new(&settings);
+        let started = Instant::now();
+        let first = client
+            .resolve("no-such-host.invalid", 80)
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{first}");
+        assert!(
+            first.starts_with("cannot resolve no-such-host.invalid"),
+            "{first}"
+        );
+        let started = Instant::now();
+        let second = client
+            .resolve("no-such-host.invalid", 80)
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_millis(100));
+        assert!(second.contains("remembered"), "{second}");
+        // A name that resolves is not affected.
+        assert!(client.resolve("127.0.0.1", 80).await.is_ok());
+    }
 
     #[test]
     fn urls_parse_into_what_a_request_needs() {

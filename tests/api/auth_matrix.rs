@@ -121,22 +121,24 @@ pub fn expected(route: &Route, cred: Cred) -> Expect {
 /// A delivery of Northwind Pharmacy's first webhook (made once: the fixtures have none), settled so
 /// that nothing sends it.
 fn sample_delivery(app: &TestApp, pharmacy: &str) -> String {
+    let now = app.app.clock.now();
     app.sql(|c| {
         let hook: String = c.query_row(
             "SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1",
             [pharmacy],
             |r| r.get(0),
         )?;
+        // Dated now: retention prunes finished deliveries (and events) older than its bound.
         c.execute(
             "INSERT OR IGNORE INTO events (id, company_id, type, resource_type, resource_id, payload, created_at)
-             VALUES ('evt_matrixsample', ?1, 'webhook.test', 'webhook', ?2, '{}', 0)",
-            [pharmacy, hook.as_str()],
+             VALUES ('evt_matrixsample', ?1, 'webhook.test', 'webhook', ?2, '{}', ?3)",
+            rusqlite::params![pharmacy, hook.as_str(), now],
         )?;
         c.execute(
             "INSERT OR IGNORE INTO webhook_deliveries (id, company_id, webhook_id, event_id, event_type,
                  status, attempts, created_at, updated_at)
-             VALUES ('whd_matrixsample', ?1, ?2, 'evt_matrixsample', 'webhook.test', 'succeeded', 0, 0, 0)",
-            [pharmacy, hook.as_str()],
+             VALUES ('whd_matrixsample', ?1, ?2, 'evt_matrixsample', 'webhook.test', 'succeeded', 0, ?3, ?3)",
+            rusqlite::params![pharmacy, hook.as_str(), now],
         )?;
         Ok("whd_matrixsample".to_string())
     })

@@ -83,7 +83,7 @@ async fn scheduled_promotion(app: &TestApp, start: i64, end: i64) -> String {
         .key("northwind-readwrite")
         .json(
             &json!({"company_id": grocers, "name": "Timeline test", "description": "",
-            "landing_url": "https://example.com/timeline", "activation_cost_tokens": 0,
+            "landing_url": "https://www.northwind-grocers.example/timeline", "activation_cost_tokens": 0,
             "starts_at": rfc(start), "ends_at": rfc(end)}),
         )
         .send()
@@ -363,7 +363,7 @@ async fn a_promotion_switched_on_inside_its_window_starts_at_once_and_ends_on_ti
         .key("northwind-readwrite")
         .json(
             &json!({"company_id": grocers, "name": "Running now", "description": "",
-            "landing_url": "https://example.com/now", "activation_cost_tokens": 0,
+            "landing_url": "https://www.northwind-grocers.example/now", "activation_cost_tokens": 0,
             "starts_at": rfc(FROZEN_AT - HOUR), "ends_at": rfc(FROZEN_AT + HOUR)}),
         )
         .send()

@@ -199,6 +199,7 @@ class Worker(threading.Thread):
         self.pack_id = pack_id
         self.book, self.stop, self.stats = book, stop, stats
         self.my_ads, self.my_devices, self.my_promos = [], [], []
+        self.landing_hosts = {}
         self.n = 0
 
     def run(self):
@@ -283,12 +284,21 @@ class Worker(threading.Thread):
             elif status < 500:
                 self.book.devices[dev].discard("deleted")
 
+    def landing_host(self, company):
+        """A host the company's allowed landing domains accept (any when it lists none)."""
+        if company not in self.landing_hosts:
+            status, body = self.client.call("GET", f"/companies/{company}")
+            domains = (body or {}).get("allowed_landing_domains") if status == 200 else None
+            self.landing_hosts[company] = f"www.{domains[0]}" if domains else "example.com"
+        return self.landing_hosts[company]
+
     def create_promotion(self, company):
+        host = self.landing_host(company)
         now = time.time()
         iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
         status, body = self.client.call("POST", "/promotions", {
             "company_id": company, "name": f"crash {self.tag}-{self.n}", "description": "",
-            "landing_url": "https://example.com/crash", "activation_cost_tokens": 7,
+            "landing_url": f"https://{host}/crash", "activation_cost_tokens": 7,
             "starts_at": iso(now - 3600), "ends_at": iso(now + 30 * 86400)})
         self.count(f"create promotion {status}")
         if status == 201:

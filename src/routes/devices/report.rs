@@ -1,6 +1,8 @@
 //! `GET /reports/proof-of-play`: plays and seconds per ad and per screen over a range, from the
 //! players' reports and the simulated fleet alike. A row counts in the range that holds its
-//! `started_at` (a simulated row's is the start of its clock hour).
+//! `started_at` (a simulated row's is the start of its clock hour). Plays older than
+//! `retention.playback_rollup_days` are daily totals ([`crate::routes::retention`]): a total counts
+//! in the range that holds the start of its UTC day.
 
 use super::playbacks::{instant, DEFAULT_RANGE_SECS};
 use crate::http::{ApiError, Ctx, Response};
@@ -99,7 +101,7 @@ struct Sums {
 
 /// Plays and seconds per `key` (`ad_id` or `device_id`, named from `table`) over the range and
 /// companies bound in `args` (`?1` from, `?2` to, then the companies in `marks`). Walks
-/// playbacks_by_company_started: the range of each company, nothing else.
+/// playbacks_by_company_started and the daily totals' key: the range of each company, nothing else.
 fn sums(
     conn: &rusqlite::Connection,
     key: &str,
@@ -110,10 +112,15 @@ fn sums(
 ) -> Result<Vec<Sums>, ApiError> {
     let rows = conn
         .prepare_cached(&format!(
-            "SELECT p.{key}, t.name, p.company_id, sum(p.plays), sum(p.duration_seconds),
+            "SELECT p.{key}, t.name, p.company_id, sum(p.plays), sum(p.seconds),
                     count(DISTINCT p.{other})
-             FROM playbacks p JOIN {table} t ON t.id = p.{key}
-             WHERE p.company_id IN ({marks}) AND p.started_at >= ?1 AND p.started_at < ?2
+             FROM (SELECT company_id, device_id, ad_id, plays, duration_seconds AS seconds
+                   FROM playbacks
+                   WHERE company_id IN ({marks}) AND started_at >= ?1 AND started_at < ?2
+                   UNION ALL
+                   SELECT company_id, device_id, ad_id, plays, seconds FROM playback_daily_totals
+                   WHERE company_id IN ({marks}) AND day >= (?1 + 86399) / 86400 AND day < (?2 + 86399) / 86400) p
+             JOIN {table} t ON t.id = p.{key}
              GROUP BY p.{key} ORDER BY p.{key}"
         ))?
         .query_map(rusqlite::params_from_iter(args.iter()), |r| {

@@ -138,6 +138,10 @@ const HAND: &[(&str, &str)] = &[
     ),
     ("sink.name", r#""northwind-grocers""#),
     ("q.code", r#""WTkzNhfZoa""#),
+    (
+        "CompanyUpdate.allowed_landing_domains[]",
+        r#""northwind-grocers.example""#,
+    ),
 ];
 
 fn hand(key: &str) -> Option<Value> {
@@ -260,6 +264,11 @@ fn fill(owner: &str, schema: &mut Value, seen: &Value, by_name: &Map<String, Val
             let first = nested_seen.get(0).cloned().unwrap_or(Value::Null);
             if items.get("properties").is_some() {
                 fill(owner, items, &first, by_name);
+            } else if items.get("example").is_none() {
+                // A list of scalars in a request body: its item only when given by hand.
+                if let Some(v) = hand(&format!("{owner}.{name}[]")) {
+                    items["example"] = v;
+                }
             }
         }
     }

@@ -244,6 +244,10 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = PromotionId::generate();
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
+        let mut errors = Errors::new();
+        let domains = crate::routes::landing_domains::of_company(tx, &company)?;
+        crate::routes::landing_domains::check(&mut errors, "/landing_url", &input.landing_url, &domains);
+        errors.finish()?;
         tx.prepare_cached(
             "INSERT INTO promotions (id, company_id, name, description, landing_url, discount_percent,
                 activation_cost_tokens, active, starts_at, ends_at, created_at, updated_at)
@@ -370,6 +374,12 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let current = load_visible(ctx, tx, &id, now)?;
         let company = current.company_id;
         ctx.check_if_match(current.version)?;
+        if let Some(u) = &landing_url {
+            let mut errors = Errors::new();
+            let domains = crate::routes::landing_domains::of_company(tx, &company)?;
+            crate::routes::landing_domains::check(&mut errors, "/landing_url", u, &domains);
+            errors.finish()?;
+        }
         let old_window = (current.starts_at.0, current.ends_at.0);
         let (new_start, new_end) = (starts.unwrap_or(old_window.0), ends.unwrap_or(old_window.1));
         if new_end <= new_start && (starts.is_none() || ends.is_none()) {

@@ -298,9 +298,11 @@ fn has_utm_param(url: &str) -> bool {
 pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let promo_id: PromotionId = ctx.path()?;
     let now = crate::time::now();
-    let landing = {
+    let (landing, domains) = {
         let conn = ctx.app.db.conn()?;
-        load_visible(ctx, &conn, &promo_id, now)?.landing_url
+        let promo = load_visible(ctx, &conn, &promo_id, now)?;
+        let domains = crate::routes::landing_domains::of_company(&conn, &promo.company_id)?;
+        (promo.landing_url, domains)
     };
     let input: QrCodeCreate = ctx.json()?;
     let mut errors = Errors::new();
@@ -318,6 +320,10 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 authority(&landing)
             ),
         );
+    }
+    if is_url(&target, UrlSchemes::Web) && authority(&target) == authority(&landing) {
+        // A landing page set before the company narrowed its domains stays, but gets no new code.
+        crate::routes::landing_domains::check(&mut errors, "/target_url", &target, &domains);
     }
     let utm = input.utm.unwrap_or_default();
     for (key, value) in utm.values() {

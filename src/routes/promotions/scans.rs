@@ -1,6 +1,8 @@
 //! What scanning a promotion's QR codes left behind: a code's scans (a cursor list) and the
 //! promotion's report (totals, scans per UTC day, per user-agent class and per code). The scans
-//! themselves are recorded by the public short link, [`crate::routes::scan`].
+//! themselves are recorded by the public short link, [`crate::routes::scan`]: one by one up to
+//! `scans.detail_per_code` per code (the list), then as per-minute counters, which the report
+//! adds in, so its numbers stay exact.
 
 use super::promotion::load_visible;
 use crate::http::response::Listed;
@@ -117,9 +119,16 @@ pub(super) fn report(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let from = (today - REPORT_DAYS + 1) * 86_400;
     let scans_per_day = conn
         .prepare_cached(
-            "SELECT s.scanned_at / 86400 AS day, count(*) FROM qr_scans s
-             JOIN qr_codes q ON q.id = s.qr_code_id
-             WHERE q.promotion_id = ?1 AND s.scanned_at >= ?2 AND s.scanned_at <= ?3
+            "SELECT day, sum(n) FROM (
+                 SELECT s.scanned_at / 86400 AS day, count(*) AS n FROM qr_scans s
+                 JOIN qr_codes q ON q.id = s.qr_code_id
+                 WHERE q.promotion_id = ?1 AND s.scanned_at >= ?2 AND s.scanned_at <= ?3
+                 GROUP BY day
+                 UNION ALL
+                 SELECT c.minute / 1440 AS day, sum(c.scans) AS n FROM qr_scan_counts c
+                 JOIN qr_codes q ON q.id = c.qr_code_id
+                 WHERE q.promotion_id = ?1 AND c.minute >= ?2 / 60 AND c.minute <= ?3 / 60
+                 GROUP BY day)
              GROUP BY day ORDER BY day",
         )?
         .query_map(rusqlite::params![id, from, now], |r| {
@@ -135,8 +144,15 @@ pub(super) fn report(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .collect();
     let counted = conn
         .prepare_cached(
-            "SELECT s.agent_class, count(*) FROM qr_scans s JOIN qr_codes q ON q.id = s.qr_code_id
-             WHERE q.promotion_id = ?1 GROUP BY s.agent_class",
+            "SELECT agent_class, sum(n) FROM (
+                 SELECT s.agent_class, count(*) AS n FROM qr_scans s
+                 JOIN qr_codes q ON q.id = s.qr_code_id
+                 WHERE q.promotion_id = ?1 GROUP BY s.agent_class
+                 UNION ALL
+                 SELECT c.agent_class, sum(c.scans) AS n FROM qr_scan_counts c
+                 JOIN qr_codes q ON q.id = c.qr_code_id
+                 WHERE q.promotion_id = ?1 GROUP BY c.agent_class)
+             GROUP BY agent_class",
         )?
         .query_map([id.as_str()], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))

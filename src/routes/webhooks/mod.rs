@@ -51,7 +51,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/webhooks", "createWebhook", WRITE, create)
             .tag("webhooks")
             .summary("Create a webhook. The signing `secret` is in this response only; store it now.")
-            .describe("Registers an HTTPS endpoint to receive signed deliveries of the chosen event types. The signing `secret` is in this response only (it is never stored in a replayable form): keep it to verify signatures. Emits `webhook.created`.")
+            .describe("Registers an HTTPS endpoint to receive signed deliveries of the chosen event types. The signing `secret` is in this response only (it is never stored in a replayable form): keep it to verify signatures. Emits `webhook.created`. A company may have `webhooks.max_per_company` webhooks (16 by default): one more is 422 `webhook_limit` with the numbers.")
             .etag()
             .body("WebhookCreate")
             .created("WebhookWithSecret"),
@@ -346,7 +346,21 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let types =
         serde_json::to_string(&input.event_types).map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = crate::time::now();
+    let limit = ctx.app.settings.webhook_max_per_company;
     ctx.app.db.write(|tx| {
+        // Counted in the write transaction, so two concurrent creates cannot both pass the bound.
+        let used: i64 = tx
+            .prepare_cached("SELECT count(*) FROM webhooks WHERE company_id = ?1")?
+            .query_row([&company], |r| r.get(0))?;
+        if used >= limit as i64 {
+            return Err(ApiError::QuotaExceeded {
+                code: "webhook_limit",
+                detail: format!(
+                    "This company already has {used} webhooks, the most it may have ({limit}); delete one first, or send several event types to one webhook."
+                ),
+                numbers: serde_json::json!({"limit": limit, "used": used, "requested": 1}),
+            });
+        }
         tx.prepare_cached(
             "INSERT INTO webhooks (id, company_id, url, description, event_types, enabled, secret, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",

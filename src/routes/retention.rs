@@ -1,0 +1,317 @@
+//! Retention: every table that grows with use has a bound by age and by rows per account, enforced
+//! on the clock's tick and on every advance ([`super::time_driven::run`]).
+//!
+//! | table | by age | by rows |
+//! |---|---|---|
+//! | `events` | `max_age_days` (never one a pending delivery still needs) | `max_rows_per_account` per company |
+//! | `webhook_deliveries` (+ attempts) | finished ones, `max_age_days` | finished ones, per company |
+//! | `audit_log` | `max_age_days` | per account |
+//! | `idempotency_keys` | `idempotency_hours` (never one in flight) | per credential |
+//! | `playbacks` | rolled up into `playback_daily_totals` after `playback_rollup_days` | rolled up past the bound, per company |
+//! | `playback_daily_totals` | `daily_totals_days` | one row per device, ad and day |
+//! | `qr_scans` | moved into `qr_scan_counts` after `max_age_days` | `scans.detail_per_code` per code (at insert) |
+//! | `qr_scan_counts` | `daily_totals_days` | one row per code, minute and agent class |
+//!
+//! Nothing is counted twice or lost from a total: plays and scans are moved into their counters
+//! in the same transaction that deletes them. Each batch is its own short write transaction of at
+//! most `retention.batch_rows` rows, so requests interleave with pruning; on the system clock one
+//! run stops after [`TICK_BUDGET`] and the next tick continues.
+
+use crate::http::{ApiError, App};
+use rusqlite::types::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The wall time one tick may spend pruning; the rest waits for the next tick.
+pub const TICK_BUDGET: Duration = Duration::from_millis(200);
+/// On the system clock, the per-account row bounds are checked every this many ticks (each check
+/// walks up to `max_rows_per_account` index entries per group).
+const COUNT_CHECK_EVERY: u64 = 10;
+
+/// How many runs this app has made (registered by `app::App::build`; absent: every run checks).
+#[derive(Default)]
+pub struct State {
+    runs: AtomicU64,
+}
+
+/// What one run removed or rolled up, per table.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Pruned {
+    pub rows: u64,
+    /// True when the run stopped at its time budget with work left.
+    pub more: bool,
+}
+
+struct Run<'a> {
+    app: &'a App,
+    batch: i64,
+    deadline: Option<Instant>,
+    pruned: Pruned,
+}
+
+impl Run<'_> {
+    fn out_of_time(&mut self) -> bool {
+        let out = self.deadline.is_some_and(|d| Instant::now() >= d);
+        self.pruned.more |= out;
+        out
+    }
+
+    /// Runs `step` (one write transaction, returning the rows it handled) until it handles fewer
+    /// than a batch or time is up.
+    fn batches(
+        &mut self,
+        step: impl Fn(&rusqlite::Transaction<'_>, i64) -> rusqlite::Result<usize>,
+    ) -> Result<(), ApiError> {
+        loop {
+            if self.out_of_time() {
+                return Ok(());
+            }
+            let batch = self.batch;
+            let n = self
+                .app
+                .db
+                .write(|tx| step(tx, batch).map_err(crate::db::DbError::from))?;
+            self.pruned.rows += n as u64;
+            if (n as i64) < batch {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs `sql` (`?1` a bound, `?2` the batch size, `?3` a group) in batches.
+    fn delete(&mut self, sql: &str, bound: i64, group: Option<&str>) -> Result<(), ApiError> {
+        self.batches(|tx, batch| {
+            let group = group.map_or(Value::Null, |g| Value::Text(g.to_string()));
+            let mut stmt = tx.prepare_cached(sql)?;
+            // Statements without a group take two parameters only.
+            let args = [Value::Integer(bound), Value::Integer(batch), group];
+            let n = stmt.parameter_count().min(args.len());
+            stmt.execute(rusqlite::params_from_iter(&args[..n]))
+        })
+    }
+}
+
+/// Prunes every history table of `app` at `now` (the caller is inside `App::within`).
+pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
+    let s = &app.settings;
+    let system = app.clock.mode() == crate::time::Mode::System;
+    let runs = app
+        .extensions
+        .get::<std::sync::Arc<State>>()
+        .map_or(0, |st| st.runs.fetch_add(1, Ordering::Relaxed));
+    let mut run = Run {
+        app,
+        batch: s.retention_batch_rows.min(i64::MAX as u64) as i64,
+        deadline: system.then(|| Instant::now() + TICK_BUDGET),
+        pruned: Pruned::default(),
+    };
+    let day = 86_400_i64;
+    let age = |days: u64| now.saturating_sub((days as i64).saturating_mul(day));
+    let old = age(s.retention_max_age_days);
+
+    // By age: cheap, index-backed, every run.
+    run.delete(
+        "DELETE FROM idempotency_keys WHERE (actor, key) IN (SELECT actor, key FROM idempotency_keys
+             WHERE created_at < ?1 AND status IS NOT NULL ORDER BY created_at LIMIT ?2)",
+        now.saturating_sub((s.retention_idempotency_hours as i64).saturating_mul(3600)),
+        None,
+    )?;
+    run.delete(
+        "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+             WHERE status <> 'pending' AND updated_at < ?1 LIMIT ?2)",
+        old,
+        None,
+    )?;
+    run.delete(
+        "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.created_at < ?1
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id
+                             AND d.status = 'pending')
+             ORDER BY e.created_at LIMIT ?2)",
+        old,
+        None,
+    )?;
+    run.delete(
+        "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ?1 ORDER BY at LIMIT ?2)",
+        old,
+        None,
+    )?;
+    roll_up_playbacks(
+        &mut run,
+        "started_at < ?1",
+        age(s.retention_playback_rollup_days),
+        None,
+    )?;
+    let totals = age(s.retention_daily_totals_days);
+    run.delete(
+        "DELETE FROM playback_daily_totals WHERE (company_id, day, device_id, ad_id) IN
+             (SELECT company_id, day, device_id, ad_id FROM playback_daily_totals
+              WHERE day < ?1 / 86400 LIMIT ?2)",
+        totals,
+        None,
+    )?;
+    count_old_scans(&mut run, old)?;
+    run.delete(
+        "DELETE FROM qr_scan_counts WHERE (qr_code_id, minute, agent_class) IN
+             (SELECT qr_code_id, minute, agent_class FROM qr_scan_counts WHERE minute < ?1 / 60 LIMIT ?2)",
+        totals,
+        None,
+    )?;
+
+    // By rows per account: every run on a frozen clock (each advance), every few ticks otherwise.
+    if !system || runs.is_multiple_of(COUNT_CHECK_EVERY) {
+        bound_rows(&mut run)?;
+    }
+    Ok(run.pruned)
+}
+
+/// Moves playbacks matching `filter` (`?1` a bound, `?3` a company) into the daily totals.
+fn roll_up_playbacks(
+    run: &mut Run<'_>,
+    filter: &str,
+    bound: i64,
+    company: Option<&str>,
+) -> Result<(), ApiError> {
+    let pick = format!(
+        "SELECT id FROM playbacks WHERE {filter} AND (?3 IS NULL OR company_id = ?3)
+         ORDER BY started_at, id LIMIT ?2"
+    );
+    let upsert = format!(
+        "INSERT INTO playback_daily_totals (company_id, day, device_id, ad_id, plays, seconds, rows)
+         SELECT company_id, started_at / 86400, device_id, ad_id, sum(plays), sum(duration_seconds),
+                count(*)
+         FROM playbacks WHERE id IN ({pick}) GROUP BY company_id, started_at / 86400, device_id, ad_id
+         ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
+             plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
+             rows = rows + excluded.rows"
+    );
+    let delete = format!("DELETE FROM playbacks WHERE id IN ({pick})");
+    run.batches(|tx, batch| {
+        let group = company.map_or(Value::Null, |g| Value::Text(g.to_string()));
+        tx.prepare_cached(&upsert)?
+            .execute(rusqlite::params![bound, batch, group])?;
+        tx.prepare_cached(&delete)?
+            .execute(rusqlite::params![bound, batch, group])
+    })
+}
+
+/// Moves scan detail older than `old` into the per-minute counters.
+fn count_old_scans(run: &mut Run<'_>, old: i64) -> Result<(), ApiError> {
+    let pick = "SELECT id FROM qr_scans WHERE scanned_at < ?1 ORDER BY scanned_at LIMIT ?2";
+    let upsert = format!(
+        "INSERT INTO qr_scan_counts (qr_code_id, minute, agent_class, scans)
+         SELECT qr_code_id, scanned_at / 60, agent_class, count(*) FROM qr_scans
+         WHERE id IN ({pick}) GROUP BY qr_code_id, scanned_at / 60, agent_class
+         ON CONFLICT (qr_code_id, minute, agent_class) DO UPDATE SET scans = scans + excluded.scans"
+    );
+    let delete = format!("DELETE FROM qr_scans WHERE id IN ({pick})");
+    run.batches(|tx, batch| {
+        tx.prepare_cached(&upsert)?
+            .execute(rusqlite::params![old, batch])?;
+        tx.prepare_cached(&delete)?
+            .execute(rusqlite::params![old, batch])
+    })
+}
+
+/// Keeps at most `max_rows_per_account` rows of each history table per owner, the oldest going
+/// first (plays are rolled up, not deleted).
+fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
+    let max = run
+        .app
+        .settings
+        .retention_max_rows_per_account
+        .min(i64::MAX as u64) as i64;
+    let (companies, accounts, actors) = {
+        let conn = run.app.db.conn()?;
+        let ids = |sql: &str| -> Result<Vec<String>, ApiError> {
+            let rows = conn
+                .prepare_cached(sql)?
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        };
+        (
+            ids("SELECT id FROM companies")?,
+            ids("SELECT id FROM accounts")?,
+            ids("SELECT id FROM api_keys UNION ALL SELECT id FROM users")?,
+        )
+    };
+    // The newest `max` rows of a group stay: everything before the `max`-th newest goes.
+    for company in &companies {
+        run.delete(
+            "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
+                 AND e.id < (SELECT id FROM events WHERE company_id = ?3 ORDER BY id DESC
+                             LIMIT 1 OFFSET ?1 - 1)
+                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id
+                                 AND d.status = 'pending')
+                 ORDER BY e.id LIMIT ?2)",
+            max,
+            Some(company),
+        )?;
+        run.delete(
+            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+                 WHERE company_id = ?3 AND status <> 'pending' AND updated_at <
+                     (SELECT updated_at FROM webhook_deliveries WHERE company_id = ?3
+                      AND status <> 'pending' ORDER BY updated_at DESC LIMIT 1 OFFSET ?1 - 1)
+                 ORDER BY updated_at LIMIT ?2)",
+            max,
+            Some(company),
+        )?;
+        let cutoff: Option<i64> = run
+            .app
+            .db
+            .conn()?
+            .query_row(
+                "SELECT started_at FROM playbacks WHERE company_id = ?1
+             ORDER BY started_at DESC LIMIT 1 OFFSET ?2 - 1",
+                rusqlite::params![company, max],
+                |r| r.get(0),
+            )
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+        if let Some(cutoff) = cutoff {
+            roll_up_playbacks(run, "started_at < ?1", cutoff, Some(company))?;
+        }
+    }
+    // Events of no company (account-level) are one group.
+    run.delete(
+        "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id IS NULL
+             AND e.id < (SELECT id FROM events WHERE company_id IS NULL ORDER BY id DESC
+                         LIMIT 1 OFFSET ?1 - 1)
+             ORDER BY e.id LIMIT ?2)",
+        max,
+        None,
+    )?;
+    for account in &accounts {
+        run.delete(
+            "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id = ?3
+                 AND id < (SELECT id FROM audit_log WHERE account_id = ?3 ORDER BY id DESC
+                           LIMIT 1 OFFSET ?1 - 1)
+                 ORDER BY id LIMIT ?2)",
+            max,
+            Some(account),
+        )?;
+    }
+    // Entries of no account (unknown keys) are one group.
+    run.delete(
+        "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
+             AND id < (SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC
+                       LIMIT 1 OFFSET ?1 - 1)
+             ORDER BY id LIMIT ?2)",
+        max,
+        None,
+    )?;
+    for actor in &actors {
+        run.delete(
+            "DELETE FROM idempotency_keys WHERE (actor, key) IN (SELECT actor, key
+                 FROM idempotency_keys WHERE actor = ?3 AND status IS NOT NULL AND created_at <
+                     (SELECT created_at FROM idempotency_keys WHERE actor = ?3
+                      ORDER BY created_at DESC LIMIT 1 OFFSET ?1 - 1)
+                 ORDER BY created_at LIMIT ?2)",
+            max,
+            Some(actor),
+        )?;
+    }
+    Ok(())
+}

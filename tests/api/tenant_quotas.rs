@@ -1,0 +1,183 @@
+//! Issue 22 items 5 (media quota per company) and 7 (allowed landing domains per company).
+
+use crate::helpers::*;
+use serde_json::json;
+
+fn png(width: u32, height: u32, seed: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, width, height);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().unwrap();
+        // Noise: it does not compress, so each file costs about its pixels.
+        let mut x = seed.wrapping_mul(2_654_435_761).max(1);
+        let pixels: Vec<u8> = (0..width * height * 3)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        w.write_image_data(&pixels).unwrap();
+    }
+    out
+}
+
+fn stored(app: &TestApp, company: &str) -> i64 {
+    app.sql(|c| {
+        c.query_row(
+            "SELECT coalesce(sum(size_bytes), 0) FROM media WHERE company_id = ?1",
+            [company],
+            |r| r.get(0),
+        )
+    })
+}
+
+async fn upload(app: &TestApp, key_name: &str, company: &str, bytes: Vec<u8>) -> TestResponse {
+    app.post(&format!("/media?company_id={company}&filename=noise.png"))
+        .key(key_name)
+        .raw("image/png", bytes)
+        .send()
+        .await
+}
+
+#[tokio::test]
+async fn uploads_past_the_company_media_quota_are_refused_with_the_numbers() {
+    let quota: u64 = 300_000;
+    let app = TestApp::spawn_with(|l| l.media_quota_bytes_per_company = Some(quota)).await;
+    let grocers = company_id("Northwind Grocers");
+    let mut accepted = Vec::new();
+    let refusal = loop {
+        let file = png(100, 100, accepted.len() as u32 + 1);
+        let size = file.len() as i64;
+        let before = stored(&app, &grocers);
+        let r = upload(&app, "northwind-readwrite", &grocers, file).await;
+        if r.status == 201 {
+            accepted.push(r.json()["id"].as_str().unwrap().to_string());
+            assert!(accepted.len() < 20, "the quota never applied");
+            continue;
+        }
+        break (r, size, before);
+    };
+    let (r, size, before) = refusal;
+    let p = r.problem(422);
+    assert_eq!(p["code"], "media_quota_exceeded");
+    assert_eq!(p["limit"], quota);
+    assert_eq!(p["used"], before);
+    assert_eq!(p["requested"], size);
+    assert_eq!(p["available"], quota as i64 - before);
+    assert!(before + size > quota as i64);
+    assert!(
+        stored(&app, &grocers) <= quota as i64,
+        "nothing past the quota is stored"
+    );
+    assert_eq!(
+        stored(&app, &grocers),
+        before,
+        "the refused upload stored nothing"
+    );
+    // Another company has its own quota.
+    let hotels = company_id("Harborview Hotels");
+    let r = upload(&app, "harborview-readwrite", &hotels, png(100, 100, 99)).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // Deleting media gives its bytes back.
+    let last = accepted.pop().unwrap();
+    let r = app
+        .delete(&format!("/media/{last}"))
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let r = upload(&app, "northwind-readwrite", &grocers, png(100, 100, 7)).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+}
+
+async fn create_promotion(app: &TestApp, company: &str, landing: &str) -> TestResponse {
+    app.post("/promotions")
+        .key("northwind-readwrite")
+        .json(
+            &json!({"company_id": company, "name": "Landing check", "description": "",
+            "landing_url": landing, "activation_cost_tokens": 0,
+            "starts_at": "2030-01-01T00:00:00Z", "ends_at": "2030-02-01T00:00:00Z"}),
+        )
+        .send()
+        .await
+}
+
+#[tokio::test]
+async fn landing_pages_stay_on_the_company_allowed_domains() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    // The fixtures allow the company's own website domain.
+    let company = app
+        .get(&format!("/companies/{grocers}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(
+        company["allowed_landing_domains"],
+        json!(["northwind-grocers.example"])
+    );
+    let r = create_promotion(&app, &grocers, "https://www.northwind-grocers.example/deal").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let promo = r.json()["id"].as_str().unwrap().to_string();
+    for bad in [
+        "https://evil.example/phish",
+        "https://northwind-grocers.example.evil.example/",
+        "https://evilnorthwind-grocers.example/",
+    ] {
+        let before = app.dump_tables(&["promotions"]);
+        let p = create_promotion(&app, &grocers, bad).await.problem(422);
+        assert_eq!(p["errors"][0]["field"], "/landing_url", "{bad}");
+        assert_eq!(
+            p["errors"][0]["code"], "landing_domain_not_allowed",
+            "{bad}"
+        );
+        assert_eq!(app.dump_tables(&["promotions"]), before, "nothing stored");
+    }
+    // A change of landing page is checked the same way.
+    let p = app
+        .patch(&format!("/promotions/{promo}"))
+        .key("northwind-readwrite")
+        .json(&json!({"landing_url": "https://evil.example/"}))
+        .send()
+        .await
+        .problem(422);
+    assert_eq!(p["errors"][0]["code"], "landing_domain_not_allowed");
+
+    // The list is the company's to set: bad domains are refused, an empty list allows any URL.
+    let p = app
+        .patch(&format!("/companies/{grocers}"))
+        .key("northwind-readwrite")
+        .json(&json!({"allowed_landing_domains": ["https://shop.example/"]}))
+        .send()
+        .await
+        .problem(422);
+    assert_eq!(p["errors"][0]["field"], "/allowed_landing_domains/0");
+    app.patch(&format!("/companies/{grocers}"))
+        .key("northwind-readonly")
+        .json(&json!({"allowed_landing_domains": []}))
+        .send()
+        .await
+        .problem(403);
+    let updated = app
+        .patch(&format!("/companies/{grocers}"))
+        .key("northwind-readwrite")
+        .json(&json!({"allowed_landing_domains": []}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(updated["allowed_landing_domains"], json!([]));
+    let r = create_promotion(&app, &grocers, "https://anything.example/").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // Another account's company is invisible: 404, not 403.
+    app.patch(&format!("/companies/{}", company_id("Harborview Hotels")))
+        .key("northwind-readwrite")
+        .json(&json!({"allowed_landing_domains": []}))
+        .send()
+        .await
+        .problem(404);
+}

@@ -1,0 +1,60 @@
+//! Issue 22 item 3: the write-ahead log is bounded. A burst of writes while a reader holds an old
+//! snapshot grows the log past its limit (no checkpoint can reset it); once the reader is gone the
+//! tick checkpoints it and truncates it back under `database.wal_limit_bytes`.
+
+use crate::helpers::*;
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_returns_under_its_limit_after_a_burst() {
+    let limit: u64 = 1024 * 1024;
+    let app = TestApp::spawn_with(|l| {
+        l.wal_limit_bytes = Some(limit);
+        l.sandbox_tick_millis = Some(100);
+        l.scan_rate_limit_per_minute = Some(0);
+        l.scan_detail_per_code = Some(1_000_000);
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await;
+    let code: String =
+        app.sql(|c| c.query_row("SELECT code FROM qr_codes LIMIT 1", [], |r| r.get(0)));
+    // A reader on an old snapshot: checkpoints cannot pass it, so the burst piles up in the log.
+    let reader = rusqlite::Connection::open(app.app.db.path()).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    let _: i64 = reader
+        .query_row("SELECT count(*) FROM qr_scans", [], |r| r.get(0))
+        .unwrap();
+    let mut peak = 0;
+    for i in 0..2500 {
+        let r = app.get(&format!("/q/{code}")).send().await;
+        assert_eq!(r.status, 302);
+        if i % 100 == 0 {
+            peak = peak.max(app.app.db.wal_bytes());
+        }
+    }
+    peak = peak.max(app.app.db.wal_bytes());
+    assert!(peak > limit, "the burst grew the log to {peak} bytes");
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    let started = Instant::now();
+    loop {
+        let wal = app.app.db.wal_bytes();
+        if wal <= limit {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the log is still {wal} bytes"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Nothing was lost on the way.
+    let count: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT scan_count FROM qr_codes WHERE code = ?1",
+            [&code],
+            |r| r.get(0),
+        )
+    });
+    assert!(count >= 2500);
+}
