@@ -65,6 +65,7 @@ impl App {
         let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
+        crate::sandbox::install(&mut app)?;
         let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
         let waker = Arc::clone(&outbox);
         app.db.set_after_commit(Box::new(move || waker.wake()));

@@ -93,6 +93,10 @@ pub struct Settings {
     pub sandbox_tick_millis: u64,
     /// The demo console (`/console`) and the browser player (`/player/{id}`) are served.
     pub console_enabled: bool,
+    /// The request journal keeps at most this many entries per account (the newest).
+    pub journal_max_entries: usize,
+    /// The request journal forgets entries older than this (wall-clock seconds).
+    pub journal_max_age_secs: u64,
 }
 
 impl Default for Settings {
@@ -132,6 +136,8 @@ impl Default for Settings {
             sandbox_allow_prefer_faults: true,
             sandbox_tick_millis: 1000,
             console_enabled: true,
+            journal_max_entries: 10_000,
+            journal_max_age_secs: 7 * 86_400,
         }
     }
 }
@@ -175,6 +181,8 @@ pub struct Layer {
     pub sandbox_allow_prefer_faults: Option<bool>,
     pub sandbox_tick_millis: Option<u64>,
     pub console_enabled: Option<bool>,
+    pub journal_max_entries: Option<usize>,
+    pub journal_max_age_secs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -290,6 +298,8 @@ struct FileSandbox {
     simulate_fleet: Option<bool>,
     allow_prefer_faults: Option<bool>,
     tick_millis: Option<u64>,
+    journal_max_entries: Option<usize>,
+    journal_max_age_secs: Option<u64>,
 }
 
 /// An instant for `sandbox.clock`: RFC 3339, or `system` for the system clock.
@@ -363,6 +373,8 @@ impl Layer {
             sandbox_allow_prefer_faults: file.sandbox.allow_prefer_faults,
             sandbox_tick_millis: file.sandbox.tick_millis,
             console_enabled: file.console.enabled,
+            journal_max_entries: file.sandbox.journal_max_entries,
+            journal_max_age_secs: file.sandbox.journal_max_age_secs,
         })
     }
 
@@ -448,6 +460,8 @@ impl Layer {
             sandbox_allow_prefer_faults: parse(&get, "SIGNAGE_SANDBOX_ALLOW_PREFER_FAULTS")?,
             sandbox_tick_millis: parse(&get, "SIGNAGE_SANDBOX_TICK_MILLIS")?,
             console_enabled: parse(&get, "SIGNAGE_CONSOLE_ENABLED")?,
+            journal_max_entries: parse(&get, "SIGNAGE_JOURNAL_MAX_ENTRIES")?,
+            journal_max_age_secs: parse(&get, "SIGNAGE_JOURNAL_MAX_AGE_SECS")?,
         })
     }
 }
@@ -495,7 +509,9 @@ impl Settings {
                 sandbox_simulate_fleet,
                 sandbox_allow_prefer_faults,
                 sandbox_tick_millis,
-                console_enabled
+                console_enabled,
+                journal_max_entries,
+                journal_max_age_secs
             );
             if let Some(seed) = l.sandbox_seed {
                 s.sandbox_seed = Some(seed);
@@ -556,6 +572,18 @@ impl Settings {
             return Err(invalid(
                 "login_token_ttl_secs",
                 "must be between 60 and 86400",
+            ));
+        }
+        if !(1..=1_000_000).contains(&self.journal_max_entries) {
+            return Err(invalid(
+                "sandbox.journal_max_entries",
+                "must be between 1 and 1000000",
+            ));
+        }
+        if !(60..=366 * 86_400).contains(&self.journal_max_age_secs) {
+            return Err(invalid(
+                "sandbox.journal_max_age_secs",
+                "must be between 60 and 31622400 (366 days)",
             ));
         }
         if !(10..=60_000).contains(&self.sandbox_tick_millis) {

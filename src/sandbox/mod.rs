@@ -15,6 +15,7 @@
 pub mod clock;
 pub mod faults;
 pub mod fleet;
+pub mod journal;
 pub mod simulated_scans;
 pub mod simulator;
 pub mod snapshots;
@@ -32,7 +33,25 @@ pub fn routes() -> Vec<Route> {
     .into_iter()
     .flatten()
     .map(Route::audited)
+    .chain(journal::routes::routes().into_iter().map(|r| {
+        // The operator's controls are audited, reads included; an account's reads are not.
+        if r.path.starts_with("/_sandbox/") {
+            r.audited()
+        } else {
+            r
+        }
+    }))
     .collect()
+}
+
+/// Installs what the sandbox observes the platform with: the request journal, handed to the
+/// pipeline as its observer ([`crate::http::observe`]).
+pub fn install(app: &mut crate::http::App) -> rusqlite::Result<()> {
+    let journal = std::sync::Arc::new(journal::Journal::open(&app.settings)?);
+    app.extensions
+        .insert(crate::http::observe::Observers(journal.clone()));
+    app.extensions.insert(journal);
+    Ok(())
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -41,6 +60,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         faults::schemas(),
         snapshots::schemas(),
         fleet::schemas(),
+        journal::routes::schemas(),
     ]
     .into_iter()
     .flatten()

@@ -12,6 +12,7 @@ mod credentials;
 mod demo_world;
 mod devices;
 mod events_feed;
+mod journal;
 mod examples;
 mod fuzz;
 mod limits;
