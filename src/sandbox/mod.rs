@@ -13,9 +13,11 @@
 //! call is audited, reads included: they act on every account at once.
 
 pub mod clock;
+pub mod drills;
 pub mod faults;
 pub mod fleet;
 pub mod journal;
+pub mod readiness;
 pub mod simulated_scans;
 pub mod simulator;
 pub mod snapshots;
@@ -29,18 +31,24 @@ pub fn routes() -> Vec<Route> {
         faults::routes(),
         snapshots::routes(),
         fleet::routes(),
+        drills::routes(),
     ]
     .into_iter()
     .flatten()
     .map(Route::audited)
-    .chain(journal::routes::routes().into_iter().map(|r| {
+    .chain(
+        journal::routes::routes()
+            .into_iter()
+            .chain(readiness::routes()),
+    )
+    .map(|r| {
         // The operator's controls are audited, reads included; an account's reads are not.
         if r.path.starts_with("/_sandbox/") {
             r.audited()
         } else {
             r
         }
-    }))
+    })
     .collect()
 }
 
@@ -61,6 +69,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         snapshots::schemas(),
         fleet::schemas(),
         journal::routes::schemas(),
+        drills::schemas(),
+        readiness::schemas(),
     ]
     .into_iter()
     .flatten()
