@@ -32,6 +32,7 @@ mod promotions;
 mod qr_codes;
 mod qr_images;
 mod qr_scans;
+mod readiness;
 mod reference;
 mod sandbox_clock;
 mod sandbox_determinism;
