@@ -13,6 +13,7 @@ mod demo_world;
 mod devices;
 mod events_feed;
 mod journal;
+mod journal_secrets;
 mod examples;
 mod fuzz;
 mod limits;
