@@ -2,13 +2,14 @@
 
 use crate::helpers::TestApp;
 
-const PAGES: [(&str, &str); 7] = [
+const PAGES: [(&str, &str); 8] = [
     ("/console", "text/html; charset=utf-8"),
     ("/console/console.js", "text/javascript; charset=utf-8"),
     ("/console/common.js", "text/javascript; charset=utf-8"),
     ("/console/console.css", "text/css; charset=utf-8"),
     ("/console/player.js", "text/javascript; charset=utf-8"),
     ("/console/player.css", "text/css; charset=utf-8"),
+    ("/console/readiness.js", "text/javascript; charset=utf-8"),
     (
         "/player/dev_0m5d4rurirl5am60ejs7",
         "text/html; charset=utf-8",
@@ -60,6 +61,7 @@ async fn the_scripts_never_parse_api_values_as_html() {
         "/console/console.js",
         "/console/common.js",
         "/console/player.js",
+        "/console/readiness.js",
     ] {
         let js = app.get(path).send().await.text();
         for sink in [

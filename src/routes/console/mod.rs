@@ -18,6 +18,7 @@ const CONSOLE_HTML: &str = include_str!("assets/console.html");
 const CONSOLE_JS: &str = include_str!("assets/console.js");
 const CONSOLE_CSS: &str = include_str!("assets/console.css");
 const COMMON_JS: &str = include_str!("assets/common.js");
+const READINESS_JS: &str = include_str!("assets/readiness.js");
 const PLAYER_HTML: &str = include_str!("assets/player.html");
 const PLAYER_JS: &str = include_str!("assets/player.js");
 const PLAYER_CSS: &str = include_str!("assets/player.css");
@@ -54,6 +55,11 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
         PLAYER_JS,
     ),
     ("/console/player.css", "text/css; charset=utf-8", PLAYER_CSS),
+    (
+        "/console/readiness.js",
+        "text/javascript; charset=utf-8",
+        READINESS_JS,
+    ),
 ];
 
 pub fn routes() -> Vec<Route> {
@@ -64,6 +70,7 @@ pub fn routes() -> Vec<Route> {
         page("/console/console.css", "getConsoleStyles", "The console's styles.", "text/css"),
         page("/console/player.js", "getPlayerScript", "The browser player's script.", "text/javascript"),
         page("/console/player.css", "getPlayerStyles", "The browser player's styles.", "text/css"),
+        page("/console/readiness.js", "getConsoleReadinessScript", "The console's readiness checklist and journal entry views.", "text/javascript"),
         Route::get("/player/{device_id}", "getPlayer", Action::Public, player)
             .tag("console")
             .summary("A full-screen page that behaves as this screen: plays its active ads, sends heartbeats and proof-of-play.")

@@ -5,6 +5,7 @@ import {
   Problem, ago, all, api, blobUrl, credential, el, forgetCredential, money, randomKey,
   saveCredential, svgUrl, when,
 } from "./common.js";
+import { readinessView, requestView } from "./readiness.js";
 
 const $ = (id) => document.getElementById(id);
 const view = $("view");
@@ -106,7 +107,7 @@ function nav(companyId) {
       items.push([`#/company/${companyId}/${sub}`, label]);
     }
   }
-  items.push(["#/events", "Events"], ["#/sandbox", "Sandbox"]);
+  items.push(["#/events", "Events"], ["#/readiness", "Readiness"], ["#/sandbox", "Sandbox"]);
   const here = location.hash || "#/companies";
   $("nav").replaceChildren(...items.map(([href, label]) =>
     el("a", { attrs: { href, "aria-current": here === href ? "page" : null }, text: label })));
@@ -166,6 +167,8 @@ async function route() {
     else if (companyId && parts[2] === "webhooks") await webhooks(companyId);
     else if (parts[0] === "events") await events();
     else if (parts[0] === "sandbox") await sandbox();
+    else if (parts[0] === "readiness") await readinessView(page);
+    else if (parts[0] === "requests" && parts[1]) await requestView(page, decodeURIComponent(parts[1]));
     else page("Not found", el("p", { text: "There is no such view." }));
   } catch (e) {
     page("Something went wrong", problemBox(e));
