@@ -85,6 +85,26 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "listAuditLog",
         "admin: account administration stays on REST",
     ),
+    (
+        "getConsoleReadinessScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "listRequests",
+        "list_recent_failures and explain_request answer what an assistant asks of the journal",
+    ),
+    (
+        "listSandboxRequests",
+        "the sandbox operator's view of every account, not account data",
+    ),
+    (
+        "getSandboxReadiness",
+        "the sandbox operator's view of every account, not account data",
+    ),
+    (
+        "listWebhookDrills",
+        "the sandbox operator's control of the instance, not account data",
+    ),
 ];
 
 #[tokio::test]
@@ -183,6 +203,9 @@ async fn definitions_are_complete() {
         "get_token_pack",
         "list_webhook_deliveries",
         "list_events",
+        "explain_request",
+        "list_recent_failures",
+        "get_readiness_report",
         "prepare_ad_change",
         "prepare_ad_assignment",
         "prepare_ad_unassignment",

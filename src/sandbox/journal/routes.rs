@@ -109,14 +109,18 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "body_bytes":{"type":"integer","description":"Bytes of the body as sent."},
             "next_cursor":{"type":["string","null"],"description":"For a page of a list: the `next_cursor` it answered."},
             "problem":{"type":"object","description":"The problem body as answered, redacted (`GET /requests/{request_id}` only)."}}});
+    let mut explained = entry.clone();
+    explained["required"]
+        .as_array_mut()
+        .map(|r| r.push(json!("advice")));
+    explained["properties"]["advice"] = json!({"type":"string","description":"What the status and problem mean, and what to change."});
     vec![
         ("RequestEntry", entry),
         ("RequestEntryList", json!({"type":"object","required":["object","data","has_more","next_cursor"],
             "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/RequestEntry"}},
                 "has_more":{"type":"boolean"},"next_cursor":{"type":["string","null"]},
                 "count":{"type":"integer","description":"With `count=true` (then `object` is `request_count`, without `data`)."}}})),
-        ("RequestExplained", json!({"allOf":[{"$ref":"#/components/schemas/RequestEntry"},
-            {"type":"object","required":["advice"],"properties":{"advice":{"type":"string","description":"What the status and problem mean, and what to change."}}}]})),
+        ("RequestExplained", explained),
     ]
 }
 

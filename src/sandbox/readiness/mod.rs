@@ -162,7 +162,13 @@ pub fn routes() -> Vec<Route> {
             .summary("Is this integration ready to go live? The readiness report of the caller's account.")
             .describe("Grades the account's integration from what it actually did (the request journal) and how its webhook receivers answered the drills: back-off on 429/503, `Retry-After`, idempotency keys on creates, cursor pagination, `If-Match`, signature and timestamp checks, duplicate tolerance, secret and key rotation, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice. `key_id` narrows it to one key's requests (a non-admin credential always gets its own). See README \"Going live: the readiness report\".")
             .query(&[param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests (an admin may name any key of the account).")])
-            .ok("ReadinessReport"),
+            .ok("ReadinessReport")
+            .tool(crate::http::router::Tool::read(
+                "get_readiness_report",
+                "Get the readiness report",
+                &[],
+                "Is this integration ready to go live? Grades what the account's clients actually did (back-off, Retry-After, idempotency keys, cursor pagination, If-Match, webhook signature checks, key rotation, polling): verdict ready / not_ready / incomplete, and each check with its status, evidence request ids (explain them with explain_request) and advice.",
+            )),
         Route::get("/_sandbox/readiness", "getSandboxReadiness", Action::Sandbox, operator)
             .tag("sandbox")
             .summary("The readiness report of any account (the operator's view).")
