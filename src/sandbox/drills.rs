@@ -55,16 +55,25 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "status":{"type":["integer","null"]},"latency_ms":{"type":"integer"},
             "error":{"type":["string","null"]},"pass":{"type":"boolean"}}});
     vec![
-        ("WebhookDrillNew", json!({"type":"object","additionalProperties":false,"required":["kind"],
-            "properties":{"kind":{"type":"string","enum":KINDS}}})),
-        ("WebhookDrill", json!({"type":"object",
+        (
+            "WebhookDrillNew",
+            json!({"type":"object","additionalProperties":false,"required":["kind"],
+            "properties":{"kind":{"type":"string","enum":KINDS}}}),
+        ),
+        (
+            "WebhookDrill",
+            json!({"type":"object",
             "required":["object","id","webhook_id","company_id","account_id","kind","verdict","at","attempts"],
             "properties":{"object":{"const":"webhook_drill"},"id":{"type":"string"},
                 "webhook_id":{"type":"string"},"company_id":{"type":"string"},"account_id":{"type":"string"},
                 "kind":{"type":"string","enum":KINDS},"verdict":{"type":"string","enum":["pass","fail"]},
-                "at":{"type":"string","format":"date-time"},"attempts":{"type":"array","items":attempt}}})),
-        ("WebhookDrillList", json!({"type":"object","required":["object","data"],
-            "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/WebhookDrill"}}}})),
+                "at":{"type":"string","format":"date-time"},"attempts":{"type":"array","items":attempt}}}),
+        ),
+        (
+            "WebhookDrillList",
+            json!({"type":"object","required":["object","data"],
+            "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/WebhookDrill"}}}}),
+        ),
     ]
 }
 
@@ -174,12 +183,27 @@ fn plan(kind: &str, webhook: &str, hook: &Hook, now: i64) -> Result<Vec<Send>, A
             vec![first, again]
         }
         "out_of_order" => vec![
-            one(json!({"drill": "out_of_order", "object_id": webhook, "sequence": 2}), now, current.clone(), true),
-            one(json!({"drill": "out_of_order", "object_id": webhook, "sequence": 1}), now - 60, current, true),
+            one(
+                json!({"drill": "out_of_order", "object_id": webhook, "sequence": 2}),
+                now,
+                current.clone(),
+                true,
+            ),
+            one(
+                json!({"drill": "out_of_order", "object_id": webhook, "sequence": 1}),
+                now - 60,
+                current,
+                true,
+            ),
         ],
         "bad_signature" => {
             let wrong = format!("whsec_{}", crate::random::base62(32));
-            vec![one(json!({"drill": "bad_signature"}), now, vec![wrong], false)]
+            vec![one(
+                json!({"drill": "bad_signature"}),
+                now,
+                vec![wrong],
+                false,
+            )]
         }
         "stale_timestamp" => vec![one(
             json!({"drill": "stale_timestamp"}),
@@ -305,9 +329,10 @@ pub fn kept(
         "SELECT body FROM drills WHERE account_id = ?1 AND (?2 IS NULL OR webhook_id = ?2)
            AND wall_ms >= ?3 ORDER BY seq",
     )?;
-    let rows = stmt.query_map(rusqlite::params![account, webhook, not_before_wall_ms], |r| {
-        r.get::<_, String>(0)
-    })?;
+    let rows = stmt.query_map(
+        rusqlite::params![account, webhook, not_before_wall_ms],
+        |r| r.get::<_, String>(0),
+    )?;
     let mut out = Vec::new();
     for text in rows {
         if let Ok(d) = serde_json::from_str::<Drill>(&text?) {

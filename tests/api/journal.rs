@@ -50,7 +50,10 @@ async fn a_rest_request_is_journaled_with_what_a_test_asserts_on() {
     let list = entries(&app, "northwind-admin", "&operation_id=createAd").await;
     assert_eq!(list.len(), 2, "{list:?}");
     let (newest, first) = (&list[0], &list[1]);
-    assert!(newest["id"].as_str().unwrap().parse::<i64>().unwrap() > first["id"].as_str().unwrap().parse::<i64>().unwrap());
+    assert!(
+        newest["id"].as_str().unwrap().parse::<i64>().unwrap()
+            > first["id"].as_str().unwrap().parse::<i64>().unwrap()
+    );
     assert_eq!(first["object"], "request");
     assert_eq!(first["request_id"], rid);
     assert_eq!(first["method"], "POST");
@@ -101,7 +104,15 @@ async fn a_failure_is_explained_with_its_problem_and_advice() {
         .ok();
     assert_eq!(one["status"], 422);
     assert_eq!(one["problem"], problem);
-    assert_eq!(one["problem_code"], problem["type"].as_str().unwrap().rsplit('/').next().unwrap());
+    assert_eq!(
+        one["problem_code"],
+        problem["type"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+    );
     assert!(one["advice"].as_str().unwrap().contains("field"), "{one}");
 
     // Another key of the account sees neither the entry nor the failure; the admin does.
@@ -137,25 +148,47 @@ async fn a_failure_is_explained_with_its_problem_and_advice() {
 #[tokio::test]
 async fn a_key_reads_its_own_entries_and_an_admin_its_account() {
     let app = TestApp::spawn().await;
-    app.get("/devices").key("northwind-readonly").send().await.ok();
+    app.get("/devices")
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
     app.get("/ads").key("northwind-readwrite").send().await.ok();
-    app.get("/ads").key("harborview-readwrite").send().await.ok();
+    app.get("/ads")
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .ok();
     let own = entries(&app, "northwind-readonly", "").await;
     let ro = key("northwind-readonly").key_id;
     assert!(!own.is_empty());
     assert!(own.iter().all(|e| e["key_id"] == ro.as_str()), "{own:?}");
     // Asking for another key's entries finds nothing.
     let other = key("northwind-readwrite").key_id;
-    assert!(entries(&app, "northwind-readonly", &format!("&key_id={other}")).await.is_empty());
+    assert!(
+        entries(&app, "northwind-readonly", &format!("&key_id={other}"))
+            .await
+            .is_empty()
+    );
     let all = entries(&app, "northwind-admin", "").await;
     assert!(all.iter().any(|e| e["key_id"] == other.as_str()));
-    assert!(all.iter().all(|e| e["account_id"] == key("northwind-admin").account_id.as_str()));
+    assert!(all
+        .iter()
+        .all(|e| e["account_id"] == key("northwind-admin").account_id.as_str()));
     // The operator sees every account, and may narrow to one.
     let hv = key("harborview-readwrite").account_id;
     let every = operator(&app, "limit=100").await;
-    assert!(every["data"].as_array().unwrap().iter().any(|e| e["account_id"] == hv.as_str()));
+    assert!(every["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["account_id"] == hv.as_str()));
     let narrowed = operator(&app, &format!("limit=100&account_id={hv}")).await;
-    assert!(narrowed["data"].as_array().unwrap().iter().all(|e| e["account_id"] == hv.as_str()));
+    assert!(narrowed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["account_id"] == hv.as_str()));
     // The operator's view is not an account's.
     app.get("/_sandbox/requests")
         .key("northwind-admin")
@@ -168,7 +201,11 @@ async fn a_key_reads_its_own_entries_and_an_admin_its_account() {
 async fn pages_are_walked_by_cursor_and_filters_are_checked() {
     let app = TestApp::spawn().await;
     for _ in 0..5 {
-        app.get("/plans").key("northwind-readonly").send().await.ok();
+        app.get("/plans")
+            .key("northwind-readonly")
+            .send()
+            .await
+            .ok();
     }
     let mut seen = Vec::new();
     let mut url = "/requests?limit=2&operation_id=listPlans".to_string();
@@ -183,8 +220,17 @@ async fn pages_are_walked_by_cursor_and_filters_are_checked() {
         }
     }
     assert_eq!(seen.len(), 5);
-    assert!(seen.windows(2).all(|w| w[0] > w[1]), "newest first: {seen:?}");
-    for bad in ["status=6xx", "since=yesterday", "via=smtp", "cursor=abc", "colour=red"] {
+    assert!(
+        seen.windows(2).all(|w| w[0] > w[1]),
+        "newest first: {seen:?}"
+    );
+    for bad in [
+        "status=6xx",
+        "since=yesterday",
+        "via=smtp",
+        "cursor=abc",
+        "colour=red",
+    ] {
         app.get(&format!("/requests?{bad}"))
             .key("northwind-readonly")
             .send()
@@ -204,7 +250,11 @@ async fn an_mcp_tool_call_is_one_entry_naming_the_tool() {
     assert_eq!(list[0]["status"], 200);
     assert_eq!(list[0]["key_id"], key("northwind-readonly").key_id.as_str());
     // The tool that explains a request, over MCP.
-    let failed = app.get("/devices/dev_nope").key("northwind-readonly").send().await;
+    let failed = app
+        .get("/devices/dev_nope")
+        .key("northwind-readonly")
+        .send()
+        .await;
     let rid = failed.header("request-id").unwrap().to_string();
     let out = mcp::call_ok(
         &app,
@@ -215,7 +265,13 @@ async fn an_mcp_tool_call_is_one_entry_naming_the_tool() {
     .await;
     assert_eq!(out["status"], 404);
     assert!(out["advice"].as_str().unwrap().contains("visible"), "{out}");
-    let out = mcp::call_ok(&app, "northwind-readonly", "list_recent_failures", json!({})).await;
+    let out = mcp::call_ok(
+        &app,
+        "northwind-readonly",
+        "list_recent_failures",
+        json!({}),
+    )
+    .await;
     assert_eq!(out["data"][0]["request_id"], rid.as_str());
 }
 
@@ -259,7 +315,11 @@ async fn the_journal_keeps_the_newest_entries_per_account() {
         let r = app.get("/plans").key("northwind-readonly").send().await;
         ids.push(r.header("request-id").unwrap().to_string());
     }
-    app.get("/plans").key("harborview-readwrite").send().await.ok();
+    app.get("/plans")
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .ok();
     let kept: Vec<String> = entries(&app, "northwind-admin", "")
         .await
         .iter()
@@ -320,7 +380,16 @@ async fn count_verifies_retries_in_one_call() {
     }
     assert_eq!(statuses, [503, 503, 201]);
     let base = "count=true&operation_id=createAd&idempotency_key=order-7";
-    assert_eq!(operator(&app, base).await, json!({"object": "request_count", "count": 3}));
-    assert_eq!(operator(&app, &format!("{base}&status=503&faulted=true")).await["count"], 2);
-    assert_eq!(operator(&app, &format!("{base}&status=2xx")).await["count"], 1);
+    assert_eq!(
+        operator(&app, base).await,
+        json!({"object": "request_count", "count": 3})
+    );
+    assert_eq!(
+        operator(&app, &format!("{base}&status=503&faulted=true")).await["count"],
+        2
+    );
+    assert_eq!(
+        operator(&app, &format!("{base}&status=2xx")).await["count"],
+        1
+    );
 }

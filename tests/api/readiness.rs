@@ -54,7 +54,8 @@ fn verified(secrets: &[String], headers: &hyper::HeaderMap, body: &[u8]) -> bool
         let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
         mac.update(format!("{}.{ts}.", h("webhook-id")).as_bytes());
         mac.update(body);
-        let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+        let expected =
+            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
         h("webhook-signature")
             .split(' ')
             .any(|s| s.strip_prefix("v1,") == Some(expected.as_str()))
@@ -93,7 +94,11 @@ impl Receiver {
                 });
             }
         });
-        Receiver { port, secrets, task }
+        Receiver {
+            port,
+            secrets,
+            task,
+        }
     }
     fn knows(&self, secret: &str) {
         self.secrets.lock().unwrap().push(secret.to_string());
@@ -131,7 +136,11 @@ async fn drill(app: &TestApp, webhook: &str, kind: &str) -> Value {
 
 /// Creates a webhook to `receiver` (with an idempotency key, as a good client does), drills it
 /// with every kind (rotating its secret before the rotation drill); returns the drills by kind.
-async fn drill_all(app: &TestApp, receiver: &Receiver, idempotency: bool) -> BTreeMap<String, Value> {
+async fn drill_all(
+    app: &TestApp,
+    receiver: &Receiver,
+    idempotency: bool,
+) -> BTreeMap<String, Value> {
     let mut create = app.post("/webhooks").key("northwind-admin");
     if idempotency {
         create = create.header("idempotency-key", "hook-1");
@@ -146,7 +155,12 @@ async fn drill_all(app: &TestApp, receiver: &Receiver, idempotency: bool) -> BTr
     let id = hook["id"].as_str().unwrap().to_string();
     receiver.knows(hook["secret"].as_str().unwrap());
     let mut out = BTreeMap::new();
-    for kind in ["duplicate", "out_of_order", "bad_signature", "stale_timestamp"] {
+    for kind in [
+        "duplicate",
+        "out_of_order",
+        "bad_signature",
+        "stale_timestamp",
+    ] {
         out.insert(kind.to_string(), drill(app, &id, kind).await);
     }
     // Rotation: refused until a rotation is in progress.
@@ -157,7 +171,9 @@ async fn drill_all(app: &TestApp, receiver: &Receiver, idempotency: bool) -> BTr
         .send()
         .await;
     assert_eq!(r.problem(409)["code"], "no_rotation_in_progress");
-    let mut rotate = app.post(&format!("/webhooks/{id}/rotate-secret")).key("northwind-admin");
+    let mut rotate = app
+        .post(&format!("/webhooks/{id}/rotate-secret"))
+        .key("northwind-admin");
     if idempotency {
         rotate = rotate.header("idempotency-key", "rotate-1");
     }
@@ -262,7 +278,10 @@ async fn a_good_client_is_ready() {
         assert_eq!(d["verdict"], "pass", "{kind}: {d}");
         assert!(d["id"].as_str().unwrap().starts_with("drl_"));
     }
-    assert_eq!(drills["duplicate"]["attempts"][0]["webhook_id"], drills["duplicate"]["attempts"][1]["webhook_id"]);
+    assert_eq!(
+        drills["duplicate"]["attempts"][0]["webhook_id"],
+        drills["duplicate"]["attempts"][1]["webhook_id"]
+    );
     assert_eq!(drills["bad_signature"]["attempts"][0]["status"], 401);
     assert_eq!(drills["stale_timestamp"]["attempts"][0]["status"], 401);
 
@@ -274,14 +293,27 @@ async fn a_good_client_is_ready() {
     assert_eq!(r["verdict"], "ready", "{r}");
     assert_eq!(r["object"], "readiness_report");
     // The account's own admin reads the same report.
-    let own = app.get("/readiness").key("northwind-admin").send().await.ok();
+    let own = app
+        .get("/readiness")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
     assert_eq!(own["verdict"], "ready", "{own}");
     for id in [
-        "authenticates_every_request", "retry_after_respected", "backs_off_on_5xx",
-        "idempotency_keys_on_create", "pagination_walked", "conditional_updates",
-        "webhook_signatures_verified", "webhook_stale_timestamp_rejected",
-        "webhook_duplicates_tolerated", "webhook_rotation_accepted", "webhook_responds_fast",
-        "rotated_key_adopted", "polling_reasonable",
+        "authenticates_every_request",
+        "retry_after_respected",
+        "backs_off_on_5xx",
+        "idempotency_keys_on_create",
+        "pagination_walked",
+        "conditional_updates",
+        "webhook_signatures_verified",
+        "webhook_stale_timestamp_rejected",
+        "webhook_duplicates_tolerated",
+        "webhook_rotation_accepted",
+        "webhook_responds_fast",
+        "rotated_key_adopted",
+        "polling_reasonable",
     ] {
         check(&r, id);
     }
@@ -392,15 +424,24 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
     // Each failure names the requests (or drills) that show it.
     assert!(evidence(&r, "authenticates_every_request").contains(&rid(&anon)));
     let retry_after = evidence(&r, "retry_after_respected");
-    assert!(retry_after.contains(&rid(&a)) && retry_after.contains(&rid(&b)), "{retry_after:?}");
+    assert!(
+        retry_after.contains(&rid(&a)) && retry_after.contains(&rid(&b)),
+        "{retry_after:?}"
+    );
     let backoff = evidence(&r, "backs_off_on_5xx");
-    assert!(backoff.contains(&rid(&b)) && backoff.contains(&rid(&c)), "{backoff:?}");
+    assert!(
+        backoff.contains(&rid(&b)) && backoff.contains(&rid(&c)),
+        "{backoff:?}"
+    );
     let idem = evidence(&r, "idempotency_keys_on_create");
     for x in [&a, &b, &c] {
         assert!(idem.contains(&rid(x)), "{idem:?}");
     }
     let pages = evidence(&r, "pagination_walked");
-    assert!(pages.contains(&rid(&first)) && pages.contains(&rid(&bigger)), "{pages:?}");
+    assert!(
+        pages.contains(&rid(&first)) && pages.contains(&rid(&bigger)),
+        "{pages:?}"
+    );
     assert_eq!(evidence(&r, "conditional_updates"), [rid(&patch)].into());
     assert_eq!(
         evidence(&r, "webhook_signatures_verified"),
@@ -408,11 +449,18 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
     );
     assert_eq!(
         evidence(&r, "webhook_stale_timestamp_rejected"),
-        [drills["stale_timestamp"]["id"].as_str().unwrap().to_string()].into()
+        [drills["stale_timestamp"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()]
+        .into()
     );
     assert!(evidence(&r, "rotated_key_adopted").contains(&rid(&late)));
     let polled = evidence(&r, "polling_reasonable");
-    assert!(polled.len() > 10 && polled.iter().all(|p| polls.contains(p)), "{polled:?}");
+    assert!(
+        polled.len() > 10 && polled.iter().all(|p| polls.contains(p)),
+        "{polled:?}"
+    );
     // Every request id of the evidence opens in the journal.
     let admin_view = app
         .get(&format!("/requests/{}", rid(&a)))
@@ -421,18 +469,37 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
         .await
         .ok();
     assert_eq!(admin_view["status"], 503);
-    assert_eq!(admin_view["fault"].as_str().map(|f| f.starts_with("flt_")), Some(true));
+    assert_eq!(
+        admin_view["fault"].as_str().map(|f| f.starts_with("flt_")),
+        Some(true)
+    );
 }
 
 #[tokio::test]
 async fn nothing_observed_is_incomplete_and_a_key_report_is_its_own() {
     let app = frozen().await;
-    let r = app.get("/readiness").key("northwind-readonly").send().await.ok();
+    let r = app
+        .get("/readiness")
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
     assert_eq!(r["verdict"], "incomplete", "{r}");
     assert_eq!(r["key_id"], key("northwind-readonly").key_id.as_str());
-    assert_eq!(check(&r, "webhook_signatures_verified")["status"], "not_observed");
-    app.get("/_sandbox/readiness").key(OP).send().await.problem(422);
-    app.get("/_sandbox/readiness?account_id=acct_nope").key("northwind-admin").send().await.problem(403);
+    assert_eq!(
+        check(&r, "webhook_signatures_verified")["status"],
+        "not_observed"
+    );
+    app.get("/_sandbox/readiness")
+        .key(OP)
+        .send()
+        .await
+        .problem(422);
+    app.get("/_sandbox/readiness?account_id=acct_nope")
+        .key("northwind-admin")
+        .send()
+        .await
+        .problem(403);
 }
 
 #[tokio::test]
@@ -453,24 +520,47 @@ async fn the_cli_prints_the_report_and_exits_by_its_verdict() {
             .await
             .ok();
         // A read makes the journal write what is queued.
-        app.get("/requests").key("northwind-admin").send().await.ok();
+        app.get("/requests")
+            .key("northwind-admin")
+            .send()
+            .await
+            .ok();
     }
     let run = |format: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_signage"))
-            .args(["readiness", "--database", &db_text, "--account", &account, "--format", format])
+            .args([
+                "readiness",
+                "--database",
+                &db_text,
+                "--account",
+                &account,
+                "--format",
+                format,
+            ])
             .output()
             .unwrap()
     };
     let json_out = run("json");
-    assert_eq!(json_out.status.code(), Some(2), "{}", String::from_utf8_lossy(&json_out.stderr));
+    assert_eq!(
+        json_out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&json_out.stderr)
+    );
     let report: Value = serde_json::from_slice(&json_out.stdout).unwrap();
     assert_eq!(report["verdict"], "not_ready");
-    assert_eq!(check(&report, "idempotency_keys_on_create")["status"], "fail");
+    assert_eq!(
+        check(&report, "idempotency_keys_on_create")["status"],
+        "fail"
+    );
     let junit = run("junit");
     assert_eq!(junit.status.code(), Some(2));
     let xml = String::from_utf8(junit.stdout).unwrap();
     assert!(xml.starts_with("<?xml"), "{xml}");
-    assert_eq!(xml.matches("<testcase ").count(), report["checks"].as_array().unwrap().len());
+    assert_eq!(
+        xml.matches("<testcase ").count(),
+        report["checks"].as_array().unwrap().len()
+    );
     assert!(
         xml.contains("name=\"idempotency_keys_on_create\">\n      <failure message="),
         "{xml}"

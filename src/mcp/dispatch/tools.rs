@@ -65,7 +65,11 @@ pub(super) fn call(
         name,
         arguments,
         || call_checked(app, caller, id, params, modern),
-        |out| out.status >= 400 || out.body.contains(r#""isError":true"#) || out.body.contains(r#""error":{"#),
+        |out| {
+            out.status >= 400
+                || out.body.contains(r#""isError":true"#)
+                || out.body.contains(r#""error":{"#)
+        },
     )
 }
 

@@ -77,19 +77,27 @@ impl Journal {
         std::thread::Builder::new()
             .name("journal".into())
             .spawn(move || writer(weak))
-            .map_err(|e| rusqlite::Error::InvalidPath(PathBuf::from(format!("journal writer thread: {e}"))))?;
+            .map_err(|e| {
+                rusqlite::Error::InvalidPath(PathBuf::from(format!("journal writer thread: {e}")))
+            })?;
         Ok(Journal { inner })
     }
 
     /// Writes what is queued, then runs `f` on the journal's connection.
-    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
         let mut store = lock(&self.inner.store);
         self.inner.flush(&mut store);
         f(&store.conn)
     }
 
     /// Runs `f` on the journal's connection (a drill's verdict).
-    pub fn write<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
         let store = lock(&self.inner.store);
         f(&store.conn)
     }

@@ -94,8 +94,11 @@ fn next_cursor(page: &[u8]) -> Option<String> {
     let rest = &tail[at + marker.len()..];
     let end = rest.iter().position(|&b| b == b'"')?;
     let cursor = std::str::from_utf8(&rest[..end]).ok()?;
-    (cursor.len() <= 100 && cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        .then(|| cursor.to_string())
+    (cursor.len() <= 100
+        && cursor
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    .then(|| cursor.to_string())
 }
 
 impl Row {

@@ -32,7 +32,10 @@ const FILTERS: &[Param] = &[
 ];
 
 pub fn routes() -> Vec<Route> {
-    let list_params: Vec<Param> = [LIMIT_PARAM, CURSOR].into_iter().chain(FILTERS.iter().copied()).collect();
+    let list_params: Vec<Param> = [LIMIT_PARAM, CURSOR]
+        .into_iter()
+        .chain(FILTERS.iter().copied())
+        .collect();
     let mut operator_params = list_params.clone();
     operator_params.push(param(
         "account_id",
@@ -110,16 +113,19 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "next_cursor":{"type":["string","null"],"description":"For a page of a list: the `next_cursor` it answered."},
             "problem":{"type":"object","description":"The problem body as answered, redacted (`GET /requests/{request_id}` only)."}}});
     let mut explained = entry.clone();
-    explained["required"]
-        .as_array_mut()
-        .map(|r| r.push(json!("advice")));
+    if let Some(required) = explained["required"].as_array_mut() {
+        required.push(json!("advice"));
+    }
     explained["properties"]["advice"] = json!({"type":"string","description":"What the status and problem mean, and what to change."});
     vec![
         ("RequestEntry", entry),
-        ("RequestEntryList", json!({"type":"object","required":["object","data","has_more","next_cursor"],
+        (
+            "RequestEntryList",
+            json!({"type":"object","required":["object","data","has_more","next_cursor"],
             "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/RequestEntry"}},
                 "has_more":{"type":"boolean"},"next_cursor":{"type":["string","null"]},
-                "count":{"type":"integer","description":"With `count=true` (then `object` is `request_count`, without `data`)."}}})),
+                "count":{"type":"integer","description":"With `count=true` (then `object` is `request_count`, without `data`)."}}}),
+        ),
         ("RequestExplained", explained),
     ]
 }
@@ -162,7 +168,11 @@ fn filter(ctx: &Ctx<'_>, journal: &Journal) -> Result<Filter, ApiError> {
             Some(v) => crate::time::parse_rfc3339(v)
                 .map(|s| Some(s * 1000))
                 .ok_or_else(|| {
-                    ApiError::invalid(name, "invalid_datetime", format!("`{name}` must be an RFC 3339 instant."))
+                    ApiError::invalid(
+                        name,
+                        "invalid_datetime",
+                        format!("`{name}` must be an RFC 3339 instant."),
+                    )
                 }),
         }
     };
@@ -204,7 +214,9 @@ pub fn restrict(ctx: &Ctx<'_>, f: &mut Filter) -> Result<(), ApiError> {
 fn answer(ctx: &Ctx<'_>, journal: &Journal, f: &Filter) -> Result<Response, ApiError> {
     if ctx.query_bool("count")? == Some(true) {
         let n = journal.read(|c| store::count(c, f)).map_err(db_err)?;
-        return Ok(Response::ok(&json!({"object": "request_count", "count": n})));
+        return Ok(Response::ok(
+            &json!({"object": "request_count", "count": n}),
+        ));
     }
     let page = ctx.page()?;
     let before = match &page.before {
@@ -260,7 +272,8 @@ fn get_one(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let journal = journal(ctx)?;
     let id = ctx.param("request_id").to_string();
     let not_found = || ApiError::not_found("request", &id);
-    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
         return Err(not_found());
     }
     let mut f = Filter {
@@ -286,7 +299,11 @@ pub fn advice(e: &store::Entry) -> String {
         };
         return format!("This answer was injected by {who}, to test how the client copes. A ready client retries a 5xx or 429 after `Retry-After` (or with growing back-off), reusing the same `Idempotency-Key` for a create.");
     }
-    let detail = e.problem.as_ref().and_then(|p| p["detail"].as_str()).unwrap_or("");
+    let detail = e
+        .problem
+        .as_ref()
+        .and_then(|p| p["detail"].as_str())
+        .unwrap_or("");
     let base = match (e.status, e.problem_code.as_deref()) {
         (s, _) if s < 400 => "The request succeeded.".to_string(),
         (401, _) => "The credential was refused (missing, malformed, unknown, revoked or expired: the problem code says which). Send one API key in `X-API-KEY` with its `X-Service-Client-Id`, or a login token in `Authorization: Bearer`; after a rotation, switch to the new key before the grace period ends.".into(),

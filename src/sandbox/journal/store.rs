@@ -298,11 +298,7 @@ impl crate::http::response::Listed for Entry {
 /// `at_ms` as RFC 3339 with milliseconds.
 pub fn rfc3339_ms(ms: i64) -> String {
     let s = crate::time::rfc3339(ms.div_euclid(1000));
-    format!(
-        "{}.{:03}Z",
-        s.trim_end_matches('Z'),
-        ms.rem_euclid(1000)
-    )
+    format!("{}.{:03}Z", s.trim_end_matches('Z'), ms.rem_euclid(1000))
 }
 
 const COLUMNS: &str = "seq, account_id, company_id, key_id, client_id, at_ms, wall_ms,
@@ -411,6 +407,8 @@ pub fn by_request_id(
     f.request_id = Some(request_id.to_string());
     let (sql, args) = f.sql();
     let sql = format!("SELECT {COLUMNS} FROM requests{sql} ORDER BY seq DESC LIMIT 1");
-    conn.query_row(&sql, rusqlite::params_from_iter(args), |r| from_row(r, true))
-        .optional()
+    conn.query_row(&sql, rusqlite::params_from_iter(args), |r| {
+        from_row(r, true)
+    })
+    .optional()
 }

@@ -42,7 +42,14 @@ impl Finding {
             }
         }
     }
-    fn check(self, id: &'static str, title: &'static str, required: bool, rule: &'static str, advice: &'static str) -> Check {
+    fn check(
+        self,
+        id: &'static str,
+        title: &'static str,
+        required: bool,
+        rule: &'static str,
+        advice: &'static str,
+    ) -> Check {
         let status = if !self.evidence.is_empty() {
             Status::Fail
         } else if self.observed {
@@ -57,10 +64,17 @@ impl Finding {
             required,
             rule,
             evidence: self.evidence,
-            advice: if status == Status::Pass { String::new() } else { advice.to_string() },
+            advice: if status == Status::Pass {
+                String::new()
+            } else {
+                advice.to_string()
+            },
         }
     }
 }
+
+/// A key and an operation: the requests a retry, a walk or a poll is made of.
+type Thread<'a> = (Option<&'a str>, Option<&'a str>);
 
 fn same_thread(a: &Entry, b: &Entry) -> bool {
     a.key_id == b.key_id && a.operation_id == b.operation_id && a.operation_id.is_some()
@@ -68,7 +82,9 @@ fn same_thread(a: &Entry, b: &Entry) -> bool {
 
 /// The entry that follows `i` for the same key and operation.
 fn next_of(entries: &[Entry], i: usize) -> Option<&Entry> {
-    entries[i + 1..].iter().find(|e| same_thread(&entries[i], e))
+    entries[i + 1..]
+        .iter()
+        .find(|e| same_thread(&entries[i], e))
 }
 
 pub fn authenticates_every_request(x: &Inputs) -> Check {
@@ -127,17 +143,21 @@ pub fn retry_after_respected(x: &Inputs) -> Check {
 pub fn backs_off_on_5xx(x: &Inputs) -> Check {
     let mut f = Finding::new();
     // Per key and operation: the gap before each retry that followed a 5xx.
-    let mut last_gap: HashMap<(Option<&str>, Option<&str>), i64> = HashMap::new();
+    let mut last_gap: HashMap<Thread<'_>, i64> = HashMap::new();
     for (i, e) in x.entries.iter().enumerate() {
         let thread = (e.key_id.as_deref(), e.operation_id.as_deref());
         if e.status < 500 {
             last_gap.remove(&thread);
             continue;
         }
-        let Some(next) = next_of(&x.entries, i) else { continue };
+        let Some(next) = next_of(&x.entries, i) else {
+            continue;
+        };
         f.observed = true;
         let gap = next.wall_ms - e.wall_ms;
-        let shrinking = last_gap.get(&thread).is_some_and(|&prev| gap * 10 < prev * 9);
+        let shrinking = last_gap
+            .get(&thread)
+            .is_some_and(|&prev| gap * 10 < prev * 9);
         if gap < MIN_RETRY_GAP_MS || shrinking {
             f.fail(&[&e.request_id, &next.request_id]);
         }
@@ -193,24 +213,37 @@ pub fn idempotency_keys_on_create(x: &Inputs) -> Check {
 }
 
 fn query_str<'a>(e: &'a Entry, name: &str) -> Option<&'a str> {
-    e.query.as_ref().and_then(|q| q.get(name)).and_then(|v| v.as_str())
+    e.query
+        .as_ref()
+        .and_then(|q| q.get(name))
+        .and_then(|v| v.as_str())
 }
 
 fn limit_of(e: &Entry) -> i64 {
-    query_str(e, "limit").and_then(|l| l.parse().ok()).unwrap_or(20)
+    query_str(e, "limit")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(20)
 }
 
 pub fn pagination_walked(x: &Inputs) -> Check {
     let mut f = Finding::new();
-    let lists: Vec<&Entry> = x.entries.iter().filter(|e| e.list && e.status == 200).collect();
+    let lists: Vec<&Entry> = x
+        .entries
+        .iter()
+        .filter(|e| e.list && e.status == 200)
+        .collect();
     let followed: HashSet<(Option<&str>, Option<&str>, &str)> = lists
         .iter()
-        .filter_map(|e| query_str(e, "cursor").map(|c| (e.key_id.as_deref(), e.operation_id.as_deref(), c)))
+        .filter_map(|e| {
+            query_str(e, "cursor").map(|c| (e.key_id.as_deref(), e.operation_id.as_deref(), c))
+        })
         .collect();
     // Per key and operation: pages that had more, and whether any was followed.
-    let mut walks: HashMap<(Option<&str>, Option<&str>), (Vec<&str>, bool)> = HashMap::new();
+    let mut walks: HashMap<Thread<'_>, (Vec<&str>, bool)> = HashMap::new();
     for (i, e) in lists.iter().enumerate() {
-        let Some(cursor) = &e.next_cursor else { continue };
+        let Some(cursor) = &e.next_cursor else {
+            continue;
+        };
         f.observed = true;
         let thread = (e.key_id.as_deref(), e.operation_id.as_deref());
         let walk = walks.entry(thread).or_insert((Vec::new(), false));
@@ -244,7 +277,11 @@ pub fn pagination_walked(x: &Inputs) -> Check {
 
 pub fn conditional_updates(x: &Inputs) -> Check {
     let mut f = Finding::new();
-    for e in x.entries.iter().filter(|e| e.method == "PATCH" && e.via == "rest") {
+    for e in x
+        .entries
+        .iter()
+        .filter(|e| e.method == "PATCH" && e.via == "rest")
+    {
         f.observed = true;
         if !e.if_match {
             f.fail(&[&e.request_id]);
@@ -328,7 +365,8 @@ fn webhook_responds_fast(x: &Inputs) -> Check {
         for d in latest(&x.drills, kind) {
             for a in d.attempts.iter().filter(|a| a.expected == "2xx") {
                 f.observed = true;
-                let ok = a.status.is_some_and(|s| (200..300).contains(&s)) && a.latency_ms <= FAST_MS;
+                let ok =
+                    a.status.is_some_and(|s| (200..300).contains(&s)) && a.latency_ms <= FAST_MS;
                 if !ok {
                     f.fail(&[&d.id]);
                 }
@@ -347,14 +385,16 @@ fn webhook_responds_fast(x: &Inputs) -> Check {
 pub fn rotated_key_adopted(x: &Inputs) -> Check {
     let mut f = Finding::new();
     for r in &x.rotations {
-        if x.key.as_deref().is_some_and(|k| k != r.old_key && k != r.new_key) {
+        if x.key
+            .as_deref()
+            .is_some_and(|k| k != r.old_key && k != r.new_key)
+        {
             continue;
         }
         let grace_end_ms = r.grace_end * 1000;
-        let adopted = x
-            .all_entries
-            .iter()
-            .any(|e| e.key_id.as_deref() == Some(&r.new_key) && e.status != 401 && e.at_ms < grace_end_ms);
+        let adopted = x.all_entries.iter().any(|e| {
+            e.key_id.as_deref() == Some(&r.new_key) && e.status != 401 && e.at_ms < grace_end_ms
+        });
         let late_old: Vec<&str> = x
             .all_entries
             .iter()
@@ -380,7 +420,7 @@ pub fn rotated_key_adopted(x: &Inputs) -> Check {
 
 pub fn polling_reasonable(x: &Inputs) -> Check {
     let mut f = Finding::new();
-    let mut polls: HashMap<(Option<&str>, Option<&str>), Vec<&Entry>> = HashMap::new();
+    let mut polls: HashMap<Thread<'_>, Vec<&Entry>> = HashMap::new();
     for e in x.entries.iter().filter(|e| e.list && e.method == "GET") {
         f.observed = true;
         let watched = e

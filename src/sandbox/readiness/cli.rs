@@ -27,7 +27,10 @@ pub struct Readiness {
 /// The report's text and the exit status it calls for.
 pub fn run(r: &Readiness) -> Result<(String, i32), String> {
     if !crate::ids::is_valid(crate::ids::Kind::Account, &r.account) {
-        return Err(format!("--account `{}` is not an account id (`acct_…`)", r.account));
+        return Err(format!(
+            "--account `{}` is not an account id (`acct_…`)",
+            r.account
+        ));
     }
     if r.format != "json" && r.format != "junit" {
         return Err("--format must be `json` or `junit`".into());
@@ -45,18 +48,29 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
         ));
     }
     let read_only = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
-    let db = rusqlite::Connection::open_with_flags(db_path, read_only).map_err(|e| e.to_string())?;
-    let journal = super::super::journal::store::open_read_only(&journal_path).map_err(|e| e.to_string())?;
+    let db =
+        rusqlite::Connection::open_with_flags(db_path, read_only).map_err(|e| e.to_string())?;
+    let journal =
+        super::super::journal::store::open_read_only(&journal_path).map_err(|e| e.to_string())?;
     let wall = crate::http::observe::wall_millis();
     let max_age_ms = i64::try_from(crate::config::Settings::default().journal_max_age_secs)
         .unwrap_or(i64::MAX / 1000)
         * 1000;
     // Without a server there is no sandbox clock: the newest journaled instant stands for it.
     let now_ms: i64 = journal
-        .query_row("SELECT coalesce(max(at_ms), 0) FROM requests", [], |row| row.get(0))
+        .query_row("SELECT coalesce(max(at_ms), 0) FROM requests", [], |row| {
+            row.get(0)
+        })
         .map_err(|e| e.to_string())?;
-    let inputs = super::gather(&journal, &db, &r.account, r.key.as_deref(), wall - max_age_ms, now_ms)
-        .map_err(|e| e.to_string())?;
+    let inputs = super::gather(
+        &journal,
+        &db,
+        &r.account,
+        r.key.as_deref(),
+        wall - max_age_ms,
+        now_ms,
+    )
+    .map_err(|e| e.to_string())?;
     let report = super::compute(&r.account, &inputs);
     let text = if r.format == "junit" {
         super::junit(&report)

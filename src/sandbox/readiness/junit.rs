@@ -37,7 +37,11 @@ pub fn junit(r: &Report) -> String {
         r.verdict,
     );
     for c in &r.checks {
-        let kind = if c.required { "required" } else { "recommended" };
+        let kind = if c.required {
+            "required"
+        } else {
+            "recommended"
+        };
         out.push_str(&format!(
             "    <testcase classname=\"readiness.{kind}\" name=\"{}\">",
             c.id

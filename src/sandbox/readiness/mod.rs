@@ -224,9 +224,13 @@ fn own(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 fn operator(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let account = ctx
-        .query_id("account_id", Kind::Account)?
-        .ok_or_else(|| ApiError::invalid("account_id", "required", "This query parameter is required."))?;
+    let account = ctx.query_id("account_id", Kind::Account)?.ok_or_else(|| {
+        ApiError::invalid(
+            "account_id",
+            "required",
+            "This query parameter is required.",
+        )
+    })?;
     let key = ctx.query("key_id").map(str::to_string);
     report(ctx, &account, key.as_deref())
 }
