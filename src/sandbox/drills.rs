@@ -51,9 +51,10 @@ pub fn routes() -> Vec<Route> {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let attempt = json!({"type":"object","required":["webhook_id","expected","status","latency_ms","error","pass"],
         "properties":{"webhook_id":{"type":"string","description":"The `webhook-id` header sent."},
-            "expected":{"type":"string","enum":["2xx","4xx"]},
+            "expected":{"type":"string","enum":["2xx","4xx"],"description":"The answer a correct receiver gives."},
             "status":{"type":["integer","null"]},"latency_ms":{"type":"integer"},
-            "error":{"type":["string","null"]},"pass":{"type":"boolean"}}});
+            "error":{"type":["string","null"],"description":"Why no answer came (connection refused, timed out, ...)."},
+            "pass":{"type":"boolean","description":"The answer was the expected one (and a 2xx came within 5 s)."}}});
     vec![
         (
             "WebhookDrillNew",
@@ -66,7 +67,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "required":["object","id","webhook_id","company_id","account_id","kind","verdict","at","attempts"],
             "properties":{"object":{"const":"webhook_drill"},"id":{"type":"string"},
                 "webhook_id":{"type":"string"},"company_id":{"type":"string"},"account_id":{"type":"string"},
-                "kind":{"type":"string","enum":KINDS},"verdict":{"type":"string","enum":["pass","fail"]},
+                "kind":{"type":"string","enum":KINDS,"description":"The drill kind."},"verdict":{"type":"string","enum":["pass","fail"],"description":"`pass` when every answer was the expected one."},
                 "at":{"type":"string","format":"date-time"},"attempts":{"type":"array","items":attempt}}}),
         ),
         (
@@ -351,5 +352,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .read(|c| kept(c, &hook.account_id, Some(id.as_str()), floor))
         .map_err(|e| ApiError::Internal(format!("journal: {e}")))?;
     drills.reverse();
-    Ok(Response::ok(&json!({"object": "list", "data": drills})))
+    Ok(Response::ok(
+        &json!({"object": "list", "data": drills, "has_more": false, "next_cursor": null}),
+    ))
 }

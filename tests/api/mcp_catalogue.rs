@@ -90,6 +90,10 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "a script of the console page, not data",
     ),
     (
+        "getReadiness",
+        "graded over REST and in CI (signage readiness); explain_request opens its evidence",
+    ),
+    (
         "listRequests",
         "list_recent_failures and explain_request answer what an assistant asks of the journal",
     ),
@@ -205,7 +209,6 @@ async fn definitions_are_complete() {
         "list_events",
         "explain_request",
         "list_recent_failures",
-        "get_readiness_report",
         "prepare_ad_change",
         "prepare_ad_assignment",
         "prepare_ad_unassignment",

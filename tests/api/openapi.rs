@@ -116,11 +116,19 @@ async fn list_responses_have_the_one_list_shape() {
         .collect::<Vec<_>>();
     assert!(lists.len() >= 10);
     for path in lists {
-        let body = app
+        let mut body = app
             .get(&format!("{path}?limit=1"))
             .key("northwind-admin")
             .send()
             .await;
+        if body.status == 403 {
+            // The operator's lists.
+            body = app
+                .get(&format!("{path}?limit=1"))
+                .key("sandbox-operator")
+                .send()
+                .await;
+        }
         if body.status == 422 {
             continue; // needs a filter such as company_id
         }

@@ -115,6 +115,12 @@ const HAND: &[(&str, &str)] = &[
     ("faults.id", r#""flt_0mm8k2a1b00000000000""#),
     ("snapshots.name", r#""clean""#),
     ("q.code", r#""WTkzNhfZoa""#),
+    // The request journal's filters and a drill's answers (a fresh sandbox has none).
+    ("idempotency_key", r#""order-7""#),
+    ("tool", r#""list_devices""#),
+    ("since", r#""2026-03-02T09:00:00Z""#),
+    ("until", r#""2026-03-02T10:00:00Z""#),
+    ("pass", "true"),
 ];
 
 fn hand(key: &str) -> Option<Value> {

@@ -131,7 +131,9 @@ impl Inner {
         if !batch.is_empty() {
             let rows = batch.into_iter().map(record::Row::from).collect();
             let Store { conn, counts, .. } = store;
-            if let Err(e) = store::insert(conn, rows, counts, self.max_entries) {
+            // The writer deletes in bulk, an eighth of the ring at a time; reads cut exactly.
+            let slack = self.max_entries / 8;
+            if let Err(e) = store::insert(conn, rows, counts, self.max_entries, slack) {
                 tracing::warn!(error = %e, "journal write failed");
             }
         }

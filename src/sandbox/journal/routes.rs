@@ -61,10 +61,10 @@ pub fn routes() -> Vec<Route> {
                 &[],
                 "The calling API key's most recent failed requests (REST and MCP tool calls), newest first: status, problem code, operation and Request-Id. Follow up with explain_request.",
             )),
-        Route::get("/requests/{request_id}", "getRequest", Action::Authenticated, get_one)
+        Route::get("/requests/{id}", "getRequest", Action::Authenticated, get_one)
             .tag("journal")
-            .summary("One journaled request by its `Request-Id`, with its problem body and advice.")
-            .describe("Why did `req_…` fail? The journal entry of that request (the newest, for an MCP request carrying several tool calls), its problem body as it was answered (redacted), and advice on what to change. Visible as `GET /requests` entries are; anything else is 404.")
+            .summary("One journaled request, by its `Request-Id` (or the entry's `id`), with its problem body and advice.")
+            .describe("Why did `req_…` fail? The journal entry of that request (`{id}` is its `Request-Id`, or the entry's `id` from a list; for an MCP request carrying several tool calls, the newest), its problem body as it was answered (redacted), and advice on what to change. Visible as `GET /requests` entries are; anything else is 404.")
             .ok("RequestExplained")
             .tool(Tool::read(
                 "explain_request",
@@ -84,6 +84,7 @@ pub fn routes() -> Vec<Route> {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let s = |t: &str| json!({"type":[t,"null"]});
     let entry = json!({"type":"object","required":["id","object","request_id","at","via","method","status"],
+        "description":"One journaled request: a REST request, or an MCP tool call (`via: mcp`, naming its `tool`).",
         "properties":{
             "id":{"type":"string","description":"The entry's sequence number (the order entries were written in); also the cursor."},
             "object":{"const":"request"},
@@ -92,23 +93,23 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "account_id":s("string"),"company_id":s("string"),
             "key_id":{"type":["string","null"],"description":"`key_…` or `usr_…`; never a secret."},
             "client_id":s("string"),
-            "via":{"type":"string","enum":["rest","mcp"]},
+            "via":{"type":"string","enum":["rest","mcp"],"description":"`rest`, or `mcp` for a tool call."},
             "tool":{"type":["string","null"],"description":"The MCP tool called (`via: mcp`)."},
             "method":{"type":"string"},
             "route":{"type":["string","null"],"description":"The route pattern (`/devices/{id}`); null when no route matched."},
-            "operation_id":s("string"),
+            "operation_id":{"type":["string","null"],"description":"The `operationId` of the route (see /openapi.json)."},
             "status":{"type":"integer"},
             "problem_code":{"type":["string","null"],"description":"The problem's `code` (or the last segment of its `type`)."},
-            "duration_ms":{"type":"number"},
-            "credentials":{"type":"string","enum":["none","api_key","bearer"],"description":"Which credential was presented (never its value)."},
-            "idempotency_key":s("string"),
-            "idempotent_replayed":{"type":"boolean"},
+            "duration_ms":{"type":["number","null"],"description":"Server time spent on the request; null in a seeded sandbox, whose answers must not depend on timing."},
+            "credentials":{"type":"string","enum":["none","api_key","bearer"],"description":"Which kind of credential was presented (never its value)."},
+            "idempotency_key":{"type":["string","null"],"description":"The `Idempotency-Key` the request sent."},
+            "idempotent_replayed":{"type":"boolean","description":"The answer replayed the first answer to that `Idempotency-Key`."},
             "if_match":{"type":"boolean","description":"The request sent `If-Match`."},
             "fault":{"type":["string","null"],"description":"The injected fault that answered or delayed it: a rule id, or `prefer`."},
             "retry_after":{"type":["integer","null"],"description":"The answer's `Retry-After`, in seconds."},
             "query":{"type":["object","null"],"description":"The query parameters, redacted."},
             "body":{"description":"The JSON body, redacted; when longer than 8 KiB, its first 8 KiB as a string and `body_truncated: true`. Null for no body or a body that is not JSON."},
-            "body_truncated":{"type":"boolean"},
+            "body_truncated":{"type":"boolean","description":"The body copy was cut at 8 KiB."},
             "body_bytes":{"type":"integer","description":"Bytes of the body as sent."},
             "next_cursor":{"type":["string","null"],"description":"For a page of a list: the `next_cursor` it answered."},
             "problem":{"type":"object","description":"The problem body as answered, redacted (`GET /requests/{request_id}` only)."}}});
@@ -116,6 +117,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     if let Some(required) = explained["required"].as_array_mut() {
         required.push(json!("advice"));
     }
+    explained["description"] =
+        json!("A journal entry with its problem body (redacted) and advice.");
     explained["properties"]["advice"] = json!({"type":"string","description":"What the status and problem mean, and what to change."});
     vec![
         ("RequestEntry", entry),
@@ -123,7 +126,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "RequestEntryList",
             json!({"type":"object","required":["object","data","has_more","next_cursor"],
             "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/RequestEntry"}},
-                "has_more":{"type":"boolean"},"next_cursor":{"type":["string","null"]},
+                "has_more":{"type":"boolean","description":"More entries follow this page."},"next_cursor":{"type":["string","null"],"description":"Pass as `cursor` for the next page."},
                 "count":{"type":"integer","description":"With `count=true` (then `object` is `request_count`, without `data`)."}}}),
         ),
         ("RequestExplained", explained),
@@ -190,6 +193,7 @@ fn filter(ctx: &Ctx<'_>, journal: &Journal) -> Result<Filter, ApiError> {
         since_ms: time("since")?,
         until_ms: time("until")?,
         not_before_wall_ms: journal.not_before_wall_ms(),
+        min_seq: None,
     })
 }
 
@@ -225,9 +229,10 @@ fn answer(ctx: &Ctx<'_>, journal: &Journal, f: &Filter) -> Result<Response, ApiE
             ApiError::invalid("cursor", "invalid_cursor", "Not a cursor of this list.")
         })?),
     };
-    let rows = journal
+    let mut rows = journal
         .read(|c| store::page(c, f, before, page.fetch()))
         .map_err(db_err)?;
+    hide_durations(ctx, &mut rows);
     Ok(Response::page(rows, &page))
 }
 
@@ -261,6 +266,16 @@ fn operator_list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     answer(ctx, &journal, &f)
 }
 
+/// A seeded sandbox answers byte for byte alike to the same requests: a measured duration is not
+/// part of what it shows (`duration_ms` is null there).
+fn hide_durations(ctx: &Ctx<'_>, rows: &mut [store::Entry]) {
+    if ctx.app.settings.sandbox_seed.is_some() {
+        for e in rows {
+            e.duration_ms = None;
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Explained {
     #[serde(flatten)]
@@ -270,7 +285,7 @@ struct Explained {
 
 fn get_one(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let journal = journal(ctx)?;
-    let id = ctx.param("request_id").to_string();
+    let id = ctx.param("id").to_string();
     let not_found = || ApiError::not_found("request", &id);
     if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     {
@@ -282,9 +297,14 @@ fn get_one(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     restrict(ctx, &mut f)?;
     let entry = journal
-        .read(|c| store::by_request_id(c, &f, &id))
+        .read(|c| match id.parse::<i64>() {
+            Ok(seq) => store::by_seq(c, &f, seq),
+            Err(_) => store::by_request_id(c, &f, &id),
+        })
         .map_err(db_err)?
         .ok_or_else(not_found)?;
+    let mut entry = entry;
+    hide_durations(ctx, std::slice::from_mut(&mut entry));
     let advice = advice(&entry);
     Ok(Response::ok(&Explained { entry, advice }))
 }

@@ -89,13 +89,14 @@ pub fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
     rows.collect()
 }
 
-/// Writes `rows` in one transaction, then cuts every account they touched back to its newest
-/// `max_entries`.
+/// Writes `rows` in one transaction, then cuts every account past `max_entries + slack` back to
+/// its newest `max_entries` (a slack lets the writer delete in bulk; reads cut exactly, slack 0).
 pub fn insert(
     conn: &mut Connection,
     rows: Vec<Row>,
     counts: &mut Counts,
     max_entries: i64,
+    slack: i64,
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     {
@@ -143,18 +144,45 @@ pub fn insert(
             ])?;
             *counts.entry(o.account_id.clone()).or_insert(0) += 1;
         }
-        let mut cut = tx.prepare_cached(
-            "DELETE FROM requests WHERE seq IN
-               (SELECT seq FROM requests WHERE account_id IS ?1 ORDER BY seq LIMIT ?2)",
-        )?;
-        for (account, n) in counts.iter_mut() {
-            if *n > max_entries {
-                cut.execute(params![account, *n - max_entries])?;
-                *n = max_entries;
-            }
+    }
+    prune(&tx, counts, max_entries, slack)?;
+    tx.commit()
+}
+
+/// Cuts every account holding more than `max_entries + slack` entries back to its newest
+/// `max_entries`.
+pub fn prune(
+    conn: &Connection,
+    counts: &mut Counts,
+    max_entries: i64,
+    slack: i64,
+) -> rusqlite::Result<()> {
+    let mut cut = conn.prepare_cached(
+        "DELETE FROM requests WHERE account_id IS ?1 AND seq <
+           (SELECT seq FROM requests WHERE account_id IS ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+    )?;
+    for (account, n) in counts.iter_mut() {
+        if *n > max_entries + slack {
+            cut.execute(params![account, max_entries - 1])?;
+            *n = max_entries;
         }
     }
-    tx.commit()
+    Ok(())
+}
+
+/// The oldest sequence number within `account`'s newest `max_entries` (what a reader of a file
+/// the writer prunes lazily must not go below).
+pub fn ring_floor(
+    conn: &Connection,
+    account: Option<&str>,
+    max_entries: i64,
+) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT seq FROM requests WHERE account_id IS ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+        params![account, max_entries - 1],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 /// Removes entries older than `cutoff_wall_ms` (the age limit).
@@ -195,6 +223,8 @@ pub struct Filter {
     pub until_ms: Option<i64>,
     /// Entries older than this wall time are past the age limit.
     pub not_before_wall_ms: i64,
+    /// Entries below this sequence number are past the ring (read from a lazily pruned file).
+    pub min_seq: Option<i64>,
 }
 
 impl Filter {
@@ -229,6 +259,10 @@ impl Filter {
             Some(false) => sql.push_str(" AND fault IS NULL"),
             None => {}
         }
+        if let Some(seq) = self.min_seq {
+            sql.push_str(" AND seq >= ?");
+            args.push(seq.into());
+        }
         if let Some(t) = self.since_ms {
             sql.push_str(" AND at_ms >= ?");
             args.push(t.into());
@@ -261,7 +295,7 @@ pub struct Entry {
     pub operation_id: Option<String>,
     pub status: u16,
     pub problem_code: Option<String>,
-    pub duration_ms: f64,
+    pub duration_ms: Option<f64>,
     pub credentials: String,
     pub idempotency_key: Option<String>,
     pub idempotent_replayed: bool,
@@ -333,7 +367,7 @@ fn from_row(r: &rusqlite::Row<'_>, with_problem: bool) -> rusqlite::Result<Entry
         operation_id: r.get("operation_id")?,
         status: r.get("status")?,
         problem_code: r.get("problem_code")?,
-        duration_ms: r.get::<_, i64>("duration_us")? as f64 / 1000.0,
+        duration_ms: Some(r.get::<_, i64>("duration_us")? as f64 / 1000.0),
         credentials: r.get("credentials")?,
         idempotency_key: r.get("idempotency_key")?,
         idempotent_replayed: r.get("replayed")?,
@@ -395,6 +429,17 @@ pub fn all(conn: &Connection, filter: &Filter) -> rusqlite::Result<Vec<Entry>> {
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| from_row(r, false))?;
     rows.collect()
+}
+
+/// The entry `seq` if `filter` admits it, with its problem body.
+pub fn by_seq(conn: &Connection, filter: &Filter, seq: i64) -> rusqlite::Result<Option<Entry>> {
+    let (sql, mut args) = filter.sql();
+    let sql = format!("SELECT {COLUMNS} FROM requests{sql} AND seq = ?");
+    args.push(seq.into());
+    conn.query_row(&sql, rusqlite::params_from_iter(args), |r| {
+        from_row(r, true)
+    })
+    .optional()
 }
 
 /// The newest entry of `request_id` that `filter` admits, with its problem body.

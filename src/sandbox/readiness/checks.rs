@@ -7,9 +7,10 @@
 use super::{Check, Inputs, Status};
 use crate::sandbox::drills::Drill;
 use crate::sandbox::journal::store::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Evidence ids listed per check at most.
+/// Evidence ids listed per check at most. (Ordered maps throughout: a report is the same every
+/// time it is read.)
 const EVIDENCE_MAX: usize = 20;
 /// More `401`s than this within one minute are a storm.
 pub const STORM_401_PER_MINUTE: usize = 10;
@@ -143,7 +144,7 @@ pub fn retry_after_respected(x: &Inputs) -> Check {
 pub fn backs_off_on_5xx(x: &Inputs) -> Check {
     let mut f = Finding::new();
     // Per key and operation: the gap before each retry that followed a 5xx.
-    let mut last_gap: HashMap<Thread<'_>, i64> = HashMap::new();
+    let mut last_gap: BTreeMap<Thread<'_>, i64> = BTreeMap::new();
     for (i, e) in x.entries.iter().enumerate() {
         let thread = (e.key_id.as_deref(), e.operation_id.as_deref());
         if e.status < 500 {
@@ -239,7 +240,7 @@ pub fn pagination_walked(x: &Inputs) -> Check {
         })
         .collect();
     // Per key and operation: pages that had more, and whether any was followed.
-    let mut walks: HashMap<Thread<'_>, (Vec<&str>, bool)> = HashMap::new();
+    let mut walks: BTreeMap<Thread<'_>, (Vec<&str>, bool)> = BTreeMap::new();
     for (i, e) in lists.iter().enumerate() {
         let Some(cursor) = &e.next_cursor else {
             continue;
@@ -420,7 +421,7 @@ pub fn rotated_key_adopted(x: &Inputs) -> Check {
 
 pub fn polling_reasonable(x: &Inputs) -> Check {
     let mut f = Finding::new();
-    let mut polls: HashMap<Thread<'_>, Vec<&Entry>> = HashMap::new();
+    let mut polls: BTreeMap<Thread<'_>, Vec<&Entry>> = BTreeMap::new();
     for e in x.entries.iter().filter(|e| e.list && e.method == "GET") {
         f.observed = true;
         let watched = e

@@ -62,6 +62,11 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
             row.get(0)
         })
         .map_err(|e| e.to_string())?;
+    // The server prunes its file lazily: the ring is cut here as its reads cut it.
+    let max_entries =
+        i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);
+    let floor = super::super::journal::store::ring_floor(&journal, Some(&r.account), max_entries)
+        .map_err(|e| e.to_string())?;
     let inputs = super::gather(
         &journal,
         &db,
@@ -69,6 +74,7 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
         r.key.as_deref(),
         wall - max_age_ms,
         now_ms,
+        floor,
     )
     .map_err(|e| e.to_string())?;
     let report = super::compute(&r.account, &inputs);

@@ -130,10 +130,12 @@ pub fn gather(
     key: Option<&str>,
     not_before_wall_ms: i64,
     now_ms: i64,
+    min_seq: Option<i64>,
 ) -> rusqlite::Result<Inputs> {
     let filter = Filter {
         accounts: Some(Accounts::One(Some(account.to_string()))),
         not_before_wall_ms,
+        min_seq,
         ..Filter::default()
     };
     let all_entries = store::all(journal, &filter)?;
@@ -162,13 +164,7 @@ pub fn routes() -> Vec<Route> {
             .summary("Is this integration ready to go live? The readiness report of the caller's account.")
             .describe("Grades the account's integration from what it actually did (the request journal) and how its webhook receivers answered the drills: back-off on 429/503, `Retry-After`, idempotency keys on creates, cursor pagination, `If-Match`, signature and timestamp checks, duplicate tolerance, secret and key rotation, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice. `key_id` narrows it to one key's requests (a non-admin credential always gets its own). See README \"Going live: the readiness report\".")
             .query(&[param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests (an admin may name any key of the account).")])
-            .ok("ReadinessReport")
-            .tool(crate::http::router::Tool::read(
-                "get_readiness_report",
-                "Get the readiness report",
-                &[],
-                "Is this integration ready to go live? Grades what the account's clients actually did (back-off, Retry-After, idempotency keys, cursor pagination, If-Match, webhook signature checks, key rotation, polling): verdict ready / not_ready / incomplete, and each check with its status, evidence request ids (explain them with explain_request) and advice.",
-            )),
+            .ok("ReadinessReport"),
         Route::get("/_sandbox/readiness", "getSandboxReadiness", Action::Sandbox, operator)
             .tag("sandbox")
             .summary("The readiness report of any account (the operator's view).")
@@ -188,17 +184,19 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     vec![(
         "ReadinessReport",
         json!({"type":"object","required":["object","account_id","key_id","generated_at","verdict","checks"],
+            "description":"Whether an integration is ready to go live, check by check (README: Going live: the readiness report).",
             "properties":{"object":{"const":"readiness_report"},"account_id":{"type":"string"},
                 "key_id":{"type":["string","null"]},
                 "generated_at":{"type":"string","format":"date-time","description":"The sandbox clock."},
-                "verdict":{"type":"string","enum":["ready","not_ready","incomplete"]},
-                "checks":{"type":"array","items":{"type":"object",
+                "verdict":{"type":"string","enum":["ready","not_ready","incomplete"],"description":"`not_ready`: a required check failed; `incomplete`: one was not observed; else `ready`."},
+                "checks":{"type":"array","description":"Every check, in a fixed order.","items":{"type":"object",
                     "required":["id","title","status","required","rule","evidence","advice"],
-                    "properties":{"id":{"type":"string"},"title":{"type":"string"},
-                        "status":{"type":"string","enum":["pass","fail","not_observed"]},
-                        "required":{"type":"boolean"},"rule":{"type":"string"},
+                    "properties":{"id":{"type":"string"},"title":{"type":"string","description":"What the check asks, in a few words."},
+                        "status":{"type":"string","enum":["pass","fail","not_observed"],"description":"`not_observed` until what the check judges happened."},
+                        "required":{"type":"boolean","description":"A required check decides the verdict; a recommended one does not."},
+                        "rule":{"type":"string","description":"The precise rule, as the README documents it."},
                         "evidence":{"type":"array","items":{"type":"string"},"description":"Request ids (`req_…`, see GET /requests/{request_id}), drill ids (`drl_…`) or key ids; at most 20."},
-                        "advice":{"type":"string"}}}}}}),
+                        "advice":{"type":"string","description":"What to change; empty when the check passes."}}}}}}),
     )]
 }
 
@@ -207,7 +205,7 @@ fn report(ctx: &Ctx<'_>, account: &str, key: Option<&str>) -> Result<Response, A
     let db = ctx.app.db.conn()?;
     let floor = journal.not_before_wall_ms();
     let inputs = journal
-        .read(|j| gather(j, &db, account, key, floor, crate::time::now_millis()))
+        .read(|j| gather(j, &db, account, key, floor, crate::time::now_millis(), None))
         .map_err(|e| ApiError::Internal(format!("readiness: {e}")))?;
     Ok(Response::ok(&compute(account, &inputs)))
 }
