@@ -34,6 +34,7 @@ mod qr_codes;
 mod qr_images;
 mod qr_scans;
 mod readiness;
+mod readiness_receiver;
 mod reference;
 mod sandbox_clock;
 mod sandbox_determinism;
