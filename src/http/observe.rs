@@ -187,7 +187,12 @@ pub fn request(
             .get(hyper::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse().ok()),
-        via: "rest",
+        // The `/mcp` endpoint's own messages (initialize, tools/list, ...) came through MCP too.
+        via: if route.is_some_and(|r| r.path.starts_with("/mcp")) {
+            "mcp"
+        } else {
+            "rest"
+        },
         tool: None,
         credentials: credentials(&req.headers),
         if_match: req.headers.contains_key(hyper::header::IF_MATCH),
