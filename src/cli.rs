@@ -10,6 +10,8 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+mod demo;
+
 #[derive(FromArgs)]
 /// signage: a local sandbox of the digital-signage platform (REST API + MCP server).
 pub struct Cli {
@@ -28,6 +30,7 @@ pub enum Command {
     Users(Users),
     McpConfig(crate::mcp::config_cmd::McpConfig),
     Readiness(crate::sandbox::readiness::cli::Readiness),
+    Demo(demo::Demo),
 }
 
 #[derive(FromArgs, Default)]
@@ -355,6 +358,7 @@ fn api_err(e: crate::http::ApiError) -> String {
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Serve(s) => serve(s),
+        Command::Demo(d) => demo::run(d),
         Command::Migrate(m) => (|| {
             let mut layers = base_layers(&m.config)?;
             layers.push(Layer {
