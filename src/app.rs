@@ -76,6 +76,7 @@ impl App {
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
             )));
+        crate::sandbox::install(&mut app)?;
         let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
         let waker = Arc::clone(&outbox);
         app.db.set_after_commit(Box::new(move || waker.wake()));

@@ -29,6 +29,7 @@ pub enum Command {
     Keys(Keys),
     Users(Users),
     McpConfig(crate::mcp::config_cmd::McpConfig),
+    Readiness(crate::sandbox::readiness::cli::Readiness),
     Demo(demo::Demo),
 }
 
@@ -460,6 +461,13 @@ pub fn run(cli: Cli) -> i32 {
             UsersAction::Create(a) => create_user(a),
         },
         Command::McpConfig(m) => crate::mcp::config_cmd::run(m).map(|text| out(&text)),
+        Command::Readiness(r) => match crate::sandbox::readiness::cli::run(&r) {
+            Ok((text, code)) => {
+                out(&text);
+                return code;
+            }
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => 0,

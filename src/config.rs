@@ -122,6 +122,10 @@ pub struct Settings {
     pub webhook_dns_negative_cache_secs: u64,
     /// Bytes of media one company may store (422 `media_quota_exceeded` beyond).
     pub media_quota_bytes_per_company: u64,
+    /// The request journal keeps at most this many entries per account (the newest).
+    pub journal_max_entries: usize,
+    /// The request journal forgets entries older than this (wall-clock seconds).
+    pub journal_max_age_secs: u64,
 }
 
 impl Default for Settings {
@@ -175,6 +179,8 @@ impl Default for Settings {
             webhook_dns_timeout_millis: 2000,
             webhook_dns_negative_cache_secs: 60,
             media_quota_bytes_per_company: 100 * 1024 * 1024,
+            journal_max_entries: 10_000,
+            journal_max_age_secs: 7 * 86_400,
         }
     }
 }
@@ -232,6 +238,8 @@ pub struct Layer {
     pub webhook_dns_timeout_millis: Option<u64>,
     pub webhook_dns_negative_cache_secs: Option<u64>,
     pub media_quota_bytes_per_company: Option<u64>,
+    pub journal_max_entries: Option<usize>,
+    pub journal_max_age_secs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -382,6 +390,8 @@ struct FileSandbox {
     allow_prefer_faults: Option<bool>,
     tick_millis: Option<u64>,
     max_delayed_per_credential: Option<usize>,
+    journal_max_entries: Option<usize>,
+    journal_max_age_secs: Option<u64>,
 }
 
 /// An instant for `sandbox.clock`: RFC 3339, or `system` for the system clock.
@@ -469,6 +479,8 @@ impl Layer {
             webhook_dns_timeout_millis: file.webhooks.dns_timeout_millis,
             webhook_dns_negative_cache_secs: file.webhooks.dns_negative_cache_secs,
             media_quota_bytes_per_company: file.media.quota_bytes_per_company,
+            journal_max_entries: file.sandbox.journal_max_entries,
+            journal_max_age_secs: file.sandbox.journal_max_age_secs,
         })
     }
 
@@ -574,6 +586,8 @@ impl Layer {
                 "SIGNAGE_WEBHOOKS_DNS_NEGATIVE_CACHE_SECS",
             )?,
             media_quota_bytes_per_company: parse(&get, "SIGNAGE_MEDIA_QUOTA_BYTES_PER_COMPANY")?,
+            journal_max_entries: parse(&get, "SIGNAGE_JOURNAL_MAX_ENTRIES")?,
+            journal_max_age_secs: parse(&get, "SIGNAGE_JOURNAL_MAX_AGE_SECS")?,
         })
     }
 }
@@ -635,7 +649,9 @@ impl Settings {
                 webhook_max_per_company,
                 webhook_dns_timeout_millis,
                 webhook_dns_negative_cache_secs,
-                media_quota_bytes_per_company
+                media_quota_bytes_per_company,
+                journal_max_entries,
+                journal_max_age_secs
             );
             if let Some(seed) = l.sandbox_seed {
                 s.sandbox_seed = Some(seed);
@@ -696,6 +712,18 @@ impl Settings {
             return Err(invalid(
                 "login_token_ttl_secs",
                 "must be between 60 and 86400",
+            ));
+        }
+        if !(1..=1_000_000).contains(&self.journal_max_entries) {
+            return Err(invalid(
+                "sandbox.journal_max_entries",
+                "must be between 1 and 1000000",
+            ));
+        }
+        if !(60..=366 * 86_400).contains(&self.journal_max_age_secs) {
+            return Err(invalid(
+                "sandbox.journal_max_age_secs",
+                "must be between 60 and 31622400 (366 days)",
             ));
         }
         if !(10..=60_000).contains(&self.sandbox_tick_millis) {

@@ -19,6 +19,7 @@ pub mod faults;
 pub mod idempotency;
 pub mod json;
 pub mod multipart;
+pub mod observe;
 pub mod pipeline;
 pub mod query;
 pub mod rate_limit;

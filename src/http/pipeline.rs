@@ -7,6 +7,7 @@ use super::ctx::Ctx;
 use super::error::{ApiError, FieldError};
 use super::faults::{self, Via};
 use super::idempotency::{self, Begin};
+use super::observe;
 use super::response::Response;
 use super::router::{Exec, Match};
 use super::state::App;
@@ -74,14 +75,52 @@ fn run_pipeline(
     app.within(|| run_on_clock(app, req, found, authenticated))
 }
 
+/// What the journal's observer is told besides the request and its answer.
+#[derive(Default)]
+struct Seen<'a> {
+    route: Option<&'a super::router::Route>,
+    principal: Option<Principal>,
+}
+
 fn run_on_clock(
     app: &App,
     req: &Request,
     found: Match<'_>,
     authenticated: Option<&Principal>,
 ) -> Response {
+    let started = std::time::Instant::now();
+    let via = if authenticated.is_some() {
+        Via::Mcp
+    } else {
+        observe::begin();
+        Via::Rest
+    };
+    let mut seen = Seen::default();
+    let resp = serve(app, req, found, authenticated, &mut seen);
+    observe::request(
+        app,
+        req,
+        seen.route,
+        seen.principal.as_ref(),
+        &resp,
+        started,
+        via,
+    );
+    resp
+}
+
+fn serve<'m>(
+    app: &App,
+    req: &Request,
+    found: Match<'m>,
+    authenticated: Option<&Principal>,
+    seen: &mut Seen<'m>,
+) -> Response {
     let (route, params) = match found {
-        Match::Found(route, params) => (route, params),
+        Match::Found(route, params) => {
+            seen.route = Some(route);
+            (route, params)
+        }
         Match::MethodNotAllowed(allow) => {
             return ApiError::MethodNotAllowed { allow }.into_response(&req.request_id)
         }
@@ -122,6 +161,7 @@ fn run_on_clock(
         }
         .into_response(&req.request_id);
         app.rate_limiter.set_headers(&q, &mut resp);
+        seen.principal = principal;
         return resp;
     }
 
@@ -187,6 +227,7 @@ fn run_on_clock(
     if let Some(q) = quota {
         app.rate_limiter.set_headers(&q, &mut resp);
     }
+    seen.principal = principal;
     resp
 }
 

@@ -240,6 +240,7 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let app = ctx.app;
     let principal = authenticate(&app.db, &app.jwt, ctx.headers)?;
+    crate::http::observe::authenticated(app, &principal);
     let actor = principal.actor_id().to_string();
     let mut resp = answer(ctx, principal);
     // The envelope spends no token (each tool call did, as its own request); the headers show

@@ -13,9 +13,12 @@
 //! call is audited, reads included: they act on every account at once.
 
 pub mod clock;
+pub mod drills;
 pub mod faults;
 pub mod fleet;
+pub mod journal;
 pub mod outbox;
+pub mod readiness;
 pub mod simulated_scans;
 pub mod simulator;
 pub mod sink;
@@ -33,6 +36,7 @@ pub fn routes() -> Vec<Route> {
         fleet::routes(),
         outbox::routes(),
         triggers::routes(),
+        drills::routes(),
     ]
     .into_iter()
     .flatten()
@@ -45,7 +49,30 @@ pub fn routes() -> Vec<Route> {
             r.audited()
         }
     }))
+    // The operator's journal and readiness reads are audited; an account's own reads are not.
+    .chain(
+        journal::routes::routes()
+            .into_iter()
+            .chain(readiness::routes())
+            .map(|r| {
+                if r.path.starts_with("/_sandbox/") {
+                    r.audited()
+                } else {
+                    r
+                }
+            }),
+    )
     .collect()
+}
+
+/// Installs what the sandbox observes the platform with: the request journal, handed to the
+/// pipeline as its observer ([`crate::http::observe`]).
+pub fn install(app: &mut crate::http::App) -> rusqlite::Result<()> {
+    let journal = std::sync::Arc::new(journal::Journal::open(&app.settings)?);
+    app.extensions
+        .insert(crate::http::observe::Observers(journal.clone()));
+    app.extensions.insert(journal);
+    Ok(())
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -57,6 +84,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         outbox::schemas(),
         sink::schemas(),
         triggers::schemas(),
+        journal::routes::schemas(),
+        drills::schemas(),
+        readiness::schemas(),
     ]
     .into_iter()
     .flatten()

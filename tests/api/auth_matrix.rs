@@ -115,6 +115,10 @@ pub fn expected(route: &Route, cred: Cred) -> Expect {
     if cred == Cred::OtherCompanyKey && route.path.contains('{') && company_owned(first) {
         return Expect::Hidden;
     }
+    // The sample is a request of the account's admin: only an admin of that account sees it.
+    if route.path == "/requests/{id}" && cred != Cred::Admin {
+        return Expect::Hidden;
+    }
     Expect::Allowed
 }
 
@@ -186,6 +190,7 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             ("faults", _) => sample_fault(app),
             ("snapshots", _) => sample_snapshot(app),
             ("sink", _) => "matrix".to_string(),
+            ("requests", _) => sample_request(app),
             other => panic!("the matrix has no sample object for {other:?} in {}", route.path),
         };
         out.push_str(&id);
@@ -200,6 +205,29 @@ fn sample_fault(app: &TestApp) -> String {
     )
     .unwrap();
     app.app.faults.add(rule).unwrap().id
+}
+
+/// The newest journaled request of `northwind-admin` (the matrix and the examples make many before
+/// they reach `/requests/{id}`), or an id nobody made.
+fn sample_request(app: &TestApp) -> String {
+    use signage::sandbox::journal::{store, Journal};
+    let admin = key("northwind-admin");
+    let journal = app
+        .app
+        .extensions
+        .get::<std::sync::Arc<Journal>>()
+        .expect("the journal");
+    let filter = store::Filter {
+        accounts: Some(store::Accounts::One(Some(admin.account_id))),
+        key_id: Some(admin.key_id),
+        ..store::Filter::default()
+    };
+    journal
+        .read(|c| store::page(c, &filter, None, 1))
+        .unwrap()
+        .first()
+        .map(|e| e.request_id.clone())
+        .unwrap_or_else(|| "req_000000000000000000000000".into())
 }
 
 /// A snapshot of the state as it is now (made once per app).

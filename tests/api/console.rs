@@ -3,7 +3,7 @@
 use crate::helpers::TestApp;
 
 /// The console's ES modules (console.js imports them).
-const MODULES: [&str; 9] = [
+const MODULES: [&str; 10] = [
     "/console/ui.js",
     "/console/live.js",
     "/console/charts.js",
@@ -13,6 +13,7 @@ const MODULES: [&str; 9] = [
     "/console/dashboard.js",
     "/console/feed.js",
     "/console/sandbox.js",
+    "/console/readiness.js",
 ];
 
 const PAGES: [(&str, &str); 7] = [

@@ -40,6 +40,7 @@ fn url(app: &TestApp, route: &signage::http::router::Route) -> String {
     for q in route.query.iter().filter(|q| q.required) {
         match q.name {
             "company_id" => query.push(format!("company_id={}", company_id("Northwind Pharmacy"))),
+            "account_id" => query.push(format!("account_id={}", key("northwind-admin").account_id)),
             other => panic!("{}: no example value for `{other}`", route.path),
         }
     }

@@ -129,6 +129,30 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "listAuditLog",
         "admin: account administration stays on REST",
     ),
+    (
+        "getConsoleReadinessScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getReadiness",
+        "graded over REST and in CI (signage readiness); explain_request opens its evidence",
+    ),
+    (
+        "listRequests",
+        "list_recent_failures and explain_request answer what an assistant asks of the journal",
+    ),
+    (
+        "listSandboxRequests",
+        "the sandbox operator's view of every account, not account data",
+    ),
+    (
+        "getSandboxReadiness",
+        "the sandbox operator's view of every account, not account data",
+    ),
+    (
+        "listWebhookDrills",
+        "the sandbox operator's control of the instance, not account data",
+    ),
 ];
 
 #[tokio::test]
@@ -227,6 +251,8 @@ async fn definitions_are_complete() {
         "get_token_pack",
         "list_webhook_deliveries",
         "list_events",
+        "explain_request",
+        "list_recent_failures",
         "prepare_ad_change",
         "prepare_ad_assignment",
         "prepare_ad_unassignment",

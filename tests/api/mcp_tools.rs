@@ -96,6 +96,8 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
                 "webhook_id" => (first_ids(app, "webhooks"), "wh_0000000000000000000"),
                 "plan_id" => (all_ids(app, "plans"), "plan_0000000000000000000"),
                 "token_pack_id" => (all_ids(app, "token_packs"), "tpk_0000000000000000000"),
+                // Each key reads only its own journal entries: a request nobody made.
+                "request_id" => (Vec::new(), "req_000000000000000000000000"),
                 other => panic!("no sample ids for {other}"),
             };
             for id in ids.iter().map(String::as_str).chain([missing]) {

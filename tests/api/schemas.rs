@@ -23,6 +23,7 @@ const KEYS: [&str; 3] = ["northwind-admin", "northwind-readwrite", "sandbox-oper
 fn sample_query_value(name: &str) -> Option<String> {
     match name {
         "company_id" => Some(company_id("Northwind Grocers")),
+        "account_id" => Some(crate::helpers::key("northwind-admin").account_id),
         _ => None,
     }
 }
@@ -179,6 +180,11 @@ async fn sample_ids(app: &TestApp, doc: &Value, collection: &str) -> Vec<String>
             .map(|x| x["id"].as_str().unwrap().to_string())
             .collect()
     };
+    // A sandbox control of a platform object (`/_sandbox/webhooks/{id}/drills`): its objects.
+    let collection = match collection.strip_prefix("/_sandbox") {
+        Some(platform) if doc["paths"][collection].get("get").is_none() => platform,
+        _ => collection,
+    };
     if let Some(op) = doc["paths"][collection].get("get") {
         let url = with_query(collection, op);
         let sep = if url.contains('?') { '&' } else { '?' };
@@ -283,6 +289,16 @@ async fn every_get_route_returns_what_its_schema_documents() {
             .await;
         assert_eq!(r.status, 201, "{}", r.text());
     }
+    // Drills start empty: one, against a closed port, gives the drill list a row.
+    let hook: String = app.sql(|c| c.query_row("SELECT min(id) FROM webhooks", [], |r| r.get(0)));
+    app.sql(|c| c.execute("UPDATE webhooks SET url = 'http://127.0.0.1:9/drill'", []));
+    let r = app
+        .post(&format!("/_sandbox/webhooks/{hook}/drills"))
+        .key("sandbox-operator")
+        .json(&json!({"kind": "duplicate"}))
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
     // Proof-of-play starts empty (the fleet writes on the clock): one reported play gives the
     // playback lists and the report rows.
     let (device, ad): (String, String) = app.sql(|c| {

@@ -14,7 +14,8 @@
 #   6. QR codes: every fixture code's PNG and SVG, and a new code's, decode with zxing-cpp (PyPI) to
 #      exactly the code's short URL, which redirects (qr_decode_check.py, on its own fresh server).
 #   7. webhook deliveries verified by the official Standard Webhooks verifier (PyPI `standardwebhooks`,
-#      webhook_verify.py), on its own fresh server.
+#      webhook_verify.py), on its own fresh server; then the webhook drills against a receiver that
+#      verifies with that library (webhook_drills.py), on the same server.
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
@@ -230,6 +231,8 @@ fi
 if wanted webhooks; then
   if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory:; then
     component webhooks-standardwebhooks 60 "$py" "$here/webhook_verify.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
+    component webhook-drills 60 "$py" "$here/webhook_drills.py" --url "$started_base" \
       --credentials "$repo/fixtures/demo-credentials.json"
   elif [ -z "$bin" ]; then
     echo "(webhooks skipped: no signage binary given)"

@@ -45,7 +45,41 @@ pub(super) fn list(
     })
 }
 
+/// One tool call, journaled as one request naming the tool ([`crate::http::observe::tool_call`]).
 pub(super) fn call(
+    app: &App,
+    caller: &Caller,
+    id: &Value,
+    params: Option<&Value>,
+    modern: bool,
+) -> Out {
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let arguments = || {
+        params
+            .and_then(|p| p.get("arguments"))
+            .and_then(|a| serde_json::to_vec(a).ok())
+            .map(bytes::Bytes::from)
+            .unwrap_or_default()
+    };
+    crate::http::observe::tool_call(
+        app,
+        &caller.principal,
+        &caller.request_id,
+        name,
+        arguments,
+        || call_checked(app, caller, id, params, modern),
+        |out| {
+            out.status >= 400
+                || out.body.contains(r#""isError":true"#)
+                || out.body.contains(r#""error":{"#)
+        },
+    )
+}
+
+fn call_checked(
     app: &App,
     caller: &Caller,
     id: &Value,

@@ -34,6 +34,7 @@ const MODULES: &[(&str, &str, &str, &str)] = &[
     ("/console/dashboard.js", "getConsoleDashboardScript", "The console's company overview with charts.", include_str!("assets/dashboard.js")),
     ("/console/feed.js", "getConsoleEventsScript", "The console's events feed.", include_str!("assets/feed.js")),
     ("/console/sandbox.js", "getConsoleSandboxScript", "The console's sandbox controls (clock, faults, snapshots).", include_str!("assets/sandbox.js")),
+    ("/console/readiness.js", "getConsoleReadinessScript", "The console's readiness checklist and journal entry views.", include_str!("assets/readiness.js")),
 ];
 
 /// The policy of every page and asset: nothing inline, nothing from elsewhere.

@@ -21,6 +21,7 @@ pub const TAGS: &[(&str, &str)] = &[
     ("admin", "Account administration: API keys, service clients and the audit log. Needs the `admin` scope."),
     ("sandbox", "Controls of the sandbox itself (reset to the demo world). Not part of the production API."),
     ("mcp", "Operations that exist for the MCP server's two-step writes."),
+    ("journal", "The request journal and the readiness report: what your client sent, how each request was answered, and whether the integration is ready to go live. Not part of the production API."),
 ];
 
 pub fn info() -> Value {

@@ -95,6 +95,18 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("PromotionsActive", "`true`: only promotions running now; `false`: only the others."),
     ("PromotionsFormat", "The image format of a QR code."),
     ("SandboxClockMode", "`system`: the clock follows the system time; `frozen`: it moves only when advanced."),
+    // The request journal, the webhook drills and the readiness report (`crate::sandbox`).
+    ("RequestEntryList", "A page of journal entries, newest first (or, with `count=true`, how many match)."),
+    ("RequestEntryVia", "Through which door the request came: `rest`, or `mcp` (a tool call)."),
+    ("RequestEntryCredentials", "Which kind of credential a request presented (never its value): `none`, `api_key` or `bearer`."),
+    ("WebhookDrillNew", "Which webhook drill to run."),
+    ("WebhookDrill", "A webhook drill: what was sent, how the receiver answered each delivery, and the verdict."),
+    ("WebhookDrillList", "The drills kept for one webhook, newest first."),
+    ("WebhookDrillNewKind", "A drill: `duplicate`, `out_of_order`, `bad_signature`, `stale_timestamp` or `rotation`."),
+    ("WebhookDrillVerdict", "`pass` when the receiver answered every delivery as a correct receiver must."),
+    ("WebhookDrillAttemptsExpected", "The answer a correct receiver gives a drill delivery: `2xx` (accept) or `4xx` (refuse)."),
+    ("ReadinessReportVerdict", "`ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed)."),
+    ("ReadinessReportChecksStatus", "A check's outcome: `pass`, `fail`, or `not_observed` until what it judges happened."),
 ];
 
 /// Schema name suffix → text, for schemas the table does not name.

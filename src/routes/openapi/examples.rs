@@ -142,6 +142,12 @@ const HAND: &[(&str, &str)] = &[
         "CompanyUpdate.allowed_landing_domains[]",
         r#""northwind-grocers.example""#,
     ),
+    // The request journal's filters and a drill's answers (a fresh sandbox has none).
+    ("idempotency_key", r#""order-7""#),
+    ("tool", r#""list_devices""#),
+    ("since", r#""2026-03-02T09:00:00Z""#),
+    ("until", r#""2026-03-02T10:00:00Z""#),
+    ("pass", "true"),
 ];
 
 fn hand(key: &str) -> Option<Value> {

@@ -91,6 +91,7 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("ad_not_assigned", "409: a reported play names an ad that is not assigned to the device."),
     c("qr_code_limit", "409: the promotion already has the most QR codes it may hold (100)."),
     c("delivery_in_flight", "409: an attempt of this webhook delivery is being sent right now; retry when it is recorded."),
+    c("no_rotation_in_progress", "409: a `rotation` webhook drill needs a secret rotation in its grace period; rotate the webhook's secret first."),
     c("fault_limit", "409: the sandbox holds the most fault rules it may (100); delete some first."),
     c("snapshot_exists", "409: a snapshot with this name exists; delete it first or choose another name."),
     c("snapshot_limit", "409: the sandbox holds the most snapshots it may (20); delete some first."),

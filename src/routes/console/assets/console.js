@@ -5,6 +5,7 @@
 import {
   all, api, blobUrl, credential, el, forgetCredential, hooks, logo, money, saveCredential, svg, when,
 } from "./common.js";
+import { readinessView, requestView } from "./readiness.js";
 import { $, link, page, problemBox, scroller } from "./ui.js";
 import { chartWidth } from "./charts.js";
 import { clearTimers, fresh, hideSandboxTime, showSandboxTime } from "./live.js";
@@ -103,7 +104,7 @@ function nav(companyId) {
       items.push([`#/company/${companyId}${sub ? `/${sub}` : ""}`, label]);
     }
   }
-  items.push(["#/events", "Events"]);
+  items.push(["#/events", "Events"], ["#/readiness", "Readiness"]);
   // Only a credential that may use the sandbox's controls is offered them.
   if (isOperator()) items.push(["#/sandbox", "Sandbox"]);
   const here = location.hash || "#/companies";
@@ -180,6 +181,8 @@ async function route() {
     else if (parts[0] === "events") await events();
     else if (parts[0] === "sandbox" && isOperator()) await sandbox();
     else if (parts[0] === "sandbox") page("Sandbox", el("p", { class: "problem", text: "The sandbox's controls need a credential with the sandbox scope (the sandbox operator's key)." }));
+    else if (parts[0] === "readiness") await readinessView(page);
+    else if (parts[0] === "requests" && parts[1]) await requestView(page, decodeURIComponent(parts[1]));
     else page("Not found", el("p", { text: "There is no such view." }));
   } catch (e) {
     if (e.status === 401) return; // back at sign-in, with the reason

@@ -1,0 +1,352 @@
+//! What the pipeline tells an observer about every request it served: the hook through which
+//! the sandbox's request journal (`crate::sandbox::journal`, above http) sees the traffic without
+//! the platform importing it. `app::App::build` installs the observer in [`App::extensions`]
+//! ([`Observers`]); with none installed, nothing here costs more than one map lookup.
+//!
+//! The observation is raw (the query string, the body bytes, the problem body): it is handed over
+//! as it is, cheaply (`Bytes` are reference-counted), and the observer redacts it off the
+//! request's thread. A REST request is one observation. An MCP tool call is one observation naming
+//! the tool ([`tool_call`]): the REST requests it makes inside are folded into it, and the `/mcp`
+//! HTTP request that carried tool calls adds none of its own.
+
+use super::faults::Via;
+use super::response::Response;
+use super::router::Route;
+use super::state::App;
+use crate::auth::Principal;
+use bytes::Bytes;
+use hyper::{HeaderMap, Method};
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One request as served, for the journal.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// The account the entry belongs to; `None`: the operator's (an unattributed failure).
+    pub account_id: Option<String>,
+    /// The credential's company scope, if any.
+    pub company_id: Option<String>,
+    /// `key_…` (or `usr_…` for a login token): never the secret.
+    pub key_id: Option<String>,
+    pub client_id: Option<String>,
+    /// The sandbox clock at the start of the request (Unix milliseconds).
+    pub at_ms: i64,
+    /// The wall clock at the start of the request (Unix milliseconds): what client pacing
+    /// (back-off, `Retry-After`) is judged on, whatever the sandbox clock does.
+    pub wall_ms: i64,
+    pub duration_us: u64,
+    pub method: Method,
+    /// The route pattern and its operation; `None` when no route matched (404, 405).
+    pub route: Option<&'static str>,
+    pub operation_id: Option<&'static str>,
+    /// The route creates something (its success status is 201).
+    pub creates: bool,
+    /// The route is a paged list (it takes `cursor`).
+    pub list: bool,
+    pub status: u16,
+    pub request_id: String,
+    pub idempotency_key: Option<String>,
+    /// The answer was an `Idempotency-Key` replay.
+    pub replayed: bool,
+    /// The fault that answered or delayed it (`Signage-Fault`: a rule id, or `prefer`).
+    pub fault: Option<String>,
+    /// `Retry-After` of the answer, in seconds.
+    pub retry_after: Option<u32>,
+    /// `rest` or `mcp`.
+    pub via: &'static str,
+    /// The MCP tool called.
+    pub tool: Option<String>,
+    /// Which credential was presented: `none`, `api_key` or `bearer`.
+    pub credentials: &'static str,
+    pub if_match: bool,
+    /// The raw query string (redacted by the observer).
+    pub query: String,
+    /// The raw body and its media type (redacted by the observer).
+    pub body: Bytes,
+    pub body_type: Option<String>,
+    /// The answer's body when it matters to the journal: a problem (status >= 400) or a page of a
+    /// list (whose `next_cursor` is kept); empty otherwise.
+    pub response: Bytes,
+}
+
+/// Receives every observation; must return at once (hand the work to another thread).
+pub trait Observer: Send + Sync {
+    fn observe(&self, observation: Observation);
+}
+
+/// The installed observer, kept in [`App::extensions`].
+#[derive(Clone)]
+pub struct Observers(pub Arc<dyn Observer>);
+
+fn observer(app: &App) -> Option<&Observers> {
+    app.extensions.get::<Observers>()
+}
+
+/// The tool call running on this thread: the last REST request it made.
+#[derive(Default)]
+struct ToolCall {
+    inner: Option<Observation>,
+}
+
+thread_local! {
+    static TOOL: RefCell<Option<ToolCall>> = const { RefCell::new(None) };
+    /// Tool calls journaled during the current HTTP request (its `/mcp` envelope adds no entry).
+    static TOOL_ENTRIES: Cell<u32> = const { Cell::new(0) };
+    /// The principal the `/mcp` endpoint authenticated itself (its route is public to the pipeline).
+    static ENDPOINT_PRINCIPAL: RefCell<Option<Principal>> = const { RefCell::new(None) };
+}
+
+/// Starts an HTTP request (not an internal one) on this thread.
+pub fn begin() {
+    TOOL_ENTRIES.with(|c| c.set(0));
+    ENDPOINT_PRINCIPAL.with(|p| p.borrow_mut().take());
+}
+
+/// A route that authenticates for itself (`/mcp`) says who the caller is, so its envelope is
+/// journaled for that account.
+pub fn authenticated(app: &App, principal: &Principal) {
+    if observer(app).is_some() {
+        ENDPOINT_PRINCIPAL.with(|p| *p.borrow_mut() = Some(principal.clone()));
+    }
+}
+
+fn credentials(headers: &HeaderMap) -> &'static str {
+    if headers.contains_key(crate::auth::authenticate::API_KEY_HEADER) {
+        "api_key"
+    } else if headers.contains_key(hyper::header::AUTHORIZATION) {
+        "bearer"
+    } else {
+        "none"
+    }
+}
+
+fn header_str(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.chars().take(255).collect())
+}
+
+/// Tells the observer about a request the pipeline served. `via` is [`Via::Mcp`] for the REST
+/// requests of a tool call: those are folded into the tool call's one observation.
+pub fn request(
+    app: &App,
+    req: &super::pipeline::Request,
+    route: Option<&Route>,
+    principal: Option<&Principal>,
+    resp: &Response,
+    started: Instant,
+    via: Via,
+) {
+    let Some(obs) = observer(app) else { return };
+    if via == Via::Rest && TOOL_ENTRIES.with(|c| c.replace(0)) > 0 {
+        // The `/mcp` envelope of tool calls: each call is its own entry.
+        ENDPOINT_PRINCIPAL.with(|p| p.borrow_mut().take());
+        return;
+    }
+    let endpoint = if principal.is_none() && via == Via::Rest {
+        ENDPOINT_PRINCIPAL.with(|p| p.borrow_mut().take())
+    } else {
+        None
+    };
+    let principal = principal.or(endpoint.as_ref());
+    let status = resp.status.as_u16();
+    let (account_id, company_id, key_id, client_id) = match principal {
+        Some(p) => (
+            Some(p.account_id.clone()),
+            p.company_scope.clone(),
+            Some(p.actor_id().to_string()),
+            p.client_id().map(str::to_string),
+        ),
+        // A public route that served its purpose (health, the document, a scan) is nobody's.
+        None if status < 400 => return,
+        None => attribute(app, &req.headers),
+    };
+    let keep_response = status >= 400 || route.is_some_and(is_list);
+    let observation = Observation {
+        account_id,
+        company_id,
+        key_id,
+        client_id,
+        at_ms: crate::time::now_millis(),
+        wall_ms: wall_millis(),
+        duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        method: req.method.clone(),
+        route: route.map(|r| r.path),
+        operation_id: route.map(|r| r.operation_id),
+        creates: route.is_some_and(|r| r.success.0 == 201),
+        list: route.is_some_and(is_list),
+        status,
+        request_id: req.request_id.clone(),
+        idempotency_key: header_str(&req.headers, "idempotency-key"),
+        replayed: resp.headers.contains_key("idempotent-replayed"),
+        fault: header_str(&resp.headers, super::faults::HEADER),
+        retry_after: resp
+            .headers
+            .get(hyper::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok()),
+        // The `/mcp` endpoint's own messages (initialize, tools/list, ...) came through MCP too.
+        via: if route.is_some_and(|r| r.path.starts_with("/mcp")) {
+            "mcp"
+        } else {
+            "rest"
+        },
+        tool: None,
+        credentials: credentials(&req.headers),
+        if_match: req.headers.contains_key(hyper::header::IF_MATCH),
+        query: req.query.clone(),
+        body: req.body.clone(),
+        body_type: header_str(&req.headers, "content-type"),
+        response: if keep_response {
+            resp.body.clone()
+        } else {
+            Bytes::new()
+        },
+    };
+    if via == Via::Mcp {
+        TOOL.with(|t| {
+            if let Some(call) = t.borrow_mut().as_mut() {
+                call.inner = Some(observation);
+            }
+        });
+        return;
+    }
+    obs.0.observe(observation);
+}
+
+fn is_list(route: &Route) -> bool {
+    route.method == Method::GET && route.query.iter().any(|q| q.name == "cursor")
+}
+
+/// Unix milliseconds of the wall clock (not the sandbox's).
+pub fn wall_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The account of a request that did not authenticate: the presented key's, when a key with that
+/// id exists, else the presented client id's, when that client exists; else the operator's. Ids
+/// are not secrets; the raw key never leaves [`crate::auth::authenticate`].
+fn attribute(
+    app: &App,
+    headers: &HeaderMap,
+) -> (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+) {
+    let key = crate::auth::authenticate::presented_key_id(headers);
+    let client = header_str(headers, crate::auth::authenticate::CLIENT_ID_HEADER);
+    let found = app.db.conn().ok().and_then(|conn| {
+        use rusqlite::OptionalExtension;
+        if let Some(k) = &key {
+            let row = conn
+                .prepare_cached(
+                    "SELECT c.account_id, k.company_id, k.client_id
+                     FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1",
+                )
+                .and_then(|mut s| {
+                    s.query_row([k], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, Option<String>>(1)?,
+                            r.get::<_, String>(2)?,
+                        ))
+                    })
+                    .optional()
+                })
+                .ok()
+                .flatten();
+            if let Some((account, company, client)) = row {
+                return Some((Some(account), company, Some(k.clone()), Some(client)));
+            }
+        }
+        let c = client.as_ref()?;
+        conn.prepare_cached("SELECT account_id FROM api_clients WHERE id = ?1")
+            .and_then(|mut s| s.query_row([c], |r| r.get::<_, String>(0)).optional())
+            .ok()
+            .flatten()
+            .map(|account| (Some(account), None, None, Some(c.clone())))
+    });
+    found.unwrap_or((None, None, None, None))
+}
+
+/// Runs one MCP tool call `f` as one observation naming `tool`: the REST requests it makes are
+/// folded into it (the last one gives the route, status and problem), `arguments` is its body.
+/// `failed` tells a refused call (a JSON-RPC error or an `isError` result) from a success when
+/// the call made no REST request.
+pub fn tool_call<R>(
+    app: &App,
+    principal: &Principal,
+    request_id: &str,
+    tool: &str,
+    arguments: impl FnOnce() -> Bytes,
+    f: impl FnOnce() -> R,
+    failed: impl FnOnce(&R) -> bool,
+) -> R {
+    let Some(obs) = observer(app) else {
+        return f();
+    };
+    let started = Instant::now();
+    let at_ms = crate::time::now_millis();
+    let wall_ms = wall_millis();
+    let previous = TOOL.with(|t| t.borrow_mut().replace(ToolCall::default()));
+    let out = f();
+    let call = TOOL.with(|t| std::mem::replace(&mut *t.borrow_mut(), previous));
+    let inner = call.and_then(|c| c.inner);
+    let refused = failed(&out);
+    let mut o = inner.unwrap_or_else(|| Observation {
+        account_id: None,
+        company_id: None,
+        key_id: None,
+        client_id: None,
+        at_ms,
+        wall_ms,
+        duration_us: 0,
+        method: Method::POST,
+        route: Some("/mcp"),
+        operation_id: None,
+        creates: false,
+        list: false,
+        status: if refused { 400 } else { 200 },
+        request_id: request_id.to_string(),
+        idempotency_key: None,
+        replayed: false,
+        fault: None,
+        retry_after: None,
+        via: "mcp",
+        tool: None,
+        credentials: "none",
+        if_match: false,
+        query: String::new(),
+        body: Bytes::new(),
+        body_type: None,
+        response: Bytes::new(),
+    });
+    o.account_id = Some(principal.account_id.clone());
+    o.company_id = principal.company_scope.clone();
+    o.key_id = Some(principal.actor_id().to_string());
+    o.client_id = principal.client_id().map(str::to_string);
+    o.at_ms = at_ms;
+    o.wall_ms = wall_ms;
+    o.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    if o.credentials == "none" {
+        o.credentials = match principal.actor {
+            crate::auth::principal::Actor::User { .. } => "bearer",
+            crate::auth::principal::Actor::ApiKey { .. } => "api_key",
+        };
+    }
+    o.via = "mcp";
+    o.tool = Some(tool.chars().take(100).collect());
+    o.query = String::new();
+    o.body = arguments();
+    o.body_type = Some("application/json".into());
+    TOOL_ENTRIES.with(|c| c.set(c.get() + 1));
+    obs.0.observe(o);
+    out
+}

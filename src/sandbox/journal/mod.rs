@@ -1,0 +1,169 @@
+//! The request journal: every REST request and every MCP tool call, per account, with what a
+//! test needs to assert on its client's behaviour and what a person needs to answer "why did
+//! `req_…` fail?" ([`routes`]).
+//!
+//! Off the request's path: the pipeline hands each [`Observation`] to [`Journal::observe`], which
+//! only pushes it on a queue; a writer thread redacts ([`record`]) and writes batches into the
+//! journal's own SQLite file ([`store`]), beside the database and outside every snapshot, so a
+//! restore never rewinds it. Every read first writes what is queued, so a client reads its own
+//! requests at once.
+
+pub mod record;
+pub mod routes;
+pub mod store;
+
+use crate::http::observe::{Observation, Observer};
+use rusqlite::Connection;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// Observations queued before the writer is woken early (it also wakes every 100 ms).
+const WAKE_AT: usize = 512;
+/// Observations queued beyond this are dropped (and counted) rather than grow without bound.
+const QUEUE_MAX: usize = 100_000;
+/// How often entries past the age limit are removed.
+const EXPIRE_EVERY: Duration = Duration::from_secs(60);
+
+pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    queue: Mutex<Vec<Observation>>,
+    wake: Condvar,
+    store: Mutex<Store>,
+    max_entries: i64,
+    max_age_ms: i64,
+    dropped: std::sync::atomic::AtomicU64,
+}
+
+struct Store {
+    conn: Connection,
+    counts: store::Counts,
+    expired_at: Instant,
+}
+
+/// The journal file of a database: `<database>.requests`; `None` for a throw-away database.
+pub fn path_for(database: &str) -> Option<PathBuf> {
+    (database != ":memory:").then(|| PathBuf::from(format!("{database}.requests")))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Journal {
+    /// Opens the journal of `settings.database` and starts its writer thread.
+    pub fn open(settings: &crate::config::Settings) -> rusqlite::Result<Journal> {
+        let path = path_for(&settings.database);
+        let conn = store::open(path.as_deref())?;
+        let counts = store::counts(&conn)?;
+        let inner = Arc::new(Inner {
+            queue: Mutex::new(Vec::new()),
+            wake: Condvar::new(),
+            store: Mutex::new(Store {
+                conn,
+                counts,
+                expired_at: Instant::now() - EXPIRE_EVERY,
+            }),
+            max_entries: i64::try_from(settings.journal_max_entries).unwrap_or(i64::MAX),
+            max_age_ms: i64::try_from(settings.journal_max_age_secs)
+                .unwrap_or(i64::MAX / 1000)
+                .saturating_mul(1000),
+            dropped: Default::default(),
+        });
+        let weak = Arc::downgrade(&inner);
+        std::thread::Builder::new()
+            .name("journal".into())
+            .spawn(move || writer(weak))
+            .map_err(|e| {
+                rusqlite::Error::InvalidPath(PathBuf::from(format!("journal writer thread: {e}")))
+            })?;
+        Ok(Journal { inner })
+    }
+
+    /// Writes what is queued, then runs `f` on the journal's connection.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let mut store = lock(&self.inner.store);
+        self.inner.flush(&mut store);
+        f(&store.conn)
+    }
+
+    /// Runs `f` on the journal's connection (a drill's verdict).
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let store = lock(&self.inner.store);
+        f(&store.conn)
+    }
+
+    /// The oldest wall time an entry may have and still be shown (the age limit).
+    pub fn not_before_wall_ms(&self) -> i64 {
+        crate::http::observe::wall_millis().saturating_sub(self.inner.max_age_ms)
+    }
+}
+
+impl Observer for Journal {
+    fn observe(&self, observation: Observation) {
+        let mut queue = lock(&self.inner.queue);
+        if queue.len() >= QUEUE_MAX {
+            self.inner
+                .dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        queue.push(observation);
+        if queue.len() == WAKE_AT {
+            self.inner.wake.notify_one();
+        }
+    }
+}
+
+impl Inner {
+    /// Takes the queue and writes it; called with the store locked, so batches land in order.
+    fn flush(&self, store: &mut Store) {
+        let batch = std::mem::take(&mut *lock(&self.queue));
+        if !batch.is_empty() {
+            let rows = batch.into_iter().map(record::Row::from).collect();
+            let Store { conn, counts, .. } = store;
+            // The writer deletes in bulk, an eighth of the ring at a time; reads cut exactly.
+            let slack = self.max_entries / 8;
+            if let Err(e) = store::insert(conn, rows, counts, self.max_entries, slack) {
+                tracing::warn!(error = %e, "journal write failed");
+            }
+        }
+        if store.expired_at.elapsed() >= EXPIRE_EVERY {
+            store.expired_at = Instant::now();
+            let cutoff = crate::http::observe::wall_millis().saturating_sub(self.max_age_ms);
+            let Store { conn, counts, .. } = store;
+            if let Err(e) = store::expire(conn, cutoff, counts) {
+                tracing::warn!(error = %e, "journal expiry failed");
+            }
+        }
+        let dropped = self.dropped.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!(dropped, "journal queue full: observations dropped");
+        }
+    }
+}
+
+/// The writer thread: every 100 ms (or when the queue fills), writes what is queued. Ends when
+/// the journal is dropped.
+fn writer(weak: Weak<Inner>) {
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        {
+            let queue = lock(&inner.queue);
+            if queue.len() < WAKE_AT {
+                let _ = inner.wake.wait_timeout(queue, Duration::from_millis(100));
+            }
+        }
+        let mut store = lock(&inner.store);
+        inner.flush(&mut store);
+    }
+}

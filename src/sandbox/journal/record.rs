@@ -1,0 +1,177 @@
+//! An observation made fit to keep: its query and body passed through the same redactor as MCP
+//! output ([`crate::redact`]) and capped, its problem body redacted, its page's `next_cursor`
+//! read. Runs on the journal's writer thread, never on the request's.
+
+use crate::http::observe::Observation;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Bytes of a query, body or problem copy kept; a longer one is cut and marked.
+pub const CAP_BYTES: usize = 8 * 1024;
+
+/// A journal row before it has a sequence number.
+pub struct Row {
+    pub o: Observation,
+    pub problem_code: Option<String>,
+    pub query: Option<String>,
+    /// The redacted body (JSON text), or its first [`CAP_BYTES`] when `body_truncated`.
+    pub body: Option<String>,
+    pub body_truncated: bool,
+    /// Bytes of the body as sent (the copy may be cut, or omitted when it is not JSON).
+    pub body_bytes: usize,
+    /// A digest of the redacted body: how the readiness checks tell a retry from a new request.
+    pub body_hash: Option<String>,
+    pub problem: Option<String>,
+    pub next_cursor: Option<String>,
+}
+
+/// The longest prefix of `s` of at most `cap` bytes that ends on a character boundary.
+fn cut(s: &str, cap: usize) -> &str {
+    if s.len() <= cap {
+        return s;
+    }
+    let mut end = cap;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn is_json(media_type: Option<&str>) -> bool {
+    let essence = media_type
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+/// The query string as a redacted JSON object (a repeated name keeps its first value).
+fn query_copy(query: &str) -> Option<String> {
+    if query.is_empty() {
+        return None;
+    }
+    let mut map = Map::new();
+    match crate::http::query::parse(query) {
+        Ok(pairs) => {
+            for (k, v) in pairs {
+                map.entry(k).or_insert(Value::String(v));
+            }
+        }
+        // Not decodable: nothing of it is shown, only that it was there.
+        Err(_) => {
+            map.insert("_undecodable".into(), Value::Bool(true));
+        }
+    }
+    let mut v = Value::Object(map);
+    crate::redact::redact_value(&mut v);
+    let text = v.to_string();
+    Some(if text.len() > CAP_BYTES {
+        r#"{"_truncated":true}"#.to_string()
+    } else {
+        text
+    })
+}
+
+/// `code` of a problem, else the last segment of its `type`.
+fn problem_code(problem: &Value) -> Option<String> {
+    if let Some(code) = problem["code"].as_str() {
+        return Some(code.to_string());
+    }
+    problem["type"]
+        .as_str()
+        .and_then(|t| t.rsplit('/').next())
+        .map(str::to_string)
+}
+
+/// The `next_cursor` of a list page: the body ends with it (`Response::page` writes it last).
+fn next_cursor(page: &[u8]) -> Option<String> {
+    let tail = &page[page.len().saturating_sub(400)..];
+    let marker = br#""next_cursor":""#;
+    let at = tail.windows(marker.len()).rposition(|w| w == marker)?;
+    let rest = &tail[at + marker.len()..];
+    let end = rest.iter().position(|&b| b == b'"')?;
+    let cursor = std::str::from_utf8(&rest[..end]).ok()?;
+    (cursor.len() <= 100
+        && cursor
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    .then(|| cursor.to_string())
+}
+
+impl Row {
+    pub fn from(o: Observation) -> Row {
+        let query = query_copy(&o.query);
+        let body_bytes = o.body.len();
+        let (mut body, mut body_truncated) = (None, false);
+        if !o.body.is_empty() && is_json(o.body_type.as_deref()) {
+            if let Ok(mut v) = serde_json::from_slice::<Value>(&o.body) {
+                crate::redact::redact_value(&mut v);
+                let text = v.to_string();
+                body_truncated = text.len() > CAP_BYTES;
+                body = Some(cut(&text, CAP_BYTES).to_string());
+            }
+        }
+        let body_hash = body.as_ref().map(|b| {
+            let digest = Sha256::digest(b.as_bytes());
+            digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+        });
+        let (mut problem, mut code, mut cursor) = (None, None, None);
+        if o.status >= 400 && !o.response.is_empty() {
+            if let Ok(mut v) = serde_json::from_slice::<Value>(&o.response) {
+                crate::redact::redact_value(&mut v);
+                code = problem_code(&v);
+                let text = v.to_string();
+                if text.len() <= CAP_BYTES {
+                    problem = Some(text);
+                }
+            }
+        } else if o.list && o.status == 200 {
+            cursor = next_cursor(&o.response);
+        }
+        Row {
+            o,
+            problem_code: code,
+            query,
+            body,
+            body_truncated,
+            body_bytes,
+            body_hash,
+            problem,
+            next_cursor: cursor,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cursor_is_read_from_the_end_of_a_page() {
+        assert_eq!(
+            next_cursor(br#"{"object":"list","data":[],"has_more":true,"next_cursor":"dev_12"}"#)
+                .as_deref(),
+            Some("dev_12")
+        );
+        assert_eq!(
+            next_cursor(br#"{"object":"list","data":[],"has_more":false,"next_cursor":null}"#),
+            None
+        );
+    }
+
+    #[test]
+    fn a_cut_ends_on_a_character_boundary() {
+        assert_eq!(cut("aé", 2), "a");
+        assert_eq!(cut("abc", 5), "abc");
+    }
+
+    #[test]
+    fn query_values_are_redacted() {
+        let q = query_copy("api_key=sgn_test_abc_def&limit=5").unwrap();
+        assert!(!q.contains("sgn_test_abc_def"), "{q}");
+        assert!(q.contains(r#""limit":"5""#));
+    }
+}

@@ -1,0 +1,92 @@
+//! `signage readiness --database PATH --account ID [--key ID] [--format json|junit]`: the report
+//! of `GET /readiness`, read from the database and its journal file without a server, for CI to
+//! gate on. Exit status: 0 `ready`, 2 `not_ready` (a required check failed), 3 `incomplete` (a
+//! required check was not observed), 1 an error.
+
+use argh::FromArgs;
+use std::path::Path;
+
+#[derive(FromArgs)]
+/// Print the readiness report of an account (exit 0 ready, 2 not ready, 3 incomplete).
+#[argh(subcommand, name = "readiness")]
+pub struct Readiness {
+    /// database file (its journal is the file beside it, `<database>.requests`)
+    #[argh(option)]
+    pub database: String,
+    /// the account to grade (`acct_…`)
+    #[argh(option)]
+    pub account: String,
+    /// grade only this key's requests (`key_…`)
+    #[argh(option)]
+    pub key: Option<String>,
+    /// json (default) or junit
+    #[argh(option, default = "String::from(\"json\")")]
+    pub format: String,
+}
+
+/// The report's text and the exit status it calls for.
+pub fn run(r: &Readiness) -> Result<(String, i32), String> {
+    if !crate::ids::is_valid(crate::ids::Kind::Account, &r.account) {
+        return Err(format!(
+            "--account `{}` is not an account id (`acct_…`)",
+            r.account
+        ));
+    }
+    if r.format != "json" && r.format != "junit" {
+        return Err("--format must be `json` or `junit`".into());
+    }
+    let db_path = Path::new(&r.database);
+    if !db_path.exists() {
+        return Err(format!("no database at {}", r.database));
+    }
+    let journal_path = super::super::journal::path_for(&r.database)
+        .ok_or("the readiness report needs a database file, not :memory:")?;
+    if !journal_path.exists() {
+        return Err(format!(
+            "no request journal at {} (a server has not run on this database yet)",
+            journal_path.display()
+        ));
+    }
+    let read_only = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let db =
+        rusqlite::Connection::open_with_flags(db_path, read_only).map_err(|e| e.to_string())?;
+    let journal =
+        super::super::journal::store::open_read_only(&journal_path).map_err(|e| e.to_string())?;
+    let wall = crate::http::observe::wall_millis();
+    let max_age_ms = i64::try_from(crate::config::Settings::default().journal_max_age_secs)
+        .unwrap_or(i64::MAX / 1000)
+        * 1000;
+    // Without a server there is no sandbox clock: the newest journaled instant stands for it.
+    let now_ms: i64 = journal
+        .query_row("SELECT coalesce(max(at_ms), 0) FROM requests", [], |row| {
+            row.get(0)
+        })
+        .map_err(|e| e.to_string())?;
+    // The server prunes its file lazily: the ring is cut here as its reads cut it.
+    let max_entries =
+        i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);
+    let floor = super::super::journal::store::ring_floor(&journal, Some(&r.account), max_entries)
+        .map_err(|e| e.to_string())?;
+    let inputs = super::gather(
+        &journal,
+        &db,
+        &r.account,
+        r.key.as_deref(),
+        wall - max_age_ms,
+        now_ms,
+        floor,
+    )
+    .map_err(|e| e.to_string())?;
+    let report = super::compute(&r.account, &inputs);
+    let text = if r.format == "junit" {
+        super::junit(&report)
+    } else {
+        serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+    };
+    let code = match report.verdict {
+        "ready" => 0,
+        "not_ready" => 2,
+        _ => 3,
+    };
+    Ok((text, code))
+}
