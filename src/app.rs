@@ -76,7 +76,7 @@ impl App {
             db: &app.db,
             settings: &app.settings,
         };
-        app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
+        app.within(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
         app.extensions.insert(outbox);
         Ok((app, report))
@@ -144,7 +144,7 @@ fn stored_jwt_secret(db: &Db) -> Result<Vec<u8>, DbError> {
             Some(v) => v,
             None => {
                 let v =
-                    base64::engine::general_purpose::STANDARD.encode(crate::random::bytes::<64>());
+                    base64::engine::general_purpose::STANDARD.encode(crate::random::bytes::<64>("jwt_secret"));
                 tx.execute(
                     "INSERT INTO server_secrets (name, value) VALUES ('jwt_hs256', ?1)",
                     [&v],

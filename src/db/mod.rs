@@ -383,7 +383,7 @@ mod tests {
     #[test]
     fn v4_keeps_every_charge_and_ledger_link_of_an_existing_database() {
         let path =
-            std::env::temp_dir().join(format!("signage-v4-{}.db", crate::random::hex::<8>()));
+            std::env::temp_dir().join(format!("signage-v4-{}.db", crate::random::hex::<8>("test")));
         let db = Db {
             path: path.clone(),
             idle: Mutex::new(Vec::new()),

@@ -37,6 +37,7 @@ mod sandbox_determinism;
 mod sandbox_faults;
 mod sandbox_fleet;
 mod sandbox_snapshots;
+mod sandbox_streams;
 mod sandbox_timeline;
 mod sandbox_timeline_edges;
 mod schemas;
