@@ -43,6 +43,18 @@ pub struct Db {
     snapshots: snapshot::Store,
     /// Run after a write transaction that asked for it ([`wake_after_commit`]) has committed.
     after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// Restores so far ([`Db::generation`]).
+    generation: std::sync::atomic::AtomicU64,
+}
+
+/// The highest schema migration this binary carries.
+pub fn latest_migration() -> i64 {
+    embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .max()
+        .unwrap_or(0)
 }
 
 thread_local! {
@@ -123,6 +135,7 @@ impl Db {
             throwaway,
             snapshots: snapshot::Store::default(),
             after_commit: std::sync::OnceLock::new(),
+            generation: Default::default(),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(
@@ -365,6 +378,7 @@ impl Drop for Db {
             idle.clear();
         }
         if self.throwaway {
+            self.remove_snapshot_files();
             for suffix in ["", "-wal", "-shm"] {
                 let mut p = self.path.clone().into_os_string();
                 p.push(suffix);
@@ -390,6 +404,7 @@ mod tests {
             throwaway: true,
             snapshots: snapshot::Store::default(),
             after_commit: std::sync::OnceLock::new(),
+            generation: Default::default(),
         };
         let mut conn = db.open_connection().unwrap();
         embedded::migrations::runner()

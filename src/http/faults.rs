@@ -119,6 +119,20 @@ pub struct Rule {
     pub draws: u64,
 }
 
+/// A rule as a snapshot keeps it: everything, its stream's position included.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedRule {
+    pub id: String,
+    pub matcher: Matcher,
+    pub action: FaultAction,
+    pub times: Option<u64>,
+    pub probability: Option<f64>,
+    pub remaining: Option<u64>,
+    pub fired: u64,
+    pub created_at: String,
+    pub draws: u64,
+}
+
 /// True for the routes a fault may hit: authenticated, not the operator's own controls.
 pub fn faultable(route: &Route) -> bool {
     route.action != Action::Public
@@ -187,14 +201,42 @@ impl Faults {
     }
 
     /// Every rule as it stands, counts and draws included (a snapshot's copy).
-    pub fn save(&self) -> Vec<Rule> {
-        self.lock().clone()
+    pub fn save(&self) -> Vec<SavedRule> {
+        self.lock()
+            .iter()
+            .map(|r| SavedRule {
+                id: r.id.clone(),
+                matcher: r.matcher.clone(),
+                action: r.action.clone(),
+                times: r.times,
+                probability: r.probability,
+                remaining: r.remaining,
+                fired: r.fired,
+                created_at: r.created_at.clone(),
+                draws: r.draws,
+            })
+            .collect()
     }
 
     /// Replaces every rule with a snapshot's copy.
-    pub fn restore(&self, saved: Vec<Rule>) {
+    pub fn restore(&self, saved: Vec<SavedRule>) {
         let mut rules = self.lock();
-        *rules = saved;
+        *rules = saved
+            .into_iter()
+            .take(MAX_RULES)
+            .map(|r| Rule {
+                object: "sandbox_fault",
+                id: r.id,
+                matcher: r.matcher,
+                action: r.action,
+                times: r.times,
+                probability: r.probability,
+                remaining: r.remaining,
+                fired: r.fired,
+                created_at: r.created_at,
+                draws: r.draws,
+            })
+            .collect();
         self.count.store(rules.len(), Ordering::Relaxed);
     }
 

@@ -18,6 +18,7 @@ pub mod fleet;
 pub mod simulated_scans;
 pub mod simulator;
 pub mod snapshots;
+pub mod world;
 
 use crate::http::router::Route;
 use serde_json::Value;

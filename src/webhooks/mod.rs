@@ -35,6 +35,8 @@ pub const MAX_IN_FLIGHT: usize = 128;
 /// retries.
 pub struct Outbox {
     pub client: send::Client,
+    /// Which clock signs `webhook-timestamp` (`webhooks.timestamps`).
+    pub timestamps: crate::config::WebhookTimestamps,
     wake: Notify,
     claimed_tx: mpsc::UnboundedSender<Job>,
     claimed_rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Job>>>,
@@ -46,6 +48,7 @@ impl Outbox {
         let (claimed_tx, claimed_rx) = mpsc::unbounded_channel();
         Outbox {
             client: send::Client::new(settings),
+            timestamps: settings.webhook_timestamps,
             wake: Notify::new(),
             claimed_tx,
             claimed_rx: std::sync::Mutex::new(Some(claimed_rx)),
@@ -126,10 +129,9 @@ async fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>,
     };
     let client = outbox.client.clone();
     let done = done.clone();
+    let headers = job.headers(outbox.timestamps);
     tokio::spawn(async move {
-        let outcome = client
-            .post(&job.url, &job.headers(), job.body.clone())
-            .await;
+        let outcome = client.post(&job.url, &headers, job.body.clone()).await;
         drop(permit);
         let _ = done.send((job, outcome));
     });
@@ -197,10 +199,9 @@ fn send_all_blocking(outbox: &Outbox, jobs: &[Job]) -> Vec<send::Outcome> {
         let tx = tx.clone();
         let job = job.clone();
         let client = outbox.client.clone();
+        let headers = job.headers(outbox.timestamps);
         handle.spawn(async move {
-            let outcome = client
-                .post(&job.url, &job.headers(), job.body.clone())
-                .await;
+            let outcome = client.post(&job.url, &headers, job.body.clone()).await;
             let _ = tx.send((i, outcome));
         });
     }

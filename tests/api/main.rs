@@ -34,6 +34,7 @@ mod qr_scans;
 mod reference;
 mod sandbox_clock;
 mod sandbox_determinism;
+mod sandbox_exact_snapshots;
 mod sandbox_faults;
 mod sandbox_fleet;
 mod sandbox_snapshots;

@@ -35,7 +35,8 @@ async fn noise(s: &Sandbox, round: usize) {
         2 => {
             for path in ["/ads?limit=5", "/devices?limit=5", "/webhooks"] {
                 let h = refs(&demo("northwind-readwrite"));
-                let h: Vec<(&str, &str)> = h.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+                let h: Vec<(&str, &str)> =
+                    h.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
                 let (status, _, _) = s.call(Method::GET, path, &h, None).await;
                 assert_eq!(status, 200, "{path}");
             }
@@ -83,7 +84,8 @@ async fn script(s: &Sandbox, receiver: &Receiver, noisy: bool) -> Answers {
             round += 1;
             let h = demo($key);
             let h: Vec<(&str, &str)> = h.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            let (status, _, body) = s.call($method, &$path, &h, $body).await;
+            let path: String = $path;
+            let (status, _, body) = s.call($method, path.as_str(), &h, $body).await;
             // The receivers listen on different ports: the only difference allowed.
             let text = String::from_utf8_lossy(&body).replace(&port, "RECEIVER");
             out.push(($label.to_string(), status, text.clone()));
@@ -99,7 +101,9 @@ async fn script(s: &Sandbox, receiver: &Receiver, noisy: bool) -> Answers {
         Some(&json!({"company_id": cmp, "url": receiver.url("/hook"),
             "event_types": ["ad.created", "ad.updated", "qr_code.created", "promotion.updated"]}))
     );
-    assert!(hook["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")));
+    assert!(hook["secret"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("whsec_")));
     let ad = call!(
         "POST /ads",
         Method::POST,

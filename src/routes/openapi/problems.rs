@@ -91,7 +91,10 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("delivery_in_flight", "409: an attempt of this webhook delivery is being sent right now; retry when it is recorded."),
     c("fault_limit", "409: the sandbox holds the most fault rules it may (100); delete some first."),
     c("snapshot_exists", "409: a snapshot with this name exists; delete it first or choose another name."),
-    c("snapshot_limit", "409: the sandbox holds the most snapshots it may (20); delete some first."),
+    c("snapshot_limit", "409: the sandbox holds the most snapshots it may (100); delete some first."),
+    c("snapshot_budget_exceeded", "409: the snapshots would take more bytes together than `sandbox.snapshot_budget_bytes` (512 MiB by default); delete some first."),
+    c("snapshot_version_mismatch", "409: the snapshot was taken by another binary version; delete it and take a new one."),
+    c("snapshot_incompatible", "409: the snapshot was taken on another clock mode or seed setting; restart the sandbox with the same settings to restore it."),
     c("injected_fault", "Any status: the sandbox operator injected this answer (a fault rule, or `Prefer: code=`); `Signage-Fault` names the rule."),
 ];
 
