@@ -51,4 +51,5 @@ mod webhook_delivery;
 mod webhook_https;
 mod webhook_receiver;
 mod webhook_retries;
+mod webhook_timestamps;
 mod webhooks;

@@ -205,9 +205,12 @@ if wanted schemathesis; then
 fi
 
 if wanted webhooks; then
-  if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory:; then
+  # A frozen, seeded sandbox: the stock verifier (unpatched) accepts its deliveries because the
+  # webhook-timestamp header is signed with the wall clock (webhooks.timestamps = "wall").
+  if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory: \
+      --clock 2026-03-02T09:00:00Z --seed 7; then
     component webhooks-standardwebhooks 60 "$py" "$here/webhook_verify.py" --url "$started_base" \
-      --credentials "$repo/fixtures/demo-credentials.json"
+      --credentials "$repo/fixtures/demo-credentials.json" --frozen-at 2026-03-02T09:00:00Z
   elif [ -z "$bin" ]; then
     echo "(webhooks skipped: no signage binary given)"
   fi
