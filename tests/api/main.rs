@@ -37,6 +37,7 @@ mod sandbox_determinism;
 mod sandbox_exact_snapshots;
 mod sandbox_faults;
 mod sandbox_fleet;
+mod sandbox_operator_limits;
 mod sandbox_snapshots;
 mod sandbox_streams;
 mod sandbox_timeline;
