@@ -50,6 +50,9 @@ impl std::str::FromStr for WebhookTimestamps {
     }
 }
 
+/// The bytes all sandbox snapshots may take together by default (`sandbox.snapshot_budget_bytes`).
+pub const DEFAULT_SNAPSHOT_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
+
 /// The largest `mcp.max_batch_messages` accepted: even refused messages cost a short error each.
 pub const MAX_BATCH_MESSAGES: usize = 1000;
 
@@ -154,7 +157,7 @@ impl Default for Settings {
             webhook_rotation_grace_secs: 86_400,
             webhook_ca_file: None,
             webhook_timestamps: WebhookTimestamps::Wall,
-            sandbox_snapshot_budget_bytes: crate::db::snapshot::DEFAULT_BUDGET_BYTES,
+            sandbox_snapshot_budget_bytes: DEFAULT_SNAPSHOT_BUDGET_BYTES,
             sandbox_clock: None,
             sandbox_seed: None,
             sandbox_control: true,

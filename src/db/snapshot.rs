@@ -29,9 +29,6 @@ use std::time::{Duration, Instant};
 /// The most snapshots one sandbox lists (a bound on the listing; the bytes have their own budget).
 pub const MAX_SNAPSHOTS: usize = 100;
 
-/// The default budget of all snapshots' bytes (`sandbox.snapshot_budget_bytes`).
-pub const DEFAULT_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
-
 /// How long a save or restore waits for other connections' locks before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
