@@ -15,12 +15,13 @@ from mypy import api as mypy_api
 
 
 class Report:
+    # Each line starts a line of its own: pytest's progress dots share the terminal line.
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.when == "call" or (report.when != "call" and report.failed):
             if report.passed:
-                print(f"PASS pytest {report.nodeid}", flush=True)
+                print(f"\nPASS pytest {report.nodeid}", flush=True)
             elif report.failed:
-                print(f"FAIL pytest {report.nodeid} ({report.when}): {report.longreprtext[-1500:]}", flush=True)
+                print(f"\nFAIL pytest {report.nodeid} ({report.when}): {report.longreprtext[-1500:]}", flush=True)
 
 
 def main() -> int:
