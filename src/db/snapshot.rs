@@ -237,6 +237,9 @@ impl Db {
         let written = (|| {
             let mut file = Connection::open(&partial)?;
             copy(&live, &mut file)?;
+            // A rollback-journal file, not WAL (which the copied header says): a restore then
+            // reads it without creating, checkpointing and removing -wal and -shm files.
+            file.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))?;
             let high = audit_high(&file)?;
             let bytes = size_of(&file)?;
             drop(file);
