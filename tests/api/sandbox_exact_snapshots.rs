@@ -227,6 +227,9 @@ async fn snapshots_live_on_disk_within_a_byte_budget() {
     assert_eq!(r.status, 204);
     save(&app, "c").await;
     restore(&app, "c").await;
+    // The snapshot file is a rollback-journal database; the live one stays in WAL mode.
+    let mode: String = app.sql(|c| c.query_row("PRAGMA journal_mode", [], |r| r.get(0)));
+    assert_eq!(mode, "wal");
     drop(app);
     // A throw-away database's snapshots go with it.
     for _ in 0..50 {
