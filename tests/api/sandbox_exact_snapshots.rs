@@ -62,6 +62,9 @@ async fn after_a_restore_a_day_gives_the_same_counts_whatever_ran_before() {
         l.sandbox_seed = Some(19);
     })
     .await;
+    // The fixture webhooks point at hosts that never answer: which of their attempts an advance
+    // makes itself (and counts) races the delivery worker, so they are off here.
+    crate::webhook_delivery::quiet_fixture_hooks(&app);
     save(&app, "clean").await;
     let first = one_day(&app).await;
     assert!(first.0.contains("device.offline"), "{}", first.0);
