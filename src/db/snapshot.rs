@@ -125,6 +125,14 @@ impl State {
     }
 }
 
+/// 1 to 64 of `a-z`, `0-9`, `-`, `_` (what the routes accept).
+fn plain_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
 fn pages_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.sqlite"))
 }
@@ -195,8 +203,13 @@ impl Db {
                     let meta = std::fs::read(&path)
                         .ok()
                         .and_then(|b| serde_json::from_slice::<Meta>(&b).ok());
-                    if let Some(meta) = meta {
-                        state.index.insert(meta.info.name.clone(), meta.info);
+                    // Only a name this store could have written, matching its file: a name
+                    // read back becomes a path again.
+                    let stem = path.file_stem().and_then(|s| s.to_str());
+                    if let Some(meta) = meta.filter(|m| Some(m.info.name.as_str()) == stem) {
+                        if plain_name(&meta.info.name) {
+                            state.index.insert(meta.info.name.clone(), meta.info);
+                        }
                     }
                 }
             }

@@ -12,7 +12,6 @@ use crate::db::snapshot::SnapshotError;
 use crate::http::faults::SavedRule;
 use crate::http::App;
 use crate::sandbox::simulated_scans::SimulatedScans;
-use crate::time::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -72,11 +71,8 @@ pub fn check(app: &App, saved: &serde_json::Value) -> Result<World, SnapshotErro
 
 /// Puts a checked world back (the caller holds the timeline still, the pages just restored).
 pub fn put_back(app: &App, world: World) -> Result<(), crate::db::DbError> {
-    if app.clock.mode() == Mode::Frozen {
-        app.clock.restore(world.now_ms, world.id_stamp);
-    } else {
-        app.clock.restore(0, world.id_stamp);
-    }
+    // A system clock keeps following the system time; only its id sequence comes back.
+    app.clock.restore(world.now_ms, world.id_stamp);
     if let (Some(g), Some(streams)) = (&app.seeded, world.streams) {
         g.restore(streams);
     }
