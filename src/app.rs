@@ -83,6 +83,8 @@ impl App {
         app.within(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
         app.extensions.insert(outbox);
+        app.extensions
+            .insert(Arc::new(crate::sandbox::sink::Sinks::default()));
         Ok((app, report))
     }
 }

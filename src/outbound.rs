@@ -248,6 +248,39 @@ fn parse_ipv4_number(part: &str) -> Option<u64> {
     u64::from_str_radix(digits, radix).ok()
 }
 
+/// The path of the sandbox's built-in receiver, `/_sandbox/sink/{name}`.
+pub const SINK_PATH: &str = "/_sandbox/sink/";
+
+/// Whether `name` may name a sink: 1 to 64 of `a-z 0-9 - _`.
+pub fn is_sink_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// The sink a webhook URL delivers to when it is this sandbox's own built-in receiver: exactly
+/// `http://127.0.0.1:0/_sandbox/sink/{name}` (port 0 standing for whatever port this sandbox
+/// listens on, so a fixture or a snapshot stays right across restarts) or
+/// `http://127.0.0.1:{own_port}/_sandbox/sink/{name}` (also `localhost`), nothing after the name.
+/// Such a URL is allowed whatever `webhooks.allow_private_targets` says, and delivery connects to
+/// the sandbox's own listener: the exception reaches one route of this process, never another
+/// address or port.
+pub fn self_sink(url: &str, own_port: Option<u16>) -> Option<&str> {
+    let rest = url.strip_prefix("http://")?;
+    let (authority, path) = rest.split_at(rest.find('/')?);
+    let (host, port) = authority.rsplit_once(':')?;
+    if host != "127.0.0.1" && host != "localhost" {
+        return None;
+    }
+    let port: u16 = port.parse().ok().filter(|_| port.len() <= 5)?;
+    if port != 0 && Some(port) != own_port {
+        return None;
+    }
+    let name = path.strip_prefix(SINK_PATH)?;
+    is_sink_name(name).then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,5 +394,33 @@ mod tests {
         assert_eq!(check_host("api.localhost", CLOSED), Err(Refusal::Loopback));
         assert_eq!(check_host("0x7f.1", CLOSED), Err(Refusal::Loopback));
         assert_eq!(check_host("hooks.example", CLOSED), Ok(()));
+    }
+
+    /// The sink exception reaches exactly `/_sandbox/sink/{name}` of this sandbox, nothing else.
+    #[test]
+    fn only_this_sandboxs_sink_is_a_self_sink() {
+        assert_eq!(
+            self_sink("http://127.0.0.1:0/_sandbox/sink/grocers", None),
+            Some("grocers")
+        );
+        assert_eq!(
+            self_sink("http://localhost:8080/_sandbox/sink/a-b_1", Some(8080)),
+            Some("a-b_1")
+        );
+        for url in [
+            "http://127.0.0.1:8081/_sandbox/sink/x",
+            "http://127.0.0.1/_sandbox/sink/x",
+            "https://127.0.0.1:0/_sandbox/sink/x",
+            "http://10.0.0.1:0/_sandbox/sink/x",
+            "http://127.0.0.1:0/_sandbox/clock",
+            "http://127.0.0.1:0/_sandbox/sink/",
+            "http://127.0.0.1:0/_sandbox/sink/x/../../clock",
+            "http://127.0.0.1:0/_sandbox/sink/x?y=1",
+            "http://127.0.0.1:0/_sandbox/sink/X",
+            "http://127.0.0.1:000000/_sandbox/sink/x",
+            "http://user@127.0.0.1:0/_sandbox/sink/x",
+        ] {
+            assert_eq!(self_sink(url, Some(8080)), None, "{url}");
+        }
     }
 }

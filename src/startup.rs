@@ -49,6 +49,10 @@ impl Server {
         if app.settings.public_base_url.is_none() {
             app.settings.public_base_url = Some(crate::config::public_base_url_for(addr));
         }
+        // Deliveries to the built-in sink go to this listener.
+        if let Some(outbox) = app.extensions.get::<Arc<crate::webhooks::Outbox>>() {
+            outbox.client.set_own_address(addr);
+        }
         Ok(Server {
             app: Arc::new(app),
             listener,

@@ -86,7 +86,14 @@ pub enum TimelineError {
     /// A source kept reporting something due after running it: a bug, stopped rather than looped.
     #[error("the timeline did not settle: {0} steps without reaching the target instant")]
     Runaway(u64),
+    /// The caller's step hook stopped the run (it keeps its own reason).
+    #[error("stopped at a step")]
+    Stopped,
 }
+
+/// Called after each step of a run (and at its end) with the step's instant; an error stops the
+/// run there.
+pub type StepHook<'a> = &'a mut dyn FnMut(i64) -> Result<(), TimelineError>;
 
 /// Due instants one run may stop at before giving up (a source that never settles).
 const MAX_STEPS: u64 = 100_000;
@@ -131,6 +138,18 @@ impl Timeline {
         clock: &Clock,
         until: i64,
     ) -> Result<Report, TimelineError> {
+        self.run_until_each(env, clock, until, &mut |_| Ok(()))
+    }
+
+    /// [`Timeline::run_until`], calling `after_step` once everything due at a step has run, and
+    /// once at the end (the sandbox drains the webhook outbox there).
+    pub fn run_until_each(
+        &self,
+        env: &Env<'_>,
+        clock: &Clock,
+        until: i64,
+        after_step: StepHook<'_>,
+    ) -> Result<Report, TimelineError> {
         // A poisoned lock only means an earlier run panicked; the database is the state, not the lock.
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let events_before = max_event_rowid(env.db)?;
@@ -158,12 +177,14 @@ impl Timeline {
                     source.run_due(env, at, &mut report)?;
                 }
             }
+            after_step(at)?;
         }
         let end = until.max(clock.now());
         let _ = clock.set(end);
         for source in &self.sources {
             source.catch_up(env, end, &mut report)?;
         }
+        after_step(end)?;
         report.events = events_since(env.db, events_before)?;
         Ok(report)
     }

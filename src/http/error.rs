@@ -75,6 +75,9 @@ pub enum ApiError {
     /// The request body did not arrive within the body read timeout.
     #[error("request body timeout")]
     RequestTimeout { secs: u64 },
+    /// A wait the request asked for outlasted its timeout (`drain_timeout`); nothing was undone.
+    #[error("timed out ({code}): {detail}")]
+    TimedOut { code: &'static str, detail: String },
     #[error("unsupported media type: {0}")]
     UnsupportedMediaType(String),
     #[error("not acceptable: {0}")]
@@ -176,7 +179,9 @@ impl ApiError {
             ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            ApiError::RequestTimeout { .. } | ApiError::TimedOut { .. } => {
+                StatusCode::REQUEST_TIMEOUT
+            }
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -204,6 +209,7 @@ impl ApiError {
             ApiError::TooManyRequests { .. } => "too-many-requests",
             ApiError::RateLimited { .. } => "rate-limited",
             ApiError::RequestTimeout { .. } => "request-timeout",
+            ApiError::TimedOut { .. } => "timed-out",
             ApiError::UnsupportedMediaType(_) => "unsupported-media-type",
             ApiError::NotAcceptable(_) => "not-acceptable",
             ApiError::Unavailable(_) => "unavailable",
@@ -229,6 +235,7 @@ impl ApiError {
             ApiError::InsufficientTokens { .. } => "Insufficient tokens",
             ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => "Too many requests",
             ApiError::RequestTimeout { .. } => "Request timeout",
+            ApiError::TimedOut { .. } => "Timed out",
             ApiError::UnsupportedMediaType(_) => "Unsupported media type",
             ApiError::NotAcceptable(_) => "Not acceptable",
             ApiError::Unavailable(_) => "Service unavailable",
@@ -245,7 +252,8 @@ impl ApiError {
             | ApiError::NotAcceptable(d)
             | ApiError::Unavailable(d)
             | ApiError::Malformed { detail: d, .. }
-            | ApiError::ConflictCode { detail: d, .. } => d.clone(),
+            | ApiError::ConflictCode { detail: d, .. }
+            | ApiError::TimedOut { detail: d, .. } => d.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
                 "This path supports: {}.",
                 allow.iter().map(Method::as_str).collect::<Vec<_>>().join(", ")
@@ -300,9 +308,9 @@ impl ApiError {
         match &self {
             ApiError::Validation(errors) => body["errors"] = json!(errors),
             ApiError::Unauthenticated(reason) => body["code"] = json!(reason.code()),
-            ApiError::Malformed { code, .. } | ApiError::ConflictCode { code, .. } => {
-                body["code"] = json!(code)
-            }
+            ApiError::Malformed { code, .. }
+            | ApiError::ConflictCode { code, .. }
+            | ApiError::TimedOut { code, .. } => body["code"] = json!(code),
             ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),
             ApiError::InsufficientTokens { balance, required } => {
                 body["balance"] = json!(balance);

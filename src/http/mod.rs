@@ -9,6 +9,7 @@
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
 //! - [`state`]: [`App`], the state every request shares.
+//! - [`stream`]: bodies written after the handler returned (event streams).
 
 pub mod ctx;
 pub mod error;
@@ -23,6 +24,7 @@ pub mod response;
 pub mod router;
 pub mod server;
 pub mod state;
+pub mod stream;
 
 pub use ctx::Ctx;
 pub use error::ApiError;

@@ -40,12 +40,14 @@ pub struct Response {
 
 /// What the server does with a response before (or instead of) writing it. The pipeline is
 /// synchronous, so it never waits itself: the server sleeps in async code, off every worker.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// Hold the response back this long.
     pub delay_ms: u64,
     /// Close the connection without writing the response.
     pub drop: bool,
+    /// Write this body, as it arrives, instead of `body` (an event stream).
+    pub stream: Option<super::stream::Streamed>,
 }
 
 impl Response {

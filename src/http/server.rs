@@ -18,7 +18,7 @@ use super::response::Response;
 use super::router::Exec;
 use super::state::App;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -142,7 +142,7 @@ async fn handle(
     app: Arc<App>,
     peer: SocketAddr,
     req: hyper::Request<Incoming>,
-) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
+) -> Result<hyper::Response<Body>, Dropped> {
     let started = Instant::now();
     // Request ids label log lines and problems; they are not secrets, so they come from the
     // per-thread generator (no system call per request). A seeded sandbox numbers its requests
@@ -205,7 +205,7 @@ async fn handle(
 
     // An injected fault ([`super::faults`]): wait here, in async code, so no worker thread is
     // held; a drop closes the connection without an answer (hyper does so when the service fails).
-    let delivery = resp.delivery;
+    let delivery = resp.delivery.clone();
     if delivery.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(delivery.delay_ms)).await;
     }
@@ -273,8 +273,15 @@ async fn read_body(
     Ok(Bytes::from(buf))
 }
 
-fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Full<Bytes>> {
-    let mut out = hyper::Response::new(Full::new(resp.body));
+/// A response body: bytes at once, or a stream written as it arrives ([`super::stream`]).
+type Body = Either<Full<Bytes>, super::stream::ChannelBody>;
+
+fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
+    let body = match resp.delivery.stream.as_ref().and_then(|s| s.take()) {
+        Some(stream) => Either::Right(stream),
+        None => Either::Left(Full::new(resp.body)),
+    };
+    let mut out = hyper::Response::new(body);
     *out.status_mut() = resp.status;
     *out.headers_mut() = resp.headers;
     if let Ok(v) = hyper::header::HeaderValue::from_str(request_id) {

@@ -41,10 +41,12 @@ const HINTS: &[Hint] = &[
 
 /// Whether this caller may call the tool now.
 pub fn can_call(app: &App, caller: &Caller, tool: &str) -> bool {
-    crate::mcp::state(app)
-        .catalog(&app.router)
-        .get(tool)
-        .is_some_and(|t| t.available() && t.allowed(&caller.principal))
+    let catalog = crate::mcp::state(app).catalog(&app.router);
+    // The request's toolsets and read-only mode count too: advice and prompts name no tool
+    // this request cannot call.
+    catalog.get(tool).is_some_and(|t| {
+        t.available() && t.allowed(&caller.principal) && caller.view.shows(t, &catalog.tools)
+    })
 }
 
 /// `message` with each REST advice sentence replaced by advice for this caller.

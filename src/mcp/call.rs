@@ -21,6 +21,16 @@ pub struct Caller {
     pub headers: HeaderMap,
     pub request_id: String,
     pub peer: Option<IpAddr>,
+    /// The toolsets, read-only mode and schema detail this request asked for.
+    pub view: super::toolsets::View,
+    /// The protocol version this request speaks (what content it may be sent).
+    pub version: &'static str,
+    /// What the client can do (its session's, or this request's on 2026-07-28).
+    pub features: super::sessions::ClientFeatures,
+    /// The `Mcp-Session-Id` this request belongs to, if any.
+    pub session: Option<String>,
+    /// The client reads an event stream as the answer (`Accept`).
+    pub accepts_sse: bool,
 }
 
 impl Caller {
@@ -47,6 +57,11 @@ impl Caller {
             headers,
             request_id: request_id.to_string(),
             peer,
+            view: Default::default(),
+            version: super::protocol::DEFAULT_VERSION,
+            features: Default::default(),
+            session: None,
+            accepts_sse: false,
         }
     }
 

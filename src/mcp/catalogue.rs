@@ -24,8 +24,10 @@ pub struct Tool {
     /// The tool is listed to a principal allowed any of these actions (none: never listed).
     pub actions: Vec<Action>,
     pub input_schema: Value,
-    /// The entry of `tools/list`.
+    /// The entry of `tools/list` with the full schemas (`X-MCP-Schemas: full`).
     pub definition: Value,
+    /// The entry of `tools/list` by default ([`super::compact`]).
+    pub compact: Value,
 }
 
 impl Tool {
@@ -132,10 +134,15 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         "description": spec.description,
         "inputSchema": input_schema,
     });
-    if let Some(out) = output_schema {
+    if let Some(mut out) = output_schema {
+        if let Some(r) = &route {
+            out = super::links::output_schema(r.operation_id, out);
+        }
+        super::compact::share_repeats(&mut out);
         definition["outputSchema"] = out;
     }
     definition["annotations"] = annotations;
+    let compact = super::compact::definition(&definition, spec.kind);
     Tool {
         spec,
         route,
@@ -143,6 +150,7 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         actions,
         input_schema,
         definition,
+        compact,
     }
 }
 

@@ -34,6 +34,13 @@ pub struct McpConfig {
     /// write the raw API key into the output (throw-away demos only; the default writes none)
     #[argh(switch)]
     pub inline_key: bool,
+    /// only these toolsets, comma-separated (account, companies, devices, ads, promotions, plans,
+    /// tokens, billing, media, webhooks); sent as the X-MCP-Toolsets header
+    #[argh(option)]
+    pub toolsets: Option<String>,
+    /// read-only: no tool that prepares or confirms a change (the X-MCP-Readonly header)
+    #[argh(switch)]
+    pub readonly: bool,
 }
 
 pub const SERVER_NAME: &str = "signage";
@@ -135,14 +142,53 @@ pub fn generic(url: &str, key: KeySource<'_>, client_id: &str) -> Value {
     json!({"name": SERVER_NAME, "transport": "streamable-http", "url": url, "headers": headers(auth, client_id)})
 }
 
+/// The request headers that choose what the server shows ([`super::toolsets`]), from the options.
+pub fn view_headers(
+    toolsets: Option<&str>,
+    readonly: bool,
+) -> Result<Vec<(&'static str, String)>, String> {
+    let mut out = Vec::new();
+    if let Some(list) = toolsets {
+        let names =
+            super::toolsets::parse_toolsets(list).map_err(|e| format!("--toolsets: {e}"))?;
+        out.push(("X-MCP-Toolsets", names.join(",")));
+    }
+    if readonly {
+        out.push(("X-MCP-Readonly", "true".to_string()));
+    }
+    Ok(out)
+}
+
+/// Adds the view headers to a client entry: to its `headers`, or as `--header` arguments of the
+/// mcp-remote bridge (Claude Desktop).
+fn with_view(mut v: Value, view: &[(&'static str, String)]) -> Value {
+    let servers = ["mcpServers", "servers"]
+        .into_iter()
+        .find(|k| v.get(*k).is_some());
+    let entry = match servers {
+        Some(k) => &mut v[k][SERVER_NAME],
+        None => &mut v,
+    };
+    for (name, value) in view {
+        if let Some(h) = entry.get_mut("headers").and_then(Value::as_object_mut) {
+            h.insert(name.to_string(), json!(value));
+        } else if let Some(args) = entry.get_mut("args").and_then(Value::as_array_mut) {
+            args.push(json!("--header"));
+            args.push(json!(format!("{name}:{value}")));
+        }
+    }
+    v
+}
+
 /// The text printed for a format.
 pub fn render(
     format: &str,
     url: &str,
     key: KeySource<'_>,
     client_id: &str,
+    view: &[(&'static str, String)],
 ) -> Result<String, String> {
-    let pretty = |v: Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let pretty = |v: Value| serde_json::to_string_pretty(&with_view(v, view)).unwrap_or_default();
     let inline = matches!(key, KeySource::Inline(_));
     let claude_note = if inline {
         ""
@@ -247,7 +293,8 @@ pub fn run(cmd: McpConfig) -> Result<String, String> {
             cmd.url
         ));
     }
-    let text = render(&cmd.format, &url, source, &client_id)?;
+    let view = view_headers(cmd.toolsets.as_deref(), cmd.readonly)?;
+    let text = render(&cmd.format, &url, source, &client_id, &view)?;
     if cmd.inline_key {
         eprintln!("note: the output contains the API key; keep it out of chats, tickets and shared repositories.");
     } else {
@@ -308,7 +355,7 @@ mod tests {
     #[test]
     fn by_default_no_key_is_written() {
         let url = "http://127.0.0.1:8080/mcp";
-        let all = render("all", url, KeySource::Reference, "cli_1").unwrap();
+        let all = render("all", url, KeySource::Reference, "cli_1", &[]).unwrap();
         // Nothing key-shaped: the redactor finds nothing to replace.
         assert_eq!(crate::redact::redact_str(&all), all.as_str());
         let v = vscode(url, KeySource::Reference, "cli_1");
@@ -345,6 +392,8 @@ mod tests {
             client_id: Some("cli_1".into()),
             format: "all".into(),
             inline_key,
+            toolsets: None,
+            readonly: false,
         };
         let text = run(cmd(Some(KEY), false)).unwrap();
         assert!(!text.contains(KEY));
@@ -354,13 +403,39 @@ mod tests {
     }
 
     #[test]
+    fn toolsets_and_read_only_mode_reach_every_format() {
+        let view = view_headers(Some("Devices, ads"), true).unwrap();
+        assert_eq!(
+            view,
+            [
+                ("X-MCP-Toolsets", "devices,ads".to_string()),
+                ("X-MCP-Readonly", "true".to_string())
+            ]
+        );
+        assert!(view_headers(Some("screens"), false)
+            .unwrap_err()
+            .contains("`screens`"));
+        let url = "http://127.0.0.1:8080/mcp";
+        let all = render("all", url, KeySource::Reference, "cli_1", &view).unwrap();
+        // Cursor, VS Code and the generic form carry both headers; Claude's bridge gets arguments.
+        assert_eq!(
+            all.matches("\"X-MCP-Toolsets\": \"devices,ads\"").count(),
+            3,
+            "{all}"
+        );
+        assert_eq!(all.matches("\"X-MCP-Readonly\": \"true\"").count(), 3);
+        assert!(all.contains("\"X-MCP-Toolsets:devices,ads\""));
+        assert!(all.contains("\"X-MCP-Readonly:true\""));
+    }
+
+    #[test]
     fn render_selects_formats() {
-        let all = render("all", "http://127.0.0.1:8080/mcp", INLINE, "cli_1").unwrap();
+        let all = render("all", "http://127.0.0.1:8080/mcp", INLINE, "cli_1", &[]).unwrap();
         for marker in ["Claude Desktop", "Cursor", "VS Code", "Any Streamable HTTP"] {
             assert!(all.contains(marker), "{marker}");
         }
-        let one = render("cursor", "http://127.0.0.1:8080/mcp", INLINE, "cli_1").unwrap();
+        let one = render("cursor", "http://127.0.0.1:8080/mcp", INLINE, "cli_1", &[]).unwrap();
         assert!(one.contains("mcpServers") && !one.contains("npx"));
-        assert!(render("emacs", "u", INLINE, "c").is_err());
+        assert!(render("emacs", "u", INLINE, "c", &[]).is_err());
     }
 }

@@ -25,20 +25,29 @@ use crate::http::App;
 use std::sync::{Arc, OnceLock};
 
 pub mod advice;
+pub mod apps;
 pub mod call;
 pub mod catalogue;
+pub mod compact;
+pub mod completion;
 pub mod config_cmd;
 pub mod dispatch;
+pub mod elicitation;
 pub mod expiry;
+pub mod links;
 pub mod pending;
 pub mod prompts;
 pub mod protocol;
+pub mod resources;
 pub mod sessions;
 pub mod spec;
+pub mod toolsets;
 pub mod transport;
 
 pub struct McpState {
     pub sessions: sessions::Sessions,
+    /// Confirmation questions waiting for the user's answer.
+    pub elicitations: elicitation::Registry,
     catalog: OnceLock<catalogue::Catalog>,
 }
 
@@ -46,6 +55,7 @@ impl McpState {
     pub fn new(_settings: &Settings) -> McpState {
         McpState {
             sessions: sessions::Sessions::default(),
+            elicitations: Default::default(),
             catalog: OnceLock::new(),
         }
     }

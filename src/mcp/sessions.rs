@@ -5,6 +5,7 @@
 //! credential (actor and client) that opened it. Another credential, an unknown id and an ended
 //! session all get the same "not found", so a session id reveals nothing to anyone else.
 
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -18,7 +19,35 @@ pub struct Session {
     pub actor: String,
     pub client_id: Option<String>,
     pub version: &'static str,
+    pub features: ClientFeatures,
     last_seen: i64,
+}
+
+/// What the client said it can do: at `initialize` (kept by the session), or on 2026-07-28 in
+/// each request's `_meta`. Only what changes our answers is kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientFeatures {
+    /// `elicitation` with form mode (an empty `elicitation: {}` means form, 2025-11-25).
+    pub elicitation_form: bool,
+    /// The MCP Apps extension (`io.modelcontextprotocol/ui`) with HTML views.
+    pub ui_apps: bool,
+}
+
+impl ClientFeatures {
+    pub fn from_capabilities(caps: &Value) -> ClientFeatures {
+        let e = &caps["elicitation"];
+        let elicitation_form = e.is_object()
+            && (e.get("form").is_some() || e.as_object().is_some_and(|m| !m.contains_key("url")));
+        let ui = &caps["extensions"][super::apps::EXTENSION];
+        let ui_apps = ui.is_object()
+            && ui["mimeTypes"]
+                .as_array()
+                .is_none_or(|m| m.iter().any(|t| t == super::apps::MIME_TYPE));
+        ClientFeatures {
+            elicitation_form,
+            ui_apps,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -61,6 +90,7 @@ impl Sessions {
                     actor: actor.to_string(),
                     client_id: client_id.map(String::from),
                     version,
+                    features: ClientFeatures::default(),
                     last_seen: now,
                 },
             );
@@ -84,6 +114,24 @@ impl Sessions {
             }
             _ => Lookup::NotFound,
         }
+    }
+
+    /// Remembers what the client of a session can do (at `initialize`).
+    pub fn set_features(&self, id: &str, features: ClientFeatures) {
+        if let Ok(mut map) = self.map.lock() {
+            if let Some(s) = map.get_mut(id) {
+                s.features = features;
+            }
+        }
+    }
+
+    /// What the client of a session can do (nothing, for an unknown session).
+    pub fn features(&self, id: &str) -> ClientFeatures {
+        self.map
+            .lock()
+            .ok()
+            .and_then(|m| m.get(id).map(|s| s.features))
+            .unwrap_or_default()
     }
 
     /// Ends the session if it belongs to this credential.
@@ -125,6 +173,24 @@ mod tests {
         assert!(!s.end(&id, "key_b", Some("cli_a")));
         assert!(s.end(&id, "key_a", Some("cli_a")));
         assert_eq!(s.touch(&id, "key_a", Some("cli_a"), 102), Lookup::NotFound);
+    }
+
+    #[test]
+    fn client_features_are_read_from_capabilities() {
+        use serde_json::json;
+        let f = |v: Value| ClientFeatures::from_capabilities(&v);
+        assert!(f(json!({"elicitation": {}})).elicitation_form);
+        assert!(f(json!({"elicitation": {"form": {}, "url": {}}})).elicitation_form);
+        assert!(!f(json!({"elicitation": {"url": {}}})).elicitation_form);
+        assert!(!f(json!({})).elicitation_form);
+        let ui = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+        assert!(f(ui).ui_apps);
+        assert!(
+            !f(
+                json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/plain"]}}})
+            )
+            .ui_apps
+        );
     }
 
     #[test]

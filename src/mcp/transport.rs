@@ -195,7 +195,13 @@ fn frame(out: Option<Out>, format: Format) -> Response {
             delivery: Default::default(),
         };
     };
-    let mut resp = if out.status == 200 && format == Format::Sse {
+    let mut resp = if let Some(stream) = out.stream {
+        let mut r = Response::new(StatusCode::OK, "text/event-stream", bytes::Bytes::new())
+            .with_header("cache-control", "no-cache")
+            .with_header("x-accel-buffering", "no");
+        r.delivery.stream = Some(stream);
+        r
+    } else if out.status == 200 && format == Format::Sse {
         let mut body = String::with_capacity(out.body.len() + 24);
         body.push_str("event: message\ndata: ");
         body.push_str(&out.body);
@@ -304,7 +310,12 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             return json_response(400, protocol::error_response(first_id, &e).to_string());
         }
     }
-    let caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    let mut caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    caller.accepts_sse = accept.to_ascii_lowercase().contains("text/event-stream");
+    caller.view = match super::toolsets::View::from_headers(ctx.headers) {
+        Ok(view) => view,
+        Err(msg) => return refusal(400, first_id, protocol::INVALID_PARAMS, msg),
+    };
 
     if is_modern(&body, header_version) {
         if body.is_array() {
@@ -315,6 +326,10 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 "Protocol 2026-07-28 takes one JSON-RPC message per POST; batches are not part of it.".into(),
             );
         }
+        caller.version = protocol::MODERN_VERSIONS[0];
+        caller.features = super::sessions::ClientFeatures::from_capabilities(
+            &body["params"]["_meta"][protocol::META_CLIENT_CAPABILITIES],
+        );
         return frame(dispatch::modern(app, &caller, &body, ctx.headers), format);
     }
 
@@ -329,7 +344,11 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 // A supported version header that differs from the negotiated one is tolerated (the
                 // conformance suite sends 2025-03-26 inside a 2025-11-25 session); the session keeps
                 // its negotiated version. Unsupported versions were refused above.
-                Lookup::Found(v) => v,
+                Lookup::Found(v) => {
+                    caller.features = super::state(app).sessions.features(sid);
+                    caller.session = Some(sid.to_string());
+                    v
+                }
                 Lookup::NotFound => {
                     return refusal(
                         404,
@@ -345,6 +364,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             .unwrap_or(protocol::DEFAULT_VERSION),
     };
 
+    caller.version = version;
     let out = match &body {
         Value::Array(items) => {
             if !protocol::allows_batches(version) {
@@ -410,6 +430,7 @@ fn batch(
         status: 200,
         body,
         session: None,
+        stream: None,
     })
 }
 

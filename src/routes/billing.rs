@@ -309,6 +309,20 @@ impl crate::http::response::Listed for Charge {
 
 /// One invoice by id, without its lines (no authorization: the caller has already checked its
 /// company).
+/// The billing area's event payloads ([`crate::routes::payloads`]): the invoice as `GET
+/// /invoices/{id}` shows it.
+pub fn payloads() -> Vec<crate::routes::payloads::Payload> {
+    vec![crate::routes::payloads::Payload::new(
+        "invoice.overdue",
+        "An invoice passed its due date unpaid (sandbox clock): the invoice, `status` `overdue`.",
+        Kind::Invoice,
+        "invoice",
+        crate::routes::payloads::schema_ref("Invoice"),
+        |s| crate::routes::payloads::to_data(&load_invoice(s.conn, s.id)?),
+    )
+    .example_where("o.status = 'overdue' OR o.status = 'open'")]
+}
+
 pub fn load_invoice(conn: &Connection, id: &str) -> Result<Invoice, ApiError> {
     let id = InvoiceId::parse(id).ok_or_else(|| ApiError::not_found("invoice", id))?;
     crud::load(

@@ -251,6 +251,22 @@ struct Logo {
 }
 
 /// The branding of a company (which has one exactly when it exists); missing is 404.
+/// The companies area's event payloads ([`crate::routes::payloads`]): the branding as `GET
+/// /companies/{id}/branding` shows it.
+pub fn payloads() -> Vec<crate::routes::payloads::Payload> {
+    vec![crate::routes::payloads::Payload::new(
+        "branding.updated",
+        "A company's brand tokens changed: the branding.",
+        Kind::Company,
+        "branding",
+        crate::routes::payloads::schema_ref("Branding"),
+        |s| {
+            let id = CompanyId::parse(s.id).ok_or_else(|| ApiError::not_found("company", s.id))?;
+            crate::routes::payloads::to_data(&load_branding(s.conn, &id)?)
+        },
+    )]
+}
+
 fn load_branding(conn: &Connection, company_id: &CompanyId) -> Result<Branding, ApiError> {
     let mut branding = crud::load(
         conn,

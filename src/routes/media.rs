@@ -179,6 +179,31 @@ impl crate::http::response::Listed for Media {
     }
 }
 
+/// The media area's event payloads ([`crate::routes::payloads`]): the item as `GET /media/{id}`
+/// shows it.
+pub fn payloads() -> Vec<crate::routes::payloads::Payload> {
+    use crate::routes::payloads::{schema_ref, to_data, Payload};
+    vec![
+        Payload::new(
+            "media.created",
+            "A media item was uploaded.",
+            Kind::Media,
+            "media",
+            schema_ref("Media"),
+            |s| {
+                let id = MediaId::parse(s.id).ok_or_else(|| ApiError::not_found("media", s.id))?;
+                to_data(&load(s.conn, &id)?)
+            },
+        ),
+        Payload::deleted(
+            "media.deleted",
+            "A media item was deleted.",
+            Kind::Media,
+            "media",
+        ),
+    ]
+}
+
 fn load(conn: &rusqlite::Connection, id: &MediaId) -> Result<Media, ApiError> {
     crud::load(
         conn,

@@ -24,6 +24,7 @@ pub mod health;
 pub mod invoice_due;
 pub mod media;
 pub mod openapi;
+pub mod payloads;
 pub mod plans;
 pub mod promotions;
 pub mod scan;

@@ -89,11 +89,39 @@ struct Scanned<'a> {
     scans_since_last_event: i64,
 }
 
+/// The `data` of `qr_code.scanned` for code `id` as it stands after its latest scan (the
+/// catalogue's builder, [`crate::routes::payloads`]): `class` is that scan's agent class, `since`
+/// the scans counted since the code's previous event (default: what the row says).
+pub(crate) fn scanned_data(
+    conn: &rusqlite::Connection,
+    id: &str,
+    class: &'static str,
+    since: Option<i64>,
+) -> rusqlite::Result<serde_json::Value> {
+    let (code, promotion, count, last, counted): (String, String, i64, Option<i64>, i64) = conn
+        .prepare_cached(
+            "SELECT code, promotion_id, scan_count, last_scanned_at, last_event_scan_count
+             FROM qr_codes WHERE id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?;
+    let payload = Scanned {
+        qr_code_id: id,
+        promotion_id: &promotion,
+        code: &code,
+        scanned_at: crate::routes::crud::Time(last.unwrap_or_else(crate::time::now)),
+        agent_class: class,
+        scan_count: count,
+        scans_since_last_event: since.unwrap_or(count - counted),
+    };
+    // Our own plain struct always serializes; `Null` would only ever mean a bug, never a panic.
+    Ok(serde_json::to_value(&payload).unwrap_or_default())
+}
+
 /// A code as a scan needs it.
 pub(crate) struct Found {
     pub id: String,
-    pub code: String,
-    pub promotion_id: String,
     pub company_id: String,
     pub redirect_url: String,
     pub scan_count: i64,
@@ -102,19 +130,17 @@ pub(crate) struct Found {
 }
 
 /// Columns of a [`Found`], for `… FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id`.
-pub(crate) const FOUND_COLUMNS: &str = "q.id, q.code, q.promotion_id, p.company_id, q.redirect_url,
+pub(crate) const FOUND_COLUMNS: &str = "q.id, p.company_id, q.redirect_url,
     q.scan_count, q.last_event_at, q.last_event_scan_count";
 
 pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
     Ok(Found {
         id: r.get(0)?,
-        code: r.get(1)?,
-        promotion_id: r.get(2)?,
-        company_id: r.get(3)?,
-        redirect_url: r.get(4)?,
-        scan_count: r.get(5)?,
-        last_event_at: r.get(6)?,
-        last_event_scan_count: r.get(7)?,
+        company_id: r.get(1)?,
+        redirect_url: r.get(2)?,
+        scan_count: r.get(3)?,
+        last_event_at: r.get(4)?,
+        last_event_scan_count: r.get(5)?,
     })
 }
 
@@ -148,17 +174,8 @@ pub(crate) fn record_scan(
             last_event_scan_count = ?2 WHERE id = ?1",
     )?
     .execute(rusqlite::params![found.id, found.scan_count, at])?;
-    let payload = Scanned {
-        qr_code_id: &found.id,
-        promotion_id: &found.promotion_id,
-        code: &found.code,
-        scanned_at: crate::routes::crud::Time(at),
-        agent_class: class,
-        scan_count: found.scan_count,
-        scans_since_last_event: found.scan_count - found.last_event_scan_count,
-    };
-    // Our own plain struct always serializes; `Null` would only ever mean a bug, never a panic.
-    let payload = serde_json::to_value(&payload).unwrap_or_default();
+    let since = found.scan_count - found.last_event_scan_count;
+    let payload = scanned_data(tx, &found.id, class, Some(since))?;
     crate::events::record(
         tx,
         &found.company_id,

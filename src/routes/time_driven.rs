@@ -5,7 +5,7 @@
 //! is the platform's, moving the clock at will is the sandbox's.
 
 use crate::http::{ApiError, App};
-use crate::timeline::{Env, Report, Timeline, TimelineError};
+use crate::timeline::{Env, Report, StepHook, Timeline, TimelineError};
 use std::sync::Arc;
 
 /// The app's timeline (registered by `app::App::build`).
@@ -17,12 +17,18 @@ pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
 
 /// Runs the app's timeline up to `until` (the caller is inside `App::within`).
 pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
+    run_each(app, until, &mut |_| Ok(()))
+}
+
+/// [`run`], calling `after_step` after each step ([`Timeline::run_until_each`]). A hook that
+/// stops the run keeps its reason and answers for it; here that is a 500.
+pub fn run_each(app: &App, until: i64, after_step: StepHook<'_>) -> Result<Report, ApiError> {
     let env = Env {
         db: &app.db,
         settings: &app.settings,
     };
     timeline(app)?
-        .run_until(&env, &app.clock, until)
+        .run_until_each(&env, &app.clock, until, after_step)
         .map_err(|e| match e {
             TimelineError::Db(e) => ApiError::from(e),
             other => ApiError::Internal(other.to_string()),

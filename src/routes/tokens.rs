@@ -2,7 +2,10 @@
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
 mod pack;
+mod payloads;
 mod summary;
+
+pub use payloads::payloads;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::ctx::PageRequest;

@@ -8,8 +8,9 @@ use crate::auth::Action;
 use crate::events::{recorded_as, Origin};
 use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
-use crate::routes::time_driven::run;
+use crate::routes::time_driven::{run, run_each};
 use crate::time::rfc3339;
+use crate::timeline::{Report, TimelineError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -75,6 +76,11 @@ fn get_clock(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 struct Advance {
     seconds: Option<i64>,
     to: Option<String>,
+    /// Drain the webhook outbox at every stop ([`super::outbox`]).
+    #[serde(default)]
+    drain: bool,
+    #[serde(default, deserialize_with = "crate::routes::present")]
+    drain_timeout_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -148,7 +154,27 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     // A running clock moves by exactly the jump asked, however long the run takes.
     let offset_before = app.clock.offset_millis();
-    let report = recorded_as(sandbox, || run(app, until))?;
+    let report = recorded_as(sandbox, || -> Result<Report, ApiError> {
+        if !input.drain {
+            return run(app, until);
+        }
+        let deadline = super::outbox::deadline(input.drain_timeout_ms, "/drain_timeout_ms")?;
+        // First what is due before the clock moves (an attempt on the wire is recorded, and its
+        // retry scheduled, at the instant it was made), then at every stop and at the end.
+        super::outbox::drain_at(app, from, deadline)?;
+        let mut stopped: Option<ApiError> = None;
+        let ran = run_each(app, until, &mut |at| {
+            super::outbox::drain_at(app, at, deadline).map_err(|e| {
+                stopped = Some(e);
+                TimelineError::Stopped
+            })?;
+            Ok(())
+        });
+        match (ran, stopped) {
+            (_, Some(e)) => Err(e),
+            (ran, None) => ran,
+        }
+    })?;
     app.clock
         .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
     Ok(Response::ok(&Advanced {
@@ -182,7 +208,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             json!({"type":"object","additionalProperties":false,
             "description":"Exactly one of `seconds` and `to`.",
             "properties":{"seconds":{"type":"integer","minimum":0,"maximum":MAX_ADVANCE_SECS,"description":"How far to move the clock."},
-                "to":{"type":"string","format":"date-time","description":"The instant to move the clock to; not before its now."}}}),
+                "to":{"type":"string","format":"date-time","description":"The instant to move the clock to; not before its now."},
+                "drain":{"type":"boolean","description":"Before moving, at every stop on the way and at the end, send every webhook delivery due and wait until each outcome is recorded, as `POST /_sandbox/webhooks/drain` does; default false."},
+                "drain_timeout_ms":{"type":"integer","minimum":1,"maximum":super::outbox::MAX_TIMEOUT_MS,"description":"With `drain`: how long the drains of this advance may wait in all (default 10000); when it passes the answer is 408 `drain_timeout` with the clock where it stopped."}}}),
         ),
         (
             "SandboxClockAdvanced",

@@ -15,9 +15,12 @@
 pub mod clock;
 pub mod faults;
 pub mod fleet;
+pub mod outbox;
 pub mod simulated_scans;
 pub mod simulator;
+pub mod sink;
 pub mod snapshots;
+pub mod triggers;
 pub mod world;
 
 use crate::http::router::Route;
@@ -29,10 +32,20 @@ pub fn routes() -> Vec<Route> {
         faults::routes(),
         snapshots::routes(),
         fleet::routes(),
+        outbox::routes(),
+        triggers::routes(),
     ]
     .into_iter()
     .flatten()
     .map(Route::audited)
+    // The sink's receiving end is called by webhook deliveries, not by the operator: not audited.
+    .chain(sink::routes().into_iter().map(|r| {
+        if r.method == hyper::Method::POST {
+            r
+        } else {
+            r.audited()
+        }
+    }))
     .collect()
 }
 
@@ -42,6 +55,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         faults::schemas(),
         snapshots::schemas(),
         fleet::schemas(),
+        outbox::schemas(),
+        sink::schemas(),
+        triggers::schemas(),
     ]
     .into_iter()
     .flatten()

@@ -16,6 +16,7 @@
 //!
 //! Sending happens outside any database transaction; the attempt is recorded afterwards.
 
+pub mod drain;
 pub mod send;
 pub mod sign;
 pub mod store;
@@ -41,6 +42,8 @@ pub struct Outbox {
     claimed_tx: mpsc::UnboundedSender<Job>,
     claimed_rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Job>>>,
     in_flight: Arc<Semaphore>,
+    /// Counts recorded batches of outcomes, so a drain can wait for the worker's ([`drain`]).
+    recorded: (std::sync::Mutex<u64>, std::sync::Condvar),
 }
 
 impl Outbox {
@@ -53,12 +56,30 @@ impl Outbox {
             claimed_tx,
             claimed_rx: std::sync::Mutex::new(Some(claimed_rx)),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            recorded: Default::default(),
         }
     }
 
     /// Wakes the worker (a new delivery has committed).
     pub fn wake(&self) {
         self.wake.notify_one();
+    }
+
+    /// Tells drains that outcomes were recorded.
+    fn outcomes_recorded(&self) {
+        let (count, changed) = &self.recorded;
+        if let Ok(mut n) = count.lock() {
+            *n += 1;
+        }
+        changed.notify_all();
+    }
+
+    /// Waits (on a blocking thread) until outcomes are recorded, at most `wait`.
+    pub fn wait_recorded(&self, wait: std::time::Duration) {
+        let (count, changed) = &self.recorded;
+        let Ok(n) = count.lock() else { return };
+        let seen = *n;
+        let _ = changed.wait_timeout_while(n, wait, |n| *n == seen);
     }
 }
 
@@ -88,7 +109,11 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
     }
     outbox.wake();
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let recorder = tokio::spawn(record_outcomes(Arc::clone(&host), done_rx));
+    let recorder = tokio::spawn(record_outcomes(
+        Arc::clone(&host),
+        Arc::clone(&outbox),
+        done_rx,
+    ));
     let _recorder = AbortOnDrop(recorder);
     loop {
         tokio::select! {
@@ -139,7 +164,11 @@ async fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>,
 
 /// Records outcomes as they come, all those waiting in one transaction (one commit per batch
 /// rather than per attempt under load). A batch that fails is retried one by one.
-async fn record_outcomes<H: Host>(host: Arc<H>, mut done: mpsc::UnboundedReceiver<Done>) {
+async fn record_outcomes<H: Host>(
+    host: Arc<H>,
+    outbox: Arc<Outbox>,
+    mut done: mpsc::UnboundedReceiver<Done>,
+) {
     while let Some(first) = done.recv().await {
         let mut batch = vec![first];
         while batch.len() < store::CLAIM_BATCH as usize {
@@ -149,15 +178,15 @@ async fn record_outcomes<H: Host>(host: Arc<H>, mut done: mpsc::UnboundedReceive
             }
         }
         let all = host.within(|| store::record_all(host.db(), host.settings(), &batch));
-        if all.is_ok() {
-            continue;
-        }
-        for (job, outcome) in &batch {
-            let one = host.within(|| store::record(host.db(), host.settings(), job, outcome));
-            if let Err(e) = one {
-                tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
+        if all.is_err() {
+            for (job, outcome) in &batch {
+                let one = host.within(|| store::record(host.db(), host.settings(), job, outcome));
+                if let Err(e) = one {
+                    tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
+                }
             }
         }
+        outbox.outcomes_recorded();
     }
 }
 
@@ -183,6 +212,7 @@ pub fn attempt_blocking(
     for (job, outcome) in jobs.iter().zip(&outcomes) {
         store::record(db, settings, job, outcome)?;
     }
+    outbox.outcomes_recorded();
     Ok(outcomes)
 }
 

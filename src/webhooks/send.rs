@@ -25,6 +25,9 @@ pub struct Client {
     tls: tokio_rustls::TlsConnector,
     policy: TargetPolicy,
     timeout: Duration,
+    /// This server's own listening address, once bound: where a self-sink URL is delivered
+    /// ([`outbound::self_sink`]).
+    own: Arc<std::sync::OnceLock<SocketAddr>>,
 }
 
 /// What one attempt got.
@@ -90,7 +93,18 @@ impl Client {
                 allow_private: settings.webhook_allow_private_targets,
             },
             timeout: Duration::from_millis(settings.webhook_timeout_millis),
+            own: Arc::default(),
         }
+    }
+
+    /// Tells the client where this server listens (start-up, once bound).
+    pub fn set_own_address(&self, addr: SocketAddr) {
+        let addr = if addr.ip().is_unspecified() {
+            SocketAddr::from(([127, 0, 0, 1], addr.port()))
+        } else {
+            addr
+        };
+        let _ = self.own.set(addr);
     }
 
     /// Sends `body` to `url` with `headers`; never fails, the outcome says what happened.
@@ -147,8 +161,19 @@ impl Client {
         }
     }
 
-    /// Resolves the host and connects to the first address the destination rules allow.
+    /// Resolves the host and connects to the first address the destination rules allow; a
+    /// self-sink URL connects to this server's own listener, and only there.
     async fn connect(&self, target: &Target) -> Result<TcpStream, String> {
+        if let Some(own) = self.own.get() {
+            let url = format!("http://{}{}", target.authority, target.path);
+            if !target.https && outbound::self_sink(&url, Some(own.port())).is_some() {
+                let s = TcpStream::connect(own)
+                    .await
+                    .map_err(|e| format!("cannot connect to this sandbox's sink at {own}: {e}"))?;
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+        }
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((target.host.as_str(), target.port))
             .await
             .map_err(|e| format!("cannot resolve {}: {e}", target.host))?

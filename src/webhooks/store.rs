@@ -89,6 +89,26 @@ pub fn next_due(db: &Db) -> Result<Option<i64>, DbError> {
     Ok(stmt.query_row([], |r| r.get(0))?)
 }
 
+/// Pending deliveries due at or before `at` with an attempt on the wire (claimed).
+pub fn due_in_flight(db: &Db, at: i64) -> Result<u64, DbError> {
+    let conn = db.conn()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT count(*) FROM webhook_deliveries
+         WHERE status = 'pending' AND claimed_at IS NOT NULL AND next_attempt_at <= ?1",
+    )?;
+    Ok(stmt.query_row([at], |r| r.get::<_, i64>(0))?.max(0) as u64)
+}
+
+/// Pending deliveries due at or before `at` that nobody has claimed yet.
+pub fn due_unclaimed(db: &Db, at: i64) -> Result<u64, DbError> {
+    let conn = db.conn()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT count(*) FROM webhook_deliveries
+         WHERE status = 'pending' AND claimed_at IS NULL AND next_attempt_at <= ?1",
+    )?;
+    Ok(stmt.query_row([at], |r| r.get::<_, i64>(0))?.max(0) as u64)
+}
+
 /// Claims the pending deliveries due at or before `at` (only first attempts when `first_only`),
 /// oldest due first, and returns their jobs. Deliveries of a disabled webhook are marked failed.
 pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError> {
@@ -337,10 +357,7 @@ fn disable(tx: &Transaction<'_>, company: &str, webhook: &str, since: i64) -> Re
         rusqlite::params![webhook, now],
     )?;
     let mut payload = webhook_json(tx, webhook)?;
-    payload["disabled_reason"] = serde_json::json!(format!(
-        "Every delivery attempt since {} failed.",
-        crate::time::rfc3339(since)
-    ));
+    payload["disabled_reason"] = serde_json::json!(disabled_reason(since));
     crate::events::record(
         tx,
         company,
@@ -350,6 +367,14 @@ fn disable(tx: &Transaction<'_>, company: &str, webhook: &str, since: i64) -> Re
         &payload,
     )?;
     Ok(())
+}
+
+/// The `disabled_reason` of `webhook.disabled`: every attempt since `since` failed.
+pub fn disabled_reason(since: i64) -> String {
+    format!(
+        "Every delivery attempt since {} failed.",
+        crate::time::rfc3339(since)
+    )
 }
 
 /// A webhook as the REST API shows it (the secret reduced to its last four characters).

@@ -183,6 +183,7 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             // Sandbox objects live in memory: made here, so the operator's call finds one.
             ("faults", _) => sample_fault(app),
             ("snapshots", _) => sample_snapshot(app),
+            ("sink", _) => "matrix".to_string(),
             other => panic!("the matrix has no sample object for {other:?} in {}", route.path),
         };
         out.push_str(&id);

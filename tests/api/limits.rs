@@ -636,15 +636,19 @@ async fn a_client_that_stops_reading_is_cut_off() {
     })
     .await;
     let addr = app.base_url.trim_start_matches("http://").to_string();
+    // The document's event examples are made once per process, on its first request: made now, so
+    // that the burst below stalls the socket as soon as the buffers fill.
+    app.get("/openapi.json").send().await.ok();
     // Many pipelined requests for a large document, and no reading: once the socket buffers are
     // full the server's writes stall, and nothing moves.
     let mut s = TcpStream::connect(&addr).await.unwrap();
     let requests = 300;
     let one = "GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n";
     s.write_all(one.repeat(requests).as_bytes()).await.unwrap();
-    // Five times the idle timeout: on a loaded machine the server takes a while to fill the
-    // socket buffers and stall, and reading before it gives up would unstall it.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Ten times the idle timeout: on a loaded machine the server takes a while to fill the
+    // socket buffers with the (megabyte-sized, event schemas and examples included) document and
+    // stall, and reading before it gives up would unstall it.
+    tokio::time::sleep(Duration::from_secs(10)).await;
     // Closed: what was buffered, then the end (or a reset, as requests were left unread).
     let mut out = Vec::new();
     let read = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut out))

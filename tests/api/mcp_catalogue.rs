@@ -78,6 +78,14 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "the sandbox operator's control of the instance, not account data",
     ),
     (
+        "listSandboxDeliveries",
+        "the sandbox operator's view of every account's outbox, not account data",
+    ),
+    (
+        "listSandboxSink",
+        "the sandbox operator's built-in receiver, not account data",
+    ),
+    (
         "getOpenApi",
         "the REST API's own description, not sandbox data",
     ),

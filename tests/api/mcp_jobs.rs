@@ -3,7 +3,7 @@
 //! pack, edit a promotion, pause and resume an ad. The preview executes nothing (checked against
 //! the database) and refuses what the write would refuse.
 
-use crate::helpers::mcp::{call_err, call_ok, rpc, tool_names};
+use crate::helpers::mcp::{call_err, call_ok, full_tools, resolve_refs, rpc, tool_names};
 use crate::helpers::{company_id, TestApp};
 use serde_json::{json, Value};
 
@@ -40,16 +40,15 @@ async fn confirm(app: &TestApp, key_name: &str, preview: &Value) -> Value {
     assert_eq!(done["status"], "applied", "{done}");
     // The result is one of the branches of confirm_change's output schema (clients such as the
     // TypeScript SDK validate structuredContent against it).
-    let tools = rpc(app, key_name, "tools/list", json!({})).await;
+    let tools = full_tools(app, key_name).await;
     let confirm = tools["tools"]
         .as_array()
         .unwrap()
         .iter()
         .find(|t| t["name"] == "confirm_change")
         .unwrap();
-    let branches = confirm["outputSchema"]["properties"]["result"]["anyOf"]
-        .as_array()
-        .unwrap();
+    let out = resolve_refs(&confirm["outputSchema"], &confirm["outputSchema"]);
+    let branches = out["properties"]["result"]["anyOf"].as_array().unwrap();
     let fits = |b: &Value| {
         signage::jsonschema::validate(&done["result"], b, "").is_ok()
             && b["required"].as_array().is_some_and(|req| {

@@ -65,7 +65,9 @@ async fn initialize_negotiates_versions_and_issues_a_session() {
         assert!(result["serverInfo"]["version"].is_string());
         assert_eq!(
             result["capabilities"],
-            json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
+            json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false},
+                "resources": {"listChanged": false, "subscribe": false}, "completions": {},
+                "extensions": {"io.modelcontextprotocol/ui": {}}})
         );
         let instructions = result["instructions"].as_str().unwrap();
         for word in [
@@ -672,7 +674,7 @@ async fn batches_only_in_2025_03_26() {
 #[tokio::test]
 async fn protocol_errors() {
     let app = TestApp::spawn().await;
-    let e = rpc_error(&app, "northwind-readonly", "resources/list", json!({})).await;
+    let e = rpc_error(&app, "northwind-readonly", "resources/subscribe", json!({})).await;
     assert_eq!(e["code"], -32601);
     let e = rpc_error(&app, "northwind-readonly", "tools/call", json!({})).await;
     assert_eq!(e["code"], -32602);

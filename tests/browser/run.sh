@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The console and player in a real browser: Debian's chromium, driven by Playwright for Python (pinned,
-# pointed at /usr/bin/chromium; no browser download), with axe-core from npm for accessibility.
+# pointed at /usr/bin/chromium; no browser download), with axe-core from npm for accessibility; then
+# the MCP App preview card in a test host page (check_mcp_app.py).
 #
 #   bash tests/browser/run.sh <path-to-signage-binary>
 #
@@ -29,4 +30,5 @@ fi
 rm -rf "$here/results"
 mkdir -p "$here/results"
 timeout 600 "$venv/bin/python" "$here/check_console.py" "$bin" "$here/results" 2>&1 | tee "$here/results/run.log"
-grep -q ", 0 failed$" "$here/results/run.log"
+timeout 300 "$venv/bin/python" "$here/check_mcp_app.py" "$bin" "$here/results" 2>&1 | tee "$here/results/mcp-app.log"
+grep -q ", 0 failed$" "$here/results/run.log" && grep -q ", 0 failed$" "$here/results/mcp-app.log"

@@ -29,6 +29,7 @@ import httpx2
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
+import mcp.types as mcp_types_v
 
 REPO = Path(__file__).resolve().parents[2]
 CREDENTIALS = {k["name"]: k for k in json.loads((REPO / "fixtures" / "demo-credentials.json").read_text())["keys"]}
@@ -469,6 +470,50 @@ async def ad_name(client: Client, tools: dict[str, Any], ad_id: str) -> str | No
     return None
 
 
+async def elicitation_checks(checks: Checks, url: str, mode: str) -> None:
+    """Confirmation by elicitation (2025-11-25, form mode): with an elicitation callback, the
+    server asks the user at confirm_change; accept applies the change, decline does not. Only in
+    legacy mode: the server does not implement the 2026-07-28 input_required round trip."""
+    if mode != "legacy":
+        return
+    for action in ("accept", "decline", "cancel"):
+        asked: list[str] = []
+
+        async def on_elicit(context: Any, params: Any, action: str = action) -> Any:
+            asked.append(getattr(params, "message", ""))
+            return mcp_types_v.ElicitResult(action=action, content={} if action == "accept" else None)
+
+        async def flow(action: str = action) -> str:
+            asked.clear()
+            async with http_client("northwind-readwrite", Recorder()) as http:
+                async with Client(
+                    streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=on_elicit
+                ) as client:
+                    tools = {t.name: t for t in (await client.list_tools()).tools}
+                    ad_id = await first_ad_id(client, tools)
+                    before = await ad_name(client, tools, ad_id)
+                    new_name = f"Elicited {action} " + str(anyio.current_time())[-5:]
+                    preview = call_ok(
+                        await client.call_tool("prepare_ad_change", {"ad_id": ad_id, "changes": {"name": new_name}}),
+                        "prepare_ad_change",
+                    )
+                    done = await client.call_tool("confirm_change", {"confirmation_id": preview["confirmation_id"]})
+                    after = await ad_name(client, tools, ad_id)
+                    assert len(asked) == 1, f"the user was asked {len(asked)} times"
+                    assert ad_id in asked[0] and new_name in asked[0], f"the question does not name the change: {asked[0]!r}"
+                    if action == "accept":
+                        data = call_ok(done, "confirm_change after accept")
+                        assert data.get("status") == "applied", f"not applied: {json.dumps(data)[:300]}"
+                        assert after == new_name, f"after accept the ad is named {after!r}"
+                    else:
+                        assert done.is_error, f"{action} still ran the change: {result_text(done)[:300]}"
+                        assert after == before, f"after {action} the ad is named {after!r}, was {before!r}"
+                        assert "nothing was applied" in result_text(done), result_text(done)[:300]
+                    return f"asked once, {action}: {'applied' if action == 'accept' else 'nothing applied'}"
+
+        await checks.run(f"elicitation: confirm_change asks the user, {action}", flow)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -477,6 +522,7 @@ async def main() -> int:
     checks = Checks(f"python mcp {args.mode}")
     try:
         await session_checks(checks, args.url, args.mode)
+        await elicitation_checks(checks, args.url, args.mode)
     except Exception as e:  # noqa: BLE001
         traceback.print_exc()
         checks.fail("harness", describe(e))

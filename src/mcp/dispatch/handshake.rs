@@ -13,7 +13,9 @@ use serde_json::{json, Value};
 const DISCOVER_TTL_MS: u64 = 3_600_000;
 
 pub fn capabilities() -> Value {
-    json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
+    json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false},
+        "resources": {"listChanged": false, "subscribe": false}, "completions": {},
+        "extensions": {crate::mcp::apps::EXTENSION: {}}})
 }
 
 pub fn instructions(app: &App) -> String {
@@ -142,6 +144,14 @@ pub(super) fn initialize(app: &App, caller: &Caller, id: &Value, params: Option<
         version,
         crate::time::now(),
     );
+    let features = crate::mcp::sessions::ClientFeatures::from_capabilities(
+        params
+            .and_then(|p| p.get("capabilities"))
+            .unwrap_or(&Value::Null),
+    );
+    crate::mcp::state(app)
+        .sessions
+        .set_features(&session, features);
     let mut out = ok(
         id,
         json!({

@@ -17,6 +17,7 @@ mod tools;
 
 use super::call::Caller;
 use super::protocol::{self, Message, RpcError};
+use super::{completion, resources};
 use crate::http::App;
 use handshake::{discover, envelope, initialize};
 use hyper::HeaderMap;
@@ -32,6 +33,8 @@ pub struct Out {
     pub status: u16,
     pub body: String,
     pub session: Option<String>,
+    /// An event stream written later instead of `body` (confirmation by elicitation).
+    pub stream: Option<crate::http::stream::Streamed>,
 }
 
 impl Out {
@@ -40,6 +43,7 @@ impl Out {
             status,
             body,
             session: None,
+            stream: None,
         }
     }
 }
@@ -104,19 +108,27 @@ pub fn legacy(
             "tools/call" => tools::call(app, caller, id, params, false),
             "prompts/list" => prompts::list(app, caller, id, params, false),
             "prompts/get" => prompts::get(app, caller, id, params, false),
+            "resources/list" => resources::list(app, caller, id, params, false),
+            "resources/templates/list" => resources::templates_list(id, false),
+            "resources/read" => resources::read(app, caller, id, params, false),
+            "completion/complete" => completion::complete(app, caller, id, params, false),
             _ => rpc_err(
                 id,
                 RpcError::new(
                     protocol::METHOD_NOT_FOUND,
                     format!(
-                        "Method `{}` is not offered (protocol {version}); this server offers initialize, ping, tools/list, tools/call, prompts/list and prompts/get.",
+                        "Method `{}` is not offered (protocol {version}); this server offers initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read and completion/complete.",
                         protocol::shorten(method)
                     ),
                 ),
                 false,
             ),
         }),
-        Message::Notification { .. } | Message::Response => None,
+        Message::Response => {
+            crate::mcp::elicitation::answer(app, caller, msg);
+            None
+        }
+        Message::Notification { .. } => None,
         Message::Invalid { id, reason } => Some(err(
             id,
             RpcError::new(protocol::INVALID_REQUEST, reason),
@@ -138,12 +150,16 @@ pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> O
                 "tools/call" => tools::call(app, caller, id, params, true),
                 "prompts/list" => prompts::list(app, caller, id, params, true),
                 "prompts/get" => prompts::get(app, caller, id, params, true),
+                "resources/list" => resources::list(app, caller, id, params, true),
+                "resources/templates/list" => resources::templates_list(id, true),
+                "resources/read" => resources::read(app, caller, id, params, true),
+                "completion/complete" => completion::complete(app, caller, id, params, true),
                 _ => rpc_err(
                     id,
                     RpcError::new(
                         protocol::METHOD_NOT_FOUND,
                         format!(
-                            "Method `{}` is not offered in protocol 2026-07-28; this server offers server/discover, tools/list, tools/call, prompts/list and prompts/get.",
+                            "Method `{}` is not offered in protocol 2026-07-28; this server offers server/discover, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read and completion/complete.",
                             protocol::shorten(method)
                         ),
                     ),

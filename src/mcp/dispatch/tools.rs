@@ -35,8 +35,14 @@ pub(super) fn list(
     modern: bool,
 ) -> Out {
     let catalog = crate::mcp::state(app).catalog(&app.router);
-    let visible: Vec<&Tool> = catalog.visible(&caller.principal).collect();
-    TOOLS.answer(id, params, modern, &visible, |t| t.definition.clone())
+    let view = &caller.view;
+    let visible: Vec<&Tool> = catalog
+        .visible(&caller.principal)
+        .filter(|t| view.shows(t, &catalog.tools))
+        .collect();
+    TOOLS.answer(id, params, modern, &visible, |t| {
+        crate::mcp::apps::decorate(view.definition(t), t, &caller.features)
+    })
 }
 
 pub(super) fn call(
@@ -83,6 +89,17 @@ pub(super) fn call(
             modern,
         );
     };
+    if !caller.view.shows(tool, &catalog.tools) {
+        return rpc_err(
+            id,
+            RpcError::invalid_params(format!(
+                "Tool `{}` is not offered to this request: {}",
+                tool.spec.name,
+                caller.view.why_hidden(tool)
+            )),
+            modern,
+        );
+    }
     if !tool.allowed(&caller.principal) {
         return tool_error(
             id,
@@ -129,8 +146,22 @@ pub(super) fn call(
             );
         }
     }
+    if tool.spec.kind == Kind::Confirm {
+        let confirmation_id = args
+            .get("confirmation_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if let Some(asked) = crate::mcp::elicitation::ask(app, caller, id, confirmation_id) {
+            return asked;
+        }
+    }
     let out = match call::call(app, caller, tool, args) {
-        Ok(v) => tool_ok(id, v, modern),
+        Ok(v) => {
+            let (v, links) = crate::mcp::links::extract(tool, v, caller.version);
+            let mut out = tool_ok(id, v, modern);
+            out.body = crate::mcp::links::append(out.body, &links);
+            out
+        }
         Err(msg) => tool_error(id, &msg, modern),
     };
     let cap = app.settings.mcp_max_response_bytes;

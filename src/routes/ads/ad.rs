@@ -95,7 +95,7 @@ pub(crate) fn page_for_device(
     )
 }
 
-fn load(conn: &rusqlite::Connection, id: &AdId) -> Result<Ad, ApiError> {
+pub(super) fn load(conn: &rusqlite::Connection, id: &AdId) -> Result<Ad, ApiError> {
     crud::load(
         conn,
         &format!("SELECT {AD_COLUMNS} FROM ads a WHERE a.id = ?1"),

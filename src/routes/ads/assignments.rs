@@ -17,7 +17,7 @@ struct AdAssignmentCreate {
 
 /// An ad's assignment to a device. Field order is the order of the JSON members.
 #[derive(Serialize)]
-struct Assignment<'a> {
+pub(super) struct Assignment<'a> {
     object: &'static str,
     ad_id: &'a str,
     device_id: &'a str,
@@ -26,7 +26,7 @@ struct Assignment<'a> {
     newly_assigned: bool,
 }
 
-fn assignment<'a>(
+pub(super) fn assignment<'a>(
     ad: &'a str,
     device: &'a str,
     company: &'a str,
@@ -120,13 +120,14 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "UPDATE devices SET current_ad_id = NULL WHERE id = ?1 AND current_ad_id = ?2",
         )?
         .execute([device.as_str(), id.as_str()])?;
-        crud::record(
+        let hints = json!({"device_id": device});
+        crate::routes::payloads::record(
             tx,
-            &company,
+            &ctx.app.settings,
             "ad.unassigned",
-            "ad",
+            &company,
             &id,
-            &json!({"object": "ad_assignment", "ad_id": id, "device_id": device, "company_id": company}),
+            hints.as_object().unwrap_or(&serde_json::Map::new()),
         )?;
         Ok(Response::no_content())
     })

@@ -9,6 +9,7 @@
 
 mod ad;
 mod assignments;
+mod payloads;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
@@ -20,6 +21,7 @@ use serde_json::{json, Value};
 
 pub(crate) use ad::page_for_device;
 pub use ad::Ad;
+pub use payloads::payloads;
 
 const READ: Action = Action::Use(Area::Ads, Level::Read);
 const WRITE: Action = Action::Use(Area::Ads, Level::Write);

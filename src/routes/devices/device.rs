@@ -98,7 +98,11 @@ impl crate::http::response::Listed for Device {
     }
 }
 
-fn load(conn: &rusqlite::Connection, id: &DeviceId, clock: Clock) -> Result<Device, ApiError> {
+pub(super) fn load(
+    conn: &rusqlite::Connection,
+    id: &DeviceId,
+    clock: Clock,
+) -> Result<Device, ApiError> {
     crud::load(conn, &format!("{DEVICE_SELECT} WHERE d.id = ?1"), id, |r| {
         Device::from_row(r, clock)
     })

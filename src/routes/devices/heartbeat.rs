@@ -7,7 +7,6 @@ use super::{
 };
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
-use crate::routes::crud;
 use crate::routes::present;
 use crate::validate::Errors;
 use serde::Deserialize;
@@ -196,21 +195,16 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
 
         // A device reported offline is back: `device.online`, before its heartbeat's event.
-        super::presence::heartbeat_arrived(tx, &id, &company, now)?;
+        super::presence::heartbeat_arrived(tx, &id, &company, clock.offline_after)?;
         let diag = diagnostics(tx, &id, clock)?;
-        crud::record(
+        let hints = json!({"playback_errors_reported": reported.len()});
+        crate::routes::payloads::record(
             tx,
-            &company,
+            &ctx.app.settings,
             "device.heartbeat",
-            "device",
+            &company,
             &id,
-            &json!({
-                "device_id": id,
-                "last_seen": diag.last_seen,
-                "app_version": diag.app_version,
-                "current_ad_id": diag.current_ad.as_ref().map(|a| &a.id),
-                "playback_errors_reported": reported.len(),
-            }),
+            hints.as_object().unwrap_or(&serde_json::Map::new()),
         )?;
         Ok(Response::ok(&diag))
     })

@@ -151,6 +151,20 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
+/// A play as `POST /devices/{id}/playbacks` answered it: the `data` of `device.playback_recorded`.
+pub(super) fn shown(
+    s: &crate::routes::payloads::Subject<'_>,
+) -> Result<serde_json::Value, ApiError> {
+    let id = super::payloads::playback_id(s.id)?;
+    let playback = crud::load(
+        s.conn,
+        &format!("{PLAYBACK_SELECT} WHERE id = ?1"),
+        &id,
+        Playback::from_row,
+    )?;
+    crate::routes::payloads::to_data(&playback)
+}
+
 /// An optional RFC 3339 query parameter.
 pub(super) fn instant(ctx: &Ctx<'_>, name: &str) -> Result<Option<i64>, ApiError> {
     match ctx.query(name) {

@@ -14,10 +14,13 @@
 //! A heartbeat written in the same timeline step as the check (the fleet's `catch_up` runs before
 //! `run_due`) is read from the table, so a refreshed device never goes offline.
 
+//! The events' `data` is the screen as `GET /devices/{id}` shows it ([`device_data`], the
+//! catalogue's builder), `status` `offline` or `online`.
+
+use super::payloads::device_data;
 use crate::db::DbError;
-use crate::timeline::{Env, Report, Source};
+use crate::timeline::{failed, Env, Report, Source};
 use rusqlite::Transaction;
-use serde_json::json;
 
 pub struct DevicePresence;
 
@@ -76,15 +79,10 @@ impl Source for DevicePresence {
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )?
                 .collect::<Result<_, _>>()?;
-            for (id, company, last) in &due {
+            for (id, company, _) in &due {
                 tx.prepare_cached("UPDATE devices SET presence = 'offline' WHERE id = ?1")?
                     .execute([id])?;
-                let payload = json!({
-                    "device_id": id,
-                    "status": "offline",
-                    "last_seen": crate::time::rfc3339(*last),
-                    "offline_after_seconds": after,
-                });
+                let payload = device_data(tx, id, after).map_err(failed)?;
                 crate::events::record(tx, company, OFFLINE, "device", id, &payload)?;
             }
             report.count(OFFLINE, due.len() as u64);
@@ -93,14 +91,14 @@ impl Source for DevicePresence {
     }
 }
 
-/// Called in the transaction that writes a heartbeat of `device` (of `company`) at `now`: a device
+/// Called in the transaction that writes a heartbeat of `device` (of `company`): a device
 /// reported offline comes back (`device.online`, returns true); otherwise it is (or stays) online
-/// silently.
+/// silently. `offline_after` judges the status the event's `data` shows.
 pub fn heartbeat_arrived(
     tx: &Transaction<'_>,
     device: &str,
     company: &str,
-    now: i64,
+    offline_after: i64,
 ) -> Result<bool, DbError> {
     let was: Option<String> = tx
         .prepare_cached("SELECT presence FROM devices WHERE id = ?1")?
@@ -113,11 +111,7 @@ pub fn heartbeat_arrived(
     if was.as_deref() != Some("offline") {
         return Ok(false);
     }
-    let payload = json!({
-        "device_id": device,
-        "status": "online",
-        "last_seen": crate::time::rfc3339(now),
-    });
+    let payload = device_data(tx, device, offline_after).map_err(failed)?;
     crate::events::record(tx, company, ONLINE, "device", device, &payload)?;
     Ok(true)
 }
@@ -145,12 +139,8 @@ pub fn heartbeats_arrived(
          WHERE (presence IS NULL OR presence = 'offline') AND last_heartbeat_at >= ?1",
     )?
     .execute([at - offline_after])?;
-    for (id, company, last) in &back {
-        let payload = json!({
-            "device_id": id,
-            "status": "online",
-            "last_seen": crate::time::rfc3339(*last),
-        });
+    for (id, company, _) in &back {
+        let payload = device_data(tx, id, offline_after).map_err(failed)?;
         crate::events::record(tx, company, ONLINE, "device", id, &payload)?;
     }
     Ok(back.len() as u64)

@@ -222,6 +222,20 @@ impl Enums {
     }
 }
 
+/// Names every inline string enum under `node` (an enum already named keeps its name).
+fn hoist_all(node: &mut Value, enums: &mut Enums, name: &str) {
+    components::hoist(node, name, &mut enums.found, &mut enums.named);
+    match node {
+        Value::Object(m) => {
+            for (k, v) in m.iter_mut() {
+                hoist_all(v, enums, &format!("{name}{}", components::pascal(k)));
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|v| hoist_all(v, enums, name)),
+        _ => {}
+    }
+}
+
 fn operation(route: &Route, enums: &mut Enums, lists: &mut Vec<String>) -> Value {
     let mut op = Map::new();
     op.insert("operationId".into(), json!(route.operation_id));
@@ -274,6 +288,9 @@ pub fn document(router: &Router) -> Value {
             .or_insert_with(|| json!({}));
         entry[route.method.as_str().to_lowercase()] = op;
     }
+    // The event payloads' enums are the components' (a webhook's event types, a scan's agent class).
+    let mut webhooks = super::webhooks::webhooks();
+    hoist_all(&mut webhooks, &mut enums, "Event");
     for (name, schema) in enums.named {
         schemas.entry(name).or_insert(schema);
     }
@@ -303,5 +320,6 @@ pub fn document(router: &Router) -> Value {
         }
     });
     super::examples::apply(&mut doc);
+    doc["webhooks"] = webhooks;
     doc
 }

@@ -8,6 +8,7 @@ mod docs;
 mod document;
 pub mod examples;
 pub mod problems;
+mod webhooks;
 mod yaml;
 
 pub use components::TAGS;

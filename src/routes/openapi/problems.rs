@@ -36,6 +36,7 @@ pub const TYPES: &[ProblemType] = &[
     t("not-found", 404, "Not found", "No such path, or no object with this id visible to the credential. Another company's object is reported exactly like a missing one."),
     t("method-not-allowed", 405, "Method not allowed", "The path exists but not with this method; the `Allow` header lists the methods it takes."),
     t("not-acceptable", 406, "Not acceptable", "The `Accept` header asks for a media type this operation cannot produce."),
+    t("timed-out", 408, "Timed out", "A wait the request asked for (a webhook drain) outlasted its timeout. Nothing was undone: what was done is recorded, and the request may be sent again."),
     t("request-timeout", 408, "Request timeout", "The request body did not arrive within the body read timeout; the connection is closed."),
     t("conflict", 409, "Conflict", "The request conflicts with the current state: a duplicate name, a plan limit, an object still in use, an invalid state transition. `detail` says which."),
     t("idempotency-key-reused", 409, "Idempotency key reused", "This `Idempotency-Key` was already used with a different method, path or body. Use a new key for a new request."),
@@ -94,6 +95,7 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("snapshot_budget_exceeded", "409: the snapshots would take more bytes together than `sandbox.snapshot_budget_bytes` (512 MiB by default); delete some first."),
     c("snapshot_version_mismatch", "409: the snapshot was taken by another binary version; delete it and take a new one."),
     c("snapshot_incompatible", "409: the snapshot was taken on another clock mode or seed setting; restart the sandbox with the same settings to restore it."),
+    c("drain_timeout", "408: a webhook drain's timeout passed before every due delivery's attempt was recorded; `detail` says how many were left."),
     c("injected_fault", "Any status: the sandbox operator injected this answer (a fault rule, or `Prefer: code=`); `Signage-Fault` names the rule."),
 ];
 
@@ -166,6 +168,10 @@ mod tests {
                 retry_after_secs: 1,
             },
             ApiError::RequestTimeout { secs: 1 },
+            ApiError::TimedOut {
+                code: "drain_timeout",
+                detail: String::new(),
+            },
             ApiError::UnsupportedMediaType(String::new()),
             ApiError::NotAcceptable(String::new()),
             ApiError::Unavailable(String::new()),
@@ -177,7 +183,7 @@ mod tests {
         }
         assert_eq!(
             TYPES.len(),
-            21,
+            22,
             "one entry per slug, and no entry without an error"
         );
     }

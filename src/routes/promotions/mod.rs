@@ -14,6 +14,7 @@
 //!   `crate::routes::scan` (the public short link that records a scan).
 
 mod activation;
+mod payloads;
 mod promotion;
 pub mod qr_codes;
 mod qr_image;
@@ -25,6 +26,7 @@ use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
 use crate::validate::{id_schema, url_pattern, OneOf, Text, UrlSchemes};
 use activation::{activate, deactivate};
+pub use payloads::payloads;
 use promotion::{create, get, list, update};
 pub use promotion::{state, Promotion};
 use qr_codes::{create_qr_code, delete_qr_code, get_qr_code, list_qr_codes};

@@ -91,7 +91,7 @@ impl Listed for Promotion {
 }
 
 /// A promotion, unauthorized: callers check `company_id` before using it. Missing is 404.
-pub(super) fn load(conn: &Connection, id: &PromotionId, now: i64) -> Result<Promotion, ApiError> {
+pub(crate) fn load(conn: &Connection, id: &PromotionId, now: i64) -> Result<Promotion, ApiError> {
     crud::load(conn, &format!("{PROMO_SELECT} WHERE p.id = ?1"), id, |r| {
         Promotion::from_row(r, now)
     })

@@ -148,6 +148,21 @@ fn load(
     })?
 }
 
+/// The `data` of `qr_code.created` (the catalogue's builder, [`crate::routes::payloads`]): the
+/// code as `GET /qr-codes/{id}` shows it without its image (the PNG and SVG are one request away).
+pub(crate) fn created_data(
+    settings: &crate::config::Settings,
+    conn: &Connection,
+    id: &str,
+) -> Result<serde_json::Value, ApiError> {
+    let id = QrCodeId::parse(id).ok_or_else(|| ApiError::not_found("QR code", id))?;
+    let mut payload = crate::routes::payloads::to_data(&load(settings, conn, &id)?)?;
+    if let Some(o) = payload.as_object_mut() {
+        o.remove("image_svg");
+    }
+    Ok(payload)
+}
+
 /// One code, checked against the route's action: invisible or missing is the same 404.
 fn load_visible_code(ctx: &Ctx<'_>, conn: &Connection, id: &QrCodeId) -> Result<QrCode, ApiError> {
     let code = load(&ctx.app.settings, conn, id)?;
@@ -355,12 +370,7 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             now
         ])?;
         let qr = load(settings, tx, &id)?;
-        // The event carries the code without its image (the PNG and SVG are one request away).
-        let mut payload = serde_json::to_value(&qr)
-            .map_err(|e| ApiError::Internal(format!("event payload: {e}")))?;
-        if let Some(o) = payload.as_object_mut() {
-            o.remove("image_svg");
-        }
+        let payload = created_data(settings, tx, id.as_str())?;
         crud::record(
             tx,
             &promo.company_id,

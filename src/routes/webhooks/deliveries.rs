@@ -29,6 +29,7 @@ pub fn routes() -> Vec<Route> {
             .tag("webhooks")
             .summary("A webhook's deliveries, newest first, each with its attempts.")
             .paged_by(Kind::WebhookDelivery)
+            .query(&[status_param()])
             .ok("WebhookDeliveryList"),
         Route::get(
             "/webhooks/{id}/deliveries/{delivery_id}",
@@ -102,8 +103,61 @@ struct Attempt {
     error: Option<String>,
 }
 
+/// The delivery statuses, as `status` filters take them.
+pub const STATUSES: &[&str] = &["pending", "succeeded", "failed"];
+
+/// The `status` filter of delivery lists.
+pub fn status_param() -> crate::http::router::Param {
+    crate::http::router::one_of_param(
+        "status",
+        crate::validate::OneOf(STATUSES),
+        "Only deliveries in this status: `pending` (not settled yet, an attempt may be on the wire), `succeeded`, `failed` (retries exhausted, or its webhook disabled).",
+    )
+}
+
+/// What a delivery list keeps (each filter optional).
+#[derive(Default)]
+pub struct Filter {
+    pub webhook_id: Option<String>,
+    pub status: Option<String>,
+    pub event_type: Option<String>,
+}
+
+/// A page of deliveries, newest first, each with its attempts: the per-webhook log and the
+/// sandbox's list across webhooks. Index-backed for every filter (`V17`): by id, status, webhook
+/// (and status) and event type.
+pub fn page_of(
+    conn: &Connection,
+    filter: &Filter,
+    page: &crate::http::ctx::PageRequest,
+) -> Result<Vec<Delivery>, ApiError> {
+    let mut sql = format!("{SELECT} WHERE id < ?1");
+    let mut params: Vec<rusqlite::types::Value> = vec![page.bound().to_string().into()];
+    for (column, value) in [
+        ("webhook_id", &filter.webhook_id),
+        ("status", &filter.status),
+        ("event_type", &filter.event_type),
+    ] {
+        if let Some(v) = value {
+            params.push(v.clone().into());
+            sql.push_str(&format!(" AND {column} = ?{}", params.len()));
+        }
+    }
+    params.push(page.fetch().into());
+    sql.push_str(&format!(" ORDER BY id DESC LIMIT ?{}", params.len()));
+    let rows: Vec<Delivery> = {
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), from_row)?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    Ok(rows
+        .into_iter()
+        .map(|d| with_attempts(conn, d))
+        .collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 #[derive(Serialize)]
-struct Delivery {
+pub struct Delivery {
     id: String,
     object: &'static str,
     webhook_id: String,
@@ -177,21 +231,12 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
     load_visible(ctx, &conn, &hook)?;
-    let rows: Vec<Delivery> = {
-        let mut stmt = conn.prepare_cached(&format!(
-            "{SELECT} WHERE webhook_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"
-        ))?;
-        let rows = stmt.query_map(
-            rusqlite::params![hook.as_str(), page.bound(), i64::from(page.limit) + 1],
-            from_row,
-        )?;
-        rows.collect::<rusqlite::Result<_>>()?
+    let filter = Filter {
+        webhook_id: Some(hook.to_string()),
+        status: ctx.query_enum("status", STATUSES)?,
+        event_type: None,
     };
-    let rows = rows
-        .into_iter()
-        .map(|d| with_attempts(&conn, d))
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Response::page(rows, &page))
+    Ok(Response::page(page_of(&conn, &filter, &page)?, &page))
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -240,11 +285,13 @@ fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let job = ctx.app.db.write(|tx| {
         let current = load_visible(ctx, tx, &hook)?;
-        let payload = json!({
-            "webhook_id": hook.as_str(),
-            "message": "A test event sent with POST /webhooks/{id}/test.",
-            "webhook": current,
-        });
+        let payload = super::payloads::test(&crate::routes::payloads::Subject {
+            conn: tx,
+            settings: &ctx.app.settings,
+            company: &current.company_id,
+            id: hook.as_str(),
+            hints: &serde_json::Map::new(),
+        })?;
         let delivery = crate::events::record_for_webhook(
             tx,
             &current.company_id,

@@ -5,9 +5,12 @@
 //! itself is [`crate::webhooks`]; the delivery log and its control are [`deliveries`]; the event
 //! types and their examples are [`event_types`].
 
-mod deliveries;
+pub mod deliveries;
 mod event_types;
+mod payloads;
 mod rotate;
+
+pub use payloads::payloads;
 
 use crate::auth::{Action, Area, Level};
 use crate::events::EVENT_TYPES;
@@ -149,9 +152,11 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "WebhookEventType",
-            json!({"type":"object","additionalProperties":false,"required":["type","description","example"],
+            json!({"type":"object","additionalProperties":false,"required":["type","description","object_type","schema","example"],
                 "properties":{"type":{"type":"string","enum":EVENT_TYPES},"description":{"type":"string"},
-                "example":{"type":"object","description":"A delivery body of this type: `{id, type, timestamp, data}`."}}}),
+                "object_type":{"type":"string","description":"The kind of object the event is about (`resource_type` in `GET /events`)."},
+                "schema":{"type":"object","description":"The JSON Schema of a delivery body of this type; its `$ref`s point into this OpenAPI document's `components`."},
+                "example":{"type":"object","description":"A delivery body of this type, `{id, type, timestamp, data}`, made by the type's own payload builder from the demo world."}}}),
         ),
     ];
     out.extend(deliveries::schemas());
@@ -162,7 +167,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 /// whole (`secret`, last) only in the creation response. Field order is the order of the JSON
 /// members.
 #[derive(Serialize)]
-pub(super) struct Webhook {
+pub struct Webhook {
     id: String,
     object: &'static str,
     pub(super) company_id: String,
@@ -213,7 +218,7 @@ impl crate::http::response::Listed for Webhook {
 }
 
 /// A webhook, unauthorized; missing is 404.
-pub(super) fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
+pub(crate) fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
     crud::load(
         conn,
         &format!("{WEBHOOK_SELECT} WHERE w.id = ?1"),
@@ -239,6 +244,16 @@ pub(super) fn load_visible(
 fn check_url(ctx: &Ctx<'_>, errors: &mut Errors, value: &str) {
     if !is_url(value, UrlSchemes::HttpsOrLoopback) {
         errors.url("/url", value, UrlSchemes::HttpsOrLoopback);
+        return;
+    }
+    let own_port = ctx
+        .app
+        .settings
+        .public_base_url
+        .as_deref()
+        .and_then(|b| b.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse().ok());
+    if outbound::self_sink(value, own_port).is_some() {
         return;
     }
     let policy = TargetPolicy {

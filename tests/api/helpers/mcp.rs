@@ -102,3 +102,57 @@ pub fn tool_names(list: &Value) -> Vec<String> {
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// A JSON-RPC call with extra request headers (`X-MCP-Schemas: full`, toolsets) that must
+/// succeed at the JSON-RPC level; returns `result`.
+pub async fn rpc_with(
+    app: &TestApp,
+    key_name: &str,
+    headers: &[(&str, &str)],
+    method: &str,
+    params: Value,
+) -> Value {
+    let mut b = post(app, key_name).header("mcp-protocol-version", "2025-11-25");
+    for (name, value) in headers {
+        b = b.header(name, value);
+    }
+    let r = b.json(&request(1, method, params)).send().await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert!(v.get("error").is_none(), "unexpected error: {v}");
+    v["result"].clone()
+}
+
+/// The full `tools/list` (`X-MCP-Schemas: full`): every output schema, repeats in `$defs`.
+pub async fn full_tools(app: &TestApp, key_name: &str) -> Value {
+    rpc_with(
+        app,
+        key_name,
+        &[("x-mcp-schemas", "full")],
+        "tools/list",
+        json!({}),
+    )
+    .await
+}
+
+/// A schema with its local `$ref`s (`#/$defs/…`) replaced by what they name.
+pub fn resolve_refs(schema: &Value, root: &Value) -> Value {
+    match schema {
+        Value::Object(m) => {
+            if let Some(name) = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+            {
+                return resolve_refs(&root["$defs"][name], root);
+            }
+            Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), resolve_refs(v, root)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| resolve_refs(v, root)).collect()),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,340 @@
+//! The two sizes of a tool definition.
+//!
+//! - **Compact** (what `tools/list` shows by default): a catalogue an assistant can afford to keep
+//!   in context. Input schemas keep every argument, type, enum, bound and description the model
+//!   needs to call the tool; they leave out what only a validator needs (long text patterns, the
+//!   length bounds and pattern of ids, the pattern of cursors), which the server still enforces
+//!   and explains in its error. Output schemas keep the envelope the MCP layer defines (the list
+//!   page, the pending change, the change result) at its top level; an object's own fields are in
+//!   the result itself, and in full mode. A read of one object has none.
+//! - **Full** (`X-MCP-Schemas: full`): the REST contract in full, a subschema that repeats inside
+//!   one tool's output moved once into `$defs` (confirm_change's results, say).
+//!
+//! Arguments are always validated against the full input schema.
+
+use super::spec::Kind;
+use crate::jsonschema::ID_PATTERN;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// Where the house-style description of a prepare tool starts its two-step boilerplate, which
+/// the compact form replaces by [`PREPARE_NOTE`] (the server instructions explain the steps).
+const PREPARE_BOILERPLATE: &str = " This executes NOTHING";
+pub const PREPARE_NOTE: &str = " Changes nothing: returns a preview (with any token cost) and a `confirmation_id`; show it to the user, then confirm_change only if they agree, else cancel_change.";
+/// Annotation hints equal to the specification's defaults say nothing.
+const DEFAULT_HINTS: [(&str, bool); 4] = [
+    ("readOnlyHint", false),
+    ("destructiveHint", true),
+    ("idempotentHint", false),
+    ("openWorldHint", true),
+];
+
+/// Patterns longer than this are enforced but not shown (the non-blank-text rule is 200 bytes).
+const SHOWN_PATTERN_MAX: usize = 40;
+/// A repeated subschema this large or larger goes to `$defs`.
+const SHARED_MIN_BYTES: usize = 200;
+
+/// The compact form of a full `tools/list` entry.
+pub fn definition(full: &Value, kind: Kind) -> Value {
+    let mut d = full.clone();
+    if let Some(a) = d.get_mut("annotations").and_then(Value::as_object_mut) {
+        // The tool's own `title` says it already.
+        a.remove("title");
+        for (hint, default) in DEFAULT_HINTS {
+            if a.get(hint) == Some(&Value::Bool(default)) {
+                a.remove(hint);
+            }
+        }
+    }
+    if kind == Kind::Prepare {
+        let short = d["description"].as_str().and_then(|t| {
+            t.find(PREPARE_BOILERPLATE)
+                .map(|i| format!("{}{PREPARE_NOTE}", &t[..i]))
+        });
+        if let Some(short) = short {
+            d["description"] = Value::String(short);
+        }
+    }
+    if let Some(input) = d.get_mut("inputSchema") {
+        compact_input(input);
+    }
+    let output = d.get("outputSchema").and_then(|o| output(o, kind));
+    match (output, d.as_object_mut()) {
+        (Some(o), Some(m)) => {
+            m.insert("outputSchema".into(), o);
+        }
+        (None, Some(m)) => {
+            m.remove("outputSchema");
+        }
+        _ => {}
+    }
+    d
+}
+
+fn compact_input(schema: &mut Value) {
+    let Some(m) = schema.as_object_mut() else {
+        return;
+    };
+    // Unknown arguments are refused by name anyway; the flag only costs bytes on every tool.
+    if m.get("additionalProperties") == Some(&Value::Bool(false))
+        && !m.contains_key("minProperties")
+    {
+        m.remove("additionalProperties");
+    }
+    if m.get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        m.remove("required");
+    }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        for (name, p) in props.iter_mut() {
+            match name.as_str() {
+                "cursor" => {
+                    *p = json!({"type": "string", "description": "`next_cursor` of the previous page."})
+                }
+                "limit" => {
+                    if let Some(pm) = p.as_object_mut() {
+                        pm.remove("description");
+                    }
+                }
+                _ => compact_property(p),
+            }
+        }
+    }
+}
+
+fn compact_property(p: &mut Value) {
+    let Some(m) = p.as_object_mut() else {
+        return;
+    };
+    if m.get("pattern").and_then(Value::as_str) == Some(ID_PATTERN) {
+        // An id argument: its description names the prefix and the tool that lists them.
+        for k in ["pattern", "minLength", "maxLength"] {
+            m.remove(k);
+        }
+    }
+    if m.get("pattern")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.len() > SHOWN_PATTERN_MAX)
+    {
+        m.remove("pattern");
+    }
+    for k in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = m.get_mut(k) {
+            branches.iter_mut().for_each(compact_property);
+        }
+    }
+    if m.contains_key("properties") {
+        compact_input(p);
+    }
+}
+
+/// The compact output schema: the top level of what the MCP layer shapes (pending change, change
+/// result), nothing for a read (its REST object is in the result, and in full mode).
+fn output(full: &Value, kind: Kind) -> Option<Value> {
+    if kind == Kind::Read {
+        return None;
+    }
+    let props = full["properties"].as_object()?;
+    let shallow: Map<String, Value> = props
+        .iter()
+        .map(|(name, s)| (name.clone(), top_level(s)))
+        .collect();
+    Some(json!({"type": "object", "properties": shallow}))
+}
+
+/// A property reduced to its constant or its JSON type(s).
+fn top_level(s: &Value) -> Value {
+    if let Some(c) = s.get("const") {
+        return json!({"const": c});
+    }
+    if let Some(t) = s.get("type") {
+        return json!({"type": t});
+    }
+    let branches = s.get("anyOf").or_else(|| s.get("oneOf"));
+    let mut types: Vec<Value> = Vec::new();
+    for b in branches.and_then(Value::as_array).into_iter().flatten() {
+        match b.get("type") {
+            Some(Value::String(t)) => types.push(json!(t)),
+            Some(Value::Array(ts)) => types.extend(ts.iter().cloned()),
+            _ => return json!({}),
+        }
+    }
+    types.dedup();
+    match types.len() {
+        0 => json!({}),
+        1 => json!({"type": types[0]}),
+        _ => json!({"type": types}),
+    }
+}
+
+/// Moves every object subschema of at least [`SHARED_MIN_BYTES`] that occurs more than once into
+/// `$defs`, replacing each occurrence by a `$ref`. The root must be an object schema.
+pub fn share_repeats(schema: &mut Value) {
+    dedupe_branches(schema);
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    count(schema, &mut seen, true);
+    let mut repeated: Vec<String> = seen
+        .into_iter()
+        .filter(|(s, n)| *n > 1 && s.len() >= SHARED_MIN_BYTES)
+        .map(|(s, _)| s)
+        .collect();
+    if repeated.is_empty() {
+        return;
+    }
+    // Largest first, so a repeated schema inside a larger repeated one is shared from inside it.
+    repeated.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut defs = Map::new();
+    for (i, text) in repeated.iter().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        let name = v["properties"]["object"]["const"]
+            .as_str()
+            .filter(|n| !defs.contains_key(*n))
+            .map_or_else(|| format!("shared{i}"), str::to_string);
+        names.insert(text.clone(), name.clone());
+        defs.insert(name, v);
+    }
+    replace(schema, &names, true);
+    for v in defs.values_mut() {
+        replace(v, &names, true);
+    }
+    if let Some(m) = schema.as_object_mut() {
+        m.insert("$defs".into(), Value::Object(defs));
+    }
+}
+
+/// `anyOf: [A, A, B]` is `anyOf: [A, B]`.
+fn dedupe_branches(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::Array(branches)) = m.get_mut("anyOf") {
+                let mut kept: Vec<Value> = Vec::with_capacity(branches.len());
+                for b in branches.drain(..) {
+                    if !kept.contains(&b) {
+                        kept.push(b);
+                    }
+                }
+                *branches = kept;
+            }
+            m.values_mut().for_each(dedupe_branches);
+        }
+        Value::Array(items) => items.iter_mut().for_each(dedupe_branches),
+        _ => {}
+    }
+}
+
+fn count(v: &Value, seen: &mut HashMap<String, usize>, root: bool) {
+    match v {
+        Value::Object(m) => {
+            if !root && m.get("type") == Some(&json!("object")) {
+                *seen.entry(v.to_string()).or_default() += 1;
+            }
+            m.values().for_each(|c| count(c, seen, false));
+        }
+        Value::Array(items) => items.iter().for_each(|c| count(c, seen, false)),
+        _ => {}
+    }
+}
+
+fn replace(v: &mut Value, names: &HashMap<String, String>, root: bool) {
+    if !root {
+        if let Some(name) = names.get(&v.to_string()) {
+            *v = json!({"$ref": format!("#/$defs/{name}")});
+            return;
+        }
+    }
+    match v {
+        Value::Object(m) => m.values_mut().for_each(|c| replace(c, names, false)),
+        Value::Array(items) => items.iter_mut().for_each(|c| replace(c, names, false)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_inputs_keep_what_a_caller_needs() {
+        let full = json!({"name": "t", "annotations": {"title": "T", "readOnlyHint": true},
+            "inputSchema": {"type": "object", "required": [], "additionalProperties": false, "properties": {
+                "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device (`dev_…`)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "How many."},
+                "cursor": {"type": "string", "pattern": "^dev_[0-9A-Za-z]{1,64}$", "description": "Long text."},
+                "changes": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
+                    "media_id": {"anyOf": [{"type": "string", "pattern": "^med_"}, {"type": "null"}]}}}}},
+            "outputSchema": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^dev_"}}}});
+        let c = definition(&full, Kind::Read);
+        assert_eq!(c["annotations"], json!({"readOnlyHint": true}));
+        let write = json!({"description": "Prepare x. This executes NOTHING: blah.",
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}});
+        let cw = definition(&write, Kind::Prepare);
+        assert_eq!(
+            cw["annotations"],
+            json!({"destructiveHint": false, "openWorldHint": false})
+        );
+        assert_eq!(cw["description"], format!("Prepare x.{PREPARE_NOTE}"));
+        let p = &c["inputSchema"]["properties"];
+        assert_eq!(
+            p["device_id"],
+            json!({"type": "string", "description": "The device (`dev_…`)."})
+        );
+        assert_eq!(
+            p["limit"],
+            json!({"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
+        );
+        assert_eq!(p["cursor"]["type"], "string");
+        assert!(c["inputSchema"].get("additionalProperties").is_none());
+        assert_eq!(
+            p["changes"]["properties"]["name"],
+            json!({"type": "string", "maxLength": 9})
+        );
+        assert_eq!(
+            p["changes"]["properties"]["media_id"]["anyOf"][0]["pattern"],
+            "^med_"
+        );
+        assert!(c["inputSchema"].get("required").is_none());
+        assert!(
+            c.get("outputSchema").is_none(),
+            "a read of one object has none"
+        );
+    }
+
+    #[test]
+    fn compact_outputs_keep_the_envelope() {
+        let preview = json!({"type": "object", "properties": {"object": {"const": "pending_change"},
+            "differences": {"type": "array", "items": {"type": "object", "properties": {"id": {}}}},
+            "next_step": {"type": ["string", "null"]},
+            "cost": {"anyOf": [{"type": "null"}, {"type": "object"}]}}});
+        assert!(output(&preview, Kind::Read).is_none());
+        let out = output(&preview, Kind::Prepare).unwrap();
+        assert_eq!(
+            out["properties"]["object"],
+            json!({"const": "pending_change"})
+        );
+        assert_eq!(out["properties"]["differences"], json!({"type": "array"}));
+        assert_eq!(
+            out["properties"]["cost"],
+            json!({"type": ["null", "object"]})
+        );
+    }
+
+    #[test]
+    fn repeated_subschemas_are_shared() {
+        let ad = json!({"type": "object", "properties": {"object": {"const": "ad"},
+            "name": {"type": "string", "description": "x".repeat(200)}}});
+        let mut s = json!({"type": "object", "properties": {"result": {"anyOf": [ad, ad, {"type": "object"}]},
+            "before": ad}});
+        share_repeats(&mut s);
+        assert_eq!(
+            s["properties"]["result"]["anyOf"],
+            json!([{"$ref": "#/$defs/ad"}, {"type": "object"}])
+        );
+        assert_eq!(s["properties"]["before"]["$ref"], "#/$defs/ad");
+        assert_eq!(s["$defs"]["ad"], ad);
+    }
+}

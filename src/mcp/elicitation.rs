@@ -1,0 +1,264 @@
+//! Confirmation by elicitation (MCP 2025-11-25, `elicitation/create` in form mode): when a client
+//! that declared the capability calls `confirm_change`, the server asks the user itself, through
+//! the client, before anything runs. Accept executes the change; decline and cancel cancel it;
+//! no answer within the wait leaves it unconfirmed (the confirmation id stays valid).
+//!
+//! The assistant can no longer confirm on its own: the question and the answer go between the
+//! server and the person, in the client's own dialog. Clients without the capability (and the
+//! 2026-07-28 era, which has no server-to-client request on a POST) keep the two-step tools as
+//! they are.
+//!
+//! On the wire (Streamable HTTP): the `confirm_change` POST is answered with an event stream whose
+//! first event is the `elicitation/create` request. The client POSTs its answer (a JSON-RPC
+//! response, same session and credential); that POST runs the confirmation, as that caller, and
+//! the result is the stream's second and last event. Comments keep the stream alive meanwhile.
+
+use super::call::Caller;
+use super::dispatch::Out;
+use super::pending;
+use crate::http::stream::Streamed;
+use crate::http::App;
+use crate::redact;
+use bytes::Bytes;
+use rusqlite::OptionalExtension;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How long the server waits for the user's answer (at most; never past the change's expiry).
+const MAX_WAIT_SECS: i64 = 300;
+/// A comment at least this often keeps proxies and the idle timeout from closing the stream.
+const KEEPALIVE_MS: u64 = 3_000;
+/// Questions waiting at once, over all clients.
+const MAX_WAITING: usize = 1_000;
+
+/// A question sent, waiting for its answer.
+struct Waiting {
+    actor: String,
+    client_id: Option<String>,
+    session: String,
+    confirmation_id: String,
+    done: oneshot::Sender<Value>,
+}
+
+/// The questions waiting for an answer, by the id of the `elicitation/create` request.
+#[derive(Clone, Default)]
+pub struct Registry(Arc<Mutex<HashMap<String, Waiting>>>);
+
+impl Registry {
+    fn take(&self, id: &str) -> Option<Waiting> {
+        self.0.lock().ok()?.remove(id)
+    }
+}
+
+/// What the user is asked about: the stored change, if this caller may still confirm it.
+struct Pending {
+    tool: String,
+    target_type: String,
+    target_id: String,
+    arguments: String,
+    expires_at: i64,
+}
+
+fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Pending> {
+    let p = &caller.principal;
+    let conn = app.db.conn().ok()?;
+    let row = conn.prepare_cached(
+        "SELECT tool, target_type, target_id, arguments, expires_at FROM mcp_pending_changes
+         WHERE id_hash = ?1 AND actor = ?2 AND client_id IS ?3 AND used_at IS NULL AND expires_at > ?4",
+    )
+    .ok()?
+    .query_row(
+        rusqlite::params![
+            crate::auth::keys::hash(confirmation_id),
+            p.actor_id(),
+            p.client_id(),
+            crate::time::now()
+        ],
+        |r| {
+            Ok(Pending {
+                tool: r.get(0)?,
+                target_type: r.get(1)?,
+                target_id: r.get(2)?,
+                arguments: r.get(3)?,
+                expires_at: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+    .ok()
+    .flatten();
+    row
+}
+
+/// The question, in words the user can check against what they asked for.
+fn message(c: &Pending) -> String {
+    let mut args: Map<String, Value> = serde_json::from_str(&c.arguments).unwrap_or_default();
+    args.retain(|k, _| !k.ends_with("_id") || k == "device_id" || k == "token_pack_id");
+    let what = c
+        .tool
+        .strip_prefix("prepare_")
+        .unwrap_or(&c.tool)
+        .replace('_', " ");
+    let details = if args.is_empty() {
+        String::new()
+    } else {
+        format!(" with {}", Value::Object(args))
+    };
+    let text = format!(
+        "Your assistant asks to make this change: {what} of {} {}{details}. Nothing happens unless you accept. Accept to apply it now, decline to cancel it.",
+        c.target_type, c.target_id
+    );
+    redact::redact_str(&text).into_owned()
+}
+
+fn event(message: &Value) -> Bytes {
+    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+}
+
+fn tool_result(outcome: Result<Value, String>) -> Value {
+    match outcome {
+        Ok(mut v) => {
+            redact::redact_value(&mut v);
+            json!({"content": [{"type": "text", "text": v.to_string()}], "structuredContent": v, "isError": false})
+        }
+        Err(msg) => {
+            json!({"content": [{"type": "text", "text": redact::redact_str(&msg)}], "isError": true})
+        }
+    }
+}
+
+/// Asks the user to confirm, when this call can: the client declared form elicitation, its
+/// session is known, it reads event streams, and the change is still pending for this caller.
+/// `None`: confirm as usual.
+pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -> Option<Out> {
+    let session = caller.session.clone()?;
+    // Elicitation came with 2025-06-18; 2025-03-26 (the only era with batches) never asks.
+    if !caller.features.elicitation_form || !caller.accepts_sse || caller.version == "2025-03-26" {
+        return None;
+    }
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let change = pending_change(app, caller, confirmation_id)?;
+    let registry = super::state(app).elicitations.clone();
+    let question_id = format!("elicit_{}", crate::random::base62("elicitation", 24));
+    let (done, answered) = oneshot::channel();
+    {
+        let mut map = registry.0.lock().ok()?;
+        if map.len() >= MAX_WAITING {
+            return None;
+        }
+        let p = &caller.principal;
+        map.insert(
+            question_id.clone(),
+            Waiting {
+                actor: p.actor_id().to_string(),
+                client_id: p.client_id().map(String::from),
+                session,
+                confirmation_id: confirmation_id.to_string(),
+                done,
+            },
+        );
+    }
+    let request = json!({"jsonrpc": "2.0", "id": question_id, "method": "elicitation/create",
+        "params": {"mode": "form", "message": message(&change),
+            "requestedSchema": {"type": "object", "properties": {}}}});
+    let wait = (change.expires_at - crate::time::now()).clamp(1, MAX_WAIT_SECS) as u64;
+    let call_id = call_id.clone();
+    // Well inside the server's own idle timeout, whatever it is set to.
+    let keepalive = Duration::from_millis(
+        KEEPALIVE_MS
+            .min(app.settings.idle_timeout_secs * 1000 / 3)
+            .max(200),
+    );
+    let (tx, body) = Streamed::channel(4);
+    runtime.spawn(async move {
+        let final_event = |result: Value| {
+            event(&json!({"jsonrpc": "2.0", "id": call_id, "result": result}))
+        };
+        if tx.send(event(&request)).await.is_err() {
+            registry.take(&question_id);
+            return;
+        }
+        let deadline = tokio::time::sleep(Duration::from_secs(wait));
+        tokio::pin!(deadline);
+        tokio::pin!(answered);
+        loop {
+            tokio::select! {
+                biased;
+                result = &mut answered => {
+                    if let Ok(result) = result {
+                        let _ = tx.send(final_event(result)).await;
+                    }
+                    return;
+                }
+                _ = &mut deadline => {
+                    // Unless the answer is being run right now, nobody answered in time.
+                    if registry.take(&question_id).is_some() {
+                        let text = format!("The user did not answer the confirmation dialog within {wait} seconds, so nothing was applied. The confirmation id stays valid until it expires: ask the user, then call confirm_change again, or cancel_change.");
+                        let _ = tx.send(final_event(tool_result(Err(text)))).await;
+                        return;
+                    }
+                    deadline.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(60));
+                }
+                _ = tokio::time::sleep(keepalive) => {
+                    if tx.send(Bytes::from_static(b": waiting for the user\n\n")).await.is_err() {
+                        // The client went away: the change stays pending, unconfirmed.
+                        registry.take(&question_id);
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let mut out = Out::new(200, String::new());
+    out.stream = Some(body);
+    Some(out)
+}
+
+/// A client's JSON-RPC response: if it answers one of our questions, asked of this caller in
+/// this session, runs what the user chose and completes the waiting `confirm_change`.
+pub fn answer(app: &App, caller: &Caller, msg: &Value) {
+    let Some(id) = msg.get("id").and_then(Value::as_str) else {
+        return;
+    };
+    let registry = &super::state(app).elicitations;
+    let p = &caller.principal;
+    let mine = registry.0.lock().ok().is_some_and(|m| {
+        m.get(id).is_some_and(|w| {
+            w.actor == p.actor_id()
+                && w.client_id.as_deref() == p.client_id()
+                && caller.session.as_deref() == Some(w.session.as_str())
+        })
+    });
+    // Another credential's or session's answer is ignored: it cannot decide for this user.
+    let Some(w) = mine.then(|| registry.take(id)).flatten() else {
+        return;
+    };
+    let outcome = if let Some(e) = msg.get("error") {
+        // The client could not ask; it is not asked again in this session.
+        let sessions = &super::state(app).sessions;
+        let mut features = sessions.features(&w.session);
+        features.elicitation_form = false;
+        sessions.set_features(&w.session, features);
+        Err(format!(
+            "The client could not show the confirmation dialog ({}), so nothing was applied. Ask the user in the chat; if they confirm, call confirm_change again with the same id.",
+            e["message"].as_str().unwrap_or("error")
+        ))
+    } else {
+        match msg["result"]["action"].as_str() {
+            Some("accept") => pending::confirm(app, caller, &w.confirmation_id),
+            action => {
+                let declined = action == Some("decline");
+                let _ = pending::cancel(app, caller, &w.confirmation_id);
+                Err(if declined {
+                    "The user declined the change in the confirmation dialog: nothing was applied and the change is cancelled.".to_string()
+                } else {
+                    "The user dismissed the confirmation dialog: nothing was applied and the change is cancelled. Prepare it again if they still want it.".to_string()
+                })
+            }
+        }
+    };
+    let _ = w.done.send(tool_result(outcome));
+}

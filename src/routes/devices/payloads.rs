@@ -1,0 +1,83 @@
+//! The devices area's event payloads ([`crate::routes::payloads`]): a screen as `GET
+//! /devices/{id}` shows it (created, updated, offline, online), its heartbeat summary, and a
+//! recorded play.
+
+use super::device::{self, Clock};
+use super::diagnostics::diagnostics;
+use crate::http::ApiError;
+use crate::ids::{DeviceId, Kind, PlaybackId, TypedId};
+use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use serde_json::{json, Value};
+
+pub fn payloads() -> Vec<Payload> {
+    vec![
+        Payload::new("device.created", "A screen was registered.", Kind::Device, "device", schema_ref("Device"), shown),
+        Payload::new("device.updated", "A screen's details changed.", Kind::Device, "device", schema_ref("Device"), shown),
+        Payload::deleted("device.deleted", "A screen was removed.", Kind::Device, "device"),
+        Payload::new("device.heartbeat", "A screen reported in: its heartbeat's summary.", Kind::Device, "device", heartbeat_schema(), heartbeat)
+            .example_hints(json!({"playback_errors_reported": 0})),
+        Payload::new("device.offline", "A screen stopped reporting in (sandbox clock): the screen, `status` `offline`, the second its last heartbeat became older than `devices.offline_after_secs`.", Kind::Device, "device", schema_ref("Device"), shown)
+            .example_where("o.last_heartbeat_at < (SELECT max(last_heartbeat_at) FROM devices) - 3600"),
+        Payload::new("device.online", "A screen reported in again after being reported offline: the screen, `status` `online`.", Kind::Device, "device", schema_ref("Device"), shown)
+            .example_where("o.last_heartbeat_at >= (SELECT max(last_heartbeat_at) FROM devices) - 60"),
+        Payload::new("device.playback_recorded", "A player reported a play (POST /devices/{id}/playbacks): the play.", Kind::Playback, "playback", schema_ref("Playback"), super::playbacks::shown),
+    ]
+}
+
+/// A screen as `GET /devices/{id}` shows it, its status judged at the clock's now against
+/// `offline_after`: the `data` of `device.created|updated|offline|online`.
+pub(crate) fn device_data(
+    conn: &rusqlite::Connection,
+    id: &str,
+    offline_after: i64,
+) -> Result<Value, ApiError> {
+    let id = DeviceId::parse(id).ok_or_else(|| ApiError::not_found("device", id))?;
+    let clock = Clock {
+        now: crate::time::now(),
+        offline_after,
+    };
+    to_data(&device::load(conn, &id, clock)?)
+}
+
+fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
+    device_data(s.conn, s.id, s.settings.device_offline_after_secs)
+}
+
+/// `device.heartbeat`: what the screen reported, from its diagnostics; hint
+/// `playback_errors_reported` (how many errors the heartbeat carried, 0 if not given).
+fn heartbeat(s: &Subject<'_>) -> Result<Value, ApiError> {
+    let id = DeviceId::parse(s.id).ok_or_else(|| ApiError::not_found("device", s.id))?;
+    let clock = Clock {
+        now: crate::time::now(),
+        offline_after: s.settings.device_offline_after_secs,
+    };
+    let diag = diagnostics(s.conn, &id, clock)?;
+    let reported = s
+        .hints
+        .get("playback_errors_reported")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Ok(json!({
+        "device_id": id.as_str(),
+        "last_seen": diag.last_seen,
+        "app_version": diag.app_version,
+        "current_ad_id": diag.current_ad.as_ref().map(|a| &a.id),
+        "playback_errors_reported": reported,
+    }))
+}
+
+fn heartbeat_schema() -> Value {
+    json!({"type":"object","additionalProperties":false,
+        "required":["device_id","last_seen","app_version","current_ad_id","playback_errors_reported"],
+        "properties":{
+            "device_id":{"type":"string","pattern":"^dev_"},
+            "last_seen":{"type":["string","null"],"format":"date-time","description":"The heartbeat's instant."},
+            "app_version":{"type":["string","null"]},
+            "current_ad_id":{"type":["string","null"],"description":"The ad the screen reports playing."},
+            "playback_errors_reported":{"type":"integer","minimum":0,"description":"How many playback errors the heartbeat carried."}}})
+}
+
+/// The play a `device.playback_recorded` names.
+pub(super) fn playback_id(id: &str) -> Result<PlaybackId, ApiError> {
+    PlaybackId::parse(id).ok_or_else(|| ApiError::not_found("playback", id))
+}

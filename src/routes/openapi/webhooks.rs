@@ -1,0 +1,41 @@
+//! The document's `webhooks`: one entry per event type, the request signage sends to a receiver,
+//! its body's schema and an example, both from the payload catalogue
+//! ([`crate::routes::payloads`]), the same as `GET /webhook-event-types`.
+
+use crate::routes::payloads::{catalogue, examples};
+use serde_json::{json, Map, Value};
+
+/// The section, built once per process (the catalogue and its examples are fixed).
+pub fn webhooks() -> Value {
+    static SECTION: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SECTION.get_or_init(build).clone()
+}
+
+fn build() -> Value {
+    let examples = examples();
+    let header = |name: &str, description: &str| {
+        json!({"name": name, "in": "header", "required": true, "description": description,
+            "schema": {"type": "string"}})
+    };
+    let headers = json!([
+        header("webhook-id", "The event id (`evt_…`), the same on every attempt: deduplicate by it."),
+        header("webhook-timestamp", "Unix seconds of the attempt."),
+        header("webhook-signature", "`v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">` keyed with the secret's base64 after `whsec_`; two, space-separated, during a rotation's grace."),
+    ]);
+    let mut out = Map::new();
+    for p in catalogue() {
+        let operation = json!({
+            "operationId": format!("event_{}", p.event_type.replace('.', "_")),
+            "tags": ["webhooks"],
+            "summary": p.description,
+            "description": format!("Sent to every enabled webhook of the company that subscribes to `{}`. The body is the type's schema; `data` is built by the same code that records the event.", p.event_type),
+            "parameters": headers,
+            "requestBody": {"required": true, "content": {"application/json": {
+                "schema": p.body_schema(),
+                "example": examples.get(p.event_type).cloned().unwrap_or(Value::Null)}}},
+            "responses": {"2XX": {"description": "Received. Any other status, a redirect, or no answer within `webhooks.timeout_millis` fails the attempt, which is retried."}}
+        });
+        out.insert(p.event_type.to_string(), json!({"post": operation}));
+    }
+    Value::Object(out)
+}

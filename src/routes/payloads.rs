@@ -1,0 +1,397 @@
+//! The catalogue of event payloads: for every event type a webhook can subscribe to, what it
+//! means, the kind of object it is about, the JSON Schema of its `data`, and the one function that
+//! builds that `data` from the current state.
+//!
+//! Each area declares its own entries beside its resource (`<area>::payloads()`), with the loader
+//! its `GET` uses, so `data` is the object as the REST API shows it unless the entry says otherwise.
+//! Everything that shows or sends a payload reads this table:
+//! - the transitions record what the builders return ([`record`]), or (where the write has the
+//!   resource in hand already) the same loader's value;
+//! - the sandbox's `POST /_sandbox/events` emits any type with them;
+//! - the documentation, `GET /webhook-event-types` and the OpenAPI document's `webhooks`, shows each
+//!   type's schema and an example made by running its builder on the demo world ([`examples`]);
+//!   a test emits every type through real transitions and validates the delivered bodies against
+//!   the documented schemas, and the README's examples against these.
+
+use crate::config::Settings;
+use crate::http::ApiError;
+use crate::ids::Kind;
+use rusqlite::{Connection, OptionalExtension, Transaction};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Builds an event's `data` from the current state.
+pub type Build = fn(&Subject<'_>) -> Result<Value, ApiError>;
+
+/// One event type's entry.
+pub struct Payload {
+    pub event_type: &'static str,
+    pub description: &'static str,
+    /// The kind of object the event is about (`object_id` of a trigger).
+    pub subject: Kind,
+    /// The event's `resource_type` (`GET /events`).
+    pub resource: &'static str,
+    /// The JSON Schema of `data` (`$ref`s point into the OpenAPI document's components).
+    pub schema: Value,
+    pub build: Build,
+    /// A condition on the subject's row (aliased `o`) for this type: a purchase for
+    /// `tokens.purchased`. `1` when any object of the kind will do.
+    pub pick: &'static str,
+    /// Hints the example passes to the builder: what the transition knows that the state does not
+    /// show (which screen an ad was removed from).
+    pub example_hints: Value,
+    /// Which object of the demo world the example shows (SQL on the subject's row `o`), where
+    /// the first one would not look like the event (an offline screen for `device.offline`).
+    pub example_where: &'static str,
+    /// The hints the builder reads (besides the fields of `data` a trigger may set).
+    pub takes: &'static [&'static str],
+}
+
+impl Payload {
+    /// The usual entry: `data` is the object as its `GET` shows it.
+    pub fn new(
+        event_type: &'static str,
+        description: &'static str,
+        subject: Kind,
+        resource: &'static str,
+        schema: Value,
+        build: Build,
+    ) -> Payload {
+        Payload {
+            event_type,
+            description,
+            subject,
+            resource,
+            schema,
+            build,
+            pick: "1",
+            example_hints: json!({}),
+            example_where: "1",
+            takes: &[],
+        }
+    }
+
+    /// `<object>.deleted`: the deletion stub `{"id", "object", "deleted": true}`.
+    pub fn deleted(
+        event_type: &'static str,
+        description: &'static str,
+        subject: Kind,
+        resource: &'static str,
+    ) -> Payload {
+        Payload::new(
+            event_type,
+            description,
+            subject,
+            resource,
+            deleted_schema(subject, resource),
+            deleted,
+        )
+    }
+
+    pub fn pick(mut self, condition: &'static str) -> Payload {
+        self.pick = condition;
+        self
+    }
+
+    pub fn example_where(mut self, condition: &'static str) -> Payload {
+        self.example_where = condition;
+        self
+    }
+
+    pub fn takes(mut self, hints: &'static [&'static str]) -> Payload {
+        self.takes = hints;
+        self
+    }
+
+    pub fn example_hints(mut self, hints: Value) -> Payload {
+        self.example_hints = hints;
+        self
+    }
+
+    /// The schema of a whole delivery body of this type.
+    pub fn body_schema(&self) -> Value {
+        json!({"type":"object","additionalProperties":false,"required":["id","type","timestamp","data"],
+            "properties":{
+                "id":{"type":"string","pattern":"^evt_","description":"The event id; also the `webhook-id` header. Deduplicate by it."},
+                "type":{"const":self.event_type},
+                "timestamp":{"type":"string","format":"date-time","description":"When the event happened (sandbox clock)."},
+                "data":self.schema}})
+    }
+}
+
+/// What a builder reads: the object, its company, and the caller's hints.
+pub struct Subject<'a> {
+    pub conn: &'a Connection,
+    pub settings: &'a Settings,
+    pub company: &'a str,
+    pub id: &'a str,
+    /// What the transition knows that the state does not show (which device an ad was assigned
+    /// to), or a trigger's `data`. Builders read only the hints they document.
+    pub hints: &'a Map<String, Value>,
+}
+
+impl Subject<'_> {
+    pub fn hint_str(&self, name: &str) -> Option<&str> {
+        self.hints.get(name).and_then(Value::as_str)
+    }
+}
+
+/// The deletion stub.
+fn deleted(s: &Subject<'_>) -> Result<Value, ApiError> {
+    let object = catalogue()
+        .iter()
+        .find(|p| p.subject.prefix() == s.id.split('_').next().unwrap_or(""))
+        .map_or("object", |p| p.resource);
+    Ok(json!({"id": s.id, "object": object, "deleted": true}))
+}
+
+fn deleted_schema(subject: Kind, object: &'static str) -> Value {
+    json!({"type":"object","additionalProperties":false,"required":["id","object","deleted"],
+        "properties":{"id":{"type":"string","pattern":format!("^{}_", subject.prefix())},
+            "object":{"const":object},"deleted":{"const":true}}})
+}
+
+/// `schema` with every `$ref` into `#/components/schemas/` replaced by the named schema.
+pub fn resolved(schema: &Value, named: &[(&'static str, Value)], depth: usize) -> Value {
+    match schema {
+        Value::Object(m) if depth < 16 => {
+            if let Some(target) = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            {
+                let found = named.iter().find(|(n, _)| *n == target).map(|(_, s)| s);
+                return found.map_or(json!({}), |s| resolved(s, named, depth + 1));
+            }
+            Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), resolved(v, named, depth + 1)))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+/// A `$ref` to a named schema of the OpenAPI document.
+pub fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// Serializes a typed value into an event's `data`.
+pub fn to_data<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::Internal(format!("event payload: {e}")))
+}
+
+/// Every entry, in registry order (the order of [`crate::events::EVENT_TYPES`]).
+pub fn catalogue() -> &'static [Payload] {
+    static CATALOGUE: OnceLock<Vec<Payload>> = OnceLock::new();
+    CATALOGUE.get_or_init(|| {
+        let mut all: Vec<Payload> = [
+            super::companies::payloads(),
+            super::devices::payloads(),
+            super::ads::payloads(),
+            super::promotions::payloads(),
+            super::tokens::payloads(),
+            super::billing::payloads(),
+            super::media::payloads(),
+            super::webhooks::payloads(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let order = |t: &str| crate::events::EVENT_TYPES.iter().position(|e| *e == t);
+        all.sort_by_key(|p| order(p.event_type));
+        all
+    })
+}
+
+pub fn find(event_type: &str) -> Option<&'static Payload> {
+    catalogue().iter().find(|p| p.event_type == event_type)
+}
+
+/// Where objects of a subject kind are (a `FROM` clause naming the row `o`), and the expression of
+/// their company.
+pub fn table_of(kind: Kind) -> Option<(&'static str, &'static str)> {
+    Some(match kind {
+        Kind::Company => ("companies o", "o.id"),
+        Kind::Device => ("devices o", "o.company_id"),
+        Kind::Ad => ("ads o", "o.company_id"),
+        Kind::Promotion => ("promotions o", "o.company_id"),
+        Kind::QrCode => (
+            "qr_codes o JOIN promotions p ON p.id = o.promotion_id",
+            "p.company_id",
+        ),
+        Kind::Media => ("media o", "o.company_id"),
+        Kind::TokenTransaction => ("token_transactions o", "o.company_id"),
+        Kind::Invoice => ("invoices o", "o.company_id"),
+        Kind::Webhook => ("webhooks o", "o.company_id"),
+        Kind::Playback => ("playbacks o", "o.company_id"),
+        _ => return None,
+    })
+}
+
+/// The company of object `id` of the payload's subject kind that meets its `pick`, if there is one.
+pub fn company_of(conn: &Connection, p: &Payload, id: &str) -> Result<Option<String>, ApiError> {
+    let Some((table, company)) = table_of(p.subject) else {
+        return Ok(None);
+    };
+    let sql = format!(
+        "SELECT {company} FROM {table} WHERE o.id = ?1 AND ({})",
+        p.pick
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], |r| r.get(0))
+        .optional()?)
+}
+
+/// The newest object of the payload's subject kind in `company` that meets its `pick`.
+pub fn newest_of(
+    conn: &Connection,
+    p: &Payload,
+    company: &str,
+) -> Result<Option<String>, ApiError> {
+    let Some((table, column)) = table_of(p.subject) else {
+        return Ok(None);
+    };
+    let sql = format!(
+        "SELECT o.id FROM {table} WHERE {column} = ?1 AND ({}) ORDER BY o.id DESC LIMIT 1",
+        p.pick
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([company], |r| r.get(0))
+        .optional()?)
+}
+
+/// Builds the `data` of `event_type` for object `id` and records the event (and its deliveries)
+/// in `tx`: what the transitions call, so the payload is the catalogue's. Returns the event id.
+pub fn record(
+    tx: &Transaction<'_>,
+    settings: &Settings,
+    event_type: &str,
+    company: &str,
+    id: &str,
+    hints: &Map<String, Value>,
+) -> Result<String, ApiError> {
+    let p = find(event_type)
+        .ok_or_else(|| ApiError::Internal(format!("{event_type} is not catalogued")))?;
+    let data = (p.build)(&Subject {
+        conn: tx,
+        settings,
+        company,
+        id,
+        hints,
+    })?;
+    Ok(crate::events::record(
+        tx, company, event_type, p.resource, id, &data,
+    )?)
+}
+
+/// The instant the documentation's examples are made at.
+pub const EXAMPLE_AT: i64 = 1_772_442_000; // 2026-03-02T09:00:00Z
+
+/// Each type's example delivery body, made once per process by running its builder on a demo
+/// world of its own (in a throw-away database, frozen at [`EXAMPLE_AT`], seeded): the same bytes
+/// on every server. A type whose builder fails there gets the failure as its example's `data`
+/// (`{"example_error": …}`), which the documentation tests refuse.
+pub fn examples() -> &'static BTreeMap<&'static str, Value> {
+    static EXAMPLES: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
+    EXAMPLES.get_or_init(|| {
+        let clock = std::sync::Arc::new(crate::time::Clock::frozen_at(EXAMPLE_AT));
+        let seeded = std::sync::Arc::new(crate::random::Seeded::new(1));
+        clock.run(|| seeded.run(make_examples))
+    })
+}
+
+fn make_examples() -> BTreeMap<&'static str, Value> {
+    let settings = Settings {
+        public_base_url: Some("http://127.0.0.1:8080".into()),
+        ..Settings::default()
+    };
+    let mut out = BTreeMap::new();
+    let world = crate::db::Db::open(":memory:", true).map_err(|e| e.to_string());
+    for p in catalogue() {
+        let data = match &world {
+            Ok((db, _)) => {
+                example_data(db, &settings, p).unwrap_or_else(|e| json!({"example_error": e}))
+            }
+            Err(e) => json!({"example_error": e}),
+        };
+        out.insert(
+            p.event_type,
+            json!({"id": "evt_0mm8a1b2c3d4e5f6g7h8", "type": p.event_type,
+                "timestamp": crate::time::rfc3339(EXAMPLE_AT), "data": data}),
+        );
+    }
+    out
+}
+
+fn example_data(db: &crate::db::Db, settings: &Settings, p: &Payload) -> Result<Value, String> {
+    let hints = p.example_hints.as_object().cloned().unwrap_or_default();
+    // Built inside a transaction that is rolled back: the demo world has no plays, so the example
+    // of a recorded play records one first.
+    let result = db.write(|tx| {
+        if p.subject == Kind::Playback {
+            tx.execute(
+                "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
+                     duration_seconds, plays, created_at)
+                 SELECT 'pb_0mm8a1b2c3d4e5f6g7h8', d.company_id, d.id, x.ad_id, 'player', ?1 - 15, 15, 1, ?1
+                 FROM ad_assignments x JOIN devices d ON d.id = x.device_id ORDER BY d.id LIMIT 1",
+                [EXAMPLE_AT],
+            )?;
+        }
+        let (table, column) = table_of(p.subject)
+            .ok_or_else(|| ApiError::Internal("no table for the subject".into()))?;
+        let (id, company): (String, String) = tx
+            .query_row(
+                &format!(
+                    "SELECT o.id, {column} FROM {table} WHERE ({}) AND ({}) ORDER BY o.id LIMIT 1",
+                    p.pick, p.example_where
+                ),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(ApiError::from)?;
+        let data = (p.build)(&Subject {
+            conn: tx,
+            settings,
+            company: &company,
+            id: &id,
+            hints: &hints,
+        })?;
+        Err::<(), _>(ExampleOr::Done(data))
+    });
+    match result {
+        Err(ExampleOr::Done(data)) => Ok(data),
+        Err(ExampleOr::Api(e)) => Err(format!("{e}")),
+        Ok(()) => Err("no example".into()),
+    }
+}
+
+/// The example's value, carried out of its transaction as an error so that the transaction rolls
+/// back, or why it could not be made.
+enum ExampleOr {
+    Done(Value),
+    Api(ApiError),
+}
+
+impl From<ApiError> for ExampleOr {
+    fn from(e: ApiError) -> Self {
+        ExampleOr::Api(e)
+    }
+}
+
+impl From<rusqlite::Error> for ExampleOr {
+    fn from(e: rusqlite::Error) -> Self {
+        ExampleOr::Api(e.into())
+    }
+}
+
+impl From<crate::db::DbError> for ExampleOr {
+    fn from(e: crate::db::DbError) -> Self {
+        ExampleOr::Api(e.into())
+    }
+}

@@ -1,0 +1,94 @@
+//! The promotions area's event payloads ([`crate::routes::payloads`]): a promotion as `GET
+//! /promotions/{id}` shows it, a QR code without its image, and a code's scans.
+
+use crate::http::ApiError;
+use crate::ids::{Kind, PromotionId};
+use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use serde_json::{json, Value};
+
+pub fn payloads() -> Vec<Payload> {
+    let promotion = |t, d| {
+        Payload::new(
+            t,
+            d,
+            Kind::Promotion,
+            "promotion",
+            schema_ref("Promotion"),
+            shown,
+        )
+    };
+    vec![
+        promotion("promotion.created", "A promotion was created."),
+        promotion("promotion.updated", "A promotion's details changed."),
+        promotion("promotion.activated", "A promotion was switched on (its token cost was spent)."),
+        promotion("promotion.deactivated", "A promotion was switched off."),
+        promotion("promotion.started", "A promotion's window opened (sandbox clock)."),
+        promotion("promotion.ended", "A promotion's window closed (sandbox clock)."),
+        Payload::new("qr_code.created", "A QR code was made for a promotion: the code without its image.", Kind::QrCode, "qr_code", qr_code_schema(), qr_created),
+        Payload::deleted("qr_code.deleted", "A QR code was deleted.", Kind::QrCode, "qr_code"),
+        Payload::new("qr_code.scanned", "A QR code's short link was opened (at most one event per code a minute; every scan counts).", Kind::QrCode, "qr_code", scanned_schema(), scanned)
+            .example_where("o.scan_count > 0")
+            .example_hints(json!({"agent_class": "ios", "scans_since_last_event": 1})),
+    ]
+}
+
+fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
+    let id = PromotionId::parse(s.id).ok_or_else(|| ApiError::not_found("promotion", s.id))?;
+    to_data(&super::promotion::load(s.conn, &id, crate::time::now())?)
+}
+
+fn qr_created(s: &Subject<'_>) -> Result<Value, ApiError> {
+    super::qr_codes::created_data(s.settings, s.conn, s.id)
+}
+
+/// The `QrCode` schema without `image_svg`.
+fn qr_code_schema() -> Value {
+    let mut schema = super::schemas()
+        .into_iter()
+        .find(|(name, _)| *name == "QrCode")
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| json!({"type":"object"}));
+    if let Some(props) = schema["properties"].as_object_mut() {
+        props.remove("image_svg");
+    }
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.retain(|r| r != "image_svg");
+    }
+    schema
+}
+
+/// `qr_code.scanned`: hints `agent_class` (of the scan; `other` if not given) and
+/// `scans_since_last_event`.
+fn scanned(s: &Subject<'_>) -> Result<Value, ApiError> {
+    let class = match s.hint_str("agent_class") {
+        None => "other",
+        Some(c) => super::scans::AGENT_CLASSES
+            .iter()
+            .copied()
+            .find(|k| *k == c)
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "/data/agent_class",
+                    "invalid_enum",
+                    format!("must be one of {}", super::scans::AGENT_CLASSES.join(", ")),
+                )
+            })?,
+    };
+    let since = s
+        .hints
+        .get("scans_since_last_event")
+        .and_then(Value::as_i64);
+    Ok(crate::routes::scan::scanned_data(
+        s.conn, s.id, class, since,
+    )?)
+}
+
+fn scanned_schema() -> Value {
+    json!({"type":"object","additionalProperties":false,
+        "required":["qr_code_id","promotion_id","code","scanned_at","agent_class","scan_count","scans_since_last_event"],
+        "properties":{"qr_code_id":{"type":"string","pattern":"^qr_"},"promotion_id":{"type":"string","pattern":"^promo_"},
+            "code":{"type":"string"},"scanned_at":{"type":"string","format":"date-time"},
+            "agent_class":schema_ref("QrScanAgentClass"),
+            "scan_count":{"type":"integer","minimum":0,"description":"The code's scans in all."},
+            "scans_since_last_event":{"type":"integer","minimum":0,"description":"The scans since the code's previous `qr_code.scanned` event, this one included."}}})
+}

@@ -1,0 +1,59 @@
+//! The tokens area's event payloads ([`crate::routes::payloads`]): a ledger row as `GET
+//! /tokens/transactions` lists it, and a purchase with what it billed.
+
+use crate::http::ApiError;
+use crate::ids::Kind;
+use crate::ledger::{self, Purchase};
+use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use serde_json::{json, Value};
+
+pub fn payloads() -> Vec<Payload> {
+    vec![
+        Payload::new(
+            "tokens.purchased",
+            "A token pack was bought: the ledger row, the charge and the invoice it went on.",
+            Kind::TokenTransaction,
+            "token_transaction",
+            purchase_schema(),
+            purchased,
+        )
+        .pick("o.kind = 'purchase' AND o.charge_id IS NOT NULL"),
+        Payload::new(
+            "tokens.spent",
+            "Tokens were spent (promotion activation): the ledger row.",
+            Kind::TokenTransaction,
+            "token_transaction",
+            schema_ref("TokenTransaction"),
+            spent,
+        )
+        .pick("o.kind = 'spend'"),
+    ]
+}
+
+fn transaction(s: &Subject<'_>) -> Result<ledger::TokenTransaction, ApiError> {
+    Ok(ledger::load_transaction(s.conn, s.id)?)
+}
+
+fn spent(s: &Subject<'_>) -> Result<Value, ApiError> {
+    to_data(&transaction(s)?)
+}
+
+fn purchased(s: &Subject<'_>) -> Result<Value, ApiError> {
+    let transaction = transaction(s)?;
+    let charge_id = transaction.charge_id.clone().unwrap_or_default();
+    let invoice_id: String = s
+        .conn
+        .prepare_cached("SELECT invoice_id FROM charges WHERE id = ?1")?
+        .query_row([&charge_id], |r| r.get(0))?;
+    to_data(&Purchase {
+        transaction,
+        charge_id,
+        invoice_id,
+    })
+}
+
+fn purchase_schema() -> Value {
+    json!({"type":"object","additionalProperties":false,"required":["transaction","charge_id","invoice_id"],
+        "properties":{"transaction":schema_ref("TokenTransaction"),
+            "charge_id":{"type":"string","pattern":"^ch_"},"invoice_id":{"type":"string","pattern":"^inv_"}}})
+}

@@ -1,0 +1,81 @@
+//! The webhooks area's event payloads ([`crate::routes::payloads`]): a webhook as `GET
+//! /webhooks/{id}` shows it (secret masked), why it was disabled, and the test event.
+
+use crate::http::ApiError;
+use crate::ids::{Kind, WebhookId};
+use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use serde_json::{json, Value};
+
+pub fn payloads() -> Vec<Payload> {
+    vec![
+        Payload::new("webhook.created", "A webhook was created.", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
+        Payload::new("webhook.updated", "A webhook changed (including a secret rotation).", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
+        Payload::new("webhook.deleted", "A webhook was deleted: the webhook as it was (secret masked), since it can no longer be read.", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
+        Payload::new("webhook.disabled", "A webhook was disabled because its deliveries kept failing: the webhook and `disabled_reason`.", Kind::Webhook, "webhook", disabled_schema(), disabled)
+            .takes(&["failing_since"])
+            .example_hints(json!({"failing_since": "2026-02-25T09:00:00Z"})),
+        Payload::new("webhook.test", "A test event, sent with POST /webhooks/{id}/test to that webhook only.", Kind::Webhook, "webhook", test_schema(), test),
+    ]
+}
+
+fn webhook(s: &Subject<'_>) -> Result<super::Webhook, ApiError> {
+    let id = WebhookId::parse(s.id).ok_or_else(|| ApiError::not_found("webhook", s.id))?;
+    super::load(s.conn, &id)
+}
+
+fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
+    to_data(&webhook(s)?)
+}
+
+/// `webhook.disabled`: hint `failing_since` (RFC 3339; default: when its attempts began failing,
+/// or now).
+fn disabled(s: &Subject<'_>) -> Result<Value, ApiError> {
+    let mut data = to_data(&webhook(s)?)?;
+    let since = match s.hint_str("failing_since") {
+        Some(at) => crate::time::parse_rfc3339(at).ok_or_else(|| {
+            ApiError::invalid(
+                "/data/failing_since",
+                "invalid_format",
+                "must be an RFC 3339 instant",
+            )
+        })?,
+        None => s
+            .conn
+            .prepare_cached("SELECT failing_since FROM webhooks WHERE id = ?1")?
+            .query_row([s.id], |r| r.get::<_, Option<i64>>(0))?
+            .unwrap_or_else(crate::time::now),
+    };
+    data["disabled_reason"] = json!(crate::webhooks::store::disabled_reason(since));
+    Ok(data)
+}
+
+fn disabled_schema() -> Value {
+    let mut schema = super::schemas()
+        .into_iter()
+        .find(|(name, _)| *name == "Webhook")
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| json!({"type":"object"}));
+    // The enum by its component's name, as the document names it.
+    schema["properties"]["event_types"]["items"] = schema_ref("WebhookEventTypes");
+    schema["properties"]["disabled_reason"] =
+        json!({"type":"string","description":"Why: since when every attempt failed."});
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.push(json!("disabled_reason"));
+    }
+    schema
+}
+
+/// `webhook.test`: the webhook it is sent to.
+pub(super) fn test(s: &Subject<'_>) -> Result<Value, ApiError> {
+    Ok(json!({
+        "webhook_id": s.id,
+        "message": "A test event sent with POST /webhooks/{id}/test.",
+        "webhook": to_data(&webhook(s)?)?,
+    }))
+}
+
+fn test_schema() -> Value {
+    json!({"type":"object","additionalProperties":false,"required":["webhook_id","message","webhook"],
+        "properties":{"webhook_id":{"type":"string","pattern":"^wh_"},"message":{"type":"string"},
+            "webhook":schema_ref("Webhook")}})
+}

@@ -1,0 +1,270 @@
+//! `POST /_sandbox/events`: emit any catalogued event type on demand, as `stripe trigger` does.
+//!
+//! The event's `data` is built from the current state by the type's own builder, the one its real
+//! transition records ([`crate::routes::payloads`]), so a receiver sees exactly what production
+//! would send. Everything is checked before anything is recorded: the type, the company, the
+//! object (its kind, its company, what the type needs of it) and the optional `data`, whose
+//! members either give the builder what it reads (`device_id` of `ad.assigned`) or replace a member
+//! of the built `data` (`status` of a device), the result still matching the documented schema. The
+//! event is recorded (`via: "sandbox"`, the operator's key as actor) and delivered like any other.
+
+use crate::auth::Action;
+use crate::events::{recorded_as, Origin};
+use crate::http::router::Route;
+use crate::http::{ApiError, Ctx, Response};
+use crate::routes::crud::Time;
+use crate::routes::payloads::{self, Payload, Subject};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+pub fn routes() -> Vec<Route> {
+    vec![Route::post("/_sandbox/events", "emitSandboxEvent", Action::Sandbox, emit)
+        .tag("sandbox")
+        .summary("Emit any catalogued event type, built from the current state, and deliver it.")
+        .describe("Records an event of `type` for `company_id` about `object_id` (default: the company's newest object of the type's kind) and queues its deliveries to the company's enabled webhooks that subscribe to the type, exactly as the real transition would: `data` is built from the current state by the same code. Optional `data` members either feed what the builder reads (`device_id` of `ad.assigned`/`ad.unassigned`, `failing_since` of `webhook.disabled`) or replace a member of the built `data` (`status` of a device); the result must still match the type's documented schema. Everything is checked first (422 naming the field: unknown type, unknown company, an object of another kind or company); nothing is recorded on error. The event's `via` is `sandbox`.")
+        .body("SandboxEventTrigger")
+        .created("SandboxEvent")
+        .not_idempotent()]
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "SandboxEventTrigger",
+            json!({"type":"object","additionalProperties":false,"required":["type","company_id"],
+                "description":"The event to emit: its type, company, object and optional data members.",
+                "properties":{
+                    "type":{"type":"string","enum":crate::events::EVENT_TYPES,"description":"A catalogued event type (`GET /webhook-event-types`)."},
+                    "company_id":{"type":"string","pattern":crate::ids::Kind::Company.pattern()},
+                    "object_id":{"type":"string","minLength":1,"maxLength":100,"description":"The object the event is about, of the type's `object_type`, in the company. Default: the company's newest such object."},
+                    "data":{"type":"object","description":"Members given to the builder, or replacing members of the built `data`."}}}),
+        ),
+        (
+            "SandboxEvent",
+            json!({"type":"object","additionalProperties":false,
+                "description":"The emitted event, as `GET /events` shows it, with the deliveries queued for it.",
+                "required":["id","object","type","company_id","resource_type","resource_id","data","actor","via","created_at","deliveries"],
+                "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
+                    "type":{"type":"string"},"company_id":{"type":"string"},"resource_type":{"type":"string"},
+                    "resource_id":{"type":"string"},"data":{"type":"object"},
+                    "actor":{"type":["string","null"]},"via":{"const":"sandbox","description":"Emitted by the sandbox operator's trigger."},
+                    "created_at":{"type":"string","format":"date-time"},
+                    "deliveries":{"type":"array","description":"The deliveries queued (one per subscribed, enabled webhook); their first attempt is sent at once.",
+                        "items":{"type":"object","additionalProperties":false,"required":["id","webhook_id"],
+                            "properties":{"id":{"type":"string","pattern":"^whd_"},"webhook_id":{"type":"string","pattern":"^wh_"}}}}}}),
+        ),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Trigger {
+    #[serde(rename = "type", default, deserialize_with = "crate::routes::present")]
+    event_type: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
+    company_id: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
+    object_id: Option<String>,
+    #[serde(default, deserialize_with = "crate::routes::present")]
+    data: Option<Map<String, Value>>,
+}
+
+#[derive(Serialize)]
+struct Queued {
+    id: String,
+    webhook_id: String,
+}
+
+#[derive(Serialize)]
+struct Emitted {
+    id: String,
+    object: &'static str,
+    #[serde(rename = "type")]
+    event_type: &'static str,
+    company_id: String,
+    resource_type: &'static str,
+    resource_id: String,
+    data: Value,
+    actor: Option<String>,
+    via: &'static str,
+    created_at: Time,
+    deliveries: Vec<Queued>,
+}
+
+fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let input: Trigger = ctx.json()?;
+    let (Some(event_type), Some(company_id)) = (&input.event_type, &input.company_id) else {
+        let field = if input.event_type.is_none() {
+            "/type"
+        } else {
+            "/company_id"
+        };
+        return Err(ApiError::invalid(
+            field,
+            "required",
+            "This member is required.",
+        ));
+    };
+    let p = payloads::find(event_type).ok_or_else(|| {
+        ApiError::invalid(
+            "/type",
+            "unknown_event_type",
+            "Not a catalogued event type; see GET /webhook-event-types.",
+        )
+    })?;
+    if !crate::ids::is_valid(crate::ids::Kind::Company, company_id) {
+        return Err(ApiError::invalid(
+            "/company_id",
+            "invalid_id",
+            "Must be a company id (`cmp_…`).",
+        ));
+    }
+    let hints = input.data.unwrap_or_default();
+    let actor = ctx.principal().ok().map(|p| p.actor_id().to_string());
+    let app = ctx.app;
+    let origin = Origin {
+        actor: actor.clone(),
+        via: "sandbox",
+    };
+    let emitted = recorded_as(origin, || {
+        app.db.write(|tx| {
+            let exists: bool = tx
+                .prepare_cached("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?1)")?
+                .query_row([company_id], |r| r.get(0))?;
+            if !exists {
+                return Err(ApiError::invalid(
+                    "/company_id",
+                    "not_found",
+                    format!("No company `{company_id}`."),
+                ));
+            }
+            let company = company_id.as_str();
+            let object = object_of(tx, p, company, input.object_id.as_deref())?;
+            let built = (p.build)(&Subject {
+                conn: tx,
+                settings: &app.settings,
+                company,
+                id: &object,
+                hints: &hints,
+            })?;
+            let data = overlay(&app.router, p, built, &hints)?;
+            let id = crate::events::record(tx, company, p.event_type, p.resource, &object, &data)?;
+            let deliveries = tx
+                .prepare_cached(
+                    "SELECT id, webhook_id FROM webhook_deliveries WHERE event_id = ?1 ORDER BY id",
+                )?
+                .query_map([&id], |r| {
+                    Ok(Queued {
+                        id: r.get(0)?,
+                        webhook_id: r.get(1)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(Emitted {
+                id,
+                object: "event",
+                event_type: p.event_type,
+                company_id: company.to_string(),
+                resource_type: p.resource,
+                resource_id: object,
+                data,
+                actor: actor.clone(),
+                via: "sandbox",
+                created_at: Time(crate::time::now()),
+                deliveries,
+            })
+        })
+    })?;
+    Ok(Response::created(&emitted))
+}
+
+/// The object the event is about: `object_id`, checked (its kind, that it exists in `company` and
+/// is what the type needs), or the company's newest fitting object.
+fn object_of(
+    conn: &rusqlite::Connection,
+    p: &Payload,
+    company: &str,
+    given: Option<&str>,
+) -> Result<String, ApiError> {
+    let kind = p.subject;
+    let Some(id) = given else {
+        if kind == crate::ids::Kind::Company {
+            return Ok(company.to_string());
+        }
+        return payloads::newest_of(conn, p, company)?.ok_or_else(|| {
+            ApiError::invalid(
+                "/object_id",
+                "no_object",
+                format!(
+                    "Company `{company}` has no {} to build `{}` from; create one or give `object_id`.",
+                    kind.what(),
+                    p.event_type
+                ),
+            )
+        });
+    };
+    if !crate::ids::is_valid(kind, id) {
+        return Err(ApiError::invalid(
+            "/object_id",
+            "wrong_object_type",
+            format!(
+                "`{}` is about a {} (`{}_…`).",
+                p.event_type,
+                kind.what(),
+                kind.prefix()
+            ),
+        ));
+    }
+    match payloads::company_of(conn, p, id)? {
+        Some(owner) if owner == company => Ok(id.to_string()),
+        Some(_) => Err(ApiError::invalid(
+            "/object_id",
+            "wrong_company",
+            format!("The {} `{id}` belongs to another company.", kind.what()),
+        )),
+        None => Err(ApiError::invalid(
+            "/object_id",
+            "not_found",
+            format!(
+                "No {} `{id}` that `{}` can be about.",
+                kind.what(),
+                p.event_type
+            ),
+        )),
+    }
+}
+
+/// The built `data` with the members of the trigger's `data` that are members of the type's
+/// `data` put over it; every member must be one of those or a hint the builder reads, and the
+/// result must match the documented schema.
+fn overlay(
+    router: &crate::http::router::Router,
+    p: &Payload,
+    mut built: Value,
+    given: &Map<String, Value>,
+) -> Result<Value, ApiError> {
+    let schema = payloads::resolved(&p.schema, router.schemas(), 0);
+    let members = schema["properties"].as_object();
+    for (name, value) in given {
+        let member = members.is_some_and(|m| m.contains_key(name));
+        if member {
+            if let Some(o) = built.as_object_mut() {
+                o.insert(name.clone(), value.clone());
+            }
+        } else if !p.takes.contains(&name.as_str()) {
+            return Err(ApiError::invalid(
+                &format!("/data/{name}"),
+                "unknown_field",
+                format!("`{}` has no member `{name}`.", p.event_type),
+            ));
+        }
+    }
+    crate::jsonschema::validate(&built, &schema, "data").map_err(|message| {
+        ApiError::invalid(
+            "/data",
+            "schema_mismatch",
+            format!("The event's data would not match its documented schema: {message}"),
+        )
+    })?;
+    Ok(built)
+}
