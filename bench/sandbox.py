@@ -142,9 +142,9 @@ def sandbox_part(binary, workdir):
             if status != 200:
                 return {"status": f"error (restore: HTTP {status} {body})"}
             restores.append((t1 - t0) * 1000)
-            # The clock never moves back, so a restore leaves the days since the snapshot to run at
-            # the next advance: an untimed advance by 0 catches them up first, and the timed one is
-            # exactly one day of the demo world's work.
+            # A restore puts the clock back to the snapshot's instant, so this untimed advance by 0
+            # finds nothing due; it stays so that the timed one is exactly one day of the demo
+            # world's work on any version.
             status, body = c.call("POST", "/_sandbox/clock/advance", OPERATOR, {"seconds": 0})
             if status != 200:
                 return {"status": f"error (catch-up: HTTP {status} {body})"}

@@ -80,7 +80,11 @@ impl App {
         let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
         let waker = Arc::clone(&outbox);
         app.db.set_after_commit(Box::new(move || waker.wake()));
-        let timeline = Arc::new(Timeline::new(sources(&outbox)));
+        let scans = crate::sandbox::simulated_scans::SimulatedScans::default();
+        let timeline = Arc::new(Timeline::new(sources(&outbox, &scans)));
+        app.extensions.insert(scans);
+        app.db
+            .snapshots_configure(app.settings.sandbox_snapshot_budget_bytes);
         // Every start settles the stored "last reported" states to the clock without recording
         // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
         // fell due while the sandbox was stopped. A start never fires a burst of events.
@@ -88,7 +92,7 @@ impl App {
             db: &app.db,
             settings: &app.settings,
         };
-        app.clock.run(|| timeline.settle(&env, app.clock.now()))?;
+        app.within(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
         app.extensions.insert(outbox);
         app.extensions
@@ -115,14 +119,17 @@ fn schemas() -> Vec<(&'static str, serde_json::Value)> {
 
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
 /// ([`crate::timeline`]).
-fn sources(outbox: &Arc<crate::webhooks::Outbox>) -> Vec<Box<dyn Source>> {
+fn sources(
+    outbox: &Arc<crate::webhooks::Outbox>,
+    scans: &crate::sandbox::simulated_scans::SimulatedScans,
+) -> Vec<Box<dyn Source>> {
     vec![
         Box::new(crate::routes::promotions::PromotionWindows),
         Box::new(crate::routes::admin::KeyExpiry),
         Box::new(crate::routes::devices::DevicePresence),
         Box::new(crate::routes::invoice_due::InvoiceDue),
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
-        Box::new(crate::sandbox::simulated_scans::SimulatedScans::default()),
+        Box::new(scans.clone()),
         Box::new(crate::sandbox::simulator::Fleet),
         Box::new(crate::webhooks::Retries {
             outbox: Arc::clone(outbox),
@@ -157,8 +164,8 @@ fn stored_jwt_secret(db: &Db) -> Result<Vec<u8>, DbError> {
         let encoded = match existing {
             Some(v) => v,
             None => {
-                let v =
-                    base64::engine::general_purpose::STANDARD.encode(crate::random::bytes::<64>());
+                let v = base64::engine::general_purpose::STANDARD
+                    .encode(crate::random::bytes::<64>("jwt_secret"));
                 tx.execute(
                     "INSERT INTO server_secrets (name, value) VALUES ('jwt_hs256', ?1)",
                     [&v],

@@ -26,6 +26,33 @@ impl std::str::FromStr for LogFormat {
     }
 }
 
+/// Which clock signs a webhook attempt's `webhook-timestamp` header (`webhooks.timestamps`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WebhookTimestamps {
+    /// The wall clock: stock Standard Webhooks verifiers (±5 minutes of their own clock) accept
+    /// every delivery, also from a frozen sandbox. The default.
+    Wall,
+    /// The sandbox clock: deliveries of a frozen sandbox are byte-identical from run to run, and
+    /// stock verifiers reject them unless the sandbox clock is near the wall clock.
+    Sandbox,
+}
+
+impl std::str::FromStr for WebhookTimestamps {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "wall" => Ok(WebhookTimestamps::Wall),
+            "sandbox" => Ok(WebhookTimestamps::Sandbox),
+            other => Err(format!(
+                "webhooks.timestamps must be `wall` or `sandbox`, not `{other}`"
+            )),
+        }
+    }
+}
+
+/// The bytes all sandbox snapshots may take together by default (`sandbox.snapshot_budget_bytes`).
+pub const DEFAULT_SNAPSHOT_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
+
 /// The largest `mcp.max_batch_messages` accepted: even refused messages cost a short error each.
 pub const MAX_BATCH_MESSAGES: usize = 1000;
 
@@ -79,6 +106,10 @@ pub struct Settings {
     pub webhook_rotation_grace_secs: i64,
     /// PEM certificates trusted for `https` webhook targets, besides the built-in roots.
     pub webhook_ca_file: Option<String>,
+    /// Which clock signs the `webhook-timestamp` header.
+    pub webhook_timestamps: WebhookTimestamps,
+    /// The bytes all sandbox snapshots may take on disk together.
+    pub sandbox_snapshot_budget_bytes: u64,
     /// Start with the clock frozen at this instant (Unix seconds); `None` follows the system clock.
     pub sandbox_clock: Option<i64>,
     /// Seed of the generator behind ids, secrets and request ids; `None` draws from the OS.
@@ -158,6 +189,8 @@ impl Default for Settings {
             webhook_timeout_millis: 10_000,
             webhook_rotation_grace_secs: 86_400,
             webhook_ca_file: None,
+            webhook_timestamps: WebhookTimestamps::Wall,
+            sandbox_snapshot_budget_bytes: DEFAULT_SNAPSHOT_BUDGET_BYTES,
             sandbox_clock: None,
             sandbox_seed: None,
             sandbox_control: true,
@@ -216,6 +249,8 @@ pub struct Layer {
     pub webhook_timeout_millis: Option<u64>,
     pub webhook_rotation_grace_secs: Option<i64>,
     pub webhook_ca_file: Option<String>,
+    pub webhook_timestamps: Option<WebhookTimestamps>,
+    pub sandbox_snapshot_budget_bytes: Option<u64>,
     /// `Some(None)`: the system clock, set explicitly (overrides a frozen clock of a lower layer).
     pub sandbox_clock: Option<Option<i64>>,
     pub sandbox_seed: Option<u64>,
@@ -378,6 +413,7 @@ struct FileWebhooks {
     max_per_company: Option<usize>,
     dns_timeout_millis: Option<u64>,
     dns_negative_cache_secs: Option<u64>,
+    timestamps: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -392,6 +428,7 @@ struct FileSandbox {
     max_delayed_per_credential: Option<usize>,
     journal_max_entries: Option<usize>,
     journal_max_age_secs: Option<u64>,
+    snapshot_budget_bytes: Option<u64>,
 }
 
 /// An instant for `sandbox.clock`: RFC 3339, or `system` for the system clock.
@@ -429,6 +466,13 @@ impl Layer {
             })?),
             None => None,
         };
+        let webhook_timestamps = match &file.webhooks.timestamps {
+            Some(v) => Some(v.parse().map_err(|message| ConfigError::Parse {
+                path: path.to_owned(),
+                message,
+            })?),
+            None => None,
+        };
         Ok(Layer {
             listen: file.server.listen,
             port: None,
@@ -458,6 +502,8 @@ impl Layer {
             webhook_timeout_millis: file.webhooks.timeout_millis,
             webhook_rotation_grace_secs: file.webhooks.rotation_grace_secs,
             webhook_ca_file: file.webhooks.ca_file,
+            webhook_timestamps,
+            sandbox_snapshot_budget_bytes: file.sandbox.snapshot_budget_bytes,
             sandbox_clock,
             sandbox_seed: file.sandbox.seed,
             sandbox_control: file.sandbox.control,
@@ -553,6 +599,8 @@ impl Layer {
             webhook_timeout_millis: parse(&get, "SIGNAGE_WEBHOOKS_TIMEOUT_MILLIS")?,
             webhook_rotation_grace_secs: parse(&get, "SIGNAGE_WEBHOOKS_ROTATION_GRACE_SECS")?,
             webhook_ca_file: get("SIGNAGE_WEBHOOKS_CA_FILE"),
+            webhook_timestamps: parse(&get, "SIGNAGE_WEBHOOKS_TIMESTAMPS")?,
+            sandbox_snapshot_budget_bytes: parse(&get, "SIGNAGE_SANDBOX_SNAPSHOT_BUDGET_BYTES")?,
             sandbox_clock: match get("SIGNAGE_CLOCK") {
                 Some(v) => Some(parse_clock(&v).map_err(|message| ConfigError::Invalid {
                     name: "SIGNAGE_CLOCK".into(),
@@ -651,7 +699,9 @@ impl Settings {
                 webhook_dns_negative_cache_secs,
                 media_quota_bytes_per_company,
                 journal_max_entries,
-                journal_max_age_secs
+                journal_max_age_secs,
+                webhook_timestamps,
+                sandbox_snapshot_budget_bytes
             );
             if let Some(seed) = l.sandbox_seed {
                 s.sandbox_seed = Some(seed);

@@ -172,7 +172,9 @@ fn push_base36(out: &mut String, mut n: u64, width: usize) {
 }
 
 pub fn new_id(kind: Kind) -> String {
-    let random = u64::from_le_bytes(random::bytes::<8>());
+    // One seeded stream per kind: creating an event never shifts the next webhook's id.
+    let purpose = format!("id:{}", kind.prefix());
+    let random = u64::from_le_bytes(random::bytes::<8>(&purpose));
     // The stamp sequence belongs to the current clock: strictly increasing per app.
     let (ms, counter) = crate::time::next_id_stamp(|now_ms, last| advance(last, now_ms, random));
     let mut out = String::with_capacity(kind.prefix().len() + 21);

@@ -1,41 +1,87 @@
 //! Randomness, in two kinds that are never mixed up:
 //!
-//! - **Secrets** ([`bytes`], [`base62`], [`hex`]): every call reads the operating system's generator
-//!   (`getrandom`). API keys, webhook secrets, the login-token signing secret, MCP session ids,
-//!   confirmation ids, the random part of object ids, throw-away file names. This is the default: a
-//!   plain `random::hex` is the strong one.
+//! - **Secrets and ids** ([`bytes`], [`base62`], [`hex`]): every call names its purpose and reads
+//!   the operating system's generator (`getrandom`). API keys, webhook secrets, the login-token
+//!   signing secret, MCP session ids, confirmation ids, QR codes, the random part of object ids.
 //! - **Not secret** ([`nonsecret`]): a per-thread wyrand generator seeded once from the OS. Unique
 //!   enough to tell requests apart in logs, cheap enough to draw on every request (no system call),
-//!   and predictable to anyone who sees enough of its output, so it is only for labels such as
-//!   request ids. Its name is at every call site.
+//!   and predictable to anyone who sees enough of its output, so it is only for labels.
 //!
-//! A sandbox started with a seed (`--seed N`) installs a [`Seeded`] generator for its requests, and
-//! then both kinds draw from it: ids, secrets and request ids repeat from run to run, which is what
-//! makes two seeded, frozen sandboxes answer byte for byte alike. Such secrets are predictable by
-//! design; without a seed nothing here changes.
+//! A sandbox started with a seed (`--seed N`) installs a [`Seeded`] generator for its requests:
+//! then every purposed draw comes from an independent stream derived from (seed, purpose) — one per
+//! id kind (`id:wh`, `id:evt`, …), one per kind of secret, one for QR codes — and only the work
+//! that needs that purpose advances it. So the ids, secrets and bodies a sequence of writes
+//! produces depend only on that sequence of writes and the clock: a read, a `/health` poll, a
+//! failed authentication or an injected fault draws nothing. A stream's position is plain data
+//! ([`Seeded::positions`]), which a sandbox snapshot saves and a restore puts back. Such secrets
+//! are predictable by design; without a seed nothing here is predictable.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 pub const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// A seeded, deterministic generator (wyrand), shared by every thread serving one app.
+/// The streams of a seeded sandbox: one wyrand state per purpose, derived from (seed, purpose) the
+/// first time the purpose draws. Shared by every thread serving one app.
 pub struct Seeded {
-    state: std::sync::Mutex<u64>,
+    seed: u64,
+    streams: Mutex<BTreeMap<String, u64>>,
+    /// Request ids of a seeded sandbox: a per-instance counter, not a stream (a request id labels
+    /// a request; it is not part of the world a snapshot restores).
+    requests: AtomicU64,
 }
 
 impl Seeded {
     pub fn new(seed: u64) -> Seeded {
         Seeded {
-            state: std::sync::Mutex::new(seed),
+            seed,
+            streams: Mutex::new(BTreeMap::new()),
+            requests: AtomicU64::new(0),
         }
     }
 
-    pub fn next_u64(&self) -> u64 {
-        // A poisoned lock only means another thread panicked while holding it; the state is valid.
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+        // A poisoned lock only means another thread panicked while holding it; the states are valid.
+        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next word of the stream of `purpose`.
+    pub fn next_u64(&self, purpose: &str) -> u64 {
+        let mut streams = self.lock();
+        let state = match streams.get_mut(purpose) {
+            Some(state) => state,
+            None => streams
+                .entry(purpose.to_string())
+                .or_insert_with(|| derive(self.seed, purpose)),
+        };
         let (next, out) = wyrand(*state);
         *state = next;
         out
+    }
+
+    /// The starting state of the stream of `purpose` (for what keeps its own position, such as a
+    /// fault rule's draws, or hashes its inputs with it, such as the simulations).
+    pub fn key(&self, purpose: &str) -> u64 {
+        derive(self.seed, purpose)
+    }
+
+    /// Every stream that has drawn, with its position.
+    pub fn positions(&self) -> BTreeMap<String, u64> {
+        self.lock().clone()
+    }
+
+    /// Puts the streams back where [`Seeded::positions`] saw them; a stream that had not drawn
+    /// then starts afresh.
+    pub fn restore(&self, positions: BTreeMap<String, u64>) {
+        *self.lock() = positions;
+    }
+
+    /// The next request number of this instance (1, 2, …).
+    pub fn next_request(&self) -> u64 {
+        self.requests.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Runs `f` with this generator installed for the thread: every draw in it comes from here.
@@ -58,6 +104,24 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// splitmix64's finaliser: spreads every input bit over the output.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The starting state of the stream of `purpose` under `seed`: FNV-1a of the purpose, mixed with
+/// the seed (stable across builds and machines).
+fn derive(seed: u64, purpose: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in purpose.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    mix(mix(seed) ^ h)
+}
+
 /// One wyrand step: (next state, output).
 fn wyrand(state: u64) -> (u64, u64) {
     let s = state.wrapping_add(0xa076_1d64_78bd_642f);
@@ -65,16 +129,29 @@ fn wyrand(state: u64) -> (u64, u64) {
     (s, ((t >> 64) as u64) ^ (t as u64))
 }
 
-/// The installed seeded generator's next word, if one is installed on this thread.
-fn seeded_u64() -> Option<u64> {
-    SEEDED.with(|c| c.borrow().as_ref().map(|g| g.next_u64()))
+/// Steps a state kept elsewhere (a fault rule's draws): the next word.
+pub fn step(state: &mut u64) -> u64 {
+    let (next, out) = wyrand(*state);
+    *state = next;
+    out
 }
 
-fn fill_seeded(buf: &mut [u8]) -> bool {
+/// The installed seeded generator, if any.
+pub fn seeded() -> Option<std::sync::Arc<Seeded>> {
+    SEEDED.with(|c| c.borrow().clone())
+}
+
+/// The key of `purpose` under the installed seed (see [`Seeded::key`]); 0 without a seed, so an
+/// unseeded sandbox hashes exactly as before.
+pub fn stream_key(purpose: &str) -> u64 {
+    SEEDED.with(|c| c.borrow().as_ref().map_or(0, |g| g.key(purpose)))
+}
+
+fn fill_seeded(purpose: &str, buf: &mut [u8]) -> bool {
     SEEDED.with(|c| match c.borrow().as_ref() {
         Some(g) => {
             for chunk in buf.chunks_mut(8) {
-                let word = g.next_u64().to_le_bytes();
+                let word = g.next_u64(purpose).to_le_bytes();
                 chunk.copy_from_slice(&word[..chunk.len()]);
             }
             true
@@ -83,10 +160,10 @@ fn fill_seeded(buf: &mut [u8]) -> bool {
     })
 }
 
-/// `N` bytes from the operating system's generator (or the installed seeded one).
-pub fn bytes<const N: usize>() -> [u8; N] {
+/// `N` bytes from the operating system's generator (or the installed seed's stream of `purpose`).
+pub fn bytes<const N: usize>(purpose: &str) -> [u8; N] {
     let mut buf = [0u8; N];
-    if fill_seeded(&mut buf) {
+    if fill_seeded(purpose, &mut buf) {
         return buf;
     }
     // The OS generator failing is not recoverable; a zeroed secret would be worse than stopping.
@@ -96,12 +173,11 @@ pub fn bytes<const N: usize>() -> [u8; N] {
     buf
 }
 
-/// `len` uniformly random base-62 characters from the OS generator (rejection sampling, no modulo
-/// bias).
-pub fn base62(len: usize) -> String {
+/// `len` uniformly random base-62 characters for `purpose` (rejection sampling, no modulo bias).
+pub fn base62(purpose: &str, len: usize) -> String {
     let mut out = String::with_capacity(len);
     while out.len() < len {
-        for b in bytes::<32>() {
+        for b in bytes::<32>(purpose) {
             if b < 248 && out.len() < len {
                 out.push(BASE62[(b % 62) as usize] as char);
             }
@@ -110,9 +186,9 @@ pub fn base62(len: usize) -> String {
     out
 }
 
-/// Lowercase hex of `N` bytes from the OS generator: session ids, file names.
-pub fn hex<const N: usize>() -> String {
-    hex_of(&bytes::<N>())
+/// Lowercase hex of `N` bytes for `purpose`: session ids, file names.
+pub fn hex<const N: usize>(purpose: &str) -> String {
+    hex_of(&bytes::<N>(purpose))
 }
 
 /// Lowercase hex of `N` bytes from the OS generator even when a seeded generator is installed: for
@@ -160,11 +236,9 @@ pub mod nonsecret {
         nanos ^ here.rotate_left(32)
     }
 
-    /// The next 64 bits of this thread's wyrand stream (or of the installed seeded generator).
+    /// The next 64 bits of this thread's wyrand stream (never the seeded streams: a label drawn
+    /// on every request must not move them).
     pub fn next_u64() -> u64 {
-        if let Some(word) = super::seeded_u64() {
-            return word;
-        }
         STATE.with(|state| {
             let (next, out) = super::wyrand(state.get());
             state.set(next);
@@ -196,7 +270,7 @@ mod tests {
     #[test]
     fn hex_is_lowercase_and_twice_as_long() {
         assert_eq!(hex_of(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
-        for s in [hex::<12>(), nonsecret::hex::<12>()] {
+        for s in [hex::<12>("test"), nonsecret::hex::<12>()] {
             assert_eq!(s.len(), 24);
             assert!(s
                 .bytes()
@@ -208,16 +282,42 @@ mod tests {
     fn a_seeded_generator_repeats_its_stream_for_every_kind_of_draw() {
         let draw = || {
             let g = std::sync::Arc::new(Seeded::new(42));
-            g.run(|| (hex::<8>(), base62(20), nonsecret::hex::<4>()))
+            g.run(|| (hex::<8>("a"), base62("b", 20)))
         };
         assert_eq!(draw(), draw());
-        let unseeded = (hex::<8>(), base62(20));
+        let unseeded = (hex::<8>("a"), base62("b", 20));
         assert_ne!(unseeded.0, draw().0);
     }
 
     #[test]
+    fn a_purpose_s_stream_ignores_draws_of_other_purposes_and_labels() {
+        let g = std::sync::Arc::new(Seeded::new(7));
+        let quiet = g.run(|| hex::<8>("id:wh"));
+        let g = std::sync::Arc::new(Seeded::new(7));
+        let busy = g.run(|| {
+            let _ = hex::<8>("id:evt");
+            let _ = base62("api_key", 40);
+            let _ = nonsecret::hex::<12>();
+            hex::<8>("id:wh")
+        });
+        assert_eq!(quiet, busy);
+        let other_seed = std::sync::Arc::new(Seeded::new(8)).run(|| hex::<8>("id:wh"));
+        assert_ne!(quiet, other_seed);
+    }
+
+    #[test]
+    fn positions_put_back_replay_the_same_draws() {
+        let g = std::sync::Arc::new(Seeded::new(3));
+        let _ = g.run(|| hex::<8>("qr"));
+        let saved = g.positions();
+        let first = g.run(|| (hex::<8>("qr"), hex::<8>("id:ad")));
+        g.restore(saved);
+        assert_eq!(first, g.run(|| (hex::<8>("qr"), hex::<8>("id:ad"))));
+    }
+
+    #[test]
     fn base62_has_the_asked_length_and_alphabet() {
-        let s = base62(100);
+        let s = base62("test", 100);
         assert_eq!(s.len(), 100);
         assert!(s.bytes().all(|b| BASE62.contains(&b)));
     }

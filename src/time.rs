@@ -123,6 +123,20 @@ impl Clock {
         })
     }
 
+    /// The last id stamp drawn on this clock (a snapshot saves it with the instant).
+    pub fn id_stamp(&self) -> (u64, u64) {
+        *self.last_id_stamp.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A snapshot restore: puts the id stamp back and a frozen clock at `now_ms`, even backwards
+    /// (the only way a clock moves back). A system clock keeps following the system time.
+    pub fn restore(&self, now_ms: i64, id_stamp: (u64, u64)) {
+        if let Some(ms) = &self.frozen_ms {
+            ms.store(now_ms, Ordering::Release);
+        }
+        *self.last_id_stamp.lock().unwrap_or_else(|e| e.into_inner()) = id_stamp;
+    }
+
     /// Makes a running clock's offset at least `ms` (never smaller); a frozen clock ignores it.
     pub fn ensure_offset(&self, ms: i64) {
         if self.frozen_ms.is_none() {
@@ -166,6 +180,12 @@ fn system_millis() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// The system's time in Unix seconds, whatever the sandbox clock shows: only for transport
+/// (a webhook attempt's `webhook-timestamp` header, which receivers check against their own clock).
+pub fn wall_now() -> i64 {
+    system_millis().div_euclid(1000)
 }
 
 /// The current clock's time, in Unix seconds.

@@ -113,6 +113,13 @@ impl Timeline {
         }
     }
 
+    /// Runs `f` while no run of the timeline is under way (the tick's or an advance's), and none
+    /// starts: a snapshot restore replaces the world under it.
+    pub fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        f()
+    }
+
     /// Settles every source at `at` (see [`Source::settle`]): nothing is recorded.
     pub fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());

@@ -84,8 +84,8 @@ pub struct NewKey {
 }
 
 pub fn generate() -> NewKey {
-    let kid = random::base62(KID_LEN);
-    let secret = random::base62(SECRET_LEN);
+    let kid = random::base62("api_key", KID_LEN);
+    let secret = random::base62("api_key", SECRET_LEN);
     let body = format!("{PREFIX}{kid}_{secret}");
     let raw = format!("{body}{}", checksum(&body));
     NewKey {

@@ -45,6 +45,18 @@ pub struct Db {
     after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
     /// `journal_size_limit` of every connection (bytes; negative: SQLite's default, no limit).
     wal_limit: std::sync::atomic::AtomicI64,
+    /// Restores so far ([`Db::generation`]).
+    generation: std::sync::atomic::AtomicU64,
+}
+
+/// The highest schema migration this binary carries.
+pub fn latest_migration() -> i64 {
+    embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .max()
+        .unwrap_or(0)
 }
 
 thread_local! {
@@ -126,6 +138,7 @@ impl Db {
             snapshots: snapshot::Store::default(),
             after_commit: std::sync::OnceLock::new(),
             wal_limit: std::sync::atomic::AtomicI64::new(-1),
+            generation: Default::default(),
         };
         let mut conn = db.open_connection()?;
         let fresh: bool = conn.query_row(
@@ -418,6 +431,7 @@ impl Drop for Db {
             idle.clear();
         }
         if self.throwaway {
+            self.remove_snapshot_files();
             for suffix in ["", "-wal", "-shm"] {
                 let mut p = self.path.clone().into_os_string();
                 p.push(suffix);
@@ -436,7 +450,7 @@ mod tests {
     #[test]
     fn v4_keeps_every_charge_and_ledger_link_of_an_existing_database() {
         let path =
-            std::env::temp_dir().join(format!("signage-v4-{}.db", crate::random::hex::<8>()));
+            std::env::temp_dir().join(format!("signage-v4-{}.db", crate::random::hex::<8>("test")));
         let db = Db {
             path: path.clone(),
             idle: Mutex::new(Vec::new()),
@@ -444,6 +458,7 @@ mod tests {
             snapshots: snapshot::Store::default(),
             after_commit: std::sync::OnceLock::new(),
             wal_limit: std::sync::atomic::AtomicI64::new(-1),
+            generation: Default::default(),
         };
         let mut conn = db.open_connection().unwrap();
         embedded::migrations::runner()

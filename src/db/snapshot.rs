@@ -1,26 +1,45 @@
-//! Snapshots of the whole database, kept in memory, made and restored with SQLite's online
-//! backup API: a save copies every page into an in-memory database; a restore copies them back
-//! into the live file as one write transaction, so every pooled connection sees the restored
-//! state on its next statement (the backup bumps the schema cookie, and cached statements are
-//! re-prepared), and no reader ever sees half of it.
+//! Snapshots of the whole database, kept on disk beside it, made and restored with SQLite's online
+//! backup API: a save copies every page into a file of its own; a restore copies them back into
+//! the live file as one write transaction, so every pooled connection sees the restored state on
+//! its next statement (the backup bumps the schema cookie, and cached statements are re-prepared),
+//! and no reader ever sees half of it.
+//!
+//! Files: `<database>.snapshots/<name>.sqlite` (the pages) and `<name>.json` (what it is: the
+//! binary version that took it, when, its size, and an opaque `world` the caller saves beside the
+//! pages: the clock, the generator, fault rules). A throw-away database's snapshots go with it; a
+//! file database's stay, so a restarted sandbox still has them — and refuses those another binary
+//! version took ([`SnapshotError::Version`]).
+//!
+//! Memory stays bounded whatever the snapshots: only their names and sizes are held; the pages
+//! live on disk, within a budget of bytes ([`Store::configure`]).
 //!
 //! The audit log is history, not state: a restore puts back the audit rows written since the
 //! snapshot was taken (a snapshot's audit log is a prefix of the live one), as the reset keeps it.
-//! Nothing outside the database changes: the clock, MCP sessions, rate limits and fault rules.
 
 use super::{Db, DbError};
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::types::Value;
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The most snapshots one sandbox holds (each costs about the size of the database in memory).
-pub const MAX_SNAPSHOTS: usize = 20;
+/// The most snapshots one sandbox lists (a bound on the listing; the bytes have their own budget).
+pub const MAX_SNAPSHOTS: usize = 100;
 
 /// How long a save or restore waits for other connections' locks before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// The version a snapshot records: a snapshot restores only into the binary that took it.
+pub fn binary_version() -> String {
+    format!(
+        "signage {} (schema V{})",
+        env!("CARGO_PKG_VERSION"),
+        super::latest_migration()
+    )
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -30,6 +49,19 @@ pub enum SnapshotError {
     Exists(String),
     #[error("the sandbox holds {MAX_SNAPSHOTS} snapshots")]
     Full,
+    #[error("the snapshots would take {needed} bytes of a budget of {budget} ({used} in use)")]
+    Budget { used: u64, needed: u64, budget: u64 },
+    #[error("snapshot `{name}` was taken by {taken_with}; this is {running}")]
+    Version {
+        name: String,
+        taken_with: String,
+        running: String,
+    },
+    /// The snapshot cannot be put back into this sandbox (the caller's check of its world).
+    #[error("{detail}")]
+    Incompatible { code: &'static str, detail: String },
+    #[error("snapshot files: {0}")]
+    Io(#[from] std::io::Error),
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -41,32 +73,72 @@ impl From<rusqlite::Error> for SnapshotError {
 }
 
 /// What a snapshot is, for listing.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Info {
     pub name: String,
     /// The sandbox clock when it was taken (Unix seconds).
     pub taken_at: i64,
     pub bytes: u64,
+    /// The binary that took it ([`binary_version`]).
+    pub version: String,
 }
 
-struct Snapshot {
+/// The `.json` file beside a snapshot's pages.
+#[derive(Serialize, Deserialize)]
+struct Meta {
+    #[serde(flatten)]
     info: Info,
-    pages: Connection,
-    /// The highest audit row id it holds.
+    /// The highest audit row id the pages hold.
     audit_high: i64,
+    /// What the caller saved beside the pages.
+    world: serde_json::Value,
 }
 
-/// The snapshots of one database, by name.
+/// The snapshots of one database, by name: their directory, budget and index.
 #[derive(Default)]
 pub struct Store {
-    // A connection is not `Sync`; the mutex also keeps saves and restores one at a time.
-    snapshots: Mutex<BTreeMap<String, Snapshot>>,
+    // One save, restore or delete at a time.
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    dir: Option<PathBuf>,
+    budget: u64,
+    index: BTreeMap<String, Info>,
 }
 
 impl Store {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Snapshot>> {
-        self.snapshots.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+impl State {
+    fn dir(&self) -> Result<&Path, SnapshotError> {
+        self.dir
+            .as_deref()
+            .ok_or_else(|| SnapshotError::Io(std::io::Error::other("snapshots not configured")))
+    }
+    fn used(&self) -> u64 {
+        self.index.values().map(|i| i.bytes).sum()
+    }
+}
+
+/// 1 to 64 of `a-z`, `0-9`, `-`, `_` (what the routes accept).
+fn plain_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+fn pages_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.sqlite"))
+}
+
+fn meta_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.json"))
 }
 
 /// Copies every page of `from` into `to`, waiting out other connections' locks.
@@ -100,73 +172,208 @@ fn audit_high(conn: &Connection) -> Result<i64, rusqlite::Error> {
     })
 }
 
+fn size_of(conn: &Connection) -> Result<u64, rusqlite::Error> {
+    let bytes: i64 = conn.query_row(
+        "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(bytes.max(0) as u64)
+}
+
 impl Db {
-    /// Saves the whole database as snapshot `name` (taken at clock instant `at`). Call it on a
-    /// blocking thread.
-    pub fn snapshot_save(&self, name: &str, at: i64) -> Result<Info, SnapshotError> {
-        let mut store = self.snapshots.lock();
-        if store.contains_key(name) {
+    /// The directory the snapshots live in, beside the database file.
+    fn snapshot_dir(&self) -> PathBuf {
+        let mut dir = self.path.clone().into_os_string();
+        dir.push(".snapshots");
+        PathBuf::from(dir)
+    }
+
+    /// Sets the byte budget and reads the snapshots a previous run left beside a file database
+    /// (those of another version are listed, and refused on restore).
+    pub fn snapshots_configure(&self, budget_bytes: u64) {
+        let dir = self.snapshot_dir();
+        let mut state = self.snapshots.lock();
+        state.budget = budget_bytes;
+        state.index.clear();
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    let meta = std::fs::read(&path)
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<Meta>(&b).ok());
+                    // Only a name this store could have written, matching its file: a name
+                    // read back becomes a path again.
+                    let stem = path.file_stem().and_then(|s| s.to_str());
+                    if let Some(meta) = meta.filter(|m| Some(m.info.name.as_str()) == stem) {
+                        if plain_name(&meta.info.name) {
+                            state.index.insert(meta.info.name.clone(), meta.info);
+                        }
+                    }
+                }
+            }
+        }
+        state.dir = Some(dir);
+    }
+
+    /// Saves the whole database as snapshot `name` (taken at clock instant `at`), with `world`
+    /// beside it. Call it on a blocking thread.
+    pub fn snapshot_save(
+        &self,
+        name: &str,
+        at: i64,
+        world: serde_json::Value,
+    ) -> Result<Info, SnapshotError> {
+        let mut state = self.snapshots.lock();
+        if state.index.contains_key(name) {
             return Err(SnapshotError::Exists(name.into()));
         }
-        if store.len() >= MAX_SNAPSHOTS {
+        if state.index.len() >= MAX_SNAPSHOTS {
             return Err(SnapshotError::Full);
         }
+        let dir = state.dir()?.to_path_buf();
         let live = self.conn()?;
-        let mut pages = Connection::open_in_memory()?;
-        copy(&live, &mut pages)?;
+        let (used, budget) = (state.used(), state.budget);
+        let estimate = size_of(&live)?;
+        if used + estimate > budget {
+            return Err(SnapshotError::Budget {
+                used,
+                needed: used + estimate,
+                budget,
+            });
+        }
+        std::fs::create_dir_all(&dir)?;
+        let pages = pages_path(&dir, name);
+        let partial = dir.join(format!("{name}.sqlite.partial"));
+        let _ = std::fs::remove_file(&partial);
+        let written = (|| {
+            let mut file = Connection::open(&partial)?;
+            copy(&live, &mut file)?;
+            // A rollback-journal file, not WAL (which the copied header says): a restore then
+            // reads it without creating, checkpointing and removing -wal and -shm files.
+            file.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))?;
+            let high = audit_high(&file)?;
+            let bytes = size_of(&file)?;
+            drop(file);
+            Ok::<_, SnapshotError>((high, bytes))
+        })();
         drop(live);
-        let bytes: i64 = pages.query_row(
-            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
-            [],
-            |r| r.get(0),
-        )?;
+        let (audit_high, bytes) = match written {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                return Err(e);
+            }
+        };
+        if used + bytes > budget {
+            let _ = std::fs::remove_file(&partial);
+            return Err(SnapshotError::Budget {
+                used,
+                needed: used + bytes,
+                budget,
+            });
+        }
+        std::fs::rename(&partial, &pages)?;
         let info = Info {
             name: name.into(),
             taken_at: at,
-            bytes: bytes.max(0) as u64,
+            bytes,
+            version: binary_version(),
         };
-        let audit_high = audit_high(&pages)?;
-        store.insert(
-            name.into(),
-            Snapshot {
-                info: info.clone(),
-                pages,
-                audit_high,
-            },
-        );
+        let meta = Meta {
+            info: info.clone(),
+            audit_high,
+            world,
+        };
+        let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
+        if let Err(e) = std::fs::write(meta_path(&dir, name), json) {
+            let _ = std::fs::remove_file(&pages);
+            return Err(e.into());
+        }
+        state.index.insert(name.into(), info.clone());
         Ok(info)
     }
 
     /// Replaces the whole database with snapshot `name`, then puts back the audit rows written
-    /// since it was taken. Call it on a blocking thread.
-    pub fn snapshot_restore(&self, name: &str) -> Result<Info, SnapshotError> {
-        let store = self.snapshots.lock();
-        let snap = store
+    /// since it was taken. `check` sees the world saved beside the pages before anything changes,
+    /// and may refuse it. Returns the snapshot and that world. Call it on a blocking thread.
+    pub fn snapshot_restore(
+        &self,
+        name: &str,
+        check: impl FnOnce(&serde_json::Value) -> Result<(), SnapshotError>,
+    ) -> Result<(Info, serde_json::Value), SnapshotError> {
+        let state = self.snapshots.lock();
+        let info = state
+            .index
             .get(name)
             .ok_or_else(|| SnapshotError::NotFound(name.into()))?;
+        let running = binary_version();
+        if info.version != running {
+            return Err(SnapshotError::Version {
+                name: name.into(),
+                taken_with: info.version.clone(),
+                running,
+            });
+        }
+        let dir = state.dir()?;
+        let meta: Meta = serde_json::from_slice(&std::fs::read(meta_path(dir, name))?)
+            .map_err(std::io::Error::other)?;
+        let pages = Connection::open_with_flags(
+            pages_path(dir, name),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
         let mut live = self.conn()?;
-        let (columns, later) = audit_rows_after(&live, snap.audit_high)?;
-        copy(&snap.pages, &mut live)?;
+        check(&meta.world)?;
+        let (columns, later) = audit_rows_after(&live, meta.audit_high)?;
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        copy(&pages, &mut live)?;
+        // Again once copied: work claimed while the copy waited for the write lock is stale too.
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         if !later.is_empty() {
             let tx = live.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             put_back_audit(&tx, &columns, &later)?;
             tx.commit()?;
         }
-        Ok(snap.info.clone())
+        Ok((meta.info, meta.world))
     }
 
     /// Every snapshot, by name.
     pub fn snapshot_list(&self) -> Vec<Info> {
-        self.snapshots
-            .lock()
-            .values()
-            .map(|s| s.info.clone())
-            .collect()
+        self.snapshots.lock().index.values().cloned().collect()
     }
 
-    /// Forgets snapshot `name`; false when there is none.
+    /// The byte budget and what the snapshots use of it.
+    pub fn snapshot_usage(&self) -> (u64, u64) {
+        let state = self.snapshots.lock();
+        (state.used(), state.budget)
+    }
+
+    /// Forgets snapshot `name` and removes its files; false when there is none.
     pub fn snapshot_delete(&self, name: &str) -> bool {
-        self.snapshots.lock().remove(name).is_some()
+        let mut state = self.snapshots.lock();
+        if state.index.remove(name).is_none() {
+            return false;
+        }
+        if let Some(dir) = &state.dir {
+            let _ = std::fs::remove_file(meta_path(dir, name));
+            let _ = std::fs::remove_file(pages_path(dir, name));
+        }
+        true
+    }
+
+    /// How many restores this database has seen: work claimed before a restore (a webhook
+    /// attempt in flight) checks it before recording, so it never writes into the restored world.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Removes a throw-away database's snapshots (on drop).
+    pub(super) fn remove_snapshot_files(&self) {
+        let dir = self.snapshot_dir();
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

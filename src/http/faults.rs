@@ -13,8 +13,13 @@
 //! sleeps or drops in async code. An MCP tool call's delay or drop is carried to the `/mcp` HTTP
 //! response that contains it ([`begin_outer`], [`finish_outer`]).
 //!
-//! Rules live in memory, per app (no table): they are test scaffolding, not state, and neither a
-//! restart nor a snapshot restore should bring one back.
+//! Rules live in memory, per app (no table): they are test scaffolding, so a restart forgets them.
+//! A sandbox snapshot saves them (with their counts and draws, [`Faults::save`]) and a restore puts
+//! them back as they were, so a test restored from a snapshot meets the same faults.
+//!
+//! A rule with a `probability` draws from its own stream: in a seeded sandbox, derived from (seed,
+//! the rule's id), and advanced only by the requests the rule matches, so an unrelated request
+//! never changes which request a rule hits.
 
 use super::error::ApiError;
 use super::response::{Delivery, Response};
@@ -109,6 +114,23 @@ pub struct Rule {
     pub remaining: Option<u64>,
     pub fired: u64,
     pub created_at: String,
+    /// The position of the rule's own stream of draws (for `probability`).
+    #[serde(skip)]
+    pub draws: u64,
+}
+
+/// A rule as a snapshot keeps it: everything, its stream's position included.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedRule {
+    pub id: String,
+    pub matcher: Matcher,
+    pub action: FaultAction,
+    pub times: Option<u64>,
+    pub probability: Option<f64>,
+    pub remaining: Option<u64>,
+    pub fired: u64,
+    pub created_at: String,
+    pub draws: u64,
 }
 
 /// True for the routes a fault may hit: authenticated, not the operator's own controls.
@@ -154,9 +176,16 @@ impl Faults {
                 ),
             });
         }
+        let id = crate::ids::new_id(crate::ids::Kind::Fault);
+        // Seeded: the rule's stream starts from (seed, id); else from the per-thread generator.
+        let draws = match crate::random::seeded() {
+            Some(g) => g.key(&format!("fault:{id}")),
+            None => crate::random::nonsecret::next_u64(),
+        };
         let rule = Rule {
             object: "sandbox_fault",
-            id: crate::ids::new_id(crate::ids::Kind::Fault),
+            id,
+            draws,
             matcher: new.matcher,
             action: new.action,
             times: new.times,
@@ -182,6 +211,46 @@ impl Faults {
         rules.len() < before
     }
 
+    /// Every rule as it stands, counts and draws included (a snapshot's copy).
+    pub fn save(&self) -> Vec<SavedRule> {
+        self.lock()
+            .iter()
+            .map(|r| SavedRule {
+                id: r.id.clone(),
+                matcher: r.matcher.clone(),
+                action: r.action.clone(),
+                times: r.times,
+                probability: r.probability,
+                remaining: r.remaining,
+                fired: r.fired,
+                created_at: r.created_at.clone(),
+                draws: r.draws,
+            })
+            .collect()
+    }
+
+    /// Replaces every rule with a snapshot's copy.
+    pub fn restore(&self, saved: Vec<SavedRule>) {
+        let mut rules = self.lock();
+        *rules = saved
+            .into_iter()
+            .take(MAX_RULES)
+            .map(|r| Rule {
+                object: "sandbox_fault",
+                id: r.id,
+                matcher: r.matcher,
+                action: r.action,
+                times: r.times,
+                probability: r.probability,
+                remaining: r.remaining,
+                fired: r.fired,
+                created_at: r.created_at,
+                draws: r.draws,
+            })
+            .collect();
+        self.count.store(rules.len(), Ordering::Relaxed);
+    }
+
     pub fn clear(&self) {
         let mut rules = self.lock();
         rules.clear();
@@ -205,8 +274,8 @@ impl Faults {
                 continue;
             }
             if let Some(p) = rule.probability {
-                // 53 random bits as a number in [0, 1): the seeded generator in a seeded sandbox.
-                let u = (crate::random::nonsecret::next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                // 53 random bits as a number in [0, 1), from the rule's own stream.
+                let u = (crate::random::step(&mut rule.draws) >> 11) as f64 / (1u64 << 53) as f64;
                 if u >= p {
                     continue;
                 }

@@ -188,8 +188,12 @@ async fn handle(
 ) -> Result<hyper::Response<Body>, Dropped> {
     let started = Instant::now();
     // Request ids label log lines and problems; they are not secrets, so they come from the
-    // per-thread generator (no system call per request), or the app's seeded one.
-    let request_id = app.within(|| format!("req_{}", crate::random::nonsecret::hex::<12>()));
+    // per-thread generator (no system call per request). A seeded sandbox numbers its requests
+    // instead: the same request sequence gives the same ids, and no seeded stream moves.
+    let request_id = match &app.seeded {
+        Some(seeded) => format!("req_{:024x}", seeded.next_request()),
+        None => format!("req_{}", crate::random::nonsecret::hex::<12>()),
+    };
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();

@@ -142,7 +142,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let change = pending_change(app, caller, confirmation_id)?;
     let registry = super::state(app).elicitations.clone();
-    let question_id = format!("elicit_{}", crate::random::base62(24));
+    let question_id = format!("elicit_{}", crate::random::base62("elicitation", 24));
     let (done, answered) = oneshot::channel();
     {
         let mut map = registry.0.lock().ok()?;

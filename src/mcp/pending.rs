@@ -163,7 +163,7 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
         Value::Null
     };
 
-    let confirmation_id = format!("chg_{}", crate::random::base62(32));
+    let confirmation_id = format!("chg_{}", crate::random::base62("confirmation", 32));
     let now = crate::time::now();
     let ttl = app.settings.pending_change_ttl_secs as i64;
     let expires_at = now + ttl;

@@ -71,7 +71,7 @@ impl Sessions {
         version: &'static str,
         now: i64,
     ) -> String {
-        let id = crate::random::hex::<24>();
+        let id = crate::random::hex::<24>("mcp_session");
         if let Ok(mut map) = self.map.lock() {
             if map.len() >= MAX_SESSIONS {
                 map.retain(|_, s| now - s.last_seen < IDLE_SECS);

@@ -147,7 +147,7 @@ fn load(ctx: &Ctx<'_>, id: &str) -> Result<Hook, ApiError> {
 }
 
 fn message_id() -> String {
-    format!("msg_drill_{}", crate::random::base62(20))
+    format!("msg_drill_{}", crate::random::base62("webhook_drill", 20))
 }
 
 fn body(id: &str, webhook: &str, at: i64, data: Value) -> Bytes {
@@ -198,7 +198,7 @@ fn plan(kind: &str, webhook: &str, hook: &Hook, now: i64) -> Result<Vec<Send>, A
             ),
         ],
         "bad_signature" => {
-            let wrong = format!("whsec_{}", crate::random::base62(32));
+            let wrong = format!("whsec_{}", crate::random::base62("webhook_drill", 32));
             vec![one(
                 json!({"drill": "bad_signature"}),
                 now,
@@ -295,7 +295,7 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     let drill = Drill {
         object: "webhook_drill".into(),
-        id: format!("drl_{}", crate::random::base62(16)),
+        id: format!("drl_{}", crate::random::base62("webhook_drill", 16)),
         webhook_id: id.as_str().to_string(),
         company_id: hook.company_id,
         account_id: hook.account_id,

@@ -24,6 +24,7 @@ pub mod simulator;
 pub mod sink;
 pub mod snapshots;
 pub mod triggers;
+pub mod world;
 
 use crate::http::router::Route;
 use serde_json::Value;

@@ -14,7 +14,7 @@
 use crate::db::DbError;
 use crate::routes::scan::{found_from_row, record_scan, FOUND_COLUMNS};
 use crate::timeline::{Env, Report, Source};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const HOUR: i64 = 3600;
 /// The most hours one catch-up simulates (the latest ones).
@@ -23,16 +23,30 @@ const CLASSES: [&str; 8] = [
     "ios", "android", "ios", "android", "ios", "android", "desktop", "other",
 ];
 
-/// The source; registered by `app::App::build`.
-#[derive(Default)]
+/// The source; registered by `app::App::build`, which keeps a clone (the same mark) for the
+/// sandbox's snapshots.
+#[derive(Default, Clone)]
 pub struct SimulatedScans {
     /// The last whole hour simulated; `None` until the first catch-up.
-    done: Mutex<Option<i64>>,
+    done: Arc<Mutex<Option<i64>>>,
 }
 
-/// FNV-1a of the code id and the hour: the simulation's only randomness.
+impl SimulatedScans {
+    /// The simulation's mark: the last whole hour simulated (a snapshot saves it).
+    pub fn mark(&self) -> Option<i64> {
+        *self.done.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Puts a snapshot's mark back.
+    pub fn set_mark(&self, mark: Option<i64>) {
+        *self.done.lock().unwrap_or_else(|e| e.into_inner()) = mark;
+    }
+}
+
+/// FNV-1a of the code id and the hour (started from the seed's `simulated_scans` stream key in a
+/// seeded sandbox): the simulation's only randomness, which no other draw moves.
 fn draw(id: &str, hour: i64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ crate::random::stream_key("simulated_scans");
     for b in id.bytes().chain(hour.to_le_bytes()) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);

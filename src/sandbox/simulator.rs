@@ -80,9 +80,10 @@ pub struct Fleet;
 const PHASES: i64 = 2;
 
 /// A device's offset into a period, one of [`PHASES`] even fractions of it, fixed by its id
-/// (FNV-1a: stable across builds and machines).
+/// (FNV-1a: stable across builds and machines) and, in a seeded sandbox, by the seed's `fleet`
+/// stream key (nothing else moves it).
 fn phase(device: &str, period: i64) -> i64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ crate::random::stream_key("fleet");
     for b in device.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);

@@ -1,12 +1,15 @@
-//! `/_sandbox/snapshots`: save the whole state under a name, restore it, list and delete
-//! ([`crate::db::snapshot`]). A restore keeps the clock where it is (a frozen clock never moves
-//! back): whatever falls due between the snapshot's instant and now runs on the next advance or
-//! tick.
+//! `/_sandbox/snapshots`: save the whole world under a name, restore it, list and delete. The
+//! database's pages go to disk beside it ([`crate::db::snapshot`]), within a byte budget; the
+//! rest of the world (the clock, the seeded streams, fault rules, the simulations' marks) is saved
+//! beside them ([`super::world`]). A restore puts back exactly that — a frozen clock moves back to
+//! the snapshot's instant — so what a test does after a restore does not depend on what ran
+//! before it.
 
 use crate::auth::Action;
 use crate::db::snapshot::{Info, SnapshotError, MAX_SNAPSHOTS};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
+use crate::routes::time_driven::timeline;
 use crate::time::rfc3339;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -19,10 +22,10 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             create,
         )
-        .describe("Save the whole state of the sandbox under a name (SQLite's online backup API, into memory): every account, key, device, event and pending change. The sandbox operator's (scope `sandbox`). 409 `snapshot_exists` or `snapshot_limit` (20).")
+        .describe("Save the whole world of the sandbox under a name: the database (SQLite's online backup API, to a file beside it: every account, key, device, event, delivery and pending change), the clock (mode and instant), the seeded generator's streams, the fault rules and the simulations' marks. The sandbox operator's (scope `sandbox`). 409 `snapshot_exists`, `snapshot_limit` (100) or `snapshot_budget_exceeded` (`sandbox.snapshot_budget_bytes`, 512 MiB by default, for all snapshots together).")
         .tag("sandbox")
         .summary(
-            "Save the whole state of the sandbox under a name (SQLite's online backup, in memory).",
+            "Save the whole world of the sandbox under a name (database, clock, generator, faults).",
         )
         .body("SandboxSnapshotNew")
         .created("SandboxSnapshot")
@@ -45,10 +48,11 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             restore,
         )
-        .describe("Put the whole state back as the snapshot saved it, in milliseconds (restore one before each test). The clock keeps its time (it never moves back); what falls due since runs on the next advance. The sandbox operator's (scope `sandbox`).")
+        .describe("Put the whole world back exactly as the snapshot saved it, in milliseconds (restore one before each test): the database, a frozen clock's instant (it moves back), the seeded streams, the fault rules and the simulations' marks; webhook attempts in flight are not recorded into it. The audit log and the request journal are history and are not rewound. A snapshot another binary version took is refused (409 `snapshot_version_mismatch`), so is one taken on another clock mode or seed setting (409 `snapshot_incompatible`). The sandbox operator's (scope `sandbox`).")
         .tag("sandbox")
-        .summary("Put the whole state back as a snapshot saved it; the clock keeps its time.")
+        .summary("Put the whole world back exactly as a snapshot saved it, clock included.")
         .ok("SandboxSnapshotRestored")
+        .may_return(&[409])
         .not_idempotent()
         .blocking(),
         Route::delete(
@@ -57,7 +61,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             delete,
         )
-        .describe("Forget a snapshot. The sandbox operator's (scope `sandbox`).")
+        .describe("Forget a snapshot and remove its files. The sandbox operator's (scope `sandbox`).")
         .tag("sandbox")
         .summary("Forget a snapshot.")
         .returns(204, None),
@@ -85,6 +89,16 @@ fn error(e: SnapshotError) -> ApiError {
             code: "snapshot_limit",
             detail: format!("This sandbox already holds {MAX_SNAPSHOTS} snapshots; delete some first."),
         },
+        SnapshotError::Budget { used, needed, budget } => ApiError::ConflictCode {
+            code: "snapshot_budget_exceeded",
+            detail: format!("Snapshots may take {budget} bytes together (`sandbox.snapshot_budget_bytes`); {used} are in use and this one would bring them to {needed}. Delete some first."),
+        },
+        SnapshotError::Version { name, taken_with, running } => ApiError::ConflictCode {
+            code: "snapshot_version_mismatch",
+            detail: format!("Snapshot `{name}` was taken by {taken_with}, and this is {running}: a snapshot restores only into the binary version that took it. Delete it and take a new one."),
+        },
+        SnapshotError::Incompatible { code, detail } => ApiError::ConflictCode { code, detail },
+        SnapshotError::Io(e) => ApiError::Internal(format!("snapshot files: {e}")),
         SnapshotError::Db(e) => ApiError::from(e),
     }
 }
@@ -113,6 +127,7 @@ struct View {
     name: String,
     taken_at: String,
     bytes: u64,
+    version: String,
 }
 
 fn view(info: Info) -> View {
@@ -121,6 +136,7 @@ fn view(info: Info) -> View {
         name: info.name,
         taken_at: rfc3339(info.taken_at),
         bytes: info.bytes,
+        version: info.version,
     }
 }
 
@@ -133,10 +149,14 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "1 to 64 characters of a-z, 0-9, `-` and `_`",
         ));
     }
-    let info = ctx
-        .app
-        .db
-        .snapshot_save(&input.name, crate::time::now())
+    let app = ctx.app;
+    // The timeline stands still while the world is copied: the pages and the rest agree.
+    let info = timeline(app)?
+        .exclusive(|| {
+            let world = serde_json::to_value(super::world::capture(app))
+                .map_err(|e| SnapshotError::Io(std::io::Error::other(e)))?;
+            app.db.snapshot_save(&input.name, crate::time::now(), world)
+        })
         .map_err(error)?;
     Ok(Response::created(&view(info)))
 }
@@ -145,13 +165,19 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 struct List {
     object: &'static str,
     data: Vec<View>,
+    /// Bytes all snapshots take, and may take.
+    bytes_used: u64,
+    budget_bytes: u64,
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let data = ctx.app.db.snapshot_list().into_iter().map(view).collect();
+    let (bytes_used, budget_bytes) = ctx.app.db.snapshot_usage();
     Ok(Response::ok(&List {
         object: "sandbox_snapshot_list",
         data,
+        bytes_used,
+        budget_bytes,
     }))
 }
 
@@ -159,15 +185,35 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 struct Restored {
     object: &'static str,
     snapshot: View,
-    /// The clock, which a restore leaves where it is.
+    /// The clock, as the snapshot saved it (frozen) or the system's (system).
     now: String,
 }
 
 fn restore(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let name = path_name(ctx)?;
+    let app = ctx.app;
     let started = std::time::Instant::now();
-    let info = ctx.app.db.snapshot_restore(&name).map_err(error)?;
+    let info = timeline(app)?
+        .exclusive(|| {
+            let mut checked = None;
+            let (info, _) = app.db.snapshot_restore(&name, |saved| {
+                checked = Some(super::world::check(app, saved)?);
+                Ok(())
+            })?;
+            if let Some(world) = checked {
+                super::world::put_back(app, world)?;
+            }
+            Ok::<_, SnapshotError>(info)
+        })
+        .map_err(error)?;
     let micros = started.elapsed().as_micros();
+    // Deliveries the snapshot held pending go out, as they would have from its instant.
+    if let Some(outbox) = app
+        .extensions
+        .get::<std::sync::Arc<crate::webhooks::Outbox>>()
+    {
+        outbox.wake();
+    }
     tracing::info!(snapshot = %name, micros, "snapshot restored");
     let resp = Response::ok(&Restored {
         object: "sandbox_snapshot_restore",
@@ -193,30 +239,33 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let name = json!({"type":"string","minLength":1,"maxLength":64,"pattern":"^[a-z0-9_-]{1,64}$"});
     let snapshot = json!({"type":"object","additionalProperties":false,
-        "required":["object","name","taken_at","bytes"],
+        "required":["object","name","taken_at","bytes","version"],
         "properties":{"object":{"const":"sandbox_snapshot"},"name":name,
             "taken_at":{"type":"string","format":"date-time","description":"The sandbox clock when it was saved."},
-            "bytes":{"type":"integer","minimum":0,"description":"The size of the saved database, held in memory."}}});
+            "bytes":{"type":"integer","minimum":0,"description":"The size of the saved database, on disk beside the live one."},
+            "version":{"type":"string","description":"The binary version that took it; a snapshot restores only into that version."}}});
     vec![
         (
             "SandboxSnapshotNew",
             json!({"type":"object","additionalProperties":false,"required":["name"],
-            "description":format!("At most {MAX_SNAPSHOTS} snapshots, kept in memory until deleted or the process stops."),
+            "description":format!("At most {MAX_SNAPSHOTS} snapshots within `sandbox.snapshot_budget_bytes` together, kept on disk beside the database until deleted (a throw-away database's go with it)."),
             "properties":{"name":name}}),
         ),
         ("SandboxSnapshot", snapshot),
         (
             "SandboxSnapshotSet",
-            json!({"type":"object","additionalProperties":false,"required":["object","data"],
+            json!({"type":"object","additionalProperties":false,"required":["object","data","bytes_used","budget_bytes"],
             "properties":{"object":{"const":"sandbox_snapshot_list"},
-                "data":{"type":"array","maxItems":MAX_SNAPSHOTS,"items":{"$ref":"#/components/schemas/SandboxSnapshot"}}}}),
+                "data":{"type":"array","maxItems":MAX_SNAPSHOTS,"items":{"$ref":"#/components/schemas/SandboxSnapshot"}},
+                "bytes_used":{"type":"integer","minimum":0,"description":"The bytes all snapshots take on disk."},
+                "budget_bytes":{"type":"integer","minimum":0,"description":"The bytes they may take together (`sandbox.snapshot_budget_bytes`)."}}}),
         ),
         (
             "SandboxSnapshotRestored",
             json!({"type":"object","additionalProperties":false,"required":["object","snapshot","now"],
             "properties":{"object":{"const":"sandbox_snapshot_restore"},
                 "snapshot":{"$ref":"#/components/schemas/SandboxSnapshot"},
-                "now":{"type":"string","format":"date-time","description":"The clock, which a restore leaves where it is."}}}),
+                "now":{"type":"string","format":"date-time","description":"The clock after the restore: the snapshot's instant on a frozen clock."}}}),
         ),
     ]
 }

@@ -120,6 +120,7 @@ mod tests {
             timestamp: 0,
             at_ms: 0,
             manual: false,
+            generation: None,
         }
     }
 

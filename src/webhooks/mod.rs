@@ -38,6 +38,8 @@ pub const MAX_IN_FLIGHT: usize = 128;
 /// retries.
 pub struct Outbox {
     pub client: send::Client,
+    /// Which clock signs `webhook-timestamp` (`webhooks.timestamps`).
+    pub timestamps: crate::config::WebhookTimestamps,
     wake: Notify,
     claimed_tx: mpsc::UnboundedSender<Job>,
     claimed_rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Job>>>,
@@ -51,6 +53,7 @@ impl Outbox {
         let (claimed_tx, claimed_rx) = mpsc::unbounded_channel();
         Outbox {
             client: send::Client::new(settings),
+            timestamps: settings.webhook_timestamps,
             wake: Notify::new(),
             claimed_tx,
             claimed_rx: std::sync::Mutex::new(Some(claimed_rx)),
@@ -172,7 +175,7 @@ fn dispatch(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>) {
         tokio::spawn(async move {
             let outcome = outbox
                 .client
-                .post(&job.url, &job.headers(), job.body.clone())
+                .post(&job.url, &job.headers(outbox.timestamps), job.body.clone())
                 .await;
             outbox.slots().finish(&job.company_id);
             dispatch(&outbox, &done);
@@ -248,10 +251,9 @@ fn send_all_blocking(outbox: &Outbox, jobs: &[Job]) -> Vec<send::Outcome> {
         let tx = tx.clone();
         let job = job.clone();
         let client = outbox.client.clone();
+        let headers = job.headers(outbox.timestamps);
         handle.spawn(async move {
-            let outcome = client
-                .post(&job.url, &job.headers(), job.body.clone())
-                .await;
+            let outcome = client.post(&job.url, &headers, job.body.clone()).await;
             let _ = tx.send((i, outcome));
         });
     }

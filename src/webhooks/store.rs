@@ -6,7 +6,7 @@
 //! process killed in between leaves the claim, which start-up clears ([`release_claims`]): the
 //! attempt is sent again, with the same `webhook-id`, and receivers deduplicate by it.
 
-use crate::config::Settings;
+use crate::config::{Settings, WebhookTimestamps};
 use crate::db::{Db, DbError};
 use bytes::Bytes;
 use rusqlite::{OptionalExtension, Transaction};
@@ -25,22 +25,33 @@ pub struct Job {
     pub secrets: Vec<String>,
     pub event_id: String,
     pub body: Bytes,
-    /// `webhook-timestamp`: the sandbox clock when the attempt was claimed (Unix seconds).
+    /// The sandbox clock when the attempt was claimed (Unix seconds): the `webhook-timestamp`
+    /// header with `webhooks.timestamps = "sandbox"`.
     pub timestamp: i64,
     /// The same instant in milliseconds, for the delivery log.
     pub at_ms: i64,
     /// A retry asked for by hand: its failure does not move the delivery's schedule.
     pub manual: bool,
+    /// The database's generation when claimed ([`Db::generation`]): an outcome that comes back
+    /// after a snapshot restore is not recorded into the restored world. `None`: not checked.
+    pub generation: Option<u64>,
 }
 
 impl Job {
-    pub fn headers(&self) -> Vec<(&'static str, String)> {
+    /// The Standard Webhooks headers. `webhook-timestamp` is transport (receivers check it against
+    /// their own clock to refuse replays): the wall clock by default, the sandbox clock with
+    /// `webhooks.timestamps = "sandbox"`. The body's `timestamp` is the event's sandbox time.
+    pub fn headers(&self, clock: WebhookTimestamps) -> Vec<(&'static str, String)> {
+        let timestamp = match clock {
+            WebhookTimestamps::Wall => crate::time::wall_now(),
+            WebhookTimestamps::Sandbox => self.timestamp,
+        };
         vec![
             ("webhook-id", self.event_id.clone()),
-            ("webhook-timestamp", self.timestamp.to_string()),
+            ("webhook-timestamp", timestamp.to_string()),
             (
                 "webhook-signature",
-                super::sign::header(&self.secrets, &self.event_id, self.timestamp, &self.body),
+                super::sign::header(&self.secrets, &self.event_id, timestamp, &self.body),
             ),
         ]
     }
@@ -115,9 +126,11 @@ pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError
             )?;
             rows.collect::<rusqlite::Result<Vec<String>>>()?
         };
+        let generation = Some(db.generation());
         let mut jobs = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(job) = claim(tx, &id, false)? {
+            if let Some(mut job) = claim(tx, &id, false)? {
+                job.generation = generation;
                 jobs.push(job);
             }
         }
@@ -213,6 +226,7 @@ pub fn load_claimed(
         timestamp: now,
         at_ms: crate::time::now_millis(),
         manual: force,
+        generation: None,
     }))
 }
 
@@ -225,7 +239,17 @@ pub fn record(
     job: &Job,
     outcome: &super::send::Outcome,
 ) -> Result<(), DbError> {
-    db.write(|tx| record_in(tx, settings, job, outcome))
+    db.write(|tx| {
+        if stale(db, job) {
+            return Ok(());
+        }
+        record_in(tx, settings, job, outcome)
+    })
+}
+
+/// Claimed before a snapshot restore: the delivery it belongs to is the restored one's now.
+fn stale(db: &Db, job: &Job) -> bool {
+    job.generation.is_some_and(|g| g != db.generation())
 }
 
 /// Records many attempts in one transaction (the worker's outcomes, batched under load).
@@ -236,7 +260,9 @@ pub fn record_all(
 ) -> Result<(), DbError> {
     db.write(|tx| {
         for (job, outcome) in done {
-            record_in(tx, settings, job, outcome)?;
+            if !stale(db, job) {
+                record_in(tx, settings, job, outcome)?;
+            }
         }
         Ok(())
     })

@@ -234,7 +234,11 @@ fn sample_request(app: &TestApp) -> String {
 fn sample_snapshot(app: &TestApp) -> String {
     let name = "matrix";
     if !app.app.db.snapshot_list().iter().any(|s| s.name == name) {
-        app.app.db.snapshot_save(name, 0).unwrap();
+        let world = app
+            .app
+            .within(|| signage::sandbox::world::capture(&app.app));
+        let world = serde_json::to_value(world).unwrap();
+        app.app.db.snapshot_save(name, 0, world).unwrap();
     }
     name.to_string()
 }

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 const CLOCK: &str = "2026-03-02T09:00:00Z";
 
 /// A `signage serve` child process, killed when dropped.
-struct Sandbox {
+pub(crate) struct Sandbox {
     child: Child,
     base: String,
     client: Client<HttpConnector, Full<Bytes>>,
@@ -45,7 +45,13 @@ impl Drop for Sandbox {
 
 impl Sandbox {
     fn start(seed: Option<u64>) -> Sandbox {
+        Sandbox::start_with(seed, &[])
+    }
+
+    /// Started with extra `SIGNAGE_*` variables.
+    pub(crate) fn start_with(seed: Option<u64>, env: &[(&str, &str)]) -> Sandbox {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_signage"));
+        cmd.envs(env.iter().copied());
         cmd.args([
             "serve",
             "--port",
@@ -85,7 +91,7 @@ impl Sandbox {
     }
 
     /// One request; returns (status, headers, body).
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: Method,
         path: &str,
@@ -120,7 +126,7 @@ impl Sandbox {
 /// What a script saw: one labelled body (or header) per step, in order.
 type Transcript = Vec<(String, Bytes)>;
 
-fn demo(name: &str) -> Vec<(String, String)> {
+pub(crate) fn demo(name: &str) -> Vec<(String, String)> {
     let k = key(name);
     vec![
         ("x-api-key".into(), k.raw),

@@ -39,7 +39,7 @@ impl TempDir {
         let dir = std::env::temp_dir().join(format!(
             "signage-sec-{name}-{}-{}",
             std::process::id(),
-            signage::random::hex::<6>()
+            signage::random::hex::<6>("test")
         ));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)

@@ -2,7 +2,7 @@
 //! clock's tick), attempt timeouts, disabling after persistent failure, redelivery by hand.
 
 use crate::helpers::TestApp;
-use crate::sandbox_clock::{frozen, FROZEN_AT};
+use crate::sandbox_clock::FROZEN_AT;
 use crate::webhook_delivery::{
     advance, deliveries, delivery_with_attempts, edit_ad, hook, quiet_fixture_hooks,
 };
@@ -58,7 +58,12 @@ async fn an_attempt_that_gets_no_answer_in_time_fails_and_is_retried() {
 
 #[tokio::test]
 async fn retries_walk_the_schedule_on_a_frozen_clock() {
-    let app = frozen().await;
+    // Headers on the sandbox clock, so the attempts' timestamps show the schedule.
+    let app = TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(FROZEN_AT));
+        l.webhook_timestamps = Some(signage::config::WebhookTimestamps::Sandbox);
+    })
+    .await;
     quiet_fixture_hooks(&app);
     let rx = Receiver::start().await;
     rx.answer(&[500, 503]);

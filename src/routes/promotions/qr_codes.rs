@@ -341,7 +341,7 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
     let redirect = redirect_url(&target, &utm);
     let id = QrCodeId::generate();
-    let code = crate::random::base62(CODE_LEN);
+    let code = crate::random::base62("qr_code", CODE_LEN);
     let settings = &ctx.app.settings;
     ctx.app.db.write(|tx| {
         let promo = load_visible(ctx, tx, &promo_id, now)?;

@@ -342,7 +342,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let company = input.company_id.clone();
     ctx.authorize_company(&company, "company", &company)?;
     let id = WebhookId::generate();
-    let secret = format!("whsec_{}", crate::random::base62(32));
+    let secret = format!("whsec_{}", crate::random::base62("webhook_secret", 32));
     let types =
         serde_json::to_string(&input.event_types).map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = crate::time::now();

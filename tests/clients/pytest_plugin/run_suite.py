@@ -1,0 +1,48 @@
+"""Runs the customer suite (test_customer_suite.py) through the installed plugin, and mypy --strict on
+the package; prints one PASS/FAIL line per test and check (tests/clients/run.sh tallies them).
+
+    SIGNAGE_BIN=target/release/signage python run_suite.py <path-to-clients/python>
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mypy import api as mypy_api
+
+
+class Report:
+    # Each line starts a line of its own: pytest's progress dots share the terminal line.
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "call" or (report.when != "call" and report.failed):
+            if report.passed:
+                print(f"\nPASS pytest {report.nodeid}", flush=True)
+            elif report.failed:
+                print(f"\nFAIL pytest {report.nodeid} ({report.when}): {report.longreprtext[-1500:]}", flush=True)
+
+
+def main() -> int:
+    package = Path(sys.argv[1]).resolve()
+    here = Path(__file__).resolve().parent
+    status = 0
+    # The package, and a customer's suite written against its types, are mypy --strict clean.
+    for name, target in [("signage_sandbox", package / "src"), ("the customer suite", here / "test_customer_suite.py")]:
+        out, err, code = mypy_api.run(["--strict", "--config-file", str(package / "pyproject.toml"), str(target)])
+        if code == 0:
+            print(f"PASS mypy --strict {name}")
+        else:
+            status = 1
+            print(f"FAIL mypy --strict {name}: {out}{err}")
+    # The plugin is found through its entry point, as after `pip install ./clients/python`.
+    code = pytest.main(
+        [str(here / "test_customer_suite.py"), "-q", "-p", "no:cacheprovider"],
+        plugins=[Report()],
+    )
+    return 1 if status != 0 or code != 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

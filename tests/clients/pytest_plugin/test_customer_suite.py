@@ -1,0 +1,77 @@
+"""A customer's test suite using the signage-sandbox pytest plugin as documented (no conftest):
+a clean world per test, operator helpers and a verifying webhook receiver."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, List
+
+from signage_sandbox import Operator, SignageServer, WebhookReceiver
+
+GROCERS = "cmp_0m5d4ruo5fepbn59k9ts"
+seen_ids: List[str] = []
+
+
+def create_ad(world: SignageServer, name: str) -> Dict[str, object]:
+    answer = world.client("northwind-readwrite").post(
+        "/ads", {"company_id": GROCERS, "name": name, "headline": "From pytest"}
+    )
+    assert answer.status == 201, answer.json
+    body: Dict[str, object] = answer.json
+    return body
+
+
+def test_a_test_changes_the_world(signage_world: SignageServer, operator: Operator) -> None:
+    ad = create_ad(signage_world, "Left behind")
+    seen_ids.append(str(ad["id"]))
+    moved = operator.advance(seconds=86_400)
+    assert moved["now"] == "2026-03-03T09:00:00Z"
+    assert moved["events"].get("device.offline", 0) > 0
+    operator.add_fault({"type": "status", "status": 503}, {"path": "/ads"})
+
+
+def test_the_next_test_starts_from_the_same_world(signage_world: SignageServer, operator: Operator) -> None:
+    # The clock, the data and the fault rules of the previous test are gone.
+    assert operator.clock()["now"] == "2026-03-02T09:00:00Z"
+    assert operator.faults() == []
+    ads = signage_world.client("northwind-readonly").get("/ads?limit=100").json["data"]
+    assert all(ad["name"] != "Left behind" for ad in ads)
+    # And the seeded ids replay: the same write gives the same id as in the previous test.
+    ad = create_ad(signage_world, "Left behind")
+    assert [str(ad["id"])] == seen_ids
+
+
+def test_faults_fire_as_configured(signage_world: SignageServer, operator: Operator) -> None:
+    operator.add_fault({"type": "status", "status": 503, "retry_after": 2}, {"path": "/ads", "method": "GET"}, times=1)
+    client = signage_world.client("northwind-readonly")
+    first = client.get("/ads")
+    assert first.status == 503
+    assert first.headers["retry-after"] == "2"
+    assert client.get("/ads").status == 200
+
+
+def test_webhooks_verify_with_the_stock_library(signage_world: SignageServer, webhook_receiver: WebhookReceiver) -> None:
+    hook = signage_world.client("northwind-admin").post(
+        "/webhooks",
+        {"company_id": GROCERS, "url": webhook_receiver.url(), "event_types": ["ad.created"]},
+    )
+    assert hook.status == 201, hook.json
+    webhook_receiver.trust(hook.json["secret"])
+    ad = create_ad(signage_world, "Announced")
+    [delivery] = webhook_receiver.wait_for(1, "ad.created")
+    assert delivery.verified
+    assert delivery.json["data"]["id"] == ad["id"]
+    # The body's timestamp is the frozen sandbox time; the header the wall clock.
+    assert delivery.json["timestamp"] == "2026-03-02T09:00:00Z"
+
+
+def test_polling_the_operator_is_never_throttled(signage_world: SignageServer, operator: Operator) -> None:
+    for _ in range(150):
+        assert operator.clock()["mode"] == "frozen"
+
+
+def test_the_shipped_demo_credentials_match_the_fixtures(signage: SignageServer) -> None:
+    fixtures = Path(__file__).resolve().parents[3] / "fixtures" / "demo-credentials.json"
+    keys = {k["name"]: k["rawKey"] for k in json.loads(fixtures.read_text())["keys"]}
+    assert {name: c.raw_key for name, c in signage.credentials.items()} == keys
