@@ -185,6 +185,9 @@ pub fn call(
             from_rest(&resp).map(Content::Value)
         }
         Kind::Prepare => {
+            if let Some(path) = crate::redact::marker_path(&Value::Object(args.clone()), "") {
+                return Err(marker_refusal(&path));
+            }
             let plan = change_plan(tool, args).ok_or_else(unavailable)?;
             pending::prepare(app, caller, &plan).map(Content::Value)
         }
@@ -195,6 +198,16 @@ pub fn call(
             pending::cancel(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
         }
     }
+}
+
+/// A write argument holding the redaction marker: text copied from a redacted answer. Stored, it
+/// would replace the real value with the marker, so it is refused.
+fn marker_refusal(path: &str) -> String {
+    let field = path.rsplit('.').next().unwrap_or(path);
+    format!(
+        "`{path}` contains `{marker}`, the marker this server shows in place of text that looks like a secret; it is not the stored value, and storing it would destroy that value. Nothing was prepared. To keep the stored value, leave `{field}` out; to change it, send the complete new text.",
+        marker = crate::redact::REDACTED
+    )
 }
 
 fn unavailable() -> String {

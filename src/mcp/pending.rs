@@ -200,6 +200,7 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
         })
         .map_err(storage_error)?;
 
+    let redacted = redacted_fields(&differences);
     let cost_note = if cost.is_null() {
         String::new()
     } else {
@@ -217,11 +218,45 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
         "proposed": proposed,
         "differences": differences,
         "cost": cost,
+        "redacted_fields": redacted,
         "expires_at": rfc3339(expires_at),
         "next_step": format!(
-            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation. Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}."
+            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation.{} Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}.",
+            redaction_note(&redacted)
         ),
     }))
+}
+
+/// The fields whose shown value (now or proposed) the redactor will replace: the user cannot see
+/// what they confirm there, so the preview says so.
+fn redacted_fields(differences: &[Value]) -> Vec<String> {
+    let mut fields = Vec::new();
+    for d in differences {
+        let hidden = ["current", "proposed"].iter().any(|side| {
+            let mut shown = d[*side].clone();
+            crate::redact::redact_value(&mut shown);
+            shown != d[*side]
+        });
+        if let (true, Some(field)) = (hidden, d["field"].as_str()) {
+            fields.push(field.to_string());
+        }
+    }
+    fields
+}
+
+fn redaction_note(fields: &[String]) -> String {
+    if fields.is_empty() {
+        return String::new();
+    }
+    let list = fields
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        " Part of {list} is shown as {marker} because it looks like a secret: tell the user so. What will be stored is exactly the text you sent, not {marker}.",
+        marker = crate::redact::REDACTED
+    )
 }
 
 /// A lifetime in words an assistant can repeat exactly: "45 seconds", "1 minute", "15 minutes",
@@ -476,7 +511,7 @@ fn target_schema(with_version: bool) -> Value {
 pub fn preview_schema(current: Value) -> Value {
     json!({"type": "object", "additionalProperties": false,
         "required": ["object", "confirmation_id", "status", "tool", "operation", "target", "current",
-            "proposed", "differences", "cost", "expires_at", "next_step"],
+            "proposed", "differences", "cost", "redacted_fields", "expires_at", "next_step"],
         "properties": {
             "object": {"const": "pending_change"},
             "confirmation_id": {"type": "string", "description": "Pass to confirm_change after the user confirms, or to cancel_change."},
@@ -493,6 +528,8 @@ pub fn preview_schema(current: Value) -> Value {
                 "required": ["tokens", "balance", "balance_after", "sufficient"],
                 "properties": {"tokens": {"type": ["integer", "null"]}, "balance": {"type": ["integer", "null"]},
                     "balance_after": {"type": ["integer", "null"]}, "sufficient": {"type": ["boolean", "null"]}}}]},
+            "redacted_fields": {"type": "array", "items": {"type": "string"},
+                "description": "Fields whose shown value hides text that looks like a secret; the value stored is the one sent."},
             "expires_at": {"type": "string", "format": "date-time"},
             "next_step": {"type": "string"}}})
 }

@@ -19,6 +19,7 @@ mod list_contract;
 mod mcp_answers;
 mod mcp_assist;
 mod mcp_catalogue;
+mod mcp_integrity;
 mod mcp_jobs;
 mod mcp_prompts;
 mod mcp_search;

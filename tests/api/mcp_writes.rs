@@ -314,6 +314,7 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
                 {"field": "duration_seconds", "current": current["duration_seconds"], "proposed": 12},
             ],
             "cost": null,
+            "redacted_fields": [],
             "expires_at": expires_at,
             "next_step": next_step,
         })
