@@ -290,6 +290,7 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
     let mut proposed = current.clone();
     proposed["headline"] = json!("Fresh bread daily");
     proposed["duration_seconds"] = json!(12);
+    proposed["updated_at"] = Value::Null;
     let expires_at = preview["expires_at"].as_str().unwrap();
     let expires = signage::time::parse_rfc3339(expires_at).unwrap();
     assert!((t0 + ttl..=signage::time::now() + ttl).contains(&expires));
@@ -308,10 +309,12 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "operation": "updateAd",
             "target": {"type": "ad", "id": ad, "version": etag},
             "current": current,
-            "proposed": proposed,
+            "after": proposed,
+            "set_at_confirmation": ["updated_at"],
             "differences": [
                 {"field": "headline", "current": current["headline"], "proposed": "Fresh bread daily"},
                 {"field": "duration_seconds", "current": current["duration_seconds"], "proposed": 12},
+                {"field": "updated_at", "current": current["updated_at"], "proposed": null, "set_at_confirmation": true},
             ],
             "cost": null,
             "redacted_fields": [],
@@ -1165,7 +1168,10 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     assert_eq!(preview["current"], current);
     assert_eq!(
         preview["differences"],
-        json!([{"field": "active", "current": false, "proposed": true}])
+        json!([{"field": "active", "current": false, "proposed": true},
+            {"field": "state", "current": current["state"], "proposed": "active"},
+            {"field": "activated_at", "current": current["activated_at"], "proposed": null, "set_at_confirmation": true},
+            {"field": "updated_at", "current": current["updated_at"], "proposed": null, "set_at_confirmation": true}])
     );
     assert_eq!(
         preview["cost"],
@@ -1290,9 +1296,13 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     )
     .await;
     assert_eq!(preview["cost"], Value::Null);
+    let current = &preview["current"];
     assert_eq!(
         preview["differences"],
-        json!([{"field": "active", "current": true, "proposed": false}])
+        json!([{"field": "active", "current": true, "proposed": false},
+            {"field": "state", "current": "active", "proposed": "inactive"},
+            {"field": "deactivated_at", "current": current["deactivated_at"], "proposed": null, "set_at_confirmation": true},
+            {"field": "updated_at", "current": current["updated_at"], "proposed": null, "set_at_confirmation": true}])
     );
     assert_eq!(snapshot(&app), after);
     call_ok(
