@@ -114,9 +114,11 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
     };
     let input_schema = input_schema(&spec, route.as_ref(), router);
     let output_schema = output_schema(&spec, route.as_ref(), read_route.as_ref(), router, writes);
+    // A prepare tool changes nothing a user owns (it stores a confirmation only its caller can
+    // use): read-only, so a client asks its user once, at confirm_change. Cancelling twice
+    // answers the same (see `pending::cancel`).
     let (read_only, destructive, idempotent) = match spec.kind {
-        Kind::Read => (true, false, true),
-        Kind::Prepare => (false, false, false),
+        Kind::Read | Kind::Prepare => (true, false, true),
         Kind::Confirm => (false, true, false),
         Kind::Cancel => (false, false, true),
     };
@@ -133,7 +135,7 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         "inputSchema": input_schema,
     });
     if let Some(out) = output_schema {
-        definition["outputSchema"] = out;
+        definition["outputSchema"] = with_error_branch(out);
     }
     definition["annotations"] = annotations;
     Tool {
@@ -144,6 +146,16 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         input_schema,
         definition,
     }
+}
+
+/// An output schema that also admits the structured content of an error result
+/// ([`super::failure`]): `{"type": "object", "anyOf": [success, error]}`.
+fn with_error_branch(success: Value) -> Value {
+    let mut branch = success;
+    if let Value::Object(m) = &mut branch {
+        m.remove("type");
+    }
+    json!({"type": "object", "anyOf": [branch, super::failure::schema_branch()]})
 }
 
 fn id_schema(description: &str) -> Value {
@@ -454,7 +466,7 @@ mod tests {
             list.input_schema["properties"]["colour"],
             json!({"type": "string", "enum": ["red", "blue"], "description": "Only this colour."})
         );
-        let out = &list.definition["outputSchema"];
+        let out = &list.definition["outputSchema"]["anyOf"][0];
         assert_eq!(out["properties"]["object"]["const"], "list");
         let item = &out["properties"]["data"]["items"]["properties"];
         assert_eq!(item["name"], json!({"type": "string"}));
@@ -496,7 +508,7 @@ mod tests {
             "The fields to change and their new values; at least one. `null` clears `note` or `size`."
         );
         assert_eq!(
-            change.definition["outputSchema"]["properties"]["object"]["const"],
+            change.definition["outputSchema"]["anyOf"][0]["properties"]["object"]["const"],
             "pending_change"
         );
 

@@ -31,6 +31,7 @@ pub mod catalogue;
 pub mod config_cmd;
 pub mod dispatch;
 pub mod expiry;
+pub mod failure;
 pub mod pending;
 pub mod preview;
 pub mod prompts;

@@ -11,6 +11,7 @@
 
 use super::advice;
 use super::call::{from_rest, Caller};
+use super::failure::Failure;
 use super::preview::{self, version_of};
 use crate::http::ApiError;
 use crate::http::App;
@@ -25,12 +26,16 @@ fn hash(s: &str) -> String {
     crate::auth::keys::hash(s)
 }
 
-fn storage_error(e: ApiError) -> String {
+fn storage_error(e: ApiError) -> Failure {
     tracing::warn!(error = %e, "pending change storage failed");
-    "The change could not be stored or read right now; nothing was applied. Retry shortly.".into()
+    Failure::new(
+        "storage_unavailable",
+        503,
+        "The change could not be stored or read right now; nothing was applied. Retry shortly.",
+    )
 }
 
-pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, String> {
+pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, Failure> {
     let p = preview::build(app, caller, plan)?;
     let version = &p.version;
     let confirmation_id = format!("chg_{}", crate::random::base62(32));
@@ -132,43 +137,51 @@ struct Claimed {
     version: String,
 }
 
-/// Why an id could not be claimed. Another credential's id reads exactly like an unknown one.
-fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> String {
+/// A stored id as this caller sees it: (used_at, outcome, expires_at); another credential's id
+/// reads exactly like an unknown one.
+type Stored = (Option<i64>, Option<String>, i64);
+
+fn stored(app: &App, caller: &Caller, id_hash: &str) -> Result<Option<Stored>, ApiError> {
     let p = &caller.principal;
-    let row = app.db.conn().map_err(ApiError::from).and_then(|conn| {
-        conn.prepare_cached(
+    let conn = app.db.conn()?;
+    let row = conn
+        .prepare_cached(
             "SELECT used_at, outcome, expires_at FROM mcp_pending_changes
              WHERE id_hash = ?1 AND actor = ?2 AND client_id IS ?3",
         )?
         .query_row(
             rusqlite::params![id_hash, p.actor_id(), p.client_id()],
-            |r| {
-                Ok((
-                    r.get::<_, Option<i64>>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            },
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .optional()
-        .map_err(ApiError::from)
-    });
-    match row {
+        .optional()?;
+    Ok(row)
+}
+
+/// Why an id could not be claimed.
+fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
+    let used = |message: String| Failure::new("confirmation_used", 409, message);
+    match stored(app, caller, id_hash) {
         Err(e) => storage_error(e),
-        Ok(None) => "No pending change with this confirmation_id is available to this API key. Nothing was applied. Prepare the change first.".into(),
-        Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled" => {
-            "This change was cancelled; nothing was applied. Prepare it again if the user still wants it.".into()
-        }
+        Ok(None) => Failure::new("confirmation_not_found", 404, "No pending change with this confirmation_id is available to this API key. Nothing was applied. Prepare the change first."),
+        Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled" => Failure::new(
+            "confirmation_cancelled",
+            409,
+            "This change was cancelled; nothing was applied. Prepare it again if the user still wants it.",
+        ),
         // `confirming`: another call holds it right now; to this one it is simply used.
-        Ok(Some((Some(_), Some(outcome), _))) if outcome != "applied" && outcome != "confirming" => format!(
+        Ok(Some((Some(_), Some(outcome), _))) if outcome != "applied" && outcome != "confirming" => used(format!(
             "This confirmation_id was already used, and that confirmation did not apply the change ({outcome}); nothing was applied. Prepare the change again."
+        )),
+        Ok(Some((Some(_), _, _))) => used("This confirmation_id was already used (it works once); nothing more was applied.".into()),
+        Ok(Some((None, _, expires_at))) if expires_at <= now => Failure::new(
+            "confirmation_expired",
+            410,
+            format!(
+                "This confirmation_id expired at {}; nothing was applied. Prepare the change again and ask the user to confirm.",
+                rfc3339(expires_at)
+            ),
         ),
-        Ok(Some((Some(_), _, _))) => "This confirmation_id was already used (it works once); nothing more was applied.".into(),
-        Ok(Some((None, _, expires_at))) if expires_at <= now => format!(
-            "This confirmation_id expired at {}; nothing was applied. Prepare the change again and ask the user to confirm.",
-            rfc3339(expires_at)
-        ),
-        Ok(Some(_)) => "This confirmation_id cannot be used now; nothing was applied.".into(),
+        Ok(Some(_)) => Failure::new("confirmation_unavailable", 409, "This confirmation_id cannot be used now; nothing was applied."),
     }
 }
 
@@ -183,7 +196,7 @@ fn record(app: &App, id_hash: &str, outcome: &str) {
     }
 }
 
-pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, String> {
+pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = crate::time::now();
     let p = &caller.principal;
@@ -220,9 +233,13 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         return Err(why_not(app, caller, &id_hash, now));
     };
     let stale = || {
-        format!(
-            "The {} `{}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.",
-            c.target_type, c.target_id
+        Failure::new(
+            "stale_preview",
+            412,
+            format!(
+                "The {} `{}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.",
+                c.target_type, c.target_id
+            ),
         )
     };
 
@@ -238,9 +255,12 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     );
     if !now_state.status.is_success() {
         record(app, &id_hash, "refused");
-        return Err(format!(
-            "Nothing was applied: {}",
-            advice::explain(app, caller, &now_state)
+        return Err(Failure::rest(
+            &now_state,
+            format!(
+                "Nothing was applied: {}",
+                advice::explain(app, caller, &now_state)
+            ),
         ));
     }
     if version_of(&now_state) != c.version {
@@ -263,9 +283,12 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     }
     if !resp.status.is_success() {
         record(app, &id_hash, "refused");
-        return Err(format!(
-            "Nothing was applied: {}",
-            advice::explain(app, caller, &resp)
+        return Err(Failure::rest(
+            &resp,
+            format!(
+                "Nothing was applied: {}",
+                advice::explain(app, caller, &resp)
+            ),
         ));
     }
     record(app, &id_hash, "applied");
@@ -281,7 +304,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     }))
 }
 
-pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, String> {
+pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = crate::time::now();
     let p = &caller.principal;
@@ -297,7 +320,13 @@ pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value
                 .execute(rusqlite::params![now, id_hash, p.actor_id(), p.client_id()])?)
         })
         .map_err(storage_error)?;
-    if n == 0 {
+    // Cancelling again is a no-op with the same answer (the tool is idempotent).
+    let again = n == 0
+        && matches!(
+            stored(app, caller, &id_hash),
+            Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled"
+        );
+    if n == 0 && !again {
         return Err(why_not(app, caller, &id_hash, now));
     }
     Ok(

@@ -9,6 +9,7 @@
 
 use super::advice;
 use super::call::{self, from_rest, Caller};
+use super::failure::Failure;
 use crate::http::App;
 use hyper::Method;
 use serde_json::{json, Map, Value};
@@ -94,7 +95,7 @@ pub fn version_of(resp: &crate::http::Response) -> String {
     }
 }
 
-pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, String> {
+pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, Failure> {
     let resp = caller.rest(
         app,
         Method::GET,
@@ -118,9 +119,13 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, S
         })
         .collect();
     if requested.is_empty() && !plan.creates {
-        return Err(format!(
-            "Nothing to change: the {} `{}` already has these values. Nothing was prepared.",
-            plan.target_type, plan.target_id
+        return Err(Failure::new(
+            "nothing_to_change",
+            409,
+            format!(
+                "Nothing to change: the {} `{}` already has these values. Nothing was prepared.",
+                plan.target_type, plan.target_id
+            ),
         ));
     }
     // The write itself, run with every check it makes (state rules, balance, plan limits,
@@ -142,9 +147,12 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, S
     };
     let first = trial();
     if !first.status.is_success() {
-        return Err(format!(
-            "This change cannot be made as it stands, so nothing was prepared and no confirmation_id was issued. Tell the user why: {}",
-            advice::explain(app, caller, &first)
+        return Err(Failure::rest(
+            &first,
+            format!(
+                "This change cannot be made as it stands, so nothing was prepared and no confirmation_id was issued. Tell the user why: {}",
+                advice::explain(app, caller, &first)
+            ),
         ));
     }
     // The second run happens a minute later by the clock, so what the write stamps with its own

@@ -23,6 +23,7 @@ mod mcp_integrity;
 mod mcp_jobs;
 mod mcp_previews;
 mod mcp_prompts;
+mod mcp_readme;
 mod mcp_search;
 mod mcp_tools;
 mod mcp_transport;

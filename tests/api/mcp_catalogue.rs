@@ -131,8 +131,17 @@ async fn definitions_are_complete() {
         assert_eq!(d["inputSchema"]["type"], "object");
         assert_eq!(d["inputSchema"]["additionalProperties"], false);
         assert_eq!(d["annotations"]["openWorldHint"], false);
-        let read_only = matches!(tool.spec.kind, Kind::Read);
+        // A prepare tool changes nothing a user owns: read-only too (the user is asked once, at
+        // confirm_change, which is the one destructive tool).
+        let read_only = matches!(tool.spec.kind, Kind::Read | Kind::Prepare);
         assert_eq!(d["annotations"]["readOnlyHint"], read_only);
+        // Every output schema admits the structured content of an error result.
+        signage::jsonschema::validate(
+            &json!({"error": {"code": "x", "status": 409, "message": "m"}}),
+            &d["outputSchema"],
+            "",
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", tool.spec.name));
         assert_eq!(d["outputSchema"]["type"], "object", "{}", tool.spec.name);
         // Our own checker accepts every schema we publish.
         signage::jsonschema::check_schema(&d["inputSchema"], tool.spec.name).unwrap();
@@ -203,7 +212,7 @@ async fn list_output_schema_is_the_envelope_of_the_rest_item() {
     let app = TestApp::spawn().await;
     let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     let t = catalog.get("list_companies").unwrap();
-    let out = &t.definition["outputSchema"];
+    let out = &t.definition["outputSchema"]["anyOf"][0];
     assert_eq!(out["properties"]["object"]["const"], "list");
     assert_eq!(
         out["properties"]["data"]["items"]["properties"]["object"]["const"],

@@ -47,7 +47,7 @@ async fn confirm(app: &TestApp, key_name: &str, preview: &Value) -> Value {
         .iter()
         .find(|t| t["name"] == "confirm_change")
         .unwrap();
-    let branches = confirm["outputSchema"]["properties"]["result"]["anyOf"]
+    let branches = confirm["outputSchema"]["anyOf"][0]["properties"]["result"]["anyOf"]
         .as_array()
         .unwrap();
     let fits = |b: &Value| {

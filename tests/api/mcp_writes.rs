@@ -253,8 +253,9 @@ async fn call_with(app: &TestApp, auth: &[(&str, &str)], tool: &str, args: Value
 
 fn error_text(result: &Value) -> String {
     assert_eq!(result["isError"], true, "{result}");
-    assert!(result.get("structuredContent").is_none(), "{result}");
-    result["content"][0]["text"].as_str().unwrap().to_string()
+    let text = result["content"][0]["text"].as_str().unwrap().to_string();
+    crate::helpers::mcp::assert_structured_error(result, &text);
+    text
 }
 
 fn confirmation(id: &str) -> Value {
@@ -791,10 +792,31 @@ async fn a_cancelled_change_cannot_be_confirmed() {
         json!({"object": "change_result", "status": "cancelled", "confirmation_id": id})
     );
     assert_eq!(state(&app, &id), (true, Some("cancelled".into())));
-    for tool in ["confirm_change", "cancel_change"] {
-        let e = call_err(&app, "northwind-readwrite", tool, confirmation(&id)).await;
-        assert_eq!(e, CANCELLED, "{tool}");
-    }
+    let e = call_err(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        confirmation(&id),
+    )
+    .await;
+    assert_eq!(e, CANCELLED);
+    // Cancelling again is idempotent (as annotated): the same answer, nothing else happens.
+    let again = call_ok(
+        &app,
+        "northwind-readwrite",
+        "cancel_change",
+        confirmation(&id),
+    )
+    .await;
+    assert_eq!(again, c);
+    let tools = rpc(&app, "northwind-readwrite", "tools/list", json!({})).await;
+    let cancel = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "cancel_change")
+        .unwrap();
+    assert_eq!(cancel["annotations"]["idempotentHint"], true);
     assert_eq!(snapshot(&app), before);
     assert_eq!(state(&app, &id), (true, Some("cancelled".into())));
 }

@@ -5,6 +5,7 @@ use super::{modern_members, ok, rpc_err, Out};
 use crate::http::App;
 use crate::mcp::call::{self, Caller, Content};
 use crate::mcp::catalogue::Tool;
+use crate::mcp::failure::Failure;
 use crate::mcp::protocol::{self, RpcError};
 use crate::mcp::spec::Kind;
 use crate::redact;
@@ -86,10 +87,14 @@ pub(super) fn call(
     if !tool.allowed(&caller.principal) {
         return tool_error(
             id,
-            &format!(
-                "This API key cannot use {}: it needs the `{}` scope. Nothing was done; get_api_key_permissions shows the key's scopes.",
-                tool.spec.name,
-                tool.required_scope()
+            &Failure::new(
+                "insufficient_scope",
+                403,
+                format!(
+                    "This API key cannot use {}: it needs the `{}` scope. Nothing was done; get_api_key_permissions shows the key's scopes.",
+                    tool.spec.name,
+                    tool.required_scope()
+                ),
             ),
             modern,
         );
@@ -109,7 +114,11 @@ pub(super) fn call(
     if let Err(msg) = crate::jsonschema::validate_arguments(args, &tool.input_schema) {
         return tool_error(
             id,
-            &format!("Invalid arguments: {msg} Nothing was done."),
+            &Failure::new(
+                "invalid_arguments",
+                400,
+                format!("Invalid arguments: {msg} Nothing was done."),
+            ),
             modern,
         );
     }
@@ -122,26 +131,35 @@ pub(super) fn call(
         {
             return tool_error(
                 id,
-                &format!(
-                    "HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was applied and the confirmation id is still valid."
-                ),
+                &Failure::new(
+                    "rate_limited",
+                    429,
+                    format!(
+                        "HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was applied and the confirmation id is still valid."
+                    ),
+                )
+                .with_retry_after(wait),
                 modern,
             );
         }
     }
     let out = match call::call(app, caller, tool, args) {
         Ok(v) => tool_ok(id, v, modern),
-        Err(msg) => tool_error(id, &msg, modern),
+        Err(failure) => tool_error(id, &failure, modern),
     };
     let cap = app.settings.mcp_max_response_bytes;
     if out.body.len() > cap {
         // Built (one REST page is bounded), but not sent: the caller narrows the request instead.
         return tool_error(
             id,
-            &format!(
-                "The result of {} is {} bytes, more than one reply may carry ({cap} bytes). Narrow the request: a smaller `limit`, a filter, or one object at a time.",
-                tool.spec.name,
-                out.body.len()
+            &Failure::new(
+                "result_too_large",
+                413,
+                format!(
+                    "The result of {} is {} bytes, more than one reply may carry ({cap} bytes). Narrow the request: a smaller `limit`, a filter, or one object at a time.",
+                    tool.spec.name,
+                    out.body.len()
+                ),
             ),
             modern,
         );
@@ -184,11 +202,15 @@ fn tool_ok(id: &Value, content: Content, modern: bool) -> Out {
     Out::new(200, body)
 }
 
-fn tool_error(id: &Value, message: &str, modern: bool) -> Out {
-    let text = redact::redact_str(message);
+/// An `isError` result: the message as text, and the structured error (code, status,
+/// retry_after) for an agent to act on.
+fn tool_error(id: &Value, failure: &Failure, modern: bool) -> Out {
+    let text = redact::redact_str(&failure.message);
+    let mut structured = failure.structured(&text);
+    redact::redact_value(&mut structured);
     ok(
         id,
-        json!({"content": [{"type": "text", "text": text}], "isError": true}),
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": true}),
         modern,
     )
 }

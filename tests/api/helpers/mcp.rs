@@ -87,11 +87,35 @@ pub async fn call_err(app: &TestApp, key_name: &str, tool: &str, args: Value) ->
         result["isError"], true,
         "{tool} {args} as {key_name} should fail: {result}"
     );
-    assert!(result.get("structuredContent").is_none());
-    result["content"][0]["text"]
+    let text = result["content"][0]["text"]
         .as_str()
         .expect("error text")
-        .to_string()
+        .to_string();
+    assert_structured_error(&result, &text);
+    text
+}
+
+/// An error result carries `{"error": {code, status, message[, retry_after]}}` as its structured
+/// content, the message being the text.
+pub fn assert_structured_error(result: &Value, text: &str) {
+    let e = &result["structuredContent"]["error"];
+    assert!(
+        e["code"].as_str().is_some_and(|c| !c.is_empty()),
+        "{result}"
+    );
+    assert!(
+        e["status"]
+            .as_u64()
+            .is_some_and(|s| (400..600).contains(&s)),
+        "{result}"
+    );
+    assert_eq!(e["message"], text, "{result}");
+    let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+    assert!(
+        keys.iter()
+            .all(|k| ["code", "status", "message", "retry_after"].contains(k)),
+        "{result}"
+    );
 }
 
 pub fn tool_names(list: &Value) -> Vec<String> {
