@@ -21,6 +21,7 @@ mod mcp_assist;
 mod mcp_catalogue;
 mod mcp_integrity;
 mod mcp_jobs;
+mod mcp_more_jobs;
 mod mcp_previews;
 mod mcp_prompts;
 mod mcp_readme;

@@ -1,0 +1,113 @@
+//! Tests: mcp_more_jobs (issue 21 item 3). Jobs an assistant could not do: proof of play of one
+//! ad (zero plays included), plain dates in every date filter, an account-wide QR ranking, a
+//! low-balance signal, one-step bulk assignment and webhook management.
+
+use crate::helpers::mcp::{call_err, call_ok};
+use crate::helpers::{company_id, TestApp};
+use serde_json::{json, Value};
+
+const RO: &str = "northwind-readonly";
+
+fn one(app: &TestApp, sql: &str, args: &[&dyn rusqlite::ToSql]) -> String {
+    app.sql(|c| c.query_row(sql, args, |r| r.get(0)))
+}
+
+fn count(app: &TestApp, sql: &str, args: &[&dyn rusqlite::ToSql]) -> i64 {
+    app.sql(|c| c.query_row(sql, args, |r| r.get(0)))
+}
+
+#[tokio::test]
+async fn proof_of_play_by_ad_lists_ads_that_never_played() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let ads = count(&app, "SELECT count(*) FROM ads WHERE company_id = ?1", &[&grocers]);
+    let report = call_ok(
+        &app,
+        RO,
+        "get_proof_of_play_report",
+        json!({"company_id": grocers}),
+    )
+    .await;
+    let lines = report["ads"].as_array().unwrap();
+    assert_eq!(lines.len() as i64, ads, "every ad of the company is a line");
+    let silent: Vec<&Value> = lines.iter().filter(|l| l["plays"] == 0).collect();
+    for l in &silent {
+        assert_eq!((l["seconds"].clone(), l["devices"].clone()), (json!(0), json!(0)));
+        assert!(l["status"].is_string());
+    }
+    // One ad that never played: asked for by id, it is the one line, with zeros.
+    let quiet = one(
+        &app,
+        "SELECT min(a.id) FROM ads a WHERE a.company_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM playbacks p WHERE p.ad_id = a.id)",
+        &[&grocers],
+    );
+    let report = call_ok(
+        &app,
+        RO,
+        "get_proof_of_play_report",
+        json!({"ad_id": quiet, "from": "2026-01-01"}),
+    )
+    .await;
+    assert_eq!(report["ads"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report["ads"][0]["ad_id"], quiet);
+    assert_eq!(report["ads"][0]["plays"], 0);
+    assert_eq!(report["plays"], 0);
+    assert_eq!(report["devices"], json!([]));
+    assert_eq!(report["from"], "2026-01-01T00:00:00Z");
+    // Another account's ad reads like one that does not exist.
+    let foreign = one(
+        &app,
+        "SELECT min(a.id) FROM ads a JOIN companies c ON c.id = a.company_id
+         WHERE c.account_id <> (SELECT account_id FROM companies WHERE id = ?1)",
+        &[&grocers],
+    );
+    let e = call_err(&app, RO, "get_proof_of_play_report", json!({"ad_id": foreign})).await;
+    assert!(e.starts_with("HTTP 404"), "{e}");
+}
+
+#[tokio::test]
+async fn every_date_filter_takes_a_plain_date() {
+    let app = TestApp::spawn().await;
+    let device = one(
+        &app,
+        "SELECT min(id) FROM devices WHERE company_id = ?1",
+        &[&company_id("Northwind Grocers")],
+    );
+    let today = &signage::time::rfc3339(signage::time::now())[..10];
+    // The issue's call: `from` as a date, through MCP and REST alike.
+    let page = call_ok(
+        &app,
+        RO,
+        "list_device_playbacks",
+        json!({"device_id": device, "from": "2026-02-23", "to": today}),
+    )
+    .await;
+    assert_eq!(page["object"], "list");
+    let r = app
+        .get(&format!("/devices/{device}/playbacks?from=2026-02-23&to={today}"))
+        .key(RO)
+        .send()
+        .await;
+    r.ok();
+    // A date in `to` includes that whole day: a report to today ends at tomorrow's start.
+    let report = call_ok(
+        &app,
+        RO,
+        "get_proof_of_play_report",
+        json!({"from": today, "to": today}),
+    )
+    .await;
+    let start = signage::time::parse_rfc3339(&format!("{today}T00:00:00Z")).unwrap();
+    assert_eq!(report["from"], signage::time::rfc3339(start));
+    assert_eq!(report["to"], signage::time::rfc3339(start + 86_400));
+    // Not a date: refused with the accepted forms named.
+    let e = call_err(
+        &app,
+        RO,
+        "list_device_playbacks",
+        json!({"device_id": device, "from": "23/02/2026"}),
+    )
+    .await;
+    assert!(e.contains("or a date (`2026-11-01`)"), "{e}");
+}
