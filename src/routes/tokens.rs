@@ -2,6 +2,7 @@
 //! The bookkeeping itself lives in [`crate::ledger`], shared with promotion activation.
 
 mod pack;
+mod runway;
 mod summary;
 
 use crate::auth::{Action, Area, Level};
@@ -64,6 +65,7 @@ pub fn routes() -> Vec<Route> {
             }])
             .ok("TokenBalance"),
         summary::route(),
+        runway::route(),
         Route::get(
             "/tokens/transactions",
             "listTokenTransactions",
@@ -141,6 +143,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
     ];
     schemas.extend(summary::schemas());
+    schemas.extend(runway::schemas());
     schemas
 }
 

@@ -167,6 +167,8 @@ async fn definitions_are_complete() {
         "get_device",
         "get_device_diagnostics",
         "get_fleet_health",
+        "get_token_runway",
+        "rank_qr_codes",
         "list_device_ads",
         "list_device_playbacks",
         "get_proof_of_play_report",

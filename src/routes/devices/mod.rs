@@ -298,7 +298,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "ads":{"type":"array","items":{"type":"object","additionalProperties":false,
                         "required":["ad_id","name","company_id","status","plays","seconds","devices"],
                         "properties":{"ad_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},
-                            "status":crate::validate::OneOf(crate::routes::ads::STATUSES).schema(),
+                            "status":{"type":"string","description":"The ad's status now (`draft`, `active`, `paused`, `archived`): only an active ad is expected to play."},
                             "plays":count,"seconds":count,"devices":count}}},
                     "devices":{"type":"array","items":{"type":"object","additionalProperties":false,
                         "required":["device_id","name","company_id","plays","seconds","ads"],

@@ -5,8 +5,8 @@
 use super::playbacks::{instant, DEFAULT_RANGE_SECS};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
-use rusqlite::OptionalExtension;
 use crate::routes::crud::Time;
+use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -79,17 +79,25 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             line.devices = l.others;
         }
     }
-    let devices = sums(&conn, "device_id", "devices", "ad_id", &marks, &filter, &args)?
-        .into_iter()
-        .map(|l| DeviceLine {
-            device_id: l.id,
-            name: l.name,
-            company_id: l.company_id,
-            plays: l.plays,
-            seconds: l.seconds,
-            ads: l.others,
-        })
-        .collect();
+    let devices = sums(
+        &conn,
+        "device_id",
+        "devices",
+        "ad_id",
+        &marks,
+        &filter,
+        &args,
+    )?
+    .into_iter()
+    .map(|l| DeviceLine {
+        device_id: l.id,
+        name: l.name,
+        company_id: l.company_id,
+        plays: l.plays,
+        seconds: l.seconds,
+        ads: l.others,
+    })
+    .collect();
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),

@@ -17,6 +17,7 @@ mod activation;
 mod promotion;
 pub mod qr_codes;
 mod qr_image;
+mod ranking;
 pub mod scans;
 mod timeline;
 
@@ -217,6 +218,7 @@ pub fn routes() -> Vec<Route> {
             .default("svg")])
             .produces("image/svg+xml")
             .produces("image/png"),
+        ranking::route(),
     ]
 }
 
@@ -251,7 +253,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         .collect();
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
-    vec![
+    let mut all = vec![
         (
             "Promotion",
             json!({"type":"object","additionalProperties":false,
@@ -334,5 +336,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                             "code":{"type":"string"},"scan_count":{"type":"integer","minimum":0},
                             "last_scanned_at":ts_null}}}}}),
         ),
-    ]
+    ];
+    all.extend(ranking::schemas());
+    all
 }
