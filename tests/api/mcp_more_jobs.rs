@@ -244,3 +244,57 @@ async fn qr_codes_are_ranked_across_the_account() {
     );
     assert_eq!(r["codes"].as_array().unwrap().len() as i64, ours.min(100));
 }
+
+#[tokio::test]
+async fn a_webhook_is_disabled_in_two_steps_and_its_secret_never_shows() {
+    let app = TestApp::spawn().await;
+    let account = crate::helpers::key("northwind-admin").account_id;
+    let webhook = one(
+        &app,
+        "SELECT min(w.id) FROM webhooks w JOIN companies c ON c.id = w.company_id
+         WHERE c.account_id = ?1 AND w.enabled = 1",
+        &[&account],
+    );
+    let preview = call_ok(
+        &app,
+        "northwind-admin",
+        "prepare_webhook_change",
+        json!({"webhook_id": webhook, "changes": {"enabled": false}}),
+    )
+    .await;
+    assert_eq!(preview["after"]["enabled"], false);
+    let rest = app
+        .get(&format!("/webhooks/{webhook}"))
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert_eq!(rest["enabled"], true, "a preview changes nothing");
+    let done = call_ok(
+        &app,
+        "northwind-admin",
+        "confirm_change",
+        json!({"confirmation_id": preview["confirmation_id"]}),
+    )
+    .await;
+    assert_eq!(done["result"]["enabled"], false);
+    let rest = app
+        .get(&format!("/webhooks/{webhook}"))
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert_eq!(rest["enabled"], false);
+    for v in [&preview, &done] {
+        assert!(!v.to_string().contains("whsec_"), "{v}");
+    }
+    // A key without webhooks:write is refused.
+    let e = call_err(
+        &app,
+        RO,
+        "prepare_webhook_change",
+        json!({"webhook_id": webhook, "changes": {"enabled": true}}),
+    )
+    .await;
+    assert!(e.contains("cannot use prepare_webhook_change"), "{e}");
+}

@@ -65,6 +65,12 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
     };
     let (inactive, active) = (promotion(false), promotion(true));
     let pack = one(app, "SELECT min(id) FROM token_packs", &[]);
+    let webhook = one(
+        app,
+        "SELECT min(w.id) FROM webhooks w JOIN companies c ON c.id = w.company_id
+         WHERE c.account_id = ?1 AND w.enabled = 1",
+        &[&account],
+    );
     vec![
         (
             "prepare_ad_change",
@@ -93,6 +99,10 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
         (
             "prepare_token_purchase",
             json!({"token_pack_id": pack, "company_id": grocers}),
+        ),
+        (
+            "prepare_webhook_change",
+            json!({"webhook_id": webhook, "changes": {"enabled": false, "description": "Paused for maintenance"}}),
         ),
     ]
 }
