@@ -51,7 +51,7 @@ impl App {
             });
         }
         let app = App {
-            router: Router::new(routes).with_schemas(crate::routes::schemas()),
+            router: Router::new(routes).with_schemas(schemas()),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
             clock,
@@ -83,11 +83,20 @@ impl App {
     }
 }
 
-/// The whole route table: every REST route of the route registry, then the MCP endpoint.
+/// The whole route table: every REST route of the platform's route registry, the sandbox's
+/// controls around it, then the MCP endpoint.
 pub fn routes() -> Vec<Route> {
     let mut routes = crate::routes::all();
+    routes.extend(crate::sandbox::routes());
     routes.extend(crate::mcp::routes());
     routes
+}
+
+/// Every named schema the route table refers to: the platform's, then the sandbox's.
+fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    let mut schemas = crate::routes::schemas();
+    schemas.extend(crate::sandbox::schemas());
+    schemas
 }
 
 /// Everything that happens as the sandbox clock moves, each source beside the area it changes
@@ -99,8 +108,8 @@ fn sources(outbox: &Arc<crate::webhooks::Outbox>) -> Vec<Box<dyn Source>> {
         Box::new(crate::routes::devices::DevicePresence),
         Box::new(crate::routes::invoice_due::InvoiceDue),
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
-        Box::new(crate::routes::simulated_scans::SimulatedScans::default()),
-        Box::new(crate::routes::devices::simulator::Fleet),
+        Box::new(crate::sandbox::simulated_scans::SimulatedScans::default()),
+        Box::new(crate::sandbox::simulator::Fleet),
         Box::new(crate::webhooks::Retries {
             outbox: Arc::clone(outbox),
         }),

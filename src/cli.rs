@@ -10,6 +10,8 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+mod demo;
+
 #[derive(FromArgs)]
 /// signage: a local sandbox of the digital-signage platform (REST API + MCP server).
 pub struct Cli {
@@ -27,6 +29,7 @@ pub enum Command {
     Keys(Keys),
     Users(Users),
     McpConfig(crate::mcp::config_cmd::McpConfig),
+    Demo(demo::Demo),
 }
 
 #[derive(FromArgs, Default)]
@@ -354,6 +357,7 @@ fn api_err(e: crate::http::ApiError) -> String {
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Serve(s) => serve(s),
+        Command::Demo(d) => demo::run(d),
         Command::Migrate(m) => (|| {
             let mut layers = base_layers(&m.config)?;
             layers.push(Layer {

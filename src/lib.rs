@@ -18,6 +18,9 @@
 //!   resources do alike.
 //! - [`mcp`]: Streamable HTTP transport, JSON-RPC protocol, tools that become internal REST
 //!   requests, two-step writes. [`redact`] scrubs secrets from everything MCP returns.
+//! - [`sandbox`]: the instrument around the platform, which production would not run: the
+//!   operator's `/_sandbox/` controls (clock, faults, snapshots, fleet) and the simulations the
+//!   timeline runs. It sits above [`routes`] and [`mcp`] and drives them; they never import it.
 //! - [`areas`]: the area registry, each data area declared once (scope name, paths, id kinds,
 //!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
@@ -27,7 +30,7 @@
 //!
 //! Layers, lowest first; a module uses only its own layer and those below (`tests/layers.rs`):
 //! `time`, `random`, `ids`, `areas`, `config` and the other leaf utilities -> `db`, `audit`,
-//! `events`, `ledger`, `timeline`, `webhooks` -> `auth` -> `http` -> `routes`, `mcp` -> `app` -> `startup` -> `cli`.
+//! `events`, `ledger`, `timeline`, `webhooks` -> `auth` -> `http` -> `routes`, `mcp` -> `sandbox` -> `app` -> `startup` -> `cli`.
 
 pub mod app;
 pub mod areas;
@@ -46,6 +49,7 @@ pub mod outbound;
 pub mod random;
 pub mod redact;
 pub mod routes;
+pub mod sandbox;
 pub mod startup;
 pub mod telemetry;
 pub mod time;

@@ -99,7 +99,7 @@ async fn tick(app: Arc<App>) {
         interval.tick().await;
         let app = Arc::clone(&app);
         let ran = tokio::task::spawn_blocking(move || {
-            app.within(|| crate::routes::sandbox::clock::run(&app, crate::time::now()))
+            app.within(|| crate::routes::time_driven::run(&app, crate::time::now()))
         })
         .await;
         match ran {

@@ -3,9 +3,10 @@
 //! Every part of the service asks [`now`] for the time; nothing else reads the system clock. `now`
 //! reads the [`Clock`] of the app being served, which the pipeline installs on the thread for the
 //! length of a request (see `App::within`), so that several apps in one process (the test suite)
-//! each keep their own time. A clock is either the system clock or frozen at an instant that moves
-//! only when told to (`POST /_sandbox/clock/advance`), and only forward. Outside any app (the CLI's
-//! key commands) `now` is the system clock.
+//! each keep their own time. A clock is either running (the system clock plus an offset, zero at
+//! start) or frozen at an instant; either moves forward when told to (`POST /_sandbox/clock/advance`):
+//! a frozen one jumps there and stays, a running one adds to its offset and keeps running from
+//! there. Never backwards. Outside any app (the CLI's key commands) `now` is the system clock.
 //!
 //! The database stores Unix seconds (cheap to compare and to offset); the API speaks RFC 3339 UTC.
 
@@ -14,7 +15,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// `system`, or `frozen` at an instant that moves only when the sandbox is told to advance it.
+/// `system` (running: the system time plus an offset the sandbox may grow), or `frozen` at an
+/// instant that moves only when the sandbox is told to advance it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     System,
@@ -30,11 +32,9 @@ impl Mode {
     }
 }
 
-/// A frozen clock moves forward only.
+/// A clock moves forward only.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ClockError {
-    /// The clock follows the system time and cannot be set.
-    NotFrozen,
     /// The asked instant is before the clock's (seconds asked, seconds now).
     Backwards { asked: i64, now: i64 },
 }
@@ -42,6 +42,8 @@ pub enum ClockError {
 pub struct Clock {
     /// Milliseconds since the epoch while frozen; `None` for the system clock.
     frozen_ms: Option<AtomicI64>,
+    /// Milliseconds added to the system time while running: grown by advances, never shrunk.
+    offset_ms: AtomicI64,
     /// The instant the app started at (seconds): the demo fixtures are anchored to it.
     started_at: i64,
     /// The last (millisecond, counter) stamp of an id drawn on this clock (see `ids`): ids are
@@ -53,6 +55,7 @@ impl Clock {
     pub fn system() -> Clock {
         Clock {
             frozen_ms: None,
+            offset_ms: AtomicI64::new(0),
             started_at: system_millis().div_euclid(1000),
             last_id_stamp: Mutex::new((0, 0)),
         }
@@ -62,6 +65,7 @@ impl Clock {
     pub fn frozen_at(secs: i64) -> Clock {
         Clock {
             frozen_ms: Some(AtomicI64::new(secs.saturating_mul(1000))),
+            offset_ms: AtomicI64::new(0),
             started_at: secs,
             last_id_stamp: Mutex::new((0, 0)),
         }
@@ -82,7 +86,15 @@ impl Clock {
     pub fn now_millis(&self) -> i64 {
         match &self.frozen_ms {
             Some(ms) => ms.load(Ordering::Acquire),
-            None => system_millis(),
+            None => system_millis().saturating_add(self.offset_ms.load(Ordering::Acquire)),
+        }
+    }
+
+    /// How far a running clock has been advanced ahead of the system time (ms); 0 when frozen.
+    pub fn offset_millis(&self) -> i64 {
+        match &self.frozen_ms {
+            Some(_) => 0,
+            None => self.offset_ms.load(Ordering::Acquire),
         }
     }
 
@@ -90,12 +102,17 @@ impl Clock {
         self.now_millis().div_euclid(1000)
     }
 
-    /// Moves a frozen clock to `secs`. Setting it to the instant it already shows is a no-op.
+    /// Moves the clock to `secs`. A frozen clock jumps there (the instant it already shows is a
+    /// no-op; an earlier one is refused). A running clock grows its offset so that it shows `secs`
+    /// now and keeps running from there; asked for an instant it has already passed (the
+    /// milliseconds a caller took), it stays where it is.
     pub fn set(&self, secs: i64) -> Result<(), ClockError> {
-        let Some(ms) = &self.frozen_ms else {
-            return Err(ClockError::NotFrozen);
-        };
         let target = secs.saturating_mul(1000);
+        let Some(ms) = &self.frozen_ms else {
+            let ahead = target.saturating_sub(system_millis());
+            self.offset_ms.fetch_max(ahead, Ordering::AcqRel);
+            return Ok(());
+        };
         ms.fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
             (target >= current).then_some(target)
         })
@@ -104,6 +121,13 @@ impl Clock {
             asked: secs,
             now: current.div_euclid(1000),
         })
+    }
+
+    /// Makes a running clock's offset at least `ms` (never smaller); a frozen clock ignores it.
+    pub fn ensure_offset(&self, ms: i64) {
+        if self.frozen_ms.is_none() {
+            self.offset_ms.fetch_max(ms, Ordering::AcqRel);
+        }
     }
 
     /// Runs `f` with this clock installed as the thread's current clock (what [`now`] reads).
@@ -326,7 +350,14 @@ mod tests {
                 now: 1_772_442_060
             })
         );
-        assert_eq!(Clock::system().set(0), Err(ClockError::NotFrozen));
+        // A running clock moves forward by an offset and keeps running; never back.
+        let running = Arc::new(Clock::system());
+        let before = running.now();
+        assert_eq!(running.set(before + 3600), Ok(()));
+        assert!(running.now() >= before + 3600 && running.now() <= before + 3602);
+        assert!(running.offset_millis() > 3_598_000);
+        assert_eq!(running.set(0), Ok(()));
+        assert!(running.now() >= before + 3600);
         // Outside `run`, the system clock again.
         assert!(now() > 1_772_442_060 + 86_400 * 200);
         assert!(current().is_none());

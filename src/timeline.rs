@@ -4,18 +4,18 @@
 //! a screen stops heartbeating, an invoice falls overdue, the simulated fleet plays ads, a webhook
 //! retry falls due. Each kind is a [`Source`]; the [`Timeline`] runs them in time order up to an
 //! instant. On the system clock a background tick runs it up to "now" every
-//! `sandbox.tick_millis`; on a frozen clock `POST /_sandbox/clock/advance` runs it up to the new
+//! `sandbox.tick_millis`; `POST /_sandbox/clock/advance` (on either clock) runs it up to the new
 //! instant, moving the clock to each due instant in turn, so advancing by a day fires exactly what a
 //! day of real time would, in the same order, and every event carries the instant it happened at.
 //!
 //! The loop, to the target instant `until`:
 //! 1. ask every source for its earliest due instant at or before `until`; none: stop;
-//! 2. move a frozen clock to that instant `at` (never back);
+//! 2. move the clock to that instant `at` (never back; a running clock by growing its offset);
 //! 3. let every source catch up its continuous activity to `at` (the fleet's heartbeats and plays,
 //!    written in bulk rather than one step per heartbeat);
 //! 4. run every source that has something due at or before `at`; repeat.
 //!
-//! Then every source catches up to `until`, and a frozen clock shows `until`. Sources live with the
+//! Then every source catches up to `until`, and the clock shows `until` (a running one runs on). Sources live with the
 //! areas they change (routes, mcp, webhooks) and are registered once, by `app::App::build`.
 
 use crate::config::Settings;
@@ -115,7 +115,8 @@ impl Timeline {
         Ok(())
     }
 
-    /// Runs everything due up to `until`, in time order; on a frozen clock, moves the clock there.
+    /// Runs everything due up to `until`, in time order, moving the clock there (a frozen one jumps,
+    /// a running one grows its offset; see `Clock::set`).
     /// The caller has installed `clock` on the thread (`App::within`).
     pub fn run_until(
         &self,
@@ -125,7 +126,6 @@ impl Timeline {
     ) -> Result<Report, TimelineError> {
         // A poisoned lock only means an earlier run panicked; the database is the state, not the lock.
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let frozen = clock.mode() == crate::time::Mode::Frozen;
         let events_before = max_event_rowid(env.db)?;
         let mut report = Report::default();
         loop {
@@ -140,11 +140,9 @@ impl Timeline {
             if report.steps > MAX_STEPS {
                 return Err(TimelineError::Runaway(MAX_STEPS));
             }
-            // Something overdue runs now: a frozen clock never moves back.
+            // Something overdue runs now: the clock never moves back.
             let at = due.max(clock.now());
-            if frozen {
-                let _ = clock.set(at);
-            }
+            let _ = clock.set(at);
             for source in &self.sources {
                 source.catch_up(env, at, &mut report)?;
             }
@@ -155,9 +153,7 @@ impl Timeline {
             }
         }
         let end = until.max(clock.now());
-        if frozen {
-            let _ = clock.set(end);
-        }
+        let _ = clock.set(end);
         for source in &self.sources {
             source.catch_up(env, end, &mut report)?;
         }

@@ -43,6 +43,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("http", &["http"]),
     // What is served: the REST areas and the MCP endpoint (peers: neither uses the other).
     ("services", &["routes", "mcp"]),
+    // The sandbox's instrument around the platform: clock control, faults, snapshots, the
+    // simulations. It drives the platform; the platform never imports it.
+    ("instrument", &["sandbox"]),
     // The composition: state and the whole route table.
     ("app", &["app"]),
     ("startup", &["startup"]),

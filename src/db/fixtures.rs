@@ -188,7 +188,7 @@ const FIXTURE_OFFLINE_SECS: i64 = 3_600;
 /// from its fixture row at load time `now`: no heartbeat is `never_seen`; one older than an hour
 /// `offline`; playback errors on record `failing_playback`; a heartbeat a minute or more old
 /// `flaky`; the rest `steady`. Flaky and failing screens are due at once, so the simulator
-/// schedules their first transition (`routes::devices::simulator`). Also starts the fleet's
+/// schedules their first transition (`sandbox::simulator`). Also starts the fleet's
 /// heartbeat grid at `now` (rounded down to the minute) when it has none.
 fn fleet_profiles(
     tx: &rusqlite::Transaction<'_>,

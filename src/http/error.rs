@@ -49,7 +49,7 @@ pub enum ApiError {
     Forbidden(String),
     #[error("conflict: {0}")]
     Conflict(String),
-    /// A 409 with a machine-readable `code` (`clock_not_frozen`, `clock_backwards`): the request
+    /// A 409 with a machine-readable `code` (`clock_backwards`, `qr_code_limit`): the request
     /// cannot apply to the current state.
     #[error("conflict ({code}): {detail}")]
     ConflictCode { code: &'static str, detail: String },

@@ -221,7 +221,8 @@ async fn handle(
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }
     let mut out = into_hyper(resp, &request_id);
-    if app.clock.mode() == crate::time::Mode::Frozen {
+    // The sandbox's time, when it is not the system's (frozen, or a running clock moved ahead).
+    if app.clock.mode() == crate::time::Mode::Frozen || app.clock.offset_millis() != 0 {
         let date = crate::time::http_date(app.clock.now());
         if let Ok(v) = hyper::header::HeaderValue::from_str(&date) {
             out.headers_mut().insert(hyper::header::DATE, v);

@@ -19,7 +19,7 @@ const READ: Action = Action::Use(Area::Webhooks, Level::Read);
 
 pub fn routes() -> Vec<Route> {
     vec![Route::get("/events", "listEvents", READ, list)
-         .describe("The domain events of the visible companies, newest first by cursor: the same events webhooks deliver, each with the object it concerns, the key or user that caused it (`actor`) and through which door (`via`: rest, mcp, sandbox). Filters `company_id` and `type`. Needs `webhooks:read`.")
+         .describe("The domain events of the visible companies, newest first by cursor: the same events webhooks deliver, each with the object it concerns, the key or user that caused it (`actor`, and `actor_name` for people) and through which door (`via`: rest, mcp, sandbox). Filters `company_id` and `type`. Needs `webhooks:read`.")
         .tool(Tool::read(
             "list_events",
             "List recent events",
@@ -53,8 +53,11 @@ struct Event {
     company_id: String,
     resource_type: String,
     resource_id: String,
+    /// The object's name now (a device's or ad's name, a QR code's promotion and label), for people.
+    resource_name: Option<String>,
     data: Value,
     actor: Option<String>,
+    actor_name: String,
     via: String,
     created_at: Time,
 }
@@ -65,25 +68,73 @@ impl Listed for Event {
     }
 }
 
+// The actor's name by primary-key lookups per row of the page (not a join), so the page still
+// walks the events index alone.
 const EVENT_SELECT: &str = "SELECT e.id, e.type, e.company_id, e.resource_type, e.resource_id,
-    e.payload, e.actor, e.via, e.created_at FROM events e";
+    e.payload, e.actor, e.via, e.created_at,
+    coalesce((SELECT k.name FROM api_keys k WHERE k.id = e.actor),
+             (SELECT u.username FROM users u WHERE u.id = e.actor)) AS actor_known_name,
+    CASE e.resource_type
+        WHEN 'device' THEN (SELECT x.name FROM devices x WHERE x.id = e.resource_id)
+        WHEN 'ad' THEN (SELECT x.name FROM ads x WHERE x.id = e.resource_id)
+        WHEN 'promotion' THEN (SELECT x.name FROM promotions x WHERE x.id = e.resource_id)
+        WHEN 'qr_code' THEN (SELECT p.name || ' · ' || q.label FROM qr_codes q
+                             JOIN promotions p ON p.id = q.promotion_id WHERE q.id = e.resource_id)
+        WHEN 'media' THEN (SELECT x.filename FROM media x WHERE x.id = e.resource_id)
+        WHEN 'webhook' THEN (SELECT x.url FROM webhooks x WHERE x.id = e.resource_id)
+        WHEN 'company' THEN (SELECT x.name FROM companies x WHERE x.id = e.resource_id)
+        WHEN 'branding' THEN (SELECT x.name FROM companies x WHERE x.id = e.resource_id)
+        WHEN 'invoice' THEN (SELECT x.number FROM invoices x WHERE x.id = e.resource_id)
+        WHEN 'api_key' THEN (SELECT x.name FROM api_keys x WHERE x.id = e.resource_id)
+    END AS resource_name
+    FROM events e";
+
+/// Who did it, for people: the key's or user's name; for the sandbox itself, `simulated fleet`
+/// (screens coming and going), `simulated scans` (phones scanning the QR codes) or `sandbox clock`
+/// (everything else time brought).
+fn actor_name(
+    via: &str,
+    resource_type: &str,
+    actor: Option<&str>,
+    known: Option<String>,
+) -> String {
+    match (via, known, actor) {
+        ("sandbox", _, _) if resource_type == "device" => "simulated fleet".into(),
+        ("sandbox", _, _) if resource_type == "qr_code" => "simulated scans".into(),
+        ("sandbox", _, _) => "sandbox clock".into(),
+        (_, Some(name), _) => name,
+        (_, None, Some(id)) => format!("{id} (deleted)"),
+        (_, None, None) => "unknown".into(),
+    }
+}
 
 impl Event {
     fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Event> {
         let payload: String = r.get("payload")?;
+        let actor: Option<String> = r.get("actor")?;
+        let via = r
+            .get::<Option<String>>("via")?
+            .unwrap_or_else(|| "unknown".into());
+        let resource_type: String = r.get("resource_type")?;
+        let actor_name = actor_name(
+            &via,
+            &resource_type,
+            actor.as_deref(),
+            r.get("actor_known_name")?,
+        );
         Ok(Event {
             id: r.get("id")?,
             object: "event",
             event_type: r.get("type")?,
             company_id: r.get("company_id")?,
-            resource_type: r.get("resource_type")?,
+            resource_type,
             resource_id: r.get("resource_id")?,
+            resource_name: r.get("resource_name")?,
             // Written by the service as JSON; a damaged row shows as null rather than failing the page.
             data: serde_json::from_str(&payload).unwrap_or(Value::Null),
-            actor: r.get("actor")?,
-            via: r
-                .get::<Option<String>>("via")?
-                .unwrap_or_else(|| "unknown".into()),
+            actor,
+            actor_name,
+            via,
             created_at: Time(r.get("created_at")?),
         })
     }
@@ -115,12 +166,14 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     vec![(
         "Event",
         json!({"type":"object","additionalProperties":false,
-        "required":["id","object","type","company_id","resource_type","resource_id","data","actor","via","created_at"],
+        "required":["id","object","type","company_id","resource_type","resource_id","resource_name","data","actor","actor_name","via","created_at"],
         "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
             "type":{"type":"string","enum":EVENT_TYPES},
             "company_id":{"type":"string"},"resource_type":{"type":"string"},"resource_id":{"type":"string"},
+            "resource_name":{"type":["string","null"],"description":"The object's name as it is now (a device's or ad's name, a QR code's promotion and label, a media file name); null once it is deleted."},
             "data":{"description":"The object as the event recorded it."},
             "actor":{"type":["string","null"],"description":"The key or user id that caused it (`key_…`, `usr_…`); null for the sandbox itself and for events older than this field."},
+            "actor_name":{"type":"string","description":"Who did it, for people: the key's or user's name; `simulated fleet` (screens coming and going), `simulated scans` or `sandbox clock` (what else time brought) for the sandbox itself; `unknown` for old events."},
             "via":{"type":"string","enum":["rest","mcp","sandbox","unknown"],"description":"`rest`, `mcp`, `sandbox` (the clock's transitions, the simulated fleet), or `unknown` for events recorded before this field existed."},
             "created_at":{"type":"string","format":"date-time"}}}),
     )]

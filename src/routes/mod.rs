@@ -26,10 +26,9 @@ pub mod media;
 pub mod openapi;
 pub mod plans;
 pub mod promotions;
-pub mod sandbox;
 pub mod scan;
 pub mod search;
-pub mod simulated_scans;
+pub mod time_driven;
 pub mod tokens;
 pub mod webhooks;
 
@@ -113,7 +112,6 @@ pub const MODULES: &[Module] = &[
     ),
     module("admin", None, admin::routes, admin::schemas),
     module("console", None, console::routes, no_schemas),
-    module("sandbox", None, sandbox::routes, sandbox::schemas),
     module("scan", None, scan::routes, no_schemas),
 ];
 

@@ -46,8 +46,8 @@ async fn list_walks_every_visible_ad_once() {
     let full: Vec<Value> = full["data"].as_array().unwrap().clone();
     assert_eq!(
         full.len(),
-        22,
-        "Northwind Grocers 12 + Northwind Pharmacy 10"
+        24,
+        "Northwind Grocers 14 + Northwind Pharmacy 10"
     );
     let walked = assert_list_contract(
         &app,
@@ -69,7 +69,7 @@ async fn list_walks_every_visible_ad_once() {
 
     // The other account sees its own ads only.
     let harbor = app.collect_all("/ads", "harborview-readwrite", 7).await;
-    assert_eq!(harbor.len(), 18);
+    assert_eq!(harbor.len(), 20);
     assert!(harbor
         .iter()
         .all(|a| !ids.contains(a["id"].as_str().unwrap())));
@@ -86,7 +86,7 @@ async fn list_filters() {
             5,
         )
         .await;
-    assert_eq!(by_company.len(), 12);
+    assert_eq!(by_company.len(), 14);
     assert!(by_company.iter().all(|a| a["company_id"] == grocers));
 
     let mut total = 0;
@@ -97,7 +97,7 @@ async fn list_filters() {
         assert!(items.iter().all(|a| a["status"] == status));
         total += items.len();
     }
-    assert_eq!(total, 22);
+    assert_eq!(total, 24);
 
     let promo: String = app.sql(|c| {
         c.query_row(

@@ -2,6 +2,19 @@
 
 use crate::helpers::TestApp;
 
+/// The console's ES modules (console.js imports them).
+const MODULES: [&str; 9] = [
+    "/console/ui.js",
+    "/console/live.js",
+    "/console/charts.js",
+    "/console/fleet.js",
+    "/console/adsview.js",
+    "/console/promotions.js",
+    "/console/dashboard.js",
+    "/console/feed.js",
+    "/console/sandbox.js",
+];
+
 const PAGES: [(&str, &str); 7] = [
     ("/console", "text/html; charset=utf-8"),
     ("/console/console.js", "text/javascript; charset=utf-8"),
@@ -19,7 +32,8 @@ const PAGES: [(&str, &str); 7] = [
 async fn pages_are_served_with_a_strict_policy_and_no_credential() {
     let app = TestApp::spawn().await;
     let mut total = 0;
-    for (path, content_type) in PAGES {
+    let modules = MODULES.map(|m| (m, "text/javascript; charset=utf-8"));
+    for (path, content_type) in PAGES.into_iter().chain(modules) {
         let r = app.get(path).send().await;
         assert_eq!(r.status, 200, "{path}");
         assert_eq!(r.header("content-type"), Some(content_type), "{path}");
@@ -60,8 +74,17 @@ async fn the_scripts_never_parse_api_values_as_html() {
         "/console/console.js",
         "/console/common.js",
         "/console/player.js",
-    ] {
+    ]
+    .into_iter()
+    .chain(MODULES)
+    {
         let js = app.get(path).send().await.text();
+        // Every module console.js and the others import is served.
+        for import in js.split("from \"./").skip(1) {
+            let file = import.split('"').next().unwrap_or_default();
+            let served = app.get(&format!("/console/{file}")).send().await;
+            assert_eq!(served.status, 200, "{path} imports {file}");
+        }
         for sink in [
             "innerHTML",
             "outerHTML",

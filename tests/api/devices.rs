@@ -64,7 +64,24 @@ async fn list_walks_every_visible_device_once() {
         in_companies(&["Northwind Grocers", "Northwind Pharmacy"]),
     )
     .await;
-    assert_eq!(walked, full);
+    // A heartbeat's age grows between the two reads: compared within a few seconds, the rest exactly.
+    let ageless = |rows: &[Value]| -> Vec<Value> {
+        rows.iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.as_object_mut().unwrap().remove("seconds_since_heartbeat");
+                d
+            })
+            .collect()
+    };
+    assert_eq!(ageless(&walked), ageless(&full));
+    for (w, f) in walked.iter().zip(&full) {
+        let (a, b) = (&w["seconds_since_heartbeat"], &f["seconds_since_heartbeat"]);
+        assert!(a.is_null() == b.is_null(), "{w} vs {f}");
+        if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
+            assert!((0..=5).contains(&(a - b)), "{w} vs {f}");
+        }
+    }
     for d in &walked {
         assert_eq!(d["object"], "device");
         for f in [
@@ -124,6 +141,26 @@ async fn list_filters_by_company_and_status() {
         assert!(items.iter().all(|d| d["status"] == status));
         if status == "never_seen" {
             assert!(items.iter().all(|d| d["last_heartbeat_at"].is_null()));
+            assert!(items.iter().all(|d| d["seconds_since_heartbeat"].is_null()));
+        }
+        // Each row carries its heartbeat's age, on the same side of the offline threshold as its
+        // status (a dashboard draws every tile from the list alone).
+        for d in items.iter().filter(|d| !d["last_heartbeat_at"].is_null()) {
+            let age = d["seconds_since_heartbeat"].as_i64().unwrap();
+            let last =
+                signage::time::parse_rfc3339(d["last_heartbeat_at"].as_str().unwrap()).unwrap();
+            let now = signage::time::parse_rfc3339(
+                app.get("/_sandbox/clock")
+                    .key("sandbox-operator")
+                    .send()
+                    .await
+                    .ok()["now"]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
+            assert!((now - last - age).abs() <= 2, "{d}");
+            assert_eq!(age <= 300 + 2, status == "online", "{d}");
         }
         total += items.len();
     }

@@ -37,6 +37,24 @@ async fn the_feed_names_the_actor_and_the_door() {
     assert_eq!(first["resource_id"], ad.as_str());
     assert_eq!(first["via"], "rest");
     assert_eq!(first["actor"], key("northwind-readwrite").key_id.as_str());
+    // For people: the key's name, as its owner gave it.
+    let key_name: String = app.sql(|c| {
+        c.query_row(
+            "SELECT name FROM api_keys WHERE id = ?1",
+            [key("northwind-readwrite").key_id],
+            |r| r.get(0),
+        )
+    });
+    assert!(!key_name.starts_with("key_"));
+    assert_eq!(first["actor_name"], key_name.as_str());
+    let ad_name = app
+        .get(&format!("/ads/{ad}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok()["name"]
+        .clone();
+    assert_eq!(first["resource_name"], ad_name);
     assert_eq!(first["data"]["headline"], "Through REST");
 
     // The same change through MCP's two steps is recorded as MCP's, with the same actor.

@@ -9,6 +9,7 @@ mod auth_matrix;
 mod billing;
 mod console;
 mod credentials;
+mod demo_command;
 mod demo_world;
 mod devices;
 mod events_feed;

@@ -23,6 +23,42 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "getConsoleStyles",
         "a stylesheet of the console page, not data",
     ),
+    (
+        "getConsoleUiScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleLiveScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleChartsScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleFleetScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleAdsScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsolePromotionsScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleDashboardScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleEventsScript",
+        "a script of the console page, not data",
+    ),
+    (
+        "getConsoleSandboxScript",
+        "a script of the console page, not data",
+    ),
     ("getPlayer", "an HTML page that acts as a screen, not data"),
     ("getPlayerScript", "a script of the player page, not data"),
     (

@@ -134,24 +134,143 @@ async fn advancing_moves_forward_and_never_back() {
     );
 }
 
+fn secs(v: &serde_json::Value) -> i64 {
+    signage::time::parse_rfc3339(v.as_str().unwrap()).unwrap()
+}
+
+fn wall() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
 #[tokio::test]
-async fn the_system_clock_cannot_be_moved() {
+async fn advancing_the_running_clock_adds_an_offset_and_it_keeps_running() {
     let app = TestApp::spawn().await;
-    let clock = app
-        .get("/_sandbox/clock")
-        .key("sandbox-operator")
+    fn op(r: crate::helpers::RequestBuilder<'_>) -> crate::helpers::RequestBuilder<'_> {
+        r.key("sandbox-operator")
+    }
+    let clock = op(app.get("/_sandbox/clock")).send().await.ok();
+    assert_eq!(clock["mode"], "system");
+    assert_eq!(clock["offset_seconds"], 0);
+    assert!((secs(&clock["now"]) - wall()).abs() <= 2, "{clock}");
+
+    let day = op(app.post("/_sandbox/clock/advance"))
+        .json(&json!({"seconds": 86_400}))
+        .send()
+        .await;
+    assert_eq!(day.status, 200, "{}", day.text());
+    let day = day.json();
+    assert_eq!(day["mode"], "system");
+    // Exactly the jump asked, however long the run on the way took.
+    let offset = day["offset_seconds"].as_i64().unwrap();
+    assert!((86_400..=86_401).contains(&offset), "{day}");
+    assert!(secs(&day["now"]) >= secs(&day["from"]) + 86_400, "{day}");
+    assert!((secs(&day["now"]) - (wall() + 86_400)).abs() <= 2, "{day}");
+
+    // It runs on from there: a second later it shows a later instant, with the same offset.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let resp = op(app.get("/_sandbox/clock")).send().await;
+    let later = resp.ok();
+    assert!(
+        secs(&later["now"]) > secs(&day["now"]),
+        "{later} after {day}"
+    );
+    assert_eq!(later["offset_seconds"], day["offset_seconds"]);
+    // The HTTP Date header tells the sandbox's time, not the wall clock's.
+    let date = resp.header("date").unwrap().to_string();
+    assert!(
+        date.contains(&signage::time::http_date(secs(&later["now"]))[..16]),
+        "{date} vs {later}"
+    );
+
+    // What is written now is stamped a day ahead of the wall clock.
+    let company = crate::helpers::company_id("Northwind Grocers");
+    let ad = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(&json!({"company_id": company, "name": "Tomorrow", "headline": "From the future"}))
+        .send()
+        .await;
+    assert_eq!(ad.status, 201, "{}", ad.text());
+    assert!(secs(&ad.json()["created_at"]) >= wall() + 86_398);
+
+    // Offsets add up, and the clock never moves back.
+    let hour = op(app.post("/_sandbox/clock/advance"))
+        .json(&json!({"seconds": 3_600}))
         .send()
         .await
         .ok();
-    assert_eq!(clock["mode"], "system");
-    let refused = app
-        .post("/_sandbox/clock/advance")
-        .key("sandbox-operator")
-        .json(&json!({"seconds": 60}))
+    let offset2 = hour["offset_seconds"].as_i64().unwrap();
+    assert!(
+        (offset + 3_600..=offset + 3_601).contains(&offset2),
+        "{hour}"
+    );
+    let back = op(app.post("/_sandbox/clock/advance"))
+        .json(&json!({"to": signage::time::rfc3339(wall())}))
         .send()
         .await
         .problem(409);
-    assert_eq!(refused["code"], "clock_not_frozen");
+    assert_eq!(back["code"], "clock_backwards");
+    let after = op(app.get("/_sandbox/clock")).send().await.ok();
+    assert!(
+        after["offset_seconds"].as_i64().unwrap() >= offset2,
+        "{after}"
+    );
+}
+
+#[tokio::test]
+async fn what_an_advance_makes_happen_is_the_sandbox_s_doing() {
+    let app = TestApp::spawn().await;
+    let newest = |page: &serde_json::Value| page["data"][0]["id"].as_str().map(String::from);
+    let before = app
+        .get("/events?limit=1")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    let day = app
+        .post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": 86_400}))
+        .send()
+        .await
+        .ok();
+    let produced: u64 = day["events"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert!(
+        produced > 0,
+        "a day of the demo world produces events: {day}"
+    );
+    let events = app.collect_all("/events", "northwind-admin", 100).await;
+    let stop = newest(&before);
+    let fresh: Vec<_> = events
+        .iter()
+        .take_while(|e| Some(e["id"].as_str().unwrap().to_string()) != stop)
+        .collect();
+    assert!(!fresh.is_empty());
+    for e in &fresh {
+        assert_eq!(e["via"], "sandbox", "{e}");
+        assert!(e["actor"].is_null(), "{e}");
+        let expected = match e["resource_type"].as_str() {
+            Some("device") => "simulated fleet",
+            Some("qr_code") => "simulated scans",
+            _ => "sandbox clock",
+        };
+        // Named for people: the object's name, not only its id.
+        if e["resource_type"] == "device" || e["resource_type"] == "qr_code" {
+            assert!(
+                e["resource_name"].as_str().is_some_and(|n| !n.is_empty()),
+                "{e}"
+            );
+        }
+        assert_eq!(e["actor_name"], expected, "{e}");
+    }
 }
 
 #[tokio::test]

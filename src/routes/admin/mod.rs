@@ -244,7 +244,7 @@ fn reset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )));
     }
     // The reloaded rows start consistent with the clock: nothing fires for them at the next tick.
-    crate::routes::sandbox::clock::settle(ctx.app)?;
+    crate::routes::time_driven::settle(ctx.app)?;
     Ok(Response::ok(&ResetResult {
         object: "sandbox_reset",
         reset: true,

@@ -22,6 +22,20 @@ const PLAYER_HTML: &str = include_str!("assets/player.html");
 const PLAYER_JS: &str = include_str!("assets/player.js");
 const PLAYER_CSS: &str = include_str!("assets/player.css");
 
+/// The console's view and furniture modules (ES modules that console.js imports): path, operation
+/// id, summary, body.
+const MODULES: &[(&str, &str, &str, &str)] = &[
+    ("/console/ui.js", "getConsoleUiScript", "The console's page furniture: view area, problem boxes, dialogs, notices.", include_str!("assets/ui.js")),
+    ("/console/live.js", "getConsoleLiveScript", "The console's live status: refresh timers, connection-lost banner, rate-limit notice, sandbox time.", include_str!("assets/live.js")),
+    ("/console/charts.js", "getConsoleChartsScript", "The console's SVG charts: bars, day lines, stacked bar, sparkline.", include_str!("assets/charts.js")),
+    ("/console/fleet.js", "getConsoleFleetScript", "The console's fleet view.", include_str!("assets/fleet.js")),
+    ("/console/adsview.js", "getConsoleAdsScript", "The console's ads view.", include_str!("assets/adsview.js")),
+    ("/console/promotions.js", "getConsolePromotionsScript", "The console's promotions view.", include_str!("assets/promotions.js")),
+    ("/console/dashboard.js", "getConsoleDashboardScript", "The console's company overview with charts.", include_str!("assets/dashboard.js")),
+    ("/console/feed.js", "getConsoleEventsScript", "The console's events feed.", include_str!("assets/feed.js")),
+    ("/console/sandbox.js", "getConsoleSandboxScript", "The console's sandbox controls (clock, faults, snapshots).", include_str!("assets/sandbox.js")),
+];
+
 /// The policy of every page and asset: nothing inline, nothing from elsewhere.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 img-src 'self' blob: data:; media-src 'self' blob:; connect-src 'self'; form-action 'self'; \
@@ -56,8 +70,11 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
     ("/console/player.css", "text/css; charset=utf-8", PLAYER_CSS),
 ];
 
+/// The content type of every module in [`MODULES`].
+const MODULE_TYPE: &str = "text/javascript; charset=utf-8";
+
 pub fn routes() -> Vec<Route> {
-    vec![
+    let mut routes = vec![
         page("/console", "getConsole", "The demo console: a single page over this REST API (sign in with an API key or the login user).", "text/html"),
         page("/console/console.js", "getConsoleScript", "The console's script.", "text/javascript"),
         page("/console/common.js", "getConsoleCommonScript", "The script the console and the player share (credential, API calls, text-only DOM).", "text/javascript"),
@@ -74,7 +91,13 @@ pub fn routes() -> Vec<Route> {
             )])
             .produces("text/html")
             .hidden(),
-    ]
+    ];
+    routes.extend(
+        MODULES
+            .iter()
+            .map(|(path, op, summary, _)| page(path, op, summary, "text/javascript")),
+    );
+    routes
 }
 
 fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'static str) -> Route {
@@ -95,14 +118,21 @@ fn with_policy(resp: Response) -> Response {
 
 fn asset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let path = ctx.route.path;
-    let (_, content_type, body) = ASSETS
+    let (content_type, body) = ASSETS
         .iter()
         .find(|(p, _, _)| *p == path)
+        .map(|(_, t, b)| (*t, *b))
+        .or_else(|| {
+            MODULES
+                .iter()
+                .find(|(p, _, _, _)| *p == path)
+                .map(|(_, _, _, b)| (MODULE_TYPE, *b))
+        })
         .ok_or_else(|| ApiError::NotFound(format!("There is no console asset at `{path}`.")))?;
     Ok(with_policy(Response::new(
         StatusCode::OK,
         content_type,
-        *body,
+        body,
     )))
 }
 

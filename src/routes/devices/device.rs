@@ -31,6 +31,8 @@ pub struct Device {
     resolution: String,
     status: &'static str,
     last_heartbeat_at: Option<Time>,
+    /// The heartbeat's age against the sandbox clock, so a dashboard needs no clock of its own.
+    seconds_since_heartbeat: Option<i64>,
     current_ad_id: Option<String>,
     app_version: Option<String>,
     assigned_ad_count: i64,
@@ -79,6 +81,7 @@ impl Device {
             resolution: r.get("resolution")?,
             status: status_of(last, clock.now, clock.offline_after),
             last_heartbeat_at: last.map(Time),
+            seconds_since_heartbeat: last.map(|t| (clock.now - t).max(0)),
             current_ad_id: r.get("current_ad_id")?,
             app_version: r.get("app_version")?,
             assigned_ad_count: r.get("assigned_ad_count")?,

@@ -15,7 +15,6 @@ mod heartbeat;
 mod playbacks;
 mod presence;
 mod report;
-pub mod simulator;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Route, Tool};
@@ -52,7 +51,7 @@ const STATUS: OneOf = OneOf(STATUSES);
 const SOURCE: OneOf = OneOf(SOURCES);
 
 /// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
-const KEPT_PLAYBACK_ERRORS: i64 = 100;
+pub(crate) const KEPT_PLAYBACK_ERRORS: i64 = 100;
 /// Playback errors reported by one heartbeat, and shown by diagnostics.
 const MAX_PLAYBACK_ERRORS: usize = 20;
 const MAX_STORAGE_MB: i64 = 100_000_000;
@@ -69,7 +68,7 @@ pub fn routes() -> Vec<Route> {
             ))
             .tag("devices")
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
-            .describe("The screens of the visible companies, newest first, with each one's derived connection status (`online`, `offline` after the offline threshold, `never_seen`). Filter with `company_id` and `status` to find screens that need attention.")
+            .describe("The screens of the visible companies, newest first, with each one's derived connection status (`online`, `offline` after the offline threshold, `never_seen`), the age of its last heartbeat and the ad it reports playing: what a fleet dashboard draws, in one request per page. Filter with `company_id` and `status` to find screens that need attention.")
             .paged_by(Kind::Device)
             .query(&[
                 crate::routes::search::Q,
@@ -241,11 +240,12 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "Device",
             json!({"type":"object","additionalProperties":false,
                 "required":["id","object","company_id","name","location","platform","orientation","resolution",
-                    "status","last_heartbeat_at","current_ad_id","app_version","assigned_ad_count","created_at","updated_at"],
+                    "status","last_heartbeat_at","seconds_since_heartbeat","current_ad_id","app_version","assigned_ad_count","created_at","updated_at"],
                 "properties":{"id":{"type":"string","pattern":"^dev_"},"object":{"const":"device"},
                     "company_id":{"type":"string"},"name":{"type":"string"},"location":{"type":"string"},
                     "platform":platform,"orientation":orientation,"resolution":{"type":"string"},
                     "status":status,"last_heartbeat_at":{"type":["string","null"],"format":"date-time"},
+                    "seconds_since_heartbeat":{"type":["integer","null"],"minimum":0},
                     "current_ad_id":nullable_str,"app_version":nullable_str,
                     "assigned_ad_count":{"type":"integer","minimum":0},
                     "created_at":ts,"updated_at":ts}}),

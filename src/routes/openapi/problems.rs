@@ -82,7 +82,6 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("duplicate_member", "400: a JSON object of the body has the same member twice."),
     c("conflicting_credentials", "400: two credentials were sent (for example `X-API-KEY` and a bearer token) and they name different keys."),
     c("invalid_if_match", "400: `If-Match` is neither `*` nor a comma-separated list of entity tags."),
-    c("clock_not_frozen", "409: the sandbox clock follows the system time and cannot be advanced; start it frozen (`--clock`)."),
     c("clock_backwards", "409: the clock cannot move back; `to` is before its current instant."),
     c("secret_not_replayable", "409: see the `secret-not-replayable` problem type."),
     c("account_admin_required", "403: see the `account-admin-required` problem type."),

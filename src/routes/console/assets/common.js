@@ -21,16 +21,41 @@ export function forgetCredential() {
   sessionStorage.removeItem(CREDENTIAL);
 }
 
-/** A REST error: the problem+json body, or a network failure. */
+/** A REST error: the problem+json body, or a network failure. `retryAfter`: seconds, from a
+ * 429's or 503's `Retry-After`. */
 export class Problem extends Error {
-  constructor(status, body) {
+  constructor(status, body, retryAfter = null) {
     const title = (body && body.title) || (status ? `HTTP ${status}` : "Network error");
     const detail = (body && body.detail) || "";
     super(detail ? `${title}: ${detail}` : title);
     this.status = status;
     this.body = body || {};
+    this.retryAfter = retryAfter;
   }
 }
+
+/** What the page does about answers every call may get: `waiting(seconds, problem)` while a 429
+ * waits for its `Retry-After` (then the call is sent again), `waited()` when it went through,
+ * `unauthorized(problem)` on a 401. */
+export const hooks = { waiting: () => {}, waited: () => {}, unauthorized: () => {} };
+
+/** The longest a call waits on a 429 before giving up and reporting it. */
+const MAX_RATE_WAIT_S = 60;
+
+/** The sandbox's clock minus this browser's (ms), from the answers' `Date` headers: a sandbox
+ * clock moved ahead (or frozen) shows here. */
+let skewMs = 0;
+export function sandboxNow() {
+  return new Date(Date.now() + skewMs);
+}
+
+function noteDate(resp) {
+  const d = Date.parse(resp.headers.get("Date") || "");
+  // Date has whole seconds: skews under two seconds are the network's, not the sandbox's.
+  if (d) skewMs = Math.abs(d - Date.now()) < 2000 ? 0 : d - Date.now();
+}
+
+const sleepMs = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function authHeaders() {
   const c = credential();
@@ -48,19 +73,32 @@ export async function api(method, path, body, { as = "json", headers = {} } = {}
     init.body = JSON.stringify(body);
   }
   let resp;
-  try {
-    resp = await fetch(path, init);
-  } catch (e) {
-    throw new Problem(0, { title: "Network error", detail: String(e && e.message ? e.message : e) });
-  }
-  if (!resp.ok) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      resp = await fetch(path, init);
+    } catch (e) {
+      throw new Problem(0, { title: "Network error", detail: String(e && e.message ? e.message : e) });
+    }
+    noteDate(resp);
+    if (resp.ok) break;
     let problem = null;
     try {
       problem = await resp.json();
     } catch (_) {
       problem = null;
     }
-    throw new Problem(resp.status, problem);
+    const retryAfter = Number(resp.headers.get("Retry-After")) || null;
+    const p = new Problem(resp.status, problem, retryAfter);
+    if (resp.status === 429 && attempt < 3) {
+      // Rate limited: wait as long as the server asks (said on the page), then send it again.
+      const wait = Math.min(Math.max(retryAfter || 1, 1), MAX_RATE_WAIT_S);
+      hooks.waiting(wait, p);
+      await sleepMs(wait * 1000);
+      hooks.waited();
+      continue;
+    }
+    if (resp.status === 401) hooks.unauthorized(p);
+    throw p;
   }
   if (resp.status === 204) return null;
   if (as === "blob") return resp.blob();
@@ -141,4 +179,42 @@ export function when(rfc3339) {
 
 export function money(cents, currency = "EUR") {
   return `${(cents / 100).toFixed(2)} ${currency}`;
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An SVG element with attributes (text as a text node, never parsed). */
+export function svg(tag, attrs = {}, text) {
+  const n = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) n.setAttribute(k, String(v));
+  if (text !== undefined) n.textContent = String(text);
+  return n;
+}
+
+const HEX = /^#[0-9a-fA-F]{6}$/;
+
+/** A company's logo mark, drawn here from its name and brand colours (the branding's logo files
+ * live on the company's CDN, which this page's policy does not load from). */
+export function logo(name, colors = {}, size = 40) {
+  const words = String(name || "?").split(/\s+/).filter(Boolean);
+  const initials = (words.length > 1 ? words[0][0] + words[1][0] : String(name || "?").slice(0, 2)).toUpperCase();
+  const bg = HEX.test(colors.primary || "") ? colors.primary : "#1f4fd1";
+  const accent = HEX.test(colors.accent || "") ? colors.accent : "#f5a623";
+  const mark = svg("svg", { viewBox: "0 0 40 40", width: size, height: size, class: "logo-mark", role: "img", "aria-label": `${name} logo` });
+  mark.append(
+    svg("rect", { x: 1, y: 1, width: 38, height: 38, rx: 9, fill: bg, stroke: "#fff", "stroke-width": 2 }),
+    svg("rect", { x: 8, y: 30, width: 24, height: 3, rx: 1.5, fill: accent }),
+    svg("text", { x: 20, y: 25, "text-anchor": "middle", "font-size": 16, "font-weight": 700, fill: "#fff", "font-family": "system-ui, sans-serif" }, initials),
+  );
+  return mark;
+}
+
+/** True when a URL points at this machine only: a phone cannot follow it. */
+export function isLoopback(url) {
+  try {
+    const h = new URL(url).hostname;
+    return h === "localhost" || h === "[::1]" || h === "::1" || /^127\./.test(h) || h === "0.0.0.0";
+  } catch (_) {
+    return false;
+  }
 }

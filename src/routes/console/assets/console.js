@@ -1,47 +1,31 @@
 // The demo console: a single page over the REST API, with hash routes so that every view has a
-// stable URL. It sees exactly what the signed-in credential may see.
+// stable URL. It sees exactly what the signed-in credential may see. The views live in their own
+// modules (fleet, ads, promotions, dashboard, feed, sandbox); the furniture in ui.js and live.js.
 
 import {
-  Problem, ago, all, api, blobUrl, credential, el, forgetCredential, money, randomKey,
-  saveCredential, svgUrl, when,
+  all, api, blobUrl, credential, el, forgetCredential, hooks, logo, money, saveCredential, svg, when,
 } from "./common.js";
+import { $, link, page, problemBox, scroller } from "./ui.js";
+import { chartWidth } from "./charts.js";
+import { clearTimers, fresh, hideSandboxTime, showSandboxTime } from "./live.js";
+import { fleet } from "./fleet.js";
+import { adsView } from "./adsview.js";
+import { promotions } from "./promotions.js";
+import { dashboard } from "./dashboard.js";
+import { events } from "./feed.js";
+import { sandbox } from "./sandbox.js";
 
-const $ = (id) => document.getElementById(id);
 const view = $("view");
-let timers = [];
 let me = null;
 
-function clearTimers() {
-  for (const t of timers) clearInterval(t);
-  timers = [];
-}
-
-function every(ms, fn) {
-  timers.push(setInterval(fn, ms));
-}
-
-function problemBox(e) {
-  const p = e instanceof Problem ? e : new Problem(0, { title: "Error", detail: String(e) });
-  const code = p.body.code ? ` (${p.body.code})` : "";
-  const hint =
-    p.status === 401 ? " Sign in again with a valid credential."
-      : p.status === 403 ? " This credential lacks the scope for this view."
-        : p.status === 404 ? " It does not exist, or this credential may not see it." : "";
-  return el("p", { class: "problem", attrs: { role: "alert" } },
-    `${p.status ? `${p.status} ` : ""}${p.message}${code}.${hint}`);
-}
-
-function page(title, ...children) {
-  view.replaceChildren(el("h1", { text: title }), ...children);
-  view.hidden = false;
-  document.title = `${title} · signage console`;
-}
-
-function link(href, text) {
-  return el("a", { attrs: { href }, text });
-}
+const isOperator = () => Boolean(me && me.scopes.includes("sandbox"));
 
 // ---- sign-in ------------------------------------------------------------------------------------
+
+function showSignInError(e) {
+  $("signin-error").replaceChildren(...problemBox(e).childNodes);
+  $("signin-error").hidden = false;
+}
 
 async function signedIn() {
   const c = credential();
@@ -51,8 +35,7 @@ async function signedIn() {
     return true;
   } catch (e) {
     if (e.status === 401) forgetCredential();
-    $("signin-error").replaceChildren(...problemBox(e).childNodes);
-    $("signin-error").hidden = false;
+    showSignInError(e);
     return false;
   }
 }
@@ -75,8 +58,7 @@ async function onLogin(event) {
     $("password-input").value = "";
     await start();
   } catch (e) {
-    $("signin-error").replaceChildren(...problemBox(e).childNodes);
-    $("signin-error").hidden = false;
+    showSignInError(e);
   }
 }
 
@@ -89,28 +71,53 @@ function signOut() {
 }
 
 function showSignIn() {
+  document.body.dataset.auth = "out";
+  clearTimers();
+  hideSandboxTime();
+  $("notices").replaceChildren();
   $("signin").hidden = false;
   view.hidden = true;
   $("nav").hidden = true;
+  $("menu-toggle").hidden = true;
   $("signout").hidden = true;
   $("who").textContent = "";
 }
+
+/** A 401 on any call (revoked or expired key, expired token): back to sign-in, saying why. */
+hooks.unauthorized = (p) => {
+  if (!me) return;
+  forgetCredential();
+  me = null;
+  showSignIn();
+  showSignInError(p);
+  $("signin-error").prepend("You were signed out: ");
+};
 
 // ---- navigation -----------------------------------------------------------------------------------
 
 function nav(companyId) {
   const items = [["#/companies", "Companies"]];
   if (companyId) {
-    for (const [sub, label] of [["fleet", "Fleet"], ["promotions", "Promotions"], ["tokens", "Tokens"],
-      ["billing", "Billing"], ["media", "Media"], ["webhooks", "Webhooks"]]) {
-      items.push([`#/company/${companyId}/${sub}`, label]);
+    for (const [sub, label] of [["", "Overview"], ["fleet", "Fleet"], ["ads", "Ads"], ["promotions", "Promotions"],
+      ["tokens", "Tokens"], ["billing", "Billing"], ["media", "Media"], ["webhooks", "Webhooks"]]) {
+      items.push([`#/company/${companyId}${sub ? `/${sub}` : ""}`, label]);
     }
   }
-  items.push(["#/events", "Events"], ["#/sandbox", "Sandbox"]);
+  items.push(["#/events", "Events"]);
+  // Only a credential that may use the sandbox's controls is offered them.
+  if (isOperator()) items.push(["#/sandbox", "Sandbox"]);
   const here = location.hash || "#/companies";
   $("nav").replaceChildren(...items.map(([href, label]) =>
     el("a", { attrs: { href, "aria-current": here === href ? "page" : null }, text: label })));
   $("nav").hidden = false;
+  $("menu-toggle").hidden = false;
+  setMenu(false);
+}
+
+/** On a phone the views hide behind a Menu button (the header stays one row). */
+function setMenu(open) {
+  $("menu-toggle").setAttribute("aria-expanded", String(open));
+  document.body.classList.toggle("menu-open", open);
 }
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
@@ -131,11 +138,12 @@ function readableBrandColour(colors) {
   return [colors.primary, colors.secondary].find((c) => HEX.test(c || "") && contrastWithWhite(c) >= 4.6);
 }
 
-/** Applies a company's brand colours to the console while its pages are shown. */
+/** Applies a company's brand colours and logo to the console while its pages are shown. */
 async function applyBranding(companyId) {
   const root = document.documentElement.style;
   root.removeProperty("--primary");
   $("brand").textContent = "signage";
+  $("brand-logo").replaceChildren();
   if (!companyId) return;
   try {
     const [company, branding] = await Promise.all([
@@ -144,6 +152,7 @@ async function applyBranding(companyId) {
     const colour = readableBrandColour(branding.colors);
     if (colour) root.setProperty("--primary", colour);
     $("brand").textContent = company.name;
+    $("brand-logo").replaceChildren(logo(company.name, branding.colors, 30));
   } catch (_) {
     /* the page itself reports the problem */
   }
@@ -151,25 +160,32 @@ async function applyBranding(companyId) {
 
 async function route() {
   clearTimers();
+  // `data-ready` is set once the view's data is on screen (tests and screenshots wait for it).
+  delete view.dataset.ready;
+  $("notices").replaceChildren();
   const parts = (location.hash || "#/companies").slice(2).split("/");
   const companyId = parts[0] === "company" ? parts[1] : null;
   nav(companyId);
   await applyBranding(companyId);
   try {
     if (parts[0] === "companies" || parts[0] === "") await companies();
-    else if (companyId && !parts[2]) await company(companyId);
+    else if (companyId && !parts[2]) await dashboard(companyId);
     else if (companyId && parts[2] === "fleet") await fleet(companyId);
+    else if (companyId && parts[2] === "ads") await adsView(companyId);
     else if (companyId && parts[2] === "promotions") await promotions(companyId);
     else if (companyId && parts[2] === "tokens") await tokens(companyId);
     else if (companyId && parts[2] === "billing") await billing(companyId);
     else if (companyId && parts[2] === "media") await media(companyId);
     else if (companyId && parts[2] === "webhooks") await webhooks(companyId);
     else if (parts[0] === "events") await events();
-    else if (parts[0] === "sandbox") await sandbox();
+    else if (parts[0] === "sandbox" && isOperator()) await sandbox();
+    else if (parts[0] === "sandbox") page("Sandbox", el("p", { class: "problem", text: "The sandbox's controls need a credential with the sandbox scope (the sandbox operator's key)." }));
     else page("Not found", el("p", { text: "There is no such view." }));
   } catch (e) {
+    if (e.status === 401) return; // back at sign-in, with the reason
     page("Something went wrong", problemBox(e));
   }
+  view.dataset.ready = location.hash || "#/companies";
   $("main").focus({ preventScroll: true });
 }
 
@@ -185,7 +201,8 @@ async function companies() {
       brand = null;
     }
     return el("article", { class: "card company", attrs: { "data-company-id": c.id } },
-      el("h2", {}, link(`#/company/${c.id}`, c.name)),
+      el("div", { class: "company-head" }, logo(c.name, brand ? brand.colors : {}, 44),
+        el("h2", {}, link(`#/company/${c.id}`, c.name))),
       el("p", { class: "muted", text: `${c.industry} · ${c.country} · ${c.timezone}` }),
       brand ? el("p", {}, ...Object.entries(brand.colors).map(([k, v]) => {
         const s = el("span", { class: "swatch", attrs: { title: `${k} ${v}`, role: "img", "aria-label": `${k} colour ${v}` } });
@@ -194,209 +211,36 @@ async function companies() {
       }), " ", brand.tagline) : null);
   }));
   page("Companies", el("p", { class: "muted", text: `${rows.length} companies visible to this credential.` }), ...cards);
+  fresh();
 }
 
-async function company(id) {
-  const [c, b] = await Promise.all([api("GET", `/companies/${id}`), api("GET", `/companies/${id}/branding`)]);
-  page(c.name,
-    el("p", { text: b.tagline }),
-    el("dl", { class: "facts" },
-      el("dt", { text: "Industry" }), el("dd", { text: c.industry }),
-      el("dt", { text: "Country" }), el("dd", { text: c.country }),
-      el("dt", { text: "Fonts" }), el("dd", { text: `${b.fonts.heading} / ${b.fonts.body}` }),
-      el("dt", { text: "Logos" }), el("dd", {}, ...b.logos.map((l) => el("span", { class: "badge", text: `${l.variant} ${l.format} ${l.width}×${l.height}` })))),
-    el("p", {}, "Views: ", link(`#/company/${id}/fleet`, "fleet"), " · ", link(`#/company/${id}/promotions`, "promotions"),
-      " · ", link(`#/company/${id}/tokens`, "tokens"), " · ", link(`#/company/${id}/billing`, "billing")));
-}
-
-/** What a screen shows: the media of its current ad, with the promotion's QR code over it. */
-async function screen(ad, qrByPromotion, mediaById) {
-  const box = el("div", { class: "screen" });
-  if (!ad) {
-    box.append("Nothing playing");
-    return box;
-  }
-  const m = ad.media_id ? mediaById.get(ad.media_id) : null;
-  if (m && m.content_type.startsWith("image/")) {
-    try {
-      box.append(el("img", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: ad.headline } }));
-    } catch (_) {
-      box.append(ad.headline);
-    }
-  } else if (m && m.content_type.startsWith("video/")) {
-    try {
-      box.append(el("video", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), muted: true, autoplay: true, loop: true, "aria-label": ad.headline } }));
-    } catch (_) {
-      box.append(ad.headline);
-    }
-  } else {
-    box.append(ad.headline);
-  }
-  const qr = ad.promotion_id ? qrByPromotion.get(ad.promotion_id) : null;
-  if (qr) box.append(el("img", { class: "qr", attrs: { src: qr, alt: "QR code of the promotion" } }));
-  return box;
-}
-
-async function fleet(companyId) {
-  const grid = el("div", { class: "grid", attrs: { "aria-label": "Screens" } });
-  const summary = el("p", { class: "muted" });
-  page("Fleet", summary, grid);
-  const qrByPromotion = new Map();
-  const refresh = async () => {
-    const [devices, ads, mediaRows] = await Promise.all([
-      all(`/devices?company_id=${companyId}`), all(`/ads?company_id=${companyId}`),
-      all(`/media?company_id=${companyId}`).catch(() => []),
-    ]);
-    const adById = new Map(ads.map((a) => [a.id, a]));
-    const mediaById = new Map(mediaRows.map((m) => [m.id, m]));
-    for (const a of ads) {
-      if (a.promotion_id && !qrByPromotion.has(a.promotion_id)) {
-        qrByPromotion.set(a.promotion_id, null);
-        try {
-          const codes = await api("GET", `/promotions/${a.promotion_id}/qr-codes`);
-          if (codes.data.length) qrByPromotion.set(a.promotion_id, svgUrl(codes.data[0].image_svg));
-        } catch (_) {
-          /* a key without promotions:read sees no codes */
-        }
-      }
-    }
-    const tiles = await Promise.all(devices.map(async (d) => {
-      let diag = null;
-      try {
-        diag = await api("GET", `/devices/${d.id}/diagnostics`);
-      } catch (_) {
-        diag = null;
-      }
-      const status = diag ? diag.status : d.status;
-      const age = diag ? diag.seconds_since_heartbeat : null;
-      const adId = diag && diag.current_ad ? diag.current_ad.id : d.current_ad_id;
-      const ad = adId ? adById.get(adId) : null;
-      const tile = el("button", {
-        class: `tile ${status}`, attrs: { type: "button", "data-device-id": d.id, "aria-label": `${d.name}, ${status.replace("_", " ")}` },
-        on: { click: () => showDiagnostics(d, diag) },
-      },
-      el("h3", { text: d.name }),
-      el("span", { class: `status ${status}`, text: status.replace("_", " ") }),
-      el("span", { class: "muted", text: ` · heartbeat ${ago(age)}` }),
-      await screen(ad, qrByPromotion, mediaById),
-      el("span", { class: "muted", text: ad ? `Playing: ${ad.name}` : `${d.location}` }));
-      return tile;
-    }));
-    const count = (s) => devices.filter((d) => d.status === s).length;
-    summary.textContent = `${devices.length} screens: ${count("online")} online, ${count("offline")} offline, ${count("never_seen")} never seen. Refreshed every 5 s.`;
-    grid.replaceChildren(...tiles);
-  };
-  await refresh();
-  every(5000, () => refresh().catch(() => {}));
-}
-
-function showDiagnostics(device, diag) {
-  const body = el("div", {},
-    el("dl", { class: "facts" },
-      el("dt", { text: "Location" }), el("dd", { text: device.location }),
-      el("dt", { text: "Platform" }), el("dd", { text: `${device.platform} · ${device.resolution} · ${device.orientation}` }),
-      el("dt", { text: "Status" }), el("dd", { text: diag ? diag.status : device.status }),
-      el("dt", { text: "Last seen" }), el("dd", { text: diag ? when(diag.last_seen) : "—" }),
-      el("dt", { text: "App version" }), el("dd", { text: (diag && diag.app_version) || "—" }),
-      el("dt", { text: "Storage" }), el("dd", { text: diag && diag.storage ? `${diag.storage.free_percent}% free` : "—" })),
-    el("h3", { text: "Recent playback errors" }),
-    diag && diag.recent_playback_errors.length
-      ? el("ul", {}, ...diag.recent_playback_errors.map((e) => el("li", { text: `${when(e.occurred_at || e.at)} ${e.code}: ${e.message}` })))
-      : el("p", { class: "muted", text: "None." }),
-    el("p", {}, el("a", { attrs: { href: `/player/${device.id}`, target: "_blank" }, text: "Open this screen's player" })));
-  dialog(`Screen: ${device.name}`, body, null);
-}
-
-/** A modal dialog; resolves true when confirmed. `ok` null shows a single Close button. */
-function dialog(title, body, ok) {
-  const d = $("dialog");
-  $("dialog-title").textContent = title;
-  $("dialog-body").replaceChildren(body);
-  $("dialog-ok").hidden = ok === null;
-  $("dialog-ok").textContent = ok || "Confirm";
-  $("dialog-cancel").textContent = ok === null ? "Close" : "Cancel";
-  d.returnValue = "";
-  d.showModal();
-  return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true }));
-}
-
-async function promotions(companyId) {
-  const list = el("div");
-  const status = el("p", { attrs: { role: "status" } });
-  page("Promotions", status, list);
-  const render = async () => {
-    const rows = await all(`/promotions?company_id=${companyId}`);
-    list.replaceChildren(...await Promise.all(rows.map(async (p) => {
-      const codes = await api("GET", `/promotions/${p.id}/qr-codes`).then((r) => r.data).catch(() => []);
-      const button = p.active
-        ? el("button", { attrs: { type: "button" }, text: "Deactivate", on: { click: () => toggle(p, false) } })
-        : el("button", { class: "primary", attrs: { type: "button" }, text: "Activate", on: { click: () => toggle(p, true) } });
-      return el("article", { class: "card", attrs: { "data-promotion-id": p.id } },
-        el("h2", { text: p.name }),
-        el("p", { class: "row" }, el("span", { class: `badge ${p.state}`, text: p.state }),
-          p.active ? el("span", { class: "badge active", text: "active" }) : null,
-          `${when(p.starts_at)} → ${when(p.ends_at)} · ${p.discount_percent}% off · activation ${p.activation_cost_tokens} tokens`),
-        el("p", { text: p.description }),
-        el("div", { class: "qr-list" }, ...codes.map((q) => el("figure", {},
-          el("img", { attrs: { src: svgUrl(q.image_svg), alt: `QR code ${q.label || ""}` } }),
-          el("figcaption", {}, el("strong", { text: q.label || "QR code" }), el("br"),
-            q.short_url || q.target_url, el("br"), `${q.scan_count} scans`)))),
-        el("div", { class: "row" }, button));
-    })));
-  };
-  const toggle = async (p, activate) => {
-    try {
-      const balance = await api("GET", `/tokens/balance?company_id=${companyId}`);
-      const cost = activate ? p.activation_cost_tokens : 0;
-      const after = balance.balance - cost;
-      const body = el("dl", { class: "facts" },
-        el("dt", { text: "Promotion" }), el("dd", { text: p.name }),
-        el("dt", { text: "Cost" }), el("dd", { text: `${cost} tokens` }),
-        el("dt", { text: "Balance now" }), el("dd", { text: `${balance.balance} tokens` }),
-        el("dt", { text: "Balance after" }), el("dd", { attrs: { "data-balance-after": after }, text: `${after} tokens` }));
-      const ok = await dialog(activate ? "Activate promotion?" : "Deactivate promotion?", body, activate ? "Activate" : "Deactivate");
-      if (!ok) return;
-      await api("POST", `/promotions/${p.id}/${activate ? "activate" : "deactivate"}`, undefined, { headers: { "Idempotency-Key": randomKey() } });
-      const now = await api("GET", `/tokens/balance?company_id=${companyId}`);
-      status.textContent = `${p.name} ${activate ? "activated" : "deactivated"}. Balance: ${now.balance} tokens.`;
-      await render();
-    } catch (e) {
-      status.replaceChildren(problemBox(e));
-    }
-  };
-  await render();
-}
-
+/** The token balance over time, as a step line, drawn at the width it gets. */
 function ledgerChart(txs) {
   const pts = txs.map((t) => [Date.parse(t.created_at), t.balance_after]).sort((a, b) => a[0] - b[0]);
-  const NS = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(NS, "svg");
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("viewBox", "0 0 800 220");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "Token balance over time");
-  if (pts.length < 2) return svg;
+  const W = chartWidth();
+  const H = 220;
+  const node = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img",
+    "aria-label": `Token balance over time: ${pts.length} transactions${pts.length ? `, now ${pts[pts.length - 1][1]} tokens` : ""}` });
+  const box = el("figure", { class: "chart-box", attrs: { "data-chart": "token-balance", "data-points": pts.length } },
+    el("figcaption", { text: "Token balance" }), node);
+  if (pts.length < 2) return box;
   const [x0, x1] = [pts[0][0], pts[pts.length - 1][0]];
   const ys = pts.map((p) => p[1]);
   const [y0, y1] = [Math.min(0, ...ys), Math.max(...ys, 1)];
-  const X = (x) => 50 + ((x - x0) / Math.max(1, x1 - x0)) * 730;
-  const Y = (y) => 190 - ((y - y0) / Math.max(1, y1 - y0)) * 170;
+  const L = 44;
+  const X = (x) => L + ((x - x0) / Math.max(1, x1 - x0)) * (W - L - 10);
+  const Y = (y) => H - 30 - ((y - y0) / Math.max(1, y1 - y0)) * (H - 50);
   let d = `M${X(pts[0][0]).toFixed(1)},${Y(pts[0][1]).toFixed(1)}`;
   for (let i = 1; i < pts.length; i++) d += ` H${X(pts[i][0]).toFixed(1)} V${Y(pts[i][1]).toFixed(1)}`;
-  const mk = (tag, attrs, text) => {
-    const n = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    svg.append(n);
-  };
-  mk("line", { class: "axis", x1: 50, y1: 190, x2: 780, y2: 190 });
-  mk("line", { class: "axis", x1: 50, y1: 20, x2: 50, y2: 190 });
-  mk("path", { class: "line", d });
-  mk("text", { x: 4, y: Y(y1) + 4 }, String(y1));
-  mk("text", { x: 4, y: Y(y0) + 4 }, String(y0));
-  mk("text", { x: 50, y: 210 }, new Date(x0).toISOString().slice(0, 10));
-  mk("text", { x: 700, y: 210 }, new Date(x1).toISOString().slice(0, 10));
-  return svg;
+  node.append(
+    svg("line", { class: "axis", x1: L, y1: H - 30, x2: W - 4, y2: H - 30 }),
+    svg("line", { class: "axis", x1: L, y1: 10, x2: L, y2: H - 30 }),
+    svg("path", { class: "line", d }),
+    svg("text", { x: L - 4, y: Y(y1) + 4, class: "tick end" }, String(y1)),
+    svg("text", { x: L - 4, y: Y(y0) + 4, class: "tick end" }, String(y0)),
+    svg("text", { x: L, y: H - 10, class: "tick" }, new Date(x0).toISOString().slice(0, 10)),
+    svg("text", { x: W - 4, y: H - 10, class: "tick end" }, new Date(x1).toISOString().slice(0, 10)));
+  return box;
 }
 
 function cursorTable(path, columns) {
@@ -415,7 +259,7 @@ function cursorTable(path, columns) {
     more.hidden = !pageData.has_more;
   };
   more.addEventListener("click", () => load().catch((e) => more.replaceWith(problemBox(e))));
-  return { node: el("div", {}, table, more), load };
+  return { node: el("div", {}, scroller(table, "Table, scrolls sideways"), more), load };
 }
 
 async function tokens(companyId) {
@@ -431,6 +275,7 @@ async function tokens(companyId) {
     el("h2", { text: "Balance over time" }), ledgerChart(txs),
     el("h2", { text: "Transactions" }), list.node);
   await list.load();
+  fresh();
 }
 
 async function billing(companyId) {
@@ -445,22 +290,33 @@ async function billing(companyId) {
   ]);
   page("Billing", el("h2", { text: "Invoices" }), invoices.node, el("h2", { text: "Recent charges" }), charges.node);
   await Promise.all([invoices.load(), charges.load()]);
+  fresh();
 }
 
 async function media(companyId) {
   const rows = await all(`/media?company_id=${companyId}`);
   const figures = await Promise.all(rows.map(async (m) => {
-    let visual = el("div", { class: "muted", text: m.content_type });
-    if (m.content_type.startsWith("image/")) {
-      try {
+    let visual = el("div", { class: "muted placeholder", text: m.content_type });
+    try {
+      if (m.content_type.startsWith("image/")) {
         visual = el("img", { attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: m.filename } });
-      } catch (_) {
-        /* keep the placeholder */
+      } else if (m.content_type.startsWith("video/")) {
+        // The video's first frame is its thumbnail; it plays on hover or focus.
+        const v = el("video", { attrs: { src: await blobUrl(`/media/${m.id}/content`), muted: true, playsinline: true, preload: "auto", loop: true, tabindex: "0", "aria-label": `Video ${m.filename}` } });
+        v.muted = true;
+        for (const ev of ["mouseenter", "focus"]) v.addEventListener(ev, () => v.play().catch(() => {}));
+        for (const ev of ["mouseleave", "blur"]) v.addEventListener(ev, () => v.pause());
+        visual = el("div", { class: "video-thumb" }, v, el("span", { class: "play-mark", attrs: { "aria-hidden": "true" }, text: "▶" }));
       }
+    } catch (_) {
+      /* keep the placeholder */
     }
-    return el("figure", {}, visual, el("figcaption", {}, m.filename, el("br"), `${m.content_type} · ${m.size_bytes} bytes`));
+    const extra = m.duration_ms ? ` · ${(m.duration_ms / 1000).toFixed(0)} s` : "";
+    return el("figure", { attrs: { "data-media-id": m.id, "data-kind": m.content_type.split("/")[0] } }, visual,
+      el("figcaption", {}, m.filename, el("br"), `${m.content_type} · ${m.size_bytes.toLocaleString("en")} bytes${extra}`));
   }));
   page("Media", el("div", { class: "thumbs" }, ...figures));
+  fresh();
 }
 
 async function webhooks(companyId) {
@@ -472,91 +328,20 @@ async function webhooks(companyId) {
       el("td", { text: w.url }), el("td", { text: w.event_types.join(", ") }), el("td", { text: w.enabled ? "yes" : "no" }),
       el("td", { text: `…${w.secret_last4}` }),
       el("td", {}, el("button", { attrs: { type: "button" }, text: "Deliveries", on: { click: () => deliveries(w, log) } }))))));
-  page("Webhooks", table, log);
+  page("Webhooks", scroller(table, "Webhooks"), log);
+  fresh();
 }
 
 async function deliveries(w, box) {
   try {
     const rows = await api("GET", `/webhooks/${w.id}/deliveries?limit=20`);
     box.replaceChildren(el("h2", { text: `Deliveries to ${w.url}` }),
-      rows.data.length ? el("table", {}, el("tbody", {}, ...rows.data.map((d) => el("tr", {},
+      rows.data.length ? scroller(el("table", {}, el("tbody", {}, ...rows.data.map((d) => el("tr", {},
         el("td", { text: d.event_type || d.type || "" }), el("td", {}, el("span", { class: `badge ${d.status}`, text: d.status })),
-        el("td", { text: `${(d.attempts || []).length} attempt(s)` }))))) : el("p", { class: "muted", text: "No deliveries yet." }));
+        el("td", { text: `${(d.attempts || []).length} attempt(s)` }))))), "Deliveries") : el("p", { class: "muted", text: "No deliveries yet." }));
   } catch (e) {
     box.replaceChildren(problemBox(e));
   }
-}
-
-async function events() {
-  const list = el("ol", { attrs: { "aria-label": "Events, newest first" } });
-  const note = el("p", { class: "muted", text: "New events appear here as they happen (polled every 3 s)." });
-  page("Events", note, list);
-  let newest = null;
-  const poll = async () => {
-    const first = await api("GET", "/events?limit=50");
-    const fresh = [];
-    for (const e of first.data) {
-      if (e.id === newest) break;
-      fresh.push(e);
-    }
-    if (fresh.length) newest = first.data[0].id;
-    list.prepend(...fresh.map((e) => el("li", {},
-      el("strong", { text: e.type }), ` ${when(e.created_at)} · ${e.resource_id || ""}`,
-      e.via ? el("span", { class: "badge", text: e.via }) : null,
-      e.actor ? el("span", { class: "muted", text: ` by ${e.actor}` }) : null)));
-  };
-  await poll();
-  every(3000, () => poll().catch(() => {}));
-}
-
-async function sandbox() {
-  const clockBox = el("div", { class: "card" });
-  const faultsBox = el("div", { class: "card" });
-  const snapBox = el("div", { class: "card" });
-  const status = el("p", { attrs: { role: "status" } });
-  page("Sandbox", el("p", { class: "muted", text: "The sandbox operator's controls (scope sandbox)." }), status, clockBox, faultsBox, snapBox);
-  const act = async (fn, done) => {
-    try {
-      await fn();
-      status.textContent = done;
-      await render();
-    } catch (e) {
-      status.replaceChildren(problemBox(e));
-    }
-  };
-  const render = async () => {
-    try {
-      const clock = await api("GET", "/_sandbox/clock");
-      clockBox.replaceChildren(el("h2", { text: "Clock" }),
-        el("p", {}, "Now: ", el("strong", { attrs: { "data-now": clock.now }, text: when(clock.now) }), ` (${clock.mode})`),
-        el("div", { class: "row" },
-          el("button", { attrs: { type: "button" }, text: "Advance 1 hour", on: { click: () => act(() => api("POST", "/_sandbox/clock/advance", { seconds: 3600 }), "Advanced one hour.") } }),
-          el("button", { attrs: { type: "button" }, text: "Advance 1 day", on: { click: () => act(() => api("POST", "/_sandbox/clock/advance", { seconds: 86400 }), "Advanced one day.") } })));
-    } catch (e) {
-      clockBox.replaceChildren(el("h2", { text: "Clock" }), problemBox(e));
-    }
-    try {
-      const faults = await api("GET", "/_sandbox/faults");
-      faultsBox.replaceChildren(el("h2", { text: "Faults" }), faults.data.length
-        ? el("ul", {}, ...faults.data.map((f) => el("li", {}, `${f.id}: ${JSON.stringify(f.match)} → ${JSON.stringify(f.action)} `,
-          el("button", { attrs: { type: "button" }, text: "Remove", on: { click: () => act(() => api("DELETE", `/_sandbox/faults/${f.id}`), "Fault removed.") } }))))
-        : el("p", { class: "muted", text: "No fault rules." }));
-    } catch (e) {
-      faultsBox.replaceChildren(el("h2", { text: "Faults" }), problemBox(e));
-    }
-    try {
-      const snaps = await api("GET", "/_sandbox/snapshots");
-      const name = el("input", { attrs: { id: "snapshot-name", "aria-label": "Snapshot name", pattern: "[a-z0-9_-]{1,64}", value: "demo" } });
-      snapBox.replaceChildren(el("h2", { text: "Snapshots" }),
-        el("div", { class: "row" }, name,
-          el("button", { attrs: { type: "button" }, text: "Save snapshot", on: { click: () => act(() => api("POST", "/_sandbox/snapshots", { name: name.value }), "Snapshot saved.") } })),
-        el("ul", {}, ...snaps.data.map((s) => el("li", {}, `${s.name} (${when(s.taken_at || s.created_at)}) `,
-          el("button", { attrs: { type: "button" }, text: "Restore", on: { click: () => act(() => api("POST", `/_sandbox/snapshots/${s.name}/restore`, {}), `Snapshot ${s.name} restored.`) } })))));
-    } catch (e) {
-      snapBox.replaceChildren(el("h2", { text: "Snapshots" }), problemBox(e));
-    }
-  };
-  await render();
 }
 
 // ---- start ----------------------------------------------------------------------------------------
@@ -569,7 +354,10 @@ async function start() {
   }
   $("signin").hidden = true;
   $("signout").hidden = false;
-  $("who").textContent = `${me.name || me.username || me.key_id || "signed in"} · ${me.scopes.join(" ")}`;
+  document.body.dataset.auth = "in";
+  $("who").textContent = `${me.name || me.username || me.key_id || "signed in"}`;
+  $("who").title = me.scopes.join(" ");
+  showSandboxTime(isOperator());
   // The sandbox operator's key reads no account data: its home is the sandbox view.
   if (!location.hash && me.scopes.length === 1 && me.scopes[0] === "sandbox") {
     location.hash = "#/sandbox";
@@ -582,7 +370,8 @@ async function start() {
 $("key-form").addEventListener("submit", onKeySignIn);
 $("login-form").addEventListener("submit", onLogin);
 $("signout").addEventListener("click", signOut);
+$("menu-toggle").addEventListener("click", () => setMenu($("menu-toggle").getAttribute("aria-expanded") !== "true"));
 window.addEventListener("hashchange", () => {
-  if (credential()) route();
+  if (credential() && me) route();
 });
 start();

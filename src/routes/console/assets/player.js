@@ -1,16 +1,19 @@
-// A browser tab that behaves as one screen: it plays the device's assigned active ads in rotation,
-// sends heartbeats and reports proof-of-play through the REST API, with the credential of this tab.
+// A browser tab that behaves as one screen: it plays the device's assigned active ads in rotation
+// inside the company's branding, sends a heartbeat whenever the ad changes (and every 30 s), and
+// reports proof-of-play through the REST API, with the credential of this tab.
 // `?slot=N` shows each ad N seconds (at least 1) instead of its own duration, for demos and tests.
 
-import { api, blobUrl, credential, el, saveCredential, svgUrl } from "./common.js";
+import { api, blobUrl, credential, el, hooks, logo, saveCredential, svgUrl } from "./common.js";
 
 const stage = document.getElementById("stage");
+const form = document.getElementById("key-form");
 const deviceId = decodeURIComponent(location.pathname.split("/").pop() || "");
 const slotParam = Number(new URLSearchParams(location.search).get("slot"));
 const HEARTBEAT_MS = 30000;
 let playing = null;
-/** The sandbox clock minus this browser's (ms): a frozen sandbox lives at another time. */
+/** The sandbox clock minus this browser's (ms): a sandbox clock may be ahead or frozen. */
 let clockOffset = 0;
+let heartbeatTimer = null;
 
 function message(text) {
   stage.replaceChildren(el("p", { class: "message", attrs: { role: "status" }, text }));
@@ -23,12 +26,39 @@ function refused(e) {
   return `The sandbox could not be reached: ${e.message}`;
 }
 
+function count(name) {
+  document.body.dataset[name] = String(Number(document.body.dataset[name] || 0) + 1);
+}
+
 async function heartbeat() {
   const body = { app_version: "browser-player-1.0" };
   if (playing) body.current_ad_id = playing;
-  const device = await api("POST", `/devices/${deviceId}/heartbeat`, body);
-  const serverNow = device && Date.parse(device.last_heartbeat_at || device.last_seen || "");
+  const diag = await api("POST", `/devices/${deviceId}/heartbeat`, body);
+  const serverNow = diag && Date.parse(diag.last_seen || "");
   if (serverNow) clockOffset = serverNow - Date.now();
+  count("heartbeats");
+}
+
+/** The company's branding frames the screen: its colours, logo mark, name and tagline. */
+async function frame() {
+  try {
+    const device = await api("GET", `/devices/${deviceId}`);
+    const [company, branding] = await Promise.all([
+      api("GET", `/companies/${device.company_id}`), api("GET", `/companies/${device.company_id}/branding`),
+    ]);
+    const c = branding.colors || {};
+    const root = document.documentElement.style;
+    if (/^#[0-9a-fA-F]{6}$/.test(c.primary || "")) root.setProperty("--brand", c.primary);
+    if (/^#[0-9a-fA-F]{6}$/.test(c.accent || "")) root.setProperty("--accent", c.accent);
+    document.getElementById("frame-logo").replaceChildren(logo(company.name, c));
+    document.getElementById("frame-name").textContent = company.name;
+    document.getElementById("frame-tagline").textContent = branding.tagline || "";
+    document.getElementById("frame").hidden = false;
+    document.body.classList.add("framed");
+    document.title = `${device.name} · ${company.name}`;
+  } catch (_) {
+    /* no branding for this credential: the ads alone */
+  }
 }
 
 async function activeAds() {
@@ -36,15 +66,27 @@ async function activeAds() {
   return ads.data.filter((a) => a.status === "active");
 }
 
+/** A video that plays by itself: muted and inline, which every browser's autoplay policy allows. */
+function video(src, label) {
+  const v = el("video", { class: "media", attrs: { src, muted: true, autoplay: true, loop: true, playsinline: true, "aria-label": label } });
+  v.muted = true;
+  v.defaultMuted = true;
+  v.playsInline = true;
+  v.play().catch(() => {
+    /* the browser refused; the first frame stays */
+  });
+  return v;
+}
+
 async function show(ad) {
   const nodes = [];
+  let kind = "text";
   if (ad.media_id) {
     try {
       const meta = await api("GET", `/media/${ad.media_id}`);
       const src = await blobUrl(`/media/${ad.media_id}/content`);
-      nodes.push(meta.content_type.startsWith("video/")
-        ? el("video", { class: "media", attrs: { src, muted: true, autoplay: true, loop: true } })
-        : el("img", { class: "media", attrs: { src, alt: "" } }));
+      kind = meta.content_type.startsWith("video/") ? "video" : "image";
+      nodes.push(kind === "video" ? video(src, ad.headline) : el("img", { class: "media", attrs: { src, alt: "" } }));
     } catch (_) {
       /* the headline alone */
     }
@@ -53,13 +95,19 @@ async function show(ad) {
   if (ad.promotion_id) {
     try {
       const codes = await api("GET", `/promotions/${ad.promotion_id}/qr-codes`);
-      if (codes.data.length) nodes.push(el("img", { class: "qr", attrs: { src: svgUrl(codes.data[0].image_svg), alt: "Scan for the offer" } }));
+      const code = codes.data[0];
+      if (code) {
+        nodes.push(el("figure", { class: "qr", attrs: { "data-short-url": code.short_url || code.target_url } },
+          el("img", { attrs: { src: svgUrl(code.image_svg), alt: `QR code: ${code.short_url || code.target_url}` } }),
+          el("figcaption", { text: "Scan for the offer" })));
+      }
     } catch (_) {
       /* no QR code for this credential */
     }
   }
   stage.replaceChildren(...nodes);
   stage.dataset.adId = ad.id;
+  stage.dataset.kind = kind;
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -71,6 +119,7 @@ async function play() {
     try {
       ads = await activeAds();
     } catch (e) {
+      if (e.status === 401) return;
       message(refused(e));
       await sleep(5000);
       continue;
@@ -83,9 +132,15 @@ async function play() {
     }
     const ad = ads[index % ads.length];
     index += 1;
+    const changed = playing !== ad.id;
     playing = ad.id;
     const started = new Date(Date.now() + clockOffset);
     await show(ad);
+    if (changed) {
+      // The platform knows what the screen shows the moment it changes.
+      heartbeat().catch((e) => { document.body.dataset.lastError = e.message; });
+      count("adChanges");
+    }
     const seconds = slotParam >= 1 ? Math.floor(slotParam) : ad.duration_seconds;
     await sleep(seconds * 1000);
     try {
@@ -94,36 +149,51 @@ async function play() {
         started_at: started.toISOString().replace(/\.\d{3}Z$/, "Z"),
         duration_seconds: seconds,
       });
-      document.body.dataset.playbacks = String(Number(document.body.dataset.playbacks || 0) + 1);
+      count("playbacks");
     } catch (e) {
       document.body.dataset.lastError = e.message;
+      if (e.status === 401) return;
     }
   }
 }
 
+function askForCredential(reason) {
+  message("No credential.");
+  const why = document.getElementById("key-reason");
+  why.textContent = reason || "";
+  why.hidden = !reason;
+  form.hidden = false;
+  document.getElementById("key-input").focus();
+}
+
+form.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  saveCredential({ kind: "key", key: document.getElementById("key-input").value.trim(), client: document.getElementById("client-input").value.trim() });
+  document.getElementById("key-input").value = "";
+  start();
+});
+
+hooks.unauthorized = (p) => {
+  clearInterval(heartbeatTimer);
+  askForCredential(`The credential was refused (401): ${p.message}`);
+};
+hooks.waiting = (s) => { document.body.dataset.rateLimitedFor = String(s); };
+
 async function start() {
   if (!credential()) {
-    message("No credential.");
-    const form = document.getElementById("key-form");
-    form.hidden = false;
-    form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
-      saveCredential({ kind: "key", key: document.getElementById("key-input").value.trim(), client: document.getElementById("client-input").value.trim() });
-      form.hidden = true;
-      start();
-    }, { once: true });
+    askForCredential(null);
     return;
   }
+  form.hidden = true;
   try {
     await heartbeat();
-    document.body.dataset.heartbeats = "1";
   } catch (e) {
-    message(refused(e));
+    if (e.status !== 401) message(refused(e));
     return;
   }
-  setInterval(() => heartbeat().then(() => {
-    document.body.dataset.heartbeats = String(Number(document.body.dataset.heartbeats || 0) + 1);
-  }).catch((e) => message(refused(e))), HEARTBEAT_MS);
+  await frame();
+  clearInterval(heartbeatTimer);
+  heartbeatTimer = setInterval(() => heartbeat().catch((e) => message(refused(e))), HEARTBEAT_MS);
   play();
 }
 

@@ -1,15 +1,18 @@
-//! `GET /_sandbox/clock` and `POST /_sandbox/clock/advance`: read the clock, and move a frozen one
-//! forward, running everything that falls due on the way ([`crate::timeline`]).
+//! `GET /_sandbox/clock` and `POST /_sandbox/clock/advance`: read the clock, and move it forward,
+//! running everything that falls due on the way ([`crate::timeline`]). A frozen clock jumps to the
+//! new instant and stays; a running (system) one grows its offset and keeps running from there.
+//! What falls due on the way is the sandbox's doing: its events say `via: sandbox`, not the key
+//! that asked for the advance.
 
 use crate::auth::Action;
+use crate::events::{recorded_as, Origin};
 use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
-use crate::time::{rfc3339, ClockError};
-use crate::timeline::{Env, Report, Timeline, TimelineError};
+use crate::routes::time_driven::run;
+use crate::time::rfc3339;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// The longest one advance may move the clock (a year): the work an advance does grows with the
 /// span, so one request cannot ask for a century of it.
@@ -24,8 +27,8 @@ pub fn routes() -> Vec<Route> {
             get_clock,
         )
         .tag("sandbox")
-        .summary("The sandbox clock: the instant every part of the service reads, and its mode.")
-        .describe("The instant the whole sandbox believes it is (every timestamp, derived status and due job reads it), whether it follows the system time or is frozen, and the instant the demo fixtures are anchored to. Read it before comparing timestamps in a test.")
+        .summary("The sandbox clock: the instant every part of the service reads, its mode and its offset.")
+        .describe("The instant the whole sandbox believes it is (every timestamp, derived status and due job reads it), whether it runs (the system time plus `offset_seconds`) or is frozen, and the instant the demo fixtures are anchored to. Read it before comparing timestamps in a test.")
         .ok("SandboxClock"),
         Route::post(
             "/_sandbox/clock/advance",
@@ -34,8 +37,8 @@ pub fn routes() -> Vec<Route> {
             advance,
         )
         .tag("sandbox")
-        .summary("Move a frozen clock forward, running in time order everything that falls due.")
-        .describe("Moves a frozen clock forward by `seconds` or to `to`, stopping at each due instant on the way so that what falls due (devices going offline, scheduled promotions, deliveries) happens in time order, as it would have in real time. Answers what moved and how many transitions and events it produced. A clock that follows the system time cannot be moved (409).")
+        .summary("Move the clock forward, running in time order everything that falls due.")
+        .describe("Moves the clock forward by `seconds` or to `to`, stopping at each due instant on the way so that what falls due (devices going offline, scheduled promotions, deliveries) happens in time order, as it would have in real time; the events it produces say `via: sandbox`. A frozen clock stays at the new instant; a running (`system`) clock adds the jump to its `offset_seconds` and keeps running from there. Never backwards. Answers what moved and how many transitions and events it produced.")
         .body("SandboxClockAdvance")
         .ok("SandboxClockAdvanced")
         .not_idempotent()
@@ -48,6 +51,8 @@ struct ClockView {
     object: &'static str,
     now: String,
     mode: &'static str,
+    /// How far a running clock is ahead of the system time; 0 when frozen.
+    offset_seconds: i64,
     started_at: String,
 }
 
@@ -56,6 +61,7 @@ fn view(app: &App) -> ClockView {
         object: "sandbox_clock",
         now: rfc3339(app.clock.now()),
         mode: app.clock.mode().as_str(),
+        offset_seconds: app.clock.offset_millis().div_euclid(1000),
         started_at: rfc3339(app.clock.started_at()),
     }
 }
@@ -78,17 +84,11 @@ struct Advanced {
     to: String,
     now: String,
     mode: &'static str,
+    offset_seconds: i64,
     /// Due instants the clock stopped at on the way.
     steps: u64,
     transitions: BTreeMap<String, u64>,
     events: BTreeMap<String, u64>,
-}
-
-/// The app's timeline (registered by `app::App::build`).
-pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
-    app.extensions
-        .get::<Arc<Timeline>>()
-        .ok_or_else(|| ApiError::Internal("the timeline is not registered".into()))
 }
 
 fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -141,47 +141,27 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ))
         }
     };
-    if let Err(ClockError::NotFrozen) = app.clock.set(from) {
-        return Err(ApiError::ConflictCode {
-            code: "clock_not_frozen",
-            detail: "The sandbox follows the system clock, which cannot be moved. Start it frozen (`--clock 2026-03-02T09:00:00Z`, `sandbox.clock` or SIGNAGE_CLOCK) to control time.".into(),
-        });
-    }
-    let report = run(app, until)?;
+    // What falls due on the way is the sandbox's doing, not the caller's.
+    let sandbox = Origin {
+        actor: None,
+        via: "sandbox",
+    };
+    // A running clock moves by exactly the jump asked, however long the run takes.
+    let offset_before = app.clock.offset_millis();
+    let report = recorded_as(sandbox, || run(app, until))?;
+    app.clock
+        .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
     Ok(Response::ok(&Advanced {
         object: "sandbox_clock_advance",
         from: rfc3339(from),
         to: rfc3339(until),
         now: rfc3339(app.clock.now()),
         mode: app.clock.mode().as_str(),
+        offset_seconds: app.clock.offset_millis().div_euclid(1000),
         steps: report.steps,
         transitions: report.transitions,
         events: report.events,
     }))
-}
-
-/// Runs the app's timeline up to `until` (the caller is inside `App::within`).
-pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
-    let env = Env {
-        db: &app.db,
-        settings: &app.settings,
-    };
-    timeline(app)?
-        .run_until(&env, &app.clock, until)
-        .map_err(|e| match e {
-            TimelineError::Db(e) => ApiError::from(e),
-            other => ApiError::Internal(other.to_string()),
-        })
-}
-
-/// Settles every timeline source at the clock's now: the stored "last reported" states of rows just
-/// loaded from the fixtures follow the clock, and nothing is recorded (see `Source::settle`).
-pub fn settle(app: &App) -> Result<(), ApiError> {
-    let env = Env {
-        db: &app.db,
-        settings: &app.settings,
-    };
-    Ok(timeline(app)?.settle(&env, app.clock.now())?)
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -191,9 +171,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "SandboxClock",
             json!({"type":"object","additionalProperties":false,
-            "required":["object","now","mode","started_at"],
+            "required":["object","now","mode","offset_seconds","started_at"],
             "properties":{"object":{"const":"sandbox_clock"},"now":ts,
-                "mode":{"type":"string","enum":["system","frozen"],"description":"`system` follows the system time; `frozen` moves only through `POST /_sandbox/clock/advance`."},
+                "mode":{"type":"string","enum":["system","frozen"],"description":"`system` runs: the system time plus `offset_seconds`; `frozen` moves only through `POST /_sandbox/clock/advance`."},
+                "offset_seconds":{"type":"integer","minimum":0,"description":"How far advances have moved a running clock ahead of the system time (it keeps running from there); 0 when frozen."},
                 "started_at":{"type":"string","format":"date-time","description":"The instant the sandbox started at: the demo fixtures are anchored to it."}}}),
         ),
         (
@@ -206,9 +187,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "SandboxClockAdvanced",
             json!({"type":"object","additionalProperties":false,
-            "required":["object","from","to","now","mode","steps","transitions","events"],
+            "required":["object","from","to","now","mode","offset_seconds","steps","transitions","events"],
             "properties":{"object":{"const":"sandbox_clock_advance"},"from":ts,"to":ts,"now":ts,
                 "mode":{"type":"string","enum":["system","frozen"]},
+                "offset_seconds":{"type":"integer","minimum":0,"description":"A running clock's offset after the advance; 0 when frozen."},
                 "steps":{"type":"integer","minimum":0,"description":"Due instants the clock stopped at on the way."},
                 "transitions":counts,"events":counts}}),
         ),

@@ -11,8 +11,8 @@
 //! - Simulation starts at the hour the sandbox clock started in (no backfill) and reaches back at most
 //!   [`MAX_HOURS`] hours per catch-up, so a jump of a year does bounded work.
 
-use super::scan::{found_from_row, record_scan, FOUND_COLUMNS};
 use crate::db::DbError;
+use crate::routes::scan::{found_from_row, record_scan, FOUND_COLUMNS};
 use crate::timeline::{Env, Report, Source};
 use std::sync::Mutex;
 

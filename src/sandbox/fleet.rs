@@ -1,12 +1,12 @@
 //! `POST /_sandbox/devices/{id}/simulate`: the operator scripts one screen of the simulated fleet,
-//! giving it a behaviour profile or a one-off playback error ([`crate::routes::devices::simulator`]).
+//! giving it a behaviour profile or a one-off playback error ([`super::simulator`]).
 
+use super::simulator::{self, SETTABLE};
 use crate::auth::Action;
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, TypedId};
 use crate::routes::crud::Time;
-use crate::routes::devices::simulator::{self, SETTABLE};
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};

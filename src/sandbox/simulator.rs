@@ -23,9 +23,9 @@
 //! profile-driven transitions (a flaky screen dropping out or coming back, a failing screen's
 //! error), never one step per heartbeat.
 
-use super::KEPT_PLAYBACK_ERRORS;
 use crate::db::DbError;
 use crate::ids::{PlaybackErrorId, PlaybackId, TypedId};
+use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::{OptionalExtension, Transaction};
 use std::collections::BTreeMap;
@@ -402,8 +402,12 @@ impl Source for Fleet {
             let plays = if from < g { beat_to(tx, from, g)? } else { 0 };
             // Screens the fleet brought back (a flaky one up again, a profile switched on) are
             // online again: `device.online`, once each, as a player's heartbeat would record.
-            let back = super::heartbeats_arrived(tx, g, env.settings.device_offline_after_secs)?;
-            report.count(super::ONLINE, back);
+            let back = crate::routes::devices::heartbeats_arrived(
+                tx,
+                g,
+                env.settings.device_offline_after_secs,
+            )?;
+            report.count(crate::routes::devices::ONLINE, back);
             tx.prepare_cached(
                 "INSERT INTO fleet_simulation (id, beat_at) VALUES (1, ?1)
                  ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at",

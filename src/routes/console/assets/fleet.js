@@ -1,0 +1,151 @@
+// The fleet of one company: a tile per screen showing what it plays, its status, its heartbeat's
+// age and a sparkline of its plays over the last 7 days, above a fleet-health bar. Every refresh
+// costs a constant number of requests whatever the number of screens: the devices list carries
+// status, heartbeat age and current ad; the ads and media lists say what that ad shows; the plays
+// per day come from one proof-of-play report per day (refreshed once a minute). A screen's
+// diagnostics are fetched when its tile is opened.
+
+import { ago, all, api, blobUrl, el, sandboxNow, svgUrl, when } from "./common.js";
+import { lastDays, sparkline, stack } from "./charts.js";
+import { dialog, page } from "./ui.js";
+import { every, fresh } from "./live.js";
+import { loopbackNotice } from "./promotions.js";
+
+/** What a screen shows: the media of its current ad, with the promotion's QR code over it. */
+export async function screen(ad, qrByPromotion, mediaById) {
+  const box = el("div", { class: "screen" });
+  if (!ad) {
+    box.append("Nothing playing");
+    return box;
+  }
+  const m = ad.media_id ? mediaById.get(ad.media_id) : null;
+  try {
+    if (m && m.content_type.startsWith("image/")) {
+      box.append(el("img", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: "" } }));
+    } else if (m && m.content_type.startsWith("video/")) {
+      const v = el("video", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), muted: true, autoplay: true, loop: true, playsinline: true, "aria-hidden": "true" } });
+      v.muted = true;
+      box.append(v);
+    }
+  } catch (_) {
+    /* the headline alone */
+  }
+  // A poster carries its own words; a video or photo gets the headline over it, as on the screen.
+  if (!m || !m.content_type.startsWith("image/svg")) box.append(el("span", { class: "screen-headline", text: ad.headline }));
+  const qr = ad.promotion_id ? qrByPromotion.get(ad.promotion_id) : null;
+  if (qr) box.append(el("img", { class: "qr", attrs: { src: qr, alt: "QR code of the promotion" } }));
+  return box;
+}
+
+/** The short URLs of every QR code shown so far (for the loopback warning). */
+export const shownShortUrls = new Set();
+
+/** QR images of the promotions the ads link to, fetched once per promotion per view. */
+export async function qrImages(ads, into) {
+  for (const a of ads) {
+    if (a.promotion_id && !into.has(a.promotion_id)) {
+      into.set(a.promotion_id, null);
+      try {
+        const codes = await api("GET", `/promotions/${a.promotion_id}/qr-codes`);
+        if (codes.data.length) into.set(a.promotion_id, svgUrl(codes.data[0].image_svg));
+        for (const c of codes.data) shownShortUrls.add(c.short_url || c.target_url);
+      } catch (_) {
+        /* a key without promotions:read sees no codes */
+      }
+    }
+  }
+}
+
+/** Plays per device per day over the last `days` days: one report per day. */
+export async function playsPerDay(companyId, days) {
+  const now = sandboxNow();
+  const dates = lastDays(now, days);
+  const reports = await Promise.all(dates.map((d, i) => {
+    const from = `${d}T00:00:00Z`;
+    const to = i === dates.length - 1 ? now.toISOString().replace(/\.\d{3}Z$/, "Z") : `${dates[i + 1]}T00:00:00Z`;
+    return api("GET", `/reports/proof-of-play?company_id=${companyId}&from=${from}&to=${to}`);
+  }));
+  const byDevice = new Map();
+  reports.forEach((r, i) => {
+    for (const d of r.devices) {
+      if (!byDevice.has(d.device_id)) byDevice.set(d.device_id, new Array(days).fill(0));
+      byDevice.get(d.device_id)[i] = d.plays;
+    }
+  });
+  return byDevice;
+}
+
+export async function fleet(companyId) {
+  const health = el("div");
+  const grid = el("div", { class: "grid", attrs: { role: "list", "aria-label": "Screens" } });
+  const summary = el("p", { class: "muted" });
+  page("Fleet", summary, health, grid);
+  const qrByPromotion = new Map();
+  let plays = new Map();
+  let playsAt = 0;
+  const refresh = async () => {
+    const [devices, ads, mediaRows] = await Promise.all([
+      all(`/devices?company_id=${companyId}`), all(`/ads?company_id=${companyId}`),
+      all(`/media?company_id=${companyId}`).catch(() => []),
+    ]);
+    if (Date.now() - playsAt > 60000) {
+      plays = await playsPerDay(companyId, 7).catch(() => plays);
+      playsAt = Date.now();
+    }
+    const adById = new Map(ads.map((a) => [a.id, a]));
+    const mediaById = new Map(mediaRows.map((m) => [m.id, m]));
+    await qrImages(ads, qrByPromotion);
+    const tiles = await Promise.all(devices.map(async (d) => {
+      const status = d.status;
+      const ad = d.current_ad_id ? adById.get(d.current_ad_id) : null;
+      const series = plays.get(d.id) || new Array(7).fill(0);
+      const total = series.reduce((a, b) => a + b, 0);
+      const tile = el("button", {
+        class: `tile ${status}`, attrs: { type: "button", "data-device-id": d.id },
+        on: { click: () => showDiagnostics(d) },
+      },
+      el("h3", { text: d.name }),
+      el("span", { class: `status ${status}`, text: status.replace("_", " ") }),
+      el("span", { class: "muted", text: ` · heartbeat ${ago(d.seconds_since_heartbeat)}` }),
+      await screen(ad, qrByPromotion, mediaById),
+      el("span", { class: "muted", text: ad ? `Playing: ${ad.name}` : `${d.location}` }),
+      el("span", { class: "spark-row" }, sparkline(series, `${d.name}: ${total} plays in 7 days`), `${total} plays, 7 d`));
+      return el("div", { attrs: { role: "listitem" } }, tile);
+    }));
+    const count = (s) => devices.filter((d) => d.status === s).length;
+    summary.textContent = `${devices.length} screens: ${count("online")} online, ${count("offline")} offline, ${count("never_seen")} never seen. Refreshed every 5 s.`;
+    health.replaceChildren(stack("fleet-health", "Fleet health", [
+      { label: "Online", value: count("online"), cls: "online" },
+      { label: "Offline", value: count("offline"), cls: "offline" },
+      { label: "Never seen", value: count("never_seen"), cls: "never_seen" },
+    ]));
+    grid.replaceChildren(...tiles);
+    fresh();
+  };
+  await refresh();
+  loopbackNotice([...shownShortUrls]);
+  every(5000, refresh);
+}
+
+async function showDiagnostics(device) {
+  let diag = null;
+  try {
+    diag = await api("GET", `/devices/${device.id}/diagnostics`);
+  } catch (_) {
+    diag = null;
+  }
+  const body = el("div", {},
+    el("dl", { class: "facts" },
+      el("dt", { text: "Location" }), el("dd", { text: device.location }),
+      el("dt", { text: "Platform" }), el("dd", { text: `${device.platform} · ${device.resolution} · ${device.orientation}` }),
+      el("dt", { text: "Status" }), el("dd", { text: diag ? diag.status : device.status }),
+      el("dt", { text: "Last seen" }), el("dd", { text: diag ? when(diag.last_seen) : when(device.last_heartbeat_at) }),
+      el("dt", { text: "App version" }), el("dd", { text: (diag && diag.app_version) || device.app_version || "—" }),
+      el("dt", { text: "Storage" }), el("dd", { text: diag && diag.storage && diag.storage.free_percent !== null ? `${diag.storage.free_percent}% free` : "—" })),
+    el("h3", { text: "Recent playback errors" }),
+    diag && diag.recent_playback_errors.length
+      ? el("ul", {}, ...diag.recent_playback_errors.map((e) => el("li", { text: `${when(e.occurred_at)} ${e.code}: ${e.message}` })))
+      : el("p", { class: "muted", text: diag ? "None." : "Diagnostics could not be loaded." }),
+    el("p", {}, el("a", { attrs: { href: `/player/${device.id}`, target: "_blank" }, text: "Open this screen's player" })));
+  dialog(`Screen: ${device.name}`, body, null);
+}

@@ -1,0 +1,211 @@
+//! `signage demo`: the binary started as a presenter would, on an explicit loopback address (tests
+//! bind 127.0.0.1 only). Its startup output names the console, two players, the demo key and a
+//! terminal QR code of the console; the service behind it runs on the running clock with the fleet,
+//! and its QR codes encode the public base URL.
+
+use crate::helpers::key;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The demo process, killed when the test ends however it ends.
+struct Demo(Child);
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `signage demo` with `args`; returns it and its startup output (to its last line).
+fn start(args: &[&str]) -> (Demo, Vec<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_signage"))
+        .arg("demo")
+        .args(args)
+        .env("SIGNAGE_RATE_LIMIT_PER_SECOND", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let demo = Demo(child);
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
+        let last = line.contains("Press Ctrl-C to stop");
+        lines.push(line);
+        if last {
+            break;
+        }
+    }
+    (demo, lines)
+}
+
+/// A GET with the demo key, over a fresh connection: (status, body).
+fn get(base: &str, path: &str, key_name: &str) -> (u16, String) {
+    let k = key(key_name);
+    let host = base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nX-API-Key: {}\r\nX-Service-Client-Id: {}\r\nConnection: close\r\n\r\n",
+        k.raw, k.client_id
+    )
+    .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let status = raw[9..12].parse().unwrap();
+    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (status, body.to_string())
+}
+
+fn json(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// The value after `label` on the line that starts with it.
+fn after<'a>(lines: &'a [String], label: &str) -> Vec<&'a str> {
+    lines
+        .iter()
+        .filter_map(|l| l.trim_start().strip_prefix(label))
+        .map(|rest| rest.split_whitespace().next().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn demo_prints_what_a_presenter_opens_and_serves_a_live_world() {
+    let (_demo, lines) = start(&["--listen", "127.0.0.1:0"]);
+    let first = lines.first().cloned().unwrap_or_default();
+    assert!(
+        first.starts_with("signage demo listening on http://127.0.0.1:"),
+        "{lines:#?}"
+    );
+    let base = first
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+
+    assert_eq!(after(&lines, "Console"), [format!("{base}/console")]);
+    let players = after(&lines, "Player");
+    assert_eq!(players.len(), 2, "{lines:#?}");
+    for (player, name) in players
+        .iter()
+        .zip(["Entrance Screen 1", "Checkout Screen 1"])
+    {
+        let path = player.strip_prefix(&base).unwrap();
+        assert_eq!(get(&base, path, "northwind-readwrite").0, 200);
+        let id = path.trim_start_matches("/player/");
+        let (status, device) = get(&base, &format!("/devices/{id}"), "northwind-readwrite");
+        assert_eq!(status, 200);
+        assert_eq!(json(&device)["name"], name);
+        // The screens printed play the fixture video and photo.
+        let (_, ads) = get(&base, &format!("/devices/{id}/ads"), "northwind-readwrite");
+        let media: Vec<String> = json(&ads)["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a["media_id"].as_str().map(String::from))
+            .collect();
+        let types: Vec<String> = media
+            .iter()
+            .map(|m| {
+                let (_, body) = get(&base, &format!("/media/{m}"), "northwind-readwrite");
+                json(&body)["content_type"].as_str().unwrap().to_string()
+            })
+            .collect();
+        assert!(types.iter().any(|t| t == "video/mp4"), "{types:?}");
+        assert!(types.iter().any(|t| t == "image/jpeg"), "{types:?}");
+    }
+    let demo_key = key("northwind-readwrite");
+    assert_eq!(after(&lines, "Sign in   API key"), [demo_key.raw.as_str()]);
+    assert!(lines.iter().any(|l| l.contains(&demo_key.client_id)));
+    // Bound to loopback (as tests must): the presenter is told phones cannot reach it.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("WARNING") && l.contains("phones cannot")),
+        "{lines:#?}"
+    );
+    // A terminal QR code: rows of half blocks.
+    let qr_rows = lines
+        .iter()
+        .filter(|l| l.contains('▄') || l.contains('▀'))
+        .count();
+    assert!(qr_rows >= 10, "{lines:#?}");
+
+    // A running clock with the simulated fleet, and QR codes that encode the public base URL.
+    let (_, clock) = get(&base, "/_sandbox/clock", "sandbox-operator");
+    let clock = json(&clock);
+    assert_eq!(clock["mode"], "system", "{clock}");
+    let (_, devices) = get(
+        &base,
+        "/devices?status=online&limit=100",
+        "northwind-readwrite",
+    );
+    assert!(!json(&devices)["data"].as_array().unwrap().is_empty());
+    let (_, promos) = get(&base, "/promotions?limit=100", "northwind-readwrite");
+    let promo = json(&promos)["data"][0]["id"].as_str().unwrap().to_string();
+    let (_, codes) = get(
+        &base,
+        &format!("/promotions/{promo}/qr-codes"),
+        "northwind-readwrite",
+    );
+    for code in json(&codes)["data"].as_array().unwrap() {
+        assert!(
+            code["short_url"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{base}/q/")),
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn demo_takes_the_public_base_url_phones_use() {
+    let (_demo, lines) = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--public-base-url",
+        "http://signage-demo.example:8080",
+    ]);
+    let first = lines.first().cloned().unwrap_or_default();
+    let bound = first.split_whitespace().nth(4).unwrap().to_string();
+    assert!(bound.starts_with("http://127.0.0.1:"), "{first}");
+    assert_eq!(
+        after(&lines, "Console"),
+        ["http://signage-demo.example:8080/console"]
+    );
+    assert!(!lines.iter().any(|l| l.contains("WARNING")), "{lines:#?}");
+    let (_, promos) = get(&bound, "/promotions?limit=1", "northwind-readwrite");
+    let promo = json(&promos)["data"][0]["id"].as_str().unwrap().to_string();
+    let (_, codes) = get(
+        &bound,
+        &format!("/promotions/{promo}/qr-codes"),
+        "northwind-readwrite",
+    );
+    let short = json(&codes)["data"][0]["short_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        short.starts_with("http://signage-demo.example:8080/q/"),
+        "{short}"
+    );
+}

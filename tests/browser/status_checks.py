@@ -1,0 +1,56 @@
+"""Honest status, checked in the browser: an injected 503 marks the fleet's data stale with
+"connection lost — showing data from HH:MM" (and clears when the service answers again); an
+injected 429 waits for its Retry-After and says so; a key revoked while the console shows it goes
+back to sign-in with the reason."""
+
+import time
+
+from kit import Rest, check, sign_in, wait_until
+
+
+def honest_status(page, base, browser, grocers):
+    operator = Rest(base, "sandbox-operator")
+    admin = Rest(base, "northwind-admin")
+    sign_in(page, base, "northwind-readwrite")
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector("button.tile")
+
+    status, fault = operator.call("POST", "/_sandbox/faults", {
+        "match": {"method": "GET", "path": "/devices"}, "action": {"type": "status", "status": 503}})
+    check("a 503 fault on GET /devices is injected", status == 201, str(fault))
+    lost = wait_until(page, "document.body.dataset.connection === 'lost'", 12)
+    banner = page.inner_text("#notices") if lost else ""
+    check("polling fails: 'connection lost — showing data from HH:MM', the tiles kept and marked stale",
+          lost and "Connection lost — showing data from" in banner and page.eval_on_selector_all("#view.stale button.tile", "e => e.length") > 0,
+          banner)
+    operator.call("DELETE", f"/_sandbox/faults/{fault['id']}")
+    back = wait_until(page, "document.body.dataset.connection === 'ok' && !document.getElementById('connection')", 12)
+    check("…and the banner goes once the service answers again", back, page.inner_text("#notices"))
+
+    status, fault = operator.call("POST", "/_sandbox/faults", {
+        "match": {"method": "GET", "path": "/devices"}, "times": 1,
+        "action": {"type": "status", "status": 429, "retry_after": 2}})
+    check("a 429 fault with Retry-After: 2 is injected", status == 201, str(fault))
+    said = wait_until(page, "(document.getElementById('rate-limit') || {}).textContent?.includes('waiting 2 s')", 12)
+    check("a 429 waits for Retry-After and says so", said, page.inner_text("#notices"))
+    recovered = wait_until(page, "!document.getElementById('rate-limit') && document.body.dataset.connection === 'ok'", 12)
+    check("…then refreshes again, never 'Something went wrong'", recovered and "Something went wrong" not in page.inner_text("#view h1"))
+
+    # A key revoked while the console shows its data: back to sign-in, saying why.
+    client = next(c for c in admin.all("/api-clients") if c["id"] == Rest(base, "northwind-readwrite").client)
+    status, made = admin.call("POST", "/api-keys", {"client_id": client["id"], "name": "Browser revoke check", "scopes": ["read"]})
+    check("a key to revoke is made over REST", status == 201, str(made))
+    page.evaluate("sessionStorage.clear()")
+    page.goto(base + "/console")
+    page.fill("#key-input", made["rawKey"])
+    page.fill("#client-input", client["id"])
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#view h1")
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector("button.tile")
+    status, _ = admin.call("POST", f"/api-keys/{made['id']}/revoke")
+    check("the key is revoked over REST", status == 200)
+    out = wait_until(page, "!document.getElementById('signin').hidden", 12)
+    reason = page.inner_text("#signin-error") if out else ""
+    check("a 401 goes back to sign-in with the reason", out and "signed out" in reason and "401" in reason, reason)
+    time.sleep(0.2)
