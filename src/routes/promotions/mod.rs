@@ -179,6 +179,8 @@ pub fn routes() -> Vec<Route> {
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
         .body("QrCodeCreate")
         .created("QrCode"),
+        // Before `/qr-codes/{id}`: a literal route declared first owns its path.
+        ranking::route(),
         Route::get("/qr-codes/{id}", "getQrCode", READ, get_qr_code)
         .describe("One QR code: its short link, target and redirect URLs, label, scan count and last scan, and an inline SVG. Needs `promotions:read`. The `ETag` serves `If-Match` on delete.")
             .etag()
@@ -218,7 +220,6 @@ pub fn routes() -> Vec<Route> {
             .default("svg")])
             .produces("image/svg+xml")
             .produces("image/png"),
-        ranking::route(),
     ]
 }
 

@@ -13,7 +13,7 @@ const DEFAULT_LIMIT: i64 = 10;
 const MAX_LIMIT: i64 = 100;
 
 pub(super) fn route() -> Route {
-    Route::get("/reports/qr-codes", "getQrCodeRanking", READ, ranking)
+    Route::get("/qr-codes/ranking", "getQrCodeRanking", READ, ranking)
         .describe("The QR codes of every visible company's promotions (or one company's), ranked by scans: all time, or scans in `[from, to)` when either is given. Ties: the code made first ranks first. Needs `promotions:read`.")
         .tool(Tool::read(
             "rank_qr_codes",
