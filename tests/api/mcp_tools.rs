@@ -130,8 +130,9 @@ fn align_heartbeat_ages(mcp: &mut Value, rest: &Value, what: &str) {
                         assert!((0..=1).contains(&(a - b)), "{what}: {a} vs {b}");
                         *v = other.clone();
                     }
-                } else if k == "from" || k == "to" {
-                    // A report's default window ends now: the two calls may straddle a second.
+                } else if k == "from" || k == "to" || k == "generated_at" {
+                    // Instants of "now" (a default window, a report's stamp): the two calls may
+                    // straddle a second.
                     let at = |x: &Value| x.as_str().and_then(signage::time::parse_rfc3339);
                     if let (Some(a), Some(b)) = (at(v), at(other)) {
                         assert!((0..=1).contains(&(a - b)), "{what}: {k} {a} vs {b}");
