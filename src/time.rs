@@ -170,6 +170,21 @@ impl Clock {
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Clock>>> = const { RefCell::new(None) };
+    /// Added to every reading of [`now_millis`] inside [`shifted`].
+    static SHIFT_MS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` with the time read `secs` later on this thread, whatever clock is installed: a dry run
+/// of a write made later (the MCP preview tells what a write stamps with its own time this way).
+pub fn shifted<R>(secs: i64, f: impl FnOnce() -> R) -> R {
+    struct Restore(i64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHIFT_MS.set(self.0);
+        }
+    }
+    let _restore = Restore(SHIFT_MS.replace(SHIFT_MS.get() + secs.saturating_mul(1000)));
+    f()
 }
 
 /// The process-wide stamp sequence of ids drawn outside any app (the CLI).
@@ -195,10 +210,11 @@ pub fn now() -> i64 {
 
 /// The current clock's time, in Unix milliseconds.
 pub fn now_millis() -> i64 {
-    CURRENT.with(|c| match c.borrow().as_ref() {
+    let ms = CURRENT.with(|c| match c.borrow().as_ref() {
         Some(clock) => clock.now_millis(),
         None => system_millis(),
-    })
+    });
+    ms + SHIFT_MS.get()
 }
 
 /// The current clock, if an app installed one on this thread.

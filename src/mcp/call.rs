@@ -3,6 +3,7 @@
 //! what happens. Nothing here decides a permission or holds a credential.
 
 use super::catalogue::Tool;
+use super::failure::Failure;
 use super::pending::{self, ArrayEdit, ChangePlan};
 use super::spec::{self, Kind};
 use crate::auth::Principal;
@@ -154,7 +155,7 @@ pub enum Content {
 }
 
 /// A tool's outcome before framing: structured content, or a message for an `isError` result.
-pub type Outcome = Result<Content, String>;
+pub type Outcome = Result<Content, Failure>;
 
 /// Runs a tool call. Arguments have been validated against the input schema.
 pub fn call(
@@ -195,11 +196,17 @@ pub fn call(
                 return Ok(Content::Json(resp.body));
             }
             if !resp.status.is_success() {
-                return Err(super::advice::explain(app, caller, &resp));
+                return Err(Failure::rest(
+                    &resp,
+                    super::advice::explain(app, caller, &resp),
+                ));
             }
             from_rest(&resp).map(Content::Value)
         }
         Kind::Prepare => {
+            if let Some(path) = crate::redact::marker_path(&Value::Object(args.clone()), "") {
+                return Err(marker_refusal(&path));
+            }
             let plan = change_plan(tool, args).ok_or_else(unavailable)?;
             pending::prepare(app, caller, &plan).map(Content::Value)
         }
@@ -212,8 +219,23 @@ pub fn call(
     }
 }
 
-fn unavailable() -> String {
-    "This tool is not available on this server.".into()
+/// A write argument holding the redaction marker: text copied from a redacted answer. Stored, it
+/// would replace the real value with the marker, so it is refused.
+fn marker_refusal(path: &str) -> Failure {
+    let field = path.rsplit('.').next().unwrap_or(path);
+    let message = format!(
+        "`{path}` contains `{marker}`, the marker this server shows in place of text that looks like a secret; it is not the stored value, and storing it would destroy that value. Nothing was prepared. To keep the stored value, leave `{field}` out; to change it, send the complete new text.",
+        marker = crate::redact::REDACTED
+    );
+    Failure::new("redaction_marker_in_arguments", 422, message)
+}
+
+fn unavailable() -> Failure {
+    Failure::new(
+        "tool_unavailable",
+        501,
+        "This tool is not available on this server.",
+    )
 }
 
 fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
@@ -273,7 +295,7 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
 
 /// A REST answer as a tool outcome: a JSON success body is the structured content; a problem
 /// (or any failure) becomes a message naming the status, title and detail.
-pub fn from_rest(resp: &Response) -> Result<Value, String> {
+pub fn from_rest(resp: &Response) -> Result<Value, Failure> {
     if resp.status.is_success() {
         if resp.body.is_empty() {
             return Ok(json!({"ok": true, "status": resp.status.as_u16()}));
@@ -281,9 +303,15 @@ pub fn from_rest(resp: &Response) -> Result<Value, String> {
         return serde_json::from_slice::<Value>(&resp.body)
             .ok()
             .filter(Value::is_object)
-            .ok_or_else(|| "The service returned a body that is not a JSON object.".to_string());
+            .ok_or_else(|| {
+                Failure::new(
+                    "invalid_response",
+                    502,
+                    "The service returned a body that is not a JSON object.",
+                )
+            });
     }
-    Err(problem_message(resp))
+    Err(Failure::rest(resp, problem_message(resp)))
 }
 
 pub fn problem_message(resp: &Response) -> String {

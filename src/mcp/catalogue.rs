@@ -116,9 +116,11 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
     };
     let input_schema = input_schema(&spec, route.as_ref(), router);
     let output_schema = output_schema(&spec, route.as_ref(), read_route.as_ref(), router, writes);
+    // A prepare tool changes nothing a user owns (it stores a confirmation only its caller can
+    // use): read-only, so a client asks its user once, at confirm_change. Cancelling twice
+    // answers the same (see `pending::cancel`).
     let (read_only, destructive, idempotent) = match spec.kind {
-        Kind::Read => (true, false, true),
-        Kind::Prepare => (false, false, false),
+        Kind::Read | Kind::Prepare => (true, false, true),
         Kind::Confirm => (false, true, false),
         Kind::Cancel => (false, false, true),
     };
@@ -138,6 +140,7 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         if let Some(r) = &route {
             out = super::links::output_schema(r.operation_id, out);
         }
+        let mut out = with_error_branch(out);
         super::compact::share_repeats(&mut out);
         definition["outputSchema"] = out;
     }
@@ -152,6 +155,16 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         definition,
         compact,
     }
+}
+
+/// An output schema that also admits the structured content of an error result
+/// ([`super::failure`]): `{"type": "object", "anyOf": [success, error]}`.
+fn with_error_branch(success: Value) -> Value {
+    let mut branch = success;
+    if let Value::Object(m) = &mut branch {
+        m.remove("type");
+    }
+    json!({"type": "object", "anyOf": [branch, super::failure::schema_branch()]})
 }
 
 fn id_schema(description: &str) -> Value {
@@ -462,7 +475,7 @@ mod tests {
             list.input_schema["properties"]["colour"],
             json!({"type": "string", "enum": ["red", "blue"], "description": "Only this colour."})
         );
-        let out = &list.definition["outputSchema"];
+        let out = &list.definition["outputSchema"]["anyOf"][0];
         assert_eq!(out["properties"]["object"]["const"], "list");
         let item = &out["properties"]["data"]["items"]["properties"];
         assert_eq!(item["name"], json!({"type": "string"}));
@@ -504,7 +517,7 @@ mod tests {
             "The fields to change and their new values; at least one. `null` clears `note` or `size`."
         );
         assert_eq!(
-            change.definition["outputSchema"]["properties"]["object"]["const"],
+            change.definition["outputSchema"]["anyOf"][0]["properties"]["object"]["const"],
             "pending_change"
         );
 

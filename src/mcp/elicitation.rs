@@ -15,6 +15,7 @@
 
 use super::call::Caller;
 use super::dispatch::Out;
+use super::failure::Failure;
 use super::pending;
 use crate::http::stream::Streamed;
 use crate::http::App;
@@ -118,14 +119,17 @@ fn event(message: &Value) -> Bytes {
     Bytes::from(format!("event: message\ndata: {message}\n\n"))
 }
 
-fn tool_result(outcome: Result<Value, String>) -> Value {
+fn tool_result(outcome: Result<Value, Failure>) -> Value {
     match outcome {
         Ok(mut v) => {
             redact::redact_value(&mut v);
             json!({"content": [{"type": "text", "text": v.to_string()}], "structuredContent": v, "isError": false})
         }
-        Err(msg) => {
-            json!({"content": [{"type": "text", "text": redact::redact_str(&msg)}], "isError": true})
+        Err(failure) => {
+            let text = redact::redact_str(&failure.message);
+            let mut structured = failure.structured(&text);
+            redact::redact_value(&mut structured);
+            json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": true})
         }
     }
 }
@@ -197,7 +201,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
                     // Unless the answer is being run right now, nobody answered in time.
                     if registry.take(&question_id).is_some() {
                         let text = format!("The user did not answer the confirmation dialog within {wait} seconds, so nothing was applied. The confirmation id stays valid until it expires: ask the user, then call confirm_change again, or cancel_change.");
-                        let _ = tx.send(final_event(tool_result(Err(text)))).await;
+                        let _ = tx.send(final_event(tool_result(Err(Failure::new("confirmation_unanswered", 408, text))))).await;
                         return;
                     }
                     deadline.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(60));
@@ -242,9 +246,13 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
         let mut features = sessions.features(&w.session);
         features.elicitation_form = false;
         sessions.set_features(&w.session, features);
-        Err(format!(
-            "The client could not show the confirmation dialog ({}), so nothing was applied. Ask the user in the chat; if they confirm, call confirm_change again with the same id.",
-            e["message"].as_str().unwrap_or("error")
+        Err(Failure::new(
+            "elicitation_unavailable",
+            409,
+            format!(
+                "The client could not show the confirmation dialog ({}), so nothing was applied. Ask the user in the chat; if they confirm, call confirm_change again with the same id.",
+                e["message"].as_str().unwrap_or("error")
+            ),
         ))
     } else {
         match msg["result"]["action"].as_str() {
@@ -253,9 +261,9 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
                 let declined = action == Some("decline");
                 let _ = pending::cancel(app, caller, &w.confirmation_id);
                 Err(if declined {
-                    "The user declined the change in the confirmation dialog: nothing was applied and the change is cancelled.".to_string()
+                    Failure::new("confirmation_declined", 409, "The user declined the change in the confirmation dialog: nothing was applied and the change is cancelled.")
                 } else {
-                    "The user dismissed the confirmation dialog: nothing was applied and the change is cancelled. Prepare it again if they still want it.".to_string()
+                    Failure::new("confirmation_cancelled", 409, "The user dismissed the confirmation dialog: nothing was applied and the change is cancelled. Prepare it again if they still want it.")
                 })
             }
         }

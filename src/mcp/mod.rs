@@ -10,6 +10,7 @@
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel).
+//! - [`preview`]: what a prepare shows: the write run as a dry run, its answer and its cost.
 //! - [`advice`]: what an error tells the assistant to do, naming only tools the key may call.
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
 //! - [`config_cmd`]: `signage mcp-config`.
@@ -34,8 +35,10 @@ pub mod config_cmd;
 pub mod dispatch;
 pub mod elicitation;
 pub mod expiry;
+pub mod failure;
 pub mod links;
 pub mod pending;
+pub mod preview;
 pub mod prompts;
 pub mod protocol;
 pub mod resources;

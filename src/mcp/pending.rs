@@ -10,159 +10,34 @@
 //!   previewed version: a target that changed since the preview is left untouched.
 
 use super::advice;
-use super::call::{self, from_rest, Caller};
+use super::call::{from_rest, Caller};
+use super::failure::Failure;
+use super::preview::{self, version_of};
 use crate::http::ApiError;
 use crate::http::App;
 use crate::time::rfc3339;
 use hyper::{Method, StatusCode};
 use rusqlite::OptionalExtension;
-use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
+use serde_json::{json, Value};
 
-/// A change ready to be stored: what to show and what to run.
-pub struct ChangePlan {
-    pub tool: &'static str,
-    pub operation: &'static str,
-    pub target_type: &'static str,
-    pub target_id: String,
-    /// GET path of the target's current state.
-    pub read_path: String,
-    pub method: Method,
-    pub path: String,
-    /// JSON body of the change request, if the route takes one.
-    pub body: Option<Value>,
-    /// The fields of the target the change sets, for the preview.
-    pub changes: Map<String, Value>,
-    /// A value added to or removed from an array field of the target; `changes` is then
-    /// computed from the current state.
-    pub array_edit: Option<ArrayEdit>,
-    /// The write creates something: the difference is what it would return.
-    pub creates: bool,
-    /// Show the token cost (`activation_cost_tokens`) and the company's balance.
-    pub with_cost: bool,
-    /// The exact tool arguments.
-    pub arguments: Value,
-}
-
-/// See [`ChangePlan::array_edit`].
-pub struct ArrayEdit {
-    pub field: &'static str,
-    pub value: String,
-    pub add: bool,
-}
-
-impl ArrayEdit {
-    /// The field's new value: the current array with the value added (kept sorted) or removed.
-    fn apply(&self, current: &Value) -> (String, Value) {
-        let mut items: Vec<Value> = current
-            .get(self.field)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let value = Value::String(self.value.clone());
-        if self.add {
-            if !items.contains(&value) {
-                items.push(value);
-                items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            }
-        } else {
-            items.retain(|v| *v != value);
-        }
-        (self.field.to_string(), Value::Array(items))
-    }
-}
+pub use super::preview::{ArrayEdit, ChangePlan};
 
 fn hash(s: &str) -> String {
     crate::auth::keys::hash(s)
 }
 
-/// The ETag of a response, or a fingerprint of its body when the route sends none.
-fn version_of(resp: &crate::http::Response) -> String {
-    match resp.headers.get("etag").and_then(|v| v.to_str().ok()) {
-        Some(tag) => tag.to_string(),
-        None => {
-            let digest = Sha256::digest(&resp.body);
-            let mut s = String::from("sha256:");
-            for b in digest {
-                s.push_str(&format!("{b:02x}"));
-            }
-            s
-        }
-    }
-}
-
-fn storage_error(e: ApiError) -> String {
+fn storage_error(e: ApiError) -> Failure {
     tracing::warn!(error = %e, "pending change storage failed");
-    "The change could not be stored or read right now; nothing was applied. Retry shortly.".into()
+    Failure::new(
+        "storage_unavailable",
+        503,
+        "The change could not be stored or read right now; nothing was applied. Retry shortly.",
+    )
 }
 
-pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, String> {
-    let resp = caller.rest(
-        app,
-        Method::GET,
-        plan.read_path.clone(),
-        String::new(),
-        None,
-        None,
-    );
-    let current = from_rest(&resp)?;
-    let version = version_of(&resp);
-    let mut changes = plan.changes.clone();
-    if let Some(edit) = &plan.array_edit {
-        let (field, value) = edit.apply(&current);
-        changes.insert(field, value);
-    }
-    let differences: Vec<Value> = changes
-        .iter()
-        .filter(|(k, v)| current.get(k.as_str()) != Some(*v))
-        .map(|(k, v)| {
-            json!({"field": k, "current": current.get(k.as_str()).cloned().unwrap_or(Value::Null), "proposed": v})
-        })
-        .collect();
-    let mut differences = differences;
-    if differences.is_empty() && !plan.creates {
-        return Err(format!(
-            "Nothing to change: the {} `{}` already has these values. Nothing was prepared.",
-            plan.target_type, plan.target_id
-        ));
-    }
-    let mut proposed = current.clone();
-    if let Value::Object(p) = &mut proposed {
-        for (k, v) in &changes {
-            p.insert(k.clone(), v.clone());
-        }
-    }
-    // The write itself, run with every check it makes (state rules, balance, plan limits,
-    // validation, If-Match) and rolled back: a change that cannot succeed gets no confirmation id.
-    let if_match = (!version.starts_with("sha256:")).then_some(version.as_str());
-    let trial = crate::db::Db::dry_run(|| {
-        caller.rest(
-            app,
-            plan.method.clone(),
-            plan.path.clone(),
-            String::new(),
-            plan.body.as_ref().map(|b| b.to_string().into_bytes()),
-            if_match,
-        )
-    });
-    if !trial.status.is_success() {
-        return Err(format!(
-            "This change cannot be made as it stands, so nothing was prepared and no confirmation_id was issued. Tell the user why: {}",
-            advice::explain(app, caller, &trial)
-        ));
-    }
-    if plan.creates {
-        // What the write returned when tried (its ids and times will differ when it runs).
-        let created = from_rest(&trial).unwrap_or(Value::Null);
-        let field = created["object"].as_str().unwrap_or("result").to_string();
-        differences.push(json!({"field": field, "current": null, "proposed": created}));
-    }
-    let cost = if plan.with_cost {
-        cost(app, caller, &current)
-    } else {
-        Value::Null
-    };
-
+pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, Failure> {
+    let p = preview::build(app, caller, plan)?;
+    let version = &p.version;
     let confirmation_id = format!("chg_{}", crate::random::base62("confirmation", 32));
     let now = crate::time::now();
     let ttl = app.settings.pending_change_ttl_secs as i64;
@@ -200,12 +75,13 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
         })
         .map_err(storage_error)?;
 
-    let cost_note = if cost.is_null() {
+    let cost_note = if p.cost.is_null() {
         String::new()
     } else {
-        " and its token cost".to_string()
+        " and its cost".to_string()
     };
     let lifetime = duration_words(ttl);
+    let notes = preview::notes(&p);
     Ok(json!({
         "object": "pending_change",
         "confirmation_id": confirmation_id,
@@ -213,13 +89,15 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, S
         "tool": plan.tool,
         "operation": plan.operation,
         "target": {"type": plan.target_type, "id": plan.target_id, "version": version},
-        "current": current,
-        "proposed": proposed,
-        "differences": differences,
-        "cost": cost,
+        "current": p.current,
+        "after": p.after,
+        "set_at_confirmation": p.set_at_confirmation,
+        "differences": p.differences,
+        "cost": p.cost,
+        "redacted_fields": p.redacted_fields,
         "expires_at": rfc3339(expires_at),
         "next_step": format!(
-            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation. Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}."
+            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation.{notes} Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}."
         ),
     }))
 }
@@ -247,36 +125,6 @@ pub fn duration_words(secs: i64) -> String {
     }
 }
 
-/// The activation cost and the company's balance, read through the pipeline (so a key without
-/// `tokens:read` sees the cost but not the balance).
-fn cost(app: &App, caller: &Caller, current: &Value) -> Value {
-    let tokens = current
-        .get("activation_cost_tokens")
-        .and_then(Value::as_i64);
-    let balance = current
-        .get("company_id")
-        .and_then(Value::as_str)
-        .and_then(|company| {
-            let route = app.router.by_operation("getTokenBalance")?;
-            let mut query = String::from("company_id=");
-            call::encode(company, &mut query);
-            let resp = caller.rest(
-                app,
-                route.method.clone(),
-                route.path.to_string(),
-                query,
-                None,
-                None,
-            );
-            if !resp.status.is_success() {
-                return None;
-            }
-            resp.body_json()?.get("balance")?.as_i64()
-        });
-    let after = tokens.zip(balance).map(|(t, b)| b - t);
-    json!({"tokens": tokens, "balance": balance, "balance_after": after, "sufficient": after.map(|a| a >= 0)})
-}
-
 struct Claimed {
     tool: String,
     operation: String,
@@ -289,42 +137,51 @@ struct Claimed {
     version: String,
 }
 
-/// Why an id could not be claimed. Another credential's id reads exactly like an unknown one.
-fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> String {
+/// A stored id as this caller sees it: (used_at, outcome, expires_at); another credential's id
+/// reads exactly like an unknown one.
+type Stored = (Option<i64>, Option<String>, i64);
+
+fn stored(app: &App, caller: &Caller, id_hash: &str) -> Result<Option<Stored>, ApiError> {
     let p = &caller.principal;
-    let row = app.db.conn().map_err(ApiError::from).and_then(|conn| {
-        conn.prepare_cached(
+    let conn = app.db.conn()?;
+    let row = conn
+        .prepare_cached(
             "SELECT used_at, outcome, expires_at FROM mcp_pending_changes
              WHERE id_hash = ?1 AND actor = ?2 AND client_id IS ?3",
         )?
         .query_row(
             rusqlite::params![id_hash, p.actor_id(), p.client_id()],
-            |r| {
-                Ok((
-                    r.get::<_, Option<i64>>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            },
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .optional()
-        .map_err(ApiError::from)
-    });
-    match row {
+        .optional()?;
+    Ok(row)
+}
+
+/// Why an id could not be claimed.
+fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
+    let used = |message: String| Failure::new("confirmation_used", 409, message);
+    match stored(app, caller, id_hash) {
         Err(e) => storage_error(e),
-        Ok(None) => "No pending change with this confirmation_id is available to this API key. Nothing was applied. Prepare the change first.".into(),
-        Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled" => {
-            "This change was cancelled; nothing was applied. Prepare it again if the user still wants it.".into()
-        }
-        Ok(Some((Some(_), Some(outcome), _))) if outcome != "applied" => format!(
+        Ok(None) => Failure::new("confirmation_not_found", 404, "No pending change with this confirmation_id is available to this API key. Nothing was applied. Prepare the change first."),
+        Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled" => Failure::new(
+            "confirmation_cancelled",
+            409,
+            "This change was cancelled; nothing was applied. Prepare it again if the user still wants it.",
+        ),
+        // `confirming`: another call holds it right now; to this one it is simply used.
+        Ok(Some((Some(_), Some(outcome), _))) if outcome != "applied" && outcome != "confirming" => used(format!(
             "This confirmation_id was already used, and that confirmation did not apply the change ({outcome}); nothing was applied. Prepare the change again."
+        )),
+        Ok(Some((Some(_), _, _))) => used("This confirmation_id was already used (it works once); nothing more was applied.".into()),
+        Ok(Some((None, _, expires_at))) if expires_at <= now => Failure::new(
+            "confirmation_expired",
+            410,
+            format!(
+                "This confirmation_id expired at {}; nothing was applied. Prepare the change again and ask the user to confirm.",
+                rfc3339(expires_at)
+            ),
         ),
-        Ok(Some((Some(_), _, _))) => "This confirmation_id was already used (it works once); nothing more was applied.".into(),
-        Ok(Some((None, _, expires_at))) if expires_at <= now => format!(
-            "This confirmation_id expired at {}; nothing was applied. Prepare the change again and ask the user to confirm.",
-            rfc3339(expires_at)
-        ),
-        Ok(Some(_)) => "This confirmation_id cannot be used now; nothing was applied.".into(),
+        Ok(Some(_)) => Failure::new("confirmation_unavailable", 409, "This confirmation_id cannot be used now; nothing was applied."),
     }
 }
 
@@ -339,7 +196,7 @@ fn record(app: &App, id_hash: &str, outcome: &str) {
     }
 }
 
-pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, String> {
+pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = crate::time::now();
     let p = &caller.principal;
@@ -376,9 +233,13 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         return Err(why_not(app, caller, &id_hash, now));
     };
     let stale = || {
-        format!(
-            "The {} `{}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.",
-            c.target_type, c.target_id
+        Failure::new(
+            "stale_preview",
+            412,
+            format!(
+                "The {} `{}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.",
+                c.target_type, c.target_id
+            ),
         )
     };
 
@@ -394,9 +255,12 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     );
     if !now_state.status.is_success() {
         record(app, &id_hash, "refused");
-        return Err(format!(
-            "Nothing was applied: {}",
-            advice::explain(app, caller, &now_state)
+        return Err(Failure::rest(
+            &now_state,
+            format!(
+                "Nothing was applied: {}",
+                advice::explain(app, caller, &now_state)
+            ),
         ));
     }
     if version_of(&now_state) != c.version {
@@ -419,9 +283,12 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     }
     if !resp.status.is_success() {
         record(app, &id_hash, "refused");
-        return Err(format!(
-            "Nothing was applied: {}",
-            advice::explain(app, caller, &resp)
+        return Err(Failure::rest(
+            &resp,
+            format!(
+                "Nothing was applied: {}",
+                advice::explain(app, caller, &resp)
+            ),
         ));
     }
     record(app, &id_hash, "applied");
@@ -437,7 +304,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     }))
 }
 
-pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, String> {
+pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = crate::time::now();
     let p = &caller.principal;
@@ -453,7 +320,13 @@ pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value
                 .execute(rusqlite::params![now, id_hash, p.actor_id(), p.client_id()])?)
         })
         .map_err(storage_error)?;
-    if n == 0 {
+    // Cancelling again is a no-op with the same answer (the tool is idempotent).
+    let again = n == 0
+        && matches!(
+            stored(app, caller, &id_hash),
+            Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled"
+        );
+    if n == 0 && !again {
         return Err(why_not(app, caller, &id_hash, now));
     }
     Ok(
@@ -474,27 +347,7 @@ fn target_schema(with_version: bool) -> Value {
 
 /// The output of the prepare tools; `current` is the REST schema of the target.
 pub fn preview_schema(current: Value) -> Value {
-    json!({"type": "object", "additionalProperties": false,
-        "required": ["object", "confirmation_id", "status", "tool", "operation", "target", "current",
-            "proposed", "differences", "cost", "expires_at", "next_step"],
-        "properties": {
-            "object": {"const": "pending_change"},
-            "confirmation_id": {"type": "string", "description": "Pass to confirm_change after the user confirms, or to cancel_change."},
-            "status": {"const": "awaiting_confirmation"},
-            "tool": {"type": "string"},
-            "operation": {"type": "string", "description": "The REST operation the change will run."},
-            "target": target_schema(true),
-            "current": current,
-            "proposed": {"type": "object", "description": "The target as it will be after the change."},
-            "differences": {"type": "array", "items": {"type": "object", "additionalProperties": false,
-                "required": ["field", "current", "proposed"],
-                "properties": {"field": {"type": "string"}, "current": {}, "proposed": {}}}},
-            "cost": {"anyOf": [{"type": "null"}, {"type": "object", "additionalProperties": false,
-                "required": ["tokens", "balance", "balance_after", "sufficient"],
-                "properties": {"tokens": {"type": ["integer", "null"]}, "balance": {"type": ["integer", "null"]},
-                    "balance_after": {"type": ["integer", "null"]}, "sufficient": {"type": ["boolean", "null"]}}}]},
-            "expires_at": {"type": "string", "format": "date-time"},
-            "next_step": {"type": "string"}}})
+    preview::schema(current, target_schema(true))
 }
 
 pub fn confirm_schema(result: Value) -> Value {

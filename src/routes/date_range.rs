@@ -10,7 +10,7 @@ use crate::http::{ApiError, Ctx};
 pub const FROM_DESCRIPTION: &str = "Only items at or after this time: RFC 3339 (`2026-11-01T00:00:00Z`) or a date (`2026-11-01`, start of that day, UTC).";
 pub const TO_DESCRIPTION: &str = "Only items before this time: RFC 3339 (exclusive) or a date (`2026-11-30`: includes that whole day, UTC).";
 /// Documented as a date-time (what generators and clients produce); a date is accepted too.
-const SCHEMA: &str = r#"{"type":"string","format":"date-time"}"#;
+pub const SCHEMA: &str = r#"{"type":"string","format":"date-time"}"#;
 
 /// The two query parameters, for a route's `.query(...)`.
 pub const FROM: Param = param("from", SCHEMA, FROM_DESCRIPTION);
@@ -38,7 +38,9 @@ fn date(s: &str) -> Option<i64> {
     crate::time::parse_rfc3339(&format!("{s}T00:00:00Z"))
 }
 
-fn bound(ctx: &Ctx<'_>, name: &str, end: bool) -> Result<Option<i64>, ApiError> {
+/// One bound: `from` (a date is the start of that day) or, with `end`, `to` (a date includes
+/// that whole day).
+pub fn bound(ctx: &Ctx<'_>, name: &str, end: bool) -> Result<Option<i64>, ApiError> {
     let Some(v) = ctx.query(name) else {
         return Ok(None);
     };

@@ -3,6 +3,7 @@
 
 mod pack;
 mod payloads;
+mod runway;
 mod summary;
 
 pub use payloads::payloads;
@@ -67,6 +68,7 @@ pub fn routes() -> Vec<Route> {
             }])
             .ok("TokenBalance"),
         summary::route(),
+        runway::route(),
         Route::get(
             "/tokens/transactions",
             "listTokenTransactions",
@@ -144,6 +146,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
     ];
     schemas.extend(summary::schemas());
+    schemas.extend(runway::schemas());
     schemas
 }
 

@@ -161,6 +161,13 @@ async fn mcp_tool_calls_spend_from_the_same_bucket_as_rest() {
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("HTTP 429 "), "{text}");
     assert!(text.contains("retry after"), "{text}");
+    // An agent reads the wait from the structured error, as REST's Retry-After.
+    let error = &last["structuredContent"]["error"];
+    assert_eq!(error["status"], 429, "{last}");
+    assert!(
+        error["retry_after"].as_u64().is_some_and(|s| s >= 1),
+        "{last}"
+    );
 
     // REST with the same key is now refused; another key is not.
     app.get("/companies")
@@ -614,6 +621,10 @@ async fn a_throttled_confirmation_is_not_burned() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{text}"));
     assert!((1..=4).contains(&wait), "{text}");
+    assert_eq!(
+        result["structuredContent"]["error"],
+        json!({"code": "rate_limited", "status": 429, "message": text, "retry_after": wait})
+    );
 
     // Once the tokens are back, the same confirmation applies the change.
     tokio::time::sleep(Duration::from_millis(wait * 1000 + 300)).await;

@@ -199,8 +199,17 @@ async fn definitions_are_complete() {
         assert_eq!(d["inputSchema"]["type"], "object");
         assert_eq!(d["inputSchema"]["additionalProperties"], false);
         assert_eq!(d["annotations"]["openWorldHint"], false);
-        let read_only = matches!(tool.spec.kind, Kind::Read);
+        // A prepare tool changes nothing a user owns: read-only too (the user is asked once, at
+        // confirm_change, which is the one destructive tool).
+        let read_only = matches!(tool.spec.kind, Kind::Read | Kind::Prepare);
         assert_eq!(d["annotations"]["readOnlyHint"], read_only);
+        // Every output schema admits the structured content of an error result.
+        signage::jsonschema::validate(
+            &json!({"error": {"code": "x", "status": 409, "message": "m"}}),
+            &d["outputSchema"],
+            "",
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", tool.spec.name));
         assert_eq!(d["outputSchema"]["type"], "object", "{}", tool.spec.name);
         // Our own checker accepts every schema we publish.
         signage::jsonschema::check_schema(&d["inputSchema"], tool.spec.name).unwrap();
@@ -226,6 +235,9 @@ async fn definitions_are_complete() {
         "get_device",
         "get_device_diagnostics",
         "get_fleet_health",
+        "get_token_runway",
+        "rank_qr_codes",
+        "prepare_webhook_change",
         "list_device_ads",
         "list_device_playbacks",
         "get_proof_of_play_report",
@@ -273,7 +285,7 @@ async fn list_output_schema_is_the_envelope_of_the_rest_item() {
     let app = TestApp::spawn().await;
     let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     let t = catalog.get("list_companies").unwrap();
-    let out = &t.definition["outputSchema"];
+    let out = &t.definition["outputSchema"]["anyOf"][0];
     assert_eq!(out["properties"]["object"]["const"], "list");
     assert_eq!(
         out["properties"]["data"]["items"]["properties"]["object"]["const"],
@@ -339,7 +351,8 @@ async fn prepare_tools_follow_the_rest_routes() {
             "updatePromotion",
             "activatePromotion",
             "deactivatePromotion",
-            "purchaseTokenPack"
+            "purchaseTokenPack",
+            "updateWebhook"
         ]
     );
     let mut prepares = 0;
@@ -357,6 +370,8 @@ async fn prepare_tools_follow_the_rest_routes() {
             "getAd"
         } else if tool.spec.name == "prepare_token_purchase" {
             "getTokenPack"
+        } else if tool.spec.name == "prepare_webhook_change" {
+            "getWebhook"
         } else {
             "getPromotion"
         };
@@ -379,8 +394,10 @@ async fn prepare_tools_follow_the_rest_routes() {
                 );
                 assert_ne!(changes[*field], Value::Null, "{field} not in {body}");
             }
-            assert_eq!(changes["name"]["maxLength"], 100);
+            if fields.contains(&"name") {
+                assert_eq!(changes["name"]["maxLength"], 100);
+            }
         }
     }
-    assert_eq!(prepares, 7);
+    assert_eq!(prepares, 8);
 }

@@ -134,6 +134,14 @@ fn align_heartbeat_ages(mcp: &mut Value, rest: &Value, what: &str) {
                         assert!((0..=1).contains(&(a - b)), "{what}: {a} vs {b}");
                         *v = other.clone();
                     }
+                } else if k == "from" || k == "to" || k == "generated_at" {
+                    // Instants of "now" (a default window, a report's stamp): the two calls may
+                    // straddle a second.
+                    let at = |x: &Value| x.as_str().and_then(signage::time::parse_rfc3339);
+                    if let (Some(a), Some(b)) = (at(v), at(other)) {
+                        assert!((0..=1).contains(&(a - b)), "{what}: {k} {a} vs {b}");
+                        *v = other.clone();
+                    }
                 } else {
                     align_heartbeat_ages(v, other, what);
                 }
@@ -242,6 +250,25 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
                         Some(true),
                         "{what}: {text}"
                     );
+                    // The structured error is the REST problem's code and status, and fits the
+                    // tool's output schema (clients validate error results too).
+                    let e = &result["structuredContent"]["error"];
+                    assert_eq!(e["status"], status, "{what}: {result}");
+                    let code = rest["code"].as_str().map(String::from).unwrap_or_else(|| {
+                        rest["type"]
+                            .as_str()
+                            .unwrap()
+                            .rsplit('/')
+                            .next()
+                            .unwrap()
+                            .to_string()
+                    });
+                    assert_eq!(e["code"], code, "{what}: {result}");
+                    assert_eq!(e["message"], text, "{what}");
+                    if let Some(schema) = definitions.get(spec.name).map(|d| &d["outputSchema"]) {
+                        signage::jsonschema::validate(&result["structuredContent"], schema, "")
+                            .unwrap_or_else(|err| panic!("{what}: error vs output schema: {err}"));
+                    }
                 }
             }
         }

@@ -253,8 +253,9 @@ async fn call_with(app: &TestApp, auth: &[(&str, &str)], tool: &str, args: Value
 
 fn error_text(result: &Value) -> String {
     assert_eq!(result["isError"], true, "{result}");
-    assert!(result.get("structuredContent").is_none(), "{result}");
-    result["content"][0]["text"].as_str().unwrap().to_string()
+    let text = result["content"][0]["text"].as_str().unwrap().to_string();
+    crate::helpers::mcp::assert_structured_error(result, &text);
+    text
 }
 
 fn confirmation(id: &str) -> Value {
@@ -290,6 +291,7 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
     let mut proposed = current.clone();
     proposed["headline"] = json!("Fresh bread daily");
     proposed["duration_seconds"] = json!(12);
+    proposed["updated_at"] = Value::Null;
     let expires_at = preview["expires_at"].as_str().unwrap();
     let expires = signage::time::parse_rfc3339(expires_at).unwrap();
     assert!((t0 + ttl..=signage::time::now() + ttl).contains(&expires));
@@ -308,12 +310,15 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "operation": "updateAd",
             "target": {"type": "ad", "id": ad, "version": etag},
             "current": current,
-            "proposed": proposed,
+            "after": proposed,
+            "set_at_confirmation": ["updated_at"],
             "differences": [
                 {"field": "headline", "current": current["headline"], "proposed": "Fresh bread daily"},
                 {"field": "duration_seconds", "current": current["duration_seconds"], "proposed": 12},
+                {"field": "updated_at", "current": current["updated_at"], "proposed": null, "set_at_confirmation": true},
             ],
             "cost": null,
+            "redacted_fields": [],
             "expires_at": expires_at,
             "next_step": next_step,
         })
@@ -787,10 +792,31 @@ async fn a_cancelled_change_cannot_be_confirmed() {
         json!({"object": "change_result", "status": "cancelled", "confirmation_id": id})
     );
     assert_eq!(state(&app, &id), (true, Some("cancelled".into())));
-    for tool in ["confirm_change", "cancel_change"] {
-        let e = call_err(&app, "northwind-readwrite", tool, confirmation(&id)).await;
-        assert_eq!(e, CANCELLED, "{tool}");
-    }
+    let e = call_err(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        confirmation(&id),
+    )
+    .await;
+    assert_eq!(e, CANCELLED);
+    // Cancelling again is idempotent (as annotated): the same answer, nothing else happens.
+    let again = call_ok(
+        &app,
+        "northwind-readwrite",
+        "cancel_change",
+        confirmation(&id),
+    )
+    .await;
+    assert_eq!(again, c);
+    let tools = rpc(&app, "northwind-readwrite", "tools/list", json!({})).await;
+    let cancel = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "cancel_change")
+        .unwrap();
+    assert_eq!(cancel["annotations"]["idempotentHint"], true);
     assert_eq!(snapshot(&app), before);
     assert_eq!(state(&app, &id), (true, Some("cancelled".into())));
 }
@@ -1164,7 +1190,10 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     assert_eq!(preview["current"], current);
     assert_eq!(
         preview["differences"],
-        json!([{"field": "active", "current": false, "proposed": true}])
+        json!([{"field": "active", "current": false, "proposed": true},
+            {"field": "state", "current": current["state"], "proposed": "active"},
+            {"field": "activated_at", "current": current["activated_at"], "proposed": null, "set_at_confirmation": true},
+            {"field": "updated_at", "current": current["updated_at"], "proposed": null, "set_at_confirmation": true}])
     );
     assert_eq!(
         preview["cost"],
@@ -1289,9 +1318,13 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     )
     .await;
     assert_eq!(preview["cost"], Value::Null);
+    let current = &preview["current"];
     assert_eq!(
         preview["differences"],
-        json!([{"field": "active", "current": true, "proposed": false}])
+        json!([{"field": "active", "current": true, "proposed": false},
+            {"field": "state", "current": "active", "proposed": "inactive"},
+            {"field": "deactivated_at", "current": current["deactivated_at"], "proposed": null, "set_at_confirmation": true},
+            {"field": "updated_at", "current": current["updated_at"], "proposed": null, "set_at_confirmation": true}])
     );
     assert_eq!(snapshot(&app), after);
     call_ok(

@@ -182,8 +182,8 @@ pub fn routes() -> Vec<Route> {
         .paged_by(Kind::Playback)
         .query(&[
             param("ad_id", Kind::Ad.schema(), "Only plays of this ad."),
-            param("from", DATE_TIME, "Only records that started at or after this instant (RFC 3339)."),
-            param("to", DATE_TIME, "Only records that started before this instant (RFC 3339)."),
+            crate::routes::date_range::FROM,
+            crate::routes::date_range::TO,
             one_of_param("source", SOURCE, "`player`: reported with POST; `simulator`: the simulated fleet's hourly rows."),
         ])
         .ok("PlaybackList"),
@@ -198,20 +198,19 @@ pub fn routes() -> Vec<Route> {
             "get_proof_of_play_report",
             "Proof-of-play report",
             &[],
-            "Sum plays and seconds played per ad and per screen over a time range (default: the week before now), for one company or every visible one. Use it to check that ads actually ran.",
+            "Sum plays and seconds per ad and per screen over a time range (default: the week before now), for one company, one ad or all. Ads that did not play are listed with 0.",
         ))
         .tag("devices")
         .summary("Proof-of-play: plays and seconds per ad and per device over a range (default: the last 7 days).")
         .query(&[
             param("company_id", Kind::Company.schema(), "Only this company (default: every visible company)."),
-            param("from", DATE_TIME, "Start of the range (RFC 3339, inclusive); default `to` minus 7 days."),
-            param("to", DATE_TIME, "End of the range (RFC 3339, exclusive); default now."),
+            param("ad_id", Kind::Ad.schema(), "Only this ad (listed even with no plays)."),
+            param("from", crate::routes::date_range::SCHEMA, "Start of the range: RFC 3339 (inclusive) or a date (`2026-11-01`, start of that day, UTC); default `to` minus 7 days."),
+            param("to", crate::routes::date_range::SCHEMA, "End of the range: RFC 3339 (exclusive) or a date (`2026-11-30`: includes that whole day, UTC); default now."),
         ])
         .ok("ProofOfPlayReport"),
     ]
 }
-
-const DATE_TIME: &str = r#"{"type":"string","format":"date-time"}"#;
 
 const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
 
@@ -299,8 +298,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                 "properties":{"object":{"const":"proof_of_play_report"},"company_id":nullable_str,
                     "from":ts,"to":ts,"plays":count,"seconds":count,
                     "ads":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["ad_id","name","company_id","plays","seconds","devices"],
+                        "required":["ad_id","name","company_id","status","plays","seconds","devices"],
                         "properties":{"ad_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},
+                            "status":{"type":"string","description":"The ad's status now (`draft`, `active`, `paused`, `archived`): only an active ad is expected to play."},
                             "plays":count,"seconds":count,"devices":count}}},
                     "devices":{"type":"array","items":{"type":"object","additionalProperties":false,
                         "required":["device_id","name","company_id","plays","seconds","ads"],

@@ -166,17 +166,9 @@ pub(super) fn shown(
 }
 
 /// An optional RFC 3339 query parameter.
+/// `from` or `to`: RFC 3339, or a date as every date filter takes it (see `date_range`).
 pub(super) fn instant(ctx: &Ctx<'_>, name: &str) -> Result<Option<i64>, ApiError> {
-    match ctx.query(name) {
-        None => Ok(None),
-        Some(v) => crate::time::parse_rfc3339(v).map(Some).ok_or_else(|| {
-            ApiError::invalid(
-                name,
-                "invalid_format",
-                format!("`{name}` must be an RFC 3339 instant such as 2026-03-02T09:00:00Z."),
-            )
-        }),
-    }
+    crate::routes::date_range::bound(ctx, name, name == "to")
 }
 
 pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

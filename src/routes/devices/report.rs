@@ -6,7 +6,9 @@
 
 use super::playbacks::{instant, DEFAULT_RANGE_SECS};
 use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
 use crate::routes::crud::Time;
+use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -26,6 +28,7 @@ struct AdLine {
     ad_id: String,
     name: String,
     company_id: String,
+    status: String,
     plays: i64,
     seconds: i64,
     devices: i64,
@@ -45,6 +48,7 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
     let to = instant(ctx, "to")?.unwrap_or_else(crate::time::now);
     let from = instant(ctx, "from")?.unwrap_or(to - DEFAULT_RANGE_SECS);
+    let ad = ctx.query_id("ad_id", Kind::Ad)?;
     // Any span: the sums read the plays stored in it by index, so a long window costs what it
     // holds. A window where `to` is not after `from` holds nothing: an empty report.
     let conn = ctx.app.db.conn()?;
@@ -52,30 +56,50 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .map(|i| format!("?{i}"))
         .collect::<Vec<_>>()
         .join(", ");
+    let ad_mark = 3 + companies.len();
     let mut args: Vec<rusqlite::types::Value> = vec![from.into(), to.into()];
     args.extend(companies.iter().map(|c| c.clone().into()));
-    let ads = sums(&conn, "ad_id", "ads", "device_id", &marks, &args)?
-        .into_iter()
-        .map(|l| AdLine {
-            ad_id: l.id,
-            name: l.name,
-            company_id: l.company_id,
-            plays: l.plays,
-            seconds: l.seconds,
-            devices: l.others,
-        })
-        .collect::<Vec<_>>();
-    let devices = sums(&conn, "device_id", "devices", "ad_id", &marks, &args)?
-        .into_iter()
-        .map(|l| DeviceLine {
-            device_id: l.id,
-            name: l.name,
-            company_id: l.company_id,
-            plays: l.plays,
-            seconds: l.seconds,
-            ads: l.others,
-        })
-        .collect();
+    args.push(ad.clone().into());
+    // An ad of a company the key cannot see reads like one that does not exist.
+    if let Some(ad) = &ad {
+        let company: Option<String> = conn
+            .prepare_cached("SELECT company_id FROM ads WHERE id = ?1")?
+            .query_row([ad.as_str()], |r| r.get(0))
+            .optional()?;
+        if !company.is_some_and(|c| companies.contains(&c)) {
+            return Err(ApiError::not_found("ad", ad.as_str()));
+        }
+    }
+    let filter = format!(" AND (?{ad_mark} IS NULL OR p.ad_id = ?{ad_mark})");
+    let played = sums(&conn, "ad_id", "ads", "device_id", &marks, &filter, &args)?;
+    // The ads that did not play in the range are lines too (what "did my ad run?" needs).
+    let mut ads = silent_ads(&conn, &marks, ad_mark, &args)?;
+    for l in played {
+        if let Some(line) = ads.iter_mut().find(|a| a.ad_id == l.id) {
+            line.plays = l.plays;
+            line.seconds = l.seconds;
+            line.devices = l.others;
+        }
+    }
+    let devices = sums(
+        &conn,
+        "device_id",
+        "devices",
+        "ad_id",
+        &marks,
+        &filter,
+        &args,
+    )?
+    .into_iter()
+    .map(|l| DeviceLine {
+        device_id: l.id,
+        name: l.name,
+        company_id: l.company_id,
+        plays: l.plays,
+        seconds: l.seconds,
+        ads: l.others,
+    })
+    .collect();
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),
@@ -86,6 +110,35 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ads,
         devices,
     }))
+}
+
+/// Every ad of the companies (or the one asked for), with no plays yet, in id order.
+fn silent_ads(
+    conn: &rusqlite::Connection,
+    marks: &str,
+    ad_mark: usize,
+    args: &[rusqlite::types::Value],
+) -> Result<Vec<AdLine>, ApiError> {
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT id, name, company_id, status FROM ads
+             WHERE company_id IN ({marks}) AND (?{ad_mark} IS NULL OR id = ?{ad_mark})
+               AND ?1 IS NOT NULL AND ?2 IS NOT NULL -- every bound value is used once
+             ORDER BY id"
+        ))?
+        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            Ok(AdLine {
+                ad_id: r.get(0)?,
+                name: r.get(1)?,
+                company_id: r.get(2)?,
+                status: r.get(3)?,
+                plays: 0,
+                seconds: 0,
+                devices: 0,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
 
 /// One line of a report before it is named for what it sums.
@@ -108,6 +161,7 @@ fn sums(
     table: &str,
     other: &str,
     marks: &str,
+    filter: &str,
     args: &[rusqlite::types::Value],
 ) -> Result<Vec<Sums>, ApiError> {
     let rows = conn
@@ -121,6 +175,7 @@ fn sums(
                    SELECT company_id, device_id, ad_id, plays, seconds FROM playback_daily_totals
                    WHERE company_id IN ({marks}) AND day >= (?1 + 86399) / 86400 AND day < (?2 + 86399) / 86400) p
              JOIN {table} t ON t.id = p.{key}
+             WHERE 1 = 1{filter}
              GROUP BY p.{key} ORDER BY p.{key}"
         ))?
         .query_map(rusqlite::params_from_iter(args.iter()), |r| {

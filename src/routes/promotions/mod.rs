@@ -18,6 +18,7 @@ mod payloads;
 mod promotion;
 pub mod qr_codes;
 mod qr_image;
+mod ranking;
 pub mod scans;
 mod timeline;
 
@@ -180,6 +181,8 @@ pub fn routes() -> Vec<Route> {
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
         .body("QrCodeCreate")
         .created("QrCode"),
+        // Before `/qr-codes/{id}`: a literal route declared first owns its path.
+        ranking::route(),
         Route::get("/qr-codes/{id}", "getQrCode", READ, get_qr_code)
         .describe("One QR code: its short link, target and redirect URLs, label, scan count and last scan, and an inline SVG. Needs `promotions:read`. The `ETag` serves `If-Match` on delete.")
             .etag()
@@ -253,7 +256,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         .collect();
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
-    vec![
+    let mut all = vec![
         (
             "Promotion",
             json!({"type":"object","additionalProperties":false,
@@ -336,5 +339,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                             "code":{"type":"string"},"scan_count":{"type":"integer","minimum":0},
                             "last_scanned_at":ts_null}}}}}),
         ),
-    ]
+    ];
+    all.extend(ranking::schemas());
+    all
 }

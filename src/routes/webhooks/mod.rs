@@ -14,7 +14,7 @@ pub use payloads::payloads;
 
 use crate::auth::{Action, Area, Level};
 use crate::events::EVENT_TYPES;
-use crate::http::router::{param, Route, Tool};
+use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, TypedId, WebhookId};
 use crate::outbound::{self, TargetPolicy};
@@ -68,6 +68,13 @@ pub fn routes() -> Vec<Route> {
             .etag()
             .ok("Webhook"),
         Route::patch("/webhooks/{id}", "updateWebhook", WRITE, update)
+            .tool(Tool::prepare(
+                "prepare_webhook_change",
+                "Prepare a webhook change",
+                &[("webhook_id", "The webhook (`wh_…`), as returned by list_webhooks.")],
+                Change::Fields(&["url", "description", "event_types", "enabled"]),
+                "Prepare a change to a webhook: URL, description, event types, or `enabled: false` to disable it. Executes nothing: returns a preview and a `confirmation_id` for confirm_change after the user agrees.",
+            ))
             .tag("webhooks")
             .summary("Update a webhook's URL, description, event types or enabled flag. Honours If-Match.")
             .describe("Changes a webhook's URL, description, event types or enabled flag; give only the fields to change. Emits `webhook.updated`.")

@@ -1,0 +1,107 @@
+//! "Is my balance low?": a company's token balance against its recent daily spend, with the days
+//! it lasts at that pace.
+
+use crate::auth::{Action, Area, Level};
+use crate::http::router::{param, Param, Route, Tool};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The spend averaged: the last 30 days.
+const WINDOW_DAYS: i64 = 30;
+/// A balance that lasts fewer days than this (at the recent pace) is low.
+const LOW_DAYS: f64 = 14.0;
+
+pub(super) fn route() -> Route {
+    Route::get(
+        "/tokens/runway",
+        "getTokenRunway",
+        Action::Use(Area::Tokens, Level::Read),
+        runway,
+    )
+    .describe("A company's balance against its average daily spend over the last 30 days: the days the balance lasts at that pace, the day it runs out, and `low` (under 14 days, or nothing left). Needs `tokens:read`.")
+    .tool(Tool::read(
+        "get_token_runway",
+        "Is the token balance low?",
+        &[],
+        "A company's balance against its average daily token spend (last 30 days): days left, run-out date, and `low`.",
+    ))
+    .tag("tokens")
+    .summary("Token runway: balance, average daily spend over the last 30 days, days left and whether the balance is low.")
+    .query(&[Param {
+        required: true,
+        ..param(
+            "company_id",
+            Kind::Company.schema(),
+            "The company (`cmp_…`), as returned by list_companies.",
+        )
+    }])
+    .ok("TokenRunway")
+}
+
+#[derive(Serialize)]
+struct Runway {
+    object: &'static str,
+    company_id: String,
+    balance: i64,
+    window_days: i64,
+    spent_in_window: i64,
+    daily_burn: f64,
+    days_left: Option<f64>,
+    runs_out_on: Option<String>,
+    low: bool,
+    low_below_days: f64,
+}
+
+fn runway(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
+    let now = crate::time::now();
+    let conn = ctx.app.db.conn()?;
+    let balance = crate::ledger::balance(&conn, &company)?.balance;
+    let spent: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(-sum(amount), 0) FROM token_transactions
+             WHERE company_id = ?1 AND kind = 'spend' AND created_at >= ?2 AND created_at < ?3",
+        )?
+        .query_row(
+            rusqlite::params![company, now - WINDOW_DAYS * 86_400, now + 1],
+            |r| r.get(0),
+        )?;
+    let daily_burn = (spent.max(0) as f64 / WINDOW_DAYS as f64 * 100.0).round() / 100.0;
+    let days_left = (daily_burn > 0.0).then(|| (balance as f64 / daily_burn * 10.0).floor() / 10.0);
+    let runs_out_on = days_left.map(|d| {
+        let stamp = crate::time::rfc3339(now + (d * 86_400.0) as i64);
+        stamp.get(..10).unwrap_or(&stamp).to_string()
+    });
+    Ok(Response::ok(&Runway {
+        object: "token_runway",
+        company_id: company,
+        balance,
+        window_days: WINDOW_DAYS,
+        spent_in_window: spent,
+        daily_burn,
+        days_left,
+        runs_out_on,
+        low: balance <= 0 || days_left.is_some_and(|d| d < LOW_DAYS),
+        low_below_days: LOW_DAYS,
+    }))
+}
+
+pub(super) fn schemas() -> Vec<(&'static str, Value)> {
+    vec![(
+        "TokenRunway",
+        json!({"type":"object","additionalProperties":false,
+            "description":"A company's token balance against its recent daily spend.",
+            "required":["object","company_id","balance","window_days","spent_in_window","daily_burn",
+                "days_left","runs_out_on","low","low_below_days"],
+            "properties":{"object":{"const":"token_runway"},"company_id":{"type":"string"},
+                "balance":{"type":"integer"},"window_days":{"type":"integer","minimum":1,"description":"The days the spend is averaged over."},
+                "spent_in_window":{"type":"integer","minimum":0,"description":"Tokens spent in the last `window_days` days."},
+                "daily_burn":{"type":"number","minimum":0,"description":"Average tokens spent per day over the window."},
+                "days_left":{"type":["number","null"],"minimum":0,"description":"Days the balance lasts at that pace; null when nothing was spent."},
+                "runs_out_on":{"type":["string","null"],"format":"date","description":"The day (UTC) the balance runs out at that pace."},
+                "low":{"type":"boolean","description":"Nothing left, or fewer than `low_below_days` days left."},
+                "low_below_days":{"type":"number","minimum":0,"description":"The threshold of `low`, in days."}}}),
+    )]
+}

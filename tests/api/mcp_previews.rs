@@ -1,0 +1,256 @@
+//! Tests: mcp_previews. A preview is a dry run of the real write: for every prepare tool, its
+//! `after` is what `confirm_change` then returns as `result`, except the values named in
+//! `set_at_confirmation` (new ids, the time of the write), which are `null` in the preview and set
+//! in the result. Nothing in a preview is invented.
+
+use crate::helpers::mcp::{call_ok, rpc, tool_names};
+use crate::helpers::{company_id, key, TestApp};
+use serde_json::{json, Value};
+
+const ADMIN: &str = "northwind-admin";
+
+fn one(app: &TestApp, sql: &str, args: &[&dyn rusqlite::ToSql]) -> String {
+    app.sql(|c| c.query_row(sql, args, |r| r.get(0)))
+}
+
+/// The value at a preview path (`charge.id`, `device_ids[0]`), for writing.
+fn at<'a>(v: &'a mut Value, path: &str) -> &'a mut Value {
+    let mut cur = v;
+    for part in path.split('.') {
+        let (k, index) = match part.split_once('[') {
+            Some((k, i)) => (k, Some(i.trim_end_matches(']').parse::<usize>().unwrap())),
+            None => (part, None),
+        };
+        cur = cur.get_mut(k).unwrap_or_else(|| panic!("no {path}"));
+        if let Some(i) = index {
+            cur = cur.get_mut(i).unwrap();
+        }
+    }
+    cur
+}
+
+/// The arguments each prepare tool is tried with, on Northwind Grocers.
+fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
+    let grocers = company_id("Northwind Grocers");
+    let now = signage::time::now();
+    let ad = one(
+        app,
+        "SELECT min(id) FROM ads WHERE company_id = ?1",
+        &[&grocers],
+    );
+    let free = one(
+        app,
+        "SELECT min(d.id) FROM devices d WHERE d.company_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM ad_assignments x WHERE x.device_id = d.id AND x.ad_id = ?2)",
+        &[&grocers, &ad],
+    );
+    let (assigned_ad, assigned_device): (String, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT a.ad_id, a.device_id FROM ad_assignments a JOIN ads ON ads.id = a.ad_id
+             WHERE ads.company_id = ?1 AND a.ad_id <> ?2 ORDER BY 1, 2 LIMIT 1",
+            [&grocers, &ad],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    let account = key("northwind-readwrite").account_id;
+    let promotion = |active: bool| {
+        one(
+            app,
+            "SELECT min(p.id) FROM promotions p JOIN companies c ON c.id = p.company_id
+               JOIN token_balances b ON b.company_id = p.company_id
+             WHERE c.account_id = ?1 AND p.active = ?2 AND p.starts_at <= ?3 AND p.ends_at > ?3
+               AND p.activation_cost_tokens BETWEEN 1 AND b.balance",
+            &[&account, &active, &now],
+        )
+    };
+    let (inactive, active) = (promotion(false), promotion(true));
+    let pack = one(app, "SELECT min(id) FROM token_packs", &[]);
+    let webhook = one(
+        app,
+        "SELECT min(w.id) FROM webhooks w JOIN companies c ON c.id = w.company_id
+         WHERE c.account_id = ?1 AND w.enabled = 1",
+        &[&account],
+    );
+    vec![
+        (
+            "prepare_ad_change",
+            json!({"ad_id": ad, "changes": {"headline": "Fresh bread daily", "status": "paused"}}),
+        ),
+        (
+            "prepare_ad_assignment",
+            json!({"ad_id": ad, "device_id": free}),
+        ),
+        (
+            "prepare_ad_unassignment",
+            json!({"ad_id": assigned_ad, "device_id": assigned_device}),
+        ),
+        (
+            "prepare_promotion_change",
+            json!({"promotion_id": active, "changes": {"description": "Two for one", "discount_percent": 25}}),
+        ),
+        (
+            "prepare_promotion_activation",
+            json!({"promotion_id": inactive}),
+        ),
+        (
+            "prepare_promotion_deactivation",
+            json!({"promotion_id": active}),
+        ),
+        (
+            "prepare_token_purchase",
+            json!({"token_pack_id": pack, "company_id": grocers}),
+        ),
+        (
+            "prepare_webhook_change",
+            json!({"webhook_id": webhook, "changes": {"enabled": false, "description": "Paused for maintenance"}}),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_preview_is_the_outcome_of_its_confirmation() {
+    let app = TestApp::spawn().await;
+    let cases = cases(&app);
+    // Every prepare tool the broadest key sees is covered here.
+    let listed: Vec<String> = tool_names(&rpc(&app, ADMIN, "tools/list", json!({})).await)
+        .into_iter()
+        .filter(|n| n.starts_with("prepare_"))
+        .collect();
+    let covered: Vec<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
+    assert_eq!(listed, covered, "a prepare tool without a case here");
+
+    for (tool, args) in cases {
+        let preview = call_ok(&app, ADMIN, tool, args.clone()).await;
+        let set: Vec<String> = preview["set_at_confirmation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect();
+        let done = call_ok(
+            &app,
+            ADMIN,
+            "confirm_change",
+            json!({"confirmation_id": preview["confirmation_id"]}),
+        )
+        .await;
+        assert_eq!(done["status"], "applied", "{tool}: {done}");
+        let mut result = done["result"].clone();
+        for path in &set {
+            assert!(
+                at(&mut preview.clone()["after"], path).is_null(),
+                "{tool} {path}"
+            );
+            let real = at(&mut result, path);
+            assert!(
+                !real.is_null(),
+                "{tool}: {path} is named but the result has none"
+            );
+            *real = Value::Null;
+        }
+        assert_eq!(
+            preview["after"], result,
+            "{tool}: the preview was not the outcome"
+        );
+        // Nothing in `after` is null that the result has, except what is named.
+        let text = preview.to_string();
+        assert!(!text.contains("[REDACTED]"), "{tool}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_deactivation_previews_the_inactive_promotion() {
+    let app = TestApp::spawn().await;
+    let (_, args) = cases(&app)
+        .into_iter()
+        .find(|(t, _)| *t == "prepare_promotion_deactivation")
+        .unwrap();
+    let preview = call_ok(&app, ADMIN, "prepare_promotion_deactivation", args).await;
+    let after = &preview["after"];
+    assert_eq!(after["active"], false);
+    assert_ne!(after["state"], "active", "{after}");
+    assert_eq!(
+        after["state"],
+        preview["differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["field"] == "state")
+            .unwrap()["proposed"]
+    );
+    let set = preview["set_at_confirmation"].as_array().unwrap();
+    assert!(set.contains(&json!("deactivated_at")), "{set:?}");
+    assert!(after["deactivated_at"].is_null());
+    let deactivated = preview["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "deactivated_at")
+        .unwrap();
+    assert_eq!(
+        deactivated,
+        &json!({"field": "deactivated_at", "current": null, "proposed": null, "set_at_confirmation": true})
+    );
+    let next = preview["next_step"].as_str().unwrap();
+    assert!(
+        next.contains("`deactivated_at`") && next.contains("are null here"),
+        "{next}"
+    );
+}
+
+#[tokio::test]
+async fn a_purchase_previews_its_price_balance_and_invoice_line() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let (pack, tokens, price, currency): (String, i64, i64, String) = app.sql(|c| {
+        c.query_row(
+            "SELECT id, tokens, price_cents, currency FROM token_packs ORDER BY id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+    });
+    let balance: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT balance FROM token_balances WHERE company_id = ?1",
+            [&grocers],
+            |r| r.get(0),
+        )
+    });
+    let open_invoice: Option<String> = app.sql(|c| {
+        c.query_row(
+            "SELECT max(id) FROM invoices WHERE company_id = ?1 AND status IN ('draft', 'open')",
+            [&grocers],
+            |r| r.get(0),
+        )
+    });
+    let rw = key("northwind-readwrite");
+    let preview = call_ok(
+        &app,
+        &rw.name,
+        "prepare_token_purchase",
+        json!({"token_pack_id": pack, "company_id": grocers}),
+    )
+    .await;
+    let cost = &preview["cost"];
+    assert_eq!(cost["price_cents"], price, "{cost}");
+    assert_eq!(cost["currency"], currency);
+    assert_eq!(cost["tokens_added"], tokens);
+    assert_eq!(cost["balance"], balance);
+    assert_eq!(cost["balance_after"], balance + tokens);
+    let line = &cost["invoice_line"];
+    assert_eq!(line["amount_cents"], price);
+    assert_eq!(line["currency"], currency);
+    assert!(line["description"].as_str().unwrap().len() > 3, "{line}");
+    match open_invoice {
+        Some(id) => assert_eq!(line["invoice_id"], id),
+        None => assert!(line["invoice_id"].is_null()),
+    }
+    // The ids of the purchase are not shown before they exist.
+    let set = preview["set_at_confirmation"].as_array().unwrap();
+    for path in ["transaction.id", "charge.id", "transaction.charge_id"] {
+        assert!(set.contains(&json!(path)), "{path}: {set:?}");
+        assert!(at(&mut preview.clone()["after"], path).is_null());
+    }
+    let next = preview["next_step"].as_str().unwrap();
+    assert!(next.contains("the differences and its cost"), "{next}");
+}
