@@ -136,6 +136,15 @@ fn output(full: &Value, kind: Kind) -> Option<Value> {
     if kind == Kind::Read {
         return None;
     }
+    // The envelope with its structured-error branch: each branch's top level.
+    if let Some(branches) = full.get("anyOf").and_then(Value::as_array) {
+        let shallow: Vec<Value> = branches.iter().filter_map(shallow_object).collect();
+        return Some(json!({"type": "object", "anyOf": shallow}));
+    }
+    shallow_object(full)
+}
+
+fn shallow_object(full: &Value) -> Option<Value> {
     let props = full["properties"].as_object()?;
     let shallow: Map<String, Value> = props
         .iter()

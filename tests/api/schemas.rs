@@ -291,7 +291,17 @@ async fn every_get_route_returns_what_its_schema_documents() {
     }
     // Drills start empty: one, against a closed port, gives the drill list a row.
     let hook: String = app.sql(|c| c.query_row("SELECT min(id) FROM webhooks", [], |r| r.get(0)));
-    app.sql(|c| c.execute("UPDATE webhooks SET url = 'http://127.0.0.1:9/drill'", []));
+    let url: String = app.sql(|c| {
+        c.query_row("SELECT url FROM webhooks WHERE id = ?1", [&hook], |r| {
+            r.get(0)
+        })
+    });
+    let set_url = |to: &str| {
+        let to = to.to_string();
+        let hook = hook.clone();
+        app.sql(move |c| c.execute("UPDATE webhooks SET url = ?1 WHERE id = ?2", [&to, &hook]))
+    };
+    set_url("http://127.0.0.1:9/drill");
     let r = app
         .post(&format!("/_sandbox/webhooks/{hook}/drills"))
         .key("sandbox-operator")
@@ -299,6 +309,8 @@ async fn every_get_route_returns_what_its_schema_documents() {
         .send()
         .await;
     assert_eq!(r.status, 201, "{}", r.text());
+    // Back to the built-in sink: the test delivery below gives the sink list a row.
+    set_url(&url);
     // Proof-of-play starts empty (the fleet writes on the clock): one reported play gives the
     // playback lists and the report rows.
     let (device, ad): (String, String) = app.sql(|c| {
@@ -323,14 +335,12 @@ async fn every_get_route_returns_what_its_schema_documents() {
             |r| r.get::<_, String>(0),
         )
     });
-    assert_eq!(
-        app.post(&format!("/webhooks/{hook}/test"))
-            .key("northwind-admin")
-            .send()
-            .await
-            .status,
-        200
-    );
+    let tested = app
+        .post(&format!("/webhooks/{hook}/test"))
+        .key("northwind-admin")
+        .send()
+        .await;
+    assert_eq!(tested.status, 200);
     let doc = app.get("/openapi.json").send().await.ok();
     let mut checker = Checker::new();
     let mut checked_json = 0;
