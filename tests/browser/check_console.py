@@ -259,7 +259,9 @@ def player(page, base, writer, screen, grocers, results):
     check("the player showed a QR code while a video played, and it was read", bool(qr_ok))
     check("the player heartbeats whenever the ad changes", int(page.evaluate("document.body.dataset.heartbeats || 0")) >= 1 + int(page.evaluate("document.body.dataset.adChanges || 0")))
     dev = writer.call("GET", f"/devices/{screen['id']}")[1]
-    check("the player's heartbeat names the ad on screen (REST)", dev["app_version"] == "browser-player-1.0" and dev["current_ad_id"] in seen, str(dev))
+    # The ad may have changed since the loop's last look (its heartbeat named the new one).
+    on_screen = seen | {page.evaluate("document.getElementById('stage').dataset.adId || ''")}
+    check("the player's heartbeat names the ad on screen (REST)", dev["app_version"] == "browser-player-1.0" and dev["current_ad_id"] in on_screen, str(dev))
     check("the player reports plays", wait_until(page, "Number(document.body.dataset.playbacks || 0) >= 1", 10))
     status, plays = writer.call("GET", f"/devices/{screen['id']}/playbacks?source=player&limit=50")
     check("the player reported proof-of-play (checked over REST)", status == 200 and len(plays["data"]) >= 1, str(plays)[:300])
