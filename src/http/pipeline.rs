@@ -318,6 +318,26 @@ fn run(
     if !unknown.is_empty() {
         return ApiError::Validation(unknown).into_response(rid);
     }
+    // Every documented length bound holds for every route, whether or not its handler reads the
+    // parameter's length: a filter longer than its `maxLength` is refused, not silently matched.
+    let out_of_bounds: Vec<FieldError> = query
+        .iter()
+        .filter_map(|(k, v)| {
+            let schema = &route.query.iter().find(|p| p.name == k)?.schema.0;
+            let chars = v.chars().count() as u64;
+            let max = schema["maxLength"].as_u64().filter(|max| chars > *max);
+            let min = schema["minLength"].as_u64().filter(|min| chars < *min);
+            let message = match (max, min) {
+                (Some(max), _) => format!("At most {max} characters."),
+                (_, Some(min)) => format!("At least {min} characters."),
+                _ => return None,
+            };
+            Some(FieldError::new(k.clone(), "invalid_length", message))
+        })
+        .collect();
+    if !out_of_bounds.is_empty() {
+        return ApiError::Validation(out_of_bounds).into_response(rid);
+    }
     if let Some(missing) = route
         .query
         .iter()

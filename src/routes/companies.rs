@@ -117,7 +117,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             json!({"type":"object","additionalProperties":false,"required":["allowed_landing_domains"],
                 "properties":{"allowed_landing_domains":{"type":"array","maxItems":super::landing_domains::MAX_DOMAINS,
                     "description":"The domains the company's landing pages and QR targets may use (a host matches a domain it equals or is under); `[]` allows any http(s) URL. Replaces the whole list.",
-                    "items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9-]+(\\.[a-z0-9-]+)*$"}}}}),
+                    "items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$"}}}}),
         ),
         (
             "BrandingUpdate",

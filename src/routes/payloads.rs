@@ -118,6 +118,16 @@ impl Payload {
                 "timestamp":{"type":"string","format":"date-time","description":"When the event happened (sandbox clock)."},
                 "data":self.schema}})
     }
+
+    /// The body schema as documented (`/openapi.json` `webhooks`, `GET /webhook-event-types`):
+    /// each scalar property shows the value this type's example holds there.
+    pub fn documented_schema(&self) -> Value {
+        let mut schema = self.body_schema();
+        if let Some(example) = examples().get(self.event_type) {
+            annotate(&mut schema, example);
+        }
+        schema
+    }
 }
 
 /// What a builder reads: the object, its company, and the caller's hints.
@@ -393,5 +403,40 @@ impl From<rusqlite::Error> for ExampleOr {
 impl From<crate::db::DbError> for ExampleOr {
     fn from(e: crate::db::DbError) -> Self {
         ExampleOr::Api(e.into())
+    }
+}
+
+/// Gives each scalar property of a payload schema the value the type's example holds there (a
+/// reader of one field sees a real value, as for every other schema of the document); a field
+/// the example leaves out takes its enum's first value, or null when it may be null.
+fn annotate(schema: &mut Value, example: &Value) {
+    let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (name, prop) in props.iter_mut() {
+        let value = example.get(name).unwrap_or(&Value::Null);
+        if prop.get("properties").is_some() {
+            annotate(prop, value);
+        }
+        if let Some(items) = prop.get_mut("items") {
+            annotate(items, value.get(0).unwrap_or(&Value::Null));
+        }
+        if prop.get("example").is_some() || !crate::routes::openapi::examples::is_scalar(prop) {
+            continue;
+        }
+        let nullable = prop["type"]
+            .as_array()
+            .is_some_and(|ts| ts.iter().any(|t| t == "null"));
+        let chosen = match example.get(name) {
+            Some(v) if !v.is_null() || nullable => Some(v.clone()),
+            _ => prop
+                .get("const")
+                .or_else(|| prop["enum"].get(0))
+                .cloned()
+                .or_else(|| nullable.then_some(Value::Null)),
+        };
+        if let Some(v) = chosen {
+            prop["example"] = v;
+        }
     }
 }

@@ -72,8 +72,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "WebhookDrillList",
-            json!({"type":"object","required":["object","data"],
-            "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/WebhookDrill"}}}}),
+            json!({"type":"object","additionalProperties":false,"required":["object","data","has_more","next_cursor"],
+            "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/WebhookDrill"}},
+                "has_more":{"const":false,"description":"Always false: the drills kept for a webhook are all on this page."},
+                "next_cursor":{"const":null,"description":"Always null: there is no next page."}}}),
         ),
     ]
 }

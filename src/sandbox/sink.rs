@@ -79,6 +79,7 @@ pub fn routes() -> Vec<Route> {
             .tag("sandbox")
             .summary("The built-in webhook receiver: accept a delivery, verify its signature, keep it.")
             .describe("Accepts a webhook delivery (answers 204), verifies its Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) against the webhooks of this sandbox that delivered that event here, and keeps it with the verdict for `GET /_sandbox/sink/{name}`. Point a webhook at `http://127.0.0.1:0/_sandbox/sink/{name}` (port 0 stands for this sandbox's own port). `name`: 1 to 64 of `a-z 0-9 - _`. No credential: it is what a receiver is.")
+            .returns(204, None)
             .not_idempotent(),
         Route::get("/_sandbox/sink/{name}", "listSandboxSink", Action::Sandbox, list)
             .tag("sandbox")

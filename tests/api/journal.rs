@@ -393,3 +393,56 @@ async fn count_verifies_retries_in_one_call() {
         1
     );
 }
+
+/// The two answers of a journal list, a page and a count, are the ones the document describes:
+/// a client generated from it reads either (schemathesis found `count=true` undocumented).
+#[tokio::test]
+async fn a_count_and_a_page_both_fit_the_documented_schema() {
+    let app = TestApp::spawn().await;
+    let doc = app.get("/openapi.json").send().await.ok();
+    let mut checker = crate::schemas::Checker::new();
+    for path in ["/requests", "/_sandbox/requests"] {
+        let schema =
+            &doc["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+        let schema = crate::schemas::resolve(&doc, schema, 0);
+        for query in ["count=true", "limit=2", "count=false&limit=1"] {
+            let body = app
+                .get(&format!("{path}?{query}"))
+                .key(OP)
+                .send()
+                .await
+                .ok();
+            checker
+                .check(&body, &schema, "")
+                .unwrap_or_else(|e| panic!("GET {path}?{query}: {e}"));
+        }
+        let count = app
+            .get(&format!("{path}?count=true"))
+            .key(OP)
+            .send()
+            .await
+            .ok();
+        assert_eq!(count["object"], "request_count");
+        assert!(count["count"].as_u64().is_some(), "{count}");
+    }
+}
+
+/// A filter longer than its documented `maxLength` is refused (422), not silently matched
+/// against nothing: the router holds every route to its declared bounds.
+#[tokio::test]
+async fn a_filter_longer_than_documented_is_refused() {
+    let app = TestApp::spawn().await;
+    let long = "0".repeat(101);
+    for path in ["/requests", "/_sandbox/requests"] {
+        let r = app.get(&format!("{path}?tool={long}")).key(OP).send().await;
+        let p = r.problem(422);
+        assert_eq!(p["errors"][0]["field"], "tool", "{p}");
+        assert_eq!(p["errors"][0]["code"], "invalid_length", "{p}");
+        let fine = app
+            .get(&format!("{path}?tool={}", &long[..100]))
+            .key(OP)
+            .send()
+            .await;
+        assert_eq!(fine.status, 200);
+    }
+}

@@ -481,3 +481,39 @@ async fn the_cli_prints_the_report_and_exits_by_its_verdict() {
     assert_eq!(bad.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A `key_id` that is no key's id is refused, on both reports, rather than grading nobody and
+/// answering a hollow verdict (schemathesis sent one and got a 200).
+#[tokio::test]
+async fn a_malformed_key_id_is_refused() {
+    let app = TestApp::spawn().await;
+    let account = key("northwind-admin").account_id;
+    for (path, who) in [
+        ("/readiness?key_id=", "northwind-admin"),
+        ("/readiness?key_id=", "northwind-readonly"),
+        (
+            &*format!("/_sandbox/readiness?account_id={account}&key_id="),
+            OP,
+        ),
+    ] {
+        for bad in [
+            "%5BFiltered%5D",
+            "key_",
+            "sgn_test_abc",
+            "key_a-b",
+            "usr_%C3%A9",
+        ] {
+            let r = app.get(&format!("{path}{bad}")).key(who).send().await;
+            let p = r.problem(422);
+            assert_eq!(p["errors"][0]["field"], "key_id", "{path}{bad}: {p}");
+        }
+    }
+    let fine = app
+        .get(&format!(
+            "/_sandbox/readiness?account_id={account}&key_id=key_abc123"
+        ))
+        .key(OP)
+        .send()
+        .await;
+    assert_eq!(fine.status, 200);
+}

@@ -159,9 +159,38 @@ fn hand(key: &str) -> Option<Value> {
         .and_then(|(_, v)| serde_json::from_str(v).ok())
 }
 
+/// An id for a property whose pattern is an id prefix (`^evt_`) that no GET of a fresh sandbox
+/// shows (events, deliveries, sink receipts): the prefix and a fixed, well-formed tail.
+fn id_of_pattern(schema: &Value) -> Option<Value> {
+    let prefix = schema["pattern"].as_str()?.strip_prefix('^')?;
+    let kind = prefix.strip_suffix('_')?;
+    (!kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase()))
+        .then(|| json!(format!("{prefix}0m5d4s1k2x7q9w3e5r7t")))
+}
+
 /// Whether `v` fits `schema` as far as our validator reads it (type, enum, bounds).
 fn fits(v: &Value, schema: &Value) -> bool {
-    crate::jsonschema::validate(v, schema, "").is_ok()
+    crate::jsonschema::validate(v, schema, "").is_ok() && matches_pattern(v, schema)
+}
+
+/// Whether a string fits the schema's `pattern` (our validator reads only the id pattern; an
+/// example borrowed from another property must not show a value its own schema refuses).
+/// Regexes are compiled only here, while the document is built, never on the request path.
+fn matches_pattern(v: &Value, schema: &Value) -> bool {
+    let (Some(text), Some(pattern)) = (v.as_str(), schema["pattern"].as_str()) else {
+        return true;
+    };
+    thread_local! {
+        static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Option<regex::Regex>>> =
+            std::cell::RefCell::default();
+    }
+    COMPILED.with(|c| {
+        c.borrow_mut()
+            .entry(pattern.to_string())
+            .or_insert_with(|| regex::Regex::new(pattern).ok())
+            .as_ref()
+            .is_some_and(|re| re.is_match(text))
+    })
 }
 
 fn component<'a>(schema: &Value, schemas: &'a Map<String, Value>) -> Option<(&'a str, &'a Value)> {
@@ -222,7 +251,8 @@ fn harvest(
     }
 }
 
-fn is_scalar(schema: &Value) -> bool {
+/// A property that holds one value (a string, number or boolean, or a constant).
+pub(crate) fn is_scalar(schema: &Value) -> bool {
     let scalar = |t: &str| matches!(t, "string" | "integer" | "number" | "boolean");
     match &schema["type"] {
         Value::String(t) => scalar(t),
@@ -244,11 +274,12 @@ fn fill(owner: &str, schema: &mut Value, seen: &Value, by_name: &Map<String, Val
         } else if is_scalar(prop) && prop.get("example").is_none() {
             let value = own
                 .clone()
-                .filter(|v| !v.is_null())
-                .or_else(|| hand(&format!("{owner}.{name}")))
+                .filter(|v| !v.is_null() && fits(v, prop))
+                .or_else(|| hand(&format!("{owner}.{name}")).filter(|v| fits(v, prop)))
                 .or_else(|| by_name.get(name).filter(|v| fits(v, prop)).cloned())
                 .or_else(|| hand(name).filter(|v| fits(v, prop)))
-                .or(own.clone());
+                .or_else(|| id_of_pattern(prop))
+                .or(own.clone().filter(|v| fits(v, prop)));
             if let Some(v) = value {
                 prop["example"] = v;
             }
@@ -568,7 +599,15 @@ fn parameter_examples(
             Some("query") => find("")
                 .or_else(|| schema["enum"].get(0).cloned())
                 .or_else(|| by_name.get(&name).filter(|v| fits(v, schema)).cloned())
-                .or_else(|| hand(&name)),
+                .or_else(|| {
+                    // A query value is text: `503` for a `status` filter typed as a string.
+                    hand(&name)
+                        .map(|v| match v {
+                            Value::Number(n) if schema["type"] == "string" => json!(n.to_string()),
+                            other => other,
+                        })
+                        .filter(|v| fits(v, schema))
+                }),
             Some("header") => HEADER_EXAMPLES
                 .iter()
                 .find(|(h, _)| *h == name)

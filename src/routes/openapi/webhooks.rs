@@ -24,15 +24,20 @@ fn build() -> Value {
     ]);
     let mut out = Map::new();
     for p in catalogue() {
+        let example = examples.get(p.event_type).cloned().unwrap_or(Value::Null);
+        let schema = p.documented_schema();
         let operation = json!({
             "operationId": format!("event_{}", p.event_type.replace('.', "_")),
             "tags": ["webhooks"],
             "summary": p.description,
             "description": format!("Sent to every enabled webhook of the company that subscribes to `{}`. The body is the type's schema; `data` is built by the same code that records the event.", p.event_type),
             "parameters": headers,
+            // A receiver authenticates the sender by the `webhook-signature` header, not by an
+            // OpenAPI security scheme; stated so, rather than left for a reader to guess.
+            "security": [],
             "requestBody": {"required": true, "content": {"application/json": {
-                "schema": p.body_schema(),
-                "example": examples.get(p.event_type).cloned().unwrap_or(Value::Null)}}},
+                "schema": schema,
+                "example": example}}},
             "responses": {"2XX": {"description": "Received. Any other status, a redirect, or no answer within `webhooks.timeout_millis` fails the attempt, which is retried."}}
         });
         out.insert(p.event_type.to_string(), json!({"post": operation}));

@@ -34,7 +34,7 @@ pub(super) fn list(_ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             event_type: p.event_type,
             description: p.description,
             object_type: p.resource,
-            schema: p.body_schema(),
+            schema: p.documented_schema(),
             example: examples.get(p.event_type).cloned().unwrap_or(Value::Null),
         })
         .collect();

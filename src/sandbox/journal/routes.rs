@@ -48,7 +48,7 @@ pub fn routes() -> Vec<Route> {
             .summary("The request journal: what this credential's account (admin) or this key sent, and how it was answered.")
             .describe("Every REST request and MCP tool call, newest first: sandbox time, method, route and `operation_id`, status and problem code, duration, key and client ids, `Request-Id`, `Idempotency-Key` (and whether it was replayed), the injected fault, `via` (`rest`/`mcp`, with the tool), and a redacted copy of the query and JSON body (8 KiB at most, `body_truncated` when cut). An `admin` key sees its account's entries (a company-scoped admin, its company's); any other credential sees its own. Kept per account: the newest `sandbox.journal_max_entries`, none older than `sandbox.journal_max_age_secs`. `count=true` answers how many match. The journal lives outside the snapshots: a restore never rewinds it.")
             .query(&list_params)
-            .ok("RequestEntryList"),
+            .ok("RequestEntryListOrCount"),
         Route::get("/requests/failures", "listRecentFailures", Action::Authenticated, failures)
             .tag("journal")
             .summary("The most recent failed requests (status 400 and above) of this very credential.")
@@ -77,7 +77,7 @@ pub fn routes() -> Vec<Route> {
             .summary("Every account's request journal (the operator's view), with `account_id` and `count=true`.")
             .describe("The request journal of every account, newest first, with the filters of `GET /requests` plus `account_id`; requests no account could be named for (a failed authentication without a known key or client id) are the operator's, with `account_id: null`. `count=true` answers `{\"object\":\"request_count\",\"count\":n}` so a test asserts in one call, e.g. exactly 3 `createAd` requests with one `Idempotency-Key`, 2 of them answered by an injected 503.")
             .query(&operator_params)
-            .ok("RequestEntryList"),
+            .ok("RequestEntryListOrCount"),
     ]
 }
 
@@ -126,8 +126,16 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "RequestEntryList",
             json!({"type":"object","required":["object","data","has_more","next_cursor"],
             "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/RequestEntry"}},
-                "has_more":{"type":"boolean","description":"More entries follow this page."},"next_cursor":{"type":["string","null"],"description":"Pass as `cursor` for the next page."},
-                "count":{"type":"integer","description":"With `count=true` (then `object` is `request_count`, without `data`)."}}}),
+                "has_more":{"type":"boolean","description":"More entries follow this page."},"next_cursor":{"type":["string","null"],"description":"Pass as `cursor` for the next page."}}}),
+        ),
+        (
+            "RequestCount",
+            json!({"type":"object","additionalProperties":false,"required":["object","count"],
+            "properties":{"object":{"const":"request_count"},"count":{"type":"integer","minimum":0,"description":"How many journal entries match the filters."}}}),
+        ),
+        (
+            "RequestEntryListOrCount",
+            json!({"oneOf":[{"$ref":"#/components/schemas/RequestEntryList"},{"$ref":"#/components/schemas/RequestCount"}]}),
         ),
         ("RequestExplained", explained),
     ]

@@ -212,8 +212,9 @@ fn report(ctx: &Ctx<'_>, account: &str, key: Option<&str>) -> Result<Response, A
 
 fn own(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let p = ctx.principal()?;
+    let named = key_param(ctx)?;
     let key = if p.scopes.allows(Action::Admin) {
-        ctx.query("key_id").map(str::to_string)
+        named
     } else {
         Some(p.actor_id().to_string())
     };
@@ -229,6 +230,27 @@ fn operator(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "This query parameter is required.",
         )
     })?;
-    let key = ctx.query("key_id").map(str::to_string);
+    let key = key_param(ctx)?;
     report(ctx, &account, key.as_deref())
+}
+
+/// The `key_id` query parameter, refused unless it is an API key id (`key_…`) or a login's user id
+/// (`usr_…`): a malformed id would otherwise grade nobody's requests and report a hollow verdict.
+fn key_param(ctx: &Ctx<'_>) -> Result<Option<String>, ApiError> {
+    let Some(k) = ctx.query("key_id") else {
+        return Ok(None);
+    };
+    let well_formed = ["key_", "usr_"].iter().any(|prefix| {
+        k.strip_prefix(prefix).is_some_and(|rest| {
+            (1..=40).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+    });
+    if !well_formed {
+        return Err(ApiError::invalid(
+            "key_id",
+            "invalid_id",
+            "An API key id (`key_…`) or a login's user id (`usr_…`).",
+        ));
+    }
+    Ok(Some(k.to_string()))
 }
