@@ -9,7 +9,8 @@
 # BENCH_BIN (the signage binary to measure; default target/release/signage, e.g. a copy of an
 # earlier build for a before/after comparison), BENCH_PIN (1: server on CPU 1, wrk on CPU 0 — the default when taskset exists and there are two
 # or more CPUs; 0: no pinning), BENCH_SKIP_TX=1 (skip the token-ledger part), BENCH_SKIP_SANDBOX=1 (skip the sandbox and
-# webhook part; its knobs are in bench/sandbox.py).
+# webhook part; its knobs are in bench/sandbox.py), BENCH_JOURNAL=0 (servers run with
+# `sandbox.journal = false`: the request journal's cost is the difference to a default run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -136,6 +137,7 @@ if [[ -n "${BENCH_LOG_LEVEL:-}" ]]; then server_env+=("SIGNAGE_LOG=$BENCH_LOG_LE
 # The benchmark measures the server, not the per-key rate limit (50/s by default, which one key under
 # wrk would hit at once): rate limiting is off for every server it starts.
 server_env+=("SIGNAGE_RATE_LIMIT_PER_SECOND=0")
+if [[ "${BENCH_JOURNAL:-1}" == 0 ]]; then server_env+=("SIGNAGE_JOURNAL=false"); fi
 
 # start_server NAME DBFILE -> sets SERVER_PORT and SERVER_PID (a DBFILE of "hello" starts the bare
 # hyper server instead of signage)
@@ -364,7 +366,7 @@ record kind=meta "elapsed_s=$(($(date +%s) - SCRIPT_START))" \
   "nproc=$(nproc)" "loadavg_start=$LOADAVG_START" "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" \
   "wrk=$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)" \
   "duration=$DURATION" "warmup=$WARMUP" "conns=$CONNS" "threads=$THREADS" \
-  "tx_duration=$TX_DURATION" "tx_rounds=$TX_ROUNDS" "log_level=${BENCH_LOG_LEVEL:-default}" "pin=$BENCH_PIN"
+  "tx_duration=$TX_DURATION" "tx_rounds=$TX_ROUNDS" "log_level=${BENCH_LOG_LEVEL:-default}" "pin=$BENCH_PIN" "journal=${BENCH_JOURNAL:-1}"
 python3 "$TOOLS" report "$RESULTS" "$RESULTS_DIR/latest.md"
 cp "$RESULTS" "$RESULTS_DIR/latest.jsonl"
 cat "$RESULTS_DIR/latest.md"

@@ -153,6 +153,9 @@ pub struct Settings {
     pub webhook_dns_negative_cache_secs: u64,
     /// Bytes of media one company may store (422 `media_quota_exceeded` beyond).
     pub media_quota_bytes_per_company: u64,
+    /// Every request is journaled (`sandbox.journal`); off, the journal's reads still answer from
+    /// what it holds, and nothing new is recorded (what the benchmark compares against).
+    pub journal: bool,
     /// The request journal keeps at most this many entries per account (the newest).
     pub journal_max_entries: usize,
     /// The request journal forgets entries older than this (wall-clock seconds).
@@ -212,6 +215,7 @@ impl Default for Settings {
             webhook_dns_timeout_millis: 2000,
             webhook_dns_negative_cache_secs: 60,
             media_quota_bytes_per_company: 100 * 1024 * 1024,
+            journal: true,
             journal_max_entries: 10_000,
             journal_max_age_secs: 7 * 86_400,
         }
@@ -273,6 +277,7 @@ pub struct Layer {
     pub webhook_dns_timeout_millis: Option<u64>,
     pub webhook_dns_negative_cache_secs: Option<u64>,
     pub media_quota_bytes_per_company: Option<u64>,
+    pub journal: Option<bool>,
     pub journal_max_entries: Option<usize>,
     pub journal_max_age_secs: Option<u64>,
 }
@@ -426,6 +431,7 @@ struct FileSandbox {
     allow_prefer_faults: Option<bool>,
     tick_millis: Option<u64>,
     max_delayed_per_credential: Option<usize>,
+    journal: Option<bool>,
     journal_max_entries: Option<usize>,
     journal_max_age_secs: Option<u64>,
     snapshot_budget_bytes: Option<u64>,
@@ -525,6 +531,7 @@ impl Layer {
             webhook_dns_timeout_millis: file.webhooks.dns_timeout_millis,
             webhook_dns_negative_cache_secs: file.webhooks.dns_negative_cache_secs,
             media_quota_bytes_per_company: file.media.quota_bytes_per_company,
+            journal: file.sandbox.journal,
             journal_max_entries: file.sandbox.journal_max_entries,
             journal_max_age_secs: file.sandbox.journal_max_age_secs,
         })
@@ -634,6 +641,7 @@ impl Layer {
                 "SIGNAGE_WEBHOOKS_DNS_NEGATIVE_CACHE_SECS",
             )?,
             media_quota_bytes_per_company: parse(&get, "SIGNAGE_MEDIA_QUOTA_BYTES_PER_COMPANY")?,
+            journal: parse(&get, "SIGNAGE_JOURNAL")?,
             journal_max_entries: parse(&get, "SIGNAGE_JOURNAL_MAX_ENTRIES")?,
             journal_max_age_secs: parse(&get, "SIGNAGE_JOURNAL_MAX_AGE_SECS")?,
         })
@@ -698,6 +706,7 @@ impl Settings {
                 webhook_dns_timeout_millis,
                 webhook_dns_negative_cache_secs,
                 media_quota_bytes_per_company,
+                journal,
                 journal_max_entries,
                 journal_max_age_secs,
                 webhook_timestamps,

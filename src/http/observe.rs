@@ -65,9 +65,11 @@ pub struct Observation {
     /// The raw body and its media type (redacted by the observer).
     pub body: Bytes,
     pub body_type: Option<String>,
-    /// The answer's body when it matters to the journal: a problem (status >= 400) or a page of a
-    /// list (whose `next_cursor` is kept); empty otherwise.
+    /// The answer's body when it is a problem (status >= 400); empty otherwise.
     pub response: Bytes,
+    /// The `next_cursor` of a list page, read here: holding on to every page until the writer
+    /// runs would keep megabytes of answers alive and out of the allocator's reach.
+    pub next_cursor: Option<String>,
 }
 
 /// Receives every observation; must return at once (hand the work to another thread).
@@ -163,7 +165,7 @@ pub fn request(
         None if status < 400 => return,
         None => attribute(app, &req.headers),
     };
-    let keep_response = status >= 400 || route.is_some_and(is_list);
+    let list = route.is_some_and(is_list);
     let observation = Observation {
         account_id,
         company_id,
@@ -176,7 +178,7 @@ pub fn request(
         route: route.map(|r| r.path),
         operation_id: route.map(|r| r.operation_id),
         creates: route.is_some_and(|r| r.success.0 == 201),
-        list: route.is_some_and(is_list),
+        list,
         status,
         request_id: req.request_id.clone(),
         idempotency_key: header_str(&req.headers, "idempotency-key"),
@@ -199,10 +201,15 @@ pub fn request(
         query: req.query.clone(),
         body: req.body.clone(),
         body_type: header_str(&req.headers, "content-type"),
-        response: if keep_response {
+        response: if status >= 400 {
             resp.body.clone()
         } else {
             Bytes::new()
+        },
+        next_cursor: if list && status == 200 {
+            next_cursor(&resp.body)
+        } else {
+            None
         },
     };
     if via == Via::Mcp {
@@ -214,6 +221,22 @@ pub fn request(
         return;
     }
     obs.0.observe(observation);
+}
+
+/// The `next_cursor` of a list page: the body ends with it (`Response::page` writes it last), so
+/// only its last bytes are read.
+fn next_cursor(page: &[u8]) -> Option<String> {
+    let tail = &page[page.len().saturating_sub(400)..];
+    let marker = br#""next_cursor":""#;
+    let at = tail.windows(marker.len()).rposition(|w| w == marker)?;
+    let rest = &tail[at + marker.len()..];
+    let end = rest.iter().position(|&b| b == b'"')?;
+    let cursor = std::str::from_utf8(&rest[..end]).ok()?;
+    (cursor.len() <= 100
+        && cursor
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    .then(|| cursor.to_string())
 }
 
 fn is_list(route: &Route) -> bool {
@@ -327,6 +350,7 @@ pub fn tool_call<R>(
         body: Bytes::new(),
         body_type: None,
         response: Bytes::new(),
+        next_cursor: None,
     });
     o.account_id = Some(principal.account_id.clone());
     o.company_id = principal.company_scope.clone();
@@ -349,4 +373,22 @@ pub fn tool_call<R>(
     TOOL_ENTRIES.with(|c| c.set(c.get() + 1));
     obs.0.observe(o);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_cursor;
+
+    #[test]
+    fn the_cursor_is_read_from_the_end_of_a_page() {
+        assert_eq!(
+            next_cursor(br#"{"object":"list","data":[],"has_more":true,"next_cursor":"dev_12"}"#)
+                .as_deref(),
+            Some("dev_12")
+        );
+        assert_eq!(
+            next_cursor(br#"{"object":"list","data":[],"has_more":false,"next_cursor":null}"#),
+            None
+        );
+    }
 }

@@ -17,6 +17,7 @@ mod examples;
 mod fuzz;
 mod journal;
 mod journal_secrets;
+mod journal_switch;
 mod limits;
 mod list_contract;
 mod mcp_answers;

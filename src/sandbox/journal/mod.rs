@@ -40,6 +40,8 @@ struct Inner {
 
 struct Store {
     conn: Connection,
+    /// The queue's other half: swapped with it on every flush, so neither is reallocated.
+    spare: Vec<Observation>,
     counts: store::Counts,
     expired_at: Instant,
 }
@@ -64,6 +66,7 @@ impl Journal {
             wake: Condvar::new(),
             store: Mutex::new(Store {
                 conn,
+                spare: Vec::new(),
                 counts,
                 expired_at: Instant::now() - EXPIRE_EVERY,
             }),
@@ -127,10 +130,15 @@ impl Observer for Journal {
 impl Inner {
     /// Takes the queue and writes it; called with the store locked, so batches land in order.
     fn flush(&self, store: &mut Store) {
-        let batch = std::mem::take(&mut *lock(&self.queue));
-        if !batch.is_empty() {
-            let rows = batch.into_iter().map(record::Row::from).collect();
-            let Store { conn, counts, .. } = store;
+        std::mem::swap(&mut *lock(&self.queue), &mut store.spare);
+        if !store.spare.is_empty() {
+            let Store {
+                conn,
+                counts,
+                spare,
+                ..
+            } = store;
+            let rows = spare.drain(..).map(record::Row::from);
             // The writer deletes in bulk, an eighth of the ring at a time; reads cut exactly.
             let slack = self.max_entries / 8;
             if let Err(e) = store::insert(conn, rows, counts, self.max_entries, slack) {

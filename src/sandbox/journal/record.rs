@@ -1,6 +1,6 @@
 //! An observation made fit to keep: its query and body passed through the same redactor as MCP
-//! output ([`crate::redact`]) and capped, its problem body redacted, its page's `next_cursor`
-//! read. Runs on the journal's writer thread, never on the request's.
+//! output ([`crate::redact`]) and capped, its problem body redacted. Runs on the journal's writer
+//! thread, never on the request's.
 
 use crate::http::observe::Observation;
 use serde_json::{Map, Value};
@@ -22,7 +22,6 @@ pub struct Row {
     /// A digest of the redacted body: how the readiness checks tell a retry from a new request.
     pub body_hash: Option<String>,
     pub problem: Option<String>,
-    pub next_cursor: Option<String>,
 }
 
 /// The longest prefix of `s` of at most `cap` bytes that ends on a character boundary.
@@ -86,21 +85,6 @@ fn problem_code(problem: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The `next_cursor` of a list page: the body ends with it (`Response::page` writes it last).
-fn next_cursor(page: &[u8]) -> Option<String> {
-    let tail = &page[page.len().saturating_sub(400)..];
-    let marker = br#""next_cursor":""#;
-    let at = tail.windows(marker.len()).rposition(|w| w == marker)?;
-    let rest = &tail[at + marker.len()..];
-    let end = rest.iter().position(|&b| b == b'"')?;
-    let cursor = std::str::from_utf8(&rest[..end]).ok()?;
-    (cursor.len() <= 100
-        && cursor
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-    .then(|| cursor.to_string())
-}
-
 impl Row {
     pub fn from(o: Observation) -> Row {
         let query = query_copy(&o.query);
@@ -118,7 +102,7 @@ impl Row {
             let digest = Sha256::digest(b.as_bytes());
             digest[..8].iter().map(|b| format!("{b:02x}")).collect()
         });
-        let (mut problem, mut code, mut cursor) = (None, None, None);
+        let (mut problem, mut code) = (None, None);
         if o.status >= 400 && !o.response.is_empty() {
             if let Ok(mut v) = serde_json::from_slice::<Value>(&o.response) {
                 crate::redact::redact_value(&mut v);
@@ -128,8 +112,6 @@ impl Row {
                     problem = Some(text);
                 }
             }
-        } else if o.list && o.status == 200 {
-            cursor = next_cursor(&o.response);
         }
         Row {
             o,
@@ -140,7 +122,6 @@ impl Row {
             body_bytes,
             body_hash,
             problem,
-            next_cursor: cursor,
         }
     }
 }
@@ -148,19 +129,6 @@ impl Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_cursor_is_read_from_the_end_of_a_page() {
-        assert_eq!(
-            next_cursor(br#"{"object":"list","data":[],"has_more":true,"next_cursor":"dev_12"}"#)
-                .as_deref(),
-            Some("dev_12")
-        );
-        assert_eq!(
-            next_cursor(br#"{"object":"list","data":[],"has_more":false,"next_cursor":null}"#),
-            None
-        );
-    }
 
     #[test]
     fn a_cut_ends_on_a_character_boundary() {

@@ -93,7 +93,7 @@ pub fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
 /// its newest `max_entries` (a slack lets the writer delete in bulk; reads cut exactly, slack 0).
 pub fn insert(
     conn: &mut Connection,
-    rows: Vec<Row>,
+    rows: impl Iterator<Item = Row>,
     counts: &mut Counts,
     max_entries: i64,
     slack: i64,
@@ -108,7 +108,7 @@ pub fn insert(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
         )?;
-        for r in &rows {
+        for r in rows {
             let o = &r.o;
             stmt.execute(params![
                 o.account_id,
@@ -140,9 +140,15 @@ pub fn insert(
                 i64::try_from(r.body_bytes).unwrap_or(i64::MAX),
                 r.body_hash,
                 r.problem,
-                r.next_cursor,
+                o.next_cursor,
             ])?;
-            *counts.entry(o.account_id.clone()).or_insert(0) += 1;
+            // Looked up before inserting: the key is cloned once per account, not once per row.
+            match counts.get_mut(&o.account_id) {
+                Some(n) => *n += 1,
+                None => {
+                    counts.insert(o.account_id.clone(), 1);
+                }
+            }
         }
     }
     prune(&tx, counts, max_entries, slack)?;
