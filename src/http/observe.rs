@@ -154,7 +154,11 @@ pub fn request(
     };
     let principal = principal.or(endpoint.as_ref());
     let status = resp.status.as_u16();
+    // A tool call's REST request: [`tool_call`] replaces who, when and what was sent with the
+    // call's own, so none of it is copied here.
+    let inner = via == Via::Mcp;
     let (account_id, company_id, key_id, client_id) = match principal {
+        Some(_) if inner => (None, None, None, None),
         Some(p) => (
             Some(p.account_id.clone()),
             p.company_scope.clone(),
@@ -198,9 +202,17 @@ pub fn request(
         tool: None,
         credentials: credentials(&req.headers),
         if_match: req.headers.contains_key(hyper::header::IF_MATCH),
-        query: req.query.clone(),
+        query: if inner {
+            String::new()
+        } else {
+            req.query.clone()
+        },
         body: req.body.clone(),
-        body_type: header_str(&req.headers, "content-type"),
+        body_type: if inner {
+            None
+        } else {
+            header_str(&req.headers, "content-type")
+        },
         response: if status >= 400 {
             resp.body.clone()
         } else {
