@@ -9,6 +9,7 @@ pub mod deliveries;
 mod event_types;
 mod payloads;
 mod rotate;
+mod tools;
 
 pub use payloads::payloads;
 
@@ -49,6 +50,7 @@ pub fn routes() -> Vec<Route> {
             )])
             .ok("WebhookList"),
         Route::post("/webhooks", "createWebhook", WRITE, create)
+            .tool(tools::CREATE)
             .tag("webhooks")
             .summary("Create a webhook. The signing `secret` is in this response only; store it now.")
             .describe("Registers an HTTPS endpoint to receive signed deliveries of the chosen event types. The signing `secret` is in this response only (it is never stored in a replayable form): keep it to verify signatures. Emits `webhook.created`. A company may have `webhooks.max_per_company` webhooks (16 by default): one more is 422 `webhook_limit` with the numbers.")
@@ -82,6 +84,7 @@ pub fn routes() -> Vec<Route> {
             .body("WebhookUpdate")
             .ok("Webhook"),
         Route::delete("/webhooks/{id}", "deleteWebhook", WRITE, delete)
+            .tool(tools::DELETE)
             .tag("webhooks")
             .summary("Delete a webhook. Honours If-Match.")
             .describe("Deletes a webhook endpoint; no further deliveries. Emits `webhook.deleted`."),
