@@ -258,9 +258,7 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
         Change::Sets(field, value) => [(field.to_string(), Value::Bool(value))]
             .into_iter()
             .collect(),
-        Change::Creates(_) | Change::Body(_) | Change::Batch { .. } | Change::Deletes => {
-            Map::new()
-        }
+        Change::Creates(_) | Change::Body(_) | Change::Batch { .. } | Change::Deletes => Map::new(),
         Change::Adds(field, arg) | Change::Removes(field, arg) => {
             let add = matches!(tool.spec.change, Some(Change::Adds(..)));
             array_edit = Some(ArrayEdit {

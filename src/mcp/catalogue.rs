@@ -195,18 +195,16 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
                 }
             }
         }
-        Kind::Prepare => {
-            match (spec.change, route) {
-                (Some(Change::Fields(fields)), Some(route)) => {
-                    props.insert("changes".into(), changes_schema(route, fields, router));
-                    required.push("changes".into());
-                }
-                (Some(Change::Body(fields) | Change::Batch { fields, .. }), Some(route)) => {
-                    body_fields(route, fields, router, &mut props, &mut required);
-                }
-                _ => {}
+        Kind::Prepare => match (spec.change, route) {
+            (Some(Change::Fields(fields)), Some(route)) => {
+                props.insert("changes".into(), changes_schema(route, fields, router));
+                required.push("changes".into());
             }
-        }
+            (Some(Change::Body(fields) | Change::Batch { fields, .. }), Some(route)) => {
+                body_fields(route, fields, router, &mut props, &mut required);
+            }
+            _ => {}
+        },
         Kind::Confirm | Kind::Cancel => {
             props.insert(
                 "confirmation_id".into(),

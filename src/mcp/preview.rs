@@ -497,8 +497,7 @@ pub fn schema(current: Value, target: Value) -> Value {
 /// shows, and where the integrator reads it.
 pub fn withheld_schema() -> Value {
     json!({"type": "object", "additionalProperties": false, "required": ["field", "note"],
-        "properties": {"field": {"type": "string"}, "note": {"type": "string"}},
-        "description": "A field of the write's answer never shown through MCP (a secret), and where to read it."})
+        "properties": {"field": {"type": "string"}, "note": {"type": "string"}}})
 }
 
 /// `withheld` as shown: the note with `{id}` replaced by the object's id when it is known.

@@ -88,7 +88,7 @@ const CONFIRM: ToolSpec = ToolSpec::own(
     "confirm_change",
     "Confirm a prepared change",
     Kind::Confirm,
-    "Execute a change prepared by a prepare_* tool, with the user's explicit consent. Call it ONLY after you have shown the preview to the user and the user has confirmed; never on your own initiative. The change runs with this API key's permissions as they are now, and only if the target has not changed since the preview; otherwise nothing is applied and you must prepare again.",
+    "Execute a change prepared by a prepare_* tool. Call it ONLY after showing the preview to the user and getting their explicit yes; never on your own initiative. It runs with this API key's permissions as they are now, and only if the target has not changed since the preview; otherwise nothing is applied: prepare again.",
 );
 const CANCEL: ToolSpec = ToolSpec::own(
     "cancel_change",

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 /// Tools per `tools/list` page: more than the catalogue holds, so clients that ignore
 /// `nextCursor` still see every tool; the cursor keeps the list open to growth.
-pub const TOOLS_PAGE: usize = 50;
+pub const TOOLS_PAGE: usize = 100;
 /// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
 const TOOLS_TTL_MS: u64 = 60_000;
 /// Internal requests one confirm_change makes (read the target, then write it).

@@ -34,7 +34,6 @@ struct BatchInput {
 #[derive(Serialize)]
 struct Item {
     device_id: String,
-    action: &'static str,
     /// Whether the screen plays the ad after the write.
     assigned: bool,
     /// False when the screen already was as asked.
@@ -49,8 +48,6 @@ struct Batch {
     ad_id: String,
     company_id: String,
     devices: Vec<Item>,
-    changed_count: usize,
-    unchanged_count: usize,
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -70,19 +67,16 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "AdAssignmentBatch",
             json!({"type":"object","additionalProperties":false,
-                "required":["object","ad_id","company_id","devices","changed_count","unchanged_count"],
+                "description":"Every screen asked for, assignments first, each with `changed`.",
+                "required":["object","ad_id","company_id","devices"],
                 "properties":{"object":{"const":"ad_assignment_batch"},"ad_id":{"type":"string"},
                     "company_id":{"type":"string"},
-                    "devices":{"type":"array","description":"Every screen asked for, in the order asked (assignments first).",
-                        "items":{"type":"object","additionalProperties":false,
-                        "required":["device_id","action","assigned","changed","assigned_at"],
+                    "devices":{"type":"array","items":{"type":"object","additionalProperties":false,
+                        "required":["device_id","assigned","changed","assigned_at"],
                         "properties":{"device_id":{"type":"string"},
-                            "action":{"type":"string","enum":["assign","unassign"]},
-                            "assigned":{"type":"boolean","description":"Whether the screen plays the ad after the write."},
-                            "changed":{"type":"boolean","description":"False when the screen already was as asked."},
-                            "assigned_at":{"type":["string","null"],"format":"date-time"}}}},
-                    "changed_count":{"type":"integer","minimum":0},
-                    "unchanged_count":{"type":"integer","minimum":0}}}),
+                            "assigned":{"type":"boolean","description":"The ad is on the screen after the write."},
+                            "changed":{"type":"boolean","description":"False: it already was."},
+                            "assigned_at":{"type":["string","null"],"format":"date-time"}}}}}}),
         ),
     ]
 }
@@ -153,13 +147,10 @@ pub(super) fn change(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         for device in &input.unassign_device_ids {
             devices.push(unassign_one(ctx, tx, &id, device, &company)?);
         }
-        let changed_count = devices.iter().filter(|d| d.changed).count();
         let batch = Batch {
             object: "ad_assignment_batch",
             ad_id: id.as_str().to_string(),
             company_id: company,
-            unchanged_count: devices.len() - changed_count,
-            changed_count,
             devices,
         };
         Ok(Response::ok(&batch))
@@ -207,12 +198,13 @@ fn assign_one(
     now: i64,
 ) -> Result<Item, ApiError> {
     let existing: Option<i64> = tx
-        .prepare_cached("SELECT assigned_at FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
+        .prepare_cached(
+            "SELECT assigned_at FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2",
+        )?
         .query_row([device, ad.as_str()], |r| r.get(0))
         .optional()?;
     let item = |changed, at| Item {
         device_id: device.to_string(),
-        action: "assign",
         assigned: true,
         changed,
         assigned_at: Some(Time(at)),
@@ -262,7 +254,6 @@ fn unassign_one(
     }
     Ok(Item {
         device_id: device.to_string(),
-        action: "unassign",
         assigned: false,
         changed: removed > 0,
         assigned_at: None,

@@ -142,7 +142,7 @@ pub fn routes() -> Vec<Route> {
                     key: "device_id",
                     flag: "assigned",
                 },
-                "Prepare assigning an ad to many screens (devices) of its company and/or removing it from others, all or nothing, up to 100 screens at once. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                "Prepare putting an ad on many screens (devices) of its company and/or taking it off others, all or nothing, at most 100. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ))
             .tag("ads")
             .summary("Assign the ad to many screens and/or remove it from others, all or nothing (at most 100). Honours If-Match.")

@@ -133,12 +133,15 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     }
     let fields = json!({
         "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":url_pattern(UrlSchemes::HttpsOrLoopback),
-            "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers. Never a link-local, multicast, unspecified, broadcast or cloud-metadata address (422); loopback and private ranges only while `webhooks.allow_private_targets` is on."},
+            "description":"`https://…` (`http://localhost` or `127.0.0.1` for local receivers). No link-local, multicast or metadata address; private ones only with `webhooks.allow_private_targets`."},
         "description":DESCRIPTION.schema(),
         "event_types":{"type":"array","minItems":1,"uniqueItems":true,
-            "items":{"type":"string","enum":EVENT_TYPES}},
-        "enabled":{"type":"boolean"}
+            "items":{"type":"string","enum":EVENT_TYPES},
+            "description":"Event types to deliver: the `type` values of `GET /events` (list_events)."},
+        "enabled":{"type":"boolean","description":"`false` pauses deliveries."}
     });
+    let mut fields = fields;
+    fields["description"]["description"] = json!("What the webhook is for (free text).");
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
     let mut out = vec![

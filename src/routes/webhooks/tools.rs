@@ -4,7 +4,10 @@
 
 use crate::http::router::{Change, Tool};
 
-const WEBHOOK: &[(&str, &str)] = &[("webhook_id", "The webhook (`wh_…`), as returned by list_webhooks.")];
+const WEBHOOK: &[(&str, &str)] = &[(
+    "webhook_id",
+    "The webhook (`wh_…`), as returned by list_webhooks.",
+)];
 
 /// Where a secret made through MCP can be read: nowhere, so the integrator makes a new one over
 /// REST, whose answer shows it once. The one route that shows a secret after creation is rotate.
@@ -19,7 +22,7 @@ pub(super) const CREATE: Tool = Tool::prepare(
     "Prepare a new webhook",
     &[("company_id", "The company that owns the webhook (`cmp_…`), as returned by list_companies.")],
     Change::Body(&["company_id", "url", "description", "event_types", "enabled"]),
-    "Prepare a webhook: an HTTPS URL that receives signed deliveries of the chosen event types. Its signing secret is never shown here (the result says where to get one). This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare a new webhook: a URL that gets signed deliveries of the chosen event types. Its secret is never shown here; the result says how to get one. This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .reading("getCompany")
 .withholding(
@@ -37,7 +40,7 @@ pub(super) const DELETE: Tool = Tool::prepare(
     "Prepare deleting a webhook",
     WEBHOOK,
     Change::Deletes,
-    "Prepare deleting a webhook: its URL gets no further deliveries and its delivery log goes with it. To pause deliveries instead, use prepare_webhook_change with `enabled: false`. This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare deleting a webhook and its delivery log. To pause deliveries instead, use prepare_webhook_change with `enabled: false`. This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 );
 
 pub(super) const ROTATE: Tool = Tool::prepare(
@@ -45,7 +48,7 @@ pub(super) const ROTATE: Tool = Tool::prepare(
     "Prepare replacing a webhook's secret",
     WEBHOOK,
     Change::Body(&[]),
-    "Prepare replacing a webhook's signing secret, e.g. after a leak; the old one also signs for a grace period, then stops. The new secret is never shown here (the result says where to get one). This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare replacing a webhook's signing secret (after a leak); the old one signs for a grace period too. The new one is never shown here; the result says how to get one. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .withholding(
     "secret",
