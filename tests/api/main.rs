@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod ad_assignments_batch;
 mod ads;
 mod appliance;
 mod auth_matrix;
@@ -34,6 +35,7 @@ mod mcp_resources;
 mod mcp_search;
 mod mcp_tools;
 mod mcp_transport;
+mod mcp_webhook_jobs;
 mod mcp_writes;
 mod media;
 mod openapi;
