@@ -75,3 +75,61 @@ def test_the_shipped_demo_credentials_match_the_fixtures(signage: SignageServer)
     fixtures = Path(__file__).resolve().parents[3] / "fixtures" / "demo-credentials.json"
     keys = {k["name"]: k["rawKey"] for k in json.loads(fixtures.read_text())["keys"]}
     assert {name: c.raw_key for name, c in signage.credentials.items()} == keys
+
+
+def test_drain_replaces_sleeping(
+    signage_world: SignageServer, operator: Operator, webhook_receiver: WebhookReceiver
+) -> None:
+    hook = signage_world.client("northwind-admin").post(
+        "/webhooks",
+        {"company_id": GROCERS, "url": webhook_receiver.url(), "event_types": ["ad.created"]},
+    )
+    assert hook.status == 201, hook.json
+    webhook_receiver.trust(hook.json["secret"])
+    create_ad(signage_world, "Drained")
+    operator.drain()
+    # No wait: once drain returns, the attempt and the receiver's answer are on record.
+    assert [d.type for d in webhook_receiver.deliveries] == ["ad.created"]
+    settled = operator.deliveries(status="succeeded", webhook_id=hook.json["id"])
+    assert [d["event_type"] for d in settled] == ["ad.created"]
+    assert operator.deliveries(status="pending", webhook_id=hook.json["id"]) == []
+
+
+def test_trigger_any_event_type(
+    signage_world: SignageServer, operator: Operator, webhook_receiver: WebhookReceiver
+) -> None:
+    hook = signage_world.client("northwind-admin").post(
+        "/webhooks",
+        {"company_id": GROCERS, "url": webhook_receiver.url(), "event_types": ["device.offline"]},
+    )
+    assert hook.status == 201, hook.json
+    webhook_receiver.trust(hook.json["secret"])
+    device = signage_world.client("northwind-readonly").get(f"/devices?company_id={GROCERS}&limit=1").json["data"][0]
+    event = operator.trigger("device.offline", GROCERS, object_id=device["id"])
+    assert event["type"] == "device.offline"
+    operator.drain()
+    [delivery] = webhook_receiver.deliveries
+    assert delivery.verified
+    assert delivery.type == "device.offline"
+    assert delivery.json["data"]["id"] == device["id"]
+
+
+def test_the_journal_shows_what_the_client_sent(signage_world: SignageServer, operator: Operator) -> None:
+    operator.add_fault({"type": "status", "status": 503, "retry_after": 1}, {"path": "/ads", "method": "POST"}, times=2)
+    client = signage_world.client("northwind-readwrite")
+    statuses = []
+    for _ in range(3):
+        answer = client.post(
+            "/ads",
+            {"company_id": GROCERS, "name": "Retried", "headline": "Once"},
+            headers={"Idempotency-Key": "pytest-order-7"},
+        )
+        statuses.append(answer.status)
+    assert statuses == [503, 503, 201]
+    # The journal outlives restores, so a test filters by what is its own (here, the key).
+    mine = {"operation_id": "createAd", "idempotency_key": "pytest-order-7"}
+    assert operator.count_requests(**mine) == 3
+    assert operator.count_requests(**mine, status=503, faulted=True) == 2
+    entries = operator.requests(**mine)
+    assert [e["status"] for e in entries] == [201, 503, 503]
+    assert all(e["via"] == "rest" for e in entries)
