@@ -189,6 +189,11 @@ fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
     }
 }
 
+/// Why this confirmation id cannot be confirmed now (used, cancelled, expired or unknown).
+pub fn unavailable(app: &App, caller: &Caller, confirmation_id: &str) -> Failure {
+    why_not(app, caller, &hash(confirmation_id), crate::time::now())
+}
+
 fn record(app: &App, id_hash: &str, outcome: &str) {
     let result = app.db.write(|tx| -> Result<(), ApiError> {
         tx.prepare_cached("UPDATE mcp_pending_changes SET outcome = ?1 WHERE id_hash = ?2")?

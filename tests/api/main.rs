@@ -28,6 +28,7 @@ mod mcp_elicitation;
 mod mcp_integrity;
 mod mcp_jobs;
 mod mcp_more_jobs;
+mod mcp_mrtr;
 mod mcp_previews;
 mod mcp_prompts;
 mod mcp_readme;

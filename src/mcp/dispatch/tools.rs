@@ -6,6 +6,7 @@ use crate::http::App;
 use crate::mcp::call::{self, Caller, Content};
 use crate::mcp::catalogue::Tool;
 use crate::mcp::failure::Failure;
+use crate::mcp::mrtr::Step;
 use crate::mcp::protocol::{self, RpcError};
 use crate::mcp::spec::Kind;
 use crate::redact;
@@ -172,6 +173,21 @@ fn call_checked(
             ),
             modern,
         );
+    }
+    // 2026-07-28: the user is asked by a round trip (the question costs no rate-limit token).
+    if tool.spec.kind == Kind::Confirm && modern {
+        let confirmation_id = args
+            .get("confirmation_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match crate::mcp::mrtr::confirm_step(app, caller, p, confirmation_id) {
+            Step::Proceed => {}
+            Step::Ask(result) => {
+                return Out::new(200, protocol::result_response(id, result).to_string())
+            }
+            Step::Invalid(e) => return rpc_err(id, e, modern),
+            Step::NotAccepted(failure) => return tool_error(id, &failure, modern),
+        }
     }
     // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
     // without both tokens it is refused before the claim, so throttling never burns a confirmation.
