@@ -88,14 +88,11 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
         )?;
         Ok((free, on))
     });
-    let (last_webhook, _) = (
-        one(
-            app,
-            "SELECT max(w.id) FROM webhooks w JOIN companies c ON c.id = w.company_id
-             WHERE c.account_id = ?1",
-            &[&account],
-        ),
-        (),
+    let last_webhook = one(
+        app,
+        "SELECT max(w.id) FROM webhooks w JOIN companies c ON c.id = w.company_id
+         WHERE c.account_id = ?1",
+        &[&account],
     );
     assert_ne!(last_webhook, webhook, "two webhooks to work on");
     vec![
