@@ -11,7 +11,8 @@ Starts BIN (`signage serve`) on a fresh database file with rate limits off, then
   25 % heartbeats with a fresh Idempotency-Key (POST /devices/{id}/heartbeat: an idempotency record,
        an audit entry),
   10 % reads (GET /devices?limit=20), timed.
-Every tenth of the run it prints the database file, its write-ahead log, the row counts of the
+Every tenth of the run it prints the database file, its write-ahead log, the request journal's own
+file (`<db>.requests`, with its log), the server's RSS, the row counts of the
 growing tables and the median and p99 read latency of the last tenth. The retention bounds are the
 server's (defaults, or SIGNAGE_RETENTION_* in the environment): the file stops growing once each
 table reaches its bound per owner.
@@ -95,7 +96,15 @@ def main():
             p50 = statistics.median(reads) * 1000 if reads else 0
             p99 = sorted(reads)[int(len(reads) * 0.99)] * 1000 if reads else 0
             rate = done / max(time.time() - started, 1e-9)
+            journal = size(db + ".requests") + size(db + ".requests-wal")
+            rss = 0
+            try:
+                with open(f"/proc/{proc.pid}/status") as f:
+                    rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) // 1024
+            except (OSError, StopIteration):
+                pass
             print(f"{done:>9} ops  {rate:7.0f}/s  db {size(db) / 2**20:7.1f} MiB  wal {size(db + '-wal') / 2**20:6.1f} MiB"
+                  f"  journal {journal / 2**20:6.1f} MiB  rss {rss} MiB"
                   f"  read p50 {p50:5.2f} ms p99 {p99:6.2f} ms  " + " ".join(f"{t}={n}" for t, n in counts.items()),
                   flush=True)
 

@@ -202,13 +202,20 @@ def webhook_part(binary, workdir):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     rport = server.server_address[1]
-    proc, port = start(binary, workdir, "hooks", ["--database", os.path.join(workdir, "hooks.db")])
+    # The fan-out below exceeds the default per-company webhook limit (16, issue 22); this
+    # server's own signage.toml (read from its working directory) raises it, with room for the
+    # fixture webhooks the company already has.
+    fanout = int(os.environ.get("BENCH_WEBHOOK_FANOUT", "50"))
+    hookdir = os.path.join(workdir, "hooks")
+    os.makedirs(hookdir, exist_ok=True)
+    with open(os.path.join(hookdir, "signage.toml"), "w") as f:
+        f.write(f"[webhooks]\nmax_per_company = {fanout + 16}\n")
+    proc, port = start(binary, hookdir, "hooks", ["--database", os.path.join(hookdir, "hooks.db")])
     try:
         c = Client(port)
         status, companies = c.call("GET", "/companies", WRITER)
         company = companies["data"][0]["id"]
         # Fan-out: N webhooks on one event type, so one write makes N deliveries.
-        fanout = int(os.environ.get("BENCH_WEBHOOK_FANOUT", "50"))
         for i in range(fanout):
             status, body = c.call("POST", "/webhooks", ADMIN, {
                 "company_id": company, "url": f"http://127.0.0.1:{rport}/hook/{i}",

@@ -4,7 +4,7 @@
 
 use super::catalogue::Tool;
 use super::failure::Failure;
-use super::pending::{self, ArrayEdit, ChangePlan};
+use super::pending::{self, ArrayEdit, ChangePlan, PlanKind};
 use super::spec::{self, Kind};
 use crate::auth::Principal;
 use crate::http::pipeline::{self, Request};
@@ -258,7 +258,7 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
         Change::Sets(field, value) => [(field.to_string(), Value::Bool(value))]
             .into_iter()
             .collect(),
-        Change::Creates(_) => Map::new(),
+        Change::Creates(_) | Change::Body(_) | Change::Batch { .. } | Change::Deletes => Map::new(),
         Change::Adds(field, arg) | Change::Removes(field, arg) => {
             let add = matches!(tool.spec.change, Some(Change::Adds(..)));
             array_edit = Some(ArrayEdit {
@@ -273,6 +273,13 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
         (RequestBody::Json(_), Change::Adds(_, arg) | Change::Creates(arg)) => {
             Some(json!({ arg: arg_str(args, arg) }))
         }
+        (RequestBody::Json(_), Change::Body(fields) | Change::Batch { fields, .. }) => Some(
+            fields
+                .iter()
+                .filter_map(|f| Some((f.to_string(), args.get(*f)?.clone())))
+                .collect::<Map<String, Value>>()
+                .into(),
+        ),
         (RequestBody::Json(_), _) => Some(Value::Object(changes.clone())),
         _ => None,
     };
@@ -287,7 +294,15 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
         body,
         changes,
         array_edit,
-        creates: matches!(tool.spec.change, Some(Change::Creates(_))),
+        kind: match tool.spec.change? {
+            Change::Creates(_) | Change::Body(_) => PlanKind::Creates,
+            Change::Deletes => PlanKind::Deletes,
+            Change::Batch {
+                items, key, flag, ..
+            } => PlanKind::Batch { items, key, flag },
+            _ => PlanKind::Fields,
+        },
+        withholds: tool.spec.withholds,
         with_cost: spec::costs_tokens(write),
         arguments: Value::Object(args.clone()),
     })

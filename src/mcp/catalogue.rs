@@ -195,12 +195,16 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
                 }
             }
         }
-        Kind::Prepare => {
-            if let (Some(Change::Fields(fields)), Some(route)) = (spec.change, route) {
+        Kind::Prepare => match (spec.change, route) {
+            (Some(Change::Fields(fields)), Some(route)) => {
                 props.insert("changes".into(), changes_schema(route, fields, router));
                 required.push("changes".into());
             }
-        }
+            (Some(Change::Body(fields) | Change::Batch { fields, .. }), Some(route)) => {
+                body_fields(route, fields, router, &mut props, &mut required);
+            }
+            _ => {}
+        },
         Kind::Confirm | Kind::Cancel => {
             props.insert(
                 "confirmation_id".into(),
@@ -211,6 +215,34 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
         }
     }
     object_schema(props, required)
+}
+
+/// The named fields of the route's body schema as arguments of their own, required as the body
+/// schema says; a field already given as a path argument keeps that argument.
+fn body_fields(
+    route: &Route,
+    fields: &[&str],
+    router: &Router,
+    props: &mut Map<String, Value>,
+    required: &mut Vec<String>,
+) {
+    let rest = match route.request {
+        RequestBody::Json(name) => router.schema(name).map(|s| inline(s, router, 0)),
+        _ => None,
+    };
+    let rest = rest.unwrap_or(Value::Null);
+    let needed = rest["required"].as_array().cloned().unwrap_or_default();
+    for field in fields {
+        if props.contains_key(*field) {
+            continue;
+        }
+        if let Some(s) = rest["properties"].get(*field) {
+            props.insert(field.to_string(), s.clone());
+            if needed.contains(&json!(field)) {
+                required.push(field.to_string());
+            }
+        }
+    }
 }
 
 /// A query flag (`"true"` / `"false"`, a string on REST) is a boolean argument: the call passes
@@ -352,10 +384,19 @@ fn output_schema(
                 .iter()
                 .filter_map(|op| router.by_operation(op))
                 .collect();
-            let mut results: Vec<Value> = routes
-                .iter()
-                .filter_map(|r| success_schema(r, router))
-                .collect();
+            let mut results: Vec<Value> = Vec::new();
+            for r in &routes {
+                let Some(mut s) = success_schema(r, router) else {
+                    continue;
+                };
+                // A withheld field is never in a result (`pending::confirm` removes it).
+                if let Some(w) = r.tool.and_then(|t| t.withholds) {
+                    withhold_in_schema(&mut s, w.field);
+                }
+                if !results.contains(&s) {
+                    results.push(s);
+                }
+            }
             // A write answered without a body (`204`, an unassignment) reports `{ok, status}`.
             if routes.iter().any(|r| success_schema(r, router).is_none()) {
                 results.push(json!({"type": "object", "additionalProperties": false,
@@ -370,6 +411,16 @@ fn output_schema(
             Some(pending::confirm_schema(result))
         }
         Kind::Cancel => Some(pending::cancel_schema()),
+    }
+}
+
+/// An object schema without one of its properties.
+fn withhold_in_schema(schema: &mut Value, field: &str) {
+    if let Some(props) = schema["properties"].as_object_mut() {
+        props.remove(field);
+    }
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.retain(|r| r != field);
     }
 }
 

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 /// Where the house-style description of a prepare tool starts its two-step boilerplate, which
 /// the compact form replaces by [`PREPARE_NOTE`] (the server instructions explain the steps).
 const PREPARE_BOILERPLATE: &str = " This executes NOTHING";
-pub const PREPARE_NOTE: &str = " Changes nothing: returns a preview (with any token cost) and a `confirmation_id`; show it to the user, then confirm_change only if they agree, else cancel_change.";
+pub const PREPARE_NOTE: &str = " Changes nothing: returns a preview and a `confirmation_id`; show it, then confirm_change only if the user agrees, else cancel_change.";
 /// Annotation hints equal to the specification's defaults say nothing.
 const DEFAULT_HINTS: [(&str, bool); 4] = [
     ("readOnlyHint", false),
@@ -31,6 +31,8 @@ const DEFAULT_HINTS: [(&str, bool); 4] = [
 
 /// Patterns longer than this are enforced but not shown (the non-blank-text rule is 200 bytes).
 const SHOWN_PATTERN_MAX: usize = 40;
+/// An array argument's items enum longer than this is not shown (its description names them).
+const LISTED_ITEMS_MAX: usize = 16;
 /// A repeated subschema this large or larger goes to `$defs`.
 const SHARED_MIN_BYTES: usize = 200;
 
@@ -91,7 +93,7 @@ fn compact_input(schema: &mut Value) {
         for (name, p) in props.iter_mut() {
             match name.as_str() {
                 "cursor" => {
-                    *p = json!({"type": "string", "description": "`next_cursor` of the previous page."})
+                    *p = json!({"type": "string", "description": "The previous `next_cursor`."})
                 }
                 "limit" => {
                     if let Some(pm) = p.as_object_mut() {
@@ -114,15 +116,29 @@ fn compact_property(p: &mut Value) {
             m.remove(k);
         }
     }
+    // The optional-text rule (no control characters) says nothing a caller would break.
+    let no_control = crate::validate::text_pattern(false);
     if m.get("pattern")
         .and_then(Value::as_str)
-        .is_some_and(|s| s.len() > SHOWN_PATTERN_MAX)
+        .is_some_and(|s| s.len() > SHOWN_PATTERN_MAX || s == no_control)
     {
         m.remove("pattern");
     }
     for k in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = m.get_mut(k) {
             branches.iter_mut().for_each(compact_property);
+        }
+    }
+    // An array of ids: its items are ids as well. A long list of allowed items (the event
+    // types) is left out; the property's description says where the names are listed.
+    if let Some(items) = m.get_mut("items") {
+        let long = items["enum"]
+            .as_array()
+            .is_some_and(|e| e.len() > LISTED_ITEMS_MAX);
+        if long && m.contains_key("description") {
+            m.insert("items".into(), json!({"type": "string"}));
+        } else if let Some(items) = m.get_mut("items") {
+            compact_property(items);
         }
     }
     if m.contains_key("properties") {
@@ -138,19 +154,39 @@ fn output(full: &Value, kind: Kind) -> Option<Value> {
     }
     // The envelope with its structured-error branch: each branch's top level.
     if let Some(branches) = full.get("anyOf").and_then(Value::as_array) {
-        let shallow: Vec<Value> = branches.iter().filter_map(shallow_object).collect();
+        let shallow: Vec<Value> = branches
+            .iter()
+            .filter_map(|b| shallow_object(b, kind))
+            .collect();
         return Some(json!({"type": "object", "anyOf": shallow}));
     }
-    shallow_object(full)
+    shallow_object(full, kind)
 }
 
-fn shallow_object(full: &Value) -> Option<Value> {
+/// The members of a preview an assistant acts on; the others (the target, the version, the
+/// expiry, what is redacted or set at confirmation) are named in its `next_step` text. Every
+/// prepare tool repeats the envelope, so each member costs a dozen times.
+const PREVIEW_MEMBERS: &[&str] = &[
+    "object",
+    "confirmation_id",
+    "after",
+    "differences",
+    "cost",
+    "next_step",
+];
+
+fn shallow_object(full: &Value, kind: Kind) -> Option<Value> {
     let props = full["properties"].as_object()?;
+    let is_preview = full["properties"]["object"]["const"] == "pending_change";
     let shallow: Map<String, Value> = props
         .iter()
+        .filter(|(name, _)| {
+            !(kind == Kind::Prepare && is_preview) || PREVIEW_MEMBERS.contains(&name.as_str())
+        })
         .map(|(name, s)| (name.clone(), top_level(s)))
         .collect();
-    Some(json!({"type": "object", "properties": shallow}))
+    // A branch of the envelope: the root already says `"type": "object"`.
+    Some(json!({"properties": shallow}))
 }
 
 /// A property reduced to its constant or its JSON type(s).

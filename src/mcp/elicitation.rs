@@ -4,9 +4,9 @@
 //! no answer within the wait leaves it unconfirmed (the confirmation id stays valid).
 //!
 //! The assistant can no longer confirm on its own: the question and the answer go between the
-//! server and the person, in the client's own dialog. Clients without the capability (and the
-//! 2026-07-28 era, which has no server-to-client request on a POST) keep the two-step tools as
-//! they are.
+//! server and the person, in the client's own dialog. Clients without the capability keep the
+//! two-step tools as they are. The 2026-07-28 era has no server-to-client request on a POST: it
+//! asks the same question by a multi round-trip instead ([`super::mrtr`]).
 //!
 //! On the wire (Streamable HTTP): the `confirm_change` POST is answered with an event stream whose
 //! first event is the `elicitation/create` request. The client POSTs its answer (a JSON-RPC
@@ -29,7 +29,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// How long the server waits for the user's answer (at most; never past the change's expiry).
-const MAX_WAIT_SECS: i64 = 300;
+pub(super) const MAX_WAIT_SECS: i64 = 300;
 /// A comment at least this often keeps proxies and the idle timeout from closing the stream.
 const KEEPALIVE_MS: u64 = 3_000;
 /// Questions waiting at once, over all clients.
@@ -55,15 +55,15 @@ impl Registry {
 }
 
 /// What the user is asked about: the stored change, if this caller may still confirm it.
-struct Pending {
+pub(super) struct Pending {
     tool: String,
     target_type: String,
     target_id: String,
     arguments: String,
-    expires_at: i64,
+    pub(super) expires_at: i64,
 }
 
-fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Pending> {
+pub(super) fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Pending> {
     let p = &caller.principal;
     let conn = app.db.conn().ok()?;
     let row = conn.prepare_cached(
@@ -95,7 +95,7 @@ fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) -> Option<P
 }
 
 /// The question, in words the user can check against what they asked for.
-fn message(c: &Pending) -> String {
+pub(super) fn message(c: &Pending) -> String {
     let mut args: Map<String, Value> = serde_json::from_str(&c.arguments).unwrap_or_default();
     args.retain(|k, _| !k.ends_with("_id") || k == "device_id" || k == "token_pack_id");
     let what = c
@@ -257,16 +257,28 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
     } else {
         match msg["result"]["action"].as_str() {
             Some("accept") => pending::confirm(app, caller, &w.confirmation_id),
-            action => {
-                let declined = action == Some("decline");
-                let _ = pending::cancel(app, caller, &w.confirmation_id);
-                Err(if declined {
-                    Failure::new("confirmation_declined", 409, "The user declined the change in the confirmation dialog: nothing was applied and the change is cancelled.")
-                } else {
-                    Failure::new("confirmation_cancelled", 409, "The user dismissed the confirmation dialog: nothing was applied and the change is cancelled. Prepare it again if they still want it.")
-                })
-            }
+            action => Err(not_accepted(
+                app,
+                caller,
+                &w.confirmation_id,
+                action == Some("decline"),
+            )),
         }
     };
     let _ = w.done.send(tool_result(outcome));
+}
+
+/// The user declined (or dismissed the dialog): the change is cancelled, and the refusal says so.
+pub(super) fn not_accepted(
+    app: &App,
+    caller: &Caller,
+    confirmation_id: &str,
+    declined: bool,
+) -> Failure {
+    let _ = pending::cancel(app, caller, confirmation_id);
+    if declined {
+        Failure::new("confirmation_declined", 409, "The user declined the change in the confirmation dialog: nothing was applied and the change is cancelled.")
+    } else {
+        Failure::new("confirmation_cancelled", 409, "The user dismissed the confirmation dialog: nothing was applied and the change is cancelled. Prepare it again if they still want it.")
+    }
 }

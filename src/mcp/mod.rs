@@ -10,6 +10,8 @@
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel).
+//! - [`elicitation`], [`mrtr`]: confirmation asked of the user through the client (2025-11-25
+//!   `elicitation/create`; 2026-07-28 `input_required` round trip with a signed `requestState`).
 //! - [`preview`]: what a prepare shows: the write run as a dry run, its answer and its cost.
 //! - [`advice`]: what an error tells the assistant to do, naming only tools the key may call.
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
@@ -37,6 +39,7 @@ pub mod elicitation;
 pub mod expiry;
 pub mod failure;
 pub mod links;
+pub mod mrtr;
 pub mod pending;
 pub mod preview;
 pub mod prompts;
@@ -51,6 +54,8 @@ pub struct McpState {
     pub sessions: sessions::Sessions,
     /// Confirmation questions waiting for the user's answer.
     pub elicitations: elicitation::Registry,
+    /// Signs and checks the `requestState` of 2026-07-28 confirmation round trips.
+    pub request_states: mrtr::Signer,
     catalog: OnceLock<catalogue::Catalog>,
 }
 
@@ -59,6 +64,7 @@ impl McpState {
         McpState {
             sessions: sessions::Sessions::default(),
             elicitations: Default::default(),
+            request_states: mrtr::Signer::new(),
             catalog: OnceLock::new(),
         }
     }

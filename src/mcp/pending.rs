@@ -20,7 +20,7 @@ use hyper::{Method, StatusCode};
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value};
 
-pub use super::preview::{ArrayEdit, ChangePlan};
+pub use super::preview::{ArrayEdit, ChangePlan, PlanKind};
 
 fn hash(s: &str) -> String {
     crate::auth::keys::hash(s)
@@ -82,7 +82,7 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, F
     };
     let lifetime = duration_words(ttl);
     let notes = preview::notes(&p);
-    Ok(json!({
+    let mut out = json!({
         "object": "pending_change",
         "confirmation_id": confirmation_id,
         "status": "awaiting_confirmation",
@@ -99,7 +99,11 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, F
         "next_step": format!(
             "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation.{notes} Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}."
         ),
-    }))
+    });
+    if let Some(w) = &p.withholds {
+        out["withheld"] = preview::withheld_value(w, &p.after);
+    }
+    Ok(out)
 }
 
 /// A lifetime in words an assistant can repeat exactly: "45 seconds", "1 minute", "15 minutes",
@@ -183,6 +187,11 @@ fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
         ),
         Ok(Some(_)) => Failure::new("confirmation_unavailable", 409, "This confirmation_id cannot be used now; nothing was applied."),
     }
+}
+
+/// Why this confirmation id cannot be confirmed now (used, cancelled, expired or unknown).
+pub fn unavailable(app: &App, caller: &Caller, confirmation_id: &str) -> Failure {
+    why_not(app, caller, &hash(confirmation_id), crate::time::now())
 }
 
 fn record(app: &App, id_hash: &str, outcome: &str) {
@@ -292,16 +301,25 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         ));
     }
     record(app, &id_hash, "applied");
-    let result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
-    Ok(json!({
+    let mut result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
+    let withholds = crate::mcp::state(app)
+        .catalog(&app.router)
+        .get(&c.tool)
+        .and_then(|t| t.spec.withholds);
+    let mut answer = json!({
         "object": "change_result",
         "status": "applied",
         "confirmation_id": confirmation_id,
         "tool": c.tool,
         "operation": c.operation,
         "target": {"type": c.target_type, "id": c.target_id},
-        "result": result,
-    }))
+    });
+    if let Some(w) = withholds {
+        preview::withhold(&mut result, w.field);
+        answer["withheld"] = preview::withheld_value(&w, &result);
+    }
+    answer["result"] = result;
+    Ok(answer)
 }
 
 pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
@@ -360,7 +378,8 @@ pub fn confirm_schema(result: Value) -> Value {
             "tool": {"type": "string"},
             "operation": {"type": "string"},
             "target": target_schema(false),
-            "result": result}})
+            "result": result,
+            "withheld": preview::withheld_schema()}})
 }
 
 pub fn cancel_schema() -> Value {

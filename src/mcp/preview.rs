@@ -10,6 +10,7 @@
 use super::advice;
 use super::call::{self, from_rest, Caller};
 use super::failure::Failure;
+use crate::http::router::Withheld;
 use crate::http::App;
 use hyper::Method;
 use serde_json::{json, Map, Value};
@@ -32,12 +33,30 @@ pub struct ChangePlan {
     /// A value added to or removed from an array field of the target; `changes` is then
     /// computed from the current state.
     pub array_edit: Option<ArrayEdit>,
-    /// The write creates something: the difference is what it would return.
-    pub creates: bool,
+    /// What the preview compares.
+    pub kind: PlanKind,
+    /// A field of the write's answer never shown through MCP.
+    pub withholds: Option<Withheld>,
     /// Show the token cost (`activation_cost_tokens`) and the company's balance.
     pub with_cost: bool,
     /// The exact tool arguments.
     pub arguments: Value,
+}
+
+/// How a preview finds the differences.
+pub enum PlanKind {
+    /// The write changes fields of the target.
+    Fields,
+    /// The write makes something (or acts on the target): the difference is what it returns.
+    Creates,
+    /// The write deletes the target.
+    Deletes,
+    /// The write changes many items; see [`crate::http::router::Change::Batch`].
+    Batch {
+        items: &'static str,
+        key: &'static str,
+        flag: &'static str,
+    },
 }
 
 /// See [`ChangePlan::array_edit`].
@@ -78,6 +97,7 @@ pub struct Preview {
     pub differences: Vec<Value>,
     pub cost: Value,
     pub redacted_fields: Vec<String>,
+    pub withholds: Option<Withheld>,
 }
 
 /// The ETag of a response, or a fingerprint of its body when the route sends none.
@@ -118,7 +138,7 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
             json!({"field": k, "current": current.get(k.as_str()).cloned().unwrap_or(Value::Null), "proposed": v})
         })
         .collect();
-    if requested.is_empty() && !plan.creates {
+    if requested.is_empty() && matches!(plan.kind, PlanKind::Fields) {
         return Err(Failure::new(
             "nothing_to_change",
             409,
@@ -157,9 +177,14 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     }
     // The second run happens a minute later by the clock, so what the write stamps with its own
     // time differs between the runs too.
-    let second = crate::time::shifted(60, || from_rest(&trial()).ok());
+    let mut second = crate::time::shifted(60, || from_rest(&trial()).ok());
     let window = (t0, crate::time::now());
-    let outcome = from_rest(&first)?;
+    let mut outcome = from_rest(&first)?;
+    if let Some(w) = plan.withholds {
+        for answer in std::iter::once(&mut outcome).chain(second.as_mut()) {
+            withhold(answer, w.field);
+        }
+    }
 
     let same_object = outcome.get("object").is_some()
         && outcome.get("object") == current.get("object")
@@ -172,13 +197,30 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     };
     settle.walk(&mut after, second.as_ref(), "", &mut set_at_confirmation);
 
-    let differences = if same_object {
-        field_differences(&current, &after, &set_at_confirmation, &changes)
-    } else if plan.creates {
-        let field = outcome["object"].as_str().unwrap_or("result").to_string();
-        vec![json!({"field": field, "current": null, "proposed": after})]
-    } else {
-        requested
+    let differences = match plan.kind {
+        PlanKind::Deletes => {
+            vec![json!({"field": plan.target_type, "current": current, "proposed": null})]
+        }
+        PlanKind::Batch { items, key, flag } => {
+            let changed = batch_differences(&after, items, key, flag);
+            if changed.is_empty() {
+                return Err(Failure::new(
+                    "nothing_to_change",
+                    409,
+                    format!(
+                        "Nothing to change: every item already is as asked, so nothing was prepared. The {} `{}` stays as it is.",
+                        plan.target_type, plan.target_id
+                    ),
+                ));
+            }
+            changed
+        }
+        _ if same_object => field_differences(&current, &after, &set_at_confirmation, &changes),
+        PlanKind::Creates => {
+            let field = outcome["object"].as_str().unwrap_or("result").to_string();
+            vec![json!({"field": field, "current": null, "proposed": after})]
+        }
+        PlanKind::Fields => requested,
     };
     let cost = if outcome["object"] == "token_purchase" {
         purchase_cost(&outcome, &after)
@@ -196,7 +238,33 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
         differences,
         cost,
         redacted_fields,
+        withholds: plan.withholds,
     })
+}
+
+/// Removes a withheld field from a write's answer (top level, or the object's own).
+pub fn withhold(answer: &mut Value, field: &str) {
+    if let Some(m) = answer.as_object_mut() {
+        m.remove(field);
+    }
+}
+
+/// The items of a batch answer that the write changes: `{field: "<key>.<flag>", current,
+/// proposed}` with the flag before and after.
+fn batch_differences(after: &Value, items: &str, key: &str, flag: &str) -> Vec<Value> {
+    after[items]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter(|item| item["changed"] == true)
+                .map(|item| {
+                    let name = item[key].as_str().unwrap_or("");
+                    let now = item[flag].as_bool().unwrap_or(false);
+                    json!({"field": format!("{name}.{flag}"), "current": !now, "proposed": now})
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Finds the values of a dry run that the confirmation sets anew, and blanks them.
@@ -370,6 +438,14 @@ pub fn notes(p: &Preview) -> String {
             marker = crate::redact::REDACTED
         ));
     }
+    if let Some(w) = &p.withholds {
+        let shown = withheld_value(w, &p.after);
+        out.push_str(&format!(
+            " The `{}` this write makes is never shown through MCP: {}",
+            w.field,
+            shown["note"].as_str().unwrap_or(w.note)
+        ));
+    }
     if !p.set_at_confirmation.is_empty() {
         out.push_str(&format!(
             " `after` is what confirm_change will return; {} will be set when it runs and are null here.",
@@ -412,6 +488,23 @@ pub fn schema(current: Value, target: Value) -> Value {
             "cost": {"anyOf": [{"type": "null"}, activation, purchase]},
             "redacted_fields": {"type": "array", "items": {"type": "string"},
                 "description": "Fields whose shown value hides text that looks like a secret; the value stored is the one sent."},
+            "withheld": withheld_schema(),
             "expires_at": {"type": "string", "format": "date-time"},
             "next_step": {"type": "string"}}})
+}
+
+/// `withheld`, in a preview and a confirmation: a field of the write's answer that MCP never
+/// shows, and where the integrator reads it.
+pub fn withheld_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["field", "note"],
+        "properties": {"field": {"type": "string"}, "note": {"type": "string"}}})
+}
+
+/// `withheld` as shown: the note with `{id}` replaced by the object's id when it is known.
+pub fn withheld_value(w: &Withheld, answer: &Value) -> Value {
+    let note = match answer["id"].as_str() {
+        Some(id) => w.note.replace("{id}", id),
+        None => w.note.to_string(),
+    };
+    json!({"field": w.field, "note": note})
 }

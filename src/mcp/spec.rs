@@ -5,7 +5,7 @@
 //! Nothing here is a copy of route data: the operation, path parameters, query parameters and
 //! body of a tool are read from the route it is declared on.
 
-use crate::http::router::{Change, Route, Router};
+use crate::http::router::{Change, Route, Router, Withheld};
 use hyper::Method;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +31,10 @@ pub struct ToolSpec {
     pub path_args: &'static [(&'static str, &'static str)],
     /// For a prepare tool: what it changes.
     pub change: Option<Change>,
+    /// See [`crate::http::router::Tool::reads`].
+    pub reads: Option<&'static str>,
+    /// See [`crate::http::router::Tool::withholds`].
+    pub withholds: Option<Withheld>,
 }
 
 impl ToolSpec {
@@ -48,6 +52,8 @@ impl ToolSpec {
             operation: "",
             path_args: &[],
             change: None,
+            reads: None,
+            withholds: None,
         }
     }
 
@@ -65,6 +71,8 @@ impl ToolSpec {
             operation: route.operation_id,
             path_args: t.path_args,
             change: t.change,
+            reads: t.reads,
+            withholds: t.withholds,
         })
     }
 
@@ -80,7 +88,7 @@ const CONFIRM: ToolSpec = ToolSpec::own(
     "confirm_change",
     "Confirm a prepared change",
     Kind::Confirm,
-    "Execute a change prepared by a prepare_* tool, with the user's explicit consent. Call it ONLY after you have shown the preview to the user and the user has confirmed; never on your own initiative. The change runs with this API key's permissions as they are now, and only if the target has not changed since the preview; otherwise nothing is applied and you must prepare again.",
+    "Execute a change prepared by a prepare_* tool. Call it ONLY after showing the preview to the user and getting their explicit yes; never on your own initiative. It runs with this API key's permissions as they are now, and only if the target has not changed since the preview; otherwise nothing is applied: prepare again.",
 );
 const CANCEL: ToolSpec = ToolSpec::own(
     "cancel_change",
@@ -117,6 +125,9 @@ pub fn write_operations(router: &Router) -> Vec<&'static str> {
 /// The GET route a prepare tool reads its target with: the route's path up to one of its path
 /// parameters (`/promotions/{id}` for `/promotions/{id}/activate`).
 pub fn read_route<'a>(router: &'a Router, write: &Route) -> Option<&'a Route> {
+    if let Some(op) = write.tool.and_then(|t| t.reads) {
+        return router.by_operation(op);
+    }
     // The longest such path with a GET route: `/ads/{id}` for `/ads/{id}/devices/{device_id}`.
     let mut path = write.path;
     while let Some(end) = path.rfind('}') {

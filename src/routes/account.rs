@@ -21,7 +21,7 @@ pub fn routes() -> Vec<Route> {
                 "get_api_key_permissions",
                 "API key permissions",
                 &[],
-                "Describe the API key this connection uses: its scopes (`read`, `write`, `<area>:read|write`, `admin`), its company scope, the companies it can see, its client id and its expiry. Use it to explain why something is not visible or not allowed. Never returns the secret.",
+                "Describe this connection's API key: scopes (`read`, `write`, `<area>:read|write`, `admin`), company scope, visible companies, client id, expiry. Use it to explain why something is not visible or not allowed. Never the secret.",
             ))
             .tag("credentials")
             .summary("Describe the calling credential: scopes, company scope, client id, expiry. Never the secret.")

@@ -7,8 +7,10 @@
 use crate::http::router::{param, Param};
 use crate::http::{ApiError, Ctx};
 
-pub const FROM_DESCRIPTION: &str = "Only items at or after this time: RFC 3339 (`2026-11-01T00:00:00Z`) or a date (`2026-11-01`, start of that day, UTC).";
-pub const TO_DESCRIPTION: &str = "Only items before this time: RFC 3339 (exclusive) or a date (`2026-11-30`: includes that whole day, UTC).";
+pub const FROM_DESCRIPTION: &str =
+    "From this time on: RFC 3339, or a date (`2026-11-01`: from its start, UTC).";
+pub const TO_DESCRIPTION: &str =
+    "Before this time: RFC 3339, or a date (`2026-11-30`: that whole day included, UTC).";
 /// Documented as a date-time (what generators and clients produce); a date is accepted too.
 pub const SCHEMA: &str = r#"{"type":"string","format":"date-time"}"#;
 

@@ -13,7 +13,7 @@ pub fn routes() -> Vec<Route> {
             "service_health_check",
             "Service health check",
             &[],
-            "Check that the signage service is up. Also reports the MCP backend auth mode (`passthrough`: every tool acts with your own API key, the server holds no credential of its own). Use it first when other tools fail unexpectedly. Takes no arguments.",
+            "Check that the signage service is up; also reports the MCP auth mode (`passthrough`: every tool acts with your own API key, the server holds no credential). Use it first when other tools fail unexpectedly. No arguments.",
         ))
         .tag("service")
         .summary("Service health: `ok` and the MCP backend auth mode (`passthrough`).")

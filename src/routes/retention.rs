@@ -19,7 +19,7 @@
 
 use crate::http::{ApiError, App};
 use rusqlite::types::Value;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The wall time one tick may spend pruning; the rest waits for the next tick.
@@ -32,6 +32,9 @@ const COUNT_CHECK_EVERY: u64 = 10;
 #[derive(Default)]
 pub struct State {
     runs: AtomicU64,
+    /// The last row-bound check removed rows or ran out of time: check again on the next tick
+    /// instead of waiting [`COUNT_CHECK_EVERY`] ticks, so pruning keeps pace with a steady load.
+    backlog: AtomicBool,
 }
 
 /// What one run removed or rolled up, per table.
@@ -80,11 +83,21 @@ impl Run<'_> {
 
     /// Runs `sql` (`?1` a bound, `?2` the batch size, `?3` a group) in batches.
     fn delete(&mut self, sql: &str, bound: i64, group: Option<&str>) -> Result<(), ApiError> {
+        self.delete_below(sql, Value::Integer(bound), group)
+    }
+
+    /// [`Run::delete`] with a bound of any SQL type (an id, an instant).
+    fn delete_below(
+        &mut self,
+        sql: &str,
+        bound: Value,
+        group: Option<&str>,
+    ) -> Result<(), ApiError> {
         self.batches(|tx, batch| {
             let group = group.map_or(Value::Null, |g| Value::Text(g.to_string()));
             let mut stmt = tx.prepare_cached(sql)?;
             // Statements without a group take two parameters only.
-            let args = [Value::Integer(bound), Value::Integer(batch), group];
+            let args = [bound.clone(), Value::Integer(batch), group];
             let n = stmt.parameter_count().min(args.len());
             stmt.execute(rusqlite::params_from_iter(&args[..n]))
         })
@@ -95,10 +108,9 @@ impl Run<'_> {
 pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     let s = &app.settings;
     let system = app.clock.mode() == crate::time::Mode::System;
-    let runs = app
-        .extensions
-        .get::<std::sync::Arc<State>>()
-        .map_or(0, |st| st.runs.fetch_add(1, Ordering::Relaxed));
+    let state = app.extensions.get::<std::sync::Arc<State>>();
+    let runs = state.map_or(0, |st| st.runs.fetch_add(1, Ordering::Relaxed));
+    let backlog = state.is_some_and(|st| st.backlog.load(Ordering::Relaxed));
     let mut run = Run {
         app,
         batch: s.retention_batch_rows.min(i64::MAX as u64) as i64,
@@ -157,9 +169,15 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
         None,
     )?;
 
-    // By rows per account: every run on a frozen clock (each advance), every few ticks otherwise.
-    if !system || runs.is_multiple_of(COUNT_CHECK_EVERY) {
+    // By rows per account: every run on a frozen clock (each advance); every few ticks otherwise,
+    // or every tick while the last check left work or found some (a steady write load).
+    if !system || backlog || runs.is_multiple_of(COUNT_CHECK_EVERY) {
+        let before = run.pruned.rows;
         bound_rows(&mut run)?;
+        if let Some(st) = state {
+            let busy = run.pruned.more || run.pruned.rows > before;
+            st.backlog.store(busy, Ordering::Relaxed);
+        }
     }
     Ok(run.pruned)
 }
@@ -235,83 +253,140 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
             ids("SELECT id FROM api_keys UNION ALL SELECT id FROM users")?,
         )
     };
-    // The newest `max` rows of a group stay: everything before the `max`-th newest goes.
+    // The newest `max` rows of a group stay: everything before the `max`-th newest goes. The
+    // cutoff (the `max`-th newest) is found once per group and run, one index walk; the batches
+    // then delete below it, each an index range from the oldest row.
     for company in &companies {
-        run.delete(
-            "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
-                 AND e.id < (SELECT id FROM events WHERE company_id = ?3 ORDER BY id DESC
-                             LIMIT 1 OFFSET ?1 - 1)
-                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id
-                                 AND d.status = 'pending')
-                 ORDER BY e.id LIMIT ?2)",
+        if let Some(cutoff) = cutoff(
+            run,
+            "SELECT id FROM events WHERE company_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
             max,
             Some(company),
-        )?;
-        run.delete(
-            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
-                 WHERE company_id = ?3 AND status <> 'pending' AND updated_at <
-                     (SELECT updated_at FROM webhook_deliveries WHERE company_id = ?3
-                      AND status <> 'pending' ORDER BY updated_at DESC LIMIT 1 OFFSET ?1 - 1)
-                 ORDER BY updated_at LIMIT ?2)",
+        )? {
+            run.delete_below(
+                "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
+                     AND e.id < ?1
+                     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id
+                                     AND d.status = 'pending')
+                     ORDER BY e.id LIMIT ?2)",
+                cutoff,
+                Some(company),
+            )?;
+        }
+        if let Some(cutoff) = cutoff(
+            run,
+            "SELECT updated_at FROM webhook_deliveries WHERE company_id = ?2 AND status <> 'pending'
+             ORDER BY updated_at DESC LIMIT 1 OFFSET ?1 - 1",
             max,
             Some(company),
-        )?;
-        let cutoff: Option<i64> = run
-            .app
-            .db
-            .conn()?
-            .query_row(
-                "SELECT started_at FROM playbacks WHERE company_id = ?1
-             ORDER BY started_at DESC LIMIT 1 OFFSET ?2 - 1",
-                rusqlite::params![company, max],
-                |r| r.get(0),
-            )
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
-        if let Some(cutoff) = cutoff {
+        )? {
+            run.delete_below(
+                "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+                     WHERE company_id = ?3 AND status <> 'pending' AND updated_at < ?1
+                     ORDER BY updated_at LIMIT ?2)",
+                cutoff,
+                Some(company),
+            )?;
+        }
+        if let Some(Value::Integer(cutoff)) = cutoff(
+            run,
+            "SELECT started_at FROM playbacks WHERE company_id = ?2
+             ORDER BY started_at DESC LIMIT 1 OFFSET ?1 - 1",
+            max,
+            Some(company),
+        )? {
             roll_up_playbacks(run, "started_at < ?1", cutoff, Some(company))?;
         }
     }
     // Events of no company (account-level) are one group.
-    run.delete(
-        "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id IS NULL
-             AND e.id < (SELECT id FROM events WHERE company_id IS NULL ORDER BY id DESC
-                         LIMIT 1 OFFSET ?1 - 1)
-             ORDER BY e.id LIMIT ?2)",
+    if let Some(cutoff) = cutoff(
+        run,
+        "SELECT id FROM events WHERE company_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
         max,
         None,
-    )?;
+    )? {
+        run.delete_below(
+            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE company_id IS NULL
+                 AND id < ?1 ORDER BY id LIMIT ?2)",
+            cutoff,
+            None,
+        )?;
+    }
     for account in &accounts {
-        run.delete(
-            "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id = ?3
-                 AND id < (SELECT id FROM audit_log WHERE account_id = ?3 ORDER BY id DESC
-                           LIMIT 1 OFFSET ?1 - 1)
-                 ORDER BY id LIMIT ?2)",
+        if let Some(cutoff) = cutoff(
+            run,
+            "SELECT id FROM audit_log WHERE account_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
             max,
             Some(account),
-        )?;
+        )? {
+            run.delete_below(
+                "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id = ?3
+                     AND id < ?1 ORDER BY id LIMIT ?2)",
+                cutoff,
+                Some(account),
+            )?;
+        }
     }
     // Entries of no account (unknown keys) are one group.
-    run.delete(
-        "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
-             AND id < (SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC
-                       LIMIT 1 OFFSET ?1 - 1)
-             ORDER BY id LIMIT ?2)",
+    if let Some(cutoff) = cutoff(
+        run,
+        "SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
         max,
         None,
-    )?;
-    for actor in &actors {
-        run.delete(
-            "DELETE FROM idempotency_keys WHERE (actor, key) IN (SELECT actor, key
-                 FROM idempotency_keys WHERE actor = ?3 AND status IS NOT NULL AND created_at <
-                     (SELECT created_at FROM idempotency_keys WHERE actor = ?3
-                      ORDER BY created_at DESC LIMIT 1 OFFSET ?1 - 1)
-                 ORDER BY created_at LIMIT ?2)",
-            max,
-            Some(actor),
+    )? {
+        run.delete_below(
+            "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
+                 AND id < ?1 ORDER BY id LIMIT ?2)",
+            cutoff,
+            None,
         )?;
     }
+    for actor in &actors {
+        if let Some(cutoff) = cutoff(
+            run,
+            "SELECT created_at FROM idempotency_keys WHERE actor = ?2
+             ORDER BY created_at DESC LIMIT 1 OFFSET ?1 - 1",
+            max,
+            Some(actor),
+        )? {
+            run.delete_below(
+                "DELETE FROM idempotency_keys WHERE (actor, key) IN (SELECT actor, key
+                     FROM idempotency_keys WHERE actor = ?3 AND status IS NOT NULL
+                     AND created_at < ?1 ORDER BY created_at LIMIT ?2)",
+                cutoff,
+                Some(actor),
+            )?;
+        }
+    }
     Ok(())
+}
+
+/// The `max`-th newest key of a group (`sql`: `?1` the bound, `?2` the group), or `None` when the
+/// group holds fewer rows (nothing to prune) or the run is out of time.
+fn cutoff(
+    run: &mut Run<'_>,
+    sql: &str,
+    max: i64,
+    group: Option<&str>,
+) -> Result<Option<Value>, ApiError> {
+    if run.out_of_time() {
+        return Ok(None);
+    }
+    let conn = run.app.db.conn()?;
+    let mut stmt = conn.prepare_cached(sql)?;
+    let args = [
+        Value::Integer(max),
+        group.map_or(Value::Null, |g| Value::Text(g.to_string())),
+    ];
+    let n = stmt.parameter_count().min(args.len());
+    let found = stmt
+        .query_row(rusqlite::params_from_iter(&args[..n]), |r| {
+            r.get::<_, Value>(0)
+        })
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(e),
+        })?;
+    Ok(found)
 }

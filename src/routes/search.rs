@@ -12,7 +12,7 @@ pub const MAX_Q_CHARS: usize = 100;
 pub const Q: Param = param(
     "q",
     r#"{"type":"string","minLength":1,"maxLength":100}"#,
-    "Only items whose name contains this text (case-insensitive for ASCII letters; 1–100 characters).",
+    "Only items whose name contains this text (ASCII case-insensitive).",
 );
 
 /// The `LIKE` pattern of the request's `q`, if any.

@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod ad_assignments_batch;
 mod ads;
 mod appliance;
 mod auth_matrix;
@@ -28,6 +29,7 @@ mod mcp_elicitation;
 mod mcp_integrity;
 mod mcp_jobs;
 mod mcp_more_jobs;
+mod mcp_mrtr;
 mod mcp_previews;
 mod mcp_prompts;
 mod mcp_readme;
@@ -35,6 +37,7 @@ mod mcp_resources;
 mod mcp_search;
 mod mcp_tools;
 mod mcp_transport;
+mod mcp_webhook_jobs;
 mod mcp_writes;
 mod media;
 mod openapi;

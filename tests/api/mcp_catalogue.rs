@@ -272,6 +272,10 @@ async fn definitions_are_complete() {
         "prepare_promotion_change",
         "prepare_promotion_activation",
         "prepare_promotion_deactivation",
+        "prepare_ad_assignments",
+        "prepare_webhook_creation",
+        "prepare_webhook_deletion",
+        "prepare_webhook_secret_rotation",
         "confirm_change",
         "cancel_change",
     ]
@@ -348,11 +352,15 @@ async fn prepare_tools_follow_the_rest_routes() {
             "updateAd",
             "assignAdToDevice",
             "unassignAdFromDevice",
+            "changeAdAssignments",
             "updatePromotion",
             "activatePromotion",
             "deactivatePromotion",
             "purchaseTokenPack",
-            "updateWebhook"
+            "createWebhook",
+            "updateWebhook",
+            "deleteWebhook",
+            "rotateWebhookSecret"
         ]
     );
     let mut prepares = 0;
@@ -365,12 +373,21 @@ async fn prepare_tools_follow_the_rest_routes() {
         let write = tool.route.as_ref().unwrap();
         let read = tool.read_route.as_ref().unwrap();
         assert_eq!(read.method, Method::GET);
-        assert!(write.path.starts_with(read.path), "{}", tool.spec.name);
+        // The target is read on the write's own path, unless the write has no id in its path
+        // and the tool names the read (a new webhook: its company).
+        assert_eq!(
+            write.path.starts_with(read.path),
+            tool.spec.reads.is_none(),
+            "{}",
+            tool.spec.name
+        );
         let want_read = if tool.spec.name.starts_with("prepare_ad_") {
             "getAd"
         } else if tool.spec.name == "prepare_token_purchase" {
             "getTokenPack"
-        } else if tool.spec.name == "prepare_webhook_change" {
+        } else if tool.spec.name == "prepare_webhook_creation" {
+            "getCompany"
+        } else if tool.spec.name.starts_with("prepare_webhook_") {
             "getWebhook"
         } else {
             "getPromotion"
@@ -398,6 +415,32 @@ async fn prepare_tools_follow_the_rest_routes() {
                 assert_eq!(changes["name"]["maxLength"], 100);
             }
         }
+        // Body fields are arguments of their own, with the REST constraints and requirements.
+        if let Some(Change::Body(fields) | Change::Batch { fields, .. }) = tool.spec.change {
+            let props = &tool.input_schema["properties"];
+            let required = tool.input_schema["required"].as_array().unwrap();
+            let signage::http::router::RequestBody::Json(body) = write.request else {
+                assert!(fields.is_empty(), "{}", tool.spec.name);
+                continue;
+            };
+            let rest = signage::mcp::catalogue::inline(router.schema(body).unwrap(), router, 0);
+            for field in fields {
+                let by_path = tool.spec.path_args.iter().any(|(a, _)| a == field);
+                if !by_path {
+                    assert_eq!(props[*field], rest["properties"][*field], "{field}");
+                    assert_ne!(props[*field], Value::Null, "{field} not in {body}");
+                }
+                let rest_required = rest["required"]
+                    .as_array()
+                    .is_some_and(|r| r.contains(&json!(field)));
+                assert_eq!(
+                    required.contains(&json!(field)),
+                    rest_required || by_path,
+                    "{} {field}",
+                    tool.spec.name
+                );
+            }
+        }
     }
-    assert_eq!(prepares, 8);
+    assert_eq!(prepares, 12);
 }

@@ -71,6 +71,30 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
          WHERE c.account_id = ?1 AND w.enabled = 1",
         &[&account],
     );
+    // Two more free screens for the ad, and one it is on (another ad's screen otherwise).
+    let (more_free, on_it): (Vec<String>, Option<String>) = app.sql(|c| {
+        let mut s = c.prepare(
+            "SELECT d.id FROM devices d WHERE d.company_id = ?1 AND d.id <> ?3
+               AND NOT EXISTS (SELECT 1 FROM ad_assignments x WHERE x.device_id = d.id AND x.ad_id = ?2)
+             ORDER BY d.id LIMIT 2",
+        )?;
+        let free: Vec<String> = s
+            .query_map([&grocers, &ad, &free], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let on: Option<String> = c.query_row(
+            "SELECT min(device_id) FROM ad_assignments WHERE ad_id = ?1",
+            [&ad],
+            |r| r.get(0),
+        )?;
+        Ok((free, on))
+    });
+    let last_webhook = one(
+        app,
+        "SELECT max(w.id) FROM webhooks w JOIN companies c ON c.id = w.company_id
+         WHERE c.account_id = ?1",
+        &[&account],
+    );
+    assert_ne!(last_webhook, webhook, "two webhooks to work on");
     vec![
         (
             "prepare_ad_change",
@@ -83,6 +107,11 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
         (
             "prepare_ad_unassignment",
             json!({"ad_id": assigned_ad, "device_id": assigned_device}),
+        ),
+        (
+            "prepare_ad_assignments",
+            json!({"ad_id": ad, "assign_device_ids": more_free,
+                "unassign_device_ids": on_it.into_iter().collect::<Vec<_>>()}),
         ),
         (
             "prepare_promotion_change",
@@ -101,8 +130,21 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
             json!({"token_pack_id": pack, "company_id": grocers}),
         ),
         (
+            "prepare_webhook_creation",
+            json!({"company_id": grocers, "url": "https://hooks.example.com/signage",
+                "event_types": ["ad.assigned", "ad.unassigned"], "description": "Screens board"}),
+        ),
+        (
             "prepare_webhook_change",
             json!({"webhook_id": webhook, "changes": {"enabled": false, "description": "Paused for maintenance"}}),
+        ),
+        (
+            "prepare_webhook_deletion",
+            json!({"webhook_id": last_webhook}),
+        ),
+        (
+            "prepare_webhook_secret_rotation",
+            json!({"webhook_id": webhook}),
         ),
     ]
 }

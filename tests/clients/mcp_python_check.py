@@ -471,25 +471,40 @@ async def ad_name(client: Client, tools: dict[str, Any], ad_id: str) -> str | No
 
 
 async def elicitation_checks(checks: Checks, url: str, mode: str) -> None:
-    """Confirmation by elicitation (2025-11-25, form mode): with an elicitation callback, the
-    server asks the user at confirm_change; accept applies the change, decline does not. Only in
-    legacy mode: the server does not implement the 2026-07-28 input_required round trip."""
-    if mode != "legacy":
-        return
+    """Confirmation by elicitation: with an elicitation callback, the server asks the user at
+    confirm_change; accept applies the change, decline and cancel do not.
+
+    Legacy mode (2025-11-25): the server sends `elicitation/create` on the call's event stream.
+    Auto mode (2026-07-28): the multi round-trip (SEP-2322) — the call answers `input_required`,
+    the client's driver runs the same callback and retries with `inputResponses` and the echoed
+    `requestState`; the wire must show exactly that, and a replayed state must be refused."""
     for action in ("accept", "decline", "cancel"):
         asked: list[str] = []
+        confirms: list[dict[str, Any]] = []
 
         async def on_elicit(context: Any, params: Any, action: str = action) -> Any:
             asked.append(getattr(params, "message", ""))
             return mcp_types_v.ElicitResult(action=action, content={} if action == "accept" else None)
 
+        async def on_request(request: httpx2.Request) -> None:
+            try:
+                body = json.loads(request.content or b"{}")
+            except ValueError:
+                return
+            if isinstance(body, dict) and body.get("method") == "tools/call":
+                if (body.get("params") or {}).get("name") == "confirm_change":
+                    confirms.append(body["params"])
+
         async def flow(action: str = action) -> str:
             asked.clear()
+            confirms.clear()
             async with http_client("northwind-readwrite", Recorder()) as http:
+                http.event_hooks["request"].append(on_request)
                 async with Client(
                     streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=on_elicit
                 ) as client:
                     tools = {t.name: t for t in (await client.list_tools()).tools}
+                    assert "confirm_change" in tools and "cancel_change" in tools, "two-step tools not listed"
                     ad_id = await first_ad_id(client, tools)
                     before = await ad_name(client, tools, ad_id)
                     new_name = f"Elicited {action} " + str(anyio.current_time())[-5:]
@@ -501,6 +516,14 @@ async def elicitation_checks(checks: Checks, url: str, mode: str) -> None:
                     after = await ad_name(client, tools, ad_id)
                     assert len(asked) == 1, f"the user was asked {len(asked)} times"
                     assert ad_id in asked[0] and new_name in asked[0], f"the question does not name the change: {asked[0]!r}"
+                    if mode != "legacy":
+                        assert len(confirms) == 2, f"expected a call and one retry, saw {len(confirms)} confirm_change calls"
+                        first, second = confirms
+                        assert "requestState" not in first and "inputResponses" not in first, first
+                        state = second.get("requestState")
+                        assert isinstance(state, str) and state, f"the retry did not echo requestState: {second}"
+                        answer = (second.get("inputResponses") or {}).get("confirm_change") or {}
+                        assert answer.get("action") == action, f"the retry carried {answer!r}"
                     if action == "accept":
                         data = call_ok(done, "confirm_change after accept")
                         assert data.get("status") == "applied", f"not applied: {json.dumps(data)[:300]}"
@@ -509,9 +532,26 @@ async def elicitation_checks(checks: Checks, url: str, mode: str) -> None:
                         assert done.is_error, f"{action} still ran the change: {result_text(done)[:300]}"
                         assert after == before, f"after {action} the ad is named {after!r}, was {before!r}"
                         assert "nothing was applied" in result_text(done), result_text(done)[:300]
-                    return f"asked once, {action}: {'applied' if action == 'accept' else 'nothing applied'}"
+                    if mode != "legacy":
+                        # The same answer and state again (the session API drives one leg by hand).
+                        try:
+                            replay = await client.session.call_tool(
+                                "confirm_change",
+                                {"confirmation_id": preview["confirmation_id"]},
+                                input_responses=second["inputResponses"],
+                                request_state=second["requestState"],
+                                allow_input_required=True,
+                            )
+                        except MCPError as e:
+                            assert "requestState" in str(e), f"unclear refusal of a replay: {e}"
+                        else:
+                            raise AssertionError(f"a replayed requestState was accepted: {replay}")
+                        assert await ad_name(client, tools, ad_id) == after, "the replay changed the ad"
+                    how = "input_required round trip, " if mode != "legacy" else ""
+                    return f"{how}asked once, {action}: {'applied' if action == 'accept' else 'nothing applied'}"
 
-        await checks.run(f"elicitation: confirm_change asks the user, {action}", flow)
+        era = "2026-07-28 input_required" if mode != "legacy" else "2025-11-25 elicitation/create"
+        await checks.run(f"elicitation ({era}): confirm_change asks the user, {action}", flow)
 
 
 async def main() -> int:

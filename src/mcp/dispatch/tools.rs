@@ -6,6 +6,7 @@ use crate::http::App;
 use crate::mcp::call::{self, Caller, Content};
 use crate::mcp::catalogue::Tool;
 use crate::mcp::failure::Failure;
+use crate::mcp::mrtr::Step;
 use crate::mcp::protocol::{self, RpcError};
 use crate::mcp::spec::Kind;
 use crate::redact;
@@ -14,7 +15,7 @@ use std::borrow::Cow;
 
 /// Tools per `tools/list` page: more than the catalogue holds, so clients that ignore
 /// `nextCursor` still see every tool; the cursor keeps the list open to growth.
-pub const TOOLS_PAGE: usize = 50;
+pub const TOOLS_PAGE: usize = 100;
 /// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
 const TOOLS_TTL_MS: u64 = 60_000;
 /// Internal requests one confirm_change makes (read the target, then write it).
@@ -172,6 +173,21 @@ fn call_checked(
             ),
             modern,
         );
+    }
+    // 2026-07-28: the user is asked by a round trip (the question costs no rate-limit token).
+    if tool.spec.kind == Kind::Confirm && modern {
+        let confirmation_id = args
+            .get("confirmation_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match crate::mcp::mrtr::confirm_step(app, caller, p, confirmation_id) {
+            Step::Proceed => {}
+            Step::Ask(result) => {
+                return Out::new(200, protocol::result_response(id, result).to_string())
+            }
+            Step::Invalid(e) => return rpc_err(id, e, modern),
+            Step::NotAccepted(failure) => return tool_error(id, &failure, modern),
+        }
     }
     // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
     // without both tokens it is refused before the claim, so throttling never burns a confirmation.

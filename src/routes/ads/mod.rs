@@ -9,6 +9,7 @@
 
 mod ad;
 mod assignments;
+mod batch;
 mod payloads;
 
 use crate::auth::{Action, Area, Level};
@@ -130,6 +131,25 @@ pub fn routes() -> Vec<Route> {
         .tag("ads")
         .summary("Remove the ad from a device. 404 when it is not assigned there.")
         .describe("Takes the ad off one screen; the ad and the device stay. Emits `ad.unassigned`."),
+        Route::post("/ads/{id}/assignments", "changeAdAssignments", WRITE, batch::change)
+            .tool(Tool::prepare(
+                "prepare_ad_assignments",
+                "Prepare putting an ad on (or off) many screens",
+                &[("ad_id", "The ad (`ad_…`), as returned by list_ads.")],
+                Change::Batch {
+                    fields: &["assign_device_ids", "unassign_device_ids"],
+                    items: "devices",
+                    key: "device_id",
+                    flag: "assigned",
+                },
+                "Prepare putting an ad on many screens (devices) of its company and/or taking it off others, all or nothing, at most 100. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            ))
+            .tag("ads")
+            .summary("Assign the ad to many screens and/or remove it from others, all or nothing (at most 100). Honours If-Match.")
+            .describe("Puts the ad on every screen of `assign_device_ids` and takes it off every screen of `unassign_device_ids`, in one transaction: at most 100 screens in both lists together, each named once, all of the ad's company. A malformed, repeated or excess id is 422 and a screen that is not in the ad's company is 404, each naming the fields, and nothing is written. The answer lists every screen asked for with `changed` (false when it already was as asked, which emits nothing). Emits `ad.assigned` or `ad.unassigned` per screen that changes, as the one-screen routes do.")
+            .conditional()
+            .body("AdAssignmentBatchCreate")
+            .ok("AdAssignmentBatch"),
     ]
 }
 
@@ -186,4 +206,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "newly_assigned":{"type":"boolean","description":"False when the ad was already assigned to the device."}}}),
         ),
     ]
+    .into_iter()
+    .chain(batch::schemas())
+    .collect()
 }

@@ -29,7 +29,7 @@ pub(super) fn route() -> Route {
         "get_fleet_health",
         "Get fleet health",
         &[],
-        "Answer 'which screens are down?' in one call: for each company (or the one given), the number of screens online, offline and never seen, and the offline screens sorted by how long they have been silent (longest first), each with the age of its last heartbeat and its last playback error. Follow up with get_device_diagnostics on a screen for details.",
+        "Answer 'which screens are down?' in one call: per company (or the one given), screens online, offline and never seen, and the offline ones longest silent first, with heartbeat age and last playback error. Then get_device_diagnostics for details.",
     ))
     .tag("devices")
     .summary("Fleet health per company: online/offline/never-seen counts and the offline screens, longest down first, with their last heartbeat age and last playback error.")

@@ -175,7 +175,7 @@ pub fn routes() -> Vec<Route> {
             "list_device_playbacks",
             "List plays of a device",
             &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-            "List proof-of-play records of one screen, newest first: reported plays, and the simulated fleet's hourly rows (plays and seconds of one ad in one hour). Filter by ad, time range (`from`, `to` on started_at) and source.",
+            "Proof-of-play records of one screen, newest first: reported plays and the simulated fleet's hourly rows (one ad, one hour). Filter by ad, time (`from`/`to` on started_at) or source.",
         ))
         .tag("devices")
         .summary("List a device's proof-of-play records, newest first. Filter by ad, started_at range and source.")

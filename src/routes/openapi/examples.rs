@@ -61,6 +61,12 @@ const HAND: &[(&str, &str)] = &[
     ("AdAssignment.ad_id", r#""ad_0m5d4ruqi18cjcj48y9u""#),
     ("AdAssignment.assigned_at", r#""2026-03-02T09:00:00Z""#),
     ("AdAssignment.newly_assigned", "true"),
+    ("AdAssignmentBatch.assigned", "true"),
+    ("AdAssignmentBatch.changed", "true"),
+    (
+        "AdAssignmentBatchCreate.assign_device_ids[]",
+        r#""dev_0m5d4rurmze0pyeznyp2""#,
+    ),
     ("revoked_at", "null"),
     ("replaced_by", "null"),
     ("occurred_at", r#""2026-03-02T08:55:00Z""#),

@@ -106,7 +106,7 @@ pub fn routes() -> Vec<Route> {
                 "Prepare a promotion change",
                 &[("promotion_id", "The promotion to change (`promo_…`), as returned by list_promotions.")],
                 Change::Fields(&["name", "description", "landing_url", "discount_percent", "starts_at", "ends_at"]),
-                "Prepare a change to a promotion's name, description, landing page, discount or dates (`starts_at`, `ends_at`, RFC 3339; `ends_at` must be after `starts_at`). Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                "Prepare a change to a promotion's name, description, landing page, discount or dates (`starts_at`, `ends_at`, RFC 3339). Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ))
             .tag("promotions")
             .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")

@@ -40,7 +40,7 @@ pub(super) const PURCHASE_TOOL: Tool = Tool::prepare(
         ),
         (
             "company_id",
-            "The company that gets the tokens and pays the price on its open invoice (`cmp_…`), as returned by list_companies.",
+            "The company credited and billed (`cmp_…`), as returned by list_companies.",
         ),
     ],
     Change::Creates("company_id"),

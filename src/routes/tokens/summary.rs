@@ -23,7 +23,7 @@ pub(super) fn route() -> Route {
         "get_token_summary",
         "Get token spend summary",
         &[],
-        "Summarise a company's tokens over a period in one call: balance at the start and end, tokens added (grants, purchases, refunds) and spent, and the count and total per kind. Without `from`/`to`, the current calendar month (UTC). Use list_token_transactions with the same `from`/`to` for the individual entries.",
+        "Summarise a company's tokens over a period: opening and closing balance, tokens added (grants, purchases, refunds) and spent, count and total per kind. Default: the current UTC month. list_token_transactions with the same `from`/`to` lists the entries.",
     ))
     .tag("tokens")
     .summary("A company's token summary over `[from, to)`: opening and closing balance, added, spent, and totals per kind. Default window: the current UTC calendar month; with only `to`, the month it ends in.")

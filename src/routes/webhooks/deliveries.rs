@@ -24,7 +24,7 @@ pub fn routes() -> Vec<Route> {
                 "list_webhook_deliveries",
                 "List webhook deliveries",
                 &[("webhook_id", "The webhook (`wh_…`).")],
-                "The delivery log of one webhook, newest first: each event sent (or being sent) to it, its status (pending, succeeded, failed) and every attempt with time, HTTP status, latency and the first bytes of the response.",
+                "The delivery log of one webhook, newest first: each event sent (or being sent), its status and every attempt (time, HTTP status, latency, first bytes of the response).",
             ))
             .tag("webhooks")
             .summary("A webhook's deliveries, newest first, each with its attempts.")
@@ -111,7 +111,7 @@ pub fn status_param() -> crate::http::router::Param {
     crate::http::router::one_of_param(
         "status",
         crate::validate::OneOf(STATUSES),
-        "Only deliveries in this status: `pending` (not settled yet, an attempt may be on the wire), `succeeded`, `failed` (retries exhausted, or its webhook disabled).",
+        "Only this status. `pending`: not settled (an attempt may be in flight); `failed`: retries exhausted, or the webhook disabled.",
     )
 }
 

@@ -9,6 +9,7 @@ pub mod deliveries;
 mod event_types;
 mod payloads;
 mod rotate;
+mod tools;
 
 pub use payloads::payloads;
 
@@ -49,6 +50,7 @@ pub fn routes() -> Vec<Route> {
             )])
             .ok("WebhookList"),
         Route::post("/webhooks", "createWebhook", WRITE, create)
+            .tool(tools::CREATE)
             .tag("webhooks")
             .summary("Create a webhook. The signing `secret` is in this response only; store it now.")
             .describe("Registers an HTTPS endpoint to receive signed deliveries of the chosen event types. The signing `secret` is in this response only (it is never stored in a replayable form): keep it to verify signatures. Emits `webhook.created`. A company may have `webhooks.max_per_company` webhooks (16 by default): one more is 422 `webhook_limit` with the numbers.")
@@ -82,6 +84,7 @@ pub fn routes() -> Vec<Route> {
             .body("WebhookUpdate")
             .ok("Webhook"),
         Route::delete("/webhooks/{id}", "deleteWebhook", WRITE, delete)
+            .tool(tools::DELETE)
             .tag("webhooks")
             .summary("Delete a webhook. Honours If-Match.")
             .describe("Deletes a webhook endpoint; no further deliveries. Emits `webhook.deleted`."),
@@ -130,12 +133,15 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     }
     let fields = json!({
         "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":url_pattern(UrlSchemes::HttpsOrLoopback),
-            "description":"`https://…`, or `http://localhost` / `http://127.0.0.1` for local receivers. Never a link-local, multicast, unspecified, broadcast or cloud-metadata address (422); loopback and private ranges only while `webhooks.allow_private_targets` is on."},
+            "description":"`https://…` (`http://localhost` or `127.0.0.1` for local receivers). No link-local, multicast or metadata address; private ones only with `webhooks.allow_private_targets`."},
         "description":DESCRIPTION.schema(),
         "event_types":{"type":"array","minItems":1,"uniqueItems":true,
-            "items":{"type":"string","enum":EVENT_TYPES}},
-        "enabled":{"type":"boolean"}
+            "items":{"type":"string","enum":EVENT_TYPES},
+            "description":"Event types to deliver: the `type` values of `GET /events` (list_events)."},
+        "enabled":{"type":"boolean","description":"`false` pauses deliveries."}
     });
+    let mut fields = fields;
+    fields["description"]["description"] = json!("What the webhook is for (free text).");
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
     let mut out = vec![

@@ -15,7 +15,8 @@ pub fn routes() -> Vec<Route> {
         WRITE,
         rotate,
     )
-         .describe("Replace a webhook's signing secret. The new `secret` is in this response only (`Cache-Control: no-store`); for `webhooks.rotation_grace_secs` deliveries carry two signatures, the new secret's first, so a receiver can switch without losing one. Needs `webhooks:write`. Emits `webhook.updated`.")
+    .tool(super::tools::ROTATE)
+    .describe("Replace a webhook's signing secret. The new `secret` is in this response only (`Cache-Control: no-store`); for `webhooks.rotation_grace_secs` deliveries carry two signatures, the new secret's first, so a receiver can switch without losing one. Needs `webhooks:write`. Emits `webhook.updated`.")
     .tag("webhooks")
     .summary("Replace the signing secret; the new `secret` is in this response only. The old one also signs for `webhooks.rotation_grace_secs`.")
     .ok("WebhookWithSecret")

@@ -5,9 +5,18 @@ The operator is never rate limited on these routes, so a harness may call them b
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
+from urllib.parse import urlencode
 
 from .http import Answer, Client
+
+Filter = Union[str, int, bool, None]
+
+
+def _query(filters: Dict[str, Filter]) -> str:
+    """``?a=1&b=true`` from the filters that are set (booleans as ``true``/``false``)."""
+    pairs = [(k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in filters.items() if v is not None]
+    return "?" + urlencode(pairs) if pairs else ""
 
 
 class Operator:
@@ -27,14 +36,115 @@ class Operator:
         result: Dict[str, Any] = self.request("GET", "/_sandbox/clock")
         return result
 
-    def advance(self, seconds: Optional[int] = None, to: Optional[str] = None) -> Dict[str, Any]:
-        """Moves a frozen clock by ``seconds`` or to the RFC 3339 instant ``to``, running what falls
-        due on the way; answers the transitions and events it produced."""
+    def advance(
+        self,
+        seconds: Optional[int] = None,
+        to: Optional[str] = None,
+        drain: bool = False,
+        drain_timeout_ms: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """Moves the clock by ``seconds`` or to the RFC 3339 instant ``to``, running what falls due
+        on the way; answers the transitions and events it produced. ``drain=True`` also sends every
+        webhook delivery due at each stop and waits until each attempt is recorded."""
         if (seconds is None) == (to is None):
             raise ValueError("give exactly one of seconds and to")
         body: Dict[str, Any] = {"seconds": seconds} if seconds is not None else {"to": to}
+        if drain:
+            body["drain"] = True
+            if drain_timeout_ms is not None:
+                body["drain_timeout_ms"] = drain_timeout_ms
         result: Dict[str, Any] = self.request("POST", "/_sandbox/clock/advance", body)
         return result
+
+    # Webhook deliveries: wait for them, list them, cause them.
+    def drain(self, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        """Sends every webhook delivery due now and returns once each attempt's outcome is
+        recorded: call it after a write instead of sleeping. A wait longer than ``timeout_ms``
+        (default 10000) raises :class:`SignageError` with code ``drain_timeout``."""
+        body: Dict[str, Any] = {} if timeout_ms is None else {"timeout_ms": timeout_ms}
+        result: Dict[str, Any] = self.request("POST", "/_sandbox/webhooks/drain", body)
+        return result
+
+    def deliveries(
+        self,
+        status: Optional[str] = None,
+        webhook_id: Optional[str] = None,
+        event_type: Optional[str] = None,
+        limit: int = 100,
+    ) -> List[Dict[str, Any]]:
+        """Every delivery across webhooks, newest first, walking every page; ``status`` is
+        ``pending``, ``succeeded`` or ``failed``."""
+        filters: Dict[str, Filter] = {
+            "status": status,
+            "webhook_id": webhook_id,
+            "event_type": event_type,
+            "limit": limit,
+        }
+        return self._walk("/_sandbox/deliveries", filters)
+
+    def trigger(
+        self,
+        event_type: str,
+        company_id: str,
+        object_id: Optional[str] = None,
+        data: Optional[Dict[str, Any]] = None,
+    ) -> Dict[str, Any]:
+        """Emits one event of any catalogued type (``device.offline``, ``invoice.overdue``...),
+        built from the current state as the real transition builds it, recorded and delivered
+        like any event; answers the event with its queued deliveries."""
+        body: Dict[str, Any] = {"type": event_type, "company_id": company_id}
+        if object_id is not None:
+            body["object_id"] = object_id
+        if data is not None:
+            body["data"] = data
+        result: Dict[str, Any] = self.request("POST", "/_sandbox/events", body)
+        return result
+
+    def drill(self, webhook_id: str, kind: str) -> Dict[str, Any]:
+        """Runs a webhook drill (``duplicate``, ``out_of_order``, ``bad_signature``,
+        ``stale_timestamp`` or ``rotation``) against the webhook's receiver; answers its verdict."""
+        result: Dict[str, Any] = self.request("POST", f"/_sandbox/webhooks/{webhook_id}/drills", {"kind": kind})
+        return result
+
+    def sink(self, name: str) -> List[Dict[str, Any]]:
+        """What the built-in receiver ``/_sandbox/sink/{name}`` kept, newest first, each with its
+        signature verdict."""
+        result: List[Dict[str, Any]] = self.request("GET", f"/_sandbox/sink/{name}")["data"]
+        return result
+
+    def clear_sink(self, name: str) -> None:
+        self.request("DELETE", f"/_sandbox/sink/{name}")
+
+    # The request journal: what clients sent and how each was answered.
+    def requests(self, **filters: Filter) -> List[Dict[str, Any]]:
+        """Journal entries of every account, newest first, every page walked. Filters as
+        ``GET /_sandbox/requests`` takes them: ``operation_id``, ``key_id``, ``status`` (``503`` or
+        ``5xx``), ``idempotency_key``, ``via``, ``tool``, ``faulted``, ``since``, ``until``,
+        ``account_id``."""
+        return self._walk("/_sandbox/requests", {**filters, "limit": 100})
+
+    def count_requests(self, **filters: Filter) -> int:
+        """How many journal entries match, in one call: e.g. ``count_requests(operation_id=
+        "createAd", idempotency_key="order-7", status=503, faulted=True) == 2``."""
+        answer: Dict[str, Any] = self.request("GET", "/_sandbox/requests" + _query({**filters, "count": True}))
+        count: int = answer["count"]
+        return count
+
+    def readiness(self, account_id: str, key_id: Optional[str] = None) -> Dict[str, Any]:
+        """The go-live readiness report of one account (optionally one key's requests)."""
+        query = _query({"account_id": account_id, "key_id": key_id})
+        result: Dict[str, Any] = self.request("GET", "/_sandbox/readiness" + query)
+        return result
+
+    def _walk(self, path: str, filters: Dict[str, Filter]) -> List[Dict[str, Any]]:
+        rows: List[Dict[str, Any]] = []
+        cursor: Optional[str] = None
+        while True:
+            page: Dict[str, Any] = self.request("GET", path + _query({**filters, "cursor": cursor}))
+            rows.extend(page["data"])
+            cursor = page.get("next_cursor")
+            if not page.get("has_more") or not cursor:
+                return rows
 
     # Faults.
     def add_fault(

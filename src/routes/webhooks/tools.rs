@@ -1,0 +1,59 @@
+//! The two-step MCP tools that create, delete and rotate the secret of a webhook, declared on
+//! their routes in [`super::routes`] and [`super::rotate`]. The signing secret is never shown
+//! through MCP (`withholding`): the preview and the result say where the integrator reads one.
+
+use crate::http::router::{Change, Tool};
+
+const WEBHOOK: &[(&str, &str)] = &[(
+    "webhook_id",
+    "The webhook (`wh_…`), as returned by list_webhooks.",
+)];
+
+/// Where a secret made through MCP can be read: nowhere, so the integrator makes a new one over
+/// REST, whose answer shows it once. The one route that shows a secret after creation is rotate.
+macro_rules! read_by_rotating {
+    () => {
+        "To verify deliveries, the integrator (not this assistant) calls REST `POST /webhooks/{id}/rotate-secret` with a key that has webhooks:write; its answer carries a new secret, once (`Cache-Control: no-store`), and nothing else ever shows it."
+    };
+}
+
+pub(super) const CREATE: Tool = Tool::prepare(
+    "prepare_webhook_creation",
+    "Prepare a new webhook",
+    &[("company_id", "The company that owns the webhook (`cmp_…`), as returned by list_companies.")],
+    Change::Body(&["company_id", "url", "description", "event_types", "enabled"]),
+    "Prepare a new webhook: a URL that gets signed deliveries of the chosen event types. Its secret is never shown here; the result says how to get one. This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+)
+.reading("getCompany")
+.withholding(
+    "secret",
+    concat!(
+        "this webhook's first secret is shown nowhere. ",
+        read_by_rotating!(),
+        " ",
+        "(A webhook created with REST `POST /webhooks` shows its secret once in that answer.)"
+    ),
+);
+
+pub(super) const DELETE: Tool = Tool::prepare(
+    "prepare_webhook_deletion",
+    "Prepare deleting a webhook",
+    WEBHOOK,
+    Change::Deletes,
+    "Prepare deleting a webhook and its delivery log. To pause deliveries instead, use prepare_webhook_change with `enabled: false`. This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+);
+
+pub(super) const ROTATE: Tool = Tool::prepare(
+    "prepare_webhook_secret_rotation",
+    "Prepare replacing a webhook's secret",
+    WEBHOOK,
+    Change::Body(&[]),
+    "Prepare replacing a webhook's signing secret (after a leak); the old one signs for a grace period too. The new one is never shown here; the result says how to get one. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+)
+.withholding(
+    "secret",
+    concat!(
+        "the new secret is shown nowhere; the old one keeps signing, beside it, for `webhooks.rotation_grace_secs`, then deliveries carry only the new one's signature. ",
+        read_by_rotating!()
+    ),
+);
