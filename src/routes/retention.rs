@@ -255,39 +255,31 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
     };
     // The newest `max` rows of a group stay: everything before the `max`-th newest goes. The
     // cutoff (the `max`-th newest) is found once per group and run, one index walk; the batches
-    // then delete below it, each an index range from the oldest row.
+    // then delete below it, each an index range from the oldest row. Where the order is by an
+    // instant in seconds, the row id (or key) breaks ties, so a burst within one second is cut exactly.
     for company in &companies {
-        if let Some(cutoff) = cutoff(
+        keep_newest(
             run,
             "SELECT id FROM events WHERE company_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
-            max,
-            Some(company),
-        )? {
-            run.delete_below(
-                "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
+            "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
                      AND e.id < ?1
                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id
                                      AND d.status = 'pending')
                      ORDER BY e.id LIMIT ?2)",
-                cutoff,
-                Some(company),
-            )?;
-        }
-        if let Some(cutoff) = cutoff(
-            run,
-            "SELECT updated_at FROM webhook_deliveries WHERE company_id = ?2 AND status <> 'pending'
-             ORDER BY updated_at DESC LIMIT 1 OFFSET ?1 - 1",
             max,
             Some(company),
-        )? {
-            run.delete_below(
-                "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
-                     WHERE company_id = ?3 AND status <> 'pending' AND updated_at < ?1
-                     ORDER BY updated_at LIMIT ?2)",
-                cutoff,
-                Some(company),
-            )?;
-        }
+        )?;
+        keep_newest(
+            run,
+            "SELECT rowid FROM webhook_deliveries WHERE company_id = ?2 AND status <> 'pending'
+             ORDER BY updated_at DESC, rowid DESC LIMIT 1 OFFSET ?1 - 1",
+            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+                     WHERE company_id = ?3 AND status <> 'pending' AND (updated_at, rowid) <
+                         (SELECT updated_at, rowid FROM webhook_deliveries WHERE rowid = ?1)
+                     ORDER BY updated_at, rowid LIMIT ?2)",
+            max,
+            Some(company),
+        )?;
         if let Some(Value::Integer(cutoff)) = cutoff(
             run,
             "SELECT started_at FROM playbacks WHERE company_id = ?2
@@ -299,66 +291,65 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
         }
     }
     // Events of no company (account-level) are one group.
-    if let Some(cutoff) = cutoff(
+    keep_newest(
         run,
         "SELECT id FROM events WHERE company_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
+        "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE company_id IS NULL
+                 AND id < ?1 ORDER BY id LIMIT ?2)",
         max,
         None,
-    )? {
-        run.delete_below(
-            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE company_id IS NULL
-                 AND id < ?1 ORDER BY id LIMIT ?2)",
-            cutoff,
-            None,
-        )?;
-    }
+    )?;
     for account in &accounts {
-        if let Some(cutoff) = cutoff(
+        keep_newest(
             run,
             "SELECT id FROM audit_log WHERE account_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
+            "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id = ?3
+                     AND id < ?1 ORDER BY id LIMIT ?2)",
             max,
             Some(account),
-        )? {
-            run.delete_below(
-                "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id = ?3
-                     AND id < ?1 ORDER BY id LIMIT ?2)",
-                cutoff,
-                Some(account),
-            )?;
-        }
-    }
-    // Entries of no account (unknown keys) are one group.
-    if let Some(cutoff) = cutoff(
-        run,
-        "SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
-        max,
-        None,
-    )? {
-        run.delete_below(
-            "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
-                 AND id < ?1 ORDER BY id LIMIT ?2)",
-            cutoff,
-            None,
         )?;
     }
+    // Entries of no account (unknown keys) are one group.
+    keep_newest(
+        run,
+        "SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
+        "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
+                 AND id < ?1 ORDER BY id LIMIT ?2)",
+        max,
+        None,
+    )?;
     for actor in &actors {
-        if let Some(cutoff) = cutoff(
+        keep_newest(
             run,
-            "SELECT created_at FROM idempotency_keys WHERE actor = ?2
-             ORDER BY created_at DESC LIMIT 1 OFFSET ?1 - 1",
+            // A table without row ids: its key (the index's suffix) breaks the ties.
+            "SELECT key FROM idempotency_keys WHERE actor = ?2
+             ORDER BY created_at DESC, key DESC LIMIT 1 OFFSET ?1 - 1",
+            "DELETE FROM idempotency_keys WHERE (actor, key) IN (SELECT actor, key
+                     FROM idempotency_keys WHERE actor = ?3 AND status IS NOT NULL
+                     AND (created_at, key) < (SELECT created_at, key FROM idempotency_keys
+                                              WHERE actor = ?3 AND key = ?1)
+                     ORDER BY created_at, key LIMIT ?2)",
             max,
             Some(actor),
-        )? {
-            run.delete_below(
-                "DELETE FROM idempotency_keys WHERE (actor, key) IN (SELECT actor, key
-                     FROM idempotency_keys WHERE actor = ?3 AND status IS NOT NULL
-                     AND created_at < ?1 ORDER BY created_at LIMIT ?2)",
-                cutoff,
-                Some(actor),
-            )?;
-        }
+        )?;
     }
     Ok(())
+}
+
+/// Keeps the newest `max` rows of a group: finds the cutoff (`find`: `?1` the bound, `?2` the
+/// group) once, then deletes below it in batches (`delete`: `?1` the cutoff, `?2` the batch size,
+/// `?3` the group).
+fn keep_newest(
+    run: &mut Run<'_>,
+    find: &str,
+    delete: &str,
+    max: i64,
+    group: Option<&str>,
+) -> Result<(), ApiError> {
+    match cutoff(run, find, max, group)? {
+        Some(cutoff) => run.delete_below(delete, cutoff, group),
+        None => Ok(()),
+    }
 }
 
 /// The `max`-th newest key of a group (`sql`: `?1` the bound, `?2` the group), or `None` when the

@@ -213,3 +213,76 @@ async fn plays_and_scans_are_rolled_up_and_the_reports_do_not_change() {
         .sum();
     assert_eq!(by_class, scans_after["scan_count"].as_i64().unwrap());
 }
+
+/// On the running (system) clock, a steady stream of writes cannot outrun the row bounds: the
+/// tick keeps pruning while the load lasts, and the audit log, the events and the idempotency
+/// records of the busy owner come back to their bound soon after it stops. (The 1,000,000-operation
+/// bench found the bounds left behind: each batch re-walked the whole group to find its cutoff, and
+/// the count check ran only every tenth tick.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steady_load_on_the_running_clock_stays_within_the_bounds() {
+    let app = TestApp::spawn_with(|l| {
+        l.rate_limit_per_second = Some(0.0);
+        l.sandbox_tick_millis = Some(100);
+        l.sandbox_simulate_fleet = Some(false);
+        l.retention_max_rows_per_account = Some(100);
+        l.retention_batch_rows = Some(7);
+    })
+    .await;
+    let device: String = app.sql(|c| {
+        c.query_row(
+            "SELECT id FROM devices WHERE company_id = ?1 ORDER BY id LIMIT 1",
+            [company_id("Northwind Grocers")],
+            |r| r.get(0),
+        )
+    });
+    let account = key("northwind-readwrite").account_id;
+    let audit = format!("SELECT count(*) FROM audit_log WHERE account_id = '{account}'");
+    let events = format!(
+        "SELECT count(*) FROM events WHERE company_id = '{}'",
+        company_id("Northwind Grocers")
+    );
+    let actor = key("northwind-readwrite").key_id;
+    let idempotency = format!("SELECT count(*) FROM idempotency_keys WHERE actor = '{actor}'");
+    let mut peak_audit = 0;
+    for i in 0..400 {
+        let r = app
+            .post(&format!("/devices/{device}/heartbeat"))
+            .key("northwind-readwrite")
+            .header("idempotency-key", &format!("steady-{i}"))
+            .json(&json!({}))
+            .send()
+            .await;
+        assert!(r.status.is_success(), "{}", r.text());
+        app.patch(&format!("/devices/{device}"))
+            .key("northwind-readwrite")
+            .json(&json!({"name": format!("Steady {i}")}))
+            .send()
+            .await
+            .ok();
+        if i % 50 == 0 {
+            peak_audit = peak_audit.max(count(&app, &audit));
+        }
+    }
+    // 800 audited writes went in; the bound is 100 per owner.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let now = (
+            count(&app, &audit),
+            count(&app, &events),
+            count(&app, &idempotency),
+        );
+        if now.0 <= 100 && now.1 <= 100 && now.2 <= 100 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still over the bound of 100 after the load: audit, events, idempotency = {now:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        peak_audit < 800,
+        "the tick pruned nothing while the load ran (peak {peak_audit})"
+    );
+}
