@@ -75,6 +75,8 @@ function showSignIn() {
   document.body.dataset.auth = "out";
   clearTimers();
   hideSandboxTime();
+  // Nobody is signed in: no company's colours or name in the header.
+  applyBranding(null);
   $("notices").replaceChildren();
   $("signin").hidden = false;
   view.hidden = true;
@@ -109,7 +111,9 @@ function nav(companyId) {
   if (isOperator()) items.push(["#/sandbox", "Sandbox"]);
   const here = location.hash || "#/companies";
   $("nav").replaceChildren(...items.map(([href, label]) =>
-    el("a", { attrs: { href, "aria-current": here === href ? "page" : null }, text: label })));
+    el("a", { attrs: { href, "aria-current": here === href ? "page" : null }, text: label })),
+  // On a phone the header's Sign out moves into the menu, so the header stays one row.
+  el("button", { class: "nav-signout", attrs: { type: "button" }, text: "Sign out", on: { click: signOut } }));
   $("nav").hidden = false;
   $("menu-toggle").hidden = false;
   setMenu(false);

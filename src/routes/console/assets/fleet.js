@@ -21,7 +21,8 @@ export async function screen(ad, qrByPromotion, mediaById) {
   const m = ad.media_id ? mediaById.get(ad.media_id) : null;
   try {
     if (m && m.content_type.startsWith("image/")) {
-      box.append(el("img", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: "" } }));
+      const poster = m.content_type.startsWith("image/svg");
+      box.append(el("img", { class: poster ? "media poster" : "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: "" } }));
     } else if (m && m.content_type.startsWith("video/")) {
       const v = el("video", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), muted: true, autoplay: true, loop: true, playsinline: true, "aria-hidden": "true" } });
       v.muted = true;

@@ -86,7 +86,8 @@ async function show(ad) {
       const meta = await api("GET", `/media/${ad.media_id}`);
       const src = await blobUrl(`/media/${ad.media_id}/content`);
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
-      nodes.push(kind === "video" ? video(src, ad.headline) : el("img", { class: "media", attrs: { src, alt: "" } }));
+      const poster = meta.content_type.startsWith("image/svg");
+      nodes.push(kind === "video" ? video(src, ad.headline) : el("img", { class: poster ? "media poster" : "media", attrs: { src, alt: "" } }));
     } catch (_) {
       /* the headline alone */
     }
