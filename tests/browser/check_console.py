@@ -251,9 +251,13 @@ def player(page, base, writer, screen, grocers, results):
     qr_ok = None
     seen = set()
     deadline = time.time() + 3 * len(active) * 3 + 10
-    while time.time() < deadline and not (len(seen) >= 2 and video_ok and qr_ok):
+    media_types = set()
+    while time.time() < deadline and not (len(seen) >= 2 and video_ok and qr_ok and "image/jpeg" in media_types):
         ad = page.evaluate("document.getElementById('stage').dataset.adId || ''")
         kind = page.evaluate("document.getElementById('stage').dataset.kind || ''")
+        media_types.add(page.evaluate("document.getElementById('stage').dataset.media || ''"))
+        if "image/jpeg" in media_types and not (results / "player-photo-1280.png").exists():
+            page.screenshot(path=str(results / "player-photo-1280.png"))
         if ad:
             seen.add(ad)
             kinds[ad] = kind
@@ -269,6 +273,7 @@ def player(page, base, writer, screen, grocers, results):
         time.sleep(0.3)
     check("two ads rotate on the player", len(seen) >= 2, str(seen))
     check("a video ad plays: muted, inline, currentTime advances", video_ok, str(kinds))
+    check("the screen plays the fixture photo ad (JPEG) and video ad (MP4)", {"image/jpeg", "video/mp4"} <= media_types, str(media_types))
     check("the player showed a QR code while a video played, and it was read", bool(qr_ok))
     check("the player heartbeats whenever the ad changes", int(page.evaluate("document.body.dataset.heartbeats || 0")) >= 1 + int(page.evaluate("document.body.dataset.adChanges || 0")))
     dev = writer.call("GET", f"/devices/{screen['id']}")[1]

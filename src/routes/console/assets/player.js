@@ -82,12 +82,14 @@ async function show(ad) {
   const nodes = [];
   let kind = "text";
   let poster = false;
+  let mediaType = "";
   if (ad.media_id) {
     try {
       const meta = await api("GET", `/media/${ad.media_id}`);
       const src = await blobUrl(`/media/${ad.media_id}/content`);
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
       poster = meta.content_type.startsWith("image/svg");
+      mediaType = meta.content_type;
       // A poster carries its own words (the headline is its alt text); a photo gets the headline over it.
       nodes.push(kind === "video" ? video(src, ad.headline)
         : el("img", { class: poster ? "media poster" : "media", attrs: { src, alt: poster ? ad.headline : "" } }));
@@ -112,6 +114,7 @@ async function show(ad) {
   stage.replaceChildren(...nodes);
   stage.dataset.adId = ad.id;
   stage.dataset.kind = kind;
+  stage.dataset.media = mediaType;
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
