@@ -192,7 +192,10 @@ async fn plays_spends_and_phone_scans_are_named_not_ids() {
     });
     assert!(!description.is_empty());
     assert_eq!(spent["resource_name"], description.as_str(), "{spent}");
-    assert_eq!(spent["actor_name"], newest(&app, "promotion.activated").await["actor_name"]);
+    assert_eq!(
+        spent["actor_name"],
+        newest(&app, "promotion.activated").await["actor_name"]
+    );
 
     // A phone opening a short link carries no credential: said so, not "unknown".
     let code: String = app.sql(move |c| {
