@@ -230,11 +230,7 @@ fn close(
     counts: &mut HashMap<Option<String>, i64>,
 ) -> rusqlite::Result<()> {
     let entries = i64::try_from(open.entries).unwrap_or(i64::MAX);
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO request_segments
-            (first_seq, last_seq, batch, account_id, entries, newest_wall_ms, newest_at_ms, data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
+    let mut insert = conn.prepare_cached(INSERT_SEGMENT)?;
     insert.execute(params![
         open.first_seq,
         open.last_seq,
@@ -325,28 +321,37 @@ fn keep_newest(conn: &Connection, first_seq: i64, keep: i64) -> rusqlite::Result
         "DELETE FROM request_segments WHERE first_seq = ?1",
         [first_seq],
     )?;
-    let (Some(first), Some(last)) = (newest.first(), newest.last()) else {
+    write_segment(conn, batch, account.as_deref(), newest)
+}
+
+const INSERT_SEGMENT: &str = "INSERT INTO request_segments
+    (first_seq, last_seq, batch, account_id, entries, newest_wall_ms, newest_at_ms, data)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+/// Writes `entries` (ascending by `seq`, all of `account`) as one segment of `batch`.
+fn write_segment(
+    conn: &Connection,
+    batch: i64,
+    account: Option<&str>,
+    entries: &[Fields<'_>],
+) -> rusqlite::Result<()> {
+    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
         return Ok(());
     };
-    let mut out = vec![codec::VERSION];
-    for f in newest {
-        codec::encode(&mut out, first.seq, f);
+    let mut data = vec![codec::VERSION];
+    for f in entries {
+        codec::encode(&mut data, first.seq, f);
     }
-    conn.execute(
-        "INSERT INTO request_segments
-            (first_seq, last_seq, batch, account_id, entries, newest_wall_ms, newest_at_ms, data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            first.seq,
-            last.seq,
-            batch,
-            account,
-            i64::try_from(newest.len()).unwrap_or(i64::MAX),
-            newest.iter().map(|f| f.wall_ms).max().unwrap_or(0),
-            newest.iter().map(|f| f.at_ms).max().unwrap_or(0),
-            out,
-        ],
-    )?;
+    conn.prepare_cached(INSERT_SEGMENT)?.execute(params![
+        first.seq,
+        last.seq,
+        batch,
+        account,
+        i64::try_from(entries.len()).unwrap_or(i64::MAX),
+        entries.iter().map(|f| f.wall_ms).max().unwrap_or(0),
+        entries.iter().map(|f| f.at_ms).max().unwrap_or(0),
+        data,
+    ])?;
     Ok(())
 }
 
@@ -696,8 +701,8 @@ pub fn newest_at_ms(conn: &Connection) -> rusqlite::Result<i64> {
 /// The row-per-request layout of the first journal (table `requests`), converted into segments
 /// when a server opens such a file, so an upgrade keeps what was journaled.
 mod legacy {
-    use super::{codec, Fields};
-    use rusqlite::{params, Connection};
+    use super::Fields;
+    use rusqlite::Connection;
 
     /// One row of the old table, owned.
     struct Legacy {
@@ -863,29 +868,7 @@ mod legacy {
                 .filter(|l| l.account_id.as_deref() == account)
                 .map(Legacy::fields)
                 .collect();
-            let (Some(a), Some(z)) = (mine.first(), mine.last()) else {
-                continue;
-            };
-            let mut data = vec![codec::VERSION];
-            for f in &mine {
-                codec::encode(&mut data, a.seq, f);
-            }
-            conn.execute(
-                "INSERT INTO request_segments
-                    (first_seq, last_seq, batch, account_id, entries, newest_wall_ms,
-                     newest_at_ms, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    a.seq,
-                    z.seq,
-                    batch,
-                    account,
-                    i64::try_from(mine.len()).unwrap_or(i64::MAX),
-                    mine.iter().map(|f| f.wall_ms).max().unwrap_or(0),
-                    mine.iter().map(|f| f.at_ms).max().unwrap_or(0),
-                    data,
-                ],
-            )?;
+            super::write_segment(conn, batch, account, &mine)?;
         }
         Ok(())
     }
