@@ -81,7 +81,9 @@ impl Server {
             .get::<Arc<crate::webhooks::Outbox>>()
             .cloned()
             .map(|outbox| tokio::spawn(crate::webhooks::worker(Arc::clone(&self.app), outbox)));
+        let app = Arc::clone(&self.app);
         let served = crate::http::server::serve(self.app, self.listener, shutdown).await;
+        crate::http::observe::stopping(&app);
         if let Some(t) = ticker {
             t.abort();
         }

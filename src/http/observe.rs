@@ -20,16 +20,72 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Short text held inline up to [`Text::INLINE`] bytes (every id signage mints fits), on the heap
+/// beyond. An ordinary request's observation then allocates nothing on the request's thread, and
+/// the journal's writer frees nothing another thread allocated.
+#[derive(Clone)]
+pub enum Text {
+    Inline { len: u8, bytes: [u8; Text::INLINE] },
+    Heap(Box<str>),
+}
+
+impl Text {
+    pub const INLINE: usize = 46;
+
+    pub fn new(s: &str) -> Text {
+        let mut bytes = [0u8; Text::INLINE];
+        match (bytes.get_mut(..s.len()), u8::try_from(s.len())) {
+            (Some(head), Ok(len)) => {
+                head.copy_from_slice(s.as_bytes());
+                Text::Inline { len, bytes }
+            }
+            _ => Text::Heap(s.into()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Copied from a `&str` whole: always UTF-8.
+            Text::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Text::Heap(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
 /// One request as served, for the journal.
 #[derive(Debug, Clone)]
 pub struct Observation {
     /// The account the entry belongs to; `None`: the operator's (an unattributed failure).
-    pub account_id: Option<String>,
+    pub account_id: Option<Text>,
     /// The credential's company scope, if any.
-    pub company_id: Option<String>,
+    pub company_id: Option<Text>,
     /// `key_…` (or `usr_…` for a login token): never the secret.
-    pub key_id: Option<String>,
-    pub client_id: Option<String>,
+    pub key_id: Option<Text>,
+    pub client_id: Option<Text>,
     /// The sandbox clock at the start of the request (Unix milliseconds).
     pub at_ms: i64,
     /// The wall clock at the start of the request (Unix milliseconds): what client pacing
@@ -45,7 +101,7 @@ pub struct Observation {
     /// The route is a paged list (it takes `cursor`).
     pub list: bool,
     pub status: u16,
-    pub request_id: String,
+    pub request_id: Text,
     pub idempotency_key: Option<String>,
     /// The answer was an `Idempotency-Key` replay.
     pub replayed: bool,
@@ -75,6 +131,16 @@ pub struct Observation {
 /// Receives every observation; must return at once (hand the work to another thread).
 pub trait Observer: Send + Sync {
     fn observe(&self, observation: Observation);
+
+    /// Writes what is still queued: the server is stopping.
+    fn flush(&self) {}
+}
+
+/// Tells the installed observer the server is stopping (a graceful stop loses nothing queued).
+pub fn stopping(app: &App) {
+    if let Some(obs) = observer(app) {
+        obs.0.flush();
+    }
 }
 
 /// The installed observer, kept in [`App::extensions`].
@@ -160,10 +226,10 @@ pub fn request(
     let (account_id, company_id, key_id, client_id) = match principal {
         Some(_) if inner => (None, None, None, None),
         Some(p) => (
-            Some(p.account_id.clone()),
-            p.company_scope.clone(),
-            Some(p.actor_id().to_string()),
-            p.client_id().map(str::to_string),
+            Some(Text::new(&p.account_id)),
+            p.company_scope.as_deref().map(Text::new),
+            Some(Text::new(p.actor_id())),
+            p.client_id().map(Text::new),
         ),
         // A public route that served its purpose (health, the document, a scan) is nobody's.
         None if status < 400 => return,
@@ -184,7 +250,7 @@ pub fn request(
         creates: route.is_some_and(|r| r.success.0 == 201),
         list,
         status,
-        request_id: req.request_id.clone(),
+        request_id: Text::new(&req.request_id),
         idempotency_key: header_str(&req.headers, "idempotency-key"),
         replayed: resp.headers.contains_key("idempotent-replayed"),
         fault: header_str(&resp.headers, super::faults::HEADER),
@@ -236,14 +302,16 @@ pub fn request(
 }
 
 /// The `next_cursor` of a list page: the body ends with it (`Response::page` writes it last), so
-/// only its last bytes are read.
+/// only its last bytes are read: the closing quote of the cursor, the opening one, and the member
+/// name before it.
 fn next_cursor(page: &[u8]) -> Option<String> {
-    let tail = &page[page.len().saturating_sub(400)..];
     let marker = br#""next_cursor":""#;
-    let at = tail.windows(marker.len()).rposition(|w| w == marker)?;
-    let rest = &tail[at + marker.len()..];
-    let end = rest.iter().position(|&b| b == b'"')?;
-    let cursor = std::str::from_utf8(&rest[..end]).ok()?;
+    let end = page.iter().rposition(|&b| b == b'"')?;
+    let start = page[..end].iter().rposition(|&b| b == b'"')? + 1;
+    if !page[..start].ends_with(marker) {
+        return None;
+    }
+    let cursor = std::str::from_utf8(&page[start..end]).ok()?;
     (cursor.len() <= 100
         && cursor
             .bytes()
@@ -269,12 +337,7 @@ pub fn wall_millis() -> i64 {
 fn attribute(
     app: &App,
     headers: &HeaderMap,
-) -> (
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-) {
+) -> (Option<Text>, Option<Text>, Option<Text>, Option<Text>) {
     let key = crate::auth::authenticate::presented_key_id(headers);
     let client = header_str(headers, crate::auth::authenticate::CLIENT_ID_HEADER);
     let found = app.db.conn().ok().and_then(|conn| {
@@ -298,7 +361,12 @@ fn attribute(
                 .ok()
                 .flatten();
             if let Some((account, company, client)) = row {
-                return Some((Some(account), company, Some(k.clone()), Some(client)));
+                return Some((
+                    Some(Text::new(&account)),
+                    company.as_deref().map(Text::new),
+                    Some(Text::new(k)),
+                    Some(Text::new(&client)),
+                ));
             }
         }
         let c = client.as_ref()?;
@@ -306,7 +374,7 @@ fn attribute(
             .and_then(|mut s| s.query_row([c], |r| r.get::<_, String>(0)).optional())
             .ok()
             .flatten()
-            .map(|account| (Some(account), None, None, Some(c.clone())))
+            .map(|account| (Some(Text::new(&account)), None, None, Some(Text::new(c))))
     });
     found.unwrap_or((None, None, None, None))
 }
@@ -349,7 +417,7 @@ pub fn tool_call<R>(
         creates: false,
         list: false,
         status: if refused { 400 } else { 200 },
-        request_id: request_id.to_string(),
+        request_id: Text::new(request_id),
         idempotency_key: None,
         replayed: false,
         fault: None,
@@ -364,10 +432,10 @@ pub fn tool_call<R>(
         response: Bytes::new(),
         next_cursor: None,
     });
-    o.account_id = Some(principal.account_id.clone());
-    o.company_id = principal.company_scope.clone();
-    o.key_id = Some(principal.actor_id().to_string());
-    o.client_id = principal.client_id().map(str::to_string);
+    o.account_id = Some(Text::new(&principal.account_id));
+    o.company_id = principal.company_scope.as_deref().map(Text::new);
+    o.key_id = Some(Text::new(principal.actor_id()));
+    o.client_id = principal.client_id().map(Text::new);
     o.at_ms = at_ms;
     o.wall_ms = wall_ms;
     o.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -389,7 +457,33 @@ pub fn tool_call<R>(
 
 #[cfg(test)]
 mod tests {
-    use super::next_cursor;
+    use super::{next_cursor, Text};
+
+    #[test]
+    fn text_is_inline_up_to_its_bound_and_whole_beyond() {
+        let id = "req_0123456789abcdef01234567";
+        assert!(matches!(Text::new(id), Text::Inline { .. }));
+        assert_eq!(Text::new(id).as_str(), id);
+        let exact = "é".repeat(Text::INLINE / 2);
+        assert!(matches!(Text::new(&exact), Text::Inline { .. }));
+        assert_eq!(&*Text::new(&exact), exact);
+        let long = "x".repeat(Text::INLINE + 1);
+        assert!(matches!(Text::new(&long), Text::Heap(_)));
+        assert_eq!(Text::new(&long).as_str(), long);
+        assert_eq!(Text::new(""), Text::new(""));
+    }
+
+    #[test]
+    fn no_cursor_is_read_from_what_is_not_a_page_ending_with_one() {
+        assert_eq!(next_cursor(b""), None);
+        assert_eq!(next_cursor(br#"""#), None);
+        assert_eq!(next_cursor(br#"{"next_cursor":"a b"}"#), None);
+        assert_eq!(next_cursor(br#"{"other":"dev_1"}"#), None);
+        assert_eq!(
+            next_cursor(br#"{"next_cursor":"dev_1"}"#).as_deref(),
+            Some("dev_1")
+        );
+    }
 
     #[test]
     fn the_cursor_is_read_from_the_end_of_a_page() {

@@ -18,6 +18,7 @@ mod examples;
 mod fuzz;
 mod journal;
 mod journal_secrets;
+mod journal_segments;
 mod journal_switch;
 mod limits;
 mod list_contract;

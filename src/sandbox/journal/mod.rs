@@ -3,11 +3,12 @@
 //! `req_…` fail?" ([`routes`]).
 //!
 //! Off the request's path: the pipeline hands each [`Observation`] to [`Journal::observe`], which
-//! only pushes it on a queue; a writer thread redacts ([`record`]) and writes batches into the
-//! journal's own SQLite file ([`store`]), beside the database and outside every snapshot, so a
-//! restore never rewinds it. Every read first writes what is queued, so a client reads its own
+//! only pushes it on a queue; a writer thread redacts ([`record`]) and writes each batch as a few
+//! segments ([`codec`]) into the journal's own SQLite file ([`store`]), beside the database and
+//! outside every snapshot, so a restore never rewinds it. Every read first writes what is queued, so a client reads its own
 //! requests at once.
 
+mod codec;
 pub mod record;
 pub mod routes;
 pub mod store;
@@ -42,7 +43,7 @@ struct Store {
     conn: Connection,
     /// The queue's other half: swapped with it on every flush, so neither is reallocated.
     spare: Vec<Observation>,
-    counts: store::Counts,
+    writer: store::Writer,
     expired_at: Instant,
 }
 
@@ -60,14 +61,14 @@ impl Journal {
     pub fn open(settings: &crate::config::Settings) -> rusqlite::Result<Journal> {
         let path = path_for(&settings.database);
         let conn = store::open(path.as_deref())?;
-        let counts = store::counts(&conn)?;
+        let writer = store::Writer::load(&conn)?;
         let inner = Arc::new(Inner {
             queue: Mutex::new(Vec::new()),
             wake: Condvar::new(),
             store: Mutex::new(Store {
                 conn,
                 spare: Vec::new(),
-                counts,
+                writer,
                 expired_at: Instant::now() - EXPIRE_EVERY,
             }),
             max_entries: i64::try_from(settings.journal_max_entries).unwrap_or(i64::MAX),
@@ -79,7 +80,7 @@ impl Journal {
         let weak = Arc::downgrade(&inner);
         std::thread::Builder::new()
             .name("journal".into())
-            .spawn(move || writer(weak))
+            .spawn(move || write_batches(weak))
             .map_err(|e| {
                 rusqlite::Error::InvalidPath(PathBuf::from(format!("journal writer thread: {e}")))
             })?;
@@ -125,6 +126,11 @@ impl Observer for Journal {
             self.inner.wake.notify_one();
         }
     }
+
+    fn flush(&self) {
+        let mut store = lock(&self.inner.store);
+        self.inner.flush(&mut store);
+    }
 }
 
 impl Inner {
@@ -134,22 +140,22 @@ impl Inner {
         if !store.spare.is_empty() {
             let Store {
                 conn,
-                counts,
+                writer,
                 spare,
                 ..
             } = store;
             let rows = spare.drain(..).map(record::Row::from);
-            // The writer deletes in bulk, an eighth of the ring at a time; reads cut exactly.
+            // The ring turns in bulk, an eighth of it at a time.
             let slack = self.max_entries / 8;
-            if let Err(e) = store::insert(conn, rows, counts, self.max_entries, slack) {
+            if let Err(e) = writer.append(conn, rows, self.max_entries, slack) {
                 tracing::warn!(error = %e, "journal write failed");
             }
         }
         if store.expired_at.elapsed() >= EXPIRE_EVERY {
             store.expired_at = Instant::now();
             let cutoff = crate::http::observe::wall_millis().saturating_sub(self.max_age_ms);
-            let Store { conn, counts, .. } = store;
-            if let Err(e) = store::expire(conn, cutoff, counts) {
+            let Store { conn, writer, .. } = store;
+            if let Err(e) = writer.expire(conn, cutoff) {
                 tracing::warn!(error = %e, "journal expiry failed");
             }
         }
@@ -162,7 +168,7 @@ impl Inner {
 
 /// The writer thread: every 100 ms (or when the queue fills), writes what is queued. Ends when
 /// the journal is dropped.
-fn writer(weak: Weak<Inner>) {
+fn write_batches(weak: Weak<Inner>) {
     loop {
         let Some(inner) = weak.upgrade() else { return };
         {

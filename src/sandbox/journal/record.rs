@@ -2,6 +2,7 @@
 //! output ([`crate::redact`]) and capped, its problem body redacted. Runs on the journal's writer
 //! thread, never on the request's.
 
+use super::codec::Fields;
 use crate::http::observe::Observation;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -122,6 +123,46 @@ impl Row {
             body_bytes,
             body_hash,
             problem,
+        }
+    }
+}
+
+impl Row {
+    /// The row as the segment codec writes it, numbered `seq`.
+    pub fn fields(&self, seq: i64) -> Fields<'_> {
+        let o = &self.o;
+        Fields {
+            seq,
+            account_id: o.account_id.as_deref(),
+            company_id: o.company_id.as_deref(),
+            key_id: o.key_id.as_deref(),
+            client_id: o.client_id.as_deref(),
+            at_ms: o.at_ms,
+            wall_ms: o.wall_ms,
+            duration_us: i64::try_from(o.duration_us).unwrap_or(i64::MAX),
+            method: o.method.as_str(),
+            route: o.route,
+            operation_id: o.operation_id,
+            creates: o.creates,
+            list: o.list,
+            status: o.status,
+            problem_code: self.problem_code.as_deref(),
+            request_id: &o.request_id,
+            idempotency_key: o.idempotency_key.as_deref(),
+            replayed: o.replayed,
+            fault: o.fault.as_deref(),
+            retry_after: o.retry_after,
+            via: o.via,
+            tool: o.tool.as_deref(),
+            credentials: o.credentials,
+            if_match: o.if_match,
+            query: self.query.as_deref(),
+            body: self.body.as_deref(),
+            body_truncated: self.body_truncated,
+            body_bytes: i64::try_from(self.body_bytes).unwrap_or(i64::MAX),
+            body_hash: self.body_hash.as_deref(),
+            problem: self.problem.as_deref(),
+            next_cursor: o.next_cursor.as_deref(),
         }
     }
 }

@@ -57,11 +57,7 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
         .unwrap_or(i64::MAX / 1000)
         * 1000;
     // Without a server there is no sandbox clock: the newest journaled instant stands for it.
-    let now_ms: i64 = journal
-        .query_row("SELECT coalesce(max(at_ms), 0) FROM requests", [], |row| {
-            row.get(0)
-        })
-        .map_err(|e| e.to_string())?;
+    let now_ms = super::super::journal::store::newest_at_ms(&journal).map_err(|e| e.to_string())?;
     // The server prunes its file lazily: the ring is cut here as its reads cut it.
     let max_entries =
         i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);

@@ -259,6 +259,16 @@ impl TestApp {
         }
     }
 
+    /// Stops the server gracefully and waits until it has (what a harness's teardown does).
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.await;
+        }
+    }
+
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder<'_> {
         RequestBuilder {
             app: self,

@@ -1,0 +1,324 @@
+//! The journal's file: entries are kept in segments, one per writer batch and account. These
+//! tests hold what that layout must not change: one order across accounts and batches (the
+//! operator's view and its cursor), a restart that keeps everything a graceful stop had queued,
+//! the ring turning segment by segment, and a journal of the earlier row-per-request layout
+//! converted when a server opens it.
+
+use crate::helpers::{key, TestApp};
+use serde_json::Value;
+
+const OP: &str = "sandbox-operator";
+
+fn temp_db(name: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("signage-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("signage.db");
+    let text = db.to_str().unwrap().to_string();
+    (dir, text)
+}
+
+async fn on_file(db: &str) -> TestApp {
+    let db = db.to_string();
+    TestApp::spawn_with(move |l| l.database = Some(db)).await
+}
+
+async fn send_plans(app: &TestApp, key_name: &str) -> String {
+    let r = app.get("/plans").key(key_name).send().await;
+    assert_eq!(r.status, 200);
+    r.header("request-id").unwrap().to_string()
+}
+
+fn request_ids(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["request_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every `listPlans` entry the operator sees, newest first, walked `limit` at a time.
+async fn walk_plans(app: &TestApp, limit: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = app
+            .get(&format!(
+                "/_sandbox/requests?operation_id=listPlans&limit={limit}{cursor}"
+            ))
+            .key(OP)
+            .send()
+            .await
+            .ok();
+        out.extend(request_ids(&page));
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = format!("&cursor={c}"),
+            None => return out,
+        }
+    }
+}
+
+#[tokio::test]
+async fn accounts_interleave_in_sequence_order_across_batches_and_a_restart() {
+    let (dir, db) = temp_db("journal-restart");
+    let app = on_file(&db).await;
+    let mut sent = Vec::new();
+    for round in 0..4 {
+        sent.push(send_plans(&app, "northwind-readonly").await);
+        sent.push(send_plans(&app, "harborview-readwrite").await);
+        sent.push(send_plans(&app, "northwind-readwrite").await);
+        if round == 1 {
+            // A read writes what is queued: the rounds after it land in another batch.
+            let n = app
+                .get("/_sandbox/requests?count=true&operation_id=listPlans")
+                .key(OP)
+                .send()
+                .await
+                .ok();
+            assert_eq!(n["count"], 6);
+        }
+    }
+    // No read after the last requests: a graceful stop writes what is still queued.
+    app.stop().await;
+
+    let app = on_file(&db).await;
+    let newest_first: Vec<String> = sent.iter().rev().cloned().collect();
+    assert_eq!(walk_plans(&app, 100).await, newest_first);
+    // The cursor walks across segments and batches without a gap or a repeat.
+    assert_eq!(walk_plans(&app, 2).await, newest_first);
+    assert_eq!(walk_plans(&app, 5).await, newest_first);
+
+    // An account's view holds its own entries only, in the same order.
+    let northwind: Vec<String> = {
+        let page = app
+            .get("/requests?operation_id=listPlans&limit=100")
+            .key("northwind-admin")
+            .send()
+            .await
+            .ok();
+        request_ids(&page)
+    };
+    let expected: Vec<String> = sent
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(i, _)| i % 3 != 1)
+        .map(|(_, id)| id.clone())
+        .collect();
+    assert_eq!(northwind, expected);
+    let harborview = key("harborview-readwrite").account_id;
+    let counted = app
+        .get(&format!(
+            "/_sandbox/requests?count=true&operation_id=listPlans&account_id={harborview}"
+        ))
+        .key(OP)
+        .send()
+        .await
+        .ok();
+    assert_eq!(counted["count"], 4);
+
+    // Numbering goes on after the restart: a new entry is the newest, and one entry by its id
+    // is found in whichever segment holds it.
+    let newest = send_plans(&app, "northwind-readonly").await;
+    let page = app
+        .get("/_sandbox/requests?operation_id=listPlans&limit=1")
+        .key(OP)
+        .send()
+        .await
+        .ok();
+    assert_eq!(request_ids(&page), vec![newest]);
+    for id in [&sent[0], &sent[5], &sent[11]] {
+        let one = app
+            .get(&format!("/requests/{id}"))
+            .key("sandbox-operator")
+            .send()
+            .await;
+        // The operator's key is not the account's: another account's entry is not found.
+        assert_eq!(one.status, 404, "{id}");
+        let owner = if sent.iter().position(|s| s == id).unwrap() % 3 == 1 {
+            "harborview-admin"
+        } else {
+            "northwind-admin"
+        };
+        let one = app
+            .get(&format!("/requests/{id}"))
+            .key(owner)
+            .send()
+            .await
+            .ok();
+        assert_eq!(one["request_id"], id.as_str());
+        assert_eq!(one["operation_id"], "listPlans");
+        // By its sequence number too.
+        let seq = one["id"].as_str().unwrap().to_string();
+        let again = app
+            .get(&format!("/requests/{seq}"))
+            .key(owner)
+            .send()
+            .await
+            .ok();
+        assert_eq!(again["request_id"], id.as_str());
+    }
+    app.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn the_ring_turns_segment_by_segment_and_keeps_the_newest() {
+    let app = TestApp::spawn_with(|l| l.journal_max_entries = Some(10)).await;
+    let mut sent = Vec::new();
+    for i in 0..40 {
+        sent.push(send_plans(&app, "northwind-readonly").await);
+        if i % 3 == 0 {
+            // Reads by another account split the traffic into many small segments.
+            app.get("/_sandbox/requests?limit=1")
+                .key(OP)
+                .send()
+                .await
+                .ok();
+        }
+    }
+    let kept = walk_plans(&app, 100).await;
+    // The ring turns in bulk (an eighth of it at a time), never dropping one of the newest.
+    assert!((10..=11).contains(&kept.len()), "{}", kept.len());
+    let newest_first: Vec<String> = sent.iter().rev().take(kept.len()).cloned().collect();
+    assert_eq!(kept, newest_first);
+}
+
+/// seq, status, problem code, request id, fault, Retry-After, problem body.
+type LegacyRow = (
+    i64,
+    u16,
+    Option<&'static str>,
+    &'static str,
+    Option<&'static str>,
+    Option<u32>,
+    Option<&'static str>,
+);
+
+/// The first journal layout: one row per request.
+const ROW_LAYOUT: &str = "
+CREATE TABLE requests (
+    seq INTEGER PRIMARY KEY, account_id TEXT, company_id TEXT, key_id TEXT, client_id TEXT,
+    at_ms INTEGER NOT NULL, wall_ms INTEGER NOT NULL, duration_us INTEGER NOT NULL,
+    method TEXT NOT NULL, route TEXT, operation_id TEXT, creates INTEGER NOT NULL,
+    list INTEGER NOT NULL, status INTEGER NOT NULL, problem_code TEXT, request_id TEXT NOT NULL,
+    idempotency_key TEXT, replayed INTEGER NOT NULL, fault TEXT, retry_after INTEGER,
+    via TEXT NOT NULL, tool TEXT, credentials TEXT NOT NULL, if_match INTEGER NOT NULL,
+    query TEXT, body TEXT, body_truncated INTEGER NOT NULL, body_bytes INTEGER NOT NULL,
+    body_hash TEXT, problem TEXT, next_cursor TEXT
+);
+CREATE INDEX requests_by_account ON requests (account_id, seq);
+";
+
+#[tokio::test]
+async fn a_journal_of_the_row_layout_is_converted_when_a_server_opens_it() {
+    let (dir, db) = temp_db("journal-convert");
+    let admin = key("northwind-admin");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    {
+        let conn = rusqlite::Connection::open(format!("{db}.requests")).unwrap();
+        conn.execute_batch(ROW_LAYOUT).unwrap();
+        let mut insert = conn
+            .prepare(
+                "INSERT INTO requests (seq, account_id, company_id, key_id, client_id, at_ms,
+                    wall_ms, duration_us, method, route, operation_id, creates, list, status,
+                    problem_code, request_id, idempotency_key, replayed, fault, retry_after, via,
+                    tool, credentials, if_match, query, body, body_truncated, body_bytes,
+                    body_hash, problem, next_cursor)
+                 VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?5, 1500, 'POST', '/ads', 'createAd', 1, 0,
+                    ?6, ?7, ?8, 'idem-1', 0, ?9, ?10, 'rest', NULL, 'api_key', 0, NULL,
+                    '{\"name\":\"N\"}', 0, 12, 'abcd', ?11, NULL)",
+            )
+            .unwrap();
+        let rows: [LegacyRow; 3] = [
+            (
+                1,
+                503,
+                Some("service_unavailable"),
+                "req_legacyfirst",
+                Some("prefer"),
+                Some(1),
+                Some("{\"status\":503,\"code\":\"service_unavailable\"}"),
+            ),
+            (2, 201, None, "req_legacysecond", None, None, None),
+            (3, 201, None, "req_legacythird", None, None, None),
+        ];
+        for (seq, status, code, rid, fault, retry, problem) in rows {
+            insert
+                .execute(rusqlite::params![
+                    seq,
+                    admin.account_id,
+                    admin.key_id,
+                    admin.client_id,
+                    now_ms - 1000 + seq,
+                    status,
+                    code,
+                    rid,
+                    fault,
+                    retry,
+                    problem
+                ])
+                .unwrap();
+        }
+    }
+    let app = on_file(&db).await;
+    let page = app
+        .get("/requests?operation_id=createAd&limit=10")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert_eq!(
+        request_ids(&page),
+        vec!["req_legacythird", "req_legacysecond", "req_legacyfirst"]
+    );
+    let first = &page["data"][2];
+    assert_eq!(first["id"], "1");
+    assert_eq!(first["status"], 503);
+    assert_eq!(first["fault"], "prefer");
+    assert_eq!(first["retry_after"], 1);
+    assert_eq!(first["idempotency_key"], "idem-1");
+    assert_eq!(first["body"]["name"], "N");
+    assert_eq!(first["key_id"], admin.key_id.as_str());
+    let one = app
+        .get("/requests/req_legacyfirst")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert_eq!(one["problem"]["code"], "service_unavailable");
+    let counted = app
+        .get("/requests?count=true&idempotency_key=idem-1&status=5xx")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    assert_eq!(counted["count"], 1);
+    // New entries are numbered after the converted ones.
+    send_plans(&app, "northwind-readonly").await;
+    let page = app
+        .get("/requests?operation_id=listPlans&limit=1")
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok();
+    let id: i64 = page["data"][0]["id"].as_str().unwrap().parse().unwrap();
+    assert!(id > 3, "{id}");
+    app.stop().await;
+    // The old table is gone: converted once, not twice.
+    let conn = rusqlite::Connection::open(format!("{db}.requests")).unwrap();
+    let old: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'requests'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(old, 0);
+    drop(conn);
+    let _ = std::fs::remove_dir_all(dir);
+}
