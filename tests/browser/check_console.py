@@ -342,6 +342,26 @@ def charts(page, base, grocers):
     check("media: a video shows a thumbnail (its first frame decoded)", thumb)
 
 
+# Visible text drawn smaller than 11 px: its computed size times the scale of any SVG it is in (a
+# chart squeezed into a phone shrinks its labels with it).
+SMALL_TEXT = """() => {
+  const out = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let n;
+  while ((n = walk.nextNode())) {
+    const e = n.parentElement;
+    if (!e || !n.textContent.trim() || !e.getClientRects().length) continue;
+    let size = parseFloat(getComputedStyle(e).fontSize);
+    const root = e.closest('svg');
+    if (root && root.viewBox.baseVal && root.viewBox.baseVal.width) {
+      size *= root.getBoundingClientRect().width / root.viewBox.baseVal.width;
+    }
+    if (size < 10.95) out.push([e.tagName, Math.round(size * 10) / 10, n.textContent.slice(0, 30)]);
+  }
+  return out;
+}"""
+
+
 def sweep(browser, base, grocers, screen, results, errors):
     """Every view at desktop and phone width: screenshot, axe-core, no console errors."""
     for width, height in ((1280, 900), (390, 844)):
@@ -364,6 +384,8 @@ def sweep(browser, base, grocers, screen, results, errors):
             if width < 500:
                 overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 check(f"{view} at {width} px: nothing wider than the screen", overflow <= 1, f"{overflow} px too wide")
+            small = page.evaluate(SMALL_TEXT)
+            check(f"{view} at {width} px: no text under 11 px as drawn (chart labels included)", not small, str(small[:5]))
             page.screenshot(path=str(results / f"{view}-{width}.png"), full_page=True)
             axe_check(page, f"{view} at {width} px")
             check(f"{view} at {width} px: no console errors", not errors, " | ".join(errors[:5]))
