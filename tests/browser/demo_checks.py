@@ -112,9 +112,14 @@ def fleet_requests(page, base, companies):
         page.wait_for_selector("#view[data-ready] button.tile")
         page.wait_for_load_state("networkidle")
         screens = page.eval_on_selector_all("button.tile", "e => e.length")
+        videos = page.eval_on_selector_all("button.tile video", "vs => vs.map(v => { v.dataset.kept = '1'; return 1; }).length")
         page.on("request", record)
         page.wait_for_timeout(10600)
         page.remove_listener("request", record)
+        if videos:
+            kept = page.eval_on_selector_all("button.tile video", "vs => vs.map(v => [v.dataset.kept === '1', v.paused])")
+            check(f"fleet of {screens} screens: a tile's video plays on across refreshes, not starting over",
+                  kept and all(k and not paused for k, paused in kept), str(kept))
         # Requests to the service (a video's blob: URL is the browser's own memory).
         api = [u for u in calls if u.startswith(base) and "/console" not in u and "/content" not in u]
         lists = [u for u in api if "/devices?company_id=" in u]
