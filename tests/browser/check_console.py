@@ -384,6 +384,9 @@ def sweep(browser, base, grocers, screen, results, errors):
             if width < 500:
                 overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 check(f"{view} at {width} px: nothing wider than the screen", overflow <= 1, f"{overflow} px too wide")
+            if view == "events":
+                loaded = int(page.get_attribute("[data-loaded]", "data-loaded"))
+                check(f"events at {width} px: a new tab reads past the last burst (more than one page)", loaded > 100, str(loaded))
             small = page.evaluate(SMALL_TEXT)
             check(f"{view} at {width} px: no text under 11 px as drawn (chart labels included)", not small, str(small[:5]))
             page.screenshot(path=str(results / f"{view}-{width}.png"), full_page=True)

@@ -2,7 +2,8 @@
 // "sandbox clock", "simulated fleet") and through which door. Heartbeats and plays come in bursts,
 // so runs of them are grouped into one line. Polling walks the cursor back to the newest event
 // already shown, so a burst (a day's advance makes dozens) leaves no gap. Filters by kind of event.
-// QR scans come in bursts too (the simulated phones scan at the top of every hour): grouped alike.
+// QR scans come in bursts too (the simulated phones scan at the top of every hour): grouped alike;
+// and so is one change repeated on one object (a script's burst of edits).
 
 import { api, el, when } from "./common.js";
 import { page } from "./ui.js";
@@ -14,6 +15,8 @@ const CHATTY = new Set(["device.heartbeat", "device.playback_recorded"]);
 const GROUPED = new Set([...CHATTY, "qr_code.scanned"]);
 /** The most a poll walks back (pages of 100) before it says that older events were skipped. */
 const MAX_PAGES = 20;
+/** Pages the first load reads: enough that a burst just before the tab opened is not all it shows. */
+const FIRST_PAGES = 5;
 
 const FILTERS = [
   ["all", "Everything"], ["changes", "Changes (no heartbeats or plays)"], ["devices", "Screens"],
@@ -58,8 +61,13 @@ function group(run) {
     el("span", { class: `badge via-${first.via}`, text: first.via }));
 }
 
-/** Events (newest first) to list items: a run of bursty events (heartbeats, plays, scans) by one
- * actor through one door is one line, counted by type. */
+/** What makes consecutive events one line: a burst (heartbeats, plays, scans) by one actor through
+ * one door, or the same change to the same object repeated by one actor (a script's hundred edits). */
+function runKey(e) {
+  return GROUPED.has(e.type) ? `burst|${e.actor_name}|${e.via}` : `same|${e.type}|${e.resource_id}|${e.actor_name}|${e.via}`;
+}
+
+/** Events (newest first) to list items, runs counted by type on one line. */
 function render(events) {
   const out = [];
   let run = [];
@@ -69,12 +77,7 @@ function render(events) {
     run = [];
   };
   for (const e of events) {
-    if (!GROUPED.has(e.type)) {
-      flush();
-      out.push(line(e));
-      continue;
-    }
-    if (run.length && (run[0].actor_name !== e.actor_name || run[0].via !== e.via)) flush();
+    if (run.length && runKey(run[0]) !== runKey(e)) flush();
     run.push(e);
   }
   flush();
@@ -104,7 +107,7 @@ export async function events() {
     const arrived = [];
     let cursor = null;
     let skipped = false;
-    for (let pages = 0; pages < (newest ? MAX_PAGES : 1); pages++) {
+    for (let pages = 0; pages < (newest ? MAX_PAGES : FIRST_PAGES); pages++) {
       const pageData = await api("GET", `/events?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       let reached = false;
       for (const e of pageData.data) {
@@ -114,9 +117,9 @@ export async function events() {
         }
         arrived.push(e);
       }
-      if (reached || !pageData.has_more || !newest) break;
+      if (reached || !pageData.has_more) break;
       cursor = pageData.next_cursor;
-      if (pages === MAX_PAGES - 1) skipped = true;
+      if (newest && pages === MAX_PAGES - 1) skipped = true;
     }
     if (arrived.length || !seen.length) {
       seen = arrived.concat(seen).slice(0, 2000);
