@@ -102,11 +102,11 @@ pub struct Observation {
     pub list: bool,
     pub status: u16,
     pub request_id: Text,
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<Text>,
     /// The answer was an `Idempotency-Key` replay.
     pub replayed: bool,
     /// The fault that answered or delayed it (`Signage-Fault`: a rule id, or `prefer`).
-    pub fault: Option<String>,
+    pub fault: Option<Text>,
     /// `Retry-After` of the answer, in seconds.
     pub retry_after: Option<u32>,
     /// `rest` or `mcp`.
@@ -120,12 +120,32 @@ pub struct Observation {
     pub query: String,
     /// The raw body and its media type (redacted by the observer).
     pub body: Bytes,
-    pub body_type: Option<String>,
+    pub body_type: Option<Text>,
     /// The answer's body when it is a problem (status >= 400); empty otherwise.
     pub response: Bytes,
     /// The `next_cursor` of a list page, read here: holding on to every page until the writer
     /// runs would keep megabytes of answers alive and out of the allocator's reach.
     pub next_cursor: Option<String>,
+}
+
+/// Who made a request, as the journal names them: ids only, never a secret.
+#[derive(Clone, Default)]
+struct Who {
+    account_id: Option<Text>,
+    company_id: Option<Text>,
+    key_id: Option<Text>,
+    client_id: Option<Text>,
+}
+
+impl Who {
+    fn of(p: &Principal) -> Who {
+        Who {
+            account_id: Some(Text::new(&p.account_id)),
+            company_id: p.company_scope.as_deref().map(Text::new),
+            key_id: Some(Text::new(p.actor_id())),
+            client_id: p.client_id().map(Text::new),
+        }
+    }
 }
 
 /// Receives every observation; must return at once (hand the work to another thread).
@@ -161,21 +181,21 @@ thread_local! {
     static TOOL: RefCell<Option<ToolCall>> = const { RefCell::new(None) };
     /// Tool calls journaled during the current HTTP request (its `/mcp` envelope adds no entry).
     static TOOL_ENTRIES: Cell<u32> = const { Cell::new(0) };
-    /// The principal the `/mcp` endpoint authenticated itself (its route is public to the pipeline).
-    static ENDPOINT_PRINCIPAL: RefCell<Option<Principal>> = const { RefCell::new(None) };
+    /// Who the `/mcp` endpoint authenticated itself (its route is public to the pipeline).
+    static ENDPOINT_CALLER: RefCell<Option<Who>> = const { RefCell::new(None) };
 }
 
 /// Starts an HTTP request (not an internal one) on this thread.
 pub fn begin() {
     TOOL_ENTRIES.with(|c| c.set(0));
-    ENDPOINT_PRINCIPAL.with(|p| p.borrow_mut().take());
+    ENDPOINT_CALLER.with(|p| p.borrow_mut().take());
 }
 
 /// A route that authenticates for itself (`/mcp`) says who the caller is, so its envelope is
 /// journaled for that account.
 pub fn authenticated(app: &App, principal: &Principal) {
     if observer(app).is_some() {
-        ENDPOINT_PRINCIPAL.with(|p| *p.borrow_mut() = Some(principal.clone()));
+        ENDPOINT_CALLER.with(|p| *p.borrow_mut() = Some(Who::of(principal)));
     }
 }
 
@@ -189,11 +209,13 @@ fn credentials(headers: &HeaderMap) -> &'static str {
     }
 }
 
-fn header_str(headers: &HeaderMap, name: &str) -> Option<String> {
+/// A header's value, its first 255 bytes (`to_str` admits visible ASCII only, so any cut falls
+/// between characters).
+fn header_str(headers: &HeaderMap, name: &str) -> Option<Text> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
-        .map(|s| s.chars().take(255).collect())
+        .map(|s| Text::new(&s[..s.len().min(255)]))
 }
 
 /// Tells the observer about a request the pipeline served. `via` is [`Via::Mcp`] for the REST
@@ -210,30 +232,30 @@ pub fn request(
     let Some(obs) = observer(app) else { return };
     if via == Via::Rest && TOOL_ENTRIES.with(|c| c.replace(0)) > 0 {
         // The `/mcp` envelope of tool calls: each call is its own entry.
-        ENDPOINT_PRINCIPAL.with(|p| p.borrow_mut().take());
+        ENDPOINT_CALLER.with(|p| p.borrow_mut().take());
         return;
     }
     let endpoint = if principal.is_none() && via == Via::Rest {
-        ENDPOINT_PRINCIPAL.with(|p| p.borrow_mut().take())
+        ENDPOINT_CALLER.with(|p| p.borrow_mut().take())
     } else {
         None
     };
-    let principal = principal.or(endpoint.as_ref());
     let status = resp.status.as_u16();
     // A tool call's REST request: [`tool_call`] replaces who, when and what was sent with the
     // call's own, so none of it is copied here.
     let inner = via == Via::Mcp;
-    let (account_id, company_id, key_id, client_id) = match principal {
-        Some(_) if inner => (None, None, None, None),
-        Some(p) => (
-            Some(Text::new(&p.account_id)),
-            p.company_scope.as_deref().map(Text::new),
-            Some(Text::new(p.actor_id())),
-            p.client_id().map(Text::new),
-        ),
+    let Who {
+        account_id,
+        company_id,
+        key_id,
+        client_id,
+    } = match (principal, endpoint) {
+        (Some(_), _) if inner => Who::default(),
+        (Some(p), _) => Who::of(p),
+        (None, Some(who)) => who,
         // A public route that served its purpose (health, the document, a scan) is nobody's.
-        None if status < 400 => return,
-        None => attribute(app, &req.headers),
+        (None, None) if status < 400 => return,
+        (None, None) => attribute(app, &req.headers),
     };
     let list = route.is_some_and(is_list);
     let observation = Observation {
@@ -334,10 +356,7 @@ pub fn wall_millis() -> i64 {
 /// The account of a request that did not authenticate: the presented key's, when a key with that
 /// id exists, else the presented client id's, when that client exists; else the operator's. Ids
 /// are not secrets; the raw key never leaves [`crate::auth::authenticate`].
-fn attribute(
-    app: &App,
-    headers: &HeaderMap,
-) -> (Option<Text>, Option<Text>, Option<Text>, Option<Text>) {
+fn attribute(app: &App, headers: &HeaderMap) -> Who {
     let key = crate::auth::authenticate::presented_key_id(headers);
     let client = header_str(headers, crate::auth::authenticate::CLIENT_ID_HEADER);
     let found = app.db.conn().ok().and_then(|conn| {
@@ -361,22 +380,29 @@ fn attribute(
                 .ok()
                 .flatten();
             if let Some((account, company, client)) = row {
-                return Some((
-                    Some(Text::new(&account)),
-                    company.as_deref().map(Text::new),
-                    Some(Text::new(k)),
-                    Some(Text::new(&client)),
-                ));
+                return Some(Who {
+                    account_id: Some(Text::new(&account)),
+                    company_id: company.as_deref().map(Text::new),
+                    key_id: Some(Text::new(k)),
+                    client_id: Some(Text::new(&client)),
+                });
             }
         }
         let c = client.as_ref()?;
         conn.prepare_cached("SELECT account_id FROM api_clients WHERE id = ?1")
-            .and_then(|mut s| s.query_row([c], |r| r.get::<_, String>(0)).optional())
+            .and_then(|mut s| {
+                s.query_row([c.as_str()], |r| r.get::<_, String>(0))
+                    .optional()
+            })
             .ok()
             .flatten()
-            .map(|account| (Some(Text::new(&account)), None, None, Some(Text::new(c))))
+            .map(|account| Who {
+                account_id: Some(Text::new(&account)),
+                client_id: Some(Text::new(c)),
+                ..Who::default()
+            })
     });
-    found.unwrap_or((None, None, None, None))
+    found.unwrap_or_default()
 }
 
 /// Runs one MCP tool call `f` as one observation naming `tool`: the REST requests it makes are
@@ -432,10 +458,11 @@ pub fn tool_call<R>(
         response: Bytes::new(),
         next_cursor: None,
     });
-    o.account_id = Some(Text::new(&principal.account_id));
-    o.company_id = principal.company_scope.as_deref().map(Text::new);
-    o.key_id = Some(Text::new(principal.actor_id()));
-    o.client_id = principal.client_id().map(Text::new);
+    let who = Who::of(principal);
+    o.account_id = who.account_id;
+    o.company_id = who.company_id;
+    o.key_id = who.key_id;
+    o.client_id = who.client_id;
     o.at_ms = at_ms;
     o.wall_ms = wall_ms;
     o.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -449,7 +476,7 @@ pub fn tool_call<R>(
     o.tool = Some(tool.chars().take(100).collect());
     o.query = String::new();
     o.body = arguments();
-    o.body_type = Some("application/json".into());
+    o.body_type = Some(Text::new("application/json"));
     TOOL_ENTRIES.with(|c| c.set(c.get() + 1));
     obs.0.observe(o);
     out

@@ -101,7 +101,12 @@ impl Row {
         }
         let body_hash = body.as_ref().map(|b| {
             let digest = Sha256::digest(b.as_bytes());
-            digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+            let mut hex = String::with_capacity(16);
+            for b in &digest[..8] {
+                hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+                hex.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+            }
+            hex
         });
         let (mut problem, mut code) = (None, None);
         if o.status >= 400 && !o.response.is_empty() {
