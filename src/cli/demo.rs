@@ -17,6 +17,8 @@ const DEMO_PORT: u16 = 8080;
 const SCREENS: [&str; 2] = ["Entrance Screen 1", "Checkout Screen 1"];
 /// The demo key the printed players and console sign in with (Northwind, read and write).
 const DEMO_KEY: &str = "northwind-readwrite";
+/// The key whose console shows the Sandbox view (clock, faults, snapshots).
+const OPERATOR_KEY: &str = "sandbox-operator";
 
 #[derive(FromArgs, Default)]
 /// Run a live demo: bind to this machine's network address, set the public base URL so phones can
@@ -111,10 +113,14 @@ fn banner(server: &crate::startup::Server, base: &str, found: bool) -> String {
     for (id, name) in screens(server) {
         out += &format!("  Player    {base}/player/{id}   ({name})\n");
     }
-    if let Some((key, client)) = demo_key() {
+    if let Some((key, client)) = demo_key(DEMO_KEY) {
         out += &format!("  Sign in   API key {key}\n            client id {client}   (the demo key `{DEMO_KEY}`; the players ask for it once per tab)\n");
     }
-    out += "  Operator  the `sandbox-operator` key in fixtures/demo-credentials.json: clock (+1 h, +1 day), faults, snapshots\n\n";
+    // The presenter's own controls, printed too: a downloaded binary has no fixtures directory.
+    if let Some((key, client)) = demo_key(OPERATOR_KEY) {
+        out += &format!("  Operator  API key {key}\n            client id {client}   (`{OPERATOR_KEY}`: the Sandbox view, +1 h, +1 day, faults, snapshots)\n");
+    }
+    out += "\n";
     if is_loopback_url(base) {
         out += &format!(
             "  WARNING: {base} is this machine only{}: phones cannot open it or scan the QR codes.\n  Give --listen <network address>:{} or --public-base-url.\n\n",
@@ -168,14 +174,14 @@ fn screens(server: &crate::startup::Server) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// The demo key's raw key and client id, from the published fixtures (test-only values).
-fn demo_key() -> Option<(String, String)> {
+/// A demo key's raw key and client id, from the published fixtures (test-only values).
+fn demo_key(name: &str) -> Option<(String, String)> {
     let creds: serde_json::Value =
         serde_json::from_str(crate::db::fixtures::DEMO_CREDENTIALS_JSON).ok()?;
     let key = creds["keys"]
         .as_array()?
         .iter()
-        .find(|k| k["name"] == DEMO_KEY)?;
+        .find(|k| k["name"] == name)?;
     Some((
         key["rawKey"].as_str()?.to_string(),
         key["client_id"].as_str()?.to_string(),

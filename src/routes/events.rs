@@ -53,7 +53,8 @@ struct Event {
     company_id: String,
     resource_type: String,
     resource_id: String,
-    /// The object's name now (a device's or ad's name, a QR code's promotion and label), for people.
+    /// The object's name now (a device's or ad's name, a QR code's promotion and label, a play's ad
+    /// and screen), for people.
     resource_name: Option<String>,
     data: Value,
     actor: Option<String>,
@@ -86,12 +87,16 @@ const EVENT_SELECT: &str = "SELECT e.id, e.type, e.company_id, e.resource_type, 
         WHEN 'branding' THEN (SELECT x.name FROM companies x WHERE x.id = e.resource_id)
         WHEN 'invoice' THEN (SELECT x.number FROM invoices x WHERE x.id = e.resource_id)
         WHEN 'api_key' THEN (SELECT x.name FROM api_keys x WHERE x.id = e.resource_id)
+        WHEN 'playback' THEN (SELECT a.name FROM ads a WHERE a.id = json_extract(e.payload, '$.ad_id'))
+            || ' on ' || (SELECT d.name FROM devices d WHERE d.id = json_extract(e.payload, '$.device_id'))
+        WHEN 'token_transaction' THEN (SELECT x.description FROM token_transactions x WHERE x.id = e.resource_id)
     END AS resource_name
     FROM events e";
 
 /// Who did it, for people: the key's or user's name; for the sandbox itself, `simulated fleet`
 /// (screens coming and going), `simulated scans` (phones scanning the QR codes) or `sandbox clock`
-/// (everything else time brought).
+/// (everything else time brought); a real phone that opened a QR code's short link carries no
+/// credential: `a phone (short link)`.
 fn actor_name(
     via: &str,
     resource_type: &str,
@@ -104,6 +109,7 @@ fn actor_name(
         ("sandbox", _, _) => "sandbox clock".into(),
         (_, Some(name), _) => name,
         (_, None, Some(id)) => format!("{id} (deleted)"),
+        ("rest", None, None) if resource_type == "qr_code" => "a phone (short link)".into(),
         (_, None, None) => "unknown".into(),
     }
 }
@@ -170,10 +176,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
             "type":{"type":"string","enum":EVENT_TYPES},
             "company_id":{"type":"string"},"resource_type":{"type":"string"},"resource_id":{"type":"string"},
-            "resource_name":{"type":["string","null"],"description":"The object's name as it is now (a device's or ad's name, a QR code's promotion and label, a media file name); null once it is deleted."},
+            "resource_name":{"type":["string","null"],"description":"The object's name as it is now (a device's or ad's name, a QR code's promotion and label, a media file name, a play's ad and screen, a token transaction's description); null once it is deleted."},
             "data":{"description":"The object as the event recorded it."},
             "actor":{"type":["string","null"],"description":"The key or user id that caused it (`key_…`, `usr_…`); null for the sandbox itself and for events older than this field."},
-            "actor_name":{"type":"string","description":"Who did it, for people: the key's or user's name; `simulated fleet` (screens coming and going), `simulated scans` or `sandbox clock` (what else time brought) for the sandbox itself; `unknown` for old events."},
+            "actor_name":{"type":"string","description":"Who did it, for people: the key's or user's name; `simulated fleet` (screens coming and going), `simulated scans` or `sandbox clock` (what else time brought) for the sandbox itself; `a phone (short link)` for a scan of a QR code's short link; `unknown` for old events."},
             "via":{"type":"string","enum":["rest","mcp","sandbox","unknown"],"description":"`rest`, `mcp`, `sandbox` (the clock's transitions, the simulated fleet), or `unknown` for events recorded before this field existed."},
             "created_at":{"type":"string","format":"date-time"}}}),
     )]

@@ -135,6 +135,10 @@ fn demo_prints_what_a_presenter_opens_and_serves_a_live_world() {
     let demo_key = key("northwind-readwrite");
     assert_eq!(after(&lines, "Sign in   API key"), [demo_key.raw.as_str()]);
     assert!(lines.iter().any(|l| l.contains(&demo_key.client_id)));
+    // The operator's key too (the Sandbox view: +1 h, +1 day), and it works as printed.
+    let operator = key("sandbox-operator");
+    assert_eq!(after(&lines, "Operator  API key"), [operator.raw.as_str()]);
+    assert!(lines.iter().any(|l| l.contains(&operator.client_id)));
     // Bound to loopback (as tests must): the presenter is told phones cannot reach it.
     assert!(
         lines

@@ -26,12 +26,14 @@ from playwright.sync_api import sync_playwright
 from kit import (Rest, axe_check, check, company_id, counts, follow_once, key, sign_in, start_server,
                  wait_until)
 from status_checks import honest_status
+from demo_checks import ads_assign, feed_after_burst, fleet_requests, start_playing, terminal_qr, watch_feed
 
-VIEWS = ["companies", "overview", "fleet", "ads", "promotions", "tokens", "billing", "media", "webhooks", "events"]
+VIEWS = ["companies", "overview", "fleet", "ads", "promotions", "tokens", "billing", "media", "webhooks", "events", "readiness"]
 
 
 def main():
     binary, results = sys.argv[1], Path(sys.argv[2])
+    terminal_qr(binary, results)
     proc, base = start_server(binary, results / "server.log")
     try:
         run(base, results)
@@ -44,8 +46,8 @@ def main():
 def view_url(base, cid, view):
     if view == "companies":
         return f"{base}/console#/companies"
-    if view == "events":
-        return f"{base}/console#/events"
+    if view in ("events", "readiness"):
+        return f"{base}/console#/{view}"
     if view == "overview":
         return f"{base}/console#/company/{cid}"
     return f"{base}/console#/company/{cid}/{view}"
@@ -126,6 +128,7 @@ def run(base, results):
         page.wait_for_selector("#dialog[open] h3")
         check("a tile opens the screen's diagnostics", "Recent playback errors" in page.inner_text("#dialog"))
         page.click("#dialog-cancel")
+        fleet_requests(page, base, [grocers, company_id("Northwind Pharmacy")])
         no_errors("fleet")
 
         # Activate a promotion through the dialog; the balance changes, over REST too.
@@ -162,6 +165,11 @@ def run(base, results):
         check("events feed shows no raw key ids", "key_" not in feed, feed[:400])
         page.select_option("#event-filter", "sandbox")
         check("events feed filters by kind", all(v == "sandbox" for v in page.eval_on_selector_all("ol.feed li", "els => els.map(e => e.dataset.via)")))
+        page.select_option("#event-filter", "ads")
+        check("events feed: an empty state, not a blank page (no ad has changed yet)",
+              page.is_visible("p.empty") and "No events of this kind yet" in page.inner_text("p.empty") and page.is_hidden("ol.feed"),
+              page.inner_text("#view")[:300])
+        page.select_option("#event-filter", "all")
         no_errors("events")
 
         # HTML in a name is inert.
@@ -182,26 +190,32 @@ def run(base, results):
         player(page, base, writer, screen, grocers, results)
         no_errors("player")
 
-        # A player without a credential asks for one, clearly.
-        fresh = browser.new_context().new_page()
-        fresh.goto(f"{base}/player/{screen['id']}")
-        fresh.wait_for_selector("#key-form:not([hidden])")
-        check("a player without a credential asks for one", "needs a credential" in fresh.inner_text("body")
-              and fresh.is_visible("#key-form"))
-        fresh.context.close()
+        # A player without a credential asks for one, clearly; once given, the box goes.
+        start_playing(browser, base, screen)
+        ads_assign(page, base, writer, grocers)
+        no_errors("ads")
+        feed = watch_feed(browser, base)
 
         # The operator: "+1 day" on the running clock moves it ahead, and it keeps running.
         sign_in(page, base, "sandbox-operator")
         page.wait_for_selector("[data-now]")
         clock = operator.call("GET", "/_sandbox/clock")[1]
         check("the default clock is running (system)", clock["mode"] == "system" and clock["offset_seconds"] == 0, str(clock))
-        check("an operator sees the Sandbox link", "Sandbox" in page.eval_on_selector_all("#nav a", "els => els.map(a => a.textContent)"))
+        links = page.eval_on_selector_all("#nav a", "els => els.map(a => a.textContent)")
+        check("an operator sees the Sandbox link, and no links to views its scope cannot open (Companies, Events)",
+              "Sandbox" in links and "Companies" not in links and "Events" not in links, str(links))
+        page.click("text=+1 hour")
+        page.wait_for_selector("text=Advanced one hour")
+        hour = operator.call("GET", "/_sandbox/clock")[1]
+        check("+1 hour works on the running clock: GET /_sandbox/clock shows the offset",
+              3599 <= hour["offset_seconds"] < 86400 and hour["mode"] == "system"
+              and page.get_attribute("[data-now]", "data-offset") == str(hour["offset_seconds"]), str(hour))
         page.click("text=+1 day")
         page.wait_for_selector("text=Advanced one day")
         moved = operator.call("GET", "/_sandbox/clock")[1]
         shown_now = page.get_attribute("[data-now]", "data-now")
         check("+1 day works on the running clock: a day ahead, shown",
-              moved["offset_seconds"] >= 86399 and shown_now[:13] == moved["now"][:13], f"{moved} shown {shown_now}")
+              moved["offset_seconds"] >= 86400 + 3599 and shown_now[:13] == moved["now"][:13], f"{moved} shown {shown_now}")
         time.sleep(1.2)
         later = operator.call("GET", "/_sandbox/clock")[1]
         check("…and the clock keeps running from there", later["now"] > moved["now"] and later["mode"] == "system", f"{moved} -> {later}")
@@ -216,8 +230,9 @@ def run(base, results):
         check("a snapshot saved from the sandbox view is listed", listed, page.inner_text("body")[:400])
         no_errors("sandbox")
 
+        feed_after_burst(feed, base, writer, grocers, results)
         charts(page, base, grocers)
-        honest_status(page, base, browser, grocers)
+        honest_status(page, base, browser, grocers, results)
         errors.clear()
         sweep(browser, base, grocers, screen, results, errors)
         browser.close()
@@ -238,9 +253,13 @@ def player(page, base, writer, screen, grocers, results):
     qr_ok = None
     seen = set()
     deadline = time.time() + 3 * len(active) * 3 + 10
-    while time.time() < deadline and not (len(seen) >= 2 and video_ok and qr_ok):
+    media_types = set()
+    while time.time() < deadline and not (len(seen) >= 2 and video_ok and qr_ok and "image/jpeg" in media_types):
         ad = page.evaluate("document.getElementById('stage').dataset.adId || ''")
         kind = page.evaluate("document.getElementById('stage').dataset.kind || ''")
+        media_types.add(page.evaluate("document.getElementById('stage').dataset.media || ''"))
+        if "image/jpeg" in media_types and not (results / "player-photo-1280.png").exists():
+            page.screenshot(path=str(results / "player-photo-1280.png"))
         if ad:
             seen.add(ad)
             kinds[ad] = kind
@@ -256,6 +275,7 @@ def player(page, base, writer, screen, grocers, results):
         time.sleep(0.3)
     check("two ads rotate on the player", len(seen) >= 2, str(seen))
     check("a video ad plays: muted, inline, currentTime advances", video_ok, str(kinds))
+    check("the screen plays the fixture photo ad (JPEG) and video ad (MP4)", {"image/jpeg", "video/mp4"} <= media_types, str(media_types))
     check("the player showed a QR code while a video played, and it was read", bool(qr_ok))
     check("the player heartbeats whenever the ad changes", int(page.evaluate("document.body.dataset.heartbeats || 0")) >= 1 + int(page.evaluate("document.body.dataset.adChanges || 0")))
     dev = writer.call("GET", f"/devices/{screen['id']}")[1]
@@ -316,6 +336,32 @@ def charts(page, base, grocers):
             check(f"{view}: chart {name} renders with data", points > 0, str(drawn[:8]))
         sizes = page.eval_on_selector_all("svg.chart text", "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
         check(f"{view}: chart labels at least 11 px", all(s >= 11 for s in sizes), str(sorted(set(sizes))[:5]))
+    check("a company's pages show its logo in the header", page.is_visible("#brand-logo svg.logo-mark")
+          and page.inner_text("#brand") == "Northwind Grocers", page.inner_text("#brand"))
+    page.goto(view_url(base, grocers, "media"))
+    page.wait_for_selector("#view[data-ready] figure[data-kind='video'] video")
+    thumb = wait_until(page, "(() => { const v = document.querySelector(\"figure[data-kind='video'] video\"); return v.readyState >= 2 && v.videoWidth > 0; })()", 10)
+    check("media: a video shows a thumbnail (its first frame decoded)", thumb)
+
+
+# Visible text drawn smaller than 11 px: its computed size times the scale of any SVG it is in (a
+# chart squeezed into a phone shrinks its labels with it).
+SMALL_TEXT = """() => {
+  const out = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let n;
+  while ((n = walk.nextNode())) {
+    const e = n.parentElement;
+    if (!e || !n.textContent.trim() || !e.getClientRects().length) continue;
+    let size = parseFloat(getComputedStyle(e).fontSize);
+    const root = e.closest('svg');
+    if (root && root.viewBox.baseVal && root.viewBox.baseVal.width) {
+      size *= root.getBoundingClientRect().width / root.viewBox.baseVal.width;
+    }
+    if (size < 10.95) out.push([e.tagName, Math.round(size * 10) / 10, n.textContent.slice(0, 30)]);
+  }
+  return out;
+}"""
 
 
 def sweep(browser, base, grocers, screen, results, errors):
@@ -336,10 +382,15 @@ def sweep(browser, base, grocers, screen, results, errors):
             page.wait_for_selector(f"#view[data-ready='#{url.split('#', 1)[1]}'] h1")
             page.wait_for_load_state("networkidle")
             title = page.inner_text("#view h1").strip()
-            check(f"{view} at {width} px renders", title != "Something went wrong", page.inner_text("#view")[:200])
+            check(f"{view} at {width} px renders", title not in ("Something went wrong", "Not available to this credential"), page.inner_text("#view")[:200])
             if width < 500:
                 overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 check(f"{view} at {width} px: nothing wider than the screen", overflow <= 1, f"{overflow} px too wide")
+            if view == "events":
+                loaded = int(page.get_attribute("[data-loaded]", "data-loaded"))
+                check(f"events at {width} px: a new tab reads past the last burst (more than one page)", loaded > 100, str(loaded))
+            small = page.evaluate(SMALL_TEXT)
+            check(f"{view} at {width} px: no text under 11 px as drawn (chart labels included)", not small, str(small[:5]))
             page.screenshot(path=str(results / f"{view}-{width}.png"), full_page=True)
             axe_check(page, f"{view} at {width} px")
             check(f"{view} at {width} px: no console errors", not errors, " | ".join(errors[:5]))
@@ -347,8 +398,11 @@ def sweep(browser, base, grocers, screen, results, errors):
         if width < 500:
             header = page.evaluate("document.querySelector('header.top').getBoundingClientRect().height")
             check("phone: the header is one row", header <= 64, f"{header} px")
+            check("phone: Sign out waits in the menu", page.is_hidden("#signout") and page.is_hidden("#nav .nav-signout"))
             page.click("#menu-toggle")
-            check("phone: the Menu button opens the views", page.is_visible("#nav a") and page.get_attribute("#menu-toggle", "aria-expanded") == "true")
+            check("phone: the Menu button opens the views, and Sign out with them",
+                  page.is_visible("#nav a") and page.is_visible("#nav .nav-signout") and page.get_attribute("#menu-toggle", "aria-expanded") == "true")
+            page.screenshot(path=str(results / "menu-open-390.png"))
         page.goto(f"{base}/player/{screen['id']}?slot=3")
         wait_until(page, "Boolean(document.getElementById('stage').dataset.adId)", 15)
         page.wait_for_timeout(500)
@@ -356,6 +410,9 @@ def sweep(browser, base, grocers, screen, results, errors):
         axe_check(page, f"player at {width} px")
         sign_in(page, base, "sandbox-operator")
         page.wait_for_selector("[data-now]")
+        if width < 500:
+            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            check(f"sandbox at {width} px: nothing wider than the screen", overflow <= 1, f"{overflow} px too wide")
         page.screenshot(path=str(results / f"sandbox-{width}.png"), full_page=True)
         axe_check(page, f"sandbox at {width} px")
         check(f"sandbox at {width} px: no console errors", not errors, " | ".join(errors[:5]))

@@ -141,7 +141,11 @@ def sign_in(page, base, name):
     page.wait_for_selector("body[data-auth]")
     if page.get_attribute("body", "data-auth") == "in":
         page.wait_for_selector("#view[data-ready]")
-        page.click("#signout")
+        if page.is_visible("#signout"):
+            page.click("#signout")
+        else:  # a phone: Sign out is in the menu
+            page.click("#menu-toggle")
+            page.click("#nav .nav-signout")
     page.wait_for_selector("#key-form", state="visible")
     raw, client = key(name)
     page.fill("#key-input", raw)

@@ -8,22 +8,32 @@ import time
 from kit import Rest, check, sign_in, wait_until
 
 
-def honest_status(page, base, browser, grocers):
+def honest_status(page, base, browser, grocers, results):
     operator = Rest(base, "sandbox-operator")
     admin = Rest(base, "northwind-admin")
     sign_in(page, base, "northwind-readwrite")
     page.goto(f"{base}/console#/company/{grocers}/fleet")
     page.wait_for_selector("button.tile")
 
-    status, fault = operator.call("POST", "/_sandbox/faults", {
-        "match": {"method": "GET", "path": "/devices"}, "action": {"type": "status", "status": 503}})
-    check("a 503 fault on GET /devices is injected", status == 201, str(fault))
+    # The presenter's outage: the Sandbox view's button, in the operator's own tab.
+    control = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    sign_in(control, base, "sandbox-operator")
+    control.wait_for_selector("[data-now]")
+    control.click("text=Outage: GET /devices answers 503")
+    control.wait_for_selector("ul.faults li")
+    faults = operator.call("GET", "/_sandbox/faults")[1]["data"]
+    check("the Sandbox view's outage button injects a 503 on GET /devices",
+          len(faults) == 1 and faults[0]["match"]["path"] == "/devices" and faults[0]["action"]["status"] == 503, str(faults))
+    check("…and lists the rule in words", "GET /devices → 503" in control.inner_text("ul.faults"), control.inner_text("ul.faults"))
     lost = wait_until(page, "document.body.dataset.connection === 'lost'", 12)
     banner = page.inner_text("#notices") if lost else ""
     check("polling fails: 'connection lost — showing data from HH:MM', the tiles kept and marked stale",
           lost and "Connection lost — showing data from" in banner and page.eval_on_selector_all("#view.stale button.tile", "e => e.length") > 0,
           banner)
-    operator.call("DELETE", f"/_sandbox/faults/{fault['id']}")
+    page.screenshot(path=str(results / "status-connection-lost-1280.png"))
+    control.click("ul.faults li button:text-is('Remove')")
+    control.wait_for_selector("text=No fault rules.")
+    control.context.close()
     back = wait_until(page, "document.body.dataset.connection === 'ok' && !document.getElementById('connection')", 12)
     check("…and the banner goes once the service answers again", back, page.inner_text("#notices"))
 
@@ -33,6 +43,8 @@ def honest_status(page, base, browser, grocers):
     check("a 429 fault with Retry-After: 2 is injected", status == 201, str(fault))
     said = wait_until(page, "(document.getElementById('rate-limit') || {}).textContent?.includes('waiting 2 s')", 12)
     check("a 429 waits for Retry-After and says so", said, page.inner_text("#notices"))
+    if said:
+        page.screenshot(path=str(results / "status-rate-limited-1280.png"))
     recovered = wait_until(page, "!document.getElementById('rate-limit') && document.body.dataset.connection === 'ok'", 12)
     check("…then refreshes again, never 'Something went wrong'", recovered and "Something went wrong" not in page.inner_text("#view h1"))
 
@@ -53,4 +65,8 @@ def honest_status(page, base, browser, grocers):
     out = wait_until(page, "!document.getElementById('signin').hidden", 12)
     reason = page.inner_text("#signin-error") if out else ""
     check("a 401 goes back to sign-in with the reason", out and "signed out" in reason and "401" in reason, reason)
+    check("…with the reason above the forms, and no company's branding left in the header",
+          page.evaluate("document.getElementById('signin-error').compareDocumentPosition(document.getElementById('key-form')) & Node.DOCUMENT_POSITION_FOLLOWING")
+          and page.inner_text("#brand") == "signage", page.inner_text("#brand"))
+    page.screenshot(path=str(results / "status-signed-out-1280.png"))
     time.sleep(0.2)

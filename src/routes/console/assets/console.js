@@ -21,6 +21,10 @@ let me = null;
 
 const isOperator = () => Boolean(me && me.scopes.includes("sandbox"));
 
+/** Whether the credential may read an area (`read`, `write`, `admin`, `<area>:read|write`): the
+ * console offers only the views it may open. */
+const mayRead = (area) => Boolean(me && me.scopes.some((s) => ["read", "write", "admin", `${area}:read`, `${area}:write`].includes(s)));
+
 // ---- sign-in ------------------------------------------------------------------------------------
 
 function showSignInError(e) {
@@ -75,6 +79,8 @@ function showSignIn() {
   document.body.dataset.auth = "out";
   clearTimers();
   hideSandboxTime();
+  // Nobody is signed in: no company's colours or name in the header.
+  applyBranding(null);
   $("notices").replaceChildren();
   $("signin").hidden = false;
   view.hidden = true;
@@ -97,19 +103,24 @@ hooks.unauthorized = (p) => {
 // ---- navigation -----------------------------------------------------------------------------------
 
 function nav(companyId) {
-  const items = [["#/companies", "Companies"]];
+  const items = mayRead("companies") ? [["#/companies", "Companies"]] : [];
   if (companyId) {
-    for (const [sub, label] of [["", "Overview"], ["fleet", "Fleet"], ["ads", "Ads"], ["promotions", "Promotions"],
-      ["tokens", "Tokens"], ["billing", "Billing"], ["media", "Media"], ["webhooks", "Webhooks"]]) {
-      items.push([`#/company/${companyId}${sub ? `/${sub}` : ""}`, label]);
+    for (const [sub, label, area] of [["", "Overview", "companies"], ["fleet", "Fleet", "devices"], ["ads", "Ads", "ads"],
+      ["promotions", "Promotions", "promotions"], ["tokens", "Tokens", "tokens"], ["billing", "Billing", "billing"],
+      ["media", "Media", "media"], ["webhooks", "Webhooks", "webhooks"]]) {
+      if (mayRead(area)) items.push([`#/company/${companyId}${sub ? `/${sub}` : ""}`, label]);
     }
   }
-  items.push(["#/events", "Events"], ["#/readiness", "Readiness"]);
+  // The events feed is the webhooks area's (the events webhooks deliver).
+  if (mayRead("webhooks")) items.push(["#/events", "Events"]);
+  items.push(["#/readiness", "Readiness"]);
   // Only a credential that may use the sandbox's controls is offered them.
   if (isOperator()) items.push(["#/sandbox", "Sandbox"]);
   const here = location.hash || "#/companies";
   $("nav").replaceChildren(...items.map(([href, label]) =>
-    el("a", { attrs: { href, "aria-current": here === href ? "page" : null }, text: label })));
+    el("a", { attrs: { href, "aria-current": here === href ? "page" : null }, text: label })),
+  // On a phone the header's Sign out moves into the menu, so the header stays one row.
+  el("button", { class: "nav-signout", attrs: { type: "button" }, text: "Sign out", on: { click: signOut } }));
   $("nav").hidden = false;
   $("menu-toggle").hidden = false;
   setMenu(false);
@@ -186,7 +197,7 @@ async function route() {
     else page("Not found", el("p", { text: "There is no such view." }));
   } catch (e) {
     if (e.status === 401) return; // back at sign-in, with the reason
-    page("Something went wrong", problemBox(e));
+    page(e.status === 403 ? "Not available to this credential" : "Something went wrong", problemBox(e));
   }
   view.dataset.ready = location.hash || "#/companies";
   $("main").focus({ preventScroll: true });

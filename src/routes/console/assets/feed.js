@@ -2,15 +2,21 @@
 // "sandbox clock", "simulated fleet") and through which door. Heartbeats and plays come in bursts,
 // so runs of them are grouped into one line. Polling walks the cursor back to the newest event
 // already shown, so a burst (a day's advance makes dozens) leaves no gap. Filters by kind of event.
+// QR scans come in bursts too (the simulated phones scan at the top of every hour): grouped alike;
+// and so is one change repeated on one object (a script's burst of edits).
 
 import { api, el, when } from "./common.js";
 import { page } from "./ui.js";
 import { every, fresh } from "./live.js";
 
-/** Event types that arrive in bursts and are grouped. */
+/** Event types that arrive all the time: "Changes" leaves them out. */
 const CHATTY = new Set(["device.heartbeat", "device.playback_recorded"]);
+/** Event types that arrive in bursts: consecutive ones of a type and actor share one line. */
+const GROUPED = new Set([...CHATTY, "qr_code.scanned"]);
 /** The most a poll walks back (pages of 100) before it says that older events were skipped. */
 const MAX_PAGES = 20;
+/** Pages the first load reads: enough that a burst just before the tab opened is not all it shows. */
+const FIRST_PAGES = 5;
 
 const FILTERS = [
   ["all", "Everything"], ["changes", "Changes (no heartbeats or plays)"], ["devices", "Screens"],
@@ -46,13 +52,22 @@ function group(run) {
   const last = run[run.length - 1];
   const names = [...new Set(run.map(objectName))];
   const shown = names.slice(0, 3).join(", ") + (names.length > 3 ? ` and ${names.length - 3} more` : "");
-  const item = el("li", { class: "grouped", attrs: { "data-type": first.type, "data-via": first.via, "data-count": run.length } },
-    el("strong", { text: `${run.length} × ${first.type}` }), ` ${shown} · ${when(last.created_at)} → ${when(first.created_at)} · by ${first.actor_name || "unknown"} `,
+  const counts = new Map();
+  for (const e of run) counts.set(e.type, (counts.get(e.type) || 0) + 1);
+  const what = [...counts].map(([type, n]) => `${n} × ${type}`).join(", ");
+  const range = last.created_at === first.created_at ? when(first.created_at) : `${when(last.created_at)} → ${when(first.created_at)}`;
+  return el("li", { class: "grouped", attrs: { "data-type": first.type, "data-types": [...counts.keys()].join(" "), "data-via": first.via, "data-count": run.length } },
+    el("strong", { text: what }), ` ${shown} · ${range} · by ${first.actor_name || "unknown"} `,
     el("span", { class: `badge via-${first.via}`, text: first.via }));
-  return item;
 }
 
-/** Events (newest first) to list items: consecutive chatty events of one type and actor grouped. */
+/** What makes consecutive events one line: a burst (heartbeats, plays, scans) by one actor through
+ * one door, or the same change to the same object repeated by one actor (a script's hundred edits). */
+function runKey(e) {
+  return GROUPED.has(e.type) ? `burst|${e.actor_name}|${e.via}` : `same|${e.type}|${e.resource_id}|${e.actor_name}|${e.via}`;
+}
+
+/** Events (newest first) to list items, runs counted by type on one line. */
 function render(events) {
   const out = [];
   let run = [];
@@ -62,12 +77,8 @@ function render(events) {
     run = [];
   };
   for (const e of events) {
-    if (CHATTY.has(e.type) && run.length && (run[0].type !== e.type || run[0].actor_name !== e.actor_name)) flush();
-    if (CHATTY.has(e.type)) run.push(e);
-    else {
-      flush();
-      out.push(line(e));
-    }
+    if (run.length && runKey(run[0]) !== runKey(e)) flush();
+    run.push(e);
   }
   flush();
   return out;
@@ -88,13 +99,15 @@ export async function events() {
     list.hidden = shown.length === 0;
     if (seen.length && !shown.length) empty.textContent = "No events of this kind yet.";
     note.textContent = `${seen.length} events loaded; new ones appear as they happen (polled every 3 s).`;
+    note.dataset.loaded = String(seen.length);
   };
   select.addEventListener("change", draw);
   const poll = async () => {
     const newest = seen.length ? seen[0].id : null;
     const arrived = [];
     let cursor = null;
-    for (let pages = 0; pages < (newest ? MAX_PAGES : 1); pages++) {
+    let skipped = false;
+    for (let pages = 0; pages < (newest ? MAX_PAGES : FIRST_PAGES); pages++) {
       const pageData = await api("GET", `/events?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       let reached = false;
       for (const e of pageData.data) {
@@ -104,12 +117,14 @@ export async function events() {
         }
         arrived.push(e);
       }
-      if (reached || !pageData.has_more || !newest) break;
+      if (reached || !pageData.has_more) break;
       cursor = pageData.next_cursor;
+      if (newest && pages === MAX_PAGES - 1) skipped = true;
     }
     if (arrived.length || !seen.length) {
       seen = arrived.concat(seen).slice(0, 2000);
       draw();
+      if (skipped) note.textContent += ` More than ${MAX_PAGES * 100} events arrived at once: older ones are not shown.`;
     }
   };
   await poll();

@@ -21,7 +21,8 @@ export async function screen(ad, qrByPromotion, mediaById) {
   const m = ad.media_id ? mediaById.get(ad.media_id) : null;
   try {
     if (m && m.content_type.startsWith("image/")) {
-      box.append(el("img", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: "" } }));
+      const poster = m.content_type.startsWith("image/svg");
+      box.append(el("img", { class: poster ? "media poster" : "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: "" } }));
     } else if (m && m.content_type.startsWith("video/")) {
       const v = el("video", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), muted: true, autoplay: true, loop: true, playsinline: true, "aria-hidden": "true" } });
       v.muted = true;
@@ -81,6 +82,19 @@ export async function fleet(companyId) {
   const summary = el("p", { class: "muted" });
   page("Fleet", summary, health, grid);
   const qrByPromotion = new Map();
+  /** Each tile's screen as last drawn, kept while its ad stays the same: a refresh moves it into
+   * the new tile (in the same task, so a video keeps playing instead of starting over). */
+  const screens = new Map();
+  let mediaById = new Map();
+  const screenOf = async (d, ad) => {
+    const kept = screens.get(d.id);
+    // What the screen shows: the ad and what it is made of (an edited headline redraws it).
+    const shows = ad ? [ad.id, ad.headline, ad.media_id, ad.promotion_id].join("|") : null;
+    if (kept && kept.shows === shows) return kept.node;
+    const node = await screen(ad, qrByPromotion, mediaById);
+    screens.set(d.id, { shows, node });
+    return node;
+  };
   let plays = new Map();
   let playsAt = 0;
   const refresh = async () => {
@@ -93,7 +107,7 @@ export async function fleet(companyId) {
       playsAt = Date.now();
     }
     const adById = new Map(ads.map((a) => [a.id, a]));
-    const mediaById = new Map(mediaRows.map((m) => [m.id, m]));
+    mediaById = new Map(mediaRows.map((m) => [m.id, m]));
     await qrImages(ads, qrByPromotion);
     const tiles = await Promise.all(devices.map(async (d) => {
       const status = d.status;
@@ -107,7 +121,7 @@ export async function fleet(companyId) {
       el("h3", { text: d.name }),
       el("span", { class: `status ${status}`, text: status.replace("_", " ") }),
       el("span", { class: "muted", text: ` · heartbeat ${ago(d.seconds_since_heartbeat)}` }),
-      await screen(ad, qrByPromotion, mediaById),
+      await screenOf(d, ad),
       el("span", { class: "muted", text: ad ? `Playing: ${ad.name}` : `${d.location}` }),
       el("span", { class: "spark-row" }, sparkline(series, `${d.name}: ${total} plays in 7 days`), `${total} plays, 7 d`));
       return el("div", { attrs: { role: "listitem" } }, tile);
@@ -120,6 +134,9 @@ export async function fleet(companyId) {
       { label: "Never seen", value: count("never_seen"), cls: "never_seen" },
     ]));
     grid.replaceChildren(...tiles);
+    // A kept video that spent a moment out of the page (another tile's media was loading) was
+    // paused by the browser: it carries on.
+    for (const v of grid.querySelectorAll("video")) if (v.paused) v.play().catch(() => {});
     fresh();
   };
   await refresh();

@@ -81,17 +81,23 @@ function video(src, label) {
 async function show(ad) {
   const nodes = [];
   let kind = "text";
+  let poster = false;
+  let mediaType = "";
   if (ad.media_id) {
     try {
       const meta = await api("GET", `/media/${ad.media_id}`);
       const src = await blobUrl(`/media/${ad.media_id}/content`);
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
-      nodes.push(kind === "video" ? video(src, ad.headline) : el("img", { class: "media", attrs: { src, alt: "" } }));
+      poster = meta.content_type.startsWith("image/svg");
+      mediaType = meta.content_type;
+      // A poster carries its own words (the headline is its alt text); a photo gets the headline over it.
+      nodes.push(kind === "video" ? video(src, ad.headline)
+        : el("img", { class: poster ? "media poster" : "media", attrs: { src, alt: poster ? ad.headline : "" } }));
     } catch (_) {
       /* the headline alone */
     }
   }
-  nodes.push(el("p", { class: "headline", text: ad.headline }));
+  if (!poster) nodes.push(el("p", { class: "headline", text: ad.headline }));
   if (ad.promotion_id) {
     try {
       const codes = await api("GET", `/promotions/${ad.promotion_id}/qr-codes`);
@@ -108,6 +114,7 @@ async function show(ad) {
   stage.replaceChildren(...nodes);
   stage.dataset.adId = ad.id;
   stage.dataset.kind = kind;
+  stage.dataset.media = mediaType;
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

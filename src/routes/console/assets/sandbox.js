@@ -1,9 +1,28 @@
 // The sandbox operator's controls (scope `sandbox`): the clock with +1 h and +1 day (on the running
-// clock too: it moves ahead and keeps running), fault rules and snapshots.
+// clock too: it moves ahead and keeps running), fault rules (with two a presenter shows the console's
+// honest status with: an outage of the screens list, and one rate-limited answer) and snapshots.
 
 import { api, el, when } from "./common.js";
 import { page, problemBox } from "./ui.js";
 import { fresh, showSandboxTime, span } from "./live.js";
+
+/** Every GET /devices (the Fleet view's list) answers 503 until the rule is removed. */
+const OUTAGE = { match: { method: "GET", path: "/devices" }, action: { type: "status", status: 503, detail: "Injected outage (sandbox fault)." } };
+/** The next GET /devices answers 429, asking to wait 5 s. */
+const RATE_LIMIT = { match: { method: "GET", path: "/devices" }, times: 1, action: { type: "status", status: 429, retry_after: 5 } };
+
+/** A fault rule in words: "GET /devices → 503 · fired 2 times · 1 left". */
+function describeFault(f) {
+  const m = f.match || {};
+  const a = f.action || {};
+  const what = [m.method, m.path, m.operation_id, m.key_id ? `key ${m.key_id}` : null, m.via && m.via !== "any" ? `via ${m.via}` : null]
+    .filter(Boolean).join(" ") || "every request";
+  const does = a.type === "status" ? `${a.status}${a.retry_after ? ` (Retry-After ${a.retry_after} s)` : ""}`
+    : a.type === "delay" ? `delayed ${a.delay_ms} ms` : a.type === "drop" ? "connection dropped" : a.type || "?";
+  const fired = `fired ${f.fired || 0} time${f.fired === 1 ? "" : "s"}`;
+  const left = f.remaining === null || f.remaining === undefined ? "" : ` · ${f.remaining} left`;
+  return el("span", {}, el("strong", { text: `${what} → ${does}` }), ` · ${fired}${left}`);
+}
 
 export async function sandbox() {
   const clockBox = el("div", { class: "card" });
@@ -38,10 +57,17 @@ export async function sandbox() {
     }
     try {
       const faults = await api("GET", "/_sandbox/faults");
-      faultsBox.replaceChildren(el("h2", { text: "Faults" }), faults.data.length
-        ? el("ul", {}, ...faults.data.map((f) => el("li", {}, `${f.id}: ${JSON.stringify(f.match)} → ${JSON.stringify(f.action)} `,
-          el("button", { attrs: { type: "button" }, text: "Remove", on: { click: () => act(() => api("DELETE", `/_sandbox/faults/${f.id}`), "Fault removed.") } }))))
-        : el("p", { class: "muted", text: "No fault rules." }));
+      faultsBox.replaceChildren(el("h2", { text: "Faults" }),
+        el("p", { class: "muted", text: "Make the REST API misbehave for every client, the console included (the screens' players keep playing):" }),
+        el("div", { class: "row" },
+          el("button", { attrs: { type: "button" }, text: "Outage: GET /devices answers 503",
+            on: { click: () => act(() => api("POST", "/_sandbox/faults", OUTAGE), "Outage injected: the Fleet view now says the connection is lost. Remove the rule to end it.") } }),
+          el("button", { attrs: { type: "button" }, text: "Rate-limit the next GET /devices (429, 5 s)",
+            on: { click: () => act(() => api("POST", "/_sandbox/faults", RATE_LIMIT), "The next GET /devices answers 429 with Retry-After: 5.") } })),
+        faults.data.length
+          ? el("ul", { class: "faults" }, ...faults.data.map((f) => el("li", { attrs: { "data-fault-id": f.id } }, describeFault(f), " ",
+            el("button", { attrs: { type: "button", "aria-label": `Remove fault ${f.id}` }, text: "Remove", on: { click: () => act(() => api("DELETE", `/_sandbox/faults/${f.id}`), "Fault removed.") } }))))
+          : el("p", { class: "muted", text: "No fault rules." }));
     } catch (e) {
       faultsBox.replaceChildren(el("h2", { text: "Faults" }), problemBox(e));
     }
