@@ -19,6 +19,11 @@ def _query(filters: Dict[str, Filter]) -> str:
     return "?" + urlencode(pairs) if pairs else ""
 
 
+def _given(**members: Any) -> Dict[str, Any]:
+    """The members of a request body that were given (an omitted one is not sent as ``null``)."""
+    return {k: v for k, v in members.items() if v is not None}
+
+
 class Operator:
     """Clock, faults and snapshots of one sandbox, as its operator."""
 
@@ -92,11 +97,7 @@ class Operator:
         """Emits one event of any catalogued type (``device.offline``, ``invoice.overdue``...),
         built from the current state as the real transition builds it, recorded and delivered
         like any event; answers the event with its queued deliveries."""
-        body: Dict[str, Any] = {"type": event_type, "company_id": company_id}
-        if object_id is not None:
-            body["object_id"] = object_id
-        if data is not None:
-            body["data"] = data
+        body = {"type": event_type, "company_id": company_id, **_given(object_id=object_id, data=data)}
         result: Dict[str, Any] = self.request("POST", "/_sandbox/events", body)
         return result
 
@@ -156,13 +157,7 @@ class Operator:
     ) -> Dict[str, Any]:
         """Adds a fault rule, e.g. ``add_fault({"type": "status", "status": 503}, {"path": "/ads"},
         times=1)``; returns it (its ``id`` deletes it)."""
-        body: Dict[str, Any] = {"action": action}
-        if match is not None:
-            body["match"] = match
-        if times is not None:
-            body["times"] = times
-        if probability is not None:
-            body["probability"] = probability
+        body = {"action": action, **_given(match=match, times=times, probability=probability)}
         result: Dict[str, Any] = self.request("POST", "/_sandbox/faults", body)
         return result
 
