@@ -96,7 +96,7 @@ pub struct Writer {
     next_batch: i64,
     /// Entries per account, counted once at start-up and kept as segments are written and pruned.
     counts: HashMap<Option<String>, i64>,
-    /// Open segments of the batch being written, one per account, reused from batch to batch.
+    /// Open segments of the batch being written, one per account.
     open: Vec<Open>,
 }
 
@@ -202,8 +202,9 @@ impl Writer {
         for open in self.open.iter_mut().filter(|o| o.entries > 0) {
             close(&tx, batch, open, &mut self.counts)?;
         }
-        // Accounts that did not write in a while give their buffers back.
-        self.open.retain(|o| o.data.capacity() <= SEGMENT_BYTES);
+        // Open segments last one batch: a burst's buffers (up to a segment each, per account) are
+        // not kept while the account is quiet; an allocation per account per batch is nothing.
+        self.open.clear();
         prune(&tx, &mut self.counts, max_entries, slack)?;
         tx.commit()
     }
