@@ -322,3 +322,113 @@ async fn a_journal_of_the_row_layout_is_converted_when_a_server_opens_it() {
     drop(conn);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Entries of the journal file, read as another process would (`signage readiness` does).
+fn entries_in_file(db: &str) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(
+        format!("{db}.requests"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    ) else {
+        return 0;
+    };
+    conn.query_row(
+        "SELECT coalesce(sum(entries), 0) FROM request_segments",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_pause_in_the_traffic_writes_the_file_so_the_cli_reads_a_running_server() {
+    let (dir, db) = temp_db("journal-pause");
+    let app = on_file(&db).await;
+    // A create without an idempotency key, and no read of the journal afterwards.
+    let created = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(&serde_json::json!({
+            "company_id": crate::helpers::company_id("Northwind Grocers"),
+            "name": "N",
+            "headline": "H",
+        }))
+        .send()
+        .await;
+    assert_eq!(created.status, 201);
+    let request_id = created.header("request-id").unwrap().to_string();
+    let account = key("northwind-admin").account_id;
+    let started = std::time::Instant::now();
+    let report: Value = loop {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_signage"))
+            .args(["readiness", "--database", &db, "--account", &account])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let check = report["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["id"] == "idempotency_keys_on_create"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if check["status"] == "fail" || started.elapsed() > std::time::Duration::from_secs(10) {
+            break check;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(report["status"], "fail", "{report}");
+    assert!(
+        report["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e == request_id.as_str()),
+        "{report}"
+    );
+    app.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn under_traffic_that_never_pauses_the_file_is_written_every_few_seconds() {
+    let (dir, db) = temp_db("journal-steady");
+    let file = db.clone();
+    let app = std::sync::Arc::new(
+        TestApp::spawn_with(move |l| {
+            l.database = Some(file);
+            l.rate_limit_per_second = Some(0.0);
+        })
+        .await,
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut senders = Vec::new();
+    for _ in 0..4 {
+        let (app, stop) = (app.clone(), stop.clone());
+        senders.push(tokio::spawn(async move {
+            let mut sent = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                send_plans(&app, "northwind-readonly").await;
+                sent += 1;
+            }
+            sent
+        }));
+    }
+    let started = std::time::Instant::now();
+    let mut written = 0;
+    while written == 0 && started.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        written = entries_in_file(&db);
+    }
+    // Seen while the senders were still sending: no read and no stop wrote it.
+    let still_sending = senders.iter().all(|s| !s.is_finished());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut sent = 0;
+    for s in senders {
+        sent += s.await.unwrap();
+    }
+    assert!(
+        written > 0 && still_sending,
+        "{written} entries in the file"
+    );
+    assert!(i64::from(sent) > written, "{sent} sent, {written} written");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,11 +1,13 @@
 //! How journal entries are laid out inside a segment (see [`super::store`]): one after another, each
-//! a presence bitmap, a flags byte, integers as LEB128 varints and strings as a length and their
-//! UTF-8 bytes, uncompressed (a canary search of the file sees exactly what was kept, and redaction
-//! has already run). Decoding borrows from the segment's bytes: scanning ten thousand entries for a
+//! a presence bitmap, a "same as the previous entry" bitmap, a flags byte, integers as LEB128
+//! varints and texts as a length and their UTF-8 bytes, uncompressed (a canary search of the file
+//! sees exactly what was kept, and redaction has already run): see [`Encoder`]. Decoding borrows from the segment's bytes: scanning ten thousand entries for a
 //! count allocates nothing per entry.
 
 /// The segment layout's version, the first byte of every segment.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+/// The first layout (every text written out in full): still read, no longer written.
+const VERSION_1: u8 = 1;
 
 /// One journal entry's fields, borrowed: from a row being written, or from a segment being read.
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,56 +76,69 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-// The optional members, in the order of the presence bitmap's bits.
-const COMPANY: u32 = 1;
-const KEY: u32 = 1 << 1;
-const CLIENT: u32 = 1 << 2;
-const ROUTE: u32 = 1 << 3;
-const OPERATION: u32 = 1 << 4;
-const PROBLEM_CODE: u32 = 1 << 5;
-const IDEMPOTENCY: u32 = 1 << 6;
-const FAULT: u32 = 1 << 7;
-const RETRY_AFTER: u32 = 1 << 8;
-const TOOL: u32 = 1 << 9;
-const QUERY: u32 = 1 << 10;
-const BODY: u32 = 1 << 11;
-const BODY_HASH: u32 = 1 << 12;
-const PROBLEM: u32 = 1 << 13;
-const NEXT_CURSOR: u32 = 1 << 14;
+/// The entry's texts, in the order of the `present` and `same` bitmaps of the current layout: the
+/// first four are always there.
+const TEXTS: usize = 18;
+const REQUIRED: u32 = 0b1111;
+/// The bit after the texts' in `present`: a `Retry-After` follows.
+const RETRY_AFTER: u32 = 1 << TEXTS;
 
-// The flags byte.
+fn texts<'a>(f: &Fields<'a>) -> [Option<&'a str>; TEXTS] {
+    [
+        Some(f.method),
+        Some(f.request_id),
+        Some(f.via),
+        Some(f.credentials),
+        f.company_id,
+        f.key_id,
+        f.client_id,
+        f.route,
+        f.operation_id,
+        f.problem_code,
+        f.idempotency_key,
+        f.fault,
+        f.tool,
+        f.query,
+        f.body,
+        f.body_hash,
+        f.problem,
+        f.next_cursor,
+    ]
+}
+
+fn set_texts<'a>(f: &mut Fields<'a>, texts: [Option<&'a str>; TEXTS]) -> Result<(), Malformed> {
+    let [method, request_id, via, credentials, company_id, key_id, client_id, route, operation_id, problem_code, idempotency_key, fault, tool, query, body, body_hash, problem, next_cursor] =
+        texts;
+    f.method = method.ok_or(Malformed)?;
+    f.request_id = request_id.ok_or(Malformed)?;
+    f.via = via.ok_or(Malformed)?;
+    f.credentials = credentials.ok_or(Malformed)?;
+    f.company_id = company_id;
+    f.key_id = key_id;
+    f.client_id = client_id;
+    f.route = route;
+    f.operation_id = operation_id;
+    f.problem_code = problem_code;
+    f.idempotency_key = idempotency_key;
+    f.fault = fault;
+    f.tool = tool;
+    f.query = query;
+    f.body = body;
+    f.body_hash = body_hash;
+    f.problem = problem;
+    f.next_cursor = next_cursor;
+    Ok(())
+}
+
+// The flags byte (both layouts).
 const CREATES: u8 = 1;
 const LIST: u8 = 1 << 1;
 const REPLAYED: u8 = 1 << 2;
 const IF_MATCH: u8 = 1 << 3;
 const TRUNCATED: u8 = 1 << 4;
 
-/// Appends `f` to a segment whose first entry has sequence number `first_seq`.
-pub fn encode(out: &mut Vec<u8>, first_seq: i64, f: &Fields<'_>) {
-    let opt = [
-        (COMPANY, f.company_id),
-        (KEY, f.key_id),
-        (CLIENT, f.client_id),
-        (ROUTE, f.route),
-        (OPERATION, f.operation_id),
-        (PROBLEM_CODE, f.problem_code),
-        (IDEMPOTENCY, f.idempotency_key),
-        (FAULT, f.fault),
-        (TOOL, f.tool),
-        (QUERY, f.query),
-        (BODY, f.body),
-        (BODY_HASH, f.body_hash),
-        (PROBLEM, f.problem),
-        (NEXT_CURSOR, f.next_cursor),
-    ];
-    let mut present = opt
-        .iter()
-        .filter(|(_, v)| v.is_some())
-        .fold(0, |acc, (bit, _)| acc | bit);
-    if f.retry_after.is_some() {
-        present |= RETRY_AFTER;
-    }
-    let flags = [
+fn flags(f: &Fields<'_>) -> u8 {
+    [
         (CREATES, f.creates),
         (LIST, f.list),
         (REPLAYED, f.replayed),
@@ -132,35 +147,118 @@ pub fn encode(out: &mut Vec<u8>, first_seq: i64, f: &Fields<'_>) {
     ]
     .iter()
     .filter(|(_, on)| *on)
-    .fold(0, |acc, (bit, _)| acc | bit);
-    put_varint(out, u64::from(present));
-    out.push(flags);
-    put_varint(out, f.seq.saturating_sub(first_seq).max(0) as u64);
-    put_signed(out, f.at_ms);
-    put_signed(out, f.wall_ms);
-    put_signed(out, f.duration_us);
-    put_signed(out, f.body_bytes);
-    put_varint(out, u64::from(f.status));
-    put_str(out, f.method);
-    put_str(out, f.request_id);
-    put_str(out, f.via);
-    put_str(out, f.credentials);
-    if let Some(r) = f.retry_after {
-        put_varint(out, u64::from(r));
-    }
-    for (_, v) in opt {
-        if let Some(s) = v {
-            put_str(out, s);
+    .fold(0, |acc, (bit, _)| acc | bit)
+}
+
+/// Builds one segment. An entry is written against the one before it: a text equal to the
+/// previous entry's is one bit in `same` instead of its bytes, and the sequence number and both
+/// clocks are differences. A client's requests repeat their account, key, client, route and
+/// operation, so an ordinary entry is its request id and a few bytes of numbers: about a
+/// ninth of the first layout, which wrote every text out in full.
+pub struct Encoder {
+    data: Vec<u8>,
+    entries: usize,
+    first_seq: i64,
+    previous: Previous,
+}
+
+/// What the next entry is written against.
+#[derive(Default)]
+struct Previous {
+    seq: i64,
+    at_ms: i64,
+    wall_ms: i64,
+    /// Which of `texts` the previous entry had.
+    present: u32,
+    texts: [String; TEXTS],
+}
+
+impl Encoder {
+    /// An empty segment whose first entry will have sequence number `first_seq`.
+    pub fn new(first_seq: i64) -> Encoder {
+        Encoder {
+            data: vec![VERSION],
+            entries: 0,
+            first_seq,
+            previous: Previous {
+                seq: first_seq,
+                ..Previous::default()
+            },
         }
+    }
+
+    pub fn push(&mut self, f: &Fields<'_>) {
+        let texts = texts(f);
+        let (mut present, mut same) = (0u32, 0u32);
+        for (i, text) in texts.iter().enumerate() {
+            if let Some(t) = text {
+                present |= 1 << i;
+                if self.previous.present & (1 << i) != 0 && self.previous.texts[i] == *t {
+                    same |= 1 << i;
+                }
+            }
+        }
+        if f.retry_after.is_some() {
+            present |= RETRY_AFTER;
+        }
+        let out = &mut self.data;
+        put_varint(out, u64::from(present));
+        put_varint(out, u64::from(same));
+        out.push(flags(f));
+        put_signed(out, f.seq.wrapping_sub(self.previous.seq));
+        put_signed(out, f.at_ms.wrapping_sub(self.previous.at_ms));
+        put_signed(out, f.wall_ms.wrapping_sub(self.previous.wall_ms));
+        put_signed(out, f.duration_us);
+        put_signed(out, f.body_bytes);
+        put_varint(out, u64::from(f.status));
+        if let Some(r) = f.retry_after {
+            put_varint(out, u64::from(r));
+        }
+        for (i, text) in texts.iter().enumerate() {
+            if let Some(t) = text.filter(|_| same & (1 << i) == 0) {
+                put_str(out, t);
+                let kept = &mut self.previous.texts[i];
+                kept.clear();
+                kept.push_str(t);
+            }
+        }
+        self.previous.present = present;
+        self.previous.seq = f.seq;
+        self.previous.at_ms = f.at_ms;
+        self.previous.wall_ms = f.wall_ms;
+        self.entries += 1;
+    }
+
+    /// The segment's bytes, its version first.
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    pub fn first_seq(&self) -> i64 {
+        self.first_seq
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.data
     }
 }
 
-/// Reads entries out of one segment's bytes.
+/// Reads entries out of one segment's bytes (either layout).
 pub struct Decoder<'a> {
     bytes: &'a [u8],
     at: usize,
+    version: u8,
     first_seq: i64,
     account_id: Option<&'a str>,
+    /// The previous entry's sequence number, clocks and texts (the current layout).
+    seq: i64,
+    at_ms: i64,
+    wall_ms: i64,
+    texts: [Option<&'a str>; TEXTS],
 }
 
 impl<'a> Decoder<'a> {
@@ -171,11 +269,16 @@ impl<'a> Decoder<'a> {
         account_id: Option<&'a str>,
     ) -> Result<Decoder<'a>, Malformed> {
         match data.first() {
-            Some(&VERSION) => Ok(Decoder {
+            Some(&version @ (VERSION | VERSION_1)) => Ok(Decoder {
                 bytes: data,
                 at: 1,
+                version,
                 first_seq,
                 account_id,
+                seq: first_seq,
+                at_ms: 0,
+                wall_ms: 0,
+                texts: [None; TEXTS],
             }),
             _ => Err(Malformed),
         }
@@ -199,6 +302,16 @@ impl<'a> Decoder<'a> {
         Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
     }
 
+    fn bitmap(&mut self) -> Result<u32, Malformed> {
+        u32::try_from(self.varint()?).map_err(|_| Malformed)
+    }
+
+    fn byte(&mut self) -> Result<u8, Malformed> {
+        let b = *self.bytes.get(self.at).ok_or(Malformed)?;
+        self.at += 1;
+        Ok(b)
+    }
+
     fn str(&mut self) -> Result<&'a str, Malformed> {
         let len = usize::try_from(self.varint()?).map_err(|_| Malformed)?;
         let end = self.at.checked_add(len).ok_or(Malformed)?;
@@ -207,18 +320,64 @@ impl<'a> Decoder<'a> {
         std::str::from_utf8(bytes).map_err(|_| Malformed)
     }
 
-    fn opt(&mut self, present: u32, bit: u32) -> Result<Option<&'a str>, Malformed> {
-        if present & bit == 0 {
-            Ok(None)
-        } else {
-            self.str().map(Some)
+    fn with_flags(f: Fields<'a>, flags: u8) -> Fields<'a> {
+        Fields {
+            creates: flags & CREATES != 0,
+            list: flags & LIST != 0,
+            replayed: flags & REPLAYED != 0,
+            if_match: flags & IF_MATCH != 0,
+            body_truncated: flags & TRUNCATED != 0,
+            ..f
         }
     }
 
     fn entry(&mut self) -> Result<Fields<'a>, Malformed> {
-        let present = u32::try_from(self.varint()?).map_err(|_| Malformed)?;
-        let flags = *self.bytes.get(self.at).ok_or(Malformed)?;
-        self.at += 1;
+        let present = self.bitmap()?;
+        let same = self.bitmap()?;
+        let flags = self.byte()?;
+        if present & REQUIRED != REQUIRED || same & !present != 0 || present >> (TEXTS + 1) != 0 {
+            return Err(Malformed);
+        }
+        self.seq = self.seq.wrapping_add(self.signed()?);
+        self.at_ms = self.at_ms.wrapping_add(self.signed()?);
+        self.wall_ms = self.wall_ms.wrapping_add(self.signed()?);
+        let mut f = Fields {
+            seq: self.seq,
+            account_id: self.account_id,
+            at_ms: self.at_ms,
+            wall_ms: self.wall_ms,
+            duration_us: self.signed()?,
+            body_bytes: self.signed()?,
+            status: u16::try_from(self.varint()?).map_err(|_| Malformed)?,
+            ..Fields::default()
+        };
+        if present & RETRY_AFTER != 0 {
+            f.retry_after = Some(u32::try_from(self.varint()?).map_err(|_| Malformed)?);
+        }
+        for i in 0..TEXTS {
+            let bit = 1 << i;
+            self.texts[i] = if present & bit == 0 {
+                None
+            } else if same & bit != 0 {
+                // Written against the previous entry: it must have had this text.
+                Some(self.texts[i].ok_or(Malformed)?)
+            } else {
+                Some(self.str()?)
+            };
+        }
+        set_texts(&mut f, self.texts)?;
+        Ok(Decoder::with_flags(f, flags))
+    }
+
+    /// An entry of the first layout: every text in full, the sequence number from the segment's
+    /// first.
+    fn entry_v1(&mut self) -> Result<Fields<'a>, Malformed> {
+        use v1::{
+            BODY, BODY_HASH, CLIENT, COMPANY, FAULT, IDEMPOTENCY, KEY, NEXT_CURSOR, OPERATION,
+            PROBLEM, PROBLEM_CODE, QUERY, ROUTE, TOOL,
+        };
+        let present = self.bitmap()?;
+        let flags = self.byte()?;
         let delta = i64::try_from(self.varint()?).map_err(|_| Malformed)?;
         let mut f = Fields {
             seq: self.first_seq.checked_add(delta).ok_or(Malformed)?,
@@ -232,32 +391,53 @@ impl<'a> Decoder<'a> {
             request_id: self.str()?,
             via: self.str()?,
             credentials: self.str()?,
-            creates: flags & CREATES != 0,
-            list: flags & LIST != 0,
-            replayed: flags & REPLAYED != 0,
-            if_match: flags & IF_MATCH != 0,
-            body_truncated: flags & TRUNCATED != 0,
             ..Fields::default()
         };
-        if present & RETRY_AFTER != 0 {
+        if present & v1::RETRY_AFTER != 0 {
             f.retry_after = Some(u32::try_from(self.varint()?).map_err(|_| Malformed)?);
         }
-        f.company_id = self.opt(present, COMPANY)?;
-        f.key_id = self.opt(present, KEY)?;
-        f.client_id = self.opt(present, CLIENT)?;
-        f.route = self.opt(present, ROUTE)?;
-        f.operation_id = self.opt(present, OPERATION)?;
-        f.problem_code = self.opt(present, PROBLEM_CODE)?;
-        f.idempotency_key = self.opt(present, IDEMPOTENCY)?;
-        f.fault = self.opt(present, FAULT)?;
-        f.tool = self.opt(present, TOOL)?;
-        f.query = self.opt(present, QUERY)?;
-        f.body = self.opt(present, BODY)?;
-        f.body_hash = self.opt(present, BODY_HASH)?;
-        f.problem = self.opt(present, PROBLEM)?;
-        f.next_cursor = self.opt(present, NEXT_CURSOR)?;
-        Ok(f)
+        let mut opt = |bit: u32| -> Result<Option<&'a str>, Malformed> {
+            if present & bit == 0 {
+                Ok(None)
+            } else {
+                self.str().map(Some)
+            }
+        };
+        f.company_id = opt(COMPANY)?;
+        f.key_id = opt(KEY)?;
+        f.client_id = opt(CLIENT)?;
+        f.route = opt(ROUTE)?;
+        f.operation_id = opt(OPERATION)?;
+        f.problem_code = opt(PROBLEM_CODE)?;
+        f.idempotency_key = opt(IDEMPOTENCY)?;
+        f.fault = opt(FAULT)?;
+        f.tool = opt(TOOL)?;
+        f.query = opt(QUERY)?;
+        f.body = opt(BODY)?;
+        f.body_hash = opt(BODY_HASH)?;
+        f.problem = opt(PROBLEM)?;
+        f.next_cursor = opt(NEXT_CURSOR)?;
+        Ok(Decoder::with_flags(f, flags))
     }
+}
+
+/// The first layout's presence bits: the optional members, in the order they follow.
+mod v1 {
+    pub const COMPANY: u32 = 1;
+    pub const KEY: u32 = 1 << 1;
+    pub const CLIENT: u32 = 1 << 2;
+    pub const ROUTE: u32 = 1 << 3;
+    pub const OPERATION: u32 = 1 << 4;
+    pub const PROBLEM_CODE: u32 = 1 << 5;
+    pub const IDEMPOTENCY: u32 = 1 << 6;
+    pub const FAULT: u32 = 1 << 7;
+    pub const RETRY_AFTER: u32 = 1 << 8;
+    pub const TOOL: u32 = 1 << 9;
+    pub const QUERY: u32 = 1 << 10;
+    pub const BODY: u32 = 1 << 11;
+    pub const BODY_HASH: u32 = 1 << 12;
+    pub const PROBLEM: u32 = 1 << 13;
+    pub const NEXT_CURSOR: u32 = 1 << 14;
 }
 
 impl<'a> Iterator for Decoder<'a> {
@@ -267,7 +447,11 @@ impl<'a> Iterator for Decoder<'a> {
         if self.at >= self.bytes.len() {
             return None;
         }
-        let entry = self.entry();
+        let entry = if self.version == VERSION_1 {
+            self.entry_v1()
+        } else {
+            self.entry()
+        };
         if entry.is_err() {
             // Nothing after a damaged entry can be trusted.
             self.at = self.bytes.len();
@@ -280,9 +464,8 @@ impl<'a> Iterator for Decoder<'a> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_entry_reads_back_as_written() {
-        let full = Fields {
+    fn full() -> Fields<'static> {
+        Fields {
             seq: 42,
             account_id: Some("acct_1"),
             company_id: Some("cmp_1"),
@@ -314,8 +497,11 @@ mod tests {
             body_hash: Some("00ff"),
             problem: Some("{\"status\":503}"),
             next_cursor: Some("ad_9"),
-        };
-        let bare = Fields {
+        }
+    }
+
+    fn bare() -> Fields<'static> {
+        Fields {
             seq: 44,
             account_id: Some("acct_1"),
             method: "GET",
@@ -324,39 +510,99 @@ mod tests {
             credentials: "none",
             status: 200,
             ..Fields::default()
-        };
-        let mut out = vec![VERSION];
-        encode(&mut out, 40, &full);
-        encode(&mut out, 40, &bare);
-        let back: Vec<Fields<'_>> = Decoder::new(&out, 40, Some("acct_1"))
+        }
+    }
+
+    fn decode(bytes: &[u8], first_seq: i64) -> Vec<Fields<'_>> {
+        Decoder::new(bytes, first_seq, Some("acct_1"))
             .unwrap()
             .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(format!("{:?}", back[0]), format!("{full:?}"));
-        assert_eq!(format!("{:?}", back[1]), format!("{bare:?}"));
+            .unwrap()
+    }
+
+    #[test]
+    fn entries_read_back_as_written() {
+        let retried = Fields {
+            seq: 45,
+            wall_ms: 1_790_000_000_250,
+            request_id: "req_3",
+            status: 201,
+            fault: None,
+            ..full()
+        };
+        let entries = [full(), bare(), retried, retried, full()];
+        let mut segment = Encoder::new(42);
+        for f in &entries {
+            segment.push(f);
+        }
+        assert_eq!(segment.entries(), 5);
+        let back = decode(segment.bytes(), 42);
+        assert_eq!(back.len(), entries.len());
+        for (got, want) in back.iter().zip(&entries) {
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        }
+    }
+
+    #[test]
+    fn a_repeated_text_is_one_bit_not_its_bytes() {
+        let first = full();
+        let next = Fields {
+            seq: 43,
+            request_id: "req_9",
+            wall_ms: first.wall_ms + 3,
+            ..first
+        };
+        let mut segment = Encoder::new(42);
+        segment.push(&first);
+        let alone = segment.bytes().len();
+        segment.push(&next);
+        // The second entry: bitmaps, flags, five numbers, the status, Retry-After, "req_9".
+        let second = segment.bytes().len() - alone;
+        assert!(second <= 24, "second entry took {second} bytes");
+        assert_eq!(decode(segment.bytes(), 42)[1].route, Some("/ads"));
+    }
+
+    /// Two entries as the first layout wrote them (its encoder, before the layout changed): a
+    /// journal written by an earlier signage still reads.
+    const FIRST_LAYOUT: &str = "01ffff011d020980b083c59868a413d08c01f70304504f5354057265715f3104\
+        72657374076170695f6b65790205636d705f31056b65795f3105636c695f31042f616473086372656174654164\
+        13736572766963655f756e617661696c61626c65046b2dc3a906707265666572086c6973745f616473027b7d07\
+        7b2261223a317d04303066660e7b22737461747573223a3530337d0461645f3900000400000000c80103474554\
+        057265715f32036d6370046e6f6e65";
+
+    #[test]
+    fn the_first_layout_still_reads() {
+        let hex = FIRST_LAYOUT;
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let back = decode(&bytes, 40);
+        assert_eq!(format!("{:?}", back[0]), format!("{:?}", full()));
+        assert_eq!(format!("{:?}", back[1]), format!("{:?}", bare()));
     }
 
     #[test]
     fn damaged_bytes_are_an_error_not_a_panic() {
-        let f = Fields {
-            method: "GET",
-            request_id: "req_1",
-            via: "rest",
-            credentials: "none",
-            ..Fields::default()
-        };
-        let mut out = vec![VERSION];
-        encode(&mut out, 0, &f);
+        let mut segment = Encoder::new(0);
+        segment.push(&bare());
+        let out = segment.bytes();
         for cut in 2..out.len() {
             let results: Vec<_> = Decoder::new(&out[..cut], 0, None).unwrap().collect();
             assert!(results.iter().any(Result::is_err), "cut at {cut}");
         }
         assert!(Decoder::new(&[9], 0, None).is_err());
-        let mut bad_utf8 = out.clone();
+        let mut bad_utf8 = out.to_vec();
         let at = bad_utf8.len() - 1;
         bad_utf8[at] = 0xff;
         assert!(Decoder::new(&bad_utf8, 0, None)
             .unwrap()
             .any(|r| r.is_err()));
+        // "Same as the previous entry's" in the first entry: there is none.
+        let mut orphan = vec![VERSION];
+        put_varint(&mut orphan, u64::from(REQUIRED));
+        put_varint(&mut orphan, 1);
+        orphan.extend_from_slice(&[0; 8]);
+        assert!(Decoder::new(&orphan, 0, None).unwrap().any(|r| r.is_err()));
     }
 }

@@ -3,14 +3,15 @@
 //! filtered, keyset-paged reads. Entries are ordered by `seq`, the order they were written in,
 //! never by the sandbox clock (which a restore or an advance moves).
 //!
-//! **Segments, not rows.** Each batch the writer takes from the queue becomes one row per account
-//! in `request_segments`, its entries laid out one after another ([`codec`]). A row and an index
+//! **Segments, not rows.** Entries are encoded as they arrive into their account's segment in
+//! memory ([`Writer::stage`]); a write puts every segment held into `request_segments` as one
+//! batch, one row per segment, its entries laid out one after another ([`codec`]). A row and an index
 //! entry per request (and, at benchmark rates, its delete a second later as the ring turns) was
 //! most of what journaling cost a request; a segment costs a few hundred nanoseconds of encoding
-//! per entry and one insert per batch. Reads decode segments newest first and filter in memory:
+//! per entry and one insert per segment. Reads decode segments newest first and filter in memory:
 //! an account's ring is `journal_max_entries` (10,000 by default), a full scan milliseconds.
 //!
-//! Segments of one batch are numbered alike (`batch`); batches follow each other in `seq`, so the
+//! Segments of one write are numbered alike (`batch`); batches follow each other in `seq`, so the
 //! entries of every account, read batch by batch and sorted within the batch, come out in `seq`
 //! order. Within one account, segments never overlap.
 
@@ -90,24 +91,74 @@ fn malformed(e: codec::Malformed) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
 }
 
-/// What the writer keeps between batches: the next numbers to give out and each account's count.
+/// The journal's writer: entries are encoded into segments as they arrive ([`Writer::stage`]) and
+/// held in memory until [`Writer::write`] puts them in the file. An account's ring is applied to
+/// what is held too, so under a sustained load most entries are dropped in memory, never written:
+/// the file is the journal's persistence, not its buffer.
 pub struct Writer {
     next_seq: i64,
     next_batch: i64,
-    /// Entries per account, counted once at start-up and kept as segments are written and pruned.
+    /// Entries per account in the file, counted once at start-up and kept as segments are written
+    /// and pruned.
     counts: HashMap<Option<String>, i64>,
-    /// Open segments of the batch being written, one per account.
-    open: Vec<Open>,
+    /// What each account has in memory, not yet written.
+    held: Vec<Held>,
+}
+
+/// One account's entries in memory: closed segments, oldest first, and the one being filled.
+struct Held {
+    account_id: Option<String>,
+    closed: std::collections::VecDeque<Closed>,
+    open: Option<Open>,
+    entries: usize,
 }
 
 struct Open {
-    account_id: Option<String>,
-    data: Vec<u8>,
+    segment: codec::Encoder,
+    last_seq: i64,
+    newest_wall_ms: i64,
+    newest_at_ms: i64,
+}
+
+/// A segment as it is written: its bytes and the columns read without decoding it.
+struct Closed {
     first_seq: i64,
     last_seq: i64,
     entries: usize,
     newest_wall_ms: i64,
     newest_at_ms: i64,
+    data: Vec<u8>,
+}
+
+impl Open {
+    fn close(self) -> Closed {
+        Closed {
+            first_seq: self.segment.first_seq(),
+            last_seq: self.last_seq,
+            entries: self.segment.entries(),
+            newest_wall_ms: self.newest_wall_ms,
+            newest_at_ms: self.newest_at_ms,
+            data: self.segment.into_bytes(),
+        }
+    }
+}
+
+impl Held {
+    fn bytes(&self) -> usize {
+        self.closed.iter().map(|c| c.data.len()).sum::<usize>()
+            + self.open.as_ref().map_or(0, |o| o.segment.bytes().len())
+    }
+
+    /// Drops the oldest closed segments the account's newest `max_entries` do not reach.
+    fn keep_newest(&mut self, max_entries: usize) {
+        while let Some(oldest) = self.closed.front() {
+            if self.entries - oldest.entries < max_entries {
+                return;
+            }
+            self.entries -= oldest.entries;
+            self.closed.pop_front();
+        }
+    }
 }
 
 impl Writer {
@@ -122,91 +173,90 @@ impl Writer {
             next_seq,
             next_batch,
             counts: counts(conn)?,
-            open: Vec::new(),
+            held: Vec::new(),
         })
     }
 
-    /// Writes `rows` as one batch in one transaction, then cuts every account past
-    /// `max_entries + slack` back to its newest `max_entries` (a slack lets the ring turn in
-    /// bulk, a few segments at a time).
-    pub fn append(
-        &mut self,
-        conn: &mut Connection,
-        rows: impl Iterator<Item = Row>,
-        max_entries: i64,
-        slack: i64,
-    ) -> rusqlite::Result<()> {
-        let written = self.append_batch(conn, rows, max_entries, slack);
-        if written.is_err() {
-            // Rolled back: nothing of the batch is in the file, so nothing of it stays open, and
-            // the counts are read again.
-            for open in &mut self.open {
-                open.entries = 0;
-            }
-            self.counts = counts(conn)?;
-        }
-        written
-    }
-
-    fn append_batch(
-        &mut self,
-        conn: &mut Connection,
-        rows: impl Iterator<Item = Row>,
-        max_entries: i64,
-        slack: i64,
-    ) -> rusqlite::Result<()> {
-        let tx = conn.transaction()?;
-        let batch = self.next_batch;
-        self.next_batch += 1;
+    /// Numbers `rows` in order and encodes them into their accounts' segments in memory; then
+    /// drops what is held beyond each account's newest `max_entries` (the file's older entries of
+    /// that account go at the next write, when it is pruned).
+    pub fn stage(&mut self, rows: impl Iterator<Item = Row>, max_entries: i64) {
         for row in rows {
             let seq = self.next_seq;
             self.next_seq += 1;
             let account = row.o.account_id.as_deref();
             let at = match self
-                .open
+                .held
                 .iter()
-                .position(|o| o.account_id.as_deref() == account)
+                .position(|h| h.account_id.as_deref() == account)
             {
                 Some(at) => at,
                 None => {
-                    self.open.push(Open {
+                    self.held.push(Held {
                         account_id: account.map(str::to_string),
-                        data: Vec::new(),
-                        first_seq: 0,
-                        last_seq: 0,
+                        closed: Default::default(),
+                        open: None,
                         entries: 0,
-                        newest_wall_ms: 0,
-                        newest_at_ms: 0,
                     });
-                    self.open.len() - 1
+                    self.held.len() - 1
                 }
             };
-            let open = &mut self.open[at];
-            if open.entries == 0 {
-                open.data.clear();
-                open.data.push(codec::VERSION);
-                open.first_seq = seq;
-                open.newest_wall_ms = i64::MIN;
-                open.newest_at_ms = i64::MIN;
-            }
+            let held = &mut self.held[at];
+            let open = held.open.get_or_insert_with(|| Open {
+                segment: codec::Encoder::new(seq),
+                last_seq: seq,
+                newest_wall_ms: i64::MIN,
+                newest_at_ms: i64::MIN,
+            });
             let fields = row.fields(seq);
-            codec::encode(&mut open.data, open.first_seq, &fields);
+            open.segment.push(&fields);
             open.last_seq = seq;
-            open.entries += 1;
             open.newest_wall_ms = open.newest_wall_ms.max(fields.wall_ms);
             open.newest_at_ms = open.newest_at_ms.max(fields.at_ms);
-            if open.entries >= SEGMENT_ENTRIES || open.data.len() >= SEGMENT_BYTES {
-                close(&tx, batch, open, &mut self.counts)?;
+            held.entries += 1;
+            if open.segment.entries() >= SEGMENT_ENTRIES
+                || open.segment.bytes().len() >= SEGMENT_BYTES
+            {
+                if let Some(full) = held.open.take() {
+                    held.closed.push_back(full.close());
+                }
             }
         }
-        for open in self.open.iter_mut().filter(|o| o.entries > 0) {
-            close(&tx, batch, open, &mut self.counts)?;
+        let max_entries = usize::try_from(max_entries).unwrap_or(usize::MAX);
+        for held in &mut self.held {
+            held.keep_newest(max_entries);
         }
-        // Open segments last one batch: a burst's buffers (up to a segment each, per account) are
-        // not kept while the account is quiet; an allocation per account per batch is nothing.
-        self.open.clear();
-        prune(&tx, &mut self.counts, max_entries, slack)?;
-        tx.commit()
+    }
+
+    /// Entries and bytes held in memory, not yet written.
+    pub fn held(&self) -> (usize, usize) {
+        self.held
+            .iter()
+            .fold((0, 0), |(n, b), h| (n + h.entries, b + h.bytes()))
+    }
+
+    /// Writes everything held as one batch in one transaction, then cuts every account past
+    /// `max_entries + slack` back to its newest `max_entries` (a slack lets the ring turn in
+    /// bulk, a few segments at a time). What was held is let go either way: on an error it is
+    /// lost (and the caller says so), never written twice.
+    pub fn write(
+        &mut self,
+        conn: &mut Connection,
+        max_entries: i64,
+        slack: i64,
+    ) -> rusqlite::Result<()> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        let batch = self.next_batch;
+        self.next_batch += 1;
+        let written = write_held(conn, batch, held, &mut self.counts, max_entries, slack);
+        if written.is_err() {
+            // Rolled back: the counts are read again.
+            self.counts = counts(conn)?;
+        }
+        written
     }
 
     /// Removes entries older than `cutoff_wall_ms` (the age limit).
@@ -223,34 +273,44 @@ impl Writer {
     }
 }
 
-/// Writes an open segment and empties it.
-fn close(
-    conn: &Connection,
+fn write_held(
+    conn: &mut Connection,
     batch: i64,
-    open: &mut Open,
+    held: Vec<Held>,
     counts: &mut HashMap<Option<String>, i64>,
+    max_entries: i64,
+    slack: i64,
 ) -> rusqlite::Result<()> {
-    let entries = i64::try_from(open.entries).unwrap_or(i64::MAX);
-    let mut insert = conn.prepare_cached(INSERT_SEGMENT)?;
-    insert.execute(params![
-        open.first_seq,
-        open.last_seq,
-        batch,
-        open.account_id,
-        entries,
-        open.newest_wall_ms,
-        open.newest_at_ms,
-        open.data,
-    ])?;
-    // Looked up before inserting: the key is cloned once per account, not once per segment.
-    match counts.get_mut(&open.account_id) {
-        Some(n) => *n += entries,
-        None => {
-            counts.insert(open.account_id.clone(), entries);
+    let tx = conn.transaction()?;
+    {
+        let mut insert = tx.prepare_cached(INSERT_SEGMENT)?;
+        for Held {
+            account_id,
+            closed,
+            open,
+            ..
+        } in held
+        {
+            let mut entries = 0i64;
+            for c in closed.into_iter().chain(open.map(Open::close)) {
+                let n = i64::try_from(c.entries).unwrap_or(i64::MAX);
+                insert.execute(params![
+                    c.first_seq,
+                    c.last_seq,
+                    batch,
+                    account_id,
+                    n,
+                    c.newest_wall_ms,
+                    c.newest_at_ms,
+                    c.data,
+                ])?;
+                entries += n;
+            }
+            *counts.entry(account_id).or_insert(0) += entries;
         }
     }
-    open.entries = 0;
-    Ok(())
+    prune(&tx, counts, max_entries, slack)?;
+    tx.commit()
 }
 
 fn counts(conn: &Connection) -> rusqlite::Result<HashMap<Option<String>, i64>> {
@@ -339,9 +399,9 @@ fn write_segment(
     let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
         return Ok(());
     };
-    let mut data = vec![codec::VERSION];
+    let mut segment = codec::Encoder::new(first.seq);
     for f in entries {
-        codec::encode(&mut data, first.seq, f);
+        segment.push(f);
     }
     conn.prepare_cached(INSERT_SEGMENT)?.execute(params![
         first.seq,
@@ -351,7 +411,7 @@ fn write_segment(
         i64::try_from(entries.len()).unwrap_or(i64::MAX),
         entries.iter().map(|f| f.wall_ms).max().unwrap_or(0),
         entries.iter().map(|f| f.at_ms).max().unwrap_or(0),
-        data,
+        segment.bytes(),
     ])?;
     Ok(())
 }
@@ -872,5 +932,85 @@ mod legacy {
             super::write_segment(conn, batch, account, &mine)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::observe::{Observation, Text};
+
+    fn observation(account: &str, n: usize) -> Observation {
+        Observation {
+            account_id: Some(Text::new(account)),
+            company_id: None,
+            key_id: Some(Text::new("key_1")),
+            client_id: None,
+            at_ms: 1_000 + n as i64,
+            wall_ms: 2_000 + n as i64,
+            duration_us: 10,
+            method: hyper::Method::GET,
+            route: Some("/plans"),
+            operation_id: Some("listPlans"),
+            creates: false,
+            list: true,
+            status: 200,
+            request_id: Text::new(&format!("req_{n}")),
+            idempotency_key: None,
+            replayed: false,
+            fault: None,
+            retry_after: None,
+            via: "rest",
+            tool: None,
+            credentials: "api_key",
+            if_match: false,
+            query: String::new(),
+            body: bytes::Bytes::new(),
+            body_type: None,
+            response: bytes::Bytes::new(),
+            next_cursor: None,
+        }
+    }
+
+    fn stage(writer: &mut Writer, account: &str, range: std::ops::Range<usize>, max: i64) {
+        writer.stage(range.map(|n| Row::from(observation(account, n))), max);
+    }
+
+    #[test]
+    fn what_is_held_is_cut_to_the_ring_before_it_reaches_the_file() {
+        let mut conn = open(None).unwrap();
+        let mut writer = Writer::load(&conn).unwrap();
+        // Five segments of one account and a few entries of another, ring 600.
+        stage(&mut writer, "acct_a", 0..2_000, 600);
+        stage(&mut writer, "acct_b", 0..3, 600);
+        stage(&mut writer, "acct_a", 2_000..2_560, 600);
+        let (held, bytes) = writer.held();
+        // Whole segments go: at most one segment more than the ring stays in memory.
+        assert!((603..603 + SEGMENT_ENTRIES).contains(&held), "{held}");
+        assert!(
+            bytes > 0 && bytes < held * 64,
+            "{bytes} bytes for {held} entries"
+        );
+        writer.write(&mut conn, 600, 75).unwrap();
+        assert_eq!(writer.held(), (0, 0));
+        let a = Filter {
+            accounts: Some(Accounts::One(Some("acct_a".into()))),
+            not_before_wall_ms: i64::MIN,
+            ..Filter::default()
+        };
+        let kept = all(&conn, &a).unwrap();
+        assert_eq!(kept.len(), 600);
+        // The newest, in order, numbered as they arrived (the other account's between them).
+        let ids: Vec<&str> = kept.iter().map(|e| e.request_id.as_str()).collect();
+        let want: Vec<String> = (1_960..2_560).map(|n| format!("req_{n}")).collect();
+        assert_eq!(ids, want);
+        assert_eq!(kept.last().map(|e| e.seq), Some(2_563));
+        let b = Filter {
+            accounts: Some(Accounts::One(Some("acct_b".into()))),
+            not_before_wall_ms: i64::MIN,
+            ..Filter::default()
+        };
+        let seqs: Vec<i64> = all(&conn, &b).unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, vec![2_001, 2_002, 2_003]);
     }
 }
