@@ -15,6 +15,7 @@ use super::router::Route;
 use super::state::App;
 use crate::auth::Principal;
 use bytes::Bytes;
+use hyper::header::HeaderName;
 use hyper::{HeaderMap, Method};
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -112,12 +113,12 @@ pub struct Observation {
     /// `rest` or `mcp`.
     pub via: &'static str,
     /// The MCP tool called.
-    pub tool: Option<String>,
+    pub tool: Option<Text>,
     /// Which credential was presented: `none`, `api_key` or `bearer`.
     pub credentials: &'static str,
     pub if_match: bool,
     /// The raw query string (redacted by the observer).
-    pub query: String,
+    pub query: Text,
     /// The raw body and its media type (redacted by the observer).
     pub body: Bytes,
     pub body_type: Option<Text>,
@@ -125,7 +126,7 @@ pub struct Observation {
     pub response: Bytes,
     /// The `next_cursor` of a list page, read here: holding on to every page until the writer
     /// runs would keep megabytes of answers alive and out of the allocator's reach.
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Text>,
 }
 
 /// Who made a request, as the journal names them: ids only, never a secret.
@@ -209,9 +210,14 @@ fn credentials(headers: &HeaderMap) -> &'static str {
     }
 }
 
+// Named once: a lookup by `&str` parses the name on every request.
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+const FAULT: HeaderName = HeaderName::from_static(super::faults::HEADER);
+
 /// A header's value, its first 255 bytes (`to_str` admits visible ASCII only, so any cut falls
 /// between characters).
-fn header_str(headers: &HeaderMap, name: &str) -> Option<Text> {
+fn header_str(headers: &HeaderMap, name: impl hyper::header::AsHeaderName) -> Option<Text> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -273,9 +279,9 @@ pub fn request(
         list,
         status,
         request_id: Text::new(&req.request_id),
-        idempotency_key: header_str(&req.headers, "idempotency-key"),
-        replayed: resp.headers.contains_key("idempotent-replayed"),
-        fault: header_str(&resp.headers, super::faults::HEADER),
+        idempotency_key: header_str(&req.headers, &IDEMPOTENCY_KEY),
+        replayed: resp.headers.contains_key(&IDEMPOTENT_REPLAYED),
+        fault: header_str(&resp.headers, &FAULT),
         retry_after: resp
             .headers
             .get(hyper::header::RETRY_AFTER)
@@ -291,15 +297,15 @@ pub fn request(
         credentials: credentials(&req.headers),
         if_match: req.headers.contains_key(hyper::header::IF_MATCH),
         query: if inner {
-            String::new()
+            Text::new("")
         } else {
-            req.query.clone()
+            Text::new(&req.query)
         },
         body: req.body.clone(),
         body_type: if inner {
             None
         } else {
-            header_str(&req.headers, "content-type")
+            header_str(&req.headers, hyper::header::CONTENT_TYPE)
         },
         response: if status >= 400 {
             resp.body.clone()
@@ -326,7 +332,7 @@ pub fn request(
 /// The `next_cursor` of a list page: the body ends with it (`Response::page` writes it last), so
 /// only its last bytes are read: the closing quote of the cursor, the opening one, and the member
 /// name before it.
-fn next_cursor(page: &[u8]) -> Option<String> {
+fn next_cursor(page: &[u8]) -> Option<Text> {
     let marker = br#""next_cursor":""#;
     let end = page.iter().rposition(|&b| b == b'"')?;
     let start = page[..end].iter().rposition(|&b| b == b'"')? + 1;
@@ -338,7 +344,16 @@ fn next_cursor(page: &[u8]) -> Option<String> {
         && cursor
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-    .then(|| cursor.to_string())
+    .then(|| Text::new(cursor))
+}
+
+/// `s`, at most `max` bytes of it, cut between characters.
+fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 fn is_list(route: &Route) -> bool {
@@ -428,7 +443,7 @@ pub fn tool_call<R>(
     let out = f();
     let call = TOOL.with(|t| std::mem::replace(&mut *t.borrow_mut(), previous));
     let inner = call.and_then(|c| c.inner);
-    let refused = failed(&out);
+    // Only a call that made no REST request is judged by its answer (a scan of the body).
     let mut o = inner.unwrap_or_else(|| Observation {
         account_id: None,
         company_id: None,
@@ -442,7 +457,7 @@ pub fn tool_call<R>(
         operation_id: None,
         creates: false,
         list: false,
-        status: if refused { 400 } else { 200 },
+        status: if failed(&out) { 400 } else { 200 },
         request_id: Text::new(request_id),
         idempotency_key: None,
         replayed: false,
@@ -452,7 +467,7 @@ pub fn tool_call<R>(
         tool: None,
         credentials: "none",
         if_match: false,
-        query: String::new(),
+        query: Text::new(""),
         body: Bytes::new(),
         body_type: None,
         response: Bytes::new(),
@@ -473,8 +488,8 @@ pub fn tool_call<R>(
         };
     }
     o.via = "mcp";
-    o.tool = Some(tool.chars().take(100).collect());
-    o.query = String::new();
+    o.tool = Some(Text::new(cut(tool, 100)));
+    o.query = Text::new("");
     o.body = arguments();
     o.body_type = Some(Text::new("application/json"));
     TOOL_ENTRIES.with(|c| c.set(c.get() + 1));

@@ -59,12 +59,13 @@ pub(super) fn call(
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
         .unwrap_or("");
-    let arguments = || {
-        params
-            .and_then(|p| p.get("arguments"))
-            .and_then(|a| serde_json::to_vec(a).ok())
+    let arguments = || match params.and_then(|p| p.get("arguments")) {
+        // The common case, a call without arguments, allocates nothing.
+        Some(Value::Object(a)) if a.is_empty() => bytes::Bytes::from_static(b"{}"),
+        Some(a) => serde_json::to_vec(a)
             .map(bytes::Bytes::from)
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        None => bytes::Bytes::new(),
     };
     crate::http::observe::tool_call(
         app,

@@ -964,7 +964,7 @@ mod tests {
             tool: None,
             credentials: "api_key",
             if_match: false,
-            query: String::new(),
+            query: Text::new(""),
             body: bytes::Bytes::new(),
             body_type: None,
             response: bytes::Bytes::new(),
