@@ -2,13 +2,15 @@
 """Interleaved A/B: what one change costs per request, measured so that background load falls on
 both sides alike.
 
-    python3 bench/ab.py [--slices 10] [--secs 2] [--endpoints companies,devices,mcp] \
+    python3 bench/ab.py [--slices 10] [--secs 2] [--settle 0.5] [--endpoints companies,devices,mcp] \
         NAME=BINARY[:ENV=VALUE,...] ...
 
 Every server named starts at once, all pinned to CPU 1 (the bare hyper server too, as `hello`,
 when target/release/examples/hello exists); wrk, pinned to CPU 0, hits them in turn for SECS-second
 slices, SLICES rounds per endpoint. For each slice it reads the server's CPU time (utime + stime,
-all threads, /proc/PID/stat) before and after and divides by the requests wrk completed; it prints
+all threads, /proc/PID/stat) before and, after a SETTLE-second pause (so work a burst leaves for
+later, such as the journal writing its file when the traffic pauses, is charged to it), after, and
+divides by the requests wrk completed; it prints
 the median per server and endpoint, and the multiple of hello. Shared machines drift by 2x within
 minutes; side by side in the same minute, two servers see the same drift.
 
@@ -94,6 +96,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--slices", type=int, default=10)
     ap.add_argument("--secs", type=int, default=2)
+    ap.add_argument("--settle", type=float, default=0.5)
     ap.add_argument("--endpoints", default="companies,devices,mcp")
     ap.add_argument("servers", nargs="+", help="NAME=BINARY[:ENV=VALUE,...]")
     args = ap.parse_args()
@@ -131,6 +134,7 @@ def main():
             for name, port, p in servers:
                 target = ("/health", "GET", "", "") if name == "hello" else (path, method, body, headers)
                 wrk(port, *target, 1)  # warm-up
+            time.sleep(args.settle)
             per = {name: [] for name, _, _ in servers}
             errors = {name: 0 for name, _, _ in servers}
             for _ in range(args.slices):
@@ -138,6 +142,7 @@ def main():
                     target = ("/health", "GET", "", "") if name == "hello" else (path, method, body, headers)
                     c0 = cpu_ticks(p.pid)
                     n, bad = wrk(port, *target, args.secs)
+                    time.sleep(args.settle)
                     c1 = cpu_ticks(p.pid)
                     errors[name] += bad
                     if n:

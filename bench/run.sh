@@ -3,7 +3,7 @@
 # run so the ratios between endpoints are meaningful. See bench/README.md.
 #
 # Knobs (environment): BENCH_DURATION (s per endpoint, default 10), BENCH_WARMUP (s, default 2),
-# BENCH_COLD_RUNS (default 15), BENCH_TX_ROWS (default 1000000), BENCH_TX_DURATION (s per round,
+# BENCH_SETTLE (s of pause after a load before its CPU time is read, default 0.5), BENCH_COLD_RUNS (default 15), BENCH_TX_ROWS (default 1000000), BENCH_TX_DURATION (s per round,
 # default 3), BENCH_TX_ROUNDS (default 3),
 # BENCH_LOG_LEVEL (server log filter; default: the server's own default), BENCH_SKIP_BUILD=1,
 # BENCH_BIN (the signage binary to measure; default target/release/signage, e.g. a copy of an
@@ -24,6 +24,7 @@ RESULTS_DIR="$BENCH/results"
 
 DURATION=${BENCH_DURATION:-10}
 WARMUP=${BENCH_WARMUP:-2}
+SETTLE=${BENCH_SETTLE:-0.5}
 COLD_RUNS=${BENCH_COLD_RUNS:-15}
 TX_ROWS_BIG=${BENCH_TX_ROWS:-1000000}
 TX_ROWS_SMALL=1000
@@ -185,11 +186,15 @@ load_test() {
   local key=$1 label=$2 port=$3 pid=$4 path=$5 method=${6:-GET} body=${7:-} headers=${8:-}
   log "load: $label (${WARMUP}s warm-up + ${DURATION}s, $CONNS connections, $THREADS threads)"
   run_wrk "$WORK/wrk-$key-warm.txt" "$port" "$path" "$WARMUP" "$CONNS" "$THREADS" "$method" "$body" "$headers" >/dev/null
+  sleep "$SETTLE"
   python3 "$TOOLS" rss "$pid" "$DURATION" >"$WORK/rss-$key.json" &
   local sampler=$!
   local res cpu0 cpu1
   cpu0=$(python3 "$TOOLS" cputime "$pid")
   res=$(run_wrk "$WORK/wrk-$key.txt" "$port" "$path" "$DURATION" "$CONNS" "$THREADS" "$method" "$body" "$headers")
+  # Work a burst leaves for later (the journal writes its file when the traffic pauses) is charged
+  # to the burst: the CPU time is read after a pause.
+  sleep "$SETTLE"
   cpu1=$(python3 "$TOOLS" cputime "$pid")
   wait "$sampler" || true
   record kind=load key="$key" label="$label" status=ok "wrk=$res" "rss=$(cat "$WORK/rss-$key.json")" \
