@@ -2,21 +2,22 @@
 """Interleaved A/B: what one change costs per request, measured so that background load falls on
 both sides alike.
 
-    python3 bench/ab.py [--slices 10] [--secs 2] [--settle 0.5] [--endpoints companies,devices,mcp] \
+    python3 bench/ab.py [--slices 10] [--secs 2] [--settle 0.5] [--baseline NAME] [--endpoints companies,devices,mcp] \
         NAME=BINARY[:ENV=VALUE,...] ...
 
 Every server named starts at once, all pinned to CPU 1 (the bare hyper server too, as `hello`,
 when target/release/examples/hello exists); wrk, pinned to CPU 0, hits them in turn for SECS-second
-slices, SLICES rounds per endpoint. For each slice it reads the server's CPU time (utime + stime,
+slices, SLICES rounds per endpoint (every other round in reverse order). For each slice it reads the server's CPU time (utime + stime,
 all threads, /proc/PID/stat) before and, after a SETTLE-second pause (so work a burst leaves for
 later, such as the journal writing its file when the traffic pauses, is charged to it), after, and
 divides by the requests wrk completed; it prints
 the median per server and endpoint, and the multiple of hello. Shared machines drift by 2x within
 minutes; side by side in the same minute, two servers see the same drift.
 
-Example, the request journal's cost within one build:
+Example, the request journal's cost within one build (with the paired slice differences):
 
-    python3 bench/ab.py on=target/release/signage off=target/release/signage:SIGNAGE_JOURNAL=false
+    python3 bench/ab.py --baseline off \
+        on=target/release/signage off=target/release/signage:SIGNAGE_JOURNAL=false
 
 Servers run on scratch databases in a temp dir with rate limiting off; all are stopped on exit.
 """
@@ -98,6 +99,7 @@ def main():
     ap.add_argument("--secs", type=int, default=2)
     ap.add_argument("--settle", type=float, default=0.5)
     ap.add_argument("--endpoints", default="companies,devices,mcp")
+    ap.add_argument("--baseline", help="also print every other server's paired difference to this one")
     ap.add_argument("servers", nargs="+", help="NAME=BINARY[:ENV=VALUE,...]")
     args = ap.parse_args()
     key, client = demo_key()
@@ -130,6 +132,7 @@ def main():
             if not wait_ready(port):
                 sys.exit(f"{name} did not answer /health on {port}")
         results = {}
+        diffs = {}
         for ep, path, method, body, headers in endpoints(args.endpoints.split(","), key, client):
             for name, port, p in servers:
                 target = ("/health", "GET", "", "") if name == "hello" else (path, method, body, headers)
@@ -137,8 +140,9 @@ def main():
             time.sleep(args.settle)
             per = {name: [] for name, _, _ in servers}
             errors = {name: 0 for name, _, _ in servers}
-            for _ in range(args.slices):
-                for name, port, p in servers:
+            for round_ in range(args.slices):
+                # Every other round in reverse order: no server always follows the same one.
+                for name, port, p in servers if round_ % 2 == 0 else servers[::-1]:
                     target = ("/health", "GET", "", "") if name == "hello" else (path, method, body, headers)
                     c0 = cpu_ticks(p.pid)
                     n, bad = wrk(port, *target, args.secs)
@@ -148,6 +152,21 @@ def main():
                     if n:
                         per[name].append((c1 - c0) / tick * 1e6 / n)
             results[ep] = {n: round(statistics.median(v), 1) for n, v in per.items() if v}
+            if args.baseline in per:
+                # Slices of two servers follow each other within seconds: their difference sees
+                # the same drift, so the differences' median and quartiles are the measurement
+                # and its spread.
+                for name, v in per.items():
+                    if name in ("hello", args.baseline) or len(v) != len(per[args.baseline]):
+                        continue
+                    d = sorted(a - b for a, b in zip(v, per[args.baseline]))
+                    q = statistics.quantiles(d, n=4) if len(d) >= 2 else [d[0]] * 3
+                    diffs.setdefault(ep, {})[name] = {
+                        "median": round(statistics.median(d), 1),
+                        "q1": round(q[0], 1), "q3": round(q[2], 1),
+                    }
+                    print(f"{ep}: {name} - {args.baseline} = {statistics.median(d):+.1f} µs "
+                          f"(quartiles {q[0]:+.1f} .. {q[2]:+.1f}, {len(d)} pairs)", flush=True)
             bad = {n: e for n, e in errors.items() if e}
             hello = results[ep].get("hello")
             line = ", ".join(
@@ -155,7 +174,7 @@ def main():
                 for n, v in results[ep].items()
             )
             print(f"{ep}: {line}" + (f"  non-2xx: {bad}" if bad else ""), flush=True)
-        print(json.dumps({"results": results, "load": os.getloadavg()[0],
+        print(json.dumps({"results": results, "paired": diffs, "load": os.getloadavg()[0],
                           "slices": args.slices, "secs": args.secs}))
     finally:
         for _, _, p in servers:
