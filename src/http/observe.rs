@@ -201,7 +201,7 @@ pub fn authenticated(app: &App, principal: &Principal) {
 }
 
 fn credentials(headers: &HeaderMap) -> &'static str {
-    if headers.contains_key(crate::auth::authenticate::API_KEY_HEADER) {
+    if headers.contains_key(&API_KEY) {
         "api_key"
     } else if headers.contains_key(hyper::header::AUTHORIZATION) {
         "bearer"
@@ -214,6 +214,7 @@ fn credentials(headers: &HeaderMap) -> &'static str {
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 const FAULT: HeaderName = HeaderName::from_static(super::faults::HEADER);
+const API_KEY: HeaderName = HeaderName::from_static(crate::auth::authenticate::API_KEY_HEADER);
 
 /// A header's value, its first 255 bytes (`to_str` admits visible ASCII only, so any cut falls
 /// between characters).
