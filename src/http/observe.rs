@@ -343,9 +343,12 @@ fn next_cursor(page: &[u8]) -> Option<Text> {
     .then(|| Text::new(cursor))
 }
 
-/// `s`, at most `max` bytes of it, cut between characters.
-fn cut(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
+/// The longest prefix of `s` of at most `cap` bytes that ends on a character boundary.
+pub fn cut(s: &str, cap: usize) -> &str {
+    if s.len() <= cap {
+        return s;
+    }
+    let mut end = cap;
     while !s.is_char_boundary(end) {
         end -= 1;
     }
@@ -495,7 +498,13 @@ pub fn tool_call<R>(
 
 #[cfg(test)]
 mod tests {
-    use super::{next_cursor, Text};
+    use super::{cut, next_cursor, Text};
+
+    #[test]
+    fn a_cut_ends_on_a_character_boundary() {
+        assert_eq!(cut("aé", 2), "a");
+        assert_eq!(cut("abc", 5), "abc");
+    }
 
     #[test]
     fn text_is_inline_up_to_its_bound_and_whole_beyond() {

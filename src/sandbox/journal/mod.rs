@@ -196,12 +196,16 @@ impl Inner {
     fn turn(&self, store: &mut Store) {
         let arrived = self.stage(store);
         let (held, bytes) = store.writer.held();
-        if held > 0
-            && (arrived == 0 || store.held_since.elapsed() >= WRITE_AFTER || bytes >= HOLD_BYTES)
-        {
+        if write_due(arrived, held, bytes, store.held_since.elapsed()) {
             self.write(store);
         }
     }
+}
+
+/// Whether a turn that took `arrived` observations writes the `held` entries (`bytes` of them,
+/// the oldest `age` old) into the file.
+fn write_due(arrived: usize, held: usize, bytes: usize, age: Duration) -> bool {
+    held > 0 && (arrived == 0 || age >= WRITE_AFTER || bytes >= HOLD_BYTES)
 }
 
 /// The writer thread: every 100 ms (or when the queue fills), takes its turn. Ends when the
@@ -217,5 +221,24 @@ fn write_batches(weak: Weak<Inner>) {
         }
         let mut store = lock(&inner.store);
         inner.turn(&mut store);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_entries_are_written_on_a_pause_on_age_or_on_size_and_only_then() {
+        let fresh = Duration::from_millis(100);
+        // Nothing held: nothing to write, whatever else.
+        assert!(!write_due(0, 0, 0, WRITE_AFTER));
+        // A turn with nothing new: the traffic paused.
+        assert!(write_due(0, 1, 10, fresh));
+        // Traffic that never pauses: small and young stays in memory...
+        assert!(!write_due(512, 3_000, 150_000, fresh));
+        // ...until it is old enough, or large enough (a flood of big bodies).
+        assert!(write_due(512, 3_000, 150_000, WRITE_AFTER));
+        assert!(write_due(512, 300, HOLD_BYTES, fresh));
     }
 }

@@ -3,7 +3,7 @@
 //! thread, never on the request's.
 
 use super::codec::Fields;
-use crate::http::observe::Observation;
+use crate::http::observe::{cut, Observation};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -23,18 +23,6 @@ pub struct Row {
     /// A digest of the redacted body: how the readiness checks tell a retry from a new request.
     pub body_hash: Option<String>,
     pub problem: Option<String>,
-}
-
-/// The longest prefix of `s` of at most `cap` bytes that ends on a character boundary.
-fn cut(s: &str, cap: usize) -> &str {
-    if s.len() <= cap {
-        return s;
-    }
-    let mut end = cap;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 fn is_json(media_type: Option<&str>) -> bool {
@@ -175,12 +163,6 @@ impl Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_cut_ends_on_a_character_boundary() {
-        assert_eq!(cut("aé", 2), "a");
-        assert_eq!(cut("abc", 5), "abc");
-    }
 
     #[test]
     fn query_values_are_redacted() {
