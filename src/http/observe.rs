@@ -260,6 +260,7 @@ pub fn request(
         (None, None) => attribute(app, &req.headers),
     };
     let list = route.is_some_and(is_list);
+    let idempotency_key = header_str(&req.headers, &IDEMPOTENCY_KEY);
     let observation = Observation {
         account_id,
         company_id,
@@ -275,8 +276,9 @@ pub fn request(
         list,
         status,
         request_id: Text::new(&req.request_id),
-        idempotency_key: header_str(&req.headers, &IDEMPOTENCY_KEY),
-        replayed: resp.headers.contains_key(&IDEMPOTENT_REPLAYED),
+        // Only a request that sent a key can be answered by a replay.
+        replayed: idempotency_key.is_some() && resp.headers.contains_key(&IDEMPOTENT_REPLAYED),
+        idempotency_key,
         fault: header_str(&resp.headers, &FAULT),
         retry_after: resp
             .headers
@@ -290,7 +292,13 @@ pub fn request(
             "rest"
         },
         tool: None,
-        credentials: credentials(&req.headers),
+        // A tool call's REST request carries no credential of its own: [`tool_call`] names the
+        // call's.
+        credentials: if inner {
+            "none"
+        } else {
+            credentials(&req.headers)
+        },
         if_match: req.headers.contains_key(hyper::header::IF_MATCH),
         query: if inner {
             Text::new("")
@@ -472,7 +480,11 @@ pub fn tool_call<R>(
         response: Bytes::new(),
         next_cursor: None,
     });
-    let who = Who::of(principal);
+    // The `/mcp` request that carries the call authenticated this very principal: its ids are
+    // taken, not built again (its envelope adds no entry once a call is journaled).
+    let who = ENDPOINT_CALLER
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| Who::of(principal));
     o.account_id = who.account_id;
     o.company_id = who.company_id;
     o.key_id = who.key_id;

@@ -383,6 +383,44 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
     );
 }
 
+/// A retry is the next create of the same operation, by the same key, with the same body: one
+/// sent with a new `Idempotency-Key` fails the check, naming both requests; a different create
+/// after a failure is not a retry, whatever its key.
+#[tokio::test]
+async fn a_retry_is_told_from_a_new_create_by_its_body() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let rw = "northwind-readwrite";
+    let create = |key: &'static str, name: &'static str| {
+        app.post("/ads")
+            .key(rw)
+            .header("idempotency-key", key)
+            .json(&json!({"company_id": grocers, "name": name, "headline": "H"}))
+            .send()
+    };
+    fault(&app, 1).await;
+    let failed = create("summer-1", "Summer").await;
+    assert_eq!(failed.status, 503);
+    let other = create("autumn-1", "Autumn").await;
+    assert_eq!(other.status, 201, "{}", other.text());
+    let r = report(&app).await;
+    assert_eq!(
+        check(&r, "idempotency_keys_on_create")["status"],
+        "pass",
+        "a different body is a new create: {r}"
+    );
+
+    let retry = create("summer-2", "Summer").await;
+    assert_eq!(retry.status, 201, "{}", retry.text());
+    let r = report(&app).await;
+    assert_eq!(check(&r, "idempotency_keys_on_create")["status"], "fail");
+    let rid = |r: &crate::helpers::TestResponse| r.header("request-id").unwrap().to_string();
+    assert_eq!(
+        evidence(&r, "idempotency_keys_on_create"),
+        HashSet::from([rid(&failed), rid(&retry)])
+    );
+}
+
 #[tokio::test]
 async fn nothing_observed_is_incomplete_and_a_key_report_is_its_own() {
     let app = frozen().await;

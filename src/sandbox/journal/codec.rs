@@ -41,7 +41,6 @@ pub struct Fields<'a> {
     pub body: Option<&'a str>,
     pub body_truncated: bool,
     pub body_bytes: i64,
-    pub body_hash: Option<&'a str>,
     pub problem: Option<&'a str>,
     pub next_cursor: Option<&'a str>,
 }
@@ -71,9 +70,12 @@ fn put_signed(out: &mut Vec<u8>, v: i64) {
     put_varint(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
+/// Writes `s` as its length and bytes; where its bytes are.
+fn put_str(out: &mut Vec<u8>, s: &str) -> std::ops::Range<usize> {
     put_varint(out, s.len() as u64);
+    let start = out.len();
     out.extend_from_slice(s.as_bytes());
+    start..out.len()
 }
 
 /// The entry's texts, in the order of the `present` and `same` bitmaps of the current layout: the
@@ -100,14 +102,15 @@ fn texts<'a>(f: &Fields<'a>) -> [Option<&'a str>; TEXTS] {
         f.tool,
         f.query,
         f.body,
-        f.body_hash,
+        // A digest of the body, written until the readiness checks compared bodies themselves.
+        None,
         f.problem,
         f.next_cursor,
     ]
 }
 
 fn set_texts<'a>(f: &mut Fields<'a>, texts: [Option<&'a str>; TEXTS]) -> Result<(), Malformed> {
-    let [method, request_id, via, credentials, company_id, key_id, client_id, route, operation_id, problem_code, idempotency_key, fault, tool, query, body, body_hash, problem, next_cursor] =
+    let [method, request_id, via, credentials, company_id, key_id, client_id, route, operation_id, problem_code, idempotency_key, fault, tool, query, body, _body_hash, problem, next_cursor] =
         texts;
     f.method = method.ok_or(Malformed)?;
     f.request_id = request_id.ok_or(Malformed)?;
@@ -124,7 +127,6 @@ fn set_texts<'a>(f: &mut Fields<'a>, texts: [Option<&'a str>; TEXTS]) -> Result<
     f.tool = tool;
     f.query = query;
     f.body = body;
-    f.body_hash = body_hash;
     f.problem = problem;
     f.next_cursor = next_cursor;
     Ok(())
@@ -170,7 +172,9 @@ struct Previous {
     wall_ms: i64,
     /// Which of `texts` the previous entry had.
     present: u32,
-    texts: [String; TEXTS],
+    /// Where in the segment each of the previous entry's texts was last written out: compared in
+    /// place, never copied.
+    texts: [std::ops::Range<usize>; TEXTS],
 }
 
 impl Encoder {
@@ -189,11 +193,14 @@ impl Encoder {
 
     pub fn push(&mut self, f: &Fields<'_>) {
         let texts = texts(f);
+        let previous = &mut self.previous;
         let (mut present, mut same) = (0u32, 0u32);
         for (i, text) in texts.iter().enumerate() {
             if let Some(t) = text {
                 present |= 1 << i;
-                if self.previous.present & (1 << i) != 0 && self.previous.texts[i] == *t {
+                if previous.present & (1 << i) != 0
+                    && self.data.get(previous.texts[i].clone()) == Some(t.as_bytes())
+                {
                     same |= 1 << i;
                 }
             }
@@ -205,9 +212,9 @@ impl Encoder {
         put_varint(out, u64::from(present));
         put_varint(out, u64::from(same));
         out.push(flags(f));
-        put_signed(out, f.seq.wrapping_sub(self.previous.seq));
-        put_signed(out, f.at_ms.wrapping_sub(self.previous.at_ms));
-        put_signed(out, f.wall_ms.wrapping_sub(self.previous.wall_ms));
+        put_signed(out, f.seq.wrapping_sub(previous.seq));
+        put_signed(out, f.at_ms.wrapping_sub(previous.at_ms));
+        put_signed(out, f.wall_ms.wrapping_sub(previous.wall_ms));
         put_signed(out, f.duration_us);
         put_signed(out, f.body_bytes);
         put_varint(out, u64::from(f.status));
@@ -216,16 +223,13 @@ impl Encoder {
         }
         for (i, text) in texts.iter().enumerate() {
             if let Some(t) = text.filter(|_| same & (1 << i) == 0) {
-                put_str(out, t);
-                let kept = &mut self.previous.texts[i];
-                kept.clear();
-                kept.push_str(t);
+                previous.texts[i] = put_str(out, t);
             }
         }
-        self.previous.present = present;
-        self.previous.seq = f.seq;
-        self.previous.at_ms = f.at_ms;
-        self.previous.wall_ms = f.wall_ms;
+        previous.present = present;
+        previous.seq = f.seq;
+        previous.at_ms = f.at_ms;
+        previous.wall_ms = f.wall_ms;
         self.entries += 1;
     }
 
@@ -414,7 +418,7 @@ impl<'a> Decoder<'a> {
         f.tool = opt(TOOL)?;
         f.query = opt(QUERY)?;
         f.body = opt(BODY)?;
-        f.body_hash = opt(BODY_HASH)?;
+        opt(BODY_HASH)?;
         f.problem = opt(PROBLEM)?;
         f.next_cursor = opt(NEXT_CURSOR)?;
         Ok(Decoder::with_flags(f, flags))
@@ -494,7 +498,6 @@ mod tests {
             body: Some("{\"a\":1}"),
             body_truncated: true,
             body_bytes: 9000,
-            body_hash: Some("00ff"),
             problem: Some("{\"status\":503}"),
             next_cursor: Some("ad_9"),
         }

@@ -5,7 +5,6 @@
 use super::codec::Fields;
 use crate::http::observe::{cut, Observation};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// Bytes of a query, body or problem copy kept; a longer one is cut and marked.
 pub const CAP_BYTES: usize = 8 * 1024;
@@ -20,8 +19,6 @@ pub struct Row {
     pub body_truncated: bool,
     /// Bytes of the body as sent (the copy may be cut, or omitted when it is not JSON).
     pub body_bytes: usize,
-    /// A digest of the redacted body: how the readiness checks tell a retry from a new request.
-    pub body_hash: Option<String>,
     pub problem: Option<String>,
 }
 
@@ -80,22 +77,16 @@ impl Row {
         let body_bytes = o.body.len();
         let (mut body, mut body_truncated) = (None, false);
         if !o.body.is_empty() && is_json(o.body_type.as_deref()) {
-            if let Ok(mut v) = serde_json::from_slice::<Value>(&o.body) {
+            if &o.body[..] == b"{}" {
+                // A tool called with no arguments: nothing to parse or redact.
+                body = Some("{}".to_string());
+            } else if let Ok(mut v) = serde_json::from_slice::<Value>(&o.body) {
                 crate::redact::redact_value(&mut v);
                 let text = v.to_string();
                 body_truncated = text.len() > CAP_BYTES;
                 body = Some(cut(&text, CAP_BYTES).to_string());
             }
         }
-        let body_hash = body.as_ref().map(|b| {
-            let digest = Sha256::digest(b.as_bytes());
-            let mut hex = String::with_capacity(16);
-            for b in &digest[..8] {
-                hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-                hex.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-            }
-            hex
-        });
         let (mut problem, mut code) = (None, None);
         if o.status >= 400 && !o.response.is_empty() {
             if let Ok(mut v) = serde_json::from_slice::<Value>(&o.response) {
@@ -114,7 +105,6 @@ impl Row {
             body,
             body_truncated,
             body_bytes,
-            body_hash,
             problem,
         }
     }
@@ -153,7 +143,6 @@ impl Row {
             body: self.body.as_deref(),
             body_truncated: self.body_truncated,
             body_bytes: i64::try_from(self.body_bytes).unwrap_or(i64::MAX),
-            body_hash: self.body_hash.as_deref(),
             problem: self.problem.as_deref(),
             next_cursor: o.next_cursor.as_deref(),
         }

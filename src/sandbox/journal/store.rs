@@ -521,8 +521,6 @@ pub struct Entry {
     pub creates: bool,
     #[serde(skip)]
     pub list: bool,
-    #[serde(skip)]
-    pub body_hash: Option<String>,
 }
 
 impl crate::http::response::Listed for Entry {
@@ -580,7 +578,6 @@ impl Entry {
             at_ms: f.at_ms,
             creates: f.creates,
             list: f.list,
-            body_hash: owned(f.body_hash),
         }
     }
 }
@@ -795,7 +792,6 @@ mod legacy {
         body: Option<String>,
         body_truncated: bool,
         body_bytes: i64,
-        body_hash: Option<String>,
         problem: Option<String>,
         next_cursor: Option<String>,
     }
@@ -831,7 +827,6 @@ mod legacy {
                 body: self.body.as_deref(),
                 body_truncated: self.body_truncated,
                 body_bytes: self.body_bytes,
-                body_hash: self.body_hash.as_deref(),
                 problem: self.problem.as_deref(),
                 next_cursor: self.next_cursor.as_deref(),
             }
@@ -856,8 +851,8 @@ mod legacy {
                 "SELECT seq, account_id, company_id, key_id, client_id, at_ms, wall_ms,
                     duration_us, method, route, operation_id, creates, list, status, problem_code,
                     request_id, idempotency_key, replayed, fault, retry_after, via, tool,
-                    credentials, if_match, query, body, body_truncated, body_bytes, body_hash,
-                    problem, next_cursor
+                    credentials, if_match, query, body, body_truncated, body_bytes, problem,
+                    next_cursor
                  FROM requests ORDER BY seq",
             )?;
             let rows = read.query_map([], |r| {
@@ -890,9 +885,8 @@ mod legacy {
                     body: r.get(25)?,
                     body_truncated: r.get(26)?,
                     body_bytes: r.get(27)?,
-                    body_hash: r.get(28)?,
-                    problem: r.get(29)?,
-                    next_cursor: r.get(30)?,
+                    problem: r.get(28)?,
+                    next_cursor: r.get(29)?,
                 })
             })?;
             let mut window: Vec<Legacy> = Vec::new();

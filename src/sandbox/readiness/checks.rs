@@ -195,7 +195,7 @@ pub fn idempotency_keys_on_create(x: &Inputs) -> Check {
         let retry = creates[i + 1..].iter().find(|r| {
             r.key_id == e.key_id
                 && r.operation_id == e.operation_id
-                && r.body_hash == e.body_hash
+                && r.body == e.body
                 && r.wall_ms - e.wall_ms <= RETRY_WINDOW_MS
         });
         if let Some(r) = retry {
