@@ -35,6 +35,9 @@ impl Text {
     /// Ids, request ids and UUID idempotency keys fit; the whole stays 48 bytes.
     pub const INLINE: usize = 40;
 
+    // One shared copy rather than one inlined at each of the hook's dozen call sites: the hook
+    // runs on every request, among code that already overflows the instruction cache.
+    #[inline(never)]
     pub fn new(s: &str) -> Text {
         match arrayvec::ArrayString::from(s) {
             Ok(inline) => Text::Inline(inline),
@@ -195,16 +198,6 @@ pub fn authenticated(app: &App, principal: &Principal) {
     }
 }
 
-fn credentials(headers: &HeaderMap) -> &'static str {
-    if headers.contains_key(&API_KEY) {
-        "api_key"
-    } else if headers.contains_key(hyper::header::AUTHORIZATION) {
-        "bearer"
-    } else {
-        "none"
-    }
-}
-
 // Named once: a lookup by `&str` parses the name on every request.
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -213,11 +206,92 @@ const API_KEY: HeaderName = HeaderName::from_static(crate::auth::authenticate::A
 
 /// A header's value, its first 255 bytes (`to_str` admits visible ASCII only, so any cut falls
 /// between characters).
-fn header_str(headers: &HeaderMap, name: impl hyper::header::AsHeaderName) -> Option<Text> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
+fn header_text(value: &hyper::header::HeaderValue) -> Option<Text> {
+    value
+        .to_str()
+        .ok()
         .map(|s| Text::new(&s[..s.len().min(255)]))
+}
+
+fn header_str(headers: &HeaderMap, name: impl hyper::header::AsHeaderName) -> Option<Text> {
+    headers.get(name).and_then(header_text)
+}
+
+/// What the journal reads of a request's headers. Read in one pass over the handful a request
+/// carries: a lookup by name hashes the name, and four of them cost more than the walk.
+struct RequestHeaders {
+    idempotency_key: Option<Text>,
+    /// Which credential was presented: `none`, `api_key` or `bearer`.
+    credentials: &'static str,
+    if_match: bool,
+    content_type: Option<Text>,
+}
+
+#[inline(never)]
+fn request_headers(headers: &HeaderMap) -> RequestHeaders {
+    let mut out = RequestHeaders {
+        idempotency_key: None,
+        credentials: "none",
+        if_match: false,
+        content_type: None,
+    };
+    let (mut api_key, mut bearer) = (false, false);
+    // A repeated header: its first value counts, as `HeaderMap::get` would give it.
+    for (name, value) in headers {
+        if name == IDEMPOTENCY_KEY {
+            if out.idempotency_key.is_none() {
+                out.idempotency_key = header_text(value);
+            }
+        } else if name == hyper::header::CONTENT_TYPE {
+            if out.content_type.is_none() {
+                out.content_type = header_text(value);
+            }
+        } else if name == hyper::header::IF_MATCH {
+            out.if_match = true;
+        } else if name == API_KEY {
+            api_key = true;
+        } else if name == hyper::header::AUTHORIZATION {
+            bearer = true;
+        }
+    }
+    out.credentials = if api_key {
+        "api_key"
+    } else if bearer {
+        "bearer"
+    } else {
+        "none"
+    };
+    out
+}
+
+/// What the journal reads of an answer's headers, in one pass.
+struct ResponseHeaders {
+    replayed: bool,
+    fault: Option<Text>,
+    retry_after: Option<u32>,
+}
+
+#[inline(never)]
+fn response_headers(headers: &HeaderMap) -> ResponseHeaders {
+    let mut out = ResponseHeaders {
+        replayed: false,
+        fault: None,
+        retry_after: None,
+    };
+    for (name, value) in headers {
+        if name == hyper::header::RETRY_AFTER {
+            if out.retry_after.is_none() {
+                out.retry_after = value.to_str().ok().and_then(|v| v.trim().parse().ok());
+            }
+        } else if name == FAULT {
+            if out.fault.is_none() {
+                out.fault = header_text(value);
+            }
+        } else if name == IDEMPOTENT_REPLAYED {
+            out.replayed = true;
+        }
+    }
+    out
 }
 
 /// Tells the observer about a request the pipeline served. `via` is [`Via::Mcp`] for the REST
@@ -260,7 +334,8 @@ pub fn request(
         (None, None) => attribute(app, &req.headers),
     };
     let list = route.is_some_and(is_list);
-    let idempotency_key = header_str(&req.headers, &IDEMPOTENCY_KEY);
+    let sent = request_headers(&req.headers);
+    let answered = response_headers(&resp.headers);
     let observation = Observation {
         account_id,
         company_id,
@@ -276,15 +351,10 @@ pub fn request(
         list,
         status,
         request_id: Text::new(&req.request_id),
-        // Only a request that sent a key can be answered by a replay.
-        replayed: idempotency_key.is_some() && resp.headers.contains_key(&IDEMPOTENT_REPLAYED),
-        idempotency_key,
-        fault: header_str(&resp.headers, &FAULT),
-        retry_after: resp
-            .headers
-            .get(hyper::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok()),
+        idempotency_key: sent.idempotency_key,
+        replayed: answered.replayed,
+        fault: answered.fault,
+        retry_after: answered.retry_after,
         // The `/mcp` endpoint's own messages (initialize, tools/list, ...) came through MCP too.
         via: if route.is_some_and(|r| r.path.starts_with("/mcp")) {
             "mcp"
@@ -294,23 +364,15 @@ pub fn request(
         tool: None,
         // A tool call's REST request carries no credential of its own: [`tool_call`] names the
         // call's.
-        credentials: if inner {
-            "none"
-        } else {
-            credentials(&req.headers)
-        },
-        if_match: req.headers.contains_key(hyper::header::IF_MATCH),
+        credentials: if inner { "none" } else { sent.credentials },
+        if_match: sent.if_match,
         query: if inner {
             Text::new("")
         } else {
             Text::new(&req.query)
         },
         body: req.body.clone(),
-        body_type: if inner {
-            None
-        } else {
-            header_str(&req.headers, hyper::header::CONTENT_TYPE)
-        },
+        body_type: if inner { None } else { sent.content_type },
         response: if status >= 400 {
             resp.body.clone()
         } else {
@@ -378,6 +440,8 @@ pub fn wall_millis() -> i64 {
 /// The account of a request that did not authenticate: the presented key's, when a key with that
 /// id exists, else the presented client id's, when that client exists; else the operator's. Ids
 /// are not secrets; the raw key never leaves [`crate::auth::authenticate`].
+#[cold]
+#[inline(never)]
 fn attribute(app: &App, headers: &HeaderMap) -> Who {
     let key = crate::auth::authenticate::presented_key_id(headers);
     let client = header_str(headers, crate::auth::authenticate::CLIENT_ID_HEADER);

@@ -4,7 +4,7 @@
 
 use super::codec::Fields;
 use crate::http::observe::{cut, Observation};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Bytes of a query, body or problem copy kept; a longer one is cut and marked.
 pub const CAP_BYTES: usize = 8 * 1024;
@@ -33,31 +33,61 @@ fn is_json(media_type: Option<&str>) -> bool {
     essence == "application/json" || essence.ends_with("+json")
 }
 
-/// The query string as a redacted JSON object (a repeated name keeps its first value).
+/// The query string as a redacted JSON object, written straight from its pairs (no
+/// `serde_json::Value` built and dropped per request): each name as it was sent, in order, and
+/// its value, or `[REDACTED]` under a secret name, or scrubbed of secret-shaped parts; what
+/// [`crate::redact::redact_value`] would make of the same object. A query the router refuses
+/// (not percent-encoded UTF-8, a name given twice) shows only that it was there.
 fn query_copy(query: &str) -> Option<String> {
     if query.is_empty() {
         return None;
     }
-    let mut map = Map::new();
-    match crate::http::query::parse(query) {
-        Ok(pairs) => {
-            for (k, v) in pairs {
-                map.entry(k).or_insert(Value::String(v));
+    // Without escapes the pairs are slices of the query itself: nothing to decode or allocate.
+    let plain = !query.bytes().any(|b| b == b'%' || b == b'+');
+    let decoded;
+    let mut borrowed: Vec<(&str, &str)> = Vec::new();
+    if plain {
+        for part in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = part.split_once('=').unwrap_or((part, ""));
+            if borrowed.iter().any(|(seen, _)| *seen == name) {
+                return Some(r#"{"_undecodable":true}"#.to_string());
             }
+            borrowed.push((name, value));
         }
-        // Not decodable: nothing of it is shown, only that it was there.
-        Err(_) => {
-            map.insert("_undecodable".into(), Value::Bool(true));
+    } else {
+        let Ok(pairs) = crate::http::query::parse(query) else {
+            return Some(r#"{"_undecodable":true}"#.to_string());
+        };
+        decoded = pairs;
+        borrowed.extend(decoded.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    }
+    let mut out = Vec::with_capacity(query.len() + 8);
+    out.push(b'{');
+    for &(name, value) in &borrowed {
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        json_string(&mut out, name);
+        out.push(b':');
+        if crate::redact::is_secret_field(name) {
+            json_string(&mut out, crate::redact::REDACTED);
+        } else {
+            json_string(&mut out, &crate::redact::redact_str(value));
         }
     }
-    let mut v = Value::Object(map);
-    crate::redact::redact_value(&mut v);
-    let text = v.to_string();
+    out.push(b'}');
+    let text = String::from_utf8(out).ok()?;
     Some(if text.len() > CAP_BYTES {
         r#"{"_truncated":true}"#.to_string()
     } else {
         text
     })
+}
+
+/// `s` as a JSON string, escaped as `serde_json` escapes it.
+fn json_string(out: &mut Vec<u8>, s: &str) {
+    // Writing a `&str` into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 /// `code` of a problem, else the last segment of its `type`.
@@ -152,6 +182,54 @@ impl Row {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
+
+    /// The object the journal first built for a query: the oracle [`query_copy`] must match.
+    fn query_copy_by_value(query: &str) -> Option<String> {
+        if query.is_empty() {
+            return None;
+        }
+        let mut map = Map::new();
+        match crate::http::query::parse(query) {
+            Ok(pairs) => {
+                for (k, v) in pairs {
+                    map.entry(k).or_insert(Value::String(v));
+                }
+            }
+            Err(_) => {
+                map.insert("_undecodable".into(), Value::Bool(true));
+            }
+        }
+        let mut v = Value::Object(map);
+        crate::redact::redact_value(&mut v);
+        Some(v.to_string())
+    }
+
+    #[test]
+    fn the_query_copy_is_what_redacting_the_query_object_gives() {
+        let queries = [
+            "",
+            "limit=20",
+            "limit=20&cursor=dev_0m5d4ruo5fepbn59k9ts",
+            "status=online&company_id=cmp_1&limit=5",
+            "api_key=sgn_test_fwJ6Gr6KLbkW37oC_abcdefghijklmnopqrstuvwx&limit=5",
+            "Password=hunter2&client_secret=x&secret_last4=SFf2",
+            "q=Bearer%20eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "note=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw&x=1",
+            "q=%22quoted%22%5Cslash%0Anewline%09tab%01ctl",
+            "q=caf%C3%A9+%E2%9C%93&empty=&flag",
+            "a=1&a=2",
+            "bad=%ZZ",
+            "bad=%C3",
+            "=novalue&%3D=eq",
+            "x=1&&y=2&x",
+            "flag&flag=",
+            "k=a=b",
+        ];
+        for q in queries {
+            assert_eq!(query_copy(q), query_copy_by_value(q), "query {q:?}");
+        }
+    }
 
     #[test]
     fn query_values_are_redacted() {
