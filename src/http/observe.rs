@@ -341,9 +341,14 @@ pub fn request(
         company_id,
         key_id,
         client_id,
-        at_ms: crate::time::now_millis(),
-        wall_ms: wall_millis(),
-        duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        // A tool call's clocks are its own: three clock reads saved on every call.
+        at_ms: if inner { 0 } else { crate::time::now_millis() },
+        wall_ms: if inner { 0 } else { wall_millis() },
+        duration_us: if inner {
+            0
+        } else {
+            u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+        },
         method: req.method.clone(),
         route: route.map(|r| r.path),
         operation_id: route.map(|r| r.operation_id),

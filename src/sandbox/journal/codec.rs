@@ -140,16 +140,12 @@ const IF_MATCH: u8 = 1 << 3;
 const TRUNCATED: u8 = 1 << 4;
 
 fn flags(f: &Fields<'_>) -> u8 {
-    [
-        (CREATES, f.creates),
-        (LIST, f.list),
-        (REPLAYED, f.replayed),
-        (IF_MATCH, f.if_match),
-        (TRUNCATED, f.body_truncated),
-    ]
-    .iter()
-    .filter(|(_, on)| *on)
-    .fold(0, |acc, (bit, _)| acc | bit)
+    let bit = |on: bool, flag: u8| if on { flag } else { 0 };
+    bit(f.creates, CREATES)
+        | bit(f.list, LIST)
+        | bit(f.replayed, REPLAYED)
+        | bit(f.if_match, IF_MATCH)
+        | bit(f.body_truncated, TRUNCATED)
 }
 
 /// Builds one segment. An entry is written against the one before it: a text equal to the
