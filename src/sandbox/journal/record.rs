@@ -42,28 +42,13 @@ fn query_copy(query: &str) -> Option<String> {
     if query.is_empty() {
         return None;
     }
-    // Without escapes the pairs are slices of the query itself: nothing to decode or allocate.
-    let plain = !query.bytes().any(|b| b == b'%' || b == b'+');
-    let decoded;
-    let mut borrowed: Vec<(&str, &str)> = Vec::new();
-    if plain {
-        for part in query.split('&').filter(|p| !p.is_empty()) {
-            let (name, value) = part.split_once('=').unwrap_or((part, ""));
-            if borrowed.iter().any(|(seen, _)| *seen == name) {
-                return Some(r#"{"_undecodable":true}"#.to_string());
-            }
-            borrowed.push((name, value));
-        }
-    } else {
-        let Ok(pairs) = crate::http::query::parse(query) else {
-            return Some(r#"{"_undecodable":true}"#.to_string());
-        };
-        decoded = pairs;
-        borrowed.extend(decoded.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-    }
+    // Names and values without escapes are slices of the query itself: nothing is allocated.
+    let Ok(pairs) = crate::http::query::pairs(query) else {
+        return Some(r#"{"_undecodable":true}"#.to_string());
+    };
     let mut out = Vec::with_capacity(query.len() + 8);
     out.push(b'{');
-    for &(name, value) in &borrowed {
+    for (name, value) in &pairs {
         if out.len() > 1 {
             out.push(b',');
         }
