@@ -38,7 +38,7 @@ def main() -> int:
             print(f"FAIL mypy --strict {name}: {out}{err}")
     # The plugin is found through its entry point, as after `pip install ./clients/python`.
     code = pytest.main(
-        [str(here / "test_customer_suite.py"), str(here / "test_install.py"), "-q", "-p", "no:cacheprovider"],
+        [str(here / "test_customer_suite.py"), str(here / "test_install.py"), str(here / "test_readme_example.py"), "-q", "-p", "no:cacheprovider"],
         plugins=[Report()],
     )
     return 1 if status != 0 or code != 0 else 0
