@@ -37,6 +37,9 @@ pub struct Ctx<'a> {
     pub query: Vec<(String, String)>,
     pub body: Bytes,
     pub principal: Option<Principal>,
+    /// For a route that authenticates itself ([`Route::authenticates_itself`]): the principal the
+    /// server verified from the request's headers, if it did.
+    pub credential: Option<Principal>,
     pub peer: Option<IpAddr>,
 }
 

@@ -12,7 +12,8 @@ use super::response::Response;
 use super::router::{Exec, Match};
 use super::state::App;
 use crate::audit;
-use crate::auth::{authenticate::authenticate, authorize, Action, Principal, Target};
+use crate::auth::authenticate::{authenticate, Verified};
+use crate::auth::{authorize, Action, Principal, Target};
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
 use std::net::IpAddr;
@@ -27,6 +28,23 @@ pub struct Request {
     pub body: Bytes,
     pub peer: Option<IpAddr>,
     pub request_id: String,
+    /// What the server found of the request's credential before it read the body.
+    pub credential: Credential,
+}
+
+/// The server checks the credential of a request that needs one from its headers, before it reads
+/// any of its body ([`super::server`]); the pipeline takes its finding instead of looking again.
+#[derive(Debug, Clone, Default)]
+pub enum Credential {
+    /// Not checked (a route without a credential, or a request that did not come from the server).
+    #[default]
+    NotChecked,
+    /// Valid: the principal, and the key's use still to record (on the request's own thread).
+    Verified(Box<Verified>),
+    /// Refused: the body was not read. The pipeline authenticates again to answer the refusal
+    /// exactly (and to audit it); should the credential have become valid meanwhile, the request
+    /// is not run on a body it never read.
+    Refused,
 }
 
 /// The route's execution mode and pattern, for the server to choose a thread and to log, and the
@@ -134,8 +152,18 @@ fn serve<'m>(
         None
     } else if let Some(p) = authenticated {
         Some(p.clone())
+    } else if let Credential::Verified(v) = &req.credential {
+        v.record_use(&app.db);
+        Some(v.principal.clone())
     } else {
         match authenticate(&app.db, &app.jwt, &req.headers) {
+            Ok(_) if matches!(req.credential, Credential::Refused) => {
+                return ApiError::Unavailable(
+                    "The credential was refused when the request arrived, so its body was not read; send the request again.".into(),
+                )
+                .into_response(&req.request_id)
+                .with_header("connection", "close")
+            }
             Ok(p) => Some(p),
             Err(err) => {
                 let err = ApiError::from(err);
@@ -281,10 +309,11 @@ fn run(
             Ok(Some(fault)) => match fault.answer(rid) {
                 Some(answer) => return fault.mark(answer, via),
                 None => {
-                    // A delay holds a connection: bounded per credential, checked before the
+                    // A delay holds a connection: bounded per account, checked before the
                     // request runs, so a refusal changes nothing.
                     if fault.delay_ms > 0 {
-                        if let Err(refused) = app.faults.holds.acquire(p.actor_id(), fault.delay_ms)
+                        if let Err(refused) =
+                            app.faults.holds.acquire(&p.account_id, fault.delay_ms)
                         {
                             return ApiError::TooManyDelayed {
                                 limit: refused.limit,
@@ -384,6 +413,14 @@ fn run(
         _ => None,
     };
 
+    // A route that authenticates itself (`/mcp`) gets what the server verified, once.
+    let credential = match &req.credential {
+        Credential::Verified(v) if route.authenticates_itself => {
+            v.record_use(&app.db);
+            Some(v.principal.clone())
+        }
+        _ => None,
+    };
     let mut ctx = Ctx {
         app,
         route,
@@ -393,6 +430,7 @@ fn run(
         query,
         body: req.body.clone(),
         principal: owned.take(),
+        credential,
         peer: req.peer,
     };
     let resp = match (route.handler)(&mut ctx) {

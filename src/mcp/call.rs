@@ -97,6 +97,7 @@ impl Caller {
                 body: body.map(Bytes::from).unwrap_or_default(),
                 peer: self.peer,
                 request_id: self.request_id.clone(),
+                credential: Default::default(),
             },
             &self.principal,
         )

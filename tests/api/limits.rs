@@ -458,7 +458,15 @@ async fn a_hostile_batch_does_not_grow_the_servers_memory() {
 
 // ---- slow bodies and idle connections ----
 
-const SLOW_HEAD: &str = "POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\nabcd";
+/// An authenticated request whose body never finishes: it holds its slot until the body read
+/// timeout (a connection that authenticated is never closed to make room).
+fn slow_head() -> String {
+    let k = key("northwind-readwrite");
+    format!(
+        "POST /devices HTTP/1.1\r\nHost: localhost\r\nX-API-Key: {}\r\nX-Service-Client-Id: {}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\nabcd",
+        k.raw, k.client_id
+    )
+}
 
 /// `GET /health` on a fresh connection, giving up after `wait`.
 async fn health(addr: &str, wait: Duration) -> Option<u16> {
@@ -489,10 +497,11 @@ async fn slow_bodies_are_cut_off_and_the_server_recovers_on_its_own() {
     let mut slow = Vec::new();
     for _ in 0..4 {
         let mut s = TcpStream::connect(&addr).await.unwrap();
-        s.write_all(SLOW_HEAD.as_bytes()).await.unwrap();
+        s.write_all(slow_head().as_bytes()).await.unwrap();
         slow.push(s);
     }
-    // Every slot is held; /health waits, then answers once the slow bodies are cut off.
+    // Every slot is held by an authenticated request; /health waits, then answers once the slow
+    // bodies are cut off.
     let mut recovered = None;
     for attempt in 0..20 {
         if let Some(status) = health(&addr, Duration::from_secs(1)).await {

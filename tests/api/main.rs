@@ -13,6 +13,7 @@ mod credentials;
 mod demo_command;
 mod demo_world;
 mod devices;
+mod edge_connections;
 mod events_feed;
 mod examples;
 mod fuzz;

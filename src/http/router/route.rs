@@ -46,6 +46,9 @@ pub struct Route {
     /// Left out of the OpenAPI document (the reference pages themselves: `/docs`, `/problems/…`).
     pub hidden: bool,
     pub action: Action,
+    /// A public route that checks a credential itself (`/mcp`): the server still verifies the
+    /// credential from the headers before reading the body ([`Route::authenticates_itself`]).
+    pub authenticates_itself: bool,
     pub exec: Exec,
     pub handler: HandlerFn,
     pub query: Vec<QueryParam>,
@@ -108,6 +111,7 @@ impl Route {
             hidden: false,
             multipart: false,
             action,
+            authenticates_itself: false,
             exec: Exec::Inline,
             handler,
             query: Vec::new(),
@@ -167,6 +171,13 @@ impl Route {
     /// Served, but not an operation of the OpenAPI document (the human-readable reference).
     pub fn hidden(mut self) -> Route {
         self.hidden = true;
+        self
+    }
+    /// A public route whose handler checks the credential itself (`/mcp`): the server verifies
+    /// it from the headers before reading the body, as for every authenticated route, and hands
+    /// the principal to the handler ([`Ctx::credential`]).
+    pub fn authenticates_itself(mut self) -> Route {
+        self.authenticates_itself = true;
         self
     }
     pub fn blocking(mut self) -> Route {
