@@ -1,8 +1,6 @@
 //! Issue 22 item 4, issue 31 item 2: one company's (or account's) hanging receivers cannot starve
-//! another's webhooks.
-//! Delivery slots are shared fairly (an account, and a company inside it, holds at most its share),
-//! and a company may have
-//! `webhooks.max_per_company` webhooks.
+//! another's webhooks. Delivery slots are shared fairly (an account, and a company inside it,
+//! holds at most its share), and a company may have `webhooks.max_per_company` webhooks.
 
 use crate::helpers::*;
 use crate::webhook_delivery::quiet_fixture_hooks;
