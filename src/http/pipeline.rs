@@ -73,14 +73,22 @@ pub fn execute_matched(app: &App, req: &Request, found: Match<'_>) -> Response {
 /// [`execute`] for an internal request (an MCP tool call) whose credential headers were
 /// authenticated as `principal` by the very HTTP request it is part of: the credential is not
 /// looked up a second time. Every new HTTP request still authenticates, so a revocation takes
-/// effect on the next one, exactly as for REST.
-pub fn execute_as(app: &App, req: &Request, principal: &Principal) -> Response {
+/// effect on the next one, exactly as for REST. `prepaid`: the tool call already spent this
+/// request's rate-limit token (the first request of every call is paid for when the call arrives).
+pub fn execute_as(app: &App, req: &Request, principal: &Principal, prepaid: bool) -> Response {
     run_pipeline(
         app,
         req,
         app.router.find(&req.method, &req.path),
-        Some(principal),
+        Some(Inner { principal, prepaid }),
     )
+}
+
+/// An internal request of an MCP tool call: who made the call, and whether its token is spent.
+#[derive(Clone, Copy)]
+struct Inner<'a> {
+    principal: &'a Principal,
+    prepaid: bool,
 }
 
 /// Every request runs on its app's clock and generator ([`App::within`]).
@@ -88,7 +96,7 @@ fn run_pipeline(
     app: &App,
     req: &Request,
     found: Match<'_>,
-    authenticated: Option<&Principal>,
+    authenticated: Option<Inner<'_>>,
 ) -> Response {
     app.within(|| run_on_clock(app, req, found, authenticated))
 }
@@ -104,7 +112,7 @@ fn run_on_clock(
     app: &App,
     req: &Request,
     found: Match<'_>,
-    authenticated: Option<&Principal>,
+    authenticated: Option<Inner<'_>>,
 ) -> Response {
     let started = std::time::Instant::now();
     let via = if authenticated.is_some() {
@@ -131,9 +139,11 @@ fn serve<'m>(
     app: &App,
     req: &Request,
     found: Match<'m>,
-    authenticated: Option<&Principal>,
+    inner: Option<Inner<'_>>,
     seen: &mut Seen<'m>,
 ) -> Response {
+    let authenticated = inner.map(|i| i.principal);
+    let prepaid = inner.is_some_and(|i| i.prepaid);
     let (route, params) = match found {
         Match::Found(route, params) => {
             seen.route = Some(route);
@@ -186,7 +196,7 @@ fn serve<'m>(
         |p: &Principal| route.path.starts_with("/_sandbox/") && p.scopes.allows(Action::Sandbox);
     let quota = principal
         .as_ref()
-        .filter(|p| !operator_control(p))
+        .filter(|p| !operator_control(p) && !prepaid)
         .and_then(|p| app.rate_limiter.take(p.actor_id()));
     if let Some(q) = quota.filter(|q| q.retry_after_secs.is_some()) {
         let mut resp = ApiError::RateLimited {
