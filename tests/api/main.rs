@@ -23,6 +23,7 @@ mod journal_segments;
 mod journal_switch;
 mod limits;
 mod list_contract;
+mod login_clock;
 mod mcp_answers;
 mod mcp_assist;
 mod mcp_capabilities;
