@@ -65,6 +65,10 @@ impl App {
             crate::http::body::BUFFERED_BYTES,
             settings.max_body_bytes,
         );
+        let spools = crate::http::body::Buffered::new(
+            crate::http::spool::DISK_BYTES,
+            settings.max_body_bytes,
+        );
         let app = App {
             router: Router::new(routes).with_schemas(schemas()),
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
@@ -77,6 +81,7 @@ impl App {
             admission,
             auth_failures,
             bodies,
+            spools,
             faults,
             extensions: Default::default(),
         };

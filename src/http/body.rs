@@ -40,7 +40,7 @@ impl Buffered {
         }
     }
 
-    async fn take(&self, bytes: usize, held: &mut Held) {
+    pub(super) async fn take(&self, bytes: usize, held: &mut Held) {
         let units = (bytes.div_ceil(UNIT)).min(self.units) as u32;
         if units == 0 {
             return;

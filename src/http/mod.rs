@@ -4,6 +4,7 @@
 //! - [`admission`]: which connections are held; the unauthenticated ones bounded per address.
 //! - [`auth_failures`]: failed authentication, rate-limited per client address.
 //! - [`body`]: reading a request body within its limits and the server's memory budget.
+//! - [`spool`]: uploads streamed to a temporary file instead of memory.
 //! - [`router`]: the route table shared by REST and `/mcp`.
 //! - [`pipeline`]: authenticate -> rate limit -> authorize -> idempotency -> handler -> audit.
 //! - [`faults`]: injected faults (`/_sandbox/faults`, `Prefer: code=`), applied by the pipeline.
@@ -32,6 +33,7 @@ pub mod rate_limit;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod spool;
 pub mod state;
 pub mod stream;
 

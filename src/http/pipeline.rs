@@ -30,6 +30,8 @@ pub struct Request {
     pub request_id: String,
     /// What the server found of the request's credential before it read the body.
     pub credential: Credential,
+    /// The body of an upload, streamed to a temporary file (`body` is empty then).
+    pub spool: Option<std::sync::Arc<super::spool::Spool>>,
 }
 
 /// The server checks the credential of a request that needs one from its headers, before it reads
@@ -406,6 +408,9 @@ fn run(
             if let Err(e) = idempotency::validate_key(key) {
                 return e.into_response(rid);
             }
+            // A spooled body is fingerprinted by its digest (taken as it was written).
+            let spooled = req.spool.as_ref().map(|s| s.sha256_hex());
+            let body = spooled.as_deref().map_or(&req.body[..], str::as_bytes);
             match idempotency::begin(
                 &app.db,
                 p.actor_id(),
@@ -413,7 +418,7 @@ fn run(
                 req.method.as_str(),
                 &req.path,
                 &req.query,
-                &req.body,
+                body,
             ) {
                 Ok(Begin::Replay(resp)) => return resp,
                 Ok(Begin::Proceed) => Some((p.actor_id().to_string(), key.to_string())),
@@ -441,6 +446,7 @@ fn run(
         body: req.body.clone(),
         principal: owned.take(),
         credential,
+        spool: req.spool.clone(),
         peer: req.peer,
     };
     let resp = match (route.handler)(&mut ctx) {

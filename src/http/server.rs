@@ -28,6 +28,7 @@ use super::error::ApiError;
 use super::pipeline::{self, Credential, Request};
 use super::response::Response;
 use super::router::{Exec, Match};
+use super::spool::{self, Spool};
 use super::state::App;
 use crate::auth::failure::AuthError;
 use bytes::Bytes;
@@ -296,8 +297,8 @@ enum Gate {
     NoRoute,
     /// A public route: its body is read within the unauthenticated budget.
     Public,
-    /// A credential, checked from the headers first.
-    Credential,
+    /// A credential, checked from the headers first; `spooled`: an upload, streamed to disk.
+    Credential { spooled: bool },
 }
 
 impl Gate {
@@ -307,7 +308,9 @@ impl Gate {
                 if route.action == crate::auth::Action::Public && !route.authenticates_itself {
                     Gate::Public
                 } else {
-                    Gate::Credential
+                    Gate::Credential {
+                        spooled: route.spooled,
+                    }
                 }
             }
             _ => Gate::NoRoute,
@@ -319,6 +322,8 @@ impl Gate {
 /// request (its body was not read to the end).
 struct Read {
     body: Result<Bytes, ApiError>,
+    /// An upload's body, streamed to a temporary file (`body` is empty then).
+    spool: Option<Arc<Spool>>,
     credential: Credential,
     close: bool,
     held: body::Held,
@@ -329,6 +334,7 @@ impl Read {
     fn unread(body: Result<Bytes, ApiError>, credential: Credential, empty: bool) -> Read {
         Read {
             body,
+            spool: None,
             credential,
             close: !empty,
             held: body::Held::default(),
@@ -353,7 +359,7 @@ async fn admit_request(
             max_bytes: app.settings.unauthenticated_max_body_bytes,
             timeout: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
         },
-        Gate::Credential => {
+        Gate::Credential { spooled } => {
             let verified =
                 app.within(|| crate::auth::authenticate::verify(&app.db, &app.jwt, &parts.headers));
             match verified {
@@ -364,6 +370,9 @@ async fn admit_request(
                         timeout: Duration::from_secs(app.settings.body_read_timeout_secs),
                     };
                     let credential = Credential::Verified(Box::new(v));
+                    if spooled && !empty {
+                        return spool_body(app, parts, body, limits, credential).await;
+                    }
                     return read_body(app, parts, body, empty, limits, credential).await;
                 }
                 Err(AuthError::Db(e)) => {
@@ -399,18 +408,45 @@ async fn read_body(
         // No body at all (most GETs): nothing to read, so no read timeout to arm.
         return Read::unread(Ok(Bytes::new()), credential, true);
     }
-    let declared = parts
-        .headers
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let (body, held) = body::read(body, declared, limits, &app.bodies).await;
+    let (body, held) = body::read(body, declared(parts), limits, &app.bodies).await;
     Read {
         close: body.is_err(),
         body,
+        spool: None,
         credential,
         held,
     }
+}
+
+/// An upload: its body streamed to a temporary file ([`super::spool`]).
+async fn spool_body(
+    app: &App,
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    limits: Limits,
+    credential: Credential,
+) -> Read {
+    let (spooled, held) = spool::spool(body, declared(parts), limits, &app.spools).await;
+    let (body, spool) = match spooled {
+        Ok(s) => (Ok(Bytes::new()), Some(Arc::new(s))),
+        Err(e) => (Err(e), None),
+    };
+    Read {
+        close: body.is_err(),
+        body,
+        spool,
+        credential,
+        held,
+    }
+}
+
+/// The `Content-Length` a request declares, if any.
+fn declared(parts: &hyper::http::request::Parts) -> Option<u64> {
+    parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
 }
 
 async fn handle(
@@ -447,6 +483,7 @@ async fn handle(
                 peer: Some(peer.ip()),
                 request_id: request_id.clone(),
                 credential: read.credential,
+                spool: read.spool,
             };
             // A running handler keeps its connection from being closed to make room.
             let _running = Running::enter(&conn);

@@ -26,6 +26,8 @@ pub struct App {
     pub auth_failures: super::auth_failures::AuthFailures,
     /// The memory all request bodies held at once may take ([`super::body`]).
     pub bodies: super::body::Buffered,
+    /// The disk all uploads spooled at once may take ([`super::spool`]).
+    pub spools: super::body::Buffered,
     pub router: Router,
     pub rate_limiter: RateLimiter,
     /// The sandbox operator's fault rules, in memory ([`super::faults`]).

@@ -105,6 +105,7 @@ impl Caller {
                 peer: self.peer,
                 request_id: self.request_id.clone(),
                 credential: Default::default(),
+                spool: None,
             },
             &self.principal,
             prepaid,

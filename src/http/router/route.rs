@@ -49,6 +49,8 @@ pub struct Route {
     /// A public route that checks a credential itself (`/mcp`): the server still verifies the
     /// credential from the headers before reading the body ([`Route::authenticates_itself`]).
     pub authenticates_itself: bool,
+    /// Its body is streamed to a temporary file, not memory ([`Route::spooled`]).
+    pub spooled: bool,
     pub exec: Exec,
     pub handler: HandlerFn,
     pub query: Vec<QueryParam>,
@@ -112,6 +114,7 @@ impl Route {
             multipart: false,
             action,
             authenticates_itself: false,
+            spooled: false,
             exec: Exec::Inline,
             handler,
             query: Vec::new(),
@@ -178,6 +181,12 @@ impl Route {
     /// the principal to the handler ([`Ctx::credential`]).
     pub fn authenticates_itself(mut self) -> Route {
         self.authenticates_itself = true;
+        self
+    }
+    /// An upload: the server streams an authenticated request's body to a temporary file
+    /// ([`crate::http::spool`]) and the handler reads it from [`Ctx::spool`]; `Ctx::body` is empty.
+    pub fn spooled(mut self) -> Route {
+        self.spooled = true;
         self
     }
     pub fn blocking(mut self) -> Route {
