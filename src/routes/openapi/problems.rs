@@ -187,6 +187,10 @@ mod tests {
                 sandbox_wide: false,
                 retry_after_secs: 1,
             },
+            ApiError::TooManyFailedAuthentications {
+                retry_after_secs: 1,
+            },
+            ApiError::TooManyConnections,
             ApiError::QuotaExceeded {
                 code: "webhook_limit",
                 detail: String::new(),
@@ -203,7 +207,7 @@ mod tests {
         }
         assert_eq!(
             TYPES.len(),
-            24,
+            26,
             "one entry per slug, and no entry without an error"
         );
     }
