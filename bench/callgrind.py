@@ -160,18 +160,21 @@ def parse(path):
     inclusive = {}
     self_cost = {}
     redaction = 0
+    positions = 1
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
-            if line.startswith("fn="):
+            if line.startswith("positions:"):
+                positions = len(line.split()) - 1
+            elif line.startswith("fn="):
                 fn = name(line[3:])
             elif line.startswith("cfn="):
                 cfn = name(line[4:])
             elif line.startswith("calls="):
                 pending_call = True
-            elif line[:1].isdigit() or line[:1] in "+-*":
+            elif line[:1].isdigit() or line[:1] in "+-*" or line.startswith("0x"):
                 parts = line.split()
-                cost = int(parts[1]) if len(parts) > 1 else 0
+                cost = int(parts[positions]) if len(parts) > positions else 0
                 if pending_call:
                     pending_call = False
                     if cfn != fn:
@@ -205,7 +208,7 @@ def main():
     port = freeport()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
     env["SIGNAGE_RATE_LIMIT_PER_SECOND"] = "0"
-    cmd = ["valgrind", "--tool=callgrind", "--dump-instr=no",
+    cmd = ["valgrind", "--tool=callgrind", "--dump-instr=" + ("yes" if os.environ.get("CALLGRIND_INSTR") else "no"),
            f"--callgrind-out-file={outdir}/callgrind.out.%p",
            args.binary, "serve", "--database", os.path.join(work, "bench.db"), "--port", str(port)]
     proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL,

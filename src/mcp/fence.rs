@@ -18,8 +18,15 @@ const SEPARATORS: [char; 3] = ['\u{0085}', '\u{2028}', '\u{2029}'];
 /// `json` with every U+0085, U+2028 and U+2029 written as a `\uXXXX` escape (they can only stand
 /// inside its strings, where the escape means the same character).
 pub fn escape_separators(json: &str) -> Cow<'_, str> {
-    // All three are encoded with a lead byte of 0xC2 or 0xE2: a cheap test for the common case.
-    if !json.bytes().any(|b| b == 0xC2 || b == 0xE2) || !json.contains(SEPARATORS) {
+    // Their UTF-8: C2 85, E2 80 A8, E2 80 A9; one pass over the bytes for the common case.
+    let b = json.as_bytes();
+    let found = !json.is_ascii()
+        && b.iter().enumerate().any(|(i, &x)| match x {
+            0xC2 => b.get(i + 1) == Some(&0x85),
+            0xE2 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)),
+            _ => false,
+        });
+    if !found {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 12);

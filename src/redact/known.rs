@@ -137,11 +137,11 @@ const PREFIXED: &[Prefixed] = &[
     (b"AKIA", true, upper_digit, 16),
     (b"ASIA", true, upper_digit, 16),
     // Slack, Google API, GitLab, npm.
-    (b"xoxb-", true, is_b64url, 10),
-    (b"xoxp-", true, is_b64url, 10),
-    (b"xoxa-", true, is_b64url, 10),
-    (b"xoxr-", true, is_b64url, 10),
-    (b"xoxs-", true, is_b64url, 10),
+    (b"xoxb-", true, is_b64url, 11),
+    (b"xoxp-", true, is_b64url, 11),
+    (b"xoxa-", true, is_b64url, 11),
+    (b"xoxr-", true, is_b64url, 11),
+    (b"xoxs-", true, is_b64url, 11),
     (b"AIza", true, is_b64url, 30),
     (b"glpat-", true, is_b64url, 20),
     (b"npm_", true, alnum, 30),
@@ -149,7 +149,13 @@ const PREFIXED: &[Prefixed] = &[
 
 /// A token with a published prefix at `i` (a word start): its length.
 pub fn prefixed_at(bytes: &[u8], i: usize) -> Option<usize> {
+    if !matches!(bytes[i], b'g' | b's' | b'r' | b'A' | b'x' | b'n') {
+        return None;
+    }
     for &(prefix, exact, body, least) in PREFIXED {
+        if prefix[0] != bytes[i] {
+            continue;
+        }
         let starts = if exact {
             bytes[i..].starts_with(prefix)
         } else {

@@ -96,11 +96,13 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// The original byte spans `[start, end)` of the secrets in `s`, in order, not overlapping.
 fn secret_spans(s: &str, first_only: bool) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
-    if fold::needs_fold(s) {
-        let f = fold::fold(s);
-        collect_spans(&f.bytes, |a, b| f.span(a, b), &mut spans, first_only);
-    } else {
-        collect_spans(s.as_bytes(), |a, b| (a, b), &mut spans, first_only);
+    match scan::triage(s) {
+        scan::Triage::Clean => return spans,
+        scan::Triage::Plain => collect_spans(s.as_bytes(), |a, b| (a, b), &mut spans, first_only),
+        scan::Triage::Fold => {
+            let f = fold::fold(s);
+            collect_spans(&f.bytes, |a, b| f.span(a, b), &mut spans, first_only);
+        }
     }
     // A span ends at a character boundary (a capped quoted value could stop inside one).
     for (_, end) in spans.iter_mut() {
@@ -120,6 +122,12 @@ fn collect_spans(
 ) {
     let mut i = 0;
     while i < bytes.len() {
+        // Inside a word only a glued credential can start (`xsgn_test_…`, `t=eyJ…`): most
+        // positions are passed over here.
+        if !scan::word_start(bytes, i) && !scan::may_start_inside_a_word(bytes[i]) {
+            i += 1;
+            continue;
+        }
         match scan::secret_at(bytes, i) {
             Some(scan::Hit::Secret((keep, end))) if end > keep => {
                 spans.push(map(i + keep, i + end));

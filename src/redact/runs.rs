@@ -20,14 +20,11 @@ fn is_b64_any(b: u8) -> bool {
 }
 
 /// Lenient base64: either padding, non-zero trailing bits.
-fn engine(alphabet: &alphabet::Alphabet) -> GeneralPurpose {
-    GeneralPurpose::new(
-        alphabet,
-        GeneralPurposeConfig::new()
-            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
-            .with_decode_allow_trailing_bits(true),
-    )
-}
+const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
+    .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+    .with_decode_allow_trailing_bits(true);
+const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
+const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
 
 /// `run` decoded as base64 (standard or URL-safe alphabet), if it is base64.
 pub fn decode_b64(run: &[u8]) -> Option<Vec<u8>> {
@@ -35,8 +32,20 @@ pub fn decode_b64(run: &[u8]) -> Option<Vec<u8>> {
     let std = run.iter().any(|b| matches!(b, b'+' | b'/'));
     match (std, url) {
         (true, true) => None,
-        (_, true) => engine(&alphabet::URL_SAFE).decode(run).ok(),
-        _ => engine(&alphabet::STANDARD).decode(run).ok(),
+        (_, true) => URL_SAFE.decode(run).ok(),
+        _ => STANDARD.decode(run).ok(),
+    }
+}
+
+/// [`decode_b64`] into `buf` (a run of up to 128 characters decodes to at most 96 bytes): the
+/// decoded length.
+fn decode_b64_into(run: &[u8], buf: &mut [u8; 96]) -> Option<usize> {
+    let url = run.iter().any(|b| matches!(b, b'-' | b'_'));
+    let std = run.iter().any(|b| matches!(b, b'+' | b'/'));
+    match (std, url) {
+        (true, true) => None,
+        (_, true) => URL_SAFE.decode_slice(run, buf).ok(),
+        _ => STANDARD.decode_slice(run, buf).ok(),
     }
 }
 
@@ -63,14 +72,19 @@ pub fn secret_run(bytes: &[u8], i: usize) -> Option<Match> {
         return None;
     }
     if n <= MAX_ENCODED {
-        if let Some(decoded) = decode_b64(run) {
+        // Only text can hold a credential; random bytes (what most runs decode to) cannot.
+        let mut buf = [0u8; 96];
+        let decoded: Option<std::borrow::Cow<'_, [u8]>> = if n <= 128 {
+            decode_b64_into(run, &mut buf).map(|len| std::borrow::Cow::Borrowed(&buf[..len]))
+        } else {
+            decode_b64(run).map(std::borrow::Cow::Owned)
+        };
+        if let Some(decoded) = decoded.filter(|d| is_text(d)) {
             if holds_credential(&decoded) {
                 return Some((0, n));
             }
-            // An encoding of text (a list cursor) is not random: its text is what was checked.
-            if is_text(&decoded) {
-                return None;
-            }
+            // An encoding of text (a cursor) is not random: its text is what was checked.
+            return None;
         }
     }
     random_part(run)

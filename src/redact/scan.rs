@@ -39,6 +39,76 @@ pub fn word_start(bytes: &[u8], i: usize) -> bool {
     i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')
 }
 
+/// What a text needs before the patterns are run over it.
+#[derive(PartialEq, Eq, Debug)]
+pub enum Triage {
+    /// Nothing any pattern needs is in it: no secret.
+    Clean,
+    /// Scan it as it is.
+    Plain,
+    /// It holds an escape or a character that folds: scan its folded view ([`super::fold`]).
+    Fold,
+}
+
+/// Words (lower case) one of the patterns needs, where nothing else in the text would send it
+/// to the patterns: a JWT's header, our key and secret prefixes, `Bearer`, `Basic`, the password
+/// words of `password is x`, a PEM block, and the token prefixes written with `-`.
+const KEYWORDS: &[&[u8]] = &[
+    b"eyj", b"sgn", b"whsec", b"bearer", b"basic", b"pass", b"pwd", b"-----", b"xox", b"glpat",
+];
+
+/// One pass over a text: whether it can hold a secret at all. Every pattern needs one of: an
+/// `=`, `:`, `$`, `@` or quote (assignments, a URL's password, argon2, quoted JSON); a base64
+/// run of 16 or more characters with an upper-case letter or `_` (encoded credentials, random
+/// runs, token prefixes with `_`, AWS key ids; base64 of a credential always has an upper-case
+/// letter, which the corpus checks); or one of [`KEYWORDS`].
+pub fn triage(s: &str) -> Triage {
+    let bytes = s.as_bytes();
+    let mut trigger = false;
+    let mut non_ascii = false;
+    let (mut run, mut run_marked) = (0usize, false);
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'%' if super::fold::percent_at(bytes, i).is_some()
+                || super::fold::percent_utf8_at(bytes, i).is_some() =>
+            {
+                return Triage::Fold
+            }
+            b'\\' | b'&' if super::fold::escape_at(bytes, i).is_some() => return Triage::Fold,
+            0x80.. => non_ascii = true,
+            b'=' | b':' | b'$' | b'@' | b'"' | b'\'' => trigger = true,
+            _ => {}
+        }
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=') {
+            run += 1;
+            run_marked |= b.is_ascii_uppercase() || b == b'_';
+        } else {
+            trigger |= run >= 16 && run_marked;
+            (run, run_marked) = (0, false);
+        }
+        if !trigger && matches!(b | 0x20, b'e' | b's' | b'w' | b'b' | b'p' | b'x' | b'g')
+            || b == b'-'
+        {
+            trigger |= KEYWORDS.iter().any(|k| starts_with_ci(bytes, i, k));
+        }
+    }
+    trigger |= run >= 16 && run_marked;
+    if non_ascii && s.chars().any(super::fold::folds) {
+        Triage::Fold
+    } else if trigger {
+        Triage::Plain
+    } else {
+        Triage::Clean
+    }
+}
+
+/// Whether a secret can start with `b` right after a letter, digit or `_`: a credential of a
+/// known shape glued to a word ([`known::credential_at`]), a URL's `://`, a PEM block's dashes.
+/// Every other pattern starts at a word start or a run start.
+pub fn may_start_inside_a_word(b: u8) -> bool {
+    matches!(b, b'e' | b's' | b'S' | b'w' | b'W' | b'$' | b':' | b'-')
+}
+
 /// The secret (or public look-alike) at `i`, if one starts there.
 pub fn secret_at(bytes: &[u8], i: usize) -> Option<Hit> {
     shaped_at(bytes, i).or_else(|| runs::secret_run(bytes, i).map(Hit::Secret))
@@ -49,26 +119,35 @@ pub fn secret_at(bytes: &[u8], i: usize) -> Option<Hit> {
 pub fn shaped_at(bytes: &[u8], i: usize) -> Option<Hit> {
     let b = bytes[i];
     if b.is_ascii_alphabetic() && word_start(bytes, i) {
-        if let Some(m) = assigned_secret(bytes, i)
-            .or_else(|| password_phrase(bytes, i))
-            .or_else(|| basic_credentials(bytes, i))
-        {
+        if let Some(m) = named_at(bytes, i) {
             return Some(Hit::Secret(m));
         }
         if let Some(len) = known::prefixed_at(bytes, i) {
             return Some(Hit::Secret((0, len)));
         }
     }
-    if let Some(hit) = known::credential_at(bytes, i) {
-        return Some(hit);
+    match b {
+        b'e' | b's' | b'S' | b'w' | b'W' | b'$' | b'b' | b'B' => known::credential_at(bytes, i),
+        b':' => known::url_password(bytes, i).map(Hit::Secret),
+        b'-' => known::private_key_block(bytes, i).map(|len| Hit::Secret((0, len))),
+        _ => None,
     }
-    if b == b':' {
-        return known::url_password(bytes, i).map(Hit::Secret);
+}
+
+/// A secret that a word at `i` names or introduces: `password=x`, `password is x`, `Basic x`.
+/// Most words are followed by none of what these need, and are passed over at once.
+fn named_at(bytes: &[u8], i: usize) -> Option<Match> {
+    let word = run_len(bytes, i, |b| {
+        b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+    });
+    match bytes.get(i + word) {
+        Some(b'=' | b':' | b'"' | b'\'' | b'\\') => assigned_secret(bytes, i),
+        Some(b' ') => assigned_secret(bytes, i)
+            .or_else(|| password_phrase(bytes, i))
+            .or_else(|| basic_credentials(bytes, i)),
+        Some(b'\t') => basic_credentials(bytes, i),
+        _ => None,
     }
-    if b == b'-' {
-        return known::private_key_block(bytes, i).map(|len| Hit::Secret((0, len)));
-    }
-    None
 }
 
 /// `Basic <base64 of user:password>` at `i`: the word and space stay, the credentials go. The
@@ -353,16 +432,17 @@ fn password_phrase(bytes: &[u8], i: usize) -> Option<Match> {
     if bytes.get(i + word) != Some(&b' ') {
         return None;
     }
-    if announces(&bytes[i..i + word]) != Some(Announces::Password) {
-        return None;
-    }
     let mut at = i + word + 1;
+    // The verb first: it rules out most words at the cost of two comparisons.
     let verb = [&b"is"[..], b"was"].into_iter().find(|v| {
         starts_with_ci(bytes, at, v)
             && !bytes
                 .get(at + v.len())
                 .is_some_and(u8::is_ascii_alphanumeric)
     })?;
+    if announces(&bytes[i..i + word]) != Some(Announces::Password) {
+        return None;
+    }
     at += verb.len();
     if bytes.get(at) == Some(&b':') {
         at += 1;

@@ -47,10 +47,21 @@ impl Shape {
     /// The declared shape of the member `name` of an object of this shape, or `None` when the
     /// member is undeclared.
     pub fn member(&self, name: &str) -> Option<&Shape> {
-        match self {
-            Shape::Object(fields) => fields.iter().find(|(n, _)| n == name).map(|(_, s)| s),
-            _ => None,
-        }
+        self.member_after(name.as_bytes(), 0).map(|(_, s)| s)
+    }
+
+    /// [`Shape::member`] by the name's bytes, looked for from the declared member `hint` on (an
+    /// answer's members come in their declared order, so the next one is usually the one): its
+    /// index and shape.
+    pub fn member_after(&self, name: &[u8], hint: usize) -> Option<(usize, &Shape)> {
+        let Shape::Object(fields) = self else {
+            return None;
+        };
+        let n = fields.len();
+        (0..n)
+            .map(|k| (hint + k) % n)
+            .find(|&k| fields[k].0.as_bytes() == name)
+            .map(|k| (k, &fields[k].1))
     }
 }
 

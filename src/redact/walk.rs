@@ -21,6 +21,8 @@ enum Step<'a> {
 }
 
 struct Walker<'a> {
+    /// The document, checked to be UTF-8 once; `doc` is its bytes.
+    text: &'a str,
     doc: &'a [u8],
     at: usize,
     path: Vec<Step<'a>>,
@@ -31,7 +33,9 @@ struct Walker<'a> {
 
 /// `json` redacted as `shape` declares; `None` when it is not a JSON document.
 pub fn redact<'a>(json: &'a [u8], shape: &Shape) -> Option<Redacted<'a>> {
+    let text = std::str::from_utf8(json).ok()?;
     let mut w = Walker {
+        text,
         doc: json,
         at: 0,
         path: Vec::new(),
@@ -95,14 +99,16 @@ impl<'a> Walker<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            match *self.doc.get(i)? {
-                b'"' => break,
-                b'\\' => {
-                    escaped = true;
-                    i += 2;
-                }
-                _ => i += 1,
+            i += self
+                .doc
+                .get(i..)?
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')?;
+            if self.doc[i] == b'"' {
+                break;
             }
+            escaped = true;
+            i += 2;
         }
         self.at = i + 1;
         Some((start, i, escaped))
@@ -193,7 +199,6 @@ impl<'a> Walker<'a> {
 
     /// A string that may hold text: scanned, and replaced when a secret is in it.
     fn text(&mut self, start: usize, from: usize, to: usize, escaped: bool) -> Option<()> {
-        let raw = &self.doc[from..to];
         let redacted = if escaped {
             let s: String = serde_json::from_slice(&self.doc[start..to + 1]).ok()?;
             match super::redact_str(&s) {
@@ -201,7 +206,7 @@ impl<'a> Walker<'a> {
                 Cow::Borrowed(_) => return Some(()),
             }
         } else {
-            let s = std::str::from_utf8(raw).ok()?;
+            let s = self.text.get(from..to)?;
             match super::redact_str(s) {
                 Cow::Owned(r) => r,
                 Cow::Borrowed(_) => return Some(()),
@@ -220,20 +225,32 @@ impl<'a> Walker<'a> {
             self.at += 1;
             return Some(());
         }
+        let mut next = 0;
         loop {
             self.ws();
             let (from, to, escaped) = self.string()?;
-            let key: Cow<'_, str> = if escaped {
-                Cow::Owned(serde_json::from_slice(&self.doc[from - 1..to + 1]).ok()?)
-            } else {
-                Cow::Borrowed(std::str::from_utf8(&self.doc[from..to]).ok()?)
-            };
             self.eat(b':')?;
+            let declared = if escaped {
+                None
+            } else {
+                shape.member_after(&self.doc[from..to], next)
+            };
             let undeclared;
-            let member = match shape.member(&key) {
-                Some(s) => s,
+            let member = match declared {
+                Some((k, s)) => {
+                    next = k + 1;
+                    s
+                }
                 None => {
-                    undeclared = shape::by_name(&key);
+                    let key: Cow<'_, str> = if escaped {
+                        Cow::Owned(serde_json::from_slice(&self.doc[from - 1..to + 1]).ok()?)
+                    } else {
+                        Cow::Borrowed(self.text.get(from..to)?)
+                    };
+                    undeclared = match shape.member(&key) {
+                        Some(s) => s.clone(),
+                        None => shape::by_name(&key),
+                    };
                     &undeclared
                 }
             };
