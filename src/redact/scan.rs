@@ -57,6 +57,18 @@ const KEYWORDS: &[&[u8]] = &[
     b"eyj", b"sgn", b"whsec", b"bearer", b"basic", b"pass", b"pwd", b"-----", b"xox", b"glpat",
 ];
 
+/// Whether one of [`KEYWORDS`] starts at `i`: by its first byte, then its second, then whole.
+fn keyword_at(bytes: &[u8], i: usize) -> bool {
+    let first = bytes[i] | 0x20;
+    if !matches!(first, b'e' | b's' | b'w' | b'b' | b'p' | b'x' | b'g' | b'-') {
+        return false;
+    }
+    let second = bytes.get(i + 1).map(|b| b | 0x20);
+    KEYWORDS
+        .iter()
+        .any(|k| k[0] == first && Some(k[1]) == second && starts_with_ci(bytes, i, k))
+}
+
 /// One pass over a text: whether it can hold a secret at all. Every pattern needs one of: an
 /// `=`, `:`, `$`, `@` or quote (assignments, a URL's password, argon2, quoted JSON); a base64
 /// run of 16 or more characters with an upper-case letter or `_` (encoded credentials, random
@@ -86,10 +98,8 @@ pub fn triage(s: &str) -> Triage {
             trigger |= run >= 16 && run_marked;
             (run, run_marked) = (0, false);
         }
-        if !trigger && matches!(b | 0x20, b'e' | b's' | b'w' | b'b' | b'p' | b'x' | b'g')
-            || b == b'-'
-        {
-            trigger |= KEYWORDS.iter().any(|k| starts_with_ci(bytes, i, k));
+        if !trigger {
+            trigger = keyword_at(bytes, i);
         }
     }
     trigger |= run >= 16 && run_marked;

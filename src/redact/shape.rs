@@ -193,7 +193,7 @@ pub fn skips(shape: &Shape, raw: &[u8]) -> bool {
                 && raw.len() <= 40
                 && raw
                     .iter()
-                    .all(|b| b.is_ascii_digit() || b"TZ:.+-".contains(b))
+                    .all(|b| matches!(b, b'0'..=b'9' | b'T' | b'Z' | b':' | b'.' | b'+' | b'-'))
         }
         Shape::Enum(values) => values.iter().any(|v| v.as_bytes() == raw),
         _ => false,

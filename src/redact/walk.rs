@@ -99,11 +99,7 @@ impl<'a> Walker<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            i += self
-                .doc
-                .get(i..)?
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\')?;
+            i += memchr::memchr2(b'"', b'\\', self.doc.get(i..)?)?;
             if self.doc[i] == b'"' {
                 break;
             }
