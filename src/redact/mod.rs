@@ -27,6 +27,7 @@ pub mod marker;
 mod runs;
 mod scan;
 mod shape;
+mod triage;
 mod walk;
 
 pub use shape::Shape;
@@ -96,10 +97,10 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// The original byte spans `[start, end)` of the secrets in `s`, in order, not overlapping.
 fn secret_spans(s: &str, first_only: bool) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
-    match scan::triage(s) {
-        scan::Triage::Clean => return spans,
-        scan::Triage::Plain => collect_spans(s.as_bytes(), |a, b| (a, b), &mut spans, first_only),
-        scan::Triage::Fold => {
+    match triage::triage(s) {
+        triage::Triage::Clean => return spans,
+        triage::Triage::Plain => collect_spans(s.as_bytes(), |a, b| (a, b), &mut spans, first_only),
+        triage::Triage::Fold => {
             let f = fold::fold(s);
             collect_spans(&f.bytes, |a, b| f.span(a, b), &mut spans, first_only);
         }
