@@ -37,6 +37,7 @@ mod mcp_mrtr;
 mod mcp_previews;
 mod mcp_prompts;
 mod mcp_readme;
+mod mcp_redaction;
 mod mcp_resources;
 mod mcp_search;
 mod mcp_tools;
