@@ -62,6 +62,7 @@ impl App {
             seeded,
             db,
             jwt,
+            principals: Default::default(),
             login_throttle: LoginThrottle::default(),
             faults,
             extensions: Default::default(),

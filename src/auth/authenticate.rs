@@ -1,6 +1,9 @@
-//! Credential -> principal. Runs on every authenticated request, so it is one indexed query and one
-//! SHA-256; no cache, so a revocation takes effect on the very next request.
+//! Credential -> principal. Runs on every authenticated request. An API key is resolved from the
+//! database once and then from [`Principals`], a cache checked on every request against the
+//! database's credentials generation (see [`super::cache`]): a revocation, by this process or
+//! any other, takes effect on the very next request.
 
+use super::cache::{Entry, Principals};
 use super::failure::{AuthError, AuthFailure};
 use super::jwt::{self, JwtKeys, TokenError};
 use super::keys;
@@ -87,11 +90,18 @@ pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
     }
 }
 
-/// The principal behind the one credential of `headers`: an API key (looked up in `db`) or a login
-/// token (checked with `jwt`, its user looked up in `db`).
-pub fn authenticate(db: &Db, jwt: &JwtKeys, headers: &HeaderMap) -> Result<Principal, AuthError> {
+/// The principal behind the one credential of `headers`: an API key (from `cache` when it holds
+/// the key at the database's generation, else looked up in `db`) or a login token (checked with
+/// `jwt`, its user looked up in `db`). Its reads are one read transaction (the request's, inside
+/// [`Db::read_scope`]).
+pub fn authenticate(
+    db: &Db,
+    jwt: &JwtKeys,
+    cache: &Principals,
+    headers: &HeaderMap,
+) -> Result<Principal, AuthError> {
     match presented(headers)? {
-        Presented::ApiKey(raw) => authenticate_key(db, headers, raw),
+        Presented::ApiKey(raw) => db.read_scope(|| authenticate_key(db, cache, headers, raw)),
         Presented::Jwt(token) => authenticate_jwt(db, jwt, token),
     }
 }
@@ -107,7 +117,12 @@ fn parse_companies(list: Option<String>) -> Vec<String> {
     v
 }
 
-fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal, AuthError> {
+fn authenticate_key(
+    db: &Db,
+    cache: &Principals,
+    headers: &HeaderMap,
+    raw: &str,
+) -> Result<Principal, AuthError> {
     let fail = AuthError::Unauthenticated;
     // Shape and checksum first: a malformed key never reaches the database.
     let parsed = keys::parse(raw).ok_or(fail(AuthFailure::MalformedKey))?;
@@ -117,7 +132,63 @@ fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .ok_or(fail(AuthFailure::MissingClientId))?;
+    // Read before the key's rows, in the same read: rows never older than the generation they are
+    // kept under.
+    let generations = db.generations()?;
+    let now = crate::time::now();
+    let entry = match cache
+        .get(parsed.kid, generations)
+        .filter(|e| e.same_key(parsed.raw))
+    {
+        Some(entry) => entry,
+        None => {
+            let entry = resolve_key(db, &parsed, generations)?;
+            let entry = std::sync::Arc::new(entry);
+            cache.insert(parsed.kid, std::sync::Arc::clone(&entry));
+            entry
+        }
+    };
+    if entry.revoked_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::RevokedKey));
+    }
+    if entry.expires_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::ExpiredKey));
+    }
+    if !entry.same_client(client_header) {
+        return Err(fail(AuthFailure::ClientMismatch));
+    }
+    stamp_last_used(db, &entry, now);
+    Ok(entry.principal.clone())
+}
 
+/// `last_used_at`, written at most once a [`LAST_USED_RESOLUTION_SECS`] per key. Best effort: a
+/// busy database must not fail the request over a usage timestamp.
+fn stamp_last_used(db: &Db, entry: &Entry, now: i64) {
+    if entry
+        .last_used()
+        .is_some_and(|t| now - t < LAST_USED_RESOLUTION_SECS)
+    {
+        return;
+    }
+    entry
+        .last_used
+        .store(now, std::sync::atomic::Ordering::Relaxed);
+    let key_id = entry.principal.actor_id();
+    let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
+        tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
+            .execute(rusqlite::params![now, key_id])?;
+        Ok(())
+    });
+}
+
+/// The key's rows, verified against the presented key (its SHA-256, compared in constant time).
+/// Revocation, expiry and client are the caller's checks, on every request.
+fn resolve_key(
+    db: &Db,
+    parsed: &keys::ParsedKey<'_>,
+    generations: crate::db::Generations,
+) -> Result<Entry, AuthError> {
+    let fail = AuthError::Unauthenticated;
     let key_id = parsed.key_id();
     let conn = db.conn()?;
     let row = conn
@@ -160,40 +231,32 @@ fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal
     if !keys::verify(parsed.raw, &hash) {
         return Err(fail(AuthFailure::UnknownKey));
     }
-    let now = crate::time::now();
-    if revoked_at.is_some_and(|t| t <= now) {
-        return Err(fail(AuthFailure::RevokedKey));
-    }
-    if expires_at.is_some_and(|t| t <= now) {
-        return Err(fail(AuthFailure::ExpiredKey));
-    }
-    let client_matches: bool =
-        subtle::ConstantTimeEq::ct_eq(client_header.as_bytes(), client_id.as_bytes()).into();
-    if !client_matches {
-        return Err(fail(AuthFailure::ClientMismatch));
-    }
-    if last_used.is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS) {
-        // Best effort: a busy database must not fail the request over a usage timestamp.
-        let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
-            tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
-                .execute(rusqlite::params![now, key_id])?;
-            Ok(())
-        });
-    }
     let scopes = Scopes::parse_list(&scopes).unwrap_or_default();
     let account_companies = parse_companies(companies);
     let visible_companies = match &company {
         Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
         None => account_companies,
     };
-    Ok(Principal {
-        actor: Actor::ApiKey { key_id, client_id },
+    let principal = Principal {
+        actor: Actor::ApiKey {
+            key_id,
+            client_id: client_id.clone(),
+        },
         account_id: account,
         scopes,
         company_scope: company,
         visible_companies,
         expires_at,
-    })
+    };
+    Ok(Entry::new(
+        generations,
+        parsed.raw,
+        client_id,
+        revoked_at,
+        expires_at,
+        last_used,
+        principal,
+    ))
 }
 
 fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, AuthError> {

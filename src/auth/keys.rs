@@ -41,7 +41,8 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
-fn checksum(body: &str) -> String {
+/// The 6 base-62 checksum digits of a key body (everything before them).
+pub fn checksum(body: &str) -> String {
     let mut n = crc32(body.as_bytes());
     let mut digits = [b'0'; CRC_LEN];
     for slot in digits.iter_mut().rev() {

@@ -10,7 +10,10 @@ thread_local! {
 }
 
 pub mod fixtures;
+mod scope;
 pub mod snapshot;
+
+pub use scope::Generations;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
@@ -73,6 +76,8 @@ pub fn wake_after_commit() {
 pub struct PooledConn<'a> {
     db: &'a Db,
     conn: Option<Connection>,
+    /// The connection of this thread's read scope ([`Db::read_scope`]): it goes back there.
+    scoped: bool,
 }
 
 impl Deref for PooledConn<'_> {
@@ -95,15 +100,15 @@ impl DerefMut for PooledConn<'_> {
 impl Drop for PooledConn<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
+            if self.scoped {
+                self.db.return_scoped(conn);
+                return;
+            }
             // A connection left inside a transaction (a panic mid-write) must not be reused.
             if !conn.is_autocommit() {
                 return;
             }
-            if let Ok(mut idle) = self.db.idle.lock() {
-                if idle.len() < MAX_IDLE {
-                    idle.push(conn);
-                }
-            }
+            self.db.release(conn);
         }
     }
 }
@@ -171,6 +176,14 @@ impl Db {
     }
 
     fn open_connection(&self) -> Result<PooledConn<'_>, DbError> {
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.open_raw()?),
+            scoped: false,
+        })
+    }
+
+    fn open_raw(&self) -> Result<Connection, DbError> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -197,22 +210,59 @@ impl Db {
             // After a checkpoint resets the log, SQLite truncates the file back to this size.
             conn.pragma_update(None, "journal_size_limit", limit)?;
         }
+        Ok(conn)
+    }
+
+    /// An idle connection from the pool, or a new one.
+    fn fresh(&self) -> Result<Connection, DbError> {
+        let reused = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        match reused {
+            Some(conn) => Ok(conn),
+            None => self.open_raw(),
+        }
+    }
+
+    /// Keeps an idle connection for reuse (up to [`MAX_IDLE`]).
+    fn release(&self, conn: Connection) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// A connection: this thread's read scope's ([`Db::read_scope`]) inside one, else one from
+    /// the pool (or a new one).
+    pub fn conn(&self) -> Result<PooledConn<'_>, DbError> {
+        if let Some(conn) = self.scoped_for_read()? {
+            return Ok(PooledConn {
+                db: self,
+                conn: Some(conn),
+                scoped: true,
+            });
+        }
         Ok(PooledConn {
             db: self,
-            conn: Some(conn),
+            conn: Some(self.fresh()?),
+            scoped: false,
         })
     }
 
-    /// A connection from the pool (or a new one).
-    pub fn conn(&self) -> Result<PooledConn<'_>, DbError> {
-        let reused = self.idle.lock().ok().and_then(|mut idle| idle.pop());
-        match reused {
-            Some(conn) => Ok(PooledConn {
+    /// A connection for [`Db::write`]: the read scope's with its read transaction ended, or one
+    /// from the pool.
+    fn conn_for_write(&self) -> Result<PooledConn<'_>, DbError> {
+        if let Some(conn) = self.scoped_for_write()? {
+            return Ok(PooledConn {
                 db: self,
                 conn: Some(conn),
-            }),
-            None => self.open_connection(),
+                scoped: true,
+            });
         }
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.fresh()?),
+            scoped: false,
+        })
     }
 
     /// Bounds the write-ahead log to `bytes` after each checkpoint (`journal_size_limit`) on every
@@ -243,7 +293,7 @@ impl Db {
         }
         // Without waiting: a TRUNCATE checkpoint that waits for readers holds new writers back
         // meanwhile, so a busy one gives up at once and the next tick tries again.
-        let done = self.conn().map(|conn| {
+        let done = self.conn_for_write().map(|conn| {
             let _ = conn.busy_timeout(std::time::Duration::ZERO);
             let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
                 Ok((
@@ -289,7 +339,7 @@ impl Db {
     where
         E: From<DbError>,
     {
-        let mut conn = self.conn().map_err(E::from)?;
+        let mut conn = self.conn_for_write().map_err(E::from)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
@@ -393,11 +443,13 @@ impl Db {
     }
 }
 
-/// Every table of the demo world: all but migrations bookkeeping, server secrets and the audit log.
+/// Every table of the demo world: all but migrations bookkeeping, server secrets, the audit log
+/// and the cache generations (which the deletes themselves move on).
 fn user_tables(tx: &rusqlite::Transaction<'_>) -> Result<Vec<String>, DbError> {
     let mut stmt = tx.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table'
-         AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log')
+         AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log',
+                          'cache_generations')
          AND name NOT LIKE 'sqlite_%'",
     )?;
     let names = stmt.query_map([], |r| r.get(0))?;

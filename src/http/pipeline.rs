@@ -130,12 +130,30 @@ fn serve<'m>(
         }
     };
 
+    // A read (GET, HEAD) that authenticates reads in one transaction, from the credential's check
+    // to the handler's last row: one state of the database, one lock taken.
+    if route.action != Action::Public && matches!(req.method, Method::GET | Method::HEAD) {
+        return app
+            .db
+            .read_scope(|| serve_route(app, req, route, params, authenticated, seen));
+    }
+    serve_route(app, req, route, params, authenticated, seen)
+}
+
+fn serve_route<'m>(
+    app: &App,
+    req: &Request,
+    route: &'m super::router::Route,
+    params: Vec<(&'static str, String)>,
+    authenticated: Option<&Principal>,
+    seen: &mut Seen<'m>,
+) -> Response {
     let principal = if route.action == Action::Public {
         None
     } else if let Some(p) = authenticated {
         Some(p.clone())
     } else {
-        match authenticate(&app.db, &app.jwt, &req.headers) {
+        match authenticate(&app.db, &app.jwt, &app.principals, &req.headers) {
             Ok(p) => Some(p),
             Err(err) => {
                 let err = ApiError::from(err);

@@ -6,6 +6,7 @@ mod helpers;
 mod ad_assignments_batch;
 mod ads;
 mod appliance;
+mod auth_cache;
 mod auth_matrix;
 mod billing;
 mod console;
