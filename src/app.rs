@@ -74,6 +74,14 @@ impl App {
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
         app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::devices::device_json::DeviceJson,
+            >::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::companies::CompanyJson,
+            >::default()));
+        app.extensions
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
             )));

@@ -50,6 +50,7 @@ mod qr_scans;
 mod readiness;
 mod readiness_receiver;
 mod reference;
+mod rendered_rows;
 mod sandbox_clock;
 mod sandbox_determinism;
 mod sandbox_exact_snapshots;
