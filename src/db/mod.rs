@@ -12,6 +12,7 @@ thread_local! {
 pub mod fixtures;
 mod scope;
 pub mod snapshot;
+pub mod world;
 
 pub use scope::Generations;
 
@@ -54,7 +55,11 @@ pub struct Db {
 
 /// The highest schema migration this binary carries.
 pub fn latest_migration() -> i64 {
-    embedded::migrations::runner()
+    latest_migration_of(&embedded::migrations::runner())
+}
+
+fn latest_migration_of(runner: &refinery::Runner) -> i64 {
+    runner
         .get_migrations()
         .iter()
         .map(|m| i64::from(m.version()))
@@ -146,20 +151,41 @@ impl Db {
             generation: Default::default(),
         };
         let mut conn = db.open_connection()?;
-        let fresh: bool = conn.query_row(
-            "SELECT count(*) = 0 FROM sqlite_master WHERE name = 'refinery_schema_history'",
+        let (fresh, empty): (bool, bool) = conn.query_row(
+            "SELECT count(*) FILTER (WHERE name = 'refinery_schema_history') = 0, count(*) = 0
+             FROM sqlite_master",
             [],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let report = embedded::migrations::runner()
-            .run(&mut *conn)
-            .map_err(|e| DbError::Migration(e.to_string()))?;
-        let migrations_applied = report.applied_migrations().len();
+        let runner = embedded::migrations::runner();
         let fixtures_loaded = fresh && load_fixtures;
+        // A new, empty database with the demo world: the kept world of this binary copied in, or
+        // built and kept (see `world`). A file holding anything already is never overwritten.
+        let kept = (fixtures_loaded && empty)
+            .then(|| world::Kept::locate(&runner))
+            .flatten();
+        let latest = latest_migration_of(&runner);
+        let copied = kept.as_ref().and_then(|k| k.copy_into(&mut conn, latest));
+        let migrations_applied = match copied {
+            Some(_) => runner.get_migrations().len(),
+            None => runner
+                .run(&mut *conn)
+                .map_err(|e| DbError::Migration(e.to_string()))?
+                .applied_migrations()
+                .len(),
+        };
         if fixtures_loaded {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            fixtures::load(&tx, crate::time::now())?;
-            tx.commit()?;
+            let columns = match copied {
+                Some(columns) => columns,
+                None => {
+                    let columns = world::build(&mut conn)?;
+                    if let Some(kept) = &kept {
+                        kept.keep(&conn, &columns);
+                    }
+                    columns
+                }
+            };
+            world::shift(&mut conn, &columns, crate::time::now())?;
         }
         drop(conn);
         Ok((
@@ -361,16 +387,19 @@ impl Db {
         Ok(out)
     }
 
-    /// True when the database answers a trivial query (the health check).
+    /// True when the database answers a trivial query (the health check). Its own statement, never
+    /// a request's read transaction: the answer is the database's now.
     pub fn is_usable(&self) -> bool {
-        match self.conn() {
-            // Cached: the health check runs this on every call.
-            Ok(conn) => conn
-                .prepare_cached("SELECT count(*) FROM refinery_schema_history")
-                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
-                .is_ok(),
-            Err(_) => false,
-        }
+        let Ok(conn) = self.fresh() else {
+            return false;
+        };
+        // Cached: the health check runs this on every call.
+        let usable = conn
+            .prepare_cached("SELECT count(*) FROM refinery_schema_history")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .is_ok();
+        self.release(conn);
+        usable
     }
 
     /// Replaces every row of the demo world with a fresh copy of the fixtures, in one transaction.

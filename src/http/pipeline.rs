@@ -130,14 +130,11 @@ fn serve<'m>(
         }
     };
 
-    // A read (GET, HEAD) that authenticates reads in one transaction, from the credential's check
-    // to the handler's last row: one state of the database, one lock taken.
-    if route.action != Action::Public && matches!(req.method, Method::GET | Method::HEAD) {
-        return app
-            .db
-            .read_scope(|| serve_route(app, req, route, params, authenticated, seen));
-    }
-    serve_route(app, req, route, params, authenticated, seen)
+    // Every read of a request is one read transaction, from the credential's check to the
+    // handler's last row (an MCP message's tool calls included): one state of the database, one
+    // shared lock. A write ends it and the reads after it see the write (`Db::read_scope`).
+    app.db
+        .read_scope(|| serve_route(app, req, route, params, authenticated, seen))
 }
 
 fn serve_route<'m>(
