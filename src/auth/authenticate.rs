@@ -92,17 +92,57 @@ pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
 
 /// The principal behind the one credential of `headers`: an API key (from `cache` when it holds
 /// the key at the database's generation, else looked up in `db`) or a login token (checked with
-/// `jwt`, its user looked up in `db`). Its reads are one read transaction (the request's, inside
-/// [`Db::read_scope`]).
+/// `jwt`, its user looked up in `db`). Records the key's use.
 pub fn authenticate(
     db: &Db,
     jwt: &JwtKeys,
     cache: &Principals,
     headers: &HeaderMap,
 ) -> Result<Principal, AuthError> {
+    let verified = verify(db, jwt, cache, headers)?;
+    verified.record_use(db);
+    Ok(verified.principal)
+}
+
+/// A credential checked by [`verify`]: its principal, and whether the key's `last_used_at` is due
+/// to be written ([`Verified::record_use`]).
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub principal: Principal,
+    /// The key id and the instant to record, when the stored one is older than the resolution.
+    last_used: Option<(String, i64)>,
+}
+
+impl Verified {
+    /// Writes the key's `last_used_at` when due. Best effort: a busy database must not fail the
+    /// request over a usage timestamp. A write, so it runs where the request may block (the server
+    /// verifies from the headers on its async workers, and the pipeline records afterwards).
+    pub fn record_use(&self, db: &Db) {
+        if let Some((key_id, now)) = &self.last_used {
+            let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
+                tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
+                    .execute(rusqlite::params![now, key_id])?;
+                Ok(())
+            });
+        }
+    }
+}
+
+/// [`authenticate`] without writing anything: reads only, so the server can check the credential
+/// of a request from its headers before it reads any of its body. A key's reads are one read
+/// transaction (the generation first, then the key's rows when the cache does not hold them).
+pub fn verify(
+    db: &Db,
+    jwt: &JwtKeys,
+    cache: &Principals,
+    headers: &HeaderMap,
+) -> Result<Verified, AuthError> {
     match presented(headers)? {
         Presented::ApiKey(raw) => db.read_scope(|| authenticate_key(db, cache, headers, raw)),
-        Presented::Jwt(token) => authenticate_jwt(db, jwt, token),
+        Presented::Jwt(token) => authenticate_jwt(db, jwt, token).map(|principal| Verified {
+            principal,
+            last_used: None,
+        }),
     }
 }
 
@@ -122,7 +162,7 @@ fn authenticate_key(
     cache: &Principals,
     headers: &HeaderMap,
     raw: &str,
-) -> Result<Principal, AuthError> {
+) -> Result<Verified, AuthError> {
     let fail = AuthError::Unauthenticated;
     // Shape and checksum first: a malformed key never reaches the database.
     let parsed = keys::parse(raw).ok_or(fail(AuthFailure::MalformedKey))?;
@@ -157,28 +197,21 @@ fn authenticate_key(
     if !entry.same_client(client_header) {
         return Err(fail(AuthFailure::ClientMismatch));
     }
-    stamp_last_used(db, &entry, now);
-    Ok(entry.principal.clone())
-}
-
-/// `last_used_at`, written at most once a [`LAST_USED_RESOLUTION_SECS`] per key. Best effort: a
-/// busy database must not fail the request over a usage timestamp.
-fn stamp_last_used(db: &Db, entry: &Entry, now: i64) {
-    if entry
+    // `last_used_at` at most once a [`LAST_USED_RESOLUTION_SECS`] per key: this request claims the
+    // stamp (the entry remembers it), `Verified::record_use` writes it.
+    let last_used = entry
         .last_used()
-        .is_some_and(|t| now - t < LAST_USED_RESOLUTION_SECS)
-    {
-        return;
-    }
-    entry
-        .last_used
-        .store(now, std::sync::atomic::Ordering::Relaxed);
-    let key_id = entry.principal.actor_id();
-    let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
-        tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
-            .execute(rusqlite::params![now, key_id])?;
-        Ok(())
-    });
+        .is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS)
+        .then(|| {
+            entry
+                .last_used
+                .store(now, std::sync::atomic::Ordering::Relaxed);
+            (entry.principal.actor_id().to_string(), now)
+        });
+    Ok(Verified {
+        principal: entry.principal.clone(),
+        last_used,
+    })
 }
 
 /// The key's rows, verified against the presented key (its SHA-256, compared in constant time).
