@@ -77,6 +77,7 @@ impl App {
             seeded,
             db,
             jwt,
+            principals: Default::default(),
             login_throttle: LoginThrottle::default(),
             admission,
             auth_failures,
@@ -91,6 +92,14 @@ impl App {
         app.db.set_wal_limit(app.settings.wal_limit_bytes);
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::devices::device_json::DeviceJson,
+            >::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::companies::CompanyJson,
+            >::default()));
         app.extensions
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,

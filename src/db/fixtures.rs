@@ -124,7 +124,46 @@ pub fn has_account(account: &str) -> Result<bool, DbError> {
 
 /// Inserts the demo world inside the caller's transaction, with `now` as the time base.
 pub fn load(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbError> {
-    load_where(tx, now, |_| true)
+    load_where(tx, now, |_| true).map(|_| ())
+}
+
+/// [`load`], returning the columns of each table that hold `$now` instants (for
+/// [`super::world::shift`]).
+pub fn load_anchored(
+    tx: &rusqlite::Transaction<'_>,
+    anchor: i64,
+) -> Result<Vec<(String, Vec<String>)>, DbError> {
+    load_where(tx, anchor, |_| true)
+}
+
+/// The columns of each table whose values are `$now` instants, in file order.
+fn time_columns(world: &World) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for table in &world.tables {
+        let mut columns: Vec<String> = Vec::new();
+        for row in &table.rows {
+            for (column, value) in row {
+                let is_now = value.as_object().is_some_and(|o| o.contains_key("$now"));
+                if is_now && !columns.contains(column) {
+                    columns.push(column.clone());
+                }
+            }
+        }
+        if columns.is_empty() {
+            continue;
+        }
+        match out.iter_mut().find(|(t, _)| *t == table.table) {
+            Some((_, known)) => {
+                for c in columns {
+                    if !known.contains(&c) {
+                        known.push(c);
+                    }
+                }
+            }
+            None => out.push((table.table.clone(), columns)),
+        }
+    }
+    out
 }
 
 /// Inserts the fixture rows of one account (its companies and everything under them, its clients,
@@ -134,14 +173,14 @@ pub fn load_account(
     now: i64,
     account: &str,
 ) -> Result<(), DbError> {
-    load_where(tx, now, |owner| owner == Some(account))
+    load_where(tx, now, |owner| owner == Some(account)).map(|_| ())
 }
 
 fn load_where(
     tx: &rusqlite::Transaction<'_>,
     now: i64,
     keep: impl Fn(Option<&str>) -> bool,
-) -> Result<(), DbError> {
+) -> Result<Vec<(String, Vec<String>)>, DbError> {
     let world = world()?;
     let owners = owners(&world);
     let mut devices: Vec<&str> = Vec::new();
@@ -175,7 +214,8 @@ fn load_where(
                 .map_err(|e| DbError::Fixtures(format!("{}: {e}", table.table)))?;
         }
     }
-    fleet_profiles(tx, now, &devices)
+    fleet_profiles(tx, now, &devices)?;
+    Ok(time_columns(&world))
 }
 
 /// How long ago a fixture screen's heartbeat may be for its profile to be `steady` (older, yet

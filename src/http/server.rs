@@ -361,7 +361,7 @@ async fn admit_request(
         },
         Gate::Credential { spooled } => {
             let verified =
-                app.within(|| crate::auth::authenticate::verify(&app.db, &app.jwt, &parts.headers));
+                app.within(|| crate::auth::authenticate::verify(&app.db, &app.jwt, &app.principals, &parts.headers));
             match verified {
                 Ok(v) => {
                     app.admission.authenticated(conn);

@@ -28,6 +28,7 @@ pub mod openapi;
 pub mod payloads;
 pub mod plans;
 pub mod promotions;
+pub mod rendered;
 pub mod retention;
 pub mod scan;
 pub mod search;

@@ -103,7 +103,7 @@ fn snapshot(app: &TestApp) -> Value {
     app.sql(|c| {
         let mut out = serde_json::Map::new();
         let tables: Vec<String> = c
-            .prepare("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('refinery_schema_history','audit_log','server_secrets') ORDER BY name")?
+            .prepare("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('refinery_schema_history','audit_log','server_secrets','cache_generations') ORDER BY name")?
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         for t in tables {

@@ -9,6 +9,7 @@
 //! reporting every few seconds never turns an operator's `If-Match` edit into a 412.
 
 mod device;
+pub mod device_json;
 mod diagnostics;
 mod health;
 mod heartbeat;
