@@ -9,7 +9,7 @@ tiles from a constant number of requests; activation through the dialog; the eve
 HTML in a name inert; the player (sign-in box hidden, ads rotating, a video playing, heartbeats and
 plays over REST, its QR code read from a screenshot by zxing-cpp and followed like a phone, the scan
 visible in the console); "+1 day" on the running clock; every chart drawn with data; honest status
-under an injected 503, 429 and a revoked key; then every view at 1280 and 390 px without console
+under an injected 503, 429 and a revoked key; then every view at 1440 and 390 px without console
 errors or serious/critical axe-core violations. Screenshots of every view go to the results
 directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
@@ -27,13 +27,19 @@ from kit import (Rest, axe_check, check, company_id, counts, follow_once, key, s
                  wait_until)
 from status_checks import honest_status
 from demo_checks import ads_assign, feed_after_burst, fleet_requests, start_playing, terminal_qr, watch_feed
+from story import story
 
-VIEWS = ["companies", "overview", "fleet", "ads", "promotions", "tokens", "billing", "media", "webhooks", "events", "readiness"]
+VIEWS = ["companies", "overview", "fleet", "ads", "promotions", "reports", "tokens", "billing", "media", "webhooks", "events", "readiness"]
+WIDE = 1440
 
 
 def main():
     binary, results = sys.argv[1], Path(sys.argv[2])
     terminal_qr(binary, results)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        story(binary, browser, results)
+        browser.close()
     proc, base = start_server(binary, results / "server.log")
     try:
         run(base, results)
@@ -59,7 +65,7 @@ def run(base, results):
     grocers = company_id("Northwind Grocers")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": WIDE, "height": 900})
         page = context.new_page()
         errors = []
         page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
@@ -258,8 +264,8 @@ def player(page, base, writer, screen, grocers, results):
         ad = page.evaluate("document.getElementById('stage').dataset.adId || ''")
         kind = page.evaluate("document.getElementById('stage').dataset.kind || ''")
         media_types.add(page.evaluate("document.getElementById('stage').dataset.media || ''"))
-        if "image/jpeg" in media_types and not (results / "player-photo-1280.png").exists():
-            page.screenshot(path=str(results / "player-photo-1280.png"))
+        if "image/jpeg" in media_types and not (results / f"player-photo-{WIDE}.png").exists():
+            page.screenshot(path=str(results / f"player-photo-{WIDE}.png"))
         if ad:
             seen.add(ad)
             kinds[ad] = kind
@@ -270,7 +276,7 @@ def player(page, base, writer, screen, grocers, results):
             video_ok = bool(state) and state[0] > t1 >= 0 and state[1] and not state[2] and state[3]
             if not video_ok:
                 print(f"INFO video state {t1} -> {state}")
-        if kind == "video" and not qr_ok and page.query_selector("#stage figure.qr img"):
+        if kind == "video" and not qr_ok and page.query_selector("#stage figure.qr img") and page.evaluate("document.querySelectorAll('#stage .slide').length === 1"):
             qr_ok = qr_scan(page, writer, results)
         time.sleep(0.3)
     check("two ads rotate on the player", len(seen) >= 2, str(seen))
@@ -285,8 +291,8 @@ def player(page, base, writer, screen, grocers, results):
     check("the player reports plays", wait_until(page, "Number(document.body.dataset.playbacks || 0) >= 1", 10))
     status, plays = writer.call("GET", f"/devices/{screen['id']}/playbacks?source=player&limit=50")
     check("the player reported proof-of-play (checked over REST)", status == 200 and len(plays["data"]) >= 1, str(plays)[:300])
-    page.screenshot(path=str(results / "player-1280.png"))
-    axe_check(page, "player at 1280 px")
+    page.screenshot(path=str(results / f"player-{WIDE}.png"))
+    axe_check(page, f"player at {WIDE} px")
     if qr_ok:
         # The scan in the console (this tab holds the credential).
         code, before = qr_ok
@@ -319,11 +325,13 @@ def charts(page, base, grocers):
     """Every chart drawn, with data (after the operator's +1 day the fleet has a day of plays)."""
     sign_in(page, base, "northwind-readwrite")
     expected = {
-        "overview": ["fleet-health", "plays-per-ad", "plays-per-screen", "scans-per-day"],
+        "overview": ["fleet-health", "plays-per-day", "plays-per-ad", "plays-per-screen", "revenue", "scans-per-day", "scans-by-class"],
         "fleet": ["fleet-health", "sparkline"],
         "ads": ["ad-plays"],
-        "promotions": ["scans-per-day"],
+        "promotions": ["scans-per-day", "scans-by-class"],
+        "reports": ["report-plays-per-day", "report-plays-per-ad"],
         "tokens": ["token-balance"],
+        "billing": ["revenue"],
     }
     for view, names in expected.items():
         page.goto(view_url(base, grocers, view))
@@ -336,6 +344,8 @@ def charts(page, base, grocers):
             check(f"{view}: chart {name} renders with data", points > 0, str(drawn[:8]))
         sizes = page.eval_on_selector_all("svg.chart text", "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
         check(f"{view}: chart labels at least 11 px", all(s >= 11 for s in sizes), str(sorted(set(sizes))[:5]))
+        titled = page.eval_on_selector_all("#view figure[data-chart]:not(:has(svg.spark))", "els => els.filter(f => f.querySelector('svg.chart') && f.dataset.chart !== 'fleet-health').map(f => [f.dataset.chart, f.querySelectorAll('text.axis-title').length])")
+        check(f"{view}: every chart with axes labels them", all(n >= 1 for _, n in titled), str(titled))
     check("a company's pages show its logo in the header", page.is_visible("#brand-logo svg.logo-mark")
           and page.inner_text("#brand") == "Northwind Grocers", page.inner_text("#brand"))
     page.goto(view_url(base, grocers, "media"))
@@ -366,7 +376,7 @@ SMALL_TEXT = """() => {
 
 def sweep(browser, base, grocers, screen, results, errors):
     """Every view at desktop and phone width: screenshot, axe-core, no console errors."""
-    for width, height in ((1280, 900), (390, 844)):
+    for width, height in ((WIDE, 900), (390, 844)):
         context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
         page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
@@ -395,6 +405,10 @@ def sweep(browser, base, grocers, screen, results, errors):
             axe_check(page, f"{view} at {width} px")
             check(f"{view} at {width} px: no console errors", not errors, " | ".join(errors[:5]))
             errors.clear()
+        if width >= 1000:
+            tops = page.eval_on_selector_all("#nav a", "els => [...new Set(els.map(a => Math.round(a.getBoundingClientRect().top)))]")
+            bar = page.evaluate("document.querySelector('header.top .bar').getBoundingClientRect().height")
+            check(f"{width} px: the header does not wrap (one bar, one row of tabs)", len(tops) == 1 and bar <= 60, f"tab rows at {tops}, bar {bar} px")
         if width < 500:
             header = page.evaluate("document.querySelector('header.top').getBoundingClientRect().height")
             check("phone: the header is one row", header <= 64, f"{header} px")
