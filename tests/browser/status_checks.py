@@ -41,9 +41,11 @@ def honest_status(page, base, browser, grocers, results):
     fresh_tab.goto(f"{base}/console#/company/{grocers}/fleet")
     fresh_tab.wait_for_selector("#view[data-ready] h1")
     waiting = wait_until(fresh_tab, "document.body.dataset.connection === 'lost'", 10)
+    fresh_tab.screenshot(path=str(results / "status-fleet-opened-during-outage-1440.png"))
     check("opening Fleet during an outage says it waits for the sandbox (no 'Something went wrong')",
-          waiting and "Something went wrong" not in fresh_tab.inner_text("#view") and "nothing loaded yet" in fresh_tab.inner_text("#notices"),
-          fresh_tab.inner_text("body")[:300])
+          waiting and fresh_tab.is_visible("#view [data-waiting]") and "Something went wrong" not in fresh_tab.inner_text("#view")
+          and "Connection lost" in fresh_tab.inner_text("#notices"),
+          fresh_tab.inner_text("#main")[:300])
     control.click("ul.faults li button:text-is('Remove')")
     control.wait_for_selector("text=No fault rules.")
     control.context.close()

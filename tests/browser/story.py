@@ -101,7 +101,16 @@ def run(browser, base, banner, proc, results):
     page.goto(f"{base}/console#/company/{grocers}/promotions")
     page.wait_for_selector("#view[data-ready] article[data-promotion-id]")
     page.click("text=New promotion")
+    # A mistake first: said in words, on the field, without the code markup of the API's text.
     page.fill("form.form-card input[name=name]", "Story Cheese Week")
+    page.fill("form.form-card input[name=ends_at]", "2020-01-01T00:00")
+    page.click("form.form-card button[type=submit]")
+    page.wait_for_selector("form.form-card .field-error", timeout=15000)
+    said = page.inner_text("form.form-card")
+    check("story: a refused form says why in words, on the field (no backticks, no raw code)",
+          "`" not in said and page.get_attribute("form.form-card input[name=ends_at]", "aria-invalid") == "true"
+          and "Ends" in page.inner_text("form.form-card .problem"), said[-300:])
+    page.fill("form.form-card input[name=ends_at]", time.strftime("%Y-%m-%dT%H:00", time.gmtime(time.time() + 14 * 86400)))
     page.fill("form.form-card input[name=description]", "15% off every cheese at the counter.")
     page.fill("form.form-card input[name=discount_percent]", "15")
     page.fill("form.form-card input[name=activation_cost_tokens]", "30")
@@ -153,10 +162,11 @@ def run(browser, base, banner, proc, results):
         page.click(f"[data-open-player='{screen_id}']")
     player = opened.value
     player.set_viewport_size({"width": 1440, "height": 900})
-    shown = wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad_id}' && document.querySelectorAll('#stage .slide').length === 1", 30)
+    player.wait_for_url(re.compile(r".*/player/.*"), timeout=15000)
+    shown = wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad_id}' && document.getElementById('stage').children.length === 1 && !document.querySelector('#stage .entering')", 30)
     check("story: the player opens from the console signed in (no key asked) and plays the new ad",
           shown and player.is_hidden("#key-form"), player.inner_text("body")[:200])
-    player.wait_for_timeout(400)
+    player.wait_for_timeout(900)
     shot = player.screenshot(path=str(results / "story-player-1440.png"))
     decoded = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(shot))) if r.format == zxingcpp.BarcodeFormat.QRCode]
     short = codes[0]["short_url"] if codes else None
@@ -221,12 +231,19 @@ def run(browser, base, banner, proc, results):
           after_used == used + len(data) and usage["used_bytes"] == after_used, f"{used} + {len(data)} -> {after_used} ({usage})")
 
     # The proof-of-play report: a range, and its CSV.
-    page.goto(f"{base}/console#/company/{grocers}/reports")
+    # A range that ended yesterday: nothing moves while the report is read and downloaded.
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    yesterday = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 86400))
+    week = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 7 * 86400))
+    page.goto(f"{base}/console#/company/{grocers}/reports?from={week}&to={yesterday}")
     page.wait_for_selector("#view[data-ready] [data-plays]")
+    check("story: the report's range is in its URL and its form", page.input_value("input[name=from]") == week
+          and page.input_value("input[name=to]") == yesterday and today not in page.inner_text("figcaption"), page.inner_text("#view")[:200])
     plays = int(page.get_attribute("[data-plays]", "data-plays"))
     with page.expect_download() as dl:
         page.click("[data-csv]")
-    csv = open(dl.value.path(), encoding="utf-8").read()
+    with open(dl.value.path(), encoding="utf-8", newline="") as f:
+        csv = f.read()
     rows = [line.split(",") for line in csv.strip().split("\r\n")[1:]]
     check("story: the report downloads as CSV, whose plays add up to the report's",
           csv.startswith("date,company_id,device_id,device_name,ad_id,ad_name,plays,seconds") and sum(int(r[6]) for r in rows) == plays,

@@ -3,7 +3,7 @@
 // ad (headline, media, promotion, dates, screens), and each ad can be paused or resumed (PATCH with
 // If-Match), assigned and unassigned, through the same REST calls any client makes.
 
-import { all, api, el, plural, when } from "./common.js";
+import { all, api, el, plural, sandboxNow, when } from "./common.js";
 import { barList, colours } from "./charts.js";
 import { field, page, problemBox } from "./ui.js";
 import { qrImages, screen, shownShortUrls } from "./fleet.js";
@@ -30,7 +30,8 @@ export async function adsView(companyId) {
       all(`/ads?company_id=${companyId}`), all(`/devices?company_id=${companyId}`),
       all(`/media?company_id=${companyId}`).catch(() => []),
       all(`/promotions?company_id=${companyId}`).catch(() => []),
-      api("GET", `/reports/proof-of-play?company_id=${companyId}`).catch(() => null),
+      // Seven whole UTC days, today's so far included (as the overview counts them).
+      api("GET", `/reports/proof-of-play?company_id=${companyId}&from=${new Date(sandboxNow().getTime() - 6 * 86400000).toISOString().slice(0, 10)}`).catch(() => null),
     ]);
     known = { devices, media: mediaRows, promotions };
     await qrImages(ads, qrByPromotion);

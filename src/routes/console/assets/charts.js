@@ -106,7 +106,7 @@ function dateTicks(node, days, X, y, width) {
 export function dayLines(name, title, series, days, { width, yTitle = "Count", colourOf } = {}) {
   const W = width || chartWidth();
   const H = 230;
-  const L = 58;
+  const L = 74;
   const B = 42;
   const T = 10;
   const node = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
@@ -132,7 +132,7 @@ export function dayLines(name, title, series, days, { width, yTitle = "Count", c
 export function columns(name, title, cols, names, { width, yTitle = "Amount", xTitle = "Month", format = num, colourOf } = {}) {
   const W = width || chartWidth();
   const H = 230;
-  const L = 70;
+  const L = 78;
   const B = 42;
   const T = 10;
   const node = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
@@ -153,7 +153,8 @@ export function columns(name, title, cols, names, { width, yTitle = "Amount", xT
       y -= h;
       node.append(svg("rect", { x: x.toFixed(1), y: y.toFixed(1), width: bw.toFixed(1), height: h.toFixed(1), class: `bar series-${colour.get(k) ?? 0}` }));
     }
-    node.append(svg("text", { x: (x + bw / 2).toFixed(1), y: H - B + 16, class: "tick middle" }, c.label));
+    // A narrow column (a phone) takes the short label, so neighbours never run together.
+    node.append(svg("text", { x: (x + bw / 2).toFixed(1), y: H - B + 16, class: "tick middle" }, slot < 60 && c.short ? c.short : c.label));
   });
   const legend = legendOf(keys.map((k) => ({ name: names.get(k), colour: colour.get(k) ?? 0 })));
   const summary = cols.map((c, i) => `${c.label}: ${format(totals[i])}`).join(", ");

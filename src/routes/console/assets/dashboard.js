@@ -2,7 +2,7 @@
 // day, per ad, per screen), what it was billed per month (revenue, by kind of charge), and QR scans
 // per day per promotion over the last 30 days and by device class, as charts.
 
-import { all, api, el, logo, money, num, plural } from "./common.js";
+import { all, api, el, logo, money, num, plural, sandboxNow } from "./common.js";
 import { barList, colours, columns, dayLines, stack } from "./charts.js";
 import { link, page } from "./ui.js";
 import { fresh } from "./live.js";
@@ -47,13 +47,16 @@ async function fleetHealth(id) {
 
 async function proofOfPlay(id) {
   try {
-    const r = await api("GET", `/reports/proof-of-play?company_id=${id}`);
+    // Seven whole UTC days, today's so far included (a partial first day would read as a dip).
+    const from = new Date(sandboxNow().getTime() - 6 * 86400000).toISOString().slice(0, 10);
+    const r = await api("GET", `/reports/proof-of-play?company_id=${id}&from=${from}`);
+    const ads = r.ads.filter((a) => a.plays > 0 || a.status === "active");
     const perDay = { name: "Plays", key: "plays", values: new Map(r.days.map((d) => [d.date, d.plays])) };
     const adColours = colours(r.ads.map((a) => a.ad_id));
     return [el("h2", { text: `Proof of play, last 7 days: ${plural(r.plays, "play")}` }),
-      dayLines("plays-per-day", "Plays per day (last 7 days)", [perDay], r.days.map((d) => d.date), { yTitle: "Plays per day" }),
+      dayLines("plays-per-day", "Plays per UTC day (the last 7, today so far)", [perDay], r.days.map((d) => d.date), { yTitle: "Plays per day" }),
       el("div", { class: "chart-pair" },
-        barList("plays-per-ad", "Plays per ad", r.ads.map((a) => ({ label: a.name, value: a.plays, colour: adColours.get(a.ad_id) })), { width: half() }),
+        barList("plays-per-ad", "Plays per ad", ads.map((a) => ({ label: a.name, value: a.plays, colour: adColours.get(a.ad_id) })), { width: half() }),
         barList("plays-per-screen", "Plays per screen", r.devices.map((d) => ({ label: d.name, value: d.plays })), { width: half() }))];
   } catch (e) {
     return unavailable("Proof of play", e);
@@ -74,6 +77,7 @@ export function revenueChart(charges, width) {
   const currency = (charges[0] && charges[0].currency) || "EUR";
   const cols = months.map((m) => ({
     label: new Date(`${m}-01T00:00:00Z`).toLocaleString("en", { month: "short", year: "2-digit", timeZone: "UTC" }),
+    short: new Date(`${m}-01T00:00:00Z`).toLocaleString("en", { month: "short", timeZone: "UTC" }),
     parts: new Map([...KINDS.keys()].map((k) => [k, charges.filter((c) => c.kind === k && c.created_at.startsWith(m)).reduce((n, c) => n + c.amount_cents, 0)])),
   }));
   return columns("revenue", `Revenue: billed per month, by kind (net, ${currency})`, cols, KINDS,

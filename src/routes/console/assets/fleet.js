@@ -37,6 +37,7 @@ export async function screen(ad, qrByPromotion, mediaById) {
   if (!m || !m.content_type.startsWith("image/svg")) box.append(el("span", { class: "screen-headline", text: ad.headline }));
   const qr = ad.promotion_id ? qrByPromotion.get(ad.promotion_id) : null;
   if (qr) box.append(el("img", { class: "qr", attrs: { src: qr, alt: "QR code of the promotion" } }));
+  if (qr && m && m.content_type.startsWith("image/svg")) box.classList.add("poster", "with-qr");
   return box;
 }
 

@@ -81,7 +81,7 @@ export async function sandbox() {
   const renderSnapshots = async () => {
     try {
       const snaps = await api("GET", "/_sandbox/snapshots");
-      const name = el("input", { attrs: { id: "snapshot-name", "aria-label": "Snapshot name", pattern: "[a-z0-9_-]{1,64}", value: "demo" } });
+      const name = el("input", { attrs: { id: "snapshot-name", "aria-label": "Snapshot name", pattern: "[a-z0-9_\\-]{1,64}", value: "demo" } });
       snapBox.replaceChildren(el("h2", { text: "Snapshots" }),
         el("div", { class: "row" }, name,
           el("button", { attrs: { type: "button" }, text: "Save snapshot", on: { click: () => act(() => api("POST", "/_sandbox/snapshots", { name: name.value }), "Snapshot saved.") } })),

@@ -27,7 +27,7 @@ export async function webhooks(companyId) {
     el("thead", {}, el("tr", {}, ...["Delivers to", "Events", "Enabled", "Secret", ""].map((h) => el("th", { attrs: { scope: "col" }, text: h })))),
     el("tbody", {}, ...rows.map((w) => el("tr", {},
       el("td", {}, destination(w.url)), el("td", { text: w.event_types.join(", ") }), el("td", { text: w.enabled ? "yes" : "no" }),
-      el("td", { text: `…${w.secret_last4}` }),
+      el("td", { class: "nowrap", text: `…${w.secret_last4}` }),
       el("td", {}, el("button", { attrs: { type: "button", "aria-label": `Deliveries of the webhook to ${w.url}` }, text: "Deliveries", on: { click: () => deliveries(w, log) } }))))));
   page("Webhooks", scroller(table, "Webhooks"), log);
   fresh();
