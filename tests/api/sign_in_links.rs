@@ -295,4 +295,14 @@ async fn the_token_reaches_no_replay_cache_and_no_journal() {
         "{text}"
     );
     assert!(!text.contains(&token) && !text.contains(&bearer), "{text}");
+    // The operator's view of every request (a public call that succeeded is nobody's and is not
+    // kept at all) holds neither token.
+    let all = app
+        .get("/_sandbox/requests?limit=100")
+        .key("sandbox-operator")
+        .send()
+        .await
+        .ok()
+        .to_string();
+    assert!(!all.contains(&token) && !all.contains(&bearer), "{all}");
 }
