@@ -101,6 +101,8 @@ impl App {
                 crate::routes::companies::CompanyJson,
             >::default()));
         app.extensions
+            .insert(Arc::new(crate::routes::sign_in::SignInLinks::default()));
+        app.extensions
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
             )));
@@ -152,9 +154,12 @@ fn sources(
     scans: &crate::sandbox::simulated_scans::SimulatedScans,
 ) -> Vec<Box<dyn Source>> {
     vec![
+        // The demo world's past first: the other sources settle on top of it.
+        Box::new(crate::sandbox::history::History),
         Box::new(crate::routes::promotions::PromotionWindows),
         Box::new(crate::routes::admin::KeyExpiry),
         Box::new(crate::routes::devices::DevicePresence),
+        Box::new(crate::routes::subscriptions::Subscriptions),
         Box::new(crate::routes::invoice_due::InvoiceDue),
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
         Box::new(scans.clone()),

@@ -299,6 +299,94 @@ fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, Au
             TokenError::Invalid => AuthFailure::InvalidToken,
         })
     })?;
+    let session = claims.scope.clone();
+    let mut principal = if claims.sub.starts_with("key_") && session.is_some() {
+        key_session(db, &claims.sub)?
+    } else {
+        user_principal(db, claims.sub)?
+    };
+    if let Some(scope) = session {
+        principal.scopes = session_scopes(&scope, &principal.scopes);
+        principal.expires_at = Some(
+            principal
+                .expires_at
+                .map_or(claims.exp, |t| t.min(claims.exp)),
+        );
+    } else {
+        principal.expires_at = Some(claims.exp);
+    }
+    Ok(principal)
+}
+
+/// A session's scopes: those of its `scope` claim that the credential it was made for still holds
+/// (a key narrowed or a user demoted narrows its sessions at once), and `sandbox` when the claim
+/// has it (only `signage demo`'s link, and sessions opened from such a session, carry it).
+pub fn session_scopes(claim: &str, credential: &Scopes) -> Scopes {
+    let granted = Scopes::parse_list(claim).unwrap_or_default();
+    Scopes::from_vec(
+        granted
+            .iter()
+            .copied()
+            .filter(|s| *s == Scope::Sandbox || credential.covers(&Scopes::from_vec(vec![*s])))
+            .collect(),
+    )
+}
+
+/// The principal of a key's console session: the key as it stands now (revoked or expired ends
+/// the session on its next request), without the raw key (the session token stands for it).
+fn key_session(db: &Db, key_id: &str) -> Result<Principal, AuthError> {
+    let fail = AuthError::Unauthenticated;
+    let conn = db.conn()?;
+    let row = conn
+        .prepare_cached(
+            "SELECT k.scopes, k.company_id, k.expires_at, k.revoked_at, k.client_id, c.account_id,
+                    (SELECT group_concat(id, ' ') FROM companies WHERE account_id = c.account_id)
+             FROM api_keys k JOIN api_clients c ON c.id = k.client_id
+             WHERE k.id = ?1",
+        )?
+        .query_row([key_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, Option<String>>(6)?,
+            ))
+        })
+        .optional()?;
+    let Some((scopes, company, expires_at, revoked_at, client_id, account, companies)) = row else {
+        return Err(fail(AuthFailure::UnknownKey));
+    };
+    let now = crate::time::now();
+    if revoked_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::RevokedKey));
+    }
+    if expires_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::ExpiredKey));
+    }
+    let account_companies = parse_companies(companies);
+    let visible_companies = match &company {
+        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
+        None => account_companies,
+    };
+    Ok(Principal {
+        actor: Actor::ApiKey {
+            key_id: key_id.to_string(),
+            client_id,
+        },
+        account_id: account,
+        scopes: Scopes::parse_list(&scopes).unwrap_or_default(),
+        company_scope: company,
+        visible_companies,
+        expires_at,
+    })
+}
+
+/// A user as their login token or session stands for them.
+fn user_principal(db: &Db, user_id: String) -> Result<Principal, AuthError> {
+    let claims_sub = user_id;
     let conn = db.conn()?;
     let row = conn
         .prepare_cached(
@@ -306,7 +394,7 @@ fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, Au
                     (SELECT group_concat(id, ' ') FROM companies WHERE account_id = u.account_id)
              FROM users u WHERE u.id = ?1",
         )?
-        .query_row([&claims.sub], |r| {
+        .query_row([&claims_sub], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -326,14 +414,14 @@ fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, Au
     };
     Ok(Principal {
         actor: Actor::User {
-            user_id: claims.sub,
+            user_id: claims_sub,
             username,
         },
         account_id: account,
         scopes: role_scopes(&role),
         company_scope: company,
         visible_companies,
-        expires_at: Some(claims.exp),
+        expires_at: None,
     })
 }
 

@@ -1,9 +1,10 @@
 //! The demo world: `fixtures/world.json`, compiled into the binary and loaded into a new database
 //! (and again by reset).
 //!
-//! The file is a list of tables and rows; the loader is generic. Two special values keep the world
-//! current and binary-safe: `{"$now": -3600}` is the load time plus an offset in seconds, and
-//! `{"$base64": "..."}` is a BLOB.
+//! The file is a list of tables and rows; the loader is generic. Three special values keep the world
+//! current and binary-safe: `{"$now": -3600}` is the load time plus an offset in seconds,
+//! `{"$base64": "..."}` is a BLOB, and `{"$file": "lobby.jpg"}` is the BLOB of a file of
+//! `fixtures/media/` (the photos and videos, embedded at build time).
 //!
 //! A row belongs to an account through the first parent it names ([`OWNER_COLUMNS`]), which lets a
 //! sandbox reset reload one account's rows and leave the others alone.
@@ -16,6 +17,31 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 pub const WORLD_JSON: &str = include_str!("../../fixtures/world.json");
+
+/// The photos and videos `{"$file": name}` refers to (drawn by `fixtures/media.py`, committed).
+const MEDIA_FILES: &[(&str, &[u8])] = &[
+    (
+        "store-loop.mp4",
+        include_bytes!("../../fixtures/media/store-loop.mp4"),
+    ),
+    (
+        "produce-aisle.jpg",
+        include_bytes!("../../fixtures/media/produce-aisle.jpg"),
+    ),
+    (
+        "counter.png",
+        include_bytes!("../../fixtures/media/counter.png"),
+    ),
+    (
+        "harbour-loop.mp4",
+        include_bytes!("../../fixtures/media/harbour-loop.mp4"),
+    ),
+    (
+        "lobby.jpg",
+        include_bytes!("../../fixtures/media/lobby.jpg"),
+    ),
+    ("cafe.jpg", include_bytes!("../../fixtures/media/cafe.jpg")),
+];
 pub const DEMO_CREDENTIALS_JSON: &str = include_str!("../../fixtures/demo-credentials.json");
 
 #[derive(Deserialize)]
@@ -41,6 +67,12 @@ fn to_sql(value: &Value, now: i64) -> Result<SqlValue, DbError> {
         Value::Object(o) => {
             if let Some(offset) = o.get("$now").and_then(Value::as_i64) {
                 SqlValue::Integer(now + offset)
+            } else if let Some(name) = o.get("$file").and_then(Value::as_str) {
+                let (_, bytes) = MEDIA_FILES
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .ok_or_else(|| DbError::Fixtures(format!("no media file {name}")))?;
+                SqlValue::Blob(bytes.to_vec())
             } else if let Some(b64) = o.get("$base64").and_then(Value::as_str) {
                 SqlValue::Blob(
                     base64::engine::general_purpose::STANDARD
@@ -184,6 +216,7 @@ fn load_where(
     let world = world()?;
     let owners = owners(&world);
     let mut devices: Vec<&str> = Vec::new();
+    let mut accounts: Vec<&str> = Vec::new();
     for (table, owners) in world.tables.iter().zip(&owners) {
         if !is_identifier(&table.table) {
             return Err(DbError::Fixtures(format!("bad table name {}", table.table)));
@@ -194,6 +227,9 @@ fn load_where(
             }
             if table.table == "devices" {
                 devices.extend(row.get("id").and_then(Value::as_str));
+            }
+            if table.table == "accounts" {
+                accounts.extend(row.get("id").and_then(Value::as_str));
             }
             let columns: Vec<&str> = row.keys().map(String::as_str).collect();
             if let Some(bad) = columns.iter().find(|c| !is_identifier(c)) {
@@ -215,6 +251,13 @@ fn load_where(
         }
     }
     fleet_profiles(tx, now, &devices)?;
+    // Each account loaded owes its history (the sandbox writes it when it settles).
+    let mut owed = tx.prepare_cached(
+        "INSERT OR REPLACE INTO world_history (account_id, loaded_at, written_at) VALUES (?1, ?2, NULL)",
+    )?;
+    for account in accounts {
+        owed.execute(rusqlite::params![account, now])?;
+    }
     Ok(time_columns(&world))
 }
 

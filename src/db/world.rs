@@ -22,8 +22,11 @@ use std::path::{Path, PathBuf};
 pub const ANCHOR: i64 = 1_767_225_600;
 
 /// Columns holding an instant derived from the load time that the fixture file does not mark with
-/// `$now` (the fleet's schedule, made at load time).
-const DERIVED_TIMES: &[(&str, &[&str])] = &[("device_simulations", &["since_at", "next_due_at"])];
+/// `$now` (the fleet's schedule, made at load time; the load instant the history is written from).
+const DERIVED_TIMES: &[(&str, &[&str])] = &[
+    ("device_simulations", &["since_at", "next_due_at"]),
+    ("world_history", &["loaded_at"]),
+];
 
 /// Which columns of which tables hold load-time instants: the fixture file's `$now` columns and
 /// [`DERIVED_TIMES`]. Kept beside the copy, so a start that copies parses no fixture file.
