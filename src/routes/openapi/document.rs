@@ -83,7 +83,7 @@ fn parameters(route: &Route, enums: &mut Enums) -> Vec<Value> {
 fn request_body(route: &Route) -> Option<Value> {
     match route.request {
         RequestBody::None => None,
-        RequestBody::Json(schema) => Some(json!({"required": true,
+        RequestBody::Json(schema) => Some(json!({"required": !route.body_optional,
             "content": {"application/json": {"schema": schema_ref(schema)}}})),
         RequestBody::Raw(types) => {
             let content: Map<String, Value> = types
