@@ -264,7 +264,7 @@ fn operation(route: &Route, enums: &mut Enums, lists: &mut Vec<String>) -> Value
 }
 
 /// Whether a route is an operation of the document (not `/mcp`, JSON-RPC documented in the
-/// README, nor the reference pages).
+/// book's MCP pages, nor the reference pages).
 pub fn documented(route: &Route) -> bool {
     route.path != "/mcp" && !route.hidden
 }
