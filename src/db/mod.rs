@@ -11,6 +11,8 @@ thread_local! {
 
 pub mod fixtures;
 pub mod snapshot;
+#[cfg(test)]
+mod v31_tests;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};

@@ -372,6 +372,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = MediaId::generate();
     let now = crate::time::now();
     let quota = ctx.app.settings.media_quota_bytes_per_company;
+    let zeroblob = rusqlite::blob::ZeroBlob(sent.len() as u64);
     ctx.app.db.write(|tx| {
         // Summed in the write transaction: two concurrent uploads cannot both pass the quota.
         let used: i64 = tx
@@ -392,10 +393,17 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 }),
             });
         }
+        // A spooled file's row gets a zeroblob of its size, filled below. `content` is the row's
+        // last column (V31), so SQLite never builds those zeros in memory.
+        let in_memory = sent.in_memory();
+        let content: &dyn rusqlite::ToSql = match &in_memory {
+            Some(bytes) => bytes,
+            None => &zeroblob,
+        };
         tx.prepare_cached(
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
-                                height, duration_ms, content, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, coalesce(?9, zeroblob(?5)), ?10)",
+                                height, duration_ms, created_at, content)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9, ?10)",
         )?
         .execute(rusqlite::params![
             id,
@@ -406,11 +414,11 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             sha256,
             width,
             height,
-            sent.in_memory(),
-            now
+            now,
+            content
         ])?;
         // A spooled file goes from disk into the row's BLOB in chunks, never whole in memory.
-        if sent.in_memory().is_none() {
+        if in_memory.is_none() {
             sent.write_into(tx, "media", "content", tx.last_insert_rowid())?;
         }
         let media = load(tx, &id)?;
