@@ -173,6 +173,15 @@ impl Db {
     }
 
     fn open_connection(&self) -> Result<PooledConn<'_>, DbError> {
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.detached()?),
+        })
+    }
+
+    /// A connection of its own, outside the pool, with the same pragmas: for work that outlives
+    /// the request that started it (a download sent at the client's pace).
+    pub fn detached(&self) -> Result<Connection, DbError> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -199,10 +208,7 @@ impl Db {
             // After a checkpoint resets the log, SQLite truncates the file back to this size.
             conn.pragma_update(None, "journal_size_limit", limit)?;
         }
-        Ok(PooledConn {
-            db: self,
-            conn: Some(conn),
-        })
+        Ok(conn)
     }
 
     /// A connection from the pool (or a new one).

@@ -9,6 +9,7 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, MediaId, TypedId};
+use crate::routes::download;
 use crate::routes::upload::Sent;
 use crate::validate::OneOf;
 use bytes::Bytes;
@@ -214,18 +215,18 @@ fn load(conn: &rusqlite::Connection, id: &MediaId) -> Result<Media, ApiError> {
     )
 }
 
-/// Company, content type and SHA-256 of a visible media item; invisible or missing is 404.
+/// Company, content type, SHA-256 and size of a visible media item; invisible or missing is 404.
 fn authorized_owner(
     ctx: &Ctx<'_>,
     conn: &rusqlite::Connection,
     id: &MediaId,
-) -> Result<(String, (String, String)), ApiError> {
+) -> Result<(String, (String, String, i64)), ApiError> {
     crud::authorized_row(
         ctx,
         conn,
-        "SELECT company_id, content_type, sha256 FROM media WHERE id = ?1",
+        "SELECT company_id, content_type, sha256, size_bytes FROM media WHERE id = ?1",
         id,
-        |r| Ok((r.get(1)?, r.get(2)?)),
+        |r| Ok((r.get(1)?, r.get(2)?, r.get(3)?)),
     )
 }
 
@@ -447,8 +448,10 @@ fn etag_listed(header: &str, etag: &str, weak: bool) -> bool {
 
 fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
-    let (_, (content_type, sha256)) = authorized_owner(ctx, &conn, &id)?;
+    let (content_type, sha256, size) = {
+        let conn = ctx.app.db.conn()?;
+        authorized_owner(ctx, &conn, &id)?.1
+    };
     let etag = media_etag(&sha256);
     let mut resp = if ctx
         .header("if-none-match")
@@ -461,11 +464,15 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             delivery: Default::default(),
         }
     } else {
-        let content: Vec<u8> =
-            crud::load(&conn, "SELECT content FROM media WHERE id = ?1", &id, |r| {
-                r.get("content")
-            })?;
-        Response::new(StatusCode::OK, &content_type, content)
+        // Sent as the client reads it, never held whole ([`crate::routes::download`]).
+        let at = download::Located {
+            table: "media",
+            column: "content",
+            key_column: "id",
+            key: id.to_string(),
+        };
+        let resp = Response::new(StatusCode::OK, &content_type, Bytes::new());
+        download::respond(ctx, resp, at, size.max(0) as usize)?
     };
     resp.set_header("etag", &etag);
     resp.set_header("cache-control", CACHE_CONTROL);
@@ -479,7 +486,7 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
     ctx.app.db.write(|tx| {
-        let (company, (_, sha256)) = authorized_owner(ctx, tx, &id)?;
+        let (company, (_, sha256, _)) = authorized_owner(ctx, tx, &id)?;
         let etag = media_etag(&sha256);
         ctx.check_if_match_etag(&etag)?;
         let used: i64 = tx
