@@ -1,9 +1,9 @@
 //! A stored BLOB sent to an HTTP client as the client reads it (issue 31 item 2), the way uploads
 //! arrive ([`crate::routes::upload`]): a 5 MiB media file is never held whole in memory to be
 //! downloaded. Chunks are read with SQLite's incremental blob I/O and queued for the connection;
-//! while the client keeps up, one read transaction serves them all, and as soon as the queue is
-//! full that transaction ends, so a slow client never holds a snapshot (nor the write-ahead log)
-//! while the server waits for it. The next chunk is read from a fresh snapshot of the same row.
+//! one read transaction fills the queue, and it ends as soon as the queue is full, so a slow
+//! client never holds a snapshot (nor the write-ahead log) while the server waits for it. Once the
+//! client has taken the queue, the next chunks are read from a fresh snapshot of the same row.
 //!
 //! An MCP read (which base64-encodes the bytes into its JSON answer anyway), a BLOB of one chunk,
 //! or a request served outside a runtime gets the bytes whole.
@@ -16,8 +16,13 @@ use tokio::sync::mpsc::{self, error::TrySendError};
 
 /// The chunk a BLOB is read and sent in.
 pub const CHUNK: usize = 64 * 1024;
-/// Chunks queued for a connection before reading stops to wait for the client.
-const QUEUED: usize = 4;
+/// Chunks queued for a connection before reading stops to wait for the client. Reading starts
+/// again only once the client has taken them all: each new read transaction finds its offset by
+/// walking the BLOB's overflow pages from the start, so it should serve many chunks, not one.
+const QUEUED: usize = 8;
+/// Pages of the download connection's own cache (SQLite's default is 2 MB a connection; the pages
+/// of a file sent once are not read again).
+const CACHE_PAGES: i64 = 32;
 
 /// Where a BLOB is: `column` of the row of `table` whose `key_column` is `key`. The names are
 /// the caller's constants, never the client's.
@@ -101,6 +106,7 @@ pub fn respond(
     };
     // A connection of its own: the sending task outlives this request's pooled one.
     let conn = ctx.app.db.detached()?;
+    conn.pragma_update(None, "cache_size", CACHE_PAGES)?;
     let (queue, body) = Streamed::channel(QUEUED);
     // The first chunks are read now, so a row already gone is a 404 rather than a cut body.
     let (mut waiting, mut offset) = match fill(&conn, &at, 0, len, &queue)? {
@@ -115,6 +121,11 @@ pub fn respond(
         runtime.spawn(async move {
             while let Some(chunk) = waiting.take() {
                 if queue.send(chunk).await.is_err() {
+                    return;
+                }
+                // Until the client has taken every queued chunk (the permits are given back at
+                // once: this task is the queue's only sender).
+                if queue.reserve_many(QUEUED).await.is_err() {
                     return;
                 }
                 match fill(&conn, &at, offset, len, &queue) {
