@@ -44,6 +44,9 @@ pub struct Ctx<'a> {
     /// to a temporary file; `body` is empty then.
     pub spool: Option<std::sync::Arc<super::spool::Spool>>,
     pub peer: Option<IpAddr>,
+    /// The answer goes straight to an HTTP connection (not back to an MCP call that reads its
+    /// body), so the handler may send its body as the client reads it ([`super::stream`]).
+    pub direct: bool,
 }
 
 /// A validated page request: `limit` rows after the id in `cursor` (newest first).

@@ -464,6 +464,7 @@ fn run(
         credential,
         spool: req.spool.clone(),
         peer: req.peer,
+        direct: via == Via::Rest,
     };
     let resp = match (route.handler)(&mut ctx) {
         Ok(resp) => resp,

@@ -16,6 +16,7 @@ mod demo_history;
 mod demo_world;
 mod devices;
 mod edge_connections;
+mod edge_downloads;
 mod edge_uploads;
 mod events_feed;
 mod examples;
