@@ -83,7 +83,7 @@ impl Response {
         let has_more = rows.len() > limit;
         let data = &rows[..rows.len().min(limit)];
         let next_cursor = if has_more {
-            data.last().map(|r| encode_cursor(r.list_key()))
+            data.last().map(|r| encode_cursor(r.list_key(), &page.tag))
         } else {
             None
         };
@@ -150,16 +150,17 @@ mod tests {
         let page = PageRequest {
             limit: 2,
             before: None,
+            tag: "abcdEFGH".into(),
         };
         let body = Response::page(rows.clone(), &page).body;
-        let before =
-            json!({"object": "list", "data": &rows[..2], "has_more": true, "next_cursor": "dev_2"});
+        let before = json!({"object": "list", "data": &rows[..2], "has_more": true, "next_cursor": "dev_2.abcdEFGH"});
         assert_eq!(body, serde_json::to_vec(&before).unwrap());
         let last = Response::page(
             rows.clone(),
             &PageRequest {
                 limit: 3,
                 before: None,
+                tag: "abcdEFGH".into(),
             },
         )
         .body;

@@ -47,7 +47,45 @@ CREATE TABLE IF NOT EXISTS drills (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS drills_by_account ON drills (account_id, seq);
+CREATE TABLE IF NOT EXISTS journal_counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
 ";
+
+/// Columns added to `drills` after its first layout: (name, definition). A drill of an earlier
+/// file has none of them: its webhook's URL is unknown (it counts for no webhook) and it was made
+/// before every mark.
+const DRILL_COLUMNS: &[(&str, &str)] = &[
+    ("url_digest", "TEXT"),
+    ("journal_seq", "INTEGER NOT NULL DEFAULT 0"),
+];
+
+fn add_drill_columns(conn: &Connection) -> rusqlite::Result<()> {
+    let have: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('drills')")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (name, definition) in DRILL_COLUMNS {
+        if !have.iter().any(|h| h == name) {
+            conn.execute_batch(&format!(
+                "ALTER TABLE drills ADD COLUMN {name} {definition}"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Draws the next number of the counter `name` (1, 2, …): numbers kept in the journal's file, so
+/// no restore of the world, which rewinds every seeded stream, ever hands one out twice.
+pub fn next_number(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "INSERT INTO journal_counters (name, value) VALUES (?1, 1)
+         ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value",
+        [name],
+        |r| r.get(0),
+    )
+}
 
 /// A segment is closed at this many entries or bytes (a batch of one account may span several):
 /// what a read decodes to find one entry, and what a prune rewrites, stays small.
@@ -66,6 +104,7 @@ pub fn open(path: Option<&std::path::Path>) -> rusqlite::Result<Connection> {
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
     }
     conn.execute_batch(SCHEMA)?;
+    add_drill_columns(&conn)?;
     legacy::convert(&mut conn)?;
     Ok(conn)
 }
@@ -226,6 +265,11 @@ impl Writer {
         for held in &mut self.held {
             held.keep_newest(max_entries);
         }
+    }
+
+    /// The sequence number of the newest entry staged (0 when there is none).
+    pub fn last_seq(&self) -> i64 {
+        self.next_seq - 1
     }
 
     /// Entries and bytes held in memory, not yet written.
@@ -434,7 +478,9 @@ pub struct Filter {
     pub operation_id: Option<String>,
     /// An exact status, or a class (`(400, 499)`).
     pub status: Option<(u16, u16)>,
+    /// The digest of an `Idempotency-Key` (`sha256:…`, what entries keep).
     pub idempotency_key: Option<String>,
+    pub test_name: Option<String>,
     pub via: Option<String>,
     pub tool: Option<String>,
     pub faulted: Option<bool>,
@@ -464,6 +510,7 @@ impl Filter {
             && eq(&self.key_id, f.key_id)
             && eq(&self.operation_id, f.operation_id)
             && eq(&self.idempotency_key, f.idempotency_key)
+            && eq(&self.test_name, f.test_name)
             && eq(&self.via, Some(f.via))
             && eq(&self.tool, f.tool)
             && eq(&self.request_id, Some(f.request_id))
@@ -499,9 +546,13 @@ pub struct Entry {
     pub problem_code: Option<String>,
     pub duration_ms: Option<f64>,
     pub credentials: String,
+    /// `sha256:…`: a digest of the `Idempotency-Key` sent, never the key.
     pub idempotency_key: Option<String>,
     pub idempotent_replayed: bool,
     pub if_match: bool,
+    pub if_match_wildcard: bool,
+    pub path: Option<String>,
+    pub test_name: Option<String>,
     pub fault: Option<String>,
     pub retry_after: Option<u32>,
     pub query: Option<Value>,
@@ -521,6 +572,8 @@ pub struct Entry {
     pub creates: bool,
     #[serde(skip)]
     pub list: bool,
+    #[serde(skip)]
+    pub shape: Option<String>,
 }
 
 impl crate::http::response::Listed for Entry {
@@ -560,6 +613,9 @@ impl Entry {
             idempotency_key: owned(f.idempotency_key),
             idempotent_replayed: f.replayed,
             if_match: f.if_match,
+            if_match_wildcard: f.if_match_any,
+            path: owned(f.path),
+            test_name: owned(f.test_name),
             fault: owned(f.fault),
             retry_after: f.retry_after,
             query: json(f.query),
@@ -578,6 +634,7 @@ impl Entry {
             at_ms: f.at_ms,
             creates: f.creates,
             list: f.list,
+            shape: owned(f.shape),
         }
     }
 }
@@ -829,6 +886,10 @@ mod legacy {
                 body_bytes: self.body_bytes,
                 problem: self.problem.as_deref(),
                 next_cursor: self.next_cursor.as_deref(),
+                if_match_any: false,
+                path: None,
+                shape: None,
+                test_name: None,
             }
         }
     }
@@ -942,6 +1003,7 @@ mod tests {
             client_id: None,
             at_ms: 1_000 + n as i64,
             wall_ms: 2_000 + n as i64,
+            path: Text::new("/plans"),
             duration_us: 10,
             method: hyper::Method::GET,
             route: Some("/plans"),
@@ -958,6 +1020,8 @@ mod tests {
             tool: None,
             credentials: "api_key",
             if_match: false,
+            if_match_any: false,
+            test_name: None,
             query: Text::new(""),
             body: bytes::Bytes::new(),
             body_type: None,
@@ -967,7 +1031,10 @@ mod tests {
     }
 
     fn stage(writer: &mut Writer, account: &str, range: std::ops::Range<usize>, max: i64) {
-        writer.stage(range.map(|n| Row::from(observation(account, n))), max);
+        writer.stage(
+            range.map(|n| Row::from(observation(account, n), &|_| true)),
+            max,
+        );
     }
 
     #[test]
