@@ -137,16 +137,19 @@ fn success(route: &Route, lists: &mut Vec<String>) -> Value {
         out["content"] = json!({"application/json": {"schema": schema_ref(schema)}});
     }
     if !route.produces.is_empty() {
-        let content: Map<String, Value> = route
-            .produces
-            .iter()
-            .map(|m| {
-                (
-                    m.to_string(),
-                    json!({"schema": {"type": "string", "format": "binary"}}),
-                )
-            })
-            .collect();
+        // Alternatives to a JSON answer (`?format=junit`) are listed beside it; otherwise the
+        // route answers only these media types.
+        let mut content: Map<String, Value> = if route.success.1.is_some() {
+            out["content"].as_object().cloned().unwrap_or_default()
+        } else {
+            Map::new()
+        };
+        for m in &route.produces {
+            content.insert(
+                m.to_string(),
+                json!({"schema": {"type": "string", "format": "binary"}}),
+            );
+        }
         out["content"] = Value::Object(content);
     }
     out

@@ -107,10 +107,7 @@ fn names_and_urls(v: &mut Value) {
 /// (replaced under a secret name, else scrubbed).
 pub fn query_pair<'a>(name: &'a str, value: &'a str) -> (Cow<'a, str>, Cow<'a, str>) {
     if secret_name(name) {
-        return (
-            Cow::Borrowed(redact::REDACTED),
-            Cow::Borrowed(redact::REDACTED),
-        );
+        return (Cow::Borrowed(redact::REDACTED), text(value));
     }
     if redact::is_secret_field(name) {
         return (Cow::Borrowed(name), Cow::Borrowed(redact::REDACTED));

@@ -106,6 +106,7 @@ pub fn open(path: Option<&std::path::Path>) -> rusqlite::Result<Connection> {
     conn.execute_batch(SCHEMA)?;
     add_drill_columns(&conn)?;
     legacy::convert(&mut conn)?;
+    upgrade::scrub_second_layout(&mut conn)?;
     Ok(conn)
 }
 
@@ -813,6 +814,84 @@ pub fn newest_at_ms(conn: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
+/// Segments of the second layout, written before the journal kept only digests of idempotency keys
+/// and replaced secret-holding names: rewritten once, in the current layout, with their keys
+/// digested and their query, body and problem copies scrubbed again ([`super::scrub`]); the file
+/// is then vacuumed, so the old bytes are gone from it too.
+mod upgrade {
+    use super::super::codec::{self, Decoder, Fields};
+    use super::super::scrub;
+    use rusqlite::{params, Connection};
+
+    /// A text copy (JSON) scrubbed again; `None` when it is not JSON (a cut body: dropped).
+    fn rescrub(text: Option<&str>) -> Option<String> {
+        let mut v: serde_json::Value = serde_json::from_str(text?).ok()?;
+        scrub::value(&mut v);
+        Some(v.to_string())
+    }
+
+    pub fn scrub_second_layout(conn: &mut Connection) -> rusqlite::Result<()> {
+        let old: Vec<(i64, Option<String>, Vec<u8>)> = conn
+            .prepare(
+                "SELECT first_seq, account_id, data FROM request_segments
+                 WHERE substr(data, 1, 1) = ?1",
+            )?
+            .query_map([vec![codec::VERSION_2]], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        if old.is_empty() {
+            return Ok(());
+        }
+        let tx = conn.transaction()?;
+        for (first_seq, account, data) in &old {
+            let entries: Vec<Fields<'_>> = Decoder::new(data, *first_seq, account.as_deref())
+                .map_err(super::malformed)?
+                .collect::<Result<_, _>>()
+                .map_err(super::malformed)?;
+            // Owned texts first, then the entries borrow them.
+            let owned: Vec<[Option<String>; 4]> = entries
+                .iter()
+                .map(|f| {
+                    [
+                        f.idempotency_key.map(|k| {
+                            if k.starts_with("sha256:") {
+                                k.to_string()
+                            } else {
+                                crate::http::idempotency::digest(k)
+                            }
+                        }),
+                        rescrub(f.query),
+                        if f.body_truncated {
+                            None
+                        } else {
+                            rescrub(f.body)
+                        },
+                        rescrub(f.problem),
+                    ]
+                })
+                .collect();
+            let mut segment = codec::Encoder::new(*first_seq);
+            for (f, [key, query, body, problem]) in entries.iter().zip(&owned) {
+                segment.push(&Fields {
+                    idempotency_key: key.as_deref(),
+                    query: query.as_deref(),
+                    body: body.as_deref(),
+                    body_truncated: f.body_truncated && body.is_some(),
+                    problem: problem.as_deref(),
+                    ..*f
+                });
+            }
+            tx.execute(
+                "UPDATE request_segments SET data = ?2 WHERE first_seq = ?1",
+                params![first_seq, segment.bytes()],
+            )?;
+        }
+        tx.commit()?;
+        conn.execute_batch("VACUUM")
+    }
+}
+
 /// The row-per-request layout of the first journal (table `requests`), converted into segments
 /// when a server opens such a file, so an upgrade keeps what was journaled.
 mod legacy {
@@ -934,7 +1013,10 @@ mod legacy {
                     status: r.get(13)?,
                     problem_code: r.get(14)?,
                     request_id: r.get(15)?,
-                    idempotency_key: r.get(16)?,
+                    // Only a digest of a key is kept (a client may have sent a secret as one).
+                    idempotency_key: r
+                        .get::<_, Option<String>>(16)?
+                        .map(|k| crate::http::idempotency::digest(&k)),
                     replayed: r.get(17)?,
                     fault: r.get(18)?,
                     retry_after: r.get(19)?,

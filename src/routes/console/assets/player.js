@@ -1,6 +1,8 @@
 // A browser tab that behaves as one screen: it plays the device's assigned active ads in rotation
 // inside the company's branding, sends a heartbeat whenever the ad changes (and every 30 s), and
-// reports proof-of-play through the REST API, with the credential of this tab.
+// reports proof-of-play through the REST API, with the credential of this tab, as a careful client
+// does: every play is posted with its own `Idempotency-Key` (a retry reuses it), and the playlist,
+// media and QR codes are read again at most every PLAYLIST_MS, not at every ad (no polling).
 // `?slot=N` shows each ad N seconds (at least 1) instead of its own duration, for demos and tests.
 
 import { api, blobUrl, credential, el, hooks, logo, saveCredential, svgUrl } from "./common.js";
@@ -10,6 +12,12 @@ const form = document.getElementById("key-form");
 const deviceId = decodeURIComponent(location.pathname.split("/").pop() || "");
 const slotParam = Number(new URLSearchParams(location.search).get("slot"));
 const HEARTBEAT_MS = 30000;
+/** The playlist (and what its ads show) is read again after this long, at the next ad. */
+const PLAYLIST_MS = 10000;
+let playlist = null;
+let playlistAt = 0;
+/** What an ad shows (its media and QR code), read once per playlist. */
+let shown = new Map();
 let playing = null;
 /** The sandbox clock minus this browser's (ms): a sandbox clock may be ahead or frozen. */
 let clockOffset = 0;
@@ -62,8 +70,18 @@ async function frame() {
 }
 
 async function activeAds() {
+  if (playlist && Date.now() - playlistAt < PLAYLIST_MS) return playlist;
   const ads = await api("GET", `/devices/${deviceId}/ads`);
-  return ads.data.filter((a) => a.status === "active");
+  playlist = ads.data.filter((a) => a.status === "active");
+  playlistAt = Date.now();
+  shown = new Map();
+  return playlist;
+}
+
+/** `read()` once per playlist for this key; a failure is not kept. */
+async function once(key, read) {
+  if (!shown.has(key)) shown.set(key, read().catch((e) => { shown.delete(key); throw e; }));
+  return shown.get(key);
 }
 
 /** A video that plays by itself: muted and inline, which every browser's autoplay policy allows. */
@@ -85,8 +103,10 @@ async function show(ad) {
   let mediaType = "";
   if (ad.media_id) {
     try {
-      const meta = await api("GET", `/media/${ad.media_id}`);
-      const src = await blobUrl(`/media/${ad.media_id}/content`);
+      const { meta, src } = await once(`media:${ad.media_id}`, async () => ({
+        meta: await api("GET", `/media/${ad.media_id}`),
+        src: await blobUrl(`/media/${ad.media_id}/content`),
+      }));
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
       poster = meta.content_type.startsWith("image/svg");
       mediaType = meta.content_type;
@@ -100,7 +120,7 @@ async function show(ad) {
   if (!poster) nodes.push(el("p", { class: "headline", text: ad.headline }));
   if (ad.promotion_id) {
     try {
-      const codes = await api("GET", `/promotions/${ad.promotion_id}/qr-codes`);
+      const codes = await once(`qr:${ad.promotion_id}`, () => api("GET", `/promotions/${ad.promotion_id}/qr-codes`));
       const code = codes.data[0];
       if (code) {
         nodes.push(el("figure", { class: "qr", attrs: { "data-short-url": code.short_url || code.target_url } },
@@ -118,6 +138,13 @@ async function show(ad) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A fresh idempotency key for one play (randomUUID needs a secure context; 127.0.0.1 is one). */
+function playKey() {
+  if (crypto.randomUUID) return `play-${crypto.randomUUID()}`;
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `play-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
 
 async function play() {
   let index = 0;
@@ -151,11 +178,12 @@ async function play() {
     const seconds = slotParam >= 1 ? Math.floor(slotParam) : ad.duration_seconds;
     await sleep(seconds * 1000);
     try {
+      // One key per play: a retry of this post (after a 429) sends the very same one.
       await api("POST", `/devices/${deviceId}/playbacks`, {
         ad_id: ad.id,
         started_at: started.toISOString().replace(/\.\d{3}Z$/, "Z"),
         duration_seconds: seconds,
-      });
+      }, { headers: { "Idempotency-Key": playKey() } });
       count("playbacks");
     } catch (e) {
       document.body.dataset.lastError = e.message;
