@@ -103,8 +103,10 @@ pub fn pagination_walked(x: &Inputs) -> Finding {
             continue;
         }
         let (filters, limit) = filters_and_limit(e);
-        let bigger = pages[n + 1..].iter().map(|&(_, r)| r).find(|r| {
-            sender(r) == sender(e)
+        let bigger = pages[n + 1..].iter().find(|&&(j, r)| {
+            // A bigger first page that is then walked is a walk, not a way around one.
+            !followed_by.contains_key(&j)
+                && sender(r) == sender(e)
                 && r.operation_id == e.operation_id
                 && r.path == e.path
                 && cursor_of(r).is_none()
@@ -114,7 +116,7 @@ pub fn pagination_walked(x: &Inputs) -> Finding {
                     rf == filters && rl > limit
                 }
         });
-        if let Some(r) = bigger {
+        if let Some(&(_, r)) = bigger {
             f.fail_entries(&[e, r]);
         }
     }
@@ -130,16 +132,16 @@ pub const PAGINATION: Texts = Texts {
     id: "pagination_walked",
     title: "Walks lists by cursor",
     required: true,
-    rule: "A walk is a page with `has_more: true` and the pages that followed its `next_cursor` (sent back as `cursor` by the same API client, else the same key; an MCP tool's `cursor` argument too). Fails when a walk stopped at a page with `has_more: true`; when a request was refused 400 `cursor_mismatch` (a cursor sent with other filters than its page's); or when a page with more, never followed, was followed within 60 seconds by a first page of the same list (same path and filters) with a larger `limit`. Passes when a walk reached `has_more: false`. A page read on its own, never followed, shows nothing either way. Not observed until a walk was made.",
+    rule: "A walk is a page with `has_more: true` and the pages that followed its `next_cursor` (sent back as `cursor` by the same API client, else the same key; an MCP tool's `cursor` argument too). Fails when a walk stopped at a page with `has_more: true`; when a request was refused 400 `cursor_mismatch` (a cursor sent with other filters than its page's); or when a page with more, never followed, was followed within 60 seconds by a first page of the same list (same path and filters) with a larger `limit` that was not walked either (asking for everything at once instead of walking). Passes when a walk reached `has_more: false`. A page read on its own, never followed, shows nothing either way. Not observed until a walk was made.",
     advice: "Walk a list by passing each page's `next_cursor` as `cursor`, with the same filters, until `has_more` is false; never raise `limit` to get everything at once.",
 };
 
 pub fn polling_reasonable(x: &Inputs) -> Finding {
     let mut f = Finding::new();
     let mut polls: BTreeMap<(Option<&str>, &str), Vec<&Entry>> = BTreeMap::new();
-    let mut lists = 0;
+    let mut lists: Vec<&Entry> = Vec::new();
     for e in x.entries.iter().filter(|e| e.list && e.method == "GET") {
-        lists += 1;
+        lists.push(e);
         let watched = e
             .route
             .as_deref()
@@ -163,8 +165,9 @@ pub fn polling_reasonable(x: &Inputs) -> Finding {
             }
         }
     }
-    if lists > 0 && !f.failed() {
-        f.pass::<&str>(&[]);
+    if !lists.is_empty() && !f.failed() {
+        // What shows it: the lists read (the first of them).
+        f.pass_entries(&lists);
     }
     f.unobserved_because("no list was read.");
     f

@@ -25,6 +25,9 @@ pub const FLAT_FACTOR: f64 = 1.25;
 pub const FLAT_SLACK_MS: f64 = 25.0;
 /// Shrinking: each wait at most this share of the one before.
 pub const SHRINK_FACTOR: f64 = 0.9;
+/// Hammering: at least [`MIN_WAITS_TO_HAMMER`] waits, none longer than this (milliseconds).
+pub const HAMMER_MS: f64 = 50.0;
+pub const MIN_WAITS_TO_HAMMER: usize = 4;
 
 /// Who sends a request, for retries: the API client (all its keys), else the key or user.
 pub fn sender(e: &Entry) -> Option<&str> {
@@ -172,8 +175,9 @@ fn chains<'a>(x: &'a Inputs, r: &Retries) -> Vec<Chain<'a>> {
 }
 
 /// A chain's trend: `Some(true)` when it grows (a wait at least twice an earlier one and 100 ms
-/// longer), `Some(false)` when it has at least 3 waits and is flat (the longest at most 1.25 times
-/// the shortest plus 25 ms) or shrinking (each at most 0.9 times the one before), `None` otherwise.
+/// longer); `Some(false)` when it has at least 3 waits and is flat (the longest at most 1.25 times
+/// the shortest plus 25 ms) or shrinking (each at most 0.9 times the one before), or at least 4
+/// waits none longer than 50 ms (a tight loop, whatever the noise); `None` otherwise.
 pub fn trend(waits: &[f64]) -> Option<bool> {
     let grows = waits.iter().enumerate().any(|(j, &later)| {
         waits[..j]
@@ -190,7 +194,8 @@ pub fn trend(waits: &[f64]) -> Option<bool> {
     let shortest = waits.iter().copied().fold(f64::INFINITY, f64::min);
     let flat = longest <= FLAT_FACTOR * shortest + FLAT_SLACK_MS;
     let shrinking = waits.windows(2).all(|w| w[1] <= SHRINK_FACTOR * w[0]);
-    (flat || shrinking).then_some(false)
+    let hammering = waits.len() >= MIN_WAITS_TO_HAMMER && longest <= HAMMER_MS;
+    (flat || shrinking || hammering).then_some(false)
 }
 
 pub fn backs_off_on_5xx(x: &Inputs, r: &Retries) -> Finding {
@@ -216,7 +221,7 @@ pub const BACKOFF: Texts = Texts {
     id: "backs_off_on_5xx",
     title: "Backs off on 5xx",
     required: true,
-    rule: "The waits of every run of retries after 5xx answers without `Retry-After` (each wait from an answer to the start of its retry, wall clock; a retry as `retry_after_respected` defines it) are judged on their trend: the run passes when a wait is at least twice as long as an earlier one and at least 100 ms longer (jitter tolerated); it fails when it has at least 3 waits and they are flat (the longest at most 1.25 times the shortest plus 25 ms) or shrinking (each at most 0.9 times the one before). The check fails when a run fails, else passes when a run passes; else it is not observed (too few retries to tell).",
+    rule: "The waits of every run of retries after 5xx answers without `Retry-After` (each wait from an answer to the start of its retry, wall clock; a retry as `retry_after_respected` defines it) are judged on their trend: the run passes when a wait is at least twice as long as an earlier one and at least 100 ms longer (jitter tolerated); it fails when it has at least 3 waits and they are flat (the longest at most 1.25 times the shortest plus 25 ms) or shrinking (each at most 0.9 times the one before), or at least 4 waits none longer than 50 ms (a tight loop). The check fails when a run fails, else passes when a run passes; else it is not observed (too few retries to tell).",
     advice: "Retry 5xx answers with exponential back-off (full or equal jitter is fine: the trend of the waits must grow), never at a constant or shrinking pace.",
 };
 
@@ -268,6 +273,8 @@ mod tests {
         assert_eq!(trend(&[150.0, 152.0, 149.0, 151.0, 150.0]), Some(false));
         assert_eq!(trend(&[800.0, 400.0, 200.0]), Some(false));
         assert_eq!(trend(&[1.0, 3.0, 0.0, 2.0]), Some(false));
+        // A tight loop on a loaded machine: noisy, but never 50 ms.
+        assert_eq!(trend(&[11.0, 3.0, 6.0, 40.0]), Some(false));
         // Too few to tell.
         assert_eq!(trend(&[150.0, 150.0]), None);
         assert_eq!(trend(&[300.0, 2.0]), None);
