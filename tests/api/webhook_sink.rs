@@ -183,8 +183,12 @@ async fn a_forged_or_foreign_delivery_is_refused_and_kept_nowhere() {
     for skew in [-601i64, 601] {
         let ts = signage::http::observe::wall_millis() / 1000 + skew;
         let body = r#"{"type":"ad.updated"}"#;
-        let sig =
-            signage::webhooks::sign::header(&[secret.clone()], "evt_skew", ts, body.as_bytes());
+        let sig = signage::webhooks::sign::header(
+            std::slice::from_ref(&secret),
+            "evt_skew",
+            ts,
+            body.as_bytes(),
+        );
         refused(
             app.post("/_sandbox/sink/northwind-grocers")
                 .header("webhook-id", "evt_skew")

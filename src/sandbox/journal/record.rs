@@ -59,7 +59,10 @@ fn is_json(media_type: Option<&str>) -> bool {
 /// holds a secret itself is replaced too ([`scrub::query_pair`]). A query the router refuses (not
 /// percent-encoded UTF-8, a name given twice) shows only that it was there. Also the pairs as
 /// kept, for the request's shape.
-fn query_copy(query: &str) -> (Option<String>, Vec<(Cow<'_, str>, Cow<'_, str>)>) {
+/// A query parameter as kept: its name and value, redacted.
+type Kept<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+fn query_copy(query: &str) -> (Option<String>, Vec<Kept<'_>>) {
     if query.is_empty() {
         return (None, Vec::new());
     }
@@ -71,7 +74,7 @@ fn query_copy(query: &str) -> (Option<String>, Vec<(Cow<'_, str>, Cow<'_, str>)>
         );
     };
     let mut hidden = 0;
-    let kept: Vec<(Cow<'_, str>, Cow<'_, str>)> = pairs
+    let kept: Vec<Kept<'_>> = pairs
         .into_iter()
         .map(|(name, value)| {
             let (n, v) = match (name, value) {

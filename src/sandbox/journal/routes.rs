@@ -151,6 +151,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "RequestMark",
             json!({"type":"object","additionalProperties":false,"required":["object","after"],
+            "description":"A mark in the request journal: entries written later have greater ids.",
             "properties":{"object":{"const":"request_mark"},
                 "after":{"type":"string","pattern":"^[0-9]{1,18}$","description":"Pass as `after`: only entries written later match."}}}),
         ),

@@ -82,3 +82,68 @@ pub fn junit(r: &Report) -> String {
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Check, Report, Status};
+    use super::junit;
+
+    fn report(checks: &[(bool, Status)]) -> Report {
+        let checks: Vec<Check> = checks
+            .iter()
+            .enumerate()
+            .map(|(i, &(required, status))| Check {
+                id: ["a", "b", "c", "d", "e", "f"][i],
+                title: "T",
+                status,
+                required,
+                rule: "R",
+                evidence: Vec::new(),
+                advice: String::new(),
+            })
+            .collect();
+        let verdict = if checks
+            .iter()
+            .any(|c| c.required && c.status == Status::Fail)
+        {
+            "not_ready"
+        } else if checks
+            .iter()
+            .any(|c| c.required && c.status == Status::NotObserved)
+        {
+            "incomplete"
+        } else {
+            "ready"
+        };
+        Report {
+            object: "readiness_report",
+            account_id: "acct_1".into(),
+            company_id: None,
+            key_id: None,
+            after: None,
+            generated_at: "2026-03-02T09:00:00Z".into(),
+            verdict,
+            checks,
+        }
+    }
+
+    /// The XML has a failure exactly when the exit status is not 0 (the verdict is not `ready`),
+    /// for every mix of required and recommended checks in every status.
+    #[test]
+    fn junit_failures_agree_with_the_verdict() {
+        let statuses = [Status::Pass, Status::Fail, Status::NotObserved];
+        for a in statuses {
+            for b in statuses {
+                for c in statuses {
+                    let r = report(&[(true, a), (true, b), (false, c)]);
+                    let xml = junit(&r);
+                    let failures = xml.matches("<failure ").count();
+                    assert_eq!(failures == 0, r.verdict == "ready", "{xml}");
+                    assert!(xml.contains(&format!("failures=\"{failures}\"")));
+                    // A recommended check is never a failure.
+                    assert!(!xml.contains("name=\"c\">\n      <failure"), "{xml}");
+                }
+            }
+        }
+    }
+}

@@ -152,8 +152,8 @@ fn chains<'a>(x: &'a Inputs, r: &Retries) -> Vec<Chain<'a>> {
         }
     }
     let mut out = Vec::new();
-    for start in 0..x.entries.len() {
-        if is_target[start] || backoff_link(start).is_none() {
+    for (start, &target) in is_target.iter().enumerate() {
+        if target || backoff_link(start).is_none() {
             continue;
         }
         let mut chain = Chain {
