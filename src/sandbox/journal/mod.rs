@@ -16,6 +16,7 @@ pub mod record;
 pub mod routes;
 pub mod scrub;
 pub mod store;
+mod upgrade;
 
 use crate::http::observe::{Observation, Observer};
 use rusqlite::Connection;

@@ -41,7 +41,7 @@ pub struct Check {
     pub title: &'static str,
     pub status: Status,
     pub required: bool,
-    /// The rule, as the README documents it.
+    /// The rule, exactly as the book states it (`docs/src/going-live.md`, its table of checks).
     pub rule: &'static str,
     /// Request ids (`req_…`), drill ids (`drl_…`) or key ids that show the status; for a check
     /// not observed, what is still to be observed (webhook ids never drilled).
