@@ -54,6 +54,7 @@ mod readiness_lists;
 mod readiness_outsiders;
 mod readiness_product;
 mod readiness_receiver;
+mod readiness_report;
 mod readiness_retries;
 mod readiness_webhooks;
 mod reference;
