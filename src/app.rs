@@ -51,8 +51,23 @@ impl App {
             });
         }
         let faults = crate::http::faults::Faults::new(
-            settings.sandbox_max_delayed_per_credential,
+            settings.sandbox_max_delayed_per_account,
             settings.max_connections,
+        );
+        let admission = crate::http::admission::Admission::new(
+            settings.max_connections,
+            settings.max_unauthenticated_per_address,
+            std::time::Duration::from_millis(settings.unauthenticated_timeout_millis),
+        );
+        let auth_failures =
+            crate::http::auth_failures::AuthFailures::new(settings.auth_failures_per_minute);
+        let bodies = crate::http::body::Buffered::new(
+            crate::http::body::BUFFERED_BYTES,
+            settings.max_body_bytes,
+        );
+        let spools = crate::http::body::Buffered::new(
+            crate::http::spool::DISK_BYTES,
+            settings.max_body_bytes,
         );
         let app = App {
             router: Router::new(routes).with_schemas(schemas()),
@@ -63,6 +78,10 @@ impl App {
             db,
             jwt,
             login_throttle: LoginThrottle::default(),
+            admission,
+            auth_failures,
+            bodies,
+            spools,
             faults,
             extensions: Default::default(),
         };

@@ -162,11 +162,46 @@ pub fn proven_owner(
 }
 
 /// The principal behind the one credential of `headers`: an API key (looked up in `db`) or a login
-/// token (checked with `jwt`, its user looked up in `db`).
+/// token (checked with `jwt`, its user looked up in `db`). Records the key's use.
 pub fn authenticate(db: &Db, jwt: &JwtKeys, headers: &HeaderMap) -> Result<Principal, AuthError> {
+    let verified = verify(db, jwt, headers)?;
+    verified.record_use(db);
+    Ok(verified.principal)
+}
+
+/// A credential checked by [`verify`]: its principal, and whether the key's `last_used_at` is due
+/// to be written ([`Verified::record_use`]).
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub principal: Principal,
+    /// The key id and the instant to record, when the stored one is older than the resolution.
+    last_used: Option<(String, i64)>,
+}
+
+impl Verified {
+    /// Writes the key's `last_used_at` when due. Best effort: a busy database must not fail the
+    /// request over a usage timestamp. A write, so it runs where the request may block (the server
+    /// verifies from the headers on its async workers, and the pipeline records afterwards).
+    pub fn record_use(&self, db: &Db) {
+        if let Some((key_id, now)) = &self.last_used {
+            let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
+                tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
+                    .execute(rusqlite::params![now, key_id])?;
+                Ok(())
+            });
+        }
+    }
+}
+
+/// [`authenticate`] without writing anything: reads only, so the server can check the credential
+/// of a request from its headers before it reads any of its body.
+pub fn verify(db: &Db, jwt: &JwtKeys, headers: &HeaderMap) -> Result<Verified, AuthError> {
     match presented(headers)? {
         Presented::ApiKey(raw) => authenticate_key(db, headers, raw),
-        Presented::Jwt(token) => authenticate_jwt(db, jwt, token),
+        Presented::Jwt(token) => authenticate_jwt(db, jwt, token).map(|principal| Verified {
+            principal,
+            last_used: None,
+        }),
     }
 }
 
@@ -181,7 +216,7 @@ fn parse_companies(list: Option<String>) -> Vec<String> {
     v
 }
 
-fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal, AuthError> {
+fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Verified, AuthError> {
     let fail = AuthError::Unauthenticated;
     // Shape and checksum first: a malformed key never reaches the database.
     let parsed = keys::parse(raw).ok_or(fail(AuthFailure::MalformedKey))?;
@@ -246,27 +281,25 @@ fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal
     if !client_matches {
         return Err(fail(AuthFailure::ClientMismatch));
     }
-    if last_used.is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS) {
-        // Best effort: a busy database must not fail the request over a usage timestamp.
-        let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
-            tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
-                .execute(rusqlite::params![now, key_id])?;
-            Ok(())
-        });
-    }
+    let last_used = last_used
+        .is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS)
+        .then(|| (key_id.clone(), now));
     let scopes = Scopes::parse_list(&scopes).unwrap_or_default();
     let account_companies = parse_companies(companies);
     let visible_companies = match &company {
         Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
         None => account_companies,
     };
-    Ok(Principal {
-        actor: Actor::ApiKey { key_id, client_id },
-        account_id: account,
-        scopes,
-        company_scope: company,
-        visible_companies,
-        expires_at,
+    Ok(Verified {
+        principal: Principal {
+            actor: Actor::ApiKey { key_id, client_id },
+            account_id: account,
+            scopes,
+            company_scope: company,
+            visible_companies,
+            expires_at,
+        },
+        last_used,
     })
 }
 

@@ -1,8 +1,15 @@
 //! The internal-testing login token: HS256 JWT, validated strictly (RFC 8725).
 //!
 //! The algorithm is pinned to HS256 (so `none` and swapped algorithms fail), and `iss`, `aud`,
-//! `sub`, `iat`, `exp` and `typ` are all required; `exp` and (when present) `nbf` are checked with
-//! 5 seconds of leeway.
+//! `sub`, `iat`, `exp` and `typ` are all required.
+//!
+//! One clock (issue 31 item 3): a token is issued and checked on the wall clock (the system's),
+//! never on the sandbox clock. `iat` is the wall time of the login, `exp` is `iat` plus
+//! `auth.login_token_ttl_secs`, and the token is refused from the wall-clock second `exp` on,
+//! without leeway (the same machine's clock issues and checks it): it never lives longer in real
+//! time than its stated life, whatever the sandbox clock shows or does (frozen, moved to 2031,
+//! set back to 2020, or the server restarted on another setting). A token whose `iat` lies ahead
+//! of the wall clock, or whose life is longer than the configured one, is refused as invalid.
 
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -43,7 +50,7 @@ impl JwtKeys {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub", "iat"]);
         // A token is not valid before its `nbf` (RFC 7519 §4.1.5), when it has one.
         validation.validate_nbf = true;
-        validation.leeway = 5;
+        validation.leeway = 0;
         JwtKeys {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
@@ -52,7 +59,12 @@ impl JwtKeys {
         }
     }
 
-    pub fn issue(&self, user_id: &str, now: i64) -> Result<String, jsonwebtoken::errors::Error> {
+    /// A token for `user_id`, issued now on the wall clock.
+    pub fn issue(&self, user_id: &str) -> Result<String, jsonwebtoken::errors::Error> {
+        self.issue_at(user_id, crate::time::wall_now())
+    }
+
+    fn issue_at(&self, user_id: &str, now: i64) -> Result<String, jsonwebtoken::errors::Error> {
         let claims = Claims {
             iss: ISSUER.into(),
             aud: AUDIENCE.into(),
@@ -73,7 +85,15 @@ impl JwtKeys {
                     _ => TokenError::Invalid,
                 }
             })?;
-        if data.claims.typ != TOKEN_TYPE || data.claims.iat > data.claims.exp {
+        // `exp` was checked against the wall clock above; the rest of the stated life must be
+        // this instance's own: issued in the past, for no longer than the configured life.
+        let c = &data.claims;
+        let life = c.exp - c.iat;
+        if c.typ != TOKEN_TYPE
+            || life < 0
+            || life > self.ttl_secs as i64
+            || c.iat > crate::time::wall_now()
+        {
             return Err(TokenError::Invalid);
         }
         Ok(data.claims)

@@ -152,6 +152,15 @@ impl RateLimiter {
         Some(self.quota(tokens, false))
     }
 
+    /// Spends one token of `key`'s bucket: `Err(seconds to wait)` when it is empty (nothing is
+    /// spent then). Always `Ok` when rate limiting is off.
+    pub fn spend(&self, key: &str) -> Result<(), u64> {
+        match self.take(key).and_then(|q| q.retry_after_secs) {
+            Some(wait) => Err(wait),
+            None => Ok(()),
+        }
+    }
+
     /// Seconds until `key`'s bucket holds `n` tokens; `None` when it holds them now (or rate
     /// limiting is off). Spends nothing.
     pub fn wait_for(&self, key: &str, n: u32) -> Option<u64> {

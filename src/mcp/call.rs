@@ -32,6 +32,9 @@ pub struct Caller {
     pub session: Option<String>,
     /// The client reads an event stream as the answer (`Accept`).
     pub accepts_sse: bool,
+    /// The rate-limit token of the next REST request is spent already: a tool call pays for its
+    /// first request when it arrives ([`crate::mcp::dispatch`]).
+    pub prepaid: std::sync::atomic::AtomicBool,
 }
 
 impl Caller {
@@ -63,6 +66,7 @@ impl Caller {
             features: Default::default(),
             session: None,
             accepts_sse: false,
+            prepaid: Default::default(),
         }
     }
 
@@ -87,6 +91,9 @@ impl Caller {
             headers.insert(hyper::header::IF_MATCH, tag);
         }
         // The MCP request this call belongs to authenticated these very headers as `principal`.
+        let prepaid = self
+            .prepaid
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
         pipeline::execute_as(
             app,
             &Request {
@@ -97,8 +104,11 @@ impl Caller {
                 body: body.map(Bytes::from).unwrap_or_default(),
                 peer: self.peer,
                 request_id: self.request_id.clone(),
+                credential: Default::default(),
+                spool: None,
             },
             &self.principal,
+            prepaid,
         )
     }
 }

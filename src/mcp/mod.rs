@@ -95,9 +95,12 @@ pub fn state(app: &App) -> &McpState {
 /// The `/mcp` routes; the app puts them in the route table beside the REST routes.
 pub fn routes() -> Vec<Route> {
     // Public at the router: the MCP transport checks Origin/Host before the credential, then
-    // authenticates every request itself with the same function the pipeline uses.
+    // authenticates every request itself with the same function the pipeline uses. The server
+    // verifies the credential from the headers first all the same, so a body is only read for a
+    // valid one, and hands the principal over (`Ctx::credential`).
     vec![
         Route::post("/mcp", "mcpMessage", Action::Public, transport::post)
+            .authenticates_itself()
             .not_idempotent()
             // Each tool call is audited as the internal REST request it becomes, under the caller's
             // key; a row for the envelope would only double the writes (half the cost of a call).
@@ -105,6 +108,7 @@ pub fn routes() -> Vec<Route> {
             .tag("mcp")
             .summary("MCP Streamable HTTP endpoint: one JSON-RPC message per POST."),
         Route::delete("/mcp", "mcpEndSession", Action::Public, transport::delete)
+            .authenticates_itself()
             .not_audited()
             .tag("mcp")
             .summary("End an MCP session (Mcp-Session-Id)."),

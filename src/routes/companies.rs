@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Companies, Level::Read);
 const WRITE: Action = Action::Use(Area::Companies, Level::Write);
+/// Who may redirect a QR code (issue 31 item 5): the allow-list of landing domains decides where
+/// the sandbox's public short links send people, so changing it is an `admin` act, not a write.
+const SET_LANDING_DOMAINS: Action = Action::Admin;
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -39,10 +42,10 @@ pub fn routes() -> Vec<Route> {
             .summary("Get one company.")
             .describe("One company by id. A company outside the credential's reach is 404, exactly like a missing id.")
             .ok("Company"),
-        Route::patch("/companies/{id}", "updateCompany", WRITE, update)
+        Route::patch("/companies/{id}", "updateCompany", SET_LANDING_DOMAINS, update)
             .tag("companies")
             .summary("Set a company's allowed landing domains (where its promotions and QR codes may send people).")
-            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). An empty list allows any http(s) URL. At most 20 lower-case domains. Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`).")
+            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). Needs the `admin` scope: the list decides where the public short links `/q/{code}` send people. An empty list allows any public http(s) host. At most 20 lower-case domains; a loopback, private, link-local or otherwise non-public address, `localhost` or a name under `.localhost` or `.local` is refused (422 `domain_not_public`). Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`, or `landing_host_not_public` for a host that is not public whatever the list).")
             .body("CompanyUpdate")
             .ok("Company"),
         Route::get(
@@ -249,11 +252,18 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         );
     }
     for (i, d) in input.allowed_landing_domains.iter().enumerate() {
+        let field = format!("/allowed_landing_domains/{i}");
         if !super::landing_domains::is_domain(d) {
             errors.push(
-                &format!("/allowed_landing_domains/{i}"),
+                &field,
                 "invalid_domain",
                 "Must be a lower-case domain name such as `shop.example` (no scheme, port or path).",
+            );
+        } else if !super::landing_domains::is_public_host(d) {
+            errors.push(
+                &field,
+                "domain_not_public",
+                super::landing_domains::NOT_PUBLIC,
             );
         }
     }

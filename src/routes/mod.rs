@@ -33,6 +33,7 @@ pub mod scan;
 pub mod search;
 pub mod time_driven;
 pub mod tokens;
+pub mod upload;
 pub mod webhooks;
 
 use crate::areas::Area;

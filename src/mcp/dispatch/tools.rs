@@ -73,13 +73,55 @@ pub(super) fn call(
         &caller.request_id,
         name,
         arguments,
-        || call_checked(app, caller, id, params, modern),
+        || call_paid(app, caller, id, params, modern),
         |out| {
             out.status >= 400
                 || out.body.contains(r#""isError":true"#)
                 || out.body.contains(r#""error":{"#)
         },
     )
+}
+
+/// Every tool call spends a rate-limit token when it arrives (issue 31: a call that makes no REST
+/// request, or is refused before one, is not free), and that token pays for its first REST
+/// request; each further request spends its own. A confirmation makes two requests after it
+/// claims its single-use id, so it needs both tokens now: a throttled one is refused before the
+/// claim and is never burned.
+fn call_paid(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, modern: bool) -> Out {
+    let actor = caller.principal.actor_id();
+    let confirms = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .and_then(|name| crate::mcp::state(app).catalog(&app.router).get(name))
+        .is_some_and(|t| t.spec.kind == Kind::Confirm);
+    let needed = if confirms { CONFIRM_TOKENS } else { 1 };
+    let refused = app
+        .rate_limiter
+        .wait_for(actor, needed)
+        .map_or_else(|| app.rate_limiter.spend(actor).err(), Some);
+    if let Some(wait) = refused {
+        return tool_error(id, &rate_limited(wait), modern);
+    }
+    caller
+        .prepaid
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let out = call_checked(app, caller, id, params, modern);
+    caller
+        .prepaid
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
+/// The tool error of a call refused by the rate limit, with the seconds to wait.
+fn rate_limited(wait: u64) -> Failure {
+    Failure::new(
+        "rate_limited",
+        429,
+        format!(
+            "HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was run, and a confirmation id sent with this call is still valid."
+        ),
+    )
+    .with_retry_after(wait)
 }
 
 fn call_checked(
@@ -175,7 +217,7 @@ fn call_checked(
             modern,
         );
     }
-    // 2026-07-28: the user is asked by a round trip (the question costs no rate-limit token).
+    // 2026-07-28: the user is asked by a round trip (the question spends only the token the call spent when it arrived).
     if tool.spec.kind == Kind::Confirm && modern {
         let confirmation_id = args
             .get("confirmation_id")
@@ -190,12 +232,14 @@ fn call_checked(
             Step::NotAccepted(failure) => return tool_error(id, &failure, modern),
         }
     }
-    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
-    // without both tokens it is refused before the claim, so throttling never burns a confirmation.
+    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens,
+    // the first spent when the call arrived): without the second it is refused before the claim,
+    // so throttling never burns a confirmation (another request of the key may have spent it
+    // since the call arrived).
     if tool.spec.kind == Kind::Confirm {
         if let Some(wait) = app
             .rate_limiter
-            .wait_for(caller.principal.actor_id(), CONFIRM_TOKENS)
+            .wait_for(caller.principal.actor_id(), CONFIRM_TOKENS - 1)
         {
             return tool_error(
                 id,

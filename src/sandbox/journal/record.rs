@@ -139,7 +139,8 @@ fn problem_code(problem: &Value) -> Option<String> {
 impl Row {
     /// `known_tool` tells a catalogue tool's name from anything else a client called.
     pub fn from(o: Observation, known_tool: &dyn Fn(&str) -> bool) -> Row {
-        let body_bytes = o.body.len();
+        // What the client sent, an upload streamed to disk included.
+        let body_bytes = o.body_sent;
         let problem_value = (o.status >= 400 && !o.response.is_empty())
             .then(|| serde_json::from_slice::<Value>(&o.response).ok())
             .flatten();

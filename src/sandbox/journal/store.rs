@@ -848,6 +848,7 @@ mod tests {
             test_name: None,
             query: Text::new(""),
             body: bytes::Bytes::new(),
+            body_sent: 0,
             body_type: None,
             response: bytes::Bytes::new(),
             next_cursor: None,
