@@ -77,6 +77,7 @@ impl App {
             seeded,
             db,
             jwt,
+            principals: Default::default(),
             login_throttle: LoginThrottle::default(),
             admission,
             auth_failures,
@@ -91,6 +92,16 @@ impl App {
         app.db.set_wal_limit(app.settings.wal_limit_bytes);
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::devices::device_json::DeviceJson,
+            >::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::companies::CompanyJson,
+            >::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::sign_in::SignInLinks::default()));
         app.extensions
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
@@ -143,9 +154,12 @@ fn sources(
     scans: &crate::sandbox::simulated_scans::SimulatedScans,
 ) -> Vec<Box<dyn Source>> {
     vec![
+        // The demo world's past first: the other sources settle on top of it.
+        Box::new(crate::sandbox::history::History),
         Box::new(crate::routes::promotions::PromotionWindows),
         Box::new(crate::routes::admin::KeyExpiry),
         Box::new(crate::routes::devices::DevicePresence),
+        Box::new(crate::routes::subscriptions::Subscriptions),
         Box::new(crate::routes::invoice_due::InvoiceDue),
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
         Box::new(scans.clone()),

@@ -774,6 +774,15 @@ impl Settings {
                 s.listen.set_port(port);
             }
         }
+        // A public route's limit that nobody set follows a smaller overall limit down, so that
+        // lowering `max_body_bytes` alone is a valid configuration.
+        if layers
+            .iter()
+            .all(|l| l.unauthenticated_max_body_bytes.is_none())
+        {
+            s.unauthenticated_max_body_bytes =
+                s.unauthenticated_max_body_bytes.min(s.max_body_bytes);
+        }
         s.validate()?;
         Ok(s)
     }

@@ -447,7 +447,9 @@ impl ApiError {
 pub fn challenges(reason: AuthFailure) -> String {
     let error = match reason {
         // No credential at all, or a login with a wrong password: no token to call invalid.
-        AuthFailure::MissingCredential | AuthFailure::InvalidCredentials => None,
+        AuthFailure::MissingCredential
+        | AuthFailure::InvalidCredentials
+        | AuthFailure::InvalidSignInLink => None,
         AuthFailure::MissingClientId => Some("invalid_request"),
         _ => Some("invalid_token"),
     };

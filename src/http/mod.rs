@@ -13,6 +13,7 @@
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
+//! - [`json_write`]: JSON written by what each value is (ids, enums and times copied as they are).
 //! - [`state`]: [`App`], the state every request shares.
 //! - [`stream`]: bodies written after the handler returned (event streams).
 
@@ -25,6 +26,7 @@ pub mod error;
 pub mod faults;
 pub mod idempotency;
 pub mod json;
+pub mod json_write;
 pub mod multipart;
 pub mod observe;
 pub mod pipeline;

@@ -163,6 +163,22 @@ fn serve<'m>(
         }
     };
 
+    // Every read of a request is one read transaction, from the credential's check to the
+    // handler's last row (an MCP message's tool calls included): one state of the database, one
+    // shared lock. A write ends it and the reads after it see the write (`Db::read_scope`).
+    app.db
+        .read_scope(|| serve_route(app, req, route, params, authenticated, prepaid, seen))
+}
+
+fn serve_route<'m>(
+    app: &App,
+    req: &Request,
+    route: &'m super::router::Route,
+    params: Vec<(&'static str, String)>,
+    authenticated: Option<&Principal>,
+    prepaid: bool,
+    seen: &mut Seen<'m>,
+) -> Response {
     let principal = if route.action == Action::Public {
         None
     } else if let Some(p) = authenticated {
@@ -171,7 +187,7 @@ fn serve<'m>(
         v.record_use(&app.db);
         Some(v.principal.clone())
     } else {
-        match authenticate(&app.db, &app.jwt, &req.headers) {
+        match authenticate(&app.db, &app.jwt, &app.principals, &req.headers) {
             Ok(_) if matches!(req.credential, Credential::Refused) => {
                 return ApiError::Unavailable(
                     "The credential was refused when the request arrived, so its body was not read; send the request again.".into(),

@@ -360,8 +360,14 @@ async fn admit_request(
             timeout: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
         },
         Gate::Credential { spooled } => {
-            let verified =
-                app.within(|| crate::auth::authenticate::verify(&app.db, &app.jwt, &parts.headers));
+            let verified = app.within(|| {
+                crate::auth::authenticate::verify(
+                    &app.db,
+                    &app.jwt,
+                    &app.principals,
+                    &parts.headers,
+                )
+            });
             match verified {
                 Ok(v) => {
                     app.admission.authenticated(conn);

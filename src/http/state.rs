@@ -19,6 +19,8 @@ pub struct App {
     pub seeded: Option<Arc<Seeded>>,
     pub db: Db,
     pub jwt: JwtKeys,
+    /// The principals of verified API keys, checked against the database on every request.
+    pub principals: crate::auth::cache::Principals,
     pub login_throttle: LoginThrottle,
     /// The connections held, and which are not yet authenticated ([`super::admission`]).
     pub admission: super::admission::Admission,

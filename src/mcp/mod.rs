@@ -9,6 +9,7 @@
 //! - [`catalogue`]: each tool's routes, visibility and `tools/list` definition, built from the
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
+//! - [`fence`]: tenant text marked as data (the `<<<signage-data` lines) in results and resources.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel).
 //! - [`elicitation`], [`mrtr`]: confirmation asked of the user through the client (2025-11-25
 //!   `elicitation/create`; 2026-07-28 `input_required` round trip with a signed `requestState`).
@@ -38,6 +39,7 @@ pub mod dispatch;
 pub mod elicitation;
 pub mod expiry;
 pub mod failure;
+pub mod fence;
 pub mod links;
 pub mod mrtr;
 pub mod pending;

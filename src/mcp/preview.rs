@@ -125,6 +125,12 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
         None,
     );
     let current = from_rest(&resp)?;
+    // The marker's word in any form, where the field's stored value holds a secret (shown
+    // redacted): the write would put it where the secret was.
+    if let Some(path) = crate::redact::marker::restores_secret(&plan.changes, &current, "changes") {
+        let written = call::value_at(&plan.arguments, &path);
+        return Err(call::marker_refusal(&path, written, true));
+    }
     let version = version_of(&resp);
     let mut changes = plan.changes.clone();
     if let Some(edit) = &plan.array_edit {

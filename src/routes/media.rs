@@ -87,6 +87,8 @@ pub fn routes() -> Vec<Route> {
             .spooled()
             .blocking()
             .created("Media"),
+        // Before `/media/{id}`: a literal route declared first owns its path.
+        super::media_usage::route(),
         Route::get("/media/{id}", "getMedia", READ, get)
             .tool(Tool::read(
                 "get_media",
@@ -114,9 +116,11 @@ pub fn routes() -> Vec<Route> {
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_int = json!({"type":["integer","null"],"minimum":0});
-    vec![(
-        "Media",
-        json!({"type":"object","additionalProperties":false,
+    vec![
+        super::media_usage::schema(),
+        (
+            "Media",
+            json!({"type":"object","additionalProperties":false,
             "required":["id","object","company_id","filename","content_type","size_bytes","sha256",
                 "width","height","duration_ms","download_url","created_at"],
             "properties":{"id":{"type":"string","pattern":"^med_"},"object":{"const":"media"},
@@ -127,7 +131,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                 "width":nullable_int,"height":nullable_int,"duration_ms":nullable_int,
                 "download_url":{"type":"string","description":"Path of the bytes, relative to the API base."},
                 "created_at":{"type":"string","format":"date-time"}}}),
-    )]
+        ),
+    ]
 }
 
 /// A media item's metadata as the API returns it. Field order is the order of the JSON members

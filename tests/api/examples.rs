@@ -58,7 +58,7 @@ async fn capture() -> Value {
     for route in app.app.router.routes() {
         if !documented(route)
             || route.method != Method::GET
-            // A download; a route whose JSON answer has alternatives (`format=junit`) is captured.
+            // Downloads and images; a report that also answers CSV still answers JSON by default.
             || (!route.produces.is_empty() && route.success.1.is_none())
             || route.operation_id == "getOpenApi"
             // The public short link answers a redirect, not a body.

@@ -127,8 +127,16 @@ async fn reads_go_through_the_same_authorization_as_rest() {
     .await;
     let c = &read["contents"][0];
     assert_eq!(c["uri"], format!("signage://devices/{device}"));
-    assert_eq!(c["mimeType"], "application/json");
-    let body: Value = serde_json::from_str(c["text"].as_str().unwrap()).unwrap();
+    // Marked as data like a tool result: a note, then the JSON between the fence lines.
+    assert_eq!(c["mimeType"], "text/plain");
+    let text = c["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "Contents of signage://devices/{device}: JSON data from the signage service."
+        )),
+        "{text}"
+    );
+    let body: Value = serde_json::from_str(crate::helpers::mcp::data_section(text)).unwrap();
     let rest = app
         .get(&format!("/devices/{device}"))
         .key("northwind-grocers-write")

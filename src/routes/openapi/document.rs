@@ -137,18 +137,16 @@ fn success(route: &Route, lists: &mut Vec<String>) -> Value {
         out["content"] = json!({"application/json": {"schema": schema_ref(schema)}});
     }
     if !route.produces.is_empty() {
-        // Alternatives to a JSON answer (`?format=junit`) are listed beside it; otherwise the
-        // route answers only these media types.
-        let mut content: Map<String, Value> = if route.success.1.is_some() {
-            out["content"].as_object().cloned().unwrap_or_default()
-        } else {
-            Map::new()
-        };
+        // A JSON answer stays beside the others (a report that also answers CSV on `Accept`).
+        let mut content: Map<String, Value> =
+            out["content"].as_object().cloned().unwrap_or_default();
         for m in &route.produces {
-            content.insert(
-                m.to_string(),
-                json!({"schema": {"type": "string", "format": "binary"}}),
-            );
+            let schema = if m.starts_with("text/csv") {
+                json!({"type": "string"})
+            } else {
+                json!({"type": "string", "format": "binary"})
+            };
+            content.insert(m.to_string(), json!({ "schema": schema }));
         }
         out["content"] = Value::Object(content);
     }

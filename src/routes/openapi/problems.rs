@@ -67,7 +67,7 @@ const fn c(code: &'static str, description: &'static str) -> ProblemCode {
 }
 
 /// Every credential failure, in the order of [`AuthFailure`].
-const AUTH_FAILURES: [AuthFailure; 11] = [
+const AUTH_FAILURES: [AuthFailure; 12] = [
     AuthFailure::MissingCredential,
     AuthFailure::MissingClientId,
     AuthFailure::MalformedKey,
@@ -79,6 +79,7 @@ const AUTH_FAILURES: [AuthFailure; 11] = [
     AuthFailure::ExpiredToken,
     AuthFailure::UnknownUser,
     AuthFailure::InvalidCredentials,
+    AuthFailure::InvalidSignInLink,
 ];
 
 /// The problem codes that are not credential failures (those take their text from
@@ -111,6 +112,7 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("too_many_connections", "503: see the `too-many-connections` problem type."),
     c("media_quota_exceeded", "422: the upload would take the company's stored media past `media.quota_bytes_per_company`; `limit`, `used` and `requested` are in bytes."),
     c("webhook_limit", "422: the company already has the most webhooks it may (`webhooks.max_per_company`, 16 by default)."),
+    c("sign_in_host_not_allowed", "400: a sign-in link is redeemed only at a loopback address of this machine or at `server.public_base_url`'s host."),
     c("injected_fault", "Any status: the sandbox operator injected this answer (a fault rule, or `Prefer: code=`); `Signage-Fault` names the rule."),
 ];
 
@@ -146,7 +148,8 @@ mod tests {
             | AuthFailure::InvalidToken
             | AuthFailure::ExpiredToken
             | AuthFailure::UnknownUser
-            | AuthFailure::InvalidCredentials => AUTH_FAILURES.len(),
+            | AuthFailure::InvalidCredentials
+            | AuthFailure::InvalidSignInLink => AUTH_FAILURES.len(),
         }
     }
 
