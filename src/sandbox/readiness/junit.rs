@@ -6,22 +6,7 @@
 //! changes the verdict), and so is a recommended check not observed.
 
 use super::{Report, Status};
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::markup::escape;
 
 pub fn junit(r: &Report) -> String {
     let blocking = |c: &&super::Check| c.required && c.status != Status::Pass;
