@@ -196,7 +196,13 @@ async fn tools_list_matches_what_rest_allows() {
 #[tokio::test]
 async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
     // Hundreds of calls per key in a few seconds: rate limiting (tested in `limits`) stays out of it.
-    let app = TestApp::spawn_with(|l| l.rate_limit_per_second = Some(0.0)).await;
+    // A frozen clock: on a running one the simulated fleet plays between the REST call and the
+    // MCP call, and a report counts the plays of that minute (two answers a second apart differ).
+    let app = TestApp::spawn_with(|l| {
+        l.rate_limit_per_second = Some(0.0);
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+    })
+    .await;
     let definitions: HashMap<String, Value> = full_tools(&app, "northwind-admin").await["tools"]
         .as_array()
         .unwrap()
