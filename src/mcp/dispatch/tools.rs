@@ -18,8 +18,9 @@ use std::borrow::Cow;
 pub const TOOLS_PAGE: usize = 100;
 /// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
 const TOOLS_TTL_MS: u64 = 60_000;
-/// Internal requests one confirm_change makes (read the target, then write it).
-const CONFIRM_TOKENS: u32 = 2;
+/// Internal requests one confirm_change makes: read the target, run the write once more as a dry
+/// run (the preview must still hold), then write.
+const CONFIRM_TOKENS: u32 = 3;
 
 /// `tools/list`.
 const TOOLS: Listing = Listing {
@@ -190,8 +191,8 @@ fn call_checked(
             Step::NotAccepted(failure) => return tool_error(id, &failure, modern),
         }
     }
-    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens):
-    // without both tokens it is refused before the claim, so throttling never burns a confirmation.
+    // confirm_change claims its single-use id, then reads, checks and writes (three requests,
+    // three tokens): without them it is refused before the claim, so throttling never burns a confirmation.
     if tool.spec.kind == Kind::Confirm {
         if let Some(wait) = app
             .rate_limiter
@@ -300,7 +301,7 @@ fn tool_ok(id: &Value, tool: &str, content: Content, modern: bool) -> Out {
 /// An `isError` result: the message as text, and the structured error (code, status,
 /// retry_after) for an agent to act on.
 fn tool_error(id: &Value, failure: &Failure, modern: bool) -> Out {
-    let text = redact::redact_str(&failure.message);
+    let text = redact::redact_str(&failure.text()).into_owned();
     let mut structured = failure.structured(&text);
     redact::redact_value(&mut structured);
     ok(

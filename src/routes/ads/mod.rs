@@ -4,8 +4,10 @@
 //! body are checked against the ad's company, and a reference that is not there (another company's
 //! or nonexistent, indistinguishably) is a 404 whose detail names the field.
 //!
-//! The `version` (ETag) covers the ad's own fields; assignments are a relation of their own and do
-//! not bump it, so assigning screens never invalidates an editor's `If-Match`.
+//! The `version` (ETag) covers everything the ad shows, its screens (`device_ids`, `device_count`)
+//! included: assigning or removing a screen, by any route or by deleting the screen, moves it
+//! (triggers in `schema/V19__versions_cover_what_is_shown.sql`), so an `If-Match` or an MCP
+//! preview taken before is stale.
 
 mod ad;
 mod assignments;
@@ -68,6 +70,17 @@ pub fn routes() -> Vec<Route> {
         Route::post("/ads", "createAd", WRITE, create)
             .tag("ads")
             .summary("Create an ad in a company, optionally with media and a promotion of the same company.")
+            .tool(
+                Tool::prepare(
+                    "prepare_ad_creation",
+                    "Prepare a new ad",
+                    &[("company_id", "The company of the ad (`cmp_…`), as returned by list_companies.")],
+                    Change::Body(&["company_id", "name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
+                    "Prepare a new ad (a draft unless `status` says otherwise), optionally showing a media item and linked to a promotion of the same company; put it on screens afterwards with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                )
+                .reading("getCompany")
+                .asking("Create an ad in {company}; it plays on no screen until it is assigned to one. Webhooks subscribed to `ad.created` are notified."),
+            )
             .describe("Creates an ad (a draft unless `status` says otherwise), optionally with a media item and a promotion of the same company. Emits `ad.created`.")
             .etag()
             .body("AdCreate")
@@ -91,7 +104,7 @@ pub fn routes() -> Vec<Route> {
                 &[("ad_id", "The ad to change (`ad_…`), as returned by list_ads.")],
                 Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
                 "Prepare a change to an ad (name, headline, status, media, linked promotion or duration); pause an ad with `{\"status\": \"paused\"}` and resume it with `{\"status\": \"active\"}`. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
-            ))
+            ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to `ad.updated` are notified."))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
             .describe("Changes an ad; give only the fields to change. `promotion_id: null` unlinks its promotion. Emits `ad.updated`.")
@@ -109,7 +122,7 @@ pub fn routes() -> Vec<Route> {
                 AD_AND_DEVICE,
                 Change::Adds("device_ids", "device_id"),
                 "Prepare putting an ad on a screen (device) of the same company, so the screen plays it. This executes NOTHING: it checks the assignment as the write would and returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. One screen per call.",
-            ))
+            ).asking("Put the ad {target} of {company} on the screen {device_id}: the screen starts playing it. Webhooks subscribed to `ad.assigned` are notified."))
             .tag("ads")
             .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
             .describe("Puts the ad on a screen of the same company. Assigning it again returns the existing assignment (no duplicate, no second event). Emits `ad.assigned`.")
@@ -127,7 +140,7 @@ pub fn routes() -> Vec<Route> {
             AD_AND_DEVICE,
             Change::Removes("device_ids", "device_id"),
             "Prepare taking an ad off a screen (device) it is assigned to; the screen stops playing it. This executes NOTHING: it returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ))
+        ).asking("Take the ad {target} of {company} off the screen {device_id}: the screen stops playing it. Webhooks subscribed to `ad.unassigned` are notified."))
         .tag("ads")
         .summary("Remove the ad from a device. 404 when it is not assigned there.")
         .describe("Takes the ad off one screen; the ad and the device stay. Emits `ad.unassigned`."),
@@ -143,7 +156,7 @@ pub fn routes() -> Vec<Route> {
                     flag: "assigned",
                 },
                 "Prepare putting an ad on many screens (devices) of its company and/or taking it off others, all or nothing, at most 100. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-            ))
+            ).asking("Change which screens of {company} play the ad {target}, all or nothing. Webhooks subscribed to `ad.assigned` or `ad.unassigned` are notified for each screen that changes."))
             .tag("ads")
             .summary("Assign the ad to many screens and/or remove it from others, all or nothing (at most 100). Honours If-Match.")
             .describe("Puts the ad on every screen of `assign_device_ids` and takes it off every screen of `unassign_device_ids`, in one transaction: at most 100 screens in both lists together, each named once, all of the ad's company. A malformed, repeated or excess id is 422 and a screen that is not in the ad's company is 404, each naming the fields, and nothing is written. The answer lists every screen asked for with `changed` (false when it already was as asked, which emits nothing). Emits `ad.assigned` or `ad.unassigned` per screen that changes, as the one-screen routes do.")

@@ -18,7 +18,7 @@ mod presence;
 mod report;
 
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{one_of_param, param, Route, Tool};
+use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
 use crate::validate::{id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
@@ -85,6 +85,17 @@ pub fn routes() -> Vec<Route> {
         Route::post("/devices", "createDevice", WRITE, create)
             .tag("devices")
             .summary("Register a device in a company. Refused with 409 when the company's plan allows no more devices.")
+            .tool(
+                Tool::prepare(
+                    "prepare_device_creation",
+                    "Prepare registering a screen",
+                    &[("company_id", "The company of the screen (`cmp_…`), as returned by list_companies.")],
+                    Change::Body(&["company_id", "name", "location", "platform", "orientation", "resolution"]),
+                    "Prepare registering a screen (device) in a company: name, location, platform, orientation and resolution. The company's plan limits how many it may have. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                )
+                .reading("getCompany")
+                .asking("Register a screen in {company}; it counts toward the plan's device limit and shows as never seen until it sends a heartbeat. Webhooks subscribed to `device.created` are notified."),
+            )
             .describe("Registers a screen in a company. The plan's device limit applies (409 when reached). Emits `device.created`; the answer carries the device's `ETag`.")
             .etag()
             .body("DeviceCreate")
