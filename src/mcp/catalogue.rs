@@ -124,8 +124,11 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         Kind::Confirm => (false, true, false),
         Kind::Cancel => (false, false, true),
     };
+    // confirm_change may make the server send a request to a URL outside the sandbox (a webhook
+    // test or redelivery); nothing else reaches past the sandbox.
+    let open_world = spec.kind == Kind::Confirm;
     let mut annotations =
-        json!({"title": spec.title, "readOnlyHint": read_only, "openWorldHint": false});
+        json!({"title": spec.title, "readOnlyHint": read_only, "openWorldHint": open_world});
     if !read_only {
         annotations["destructiveHint"] = json!(destructive);
         annotations["idempotentHint"] = json!(idempotent);

@@ -68,9 +68,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_media_upload",
                     "Prepare a media upload",
-                    &[("company_id", "The company that owns the media (`cmp_…`), as returned by list_companies.")],
+                    &[("company_id", "The company that owns the media (`cmp_…`).")],
                     Change::Upload { max_bytes: MCP_UPLOAD_MAX_BYTES },
-                    "Prepare uploading an image or video given inline (`content`: its bytes in base64, or the text of an SVG with `encoding: utf-8`), at most 1 MiB; use it on an ad with prepare_ad_creation or prepare_ad_change (`media_id`). This executes NOTHING: it checks the file as the write would (type, size, quota) and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare uploading an image or video given inline (base64 `content`, or an SVG's text with `encoding: utf-8`), at most 1 MiB, for an ad's `media_id`. This executes NOTHING: it checks the file as the write would (type, size, quota) and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Upload the file {filename} to the media of {company}; it counts toward the company's storage quota. Webhooks subscribed to `media.created` are notified."),

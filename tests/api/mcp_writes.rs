@@ -309,6 +309,13 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "tool": "prepare_ad_change",
             "operation": "updateAd",
             "target": {"type": "ad", "id": ad, "version": etag},
+            "summary": format!(
+                "Change the ad “{}” ({ad}) of “Northwind Grocers” ({}); the screens that play it show the change. Webhooks subscribed to `ad.updated` are notified. It changes headline from “{}” to “Fresh bread daily”; duration_seconds from {} to 12.",
+                current["name"].as_str().unwrap(),
+                current["company_id"].as_str().unwrap(),
+                current["headline"].as_str().unwrap(),
+                current["duration_seconds"]
+            ),
             "current": current,
             "after": proposed,
             "set_at_confirmation": ["updated_at"],
@@ -350,8 +357,17 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "expires_at": expires,
             "used_at": null,
             "outcome": null,
+            "shown": stored["shown"],
+            "set_paths": "[\"updated_at\"]",
+            "summary": preview["summary"],
+            "cost": null,
+            "balance_company": null,
+            "balance": null,
         })
     );
+    // What the preview showed is bound by a SHA-256 fingerprint, not kept.
+    let shown = stored["shown"].as_str().unwrap();
+    assert!(shown.len() == 64 && shown.bytes().all(|b| b.is_ascii_hexdigit()), "{shown}");
     assert_eq!(expires - created, ttl);
 
     // Confirmed by the same key: applied once, exactly as previewed.
@@ -700,9 +716,9 @@ async fn a_stale_preview_is_not_applied() {
         confirmation(&id),
     )
     .await;
-    assert_eq!(
-        e,
-        format!("The ad `{ad}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.")
+    assert!(
+        e.starts_with(&format!("The ad `{ad}`, or what its preview showed (the outcome, the cost, the balance), changed since the preview, so nothing was applied. Here is what the change would do now (a fresh preview, in `preview`): Change the ad ")),
+        "{e}"
     );
     assert_eq!(snapshot(&app), changed);
     assert_eq!(state(&app, &id), (true, Some("stale".into())));
@@ -741,7 +757,7 @@ async fn a_stale_preview_is_not_applied() {
     .await;
     assert!(
         e.starts_with(&format!(
-            "The promotion `{promo}` changed since the preview, so nothing was applied."
+            "The promotion `{promo}`, or what its preview showed (the outcome, the cost, the balance), changed since the preview, so nothing was applied."
         )),
         "{e}"
     );
@@ -923,8 +939,9 @@ async fn keys_without_write_access_cannot_prepare_or_confirm() {
             json!({"promotion_id": active}),
             "promotions:write",
         ),
-        ("confirm_change", confirmation(&id), "ads:write"),
-        ("cancel_change", confirmation(&id), "ads:write"),
+        // Any write scope will do; the message names them in catalogue order.
+        ("confirm_change", confirmation(&id), "devices:write"),
+        ("cancel_change", confirmation(&id), "devices:write"),
     ];
     for key_name in [
         "northwind-readonly",

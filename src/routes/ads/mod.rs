@@ -39,10 +39,10 @@ const DEFAULT_DURATION_SECS: i64 = 15;
 
 /// The arguments of the assignment tools: the ad, then the screen.
 const AD_AND_DEVICE: &[(&str, &str)] = &[
-    ("ad_id", "The ad (`ad_…`), as returned by list_ads."),
+    ("ad_id", "The ad (`ad_…`)."),
     (
         "device_id",
-        "The screen (`dev_…`) of the same company, as returned by list_devices.",
+        "The screen (`dev_…`) of the same company.",
     ),
 ];
 
@@ -74,9 +74,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_ad_creation",
                     "Prepare a new ad",
-                    &[("company_id", "The company of the ad (`cmp_…`), as returned by list_companies.")],
+                    &[("company_id", "The company of the ad (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
-                    "Prepare a new ad (a draft unless `status` says otherwise), optionally showing a media item and linked to a promotion of the same company; put it on screens afterwards with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare a new ad (a draft unless `status` says otherwise), optionally with media and a promotion of its company; put it on screens with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Create an ad in {company}; it plays on no screen until it is assigned to one. Webhooks subscribed to `ad.created` are notified."),
@@ -101,7 +101,7 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_change",
                 "Prepare an ad change",
-                &[("ad_id", "The ad to change (`ad_…`), as returned by list_ads.")],
+                &[("ad_id", "The ad to change (`ad_…`).")],
                 Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
                 "Prepare a change to an ad (name, headline, status, media, linked promotion or duration); pause an ad with `{\"status\": \"paused\"}` and resume it with `{\"status\": \"active\"}`. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
             ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to `ad.updated` are notified."))
@@ -148,7 +148,7 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_assignments",
                 "Prepare putting an ad on (or off) many screens",
-                &[("ad_id", "The ad (`ad_…`), as returned by list_ads.")],
+                &[("ad_id", "The ad (`ad_…`).")],
                 Change::Batch {
                     fields: &["assign_device_ids", "unassign_device_ids"],
                     items: "devices",

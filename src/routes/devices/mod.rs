@@ -89,9 +89,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_device_creation",
                     "Prepare registering a screen",
-                    &[("company_id", "The company of the screen (`cmp_…`), as returned by list_companies.")],
+                    &[("company_id", "The company of the screen (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "location", "platform", "orientation", "resolution"]),
-                    "Prepare registering a screen (device) in a company: name, location, platform, orientation and resolution. The company's plan limits how many it may have. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare registering a screen (device) in a company: name, location, platform, orientation, resolution; the plan limits how many. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Register a screen in {company}; it counts toward the plan's device limit and shows as never seen until it sends a heartbeat. Webhooks subscribed to `device.created` are notified."),

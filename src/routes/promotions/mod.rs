@@ -88,9 +88,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_promotion_creation",
                     "Prepare a new promotion",
-                    &[("company_id", "The company of the promotion (`cmp_…`), as returned by list_companies.")],
+                    &[("company_id", "The company of the promotion (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "description", "landing_url", "discount_percent", "activation_cost_tokens", "starts_at", "ends_at"]),
-                    "Prepare a new promotion (name, description, landing page, discount, dates, and the tokens its activation will cost); it starts inactive. Add QR codes with prepare_qr_code_creation and switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare a new promotion (name, description, landing page, discount, dates, activation cost in tokens); it starts inactive: add QR codes with prepare_qr_code_creation, switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Create a promotion in {company}; it starts inactive and costs nothing until it is activated. Webhooks subscribed to `promotion.created` are notified."),
@@ -115,7 +115,7 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_promotion_change",
                 "Prepare a promotion change",
-                &[("promotion_id", "The promotion to change (`promo_…`), as returned by list_promotions.")],
+                &[("promotion_id", "The promotion to change (`promo_…`).")],
                 Change::Fields(&["name", "description", "landing_url", "discount_percent", "starts_at", "ends_at"]),
                 "Prepare a change to a promotion's name, description, landing page, discount or dates (`starts_at`, `ends_at`, RFC 3339). Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ).asking("Change the promotion {target} of {company}. Webhooks subscribed to `promotion.updated` are notified."))
@@ -134,7 +134,7 @@ pub fn routes() -> Vec<Route> {
         .tool(Tool::prepare(
             "prepare_promotion_activation",
             "Prepare a promotion activation",
-            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", true),
             "Prepare the activation of a promotion. This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Activate the promotion {target} of {company}: its QR codes and the ads linked to it promote it while it runs. The tokens are spent at once and not refunded on deactivation. Webhooks subscribed to `promotion.activated` and `tokens.spent` are notified."))
@@ -154,7 +154,7 @@ pub fn routes() -> Vec<Route> {
         .tool(Tool::prepare(
             "prepare_promotion_deactivation",
             "Prepare a promotion deactivation",
-            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", false),
             "Prepare the deactivation of an active promotion. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Deactivate the promotion {target} of {company}; the tokens spent to activate it are not refunded. Webhooks subscribed to `promotion.deactivated` are notified."))
@@ -190,9 +190,9 @@ pub fn routes() -> Vec<Route> {
         .tool(Tool::prepare(
             "prepare_qr_code_creation",
             "Prepare a new QR code",
-            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Body(&["label", "target_url", "utm"]),
-            "Prepare a QR code for a promotion: a short link that counts scans and redirects to the promotion's landing page (or `target_url` on its host), with optional UTM parameters and a placement label. This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host), with optional UTM parameters and a label. This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to `qr_code.created` are notified."))
         .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")

@@ -36,11 +36,11 @@ pub(super) const PURCHASE_TOOL: Tool = Tool::prepare(
     &[
         (
             "token_pack_id",
-            "The pack to buy (`tpk_…`), as returned by list_token_packs.",
+            "The pack to buy (`tpk_…`).",
         ),
         (
             "company_id",
-            "The company credited and billed (`cmp_…`), as returned by list_companies.",
+            "The company credited and billed (`cmp_…`).",
         ),
     ],
     Change::Creates("company_id"),

@@ -6,7 +6,7 @@ use crate::http::router::{Change, Tool};
 
 const WEBHOOK: &[(&str, &str)] = &[(
     "webhook_id",
-    "The webhook (`wh_…`), as returned by list_webhooks.",
+    "The webhook (`wh_…`).",
 )];
 
 /// Where a secret made through MCP can be read: nowhere, so the integrator makes a new one over
@@ -20,7 +20,7 @@ macro_rules! read_by_rotating {
 pub(super) const CREATE: Tool = Tool::prepare(
     "prepare_webhook_creation",
     "Prepare a new webhook",
-    &[("company_id", "The company that owns the webhook (`cmp_…`), as returned by list_companies.")],
+    &[("company_id", "The company that owns the webhook (`cmp_…`).")],
     Change::Body(&["company_id", "url", "description", "event_types", "enabled"]),
     "Prepare a new webhook: a URL that gets signed deliveries of the chosen event types. Its secret is never shown here; the result says how to get one. This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
@@ -66,7 +66,7 @@ pub(super) const TEST: Tool = Tool::prepare(
     "Prepare a test delivery",
     WEBHOOK,
     Change::Body(&[]),
-    "Prepare sending a `webhook.test` event to a webhook now (whatever event types it subscribes to, even when disabled), to check that its receiver answers. The preview is the delivery it would record; the receiver's answer is known only once it is sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare sending a `webhook.test` event to a webhook (whatever it subscribes to, even disabled) to check its receiver; the receiver's answer is known once sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .asking("Send a `webhook.test` event to the webhook {target} of {company} now: the server makes one signed HTTP request to its URL, whatever event types it subscribes to and even if it is disabled. The delivery is recorded in its log.");
 
@@ -74,10 +74,10 @@ pub(super) const REDELIVER: Tool = Tool::prepare(
     "prepare_webhook_redelivery",
     "Prepare redelivering an event",
     &[
-        ("webhook_id", "The webhook (`wh_…`), as returned by list_webhooks."),
-        ("delivery_id", "The delivery to send again (`whd_…`), as returned by list_webhook_deliveries."),
+        ("webhook_id", "The webhook (`wh_…`)."),
+        ("delivery_id", "The delivery to send again (`whd_…`)."),
     ],
     Change::Body(&[]),
-    "Prepare sending one delivery of a webhook again now (one attempt, whatever its status), for example after the receiver was fixed. The preview is the delivery with the attempt it adds; the receiver's answer is known only once it is sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare sending a delivery of a webhook again (one attempt, whatever its status), e.g. after its receiver was fixed; the receiver's answer is known once sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .asking("Send the delivery {target} of the webhook {webhook_id} again now: the server makes one more signed HTTP request with the same event to its URL, and records the attempt.");
