@@ -183,8 +183,10 @@ fn compact_property(p: &mut Value) {
 fn id_prefix_pattern(pattern: &str) -> Option<String> {
     let rest = pattern.strip_prefix('^')?;
     let (prefix, tail) = rest.split_once('_')?;
-    (tail == "[0-9A-Za-z]{1,64}$" && !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_lowercase()))
-        .then(|| format!("^{prefix}_"))
+    (tail == "[0-9A-Za-z]{1,64}$"
+        && !prefix.is_empty()
+        && prefix.bytes().all(|b| b.is_ascii_lowercase()))
+    .then(|| format!("^{prefix}_"))
 }
 
 /// The compact output schema: the top level of the change result confirm_change answers; nothing
@@ -197,10 +199,7 @@ fn output(full: &Value, kind: Kind) -> Option<Value> {
     }
     // The envelope with its structured-error branch: each branch's top level.
     if let Some(branches) = full.get("anyOf").and_then(Value::as_array) {
-        let shallow: Vec<Value> = branches
-            .iter()
-            .filter_map(shallow_object)
-            .collect();
+        let shallow: Vec<Value> = branches.iter().filter_map(shallow_object).collect();
         return Some(json!({"type": "object", "anyOf": shallow}));
     }
     shallow_object(full)

@@ -92,7 +92,7 @@ fn company_of(p: &Preview, args: &Map<String, Value>) -> Option<String> {
 fn target_words(current: &Value, id: &str) -> String {
     match display_name(current) {
         Some(name) => format!("“{}” ({id})", clip(name)),
-        None => format!("`{id}`"),
+        None => id.to_string(),
     }
 }
 
@@ -226,7 +226,7 @@ fn cost_words(cost: &Value, company: Option<&str>) -> String {
             .as_i64()
             .map_or(String::new(), |t| format!(" for {} tokens", group(t)));
         let invoice = match cost["invoice_line"]["invoice_id"].as_str() {
-            Some(id) => format!("billed on the open invoice `{id}`"),
+            Some(id) => format!("billed on the open invoice {id}"),
             None => "billed on a new invoice".to_string(),
         };
         return format!(
@@ -348,7 +348,7 @@ impl Names<'_> {
         let name = self.read(id);
         let shown = match name {
             Some(n) => format!("“{}” ({id})", clip(&n)),
-            None => format!("`{id}`"),
+            None => id.to_string(),
         };
         self.cache.insert(id.to_string(), shown.clone());
         shown

@@ -73,7 +73,7 @@ pub fn routes() -> Vec<Route> {
                     "Prepare uploading an image or video given inline (base64 `content`, or an SVG's text with `encoding: utf-8`), at most 1 MiB, for an ad's `media_id`. This executes NOTHING: it checks the file as the write would (type, size, quota) and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
-                .asking("Upload the file {filename} to the media of {company}; it counts toward the company's storage quota. Webhooks subscribed to `media.created` are notified."),
+                .asking("Upload the file {filename} to the media of {company}; it counts toward the company's storage quota. Webhooks subscribed to media.created are notified."),
             )
             .tag("media")
             .summary("Upload a media file as the raw request body, or as the `file` part of a multipart/form-data body (max 5 MiB). The bytes must match the Content-Type.")

@@ -401,7 +401,8 @@ async fn prepare_tools_follow_the_rest_routes() {
             "{}",
             tool.spec.name
         );
-        let want_read = if tool.spec.name.ends_with("_creation") && tool.spec.name != "prepare_qr_code_creation"
+        let want_read = if tool.spec.name.ends_with("_creation")
+            && tool.spec.name != "prepare_qr_code_creation"
             || tool.spec.name == "prepare_media_upload"
         {
             // A new object of a company: the preview reads the company.

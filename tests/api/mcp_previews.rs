@@ -146,10 +146,7 @@ fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
             "prepare_webhook_secret_rotation",
             json!({"webhook_id": webhook}),
         ),
-        (
-            "prepare_webhook_test",
-            json!({"webhook_id": webhook}),
-        ),
+        ("prepare_webhook_test", json!({"webhook_id": webhook})),
         (
             "prepare_promotion_creation",
             json!({"company_id": grocers, "name": "Spring greens", "description": "Everything green, 10% off",

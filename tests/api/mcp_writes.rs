@@ -310,7 +310,7 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "operation": "updateAd",
             "target": {"type": "ad", "id": ad, "version": etag},
             "summary": format!(
-                "Change the ad “{}” ({ad}) of “Northwind Grocers” ({}); the screens that play it show the change. Webhooks subscribed to `ad.updated` are notified. It changes headline from “{}” to “Fresh bread daily”; duration_seconds from {} to 12.",
+                "Change the ad “{}” ({ad}) of “Northwind Grocers” ({}); the screens that play it show the change. Webhooks subscribed to ad.updated are notified. It changes headline from “{}” to “Fresh bread daily”; duration_seconds from {} to 12.",
                 current["name"].as_str().unwrap(),
                 current["company_id"].as_str().unwrap(),
                 current["headline"].as_str().unwrap(),
@@ -367,7 +367,10 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
     );
     // What the preview showed is bound by a SHA-256 fingerprint, not kept.
     let shown = stored["shown"].as_str().unwrap();
-    assert!(shown.len() == 64 && shown.bytes().all(|b| b.is_ascii_hexdigit()), "{shown}");
+    assert!(
+        shown.len() == 64 && shown.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{shown}"
+    );
     assert_eq!(expires - created, ttl);
 
     // Confirmed by the same key: applied once, exactly as previewed.

@@ -40,10 +40,7 @@ const DEFAULT_DURATION_SECS: i64 = 15;
 /// The arguments of the assignment tools: the ad, then the screen.
 const AD_AND_DEVICE: &[(&str, &str)] = &[
     ("ad_id", "The ad (`ad_…`)."),
-    (
-        "device_id",
-        "The screen (`dev_…`) of the same company.",
-    ),
+    ("device_id", "The screen (`dev_…`) of the same company."),
 ];
 
 pub fn routes() -> Vec<Route> {
@@ -79,7 +76,7 @@ pub fn routes() -> Vec<Route> {
                     "Prepare a new ad (a draft unless `status` says otherwise), optionally with media and a promotion of its company; put it on screens with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
-                .asking("Create an ad in {company}; it plays on no screen until it is assigned to one. Webhooks subscribed to `ad.created` are notified."),
+                .asking("Create an ad in {company}; it plays on no screen until it is assigned to one. Webhooks subscribed to ad.created are notified."),
             )
             .describe("Creates an ad (a draft unless `status` says otherwise), optionally with a media item and a promotion of the same company. Emits `ad.created`.")
             .etag()
@@ -104,7 +101,7 @@ pub fn routes() -> Vec<Route> {
                 &[("ad_id", "The ad to change (`ad_…`).")],
                 Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
                 "Prepare a change to an ad (name, headline, status, media, linked promotion or duration); pause an ad with `{\"status\": \"paused\"}` and resume it with `{\"status\": \"active\"}`. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
-            ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to `ad.updated` are notified."))
+            ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to ad.updated are notified."))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
             .describe("Changes an ad; give only the fields to change. `promotion_id: null` unlinks its promotion. Emits `ad.updated`.")
@@ -122,7 +119,7 @@ pub fn routes() -> Vec<Route> {
                 AD_AND_DEVICE,
                 Change::Adds("device_ids", "device_id"),
                 "Prepare putting an ad on a screen (device) of the same company, so the screen plays it. This executes NOTHING: it checks the assignment as the write would and returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. One screen per call.",
-            ).asking("Put the ad {target} of {company} on the screen {device_id}: the screen starts playing it. Webhooks subscribed to `ad.assigned` are notified."))
+            ).asking("Put the ad {target} of {company} on the screen {device_id}: the screen starts playing it. Webhooks subscribed to ad.assigned are notified."))
             .tag("ads")
             .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
             .describe("Puts the ad on a screen of the same company. Assigning it again returns the existing assignment (no duplicate, no second event). Emits `ad.assigned`.")
@@ -140,7 +137,7 @@ pub fn routes() -> Vec<Route> {
             AD_AND_DEVICE,
             Change::Removes("device_ids", "device_id"),
             "Prepare taking an ad off a screen (device) it is assigned to; the screen stops playing it. This executes NOTHING: it returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ).asking("Take the ad {target} of {company} off the screen {device_id}: the screen stops playing it. Webhooks subscribed to `ad.unassigned` are notified."))
+        ).asking("Take the ad {target} of {company} off the screen {device_id}: the screen stops playing it. Webhooks subscribed to ad.unassigned are notified."))
         .tag("ads")
         .summary("Remove the ad from a device. 404 when it is not assigned there.")
         .describe("Takes the ad off one screen; the ad and the device stay. Emits `ad.unassigned`."),
@@ -156,7 +153,7 @@ pub fn routes() -> Vec<Route> {
                     flag: "assigned",
                 },
                 "Prepare putting an ad on many screens (devices) of its company and/or taking it off others, all or nothing, at most 100. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-            ).asking("Change which screens of {company} play the ad {target}, all or nothing. Webhooks subscribed to `ad.assigned` or `ad.unassigned` are notified for each screen that changes."))
+            ).asking("Change which screens of {company} play the ad {target}, all or nothing. Webhooks subscribed to ad.assigned or ad.unassigned are notified for each screen that changes."))
             .tag("ads")
             .summary("Assign the ad to many screens and/or remove it from others, all or nothing (at most 100). Honours If-Match.")
             .describe("Puts the ad on every screen of `assign_device_ids` and takes it off every screen of `unassign_device_ids`, in one transaction: at most 100 screens in both lists together, each named once, all of the ad's company. A malformed, repeated or excess id is 422 and a screen that is not in the ad's company is 404, each naming the fields, and nothing is written. The answer lists every screen asked for with `changed` (false when it already was as asked, which emits nothing). Emits `ad.assigned` or `ad.unassigned` per screen that changes, as the one-screen routes do.")

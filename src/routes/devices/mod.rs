@@ -94,7 +94,7 @@ pub fn routes() -> Vec<Route> {
                     "Prepare registering a screen (device) in a company: name, location, platform, orientation, resolution; the plan limits how many. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
-                .asking("Register a screen in {company}; it counts toward the plan's device limit and shows as never seen until it sends a heartbeat. Webhooks subscribed to `device.created` are notified."),
+                .asking("Register a screen in {company}; it counts toward the plan's device limit and shows as never seen until it sends a heartbeat. Webhooks subscribed to device.created are notified."),
             )
             .describe("Registers a screen in a company. The plan's device limit applies (409 when reached). Emits `device.created`; the answer carries the device's `ETag`.")
             .etag()

@@ -93,7 +93,7 @@ pub fn routes() -> Vec<Route> {
                     "Prepare a new promotion (name, description, landing page, discount, dates, activation cost in tokens); it starts inactive: add QR codes with prepare_qr_code_creation, switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
-                .asking("Create a promotion in {company}; it starts inactive and costs nothing until it is activated. Webhooks subscribed to `promotion.created` are notified."),
+                .asking("Create a promotion in {company}; it starts inactive and costs nothing until it is activated. Webhooks subscribed to promotion.created are notified."),
             )
             .describe("Creates a promotion with its QR codes; it starts inactive and costs nothing until activated. Emits `promotion.created`.")
             .etag()
@@ -118,7 +118,7 @@ pub fn routes() -> Vec<Route> {
                 &[("promotion_id", "The promotion to change (`promo_…`).")],
                 Change::Fields(&["name", "description", "landing_url", "discount_percent", "starts_at", "ends_at"]),
                 "Prepare a change to a promotion's name, description, landing page, discount or dates (`starts_at`, `ends_at`, RFC 3339). Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-            ).asking("Change the promotion {target} of {company}. Webhooks subscribed to `promotion.updated` are notified."))
+            ).asking("Change the promotion {target} of {company}. Webhooks subscribed to promotion.updated are notified."))
             .tag("promotions")
             .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")
             .describe("Changes a promotion's details; switching it on or off is done with activate and deactivate. Emits `promotion.updated`.")
@@ -137,7 +137,7 @@ pub fn routes() -> Vec<Route> {
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", true),
             "Prepare the activation of a promotion. This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ).asking("Activate the promotion {target} of {company}: its QR codes and the ads linked to it promote it while it runs. The tokens are spent at once and not refunded on deactivation. Webhooks subscribed to `promotion.activated` and `tokens.spent` are notified."))
+        ).asking("Activate the promotion {target} of {company}: its QR codes and the ads linked to it promote it while it runs. The tokens are spent at once and not refunded on deactivation. Webhooks subscribed to promotion.activated and tokens.spent are notified."))
         .tag("promotions")
         .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
         .describe("Switches a promotion on and spends its `activation_cost_tokens` from the company's balance in the same transaction (402 when the balance is too low). Already active: answers the promotion, charges nothing. Emits `promotion.activated` and `tokens.spent`.")
@@ -157,7 +157,7 @@ pub fn routes() -> Vec<Route> {
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", false),
             "Prepare the deactivation of an active promotion. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ).asking("Deactivate the promotion {target} of {company}; the tokens spent to activate it are not refunded. Webhooks subscribed to `promotion.deactivated` are notified."))
+        ).asking("Deactivate the promotion {target} of {company}; the tokens spent to activate it are not refunded. Webhooks subscribed to promotion.deactivated are notified."))
         .tag("promotions")
         .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
         .describe("Switches a promotion off; the tokens spent on activation are not refunded. Emits `promotion.deactivated`.")
@@ -193,7 +193,7 @@ pub fn routes() -> Vec<Route> {
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Body(&["label", "target_url", "utm"]),
             "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host), with optional UTM parameters and a label. This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to `qr_code.created` are notified."))
+        ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
         .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")

@@ -4,10 +4,7 @@
 
 use crate::http::router::{Change, Tool};
 
-const WEBHOOK: &[(&str, &str)] = &[(
-    "webhook_id",
-    "The webhook (`wh_…`).",
-)];
+const WEBHOOK: &[(&str, &str)] = &[("webhook_id", "The webhook (`wh_…`).")];
 
 /// Where a secret made through MCP can be read: nowhere, so the integrator makes a new one over
 /// REST, whose answer shows it once. The one route that shows a secret after creation is rotate.
@@ -34,7 +31,7 @@ pub(super) const CREATE: Tool = Tool::prepare(
         "(A webhook created with REST `POST /webhooks` shows its secret once in that answer.)"
     ),
 )
-.asking("Create a webhook of {company} that sends signed deliveries to {url}; its signing secret is not shown here. Webhooks subscribed to `webhook.created` are notified.");
+.asking("Create a webhook of {company} that sends signed deliveries to {url}; its signing secret is not shown here. Webhooks subscribed to webhook.created are notified.");
 
 pub(super) const DELETE: Tool = Tool::prepare(
     "prepare_webhook_deletion",
@@ -43,7 +40,7 @@ pub(super) const DELETE: Tool = Tool::prepare(
     Change::Deletes,
     "Prepare deleting a webhook and its delivery log. To pause deliveries instead, use prepare_webhook_change with `enabled: false`. This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
-.asking("Delete the webhook {target} of {company} and its delivery log; nothing is sent to it any more. Webhooks subscribed to `webhook.deleted` are notified.");
+.asking("Delete the webhook {target} of {company} and its delivery log; nothing is sent to it any more. Webhooks subscribed to webhook.deleted are notified.");
 
 pub(super) const ROTATE: Tool = Tool::prepare(
     "prepare_webhook_secret_rotation",
@@ -68,7 +65,7 @@ pub(super) const TEST: Tool = Tool::prepare(
     Change::Body(&[]),
     "Prepare sending a `webhook.test` event to a webhook (whatever it subscribes to, even disabled) to check its receiver; the receiver's answer is known once sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
-.asking("Send a `webhook.test` event to the webhook {target} of {company} now: the server makes one signed HTTP request to its URL, whatever event types it subscribes to and even if it is disabled. The delivery is recorded in its log.");
+.asking("Send a webhook.test event to the webhook {target} of {company} now: the server makes one signed HTTP request to its URL, whatever event types it subscribes to and even if it is disabled. The delivery is recorded in its log.");
 
 pub(super) const REDELIVER: Tool = Tool::prepare(
     "prepare_webhook_redelivery",
