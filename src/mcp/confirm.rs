@@ -33,6 +33,8 @@ struct Claimed {
     target_type: String,
     target_id: String,
     arguments: String,
+    /// The previewed target's version (ETag or fingerprint).
+    version: String,
     /// `None` for a change stored before previews were fingerprinted: prepared again.
     shown: Option<String>,
     set_paths: Vec<String>,
@@ -50,7 +52,7 @@ fn claim(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Result<Option<C
                      WHERE id_hash = ?2 AND actor = ?3 AND client_id IS ?4
                        AND used_at IS NULL AND expires_at > ?1
                      RETURNING tool, operation, target_type, target_id, arguments, shown, set_paths,
-                       cost, balance_company, balance",
+                       cost, balance_company, balance, version",
                 )?
                 .query_row(
                     rusqlite::params![now, id_hash, p.actor_id(), p.client_id()],
@@ -71,6 +73,7 @@ fn claim(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Result<Option<C
                                 .unwrap_or_default(),
                             cost: cost.and_then(|s| serde_json::from_str(&s).ok()),
                             balance: company.zip(balance),
+                            version: r.get(10)?,
                         })
                     },
                 )
@@ -106,14 +109,16 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         }
     };
     let version = match &c.shown {
-        Some(shown) => match preview::recheck(app, caller, &plan, shown, &c.set_paths) {
-            Recheck::Same { version } => version,
-            Recheck::Moved => return Err(stale(app, caller, &id_hash, &c, tool, &plan)),
-            Recheck::Refused(f) => {
-                record(app, &id_hash, "refused");
-                return Err(f);
+        Some(shown) => {
+            match preview::recheck(app, caller, &plan, (&c.version, shown), &c.set_paths) {
+                Recheck::Same { version } => version,
+                Recheck::Moved => return Err(stale(app, caller, &id_hash, &c, tool, &plan)),
+                Recheck::Refused(f) => {
+                    record(app, &id_hash, "refused");
+                    return Err(f);
+                }
             }
-        },
+        }
         None => return Err(stale(app, caller, &id_hash, &c, tool, &plan)),
     };
     let if_match = (!version.starts_with("sha256:")).then_some(version.as_str());

@@ -117,8 +117,9 @@ pub(super) fn message(c: &Pending) -> String {
     redact::redact_str(&text).into_owned()
 }
 
-fn event(message: &Value) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+/// The `n`th message event of the stream answering request `stream` ([`super::sse`]).
+fn event(stream: &str, n: u32, message: &Value) -> Bytes {
+    Bytes::from(super::sse::message(stream, n, &message.to_string()))
 }
 
 fn tool_result(outcome: Result<Value, Failure>) -> Value {
@@ -179,13 +180,24 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
             .max(200),
     );
     let (tx, body) = Streamed::channel(4);
+    let stream = caller.request_id.clone();
     runtime.spawn(async move {
         let final_event = |result: Value| {
-            event(&json!({"jsonrpc": "2.0", "id": call_id, "result": result}))
+            event(
+                &stream,
+                2,
+                &json!({"jsonrpc": "2.0", "id": call_id, "result": result}),
+            )
         };
-        if tx.send(event(&request)).await.is_err() {
-            registry.take(&question_id);
-            return;
+        let opening = [
+            Bytes::from(super::sse::priming(&stream)),
+            event(&stream, 1, &request),
+        ];
+        for e in opening {
+            if tx.send(e).await.is_err() {
+                registry.take(&question_id);
+                return;
+            }
         }
         let deadline = tokio::time::sleep(Duration::from_secs(wait));
         tokio::pin!(deadline);

@@ -49,6 +49,7 @@ pub mod protocol;
 pub mod resources;
 pub mod sessions;
 pub mod spec;
+pub mod sse;
 pub mod summary;
 pub mod toolsets;
 pub mod transport;

@@ -36,6 +36,7 @@ mod mcp_prompts;
 mod mcp_readme;
 mod mcp_resources;
 mod mcp_search;
+mod mcp_side_changes;
 mod mcp_tools;
 mod mcp_transport;
 mod mcp_webhook_jobs;

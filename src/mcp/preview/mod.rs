@@ -352,14 +352,16 @@ pub enum Recheck {
 }
 
 /// Reads the target and runs the write once more as a dry run, then compares what comes out with
-/// the fingerprint the preview stored (`set_paths` blanked, as they were in the preview).
+/// the fingerprint the preview stored (`set_paths` blanked, as they were in the preview). A target
+/// at another version than the previewed one has moved, whatever the write would now answer.
 pub fn recheck(
     app: &App,
     caller: &Caller,
     plan: &ChangePlan,
-    stored: &str,
+    previewed: (&str, &str),
     set_paths: &[String],
 ) -> Recheck {
+    let (stored_version, stored) = previewed;
     let nothing = |resp: &crate::http::Response| {
         Failure::rest(
             resp,
@@ -381,6 +383,9 @@ pub fn recheck(
         return Recheck::Refused(nothing(&resp));
     }
     let version = version_of(&resp);
+    if version != stored_version {
+        return Recheck::Moved;
+    }
     let Ok(current) = from_rest(&resp) else {
         return Recheck::Refused(nothing(&resp));
     };

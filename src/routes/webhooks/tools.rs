@@ -77,4 +77,7 @@ pub(super) const REDELIVER: Tool = Tool::prepare(
     Change::Body(&[]),
     "Prepare sending a delivery of a webhook again (one attempt, whatever its status), e.g. after its receiver was fixed; the receiver's answer is known once sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
-.asking("Send the delivery {target} of the webhook {webhook_id} again now: the server makes one more signed HTTP request with the same event to its URL, and records the attempt.");
+// The preview reads the webhook (where the delivery goes, bound by its version); the delivery's
+// log is bound through the dry run's answer.
+.reading("getWebhook")
+.asking("Send the delivery {delivery_id} of the webhook {target} of {company} again now: the server makes one more signed HTTP request with the same event to its URL, and records the attempt.");
