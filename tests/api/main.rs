@@ -26,6 +26,7 @@ mod mcp_answers;
 mod mcp_assist;
 mod mcp_capabilities;
 mod mcp_catalogue;
+mod mcp_consistency;
 mod mcp_elicitation;
 mod mcp_integrity;
 mod mcp_jobs;
