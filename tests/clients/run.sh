@@ -176,7 +176,7 @@ if wanted python || wanted typescript || wanted conformance; then
       proxy_base="$started_base"
       if [ -n "$proxy_base" ]; then
         # Every scenario that applies to this server (resources and prompts listing included).
-        for scenario in server-initialize ping tools-list prompts-list resources-list dns-rebinding-protection server-sse-multiple-streams; do
+        for scenario in server-initialize ping tools-list prompts-list resources-list dns-rebinding-protection server-sse-multiple-streams server-sse-polling; do
           component "conformance-$scenario" 60 bash -c '
             out="$1/conformance/$2"; mkdir -p "$out"
             "$3" "$4" server --url "$5/mcp" --scenario "$2" -o "$out" > "$out/runner.log" 2>&1
