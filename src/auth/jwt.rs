@@ -36,6 +36,7 @@ pub enum TokenError {
 
 impl JwtKeys {
     pub fn new(secret: &[u8], ttl_secs: u64) -> JwtKeys {
+        super::jwt_crypto::install();
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_issuer(&[ISSUER]);
         validation.set_audience(&[AUDIENCE]);

@@ -12,6 +12,7 @@ pub mod authenticate;
 pub mod authorize;
 pub mod failure;
 pub mod jwt;
+pub mod jwt_crypto;
 pub mod keys;
 pub mod password;
 pub mod principal;

@@ -528,8 +528,22 @@ async fn login_tokens_are_validated_strictly() {
             401,
         ),
         (
+            // Signed by hand: the server's own JWT provider signs HS256 only, an attacker's need not.
             "alg swapped to HS512",
-            sign(Algorithm::HS512, &good, &secret),
+            {
+                use hmac::Mac;
+                let input = format!(
+                    "{}.{}",
+                    b64(&json!({"alg": "HS512", "typ": "JWT"})),
+                    b64(&good)
+                );
+                let mut mac = hmac::Hmac::<sha2::Sha512>::new_from_slice(&secret).unwrap();
+                mac.update(input.as_bytes());
+                use base64::Engine;
+                let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(mac.finalize().into_bytes());
+                format!("{input}.{sig}")
+            },
             401,
         ),
         (

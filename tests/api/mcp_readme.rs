@@ -1,20 +1,23 @@
-//! Tests: mcp_readme. The README's MCP tool table is checked against the catalogue: every tool
+//! Tests: mcp_readme. The book's MCP tool table (docs/src/mcp/tools.md) is checked against the catalogue: every tool
 //! once, in the row of its route's area (`write flow` for confirm/cancel), and no name that is not
 //! a tool. A new tool without a row, or a row left behind, fails here.
 
 use crate::helpers::TestApp;
 use std::collections::HashMap;
 
-/// The tool table of the README's `### Tools` section: (area, tool names) per row. A cell lists
+/// The tool table of the book's `## Tools` section: (area, tool names) per row. A cell lists
 /// tools separated by commas; each entry starts with the tool's name in backticks, and may go on
 /// with a note in parentheses (whose own backticks are arguments, not tools).
 fn readme_table() -> Vec<(String, Vec<String>)> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/src/mcp/tools.md"
+    ))
+    .unwrap();
     let section = readme
-        .split("\n### Tools\n")
+        .split("\n## Tools\n")
         .nth(1)
-        .expect("a ### Tools section");
+        .expect("a ## Tools section");
     let table = section
         .split("| area | tools |\n|---|---|\n")
         .nth(1)
@@ -70,12 +73,12 @@ async fn the_readme_tool_table_is_the_catalogue() {
         assert_eq!(
             area_of.remove(tool.spec.name),
             Some(expected),
-            "`{}`: missing from the README tool table, or in the wrong row",
+            "`{}`: missing from the book's tool table, or in the wrong row",
             tool.spec.name
         );
     }
     assert!(
         area_of.is_empty(),
-        "the README lists tools that do not exist: {area_of:?}"
+        "the book lists tools that do not exist: {area_of:?}"
     );
 }

@@ -2,7 +2,7 @@
 //! /webhook-event-types` and the OpenAPI document's `webhooks`, the same schema and example), its
 //! example matches its schema, every type is emitted through real transitions (REST writes, clock
 //! advances on a frozen sandbox) and each delivered body matches the documented schema; the
-//! README's example is the catalogue's. `device.offline`/`device.online` carry the device as `GET
+//! the book's example (docs/src/webhooks.md) is the catalogue's. `device.offline`/`device.online` carry the device as `GET
 //! /devices/{id}` shows it.
 
 use crate::helpers::{company_id, TestApp};
@@ -138,10 +138,11 @@ async fn the_readmes_example_is_the_catalogues() {
         .await
         .ok();
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/webhooks.md"))
+            .unwrap();
     let start = readme
         .find("<!-- example: device.offline -->")
-        .expect("the README shows the example of device.offline");
+        .expect("the book's webhooks page shows the example of device.offline");
     let block = &readme[start..];
     let json_start = block.find("```json\n").unwrap() + 8;
     let json_end = json_start + block[json_start..].find("```").unwrap();

@@ -20,9 +20,10 @@
 #   7. webhook deliveries verified by the official Standard Webhooks verifier (PyPI `standardwebhooks`,
 #      webhook_verify.py), unpatched, on its own fresh server with a frozen clock; then the webhook
 #      drills against a receiver that verifies with that library (webhook_drills.py), on the same server.
-#   8. the pytest plugin (clients/python, `signage-sandbox`): installed with pip into its own venv
-#      (.venv-pytest), mypy --strict on it, and a customer's suite using its fixtures
-#      (pytest_plugin/), which starts its own server from the binary.
+#   8. the pytest plugin (clients/python, `signage-sandbox`): its wheel, which carries the signage
+#      binary, built once with maturin and installed into its own venv (.venv-pytest), mypy --strict
+#      on it, and a customer's suite using its fixtures (pytest_plugin/), which starts its own server
+#      from the binary the wheel installed (no SIGNAGE_BIN, nothing on PATH).
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
@@ -251,18 +252,26 @@ if wanted webhooks; then
 fi
 
 if wanted pytest && [ -n "$bin" ] && [ $stub -eq 0 ]; then
-  # Its own venv, installed as a customer would: pip install ./clients/python (pinned test tools).
+  # As a customer installs it: the wheel of clients/python carries the signage binary (maturin,
+  # `bindings = "bin"`). It is built once here (cargo reuses the release build, so this costs
+  # seconds), installed into its own venv (.venv-pytest), and the customer's suite runs from it
+  # with no SIGNAGE_BIN and nothing on PATH: the plugin must find the binary the wheel brought.
   venv="$here/.venv-pytest"
+  tools="$here/.venv-maturin"
+  wheels="$results/wheel"
   echo
-  echo "== pytest plugin: installing clients/python into $venv"
-  if { [ -x "$venv/bin/python" ] || "$(command -v python3)" -m venv "$venv"; } &&
-    "$venv/bin/pip" install -q --disable-pip-version-check "$repo/clients/python" \
-      pytest==9.2.0 standardwebhooks==1.1.0 mypy==2.4.1 &&
-    "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$repo/clients/python"; then
-    component pytest-plugin 120 env SIGNAGE_BIN="$bin" "$venv/bin/python" \
+  echo "== pytest plugin: building the signage-sandbox wheel (maturin) and installing it into $venv"
+  rm -rf "$venv" "$wheels"
+  if { [ -x "$tools/bin/maturin" ] || { "$(command -v python3)" -m venv "$tools" &&
+        "$tools/bin/pip" install -q --disable-pip-version-check maturin==1.16.0; }; } &&
+    (cd "$repo/clients/python" && "$tools/bin/maturin" build --release --quiet -o "$wheels") &&
+    "$(command -v python3)" -m venv "$venv" &&
+    "$venv/bin/pip" install -q --disable-pip-version-check "$wheels"/signage_sandbox-*.whl \
+      pytest==9.2.0 standardwebhooks==1.1.0 mypy==2.4.1; then
+    component pytest-plugin 120 env -u SIGNAGE_BIN PATH=/usr/bin:/bin "$venv/bin/python" \
       "$here/pytest_plugin/run_suite.py" "$repo/clients/python"
   else
-    echo "FAIL pytest-plugin: installing clients/python failed"
+    echo "FAIL pytest-plugin: building or installing the signage-sandbox wheel failed"
     failed=$((failed + 1))
   fi
 fi

@@ -1,7 +1,7 @@
 """Runs the customer suite (test_customer_suite.py) through the installed plugin, and mypy --strict on
 the package; prints one PASS/FAIL line per test and check (tests/clients/run.sh tallies them).
 
-    SIGNAGE_BIN=target/release/signage python run_suite.py <path-to-clients/python>
+    python run_suite.py <path-to-clients/python>   (in a venv where the signage-sandbox wheel is installed)
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main() -> int:
             print(f"FAIL mypy --strict {name}: {out}{err}")
     # The plugin is found through its entry point, as after `pip install ./clients/python`.
     code = pytest.main(
-        [str(here / "test_customer_suite.py"), "-q", "-p", "no:cacheprovider"],
+        [str(here / "test_customer_suite.py"), str(here / "test_install.py"), str(here / "test_readme_example.py"), "-q", "-p", "no:cacheprovider"],
         plugins=[Report()],
     )
     return 1 if status != 0 or code != 0 else 0

@@ -11,7 +11,7 @@ Fixtures:
 - ``webhook_receiver`` (function): a local receiver verifying with ``standardwebhooks``.
 
 Options (command line or ``[pytest]`` ini): ``--signage-bin`` / ``signage_bin`` (else
-``$SIGNAGE_BIN``, else ``signage`` on PATH), ``--signage-clock`` / ``signage_clock`` (an RFC 3339
+``$SIGNAGE_BIN``, else the binary installed with this package, else ``signage`` on PATH), ``--signage-clock`` / ``signage_clock`` (an RFC 3339
 instant, or ``system``), ``--signage-seed`` / ``signage_seed`` (an integer, or ``none``).
 """
 
@@ -32,7 +32,7 @@ DEFAULT_SEED = "7"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("signage", "signage sandbox")
-    group.addoption("--signage-bin", default=None, help="the signage binary (else $SIGNAGE_BIN, else PATH)")
+    group.addoption("--signage-bin", default=None, help="the signage binary (else $SIGNAGE_BIN, else the one installed with this package, else PATH)")
     group.addoption("--signage-clock", default=None, help=f"frozen clock instant, or `system` (default {DEFAULT_CLOCK})")
     group.addoption("--signage-seed", default=None, help=f"seed, or `none` (default {DEFAULT_SEED})")
     parser.addini("signage_bin", "the signage binary", default="")

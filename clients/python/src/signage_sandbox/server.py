@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sysconfig
 import tempfile
 import threading
 import time
@@ -25,12 +26,30 @@ class SignageStartError(RuntimeError):
     """The binary could not be found, or stopped before it was listening."""
 
 
+def installed_binary() -> Optional[str]:
+    """The signage binary this package's wheel installed beside the running interpreter's scripts
+    (the venv's ``bin/``), found even when that directory is not on ``PATH``."""
+    scripts = sysconfig.get_path("scripts")
+    for name in ("signage", "signage.exe"):
+        path = Path(scripts) / name
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    return None
+
+
 def find_binary(explicit: Optional[str] = None) -> str:
-    """The signage binary: ``explicit``, else ``$SIGNAGE_BIN``, else ``signage`` on ``PATH``."""
-    candidate = explicit or os.environ.get("SIGNAGE_BIN") or shutil.which("signage")
+    """The signage binary: ``explicit`` (``--signage-bin``), else ``$SIGNAGE_BIN``, else the one
+    installed with this package, else ``signage`` on ``PATH``."""
+    candidate = (
+        explicit
+        or os.environ.get("SIGNAGE_BIN")
+        or installed_binary()
+        or shutil.which("signage")
+    )
     if not candidate:
         raise SignageStartError(
-            "no signage binary: set SIGNAGE_BIN, pass --signage-bin, or put `signage` on PATH"
+            "no signage binary: install this package from its wheel (it carries one), set"
+            " SIGNAGE_BIN, pass --signage-bin, or put `signage` on PATH"
         )
     path = Path(candidate)
     if not path.is_file() or not os.access(path, os.X_OK):
