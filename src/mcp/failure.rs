@@ -19,7 +19,8 @@ pub struct Failure {
     /// Seconds to wait before retrying, when the refusal says so.
     pub retry_after: Option<u64>,
     /// A fresh preview to show instead (a stale confirmation's, under a new confirmation id).
-    pub preview: Option<Value>,
+    /// Boxed: a failure travels in every `Result` of the MCP layer.
+    pub preview: Option<Box<Value>>,
 }
 
 impl Failure {
@@ -34,7 +35,7 @@ impl Failure {
     }
 
     pub fn with_preview(mut self, preview: Value) -> Failure {
-        self.preview = Some(preview);
+        self.preview = Some(Box::new(preview));
         self
     }
 
@@ -99,7 +100,7 @@ impl Failure {
         }
         let mut out = json!({ "error": error });
         if let Some(preview) = &self.preview {
-            out["preview"] = preview.clone();
+            out["preview"] = (**preview).clone();
         }
         out
     }

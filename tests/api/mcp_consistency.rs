@@ -16,7 +16,7 @@ fn group(n: i64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -52,7 +52,10 @@ async fn a_purchase_question_names_the_pack_the_company_the_price_and_the_balanc
         pack["price_cents"].as_i64().unwrap() % 100,
         pack["currency"].as_str().unwrap()
     );
-    let after = format!("to {} tokens", group(cost["balance_after"].as_i64().unwrap()));
+    let after = format!(
+        "to {} tokens",
+        group(cost["balance_after"].as_i64().unwrap())
+    );
     let summary = preview["summary"].as_str().unwrap();
     for part in [
         pack["name"].as_str().unwrap(),
@@ -63,18 +66,23 @@ async fn a_purchase_question_names_the_pack_the_company_the_price_and_the_balanc
     ] {
         assert!(summary.contains(part), "{part:?} not in {summary}");
     }
-    assert!(!summary.contains("amount_cents") && !summary.contains('{'), "{summary}");
+    assert!(
+        !summary.contains("amount_cents") && !summary.contains('{'),
+        "{summary}"
+    );
 
     // The question asked of the person, on 2026-07-28 (input_required) ...
     let r = post(&app, RW)
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
         .header("mcp-name", "confirm_change")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "confirm_change", "arguments": {"confirmation_id": preview["confirmation_id"]},
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}}}))
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}}}),
+        )
         .send()
         .await;
     let result = r.json()["result"].clone();
@@ -82,12 +90,17 @@ async fn a_purchase_question_names_the_pack_the_company_the_price_and_the_balanc
         .as_str()
         .unwrap_or_else(|| panic!("{result}"));
     assert!(message.contains(summary), "{message}");
-    assert!(message.contains("Nothing happens unless you accept"), "{message}");
+    assert!(
+        message.contains("Nothing happens unless you accept"),
+        "{message}"
+    );
     // ... and the one stored with the change, which the 2025-11-25 elicitation asks too.
     let stored: String = app.sql(|c| {
         c.query_row(
             "SELECT summary FROM mcp_pending_changes WHERE id_hash = ?1",
-            [signage::auth::keys::hash(preview["confirmation_id"].as_str().unwrap())],
+            [signage::auth::keys::hash(
+                preview["confirmation_id"].as_str().unwrap(),
+            )],
             |r| r.get(0),
         )
     });
@@ -101,9 +114,11 @@ async fn an_activation_question_states_the_cost_and_the_confirmation_repeats_it(
     let promo = app
         .post("/promotions")
         .key(RW)
-        .json(&json!({"company_id": grocers, "name": "Question time", "description": "x",
+        .json(
+            &json!({"company_id": grocers, "name": "Question time", "description": "x",
             "landing_url": "https://www.northwind-grocers.example/q", "activation_cost_tokens": 120,
-            "starts_at": "2026-01-01T00:00:00Z", "ends_at": "2031-01-01T00:00:00Z"}))
+            "starts_at": "2026-01-01T00:00:00Z", "ends_at": "2031-01-01T00:00:00Z"}),
+        )
         .send()
         .await
         .ok();
@@ -162,15 +177,18 @@ async fn error_codes_have_the_rest_problem_codes_style() {
         .send()
         .await
         .problem(404);
-    let rest_code = problem["code"].as_str().map(String::from).unwrap_or_else(|| {
-        problem["type"]
-            .as_str()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .replace('-', "_")
-    });
+    let rest_code = problem["code"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| {
+            problem["type"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .replace('-', "_")
+        });
     let missing = call(&app, RW, "get_ad", json!({"ad_id": missing_ad})).await;
     assert_eq!(code_of(&missing), rest_code);
     let invalid = call(
@@ -182,7 +200,13 @@ async fn error_codes_have_the_rest_problem_codes_style() {
     .await;
     code_of(&invalid);
     // The MCP layer's own.
-    let unknown = call(&app, RW, "confirm_change", json!({"confirmation_id": "chg_nope"})).await;
+    let unknown = call(
+        &app,
+        RW,
+        "confirm_change",
+        json!({"confirmation_id": "chg_nope"}),
+    )
+    .await;
     assert_eq!(code_of(&unknown), "confirmation_not_found");
     let bad_args = call(&app, RW, "list_ads", json!({"limit": "many"})).await;
     assert_eq!(code_of(&bad_args), "invalid_arguments");
@@ -256,7 +280,10 @@ async fn redacted_fields_lists_every_field_shown_redacted_changed_or_not() {
         "{preview}"
     );
     let next = preview["next_step"].as_str().unwrap();
-    assert!(next.contains("Part of `url` is shown as [REDACTED]"), "{next}");
+    assert!(
+        next.contains("Part of `url` is shown as [REDACTED]"),
+        "{next}"
+    );
     // Nothing redacted, nothing listed.
     let clean = call_ok(
         &app,
@@ -265,7 +292,11 @@ async fn redacted_fields_lists_every_field_shown_redacted_changed_or_not() {
         json!({"webhook_id": hook["id"], "changes": {"url": "https://hooks.example.com/in"}}),
     )
     .await;
-    assert_eq!(clean["redacted_fields"], json!(["url"]), "the current URL still shows redacted");
+    assert_eq!(
+        clean["redacted_fields"],
+        json!(["url"]),
+        "the current URL still shows redacted"
+    );
 }
 
 #[tokio::test]
@@ -294,7 +325,11 @@ async fn a_billing_only_key_is_offered_its_companies() {
                 "argument": {"name": "company_id", "value": typed}}),
         )
         .await;
-        assert_eq!(done["completion"]["values"], json!([hotels]), "{typed:?}: {done}");
+        assert_eq!(
+            done["completion"]["values"],
+            json!([hotels]),
+            "{typed:?}: {done}"
+        );
     }
     let none = rpc(
         &app,
@@ -321,9 +356,17 @@ async fn a_rate_limited_completion_is_an_error_not_an_empty_list() {
     for _ in 0..6 {
         app.get("/companies").key(RW).send().await;
     }
-    let r = send(&app, RW, &request(1, "completion/complete", complete.clone())).await;
+    let r = send(
+        &app,
+        RW,
+        &request(1, "completion/complete", complete.clone()),
+    )
+    .await;
     let v = r.json();
-    assert!(v.get("result").is_none(), "an empty list is not an answer: {v}");
+    assert!(
+        v.get("result").is_none(),
+        "an empty list is not an answer: {v}"
+    );
     let e = &v["error"];
     assert_eq!(e["data"]["reason"], "rate_limited", "{v}");
     assert_eq!(e["data"]["status"], 429);
