@@ -21,8 +21,7 @@ use std::collections::HashMap;
 /// Where the house-style description of a prepare tool starts its two-step boilerplate, which
 /// the compact form replaces by [`PREPARE_NOTE`] (the server instructions explain the steps).
 const PREPARE_BOILERPLATE: &str = " This executes NOTHING";
-pub const PREPARE_NOTE: &str =
-    " Changes nothing; show its preview, then confirm_change only if the user agrees.";
+pub const PREPARE_NOTE: &str = " Changes nothing; confirm_change applies it if the user agrees.";
 /// Annotation hints equal to the specification's defaults say nothing.
 const DEFAULT_HINTS: [(&str, bool); 4] = [
     ("readOnlyHint", false),
@@ -357,7 +356,7 @@ mod tests {
         );
         assert_eq!(
             p["limit"],
-            json!({"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
+            json!({"type": "integer", "maximum": 100, "default": 20})
         );
         assert_eq!(p["cursor"], json!({"type": "string"}));
         assert_eq!(
@@ -370,8 +369,8 @@ mod tests {
             json!({"type": "string", "maxLength": 9})
         );
         assert_eq!(
-            p["changes"]["properties"]["media_id"]["anyOf"][0]["pattern"],
-            "^med_"
+            p["changes"]["properties"]["media_id"],
+            json!({"type": ["string", "null"], "pattern": "^med_"})
         );
         assert!(c["inputSchema"].get("required").is_none());
         assert!(

@@ -17,7 +17,7 @@ mod payloads;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{id_schema, OneOf, Text};
+use crate::validate::{described, id_schema, OneOf, Text};
 use ad::{create, delete, get, list, update};
 use assignments::{assign, unassign};
 use serde_json::{json, Value};
@@ -39,7 +39,7 @@ const DEFAULT_DURATION_SECS: i64 = 15;
 
 /// The arguments of the assignment tools: the ad, then the screen.
 const AD_AND_DEVICE: &[(&str, &str)] = &[
-    ("ad_id", "The ad (`ad_…`)."),
+    ("ad_id", "The ad (`ad_…`) to put on or take off."),
     ("device_id", "The screen (`dev_…`) of the same company."),
 ];
 
@@ -50,7 +50,7 @@ pub fn routes() -> Vec<Route> {
                 "list_ads",
                 "List ads",
                 &[],
-                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion. Paged with `cursor`.",
+                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion.",
             ))
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
@@ -145,7 +145,7 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_assignments",
                 "Prepare putting an ad on (or off) many screens",
-                &[("ad_id", "The ad (`ad_…`).")],
+                &[("ad_id", "The ad (`ad_…`) to put on or take off screens.")],
                 Change::Batch {
                     fields: &["assign_device_ids", "unassign_device_ids"],
                     items: "devices",
@@ -190,11 +190,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "AdCreate",
             json!({"type":"object","additionalProperties":false,"required":["company_id","name","headline"],
-                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
-                    "headline":HEADLINE.schema(),
-                    "status":STATUS.schema_default("draft"),
+                "properties":{"company_id":id_schema(Kind::Company),
+                    "name":described(NAME.schema(), "What people call the ad."),
+                    "headline":described(HEADLINE.schema(), "The text the screens show."),
+                    "status":described(STATUS.schema_default("draft"), "`active` to play once on a screen."),
                     "media_id":media_ref,"promotion_id":promotion_ref,
-                    "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS}}}),
+                    "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS,
+                        "description":"Seconds on screen per play."}}}),
         ),
         (
             "AdUpdate",

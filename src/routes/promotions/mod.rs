@@ -25,7 +25,7 @@ mod timeline;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{id_schema, url_pattern, OneOf, Text, UrlSchemes};
+use crate::validate::{described, id_schema, url_pattern, OneOf, Text, UrlSchemes};
 use activation::{activate, deactivate};
 pub use payloads::payloads;
 use promotion::{create, get, list, update};
@@ -56,7 +56,7 @@ pub fn routes() -> Vec<Route> {
                 "list_promotions",
                 "List promotions",
                 &[],
-                "List promotions, newest first, optionally filtered by company, whether they are active, or their state. Paged with `cursor`.",
+                "List promotions, newest first, optionally filtered by company, whether they are active, or their state.",
             ))
             .tag("promotions")
             .summary("List promotions of the visible companies, newest first.")
@@ -90,7 +90,7 @@ pub fn routes() -> Vec<Route> {
                     "Prepare a new promotion",
                     &[("company_id", "The company of the promotion (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "description", "landing_url", "discount_percent", "activation_cost_tokens", "starts_at", "ends_at"]),
-                    "Prepare a new promotion (name, description, landing page, discount, dates, activation cost in tokens); it starts inactive: add QR codes with prepare_qr_code_creation, switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare a new promotion; it starts inactive. Add QR codes with prepare_qr_code_creation; switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Create a promotion in {company}; it starts inactive and costs nothing until it is activated. Webhooks subscribed to promotion.created are notified."),
@@ -192,7 +192,7 @@ pub fn routes() -> Vec<Route> {
             "Prepare a new QR code",
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Body(&["label", "target_url", "utm"]),
-            "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host), with optional UTM parameters and a label. This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host). This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
         .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
@@ -274,6 +274,20 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         .collect();
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
+    // A new promotion's fields are arguments of their own to an assistant: each says what it is.
+    for (field, words) in [
+        ("name", "What people call it."),
+        ("description", "The offer, in words shown to people."),
+        ("landing_url", "Where its QR codes send people."),
+        ("discount_percent", "Percent off, or null for none."),
+        (
+            "activation_cost_tokens",
+            "Tokens spent when it is activated.",
+        ),
+        ("starts_at", "When it starts (RFC 3339)."),
+    ] {
+        create_fields[field]["description"] = json!(words);
+    }
     let mut all = vec![
         (
             "Promotion",
@@ -324,7 +338,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "QrCodeCreate",
             json!({"type":"object","additionalProperties":false,
                 "properties":{
-                    "label":QR_LABEL.schema(),
+                    "label":described(QR_LABEL.schema(), "Where the code hangs, e.g. `Door`."),
                     "target_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web),
                         "description":"Default: the promotion's landing URL. Must be on the landing URL's host (and port)."},
                     "utm":utm_in}}),

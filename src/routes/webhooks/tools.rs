@@ -63,7 +63,7 @@ pub(super) const TEST: Tool = Tool::prepare(
     "Prepare a test delivery",
     WEBHOOK,
     Change::Body(&[]),
-    "Prepare sending a `webhook.test` event to a webhook (whatever it subscribes to, even disabled) to check its receiver; the receiver's answer is known once sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare sending a `webhook.test` event to a webhook now, to check its receiver. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .asking("Send a webhook.test event to the webhook {target} of {company} now: the server makes one signed HTTP request to its URL, whatever event types it subscribes to and even if it is disabled. The delivery is recorded in its log.");
 
@@ -75,7 +75,7 @@ pub(super) const REDELIVER: Tool = Tool::prepare(
         ("delivery_id", "The delivery to send again (`whd_…`)."),
     ],
     Change::Body(&[]),
-    "Prepare sending a delivery of a webhook again (one attempt, whatever its status), e.g. after its receiver was fixed; the receiver's answer is known once sent. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare sending one delivery of a webhook again (one attempt, whatever its status). This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 // The preview reads the webhook (where the delivery goes, bound by its version); the delivery's
 // log is bound through the dry run's answer.
