@@ -7,7 +7,9 @@
 # default 3), BENCH_TX_ROUNDS (default 3),
 # BENCH_LOG_LEVEL (server log filter; default: the server's own default), BENCH_SKIP_BUILD=1,
 # BENCH_BIN (the signage binary to measure; default target/release/signage, e.g. a copy of an
-# earlier build for a before/after comparison), BENCH_PIN (1: server on CPU 1, wrk on CPU 0 — the default when taskset exists and there are two
+# earlier build for a before/after comparison), BENCH_SKIP_CALLGRIND=1 (skip the instructions per
+# request; BENCH_CALLGRIND_REQUESTS, default 2000), BENCH_SKIP_PEERS=1 (skip json-server and the MCP
+# TypeScript SDK server), BENCH_PIN (1: server on CPU 1, wrk on CPU 0 — the default when taskset exists and there are two
 # or more CPUs; 0: no pinning), BENCH_SKIP_TX=1 (skip the token-ledger part), BENCH_SKIP_SANDBOX=1 (skip the sandbox and
 # webhook part; its knobs are in bench/sandbox.py), BENCH_JOURNAL=0 (servers run with
 # `sandbox.journal = false`: the request journal's cost is the difference to a default run).
@@ -127,7 +129,7 @@ PY
 )
 REST_HEADERS=$'X-API-KEY: '"$KEY"$'\nX-Service-Client-Id: '"$CLIENT"
 MCP_HEADERS=$'Authorization: Bearer '"$KEY"$'\nX-Service-Client-Id: '"$CLIENT"$'\nContent-Type: application/json\nAccept: application/json, text/event-stream\nMCP-Protocol-Version: 2025-11-25'
-MCP_BODY='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_companies","arguments":{}}}'
+MCP_BODY='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_companies","arguments":{"limit":4}}}'
 
 # Servers run from the scratch dir (no ./signage.toml) without inherited SIGNAGE_* settings.
 server_env=(env)
@@ -207,6 +209,28 @@ load_skip() {
 }
 
 # ---------------------------------------------------------------------------------------------------
+# 3. The headline: instructions per request by callgrind (they do not depend on the machine).
+if [[ "${BENCH_SKIP_CALLGRIND:-0}" == 1 ]]; then
+  log "instructions: skipped (BENCH_SKIP_CALLGRIND=1)"
+else
+  if ! command -v valgrind >/dev/null; then
+    log "installing valgrind (apt-get)"
+    apt-get install -y -qq valgrind >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 || true; apt-get install -y -qq valgrind >/dev/null 2>&1; } || true
+  fi
+  if command -v valgrind >/dev/null; then
+    log "instructions: callgrind, ${BENCH_CALLGRIND_REQUESTS:-2000} keep-alive requests per endpoint (a few minutes)"
+    if (cd "$WORK" && python3 "$BENCH/instructions.py" --requests "${BENCH_CALLGRIND_REQUESTS:-2000}" \
+      --json "$WORK/instructions.json" "signage=$BIN" >"$WORK/instructions.txt" 2>"$WORK/instructions.log"); then
+      record kind=instructions "data=$(cat "$WORK/instructions.json")"
+    else
+      tail -5 "$WORK/instructions.log" >&2
+      record kind=instructions 'data={"error": "callgrind run failed"}'
+    fi
+  else
+    record kind=instructions 'data={"error": "valgrind not available"}'
+  fi
+fi
+
 # 3a. Cold start: exec -> first 200 from /health on a new database (fixtures loaded), median of N.
 log "cold start: $COLD_RUNS starts on new databases"
 mkdir -p "$WORK/cold"
@@ -270,7 +294,50 @@ else
   fi
 fi
 record kind=final "rss=$(python3 "$TOOLS" rss "$MAIN_PID" 0.01)"
+# The peers serve signage's own rows (written before the server stops).
+PEERS_DB="$WORK/peers-db.json"
+python3 "$BENCH/peers/db.py" "$MAIN_PORT" "$PEERS_DB" >/dev/null 2>&1 || PEERS_DB=""
 stop_server "$MAIN_PID"
+
+# 3d. The peers under the same load: json-server (REST) and the official MCP TypeScript SDK's
+# server (bench/peers), pinned like signage. Their CPU per request beside signage's is the ratio.
+PEERS="$BENCH/peers"
+# start_peer NAME CMD... -> sets SERVER_PORT and SERVER_PID (the command gets --port PORT appended)
+start_peer() {
+  local name=$1
+  shift
+  SERVER_PORT=$(python3 "$TOOLS" freeport)
+  (cd "$WORK" && exec "${SERVER_PIN[@]}" "$@" --port "$SERVER_PORT" >"$WORK/$name.out" 2>"$WORK/$name.log") &
+  SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
+  python3 "$TOOLS" wait-health "$SERVER_PORT" 30 || { tail -5 "$WORK/$name.log" >&2; return 1; }
+}
+if [[ "${BENCH_SKIP_PEERS:-0}" == 1 ]]; then
+  log "peers: skipped (BENCH_SKIP_PEERS=1)"
+elif [[ -z "$PEERS_DB" ]] || ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  log "peers: skipped (node, npm or the peers' data missing)"
+  load_skip peer_companies "json-server GET /companies" "n/a (node or npm missing)"
+else
+  if [[ ! -d "$PEERS/node_modules" ]]; then
+    log "peers: npm ci (json-server, @modelcontextprotocol/sdk; pinned)"
+    (cd "$PEERS" && npm ci --no-audit --no-fund --silent >/dev/null 2>&1) || log "peers: npm ci failed"
+  fi
+  if [[ -d "$PEERS/node_modules" ]]; then
+    if start_peer json-server node "$PEERS/node_modules/json-server/lib/cli/bin.js" --host 127.0.0.1 --quiet "$PEERS_DB"; then
+      load_test peer_companies "json-server GET /companies" "$SERVER_PORT" "$SERVER_PID" /companies
+      load_test peer_devices "json-server GET /devices?_limit=20" "$SERVER_PORT" "$SERVER_PID" '/devices?_limit=20'
+      stop_server "$SERVER_PID"
+    fi
+    if start_peer mcp-sdk node "$PEERS/mcp_server.mjs" --db "$PEERS_DB"; then
+      peer_headers=$'Content-Type: application/json\nAccept: application/json, text/event-stream\nMCP-Protocol-Version: 2025-11-25'
+      session=$(python3 "$TOOLS" mcp-init "$SERVER_PORT" "$peer_headers" 2>/dev/null) || session=""
+      [[ -n "$session" ]] && peer_headers+=$'\nMcp-Session-Id: '"$session"
+      load_test peer_mcp "MCP TypeScript SDK tools/call list_companies" "$SERVER_PORT" "$SERVER_PID" /mcp POST "$MCP_BODY" "$peer_headers"
+      stop_server "$SERVER_PID"
+    fi
+  fi
+fi
+
 
 # ---------------------------------------------------------------------------------------------------
 # 4. Token transactions: a 1M-row ledger against a 1k-row ledger, one company each.

@@ -301,6 +301,10 @@ CPU_TARGETS = {
     "mcp": ("µs", 40.0),
 }
 TX_TARGET = 1.5
+# Issue 33: thousands of instructions per request (callgrind), the headline.
+INSTRUCTION_TARGETS = {"health": 20, "companies": 90, "devices": 300, "mcp": 150}
+# Each peer beside the signage endpoint it stands for.
+PEERS = {"peer_companies": "companies", "peer_devices": "devices", "peer_mcp": "mcp"}
 
 
 def cpu_us(load):
@@ -347,6 +351,7 @@ def report(results_path, out_path):
     hello = next((r for r in loads if r["key"] == "hello" and r["status"] == "ok"), None)
     hello_rps = hello["wrk"]["rps"] if hello else None
     hello_us = cpu_us(hello) if hello else None
+    checks = []
 
     out = []
     w = out.append
@@ -367,6 +372,61 @@ def report(results_path, out_path):
         )
     )
     w("")
+    instructions = next((r["data"] for r in rows if r["kind"] == "instructions"), None)
+    by_key = {r["key"]: r for r in loads}
+    if instructions:
+        w("## Headline: instructions per request")
+        w("")
+        if "error" in instructions:
+            w(f"Not measured: {instructions['error']}.")
+        else:
+            sig = instructions["servers"].get("signage", {})
+            hello_i = instructions["servers"].get("hello", {}).get("per_request")
+            w(
+                f"Callgrind (user-space instructions of every server thread, {instructions['requests']:,} "
+                f"keep-alive requests after {instructions['warmup']} of warm-up, the idle rate of background "
+                "ticks subtracted; `bench/instructions.py`). Instructions do not depend on the machine; the "
+                "CPU µs and × hello beside them are this run's wrk load (below)."
+            )
+            w("")
+            w("| endpoint | k instructions | CPU/req | CPU × hello | target (k instructions) |")
+            w("|---|---:|---:|---:|---|")
+            if hello_i:
+                hus = f"{hello_us:.1f} µs" if hello_us else "-"
+                w(f"| hello (bare hyper) | {hello_i / 1000:.1f} | {hus} | 1.00 | |")
+            for key, label in (("health", "GET /health"), ("companies", "GET /companies"),
+                               ("devices", "GET /devices?limit=20"),
+                               ("mcp", "MCP tools/call list_companies {limit:4}")):
+                per = sig.get(key, {}).get("per_request")
+                if per is None:
+                    continue
+                us = cpu_us(by_key[key]) if key in by_key else None
+                us_txt = f"{us:.1f} µs" if us is not None else "-"
+                ratio = f"{us / hello_us:.2f}" if us is not None and hello_us else "-"
+                target = INSTRUCTION_TARGETS.get(key)
+                ok = per / 1000 <= target
+                checks.append((f"{label}: ≤ {target}k instructions", f"{per / 1000:.1f}k", ok))
+                w(f"| {label} | **{per / 1000:.1f}** | {us_txt} | {ratio} | ≤ {target} {'✅' if ok else '❌'} |")
+        w("")
+    peer_rows = [(k, by_key[k]) for k in PEERS if k in by_key and by_key[k]["status"] == "ok"]
+    if peer_rows:
+        w("## Beside the peers")
+        w("")
+        w(
+            "json-server 0.17.4 (REST) and the official MCP TypeScript SDK 1.32.2's server (`bench/peers`), "
+            "serving signage's own rows, under the same load and pinning in the same run. Ratio = the "
+            "peer's CPU per request ÷ signage's (how many times cheaper signage is)."
+        )
+        w("")
+        w("| peer | its CPU/req | signage | signage CPU/req | ratio |")
+        w("|---|---:|---|---:|---:|")
+        for key, r in peer_rows:
+            mine = by_key.get(PEERS[key])
+            pus, sus = cpu_us(r), cpu_us(mine) if mine else None
+            ratio = f"**{pus / sus:.1f}×**" if pus and sus else "-"
+            w(f"| {r['label']} | {pus:.1f} µs | {mine['label'] if mine else '-'} | "
+              f"{f'{sus:.1f} µs' if sus else '-'} | {ratio} |")
+        w("")
     w("## Endpoints")
     w("")
     w(
@@ -377,7 +437,6 @@ def report(results_path, out_path):
     w("")
     w("| endpoint | rps | rps ÷ hello | CPU/req | CPU × hello | p50 | p99 | peak RSS | non-2xx | target (CPU) |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    checks = []
     peak_rss_kb = 0
     for r in loads:
         key = r["key"]
@@ -390,8 +449,8 @@ def report(results_path, out_path):
             continue
         wr = r["wrk"]
         errors = wr["err_status"] + wr["err_connect"] + wr["err_read"] + wr["err_write"] + wr["err_timeout"]
-        if key != "hello":
-            # The RSS target is signage's; the hello server's memory is not part of it.
+        if key != "hello" and key not in PEERS:
+            # The RSS target is signage's; the hello server's and the peers' memory is not part of it.
             peak_rss_kb = max(peak_rss_kb, r["rss"]["peak_rss_kb"])
         rps_ratio = f"{wr['rps'] / hello_rps:.2f}" if hello_rps else "-"
         us_txt = f"{us:.1f} µs" if us is not None else "-"

@@ -51,8 +51,23 @@ impl App {
             });
         }
         let faults = crate::http::faults::Faults::new(
-            settings.sandbox_max_delayed_per_credential,
+            settings.sandbox_max_delayed_per_account,
             settings.max_connections,
+        );
+        let admission = crate::http::admission::Admission::new(
+            settings.max_connections,
+            settings.max_unauthenticated_per_address,
+            std::time::Duration::from_millis(settings.unauthenticated_timeout_millis),
+        );
+        let auth_failures =
+            crate::http::auth_failures::AuthFailures::new(settings.auth_failures_per_minute);
+        let bodies = crate::http::body::Buffered::new(
+            crate::http::body::BUFFERED_BYTES,
+            settings.max_body_bytes,
+        );
+        let spools = crate::http::body::Buffered::new(
+            crate::http::spool::DISK_BYTES,
+            settings.max_body_bytes,
         );
         let app = App {
             router: Router::new(routes).with_schemas(schemas()),
@@ -62,7 +77,12 @@ impl App {
             seeded,
             db,
             jwt,
+            principals: Default::default(),
             login_throttle: LoginThrottle::default(),
+            admission,
+            auth_failures,
+            bodies,
+            spools,
             faults,
             extensions: Default::default(),
         };
@@ -72,6 +92,16 @@ impl App {
         app.db.set_wal_limit(app.settings.wal_limit_bytes);
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::devices::device_json::DeviceJson,
+            >::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::companies::CompanyJson,
+            >::default()));
+        app.extensions
+            .insert(Arc::new(crate::routes::sign_in::SignInLinks::default()));
         app.extensions
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
@@ -124,9 +154,12 @@ fn sources(
     scans: &crate::sandbox::simulated_scans::SimulatedScans,
 ) -> Vec<Box<dyn Source>> {
     vec![
+        // The demo world's past first: the other sources settle on top of it.
+        Box::new(crate::sandbox::history::History),
         Box::new(crate::routes::promotions::PromotionWindows),
         Box::new(crate::routes::admin::KeyExpiry),
         Box::new(crate::routes::devices::DevicePresence),
+        Box::new(crate::routes::subscriptions::Subscriptions),
         Box::new(crate::routes::invoice_due::InvoiceDue),
         Box::new(crate::mcp::expiry::ConfirmationExpiry),
         Box::new(scans.clone()),

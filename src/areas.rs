@@ -130,7 +130,7 @@ areas! {
         company_owned: false,
         paths: &["tokens", "token-packs"],
         kinds: &[Kind::TokenPack, Kind::TokenTransaction],
-        events: &["tokens.purchased", "tokens.spent"],
+        events: &["tokens.purchased", "tokens.spent", "tokens.granted"],
         tables: &["token_packs", "token_balances", "token_transactions"],
     },
     Billing => AreaSpec {

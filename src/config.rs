@@ -76,6 +76,18 @@ pub struct Settings {
     /// Seconds a connection may stay silent (no bytes either way, no request running) before it is
     /// closed.
     pub idle_timeout_secs: u64,
+    /// A connection that has not authenticated gets this long (milliseconds) for each request
+    /// head (from its accept, or from its previous answer) and as long again for the body of a
+    /// request that needs no credential; past it, the connection is closed.
+    pub unauthenticated_timeout_millis: u64,
+    /// The largest body a request without a credential may send (login, the sink): 413 above it.
+    pub unauthenticated_max_body_bytes: usize,
+    /// Connections not yet authenticated one client address may hold; one more closes that
+    /// address's oldest one that is not running a request.
+    pub max_unauthenticated_per_address: usize,
+    /// Failed authentications one client address may make per minute (the bucket holds as many);
+    /// past it, 429 `too_many_failed_authentications`. 0 turns the limit off.
+    pub auth_failures_per_minute: u32,
     /// Tokens added per second to each credential's bucket; 0 turns rate limiting off.
     pub rate_limit_per_second: f64,
     /// Bucket size: the most requests a credential can make at once; 0 turns rate limiting off.
@@ -124,8 +136,9 @@ pub struct Settings {
     pub sandbox_tick_millis: u64,
     /// The demo console (`/console`) and the browser player (`/player/{id}`) are served.
     pub console_enabled: bool,
-    /// Requests one credential may have held back by an injected delay at once (issue 22).
-    pub sandbox_max_delayed_per_credential: usize,
+    /// Requests one account (all its keys and users together) may have held back by an injected
+    /// delay at once.
+    pub sandbox_max_delayed_per_account: usize,
     /// Scans kept one by one per QR code; later scans are only counted (per minute and agent class).
     pub scan_detail_per_code: u64,
     /// Scans one client address may make per minute on `/q/{code}`; 0 turns the limit off.
@@ -176,6 +189,10 @@ impl Default for Settings {
             max_connections: 512,
             body_read_timeout_secs: 30,
             idle_timeout_secs: 10,
+            unauthenticated_timeout_millis: 3000,
+            unauthenticated_max_body_bytes: 256 * 1024,
+            max_unauthenticated_per_address: 32,
+            auth_failures_per_minute: 300,
             rate_limit_per_second: 50.0,
             rate_limit_burst: 100,
             mcp_allowed_origins: vec![],
@@ -201,7 +218,7 @@ impl Default for Settings {
             sandbox_allow_prefer_faults: true,
             sandbox_tick_millis: 1000,
             console_enabled: true,
-            sandbox_max_delayed_per_credential: 8,
+            sandbox_max_delayed_per_account: 8,
             scan_detail_per_code: 1000,
             scan_rate_limit_per_minute: 120,
             wal_limit_bytes: 64 * 1024 * 1024,
@@ -237,6 +254,10 @@ pub struct Layer {
     pub max_connections: Option<usize>,
     pub body_read_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
+    pub unauthenticated_timeout_millis: Option<u64>,
+    pub unauthenticated_max_body_bytes: Option<usize>,
+    pub max_unauthenticated_per_address: Option<usize>,
+    pub auth_failures_per_minute: Option<u32>,
     pub rate_limit_per_second: Option<f64>,
     pub rate_limit_burst: Option<u32>,
     pub mcp_allowed_origins: Option<Vec<String>>,
@@ -263,7 +284,7 @@ pub struct Layer {
     pub sandbox_allow_prefer_faults: Option<bool>,
     pub sandbox_tick_millis: Option<u64>,
     pub console_enabled: Option<bool>,
-    pub sandbox_max_delayed_per_credential: Option<usize>,
+    pub sandbox_max_delayed_per_account: Option<usize>,
     pub scan_detail_per_code: Option<u64>,
     pub scan_rate_limit_per_minute: Option<u32>,
     pub wal_limit_bytes: Option<u64>,
@@ -364,6 +385,10 @@ struct FileServer {
     max_connections: Option<usize>,
     body_read_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
+    unauthenticated_timeout_millis: Option<u64>,
+    unauthenticated_max_body_bytes: Option<usize>,
+    max_unauthenticated_per_address: Option<usize>,
+    auth_failures_per_minute: Option<u32>,
     rate_limit_per_second: Option<f64>,
     rate_limit_burst: Option<u32>,
 }
@@ -430,7 +455,9 @@ struct FileSandbox {
     simulate_fleet: Option<bool>,
     allow_prefer_faults: Option<bool>,
     tick_millis: Option<u64>,
-    max_delayed_per_credential: Option<usize>,
+    /// Issue 31 made the bound per account; the old name is still read.
+    #[serde(alias = "max_delayed_per_credential")]
+    max_delayed_per_account: Option<usize>,
     journal: Option<bool>,
     journal_max_entries: Option<usize>,
     journal_max_age_secs: Option<u64>,
@@ -492,6 +519,10 @@ impl Layer {
             max_connections: file.server.max_connections,
             body_read_timeout_secs: file.server.body_read_timeout_secs,
             idle_timeout_secs: file.server.idle_timeout_secs,
+            unauthenticated_timeout_millis: file.server.unauthenticated_timeout_millis,
+            unauthenticated_max_body_bytes: file.server.unauthenticated_max_body_bytes,
+            max_unauthenticated_per_address: file.server.max_unauthenticated_per_address,
+            auth_failures_per_minute: file.server.auth_failures_per_minute,
             rate_limit_per_second: file.server.rate_limit_per_second,
             rate_limit_burst: file.server.rate_limit_burst,
             mcp_allowed_origins: file.mcp.allowed_origins,
@@ -517,7 +548,7 @@ impl Layer {
             sandbox_allow_prefer_faults: file.sandbox.allow_prefer_faults,
             sandbox_tick_millis: file.sandbox.tick_millis,
             console_enabled: file.console.enabled,
-            sandbox_max_delayed_per_credential: file.sandbox.max_delayed_per_credential,
+            sandbox_max_delayed_per_account: file.sandbox.max_delayed_per_account,
             scan_detail_per_code: file.scans.detail_per_code,
             scan_rate_limit_per_minute: file.scans.rate_limit_per_minute,
             wal_limit_bytes: file.database.wal_limit_bytes,
@@ -571,6 +602,13 @@ impl Layer {
             max_connections: parse(&get, "SIGNAGE_MAX_CONNECTIONS")?,
             body_read_timeout_secs: parse(&get, "SIGNAGE_BODY_READ_TIMEOUT_SECS")?,
             idle_timeout_secs: parse(&get, "SIGNAGE_IDLE_TIMEOUT_SECS")?,
+            unauthenticated_timeout_millis: parse(&get, "SIGNAGE_UNAUTHENTICATED_TIMEOUT_MILLIS")?,
+            unauthenticated_max_body_bytes: parse(&get, "SIGNAGE_UNAUTHENTICATED_MAX_BODY_BYTES")?,
+            max_unauthenticated_per_address: parse(
+                &get,
+                "SIGNAGE_MAX_UNAUTHENTICATED_PER_ADDRESS",
+            )?,
+            auth_failures_per_minute: parse(&get, "SIGNAGE_AUTH_FAILURES_PER_MINUTE")?,
             rate_limit_per_second: parse(&get, "SIGNAGE_RATE_LIMIT_PER_SECOND")?,
             rate_limit_burst: parse(&get, "SIGNAGE_RATE_LIMIT_BURST")?,
             mcp_max_batch_messages: parse(&get, "SIGNAGE_MCP_MAX_BATCH_MESSAGES")?,
@@ -621,10 +659,14 @@ impl Layer {
             sandbox_allow_prefer_faults: parse(&get, "SIGNAGE_SANDBOX_ALLOW_PREFER_FAULTS")?,
             sandbox_tick_millis: parse(&get, "SIGNAGE_SANDBOX_TICK_MILLIS")?,
             console_enabled: parse(&get, "SIGNAGE_CONSOLE_ENABLED")?,
-            sandbox_max_delayed_per_credential: parse(
+            // Issue 31 made the bound per account; the old name is still read.
+            sandbox_max_delayed_per_account: match parse(
                 &get,
-                "SIGNAGE_SANDBOX_MAX_DELAYED_PER_CREDENTIAL",
-            )?,
+                "SIGNAGE_SANDBOX_MAX_DELAYED_PER_ACCOUNT",
+            )? {
+                Some(n) => Some(n),
+                None => parse(&get, "SIGNAGE_SANDBOX_MAX_DELAYED_PER_CREDENTIAL")?,
+            },
             scan_detail_per_code: parse(&get, "SIGNAGE_SCANS_DETAIL_PER_CODE")?,
             scan_rate_limit_per_minute: parse(&get, "SIGNAGE_SCANS_RATE_LIMIT_PER_MINUTE")?,
             wal_limit_bytes: parse(&get, "SIGNAGE_DATABASE_WAL_LIMIT_BYTES")?,
@@ -672,6 +714,10 @@ impl Settings {
                 max_connections,
                 body_read_timeout_secs,
                 idle_timeout_secs,
+                unauthenticated_timeout_millis,
+                unauthenticated_max_body_bytes,
+                max_unauthenticated_per_address,
+                auth_failures_per_minute,
                 rate_limit_per_second,
                 rate_limit_burst,
                 mcp_allowed_origins,
@@ -692,7 +738,7 @@ impl Settings {
                 sandbox_allow_prefer_faults,
                 sandbox_tick_millis,
                 console_enabled,
-                sandbox_max_delayed_per_credential,
+                sandbox_max_delayed_per_account,
                 scan_detail_per_code,
                 scan_rate_limit_per_minute,
                 wal_limit_bytes,
@@ -728,6 +774,15 @@ impl Settings {
                 s.listen.set_port(port);
             }
         }
+        // A public route's limit that nobody set follows a smaller overall limit down, so that
+        // lowering `max_body_bytes` alone is a valid configuration.
+        if layers
+            .iter()
+            .all(|l| l.unauthenticated_max_body_bytes.is_none())
+        {
+            s.unauthenticated_max_body_bytes =
+                s.unauthenticated_max_body_bytes.min(s.max_body_bytes);
+        }
         s.validate()?;
         Ok(s)
     }
@@ -751,6 +806,26 @@ impl Settings {
         }
         if self.idle_timeout_secs == 0 {
             return Err(invalid("idle_timeout_secs", "must be at least 1"));
+        }
+        if !(100..=60_000).contains(&self.unauthenticated_timeout_millis) {
+            return Err(invalid(
+                "server.unauthenticated_timeout_millis",
+                "must be between 100 and 60000",
+            ));
+        }
+        if self.unauthenticated_max_body_bytes < 1024
+            || self.unauthenticated_max_body_bytes > self.max_body_bytes
+        {
+            return Err(invalid(
+                "server.unauthenticated_max_body_bytes",
+                "must be at least 1024 and at most max_body_bytes",
+            ));
+        }
+        if self.max_unauthenticated_per_address == 0 {
+            return Err(invalid(
+                "server.max_unauthenticated_per_address",
+                "must be at least 1",
+            ));
         }
         if !self.rate_limit_per_second.is_finite() || self.rate_limit_per_second < 0.0 {
             return Err(invalid(
@@ -844,9 +919,9 @@ impl Settings {
                 ));
             }
         }
-        if self.sandbox_max_delayed_per_credential == 0 {
+        if self.sandbox_max_delayed_per_account == 0 {
             return Err(invalid(
-                "sandbox.max_delayed_per_credential",
+                "sandbox.max_delayed_per_account",
                 "must be at least 1",
             ));
         }

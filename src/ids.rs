@@ -22,6 +22,9 @@ macro_rules! kinds {
         pub enum Kind { $($variant,)* }
 
         impl Kind {
+            /// Every kind's id prefix.
+            pub const PREFIXES: &'static [&'static str] = &[$($prefix,)*];
+
             pub const fn prefix(self) -> &'static str {
                 match self { $(Kind::$variant => $prefix,)* }
             }

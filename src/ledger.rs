@@ -362,6 +362,109 @@ pub fn purchase_pack(
     Ok(Some(bought))
 }
 
+/// What a month's renewal wrote: the grant of the plan's tokens (if the plan includes any), the
+/// subscription charge and the month's invoice.
+#[derive(Debug, Serialize)]
+pub struct Renewal {
+    pub transaction: Option<TokenTransaction>,
+    pub charge_id: String,
+    pub invoice_id: String,
+}
+
+/// Renews a company's subscription for the UTC month starting at `month_start`: the plan's monthly
+/// price as a `subscription` charge on that month's invoice (opened if need be) and the plan's
+/// included tokens as a `grant`, both dated `month_start`; records `tokens.granted` (with the
+/// charge and invoice) when tokens were granted.
+pub fn renew_subscription(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    month_start: i64,
+) -> Result<Renewal, LedgerError> {
+    let (plan, price, currency, included): (String, i64, String, i64) = tx
+        .prepare_cached(
+            "SELECT p.name, p.monthly_price_cents, p.currency, p.included_tokens_monthly
+             FROM companies c JOIN plans p ON p.id = c.plan_id WHERE c.id = ?1",
+        )?
+        .query_row([company_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?
+        .ok_or_else(|| LedgerError::UnknownCompany(company_id.to_string()))?;
+    let invoice_id = month_invoice(tx, company_id, &currency, month_start)?;
+    let charge_id = ids::new_id(Kind::Charge);
+    tx.prepare_cached(
+        "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
+         VALUES (?1, ?2, ?3, 'subscription', ?4, ?5, ?6, ?7)",
+    )?
+    .execute(rusqlite::params![
+        charge_id,
+        company_id,
+        invoice_id,
+        format!("{plan} plan - monthly subscription"),
+        price,
+        currency,
+        month_start
+    ])?;
+    let transaction = if included > 0 {
+        let description = format!("Monthly included tokens ({plan} plan)");
+        Some(post(
+            tx,
+            company_id,
+            &Posting {
+                kind: "grant",
+                amount: included,
+                description: &description,
+                token_pack_id: None,
+                promotion_id: None,
+                charge_id: Some(&charge_id),
+            },
+            month_start,
+        )?)
+    } else {
+        None
+    };
+    let renewal = Renewal {
+        transaction,
+        charge_id,
+        invoice_id,
+    };
+    if let Some(t) = &renewal.transaction {
+        events::record(
+            tx,
+            company_id,
+            "tokens.granted",
+            "token_transaction",
+            &t.id,
+            &payload(&renewal)?,
+        )?;
+    }
+    Ok(renewal)
+}
+
+/// The company's `open` invoice in `currency` for the month starting at `month_start`, or a new
+/// one for it.
+fn month_invoice(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    currency: &str,
+    month_start: i64,
+) -> Result<String, LedgerError> {
+    let existing: Option<String> = tx
+        .prepare_cached(
+            "SELECT id FROM invoices WHERE company_id = ?1 AND status = 'open' AND currency = ?2
+               AND period_start = ?3
+             ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row(rusqlite::params![company_id, currency, month_start], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    match existing {
+        Some(id) => Ok(id),
+        None => new_invoice(tx, company_id, currency, month_start),
+    }
+}
+
 /// The newest `open` invoice of the company in `currency`, or a new one for the current month.
 fn open_invoice(
     tx: &Transaction<'_>,
@@ -379,6 +482,17 @@ fn open_invoice(
     if let Some(id) = existing {
         return Ok(id);
     }
+    new_invoice(tx, company_id, currency, now)
+}
+
+/// A new `open` invoice for the UTC month holding `now`, issued at `now`, due 14 days after the
+/// month ends.
+fn new_invoice(
+    tx: &Transaction<'_>,
+    company_id: &str,
+    currency: &str,
+    now: i64,
+) -> Result<String, LedgerError> {
     let (start, end) = month_bounds(now);
     let number = next_invoice_number(tx, company_id, now)?;
     let id = ids::new_id(Kind::Invoice);
@@ -391,7 +505,7 @@ fn open_invoice(
 }
 
 /// The first second of the current UTC month and of the next one.
-fn month_bounds(now: i64) -> (i64, i64) {
+pub fn month_bounds(now: i64) -> (i64, i64) {
     let stamp = rfc3339(now);
     let year: i64 = stamp.get(0..4).and_then(|s| s.parse().ok()).unwrap_or(1970);
     let month: u32 = stamp.get(5..7).and_then(|s| s.parse().ok()).unwrap_or(1);

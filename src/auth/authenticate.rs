@@ -1,6 +1,9 @@
-//! Credential -> principal. Runs on every authenticated request, so it is one indexed query and one
-//! SHA-256; no cache, so a revocation takes effect on the very next request.
+//! Credential -> principal. Runs on every authenticated request. An API key is resolved from the
+//! database once and then from [`Principals`], a cache checked on every request against the
+//! database's credentials generation (see [`super::cache`]): a revocation, by this process or
+//! any other, takes effect on the very next request.
 
+use super::cache::{Entry, Principals};
 use super::failure::{AuthError, AuthFailure};
 use super::jwt::{self, JwtKeys, TokenError};
 use super::keys;
@@ -87,12 +90,59 @@ pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
     }
 }
 
-/// The principal behind the one credential of `headers`: an API key (looked up in `db`) or a login
-/// token (checked with `jwt`, its user looked up in `db`).
-pub fn authenticate(db: &Db, jwt: &JwtKeys, headers: &HeaderMap) -> Result<Principal, AuthError> {
+/// The principal behind the one credential of `headers`: an API key (from `cache` when it holds
+/// the key at the database's generation, else looked up in `db`) or a login token (checked with
+/// `jwt`, its user looked up in `db`). Records the key's use.
+pub fn authenticate(
+    db: &Db,
+    jwt: &JwtKeys,
+    cache: &Principals,
+    headers: &HeaderMap,
+) -> Result<Principal, AuthError> {
+    let verified = verify(db, jwt, cache, headers)?;
+    verified.record_use(db);
+    Ok(verified.principal)
+}
+
+/// A credential checked by [`verify`]: its principal, and whether the key's `last_used_at` is due
+/// to be written ([`Verified::record_use`]).
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub principal: Principal,
+    /// The key id and the instant to record, when the stored one is older than the resolution.
+    last_used: Option<(String, i64)>,
+}
+
+impl Verified {
+    /// Writes the key's `last_used_at` when due. Best effort: a busy database must not fail the
+    /// request over a usage timestamp. A write, so it runs where the request may block (the server
+    /// verifies from the headers on its async workers, and the pipeline records afterwards).
+    pub fn record_use(&self, db: &Db) {
+        if let Some((key_id, now)) = &self.last_used {
+            let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
+                tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
+                    .execute(rusqlite::params![now, key_id])?;
+                Ok(())
+            });
+        }
+    }
+}
+
+/// [`authenticate`] without writing anything: reads only, so the server can check the credential
+/// of a request from its headers before it reads any of its body. A key's reads are one read
+/// transaction (the generation first, then the key's rows when the cache does not hold them).
+pub fn verify(
+    db: &Db,
+    jwt: &JwtKeys,
+    cache: &Principals,
+    headers: &HeaderMap,
+) -> Result<Verified, AuthError> {
     match presented(headers)? {
-        Presented::ApiKey(raw) => authenticate_key(db, headers, raw),
-        Presented::Jwt(token) => authenticate_jwt(db, jwt, token),
+        Presented::ApiKey(raw) => db.read_scope(|| authenticate_key(db, cache, headers, raw)),
+        Presented::Jwt(token) => authenticate_jwt(db, jwt, token).map(|principal| Verified {
+            principal,
+            last_used: None,
+        }),
     }
 }
 
@@ -107,7 +157,12 @@ fn parse_companies(list: Option<String>) -> Vec<String> {
     v
 }
 
-fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal, AuthError> {
+fn authenticate_key(
+    db: &Db,
+    cache: &Principals,
+    headers: &HeaderMap,
+    raw: &str,
+) -> Result<Verified, AuthError> {
     let fail = AuthError::Unauthenticated;
     // Shape and checksum first: a malformed key never reaches the database.
     let parsed = keys::parse(raw).ok_or(fail(AuthFailure::MalformedKey))?;
@@ -117,7 +172,56 @@ fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .ok_or(fail(AuthFailure::MissingClientId))?;
+    // Read before the key's rows, in the same read: rows never older than the generation they are
+    // kept under.
+    let generations = db.generations()?;
+    let now = crate::time::now();
+    let entry = match cache
+        .get(parsed.kid, generations)
+        .filter(|e| e.same_key(parsed.raw))
+    {
+        Some(entry) => entry,
+        None => {
+            let entry = resolve_key(db, &parsed, generations)?;
+            let entry = std::sync::Arc::new(entry);
+            cache.insert(parsed.kid, std::sync::Arc::clone(&entry));
+            entry
+        }
+    };
+    if entry.revoked_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::RevokedKey));
+    }
+    if entry.expires_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::ExpiredKey));
+    }
+    if !entry.same_client(client_header) {
+        return Err(fail(AuthFailure::ClientMismatch));
+    }
+    // `last_used_at` at most once a [`LAST_USED_RESOLUTION_SECS`] per key: this request claims the
+    // stamp (the entry remembers it), `Verified::record_use` writes it.
+    let last_used = entry
+        .last_used()
+        .is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS)
+        .then(|| {
+            entry
+                .last_used
+                .store(now, std::sync::atomic::Ordering::Relaxed);
+            (entry.principal.actor_id().to_string(), now)
+        });
+    Ok(Verified {
+        principal: entry.principal.clone(),
+        last_used,
+    })
+}
 
+/// The key's rows, verified against the presented key (its SHA-256, compared in constant time).
+/// Revocation, expiry and client are the caller's checks, on every request.
+fn resolve_key(
+    db: &Db,
+    parsed: &keys::ParsedKey<'_>,
+    generations: crate::db::Generations,
+) -> Result<Entry, AuthError> {
+    let fail = AuthError::Unauthenticated;
     let key_id = parsed.key_id();
     let conn = db.conn()?;
     let row = conn
@@ -160,40 +264,32 @@ fn authenticate_key(db: &Db, headers: &HeaderMap, raw: &str) -> Result<Principal
     if !keys::verify(parsed.raw, &hash) {
         return Err(fail(AuthFailure::UnknownKey));
     }
-    let now = crate::time::now();
-    if revoked_at.is_some_and(|t| t <= now) {
-        return Err(fail(AuthFailure::RevokedKey));
-    }
-    if expires_at.is_some_and(|t| t <= now) {
-        return Err(fail(AuthFailure::ExpiredKey));
-    }
-    let client_matches: bool =
-        subtle::ConstantTimeEq::ct_eq(client_header.as_bytes(), client_id.as_bytes()).into();
-    if !client_matches {
-        return Err(fail(AuthFailure::ClientMismatch));
-    }
-    if last_used.is_none_or(|t| now - t >= LAST_USED_RESOLUTION_SECS) {
-        // Best effort: a busy database must not fail the request over a usage timestamp.
-        let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
-            tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
-                .execute(rusqlite::params![now, key_id])?;
-            Ok(())
-        });
-    }
     let scopes = Scopes::parse_list(&scopes).unwrap_or_default();
     let account_companies = parse_companies(companies);
     let visible_companies = match &company {
         Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
         None => account_companies,
     };
-    Ok(Principal {
-        actor: Actor::ApiKey { key_id, client_id },
+    let principal = Principal {
+        actor: Actor::ApiKey {
+            key_id,
+            client_id: client_id.clone(),
+        },
         account_id: account,
         scopes,
         company_scope: company,
         visible_companies,
         expires_at,
-    })
+    };
+    Ok(Entry::new(
+        generations,
+        parsed.raw,
+        client_id,
+        revoked_at,
+        expires_at,
+        last_used,
+        principal,
+    ))
 }
 
 fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, AuthError> {
@@ -203,6 +299,94 @@ fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, Au
             TokenError::Invalid => AuthFailure::InvalidToken,
         })
     })?;
+    let session = claims.scope.clone();
+    let mut principal = if claims.sub.starts_with("key_") && session.is_some() {
+        key_session(db, &claims.sub)?
+    } else {
+        user_principal(db, claims.sub)?
+    };
+    if let Some(scope) = session {
+        principal.scopes = session_scopes(&scope, &principal.scopes);
+        principal.expires_at = Some(
+            principal
+                .expires_at
+                .map_or(claims.exp, |t| t.min(claims.exp)),
+        );
+    } else {
+        principal.expires_at = Some(claims.exp);
+    }
+    Ok(principal)
+}
+
+/// A session's scopes: those of its `scope` claim that the credential it was made for still holds
+/// (a key narrowed or a user demoted narrows its sessions at once), and `sandbox` when the claim
+/// has it (only `signage demo`'s link, and sessions opened from such a session, carry it).
+pub fn session_scopes(claim: &str, credential: &Scopes) -> Scopes {
+    let granted = Scopes::parse_list(claim).unwrap_or_default();
+    Scopes::from_vec(
+        granted
+            .iter()
+            .copied()
+            .filter(|s| *s == Scope::Sandbox || credential.covers(&Scopes::from_vec(vec![*s])))
+            .collect(),
+    )
+}
+
+/// The principal of a key's console session: the key as it stands now (revoked or expired ends
+/// the session on its next request), without the raw key (the session token stands for it).
+fn key_session(db: &Db, key_id: &str) -> Result<Principal, AuthError> {
+    let fail = AuthError::Unauthenticated;
+    let conn = db.conn()?;
+    let row = conn
+        .prepare_cached(
+            "SELECT k.scopes, k.company_id, k.expires_at, k.revoked_at, k.client_id, c.account_id,
+                    (SELECT group_concat(id, ' ') FROM companies WHERE account_id = c.account_id)
+             FROM api_keys k JOIN api_clients c ON c.id = k.client_id
+             WHERE k.id = ?1",
+        )?
+        .query_row([key_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, Option<String>>(6)?,
+            ))
+        })
+        .optional()?;
+    let Some((scopes, company, expires_at, revoked_at, client_id, account, companies)) = row else {
+        return Err(fail(AuthFailure::UnknownKey));
+    };
+    let now = crate::time::now();
+    if revoked_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::RevokedKey));
+    }
+    if expires_at.is_some_and(|t| t <= now) {
+        return Err(fail(AuthFailure::ExpiredKey));
+    }
+    let account_companies = parse_companies(companies);
+    let visible_companies = match &company {
+        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
+        None => account_companies,
+    };
+    Ok(Principal {
+        actor: Actor::ApiKey {
+            key_id: key_id.to_string(),
+            client_id,
+        },
+        account_id: account,
+        scopes: Scopes::parse_list(&scopes).unwrap_or_default(),
+        company_scope: company,
+        visible_companies,
+        expires_at,
+    })
+}
+
+/// A user as their login token or session stands for them.
+fn user_principal(db: &Db, user_id: String) -> Result<Principal, AuthError> {
+    let claims_sub = user_id;
     let conn = db.conn()?;
     let row = conn
         .prepare_cached(
@@ -210,7 +394,7 @@ fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, Au
                     (SELECT group_concat(id, ' ') FROM companies WHERE account_id = u.account_id)
              FROM users u WHERE u.id = ?1",
         )?
-        .query_row([&claims.sub], |r| {
+        .query_row([&claims_sub], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -230,14 +414,14 @@ fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, Au
     };
     Ok(Principal {
         actor: Actor::User {
-            user_id: claims.sub,
+            user_id: claims_sub,
             username,
         },
         account_id: account,
         scopes: role_scopes(&role),
         company_scope: company,
         visible_companies,
-        expires_at: Some(claims.exp),
+        expires_at: None,
     })
 }
 

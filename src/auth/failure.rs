@@ -17,6 +17,8 @@ pub enum AuthFailure {
     ExpiredToken,
     UnknownUser,
     InvalidCredentials,
+    /// A sign-in link that is unknown, already used or expired.
+    InvalidSignInLink,
 }
 
 impl AuthFailure {
@@ -33,6 +35,7 @@ impl AuthFailure {
             AuthFailure::ExpiredToken => "expired_token",
             AuthFailure::UnknownUser => "unknown_user",
             AuthFailure::InvalidCredentials => "invalid_credentials",
+            AuthFailure::InvalidSignInLink => "invalid_sign_in_link",
         }
     }
 
@@ -49,6 +52,7 @@ impl AuthFailure {
             AuthFailure::ExpiredToken => "The login token has expired; log in again.",
             AuthFailure::UnknownUser => "The user of this login token no longer exists.",
             AuthFailure::InvalidCredentials => "The username or password is incorrect.",
+            AuthFailure::InvalidSignInLink => "This sign-in link is unknown, already used or expired: a link signs in once, within 10 minutes of being made. Ask for a new one (press Enter in the terminal running `signage demo`) or sign in with an API key.",
         }
     }
 }

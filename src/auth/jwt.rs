@@ -1,8 +1,21 @@
-//! The internal-testing login token: HS256 JWT, validated strictly (RFC 8725).
+//! The internal-testing login token and the console's session token: HS256 JWTs, validated
+//! strictly (RFC 8725).
 //!
 //! The algorithm is pinned to HS256 (so `none` and swapped algorithms fail), and `iss`, `aud`,
-//! `sub`, `iat`, `exp` and `typ` are all required; `exp` and (when present) `nbf` are checked with
-//! 5 seconds of leeway.
+//! `sub`, `iat`, `exp` and `typ` are all required.
+//!
+//! One clock (issue 31 item 3): a token is issued and checked on the wall clock (the system's),
+//! never on the sandbox clock. `iat` is the wall time of the login, `exp` is `iat` plus
+//! `auth.login_token_ttl_secs`, and the token is refused from the wall-clock second `exp` on,
+//! without leeway (the same machine's clock issues and checks it): it never lives longer in real
+//! time than its stated life, whatever the sandbox clock shows or does (frozen, moved to 2031,
+//! set back to 2020, or the server restarted on another setting). A token whose `iat` lies ahead
+//! of the wall clock, or whose life is longer than its type's, is refused as invalid.
+//!
+//! Two types: `user_session` (a login; `sub` is the user; life `auth.login_token_ttl_secs`) and
+//! `console_session` (what a sign-in link gives: `sub` is the key or user it was made for, `scope`
+//! the scopes it carries, never wider than that credential's plus, for a link `signage demo`
+//! printed, `sandbox`; life [`SESSION_TTL_SECS`]).
 
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -10,6 +23,10 @@ use serde::{Deserialize, Serialize};
 pub const ISSUER: &str = "signage-sandbox";
 pub const AUDIENCE: &str = "signage-api";
 pub const TOKEN_TYPE: &str = "user_session";
+/// A session a sign-in link opened ([`crate::routes::sign_in`]).
+pub const SESSION_TYPE: &str = "console_session";
+/// How long a console session lasts (wall clock): a presenter's working day.
+pub const SESSION_TTL_SECS: i64 = 12 * 3600;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Claims {
@@ -19,6 +36,9 @@ pub struct Claims {
     pub iat: i64,
     pub exp: i64,
     pub typ: String,
+    /// A console session's scopes, space-separated (absent on a login token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 pub struct JwtKeys {
@@ -43,7 +63,7 @@ impl JwtKeys {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub", "iat"]);
         // A token is not valid before its `nbf` (RFC 7519 §4.1.5), when it has one.
         validation.validate_nbf = true;
-        validation.leeway = 5;
+        validation.leeway = 0;
         JwtKeys {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
@@ -52,7 +72,12 @@ impl JwtKeys {
         }
     }
 
-    pub fn issue(&self, user_id: &str, now: i64) -> Result<String, jsonwebtoken::errors::Error> {
+    /// A token for `user_id`, issued now on the wall clock.
+    pub fn issue(&self, user_id: &str) -> Result<String, jsonwebtoken::errors::Error> {
+        self.issue_at(user_id, crate::time::wall_now())
+    }
+
+    fn issue_at(&self, user_id: &str, now: i64) -> Result<String, jsonwebtoken::errors::Error> {
         let claims = Claims {
             iss: ISSUER.into(),
             aud: AUDIENCE.into(),
@@ -60,6 +85,27 @@ impl JwtKeys {
             iat: now,
             exp: now + self.ttl_secs as i64,
             typ: TOKEN_TYPE.into(),
+            scope: None,
+        };
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+    }
+
+    /// A console session for `sub` (`key_…` or `usr_…`) with `scope`, from now on the wall clock
+    /// for [`SESSION_TTL_SECS`] (moving the sandbox's clock must not end a presenter's session).
+    pub fn issue_session(
+        &self,
+        sub: &str,
+        scope: &str,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let now = crate::time::wall_now();
+        let claims = Claims {
+            iss: ISSUER.into(),
+            aud: AUDIENCE.into(),
+            sub: sub.into(),
+            iat: now,
+            exp: now + SESSION_TTL_SECS,
+            typ: SESSION_TYPE.into(),
+            scope: Some(scope.into()),
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
     }
@@ -73,7 +119,16 @@ impl JwtKeys {
                     _ => TokenError::Invalid,
                 }
             })?;
-        if data.claims.typ != TOKEN_TYPE || data.claims.iat > data.claims.exp {
+        // `exp` was checked against the wall clock above; the rest of the stated life must be
+        // this instance's own: issued in the past, for no longer than its type's life.
+        let c = &data.claims;
+        let max_life = match c.typ.as_str() {
+            TOKEN_TYPE if c.scope.is_none() => self.ttl_secs as i64,
+            SESSION_TYPE if c.scope.is_some() => SESSION_TTL_SECS,
+            _ => return Err(TokenError::Invalid),
+        };
+        let life = c.exp - c.iat;
+        if life < 0 || life > max_life || c.iat > crate::time::wall_now() {
             return Err(TokenError::Invalid);
         }
         Ok(data.claims)

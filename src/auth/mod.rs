@@ -3,6 +3,8 @@
 //! - [`keys`]: the API key format, generation and hashing.
 //! - [`authenticate`]: headers -> principal (API key + client id, or the login JWT); refusals are
 //!   [`failure::AuthFailure`] / [`failure::AuthError`], which `http::error` maps into responses.
+//! - [`cache`]: the principals behind verified API keys, checked on every request against the
+//!   database's credentials generation.
 //! - [`scopes`]: scope names and what each grants.
 //! - [`authorize`]: the single decision function every route and MCP tool goes through.
 //! - [`reach`]: which credentials an admin may create, see, revoke and rotate.
@@ -10,6 +12,7 @@
 
 pub mod authenticate;
 pub mod authorize;
+pub mod cache;
 pub mod failure;
 pub mod jwt;
 pub mod jwt_crypto;

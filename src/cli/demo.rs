@@ -1,8 +1,10 @@
 //! `signage demo`: one command for a live demo. It binds to this machine's network address (or the
 //! one given) so that phones on the same network reach it, makes that address the public base URL
 //! (the QR codes on the screens encode it), runs a fresh demo world on the running clock with the
-//! simulated fleet, and prints what a presenter opens: the console, two screens' players, the demo
-//! key to sign in with, and a QR code of the console's address for a phone.
+//! simulated fleet, and prints what a presenter opens: one link that signs the console in (the demo
+//! key with the sandbox operator's controls), two screens' players, signed in the same way, and a
+//! QR code of a sign-in link for a phone. The links work once, within 10 minutes; Enter prints
+//! fresh ones. The log keeps to warnings (the terminal holds the banner, not a request log).
 
 use super::base_layers;
 use crate::config::{Layer, Settings};
@@ -15,10 +17,9 @@ use std::path::PathBuf;
 const DEMO_PORT: u16 = 8080;
 /// The screens whose players the demo prints: they play the fixture video and photo.
 const SCREENS: [&str; 2] = ["Entrance Screen 1", "Checkout Screen 1"];
-/// The demo key the printed players and console sign in with (Northwind, read and write).
+/// The demo key the printed links sign in as (Northwind, read and write), with the `sandbox` scope
+/// added so that the presenter's one console holds the operator's controls too.
 const DEMO_KEY: &str = "northwind-readwrite";
-/// The key whose console shows the Sandbox view (clock, faults, snapshots).
-const OPERATOR_KEY: &str = "sandbox-operator";
 
 #[derive(FromArgs, Default)]
 /// Run a live demo: bind to this machine's network address, set the public base URL so phones can
@@ -68,6 +69,14 @@ pub fn run(d: Demo) -> Result<(), String> {
             .map(|ip| format!("http://{}", SocketAddr::new(ip, listen.port())))
     });
     let mut layers = base_layers(&d.config)?;
+    // The terminal keeps to the banner and warnings, unless the configuration asks for more.
+    layers.insert(
+        0,
+        Layer {
+            log_level: Some("warn".into()),
+            ..Layer::default()
+        },
+    );
     layers.push(Layer {
         listen: Some(listen),
         port: d.port.filter(|_| d.listen.is_some()),
@@ -96,6 +105,7 @@ pub fn run(d: Demo) -> Result<(), String> {
             .unwrap_or_else(|| server.base_url());
         println!("{}", banner(&server, &base, found));
         let _ = std::io::stdout().flush();
+        fresh_links_on_enter(std::sync::Arc::clone(&server.app), base.clone());
         server
             .run_until(crate::startup::shutdown_signal())
             .await
@@ -109,16 +119,9 @@ fn banner(server: &crate::startup::Server, base: &str, found: bool) -> String {
         "signage demo listening on {} (MCP at {base}/mcp)\n\n",
         server.base_url()
     );
-    out += &format!("  Console   {base}/console\n");
-    for (id, name) in screens(server) {
-        out += &format!("  Player    {base}/player/{id}   ({name})\n");
-    }
+    out += &links(&server.app, base);
     if let Some((key, client)) = demo_key(DEMO_KEY) {
-        out += &format!("  Sign in   API key {key}\n            client id {client}   (the demo key `{DEMO_KEY}`; the players ask for it once per tab)\n");
-    }
-    // The presenter's own controls, printed too: a downloaded binary has no fixtures directory.
-    if let Some((key, client)) = demo_key(OPERATOR_KEY) {
-        out += &format!("  Operator  API key {key}\n            client id {client}   (`{OPERATOR_KEY}`: the Sandbox view, +1 h, +1 day, faults, snapshots)\n");
+        out += &format!("  API key   {key}\n            client id {client}   (`{DEMO_KEY}`, for curl and MCP clients)\n");
     }
     out += "\n";
     if is_loopback_url(base) {
@@ -130,13 +133,66 @@ fn banner(server: &crate::startup::Server, base: &str, found: bool) -> String {
     } else {
         out += "  Phones on the same network can open the console and scan the QR codes on the screens.\n\n";
     }
+    let phone = sign_in_link(&server.app, "/console").unwrap_or_else(|| format!("{base}/console"));
     out += &format!(
-        "  Scan to open the console on a phone:\n{}",
-        terminal_qr(&format!("{base}/console"))
+        "  Scan to open the console on a phone (signed in):\n{}",
+        terminal_qr(&phone)
     );
-    out +=
-        "\n  Press Ctrl-C to stop (the demo world lives in memory unless --database names a file).";
+    out += "\n  Press Enter for fresh sign-in links, Ctrl-C to stop (the demo world lives in memory unless --database names a file).";
     out
+}
+
+/// The console's and the two players' sign-in links, one line each.
+fn links(app: &crate::http::App, base: &str) -> String {
+    let mut out = String::new();
+    let console = sign_in_link(app, "/console").unwrap_or_else(|| format!("{base}/console"));
+    out += &format!("  Console   {console}\n");
+    out += &format!(
+        "            (signs this browser in once, within {} minutes, as `{DEMO_KEY}` with the Sandbox controls)\n",
+        crate::routes::sign_in::LINK_TTL_SECS / 60
+    );
+    for (id, name) in screens(app) {
+        let path = format!("/player/{id}");
+        let player = sign_in_link(app, &path).unwrap_or_else(|| format!("{base}{path}"));
+        out += &format!("  Player    {player}   ({name})\n");
+    }
+    out
+}
+
+/// A sign-in link to `path` for the demo key with the `sandbox` scope added.
+fn sign_in_link(app: &crate::http::App, path: &str) -> Option<String> {
+    let (raw, _) = demo_key(DEMO_KEY)?;
+    let key_id = crate::auth::keys::parse(&raw)?.key_id();
+    let scopes: String = app
+        .db
+        .conn()
+        .ok()?
+        .query_row(
+            "SELECT scopes FROM api_keys WHERE id = ?1",
+            [&key_id],
+            |r| r.get(0),
+        )
+        .ok()?;
+    let links = app
+        .extensions
+        .get::<std::sync::Arc<crate::routes::sign_in::SignInLinks>>()?;
+    let token = links
+        .mint(&key_id, &format!("{scopes} sandbox"), path)
+        .ok()?;
+    Some(crate::routes::sign_in::url(&app.settings, path, &token))
+}
+
+/// Prints fresh links each time Enter is pressed (a link works once and for 10 minutes). Stops
+/// when standard input closes.
+fn fresh_links_on_enter(app: std::sync::Arc<crate::http::App>, base: String) {
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+            line.clear();
+            println!("\n{}", links(&app, &base));
+            let _ = std::io::stdout().flush();
+        }
+    });
 }
 
 /// True when `url`'s host is this machine only (127.0.0.0/8, ::1, localhost, 0.0.0.0).
@@ -161,8 +217,8 @@ fn is_loopback_url(url: &str) -> bool {
 }
 
 /// Two screens to open as players: the ones that play the fixture video and photo, or any two.
-fn screens(server: &crate::startup::Server) -> Vec<(String, String)> {
-    let Ok(conn) = server.app.db.conn() else {
+fn screens(app: &crate::http::App) -> Vec<(String, String)> {
+    let Ok(conn) = app.db.conn() else {
         return Vec::new();
     };
     let query = "SELECT id, name FROM devices ORDER BY (name = ?1 OR name = ?2) DESC, id LIMIT 2";

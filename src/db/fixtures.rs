@@ -1,9 +1,10 @@
 //! The demo world: `fixtures/world.json`, compiled into the binary and loaded into a new database
 //! (and again by reset).
 //!
-//! The file is a list of tables and rows; the loader is generic. Two special values keep the world
-//! current and binary-safe: `{"$now": -3600}` is the load time plus an offset in seconds, and
-//! `{"$base64": "..."}` is a BLOB.
+//! The file is a list of tables and rows; the loader is generic. Three special values keep the world
+//! current and binary-safe: `{"$now": -3600}` is the load time plus an offset in seconds,
+//! `{"$base64": "..."}` is a BLOB, and `{"$file": "lobby.jpg"}` is the BLOB of a file of
+//! `fixtures/media/` (the photos and videos, embedded at build time).
 //!
 //! A row belongs to an account through the first parent it names ([`OWNER_COLUMNS`]), which lets a
 //! sandbox reset reload one account's rows and leave the others alone.
@@ -16,6 +17,31 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 pub const WORLD_JSON: &str = include_str!("../../fixtures/world.json");
+
+/// The photos and videos `{"$file": name}` refers to (drawn by `fixtures/media.py`, committed).
+const MEDIA_FILES: &[(&str, &[u8])] = &[
+    (
+        "store-loop.mp4",
+        include_bytes!("../../fixtures/media/store-loop.mp4"),
+    ),
+    (
+        "produce-aisle.jpg",
+        include_bytes!("../../fixtures/media/produce-aisle.jpg"),
+    ),
+    (
+        "counter.png",
+        include_bytes!("../../fixtures/media/counter.png"),
+    ),
+    (
+        "harbour-loop.mp4",
+        include_bytes!("../../fixtures/media/harbour-loop.mp4"),
+    ),
+    (
+        "lobby.jpg",
+        include_bytes!("../../fixtures/media/lobby.jpg"),
+    ),
+    ("cafe.jpg", include_bytes!("../../fixtures/media/cafe.jpg")),
+];
 pub const DEMO_CREDENTIALS_JSON: &str = include_str!("../../fixtures/demo-credentials.json");
 
 #[derive(Deserialize)]
@@ -41,6 +67,12 @@ fn to_sql(value: &Value, now: i64) -> Result<SqlValue, DbError> {
         Value::Object(o) => {
             if let Some(offset) = o.get("$now").and_then(Value::as_i64) {
                 SqlValue::Integer(now + offset)
+            } else if let Some(name) = o.get("$file").and_then(Value::as_str) {
+                let (_, bytes) = MEDIA_FILES
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .ok_or_else(|| DbError::Fixtures(format!("no media file {name}")))?;
+                SqlValue::Blob(bytes.to_vec())
             } else if let Some(b64) = o.get("$base64").and_then(Value::as_str) {
                 SqlValue::Blob(
                     base64::engine::general_purpose::STANDARD
@@ -124,7 +156,46 @@ pub fn has_account(account: &str) -> Result<bool, DbError> {
 
 /// Inserts the demo world inside the caller's transaction, with `now` as the time base.
 pub fn load(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbError> {
-    load_where(tx, now, |_| true)
+    load_where(tx, now, |_| true).map(|_| ())
+}
+
+/// [`load`], returning the columns of each table that hold `$now` instants (for
+/// [`super::world::shift`]).
+pub fn load_anchored(
+    tx: &rusqlite::Transaction<'_>,
+    anchor: i64,
+) -> Result<Vec<(String, Vec<String>)>, DbError> {
+    load_where(tx, anchor, |_| true)
+}
+
+/// The columns of each table whose values are `$now` instants, in file order.
+fn time_columns(world: &World) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for table in &world.tables {
+        let mut columns: Vec<String> = Vec::new();
+        for row in &table.rows {
+            for (column, value) in row {
+                let is_now = value.as_object().is_some_and(|o| o.contains_key("$now"));
+                if is_now && !columns.contains(column) {
+                    columns.push(column.clone());
+                }
+            }
+        }
+        if columns.is_empty() {
+            continue;
+        }
+        match out.iter_mut().find(|(t, _)| *t == table.table) {
+            Some((_, known)) => {
+                for c in columns {
+                    if !known.contains(&c) {
+                        known.push(c);
+                    }
+                }
+            }
+            None => out.push((table.table.clone(), columns)),
+        }
+    }
+    out
 }
 
 /// Inserts the fixture rows of one account (its companies and everything under them, its clients,
@@ -134,20 +205,21 @@ pub fn load_account(
     now: i64,
     account: &str,
 ) -> Result<(), DbError> {
-    load_where(tx, now, |owner| owner == Some(account))
+    load_where(tx, now, |owner| owner == Some(account)).map(|_| ())
 }
 
 fn load_where(
     tx: &rusqlite::Transaction<'_>,
     now: i64,
     keep: impl Fn(Option<&str>) -> bool,
-) -> Result<(), DbError> {
+) -> Result<Vec<(String, Vec<String>)>, DbError> {
     let world = world()?;
     let owners = owners(&world);
     let mut devices: Vec<&str> = Vec::new();
     // Rows whose version the schema's triggers move when related rows are inserted (an ad's
     // assignments, a promotion's QR codes): the demo world starts at the versions it states.
     let mut versioned: Vec<(&str, &str, i64)> = Vec::new();
+    let mut accounts: Vec<&str> = Vec::new();
     for (table, owners) in world.tables.iter().zip(&owners) {
         if !is_identifier(&table.table) {
             return Err(DbError::Fixtures(format!("bad table name {}", table.table)));
@@ -164,6 +236,9 @@ fn load_where(
                     let version = row.get("version").and_then(Value::as_i64).unwrap_or(1);
                     versioned.push((&table.table, id, version));
                 }
+            }
+            if table.table == "accounts" {
+                accounts.extend(row.get("id").and_then(Value::as_str));
             }
             let columns: Vec<&str> = row.keys().map(String::as_str).collect();
             if let Some(bad) = columns.iter().find(|c| !is_identifier(c)) {
@@ -188,11 +263,19 @@ fn load_where(
         tx.prepare_cached(&format!("UPDATE {table} SET version = ?2 WHERE id = ?1"))?
             .execute(rusqlite::params![id, version])?;
     }
-    fleet_profiles(tx, now, &devices)
+    fleet_profiles(tx, now, &devices)?;
+    // Each account loaded owes its history (the sandbox writes it when it settles).
+    let mut owed = tx.prepare_cached(
+        "INSERT OR REPLACE INTO world_history (account_id, loaded_at, written_at) VALUES (?1, ?2, NULL)",
+    )?;
+    for account in accounts {
+        owed.execute(rusqlite::params![account, now])?;
+    }
+    Ok(time_columns(&world))
 }
 
 /// The tables whose `version` a trigger moves when rows of another table are added or removed
-/// (`schema/V19__versions_cover_what_is_shown.sql`).
+/// (`schema/V34__versions_cover_what_is_shown.sql`).
 const VERSIONED_BY_TRIGGERS: &[&str] = &["ads", "devices", "promotions"];
 
 /// How long ago a fixture screen's heartbeat may be for its profile to be `steady` (older, yet

@@ -10,7 +10,11 @@ thread_local! {
 }
 
 pub mod fixtures;
+mod scope;
 pub mod snapshot;
+pub mod world;
+
+pub use scope::Generations;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
@@ -51,7 +55,11 @@ pub struct Db {
 
 /// The highest schema migration this binary carries.
 pub fn latest_migration() -> i64 {
-    embedded::migrations::runner()
+    latest_migration_of(&embedded::migrations::runner())
+}
+
+fn latest_migration_of(runner: &refinery::Runner) -> i64 {
+    runner
         .get_migrations()
         .iter()
         .map(|m| i64::from(m.version()))
@@ -73,6 +81,8 @@ pub fn wake_after_commit() {
 pub struct PooledConn<'a> {
     db: &'a Db,
     conn: Option<Connection>,
+    /// The connection of this thread's read scope ([`Db::read_scope`]): it goes back there.
+    scoped: bool,
 }
 
 impl Deref for PooledConn<'_> {
@@ -95,15 +105,15 @@ impl DerefMut for PooledConn<'_> {
 impl Drop for PooledConn<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
+            if self.scoped {
+                self.db.return_scoped(conn);
+                return;
+            }
             // A connection left inside a transaction (a panic mid-write) must not be reused.
             if !conn.is_autocommit() {
                 return;
             }
-            if let Ok(mut idle) = self.db.idle.lock() {
-                if idle.len() < MAX_IDLE {
-                    idle.push(conn);
-                }
-            }
+            self.db.release(conn);
         }
     }
 }
@@ -141,20 +151,41 @@ impl Db {
             generation: Default::default(),
         };
         let mut conn = db.open_connection()?;
-        let fresh: bool = conn.query_row(
-            "SELECT count(*) = 0 FROM sqlite_master WHERE name = 'refinery_schema_history'",
+        let (fresh, empty): (bool, bool) = conn.query_row(
+            "SELECT count(*) FILTER (WHERE name = 'refinery_schema_history') = 0, count(*) = 0
+             FROM sqlite_master",
             [],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let report = embedded::migrations::runner()
-            .run(&mut *conn)
-            .map_err(|e| DbError::Migration(e.to_string()))?;
-        let migrations_applied = report.applied_migrations().len();
+        let runner = embedded::migrations::runner();
         let fixtures_loaded = fresh && load_fixtures;
+        // A new, empty database with the demo world: the kept world of this binary copied in, or
+        // built and kept (see `world`). A file holding anything already is never overwritten.
+        let kept = (fixtures_loaded && empty)
+            .then(|| world::Kept::locate(&runner))
+            .flatten();
+        let latest = latest_migration_of(&runner);
+        let copied = kept.as_ref().and_then(|k| k.copy_into(&mut conn, latest));
+        let migrations_applied = match copied {
+            Some(_) => runner.get_migrations().len(),
+            None => runner
+                .run(&mut *conn)
+                .map_err(|e| DbError::Migration(e.to_string()))?
+                .applied_migrations()
+                .len(),
+        };
         if fixtures_loaded {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            fixtures::load(&tx, crate::time::now())?;
-            tx.commit()?;
+            let columns = match copied {
+                Some(columns) => columns,
+                None => {
+                    let columns = world::build(&mut conn)?;
+                    if let Some(kept) = &kept {
+                        kept.keep(&conn, &columns);
+                    }
+                    columns
+                }
+            };
+            world::shift(&mut conn, &columns, crate::time::now())?;
         }
         drop(conn);
         Ok((
@@ -171,6 +202,14 @@ impl Db {
     }
 
     fn open_connection(&self) -> Result<PooledConn<'_>, DbError> {
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.open_raw()?),
+            scoped: false,
+        })
+    }
+
+    fn open_raw(&self) -> Result<Connection, DbError> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -197,22 +236,59 @@ impl Db {
             // After a checkpoint resets the log, SQLite truncates the file back to this size.
             conn.pragma_update(None, "journal_size_limit", limit)?;
         }
+        Ok(conn)
+    }
+
+    /// An idle connection from the pool, or a new one.
+    fn fresh(&self) -> Result<Connection, DbError> {
+        let reused = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        match reused {
+            Some(conn) => Ok(conn),
+            None => self.open_raw(),
+        }
+    }
+
+    /// Keeps an idle connection for reuse (up to [`MAX_IDLE`]).
+    fn release(&self, conn: Connection) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// A connection: this thread's read scope's ([`Db::read_scope`]) inside one, else one from
+    /// the pool (or a new one).
+    pub fn conn(&self) -> Result<PooledConn<'_>, DbError> {
+        if let Some(conn) = self.scoped_for_read()? {
+            return Ok(PooledConn {
+                db: self,
+                conn: Some(conn),
+                scoped: true,
+            });
+        }
         Ok(PooledConn {
             db: self,
-            conn: Some(conn),
+            conn: Some(self.fresh()?),
+            scoped: false,
         })
     }
 
-    /// A connection from the pool (or a new one).
-    pub fn conn(&self) -> Result<PooledConn<'_>, DbError> {
-        let reused = self.idle.lock().ok().and_then(|mut idle| idle.pop());
-        match reused {
-            Some(conn) => Ok(PooledConn {
+    /// A connection for [`Db::write`]: the read scope's with its read transaction ended, or one
+    /// from the pool.
+    fn conn_for_write(&self) -> Result<PooledConn<'_>, DbError> {
+        if let Some(conn) = self.scoped_for_write()? {
+            return Ok(PooledConn {
                 db: self,
                 conn: Some(conn),
-            }),
-            None => self.open_connection(),
+                scoped: true,
+            });
         }
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.fresh()?),
+            scoped: false,
+        })
     }
 
     /// Bounds the write-ahead log to `bytes` after each checkpoint (`journal_size_limit`) on every
@@ -243,7 +319,7 @@ impl Db {
         }
         // Without waiting: a TRUNCATE checkpoint that waits for readers holds new writers back
         // meanwhile, so a busy one gives up at once and the next tick tries again.
-        let done = self.conn().map(|conn| {
+        let done = self.conn_for_write().map(|conn| {
             let _ = conn.busy_timeout(std::time::Duration::ZERO);
             let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
                 Ok((
@@ -295,7 +371,7 @@ impl Db {
     where
         E: From<DbError>,
     {
-        let mut conn = self.conn().map_err(E::from)?;
+        let mut conn = self.conn_for_write().map_err(E::from)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
@@ -317,16 +393,19 @@ impl Db {
         Ok(out)
     }
 
-    /// True when the database answers a trivial query (the health check).
+    /// True when the database answers a trivial query (the health check). Its own statement, never
+    /// a request's read transaction: the answer is the database's now.
     pub fn is_usable(&self) -> bool {
-        match self.conn() {
-            // Cached: the health check runs this on every call.
-            Ok(conn) => conn
-                .prepare_cached("SELECT count(*) FROM refinery_schema_history")
-                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
-                .is_ok(),
-            Err(_) => false,
-        }
+        let Ok(conn) = self.fresh() else {
+            return false;
+        };
+        // Cached: the health check runs this on every call.
+        let usable = conn
+            .prepare_cached("SELECT count(*) FROM refinery_schema_history")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .is_ok();
+        self.release(conn);
+        usable
     }
 
     /// Replaces every row of the demo world with a fresh copy of the fixtures, in one transaction.
@@ -399,11 +478,13 @@ impl Db {
     }
 }
 
-/// Every table of the demo world: all but migrations bookkeeping, server secrets and the audit log.
+/// Every table of the demo world: all but migrations bookkeeping, server secrets, the audit log
+/// and the cache generations (which the deletes themselves move on).
 fn user_tables(tx: &rusqlite::Transaction<'_>) -> Result<Vec<String>, DbError> {
     let mut stmt = tx.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table'
-         AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log')
+         AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log',
+                          'cache_generations')
          AND name NOT LIKE 'sqlite_%'",
     )?;
     let names = stmt.query_map([], |r| r.get(0))?;

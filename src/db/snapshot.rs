@@ -323,7 +323,7 @@ impl Db {
             pages_path(dir, name),
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        let mut live = self.conn()?;
+        let mut live = self.conn_for_write()?;
         check(&meta.world)?;
         let (columns, later) = audit_rows_after(&live, meta.audit_high)?;
         self.generation
@@ -332,11 +332,15 @@ impl Db {
         // Again once copied: work claimed while the copy waited for the write lock is stale too.
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        if !later.is_empty() {
-            let tx = live.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            put_back_audit(&tx, &columns, &later)?;
-            tx.commit()?;
-        }
+        let tx = live.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        put_back_audit(&tx, &columns, &later)?;
+        // The restored rows are older than what the caches may hold: new generations (the
+        // snapshot's own would also do, being random, but a restore says so outright).
+        tx.execute(
+            "UPDATE cache_generations SET credentials = random(), devices = random()",
+            [],
+        )?;
+        tx.commit()?;
         Ok((meta.info, meta.world))
     }
 

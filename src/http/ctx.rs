@@ -37,6 +37,12 @@ pub struct Ctx<'a> {
     pub query: Vec<(String, String)>,
     pub body: Bytes,
     pub principal: Option<Principal>,
+    /// For a route that authenticates itself ([`Route::authenticates_itself`]): the principal the
+    /// server verified from the request's headers, if it did.
+    pub credential: Option<Principal>,
+    /// The body of a spooled route ([`super::router::Route::spooled`]) when the server streamed it
+    /// to a temporary file; `body` is empty then.
+    pub spool: Option<std::sync::Arc<super::spool::Spool>>,
     pub peer: Option<IpAddr>,
 }
 

@@ -2,11 +2,12 @@
 //!
 //! A held request keeps its connection (and so one of the server's `max_connections` slots) for
 //! up to [`super::faults::MAX_DELAY_MS`]; the rate limit bounds requests per second, not how many
-//! wait at once. So each credential may have at most `sandbox.max_delayed_per_credential` held
-//! requests in flight, and all credentials together at most half the connection budget: past
-//! either, a request that would be delayed is refused *before it runs* (429
-//! `too_many_delayed_requests`, `Retry-After`: when the credential's earliest hold ends) and its
-//! connection is closed, so a refused attacker holds no slot either.
+//! wait at once. So each account (all its keys and login users together: an admin can mint keys,
+//! so a bound per key is no bound) may have at most `sandbox.max_delayed_per_account` held
+//! requests in flight, and all accounts together at most half the connection budget: past either,
+//! a request that would be delayed is refused *before it runs* (429 `too_many_delayed_requests`,
+//! `Retry-After`: when the account's earliest hold ends) and its connection is closed, so a
+//! refused attacker holds no slot either.
 //!
 //! A [`Hold`] is taken by the pipeline when it decides on a delay and released when the server
 //! has waited it out (or the connection is gone): the pipeline is synchronous and does not wait,
@@ -18,16 +19,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The held requests of every credential: when each one's delay ends.
+/// The held requests of every account: when each one's delay ends.
 #[derive(Default)]
 struct Held {
-    by_actor: HashMap<String, Vec<Instant>>,
+    by_account: HashMap<String, Vec<Instant>>,
     total: usize,
 }
 
 /// The counters of one app.
 pub struct DelayHolds {
-    per_credential: usize,
+    per_account: usize,
     total: usize,
     held: Arc<Mutex<Held>>,
 }
@@ -36,33 +37,33 @@ pub struct DelayHolds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refused {
     pub limit: usize,
-    /// True when the sandbox-wide bound (not the credential's) was reached.
+    /// True when the sandbox-wide bound (not the account's) was reached.
     pub sandbox_wide: bool,
     pub retry_after_secs: u64,
 }
 
 impl DelayHolds {
-    pub fn new(per_credential: usize, max_connections: usize) -> DelayHolds {
+    pub fn new(per_account: usize, max_connections: usize) -> DelayHolds {
         DelayHolds {
-            per_credential,
+            per_account,
             total: (max_connections / 2).max(1),
             held: Arc::default(),
         }
     }
 
-    /// Takes a hold of `delay_ms` for `actor`, parked on this thread for the server to collect.
-    pub fn acquire(&self, actor: &str, delay_ms: u64) -> Result<(), Refused> {
+    /// Takes a hold of `delay_ms` for `account`, parked on this thread for the server to collect.
+    pub fn acquire(&self, account: &str, delay_ms: u64) -> Result<(), Refused> {
         let now = Instant::now();
         let until = now + Duration::from_millis(delay_ms);
         let mut held = lock(&self.held);
-        let mine = held.by_actor.get(actor).map_or(0, Vec::len);
+        let mine = held.by_account.get(account).map_or(0, Vec::len);
         let sandbox_wide = held.total >= self.total;
-        if mine >= self.per_credential || sandbox_wide {
+        if mine >= self.per_account || sandbox_wide {
             let earliest = if sandbox_wide {
-                held.by_actor.values().flatten().min().copied()
+                held.by_account.values().flatten().min().copied()
             } else {
-                held.by_actor
-                    .get(actor)
+                held.by_account
+                    .get(account)
                     .and_then(|v| v.iter().min().copied())
             };
             let wait =
@@ -71,30 +72,30 @@ impl DelayHolds {
                 limit: if sandbox_wide {
                     self.total
                 } else {
-                    self.per_credential
+                    self.per_account
                 },
                 sandbox_wide,
                 retry_after_secs: wait.as_millis().div_ceil(1000).max(1) as u64,
             });
         }
-        held.by_actor
-            .entry(actor.to_string())
+        held.by_account
+            .entry(account.to_string())
             .or_default()
             .push(until);
         held.total += 1;
         drop(held);
         let hold = Hold {
             held: Arc::clone(&self.held),
-            actor: actor.to_string(),
+            account: account.to_string(),
             until,
         };
         THREAD_HOLDS.with(|h| h.borrow_mut().push(hold));
         Ok(())
     }
 
-    /// Held requests of `actor` right now (for tests and logs).
-    pub fn held_by(&self, actor: &str) -> usize {
-        lock(&self.held).by_actor.get(actor).map_or(0, Vec::len)
+    /// Held requests of `account` right now (for tests and logs).
+    pub fn held_by(&self, account: &str) -> usize {
+        lock(&self.held).by_account.get(account).map_or(0, Vec::len)
     }
 }
 
@@ -106,19 +107,19 @@ fn lock(m: &Mutex<Held>) -> std::sync::MutexGuard<'_, Held> {
 /// One held request; released when dropped.
 pub struct Hold {
     held: Arc<Mutex<Held>>,
-    actor: String,
+    account: String,
     until: Instant,
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
         let mut held = lock(&self.held);
-        if let Some(list) = held.by_actor.get_mut(&self.actor) {
+        if let Some(list) = held.by_account.get_mut(&self.account) {
             if let Some(i) = list.iter().position(|t| *t == self.until) {
                 list.swap_remove(i);
             }
             if list.is_empty() {
-                held.by_actor.remove(&self.actor);
+                held.by_account.remove(&self.account);
             }
         }
         held.total = held.total.saturating_sub(1);
@@ -140,22 +141,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn holds_are_bounded_per_credential_and_released_on_drop() {
+    fn holds_are_bounded_per_account_and_released_on_drop() {
         let _ = take_thread_holds();
         let holds = DelayHolds::new(2, 100);
-        assert!(holds.acquire("key_a", 1000).is_ok());
-        assert!(holds.acquire("key_a", 3000).is_ok());
-        let refused = holds.acquire("key_a", 1000).unwrap_err();
+        assert!(holds.acquire("acct_a", 1000).is_ok());
+        assert!(holds.acquire("acct_a", 3000).is_ok());
+        let refused = holds.acquire("acct_a", 1000).unwrap_err();
         assert_eq!(refused.limit, 2);
         assert!(!refused.sandbox_wide);
         assert_eq!(refused.retry_after_secs, 1);
-        assert!(holds.acquire("key_b", 1000).is_ok());
+        assert!(holds.acquire("acct_b", 1000).is_ok());
         let taken = take_thread_holds();
         assert_eq!(taken.len(), 3);
-        assert_eq!(holds.held_by("key_a"), 2);
+        assert_eq!(holds.held_by("acct_a"), 2);
         drop(taken);
-        assert_eq!(holds.held_by("key_a"), 0);
-        assert!(holds.acquire("key_a", 10).is_ok());
+        assert_eq!(holds.held_by("acct_a"), 0);
+        assert!(holds.acquire("acct_a", 10).is_ok());
         let _ = take_thread_holds();
     }
 
@@ -163,9 +164,9 @@ mod tests {
     fn the_sandbox_wide_bound_is_half_the_connections() {
         let _ = take_thread_holds();
         let holds = DelayHolds::new(8, 4);
-        assert!(holds.acquire("key_a", 10).is_ok());
-        assert!(holds.acquire("key_b", 10).is_ok());
-        let refused = holds.acquire("key_c", 10).unwrap_err();
+        assert!(holds.acquire("acct_a", 10).is_ok());
+        assert!(holds.acquire("acct_b", 10).is_ok());
+        let refused = holds.acquire("acct_c", 10).unwrap_err();
         assert!(refused.sandbox_wide);
         assert_eq!(refused.limit, 2);
         let _ = take_thread_holds();

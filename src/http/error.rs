@@ -80,6 +80,12 @@ pub enum ApiError {
         sandbox_wide: bool,
         retry_after_secs: u64,
     },
+    /// The client address has spent its failed authentications ([`super::auth_failures`]).
+    #[error("too many failed authentications")]
+    TooManyFailedAuthentications { retry_after_secs: u64 },
+    /// No connection slot could be freed for a new connection ([`super::admission`]).
+    #[error("too many connections")]
+    TooManyConnections,
     /// A per-company bound on stored things (media bytes, webhooks) would be passed: `code` names
     /// it, `numbers` (`limit`, `used`, `requested`, …) are merged into the problem body.
     #[error("quota exceeded ({code})")]
@@ -198,7 +204,9 @@ impl ApiError {
             ApiError::InsufficientTokens { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::TooManyRequests { .. }
             | ApiError::RateLimited { .. }
-            | ApiError::TooManyDelayed { .. } => StatusCode::TOO_MANY_REQUESTS,
+            | ApiError::TooManyDelayed { .. }
+            | ApiError::TooManyFailedAuthentications { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::QuotaExceeded { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RequestTimeout { .. } | ApiError::TimedOut { .. } => {
                 StatusCode::REQUEST_TIMEOUT
@@ -230,6 +238,8 @@ impl ApiError {
             ApiError::TooManyRequests { .. } => "too-many-requests",
             ApiError::RateLimited { .. } => "rate-limited",
             ApiError::TooManyDelayed { .. } => "too-many-delayed-requests",
+            ApiError::TooManyFailedAuthentications { .. } => "too-many-failed-authentications",
+            ApiError::TooManyConnections => "too-many-connections",
             ApiError::QuotaExceeded { .. } => "quota-exceeded",
             ApiError::RequestTimeout { .. } => "request-timeout",
             ApiError::TimedOut { .. } => "timed-out",
@@ -258,6 +268,8 @@ impl ApiError {
             ApiError::InsufficientTokens { .. } => "Insufficient tokens",
             ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => "Too many requests",
             ApiError::TooManyDelayed { .. } => "Too many delayed requests",
+            ApiError::TooManyFailedAuthentications { .. } => "Too many failed authentications",
+            ApiError::TooManyConnections => "Too many connections",
             ApiError::QuotaExceeded { .. } => "Quota exceeded",
             ApiError::RequestTimeout { .. } => "Request timeout",
             ApiError::TimedOut { .. } => "Timed out",
@@ -315,11 +327,15 @@ impl ApiError {
                 "This credential is over its rate limit (see the RateLimit and RateLimit-Policy headers); retry after {retry_after_secs} seconds."
             ),
             ApiError::TooManyDelayed { limit, sandbox_wide: false, retry_after_secs } => format!(
-                "This credential already has {limit} requests held back by an injected delay (`Prefer: delay=` or a delay fault rule), the most it may; this one was not run. Retry after {retry_after_secs} seconds, when one of them is answered."
+                "This credential's account already has {limit} requests held back by an injected delay (`Prefer: delay=` or a delay fault rule), all its keys and users together, the most it may; this one was not run. Retry after {retry_after_secs} seconds, when one of them is answered."
             ),
             ApiError::TooManyDelayed { limit, sandbox_wide: true, retry_after_secs } => format!(
                 "The sandbox already holds {limit} requests back by injected delays, half its connection budget; this one was not run. Retry after {retry_after_secs} seconds."
             ),
+            ApiError::TooManyFailedAuthentications { retry_after_secs } => format!(
+                "Too many requests from this address failed to authenticate; this one was not looked at. Retry after {retry_after_secs} seconds with a valid credential."
+            ),
+            ApiError::TooManyConnections => "Every connection slot is held by a request that is running; this connection is closed. Retry shortly.".into(),
             ApiError::RequestTimeout { secs } => format!(
                 "The request body was not received within {secs} seconds; the connection is closed."
             ),
@@ -363,12 +379,12 @@ impl ApiError {
             } => {
                 body["code"] = json!("too_many_delayed_requests");
                 body["limit"] = json!(limit);
-                body["scope"] = json!(if *sandbox_wide {
-                    "sandbox"
-                } else {
-                    "credential"
-                });
+                body["scope"] = json!(if *sandbox_wide { "sandbox" } else { "account" });
             }
+            ApiError::TooManyFailedAuthentications { .. } => {
+                body["code"] = json!("too_many_failed_authentications")
+            }
+            ApiError::TooManyConnections => body["code"] = json!("too_many_connections"),
             ApiError::QuotaExceeded { code, numbers, .. } => {
                 body["code"] = json!(code);
                 if let (Some(body), Some(numbers)) = (body.as_object_mut(), numbers.as_object()) {
@@ -400,6 +416,15 @@ impl ApiError {
                 resp.set_header("retry-after", &retry_after_secs.to_string());
             }
             ApiError::RequestTimeout { .. } => resp.set_header("connection", "close"),
+            // Nothing of the request was read: the connection cannot serve another.
+            ApiError::TooManyFailedAuthentications { retry_after_secs } => {
+                resp.set_header("retry-after", &retry_after_secs.to_string());
+                resp.set_header("connection", "close");
+            }
+            ApiError::TooManyConnections => {
+                resp.set_header("retry-after", "1");
+                resp.set_header("connection", "close");
+            }
             // A refused delay closes its connection, so the refused requests hold no slot either.
             ApiError::TooManyDelayed {
                 retry_after_secs, ..
@@ -421,7 +446,9 @@ impl ApiError {
 pub fn challenges(reason: AuthFailure) -> String {
     let error = match reason {
         // No credential at all, or a login with a wrong password: no token to call invalid.
-        AuthFailure::MissingCredential | AuthFailure::InvalidCredentials => None,
+        AuthFailure::MissingCredential
+        | AuthFailure::InvalidCredentials
+        | AuthFailure::InvalidSignInLink => None,
         AuthFailure::MissingClientId => Some("invalid_request"),
         _ => Some("invalid_token"),
     };

@@ -145,18 +145,18 @@ pub struct Faults {
     rules: Mutex<Vec<Rule>>,
     /// How many rules there are: the pipeline's lock-free "nothing to do".
     count: AtomicUsize,
-    /// The requests held back by a delay right now, bounded per credential.
+    /// The requests held back by a delay right now, bounded per account.
     pub holds: super::delay_holds::DelayHolds,
 }
 
 impl Faults {
-    /// No rules yet; at most `max_delayed_per_credential` delayed requests per credential (and
-    /// half of `max_connections` in all).
-    pub fn new(max_delayed_per_credential: usize, max_connections: usize) -> Faults {
+    /// No rules yet; at most `max_delayed_per_account` delayed requests per account (and half
+    /// of `max_connections` in all).
+    pub fn new(max_delayed_per_account: usize, max_connections: usize) -> Faults {
         Faults {
             rules: Mutex::default(),
             count: AtomicUsize::new(0),
-            holds: super::delay_holds::DelayHolds::new(max_delayed_per_credential, max_connections),
+            holds: super::delay_holds::DelayHolds::new(max_delayed_per_account, max_connections),
         }
     }
 

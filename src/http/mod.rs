@@ -1,6 +1,10 @@
 //! HTTP: the server, the route table, the request pipeline, and the one error shape.
 //!
 //! - [`server`]: hyper accept loop, limits, timeouts, graceful shutdown.
+//! - [`admission`]: which connections are held; the unauthenticated ones bounded per address.
+//! - [`auth_failures`]: failed authentication, rate-limited per client address.
+//! - [`body`]: reading a request body within its limits and the server's memory budget.
+//! - [`spool`]: uploads streamed to a temporary file instead of memory.
 //! - [`router`]: the route table shared by REST and `/mcp`.
 //! - [`pipeline`]: authenticate -> rate limit -> authorize -> idempotency -> handler -> audit.
 //! - [`faults`]: injected faults (`/_sandbox/faults`, `Prefer: code=`), applied by the pipeline.
@@ -9,15 +13,20 @@
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
+//! - [`json_write`]: JSON written by what each value is (ids, enums and times copied as they are).
 //! - [`state`]: [`App`], the state every request shares.
 //! - [`stream`]: bodies written after the handler returned (event streams).
 
+pub mod admission;
+pub mod auth_failures;
+pub mod body;
 pub mod ctx;
 pub mod delay_holds;
 pub mod error;
 pub mod faults;
 pub mod idempotency;
 pub mod json;
+pub mod json_write;
 pub mod multipart;
 pub mod observe;
 pub mod pipeline;
@@ -26,6 +35,7 @@ pub mod rate_limit;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod spool;
 pub mod state;
 pub mod stream;
 

@@ -1,18 +1,54 @@
-//! `multipart/form-data` (RFC 7578) bodies, as client generators send uploads: the parts of a
-//! body already read whole (its size is bounded by the server's body limit), each part's
-//! `Content-Disposition` name and filename, its `Content-Type`, and its bytes (borrowed).
+//! `multipart/form-data` (RFC 7578) bodies, as client generators send uploads: each part's
+//! `Content-Disposition` name and filename, its `Content-Type`, and where its bytes lie. The body
+//! is read through a [`Source`]: bytes in memory, or an upload streamed to a temporary file
+//! ([`super::spool::Spool`]), which is searched in chunks and never read whole.
+
+use std::ops::Range;
 
 /// At most this many parts: an upload has a file and a few fields.
 const MAX_PARTS: usize = 8;
 /// At most this many bytes of headers per part.
 const MAX_HEADER_BYTES: usize = 4096;
+/// At most this many bytes of transport padding after a delimiter (RFC 2046 allows some).
+const MAX_PADDING: usize = 256;
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct Part<'a> {
+pub struct Part {
     pub name: String,
     pub filename: Option<String>,
     pub content_type: Option<String>,
-    pub body: &'a [u8],
+    /// Where the part's bytes lie in the body.
+    pub body: Range<usize>,
+}
+
+/// A body to parse: what it must answer.
+pub trait Source {
+    fn size(&self) -> usize;
+    /// The first position of `needle` in `from..until` (the needle wholly inside).
+    fn find(&self, needle: &[u8], from: usize, until: usize) -> Option<usize>;
+    /// The bytes of `range`: only short ranges are asked for (a delimiter line, part headers).
+    fn read(&self, range: Range<usize>) -> Result<Vec<u8>, String>;
+}
+
+impl Source for [u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+    fn find(&self, needle: &[u8], from: usize, until: usize) -> Option<usize> {
+        let until = until.min(self.len());
+        if from > until || needle.is_empty() {
+            return None;
+        }
+        self[from..until]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
+    }
+    fn read(&self, range: Range<usize>) -> Result<Vec<u8>, String> {
+        self.get(range)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| "the body ends early".to_string())
+    }
 }
 
 /// The `boundary` parameter of a `multipart/form-data` Content-Type, or `None` when the type is
@@ -79,50 +115,61 @@ fn params(s: &str) -> Vec<(String, String)> {
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    if from > haystack.len() || needle.is_empty() {
-        return None;
-    }
-    haystack[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
+/// The parts of `body` (in memory).
+pub fn parse(body: &[u8], boundary: &str) -> Result<Vec<Part>, String> {
+    parse_from(body, boundary)
 }
 
 /// The parts of `body`. Refuses (with a message for the 400) a body without the closing
 /// delimiter, a part without `Content-Disposition: form-data; name=…`, too many parts or headers.
-pub fn parse<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<Part<'a>>, String> {
+pub fn parse_from<S: Source + ?Sized>(body: &S, boundary: &str) -> Result<Vec<Part>, String> {
+    let len = body.size();
     let delimiter = format!("--{boundary}");
     let next_delimiter = format!("\r\n--{boundary}");
-    let mut at = if body.starts_with(delimiter.as_bytes()) {
+    let starts = body
+        .read(0..delimiter.len().min(len))
+        .is_ok_and(|b| b == delimiter.as_bytes());
+    let mut at = if starts {
         delimiter.len()
     } else {
-        find(body, next_delimiter.as_bytes(), 0).ok_or("no boundary delimiter in the body")?
+        body.find(next_delimiter.as_bytes(), 0, len)
+            .ok_or("no boundary delimiter in the body")?
             + next_delimiter.len()
     };
     let mut parts = Vec::new();
     loop {
-        let rest = &body[at..];
-        if rest.starts_with(b"--") {
+        if body.read(at..(at + 2).min(len))? == b"--" {
             return Ok(parts);
         }
         // Transport padding (RFC 2046), then the line break that ends the delimiter line.
-        let line_end = find(body, b"\r\n", at).ok_or("a delimiter line does not end")?;
-        if body[at..line_end].iter().any(|b| *b != b' ' && *b != b'\t') {
+        let line_end = body
+            .find(b"\r\n", at, (at + MAX_PADDING + 2).min(len))
+            .ok_or("a delimiter line does not end")?;
+        if body
+            .read(at..line_end)?
+            .iter()
+            .any(|b| *b != b' ' && *b != b'\t')
+        {
             return Err("text after a boundary delimiter".into());
         }
         let headers_start = line_end + 2;
-        let headers_end = find(body, b"\r\n\r\n", headers_start)
-            .filter(|e| e - headers_start <= MAX_HEADER_BYTES)
+        let headers_end = body
+            .find(
+                b"\r\n\r\n",
+                headers_start,
+                (headers_start + MAX_HEADER_BYTES + 4).min(len),
+            )
             .ok_or("a part's headers do not end (or are too long)")?;
         let content_start = headers_end + 4;
-        let content_end = find(body, next_delimiter.as_bytes(), headers_end)
+        let content_end = body
+            .find(next_delimiter.as_bytes(), headers_end, len)
             .ok_or("the body has no closing boundary delimiter")?;
         if content_end < content_start {
             return Err("a part's headers run into the next delimiter".into());
         }
-        let headers = std::str::from_utf8(&body[headers_start..headers_end])
-            .map_err(|_| "a part's headers are not UTF-8")?;
+        let headers = body.read(headers_start..headers_end)?;
+        let headers =
+            std::str::from_utf8(&headers).map_err(|_| "a part's headers are not UTF-8")?;
         let mut name = None;
         let mut filename = None;
         let mut content_type = None;
@@ -153,7 +200,7 @@ pub fn parse<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<Part<'a>>, String
             name,
             filename,
             content_type,
-            body: &body[content_start..content_end],
+            body: content_start..content_end,
         });
         at = content_end + next_delimiter.len();
     }
@@ -190,9 +237,9 @@ mod tests {
         assert_eq!(parts[0].name, "file");
         assert_eq!(parts[0].filename.as_deref(), Some("a;b.png"));
         assert_eq!(parts[0].content_type.as_deref(), Some("image/png"));
-        assert_eq!(parts[0].body, b"\x89PNG\r\n--X");
+        assert_eq!(&body[parts[0].body.clone()], b"\x89PNG\r\n--X");
         assert_eq!(parts[1].name, "company_id");
-        assert_eq!(parts[1].body, b"cmp_1");
+        assert_eq!(&body[parts[1].body.clone()], b"cmp_1");
     }
 
     #[test]

@@ -119,6 +119,8 @@ pub struct Observation {
     pub query: Text,
     /// The raw body and its media type (redacted by the observer).
     pub body: Bytes,
+    /// Bytes of the body as sent: `body`'s, or an upload's that was streamed to disk.
+    pub body_sent: usize,
     pub body_type: Option<Text>,
     /// The answer's body when it is a problem (status >= 400); empty otherwise.
     pub response: Bytes,
@@ -377,6 +379,10 @@ pub fn request(
             Text::new(&req.query)
         },
         body: req.body.clone(),
+        body_sent: req
+            .spool
+            .as_ref()
+            .map_or(req.body.len(), |s| s.len() as usize),
         body_type: if inner { None } else { sent.content_type },
         response: if status >= 400 {
             resp.body.clone()
@@ -545,6 +551,7 @@ pub fn tool_call<R>(
         if_match: false,
         query: Text::new(""),
         body: Bytes::new(),
+        body_sent: 0,
         body_type: None,
         response: Bytes::new(),
         next_cursor: None,
@@ -571,6 +578,7 @@ pub fn tool_call<R>(
     o.tool = Some(Text::new(cut(tool, 100)));
     o.query = Text::new("");
     o.body = arguments();
+    o.body_sent = o.body.len();
     o.body_type = Some(Text::new("application/json"));
     TOOL_ENTRIES.with(|c| c.set(c.get() + 1));
     obs.0.observe(o);

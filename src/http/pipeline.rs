@@ -12,7 +12,8 @@ use super::response::Response;
 use super::router::{Exec, Match};
 use super::state::App;
 use crate::audit;
-use crate::auth::{authenticate::authenticate, authorize, Action, Principal, Target};
+use crate::auth::authenticate::{authenticate, Verified};
+use crate::auth::{authorize, Action, Principal, Target};
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
 use std::net::IpAddr;
@@ -27,6 +28,25 @@ pub struct Request {
     pub body: Bytes,
     pub peer: Option<IpAddr>,
     pub request_id: String,
+    /// What the server found of the request's credential before it read the body.
+    pub credential: Credential,
+    /// The body of an upload, streamed to a temporary file (`body` is empty then).
+    pub spool: Option<std::sync::Arc<super::spool::Spool>>,
+}
+
+/// The server checks the credential of a request that needs one from its headers, before it reads
+/// any of its body ([`super::server`]); the pipeline takes its finding instead of looking again.
+#[derive(Debug, Clone, Default)]
+pub enum Credential {
+    /// Not checked (a route without a credential, or a request that did not come from the server).
+    #[default]
+    NotChecked,
+    /// Valid: the principal, and the key's use still to record (on the request's own thread).
+    Verified(Box<Verified>),
+    /// Refused: the body was not read. The pipeline authenticates again to answer the refusal
+    /// exactly (and to audit it); should the credential have become valid meanwhile, the request
+    /// is not run on a body it never read.
+    Refused,
 }
 
 /// The route's execution mode and pattern, for the server to choose a thread and to log, and the
@@ -55,14 +75,22 @@ pub fn execute_matched(app: &App, req: &Request, found: Match<'_>) -> Response {
 /// [`execute`] for an internal request (an MCP tool call) whose credential headers were
 /// authenticated as `principal` by the very HTTP request it is part of: the credential is not
 /// looked up a second time. Every new HTTP request still authenticates, so a revocation takes
-/// effect on the next one, exactly as for REST.
-pub fn execute_as(app: &App, req: &Request, principal: &Principal) -> Response {
+/// effect on the next one, exactly as for REST. `prepaid`: the tool call already spent this
+/// request's rate-limit token (the first request of every call is paid for when the call arrives).
+pub fn execute_as(app: &App, req: &Request, principal: &Principal, prepaid: bool) -> Response {
     run_pipeline(
         app,
         req,
         app.router.find(&req.method, &req.path),
-        Some(principal),
+        Some(Inner { principal, prepaid }),
     )
+}
+
+/// An internal request of an MCP tool call: who made the call, and whether its token is spent.
+#[derive(Clone, Copy)]
+struct Inner<'a> {
+    principal: &'a Principal,
+    prepaid: bool,
 }
 
 /// Every request runs on its app's clock and generator ([`App::within`]).
@@ -70,7 +98,7 @@ fn run_pipeline(
     app: &App,
     req: &Request,
     found: Match<'_>,
-    authenticated: Option<&Principal>,
+    authenticated: Option<Inner<'_>>,
 ) -> Response {
     app.within(|| run_on_clock(app, req, found, authenticated))
 }
@@ -86,7 +114,7 @@ fn run_on_clock(
     app: &App,
     req: &Request,
     found: Match<'_>,
-    authenticated: Option<&Principal>,
+    authenticated: Option<Inner<'_>>,
 ) -> Response {
     let started = std::time::Instant::now();
     let via = if authenticated.is_some() {
@@ -113,9 +141,11 @@ fn serve<'m>(
     app: &App,
     req: &Request,
     found: Match<'m>,
-    authenticated: Option<&Principal>,
+    inner: Option<Inner<'_>>,
     seen: &mut Seen<'m>,
 ) -> Response {
+    let authenticated = inner.map(|i| i.principal);
+    let prepaid = inner.is_some_and(|i| i.prepaid);
     let (route, params) = match found {
         Match::Found(route, params) => {
             seen.route = Some(route);
@@ -130,12 +160,38 @@ fn serve<'m>(
         }
     };
 
+    // Every read of a request is one read transaction, from the credential's check to the
+    // handler's last row (an MCP message's tool calls included): one state of the database, one
+    // shared lock. A write ends it and the reads after it see the write (`Db::read_scope`).
+    app.db
+        .read_scope(|| serve_route(app, req, route, params, authenticated, prepaid, seen))
+}
+
+fn serve_route<'m>(
+    app: &App,
+    req: &Request,
+    route: &'m super::router::Route,
+    params: Vec<(&'static str, String)>,
+    authenticated: Option<&Principal>,
+    prepaid: bool,
+    seen: &mut Seen<'m>,
+) -> Response {
     let principal = if route.action == Action::Public {
         None
     } else if let Some(p) = authenticated {
         Some(p.clone())
+    } else if let Credential::Verified(v) = &req.credential {
+        v.record_use(&app.db);
+        Some(v.principal.clone())
     } else {
-        match authenticate(&app.db, &app.jwt, &req.headers) {
+        match authenticate(&app.db, &app.jwt, &app.principals, &req.headers) {
+            Ok(_) if matches!(req.credential, Credential::Refused) => {
+                return ApiError::Unavailable(
+                    "The credential was refused when the request arrived, so its body was not read; send the request again.".into(),
+                )
+                .into_response(&req.request_id)
+                .with_header("connection", "close")
+            }
             Ok(p) => Some(p),
             Err(err) => {
                 let err = ApiError::from(err);
@@ -158,7 +214,7 @@ fn serve<'m>(
         |p: &Principal| route.path.starts_with("/_sandbox/") && p.scopes.allows(Action::Sandbox);
     let quota = principal
         .as_ref()
-        .filter(|p| !operator_control(p))
+        .filter(|p| !operator_control(p) && !prepaid)
         .and_then(|p| app.rate_limiter.take(p.actor_id()));
     if let Some(q) = quota.filter(|q| q.retry_after_secs.is_some()) {
         let mut resp = ApiError::RateLimited {
@@ -281,10 +337,11 @@ fn run(
             Ok(Some(fault)) => match fault.answer(rid) {
                 Some(answer) => return fault.mark(answer, via),
                 None => {
-                    // A delay holds a connection: bounded per credential, checked before the
+                    // A delay holds a connection: bounded per account, checked before the
                     // request runs, so a refusal changes nothing.
                     if fault.delay_ms > 0 {
-                        if let Err(refused) = app.faults.holds.acquire(p.actor_id(), fault.delay_ms)
+                        if let Err(refused) =
+                            app.faults.holds.acquire(&p.account_id, fault.delay_ms)
                         {
                             return ApiError::TooManyDelayed {
                                 limit: refused.limit,
@@ -367,6 +424,9 @@ fn run(
             if let Err(e) = idempotency::validate_key(key) {
                 return e.into_response(rid);
             }
+            // A spooled body is fingerprinted by its digest (taken as it was written).
+            let spooled = req.spool.as_ref().map(|s| s.sha256_hex());
+            let body = spooled.as_deref().map_or(&req.body[..], str::as_bytes);
             match idempotency::begin(
                 &app.db,
                 p.actor_id(),
@@ -374,7 +434,7 @@ fn run(
                 req.method.as_str(),
                 &req.path,
                 &req.query,
-                &req.body,
+                body,
             ) {
                 Ok(Begin::Replay(resp)) => return resp,
                 Ok(Begin::Proceed) => Some((p.actor_id().to_string(), key.to_string())),
@@ -384,6 +444,14 @@ fn run(
         _ => None,
     };
 
+    // A route that authenticates itself (`/mcp`) gets what the server verified, once.
+    let credential = match &req.credential {
+        Credential::Verified(v) if route.authenticates_itself => {
+            v.record_use(&app.db);
+            Some(v.principal.clone())
+        }
+        _ => None,
+    };
     let mut ctx = Ctx {
         app,
         route,
@@ -393,6 +461,8 @@ fn run(
         query,
         body: req.body.clone(),
         principal: owned.take(),
+        credential,
+        spool: req.spool.clone(),
         peer: req.peer,
     };
     let resp = match (route.handler)(&mut ctx) {

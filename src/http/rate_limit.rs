@@ -18,6 +18,7 @@
 
 use super::response::Response;
 use crate::config::Settings;
+use hyper::header::HeaderValue;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
@@ -28,6 +29,8 @@ pub const POLICY: &str = "default";
 const SHARDS: usize = 16;
 /// Entries a shard holds before idle (full) buckets are swept out.
 const SHARD_CAPACITY: usize = 1024;
+/// `RateLimit` values kept made, at most: one per (tokens left, seconds to full) a policy can say.
+const MAX_KEPT_VALUES: usize = 4096;
 
 struct Bucket {
     tokens: f64,
@@ -53,6 +56,11 @@ pub struct RateLimiter {
     enabled: bool,
     hasher: RandomState,
     shards: Vec<Mutex<HashMap<String, Bucket>>>,
+    /// `RateLimit-Policy`, made once.
+    policy: HeaderValue,
+    /// `RateLimit` values, each made the first time it is sent and shared after (a response takes a
+    /// reference, not a new string): index `remaining * (window + 1) + reset`.
+    values: Vec<std::sync::OnceLock<HeaderValue>>,
 }
 
 impl RateLimiter {
@@ -60,17 +68,29 @@ impl RateLimiter {
         let rate = settings.rate_limit_per_second;
         let burst = f64::from(settings.rate_limit_burst);
         let enabled = settings.rate_limit_enabled();
+        let window_secs = if enabled {
+            secs_ceil(burst / rate).max(1)
+        } else {
+            0
+        };
+        let kept = if enabled {
+            (burst as usize + 1).saturating_mul(window_secs as usize + 1)
+        } else {
+            0
+        };
         RateLimiter {
             rate,
             burst,
-            window_secs: if enabled {
-                secs_ceil(burst / rate).max(1)
-            } else {
-                0
-            },
+            window_secs,
             enabled,
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            policy: header_value(&policy_text(burst, window_secs)),
+            values: if kept <= MAX_KEPT_VALUES {
+                (0..kept).map(|_| std::sync::OnceLock::new()).collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -152,6 +172,15 @@ impl RateLimiter {
         Some(self.quota(tokens, false))
     }
 
+    /// Spends one token of `key`'s bucket: `Err(seconds to wait)` when it is empty (nothing is
+    /// spent then). Always `Ok` when rate limiting is off.
+    pub fn spend(&self, key: &str) -> Result<(), u64> {
+        match self.take(key).and_then(|q| q.retry_after_secs) {
+            Some(wait) => Err(wait),
+            None => Ok(()),
+        }
+    }
+
     /// Seconds until `key`'s bucket holds `n` tokens; `None` when it holds them now (or rate
     /// limiting is off). Spends nothing.
     pub fn wait_for(&self, key: &str, n: u32) -> Option<u64> {
@@ -188,21 +217,47 @@ impl RateLimiter {
         self.len() == 0
     }
 
-    /// Adds `RateLimit-Policy` and `RateLimit` for `quota` to a response.
+    /// Adds `RateLimit-Policy` and `RateLimit` for `quota` to a response: shared values, nothing
+    /// formatted or allocated per response once a value has been sent.
     pub fn set_headers(&self, quota: &Quota, resp: &mut Response) {
-        resp.set_header("ratelimit-policy", &self.policy_header());
-        resp.set_header(
-            "ratelimit",
-            &format!("\"{POLICY}\";r={};t={}", quota.remaining, quota.reset_secs),
-        );
+        resp.set_header_value("ratelimit-policy", self.policy.clone());
+        resp.set_header_value("ratelimit", self.value(quota));
+    }
+
+    fn value(&self, quota: &Quota) -> HeaderValue {
+        let stride = self.window_secs + 1;
+        let slot = (quota.reset_secs < stride)
+            .then(|| {
+                quota
+                    .remaining
+                    .checked_mul(stride)?
+                    .checked_add(quota.reset_secs)
+            })
+            .flatten()
+            .and_then(|i| self.values.get(usize::try_from(i).ok()?));
+        let make = || header_value(&value_text(quota));
+        match slot {
+            Some(kept) => kept.get_or_init(make).clone(),
+            None => make(),
+        }
     }
 
     pub fn policy_header(&self) -> String {
-        format!(
-            "\"{POLICY}\";q={};w={}",
-            self.burst as u64, self.window_secs
-        )
+        policy_text(self.burst, self.window_secs)
     }
+}
+
+fn policy_text(burst: f64, window_secs: u64) -> String {
+    format!("\"{POLICY}\";q={};w={}", burst as u64, window_secs)
+}
+
+fn value_text(quota: &Quota) -> String {
+    format!("\"{POLICY}\";r={};t={}", quota.remaining, quota.reset_secs)
+}
+
+/// The texts above are visible ASCII: always a valid header value.
+fn header_value(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// Whole seconds, rounded up, of a non-negative duration in seconds.
@@ -246,6 +301,39 @@ mod tests {
         assert_eq!(l.peek("other").unwrap().remaining, 3);
         assert_eq!(l.take("other").unwrap().remaining, 2);
         assert_eq!(l.peek("other").unwrap().remaining, 2);
+    }
+
+    #[test]
+    fn kept_header_values_say_what_formatting_would() {
+        let l = limiter(50.0, 100);
+        assert_eq!(l.values.len(), 101 * 3);
+        let mut resp = Response::no_content();
+        for remaining in [0, 1, 57, 100, 101, 5000] {
+            for reset_secs in [0, 1, 2, 3, 60] {
+                let q = Quota {
+                    remaining,
+                    reset_secs,
+                    retry_after_secs: None,
+                };
+                // Twice: made, then shared.
+                for _ in 0..2 {
+                    l.set_headers(&q, &mut resp);
+                    assert_eq!(
+                        resp.headers["ratelimit"],
+                        format!("\"default\";r={remaining};t={reset_secs}")
+                    );
+                    assert_eq!(resp.headers["ratelimit-policy"], "\"default\";q=100;w=2");
+                }
+            }
+        }
+        // A policy with more values than are kept formats each one.
+        let wide = limiter(0.001, 100_000);
+        assert!(wide.values.is_empty());
+        wide.set_headers(&wide.take("k").unwrap(), &mut resp);
+        assert!(resp.headers["ratelimit"]
+            .to_str()
+            .unwrap()
+            .starts_with("\"default\";r=99999;t="));
     }
 
     #[test]

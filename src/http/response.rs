@@ -95,6 +95,11 @@ impl Response {
         })
     }
 
+    /// The list page a [`PageWriter`] wrote.
+    pub fn page_written(page: PageWriter) -> Response {
+        Response::new(StatusCode::OK, "application/json", page.body)
+    }
+
     pub fn no_content() -> Response {
         Response {
             status: StatusCode::NO_CONTENT,
@@ -116,6 +121,11 @@ impl Response {
         }
     }
 
+    /// Sets a header to a value made beforehand (shared, not copied).
+    pub fn set_header_value(&mut self, name: &'static str, value: HeaderValue) {
+        self.headers.insert(HeaderName::from_static(name), value);
+    }
+
     pub fn with_header(mut self, name: &'static str, value: &str) -> Response {
         self.set_header(name, value);
         self
@@ -135,6 +145,44 @@ impl Response {
 /// attempt can fill, such as a webhook receiver's answer; they are `null` in the dry run's body.
 pub const UNKNOWN_UNTIL_APPLIED: &str = "x-signage-unknown-until-applied";
 
+/// A list page written row by row as JSON (rows kept rendered between requests), byte for byte
+/// the body [`Response::page`] makes of the same rows.
+pub struct PageWriter {
+    body: Vec<u8>,
+    rows: usize,
+}
+
+impl PageWriter {
+    pub fn with_capacity(bytes: usize) -> PageWriter {
+        let mut body = Vec::with_capacity(bytes + 96);
+        body.extend_from_slice(br#"{"object":"list","data":["#);
+        PageWriter { body, rows: 0 }
+    }
+
+    /// Where the next row's JSON object goes.
+    pub fn row(&mut self) -> &mut Vec<u8> {
+        if self.rows > 0 {
+            self.body.push(b',');
+        }
+        self.rows += 1;
+        &mut self.body
+    }
+
+    /// The page's end: `has_more` and the cursor of a page ending at `last_id` when more follow.
+    pub fn finish(mut self, has_more: bool, last_id: Option<&str>) -> PageWriter {
+        let out = &mut self.body;
+        out.extend_from_slice(br#"],"has_more":"#);
+        out.extend_from_slice(if has_more { b"true" } else { b"false" });
+        out.extend_from_slice(br#","next_cursor":"#);
+        match last_id.filter(|_| has_more) {
+            Some(id) => super::json_write::plain(out, &encode_cursor(id)),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.push(b'}');
+        self
+    }
+}
+
 /// The strong ETag of a resource version.
 pub fn etag(version: i64) -> String {
     format!("\"v{version}\"")
@@ -144,6 +192,40 @@ pub fn etag(version: i64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_written_page_has_the_bytes_of_a_serialized_one() {
+        let rows = vec![
+            json!({"id": "dev_3", "n": "a\"b"}),
+            json!({"id": "dev_2", "n": null}),
+            json!({"id": "dev_1", "n": 1}),
+        ];
+        for limit in 1..=4u32 {
+            let page = PageRequest {
+                limit,
+                before: None,
+            };
+            let expected = Response::page(rows.clone(), &page).body;
+            let shown = &rows[..rows.len().min(limit as usize)];
+            let mut w = PageWriter::with_capacity(0);
+            for r in shown {
+                w.row().extend(serde_json::to_vec(r).unwrap());
+            }
+            let has_more = rows.len() > limit as usize;
+            let last = shown.last().and_then(|r| r["id"].as_str());
+            let written = Response::page_written(w.finish(has_more, last)).body;
+            assert_eq!(written, expected, "limit {limit}");
+        }
+        let empty = Response::page(
+            Vec::<serde_json::Value>::new(),
+            &PageRequest {
+                limit: 20,
+                before: None,
+            },
+        );
+        let w = PageWriter::with_capacity(0).finish(false, None);
+        assert_eq!(Response::page_written(w).body, empty.body);
+    }
 
     #[test]
     fn a_page_has_the_bytes_of_the_list_it_replaced() {

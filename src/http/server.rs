@@ -1,25 +1,38 @@
-//! The hyper server: accept loop with a connection limit, header-read, body-read and idle
-//! timeouts, body size limit, request ids, access logs, and graceful shutdown.
+//! The hyper server: accept loop with connection admission, header-read, body-read and idle
+//! timeouts, body size limits, request ids, access logs, and graceful shutdown.
 //!
-//! The three timeouts, so that no client can hold a connection slot for long without making
-//! progress:
-//! - headers: hyper's `header_read_timeout`, which runs from the moment a connection waits for a
-//!   request head (a new connection, or a keep-alive connection after its previous response) until
-//!   the head is complete;
-//! - body: the whole body must arrive within `body_read_timeout_secs` of the head, else 408 and the
-//!   connection is closed;
+//! No client can hold a connection slot for long without making progress, nor every slot:
+//! - admission ([`super::admission`]): a connection is *unauthenticated* until one of its requests
+//!   carries a valid credential; one address may hold `server.max_unauthenticated_per_address`
+//!   such connections, all together three quarters of `max_connections`, and a new connection
+//!   closes the oldest one past either bound;
+//! - credential before body: a request to a route that needs a credential (or checks one itself,
+//!   `/mcp`) is authenticated from its headers before any of its body is read. Without a valid
+//!   one, the body is never read: the refusal is answered and the connection closed. Failed
+//!   authentication is rate-limited per client address ([`super::auth_failures`]);
+//! - headers: an unauthenticated connection must complete each request head within
+//!   `unauthenticated_timeout_millis` of its accept (or of its previous answer); every connection
+//!   within hyper's `header_read_timeout` (`header_read_timeout_secs`);
+//! - body: an authenticated request's whole body must arrive within `body_read_timeout_secs` of
+//!   the head (at most `max_body_bytes`), a public route's within `unauthenticated_timeout_millis`
+//!   (at most `unauthenticated_max_body_bytes`), else 408 (413) and the connection is closed; the
+//!   bodies in memory at once share one budget ([`super::body`]);
 //! - idle: a connection with no byte read or written and no request running for
 //!   `idle_timeout_secs` is closed (a silent keep-alive connection, or one whose client stopped
 //!   reading its response).
 
+use super::admission::{Admitted, Busy, Conn, Running};
+use super::body::{self, Limits};
 use super::delay_holds;
 use super::error::ApiError;
-use super::pipeline::{self, Request};
+use super::pipeline::{self, Credential, Request};
 use super::response::Response;
-use super::router::Exec;
+use super::router::{Exec, Match};
+use super::spool::{self, Spool};
 use super::state::App;
+use crate::auth::failure::AuthError;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Either, Full};
+use http_body_util::{Either, Full};
 use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -28,13 +41,11 @@ use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 
 /// How long in-flight requests get to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -44,19 +55,21 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let permits = Arc::new(Semaphore::new(app.settings.max_connections));
     let graceful = GracefulShutdown::new();
     let header_timeout = Duration::from_secs(app.settings.header_read_timeout_secs);
-    let idle_timeout = Duration::from_secs(app.settings.idle_timeout_secs);
+    let timeouts = Timeouts {
+        idle: Duration::from_secs(app.settings.idle_timeout_secs),
+        unauthenticated: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
+    };
     let frozen = app.clock.mode() == crate::time::Mode::Frozen;
     tokio::pin!(shutdown);
     loop {
-        // Take a connection slot before accepting: past the limit, new connections wait in the
-        // kernel's backlog instead of being served.
-        let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+        // Wait for room before accepting: past the limit, new connections wait in the kernel's
+        // backlog instead of being served.
+        tokio::select! {
+            _ = app.admission.room() => {}
             _ = &mut shutdown => break,
-        };
+        }
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
@@ -68,36 +81,30 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
-        let _ = stream.set_nodelay(true);
-        let app = app.clone();
-        let activity = Arc::new(Activity::new());
-        let io = TokioIo::new(Tracked {
-            inner: stream,
-            activity: activity.clone(),
-        });
-        let busy = activity.clone();
-        let service = service_fn(move |req| {
-            let guard = Busy::enter(&busy);
-            let fut = handle(app.clone(), peer, req);
-            async move {
-                let resp = fut.await;
-                drop(guard);
-                resp
+        let watcher = graceful.watcher();
+        let setup = Setup {
+            header_timeout,
+            timeouts,
+            frozen,
+        };
+        match app.admission.admit(peer.ip()) {
+            Admitted::Yes(conn) => serve_one(app.clone(), watcher, setup, stream, peer, conn),
+            Admitted::Wait => {
+                // No stalled connection to close yet: this one waits for room, then is served
+                // or answered 503.
+                let app = app.clone();
+                tokio::spawn(async move {
+                    match app
+                        .admission
+                        .wait(peer.ip(), timeouts.unauthenticated)
+                        .await
+                    {
+                        Some(conn) => serve_one(app, watcher, setup, stream, peer, conn),
+                        None => refuse(stream).await,
+                    }
+                });
             }
-        });
-        let conn = http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
-            .keep_alive(true)
-            // A frozen sandbox dates its answers by its own clock (`into_hyper`), not the wall's.
-            .auto_date_header(!frozen)
-            .serve_connection(io, service);
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            watch_idle(conn, &activity, idle_timeout, peer).await;
-            // The connection is closed (or dropped) before its slot is given back.
-            drop(permit);
-        });
+        }
     }
     drop(listener);
     tracing::info!("shutting down: waiting for in-flight requests");
@@ -106,6 +113,84 @@ pub async fn serve(
         _ = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::warn!("shutdown grace period elapsed"),
     }
     Ok(())
+}
+
+/// What every connection is served with.
+#[derive(Clone, Copy)]
+struct Setup {
+    header_timeout: Duration,
+    timeouts: Timeouts,
+    frozen: bool,
+}
+
+/// Serves an admitted connection on its own task until it ends, then gives its slot back.
+fn serve_one(
+    app: Arc<App>,
+    watcher: hyper_util::server::graceful::Watcher,
+    setup: Setup,
+    stream: TcpStream,
+    peer: SocketAddr,
+    conn: Arc<Conn>,
+) {
+    let _ = stream.set_nodelay(true);
+    let io = TokioIo::new(Tracked {
+        inner: stream,
+        conn: conn.clone(),
+    });
+    let service = {
+        let (app, conn) = (app.clone(), conn.clone());
+        service_fn(move |req| {
+            let guard = Busy::enter(&conn);
+            let fut = handle(app.clone(), conn.clone(), peer, req);
+            async move {
+                let resp = fut.await;
+                drop(guard);
+                resp
+            }
+        })
+    };
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(setup.header_timeout)
+        .keep_alive(true)
+        // A frozen sandbox dates its answers by its own clock (`into_hyper`), not the wall's.
+        .auto_date_header(!setup.frozen)
+        .serve_connection(io, service);
+    let served = watcher.watch(served);
+    tokio::spawn(async move {
+        watch(served, &conn, setup.timeouts, peer).await;
+        // The connection is closed (or dropped) before its slot is given back.
+        app.admission.release(&conn);
+    });
+}
+
+/// A connection admission could not make room for in time: a 503 problem, then closed. Nothing of
+/// its request is read.
+async fn refuse(mut stream: TcpStream) {
+    let request_id = format!("req_{}", crate::random::nonsecret::hex::<12>());
+    let resp = ApiError::TooManyConnections.into_response(&request_id);
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        resp.status.as_u16(),
+        resp.status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in &resp.headers {
+        head.push_str(&format!(
+            "{name}: {}\r\n",
+            value.to_str().unwrap_or_default()
+        ));
+    }
+    head.push_str(&format!(
+        "request-id: {request_id}\r\ncontent-length: {}\r\n\r\n",
+        resp.body.len()
+    ));
+    tracing::debug!(request_id = %request_id, "connection refused: no slot could be freed");
+    let write = async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(&resp.body).await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
 }
 
 /// The route whose healthy answers are logged at debug, not info.
@@ -153,27 +238,52 @@ mod scan_log {
     }
 }
 
-/// Drives a connection to its end, or drops it (closing the socket) once it has been idle for
-/// `idle`: no byte moved and no request running.
-async fn watch_idle(
-    conn: impl Future<Output = impl Sized>,
-    activity: &Activity,
+/// The time limits [`watch`] enforces on a connection.
+#[derive(Clone, Copy)]
+struct Timeouts {
     idle: Duration,
+    unauthenticated: Duration,
+}
+
+/// Drives a connection to its end, or drops it (closing the socket) when admission closes it to
+/// make room, when it has been idle for `idle` (no byte moved and no request running), or, while
+/// unauthenticated, when it has waited `unauthenticated` for a request head (bytes trickling in
+/// do not extend that).
+async fn watch(
+    served: impl Future<Output = impl Sized>,
+    conn: &Conn,
+    limits: Timeouts,
     peer: SocketAddr,
 ) {
-    tokio::pin!(conn);
+    tokio::pin!(served);
     loop {
-        // Busy: look again after a whole idle period; else when the silence would reach it.
-        let wait = if activity.busy() {
-            idle
+        // Busy: look again after a whole idle period; else when a limit would be reached.
+        let wait = if conn.busy() {
+            limits.idle
         } else {
-            idle.saturating_sub(activity.idle_for())
+            let idle = limits.idle.saturating_sub(conn.idle_for());
+            if conn.is_authenticated() {
+                idle
+            } else {
+                idle.min(limits.unauthenticated.saturating_sub(conn.waiting_for()))
+            }
         };
         tokio::select! {
-            _ = conn.as_mut() => return,
+            _ = served.as_mut() => return,
+            _ = conn.evicted() => {
+                tracing::debug!(peer = %peer, "closing an unauthenticated connection to make room");
+                return;
+            }
             _ = tokio::time::sleep(wait) => {
-                if !activity.busy() && activity.idle_for() >= idle {
+                if conn.busy() {
+                    continue;
+                }
+                if conn.idle_for() >= limits.idle {
                     tracing::debug!(peer = %peer, "closing an idle connection");
+                    return;
+                }
+                if !conn.is_authenticated() && conn.waiting_for() >= limits.unauthenticated {
+                    tracing::debug!(peer = %peer, "closing an unauthenticated connection: no request head in time");
                     return;
                 }
             }
@@ -181,8 +291,173 @@ async fn watch_idle(
     }
 }
 
+/// What a request needs before its body may be read.
+enum Gate {
+    /// No route: the answer (404, 405) needs no body, so none is read.
+    NoRoute,
+    /// A public route: its body is read within the unauthenticated budget.
+    Public,
+    /// A credential, checked from the headers first; `spooled`: an upload, streamed to disk.
+    Credential { spooled: bool },
+}
+
+impl Gate {
+    fn of(found: &Match<'_>) -> Gate {
+        match found {
+            Match::Found(route, _) => {
+                if route.action == crate::auth::Action::Public && !route.authenticates_itself {
+                    Gate::Public
+                } else {
+                    Gate::Credential {
+                        spooled: route.spooled,
+                    }
+                }
+            }
+            _ => Gate::NoRoute,
+        }
+    }
+}
+
+/// The body of a request, or why it was not read: `close` when the connection cannot serve another
+/// request (its body was not read to the end).
+struct Read {
+    body: Result<Bytes, ApiError>,
+    /// An upload's body, streamed to a temporary file (`body` is empty then).
+    spool: Option<Arc<Spool>>,
+    credential: Credential,
+    close: bool,
+    held: body::Held,
+}
+
+impl Read {
+    /// The body is not read: `body` stands for it.
+    fn unread(body: Result<Bytes, ApiError>, credential: Credential, empty: bool) -> Read {
+        Read {
+            body,
+            spool: None,
+            credential,
+            close: !empty,
+            held: body::Held::default(),
+        }
+    }
+}
+
+/// Checks the credential (when the route needs one) from the headers, then reads the body within
+/// the limits of what the request is.
+async fn admit_request(
+    app: &App,
+    conn: &Conn,
+    peer: SocketAddr,
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    gate: Gate,
+) -> Read {
+    let empty = body.is_end_stream();
+    let limits = match gate {
+        Gate::NoRoute => return Read::unread(Ok(Bytes::new()), Credential::NotChecked, empty),
+        Gate::Public => Limits {
+            max_bytes: app.settings.unauthenticated_max_body_bytes,
+            timeout: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
+        },
+        Gate::Credential { spooled } => {
+            let verified = app.within(|| {
+                crate::auth::authenticate::verify(
+                    &app.db,
+                    &app.jwt,
+                    &app.principals,
+                    &parts.headers,
+                )
+            });
+            match verified {
+                Ok(v) => {
+                    app.admission.authenticated(conn);
+                    let limits = Limits {
+                        max_bytes: app.settings.max_body_bytes,
+                        timeout: Duration::from_secs(app.settings.body_read_timeout_secs),
+                    };
+                    let credential = Credential::Verified(Box::new(v));
+                    if spooled && !empty {
+                        return spool_body(app, parts, body, limits, credential).await;
+                    }
+                    return read_body(app, parts, body, empty, limits, credential).await;
+                }
+                Err(AuthError::Db(e)) => {
+                    return Read::unread(Err(ApiError::from(e)), Credential::Refused, false)
+                }
+                // A refusal past the address's budget is answered 429 at once: not run, not
+                // recorded. A valid credential is never refused so, whoever shares the address.
+                Err(_) => {
+                    if let Some(wait) = app.auth_failures.blocked(peer.ip()) {
+                        let refused = ApiError::TooManyFailedAuthentications {
+                            retry_after_secs: wait,
+                        };
+                        return Read::unread(Err(refused), Credential::Refused, false);
+                    }
+                    app.auth_failures.failed(peer.ip());
+                    return Read::unread(Ok(Bytes::new()), Credential::Refused, false);
+                }
+            }
+        }
+    };
+    read_body(app, parts, body, empty, limits, Credential::NotChecked).await
+}
+
+async fn read_body(
+    app: &App,
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    empty: bool,
+    limits: Limits,
+    credential: Credential,
+) -> Read {
+    if empty {
+        // No body at all (most GETs): nothing to read, so no read timeout to arm.
+        return Read::unread(Ok(Bytes::new()), credential, true);
+    }
+    let (body, held) = body::read(body, declared(parts), limits, &app.bodies).await;
+    Read {
+        close: body.is_err(),
+        body,
+        spool: None,
+        credential,
+        held,
+    }
+}
+
+/// An upload: its body streamed to a temporary file ([`super::spool`]).
+async fn spool_body(
+    app: &App,
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    limits: Limits,
+    credential: Credential,
+) -> Read {
+    let (spooled, held) = spool::spool(body, declared(parts), limits, &app.spools).await;
+    let (body, spool) = match spooled {
+        Ok(s) => (Ok(Bytes::new()), Some(Arc::new(s))),
+        Err(e) => (Err(e), None),
+    };
+    Read {
+        close: body.is_err(),
+        body,
+        spool,
+        credential,
+        held,
+    }
+}
+
+/// The `Content-Length` a request declares, if any.
+fn declared(parts: &hyper::http::request::Parts) -> Option<u64> {
+    parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
 async fn handle(
     app: Arc<App>,
+    conn: Arc<Conn>,
     peer: SocketAddr,
     req: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<Body>, Dropped> {
@@ -199,27 +474,10 @@ async fn handle(
     let path = parts.uri.path().to_string();
     let (exec, pattern, found) = pipeline::route_info(&app, &method, &path);
 
-    let limit = app.settings.max_body_bytes;
-    let declared = parts
-        .headers
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let body_secs = app.settings.body_read_timeout_secs;
-    let body = if declared.is_some_and(|n| n > limit as u64) {
-        Err(ApiError::PayloadTooLarge { limit })
-    } else if body.is_end_stream() {
-        // No body at all (most GETs): nothing to read, so no read timeout to arm.
-        Ok(Bytes::new())
-    } else {
-        let read = read_body(body, limit, declared);
-        match tokio::time::timeout(Duration::from_secs(body_secs), read).await {
-            Err(_) => Err(ApiError::RequestTimeout { secs: body_secs }),
-            Ok(result) => result,
-        }
-    };
-
-    let (resp, holds) = match body {
+    let gate = Gate::of(&found);
+    let read = admit_request(&app, &conn, peer, &parts, body, gate).await;
+    let close = read.close;
+    let (resp, holds) = match read.body {
         Err(err) => (err.into_response(&request_id), Vec::new()),
         Ok(body) => {
             let request = Request {
@@ -230,7 +488,11 @@ async fn handle(
                 body,
                 peer: Some(peer.ip()),
                 request_id: request_id.clone(),
+                credential: read.credential,
+                spool: read.spool,
             };
+            // A running handler keeps its connection from being closed to make room.
+            let _running = Running::enter(&conn);
             // The delay holds the request takes ([`super::delay_holds`]) are kept until its
             // answer has been held back, and released however this future ends.
             match exec {
@@ -257,6 +519,12 @@ async fn handle(
             }
         }
     };
+    // The body's share of the memory budget is given back once the handler is done with it.
+    drop(read.held);
+    let mut resp = resp;
+    if close {
+        resp.set_header("connection", "close");
+    }
 
     // An injected fault ([`super::faults`]): wait here, in async code, so no worker thread is
     // held; a drop closes the connection without an answer (hyper does so when the service fails).
@@ -309,31 +577,6 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
-/// Reads a whole body into one buffer, at most `limit` bytes. The buffer is the only copy: chunks
-/// are appended as they arrive (a large buffer grows in place), so a body costs its size once.
-async fn read_body(
-    mut body: Incoming,
-    limit: usize,
-    declared: Option<u64>,
-) -> Result<Bytes, ApiError> {
-    // A declared length is only a hint: a client may promise much and send little.
-    let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(64 * 1024) as usize);
-    while let Some(frame) = body.frame().await {
-        let frame = frame
-            .map_err(|_| ApiError::BadRequest("The request body could not be read.".into()))?;
-        if let Ok(data) = frame.into_data() {
-            if buf.len() + data.len() > limit {
-                return Err(ApiError::PayloadTooLarge { limit });
-            }
-            if buf.is_empty() && declared == Some(data.len() as u64) {
-                return Ok(data);
-            }
-            buf.extend_from_slice(&data);
-        }
-    }
-    Ok(Bytes::from(buf))
-}
-
 /// A response body: bytes at once, or a stream written as it arrives ([`super::stream`]).
 type Body = Either<Full<Bytes>, super::stream::ChannelBody>;
 
@@ -351,56 +594,10 @@ fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
     out
 }
 
-/// What the idle timeout watches on one connection: when a byte last moved, and whether a request
-/// is being served.
-struct Activity {
-    start: Instant,
-    last_ms: AtomicU64,
-    in_flight: AtomicUsize,
-}
-
-impl Activity {
-    fn new() -> Activity {
-        Activity {
-            start: Instant::now(),
-            last_ms: AtomicU64::new(0),
-            in_flight: AtomicUsize::new(0),
-        }
-    }
-    fn touch(&self) {
-        let ms = self.start.elapsed().as_millis() as u64;
-        self.last_ms.store(ms, Ordering::Relaxed);
-    }
-    fn idle_for(&self) -> Duration {
-        let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
-        self.start.elapsed().saturating_sub(last)
-    }
-    fn busy(&self) -> bool {
-        self.in_flight.load(Ordering::Relaxed) > 0
-    }
-}
-
-/// Marks a request as being served for as long as it lives.
-struct Busy(Arc<Activity>);
-
-impl Busy {
-    fn enter(activity: &Arc<Activity>) -> Busy {
-        activity.in_flight.fetch_add(1, Ordering::Relaxed);
-        Busy(activity.clone())
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
-    }
-}
-
 /// A socket that records when bytes move through it.
 struct Tracked {
     inner: TcpStream,
-    activity: Arc<Activity>,
+    conn: Arc<Conn>,
 }
 
 impl AsyncRead for Tracked {
@@ -412,7 +609,7 @@ impl AsyncRead for Tracked {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
         if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            self.activity.touch();
+            self.conn.touch();
         }
         r
     }
@@ -426,7 +623,7 @@ impl AsyncWrite for Tracked {
     ) -> Poll<std::io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write(cx, buf);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.activity.touch();
+            self.conn.touch();
         }
         r
     }
@@ -437,7 +634,7 @@ impl AsyncWrite for Tracked {
     ) -> Poll<std::io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.activity.touch();
+            self.conn.touch();
         }
         r
     }

@@ -19,7 +19,17 @@ pub struct App {
     pub seeded: Option<Arc<Seeded>>,
     pub db: Db,
     pub jwt: JwtKeys,
+    /// The principals of verified API keys, checked against the database on every request.
+    pub principals: crate::auth::cache::Principals,
     pub login_throttle: LoginThrottle,
+    /// The connections held, and which are not yet authenticated ([`super::admission`]).
+    pub admission: super::admission::Admission,
+    /// Failed authentications per client address ([`super::auth_failures`]).
+    pub auth_failures: super::auth_failures::AuthFailures,
+    /// The memory all request bodies held at once may take ([`super::body`]).
+    pub bodies: super::body::Buffered,
+    /// The disk all uploads spooled at once may take ([`super::spool`]).
+    pub spools: super::body::Buffered,
     pub router: Router,
     pub rate_limiter: RateLimiter,
     /// The sandbox operator's fault rules, in memory ([`super::faults`]).

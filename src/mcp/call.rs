@@ -32,6 +32,9 @@ pub struct Caller {
     pub session: Option<String>,
     /// The client reads an event stream as the answer (`Accept`).
     pub accepts_sse: bool,
+    /// The rate-limit token of the next REST request is spent already: a tool call pays for its
+    /// first request when it arrives ([`crate::mcp::dispatch`]).
+    pub prepaid: std::sync::atomic::AtomicBool,
 }
 
 impl Caller {
@@ -63,6 +66,7 @@ impl Caller {
             features: Default::default(),
             session: None,
             accepts_sse: false,
+            prepaid: Default::default(),
         }
     }
 
@@ -101,6 +105,9 @@ impl Caller {
             headers.insert(hyper::header::IF_MATCH, tag);
         }
         // The MCP request this call belongs to authenticated these very headers as `principal`.
+        let prepaid = self
+            .prepaid
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
         pipeline::execute_as(
             app,
             &Request {
@@ -111,8 +118,11 @@ impl Caller {
                 body: body.map(Bytes::from).unwrap_or_default(),
                 peer: self.peer,
                 request_id: self.request_id.clone(),
+                credential: Default::default(),
+                spool: None,
             },
             &self.principal,
+            prepaid,
         )
     }
 }
@@ -218,8 +228,10 @@ pub fn call(
             from_rest(&resp).map(Content::Value)
         }
         Kind::Prepare => {
-            if let Some(path) = crate::redact::marker_path(&Value::Object(args.clone()), "") {
-                return Err(marker_refusal(&path));
+            let args_value = Value::Object(args.clone());
+            if let Some(path) = crate::redact::marker::bracketed_path(&args_value, "") {
+                let written = value_at(&args_value, &path);
+                return Err(marker_refusal(&path, written, false));
             }
             let plan = change_plan(tool, args)?;
             pending::prepare(app, caller, tool, &plan).map(Content::Value)
@@ -233,15 +245,42 @@ pub fn call(
     }
 }
 
-/// A write argument holding the redaction marker: text copied from a redacted answer. Stored, it
-/// would replace the real value with the marker, so it is refused.
-fn marker_refusal(path: &str) -> Failure {
+/// A write argument holding the redaction marker ([`crate::redact::marker`]): text copied from a
+/// redacted answer. Stored, it would replace the real value with the marker, so it is refused,
+/// naming the argument. `written` is the argument's text; `where_secret` says the marker was
+/// found by the rule for a field whose stored value holds a secret.
+pub fn marker_refusal(path: &str, written: &str, where_secret: bool) -> Failure {
     let field = path.rsplit('.').next().unwrap_or(path);
+    let marker = crate::redact::REDACTED;
+    let literal = written.to_ascii_uppercase().contains(marker);
+    let how = match (literal, where_secret) {
+        (true, _) => String::new(),
+        (false, false) => " (once decoded: another spelling, encoding or look-alike letters)".into(),
+        (false, true) => format!(
+            " (once decoded, as the word REDACTED) where the stored value holds a secret shown as `{marker}`"
+        ),
+    };
     let message = format!(
-        "`{path}` contains `{marker}`, the marker this server shows in place of text that looks like a secret; it is not the stored value, and storing it would destroy that value. Nothing was prepared. To keep the stored value, leave `{field}` out; to change it, send the complete new text.",
-        marker = crate::redact::REDACTED
+        "`{path}` contains `{marker}`{how}, the marker this server shows in place of text that looks like a secret; it is not the stored value, and storing it would destroy that value. Nothing was prepared. To keep the stored value, leave `{field}` out; to change it, send the complete new text."
     );
     Failure::new("redaction_marker_in_arguments", 422, message)
+}
+
+/// The string at a path of [`crate::redact::marker`] (`changes.tags[1]`) in `v`, or "".
+pub fn value_at<'a>(v: &'a Value, path: &str) -> &'a str {
+    let mut at = v;
+    for step in path.split('.') {
+        let (name, indexes) = step.split_once('[').unwrap_or((step, ""));
+        if !name.is_empty() {
+            at = &at[name];
+        }
+        for index in indexes.split('[') {
+            if let Ok(i) = index.trim_end_matches(']').parse::<usize>() {
+                at = &at[i];
+            }
+        }
+    }
+    at.as_str().unwrap_or("")
 }
 
 fn unavailable() -> Failure {

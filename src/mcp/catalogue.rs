@@ -28,6 +28,10 @@ pub struct Tool {
     pub definition: Value,
     /// The entry of `tools/list` by default ([`super::compact`]).
     pub compact: Value,
+    /// How the tool's answer is redacted: its output type's declaration ([`redact::Shape`]);
+    /// undeclared ([`redact::Shape::Any`]: every string scanned) for previews and confirmations,
+    /// whose `after` and `differences` hold any type.
+    pub shape: redact::Shape,
 }
 
 impl Tool {
@@ -84,6 +88,21 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// How the answer of the GET route `operation` is redacted: the shape of the read tool that
+    /// calls it, or undeclared.
+    pub fn shape_of(&self, operation: &str) -> &redact::Shape {
+        static ANY: redact::Shape = redact::Shape::Any;
+        self.tools
+            .iter()
+            .find(|t| {
+                t.spec.kind == Kind::Read
+                    && t.route
+                        .as_ref()
+                        .is_some_and(|r| r.operation_id == operation)
+            })
+            .map_or(&ANY, |t| &t.shape)
+    }
+
     /// The tools this principal may use, in catalogue order.
     pub fn visible<'a>(&'a self, p: &'a Principal) -> impl Iterator<Item = &'a Tool> + 'a {
         self.tools.iter().filter(move |t| t.allowed(p))
@@ -116,6 +135,10 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
     };
     let input_schema = input_schema(&spec, route.as_ref(), router);
     let output_schema = output_schema(&spec, route.as_ref(), read_route.as_ref(), router, writes);
+    let shape = match (spec.kind, &output_schema) {
+        (Kind::Read, Some(schema)) => redact::Shape::of_schema(schema),
+        _ => redact::Shape::Any,
+    };
     // A prepare tool changes nothing a user owns (it stores a confirmation only its caller can
     // use): read-only, so a client asks its user once, at confirm_change. Cancelling twice
     // answers the same (see `pending::cancel`).
@@ -157,6 +180,7 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         input_schema,
         definition,
         compact,
+        shape,
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::call::Content;
 use super::catalogue::Tool;
+use super::fence::one_line;
 use serde_json::{json, Value};
 
 /// The operation whose items carry an inline image, and the member that holds it.
@@ -61,18 +62,20 @@ pub fn extract(tool: &Tool, content: Content, version: &str) -> (Content, Vec<Va
             if let Some(o) = item.as_object_mut() {
                 o.remove(member);
             }
+            // Tenant text outside the fenced data: redacted, on one line.
             let label = item["label"].as_str().filter(|l| !l.is_empty());
+            let encodes = item["short_url"].as_str().unwrap_or("its short link");
             links.push(json!({"type": "resource_link",
                 "uri": format!("signage://qr-codes/{id}/image"),
                 "name": format!("qr-{id}.svg"),
-                "title": format!("QR code {}", label.unwrap_or(&id)),
-                "description": format!("The QR code image (SVG); it encodes {}.", item["short_url"].as_str().unwrap_or("its short link")),
+                "title": format!("QR code {}", one_line(label.unwrap_or(&id))),
+                "description": format!("The QR code image (SVG); it encodes {}.", one_line(encodes)),
                 "mimeType": "image/svg+xml"}));
         }
         if media {
             let mut link = json!({"type": "resource_link",
                 "uri": format!("signage://media/{id}/content"),
-                "name": item["filename"].as_str().unwrap_or(&id),
+                "name": one_line(item["filename"].as_str().unwrap_or(&id)),
                 "title": format!("Media file {id}")});
             if let Some(t) = item["content_type"].as_str() {
                 link["mimeType"] = json!(t);

@@ -9,6 +9,7 @@
 //! - [`catalogue`]: each tool's routes, visibility and `tools/list` definition, built from the
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
+//! - [`fence`]: tenant text marked as data (the `<<<signage-data` lines) in results and resources.
 //! - [`pending`]: two-step writes (prepare, confirm, cancel); [`confirm`] runs a change only while
 //!   everything its preview showed holds; [`summary`] says the change in words a person decides on.
 //! - [`elicitation`], [`mrtr`]: confirmation asked of the user through the client (2025-11-25
@@ -40,6 +41,7 @@ pub mod dispatch;
 pub mod elicitation;
 pub mod expiry;
 pub mod failure;
+pub mod fence;
 pub mod links;
 pub mod mrtr;
 pub mod pending;
@@ -99,9 +101,12 @@ pub fn state(app: &App) -> &McpState {
 /// The `/mcp` routes; the app puts them in the route table beside the REST routes.
 pub fn routes() -> Vec<Route> {
     // Public at the router: the MCP transport checks Origin/Host before the credential, then
-    // authenticates every request itself with the same function the pipeline uses.
+    // authenticates every request itself with the same function the pipeline uses. The server
+    // verifies the credential from the headers first all the same, so a body is only read for a
+    // valid one, and hands the principal over (`Ctx::credential`).
     vec![
         Route::post("/mcp", "mcpMessage", Action::Public, transport::post)
+            .authenticates_itself()
             .not_idempotent()
             // Each tool call is audited as the internal REST request it becomes, under the caller's
             // key; a row for the envelope would only double the writes (half the cost of a call).
@@ -109,6 +114,7 @@ pub fn routes() -> Vec<Route> {
             .tag("mcp")
             .summary("MCP Streamable HTTP endpoint: one JSON-RPC message per POST."),
         Route::delete("/mcp", "mcpEndSession", Action::Public, transport::delete)
+            .authenticates_itself()
             .not_audited()
             .tag("mcp")
             .summary("End an MCP session (Mcp-Session-Id)."),

@@ -28,6 +28,8 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// Implementation-defined range: refusals at the HTTP layer (origin, session).
 pub const SERVER_REFUSED: i64 = -32000;
 pub const SESSION_NOT_FOUND: i64 = -32001;
+/// The caller's rate-limit bucket is empty (`data`: `status` 429, `retry_after` seconds).
+pub const RATE_LIMITED: i64 = -32029;
 /// MCP-reserved codes of 2026-07-28.
 pub const HEADER_MISMATCH: i64 = -32020;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
@@ -134,6 +136,7 @@ impl RpcError {
             | HEADER_MISMATCH
             | UNSUPPORTED_PROTOCOL_VERSION => 400,
             METHOD_NOT_FOUND => 404,
+            RATE_LIMITED => 429,
             _ => 200,
         }
     }

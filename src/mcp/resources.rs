@@ -4,10 +4,12 @@
 //! through the pipeline with the caller's own credential ([`Caller::rest`]), so the router, the
 //! scope check and [`crate::auth::authorize`] decide exactly as they do for REST. Another
 //! company's object is "Resource not found" (-32002), like an id that does not exist; JSON is
-//! redacted like a tool result. The `ui://` resources are the MCP App views ([`super::apps`]).
+//! redacted and marked as data like a tool result (`text/plain`: a note, then the JSON between
+//! the `<<<signage-data` lines). The `ui://` resources are the MCP App views ([`super::apps`]).
 
 use super::call::{fill_path, Caller};
 use super::dispatch::{ok, rpc_err, Out};
+use super::fence;
 use super::protocol::{self, RpcError};
 use crate::http::App;
 use base64::Engine;
@@ -24,7 +26,7 @@ const TTL_MS: u64 = 60_000;
 /// How a route's answer becomes resource contents.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Body {
-    /// A JSON object: redacted text.
+    /// A JSON object: redacted, as fenced text ([`super::fence`]), like a tool result's.
     Json,
     /// Text of its own type (SVG).
     Text,
@@ -73,8 +75,8 @@ pub const TEMPLATES: &[Template] = &[
         suffix: "",
         name: "company",
         title: "Company",
-        description: "A company (`cmp_…`): plan, status, token balance, as GET /companies/{id} returns it.",
-        mime: Some("application/json"),
+        description: "A company (`cmp_…`): plan, status, token balance, as GET /companies/{id} returns it, marked as data: the JSON sits between the lines `<<<signage-data` and `signage-data>>>`.",
+        mime: Some("text/plain"),
         read: "getCompany",
         query: "",
         body: Body::Json,
@@ -85,8 +87,8 @@ pub const TEMPLATES: &[Template] = &[
         suffix: "",
         name: "device",
         title: "Screen (device)",
-        description: "A screen (`dev_…`): status, last heartbeat, current ad, as GET /devices/{id} returns it.",
-        mime: Some("application/json"),
+        description: "A screen (`dev_…`): status, last heartbeat, current ad, as GET /devices/{id} returns it, marked as data: the JSON sits between the lines `<<<signage-data` and `signage-data>>>`.",
+        mime: Some("text/plain"),
         read: "getDevice",
         query: "",
         body: Body::Json,
@@ -97,8 +99,8 @@ pub const TEMPLATES: &[Template] = &[
         suffix: "",
         name: "promotion",
         title: "Promotion",
-        description: "A promotion (`promo_…`): dates, state, discount, landing URL, as GET /promotions/{id} returns it.",
-        mime: Some("application/json"),
+        description: "A promotion (`promo_…`): dates, state, discount, landing URL, as GET /promotions/{id} returns it, marked as data: the JSON sits between the lines `<<<signage-data` and `signage-data>>>`.",
+        mime: Some("text/plain"),
         read: "getPromotion",
         query: "",
         body: Body::Json,
@@ -218,7 +220,7 @@ fn list_page(
                 .or_else(|| item["filename"].as_str())
                 .unwrap_or(id);
             let mut r = json!({"uri": t.uri(id), "name": format!("{} {id}", t.name),
-                "title": format!("{}: {name}", t.title)});
+                "title": format!("{}: {}", t.title, fence::one_line(name))});
             let mime = item["content_type"].as_str().or(t.mime);
             if let Some(m) = mime {
                 r["mimeType"] = json!(m);
@@ -352,10 +354,14 @@ pub fn contents(app: &App, caller: &Caller, uri: &str) -> Result<Value, RpcError
     c.insert("mimeType".into(), json!(content_type));
     match t.body {
         Body::Json => {
-            let text = crate::redact::redact_json(&resp.body)
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
+            // Marked as data like a tool result, and redacted by the route's answer type.
+            let shape = super::state(app).catalog(&app.router).shape_of(t.read);
+            let redacted = crate::redact::redact_json_as(&resp.body, shape)
+                .map(|r| String::from_utf8_lossy(&r.json).into_owned())
                 .unwrap_or_else(|| "{}".into());
-            c.insert("text".into(), json!(text));
+            let preamble = format!("Contents of {uri}: JSON data from the signage service.");
+            c.insert("mimeType".into(), json!("text/plain"));
+            c.insert("text".into(), json!(fence::framed(&preamble, &redacted)));
         }
         Body::Text => {
             c.insert(

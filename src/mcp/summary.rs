@@ -59,7 +59,10 @@ pub fn words(
     if matches!(plan.kind, PlanKind::Deletes) {
         push_sentence(&mut out, "This cannot be undone");
     }
-    crate::redact::redact_str(&out).into_owned()
+    // Names and text in quotes were written by the service's users and the summary is also shown
+    // outside the fenced data (a stale confirmation's message, the confirmation dialog): redacted
+    // and on one line, like every tenant text outside a fence.
+    super::fence::one_line(&out)
 }
 
 fn push_sentence(out: &mut String, sentence: &str) {

@@ -237,7 +237,10 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Ok(refused);
     }
     let app = ctx.app;
-    let principal = authenticate(&app.db, &app.jwt, ctx.headers)?;
+    let principal = match ctx.credential.take() {
+        Some(p) => p,
+        None => authenticate(&app.db, &app.jwt, &app.principals, ctx.headers)?,
+    };
     crate::http::observe::authenticated(app, &principal);
     let actor = principal.actor_id().to_string();
     let mut resp = answer(ctx, principal);
@@ -441,7 +444,10 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(refused) = guard(ctx) {
         return Ok(refused);
     }
-    let principal = authenticate(&ctx.app.db, &ctx.app.jwt, ctx.headers)?;
+    let principal = match ctx.credential.take() {
+        Some(p) => p,
+        None => authenticate(&ctx.app.db, &ctx.app.jwt, &ctx.app.principals, ctx.headers)?,
+    };
     let mut resp = end_session(ctx, &principal);
     if let Some(q) = ctx.app.rate_limiter.peek(principal.actor_id()) {
         ctx.app.rate_limiter.set_headers(&q, &mut resp);

@@ -2,176 +2,95 @@
 //! of the match stays shown (the `password=` of an assignment) and where it ends.
 //!
 //! Each pattern takes the whole secret or nothing: a value ends only where the credential's own
-//! alphabet ends, never at a character that was folded away.
+//! alphabet ends, never at a character that was folded away. The patterns live in three files:
+//! this one (the dispatcher and what a *name* announces: `password=x`, `password is x`,
+//! `Basic <base64>`), [`super::known`] (credentials of a known shape: our keys, JWTs, GitHub,
+//! Stripe, AWS, …) and [`super::runs`] (base64 that decodes to a credential, and random-looking
+//! runs such as a secret without its prefix).
 
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
-use base64::engine::DecodePaddingMode;
-use base64::{alphabet, Engine};
+use super::{known, runs};
 
 /// A match at `i`: bytes `[i, i + keep)` stay shown, `[i + keep, i + end)` are the secret.
 pub type Match = (usize, usize);
 
-fn is_b64url(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+/// What starts at a position.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hit {
+    /// A secret: see [`Match`].
+    Secret(Match),
+    /// Text of this length that looks like a secret but is public (a key's `sgn_test_<KID>`
+    /// prefix): no pattern may start inside it.
+    Public(usize),
 }
 
-fn is_token_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
-}
-
-/// Characters a base64 run may hold (both alphabets; padding).
-fn is_b64_any(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=')
-}
-
-fn run_len(bytes: &[u8], from: usize, ok: impl Fn(u8) -> bool) -> usize {
+pub fn run_len(bytes: &[u8], from: usize, ok: impl Fn(u8) -> bool) -> usize {
     bytes
         .get(from..)
         .map_or(0, |r| r.iter().take_while(|&&b| ok(b)).count())
 }
 
-fn starts_with_ci(bytes: &[u8], i: usize, prefix: &[u8]) -> bool {
+pub fn starts_with_ci(bytes: &[u8], i: usize, prefix: &[u8]) -> bool {
     bytes
         .get(i..i + prefix.len())
         .is_some_and(|w| w.eq_ignore_ascii_case(prefix))
 }
 
-fn word_start(bytes: &[u8], i: usize) -> bool {
+pub fn word_start(bytes: &[u8], i: usize) -> bool {
     i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')
 }
 
-/// The secret at `i`, if one starts there.
-pub fn secret_at(bytes: &[u8], i: usize) -> Option<Match> {
-    if let Some(m) = assigned_secret(bytes, i).or_else(|| basic_credentials(bytes, i)) {
-        return Some(m);
-    }
-    if let Some(len) = credential_at(bytes, i) {
-        return Some((0, len));
-    }
-    encoded_credential(bytes, i).map(|len| (0, len))
+/// Whether a secret can start with `b` right after a letter, digit or `_`: a credential of a
+/// known shape glued to a word ([`known::credential_at`]), a URL's `://`, a PEM block's dashes.
+/// Every other pattern starts at a word start or a run start.
+pub fn may_start_inside_a_word(b: u8) -> bool {
+    matches!(b, b'e' | b's' | b'S' | b'w' | b'W' | b'$' | b':' | b'-')
 }
 
-/// The length of a credential of a known shape starting at `i`: a JWT, one of our API keys, a
-/// webhook signing secret, an argon2 hash, a `Bearer` value.
-pub fn credential_at(bytes: &[u8], i: usize) -> Option<usize> {
-    let first = bytes[i].to_ascii_lowercase();
-    // A compact JWS: three base64url parts; the header always starts `eyJ` (`{"`).
-    if bytes[i..].starts_with(b"eyJ") {
-        let a = run_len(bytes, i, is_b64url);
-        if bytes.get(i + a) == Some(&b'.') {
-            let b = run_len(bytes, i + a + 1, is_b64url);
-            if b > 0 && bytes.get(i + a + 1 + b) == Some(&b'.') {
-                let c = run_len(bytes, i + a + b + 2, is_b64url);
-                return Some(a + b + c + 2);
-            }
+/// The secret (or public look-alike) at `i`, if one starts there.
+pub fn secret_at(bytes: &[u8], i: usize) -> Option<Hit> {
+    shaped_at(bytes, i).or_else(|| runs::secret_run(bytes, i).map(Hit::Secret))
+}
+
+/// [`secret_at`] without the runs that are secrets only by their look (what base64 is decoded
+/// and checked for).
+pub fn shaped_at(bytes: &[u8], i: usize) -> Option<Hit> {
+    let b = bytes[i];
+    if b.is_ascii_alphabetic() && word_start(bytes, i) {
+        if let Some(m) = named_at(bytes, i) {
+            return Some(Hit::Secret(m));
         }
-        return None;
-    }
-    if first == b's' {
-        for prefix in [&b"sgn_test_"[..], b"sgn_live_"] {
-            if starts_with_ci(bytes, i, prefix) {
-                // `sgn_test_<KID>` alone is the key's public prefix (REST `GET /me` shows it); a
-                // key has `_<SECRET>` after it, and any part of that secret makes it a key.
-                let kid = run_len(bytes, i + prefix.len(), |b| b.is_ascii_alphanumeric());
-                let after = i + prefix.len() + kid;
-                if kid == 0 || bytes.get(after) != Some(&b'_') {
-                    return None;
-                }
-                let secret = run_len(bytes, after + 1, |b| b.is_ascii_alphanumeric() || b == b'_');
-                return (secret > 0).then_some(prefix.len() + kid + 1 + secret);
-            }
-        }
-        return None;
-    }
-    if first == b'w' && starts_with_ci(bytes, i, b"whsec_") {
-        let n = run_len(bytes, i + 6, is_token_char);
-        return (n > 0).then_some(6 + n);
-    }
-    if first == b'$' && starts_with_ci(bytes, i, b"$argon2") {
-        let n = run_len(bytes, i + 7, |b| {
-            b.is_ascii_alphanumeric()
-                || matches!(b, b'$' | b'=' | b',' | b'.' | b'+' | b'/' | b'_' | b'-')
-        });
-        return Some(7 + n);
-    }
-    if first == b'b' && starts_with_ci(bytes, i, b"bearer") && word_start(bytes, i) {
-        let spaces = run_len(bytes, i + 6, |b| b == b' ' || b == b'\t');
-        if spaces > 0 {
-            let from = i + 6 + spaces;
-            let n = run_len(bytes, from, is_token_char);
-            if token_shaped(&bytes[from..from + n]) {
-                return Some(6 + spaces + n);
-            }
+        if let Some(len) = known::prefixed_at(bytes, i) {
+            return Some(Hit::Secret((0, len)));
         }
     }
-    None
-}
-
-/// Whether the word after `Bearer` looks like a credential rather than English ("Bearer of good
-/// news"): at least 8 characters (trailing punctuation aside) with a digit, or 20 with both cases.
-fn token_shaped(word: &[u8]) -> bool {
-    let core = word
-        .iter()
-        .rposition(|b| !matches!(b, b'.' | b',' | b'-'))
-        .map_or(&word[..0], |end| &word[..=end]);
-    let digit = core.iter().any(u8::is_ascii_digit);
-    let mixed = core.iter().any(u8::is_ascii_lowercase) && core.iter().any(u8::is_ascii_uppercase);
-    (core.len() >= 8 && digit) || (core.len() >= 20 && mixed)
-}
-
-/// Lenient base64: either padding, non-zero trailing bits.
-fn engine(alphabet: &alphabet::Alphabet) -> GeneralPurpose {
-    GeneralPurpose::new(
-        alphabet,
-        GeneralPurposeConfig::new()
-            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
-            .with_decode_allow_trailing_bits(true),
-    )
-}
-
-/// `run` decoded as base64 (standard or URL-safe alphabet), if it is base64.
-fn decode_b64(run: &[u8]) -> Option<Vec<u8>> {
-    let url = run.iter().any(|b| matches!(b, b'-' | b'_'));
-    let std = run.iter().any(|b| matches!(b, b'+' | b'/'));
-    match (std, url) {
-        (true, true) => None,
-        (_, true) => engine(&alphabet::URL_SAFE).decode(run).ok(),
-        _ => engine(&alphabet::STANDARD).decode(run).ok(),
+    match b {
+        b'e' | b's' | b'S' | b'w' | b'W' | b'$' | b'b' | b'B' => known::credential_at(bytes, i),
+        b':' => known::url_password(bytes, i).map(Hit::Secret),
+        b'-' => known::private_key_block(bytes, i).map(|len| Hit::Secret((0, len))),
+        _ => None,
     }
 }
 
-/// The shortest base64 run checked for an encoded credential (`sgn_test_a_b` encodes to 16).
-pub const MIN_ENCODED: usize = 16;
-/// Longer runs (a JWT's body, an image) are not decoded: no credential of ours is this long.
-const MAX_ENCODED: usize = 4096;
-
-/// A base64 run starting at a word boundary at `i` that decodes to text holding a credential: the
-/// length of the run.
-pub fn encoded_credential(bytes: &[u8], i: usize) -> Option<usize> {
-    if i > 0 && is_b64_any(bytes[i - 1]) {
-        return None;
+/// A secret that a word at `i` names or introduces: `password=x`, `password is x`, `Basic x`.
+/// Most words are followed by none of what these need, and are passed over at once.
+fn named_at(bytes: &[u8], i: usize) -> Option<Match> {
+    let word = run_len(bytes, i, |b| {
+        b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+    });
+    match bytes.get(i + word) {
+        Some(b'=' | b':' | b'"' | b'\'' | b'\\') => assigned_secret(bytes, i),
+        Some(b' ') => assigned_secret(bytes, i)
+            .or_else(|| password_phrase(bytes, i))
+            .or_else(|| basic_credentials(bytes, i)),
+        Some(b'\t') => basic_credentials(bytes, i),
+        _ => None,
     }
-    let n = run_len(bytes, i, is_b64_any);
-    if !(MIN_ENCODED..=MAX_ENCODED).contains(&n) {
-        return None;
-    }
-    let decoded = decode_b64(&bytes[i..i + n])?;
-    holds_credential(&decoded).then_some(n)
-}
-
-/// Whether decoded bytes hold one of our credentials (folded, so an encoded fullwidth or
-/// zero-width form counts too).
-fn holds_credential(decoded: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(decoded);
-    let f = super::fold::fold(&text);
-    (0..f.bytes.len())
-        .any(|j| credential_at(&f.bytes, j).is_some() || assigned_secret(&f.bytes, j).is_some())
 }
 
 /// `Basic <base64 of user:password>` at `i`: the word and space stay, the credentials go. The
 /// value must decode to text with a colon, so "Basic plan" is left alone.
 fn basic_credentials(bytes: &[u8], i: usize) -> Option<Match> {
-    if !starts_with_ci(bytes, i, b"basic") || !word_start(bytes, i) {
+    if !starts_with_ci(bytes, i, b"basic") {
         return None;
     }
     let spaces = run_len(bytes, i + 5, |b| b == b' ' || b == b'\t');
@@ -185,58 +104,84 @@ fn basic_credentials(bytes: &[u8], i: usize) -> Option<Match> {
     if n < 4 {
         return None;
     }
-    let decoded = decode_b64(&bytes[from..from + n])?;
+    let decoded = runs::decode_b64(&bytes[from..from + n])?;
     let text = std::str::from_utf8(&decoded).ok()?;
     let ok = text.contains(':') && !text.chars().any(char::is_control);
     ok.then_some((5 + spaces, 5 + spaces + n))
 }
 
 /// How a name announces a secret value.
-#[derive(PartialEq, Eq, Clone, Copy)]
-enum Announces {
-    /// A password word: `password: hunter2` (one space after the colon) is a secret too.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub enum Announces {
+    /// A password word: `password: hunter2` (one space after the colon) and `password is
+    /// hunter2` are secrets too.
     Password,
     /// Any other secret name: `api_key=x`, `api_key = x`, `secret:x`, `"token": "x"`.
     Secret,
-    /// Too common a word to take a spaced form: only `pass=x` or `"pass": "x"`.
+    /// Too common a word to take a spaced form, and promotion copy uses it (`PASS=SUMMER24`,
+    /// `token=1 per visit`): a secret in a URL query (`?token=x`, `&pass=x`), quoted JSON
+    /// (`"pass": "x"`), or a value that reads like a password (lower case with a digit or sign).
     Tight,
 }
 
+/// Names (lowercased, letters and digits only) that announce a secret when a name ends with them.
+const SECRET_SUFFIXES: &[&[u8]] = &[
+    b"secret",
+    b"apikey",
+    b"accesskey",
+    b"secretkey",
+    b"privatekey",
+    b"signingkey",
+    b"accesstoken",
+    b"refreshtoken",
+    b"authtoken",
+    b"idtoken",
+    b"sessiontoken",
+    b"bearertoken",
+    b"apitoken",
+];
+
 /// Whether the word (letters, digits, `_`, `-`) names a secret value.
-fn announces(word: &[u8]) -> Option<Announces> {
-    let lower: Vec<u8> = word.iter().map(u8::to_ascii_lowercase).collect();
-    let last = lower
+pub fn announces(word: &[u8]) -> Option<Announces> {
+    let mut squashed = [0u8; 48];
+    let mut n = 0;
+    for &b in word {
+        if b.is_ascii_alphanumeric() {
+            if n == squashed.len() {
+                return None;
+            }
+            squashed[n] = b.to_ascii_lowercase();
+            n += 1;
+        }
+    }
+    let squashed = &squashed[..n];
+    let last = word
         .rsplit(|b| *b == b'_' || *b == b'-')
         .next()
-        .unwrap_or(&lower);
-    let squashed: Vec<u8> = lower
-        .iter()
-        .copied()
-        .filter(u8::is_ascii_alphanumeric)
-        .collect();
+        .unwrap_or(word);
+    let last_is = |w: &[u8]| last.eq_ignore_ascii_case(w);
     let ends = |s: &[u8]| squashed.ends_with(s);
-    if ends(b"password") || ends(b"passwd") || ends(b"passphrase") || last == b"pwd" {
+    if ends(b"password")
+        || ends(b"passwd")
+        || ends(b"passphrase")
+        || ends(b"passcode")
+        || last_is(b"pwd")
+    {
         return Some(Announces::Password);
     }
-    const KEYS: &[&[u8]] = &[
-        b"apikey",
-        b"xapikey",
-        b"accesskey",
-        b"secretkey",
-        b"privatekey",
-        b"signingkey",
-        b"accesstoken",
-        b"refreshtoken",
-        b"authtoken",
-        b"idtoken",
-        b"sessiontoken",
-        b"bearertoken",
-        b"apitoken",
-    ];
-    if ends(b"secret") || KEYS.contains(&squashed.as_slice()) {
+    if SECRET_SUFFIXES.iter().any(|s| ends(s)) {
         return Some(Announces::Secret);
     }
-    (last == b"pass" || last == b"token").then_some(Announces::Tight)
+    (last_is(b"pass") || last_is(b"token")).then_some(Announces::Tight)
+}
+
+/// Whether a value after a [`Announces::Tight`] name in prose reads like a password rather than
+/// promotion copy: a lower-case letter and a digit or sign (`s3cret!`, not `SUMMER24` or `1`).
+fn reads_like_password(value: &[u8]) -> bool {
+    value.iter().any(u8::is_ascii_lowercase)
+        && value
+            .iter()
+            .any(|b| b.is_ascii_digit() || b.is_ascii_punctuation())
 }
 
 /// `name=value`, `name: value` or `"name": "value"` at `i` where the name announces a secret: the
@@ -273,6 +218,8 @@ pub fn assigned_secret(bytes: &[u8], i: usize) -> Option<Match> {
     at += before + 1;
     let after = run_len(bytes, at, |b| b == b' ');
     let spaced = spaced_before || after > 0;
+    // A URL query or a connection string: `?token=x`, `&pass=x`, `;pwd=x`.
+    let in_query = i > 0 && matches!(bytes[i - 1], b'?' | b'&' | b';' | b'#');
     let allowed = match (kind, sep, quoted) {
         (_, _, true) => true,
         (Announces::Tight, b'=', _) => !spaced,
@@ -312,5 +259,155 @@ pub fn assigned_secret(bytes: &[u8], i: usize) -> Option<Match> {
     if quoted && (literal(b"true") || literal(b"false") || literal(b"null")) {
         return None;
     }
+    let value = &bytes[at..at + n];
+    if kind == Announces::Tight && !quoted && !in_query && !reads_like_password(value) {
+        return None;
+    }
+    // `Password: see your welcome letter` names where the password is, not the password.
+    if kind == Announces::Password && sep == b':' && after > 0 && !quoted && is_common_word(value) {
+        return None;
+    }
     (n > 0).then_some((at - i, at - i + n))
+}
+
+/// Words that follow "password is" in ordinary sentences ("The password is printed on your
+/// receipt"): never taken for the password itself.
+const NOT_A_PASSWORD: &[&str] = &[
+    "a",
+    "above",
+    "also",
+    "always",
+    "an",
+    "ask",
+    "at",
+    "available",
+    "call",
+    "check",
+    "contact",
+    "below",
+    "blank",
+    "case",
+    "case-sensitive",
+    "changed",
+    "correct",
+    "displayed",
+    "easy",
+    "empty",
+    "expired",
+    "for",
+    "free",
+    "given",
+    "hidden",
+    "in",
+    "included",
+    "incorrect",
+    "invalid",
+    "just",
+    "listed",
+    "long",
+    "missing",
+    "my",
+    "needed",
+    "never",
+    "new",
+    "not",
+    "now",
+    "on",
+    "only",
+    "optional",
+    "our",
+    "please",
+    "posted",
+    "printed",
+    "private",
+    "provided",
+    "public",
+    "required",
+    "reset",
+    "same",
+    "secret",
+    "see",
+    "sensitive",
+    "sent",
+    "set",
+    "short",
+    "shown",
+    "simple",
+    "still",
+    "strong",
+    "the",
+    "their",
+    "too",
+    "unchanged",
+    "updated",
+    "use",
+    "valid",
+    "visit",
+    "weak",
+    "written",
+    "wrong",
+    "your",
+];
+
+fn is_common_word(word: &[u8]) -> bool {
+    let end = word
+        .iter()
+        .rposition(|b| !matches!(b, b'.' | b'!' | b'?' | b')'))
+        .map_or(0, |last| last + 1);
+    let word = &word[..end];
+    NOT_A_PASSWORD
+        .iter()
+        .any(|w| w.as_bytes().eq_ignore_ascii_case(word))
+}
+
+/// `password is X` (or `was`, with an optional colon): the password word and the verb stay, `X`
+/// goes, unless it is a word that ordinary sentences put there.
+fn password_phrase(bytes: &[u8], i: usize) -> Option<Match> {
+    let word = run_len(bytes, i, |b| {
+        b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+    });
+    if bytes.get(i + word) != Some(&b' ') {
+        return None;
+    }
+    let mut at = i + word + 1;
+    // The verb first: it rules out most words at the cost of two comparisons.
+    let verb = [&b"is"[..], b"was"].into_iter().find(|v| {
+        starts_with_ci(bytes, at, v)
+            && !bytes
+                .get(at + v.len())
+                .is_some_and(u8::is_ascii_alphanumeric)
+    })?;
+    if announces(&bytes[i..i + word]) != Some(Announces::Password) {
+        return None;
+    }
+    at += verb.len();
+    if bytes.get(at) == Some(&b':') {
+        at += 1;
+    }
+    let spaces = run_len(bytes, at, |b| b == b' ');
+    if spaces == 0 {
+        return None;
+    }
+    at += spaces;
+    let quote = bytes.get(at).filter(|&&q| q == b'"' || q == b'\'').copied();
+    if let Some(q) = quote {
+        let n = run_len(bytes, at + 1, |b| b != q && b != b'\n');
+        if n > 0 && bytes.get(at + 1 + n) == Some(&q) {
+            return Some((at + 1 - i, at + 1 - i + n));
+        }
+        at += 1;
+    }
+    let n = run_len(bytes, at, |b| {
+        !b.is_ascii_whitespace() && !matches!(b, b'"' | b'\'' | b'&' | b';' | b',')
+    });
+    // A sentence's full stop is not part of the password.
+    let value = &bytes[at..at + n];
+    let n = value
+        .iter()
+        .rposition(|b| !matches!(b, b'.' | b'!' | b'?' | b')'))
+        .map_or(0, |last| last + 1);
+    if n == 0 || is_common_word(&value[..n]) {
+        return None;
+    }
+    Some((at - i, at - i + n))
 }

@@ -82,356 +82,6 @@ fn secret_fields_and_values_are_replaced() {
 }
 
 #[test]
-fn the_fast_path_never_skips_a_redaction() {
-    let samples = [
-        json!({"id":"cmp_1","name":"Northwind Grocers","tokens":500,"balance":12}),
-        json!({"rawKey":"x"}),
-        json!({"Signing-Secret":"x"}),
-        json!({"API_KEY":"x"}),
-        json!({"x_api_key":"x"}),
-        json!({"authorization":null}),
-        json!({"note":"sgn_test_abc"}),
-        json!({"note":"see whsec_1"}),
-        json!({"note":"eyJa.eyJb.c"}),
-        json!({"note":"$argon2id$v=19"}),
-        json!({"note":"BEARER abc"}),
-        json!({"refresh-token":"x"}),
-        json!({"a":[{"b":{"session_token":"x"}}]}),
-    ];
-    for v in samples {
-        let bytes = serde_json::to_vec(&v).unwrap();
-        let mut redacted = v.clone();
-        redact_value(&mut redacted);
-        if redacted != v {
-            assert!(needs_redaction(&bytes), "{v}");
-        }
-        let out = redact_json(&bytes).unwrap();
-        assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), redacted);
-    }
-    let clean = br#"{"object":"list","data":[{"name":"Caf\u00e9"}]}"#;
-    assert!(
-        needs_redaction(clean),
-        "unicode escapes take the careful path"
-    );
-    let plain = br#"{"object":"list","data":[{"name":"Grocers","tokens":5}]}"#;
-    assert!(!needs_redaction(plain));
-    assert!(matches!(redact_json(plain), Some(Cow::Borrowed(_))));
-    // Every secret name is found by some needle.
-    for name in SECRET_NAMES {
-        assert!(needs_redaction(name.as_bytes()), "{name}");
-    }
-}
-
-#[test]
-fn words_and_public_identifiers_are_not_secrets() {
-    for s in [
-        "Bearer of good news: 2-for-1",
-        "Bearer bonds, bearer shares.",
-        "sgn_test_VECFOkBoPCcq3rfr",
-        "key prefix sgn_live_ABCdef1234567890 shown",
-        "Our secret: fresh bread",
-        "secret_last_four: 9f2a",
-        "passwords must be long",
-        "The api is fast",
-    ] {
-        assert_eq!(redact_str(s), s, "{s}");
-    }
-}
-
-#[test]
-fn secrets_in_free_text_are_caught() {
-    let cases = [
-        ("login password=hunter2 ok", "login password=[REDACTED] ok"),
-        ("Password: hunter2", "Password: [REDACTED]"),
-        ("db?user=a&pwd=s3cr3t&x=1", "db?user=a&pwd=[REDACTED]&x=1"),
-        ("api_key=abc123;", "api_key=[REDACTED];"),
-        ("client_secret:xyz", "client_secret:[REDACTED]"),
-        (
-            "Authorization: Bearer Zx81pQ0rT5u",
-            "Authorization: [REDACTED]",
-        ),
-        (
-            "key sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9x here",
-            "key [REDACTED] here",
-        ),
-    ];
-    for (input, expected) in cases {
-        assert_eq!(redact_str(input), expected, "{input}");
-        let bytes = serde_json::to_vec(&json!({ "note": input })).unwrap();
-        assert!(needs_redaction(&bytes), "{input}");
-    }
-}
-
-#[test]
-fn ordinary_text_is_untouched() {
-    for s in [
-        "Spring sale: 20% off",
-        "eyJ is not a token",
-        "Send `Authorization: Bearer <key>`",
-        "Café ünïcode — sgn_",
-        "bearer",
-    ] {
-        assert!(matches!(redact_str(s), Cow::Borrowed(_)), "{s}");
-    }
-    assert_eq!(
-        redact_str("Grüße Bearer x1y2z3w4 ünd"),
-        "Grüße [REDACTED] ünd"
-    );
-}
-
-/// A key of our format (fixture-shaped, not a live credential).
-const KEY: &str = "sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9xxptbfgNOxP5rqItR2hoMjFvg2yaUNr";
-const JWT: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXg";
-
-fn b64(s: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(s)
-}
-
-fn b64url(s: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
-}
-
-fn percent_all(s: &str) -> String {
-    s.bytes().map(|b| format!("%{b:02X}")).collect()
-}
-
-fn fullwidth(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '!'..='~' => char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap(),
-            c => c,
-        })
-        .collect()
-}
-
-/// Every disguise of a secret the redactor must see through: (label, input, expected output).
-/// Whatever the disguise, the whole secret goes and the text around it stays.
-fn disguised() -> Vec<(&'static str, String, String)> {
-    let (kid_end, _) = KEY.match_indices('_').nth(2).unwrap();
-    let w = |s: &str| format!("see {s} now");
-    let gone = || "see [REDACTED] now".to_string();
-    let jwt_parts: Vec<&str> = JWT.split('.').collect();
-    vec![
-        ("plain key", w(KEY), gone()),
-        (
-            "U+200B after the prefix",
-            w(&KEY.replacen("sgn_test_", "sgn_test_\u{200B}", 1)),
-            gone(),
-        ),
-        (
-            "U+200B inside the secret, tail included",
-            w(&format!(
-                "{}\u{200B}{}",
-                &KEY[..kid_end + 8],
-                &KEY[kid_end + 8..]
-            )),
-            gone(),
-        ),
-        (
-            "bidi override inside",
-            w(&format!("{}\u{202E}{}", &KEY[..20], &KEY[20..])),
-            gone(),
-        ),
-        ("uppercase key", w(&KEY.to_uppercase()), gone()),
-        (
-            "uppercase prefix",
-            w(&KEY.replace("sgn_test_", "SGN_TEST_")),
-            gone(),
-        ),
-        (
-            "fullwidth underscores",
-            w(&KEY.replace('_', "\u{FF3F}")),
-            gone(),
-        ),
-        ("fullwidth everything", w(&fullwidth(KEY)), gone()),
-        (
-            "percent-encoded underscore",
-            w(&KEY.replace('_', "%5F")),
-            gone(),
-        ),
-        ("percent-encoded whole", w(&percent_all(KEY)), gone()),
-        ("base64 key", w(&b64(KEY)), gone()),
-        ("base64url key", w(&b64url(KEY)), gone()),
-        (
-            "base64 of a sentence with the key",
-            w(&b64(&format!("key: {KEY}"))),
-            gone(),
-        ),
-        ("webhook secret", w("whsec_c2VjcmV0LWJ5dGVz"), gone()),
-        ("uppercase WHSEC_", w("WHSEC_c2VjcmV0LWJ5dGVz"), gone()),
-        (
-            "base64 webhook secret",
-            w(&b64("whsec_c2VjcmV0LWJ5dGVz")),
-            gone(),
-        ),
-        ("JWT", w(JWT), gone()),
-        (
-            "JWT with U+200B at the dots",
-            w(&jwt_parts.join("\u{200B}.\u{200B}")),
-            gone(),
-        ),
-        (
-            "JWT with U+2024 at the dots",
-            w(&jwt_parts.join("\u{2024}")),
-            gone(),
-        ),
-        (
-            "JWT with fullwidth dots",
-            w(&jwt_parts.join("\u{FF0E}")),
-            gone(),
-        ),
-        (
-            "argon2 hash",
-            w("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"),
-            gone(),
-        ),
-        ("bearer", w("Bearer Zx81pQ0rT5u"), gone()),
-        (
-            "the issue's headline",
-            "Free Wi-Fi in store - password: Grocer2026".into(),
-            "Free Wi-Fi in store - password: [REDACTED]".into(),
-        ),
-        (
-            "zero-width inside a password",
-            "password: Gro\u{200B}cer2026!".into(),
-            "password: [REDACTED]".into(),
-        ),
-        (
-            "password = x",
-            "password = hunter2 ok".into(),
-            "password = [REDACTED] ok".into(),
-        ),
-        (
-            "Password: x",
-            "Password: hunter2".into(),
-            "Password: [REDACTED]".into(),
-        ),
-        (
-            "JSON inside text",
-            r#"cfg {"password":"hunter two"} end"#.into(),
-            r#"cfg {"password":"[REDACTED]"} end"#.into(),
-        ),
-        (
-            "JSON with spaces inside text",
-            r#"{"user": "a", "password": "x y"}"#.into(),
-            r#"{"user": "a", "password": "[REDACTED]"}"#.into(),
-        ),
-        (
-            "escaped JSON inside text",
-            r#"{\"api_key\":\"abc123\"}"#.into(),
-            r#"{\"api_key\":\"[REDACTED]\"}"#.into(),
-        ),
-        (
-            "pass=",
-            "ftp login pass=s3cret!".into(),
-            "ftp login pass=[REDACTED]".into(),
-        ),
-        (
-            "token=",
-            "https://x.test/?token=abc123&x=1".into(),
-            "https://x.test/?token=[REDACTED]&x=1".into(),
-        ),
-        (
-            "pwd=",
-            "db?user=a&pwd=s3cr3t&x=1".into(),
-            "db?user=a&pwd=[REDACTED]&x=1".into(),
-        ),
-        (
-            "api_key=",
-            "api_key=abc123;".into(),
-            "api_key=[REDACTED];".into(),
-        ),
-        (
-            "client_secret:",
-            "client_secret:xyz".into(),
-            "client_secret:[REDACTED]".into(),
-        ),
-        (
-            "fullwidth password word",
-            "ｐａｓｓｗｏｒｄ： hunter2".into(),
-            "ｐａｓｓｗｏｒｄ： [REDACTED]".into(),
-        ),
-        (
-            "Authorization: Basic",
-            format!("Authorization: Basic {}", b64("admin:Grocer2026")),
-            "Authorization: Basic [REDACTED]".into(),
-        ),
-        (
-            "Authorization: Bearer",
-            "Authorization: Bearer Zx81pQ0rT5u".into(),
-            "Authorization: [REDACTED]".into(),
-        ),
-    ]
-}
-
-#[test]
-fn every_disguise_of_a_secret_is_redacted_whole() {
-    for (label, input, expected) in disguised() {
-        assert_eq!(redact_str(&input), expected, "{label}: {input:?}");
-        assert!(holds_secret(&input), "{label}");
-        // A REST body holding it never takes the fast path.
-        let body = serde_json::to_vec(&json!({ "note": input })).unwrap();
-        assert!(needs_redaction(&body), "{label}");
-        let out = redact_json(&body).unwrap();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["note"], expected, "{label}");
-    }
-}
-
-#[test]
-fn look_alikes_stay_readable() {
-    for s in [
-        "Bearer of good news: 2-for-1",
-        "Bearer bonds, bearer shares.",
-        "sgn_test_VECFOkBoPCcq3rfr",
-        "SGN_TEST_VECFOKBOPCCQ3RFR",
-        "key prefix sgn_live_ABCdef1234567890 shown",
-        "ad_0mhh4zb1k0000000000a1",
-        "key_0mhh4zb1k0000000000a1 and cli_0mhh4zb1k0000000000a1",
-        "dev_0mhh4zb1k0000000000a1,promo_0mhh4zb1k0000000000a1",
-        "Brand tokens: primary #112233, radius 8",
-        "Token packs from 500 tokens; token pack: Starter",
-        "token: thanks for scanning",
-        "Day pass: 5 EUR",
-        "Compass: north",
-        "Our secret: fresh bread",
-        "secret_last_four: 9f2a",
-        "Basic plan: 3 screens",
-        "passwords must be long",
-        "The api is fast",
-        "Spring sale: 20% off, 100%25 sure",
-        "https://example.com/spring?utm_source=qr&utm_campaign=spring_2026",
-        "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-        "Café ünïcode — ＳＡＬＥ ５０％",
-        "Free Wi-Fi in store",
-        "Send `Authorization: Bearer <key>`",
-    ] {
-        assert_eq!(redact_str(s), s, "{s}");
-        assert!(!holds_secret(s), "{s}");
-    }
-}
-
-#[test]
-fn the_marker_is_found_in_any_case_or_width() {
-    for s in [
-        "[REDACTED]",
-        "password: [redacted]",
-        "x ［REDACTED］ y",
-        "[RE\u{200B}DACTED]",
-    ] {
-        assert!(contains_marker(s), "{s}");
-    }
-    for s in ["REDACTED", "[REDACT]", "redacted text"] {
-        assert!(!contains_marker(s), "{s}");
-    }
-    let v = json!({"changes": {"name": "x", "headline": "password: [REDACTED]"}});
-    assert_eq!(marker_path(&v, "").as_deref(), Some("changes.headline"));
-    assert_eq!(marker_path(&json!({"a": ["b", 1]}), ""), None);
-}
-
-#[test]
 fn odd_text_never_breaks_the_redactor() {
     let long = "é".repeat(300);
     for s in [
@@ -456,4 +106,206 @@ fn odd_text_never_breaks_the_redactor() {
         redact_str(&format!("password=\"{long}\" end")),
         "password=\"[REDACTED]\" end"
     );
+}
+
+/// Every form of the marker issue 30 lists, and more: each is the marker once read.
+const MARKER_FORMS: &[&str] = &[
+    "[REDACTED]",
+    "[redacted]",
+    "%5BREDACTED%5D",
+    "%5bREDACTED%5d",
+    "%255BREDACTED%255D",
+    "[ REDACTED ]",
+    "[  R E D A C T E D  ]",
+    "[RE-DACTED]",
+    "[REDACTED",
+    "\u{FF3B}REDACTED\u{FF3D}",
+    "\u{FF3B}\u{FF32}\u{FF25}\u{FF24}\u{FF21}\u{FF23}\u{FF34}\u{FF25}\u{FF24}\u{FF3D}",
+    "[R\u{0415}DACTED]",
+    "[REDA\u{0421}TED]",
+    "[R\u{0415}D\u{0410}\u{0421}\u{0422}\u{0415}D]",
+    "[RED\u{0391}CTED]",
+    "[RE\u{200B}DACTED]",
+    "&#91;REDACTED&#93;",
+    "&#x5B;REDACTED&#x5D;",
+    "&lsqb;REDACTED&rsqb;",
+    "&lbrack;REDACTED&rbrack;",
+    "&amp;#91;REDACTED&amp;#93;",
+    "\\u005BREDACTED\\u005D",
+    "\\[REDACTED\\]",
+    "[&#82;EDACTED]",
+    "\u{27E6}REDACTED\u{27E7}",
+    "\u{3010}REDACTED\u{3011}",
+];
+
+#[test]
+fn the_marker_is_recognised_in_every_form() {
+    for form in MARKER_FORMS {
+        for text in [
+            form.to_string(),
+            format!("https://h.example/x?token={form}&v=2"),
+        ] {
+            assert!(marker::bracketed(&text), "{text}");
+            assert!(marker::anywhere(&text), "{text}");
+        }
+    }
+    // Without brackets, only where the stored value held a secret.
+    for form in [
+        "REDACTED",
+        "redacted",
+        "R.E.D.A.C.T.E.D",
+        "REDACTED]",
+        "%52EDACTED",
+    ] {
+        assert!(!marker::bracketed(form), "{form}");
+        assert!(marker::anywhere(form), "{form}");
+    }
+    for text in [
+        "REDACT",
+        "[REDACT]",
+        "redaction",
+        "Shared acted",
+        "[Redacted edition] sale",
+        "Redacted edition: the director's cut",
+        "[NEW] Summer menu",
+        "100% sure",
+    ] {
+        assert!(!marker::bracketed(text), "{text}");
+    }
+    assert!(!marker::anywhere("Shared acted") && !marker::anywhere("redaction"));
+    let v = json!({"changes": {"name": "x", "headline": "password: %5BREDACTED%5D"}});
+    assert_eq!(
+        marker::bracketed_path(&v, "").as_deref(),
+        Some("changes.headline")
+    );
+    assert_eq!(marker::bracketed_path(&json!({"a": ["b", 1]}), ""), None);
+}
+
+#[test]
+fn the_bare_word_is_refused_only_where_a_secret_was() {
+    let current = json!({"url": "https://h.example/in?token=abc123XYZsecret", "description": "Orders feed",
+        "password": "x", "tags": ["a", "pwd=hunter2"]});
+    let changes = |v: Value| v.as_object().unwrap().clone();
+    let refused = |c: Value| marker::restores_secret(&changes(c), &current, "changes");
+    assert_eq!(
+        refused(json!({"url": "https://h.example/in?token=REDACTED"})).as_deref(),
+        Some("changes.url")
+    );
+    assert_eq!(
+        refused(json!({"url": "https://h.example/in?token=%5BREDACTED"})).as_deref(),
+        Some("changes.url")
+    );
+    assert_eq!(
+        refused(json!({"password": "redacted"})).as_deref(),
+        Some("changes.password")
+    );
+    assert_eq!(
+        refused(json!({"tags": ["a", "pwd=R E D A C T E D"]})).as_deref(),
+        Some("changes.tags[1]")
+    );
+    // A field that held no secret may say "redacted"; a new URL is a new URL.
+    assert_eq!(refused(json!({"description": "Redacted edition"})), None);
+    assert_eq!(
+        refused(json!({"url": "https://h.example/in?token=new-token-1"})),
+        None
+    );
+}
+
+/// A company answer as the route's type declares it.
+fn company_shape() -> Shape {
+    Shape::of_schema(&json!({"type": "object", "properties": {
+        "object": {"const": "list"},
+        "data": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string", "pattern": "^cmp_"},
+            "object": {"const": "company"},
+            "name": {"type": "string"},
+            "plan_id": {"type": "string"},
+            "extra": {"type": "object"},
+            "created_at": {"type": "string", "format": "date-time"}}}},
+        "has_more": {"type": "boolean"},
+        "next_cursor": {"type": ["string", "null"]}}}))
+}
+
+#[test]
+fn a_typed_answer_is_scanned_where_it_holds_text() {
+    let shape = company_shape();
+    let clean = br#"{"object":"list","data":[{"id":"cmp_0mhh4zb1k0000000000a1","object":"company","name":"Northwind \"Grocers\"","plan_id":"plan_growth","created_at":"2025-01-02T03:04:05Z"}],"has_more":false,"next_cursor":null}"#;
+    let r = redact_json_as(clean, &shape).unwrap();
+    assert!(matches!(r.json, Cow::Borrowed(_)) && r.fields.is_empty());
+
+    // Secrets in text are replaced in place; every other byte stays as it was.
+    let dirty = format!(
+        r#"{{"object":"list","data":[{{"id":"cmp_1","object":"company","name":"Wi-Fi password: Grocer2026","plan_id":"plan_x","created_at":"2025-01-02T03:04:05Z"}},{{"id":"cmp_2","object":"company","name":"key {KEY}","plan_id":"plan_x","created_at":"2025-01-02T03:04:05Z"}}],"has_more":false,"next_cursor":null}}"#,
+        KEY = super::corpus::KEY
+    );
+    let r = redact_json_as(dirty.as_bytes(), &shape).unwrap();
+    assert_eq!(
+        String::from_utf8(r.json.into_owned()).unwrap(),
+        dirty
+            .replace("Grocer2026", REDACTED)
+            .replace(super::corpus::KEY, REDACTED)
+    );
+    assert_eq!(r.fields, ["data[0].name", "data[1].name"]);
+}
+
+#[test]
+fn a_declaration_holds_only_for_values_of_its_shape() {
+    let shape = company_shape();
+    // An "id", an "instant" or an enum value holding text is scanned like text.
+    let body = br#"{"object":"password=hunter2","data":[{"id":"sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9xxptbfgNOxP5rqItR2hoMjFvg2yaUNr","object":"company","name":"n","plan_id":"pwd=x1!","created_at":"password is hunter2"}],"has_more":"token=abc1&","next_cursor":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXg"}"#;
+    let r = redact_json_as(body, &shape).unwrap();
+    let v: Value = serde_json::from_slice(&r.json).unwrap();
+    assert_eq!(v["object"], "password=[REDACTED]");
+    assert_eq!(v["data"][0]["id"], REDACTED);
+    assert_eq!(v["data"][0]["plan_id"], "pwd=[REDACTED]");
+    assert_eq!(v["data"][0]["created_at"], "password is [REDACTED]");
+    assert_eq!(v["has_more"], "token=[REDACTED]&");
+    assert_eq!(v["next_cursor"], REDACTED);
+}
+
+/// A whole-document scan saw `"pwd":"hunter2"` in the text of an answer; the type now says what
+/// the name of an undeclared member means: a name that announces a secret hides its value.
+#[test]
+fn a_key_next_to_its_value_is_redacted_by_declaration() {
+    let shape = company_shape();
+    let body = br#"{"object":"list","data":[{"id":"cmp_1","object":"company","name":"n","extra":{"wifi_password":"Grocer2026","pwd":"hunter2","pass":true,"token":"tok_1","api-key":{"v":1},"note":"fine","nested":{"client_secret":null}},"surprise":"Bearer Zx81pQ0rT5u"}],"has_more":false,"next_cursor":null}"#;
+    let r = redact_json_as(body, &shape).unwrap();
+    let v: Value = serde_json::from_slice(&r.json).unwrap();
+    let extra = &v["data"][0]["extra"];
+    assert_eq!(extra["wifi_password"], REDACTED);
+    assert_eq!(extra["pwd"], REDACTED);
+    assert_eq!(extra["token"], REDACTED);
+    assert_eq!(extra["api-key"], REDACTED);
+    assert_eq!(extra["pass"], true, "a flag is not a password");
+    assert_eq!(extra["note"], "fine");
+    assert_eq!(extra["nested"]["client_secret"], Value::Null);
+    assert_eq!(v["data"][0]["surprise"], REDACTED);
+    assert_eq!(
+        r.fields,
+        [
+            "data[0].extra.wifi_password",
+            "data[0].extra.pwd",
+            "data[0].extra.token",
+            "data[0].extra.api-key",
+            "data[0].surprise"
+        ]
+    );
+    // The tree redactor agrees, and reports the same fields.
+    let mut tree: Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(redact_value_fields(&mut tree), r.fields);
+    assert_eq!(tree, v);
+}
+
+#[test]
+fn the_typed_and_the_tree_redactor_agree_on_the_corpus() {
+    for (label, text, _) in super::corpus::secret_forms() {
+        let doc = json!({"a": [{"note": text, "n": 1}], "api_key": "k", "b": null});
+        let bytes = serde_json::to_vec(&doc).unwrap();
+        let walked: Value =
+            serde_json::from_slice(&redact_json_as(&bytes, &Shape::Any).unwrap().json).unwrap();
+        let mut tree = doc.clone();
+        redact_value(&mut tree);
+        assert_eq!(walked, tree, "{label}");
+    }
+    assert!(redact_json(b"{\"a\":").is_none() && redact_json(b"[1] x").is_none());
 }

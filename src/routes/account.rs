@@ -198,7 +198,7 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let token = ctx
         .app
         .jwt
-        .issue(&user_id, now)
+        .issue(&user_id)
         .map_err(|e| ApiError::Internal(format!("signing login token: {e}")))?;
     Ok(Response::ok(&LoginToken {
         access_token: token,

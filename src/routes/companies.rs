@@ -2,6 +2,7 @@
 
 use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
+use crate::http::response::PageWriter;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{CompanyId, Kind};
@@ -12,6 +13,9 @@ use serde_json::{json, Value};
 
 const READ: Action = Action::Use(Area::Companies, Level::Read);
 const WRITE: Action = Action::Use(Area::Companies, Level::Write);
+/// Who may redirect a QR code (issue 31 item 5): the allow-list of landing domains decides where
+/// the sandbox's public short links send people, so changing it is an `admin` act, not a write.
+const SET_LANDING_DOMAINS: Action = Action::Admin;
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -39,10 +43,10 @@ pub fn routes() -> Vec<Route> {
             .summary("Get one company.")
             .describe("One company by id. A company outside the credential's reach is 404, exactly like a missing id.")
             .ok("Company"),
-        Route::patch("/companies/{id}", "updateCompany", WRITE, update)
+        Route::patch("/companies/{id}", "updateCompany", SET_LANDING_DOMAINS, update)
             .tag("companies")
             .summary("Set a company's allowed landing domains (where its promotions and QR codes may send people).")
-            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). An empty list allows any http(s) URL. At most 20 lower-case domains. Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`).")
+            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). Needs the `admin` scope: the list decides where the public short links `/q/{code}` send people. An empty list allows any public http(s) host. At most 20 lower-case domains; a loopback, private, link-local or otherwise non-public address, `localhost` or a name under `.localhost` or `.local` is refused (422 `domain_not_public`). Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`, or `landing_host_not_public` for a host that is not public whatever the list).")
             .body("CompanyUpdate")
             .ok("Company"),
         Route::get(
@@ -156,60 +160,162 @@ pub struct Company {
 }
 
 impl Company {
-    /// Reads a row of [`COMPANY_COLUMNS`] by column name.
-    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Company> {
+    /// Reads a row of [`COMPANY_COLUMNS`] by column position.
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Company> {
         Ok(Company {
-            id: r.get("id")?,
+            id: r.get(0)?,
             object: "company",
-            account_id: r.get("account_id")?,
-            name: r.get("name")?,
-            slug: r.get("slug")?,
-            industry: r.get("industry")?,
-            country: r.get("country")?,
-            timezone: r.get("timezone")?,
-            plan_id: r.get("plan_id")?,
+            account_id: r.get(1)?,
+            name: r.get(2)?,
+            slug: r.get(3)?,
+            industry: r.get(4)?,
+            country: r.get(5)?,
+            timezone: r.get(6)?,
+            plan_id: r.get(7)?,
             allowed_landing_domains: super::landing_domains::parse(
-                r.get::<Option<String>>("allowed_landing_domains")?
-                    .as_deref(),
+                r.get::<_, Option<String>>(8)?.as_deref(),
             ),
-            created_at: Time(r.get("created_at")?),
-            updated_at: Time(r.get("updated_at")?),
+            created_at: Time(r.get(9)?),
+            updated_at: Time(r.get(10)?),
         })
     }
-}
 
-impl crate::http::response::Listed for Company {
-    fn list_key(&self) -> &str {
-        &self.id
+    /// The company's JSON, byte for byte its `Serialize` (a test holds the two equal); list pages
+    /// keep it per generation of the credentials' rows, which `companies` is one of.
+    fn render(&self) -> Vec<u8> {
+        use crate::http::json_write as w;
+        let mut out = Vec::with_capacity(384);
+        out.push(b'{');
+        w::key(&mut out, "id");
+        w::plain(&mut out, &self.id);
+        out.push(b',');
+        w::key(&mut out, "object");
+        w::plain(&mut out, self.object);
+        out.push(b',');
+        w::key(&mut out, "account_id");
+        w::plain(&mut out, &self.account_id);
+        for (name, value) in [
+            ("name", &self.name),
+            ("slug", &self.slug),
+            ("industry", &self.industry),
+            ("country", &self.country),
+            ("timezone", &self.timezone),
+        ] {
+            out.push(b',');
+            w::key(&mut out, name);
+            w::text(&mut out, value);
+        }
+        out.push(b',');
+        w::key(&mut out, "plan_id");
+        w::plain(&mut out, &self.plan_id);
+        out.push(b',');
+        w::key(&mut out, "allowed_landing_domains");
+        out.push(b'[');
+        for (i, d) in self.allowed_landing_domains.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            w::text(&mut out, d);
+        }
+        out.push(b']');
+        out.push(b',');
+        w::key(&mut out, "created_at");
+        w::time(&mut out, self.created_at.0);
+        out.push(b',');
+        w::key(&mut out, "updated_at");
+        w::time(&mut out, self.updated_at.0);
+        out.push(b'}');
+        out
     }
 }
 
-/// `?, ?, ?` for an IN list of `n` values starting at parameter `first`.
-pub fn placeholders(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// A company's JSON as list pages keep it ([`crate::routes::rendered`]).
+pub struct CompanyJson(Box<[u8]>);
+
+fn load_company(conn: &Connection, id: &str) -> Result<Option<Company>, ApiError> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"
+        ))?
+        .query_row([id], Company::from_row)
+        .optional()?)
+}
+
+/// The page's ids, by the index that fits the credential: an account-wide one reads its account's
+/// companies by `(account_id, id)`, a company-scoped one its company by id. Only `q` reads the
+/// rows themselves.
+fn page_ids(
+    conn: &Connection,
+    principal: &crate::auth::Principal,
+    page: &crate::http::ctx::PageRequest,
+    like: Option<&rusqlite::types::Value>,
+) -> Result<Vec<String>, ApiError> {
+    let owner = match &principal.company_scope {
+        None => principal.account_id.as_str(),
+        Some(company) => company.as_str(),
+    };
+    let sql = page_ids_sql(principal.company_scope.is_some(), like.is_some());
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let null = rusqlite::types::Value::Null;
+    let ids = stmt
+        .query_map(
+            rusqlite::params![
+                owner,
+                page.bound(),
+                page.fetch(),
+                like.unwrap_or(&null),
+                principal.account_id
+            ],
+            |r| r.get(0),
+        )?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(ids)
+}
+
+/// The query of [`page_ids`]: `?1` the account (or, company-scoped, the company), `?2` the keyset
+/// bound, `?3` the rows to fetch, `?4` the `q` pattern, `?5` the account.
+pub fn page_ids_sql(company_scoped: bool, search: bool) -> String {
+    let owner = if company_scoped {
+        "id = ?1"
+    } else {
+        "account_id = ?1"
+    };
+    let search = if search {
+        " AND name LIKE ?4 ESCAPE '\\'"
+    } else {
+        ""
+    };
+    format!(
+        "SELECT id FROM companies WHERE {owner} AND account_id = ?5 AND id < ?2{search}
+         ORDER BY id DESC LIMIT ?3"
+    )
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
-    let companies = ctx.principal()?.visible_companies.clone();
-    let like = super::search::pattern(ctx)?.unwrap_or(rusqlite::types::Value::Null);
-    let sql = format!(
-        "SELECT {COMPANY_COLUMNS} FROM companies WHERE id IN ({}) AND id < ?1
-           AND (?3 IS NULL OR name LIKE ?3 ESCAPE '\\') ORDER BY id DESC LIMIT ?2",
-        placeholders(4, companies.len())
-    );
+    let like = super::search::pattern(ctx)?;
+    let generations = ctx.app.db.generations()?;
+    let stamp = (generations.credentials, generations.restores);
+    let principal = ctx.principal()?;
     let conn = ctx.app.db.conn()?;
-    let bound = page.bound().to_string();
-    let fetch = page.fetch();
-    let mut args: Vec<&dyn rusqlite::ToSql> = vec![&bound, &fetch, &like];
-    for c in &companies {
-        args.push(c);
+    let ids = page_ids(&conn, principal, &page, like.as_ref())?;
+    let limit = (page.limit as usize).min(ids.len());
+    let cache = ctx
+        .app
+        .extensions
+        .get::<std::sync::Arc<super::rendered::Rendered<CompanyJson>>>()
+        .ok_or_else(|| ApiError::Internal("the companies' rendered rows are not set up".into()))?;
+    let rows = super::rendered::rows(cache, &ids[..limit], stamp, |id| {
+        let company = load_company(&conn, id)?
+            .ok_or_else(|| ApiError::Internal(format!("company {id} vanished within a read")))?;
+        Ok::<_, ApiError>(CompanyJson(company.render().into_boxed_slice()))
+    })?;
+    let mut out = PageWriter::with_capacity(rows.iter().map(|r| r.0.len() + 1).sum());
+    for row in &rows {
+        out.row().extend_from_slice(&row.0);
     }
-    let rows = crud::query_all(&conn, &sql, args.as_slice(), Company::from_row)?;
-    Ok(Response::page(rows, &page))
+    let last = ids[..limit].last().map(String::as_str);
+    Ok(Response::page_written(out.finish(ids.len() > limit, last)))
 }
 
 /// The company in the path, visible to the caller; a malformed or invisible id is 404.
@@ -226,7 +332,7 @@ fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &conn,
         &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
         &id,
-        Company::from_row,
+        |r| Company::from_row(r.row()),
     )?;
     Ok(Response::ok(&company))
 }
@@ -249,11 +355,18 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         );
     }
     for (i, d) in input.allowed_landing_domains.iter().enumerate() {
+        let field = format!("/allowed_landing_domains/{i}");
         if !super::landing_domains::is_domain(d) {
             errors.push(
-                &format!("/allowed_landing_domains/{i}"),
+                &field,
                 "invalid_domain",
                 "Must be a lower-case domain name such as `shop.example` (no scheme, port or path).",
+            );
+        } else if !super::landing_domains::is_public_host(d) {
+            errors.push(
+                &field,
+                "domain_not_public",
+                super::landing_domains::NOT_PUBLIC,
             );
         }
     }
@@ -272,7 +385,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             tx,
             &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
             &id,
-            Company::from_row,
+            |r| Company::from_row(r.row()),
         )?;
         Ok(Response::ok(&company))
     })
@@ -499,4 +612,40 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         crud::record(tx, &id, "branding.updated", "branding", &id, &branding)?;
         Ok(Response::ok(&branding).with_etag(branding.version))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rendered_company_is_its_serialized_json() {
+        for (text, domains, t) in [
+            ("Northwind", vec![], 1_700_000_000),
+            (
+                "Café \"Ü\" \\ 北京\n\u{1}",
+                vec!["a.example".to_string(), "b\"c".to_string()],
+                -62_167_219_201,
+            ),
+        ] {
+            let c = Company {
+                id: "cmp_0m5d4ruo5fepbn59k9ts".into(),
+                object: "company",
+                account_id: "acct_0m5d4ruo0fb72isqzrb5".into(),
+                name: text.into(),
+                slug: text.into(),
+                industry: text.into(),
+                country: "NL".into(),
+                timezone: text.into(),
+                plan_id: "plan_0m5d4ruo3lgv7fuynar1".into(),
+                allowed_landing_domains: domains,
+                created_at: Time(t),
+                updated_at: Time(253_402_300_800),
+            };
+            assert_eq!(
+                String::from_utf8(c.render()).unwrap(),
+                serde_json::to_string(&c).unwrap()
+            );
+        }
+    }
 }

@@ -14,30 +14,14 @@ use serde::{Serialize, Serializer};
 pub struct Time(pub i64);
 
 impl Serialize for Time {
-    /// The text of [`crate::time::rfc3339`], written digit by digit on the stack: a list page has
-    /// three times per row, and `format!` was a tenth of its cost.
+    /// The text of [`crate::time::rfc3339`], written on the stack ([`crate::time::rfc3339_bytes`]).
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (days, secs) = (self.0.div_euclid(86_400), self.0.rem_euclid(86_400));
-        let (y, m, d) = crate::time::civil_from_days(days);
-        if !(0..=9999).contains(&y) {
-            return s.serialize_str(&crate::time::rfc3339(self.0));
-        }
-        let mut buf = *b"0000-00-00T00:00:00Z";
-        let mut put = |at: usize, width: usize, mut n: u64| {
-            for slot in buf[at..at + width].iter_mut().rev() {
-                *slot = b'0' + (n % 10) as u8;
-                n /= 10;
-            }
-        };
-        put(0, 4, y as u64);
-        put(5, 2, u64::from(m));
-        put(8, 2, u64::from(d));
-        put(11, 2, (secs / 3600) as u64);
-        put(14, 2, (secs % 3600 / 60) as u64);
-        put(17, 2, (secs % 60) as u64);
-        match std::str::from_utf8(&buf) {
-            Ok(text) => s.serialize_str(text),
-            Err(_) => s.serialize_str(&crate::time::rfc3339(self.0)),
+        match crate::time::rfc3339_bytes(self.0)
+            .as_ref()
+            .and_then(|b| std::str::from_utf8(b).ok())
+        {
+            Some(text) => s.serialize_str(text),
+            None => s.serialize_str(&crate::time::rfc3339(self.0)),
         }
     }
 }
@@ -205,6 +189,11 @@ impl<'a, 'r> Named<'a, 'r> {
         }
     }
 
+    /// The row itself, for a reader that takes its columns by position.
+    pub fn row(&self) -> &'a Row<'r> {
+        self.row
+    }
+
     /// The value of column `name` (exactly as the `SELECT` names it, `AS` alias included).
     pub fn get<T: rusqlite::types::FromSql>(&self, name: &str) -> rusqlite::Result<T> {
         let n = self.columns.len();
@@ -245,6 +234,20 @@ impl<'a, 'r> Named<'a, 'r> {
         }
         Err(rusqlite::Error::InvalidColumnName(name.to_string()))
     }
+}
+
+/// The text of column `i` if it is one of `words`, borrowed from the list (no allocation), else an
+/// owned copy: for columns whose values a `CHECK` keeps to a fixed list.
+pub fn word_at(
+    row: &Row<'_>,
+    i: usize,
+    words: &'static [&'static str],
+) -> rusqlite::Result<std::borrow::Cow<'static, str>> {
+    let text = row.get_ref(i)?.as_str().map_err(rusqlite::Error::from)?;
+    Ok(match words.iter().find(|w| **w == text) {
+        Some(w) => std::borrow::Cow::Borrowed(w),
+        None => std::borrow::Cow::Owned(text.to_string()),
+    })
 }
 
 /// Every row of `sql` with `params`, each read by name through `map`.

@@ -2,7 +2,12 @@
 //! a bound, any write key gets a public redirect from the sandbox's own address (`/q/{code}`) to
 //! a page of its choosing. A company's `allowed_landing_domains` (the fixtures set each company's
 //! website domain) bound `landing_url` and QR `target_url`: the URL's host must equal one of them
-//! or end with `.` and one of them. An empty list (or none) allows any http(s) URL.
+//! or end with `.` and one of them. An empty list (or none) allows any public http(s) host.
+//!
+//! Who may redirect a QR code (issue 31 item 5): only an `admin` key changes the list, and neither
+//! the list nor a landing URL may name a host that is not public ([`is_public_host`]): the
+//! sandbox's short links must not send a phone to the scanner's own machine, its network, or a
+//! cloud metadata address.
 
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
@@ -48,12 +53,92 @@ pub fn allows(domains: &[String], host: &str) -> bool {
         })
 }
 
-/// Adds a `landing_domain_not_allowed` error at `field` when `url`'s host is outside `domains`.
+/// Why a host that is not public is refused, as the 422 says it.
+pub const NOT_PUBLIC: &str = "A loopback, private, link-local or otherwise non-public address (or a name of one, such as `localhost` or a name under `.localhost` or `.local`) cannot be where a public QR code sends people.";
+
+/// True when `host` (lower-case, as [`host_of`] gives it) may be where a public short link sends
+/// people: not empty, not an IPv6 literal (the sandbox's URLs take none, so any is a bracket
+/// trick), not `localhost`, a name under `.localhost` or `.local`, and not an IPv4 address in a
+/// range that is not public (this network, private, shared, loopback, link-local, benchmarking,
+/// the IETF's, multicast, reserved, broadcast). A host whose last label is a number is an IPv4
+/// address to a browser (WHATWG URL: `2130706433` and `0x7f.1` are `127.0.0.1`): it is read so,
+/// and one that does not read as an address is refused.
+pub fn is_public_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.');
+    if host.is_empty() || host.contains(['[', ']', ':', '%']) {
+        return false;
+    }
+    if host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local") {
+        return false;
+    }
+    let last = host.rsplit('.').next().unwrap_or("");
+    let numeric = !last.is_empty()
+        && (last.bytes().all(|b| b.is_ascii_digit())
+            || last
+                .strip_prefix("0x")
+                .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())));
+    if !numeric {
+        return true;
+    }
+    ipv4_of(host).is_some_and(|ip| {
+        let [a, b, c, _] = ip.octets();
+        !(ip.is_unspecified()
+            || a == 0
+            || ip.is_private()
+            || (a == 100 && (64..128).contains(&b))
+            || ip.is_loopback()
+            || ip.is_link_local()
+            || (a == 192 && b == 0 && c == 0)
+            || (a == 198 && (18..20).contains(&b))
+            || ip.is_multicast()
+            || a >= 240)
+    })
+}
+
+/// The address of a host written the WHATWG way: one to four dot-separated numbers (decimal, `0x`
+/// hex, or `0`-led octal), the last one filling the remaining bytes.
+fn ipv4_of(host: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut numbers = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let n = if let Some(hex) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+            if hex.is_empty() {
+                0
+            } else {
+                u64::from_str_radix(hex, 16).ok()?
+            }
+        } else if p.len() > 1 && p.starts_with('0') {
+            u64::from_str_radix(&p[1..], 8).ok()?
+        } else {
+            p.parse::<u64>().ok()?
+        };
+        numbers.push(n);
+    }
+    let (last, leading) = numbers.split_last()?;
+    if leading.iter().any(|n| *n > 255) || *last >= 256u64.pow(5 - numbers.len() as u32) {
+        return None;
+    }
+    let mut value = *last;
+    for (i, n) in leading.iter().enumerate() {
+        value += n << (8 * (3 - i));
+    }
+    u32::try_from(value).ok().map(std::net::Ipv4Addr::from)
+}
+
+/// Adds an error at `field` when `url`'s host is not public (`landing_host_not_public`, whatever
+/// the list) or outside `domains` (`landing_domain_not_allowed`).
 pub fn check(errors: &mut Errors, field: &str, url: &str, domains: &[String]) {
+    let host = host_of(url).unwrap_or_default();
+    if !is_public_host(&host) {
+        errors.push(field, "landing_host_not_public", NOT_PUBLIC);
+        return;
+    }
     if domains.is_empty() {
         return;
     }
-    let host = host_of(url).unwrap_or_default();
     if !allows(domains, &host) {
         errors.push(
             field,
@@ -101,5 +186,49 @@ mod tests {
         assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
         assert!(is_domain("shop.example") && is_domain("localhost"));
         assert!(!is_domain("Shop.example") && !is_domain("-a.example") && !is_domain("a..b"));
+    }
+
+    #[test]
+    fn hosts_inside_a_machine_or_a_network_are_not_public() {
+        for public in [
+            "shop.example",
+            "northwind-grocers.example",
+            "93.184.216.34",
+            "8.8.8.8",
+            "1.1.1.1",
+            "www.localhost-shop.example",
+            "172.32.0.1",
+            "100.128.0.1",
+        ] {
+            assert!(is_public_host(public), "{public}");
+        }
+        for inside in [
+            "",
+            "localhost",
+            "api.localhost",
+            "printer.local",
+            "127.0.0.1",
+            "127.1",
+            "2130706433",
+            "0x7f000001",
+            "0x7f.1",
+            "0177.0.0.1",
+            "0.0.0.0",
+            "0",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.20",
+            "169.254.169.254",
+            "100.64.0.1",
+            "224.0.0.1",
+            "255.255.255.255",
+            "[::1]",
+            "::1",
+            "[]",
+            "1.2.3.4.5",
+            "999.1.1.1",
+        ] {
+            assert!(!is_public_host(inside), "{inside}");
+        }
     }
 }

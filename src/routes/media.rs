@@ -9,12 +9,12 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, MediaId, TypedId};
+use crate::routes::upload::Sent;
 use crate::validate::OneOf;
 use bytes::Bytes;
 use hyper::{HeaderMap, StatusCode};
 use serde::Serialize;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 const READ: Action = Action::Use(Area::Media, Level::Read);
 const WRITE: Action = Action::Use(Area::Media, Level::Write);
@@ -98,8 +98,11 @@ pub fn routes() -> Vec<Route> {
                     )
                 },
             ])
+            .spooled()
             .blocking()
             .created("Media"),
+        // Before `/media/{id}`: a literal route declared first owns its path.
+        super::media_usage::route(),
         Route::get("/media/{id}", "getMedia", READ, get)
             .tool(Tool::read(
                 "get_media",
@@ -127,9 +130,11 @@ pub fn routes() -> Vec<Route> {
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_int = json!({"type":["integer","null"],"minimum":0});
-    vec![(
-        "Media",
-        json!({"type":"object","additionalProperties":false,
+    vec![
+        super::media_usage::schema(),
+        (
+            "Media",
+            json!({"type":"object","additionalProperties":false,
             "required":["id","object","company_id","filename","content_type","size_bytes","sha256",
                 "width","height","duration_ms","download_url","created_at"],
             "properties":{"id":{"type":"string","pattern":"^med_"},"object":{"const":"media"},
@@ -140,7 +145,8 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                 "width":nullable_int,"height":nullable_int,"duration_ms":nullable_int,
                 "download_url":{"type":"string","description":"Path of the bytes, relative to the API base."},
                 "created_at":{"type":"string","format":"date-time"}}}),
-    )]
+        ),
+    ]
 }
 
 /// A media item's metadata as the API returns it. Field order is the order of the JSON members
@@ -280,27 +286,29 @@ fn valid_filename(s: &str) -> bool {
             .any(|c| matches!(c, '/' | '\\' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'))
 }
 
-/// Whether `bytes` start the way files of `content_type` do.
-fn magic_matches(content_type: &str, bytes: &[u8]) -> bool {
-    match content_type {
-        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
-        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
-        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
-        "video/mp4" => bytes.len() >= 12 && &bytes[4..8] == b"ftyp",
-        "image/svg+xml" => looks_like_svg(bytes),
+/// Bytes of a file's start that [`magic_matches`] and [`dimensions`] read.
+const HEAD_BYTES: usize = 1024;
+
+/// Whether `sent` (whose first bytes are `head`) starts the way files of `content_type` do.
+fn magic_matches(content_type: &str, head: &[u8], sent: &Sent) -> Result<bool, ApiError> {
+    Ok(match content_type {
+        "image/png" => head.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => head.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a"),
+        "image/webp" => head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP",
+        "video/mp4" => head.len() >= 12 && &head[4..8] == b"ftyp",
+        "image/svg+xml" => starts_like_markup(head) && sent.is_text_with(b"<svg")?,
         _ => false,
-    }
+    })
 }
 
-/// UTF-8 text that starts with markup (after an optional BOM and whitespace) and has an `<svg`
-/// element.
-fn looks_like_svg(bytes: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return false;
-    };
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    text.starts_with('<') && text.contains("<svg")
+/// Text that starts with markup after an optional BOM and whitespace (of an SVG file, which
+/// must also be UTF-8 throughout and have an `<svg` element).
+fn starts_like_markup(head: &[u8]) -> bool {
+    let head = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
+    head.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'<')
 }
 
 /// Pixel size from the header of formats that state it up front: PNG (IHDR) and GIF.
@@ -327,34 +335,8 @@ fn dimensions(content_type: &str, bytes: &[u8]) -> Result<Option<(i64, i64)>, ()
     }
 }
 
-/// The file as sent: the raw body under its Content-Type, or the `file` part of a
-/// `multipart/form-data` body under the part's Content-Type (what generated clients send).
-struct Sent {
-    content_type: String,
-    bytes: Bytes,
-}
-
-fn sent_file(ctx: &Ctx<'_>) -> Result<Sent, ApiError> {
-    let declared = ctx.header("content-type").unwrap_or("");
-    let Some(boundary) = crate::http::multipart::boundary(declared) else {
-        return Ok(Sent {
-            content_type: declared.to_string(),
-            bytes: ctx.body.clone(),
-        });
-    };
-    let parts = crate::http::multipart::parse(&ctx.body, &boundary)
-        .map_err(|e| ApiError::BadRequest(format!("Malformed multipart/form-data body: {e}.")))?;
-    let file = parts.iter().find(|p| p.name == "file").ok_or_else(|| {
-        ApiError::invalid("file", "required", "Send the file as the form part `file`.")
-    })?;
-    Ok(Sent {
-        content_type: file.content_type.clone().unwrap_or_default(),
-        bytes: ctx.body.slice_ref(file.body),
-    })
-}
-
 fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let sent = sent_file(ctx)?;
+    let sent = Sent::of(ctx)?;
     let company = ctx.query("company_id").unwrap_or("").to_string();
     let filename = ctx.query("filename").unwrap_or("").to_string();
     let mut errors = crate::validate::Errors::new();
@@ -382,11 +364,10 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             CONTENT_TYPES.join(", ")
         )));
     };
-    let bytes = sent.bytes;
-    if bytes.is_empty() {
+    if sent.is_empty() {
         return Err(ApiError::invalid("", "empty", "The file is empty."));
     }
-    if bytes.len() > MAX_UPLOAD_BYTES {
+    if sent.len() > MAX_UPLOAD_BYTES {
         return Err(ApiError::PayloadTooLarge {
             limit: MAX_UPLOAD_BYTES,
         });
@@ -398,14 +379,15 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             format!("The bytes are not a valid {content_type} file."),
         )
     };
-    if !magic_matches(content_type, &bytes) {
+    let head = sent.head(HEAD_BYTES)?;
+    if !magic_matches(content_type, &head, &sent)? {
         return Err(mismatch());
     }
-    let (width, height) = match dimensions(content_type, &bytes).map_err(|_| mismatch())? {
+    let (width, height) = match dimensions(content_type, &head).map_err(|_| mismatch())? {
         Some((w, h)) => (Some(w), Some(h)),
         None => (None, None),
     };
-    let sha256 = format!("{:x}", Sha256::digest(&bytes));
+    let sha256 = sent.sha256_hex()?;
     let id = MediaId::generate();
     let now = crate::time::now();
     let quota = ctx.app.settings.media_quota_bytes_per_company;
@@ -414,7 +396,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let used: i64 = tx
             .prepare_cached("SELECT coalesce(sum(size_bytes), 0) FROM media WHERE company_id = ?1")?
             .query_row([&company], |r| r.get(0))?;
-        let requested = bytes.len() as u64;
+        let requested = sent.len() as u64;
         if (used.max(0) as u64).saturating_add(requested) > quota {
             return Err(ApiError::QuotaExceeded {
                 code: "media_quota_exceeded",
@@ -432,20 +414,24 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         tx.prepare_cached(
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
                                 height, duration_ms, content, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9, ?10)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, coalesce(?9, zeroblob(?5)), ?10)",
         )?
         .execute(rusqlite::params![
             id,
             company,
             filename,
             content_type,
-            bytes.len() as i64,
+            sent.len() as i64,
             sha256,
             width,
             height,
-            bytes.as_ref(),
+            sent.in_memory(),
             now
         ])?;
+        // A spooled file goes from disk into the row's BLOB in chunks, never whole in memory.
+        if sent.in_memory().is_none() {
+            sent.write_into(tx, "media", "content", tx.last_insert_rowid())?;
+        }
         let media = load(tx, &id)?;
         crud::record(tx, &company, "media.created", "media", &id, &media)?;
         Ok(Response::created(&media).with_header("location", &format!("/media/{id}")))

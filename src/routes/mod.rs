@@ -22,17 +22,23 @@ pub mod devices;
 pub mod events;
 pub mod health;
 pub mod invoice_due;
+pub mod landing;
 pub mod landing_domains;
 pub mod media;
+pub mod media_usage;
 pub mod openapi;
 pub mod payloads;
 pub mod plans;
 pub mod promotions;
+pub mod rendered;
 pub mod retention;
 pub mod scan;
 pub mod search;
+pub mod sign_in;
+pub mod subscriptions;
 pub mod time_driven;
 pub mod tokens;
+pub mod upload;
 pub mod webhooks;
 
 use crate::areas::Area;
@@ -74,6 +80,7 @@ pub const MODULES: &[Module] = &[
     module("health", None, health::routes, health::schemas),
     module("openapi", None, openapi::routes, no_schemas),
     module("account", None, account::routes, account::schemas),
+    module("sign_in", None, sign_in::routes, sign_in::schemas),
     module(
         "companies",
         Some(Area::Companies),
@@ -116,6 +123,7 @@ pub const MODULES: &[Module] = &[
     module("admin", None, admin::routes, admin::schemas),
     module("console", None, console::routes, no_schemas),
     module("scan", None, scan::routes, no_schemas),
+    module("landing", None, landing::routes, no_schemas),
 ];
 
 /// The webhooks area: its integrations, and the events they deliver ([`events`]).

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod drills;
 pub mod faults;
 pub mod fleet;
+pub mod history;
 pub mod journal;
 pub mod outbox;
 pub mod readiness;

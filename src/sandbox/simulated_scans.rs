@@ -55,7 +55,7 @@ fn draw(id: &str, hour: i64) -> u64 {
 }
 
 /// How many scans a code gets in the hour ending at `hour`, and of which classes.
-fn scans_in(id: &str, hour: i64) -> Vec<&'static str> {
+pub(super) fn scans_in(id: &str, hour: i64) -> Vec<&'static str> {
     let of_day = hour.rem_euclid(86_400) / HOUR;
     if !(9..=21).contains(&of_day) {
         return Vec::new();

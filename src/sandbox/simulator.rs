@@ -117,7 +117,7 @@ fn next_transition(device: &str, profile: &str, t: i64) -> Option<i64> {
 }
 
 /// The spans of `[a, b)` in which a screen with this profile plays.
-fn up_spans(device: &str, profile: &str, a: i64, b: i64) -> Vec<(i64, i64)> {
+pub(super) fn up_spans(device: &str, profile: &str, a: i64, b: i64) -> Vec<(i64, i64)> {
     if profile != "flaky" {
         return if a < b { vec![(a, b)] } else { Vec::new() };
     }
@@ -146,25 +146,37 @@ fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
     }
 }
 
-/// An ad a screen may play: its id, duration and, with a promotion, the promotion's window.
-struct Playable {
-    device: String,
-    company: String,
-    ad: String,
-    duration: i64,
-    window: Option<(i64, i64)>,
+/// An ad a screen may play: its id, duration, the instant it may first play there (the later of
+/// the ad's creation and its assignment to the screen) and, with a promotion, the span in which
+/// the promotion runs.
+pub(super) struct Playable {
+    pub(super) device: String,
+    pub(super) company: String,
+    pub(super) ad: String,
+    pub(super) duration: i64,
+    pub(super) from: i64,
+    pub(super) window: Option<(i64, i64)>,
 }
 
 impl Playable {
     fn plays_at(&self, t: i64) -> bool {
-        self.window.is_none_or(|(s, e)| s <= t && t < e)
+        t >= self.from && self.window.is_none_or(|(s, e)| s <= t && t < e)
+    }
+
+    /// The `started_at` of this ad's row for the clock hour `hour`: the hour's start, or the first
+    /// instant in it the ad may play there, so that no row predates the ad, its assignment or its
+    /// promotion.
+    fn row_start(&self, hour: i64) -> i64 {
+        hour.max(self.from)
+            .max(self.window.map_or(i64::MIN, |(s, _)| s))
     }
 }
 
 /// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad.
 fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
     let mut stmt = tx.prepare_cached(
-        "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at
+        "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at,
+                max(a.created_at, x.assigned_at), a.starts_at, a.ends_at
          FROM device_simulations s
          JOIN devices d ON d.id = s.device_id
          JOIN ad_assignments x ON x.device_id = s.device_id
@@ -176,17 +188,32 @@ fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>
          ORDER BY x.device_id, a.id",
     )?;
     let rows = stmt.query_map([device], |r| {
-        let starts: Option<i64> = r.get(4)?;
-        let ends: Option<i64> = r.get(5)?;
+        let promotion: Option<(i64, i64)> = r.get::<_, Option<i64>>(4)?.zip(r.get(5)?);
         Ok(Playable {
             device: r.get(0)?,
             company: r.get(1)?,
             ad: r.get(2)?,
             duration: r.get::<_, i64>(3)?.max(1),
-            window: starts.zip(ends),
+            from: r.get(6)?,
+            window: within(promotion, (r.get(7)?, r.get(8)?)),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
+/// optional). `None`: no bound at all; an empty span is `(t, t)`, which plays nothing.
+pub(super) fn within(
+    promotion: Option<(i64, i64)>,
+    dates: (Option<i64>, Option<i64>),
+) -> Option<(i64, i64)> {
+    if promotion.is_none() && dates.0.is_none() && dates.1.is_none() {
+        return None;
+    }
+    let (s, e) = promotion.unwrap_or((i64::MIN, i64::MAX));
+    let s = s.max(dates.0.unwrap_or(i64::MIN));
+    let e = e.min(dates.1.unwrap_or(i64::MAX));
+    Some((s, e.max(s)))
 }
 
 /// Seconds of `[0, t)` in which the ad at `start..start + d` of a rotation of `cycle` seconds
@@ -213,10 +240,20 @@ fn playing_at(ads: &[&Playable], t: i64) -> Option<String> {
     None
 }
 
-/// (plays, seconds) per (screen, ad, hour) and the screen's company, for a screen's span `[a, b)`.
-type Slots = BTreeMap<(String, String, i64), (i64, i64, String)>;
+/// Per (screen, ad, clock hour): the plays that started in it, the seconds played, the screen's
+/// company and the row's `started_at` ([`Playable::row_start`]).
+pub(super) type Slots = BTreeMap<(String, String, i64), Slot>;
 
-fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Slot {
+    pub(super) plays: i64,
+    pub(super) seconds: i64,
+    pub(super) company: String,
+    pub(super) started_at: i64,
+}
+
+/// Adds the plays of a screen's span `[a, b)` to `slots` (`ads`: the screen's playables).
+pub(super) fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
     let mut cuts: Vec<i64> = vec![a, b];
     let mut hour = a.div_euclid(SLOT) * SLOT + SLOT;
     while hour < b {
@@ -226,6 +263,9 @@ fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
     for ad in ads {
         if let Some((s, e)) = ad.window {
             cuts.extend([s, e].into_iter().filter(|t| a < *t && *t < b));
+        }
+        if a < ad.from && ad.from < b {
+            cuts.push(ad.from);
         }
     }
     cuts.sort_unstable();
@@ -242,10 +282,17 @@ fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
             if s1 == s0 && n1 == n0 {
                 continue;
             }
-            let key = (p.device.clone(), p.ad.clone(), u.div_euclid(SLOT) * SLOT);
-            let slot = slots.entry(key).or_insert((0, 0, p.company.clone()));
-            slot.0 += n1 - n0;
-            slot.1 += s1 - s0;
+            let hour = u.div_euclid(SLOT) * SLOT;
+            let slot = slots
+                .entry((p.device.clone(), p.ad.clone(), hour))
+                .or_insert_with(|| Slot {
+                    plays: 0,
+                    seconds: 0,
+                    company: p.company.clone(),
+                    started_at: p.row_start(hour),
+                });
+            slot.plays += n1 - n0;
+            slot.seconds += s1 - s0;
         }
     }
 }
@@ -257,8 +304,15 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
         .optional()?)
 }
 
-/// Heartbeats and plays of every playing screen from the last grid beat to `g`; the plays.
-fn beat_to(tx: &Transaction<'_>, from: i64, g: i64) -> Result<i64, DbError> {
+/// Heartbeats and plays of every playing screen from the last grid beat to `g`; the plays. A screen
+/// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
+/// no simulated heartbeat: from then on the player speaks for it.
+fn beat_to(
+    tx: &Transaction<'_>,
+    from: i64,
+    g: i64,
+    taken: &BTreeMap<String, i64>,
+) -> Result<i64, DbError> {
     let screens: Vec<(String, String, i64)> = tx
         .prepare_cached(
             "SELECT device_id, profile, since_at FROM device_simulations
@@ -276,18 +330,31 @@ fn beat_to(tx: &Transaction<'_>, from: i64, g: i64) -> Result<i64, DbError> {
     let mut slots = Slots::new();
     for (device, profile, since) in &screens {
         let ads: Vec<&Playable> = playables.iter().filter(|p| &p.device == device).collect();
+        let until = taken.get(device).map_or(g, |t| (*t).min(g));
         let at = last_beat(device, profile, g);
-        if at >= *since {
+        if at >= *since && !taken.contains_key(device) {
             beat.execute(rusqlite::params![device, at, playing_at(&ads, g), g])?;
         }
         if ads.is_empty() {
             continue;
         }
-        for (a, b) in up_spans(device, profile, from.max(*since), g) {
+        for (a, b) in up_spans(device, profile, from.max(*since), until) {
             play_span(&mut slots, &ads, a, b);
         }
     }
-    let now = crate::time::now();
+    write_slots(tx, &slots, from.div_euclid(SLOT) * SLOT, crate::time::now())
+}
+
+/// Writes `slots` as the simulator's hourly rows, created at `now`: a slot of an hour at or before
+/// `open_hour` is added to the row already there, if any (rows were written up to an instant in
+/// that hour); every later hour is new, so it is inserted without first trying to add to it.
+/// Returns the plays written.
+pub(super) fn write_slots(
+    tx: &Transaction<'_>,
+    slots: &Slots,
+    open_hour: i64,
+    now: i64,
+) -> Result<i64, DbError> {
     let mut add = tx.prepare_cached(
         "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
          WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
@@ -298,27 +365,46 @@ fn beat_to(tx: &Transaction<'_>, from: i64, g: i64) -> Result<i64, DbError> {
          VALUES (?1, ?2, ?3, ?4, 'simulator', ?5, ?6, ?7, ?8)",
     )?;
     let mut plays = 0;
-    // Rows were written up to `from`: only the hour that holds `from` can have one already; every
-    // later hour is new, so it is inserted without first trying to add to it.
-    let open_hour = from.div_euclid(SLOT) * SLOT;
-    for ((device, ad, hour), (n, secs, company)) in &slots {
-        plays += n;
-        let added =
-            *hour <= open_hour && add.execute(rusqlite::params![device, ad, hour, n, secs])? > 0;
+    for ((device, ad, hour), slot) in slots {
+        plays += slot.plays;
+        let added = *hour <= open_hour
+            && add.execute(rusqlite::params![
+                device,
+                ad,
+                slot.started_at,
+                slot.plays,
+                slot.seconds
+            ])? > 0;
         if !added {
             insert.execute(rusqlite::params![
                 PlaybackId::generate(),
-                company,
+                slot.company,
                 device,
                 ad,
-                hour,
-                secs,
-                n,
+                slot.started_at,
+                slot.seconds,
+                slot.plays,
                 now
             ])?;
         }
     }
     Ok(plays)
+}
+
+/// The screens a real player took over since `from` (a `device.heartbeat` event, which only the
+/// REST route records: the simulation writes its heartbeats straight into the row), with the
+/// instant of the first such heartbeat.
+fn taken_over(tx: &Transaction<'_>, from: i64) -> Result<BTreeMap<String, i64>, DbError> {
+    let rows = tx
+        .prepare_cached(
+            "SELECT e.resource_id, min(e.created_at) FROM events e
+             JOIN device_simulations s ON s.device_id = e.resource_id
+             WHERE e.created_at >= ?1 AND e.type = 'device.heartbeat'
+             GROUP BY e.resource_id",
+        )?
+        .query_map([from], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
 }
 
 /// Records a playback error of a screen at `at` (in the table diagnostics read), naming the ad it
@@ -400,7 +486,18 @@ impl Source for Fleet {
                 Some(m) => m,
                 None => g,
             };
-            let plays = if from < g { beat_to(tx, from, g)? } else { 0 };
+            // A screen a real player heartbeated leaves the simulation: one screen, one voice.
+            let taken = taken_over(tx, from)?;
+            let plays = if from < g {
+                beat_to(tx, from, g, &taken)?
+            } else {
+                0
+            };
+            for device in taken.keys() {
+                tx.prepare_cached("DELETE FROM device_simulations WHERE device_id = ?1")?
+                    .execute([device])?;
+            }
+            report.count("fleet.taken_over", taken.len() as u64);
             // Screens the fleet brought back (a flaky one up again, a profile switched on) are
             // online again: `device.online`, once each, as a player's heartbeat would record.
             let back = crate::routes::devices::heartbeats_arrived(
@@ -485,6 +582,7 @@ mod tests {
             company: "cmp_1".into(),
             ad: "ad_1".into(),
             duration: 15,
+            from: 0,
             window: None,
         };
         let b = Playable {
@@ -501,7 +599,7 @@ mod tests {
             play_span(&mut steps, &ads, t, t + 60);
         }
         assert_eq!(whole, steps);
-        let seconds: i64 = whole.values().map(|v| v.1).sum();
+        let seconds: i64 = whole.values().map(|v| v.seconds).sum();
         assert_eq!(seconds, 7_200);
     }
 
@@ -511,6 +609,7 @@ mod tests {
             company: p.company.clone(),
             ad: p.ad.clone(),
             duration: p.duration,
+            from: p.from,
             window: p.window,
         }
     }

@@ -6,7 +6,8 @@
 //! - The [`worker`] sends first attempts as soon as it is woken, on the system and on a frozen
 //!   clock alike: a test of a webhook handler expects the delivery right after the write, whatever
 //!   the clock. Many attempts run at once (up to [`MAX_IN_FLIGHT`]), shared fairly between
-//!   companies ([`fair`]): a company's hanging receivers hold at most its share.
+//!   accounts, then between the companies of an account ([`fair`]): an account's hanging receivers
+//!   hold at most its share, however many companies it has.
 //! - Retries are due at instants of the sandbox clock. [`Retries`] is the timeline's source for
 //!   them ([`crate::timeline`]): on the system clock the tick claims what fell due and hands it to
 //!   the worker; on a frozen clock, `POST /_sandbox/clock/advance` sends each retry at its due
@@ -159,7 +160,8 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
 
 type Done = (Job, send::Outcome);
 
-/// Queues one claimed attempt for a slot of its company's share, and starts what may start.
+/// Queues one claimed attempt for a slot of its account's (and company's) share, and starts what
+/// may start.
 fn spawn_attempt(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>, job: Job) {
     outbox.slots().push(job);
     dispatch(outbox, done);
@@ -177,7 +179,7 @@ fn dispatch(outbox: &Arc<Outbox>, done: &mpsc::UnboundedSender<Done>) {
                 .client
                 .post(&job.url, &job.headers(outbox.timestamps), job.body.clone())
                 .await;
-            outbox.slots().finish(&job.company_id);
+            outbox.slots().finish(&job.account_id, &job.company_id);
             dispatch(&outbox, &done);
             let _ = done.send((job, outcome));
         });

@@ -18,6 +18,8 @@ pub const CLAIM_BATCH: i64 = 256;
 #[derive(Debug, Clone)]
 pub struct Job {
     pub delivery_id: String,
+    /// The account of the company: delivery slots are shared fairly per account first.
+    pub account_id: String,
     pub company_id: String,
     pub webhook_id: String,
     pub url: String,
@@ -163,10 +165,12 @@ pub fn load_claimed(
     let row = tx
         .prepare_cached(
             "SELECT d.company_id, d.webhook_id, w.url, w.secret, w.previous_secret,
-                    w.previous_secret_expires_at, w.enabled, e.id, e.type, e.created_at, e.payload
+                    w.previous_secret_expires_at, w.enabled, e.id, e.type, e.created_at, e.payload,
+                    c.account_id
              FROM webhook_deliveries d
              JOIN webhooks w ON w.id = d.webhook_id
              JOIN events e ON e.id = d.event_id
+             JOIN companies c ON c.id = d.company_id
              WHERE d.id = ?1",
         )?
         .query_row([delivery_id], |r| {
@@ -182,6 +186,7 @@ pub fn load_claimed(
                 r.get::<_, String>(8)?,
                 r.get::<_, i64>(9)?,
                 r.get::<_, String>(10)?,
+                r.get::<_, String>(11)?,
             ))
         })
         .optional()?;
@@ -197,6 +202,7 @@ pub fn load_claimed(
         kind,
         created,
         payload,
+        account,
     )) = row
     else {
         return Ok(None);
@@ -217,6 +223,7 @@ pub fn load_claimed(
     }
     Ok(Some(Job {
         delivery_id: delivery_id.to_string(),
+        account_id: account,
         company_id: company,
         webhook_id: hook,
         url,

@@ -430,7 +430,8 @@ async fn rotation_keeps_the_old_key_for_the_grace_period_then_refuses_it() {
 
 #[tokio::test]
 async fn last_used_at_is_recorded_at_most_once_a_minute() {
-    let app = TestApp::spawn().await;
+    // On the sandbox clock, so "a minute later" is exact.
+    let app = crate::sandbox_clock::frozen_without_fleet().await;
     let k = key("northwind-readonly");
     app.sql(|c| {
         c.execute(
@@ -438,44 +439,33 @@ async fn last_used_at_is_recorded_at_most_once_a_minute() {
             [&k.key_id],
         )
     });
+    let last_used = || -> i64 {
+        app.sql(|c| {
+            c.query_row(
+                "SELECT last_used_at FROM api_keys WHERE id = ?1",
+                [&k.key_id],
+                |r| r.get(0),
+            )
+        })
+    };
+    let advance = |seconds: i64| {
+        app.post("/_sandbox/clock/advance")
+            .key("sandbox-operator")
+            .json(&json!({ "seconds": seconds }))
+            .send()
+    };
     app.get("/companies").key(&k.name).send().await.ok();
-    let first: i64 = app.sql(|c| {
-        c.query_row(
-            "SELECT last_used_at FROM api_keys WHERE id = ?1",
-            [&k.key_id],
-            |r| r.get(0),
-        )
-    });
-    app.sql(|c| {
-        c.execute(
-            "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1",
-            rusqlite::params![k.key_id, first - 30],
-        )
-    });
+    let first = last_used();
+    assert_eq!(
+        first,
+        signage::time::parse_rfc3339("2026-03-02T09:00:00Z").unwrap()
+    );
+    advance(59).await.ok();
     app.get("/companies").key(&k.name).send().await.ok();
-    let second: i64 = app.sql(|c| {
-        c.query_row(
-            "SELECT last_used_at FROM api_keys WHERE id = ?1",
-            [&k.key_id],
-            |r| r.get(0),
-        )
-    });
-    assert_eq!(second, first - 30, "written again within a minute");
-    app.sql(|c| {
-        c.execute(
-            "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1",
-            rusqlite::params![k.key_id, first - 61],
-        )
-    });
+    assert_eq!(last_used(), first, "written again within a minute");
+    advance(1).await.ok();
     app.get("/companies").key(&k.name).send().await.ok();
-    let third: i64 = app.sql(|c| {
-        c.query_row(
-            "SELECT last_used_at FROM api_keys WHERE id = ?1",
-            [&k.key_id],
-            |r| r.get(0),
-        )
-    });
-    assert!(third >= first);
+    assert_eq!(last_used(), first + 60);
 }
 
 #[tokio::test]

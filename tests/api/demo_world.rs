@@ -214,9 +214,17 @@ async fn every_media_item_is_what_its_metadata_says() {
                 );
             }
             if ct == "video/mp4" {
+                // Made for a 1080p screen: at least 1280x720 and 10 s, within a megabyte.
                 let ms = m["duration_ms"].as_i64().unwrap();
-                assert!((1000..=10_000).contains(&ms), "seconds long: {m}");
-                assert!(r.body.len() < 64 * 1024, "tiny: {m}");
+                assert!((10_000..=60_000).contains(&ms), "seconds long: {m}");
+                assert!(
+                    r.body.len() < 1024 * 1024,
+                    "small enough for the repository: {m}"
+                );
+                assert!(
+                    m["width"].as_i64().unwrap() >= 1280 && m["height"].as_i64().unwrap() >= 720,
+                    "{m}"
+                );
                 // The movie header's duration (timescale 1000) is the row's.
                 let at = r.body.windows(4).position(|w| w == b"mvhd").unwrap();
                 let b = &r.body;
@@ -226,6 +234,11 @@ async fn every_media_item_is_what_its_metadata_says() {
                     u32::from_be_bytes([b[at + 20], b[at + 21], b[at + 22], b[at + 23]]) as i64;
                 assert_eq!(duration * 1000 / timescale, ms);
                 assert!(r.body.windows(4).any(|w| w == b"avcC"), "H.264: {m}");
+            }
+            if ct == "image/jpeg" {
+                // Photos at screen size (a portrait one for a portrait menu board).
+                let (w, h) = (m["width"].as_i64().unwrap(), m["height"].as_i64().unwrap());
+                assert!(w.max(h) >= 1920 && w.min(h) >= 1080, "{m}");
             }
             *kinds.entry(ct.to_string()).or_default() += 1;
         }

@@ -125,17 +125,25 @@ async fn mcp_tool_calls_spend_from_the_same_bucket_as_rest() {
     let r = app.get("/companies").key("northwind-readonly").send().await;
     assert_eq!(remaining(&r), 4);
 
-    // The envelope spends nothing: a ping shows the bucket as REST left it.
+    // Every MCP method spends a token, a ping too (issue 31).
     let r = post(&app, "northwind-readonly")
         .json(&request(1, "ping", json!({})))
         .send()
         .await;
     assert_eq!(r.status, 200);
-    assert_eq!(remaining(&r), 4);
+    assert_eq!(remaining(&r), 3);
+    let r = post(&app, "northwind-readonly")
+        .json(&request(2, "tools/list", json!({})))
+        .send()
+        .await;
+    assert!(r.json()["result"]["tools"].is_array(), "{}", r.text());
+    assert_eq!(remaining(&r), 2);
+    let r = app.get("/companies").key("northwind-readonly").send().await;
+    assert_eq!(remaining(&r), 1);
 
-    // A batch of five tool calls (2025-03-26): four tokens left, so the fifth is refused, as a
+    // A batch of two tool calls (2025-03-26): one token left, so the second is refused, as a
     // tool error that says when to retry.
-    let calls: Vec<Value> = (1..=5)
+    let calls: Vec<Value> = (1..=2)
         .map(|i| {
             request(
                 i,
@@ -152,11 +160,9 @@ async fn mcp_tool_calls_spend_from_the_same_bucket_as_rest() {
     assert_eq!(remaining(&r), 0, "the envelope shows what the calls left");
     let replies = r.json();
     let replies = replies.as_array().unwrap();
-    assert_eq!(replies.len(), 5);
-    for reply in &replies[..4] {
-        assert_eq!(reply["result"]["isError"], false, "{reply}");
-    }
-    let last = &replies[4]["result"];
+    assert_eq!(replies.len(), 2);
+    assert_eq!(replies[0]["result"]["isError"], false, "{}", replies[0]);
+    let last = &replies[1]["result"];
     assert_eq!(last["isError"], true, "{last}");
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("HTTP 429 "), "{text}");
@@ -185,6 +191,30 @@ async fn mcp_tool_calls_spend_from_the_same_bucket_as_rest() {
         .await;
     assert_eq!(r.json()["result"]["isError"], false);
     assert_eq!(remaining(&r), 4);
+
+    // Past the limit, every other method is a JSON-RPC error that says when to retry (and runs
+    // nothing), a listing as much as a ping; a notification is answered 429.
+    for method in ["tools/list", "ping", "prompts/list", "resources/list"] {
+        let r = post(&app, "northwind-readonly")
+            .json(&request(7, method, json!({})))
+            .send()
+            .await;
+        let v = r.json();
+        assert_eq!(v["error"]["code"], -32029, "{method}: {v}");
+        assert_eq!(v["error"]["data"]["status"], 429, "{v}");
+        assert!(
+            v["error"]["data"]["retry_after"]
+                .as_u64()
+                .is_some_and(|s| s >= 1),
+            "{v}"
+        );
+        assert!(v.get("result").is_none(), "{v}");
+    }
+    let r = post(&app, "northwind-readonly")
+        .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await;
+    assert_eq!(r.status, 429, "{}", r.text());
 }
 
 #[tokio::test]
@@ -458,7 +488,15 @@ async fn a_hostile_batch_does_not_grow_the_servers_memory() {
 
 // ---- slow bodies and idle connections ----
 
-const SLOW_HEAD: &str = "POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\nabcd";
+/// An authenticated request whose body never finishes: it holds its slot until the body read
+/// timeout (a connection that authenticated is never closed to make room).
+fn slow_head() -> String {
+    let k = key("northwind-readwrite");
+    format!(
+        "POST /devices HTTP/1.1\r\nHost: localhost\r\nX-API-Key: {}\r\nX-Service-Client-Id: {}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\nabcd",
+        k.raw, k.client_id
+    )
+}
 
 /// `GET /health` on a fresh connection, giving up after `wait`.
 async fn health(addr: &str, wait: Duration) -> Option<u16> {
@@ -489,10 +527,11 @@ async fn slow_bodies_are_cut_off_and_the_server_recovers_on_its_own() {
     let mut slow = Vec::new();
     for _ in 0..4 {
         let mut s = TcpStream::connect(&addr).await.unwrap();
-        s.write_all(SLOW_HEAD.as_bytes()).await.unwrap();
+        s.write_all(slow_head().as_bytes()).await.unwrap();
         slow.push(s);
     }
-    // Every slot is held; /health waits, then answers once the slow bodies are cut off.
+    // Every slot is held by an authenticated request; /health waits, then answers once the slow
+    // bodies are cut off.
     let mut recovered = None;
     for attempt in 0..20 {
         if let Some(status) = health(&addr, Duration::from_secs(1)).await {

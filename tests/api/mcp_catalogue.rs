@@ -129,6 +129,19 @@ const NOT_A_TOOL: &[(&str, &str)] = &[
         "listAuditLog",
         "admin: account administration stays on REST",
     ),
+    ("getConsoleFormsScript", "a script of the console page, not data"),
+    ("getConsoleReportsScript", "a script of the console page, not data"),
+    ("getConsoleMediaScript", "a script of the console page, not data"),
+    ("getConsoleBillingScript", "a script of the console page, not data"),
+    ("getConsoleWebhooksScript", "a script of the console page, not data"),
+    (
+        "getLandingPage",
+        "an HTML page for the phone that scanned a QR code, not data",
+    ),
+    (
+        "getMediaUsage",
+        "the console's storage line; list_media gives every item's size, and an upload past the quota says what is left",
+    ),
     (
         "getConsoleReadinessScript",
         "a script of the console page, not data",

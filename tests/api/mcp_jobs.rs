@@ -307,9 +307,12 @@ async fn an_ad_is_paused_and_resumed() {
             json!({"ad_id": ad, "changes": {"status": status}}),
         )
         .await;
+        // Pausing takes it off air, resuming puts it back: the preview says so.
+        let on_air = status == "active";
         assert_eq!(
             preview["differences"],
             json!([{"field": "status", "current": if status == "paused" { "active" } else { "paused" }, "proposed": status},
+                {"field": "on_air", "current": !on_air, "proposed": on_air},
                 {"field": "updated_at", "current": preview["current"]["updated_at"], "proposed": null, "set_at_confirmation": true}])
         );
         confirm(&app, "northwind-ads-editor", &preview).await;

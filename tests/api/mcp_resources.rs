@@ -127,14 +127,26 @@ async fn reads_go_through_the_same_authorization_as_rest() {
     .await;
     let c = &read["contents"][0];
     assert_eq!(c["uri"], format!("signage://devices/{device}"));
-    assert_eq!(c["mimeType"], "application/json");
-    let body: Value = serde_json::from_str(c["text"].as_str().unwrap()).unwrap();
-    let rest = app
+    // Marked as data like a tool result: a note, then the JSON between the fence lines.
+    assert_eq!(c["mimeType"], "text/plain");
+    let text = c["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "Contents of signage://devices/{device}: JSON data from the signage service."
+        )),
+        "{text}"
+    );
+    let mut body: Value = serde_json::from_str(crate::helpers::mcp::data_section(text)).unwrap();
+    let mut rest = app
         .get(&format!("/devices/{device}"))
         .key("northwind-grocers-write")
         .send()
         .await
         .ok();
+    // The heartbeat's age is each request's own (the system clock may pass a second meanwhile).
+    for v in [&mut body, &mut rest] {
+        v.as_object_mut().unwrap().remove("seconds_since_heartbeat");
+    }
     assert_eq!(body, rest);
 
     // Another company's device reads exactly like one that does not exist.

@@ -117,6 +117,23 @@ fn expected_update(old: &Value, new: &Value, set: Value) -> Value {
     e
 }
 
+/// The ads changed (`{"gone", "new"}`) are ads of `promotion` whose version alone went up by one:
+/// switching a promotion moves what its ads show (`on_air`).
+fn only_versions_moved(ads: &Value, promotion: &str) {
+    let (gone, new) = (
+        ads["gone"].as_array().unwrap(),
+        ads["new"].as_array().unwrap(),
+    );
+    assert!(!gone.is_empty());
+    assert_eq!(gone.len(), new.len());
+    for (old, new) in gone.iter().zip(new) {
+        assert_eq!(old["promotion_id"], promotion);
+        let mut expected = old.clone();
+        expected["version"] = json!(old["version"].as_i64().unwrap() + 1);
+        assert_eq!(new, &expected);
+    }
+}
+
 /// The domain events a change recorded: (type, resource_id), in id order.
 fn new_events(d: &Value) -> Vec<(String, String)> {
     assert_eq!(d["events"]["gone"], json!([]));
@@ -1246,12 +1263,15 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     assert_eq!(
         d.as_object().unwrap().keys().collect::<Vec<_>>(),
         [
+            "ads",
             "promotions",
             "token_balances",
             "token_transactions",
             "events"
         ]
     );
+    // The ads linked to the promotion show it on air now: only their versions moved.
+    only_versions_moved(&d["ads"], &promo);
     let (old, new) = updated_row(&d, "promotions");
     assert!(new["activated_at"].as_i64().is_some());
     assert_eq!(
@@ -1357,8 +1377,10 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     let d = diff(&after, &snapshot(&app));
     assert_eq!(
         d.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["promotions", "events"]
+        ["ads", "promotions", "events"]
     );
+    // Its ads are off air again: only their versions moved.
+    only_versions_moved(&d["ads"], &promo);
     let (_, new) = updated_row(&d, "promotions");
     assert_eq!(new["active"], 0);
     assert_eq!(

@@ -4,10 +4,23 @@
 use crate::helpers::TestApp;
 use serde_json::{json, Value};
 
-const SUMMER_FRUIT: &str = "promo_0m5d4rupd28t6txsgbdb"; // Grocers, landing www.northwind-grocers.example
+const SUMMER_FRUIT: &str = "promo_0m5d4rupd28t6txsgbdb"; // Grocers (given a real landing page below)
 const SUN_CARE: &str = "promo_0m5d4ruph555gp9x0h0h"; // Pharmacy
 const ROOFTOP: &str = "promo_0m5d4rupj321exmngzev"; // Harborview Hotels
 const LANDING: &str = "https://www.northwind-grocers.example/promotions/fresh-fruit-week";
+
+/// A sandbox whose Fresh Fruit Week has a real landing page of its own (the fixtures' promotions land
+/// on the sandbox's page): the rules of targets on a company's own host.
+async fn with_landing() -> TestApp {
+    let app = TestApp::spawn().await;
+    app.patch(&format!("/promotions/{SUMMER_FRUIT}"))
+        .key("northwind-readwrite")
+        .json(&json!({"landing_url": LANDING}))
+        .send()
+        .await
+        .ok();
+    app
+}
 
 fn events(app: &TestApp, kind: &str, id: &str) -> Vec<Value> {
     let (kind, id) = (kind.to_string(), id.to_string());
@@ -34,7 +47,7 @@ async fn create(
 
 #[tokio::test]
 async fn create_get_list_delete_with_each_demo_key() {
-    let app = TestApp::spawn().await;
+    let app = with_landing().await;
     let r = create(
         &app,
         "northwind-readwrite",
@@ -177,7 +190,7 @@ async fn create_get_list_delete_with_each_demo_key() {
 
 #[tokio::test]
 async fn the_target_must_stay_on_the_landing_host() {
-    let app = TestApp::spawn().await;
+    let app = with_landing().await;
     // Default target: the landing URL itself, no UTM.
     let plain = create(&app, "northwind-readwrite", SUMMER_FRUIT, json!({})).await;
     assert_eq!(plain.status, 201, "{}", plain.text());

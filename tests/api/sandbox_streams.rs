@@ -11,7 +11,6 @@ use hyper::Method;
 use serde_json::{json, Value};
 
 const SUMMER_FRUIT: &str = "promo_0m5d4rupd28t6txsgbdb";
-const LANDING: &str = "https://www.northwind-grocers.example/promotions/fresh-fruit-week";
 const PUBLIC_BASE: &str = "https://signage.test";
 
 /// Requests a harness sends that must move nothing.
@@ -139,7 +138,7 @@ async fn script(s: &Sandbox, receiver: &Receiver, noisy: bool) -> Answers {
         Method::POST,
         format!("/promotions/{SUMMER_FRUIT}/qr-codes"),
         "northwind-readwrite",
-        Some(&json!({"label": "Door", "target_url": LANDING}))
+        Some(&json!({"label": "Door"}))
     );
     let client = crate::helpers::key("northwind-admin").client_id;
     call!(
@@ -230,7 +229,7 @@ async fn another_seed_gives_other_ids_and_codes() {
     );
     let h = demo("northwind-readwrite");
     let h: Vec<(&str, &str)> = h.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let body = json!({"target_url": LANDING});
+    let body = json!({"label": "Door"});
     let path = format!("/promotions/{SUMMER_FRUIT}/qr-codes");
     let (sa, _, ba) = a.call(Method::POST, &path, &h, Some(&body)).await;
     let (sb, _, bb) = b.call(Method::POST, &path, &h, Some(&body)).await;

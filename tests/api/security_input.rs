@@ -353,7 +353,7 @@ async fn two_credentials_in_one_request_are_400() {
 }
 
 /// A login token whose `nbf` (not before) is in the future is refused (401 `invalid_token`); one
-/// whose `nbf` has passed, or within the 5 s leeway, is accepted.
+/// whose `nbf` has passed is accepted. There is no leeway: one machine's clock issues and checks.
 #[tokio::test]
 async fn a_login_token_is_refused_before_its_nbf() {
     let app = TestApp::spawn().await;
@@ -376,7 +376,7 @@ async fn a_login_token_is_refused_before_its_nbf() {
         .unwrap()
     };
     for nbf in [
-        json!(now + 60),
+        json!(now + 30),
         json!(now + 86_400),
         json!(i64::MAX),
         json!("soon"),
@@ -384,7 +384,7 @@ async fn a_login_token_is_refused_before_its_nbf() {
         let r = app.get("/me").bearer(&sign(nbf.clone())).send().await;
         assert_eq!(r.problem(401)["code"], "invalid_token", "nbf {nbf}");
     }
-    for nbf in [json!(now - 60), json!(now), json!(now + 2)] {
+    for nbf in [json!(now - 60), json!(now)] {
         let r = app.get("/me").bearer(&sign(nbf.clone())).send().await;
         assert_eq!(r.status, 200, "nbf {nbf}: {}", r.text());
     }
@@ -670,7 +670,7 @@ async fn every_401_has_a_well_formed_www_authenticate() {
     let now = signage::time::now();
     let forge = |sub: &str, exp: i64| {
         let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": sub,
-            "iat": now - 7200, "exp": exp, "typ": "user_session"});
+            "iat": exp - 3600, "exp": exp, "typ": "user_session"});
         jsonwebtoken::encode(
             &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
             &claims,

@@ -1,7 +1,8 @@
-//! Issue 22 item 1: injected delays cannot starve anyone. One credential floods the server with
-//! `Prefer: delay=` requests, each on its own connection; only `sandbox.max_delayed_per_credential`
-//! are held, the rest are refused at once (429 `too_many_delayed_requests`, connection closed), and
-//! `/health` and another account's reads stay fast while the held ones wait.
+//! Issue 22 item 1, issue 31 item 2: injected delays cannot starve anyone. One credential floods the
+//! server with `Prefer: delay=` requests, each on its own connection; only
+//! `sandbox.max_delayed_per_account` are held, the rest are refused at once (429
+//! `too_many_delayed_requests`, connection closed), and `/health` and another account's reads stay
+//! fast while the held ones wait. The bound is per account: keys an admin mints share it.
 
 use crate::helpers::*;
 use std::time::{Duration, Instant};
@@ -82,7 +83,7 @@ async fn a_delay_flood_holds_eight_requests_and_leaves_everyone_else_fast() {
         "another account's read took {other_took:?}"
     );
 
-    assert_eq!(app.app.faults.holds.held_by(&attacker.key_id), 8);
+    assert_eq!(app.app.faults.holds.held_by(&attacker.account_id), 8);
 
     let mut refused = 0;
     let mut held = 0;
@@ -98,7 +99,7 @@ async fn a_delay_flood_holds_eight_requests_and_leaves_everyone_else_fast() {
                 "{answer}"
             );
             assert!(answer.contains("\"limit\":8"), "{answer}");
-            assert!(answer.contains("\"scope\":\"credential\""), "{answer}");
+            assert!(answer.contains("\"scope\":\"account\""), "{answer}");
             // Refused at once, and the server closed the connection (read_to_end returned).
             assert!(took < Duration::from_secs(3), "a refusal took {took:?}");
         } else {
@@ -107,13 +108,13 @@ async fn a_delay_flood_holds_eight_requests_and_leaves_everyone_else_fast() {
             held += 1;
         }
     }
-    assert_eq!(held, 8, "exactly the per-credential share is held");
+    assert_eq!(held, 8, "exactly the account's share is held");
     assert_eq!(refused, attack - 8);
 }
 
 #[tokio::test]
 async fn the_cap_is_configurable_and_a_held_slot_is_given_back() {
-    let app = TestApp::spawn_with(|l| l.sandbox_max_delayed_per_credential = Some(1)).await;
+    let app = TestApp::spawn_with(|l| l.sandbox_max_delayed_per_account = Some(1)).await;
     let k = key("northwind-readonly");
     let base = app.base_url.clone();
     let (raw, client) = (k.raw.clone(), k.client_id.clone());
@@ -143,9 +144,16 @@ async fn the_cap_is_configurable_and_a_held_slot_is_given_back() {
     assert_eq!(p["limit"], 1);
     let retry: u64 = second.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=2).contains(&retry), "{retry}");
-    // Another credential of the same account has its own share; an undelayed request is not limited.
+    // Another credential of the same account shares the account's bound; another account has its
+    // own; an undelayed request is not limited.
     app.get("/companies")
         .key("northwind-readwrite")
+        .header("prefer", "delay=10")
+        .send()
+        .await
+        .problem(429);
+    app.get("/companies")
+        .key("harborview-readwrite")
         .header("prefer", "delay=10")
         .send()
         .await
@@ -163,5 +171,69 @@ async fn the_cap_is_configurable_and_a_held_slot_is_given_back() {
         .send()
         .await
         .ok();
-    assert_eq!(app.app.faults.holds.held_by(&k.key_id), 0);
+    assert_eq!(app.app.faults.holds.held_by(&k.account_id), 0);
+}
+
+/// Issue 31 item 2: an admin mints keys to multiply its delays; the account's bound holds them all,
+/// and another account still gets its own delayed request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn minted_keys_share_their_accounts_bound_and_another_account_keeps_its_own() {
+    let app = TestApp::spawn_with(|l| {
+        l.max_connections = Some(64);
+        l.rate_limit_burst = Some(200);
+    })
+    .await;
+    let admin = key("northwind-admin");
+    let mut minted = Vec::new();
+    for i in 0..5 {
+        let r = app
+            .post("/api-keys")
+            .key("northwind-admin")
+            .json(&serde_json::json!({"client_id": admin.client_id, "name": format!("minted {i}"), "scopes": ["read"]}))
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+        minted.push(r.json()["rawKey"].as_str().unwrap().to_string());
+    }
+    // Four delayed requests per minted key: twenty tries against the account's eight.
+    let mut tasks = Vec::new();
+    for raw in &minted {
+        for _ in 0..4 {
+            let (base, raw, client) = (app.base_url.clone(), raw.clone(), admin.client_id.clone());
+            tasks.push(tokio::spawn(async move {
+                on_own_connection(
+                    &base,
+                    "/companies",
+                    &[
+                        ("x-api-key", &raw),
+                        ("x-service-client-id", &client),
+                        ("prefer", "delay=5000"),
+                    ],
+                    Duration::from_secs(2),
+                )
+                .await
+            }));
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(app.app.faults.holds.held_by(&admin.account_id), 8);
+    // The other account's own delay is held, not refused.
+    let started = Instant::now();
+    let other = app
+        .get("/companies")
+        .key("harborview-readwrite")
+        .header("prefer", "delay=300")
+        .send()
+        .await;
+    assert_eq!(other.status, 200, "{}", other.text());
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let mut refused = 0;
+    for t in tasks {
+        let answer = t.await.unwrap();
+        if answer.starts_with("HTTP/1.1 429") {
+            assert!(answer.contains("\"scope\":\"account\""), "{answer}");
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 20 - 8);
 }

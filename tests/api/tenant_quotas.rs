@@ -45,7 +45,8 @@ async fn upload(app: &TestApp, key_name: &str, company: &str, bytes: Vec<u8>) ->
 
 #[tokio::test]
 async fn uploads_past_the_company_media_quota_are_refused_with_the_numbers() {
-    let quota: u64 = 300_000;
+    // Above Northwind Grocers' library (its 1080p photo and 720p video included), below it plus a few uploads.
+    let quota: u64 = 800_000;
     let app = TestApp::spawn_with(|l| l.media_quota_bytes_per_company = Some(quota)).await;
     let grocers = company_id("Northwind Grocers");
     let mut accepted = Vec::new();
@@ -148,10 +149,11 @@ async fn landing_pages_stay_on_the_company_allowed_domains() {
         .problem(422);
     assert_eq!(p["errors"][0]["code"], "landing_domain_not_allowed");
 
-    // The list is the company's to set: bad domains are refused, an empty list allows any URL.
+    // The list is the company's admin's to set: bad domains are refused, an empty list allows any
+    // public URL.
     let p = app
         .patch(&format!("/companies/{grocers}"))
-        .key("northwind-readwrite")
+        .key("northwind-admin")
         .json(&json!({"allowed_landing_domains": ["https://shop.example/"]}))
         .send()
         .await
@@ -165,7 +167,7 @@ async fn landing_pages_stay_on_the_company_allowed_domains() {
         .problem(403);
     let updated = app
         .patch(&format!("/companies/{grocers}"))
-        .key("northwind-readwrite")
+        .key("northwind-admin")
         .json(&json!({"allowed_landing_domains": []}))
         .send()
         .await
@@ -175,9 +177,118 @@ async fn landing_pages_stay_on_the_company_allowed_domains() {
     assert_eq!(r.status, 201, "{}", r.text());
     // Another account's company is invisible: 404, not 403.
     app.patch(&format!("/companies/{}", company_id("Harborview Hotels")))
-        .key("northwind-readwrite")
+        .key("northwind-admin")
         .json(&json!({"allowed_landing_domains": []}))
         .send()
         .await
         .problem(404);
+}
+
+/// Issue 31 item 5: a write key turned `/q/{code}` into `302 https://evil.example/…` by widening
+/// its company's list, and `127.0.0.1`, `169.254.169.254` and `[]` were accepted.
+#[tokio::test]
+async fn only_an_admin_redirects_a_qr_code_and_never_inside_a_machine_or_network() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let list = |app: &TestApp| -> String {
+        app.sql(|c| {
+            c.query_row(
+                "SELECT allowed_landing_domains FROM companies WHERE id = ?1",
+                [&grocers],
+                |r| r.get(0),
+            )
+        })
+    };
+    let before = list(&app);
+    // A write key (any write scope short of admin) cannot change where the codes lead.
+    for key_name in [
+        "northwind-readwrite",
+        "northwind-grocers-write",
+        "northwind-ads-editor",
+    ] {
+        let p = app
+            .patch(&format!("/companies/{grocers}"))
+            .key(key_name)
+            .json(&json!({"allowed_landing_domains": ["evil.example"]}))
+            .send()
+            .await
+            .problem(403);
+        assert_eq!(p["missing_scope"], "admin", "{key_name}");
+    }
+    assert_eq!(list(&app), before, "nothing changed");
+    let r = create_promotion(&app, &grocers, "https://evil.example/phish").await;
+    assert_eq!(
+        r.problem(422)["errors"][0]["code"],
+        "landing_domain_not_allowed"
+    );
+    // An admin may not name a host inside a machine or a network, however it is written.
+    for inside in [
+        "127.0.0.1",
+        "169.254.169.254",
+        "10.0.0.5",
+        "192.168.1.20",
+        "localhost",
+        "api.localhost",
+        "2130706433",
+        "0x7f.1",
+        "0.0.0.0",
+    ] {
+        let p = app
+            .patch(&format!("/companies/{grocers}"))
+            .key("northwind-admin")
+            .json(&json!({"allowed_landing_domains": ["northwind-grocers.example", inside]}))
+            .send()
+            .await
+            .problem(422);
+        assert_eq!(
+            p["errors"][0]["field"], "/allowed_landing_domains/1",
+            "{inside}"
+        );
+        assert_eq!(p["errors"][0]["code"], "domain_not_public", "{inside}");
+    }
+    for bracketed in ["[]", "[::1]", ""] {
+        let p = app
+            .patch(&format!("/companies/{grocers}"))
+            .key("northwind-admin")
+            .json(&json!({"allowed_landing_domains": [bracketed]}))
+            .send()
+            .await
+            .problem(422);
+        assert_eq!(p["errors"][0]["code"], "invalid_domain", "{bracketed}");
+    }
+    assert_eq!(list(&app), before, "nothing changed");
+    // Even with an empty list (any public host), a landing page or QR target inside is refused.
+    app.patch(&format!("/companies/{grocers}"))
+        .key("northwind-admin")
+        .json(&json!({"allowed_landing_domains": []}))
+        .send()
+        .await
+        .ok();
+    for url in [
+        "http://127.0.0.1/admin",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost:8080/",
+        "http://2130706433/",
+        "http://192.168.0.1/",
+        "http://[::1]/",
+        "http://[]/",
+    ] {
+        let p = create_promotion(&app, &grocers, url).await.problem(422);
+        let code = p["errors"][0]["code"].as_str().unwrap_or("").to_string();
+        assert!(
+            code == "landing_host_not_public" || code == "invalid_url",
+            "{url}: {p}"
+        );
+    }
+    let r = create_promotion(&app, &grocers, "https://shop.example/deal").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let promo = r.json()["id"].as_str().unwrap().to_string();
+    let p = app
+        .patch(&format!("/promotions/{promo}"))
+        .key("northwind-readwrite")
+        .json(&json!({"landing_url": "http://10.1.2.3/"}))
+        .send()
+        .await
+        .problem(422);
+    assert_eq!(p["errors"][0]["code"], "landing_host_not_public");
 }

@@ -1,6 +1,6 @@
-//! Issue 22 item 4: one company's hanging receivers cannot starve another company's webhooks.
-//! Delivery slots are shared fairly (a company holds at most its share), and a company may have
-//! `webhooks.max_per_company` webhooks.
+//! Issue 22 item 4, issue 31 item 2: one company's (or account's) hanging receivers cannot starve
+//! another's webhooks. Delivery slots are shared fairly (an account, and a company inside it,
+//! holds at most its share), and a company may have `webhooks.max_per_company` webhooks.
 
 use crate::helpers::*;
 use crate::webhook_delivery::quiet_fixture_hooks;
@@ -122,5 +122,72 @@ async fn sixteen_hanging_endpoints_of_one_company_leave_another_companys_deliver
     assert!(
         latency < Duration::from_secs(1),
         "another company's delivery took {latency:?}"
+    );
+}
+
+/// Issue 31 item 2: an account with two companies cannot take every slot (the share was per
+/// company, so two companies took two halves); slots are fair per account, then per company.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_with_two_companies_of_hanging_endpoints_leaves_another_accounts_deliveries_fast(
+) {
+    let app = TestApp::spawn_with(|l| {
+        l.webhook_timeout_millis = Some(4000);
+        l.rate_limit_per_second = Some(0.0);
+    })
+    .await;
+    quiet_fixture_hooks(&app);
+    let (hang_url, _hang, accepted) = hanging_receiver().await;
+    let grocers = company_id("Northwind Grocers");
+    let pharmacy = company_id("Northwind Pharmacy");
+    let hotels = company_id("Harborview Hotels");
+    for company in [&grocers, &pharmacy] {
+        app.sql(|c| c.execute("DELETE FROM webhooks WHERE company_id = ?1", [company]));
+        for _ in 0..15 {
+            let r = create_hook(&app, "northwind-admin", company, &hang_url).await;
+            assert_eq!(r.status, 201, "{}", r.text());
+        }
+    }
+    let rx = Receiver::start().await;
+    let r = create_hook(&app, "harborview-admin", &hotels, &rx.url("/hooks")).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+
+    // Six edits in each company: 180 deliveries into the hanging receivers, more than all slots.
+    for company in [&grocers, &pharmacy] {
+        let ad = an_ad(&app, company);
+        for i in 0..6 {
+            app.patch(&format!("/ads/{ad}"))
+                .key("northwind-readwrite")
+                .json(&json!({"headline": format!("Hanging {i}")}))
+                .send()
+                .await
+                .ok();
+        }
+    }
+    let started = Instant::now();
+    while *accepted.lock().unwrap() < 64 && started.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let held = *accepted.lock().unwrap();
+    assert!(held >= 16, "the hanging receivers got {held} connections");
+    assert!(
+        held <= 64,
+        "one account holds at most half the slots, not {held}"
+    );
+
+    let hotels_ad = an_ad(&app, &hotels);
+    let written = Instant::now();
+    app.patch(&format!("/ads/{hotels_ad}"))
+        .key("harborview-readwrite")
+        .json(&json!({"headline": "Sea view"}))
+        .send()
+        .await
+        .ok();
+    let got = rx.wait_for(1).await;
+    let latency = written.elapsed();
+    assert_eq!(got[0].json()["type"], "ad.updated");
+    // Generous for a shared 2-core machine; with slots per company this waits for the hanging ones.
+    assert!(
+        latency < Duration::from_secs(1),
+        "another account's delivery took {latency:?}"
     );
 }

@@ -294,6 +294,7 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
         "headline": "Fresh", "status": "active", "media_id": media, "duration_seconds": 30})),
     )
     .await;
+    let ad_created = ad["created_at"].as_str().unwrap().to_string();
     let ad = ad["id"].as_str().unwrap().to_string();
     op(
         &app,
@@ -313,7 +314,8 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
         &app,
         post.clone(),
         &format!("/devices/{dev}/playbacks"),
-        Some(json!({"ad_id": ad, "started_at": rfc(FROZEN_AT + 280), "duration_seconds": 15})),
+        // A play the player made once the ad existed (none may predate it).
+        Some(json!({"ad_id": ad, "started_at": ad_created, "duration_seconds": 15})),
     )
     .await;
     op(
@@ -440,6 +442,8 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
         )
     });
     advance_drained(&app, json!({"to": rfc(due.max(FROZEN_AT + 400) + 1)})).await;
+    // A month begins: every subscription renews, its tokens granted.
+    advance_drained(&app, json!({"to": "2026-04-01T00:00:01Z"})).await;
     drain(&app).await;
 
     let mut by_type: BTreeMap<String, Vec<Value>> = BTreeMap::new();

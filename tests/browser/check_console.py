@@ -9,12 +9,13 @@ tiles from a constant number of requests; activation through the dialog; the eve
 HTML in a name inert; the player (sign-in box hidden, ads rotating, a video playing, heartbeats and
 plays over REST, its QR code read from a screenshot by zxing-cpp and followed like a phone, the scan
 visible in the console); "+1 day" on the running clock; every chart drawn with data; honest status
-under an injected 503, 429 and a revoked key; then every view at 1280 and 390 px without console
+under an injected 503, 429 and a revoked key; then every view at 1440 and 390 px without console
 errors or serious/critical axe-core violations. Screenshots of every view go to the results
 directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
 import io
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,13 +28,19 @@ from kit import (Rest, axe_check, check, company_id, counts, follow_once, key, s
                  wait_until)
 from status_checks import honest_status
 from demo_checks import ads_assign, feed_after_burst, fleet_requests, start_playing, terminal_qr, watch_feed
+from story import story
 
-VIEWS = ["companies", "overview", "fleet", "ads", "promotions", "tokens", "billing", "media", "webhooks", "events", "readiness"]
+VIEWS = ["companies", "overview", "fleet", "ads", "promotions", "reports", "tokens", "billing", "media", "webhooks", "events", "readiness"]
+WIDE = 1440
 
 
 def main():
     binary, results = sys.argv[1], Path(sys.argv[2])
     terminal_qr(binary, results)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        story(binary, browser, results)
+        browser.close()
     proc, base = start_server(binary, results / "server.log")
     try:
         run(base, results)
@@ -59,7 +66,7 @@ def run(base, results):
     grocers = company_id("Northwind Grocers")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": WIDE, "height": 900})
         page = context.new_page()
         errors = []
         page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
@@ -258,8 +265,8 @@ def player(page, base, writer, screen, grocers, results):
         ad = page.evaluate("document.getElementById('stage').dataset.adId || ''")
         kind = page.evaluate("document.getElementById('stage').dataset.kind || ''")
         media_types.add(page.evaluate("document.getElementById('stage').dataset.media || ''"))
-        if "image/jpeg" in media_types and not (results / "player-photo-1280.png").exists():
-            page.screenshot(path=str(results / "player-photo-1280.png"))
+        if "image/jpeg" in media_types and not (results / f"player-photo-{WIDE}.png").exists():
+            page.screenshot(path=str(results / f"player-photo-{WIDE}.png"))
         if ad:
             seen.add(ad)
             kinds[ad] = kind
@@ -270,10 +277,13 @@ def player(page, base, writer, screen, grocers, results):
             video_ok = bool(state) and state[0] > t1 >= 0 and state[1] and not state[2] and state[3]
             if not video_ok:
                 print(f"INFO video state {t1} -> {state}")
-        if kind == "video" and not qr_ok and page.query_selector("#stage figure.qr img"):
+        if kind == "video" and not qr_ok and page.query_selector("#stage figure.qr img") and page.evaluate("document.getElementById('stage').children.length === 1 && !document.querySelector('#stage .entering')"):
             qr_ok = qr_scan(page, writer, results)
         time.sleep(0.3)
     check("two ads rotate on the player", len(seen) >= 2, str(seen))
+    fade = page.evaluate("(() => { const s = document.querySelector('#stage .slide'); return s ? getComputedStyle(s).transitionDuration : null; })()")
+    check("one ad crossfades into the next (0.8 s)", fade == "0.8s", str(fade))
+    poster_beside_qr(page.context.browser, base, writer, grocers, results)
     check("a video ad plays: muted, inline, currentTime advances", video_ok, str(kinds))
     check("the screen plays the fixture photo ad (JPEG) and video ad (MP4)", {"image/jpeg", "video/mp4"} <= media_types, str(media_types))
     check("the player showed a QR code while a video played, and it was read", bool(qr_ok))
@@ -285,8 +295,8 @@ def player(page, base, writer, screen, grocers, results):
     check("the player reports plays", wait_until(page, "Number(document.body.dataset.playbacks || 0) >= 1", 10))
     status, plays = writer.call("GET", f"/devices/{screen['id']}/playbacks?source=player&limit=50")
     check("the player reported proof-of-play (checked over REST)", status == 200 and len(plays["data"]) >= 1, str(plays)[:300])
-    page.screenshot(path=str(results / "player-1280.png"))
-    axe_check(page, "player at 1280 px")
+    page.screenshot(path=str(results / f"player-{WIDE}.png"))
+    axe_check(page, f"player at {WIDE} px")
     if qr_ok:
         # The scan in the console (this tab holds the credential).
         code, before = qr_ok
@@ -294,6 +304,47 @@ def player(page, base, writer, screen, grocers, results):
         page.wait_for_selector(f"[data-qr-id='{code['id']}'] [data-scan-count]")
         shown_count = int(page.get_attribute(f"[data-qr-id='{code['id']}'] [data-scan-count]", "data-scan-count"))
         check("…the scan is visible in the console's promotions view", shown_count >= before + 1, f"{before} -> {shown_count}")
+
+
+# A poster with its promotion's QR code fully on screen (one slide, faded in).
+POSTER_WITH_QR_SHOWN = """(() => { const s = document.querySelectorAll('#stage .slide');
+  return s.length === 1 && s[0].matches('.poster.with-qr') && !s[0].matches('.entering') && getComputedStyle(s[0]).opacity === '1'; })()"""
+# The poster as drawn (object-fit: contain, so the picture inside its box) and the QR card: apart.
+QR_BESIDE_POSTER = """(() => { const img = document.querySelector('#stage .slide img.media.poster');
+  const qr = document.querySelector('#stage .slide figure.qr').getBoundingClientRect();
+  const box = img.getBoundingClientRect();
+  const scale = Math.min(box.width / img.naturalWidth, box.height / img.naturalHeight);
+  const w = img.naturalWidth * scale, h = img.naturalHeight * scale;
+  const left = box.left + (box.width - w) / 2, top = box.top + (box.height - h) / 2;
+  return qr.left >= left + w - 1 || qr.top >= top + h - 1 || qr.right <= left + 1; })()"""
+
+
+def poster_beside_qr(browser, base, writer, grocers, results):
+    """A screen that shows a poster with its promotion's QR code: the code stands beside the
+    poster (landscape), covering none of its words."""
+    media = {m["id"]: m for m in writer.all(f"/media?company_id={grocers}")}
+    target = None
+    for d in writer.all(f"/devices?company_id={grocers}"):
+        ads = writer.call("GET", f"/devices/{d['id']}/ads?limit=100")[1]["data"]
+        if d["orientation"] == "landscape" and any(a["on_air"] and a["promotion_id"] and media.get(a["media_id"], {}).get("content_type") == "image/svg+xml" for a in ads):
+            target = d
+            break
+    if not check("a landscape screen shows a poster with a QR code", target is not None):
+        return
+    page = browser.new_context(viewport={"width": WIDE, "height": 900}).new_page()
+    raw, client = key("northwind-readwrite")
+    page.goto(f"{base}/console")
+    page.fill("#key-input", raw)
+    page.fill("#client-input", client)
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#view h1")
+    page.goto(f"{base}/player/{target['id']}?slot=2")
+    shown = wait_until(page, POSTER_WITH_QR_SHOWN, 60)
+    if shown:
+        page.screenshot(path=str(results / f"player-poster-{WIDE}.png"))
+    check("a poster's QR code stands beside it, covering none of its words", shown and page.evaluate(QR_BESIDE_POSTER),
+          f"{target['name']}: shown {shown}")
+    page.context.close()
 
 
 def qr_scan(page, writer, results):
@@ -319,11 +370,13 @@ def charts(page, base, grocers):
     """Every chart drawn, with data (after the operator's +1 day the fleet has a day of plays)."""
     sign_in(page, base, "northwind-readwrite")
     expected = {
-        "overview": ["fleet-health", "plays-per-ad", "plays-per-screen", "scans-per-day"],
+        "overview": ["fleet-health", "plays-per-day", "plays-per-ad", "plays-per-screen", "revenue", "scans-per-day", "scans-by-class"],
         "fleet": ["fleet-health", "sparkline"],
         "ads": ["ad-plays"],
-        "promotions": ["scans-per-day"],
+        "promotions": ["scans-per-day", "scans-by-class"],
+        "reports": ["report-plays-per-day", "report-plays-per-ad"],
         "tokens": ["token-balance"],
+        "billing": ["revenue"],
     }
     for view, names in expected.items():
         page.goto(view_url(base, grocers, view))
@@ -336,6 +389,8 @@ def charts(page, base, grocers):
             check(f"{view}: chart {name} renders with data", points > 0, str(drawn[:8]))
         sizes = page.eval_on_selector_all("svg.chart text", "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
         check(f"{view}: chart labels at least 11 px", all(s >= 11 for s in sizes), str(sorted(set(sizes))[:5]))
+        titled = page.eval_on_selector_all("#view figure[data-chart]:not(:has(svg.spark))", "els => els.filter(f => f.querySelector('svg.chart') && f.dataset.chart !== 'fleet-health').map(f => [f.dataset.chart, f.querySelectorAll('text.axis-title').length])")
+        check(f"{view}: every chart with axes labels them", all(n >= 1 for _, n in titled), str(titled))
     check("a company's pages show its logo in the header", page.is_visible("#brand-logo svg.logo-mark")
           and page.inner_text("#brand") == "Northwind Grocers", page.inner_text("#brand"))
     page.goto(view_url(base, grocers, "media"))
@@ -366,7 +421,7 @@ SMALL_TEXT = """() => {
 
 def sweep(browser, base, grocers, screen, results, errors):
     """Every view at desktop and phone width: screenshot, axe-core, no console errors."""
-    for width, height in ((1280, 900), (390, 844)):
+    for width, height in ((WIDE, 900), (390, 844)):
         context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
         page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
@@ -386,6 +441,15 @@ def sweep(browser, base, grocers, screen, results, errors):
             if width < 500:
                 overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 check(f"{view} at {width} px: nothing wider than the screen", overflow <= 1, f"{overflow} px too wide")
+            if view == "webhooks" and width >= 1000:
+                page.click("button:text-is('Deliveries')")
+                page.wait_for_selector("#view table [data-delivery-id], #view p.muted:has-text('No deliveries yet')")
+                rows = page.eval_on_selector_all("#view [data-delivery-id]", "els => els.map(e => e.textContent)")
+                check("webhooks: deliveries show when each was made and last tried", bool(rows) and all(re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", r) for r in rows), str(rows[:2]))
+                check("webhooks: the sandbox's receiver is named, not 127.0.0.1:0", "127.0.0.1:0" not in page.inner_text("#view"), page.inner_text("#view")[:200])
+            if view in ("events", "readiness"):
+                tabs = page.eval_on_selector_all("#nav a", "els => els.map(a => a.textContent)")
+                check(f"{view} at {width} px keeps the company's context (its tabs)", "Fleet" in tabs and "Promotions" in tabs, str(tabs))
             if view == "events":
                 loaded = int(page.get_attribute("[data-loaded]", "data-loaded"))
                 check(f"events at {width} px: a new tab reads past the last burst (more than one page)", loaded > 100, str(loaded))
@@ -395,6 +459,10 @@ def sweep(browser, base, grocers, screen, results, errors):
             axe_check(page, f"{view} at {width} px")
             check(f"{view} at {width} px: no console errors", not errors, " | ".join(errors[:5]))
             errors.clear()
+        if width >= 1000:
+            tops = page.eval_on_selector_all("#nav a", "els => [...new Set(els.map(a => Math.round(a.getBoundingClientRect().top)))]")
+            bar = page.evaluate("document.querySelector('header.top .bar').getBoundingClientRect().height")
+            check(f"{width} px: the header does not wrap (one bar, one row of tabs)", len(tops) == 1 and bar <= 60, f"tab rows at {tops}, bar {bar} px")
         if width < 500:
             header = page.evaluate("document.querySelector('header.top').getBoundingClientRect().height")
             check("phone: the header is one row", header <= 64, f"{header} px")
@@ -403,6 +471,16 @@ def sweep(browser, base, grocers, screen, results, errors):
             check("phone: the Menu button opens the views, and Sign out with them",
                   page.is_visible("#nav a") and page.is_visible("#nav .nav-signout") and page.get_attribute("#menu-toggle", "aria-expanded") == "true")
             page.screenshot(path=str(results / "menu-open-390.png"))
+        if width < 500:
+            # A player with no credential on a phone: the sign-in box fits the screen.
+            bare = browser.new_context(viewport={"width": width, "height": height}).new_page()
+            bare.goto(f"{base}/player/{screen['id']}")
+            bare.wait_for_selector("#key-form:not([hidden])")
+            inside = bare.evaluate("(() => { const r = [...document.querySelectorAll('#key-form input, #key-form button')].map(e => e.getBoundingClientRect()); return r.every(b => b.left >= 0 && b.right <= innerWidth); })()")
+            bare.screenshot(path=str(results / f"player-signin-{width}.png"))
+            check(f"player sign-in at {width} px: every input fits the screen", inside)
+            axe_check(bare, f"player sign-in at {width} px")
+            bare.context.close()
         page.goto(f"{base}/player/{screen['id']}?slot=3")
         wait_until(page, "Boolean(document.getElementById('stage').dataset.adId)", 15)
         page.wait_for_timeout(500)

@@ -19,7 +19,7 @@ def terminal_qr(binary, results):
     as a terminal shows it (light on dark), is read by zxing-cpp."""
     env = dict(os.environ, SIGNAGE_LOG_LEVEL="warn")
     proc = subprocess.Popen([binary, "demo", "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, text=True)
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, text=True)
     lines = []
     try:
         deadline = time.time() + 60
@@ -28,7 +28,7 @@ def terminal_qr(binary, results):
             if not line:
                 break
             lines.append(line.rstrip("\n"))
-            if "Press Ctrl-C" in line:
+            if "Ctrl-C to stop" in line:
                 break
     finally:
         proc.terminate()
@@ -36,12 +36,13 @@ def terminal_qr(binary, results):
     (results / "demo-output.txt").write_text("\n".join(lines) + "\n")
     console = next((l.split()[1] for l in lines if l.strip().startswith("Console ")), None)
     players = [l.split()[1] for l in lines if l.strip().startswith("Player ")]
-    check("signage demo prints the console URL and two player URLs", bool(console) and len(players) == 2,
+    check("signage demo prints a sign-in link for the console and two for players",
+          bool(console) and "/console#signin=" in console and len(players) == 2 and all("#signin=" in p for p in players),
           "\n".join(lines[:12]))
     check("signage demo bound to loopback warns that phones cannot reach it",
           any("WARNING" in l and "phones cannot" in l for l in lines))
     start = next((i for i, l in enumerate(lines) if "Scan to open the console" in l), None)
-    rows = [l for l in lines[start + 1:] if "Press Ctrl-C" not in l and l.strip()] if start is not None else []
+    rows = [l for l in lines[start + 1:] if "Ctrl-C to stop" not in l and l.strip()] if start is not None else []
     scale = 6
     width = max((len(r) for r in rows), default=0)
     image = Image.new("L", (width * scale + 48, len(rows) * 2 * scale + 48), 0)
@@ -55,13 +56,15 @@ def terminal_qr(binary, results):
                             pixels[24 + c * scale + dx, 24 + (2 * r + half) * scale + dy] = 255
     image.save(results / "demo-terminal-qr.png")
     decoded = [x.text for x in zxingcpp.read_barcodes(image) if x.format == zxingcpp.BarcodeFormat.QRCode]
-    check("signage demo's terminal QR code, read by zxing-cpp, is the console URL",
-          console is not None and decoded == [console], f"{decoded} vs {console}")
+    base = console.split("/console")[0] if console else ""
+    check("signage demo's terminal QR code, read by zxing-cpp, is a sign-in link of its own for the console",
+          console is not None and len(decoded) == 1 and decoded[0].startswith(f"{base}/console#signin=") and decoded[0] != console,
+          f"{decoded} vs {console}")
 
 
 def start_playing(browser, base, screen):
     """A tab with no credential: typing the key and "Start playing" hides the box for good."""
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page = browser.new_context(viewport={"width": 1440, "height": 800}).new_page()
     page.goto(f"{base}/player/{screen['id']}?slot=2")
     page.wait_for_selector("#key-form:not([hidden])")
     check("a player without a credential asks for one", "needs a credential" in page.inner_text("body")
@@ -144,7 +147,7 @@ def document_ok(page):
 
 def watch_feed(browser, base):
     """A tab on the events feed, signed in with the demo key, kept open across the operator's burst."""
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
     page.goto(base + "/console")
     raw, client = key("northwind-readwrite")
     page.fill("#key-input", raw)
@@ -191,5 +194,5 @@ def feed_after_burst(page, base, writer, grocers, results):
     check("…and bursts of scans, heartbeats and plays are grouped into single lines",
           any("qr_code.scanned" in g for g in grouped) and any("device.heartbeat" in g or "device.playback_recorded" in g for g in grouped),
           str(grouped[:6]))
-    page.screenshot(path=str(results / "events-after-burst-1280.png"))
+    page.screenshot(path=str(results / "events-after-burst-1440.png"))
     page.context.close()

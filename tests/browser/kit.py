@@ -119,8 +119,12 @@ def wait_until(page, expression, seconds):
     CSP refuses; page.evaluate goes through the DevTools protocol)."""
     deadline = time.time() + seconds
     while time.time() < deadline:
-        if page.evaluate(expression):
-            return True
+        try:
+            if page.evaluate(expression):
+                return True
+        except Exception as e:  # noqa: BLE001 - a page still navigating (a new tab) is asked again
+            if "context was destroyed" not in str(e) and "navigat" not in str(e):
+                raise
         time.sleep(0.25)
     return False
 

@@ -16,7 +16,7 @@ def honest_status(page, base, browser, grocers, results):
     page.wait_for_selector("button.tile")
 
     # The presenter's outage: the Sandbox view's button, in the operator's own tab.
-    control = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    control = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
     sign_in(control, base, "sandbox-operator")
     control.wait_for_selector("[data-now]")
     control.click("text=Outage: GET /devices answers 503")
@@ -30,12 +30,30 @@ def honest_status(page, base, browser, grocers, results):
     check("polling fails: 'connection lost — showing data from HH:MM', the tiles kept and marked stale",
           lost and "Connection lost — showing data from" in banner and page.eval_on_selector_all("#view.stale button.tile", "e => e.length") > 0,
           banner)
-    page.screenshot(path=str(results / "status-connection-lost-1280.png"))
+    page.screenshot(path=str(results / "status-connection-lost-1440.png"))
+    shown = page.inner_text("#notices")
+    header = page.evaluate("document.querySelector('#sandbox-time time').getAttribute('datetime')")
+    check("the outage banner gives the sandbox's time, as the header does",
+          "(sandbox time)" in shown and header[11:13] in shown, f"{shown} / header {header}")
+    # Opening Fleet while the outage lasts: a banner and a wait, not "Something went wrong" for good.
+    fresh_tab = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+    sign_in(fresh_tab, base, "northwind-readwrite")
+    fresh_tab.goto(f"{base}/console#/company/{grocers}/fleet")
+    fresh_tab.wait_for_selector("#view[data-ready] h1")
+    waiting = wait_until(fresh_tab, "document.body.dataset.connection === 'lost'", 10)
+    fresh_tab.screenshot(path=str(results / "status-fleet-opened-during-outage-1440.png"))
+    check("opening Fleet during an outage says it waits for the sandbox (no 'Something went wrong')",
+          waiting and fresh_tab.is_visible("#view [data-waiting]") and "Something went wrong" not in fresh_tab.inner_text("#view")
+          and "Connection lost" in fresh_tab.inner_text("#notices"),
+          fresh_tab.inner_text("#main")[:300])
     control.click("ul.faults li button:text-is('Remove')")
     control.wait_for_selector("text=No fault rules.")
     control.context.close()
     back = wait_until(page, "document.body.dataset.connection === 'ok' && !document.getElementById('connection')", 12)
     check("…and the banner goes once the service answers again", back, page.inner_text("#notices"))
+    loaded = wait_until(fresh_tab, "document.querySelectorAll('button.tile').length > 0 && document.body.dataset.connection === 'ok'", 15)
+    check("…and the Fleet opened during the outage loads by itself once it ends", loaded, fresh_tab.inner_text("body")[:300])
+    fresh_tab.context.close()
 
     status, fault = operator.call("POST", "/_sandbox/faults", {
         "match": {"method": "GET", "path": "/devices"}, "times": 1,
@@ -44,7 +62,7 @@ def honest_status(page, base, browser, grocers, results):
     said = wait_until(page, "(document.getElementById('rate-limit') || {}).textContent?.includes('waiting 2 s')", 12)
     check("a 429 waits for Retry-After and says so", said, page.inner_text("#notices"))
     if said:
-        page.screenshot(path=str(results / "status-rate-limited-1280.png"))
+        page.screenshot(path=str(results / "status-rate-limited-1440.png"))
     recovered = wait_until(page, "!document.getElementById('rate-limit') && document.body.dataset.connection === 'ok'", 12)
     check("…then refreshes again, never 'Something went wrong'", recovered and "Something went wrong" not in page.inner_text("#view h1"))
 
@@ -68,5 +86,5 @@ def honest_status(page, base, browser, grocers, results):
     check("…with the reason above the forms, and no company's branding left in the header",
           page.evaluate("document.getElementById('signin-error').compareDocumentPosition(document.getElementById('key-form')) & Node.DOCUMENT_POSITION_FOLLOWING")
           and page.inner_text("#brand") == "signage", page.inner_text("#brand"))
-    page.screenshot(path=str(results / "status-signed-out-1280.png"))
+    page.screenshot(path=str(results / "status-signed-out-1440.png"))
     time.sleep(0.2)

@@ -46,6 +46,11 @@ pub struct Route {
     /// Left out of the OpenAPI document (the reference pages themselves: `/docs`, `/problems/…`).
     pub hidden: bool,
     pub action: Action,
+    /// A public route that checks a credential itself (`/mcp`): the server still verifies the
+    /// credential from the headers before reading the body ([`Route::authenticates_itself`]).
+    pub authenticates_itself: bool,
+    /// Its body is streamed to a temporary file, not memory ([`Route::spooled`]).
+    pub spooled: bool,
     pub exec: Exec,
     pub handler: HandlerFn,
     pub query: Vec<QueryParam>,
@@ -108,6 +113,8 @@ impl Route {
             hidden: false,
             multipart: false,
             action,
+            authenticates_itself: false,
+            spooled: false,
             exec: Exec::Inline,
             handler,
             query: Vec::new(),
@@ -167,6 +174,19 @@ impl Route {
     /// Served, but not an operation of the OpenAPI document (the human-readable reference).
     pub fn hidden(mut self) -> Route {
         self.hidden = true;
+        self
+    }
+    /// A public route whose handler checks the credential itself (`/mcp`): the server verifies
+    /// it from the headers before reading the body, as for every authenticated route, and hands
+    /// the principal to the handler ([`Ctx::credential`]).
+    pub fn authenticates_itself(mut self) -> Route {
+        self.authenticates_itself = true;
+        self
+    }
+    /// An upload: the server streams an authenticated request's body to a temporary file
+    /// ([`crate::http::spool`]) and the handler reads it from [`Ctx::spool`]; `Ctx::body` is empty.
+    pub fn spooled(mut self) -> Route {
+        self.spooled = true;
         self
     }
     pub fn blocking(mut self) -> Route {

@@ -9,6 +9,15 @@
 //! - `handshake`: `initialize`, `server/discover`, and the 2026-07-28 per-request envelope.
 //! - `tools`: `tools/list` (paged) and `tools/call` (checks, then the call and its result).
 //! - `prompts`: `prompts/list` (paged) and `prompts/get`.
+//!
+//! Every message spends one rate-limit token of the caller's bucket, the same bucket as its REST
+//! requests (issue 31: 905 full `tools/list` answers in 20 s cost nothing): a request refused so
+//! is a JSON-RPC error `RATE_LIMITED` (-32029, `data.status` 429, `data.retry_after`); a
+//! notification or response refused so is not processed, and a POST of one is answered HTTP 429.
+//! `tools/call` spends its token in [`tools`] (it pays for the call's first REST request), so a
+//! refused call is a tool error like any REST refusal it would have met. The token of
+//! `resources/list`, `resources/read` and `completion/complete` pays for their first REST request
+//! the same way.
 
 mod handshake;
 mod listing;
@@ -84,6 +93,64 @@ pub(super) fn rpc_err(id: &Value, e: RpcError, modern: bool) -> Out {
     err(Some(id), e, status)
 }
 
+/// Spends one token of the caller's bucket: `Err(seconds to wait)` when it is empty.
+fn spend(app: &App, caller: &Caller) -> Result<(), u64> {
+    app.rate_limiter.spend(caller.principal.actor_id())
+}
+
+/// The answer to a request refused by the rate limit.
+fn rate_limited(id: Option<&Value>, wait: u64, modern: bool) -> Out {
+    let e = RpcError::new(
+        protocol::RATE_LIMITED,
+        format!("HTTP 429 Too many requests: this API key is over its rate limit; retry after {wait} seconds. Nothing was run."),
+    )
+    .with_data(json!({"reason": "rate_limited", "status": 429, "retry_after": wait}));
+    let status = if modern || id.is_none() { 429 } else { 200 };
+    err(id, e, status)
+}
+
+/// Runs a request whose token, spent when it arrived, pays for its first REST request (a
+/// resource read, a completion's lookup), as a tool call's does: a request costs what its REST
+/// requests cost, and one token when it makes none, so the `retry_after` of a refusal is when it
+/// can run.
+fn paid(caller: &Caller, f: impl FnOnce() -> Out) -> Out {
+    caller
+        .prepaid
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let out = f();
+    caller
+        .prepaid
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
+/// A request spends its token here, except `tools/call` (in [`tools::call`]); `Some` is the
+/// refusal to answer instead of running it.
+fn refused_request(
+    app: &App,
+    caller: &Caller,
+    id: &Value,
+    method: &str,
+    modern: bool,
+) -> Option<Out> {
+    if method == "tools/call" {
+        return None;
+    }
+    spend(app, caller)
+        .err()
+        .map(|wait| rate_limited(Some(id), wait, modern))
+}
+
+/// A notification or response spends its token: `Err` is the answer when it is refused (HTTP 429
+/// for a POST of one message; nothing inside a batch, where there is no place for it).
+fn refused_message(app: &App, caller: &Caller, in_batch: bool) -> Result<(), Option<Out>> {
+    match spend(app, caller) {
+        Ok(()) => Ok(()),
+        Err(_) if in_batch => Err(None),
+        Err(wait) => Err(Some(rate_limited(None, wait, false))),
+    }
+}
+
 /// A message of the handshake era. `None`: nothing to answer (notification or response).
 pub fn legacy(
     app: &App,
@@ -92,7 +159,21 @@ pub fn legacy(
     version: &'static str,
     in_batch: bool,
 ) -> Option<Out> {
-    match protocol::classify(msg) {
+    let classified = protocol::classify(msg);
+    match &classified {
+        Message::Request { id, method, .. } => {
+            if let Some(refused) = refused_request(app, caller, id, method, false) {
+                return Some(refused);
+            }
+        }
+        Message::Response | Message::Notification { .. } => {
+            if let Err(answer) = refused_message(app, caller, in_batch) {
+                return answer;
+            }
+        }
+        Message::Invalid { .. } => {}
+    }
+    match classified {
         Message::Request { id, method, params } => Some(match method {
             "initialize" if in_batch => rpc_err(
                 id,
@@ -108,10 +189,10 @@ pub fn legacy(
             "tools/call" => tools::call(app, caller, id, params, false),
             "prompts/list" => prompts::list(app, caller, id, params, false),
             "prompts/get" => prompts::get(app, caller, id, params, false),
-            "resources/list" => resources::list(app, caller, id, params, false),
+            "resources/list" => paid(caller, || resources::list(app, caller, id, params, false)),
             "resources/templates/list" => resources::templates_list(id, false),
-            "resources/read" => resources::read(app, caller, id, params, false),
-            "completion/complete" => completion::complete(app, caller, id, params, false),
+            "resources/read" => paid(caller, || resources::read(app, caller, id, params, false)),
+            "completion/complete" => paid(caller, || completion::complete(app, caller, id, params, false)),
             _ => rpc_err(
                 id,
                 RpcError::new(
@@ -141,6 +222,9 @@ pub fn legacy(
 pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> Option<Out> {
     match protocol::classify(msg) {
         Message::Request { id, method, params } => {
+            if let Some(refused) = refused_request(app, caller, id, method, true) {
+                return Some(refused);
+            }
             if let Err(e) = envelope(method, params, headers) {
                 return Some(rpc_err(id, e, true));
             }
@@ -150,10 +234,10 @@ pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> O
                 "tools/call" => tools::call(app, caller, id, params, true),
                 "prompts/list" => prompts::list(app, caller, id, params, true),
                 "prompts/get" => prompts::get(app, caller, id, params, true),
-                "resources/list" => resources::list(app, caller, id, params, true),
+                "resources/list" => paid(caller, || resources::list(app, caller, id, params, true)),
                 "resources/templates/list" => resources::templates_list(id, true),
-                "resources/read" => resources::read(app, caller, id, params, true),
-                "completion/complete" => completion::complete(app, caller, id, params, true),
+                "resources/read" => paid(caller, || resources::read(app, caller, id, params, true)),
+                "completion/complete" => paid(caller, || completion::complete(app, caller, id, params, true)),
                 _ => rpc_err(
                     id,
                     RpcError::new(
@@ -167,7 +251,9 @@ pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> O
                 ),
             })
         }
-        Message::Notification { .. } | Message::Response => None,
+        Message::Notification { .. } | Message::Response => {
+            refused_message(app, caller, false).err().flatten()
+        }
         Message::Invalid { id, reason } => Some(err(
             id,
             RpcError::new(protocol::INVALID_REQUEST, reason),

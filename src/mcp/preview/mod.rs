@@ -17,7 +17,7 @@ mod schema;
 mod settle;
 
 use super::advice;
-use super::call::{from_rest, Caller};
+use super::call::{self, from_rest, Caller};
 use super::failure::Failure;
 use crate::http::router::Withheld;
 use crate::http::App;
@@ -168,6 +168,12 @@ pub fn version_of(resp: &crate::http::Response) -> String {
 
 pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, Failure> {
     let (resp, current) = read_target(app, caller, plan)?;
+    // The marker's word in any form, where the field's stored value holds a secret (shown
+    // redacted): the write would put it where the secret was.
+    if let Some(path) = crate::redact::marker::restores_secret(&plan.changes, &current, "changes") {
+        let written = call::value_at(&plan.arguments, &path);
+        return Err(call::marker_refusal(&path, written, true));
+    }
     let version = version_of(&resp);
     let mut changes = plan.changes.clone();
     if let Some(edit) = &plan.array_edit {

@@ -21,6 +21,13 @@ pub struct Ad {
     media_id: Option<String>,
     promotion_id: Option<String>,
     duration_seconds: i64,
+    /// When the ad may first play (`None`: as soon as it is active).
+    starts_at: Option<Time>,
+    /// When it stops playing (`None`: until it is paused or archived).
+    ends_at: Option<Time>,
+    /// Whether screens play it now: active, within its dates, and its promotion (if any) switched
+    /// on and within its window.
+    on_air: bool,
     device_ids: Vec<String>,
     device_count: i64,
     created_at: Time,
@@ -31,7 +38,10 @@ pub struct Ad {
 }
 
 const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.media_id,
-        a.promotion_id, a.duration_seconds, a.created_at, a.updated_at, a.version,
+        a.promotion_id, a.duration_seconds, a.starts_at, a.ends_at, a.created_at, a.updated_at,
+        a.version,
+        (SELECT p.active || ' ' || p.starts_at || ' ' || p.ends_at FROM promotions p
+            WHERE p.id = a.promotion_id) AS promotion_run,
         (SELECT count(*) FROM ad_assignments x WHERE x.ad_id = a.id) AS device_count,
         (SELECT group_concat(y.device_id) FROM
             (SELECT device_id FROM ad_assignments WHERE ad_id = a.id ORDER BY device_id LIMIT 100) y)
@@ -46,16 +56,35 @@ impl Ad {
             .unwrap_or_default();
         // group_concat keeps no guaranteed order.
         device_ids.sort();
+        let status: String = r.get("status")?;
+        let starts_at: Option<i64> = r.get("starts_at")?;
+        let ends_at: Option<i64> = r.get("ends_at")?;
+        let now = crate::time::now();
+        // `active starts ends` of the promotion, when the ad has one.
+        let promotion_runs = r
+            .get::<Option<String>>("promotion_run")?
+            .map(|run| {
+                let v: Vec<i64> = run.split(' ').filter_map(|x| x.parse().ok()).collect();
+                v.len() == 3 && v[0] == 1 && v[1] <= now && now < v[2]
+            })
+            .unwrap_or(true);
+        let on_air = status == "active"
+            && starts_at.is_none_or(|s| s <= now)
+            && ends_at.is_none_or(|e| now < e)
+            && promotion_runs;
         Ok(Ad {
             id: r.get("id")?,
             object: "ad",
             company_id: r.get("company_id")?,
             name: r.get("name")?,
             headline: r.get("headline")?,
-            status: r.get("status")?,
+            status,
             media_id: r.get("media_id")?,
             promotion_id: r.get("promotion_id")?,
             duration_seconds: r.get("duration_seconds")?,
+            starts_at: starts_at.map(Time),
+            ends_at: ends_at.map(Time),
+            on_air,
             device_ids,
             device_count: r.get("device_count")?,
             created_at: Time(r.get("created_at")?),
@@ -204,6 +233,32 @@ struct AdCreate {
     promotion_id: Option<String>,
     #[serde(default, deserialize_with = "present")]
     duration_seconds: Option<i64>,
+    #[serde(default)]
+    starts_at: Option<String>,
+    #[serde(default)]
+    ends_at: Option<String>,
+}
+
+/// An optional RFC 3339 date of an ad (`None`: not given or `null`).
+fn ad_time(errors: &mut Errors, field: &str, value: Option<&str>) -> Option<i64> {
+    let value = value?;
+    let t = crate::time::parse_rfc3339(value);
+    if t.is_none() {
+        errors.push(
+            field,
+            "invalid_datetime",
+            "Must be an RFC 3339 date-time, for example 2026-03-01T09:00:00Z, or null.",
+        );
+    }
+    t
+}
+
+fn check_dates(errors: &mut Errors, starts: Option<i64>, ends: Option<i64>) {
+    if let (Some(s), Some(e)) = (starts, ends) {
+        if e <= s {
+            errors.push("/ends_at", "before_start", "Must be after `starts_at`.");
+        }
+    }
 }
 
 pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -222,6 +277,9 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         errors.id("/promotion_id", p, Kind::Promotion);
     }
     errors.range("/duration_seconds", duration, 1, 3600);
+    let starts = ad_time(&mut errors, "/starts_at", input.starts_at.as_deref());
+    let ends = ad_time(&mut errors, "/ends_at", input.ends_at.as_deref());
+    check_dates(&mut errors, starts, ends);
     errors.finish()?;
     let company = input.company_id;
     ctx.authorize_company(&company, "company", &company)?;
@@ -237,8 +295,8 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?;
         tx.prepare_cached(
             "INSERT INTO ads (id, company_id, name, status, headline, media_id, promotion_id,
-                              duration_seconds, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+                              duration_seconds, starts_at, ends_at, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
         )?
         .execute(rusqlite::params![
             id,
@@ -249,6 +307,8 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             input.media_id,
             input.promotion_id,
             duration,
+            starts,
+            ends,
             now
         ])?;
         let ad = load(tx, &id)?;
@@ -282,6 +342,10 @@ struct AdUpdate {
     promotion_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     duration_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    starts_at: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    ends_at: Option<Option<String>>,
 }
 
 pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -325,6 +389,21 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         errors.range("/duration_seconds", v, 1, 3600);
         sets.push(("duration_seconds", v.into()));
     }
+    // `Some(None)`: the date is cleared; `Some(Some(t))`: set.
+    let mut dates: [Option<Option<i64>>; 2] = [None, None];
+    for (i, (field, column, value)) in [
+        ("/starts_at", "starts_at", &input.starts_at),
+        ("/ends_at", "ends_at", &input.ends_at),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if let Some(v) = value {
+            let t = ad_time(&mut errors, field, v.as_deref());
+            dates[i] = Some(t);
+            sets.push((column, t.map_or(rusqlite::types::Value::Null, Into::into)));
+        }
+    }
     errors.require_some(!sets.is_empty());
     errors.finish()?;
 
@@ -332,6 +411,19 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.app.db.write(|tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
+        if dates.iter().any(Option::is_some) {
+            // The dates as they will stand: a body that moves one may clash with the stored other.
+            let (stored_start, stored_end): (Option<i64>, Option<i64>) = tx
+                .prepare_cached("SELECT starts_at, ends_at FROM ads WHERE id = ?1")?
+                .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let mut errors = Errors::new();
+            check_dates(
+                &mut errors,
+                dates[0].unwrap_or(stored_start),
+                dates[1].unwrap_or(stored_end),
+            );
+            errors.finish()?;
+        }
         check_references(
             tx,
             &owner.company,

@@ -6,7 +6,7 @@
 //!
 //! The `version` (ETag) covers everything the ad shows, its screens (`device_ids`, `device_count`)
 //! included: assigning or removing a screen, by any route or by deleting the screen, moves it
-//! (triggers in `schema/V19__versions_cover_what_is_shown.sql`), so an `If-Match` or an MCP
+//! (triggers in `schema/V34__versions_cover_what_is_shown.sql`), so an `If-Match` or an MCP
 //! preview taken before is stale.
 
 mod ad;
@@ -99,8 +99,8 @@ pub fn routes() -> Vec<Route> {
                 "prepare_ad_change",
                 "Prepare an ad change",
                 &[("ad_id", "The ad to change (`ad_…`).")],
-                Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
-                "Prepare a change to an ad (name, headline, status, media, linked promotion or duration); pause an ad with `{\"status\": \"paused\"}` and resume it with `{\"status\": \"active\"}`. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
+                Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds", "starts_at", "ends_at"]),
+                "Prepare a change to an ad: its name, headline, status (pause it with `paused`, resume it with `active`), media, promotion, duration or dates. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
             ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to ad.updated are notified."))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
@@ -166,6 +166,7 @@ pub fn routes() -> Vec<Route> {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_str = json!({"type":["string","null"]});
     let ts = json!({"type":"string","format":"date-time"});
+    let date_in = json!({"type":["string","null"],"format":"date-time","description":"RFC 3339; null for none."});
     let status = STATUS.schema();
     let duration = json!({"type":"integer","minimum":1,"maximum":3600});
     let media_ref = json!({"anyOf":[id_schema(Kind::Media),{"type":"null"}],
@@ -177,11 +178,14 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "Ad",
             json!({"type":"object","additionalProperties":false,
                 "required":["id","object","company_id","name","headline","status","media_id","promotion_id",
-                    "duration_seconds","device_ids","device_count","created_at","updated_at"],
+                    "duration_seconds","starts_at","ends_at","on_air","device_ids","device_count","created_at","updated_at"],
                 "properties":{"id":{"type":"string","pattern":"^ad_"},"object":{"const":"ad"},
                     "company_id":{"type":"string"},"name":{"type":"string"},"headline":{"type":"string"},
                     "status":status,"media_id":nullable_str,"promotion_id":nullable_str,
                     "duration_seconds":duration,
+                    // RFC 3339 (the properties' text says so): a compact schema keeps MCP's answers small.
+                    "starts_at":nullable_str,"ends_at":nullable_str,
+                    "on_air":{"type":"boolean"},
                     "device_ids":{"type":"array","maxItems":MAX_DEVICE_IDS,"items":{"type":"string"},
                         "description":"Devices the ad is assigned to (at most 100, ascending; see device_count)."},
                     "device_count":{"type":"integer","minimum":0},
@@ -196,13 +200,15 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "status":described(STATUS.schema_default("draft"), "`active` to play once on a screen."),
                     "media_id":media_ref,"promotion_id":promotion_ref,
                     "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS,
-                        "description":"Seconds on screen per play."}}}),
+                        "description":"Seconds on screen per play."},
+                    "starts_at":date_in,"ends_at":date_in}}),
         ),
         (
             "AdUpdate",
             json!({"type":"object","additionalProperties":false,"minProperties":1,
                 "properties":{"name":NAME.schema(),"headline":HEADLINE.schema(),"status":status,
-                    "media_id":media_ref,"promotion_id":promotion_ref,"duration_seconds":duration}}),
+                    "media_id":media_ref,"promotion_id":promotion_ref,"duration_seconds":duration,
+                    "starts_at":date_in,"ends_at":date_in}}),
         ),
         (
             "AdAssignmentCreate",

@@ -1,8 +1,9 @@
 //! The demo console (`GET /console`) and the browser player (`GET /player/{device_id}`): static
 //! pages embedded in the binary at build time (no Node toolchain, no CDN), which then call the same
 //! REST API as any client with the credential the person signs in with (kept in the tab's
-//! `sessionStorage`). The pages are public; everything they show comes from authenticated API
-//! calls, so they see exactly what that credential may see.
+//! `sessionStorage`), or the session a sign-in link opened (`#signin=…`,
+//! [`crate::routes::sign_in`]). The pages are public; everything they show comes from
+//! authenticated API calls, so they see exactly what that credential may see.
 //!
 //! Served with a strict Content-Security-Policy: scripts and styles only from these files (no inline
 //! code), images and media from the API or `blob:` URLs made from its answers, requests only to this
@@ -35,6 +36,11 @@ const MODULES: &[(&str, &str, &str, &str)] = &[
     ("/console/feed.js", "getConsoleEventsScript", "The console's events feed.", include_str!("assets/feed.js")),
     ("/console/sandbox.js", "getConsoleSandboxScript", "The console's sandbox controls (clock, faults, snapshots).", include_str!("assets/sandbox.js")),
     ("/console/readiness.js", "getConsoleReadinessScript", "The console's readiness checklist and journal entry views.", include_str!("assets/readiness.js")),
+    ("/console/forms.js", "getConsoleFormsScript", "The console's authoring forms (idempotent creates, If-Match changes, errors in words).", include_str!("assets/forms.js")),
+    ("/console/reports.js", "getConsoleReportsScript", "The console's proof-of-play report with a date range and CSV download.", include_str!("assets/reports.js")),
+    ("/console/media.js", "getConsoleMediaScript", "The console's media library: storage against the quota, drag-and-drop upload.", include_str!("assets/media.js")),
+    ("/console/billing.js", "getConsoleBillingScript", "The console's tokens and billing views (revenue per month, invoices, storage).", include_str!("assets/billing.js")),
+    ("/console/webhooks.js", "getConsoleWebhooksScript", "The console's webhooks and their deliveries.", include_str!("assets/webhooks.js")),
 ];
 
 /// The policy of every page and asset: nothing inline, nothing from elsewhere.

@@ -1,10 +1,13 @@
 //! A device itself: its typed row, derived status, and CRUD; the ads assigned to it.
 
+use super::device_json::DeviceJson;
 use super::{LOCATION, NAME, ORIENTATION, ORIENTATIONS, PLATFORM, PLATFORMS, STATUSES};
+use crate::http::response::PageWriter;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
 use crate::routes::present;
+use crate::routes::rendered::{self, Rendered};
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
@@ -18,29 +21,30 @@ pub(super) fn status_of(last_heartbeat: Option<i64>, now: i64, offline_after: i6
     }
 }
 
-/// A device as the API returns it. Field order is the order of the JSON members.
+/// A device as the API returns it. Field order is the order of the JSON members (list pages write
+/// the same bytes from [`super::device_json::DeviceJson`]).
 #[derive(Serialize)]
 pub struct Device {
-    id: String,
-    object: &'static str,
-    company_id: String,
-    name: String,
-    location: String,
-    platform: std::borrow::Cow<'static, str>,
-    orientation: std::borrow::Cow<'static, str>,
-    resolution: String,
-    status: &'static str,
-    last_heartbeat_at: Option<Time>,
+    pub(super) id: String,
+    pub(super) object: &'static str,
+    pub(super) company_id: String,
+    pub(super) name: String,
+    pub(super) location: String,
+    pub(super) platform: std::borrow::Cow<'static, str>,
+    pub(super) orientation: std::borrow::Cow<'static, str>,
+    pub(super) resolution: String,
+    pub(super) status: &'static str,
+    pub(super) last_heartbeat_at: Option<Time>,
     /// The heartbeat's age against the sandbox clock, so a dashboard needs no clock of its own.
-    seconds_since_heartbeat: Option<i64>,
-    current_ad_id: Option<String>,
-    app_version: Option<String>,
-    assigned_ad_count: i64,
-    created_at: Time,
-    updated_at: Time,
+    pub(super) seconds_since_heartbeat: Option<i64>,
+    pub(super) current_ad_id: Option<String>,
+    pub(super) app_version: Option<String>,
+    pub(super) assigned_ad_count: i64,
+    pub(super) created_at: Time,
+    pub(super) updated_at: Time,
     /// The ETag's version; not a member of the body.
     #[serde(skip)]
-    version: i64,
+    pub(super) version: i64,
 }
 
 /// What a device's derived status is computed against.
@@ -59,7 +63,7 @@ impl Clock {
     }
 }
 
-/// In the order [`Device::from_row`] reads it (so each name is found at the first try).
+/// The columns [`Device::from_row`] reads, by position.
 const DEVICE_SELECT: &str = "SELECT d.last_heartbeat_at, d.id, d.company_id, d.name, d.location,
         d.platform, d.orientation, d.resolution, d.current_ad_id, d.app_version,
         (SELECT count(*) FROM ad_assignments x WHERE x.device_id = d.id) AS assigned_ad_count,
@@ -67,27 +71,27 @@ const DEVICE_SELECT: &str = "SELECT d.last_heartbeat_at, d.id, d.company_id, d.n
     FROM devices d";
 
 impl Device {
-    /// Reads a row of [`DEVICE_SELECT`] by column name.
-    fn from_row(r: &crud::Named<'_, '_>, clock: Clock) -> rusqlite::Result<Device> {
-        let last: Option<i64> = r.get("last_heartbeat_at")?;
+    /// Reads a row of [`DEVICE_SELECT`] by column position.
+    fn from_row(r: &rusqlite::Row<'_>, clock: Clock) -> rusqlite::Result<Device> {
+        let last: Option<i64> = r.get(0)?;
         Ok(Device {
-            id: r.get("id")?,
+            id: r.get(1)?,
             object: "device",
-            company_id: r.get("company_id")?,
-            name: r.get("name")?,
-            location: r.get("location")?,
-            platform: r.word("platform", PLATFORMS)?,
-            orientation: r.word("orientation", ORIENTATIONS)?,
-            resolution: r.get("resolution")?,
+            company_id: r.get(2)?,
+            name: r.get(3)?,
+            location: r.get(4)?,
+            platform: crud::word_at(r, 5, PLATFORMS)?,
+            orientation: crud::word_at(r, 6, ORIENTATIONS)?,
+            resolution: r.get(7)?,
             status: status_of(last, clock.now, clock.offline_after),
             last_heartbeat_at: last.map(Time),
             seconds_since_heartbeat: last.map(|t| (clock.now - t).max(0)),
-            current_ad_id: r.get("current_ad_id")?,
-            app_version: r.get("app_version")?,
-            assigned_ad_count: r.get("assigned_ad_count")?,
-            created_at: Time(r.get("created_at")?),
-            updated_at: Time(r.get("updated_at")?),
-            version: r.get("version")?,
+            current_ad_id: r.get(8)?,
+            app_version: r.get(9)?,
+            assigned_ad_count: r.get(10)?,
+            created_at: Time(r.get(11)?),
+            updated_at: Time(r.get(12)?),
+            version: r.get(13)?,
         })
     }
 }
@@ -103,9 +107,20 @@ pub(super) fn load(
     id: &DeviceId,
     clock: Clock,
 ) -> Result<Device, ApiError> {
-    crud::load(conn, &format!("{DEVICE_SELECT} WHERE d.id = ?1"), id, |r| {
-        Device::from_row(r, clock)
-    })
+    load_by_id(conn, id.as_str(), clock)?
+        .ok_or_else(|| ApiError::not_found(DeviceId::KIND.what(), id.as_str()))
+}
+
+/// The device `id`, if it exists.
+fn load_by_id(
+    conn: &rusqlite::Connection,
+    id: &str,
+    clock: Clock,
+) -> Result<Option<Device>, ApiError> {
+    Ok(conn
+        .prepare_cached(&format!("{DEVICE_SELECT} WHERE d.id = ?1"))?
+        .query_row([id], |r| Device::from_row(r, clock))
+        .optional()?)
 }
 
 /// The owner of a visible device; missing or invisible is 404.
@@ -133,18 +148,39 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(like) = crate::routes::search::pattern(ctx)? {
         filters.push(("d.name LIKE ? ESCAPE '\\'", like));
     }
+    // The page's ids by index, then each device's JSON as rendered at this generation of the
+    // devices (rendered now when not kept), with the clock's members filled in.
+    let generations = ctx.app.db.generations()?;
+    let stamp = (generations.devices, generations.restores);
     let conn = ctx.app.db.conn()?;
-    let rows = crate::routes::fetch_page(
+    let ids: Vec<String> = crate::routes::fetch_page(
         &conn,
-        DEVICE_SELECT,
+        "SELECT d.id FROM devices d",
         "d.company_id",
         "d.id",
         &companies,
         &filters,
         &page,
-        |r| Device::from_row(r, clock),
+        |r| r.row().get(0),
     )?;
-    Ok(Response::page(rows, &page))
+    let limit = (page.limit as usize).min(ids.len());
+    let cache = ctx
+        .app
+        .extensions
+        .get::<std::sync::Arc<Rendered<DeviceJson>>>()
+        .ok_or_else(|| ApiError::Internal("the devices' rendered rows are not set up".into()))?;
+    let rows = rendered::rows(cache, &ids[..limit], stamp, |id| {
+        let device = load_by_id(&conn, id, clock)?
+            .ok_or_else(|| ApiError::Internal(format!("device {id} vanished within a read")))?;
+        Ok::<_, ApiError>(DeviceJson::render(&device))
+    })?;
+    let mut page_out = PageWriter::with_capacity(rows.iter().map(|r| r.len() + 1).sum());
+    for row in &rows {
+        row.write(page_out.row(), clock);
+    }
+    let has_more = ids.len() > limit;
+    let last = ids[..limit].last().map(String::as_str);
+    Ok(Response::page_written(page_out.finish(has_more, last)))
 }
 
 #[derive(Deserialize)]

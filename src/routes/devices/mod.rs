@@ -9,6 +9,7 @@
 //! reporting every few seconds never turns an operator's `If-Match` edit into a 412.
 
 mod device;
+pub mod device_json;
 mod diagnostics;
 mod health;
 mod heartbeat;
@@ -170,7 +171,7 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             playbacks::create,
         )
-        .describe("Record one play a real player made (proof-of-play): the ad (assigned to this device, same company), when it started (not after the sandbox clock) and for how long. Needs `devices:write`. Emits `device.playback_recorded`. Errors: 404 for a device or ad the key cannot see, 409 `ad_not_assigned`, 422 for bad times.")
+        .describe("Record one play a real player made (proof-of-play): the ad (assigned to this device, same company), when it started (not after the sandbox clock) and for how long. Needs `devices:write`. Emits `device.playback_recorded`. Errors: 404 for a device or ad the key cannot see, 409 `ad_not_assigned`, 422 for bad times (`in_future`; `before_ad`: before the ad was created).")
         .tag("devices")
         .summary("Record a play reported by the device's player: an ad assigned to it, when it started (not after now), how long it played.")
         .body("PlaybackCreate")
@@ -204,7 +205,7 @@ pub fn routes() -> Vec<Route> {
             READ,
             report::proof_of_play,
         )
-        .describe("Plays and seconds played per ad and per device over `[from, to)` (default: the 7 days before now; at most 366 days), for one company or every visible one, whether a player reported them or the simulated fleet played them. Needs `devices:read`.")
+        .describe("Plays and seconds played per ad, per device and per UTC day (`days`, every day the range touches) over `[from, to)` (default: the 7 days before now; at most 366 days, else 422 `range_too_long`), for one company or every visible one, whether a player reported them or the simulated fleet played them. With `Accept: text/csv` the answer is a CSV download instead: one line per day, screen and ad that played (`date,company_id,device_id,device_name,ad_id,ad_name,plays,seconds`). Needs `devices:read`.")
         .tool(Tool::read(
             "get_proof_of_play_report",
             "Proof-of-play report",
@@ -212,14 +213,15 @@ pub fn routes() -> Vec<Route> {
             "Sum plays and seconds per ad and per screen over a time range (default: the week before now), for one company, one ad or all. Ads that did not play are listed with 0.",
         ))
         .tag("devices")
-        .summary("Proof-of-play: plays and seconds per ad and per device over a range (default: the last 7 days).")
+        .summary("Proof-of-play: plays and seconds per ad, per device and per day over a range (default: the last 7 days); CSV with `Accept: text/csv`.")
         .query(&[
             param("company_id", Kind::Company.schema(), "Only this company (default: every visible company)."),
             param("ad_id", Kind::Ad.schema(), "Only this ad (listed even with no plays)."),
             param("from", crate::routes::date_range::SCHEMA, "Start of the range: RFC 3339 (inclusive) or a date (`2026-11-01`, start of that day, UTC); default `to` minus 7 days."),
             param("to", crate::routes::date_range::SCHEMA, "End of the range: RFC 3339 (exclusive) or a date (`2026-11-30`: includes that whole day, UTC); default now."),
         ])
-        .ok("ProofOfPlayReport"),
+        .ok("ProofOfPlayReport")
+        .produces("text/csv"),
     ]
 }
 
@@ -302,9 +304,12 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "ProofOfPlayReport",
             json!({"type":"object","additionalProperties":false,
-                "required":["object","company_id","from","to","plays","seconds","ads","devices"],
+                "required":["object","company_id","from","to","plays","seconds","days","ads","devices"],
                 "properties":{"object":{"const":"proof_of_play_report"},"company_id":nullable_str,
                     "from":ts,"to":ts,"plays":count,"seconds":count,
+                    "days":{"type":"array","description":"Every UTC day the range touches, oldest first (a day's plays count where they started).",
+                        "items":{"type":"object","additionalProperties":false,"required":["date","plays","seconds"],
+                        "properties":{"date":{"type":"string","format":"date"},"plays":count,"seconds":count}}},
                     "ads":{"type":"array","items":{"type":"object","additionalProperties":false,
                         "required":["ad_id","name","company_id","status","plays","seconds","devices"],
                         "properties":{"ad_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},

@@ -100,14 +100,26 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let started = started.unwrap_or(now);
     ctx.app.db.write(|tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
-        let same_company = tx
-            .prepare_cached("SELECT 1 FROM ads WHERE id = ?1 AND company_id = ?2")?
-            .exists([&input.ad_id, &company])?;
-        if !same_company {
+        let created: Option<i64> = rusqlite::OptionalExtension::optional(
+            tx.prepare_cached("SELECT created_at FROM ads WHERE id = ?1 AND company_id = ?2")?
+                .query_row([&input.ad_id, &company], |r| r.get(0)),
+        )?;
+        let Some(created) = created else {
             return Err(ApiError::NotFound(format!(
                 "`/ad_id`: no ad `{}` in the device's company.",
                 input.ad_id
             )));
+        };
+        if started < created {
+            // No play predates the ad it reports.
+            return Err(ApiError::invalid(
+                "/started_at",
+                "before_ad",
+                format!(
+                    "Must not be before the ad was created ({}).",
+                    crate::time::rfc3339(created)
+                ),
+            ));
         }
         let assigned = tx
             .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?

@@ -1,8 +1,11 @@
-//! `GET /reports/proof-of-play`: plays and seconds per ad and per screen over a range, from the
-//! players' reports and the simulated fleet alike. A row counts in the range that holds its
-//! `started_at` (a simulated row's is the start of its clock hour). Plays older than
-//! `retention.playback_rollup_days` are daily totals ([`crate::routes::retention`]): a total counts
-//! in the range that holds the start of its UTC day.
+//! `GET /reports/proof-of-play`: plays and seconds per ad, per screen and per UTC day over a range,
+//! from the players' reports and the simulated fleet alike. A row counts in the range that holds its
+//! `started_at` (a simulated row's is the start of its clock hour, or the first instant in that hour
+//! its ad could play there). Plays older than `retention.playback_rollup_days` are daily totals
+//! ([`crate::routes::retention`]): a total counts in the range that holds the start of its UTC day.
+//!
+//! With `Accept: text/csv` the same report answers as CSV (RFC 4180): one line per UTC day, screen
+//! and ad that played, named, with its plays and seconds, as a download.
 
 use super::playbacks::{instant, DEFAULT_RANGE_SECS};
 use crate::http::{ApiError, Ctx, Response};
@@ -19,8 +22,17 @@ struct Report {
     to: Time,
     plays: i64,
     seconds: i64,
+    /// Every UTC day the range touches, oldest first, with what played in it.
+    days: Vec<DayLine>,
     ads: Vec<AdLine>,
     devices: Vec<DeviceLine>,
+}
+
+#[derive(Serialize)]
+struct DayLine {
+    date: String,
+    plays: i64,
+    seconds: i64,
 }
 
 #[derive(Serialize)]
@@ -48,6 +60,13 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
     let to = instant(ctx, "to")?.unwrap_or_else(crate::time::now);
     let from = instant(ctx, "from")?.unwrap_or(to - DEFAULT_RANGE_SECS);
+    if to - from > MAX_RANGE_DAYS * DAY {
+        return Err(ApiError::invalid(
+            "from",
+            "range_too_long",
+            format!("The range may span at most {MAX_RANGE_DAYS} days (a year, a day of which per line of `days`); ask for it in parts."),
+        ));
+    }
     let ad = ctx.query_id("ad_id", Kind::Ad)?;
     // Any span: the sums read the plays stored in it by index, so a long window costs what it
     // holds. A window where `to` is not after `from` holds nothing: an empty report.
@@ -71,6 +90,27 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     }
     let filter = format!(" AND (?{ad_mark} IS NULL OR p.ad_id = ?{ad_mark})");
+    if ctx
+        .header("accept")
+        .is_some_and(|a| a.to_ascii_lowercase().contains("text/csv"))
+    {
+        let lines = per_day(&conn, &marks, &filter, &args)?;
+        let name = format!(
+            "proof-of-play-{}-{}-{}.csv",
+            ctx.query("company_id").unwrap_or("all"),
+            &crate::time::rfc3339(from)[..10],
+            &crate::time::rfc3339(to - 1)[..10]
+        );
+        return Ok(Response::new(
+            hyper::StatusCode::OK,
+            "text/csv; charset=utf-8; header=present",
+            csv(&lines),
+        )
+        .with_header(
+            "content-disposition",
+            &format!("attachment; filename=\"{name}\""),
+        ));
+    }
     let played = sums(&conn, "ad_id", "ads", "device_id", &marks, &filter, &args)?;
     // The ads that did not play in the range are lines too (what "did my ad run?" needs).
     let mut ads = silent_ads(&conn, &marks, ad_mark, &args)?;
@@ -100,6 +140,26 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ads: l.others,
     })
     .collect();
+    let mut days: Vec<DayLine> = Vec::new();
+    if to > from {
+        for day in from.div_euclid(DAY)..=(to - 1).div_euclid(DAY) {
+            days.push(DayLine {
+                date: crate::time::rfc3339(day * DAY)[..10].to_string(),
+                plays: 0,
+                seconds: 0,
+            });
+        }
+    }
+    let first = from.div_euclid(DAY);
+    for l in per_day(&conn, &marks, &filter, &args)? {
+        if let Some(d) = usize::try_from(l.day - first)
+            .ok()
+            .and_then(|i| days.get_mut(i))
+        {
+            d.plays += l.plays;
+            d.seconds += l.seconds;
+        }
+    }
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),
@@ -107,9 +167,102 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         to: Time(to),
         plays: ads.iter().map(|a| a.plays).sum(),
         seconds: ads.iter().map(|a| a.seconds).sum(),
+        days,
         ads,
         devices,
     }))
+}
+
+const DAY: i64 = 86_400;
+/// The longest range a report covers.
+pub const MAX_RANGE_DAYS: i64 = 366;
+
+/// What played on one UTC day, on one screen, of one ad.
+struct PerDay {
+    day: i64,
+    company_id: String,
+    device_id: String,
+    device: String,
+    ad_id: String,
+    ad: String,
+    plays: i64,
+    seconds: i64,
+}
+
+/// Plays and seconds per UTC day, screen and ad over the range and companies bound in `args` (as
+/// [`sums`]), by day, then screen name, then ad name.
+fn per_day(
+    conn: &rusqlite::Connection,
+    marks: &str,
+    filter: &str,
+    args: &[rusqlite::types::Value],
+) -> Result<Vec<PerDay>, ApiError> {
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT p.day, p.company_id, p.device_id, d.name, p.ad_id, a.name, sum(p.plays),
+                    sum(p.seconds)
+             FROM (SELECT started_at / 86400 AS day, company_id, device_id, ad_id, plays,
+                          duration_seconds AS seconds
+                   FROM playbacks
+                   WHERE company_id IN ({marks}) AND started_at >= ?1 AND started_at < ?2
+                   UNION ALL
+                   SELECT day, company_id, device_id, ad_id, plays, seconds FROM playback_daily_totals
+                   WHERE company_id IN ({marks}) AND day >= (?1 + 86399) / 86400 AND day < (?2 + 86399) / 86400) p
+             JOIN devices d ON d.id = p.device_id
+             JOIN ads a ON a.id = p.ad_id
+             WHERE 1 = 1{filter}
+             GROUP BY p.day, p.device_id, p.ad_id
+             ORDER BY p.day, d.name, d.id, a.name, a.id"
+        ))?
+        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            Ok(PerDay {
+                day: r.get(0)?,
+                company_id: r.get(1)?,
+                device_id: r.get(2)?,
+                device: r.get(3)?,
+                ad_id: r.get(4)?,
+                ad: r.get(5)?,
+                plays: r.get(6)?,
+                seconds: r.get(7)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The report as CSV (RFC 4180, CRLF line ends): a header line, then one line per day, screen and
+/// ad. Free text is quoted when it holds a comma, quote or line break, and a cell a spreadsheet
+/// would run as a formula (`=`, `+`, `-`, `@`, tab, carriage return first) is prefixed with `'`.
+fn csv(lines: &[PerDay]) -> String {
+    let mut out =
+        String::from("date,company_id,device_id,device_name,ad_id,ad_name,plays,seconds\r\n");
+    for l in lines {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{}\r\n",
+            &crate::time::rfc3339(l.day * DAY)[..10],
+            l.company_id,
+            l.device_id,
+            cell(&l.device),
+            l.ad_id,
+            cell(&l.ad),
+            l.plays,
+            l.seconds
+        ));
+    }
+    out
+}
+
+fn cell(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
 }
 
 /// Every ad of the companies (or the one asked for), with no plays yet, in id order.
@@ -190,4 +343,18 @@ fn sums(
         })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn csv_cells_are_quoted_and_never_formulas() {
+        assert_eq!(cell("Entrance Screen 1"), "Entrance Screen 1");
+        assert_eq!(cell("Fruit, berries"), "\"Fruit, berries\"");
+        assert_eq!(cell("The \"best\""), "\"The \"\"best\"\"\"");
+        assert_eq!(cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(cell("-5"), "'-5");
+    }
 }

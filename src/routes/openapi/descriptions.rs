@@ -109,6 +109,11 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("WebhookDrillAttemptsExpected", "The answer a correct receiver gives a drill delivery: `2xx` (accept) or `4xx` (refuse)."),
     ("ReadinessReportVerdict", "`ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed)."),
     ("ReadinessReportChecksStatus", "A check's outcome: `pass`, `fail`, or `not_observed` until what it judges happened."),
+    ("MediaUsage", "How much of its media quota a company uses: the sum of its media's sizes against `media.quota_bytes_per_company`."),
+    ("SignInLinkRequest", "Where the sign-in link opens: the console (default) or a screen's player."),
+    ("SignInLink", "A one-use sign-in link for the calling credential, valid for 10 minutes."),
+    ("SignInRequest", "The token of a sign-in link (what follows `#signin=`)."),
+    ("SignInSession", "A session token for the credential the link was made for, to send as `Authorization: Bearer`."),
 ];
 
 /// Schema name suffix → text, for schemas the table does not name.
@@ -125,6 +130,11 @@ const PROPERTIES: &[(&str, &str)] = &[
     ("source", "Where it came from: for a play, who reported it (`player` or `simulator`); in `utm`, the `utm_source` value."),
     ("plays", "How many plays (a simulated row: the plays started in its hour)."),
     ("seconds", "Seconds played."),
+    ("used_bytes", "Bytes the company's media take now (the sum of their `size_bytes`)."),
+    ("quota_bytes", "The most bytes of media the company may store (`media.quota_bytes_per_company`)."),
+    ("available_bytes", "Bytes still free under the quota."),
+    ("media_count", "How many media items the company has."),
+    ("ends_at", "When it ends (RFC 3339, UTC; exclusive)."),
     ("ads", "Per ad (or, for a device, how many distinct ads played)."),
     ("devices", "Per device."),
     ("companies", "One entry per company."),
@@ -246,7 +256,8 @@ const PROPERTIES: &[(&str, &str)] = &[
         "duration_seconds",
         "How long the ad plays per loop, in seconds.",
     ),
-    ("landing_url", "Where the QR codes lead."),
+    ("landing_url", "Where the QR codes lead; `null` (or left out): the sandbox's own landing page of the promotion, `/l/{code}`."),
+    ("on_air", "Whether screens play it now: `active`, within its dates, and its promotion (if any) switched on and within its window."),
     ("discount_percent", "The discount offered, in percent."),
     (
         "activation_cost_tokens",

@@ -137,16 +137,17 @@ fn success(route: &Route, lists: &mut Vec<String>) -> Value {
         out["content"] = json!({"application/json": {"schema": schema_ref(schema)}});
     }
     if !route.produces.is_empty() {
-        let content: Map<String, Value> = route
-            .produces
-            .iter()
-            .map(|m| {
-                (
-                    m.to_string(),
-                    json!({"schema": {"type": "string", "format": "binary"}}),
-                )
-            })
-            .collect();
+        // A JSON answer stays beside the others (a report that also answers CSV on `Accept`).
+        let mut content: Map<String, Value> =
+            out["content"].as_object().cloned().unwrap_or_default();
+        for m in &route.produces {
+            let schema = if m.starts_with("text/csv") {
+                json!({"type": "string"})
+            } else {
+                json!({"type": "string", "format": "binary"})
+            };
+            content.insert(m.to_string(), json!({ "schema": schema }));
+        }
         out["content"] = Value::Object(content);
     }
     out

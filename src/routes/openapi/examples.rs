@@ -157,6 +157,31 @@ const HAND: &[(&str, &str)] = &[
     ("since", r#""2026-03-02T09:00:00Z""#),
     ("until", r#""2026-03-02T10:00:00Z""#),
     ("pass", "true"),
+    // Sign-in links (a fresh sandbox has made none) and an ad's own dates (no fixture ad has any).
+    ("SignInLinkRequest.path", r#""/console""#),
+    (
+        "SignInLink.url",
+        r#""http://192.168.1.20:8080/console#signin=3f9c0a7be21d4c85a6f0e9b2d7c14a3e8f5b6a9c0d1e2f3a4b5c6d7e8f9a0b1c""#,
+    ),
+    (
+        "SignInLink.path",
+        r#""/console#signin=3f9c0a7be21d4c85a6f0e9b2d7c14a3e8f5b6a9c0d1e2f3a4b5c6d7e8f9a0b1c""#,
+    ),
+    ("SignInLink.expires_at", r#""2026-03-02T09:10:00Z""#),
+    (
+        "SignInRequest.token",
+        r#""3f9c0a7be21d4c85a6f0e9b2d7c14a3e8f5b6a9c0d1e2f3a4b5c6d7e8f9a0b1c""#,
+    ),
+    ("SignInSession.scope", r#""read write sandbox""#),
+    ("SignInSession.path", r#""/console""#),
+    ("SignInSession.expires_in", "43200"),
+    ("Ad.starts_at", "null"),
+    ("Ad.ends_at", "null"),
+    ("AdCreate.starts_at", r#""2026-03-02T17:00:00Z""#),
+    ("AdCreate.ends_at", r#""2026-03-16T17:00:00Z""#),
+    ("AdUpdate.starts_at", r#""2026-03-02T17:00:00Z""#),
+    ("AdUpdate.ends_at", r#""2026-03-16T17:00:00Z""#),
+    ("landing_url", "null"),
 ];
 
 fn hand(key: &str) -> Option<Value> {

@@ -47,7 +47,9 @@ pub const TYPES: &[ProblemType] = &[
     t("unsupported-media-type", 415, "Unsupported media type", "The `Content-Type` of the body is not one this operation accepts (JSON operations take `application/json`)."),
     t("validation-failed", 422, "Validation failed", "The request parsed but some fields or query parameters are invalid. `errors` lists each one: `field` (a JSON Pointer or the parameter name), a `code` and a message."),
     t("too-many-requests", 429, "Too many requests", "Too many failed logins from this client; wait `Retry-After` seconds."),
-    t("too-many-delayed-requests", 429, "Too many delayed requests", "The credential already has the most requests held back by an injected delay (`Prefer: delay=` or a delay fault rule) that it may (`sandbox.max_delayed_per_credential`, 8 by default), or the sandbox as a whole holds half its connection budget in delays. The request was not run and the connection is closed; retry after `Retry-After` seconds. `limit` and `scope` (`credential` or `sandbox`) say which bound."),
+    t("too-many-delayed-requests", 429, "Too many delayed requests", "The credential's account (all its keys and login users together) already has the most requests held back by an injected delay (`Prefer: delay=` or a delay fault rule) that it may (`sandbox.max_delayed_per_account`, 8 by default), or the sandbox as a whole holds half its connection budget in delays. The request was not run and the connection is closed; retry after `Retry-After` seconds. `limit` and `scope` (`account` or `sandbox`) say which bound."),
+    t("too-many-failed-authentications", 429, "Too many failed authentications", "Requests from this client address failed to authenticate `server.auth_failures_per_minute` times within the last minute (300 by default). This one was refused before its credential was looked up or its body read, nothing was recorded, and the connection is closed; retry after `Retry-After` seconds with a valid credential."),
+    t("too-many-connections", 503, "Too many connections", "Every connection slot is held by a request that is running, so none could be freed for this connection; it is closed. Retry after `Retry-After` seconds."),
     t("quota-exceeded", 422, "Quota exceeded", "The change would pass a per-company bound on what is stored (media bytes, webhooks). `code` names the bound; `limit`, `used` and `requested` give the numbers. Nothing was stored; delete something first, or ask the operator to raise the bound."),
     t("rate-limited", 429, "Too many requests", "The credential is over its rate limit. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the quota."),
     t("internal", 500, "Internal server error", "An unexpected error. The `request_id` identifies it in the server log."),
@@ -65,7 +67,7 @@ const fn c(code: &'static str, description: &'static str) -> ProblemCode {
 }
 
 /// Every credential failure, in the order of [`AuthFailure`].
-const AUTH_FAILURES: [AuthFailure; 11] = [
+const AUTH_FAILURES: [AuthFailure; 12] = [
     AuthFailure::MissingCredential,
     AuthFailure::MissingClientId,
     AuthFailure::MalformedKey,
@@ -77,6 +79,7 @@ const AUTH_FAILURES: [AuthFailure; 11] = [
     AuthFailure::ExpiredToken,
     AuthFailure::UnknownUser,
     AuthFailure::InvalidCredentials,
+    AuthFailure::InvalidSignInLink,
 ];
 
 /// The problem codes that are not credential failures (those take their text from
@@ -101,8 +104,11 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("snapshot_incompatible", "409: the snapshot was taken on another clock mode or seed setting; restart the sandbox with the same settings to restore it."),
     c("drain_timeout", "408: a webhook drain's timeout passed before every due delivery's attempt was recorded; `detail` says how many were left."),
     c("too_many_delayed_requests", "429: see the `too-many-delayed-requests` problem type."),
+    c("too_many_failed_authentications", "429: see the `too-many-failed-authentications` problem type."),
+    c("too_many_connections", "503: see the `too-many-connections` problem type."),
     c("media_quota_exceeded", "422: the upload would take the company's stored media past `media.quota_bytes_per_company`; `limit`, `used` and `requested` are in bytes."),
     c("webhook_limit", "422: the company already has the most webhooks it may (`webhooks.max_per_company`, 16 by default)."),
+    c("sign_in_host_not_allowed", "400: a sign-in link is redeemed only at a loopback address of this machine or at `server.public_base_url`'s host."),
     c("injected_fault", "Any status: the sandbox operator injected this answer (a fault rule, or `Prefer: code=`); `Signage-Fault` names the rule."),
 ];
 
@@ -138,7 +144,8 @@ mod tests {
             | AuthFailure::InvalidToken
             | AuthFailure::ExpiredToken
             | AuthFailure::UnknownUser
-            | AuthFailure::InvalidCredentials => AUTH_FAILURES.len(),
+            | AuthFailure::InvalidCredentials
+            | AuthFailure::InvalidSignInLink => AUTH_FAILURES.len(),
         }
     }
 
@@ -184,6 +191,10 @@ mod tests {
                 sandbox_wide: false,
                 retry_after_secs: 1,
             },
+            ApiError::TooManyFailedAuthentications {
+                retry_after_secs: 1,
+            },
+            ApiError::TooManyConnections,
             ApiError::QuotaExceeded {
                 code: "webhook_limit",
                 detail: String::new(),
@@ -200,7 +211,7 @@ mod tests {
         }
         assert_eq!(
             TYPES.len(),
-            24,
+            26,
             "one entry per slug, and no entry without an error"
         );
     }

@@ -194,7 +194,7 @@ pub fn routes() -> Vec<Route> {
             Change::Body(&["label", "target_url", "utm"]),
             "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host). This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
-        .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
+        .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); a promotion without a landing URL lands on the sandbox's landing page `/l/{code}`; optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
         .body("QrCodeCreate")
@@ -249,7 +249,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let fields = json!({
         "name":NAME.schema(),
         "description":DESCRIPTION.schema(),
-        "landing_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web)},
+        "landing_url":{"type":["string","null"],"minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web)},
         "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
         "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
         "starts_at":{"type":"string","format":"date-time"},
@@ -297,7 +297,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "deactivated_at","qr_code_count","created_at","updated_at"],
                 "properties":{"id":{"type":"string","pattern":"^promo_"},"object":{"const":"promotion"},
                     "company_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
-                    "landing_url":{"type":"string"},
+                    "landing_url":{"type":["string","null"]},
                     "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
                     "activation_cost_tokens":{"type":"integer","minimum":0},
                     "active":{"type":"boolean","description":"The on/off switch; see `state` for whether it runs now."},
@@ -309,7 +309,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "PromotionCreate",
             json!({"type":"object","additionalProperties":false,
-                "required":["company_id","name","description","landing_url","activation_cost_tokens","starts_at","ends_at"],
+                "required":["company_id","name","description","activation_cost_tokens","starts_at","ends_at"],
                 "properties":create_fields}),
         ),
         (
@@ -325,7 +325,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                     "promotion_id":{"type":"string"},"label":{"type":"string"},
                     "code":{"type":"string","pattern":"^[0-9A-Za-z]{8,32}$","description":"The short code: `short_url` is `{server.public_base_url}/q/{code}`."},
                     "short_url":{"type":"string","description":"What the images encode; opening it counts a scan and redirects to `redirect_url`."},
-                    "target_url":{"type":"string"},
+                    "target_url":{"type":"string","description":"Where the code leads: on the promotion's landing host, or the sandbox's landing page `{server.public_base_url}/l/{code}` when the promotion has no landing URL."},
                     "utm":utm_out,
                     "redirect_url":{"type":"string","description":"`target_url` with the UTM parameters: where a scan lands."},
                     "scan_count":{"type":"integer","minimum":0},
@@ -340,7 +340,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                 "properties":{
                     "label":described(QR_LABEL.schema(), "Where the code hangs, e.g. `Door`."),
                     "target_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web),
-                        "description":"Default: the promotion's landing URL. Must be on the landing URL's host (and port)."},
+                        "description":"Default: the promotion's landing URL. Must be on the landing URL's host (and port). A promotion without a landing URL lands on the sandbox's page (`/l/{code}`): leave this out."},
                     "utm":utm_in}}),
         ),
         (

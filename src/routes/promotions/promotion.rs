@@ -19,7 +19,8 @@ pub struct Promotion {
     pub(super) company_id: String,
     pub(super) name: String,
     description: String,
-    pub(super) landing_url: String,
+    /// `None`: the sandbox's own landing page (stored as the empty string).
+    pub(super) landing_url: Option<String>,
     discount_percent: Option<i64>,
     pub(super) activation_cost_tokens: i64,
     pub(super) active: bool,
@@ -67,7 +68,7 @@ impl Promotion {
             company_id: r.get("company_id")?,
             name: r.get("name")?,
             description: r.get("description")?,
-            landing_url: r.get("landing_url")?,
+            landing_url: Some(r.get::<String>("landing_url")?).filter(|u| !u.is_empty()),
             discount_percent: r.get("discount_percent")?,
             activation_cost_tokens: r.get("activation_cost_tokens")?,
             active,
@@ -206,7 +207,9 @@ struct PromotionCreate {
     company_id: String,
     name: String,
     description: String,
-    pub(super) landing_url: String,
+    /// Absent or `null`: the sandbox's landing page.
+    #[serde(default)]
+    landing_url: Option<String>,
     #[serde(default)]
     discount_percent: Option<i64>,
     activation_cost_tokens: i64,
@@ -228,7 +231,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &mut errors,
         Some(&input.name),
         Some(&input.description),
-        Some(&input.landing_url),
+        input.landing_url.as_deref(),
         input.discount_percent,
         Some(input.activation_cost_tokens),
     );
@@ -244,10 +247,12 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = PromotionId::generate();
     let now = crate::time::now();
     ctx.app.db.write(|tx| {
-        let mut errors = Errors::new();
-        let domains = crate::routes::landing_domains::of_company(tx, &company)?;
-        crate::routes::landing_domains::check(&mut errors, "/landing_url", &input.landing_url, &domains);
-        errors.finish()?;
+        if let Some(url) = &input.landing_url {
+            let mut errors = Errors::new();
+            let domains = crate::routes::landing_domains::of_company(tx, &company)?;
+            crate::routes::landing_domains::check(&mut errors, "/landing_url", url, &domains);
+            errors.finish()?;
+        }
         tx.prepare_cached(
             "INSERT INTO promotions (id, company_id, name, description, landing_url, discount_percent,
                 activation_cost_tokens, active, starts_at, ends_at, created_at, updated_at)
@@ -258,7 +263,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             company,
             input.name.trim(),
             input.description.trim(),
-            input.landing_url,
+            input.landing_url.as_deref().unwrap_or_default(),
             input.discount_percent,
             input.activation_cost_tokens,
             starts,
@@ -271,7 +276,8 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
-/// PATCH fields: absent keeps, a value sets. `null` is accepted only for `discount_percent`.
+/// PATCH fields: absent keeps, a value sets. `null` is accepted only for `discount_percent` (no
+/// discount) and `landing_url` (the sandbox's landing page).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PromotionUpdate {
@@ -324,7 +330,8 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let name = not_null(&mut errors, "/name", input.name);
     let description = not_null(&mut errors, "/description", input.description);
-    let landing_url = not_null(&mut errors, "/landing_url", input.landing_url);
+    // `Some(None)`: back to the sandbox's landing page.
+    let landing_url = input.landing_url;
     let cost = not_null(
         &mut errors,
         "/activation_cost_tokens",
@@ -336,7 +343,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         &mut errors,
         name.as_deref(),
         description.as_deref(),
-        landing_url.as_deref(),
+        landing_url.as_ref().and_then(|u| u.as_deref()),
         input.discount_percent.flatten(),
         cost,
     );
@@ -352,7 +359,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         sets.push(("description", d.trim().to_string().into()));
     }
     if let Some(u) = &landing_url {
-        sets.push(("landing_url", u.clone().into()));
+        sets.push(("landing_url", u.clone().unwrap_or_default().into()));
     }
     if let Some(d) = input.discount_percent {
         sets.push((
@@ -374,7 +381,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let current = load_visible(ctx, tx, &id, now)?;
         let company = current.company_id;
         ctx.check_if_match(current.version)?;
-        if let Some(u) = &landing_url {
+        if let Some(Some(u)) = &landing_url {
             let mut errors = Errors::new();
             let domains = crate::routes::landing_domains::of_company(tx, &company)?;
             crate::routes::landing_domains::check(&mut errors, "/landing_url", u, &domains);

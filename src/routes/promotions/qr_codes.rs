@@ -4,7 +4,10 @@
 //! images encode the short URL `{server.public_base_url}/q/{code}`, which `GET /q/{code}`
 //! ([`crate::routes::scan`]) counts and redirects to `redirect_url`: the target URL with its UTM
 //! parameters. The target is checked once, here, at creation: it must be on the promotion's
-//! landing-page host, so the public redirect can never send anyone elsewhere.
+//! landing-page host, so the public redirect can never send anyone elsewhere. A promotion without
+//! a landing URL lands on the sandbox's own page of it ([`crate::routes::landing`]): the code's
+//! target is stored as the path `/l/{code}` (the redirect stays on the host the phone scanned) and
+//! shown under the public base URL.
 
 use super::promotion::load_visible;
 use super::qr_image::qr_svg;
@@ -88,13 +91,27 @@ const QR_SELECT: &str = "SELECT q.id, q.promotion_id, p.company_id, q.label, q.c
     q.scan_count, q.last_scanned_at, q.created_at, q.version
     FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id";
 
-/// The short URL a code's images encode.
-pub fn short_url(settings: &crate::config::Settings, code: &str) -> String {
-    let base = match &settings.public_base_url {
+/// The base every sandbox link starts with: `server.public_base_url`, or the bound address.
+fn base(settings: &crate::config::Settings) -> String {
+    match &settings.public_base_url {
         Some(b) => b.clone(),
         None => crate::config::public_base_url_for(settings.listen),
-    };
-    format!("{base}/q/{code}")
+    }
+}
+
+/// The short URL a code's images encode.
+pub fn short_url(settings: &crate::config::Settings, code: &str) -> String {
+    format!("{}/q/{code}", base(settings))
+}
+
+/// A stored target or redirect as the API shows it: the sandbox's own landing page is stored as a
+/// path (`/l/{code}`, so the redirect stays on the host a phone scanned) and shown under the base.
+fn absolute(settings: &crate::config::Settings, stored: String) -> String {
+    if stored.starts_with('/') {
+        format!("{}{stored}", base(settings))
+    } else {
+        stored
+    }
 }
 
 impl QrCode {
@@ -116,7 +133,7 @@ impl QrCode {
             label: r.get("label")?,
             code,
             short_url: short,
-            target_url: r.get("target_url")?,
+            target_url: absolute(settings, r.get("target_url")?),
             utm: Utm {
                 source: r.get("utm_source")?,
                 medium: r.get("utm_medium")?,
@@ -124,7 +141,7 @@ impl QrCode {
                 term: r.get("utm_term")?,
                 content: r.get("utm_content")?,
             },
-            redirect_url: r.get("redirect_url")?,
+            redirect_url: absolute(settings, r.get("redirect_url")?),
             scan_count: r.get("scan_count")?,
             last_scanned_at: r.get::<Option<i64>>("last_scanned_at")?.map(Time),
             image_svg,
@@ -285,6 +302,26 @@ pub fn redirect_url(target: &str, utm: &Utm) -> String {
     out
 }
 
+/// A target given for (or defaulted to) a promotion with a landing URL: a web URL on that URL's
+/// host, and on the company's allowed landing domains.
+fn check_target(errors: &mut Errors, target: &str, landing: &str, domains: &[String]) {
+    if !is_url(target, UrlSchemes::Web) {
+        errors.url("/target_url", target, UrlSchemes::Web);
+    } else if authority(target) != authority(landing) {
+        errors.push(
+            "/target_url",
+            "foreign_host",
+            format!(
+                "Must be on the promotion's landing-page host `{}`.",
+                authority(landing)
+            ),
+        );
+    } else {
+        // A landing page set before the company narrowed its domains stays, but gets no new code.
+        crate::routes::landing_domains::check(errors, "/target_url", target, domains);
+    }
+}
+
 fn has_utm_param(url: &str) -> bool {
     let no_fragment = url.split('#').next().unwrap_or("");
     match no_fragment.split_once('?') {
@@ -308,30 +345,31 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let mut errors = Errors::new();
     let label = input.label.unwrap_or_default();
     QR_LABEL.check(&mut errors, "/label", &label);
-    let target = input.target_url.unwrap_or_else(|| landing.clone());
-    if !is_url(&target, UrlSchemes::Web) {
-        errors.url("/target_url", &target, UrlSchemes::Web);
-    } else if authority(&target) != authority(&landing) {
-        errors.push(
-            "/target_url",
-            "foreign_host",
-            format!(
-                "Must be on the promotion's landing-page host `{}`.",
-                authority(&landing)
-            ),
-        );
-    }
-    if is_url(&target, UrlSchemes::Web) && authority(&target) == authority(&landing) {
-        // A landing page set before the company narrowed its domains stays, but gets no new code.
-        crate::routes::landing_domains::check(&mut errors, "/target_url", &target, &domains);
-    }
+    // `None`: the sandbox's landing page of the new code, known once the code is drawn.
+    let target = match (&landing, input.target_url) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            errors.push(
+                "/target_url",
+                "sandbox_landing_page",
+                "This promotion has no landing URL, so its QR codes land on the sandbox's landing page of the promotion: leave `target_url` out, or give the promotion a `landing_url` first.",
+            );
+            None
+        }
+        (Some(landing), given) => {
+            let target = given.unwrap_or_else(|| landing.clone());
+            check_target(&mut errors, &target, landing, &domains);
+            Some(target)
+        }
+    };
     let utm = input.utm.unwrap_or_default();
     for (key, value) in utm.values() {
         if let Some(v) = value {
             UTM_VALUE.check(&mut errors, &format!("/utm/{key}"), v);
         }
     }
-    if utm.values().iter().any(|(_, v)| v.is_some()) && has_utm_param(&target) {
+    if utm.values().iter().any(|(_, v)| v.is_some()) && target.as_deref().is_some_and(has_utm_param)
+    {
         errors.push(
             "/target_url",
             "utm_conflict",
@@ -339,9 +377,10 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         );
     }
     errors.finish()?;
-    let redirect = redirect_url(&target, &utm);
     let id = QrCodeId::generate();
     let code = crate::random::base62("qr_code", CODE_LEN);
+    let target = target.unwrap_or_else(|| crate::routes::landing::path_of(&code));
+    let redirect = redirect_url(&target, &utm);
     let settings = &ctx.app.settings;
     ctx.app.db.write(|tx| {
         let promo = load_visible(ctx, tx, &promo_id, now)?;

@@ -1,5 +1,5 @@
 //! The tokens area's event payloads ([`crate::routes::payloads`]): a ledger row as `GET
-//! /tokens/transactions` lists it, and a purchase with what it billed.
+//! /tokens/transactions` lists it, and a purchase or a month's grant with what it billed.
 
 use crate::http::ApiError;
 use crate::ids::Kind;
@@ -27,7 +27,20 @@ pub fn payloads() -> Vec<Payload> {
             spent,
         )
         .pick("o.kind = 'spend'"),
+        Payload::new(
+            "tokens.granted",
+            "A new UTC month began: the plan's included tokens were granted (the ledger row), with the month's subscription charge and the invoice it went on.",
+            Kind::TokenTransaction,
+            "token_transaction",
+            purchase_schema(),
+            granted,
+        )
+        .pick("o.kind = 'grant' AND o.charge_id IS NOT NULL"),
     ]
+}
+
+fn granted(s: &Subject<'_>) -> Result<Value, ApiError> {
+    purchased(s)
 }
 
 fn transaction(s: &Subject<'_>) -> Result<ledger::TokenTransaction, ApiError> {

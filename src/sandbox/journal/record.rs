@@ -89,7 +89,7 @@ fn problem_code(problem: &Value) -> Option<String> {
 impl Row {
     pub fn from(o: Observation) -> Row {
         let query = query_copy(&o.query);
-        let body_bytes = o.body.len();
+        let body_bytes = o.body_sent;
         let (mut body, mut body_truncated) = (None, false);
         if !o.body.is_empty() && is_json(o.body_type.as_deref()) {
             if &o.body[..] == b"{}" {

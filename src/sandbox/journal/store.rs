@@ -960,6 +960,7 @@ mod tests {
             if_match: false,
             query: Text::new(""),
             body: bytes::Bytes::new(),
+            body_sent: 0,
             body_type: None,
             response: bytes::Bytes::new(),
             next_cursor: None,

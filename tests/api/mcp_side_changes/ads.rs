@@ -74,6 +74,27 @@ async fn ad_tools_are_bound_to_the_ad_and_its_screens() {
     )
     .await;
 
+    // An ad shows whether it is on air, which needs its promotion switched on (issue 32's ad
+    // dates and `on_air`): switching the promotion off moves what the ad's preview shows.
+    let (ad, _, _) = ad_and_free_screen(app);
+    let promotion = northwind_promotion(app, true);
+    Side::rest(
+        "PATCH",
+        format!("/ads/{ad}"),
+        Some(json!({"promotion_id": promotion, "status": "active"})),
+    )
+    .apply(app)
+    .await;
+    cell(
+        app,
+        "prepare_ad_change",
+        change(&ad, 98),
+        "its promotion switched off (REST)",
+        Side::rest("POST", format!("/promotions/{promotion}/deactivate"), None),
+        Expect::StaleWithFresh,
+    )
+    .await;
+
     // prepare_ad_assignment: one screen on.
     let (ad, on, free) = ad_and_free_screen(app);
     let assign = json!({"ad_id": ad, "device_id": free});

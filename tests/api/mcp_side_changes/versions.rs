@@ -97,4 +97,24 @@ async fn versions_cover_what_their_objects_show() {
         .send()
         .await;
     assert_ne!(etag(format!("/promotions/{p}")).await, after_add);
+
+    // An ad shows whether it is on air, which needs its promotion switched on and within its
+    // window: switching the promotion moves the ad's ETag with its `on_air`.
+    app.patch(&path)
+        .key(RW)
+        .json(&json!({"promotion_id": p, "status": "active"}))
+        .send()
+        .await
+        .ok();
+    let ad_json = |path: String| async move { app.get(&path).key(RW).send().await.ok() };
+    let linked = ad_json(path.clone()).await;
+    let linked_etag = etag(path.clone()).await;
+    app.post(&format!("/promotions/{p}/deactivate"))
+        .key(ADMIN)
+        .send()
+        .await
+        .ok();
+    let off = ad_json(path.clone()).await;
+    assert_ne!(off["on_air"], linked["on_air"], "{linked} then {off}");
+    assert_ne!(etag(path.clone()).await, linked_etag);
 }

@@ -1,5 +1,6 @@
 // Shared by the console and the player: the credential kept in this tab's sessionStorage, REST
-// calls that carry it, problem+json errors, and DOM building that only ever inserts text.
+// calls that carry it (with idempotency keys and If-Match), sign-in links, problem+json errors,
+// and DOM building that only ever inserts text.
 
 const CREDENTIAL = "signage.credential";
 
@@ -64,11 +65,17 @@ function authHeaders() {
   return { Authorization: `Bearer ${c.token}` };
 }
 
-/** Calls the REST API with the stored credential. Resolves to the parsed JSON body (or a Blob
- * when `as` is "blob"); rejects with a Problem. */
-export async function api(method, path, body, { as = "json", headers = {} } = {}) {
+/** Calls the REST API with the stored credential. Resolves to the parsed JSON body (a Blob when
+ * `as` is "blob", the text when "text", `{body, etag}` when `etag` is set); rejects with a Problem.
+ * Every POST carries an `Idempotency-Key` (one per call, so a retry after a 429 or a lost answer
+ * is the same request); `ifMatch` sends `If-Match`; `raw` sends bytes as they are (an upload). */
+export async function api(method, path, body, { as = "json", headers = {}, ifMatch = null, etag = false, raw = null } = {}) {
   const init = { method, headers: { ...authHeaders(), ...headers }, cache: "no-store" };
-  if (body !== undefined) {
+  if (method === "POST" && !init.headers["Idempotency-Key"]) init.headers["Idempotency-Key"] = randomKey();
+  if (ifMatch) init.headers["If-Match"] = ifMatch;
+  if (raw) {
+    init.body = raw;
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -100,9 +107,63 @@ export async function api(method, path, body, { as = "json", headers = {} } = {}
     if (resp.status === 401) hooks.unauthorized(p);
     throw p;
   }
-  if (resp.status === 204) return null;
+  if (resp.status === 204) return etag ? { body: null, etag: resp.headers.get("ETag") } : null;
   if (as === "blob") return resp.blob();
-  return resp.json();
+  if (as === "text") return resp.text();
+  const parsed = await resp.json();
+  return etag ? { body: parsed, etag: resp.headers.get("ETag") } : parsed;
+}
+
+/** A sign-in link (`…#signin=<token>`) opened in this tab: trades the token for a session, once,
+ * and takes it out of the address bar and history first. Resolves to the session's path, `null`
+ * when the URL carries no link; rejects with a Problem. */
+export async function signInFromLink() {
+  const m = /^#signin=([0-9a-fA-F]{16,200})$/.exec(location.hash);
+  if (!m) return null;
+  history.replaceState(null, "", location.pathname + location.search);
+  forgetCredential();
+  const session = await api("POST", "/auth/sign-in", { token: m[1] });
+  saveCredential({ kind: "bearer", token: session.access_token });
+  return session.path;
+}
+
+/** Opens `path` (a console page or a screen's player) in a new tab, signed in as this tab's
+ * credential by a one-use link: a new tab has no session storage of its own. */
+export async function openSignedIn(path) {
+  // Opened now (still inside the click), pointed at the link once it exists.
+  const tab = window.open("about:blank", "_blank");
+  try {
+    const link = await api("POST", "/auth/sign-in-links", { path });
+    const url = new URL(link.path, location.href).href;
+    if (tab) tab.location.href = url;
+    else location.href = url;
+  } catch (e) {
+    if (tab) tab.close();
+    throw e;
+  }
+}
+
+/** Text for people: a server message without the code markup (backticks) it carries for developers. */
+export function words(text) {
+  return String(text || "").replace(/`/g, "");
+}
+
+/** `5907` -> "5,907": every count the console shows is written the same way. */
+export function num(n) {
+  return Number(n || 0).toLocaleString("en");
+}
+
+/** "1 scan", "2 scans". */
+export function plural(n, one, many = `${one}s`) {
+  return `${num(n)} ${Number(n) === 1 ? one : many}`;
+}
+
+/** Bytes for people: "1.2 MB". */
+export function bytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(2)} GB`;
 }
 
 /** Every page of a cursor list, up to `max` rows. */

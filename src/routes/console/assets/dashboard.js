@@ -1,10 +1,12 @@
-// A company at a glance: its logo and facts, fleet health, proof of play per ad and per screen over
-// the last 7 days, and QR scans per day per promotion over the last 30 days, as charts.
+// A company at a glance: its logo and facts, fleet health, proof of play over the last 7 days (per
+// day, per ad, per screen), what it was billed per month (revenue, by kind of charge), and QR scans
+// per day per promotion over the last 30 days and by device class, as charts.
 
-import { all, api, el, logo, sandboxNow } from "./common.js";
-import { barList, dayLines, lastDays, stack } from "./charts.js";
+import { all, api, el, logo, money, num, plural, sandboxNow } from "./common.js";
+import { barList, colours, columns, dayLines, stack } from "./charts.js";
 import { link, page } from "./ui.js";
 import { fresh } from "./live.js";
+import { classChart, scansChart } from "./promotions.js";
 
 export async function dashboard(id) {
   const [c, b] = await Promise.all([api("GET", `/companies/${id}`), api("GET", `/companies/${id}/branding`)]);
@@ -17,11 +19,16 @@ export async function dashboard(id) {
       el("dt", { text: "Fonts" }), el("dd", { text: `${b.fonts.heading} / ${b.fonts.body}` }),
       el("dt", { text: "Logos" }), el("dd", {}, ...b.logos.map((l) => el("span", { class: "badge", text: `${l.variant} ${l.format} ${l.width}×${l.height}` })))),
     el("p", {}, "Views: ", link(`#/company/${id}/fleet`, "fleet"), " · ", link(`#/company/${id}/ads`, "ads"), " · ",
-      link(`#/company/${id}/promotions`, "promotions"), " · ", link(`#/company/${id}/tokens`, "tokens"), " · ", link(`#/company/${id}/billing`, "billing")),
+      link(`#/company/${id}/promotions`, "promotions"), " · ", link(`#/company/${id}/reports`, "proof-of-play report"), " · ",
+      link(`#/company/${id}/tokens`, "tokens"), " · ", link(`#/company/${id}/billing`, "billing")),
     charts);
-  const sections = await Promise.all([fleetHealth(id), proofOfPlay(id), scans(id)]);
+  const sections = await Promise.all([fleetHealth(id), proofOfPlay(id), revenue(id), scans(id)]);
   charts.replaceChildren(...sections.flat());
   fresh();
+}
+
+function unavailable(title, e) {
+  return [el("h2", { text: title }), el("p", { class: "muted", text: `Not available to this credential (${e.status}).` })];
 }
 
 async function fleetHealth(id) {
@@ -34,37 +41,68 @@ async function fleetHealth(id) {
       { label: "Never seen", value: co.never_seen, cls: "never_seen" },
     ])];
   } catch (e) {
-    return [el("h2", { text: "Fleet health" }), el("p", { class: "muted", text: `Not available to this credential (${e.status}).` })];
+    return unavailable("Fleet health", e);
   }
 }
 
 async function proofOfPlay(id) {
   try {
-    const r = await api("GET", `/reports/proof-of-play?company_id=${id}`);
-    return [el("h2", { text: `Proof of play, last 7 days: ${r.plays.toLocaleString("en")} plays` }),
+    // Seven whole UTC days, today's so far included (a partial first day would read as a dip).
+    const from = new Date(sandboxNow().getTime() - 6 * 86400000).toISOString().slice(0, 10);
+    const r = await api("GET", `/reports/proof-of-play?company_id=${id}&from=${from}`);
+    const ads = r.ads.filter((a) => a.plays > 0 || a.status === "active");
+    const perDay = { name: "Plays", key: "plays", values: new Map(r.days.map((d) => [d.date, d.plays])) };
+    const adColours = colours(r.ads.map((a) => a.ad_id));
+    return [el("h2", { text: `Proof of play, last 7 days: ${plural(r.plays, "play")}` }),
+      dayLines("plays-per-day", "Plays per UTC day (the last 7, today so far)", [perDay], r.days.map((d) => d.date), { yTitle: "Plays per day" }),
       el("div", { class: "chart-pair" },
-        barList("plays-per-ad", "Plays per ad", r.ads.map((a) => ({ label: a.name, value: a.plays })), { width: half() }),
+        barList("plays-per-ad", "Plays per ad", ads.map((a) => ({ label: a.name, value: a.plays, colour: adColours.get(a.ad_id) })), { width: half() }),
         barList("plays-per-screen", "Plays per screen", r.devices.map((d) => ({ label: d.name, value: d.plays })), { width: half() }))];
   } catch (e) {
-    return [el("h2", { text: "Proof of play" }), el("p", { class: "muted", text: `Not available to this credential (${e.status}).` })];
+    return unavailable("Proof of play", e);
   }
 }
 
-/** Scans per UTC day of each promotion with scans, last 30 days. */
-export async function scansChart(promotions, width) {
-  const days = lastDays(sandboxNow(), 30);
-  const reports = await Promise.all(promotions.map((p) => api("GET", `/promotions/${p.id}/report`).then((r) => [p, r]).catch(() => [p, null])));
-  const series = reports.filter(([, r]) => r && r.scan_count > 0)
-    .map(([p, r]) => ({ name: p.name, values: new Map(r.scans_per_day.map((d) => [d.date, d.scans])) }));
-  return dayLines("scans-per-day", "QR scans per day, by promotion (last 30 days)", series, days, { width });
+const KINDS = new Map([["subscription", "Subscription"], ["token_pack", "Token packs"], ["overage", "Overage"], ["credit", "Credits"]]);
+
+/** What the company was billed per UTC month (net of VAT), the last 6 months, by kind of charge. */
+export function revenueChart(charges, width) {
+  const months = [];
+  const newest = charges.reduce((m, c) => (c.created_at > m ? c.created_at : m), "");
+  const end = newest ? new Date(`${newest.slice(0, 7)}-01T00:00:00Z`) : new Date();
+  for (let i = 5; i >= 0; i--) {
+    const d = new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() - i, 1));
+    months.push(d.toISOString().slice(0, 7));
+  }
+  const currency = (charges[0] && charges[0].currency) || "EUR";
+  const cols = months.map((m) => ({
+    label: new Date(`${m}-01T00:00:00Z`).toLocaleString("en", { month: "short", year: "2-digit", timeZone: "UTC" }),
+    short: new Date(`${m}-01T00:00:00Z`).toLocaleString("en", { month: "short", timeZone: "UTC" }),
+    parts: new Map([...KINDS.keys()].map((k) => [k, charges.filter((c) => c.kind === k && c.created_at.startsWith(m)).reduce((n, c) => n + c.amount_cents, 0)])),
+  }));
+  return columns("revenue", `Revenue: billed per month, by kind (net, ${currency})`, cols, KINDS,
+    { width, yTitle: currency, format: (v) => money(v, "").trim().replace(/\.00$/, ""), colourOf: colours([...KINDS.keys()]) });
+}
+
+async function revenue(id) {
+  try {
+    const charges = await all(`/charges?company_id=${id}`, 300);
+    return [el("h2", { text: `Revenue: ${money(charges.reduce((n, c) => n + c.amount_cents, 0), (charges[0] && charges[0].currency) || "EUR")} billed in all` }),
+      revenueChart(charges)];
+  } catch (e) {
+    return unavailable("Revenue", e);
+  }
 }
 
 async function scans(id) {
   try {
     const promotions = await all(`/promotions?company_id=${id}`);
-    return [el("h2", { text: "Scans" }), await scansChart(promotions)];
+    const reports = await Promise.all(promotions.map((p) => api("GET", `/promotions/${p.id}/report`).then((r) => [p, r]).catch(() => [p, null])));
+    const total = reports.reduce((n, [, r]) => n + (r ? r.scan_count : 0), 0);
+    return [el("h2", { text: `Scans: ${num(total)} in all` }),
+      el("div", { class: "chart-pair" }, scansChart(reports, half()), classChart(reports, half()))];
   } catch (e) {
-    return [el("h2", { text: "Scans" }), el("p", { class: "muted", text: `Not available to this credential (${e.status}).` })];
+    return unavailable("Scans", e);
   }
 }
 

@@ -3,13 +3,15 @@
 // costs a constant number of requests whatever the number of screens: the devices list carries
 // status, heartbeat age and current ad; the ads and media lists say what that ad shows; the plays
 // per day come from one proof-of-play report per day (refreshed once a minute). A screen's
-// diagnostics are fetched when its tile is opened.
+// diagnostics are fetched when its tile is opened; its player opens in a new tab signed in with
+// this tab's credential (a one-use sign-in link). A form registers a new screen.
 
-import { ago, all, api, blobUrl, el, sandboxNow, svgUrl, when } from "./common.js";
+import { ago, all, api, blobUrl, el, num, openSignedIn, sandboxNow, svgUrl, when } from "./common.js";
 import { lastDays, sparkline, stack } from "./charts.js";
-import { dialog, page } from "./ui.js";
+import { dialog, page, problemBox } from "./ui.js";
 import { every, fresh } from "./live.js";
 import { loopbackNotice } from "./promotions.js";
+import { screenForm } from "./forms.js";
 
 /** What a screen shows: the media of its current ad, with the promotion's QR code over it. */
 export async function screen(ad, qrByPromotion, mediaById) {
@@ -35,6 +37,7 @@ export async function screen(ad, qrByPromotion, mediaById) {
   if (!m || !m.content_type.startsWith("image/svg")) box.append(el("span", { class: "screen-headline", text: ad.headline }));
   const qr = ad.promotion_id ? qrByPromotion.get(ad.promotion_id) : null;
   if (qr) box.append(el("img", { class: "qr", attrs: { src: qr, alt: "QR code of the promotion" } }));
+  if (qr && m && m.content_type.startsWith("image/svg")) box.classList.add("poster", "with-qr");
   return box;
 }
 
@@ -76,11 +79,19 @@ export async function playsPerDay(companyId, days) {
   return byDevice;
 }
 
+/** Opens a screen's player in a new tab, signed in; a refusal is said in `where`. */
+export function openPlayer(deviceId, where) {
+  openSignedIn(`/player/${deviceId}`).catch((e) => where.replaceChildren(problemBox(e)));
+}
+
 export async function fleet(companyId) {
   const health = el("div");
   const grid = el("div", { class: "grid", attrs: { role: "list", "aria-label": "Screens" } });
   const summary = el("p", { class: "muted" });
-  page("Fleet", summary, health, grid);
+  const status = el("div", { attrs: { "aria-live": "polite" } });
+  const formBox = el("div");
+  const newButton = el("button", { attrs: { type: "button", "aria-expanded": "false" }, text: "Register a screen" });
+  page("Fleet", summary, el("div", { class: "row" }, newButton), formBox, status, health, grid);
   const qrByPromotion = new Map();
   /** Each tile's screen as last drawn, kept while its ad stays the same: a refresh moves it into
    * the new tile (in the same task, so a video keeps playing instead of starting over). */
@@ -123,11 +134,13 @@ export async function fleet(companyId) {
       el("span", { class: "muted", text: ` · heartbeat ${ago(d.seconds_since_heartbeat)}` }),
       await screenOf(d, ad),
       el("span", { class: "muted", text: ad ? `Playing: ${ad.name}` : `${d.location}` }),
-      el("span", { class: "spark-row" }, sparkline(series, `${d.name}: ${total} plays in 7 days`), `${total} plays, 7 d`));
-      return el("div", { attrs: { role: "listitem" } }, tile);
+      el("span", { class: "spark-row" }, sparkline(series, `${d.name}: ${num(total)} plays in 7 days`), `${num(total)} plays, 7 d`));
+      const player = el("button", { class: "link-button", attrs: { type: "button", "data-open-player": d.id, "aria-label": `Open the player of ${d.name} in a new tab` },
+        text: "Open player ↗", on: { click: () => openPlayer(d.id, status) } });
+      return el("div", { class: "tile-wrap", attrs: { role: "listitem" } }, tile, player);
     }));
     const count = (s) => devices.filter((d) => d.status === s).length;
-    summary.textContent = `${devices.length} screens: ${count("online")} online, ${count("offline")} offline, ${count("never_seen")} never seen. Refreshed every 5 s.`;
+    summary.textContent = `${num(devices.length)} screens: ${num(count("online"))} online, ${num(count("offline"))} offline, ${num(count("never_seen"))} never seen. Refreshed every 5 s.`;
     health.replaceChildren(stack("fleet-health", "Fleet health", [
       { label: "Online", value: count("online"), cls: "online" },
       { label: "Offline", value: count("offline"), cls: "offline" },
@@ -139,6 +152,13 @@ export async function fleet(companyId) {
     for (const v of grid.querySelectorAll("video")) if (v.paused) v.play().catch(() => {});
     fresh();
   };
+  newButton.addEventListener("click", () => {
+    const open = newButton.getAttribute("aria-expanded") === "true";
+    newButton.setAttribute("aria-expanded", String(!open));
+    const close = () => { formBox.replaceChildren(); newButton.setAttribute("aria-expanded", "false"); newButton.focus(); };
+    formBox.replaceChildren(...(open ? [] : [screenForm(companyId, async () => { await refresh(); }, close)]));
+    if (!open) formBox.querySelector("input").focus();
+  });
   await refresh();
   loopbackNotice([...shownShortUrls]);
   every(5000, refresh);
@@ -163,6 +183,7 @@ async function showDiagnostics(device) {
     diag && diag.recent_playback_errors.length
       ? el("ul", {}, ...diag.recent_playback_errors.map((e) => el("li", { text: `${when(e.occurred_at)} ${e.code}: ${e.message}` })))
       : el("p", { class: "muted", text: diag ? "None." : "Diagnostics could not be loaded." }),
-    el("p", {}, el("a", { attrs: { href: `/player/${device.id}`, target: "_blank" }, text: "Open this screen's player" })));
+    el("p", {}, el("button", { class: "link-button", attrs: { type: "button" }, text: "Open this screen's player (signed in, new tab)",
+      on: { click: (ev) => openPlayer(device.id, ev.target.parentElement) } })));
   dialog(`Screen: ${device.name}`, body, null);
 }

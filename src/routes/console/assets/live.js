@@ -17,7 +17,8 @@ export function clearTimers() {
 
 /** Marks the data on screen as fresh (a view calls it after a successful load). */
 export function fresh() {
-  lastGood = new Date();
+  // The sandbox's time, as the header shows it: the banner's "data from HH:MM" must agree with it.
+  lastGood = sandboxNow();
   clearNotice("connection");
   $("view").classList.remove("stale");
   document.body.dataset.connection = "ok";
@@ -36,8 +37,28 @@ export function every(ms, fn) {
   }, ms));
 }
 
+/** A failure worth retrying (the network, a 429 that outlasted its waits, a 5xx), as opposed to
+ * an answer that will not change by asking again (a 403, a 404). */
+export function transient(e) {
+  return !e || !e.status || e.status === 429 || e.status >= 500;
+}
+
+/** Runs `load` again every `ms` until it succeeds (a view that could not load at all, during an
+ * outage); the banner says so meanwhile. */
+export function retry(ms, load) {
+  const t = setInterval(async () => {
+    try {
+      await load();
+      clearInterval(t);
+    } catch (e) {
+      lost(e);
+    }
+  }, ms);
+  timers.push(t);
+}
+
 export function lost(e) {
-  const since = lastGood ? `showing data from ${hhmm(lastGood)} UTC` : "nothing loaded yet";
+  const since = lastGood ? `showing data from ${hhmm(lastGood)} UTC (sandbox time)` : "nothing loaded yet";
   const why = e && e.status ? `${e.status} ${e.message}` : (e && e.message) || "no answer";
   notice("connection", "bad", el("strong", { text: `Connection lost — ${since}.` }), ` Retrying every few seconds (${why}).`);
   $("view").classList.add("stale");

@@ -1,18 +1,21 @@
-// A browser tab that behaves as one screen: it plays the device's assigned active ads in rotation
-// inside the company's branding, sends a heartbeat whenever the ad changes (and every 30 s), and
-// reports proof-of-play through the REST API, with the credential of this tab.
+// A browser tab that behaves as one screen: it plays the device's assigned ads that are on air in
+// rotation inside the company's branding, crossfading from one to the next, sends a heartbeat
+// whenever the ad changes (and every 30 s), and reports proof-of-play through the REST API, with
+// the credential of this tab (or the session of a sign-in link, `#signin=…`, opened once).
 // `?slot=N` shows each ad N seconds (at least 1) instead of its own duration, for demos and tests.
 
-import { api, blobUrl, credential, el, hooks, logo, saveCredential, svgUrl } from "./common.js";
+import { api, blobUrl, credential, el, hooks, logo, sandboxNow, saveCredential, signInFromLink, svgUrl } from "./common.js";
 
 const stage = document.getElementById("stage");
 const form = document.getElementById("key-form");
 const deviceId = decodeURIComponent(location.pathname.split("/").pop() || "");
 const slotParam = Number(new URLSearchParams(location.search).get("slot"));
 const HEARTBEAT_MS = 30000;
+/** How long one ad fades into the next (player.css has the same). */
+const FADE_MS = 800;
+/** A picture smaller than this (either side) is an icon or a badge: shown whole, not stretched. */
+const SMALL_PX = 400;
 let playing = null;
-/** The sandbox clock minus this browser's (ms): a sandbox clock may be ahead or frozen. */
-let clockOffset = 0;
 let heartbeatTimer = null;
 
 function message(text) {
@@ -33,10 +36,20 @@ function count(name) {
 async function heartbeat() {
   const body = { app_version: "browser-player-1.0" };
   if (playing) body.current_ad_id = playing;
-  const diag = await api("POST", `/devices/${deviceId}/heartbeat`, body);
-  const serverNow = diag && Date.parse(diag.last_seen || "");
-  if (serverNow) clockOffset = serverNow - Date.now();
+  await api("POST", `/devices/${deviceId}/heartbeat`, body);
   count("heartbeats");
+}
+
+const HEX = /^#[0-9a-fA-F]{6}$/;
+
+/** White or near-black, whichever reads better on `hex` (WCAG AA for the frame's text). */
+function inkOn(hex) {
+  const lin = (i) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const l = 0.2126 * lin(1) + 0.7152 * lin(3) + 0.0722 * lin(5);
+  return 1.05 / (l + 0.05) >= (l + 0.05) / 0.05 ? "#ffffff" : "#000000";
 }
 
 /** The company's branding frames the screen: its colours, logo mark, name and tagline. */
@@ -48,22 +61,26 @@ async function frame() {
     ]);
     const c = branding.colors || {};
     const root = document.documentElement.style;
-    if (/^#[0-9a-fA-F]{6}$/.test(c.primary || "")) root.setProperty("--brand", c.primary);
-    if (/^#[0-9a-fA-F]{6}$/.test(c.accent || "")) root.setProperty("--accent", c.accent);
+    if (HEX.test(c.primary || "")) {
+      root.setProperty("--brand", c.primary);
+      root.setProperty("--brand-text", inkOn(c.primary));
+    }
+    if (HEX.test(c.accent || "")) root.setProperty("--accent", c.accent);
     document.getElementById("frame-logo").replaceChildren(logo(company.name, c));
     document.getElementById("frame-name").textContent = company.name;
     document.getElementById("frame-tagline").textContent = branding.tagline || "";
     document.getElementById("frame").hidden = false;
     document.body.classList.add("framed");
     document.title = `${device.name} · ${company.name}`;
+    document.body.dataset.orientation = device.orientation;
   } catch (_) {
     /* no branding for this credential: the ads alone */
   }
 }
 
-async function activeAds() {
+async function onAir() {
   const ads = await api("GET", `/devices/${deviceId}/ads`);
-  return ads.data.filter((a) => a.status === "active");
+  return ads.data.filter((a) => a.on_air);
 }
 
 /** A video that plays by itself: muted and inline, which every browser's autoplay policy allows. */
@@ -78,10 +95,14 @@ function video(src, label) {
   return v;
 }
 
-async function show(ad) {
+/** One ad as a slide: its media, its headline (a poster carries its own words), and the
+ * promotion's QR code (beside a poster, so it never covers the poster's words; over a photo or a
+ * video, in a corner). */
+async function slide(ad) {
   const nodes = [];
   let kind = "text";
   let poster = false;
+  let small = false;
   let mediaType = "";
   if (ad.media_id) {
     try {
@@ -89,32 +110,50 @@ async function show(ad) {
       const src = await blobUrl(`/media/${ad.media_id}/content`);
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
       poster = meta.content_type.startsWith("image/svg");
+      small = kind === "image" && !poster && meta.width && meta.height && (meta.width < SMALL_PX || meta.height < SMALL_PX);
       mediaType = meta.content_type;
-      // A poster carries its own words (the headline is its alt text); a photo gets the headline over it.
+      const cls = `media${poster ? " poster" : ""}${small ? " small" : ""}`;
+      // A poster carries its own words (the headline is its alternative text); a photo gets the headline over it.
       nodes.push(kind === "video" ? video(src, ad.headline)
-        : el("img", { class: poster ? "media poster" : "media", attrs: { src, alt: poster ? ad.headline : "" } }));
+        : el("img", { class: cls, attrs: { src, alt: poster ? ad.headline : "" } }));
     } catch (_) {
       /* the headline alone */
     }
   }
   if (!poster) nodes.push(el("p", { class: "headline", text: ad.headline }));
+  let qr = null;
   if (ad.promotion_id) {
     try {
       const codes = await api("GET", `/promotions/${ad.promotion_id}/qr-codes`);
       const code = codes.data[0];
       if (code) {
-        nodes.push(el("figure", { class: "qr", attrs: { "data-short-url": code.short_url || code.target_url } },
-          el("img", { attrs: { src: svgUrl(code.image_svg), alt: `QR code: ${code.short_url || code.target_url}` } }),
-          el("figcaption", { text: "Scan for the offer" })));
+        qr = el("figure", { class: "qr", attrs: { "data-short-url": code.short_url } },
+          el("img", { attrs: { src: svgUrl(code.image_svg), alt: `QR code: ${code.short_url}` } }),
+          el("figcaption", { text: "Scan for the offer" }));
       }
     } catch (_) {
       /* no QR code for this credential */
     }
   }
-  stage.replaceChildren(...nodes);
+  const classes = ["slide", poster ? "poster" : "", qr ? "with-qr" : "", small ? "small" : ""].filter(Boolean).join(" ");
+  const media = el("div", { class: "slide-media" }, ...nodes);
+  return { node: el("div", { class: classes, attrs: { "data-ad-id": ad.id } }, media, qr), kind, mediaType };
+}
+
+/** Shows a slide, fading it in over the one on screen, which then goes. */
+async function show(ad) {
+  const next = await slide(ad);
+  const old = [...stage.children];
+  next.node.classList.add("entering");
+  stage.append(next.node);
+  // Two frames: the slide is laid out transparent before its opacity moves.
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  next.node.classList.remove("entering");
   stage.dataset.adId = ad.id;
-  stage.dataset.kind = kind;
-  stage.dataset.media = mediaType;
+  stage.dataset.kind = next.kind;
+  stage.dataset.media = next.mediaType;
+  count("slides");
+  setTimeout(() => old.forEach((n) => n.remove()), FADE_MS + 50);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -124,7 +163,7 @@ async function play() {
   for (;;) {
     let ads;
     try {
-      ads = await activeAds();
+      ads = await onAir();
     } catch (e) {
       if (e.status === 401) return;
       message(refused(e));
@@ -133,7 +172,7 @@ async function play() {
     }
     if (!ads.length) {
       playing = null;
-      message("Nothing to play: no active ad is assigned to this screen.");
+      message("Nothing to play: no ad on air is assigned to this screen.");
       await sleep(5000);
       continue;
     }
@@ -141,7 +180,8 @@ async function play() {
     index += 1;
     const changed = playing !== ad.id;
     playing = ad.id;
-    const started = new Date(Date.now() + clockOffset);
+    // The sandbox's time (its clock may be ahead or frozen), from the answers' Date headers.
+    const started = sandboxNow();
     await show(ad);
     if (changed) {
       // The platform knows what the screen shows the moment it changes.
@@ -187,6 +227,12 @@ hooks.unauthorized = (p) => {
 hooks.waiting = (s) => { document.body.dataset.rateLimitedFor = String(s); };
 
 async function start() {
+  try {
+    await signInFromLink();
+  } catch (e) {
+    askForCredential(`This sign-in link did not work (${e.status || "no answer"}): ${e.message}`);
+    return;
+  }
   if (!credential()) {
     askForCredential(null);
     return;

@@ -1,10 +1,11 @@
 // The sandbox operator's controls (scope `sandbox`): the clock with +1 h and +1 day (on the running
 // clock too: it moves ahead and keeps running), fault rules (with two a presenter shows the console's
 // honest status with: an outage of the screens list, and one rate-limited answer) and snapshots.
+// The clock and the fault rules' counts refresh every 3 s (a rule fires while the view is open).
 
 import { api, el, when } from "./common.js";
 import { page, problemBox } from "./ui.js";
-import { fresh, showSandboxTime, span } from "./live.js";
+import { every, fresh, showSandboxTime, span } from "./live.js";
 
 /** Every GET /devices (the Fleet view's list) answers 503 until the rule is removed. */
 const OUTAGE = { match: { method: "GET", path: "/devices" }, action: { type: "status", status: 503, detail: "Injected outage (sandbox fault)." } };
@@ -43,6 +44,9 @@ export async function sandbox() {
   const advance = (seconds, label) => act(() => api("POST", "/_sandbox/clock/advance", { seconds }),
     (r) => `Advanced ${label}: now ${when(r.now)}; ${Object.values(r.events).reduce((a, b) => a + b, 0)} events on the way.`);
   const render = async () => {
+    await Promise.all([renderClock(), renderFaults(), renderSnapshots()]);
+  };
+  const renderClock = async () => {
     try {
       const clock = await api("GET", "/_sandbox/clock");
       const mode = clock.mode === "frozen" ? "frozen: moves only when advanced"
@@ -55,6 +59,8 @@ export async function sandbox() {
     } catch (e) {
       clockBox.replaceChildren(el("h2", { text: "Clock" }), problemBox(e));
     }
+  };
+  const renderFaults = async () => {
     try {
       const faults = await api("GET", "/_sandbox/faults");
       faultsBox.replaceChildren(el("h2", { text: "Faults" }),
@@ -71,9 +77,11 @@ export async function sandbox() {
     } catch (e) {
       faultsBox.replaceChildren(el("h2", { text: "Faults" }), problemBox(e));
     }
+  };
+  const renderSnapshots = async () => {
     try {
       const snaps = await api("GET", "/_sandbox/snapshots");
-      const name = el("input", { attrs: { id: "snapshot-name", "aria-label": "Snapshot name", pattern: "[a-z0-9_-]{1,64}", value: "demo" } });
+      const name = el("input", { attrs: { id: "snapshot-name", "aria-label": "Snapshot name", pattern: "[a-z0-9_\\-]{1,64}", value: "demo" } });
       snapBox.replaceChildren(el("h2", { text: "Snapshots" }),
         el("div", { class: "row" }, name,
           el("button", { attrs: { type: "button" }, text: "Save snapshot", on: { click: () => act(() => api("POST", "/_sandbox/snapshots", { name: name.value }), "Snapshot saved.") } })),
@@ -85,4 +93,7 @@ export async function sandbox() {
   };
   await render();
   fresh();
+  // Live counts: the clock ticks and rules fire while the view is open (the snapshot form is left
+  // alone, so a name being typed is not lost).
+  every(3000, () => Promise.all([renderClock(), renderFaults()]));
 }

@@ -19,6 +19,15 @@ END;
 CREATE TRIGGER qr_codes_removed AFTER DELETE ON qr_codes BEGIN
     UPDATE promotions SET version = version + 1 WHERE id = OLD.promotion_id;
 END;
+-- An ad shows whether it is on air (`on_air`), which needs its promotion, when it has one, to be
+-- switched on and within its window: switching the promotion or moving its window moves the
+-- version of every ad linked to it. (A world built at a fixed instant and shifted to now keeps the
+-- versions it states: `db::world::shift`.)
+CREATE TRIGGER promotion_run_changed AFTER UPDATE OF active, starts_at, ends_at ON promotions
+WHEN OLD.active IS NOT NEW.active OR OLD.starts_at IS NOT NEW.starts_at OR OLD.ends_at IS NOT NEW.ends_at
+BEGIN
+    UPDATE ads SET version = version + 1 WHERE promotion_id = NEW.id;
+END;
 
 -- What a prepared change was bound to, and what the person is asked.
 ALTER TABLE mcp_pending_changes ADD COLUMN shown TEXT;          -- SHA-256 of what the preview showed

@@ -1,0 +1,267 @@
+//! What an answer's type declares about its fields, for the redactor: which strings are ids,
+//! instants and enum values (never scanned), which are free text (scanned with every pattern),
+//! and which hold a secret whole (replaced). Compiled once from the answer's JSON Schema, the
+//! same schema the OpenAPI document and the tool's `outputSchema` publish (a test checks every
+//! answer against it).
+//!
+//! The declaration is trusted only as far as the value bears it out: a string declared an id,
+//! an instant or an enum value is skipped only when it has that shape (an id's characters, an
+//! instant's digits and separators, one of the listed values); otherwise it is scanned like free
+//! text. A field the type does not declare, and every member of an object whose members the type
+//! leaves open, is judged by its name (a name that announces a secret hides its value, whatever
+//! the value looks like: a key next to its value) and its value is scanned.
+
+use serde_json::Value;
+
+/// How one JSON value is redacted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// Undeclared: every string is scanned, every member name is judged.
+    Any,
+    /// A string of free text: scanned with every pattern.
+    Text,
+    /// An id (`cmp_0mhh…`): skipped when it has an id's shape.
+    Id,
+    /// An instant or a date: skipped when it has only digits and `T`, `Z`, `:`, `.`, `+`, `-`.
+    Time,
+    /// One of these strings: skipped when it is one of them.
+    Enum(Vec<String>),
+    /// A number, a boolean or null: nothing to scan (a string found here is scanned as text).
+    Scalar,
+    /// A field whose name says it holds a secret: any value but `null` is replaced.
+    Secret,
+    /// A field whose name announces a secret (`pwd`, `pass`, `token`): a string is replaced,
+    /// other values (`"pass": true`) stay.
+    Announced,
+    Array(Box<Shape>),
+    /// An object with these declared members; any other member is judged by its name.
+    Object(Vec<(String, Shape)>),
+}
+
+impl Shape {
+    /// The shape of a JSON Schema whose `$ref`s are inlined (see `mcp::catalogue::inline`).
+    pub fn of_schema(schema: &Value) -> Shape {
+        compile(schema, None, 0)
+    }
+
+    /// The declared shape of the member `name` of an object of this shape, or `None` when the
+    /// member is undeclared.
+    pub fn member(&self, name: &str) -> Option<&Shape> {
+        self.member_after(name.as_bytes(), 0).map(|(_, s)| s)
+    }
+
+    /// [`Shape::member`] by the name's bytes, looked for from the declared member `hint` on (an
+    /// answer's members come in their declared order, so the next one is usually the one): its
+    /// index and shape.
+    pub fn member_after(&self, name: &[u8], hint: usize) -> Option<(usize, &Shape)> {
+        let Shape::Object(fields) = self else {
+            return None;
+        };
+        let n = fields.len();
+        (0..n)
+            .map(|k| (hint + k) % n)
+            .find(|&k| fields[k].0.as_bytes() == name)
+            .map(|k| (k, &fields[k].1))
+    }
+}
+
+/// The shape an undeclared member gets from its name alone.
+pub fn by_name(name: &str) -> Shape {
+    if super::is_secret_field(name) {
+        Shape::Secret
+    } else if super::scan::announces(name.as_bytes()).is_some() {
+        Shape::Announced
+    } else {
+        Shape::Any
+    }
+}
+
+fn types(schema: &Value) -> Vec<&str> {
+    match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn compile(schema: &Value, name: Option<&str>, depth: usize) -> Shape {
+    if let Some(n) = name {
+        let by_name = by_name(n);
+        if by_name != Shape::Any {
+            return by_name;
+        }
+    }
+    let Some(m) = schema.as_object() else {
+        return Shape::Any;
+    };
+    if depth > 32 {
+        return Shape::Any;
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = m.get(key).and_then(Value::as_array) {
+            let mut shapes = branches.iter().map(|b| compile(b, name, depth + 1));
+            let first = shapes.next().unwrap_or(Shape::Any);
+            return shapes.fold(first, merge);
+        }
+    }
+    if let Some(c) = m.get("const") {
+        return enum_of(std::slice::from_ref(c));
+    }
+    if let Some(values) = m.get("enum").and_then(Value::as_array) {
+        return enum_of(values);
+    }
+    let ts = types(schema);
+    if ts.contains(&"object") || m.contains_key("properties") {
+        let fields = m
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(k, s)| (k.clone(), compile(s, Some(k), depth + 1)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Shape::Object(fields);
+    }
+    if ts.contains(&"array") {
+        let items = m
+            .get("items")
+            .map_or(Shape::Any, |s| compile(s, None, depth + 1));
+        return Shape::Array(Box::new(items));
+    }
+    if ts.is_empty() {
+        return Shape::Any;
+    }
+    if !ts.contains(&"string") {
+        return Shape::Scalar;
+    }
+    let format = m.get("format").and_then(Value::as_str);
+    let name = name.unwrap_or("");
+    if matches!(format, Some("date-time" | "date")) || name.ends_with("_at") {
+        return Shape::Time;
+    }
+    if name == "id" || name.ends_with("_id") {
+        return Shape::Id;
+    }
+    Shape::Text
+}
+
+fn enum_of(values: &[Value]) -> Shape {
+    Shape::Enum(
+        values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect(),
+    )
+}
+
+/// One shape that redacts at least what each of two does (the branches of an `anyOf`).
+fn merge(a: Shape, b: Shape) -> Shape {
+    use Shape::*;
+    match (a, b) {
+        (a, b) if a == b => a,
+        (Scalar, other) | (other, Scalar) => other,
+        (Enum(mut x), Enum(y)) => {
+            x.extend(y);
+            Enum(x)
+        }
+        (Array(x), Array(y)) => Array(Box::new(merge(*x, *y))),
+        (Object(mut x), Object(y)) => {
+            for (name, s) in y {
+                match x.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, mine)) => *mine = merge(std::mem::replace(mine, Any), s),
+                    None => x.push((name, s)),
+                }
+            }
+            Object(x)
+        }
+        (Secret, _) | (_, Secret) => Secret,
+        (Id | Time | Enum(_) | Text, Id | Time | Enum(_) | Text) => Text,
+        _ => Any,
+    }
+}
+
+/// Whether a string declared by `shape` can be skipped: it has the declared shape (see the
+/// module's documentation). `raw` is the string as it sits in the JSON text, escapes included.
+pub fn skips(shape: &Shape, raw: &[u8]) -> bool {
+    match shape {
+        Shape::Id => is_id(raw),
+        Shape::Time => {
+            !raw.is_empty()
+                && raw.len() <= 40
+                && raw
+                    .iter()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'T' | b'Z' | b':' | b'.' | b'+' | b'-'))
+        }
+        Shape::Enum(values) => values.iter().any(|v| v.as_bytes() == raw),
+        _ => false,
+    }
+}
+
+/// An id's shape: a lower-case prefix, one `_`, then up to 64 letters and digits (`cmp_0mhh…`,
+/// `key_VECFOkBoPCcq3rfr`). A key (`sgn_test_…_…`) has more than one `_` and is not one.
+pub fn is_id(raw: &[u8]) -> bool {
+    let Some(sep) = raw.iter().position(|&b| b == b'_') else {
+        return false;
+    };
+    let (prefix, rest) = (&raw[..sep], &raw[sep + 1..]);
+    (1..=12).contains(&prefix.len())
+        && prefix
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && (1..=64).contains(&rest.len())
+        && rest.iter().all(u8::is_ascii_alphanumeric)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_schema_declares_its_fields() {
+        let s = Shape::of_schema(&json!({"type": "object", "properties": {
+            "id": {"type": "string", "pattern": "^cmp_"},
+            "object": {"const": "company"},
+            "name": {"type": "string"},
+            "count": {"type": "integer"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "status": {"type": "string", "enum": ["active", "paused"]},
+            "rawKey": {"type": "string"},
+            "pwd": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "extra": {"type": "object"},
+            "maybe": {"anyOf": [{"type": "null"}, {"type": "string", "format": "date-time"}]},
+            "mixed": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string"}]},
+        }}));
+        let m = |n: &str| s.member(n).cloned();
+        assert_eq!(m("id"), Some(Shape::Id));
+        assert_eq!(m("object"), Some(Shape::Enum(vec!["company".into()])));
+        assert_eq!(m("name"), Some(Shape::Text));
+        assert_eq!(m("count"), Some(Shape::Scalar));
+        assert_eq!(m("created_at"), Some(Shape::Time));
+        assert_eq!(m("rawKey"), Some(Shape::Secret));
+        assert_eq!(m("pwd"), Some(Shape::Announced));
+        assert_eq!(m("tags"), Some(Shape::Array(Box::new(Shape::Text))));
+        assert_eq!(m("extra"), Some(Shape::Object(Vec::new())));
+        assert_eq!(m("maybe"), Some(Shape::Time));
+        assert_eq!(m("mixed"), Some(Shape::Text));
+        assert_eq!(m("nope"), None);
+    }
+
+    #[test]
+    fn a_declaration_holds_only_for_values_of_its_shape() {
+        assert!(skips(&Shape::Id, b"cmp_0mhh4zb1k0000000000a1"));
+        assert!(skips(&Shape::Id, b"key_VECFOkBoPCcq3rfr"));
+        assert!(!skips(&Shape::Id, b"sgn_test_VECFOkBoPCcq3rfr_secret"));
+        assert!(!skips(&Shape::Id, b"password=hunter2"));
+        assert!(!skips(&Shape::Id, b"Cmp_x"));
+        assert!(skips(&Shape::Time, b"2026-03-01T10:00:00.000Z"));
+        assert!(!skips(&Shape::Time, b"2026 password is hunter2"));
+        let e = Shape::Enum(vec!["active".into()]);
+        assert!(skips(&e, b"active") && !skips(&e, b"active pwd=x"));
+        assert!(!skips(&Shape::Text, b"x") && !skips(&Shape::Scalar, b"1"));
+    }
+}

@@ -1,0 +1,82 @@
+//! `GET /media/usage?company_id=…`: how much of its media quota a company uses, from the stored
+//! bytes themselves (the sum of its media's `size_bytes`, the same sum an upload is checked
+//! against), so that the console's storage line and the 422 `media_quota_exceeded` agree.
+
+use crate::auth::{Action, Area, Level};
+use crate::http::router::{param, Param, Route};
+use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+pub fn route() -> Route {
+    Route::get(
+        "/media/usage",
+        "getMediaUsage",
+        Action::Use(Area::Media, Level::Read),
+        usage,
+    )
+    .tag("media")
+    .summary("A company's media storage: bytes used, its quota and what is left.")
+    .describe("How much of `media.quota_bytes_per_company` a company's media take: the sum of their sizes (what an upload is checked against), the quota, what is left, and how many items. An upload past `available_bytes` is 422 `media_quota_exceeded`.")
+    .query(&[Param {
+        required: true,
+        ..param("company_id", Kind::Company.schema(), "The company.")
+    }])
+    .ok("MediaUsage")
+}
+
+pub fn schema() -> (&'static str, Value) {
+    let count = json!({"type":"integer","minimum":0});
+    (
+        "MediaUsage",
+        json!({"type":"object","additionalProperties":false,
+            "required":["object","company_id","used_bytes","quota_bytes","available_bytes","media_count"],
+            "properties":{"object":{"const":"media_usage"},"company_id":{"type":"string"},
+                "used_bytes":count,"quota_bytes":count,"available_bytes":count,"media_count":count}}),
+    )
+}
+
+#[derive(Serialize)]
+struct Usage {
+    object: &'static str,
+    company_id: String,
+    used_bytes: u64,
+    quota_bytes: u64,
+    available_bytes: u64,
+    media_count: u64,
+}
+
+fn usage(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let company = ctx.query_id("company_id", Kind::Company)?.ok_or_else(|| {
+        ApiError::invalid("company_id", "required", "Give the company (`company_id`).")
+    })?;
+    {
+        let conn = ctx.app.db.conn()?;
+        let exists = conn
+            .prepare_cached("SELECT 1 FROM companies WHERE id = ?1")?
+            .exists([&company])?;
+        if !exists {
+            return Err(ApiError::not_found("company", &company));
+        }
+    }
+    ctx.authorize_company(&company, "company", &company)?;
+    let (used, count): (i64, i64) = ctx
+        .app
+        .db
+        .conn()?
+        .prepare_cached(
+            "SELECT coalesce(sum(size_bytes), 0), count(*) FROM media WHERE company_id = ?1",
+        )?
+        .query_row([&company], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let quota = ctx.app.settings.media_quota_bytes_per_company;
+    let used = used.max(0) as u64;
+    Ok(Response::ok(&Usage {
+        object: "media_usage",
+        company_id: company,
+        used_bytes: used,
+        quota_bytes: quota,
+        available_bytes: quota.saturating_sub(used),
+        media_count: count.max(0) as u64,
+    }))
+}

@@ -1,0 +1,388 @@
+//! Sign-in links: one click opens a signed-in console (or a screen's player) in a new tab.
+//!
+//! - `POST /auth/sign-in-links` (any credential) makes a link for the caller itself:
+//!   `{base}/console#signin=<token>` (or `/player/{device_id}…#signin=…`). The token rides in the
+//!   URL's fragment, which a browser never sends to a server, writes into a `Referer` or a log.
+//! - `POST /auth/sign-in` (public) trades the token for a session token (`Authorization: Bearer`):
+//!   the credential the link was made for, with the scopes it had then (a key narrowed or revoked
+//!   since narrows or ends the session on its next request).
+//!
+//! Rules:
+//! - A link works once and for [`LINK_TTL_SECS`] seconds of the wall clock (moving the sandbox's
+//!   clock neither ages nor refreshes it); only the SHA-256 of its token is kept, in memory (never in
+//!   the database, a snapshot or a log), and a restart forgets every link.
+//! - It is redeemed only at a loopback address of this machine or at the host of
+//!   `server.public_base_url` (the `Host` of the request, and its `Origin` when sent, must be one of
+//!   them): 400 `sign_in_host_not_allowed` otherwise.
+//! - Unknown, used or expired: 401 `invalid_sign_in_link`, the same answer for all three.
+//! - The session lasts [`SESSION_TTL_SECS`] (wall clock). `signage demo` prints a link for the demo
+//!   key with the `sandbox` scope added: the presenter's one console holds the operator's controls.
+//! - At most [`MAX_LINKS`] links wait at once; past that, 429 until some are used or expire.
+
+use crate::auth::{Action, AuthFailure};
+use crate::http::router::Route;
+use crate::http::{ApiError, Ctx, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a link may wait to be opened.
+pub const LINK_TTL_SECS: u64 = 10 * 60;
+/// How long the session a link opens lasts (its token refuses a longer life).
+pub use crate::auth::jwt::SESSION_TTL_SECS;
+/// Links waiting at once, at most.
+pub const MAX_LINKS: usize = 1000;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/auth/sign-in-links", "createSignInLink", Action::Authenticated, create)
+            .tag("credentials")
+            .summary("Make a one-click sign-in link for the calling credential: the console or a screen's player, signed in, in a new tab.")
+            .describe("Makes a link that signs a browser tab in as the calling credential (its current scopes, never more): `path` `/console` (default) or `/player/{device_id}` (a screen the credential sees, optionally with `?slot=N`). The token is in the URL's fragment; the link works once, within 10 minutes, at a loopback address or the public base URL. Answers the absolute `url` and the same-origin `path`. The token is never stored: an `Idempotency-Key` is not honoured.")
+            .body("SignInLinkRequest")
+            .created("SignInLink")
+            .not_idempotent(),
+        Route::post("/auth/sign-in", "redeemSignInLink", Action::Public, redeem)
+            .tag("credentials")
+            .summary("Trade a sign-in link's token for a session token (once; at a loopback address or the public base URL only).")
+            .describe("Redeems the token of a sign-in link (`#signin=…`) for a session token to send as `Authorization: Bearer`: the credential the link was made for, with the scopes it had then, for 12 hours. Works once, within 10 minutes of the link being made; 401 `invalid_sign_in_link` for an unknown, used or expired token; 400 `sign_in_host_not_allowed` when the request's `Host` (or `Origin`) is neither a loopback address nor the public base URL's host.")
+            .body("SignInRequest")
+            .ok("SignInSession")
+            .not_idempotent(),
+    ]
+}
+
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "SignInLinkRequest",
+            json!({"type":"object","additionalProperties":false,
+                "properties":{"path":{"type":"string","maxLength":200,
+                    "pattern":"^/(console|player/dev_[0-9A-Za-z]{1,64}(\\?slot=[0-9]{1,4})?)$",
+                    "description":"Where the link opens, signed in: `/console` (default) or `/player/{device_id}`, optionally with `?slot=N`."}}}),
+        ),
+        (
+            "SignInLink",
+            json!({"type":"object","additionalProperties":false,"required":["object","url","path","expires_at"],
+                "properties":{"object":{"const":"sign_in_link"},
+                    "url":{"type":"string","description":"The link under the public base URL: open it once, within 10 minutes."},
+                    "path":{"type":"string","description":"The same link without the scheme and host, for opening it on the caller's own origin."},
+                    "expires_at":{"type":"string","format":"date-time","description":"Wall-clock time after which the link no longer works."}}}),
+        ),
+        (
+            "SignInRequest",
+            json!({"type":"object","additionalProperties":false,"required":["token"],
+                "properties":{"token":{"type":"string","minLength":1,"maxLength":200,"description":"What follows `#signin=` in the link."}}}),
+        ),
+        (
+            "SignInSession",
+            json!({"type":"object","additionalProperties":false,"required":["access_token","token_type","expires_in","scope","path"],
+                "properties":{"access_token":{"type":"string"},"token_type":{"const":"Bearer"},
+                    "expires_in":{"type":"integer"},"scope":{"type":"string"},
+                    "path":{"type":"string","description":"Where the link was made to open."}}}),
+        ),
+    ]
+}
+
+/// One link waiting to be opened.
+struct Link {
+    /// `key_…` or `usr_…`.
+    sub: String,
+    scope: String,
+    path: String,
+    expires: Instant,
+}
+
+/// The links waiting to be opened, by the SHA-256 of their token (registered by `app::App::build`).
+#[derive(Default)]
+pub struct SignInLinks {
+    links: Mutex<HashMap<[u8; 32], Link>>,
+}
+
+/// Why a link could not be made.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooMany;
+
+impl SignInLinks {
+    /// A new link's token for `sub` with `scope`, opening `path`.
+    pub fn mint(&self, sub: &str, scope: &str, path: &str) -> Result<String, TooMany> {
+        let token = crate::random::unseeded_hex::<32>();
+        let now = Instant::now();
+        // A poisoned lock only means a panic elsewhere; the map is plain data.
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        if links.len() >= MAX_LINKS {
+            links.retain(|_, l| l.expires > now);
+            if links.len() >= MAX_LINKS {
+                return Err(TooMany);
+            }
+        }
+        links.insert(
+            digest(&token),
+            Link {
+                sub: sub.to_string(),
+                scope: scope.to_string(),
+                path: path.to_string(),
+                expires: now + Duration::from_secs(LINK_TTL_SECS),
+            },
+        );
+        Ok(token)
+    }
+
+    /// Takes the link of `token` (it works once): `None` when unknown, used or expired.
+    fn take(&self, token: &str) -> Option<Link> {
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        let link = links.remove(&digest(token))?;
+        (link.expires > Instant::now()).then_some(link)
+    }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn links(ctx: &Ctx<'_>) -> Result<std::sync::Arc<SignInLinks>, ApiError> {
+    ctx.app
+        .extensions
+        .get::<std::sync::Arc<SignInLinks>>()
+        .cloned()
+        .ok_or_else(|| ApiError::Internal("sign-in links are not registered".into()))
+}
+
+/// The base of every link: `server.public_base_url`, or the bound address.
+pub fn base(settings: &crate::config::Settings) -> String {
+    match &settings.public_base_url {
+        Some(b) => b.trim_end_matches('/').to_string(),
+        None => crate::config::public_base_url_for(settings.listen),
+    }
+}
+
+/// `{base}{path}#signin={token}`.
+pub fn url(settings: &crate::config::Settings, path: &str, token: &str) -> String {
+    format!("{}{path}#signin={token}", base(settings))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkRequest {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[derive(Serialize)]
+struct MadeLink {
+    object: &'static str,
+    url: String,
+    path: String,
+    expires_at: crate::routes::crud::Time,
+}
+
+/// `/console`, or `/player/{device}` with an optional `?slot=N` (1 to 3600): the path and the
+/// device it names, if any.
+fn parse_path(path: &str) -> Option<(String, Option<String>)> {
+    if path == "/console" {
+        return Some((path.to_string(), None));
+    }
+    let rest = path.strip_prefix("/player/")?;
+    let (device, query) = match rest.split_once('?') {
+        Some((d, q)) => (d, Some(q)),
+        None => (rest, None),
+    };
+    if !crate::ids::is_valid(crate::ids::Kind::Device, device) {
+        return None;
+    }
+    if let Some(q) = query {
+        let slot: u32 = q.strip_prefix("slot=")?.parse().ok()?;
+        if !(1..=3600).contains(&slot) {
+            return None;
+        }
+    }
+    Some((path.to_string(), Some(device.to_string())))
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let input: LinkRequest = if ctx.body.iter().all(u8::is_ascii_whitespace) {
+        LinkRequest { path: None }
+    } else {
+        ctx.json()?
+    };
+    let wanted = input.path.unwrap_or_else(|| "/console".into());
+    let (path, device) = parse_path(&wanted).ok_or_else(|| {
+        ApiError::invalid(
+            "/path",
+            "invalid_path",
+            "Must be `/console` or `/player/{device_id}` (optionally with `?slot=N`, 1 to 3600).",
+        )
+    })?;
+    if let Some(device) = &device {
+        // A player link names a screen the caller sees; any other is the same 404.
+        let company: Option<String> = {
+            let conn = ctx.app.db.conn()?;
+            let found = conn
+                .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?
+                .query_row([device], |r| r.get(0));
+            rusqlite::OptionalExtension::optional(found)?
+        };
+        let company = company.ok_or_else(|| ApiError::not_found("device", device))?;
+        ctx.authorize_company(&company, "device", device)?;
+    }
+    let principal = ctx.principal()?;
+    let token = links(ctx)?
+        .mint(principal.actor_id(), &principal.scopes.to_db(), &path)
+        .map_err(|TooMany| ApiError::TooManyRequests {
+            retry_after_secs: 60,
+        })?;
+    let expires = crate::time::wall_now() + LINK_TTL_SECS as i64;
+    let made = MadeLink {
+        object: "sign_in_link",
+        url: url(&ctx.app.settings, &path, &token),
+        path: format!("{path}#signin={token}"),
+        expires_at: crate::routes::crud::Time(expires),
+    };
+    Ok(Response::created(&made).with_header("cache-control", "no-store"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RedeemRequest {
+    token: String,
+}
+
+#[derive(Serialize)]
+struct Session {
+    access_token: String,
+    token_type: &'static str,
+    expires_in: i64,
+    scope: String,
+    path: String,
+}
+
+/// The host part of an authority (`host:port`, `[v6]:port`), lower-cased.
+fn host_of_authority(authority: &str) -> String {
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority
+            .rsplit_once(':')
+            .filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit()))
+            .map_or(authority, |(h, _)| h),
+    };
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// True when `authority` (a `Host` value) is a loopback address of this machine or the public base
+/// URL's host and port.
+fn allowed_authority(authority: &str, public_base: Option<&str>) -> bool {
+    let authority = authority.trim().to_ascii_lowercase();
+    let host = host_of_authority(&authority);
+    let loopback = host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    let public = public_base
+        .and_then(|b| b.split_once("://").map(|(_, rest)| rest))
+        .map(|rest| {
+            rest.split('/')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|base| {
+            base == authority
+                // `http://host` without a port is port 80 (a Host may name it or not).
+                || (!base.contains(':') && authority == format!("{base}:80"))
+        });
+    loopback || public
+}
+
+fn redeem(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let public = ctx.app.settings.public_base_url.clone();
+    let host = ctx.header("host").unwrap_or_default().to_string();
+    let origin = ctx
+        .header("origin")
+        .map(|o| o.split_once("://").map_or(o, |(_, rest)| rest).to_string());
+    let refused = |what: &str| {
+        ApiError::Malformed {
+        code: "sign_in_host_not_allowed",
+        detail: format!("A sign-in link works only at a loopback address of this machine or at the public base URL (`server.public_base_url`), not at `{what}`."),
+    }
+    };
+    if !allowed_authority(&host, public.as_deref()) {
+        return Err(refused(&host));
+    }
+    if let Some(origin) = origin.filter(|o| o != "null") {
+        if !allowed_authority(&origin, public.as_deref()) {
+            return Err(refused(&origin));
+        }
+    }
+    let input: RedeemRequest = ctx.json()?;
+    let link = links(ctx)?
+        .take(input.token.trim())
+        .ok_or(ApiError::Unauthenticated(AuthFailure::InvalidSignInLink))?;
+    let token = ctx
+        .app
+        .jwt
+        .issue_session(&link.sub, &link.scope)
+        .map_err(|e| ApiError::Internal(format!("signing a session token: {e}")))?;
+    Ok(Response::ok(&Session {
+        access_token: token,
+        token_type: "Bearer",
+        expires_in: SESSION_TTL_SECS,
+        scope: link.scope,
+        path: link.path,
+    })
+    .with_header("cache-control", "no-store"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_works_once() {
+        let links = SignInLinks::default();
+        let token = links.mint("key_x", "read", "/console").unwrap();
+        assert!(links.take("nope").is_none());
+        assert_eq!(links.take(&token).map(|l| l.sub), Some("key_x".to_string()));
+        assert!(links.take(&token).is_none());
+    }
+
+    #[test]
+    fn only_loopback_or_the_public_base_redeems() {
+        for ok in ["127.0.0.1:8080", "localhost:9", "[::1]:80", "127.9.9.9"] {
+            assert!(allowed_authority(ok, None), "{ok}");
+        }
+        for bad in [
+            "192.168.1.20:8080",
+            "evil.example",
+            "localhost.evil.example:8080",
+            "[fe80::1]:80",
+        ] {
+            assert!(!allowed_authority(bad, None), "{bad}");
+        }
+        let base = Some("http://192.168.1.20:8080");
+        assert!(allowed_authority("192.168.1.20:8080", base));
+        assert!(!allowed_authority("192.168.1.20:9090", base));
+        assert!(allowed_authority(
+            "demo.local:80",
+            Some("http://demo.local")
+        ));
+        assert!(allowed_authority("demo.local", Some("http://demo.local")));
+    }
+
+    #[test]
+    fn paths_are_the_console_or_a_player() {
+        assert!(parse_path("/console").is_some());
+        let p = parse_path("/player/dev_0m5d4rura41qxb8vdg0l?slot=3").unwrap();
+        assert_eq!(p.1.as_deref(), Some("dev_0m5d4rura41qxb8vdg0l"));
+        for bad in [
+            "/",
+            "/console/x",
+            "https://evil.example/console",
+            "/player/x",
+            "/player/dev_0m5d4rura41qxb8vdg0l?slot=0",
+            "/player/dev_0m5d4rura41qxb8vdg0l?x=1",
+        ] {
+            assert!(parse_path(bad).is_none(), "{bad}");
+        }
+    }
+}

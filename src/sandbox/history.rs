@@ -1,0 +1,350 @@
+//! The demo world's past: when the fixtures of an account are loaded (a new database, a reset), the
+//! sandbox writes the 30 days before as the simulations would have made them, so the overview opens
+//! on a month of plays and scans instead of nothing, and a day advanced afterwards continues the
+//! same curves rather than standing out as one spike.
+//!
+//! Rules (all derived from the fixture rows and the load instant; nothing is drawn at random, so
+//! the same load instant gives the same history):
+//! - Plays: every screen of the account the fleet simulates ([`super::simulator`]) played as its
+//!   profile says over [`DAYS`] UTC days before the current one and the current day up to the
+//!   load: steady and failing screens all along, a flaky screen outside its drop-outs, an offline
+//!   screen until its last heartbeat, a never-seen screen not at all; nothing before the screen
+//!   was created. A screen plays its active assigned ads in the same rotation as the simulator,
+//!   each ad only from the later of its creation and its assignment, and an ad of a promotion only
+//!   while the promotion was switched on (from `activated_at` until `deactivated_at`) inside its
+//!   window. The current day is written as the simulator's hourly rows, which it then continues;
+//!   the days before as daily totals (what retention rolls old plays into).
+//! - Scans: every QR code of the account is scanned as [`super::simulated_scans`] scans it, each
+//!   whole hour of those days up to the load, while its promotion was switched on inside its window
+//!   and only after the code was made. The fixtures' own scans in those days are replaced (older
+//!   ones stay), so a code's scans list by id stays in time order; `scan_count` is recounted.
+//! - Written when the timeline settles after the load (`world_history.written_at` stamps it), only
+//!   with `sandbox.simulate_fleet` on: a world whose screens do not play has no history of plays.
+//! - Nothing is recorded as an event: this is the past, not something happening now.
+
+use super::simulated_scans::scans_in;
+use super::simulator::{play_span, up_spans, within, write_slots, Playable, Slots, GRID};
+use crate::db::DbError;
+use crate::ids::Kind;
+use crate::timeline::{Env, Report, Source};
+use rusqlite::Transaction;
+use std::collections::BTreeMap;
+
+/// Whole UTC days of history before the day of the load.
+pub const DAYS: i64 = 30;
+const DAY: i64 = 86_400;
+
+pub struct History;
+
+impl Source for History {
+    fn name(&self) -> &'static str {
+        "history"
+    }
+
+    fn settle(&self, env: &Env<'_>, _at: i64) -> Result<(), DbError> {
+        let owed: Vec<(String, i64)> = env
+            .db
+            .conn()?
+            .prepare_cached(
+                "SELECT account_id, loaded_at FROM world_history WHERE written_at IS NULL
+                 ORDER BY account_id",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for (account, loaded_at) in owed {
+            env.db.write(|tx| {
+                if env.settings.sandbox_simulate_fleet {
+                    write_plays(tx, &account, loaded_at)?;
+                    write_scans(tx, &account, loaded_at, env.settings.scan_detail_per_code)?;
+                }
+                tx.prepare_cached(
+                    "UPDATE world_history SET written_at = ?2 WHERE account_id = ?1",
+                )?
+                .execute(rusqlite::params![account, loaded_at])?;
+                Ok::<_, DbError>(())
+            })?;
+        }
+        Ok(())
+    }
+
+    fn next_due(&self, _env: &Env<'_>, _until: i64) -> Result<Option<i64>, DbError> {
+        Ok(None)
+    }
+
+    fn run_due(&self, _env: &Env<'_>, _at: i64, _report: &mut Report) -> Result<(), DbError> {
+        Ok(())
+    }
+}
+
+/// The first instant of history for a load at `loaded_at`: [`DAYS`] UTC days before its day.
+fn history_start(loaded_at: i64) -> i64 {
+    loaded_at.div_euclid(DAY) * DAY - DAYS * DAY
+}
+
+/// The span in which a promotion ran: its window, cut to when it was switched on (`None`: it
+/// never ran).
+fn ran(
+    window: (i64, i64),
+    active: bool,
+    activated: Option<i64>,
+    deactivated: Option<i64>,
+) -> Option<(i64, i64)> {
+    let (on, off) = match (activated, deactivated) {
+        (Some(a), Some(d)) if d > a => (a, d),
+        (Some(a), _) if active => (a, i64::MAX),
+        (Some(_), _) => return None,
+        (None, _) if active => (i64::MIN, i64::MAX),
+        (None, _) => return None,
+    };
+    let (s, e) = (window.0.max(on), window.1.min(off));
+    (s < e).then_some((s, e))
+}
+
+fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<(), DbError> {
+    let start = history_start(loaded_at);
+    // The fleet's heartbeat grid starts at the load's minute: history ends where it begins.
+    let end = loaded_at.div_euclid(GRID) * GRID;
+    let screens: Vec<(String, String, i64, Option<i64>)> = tx
+        .prepare_cached(
+            "SELECT s.device_id, s.profile, d.created_at, d.last_heartbeat_at
+             FROM device_simulations s JOIN devices d ON d.id = s.device_id
+             JOIN companies c ON c.id = d.company_id
+             WHERE c.account_id = ?1 AND s.profile <> 'never_seen' ORDER BY s.device_id",
+        )?
+        .query_map([account], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let playables = playables(tx, account)?;
+    let mut slots = Slots::new();
+    for (device, profile, created, last_seen) in &screens {
+        let ads: Vec<&Playable> = playables.iter().filter(|p| &p.device == device).collect();
+        if ads.is_empty() {
+            continue;
+        }
+        let from = start.max(*created);
+        let (profile, until) = match profile.as_str() {
+            // An offline screen played (steadily) until it went silent.
+            "offline" => ("steady", last_seen.unwrap_or(from).min(end)),
+            p => (p, end),
+        };
+        for (a, b) in up_spans(device, profile, from, until) {
+            play_span(&mut slots, &ads, a, b);
+        }
+    }
+    let today = end.div_euclid(DAY) * DAY;
+    let (recent, older): (Slots, Slots) = slots
+        .into_iter()
+        .partition(|((_, _, hour), _)| *hour >= today);
+    write_slots(tx, &recent, i64::MIN, loaded_at)?;
+    // Days before the current one: daily totals, as retention keeps old plays.
+    // (company, day, device, ad) -> (plays, seconds, hourly rows it stands for)
+    type Day = (String, i64, String, String);
+    let mut totals: BTreeMap<Day, (i64, i64, i64)> = BTreeMap::new();
+    for ((device, ad, hour), slot) in older {
+        let t = totals
+            .entry((slot.company, hour.div_euclid(DAY), device, ad))
+            .or_insert((0, 0, 0));
+        t.0 += slot.plays;
+        t.1 += slot.seconds;
+        t.2 += 1;
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO playback_daily_totals (company_id, day, device_id, ad_id, plays, seconds, rows)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
+             plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
+             rows = rows + excluded.rows",
+    )?;
+    for ((company, day, device, ad), (plays, seconds, rows)) in totals {
+        insert.execute(rusqlite::params![
+            company, day, device, ad, plays, seconds, rows
+        ])?;
+    }
+    Ok(())
+}
+
+/// The active ads assigned to the account's simulated screens, as they may have played in the
+/// past: from the later of the ad's creation and its assignment, an ad of a promotion only while
+/// the promotion ran.
+fn playables(tx: &Transaction<'_>, account: &str) -> Result<Vec<Playable>, DbError> {
+    type Promotion = Option<(i64, i64, bool, Option<i64>, Option<i64>)>;
+    type Dates = (Option<i64>, Option<i64>);
+    let rows: Vec<(Playable, Promotion, Dates)> = tx
+        .prepare_cached(
+            "SELECT x.device_id, d.company_id, a.id, a.duration_seconds,
+                    max(a.created_at, x.assigned_at), a.promotion_id IS NOT NULL,
+                    p.starts_at, p.ends_at, p.active, p.activated_at, p.deactivated_at,
+                    a.starts_at, a.ends_at
+             FROM device_simulations s
+             JOIN devices d ON d.id = s.device_id
+             JOIN companies c ON c.id = d.company_id
+             JOIN ad_assignments x ON x.device_id = s.device_id
+             JOIN ads a ON a.id = x.ad_id
+             LEFT JOIN promotions p ON p.id = a.promotion_id
+             WHERE c.account_id = ?1 AND a.status = 'active'
+             ORDER BY x.device_id, a.id",
+        )?
+        .query_map([account], |r| {
+            let promoted: bool = r.get(5)?;
+            let promotion = if promoted {
+                Some((
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get::<_, i64>(8)? == 1,
+                    r.get(9)?,
+                    r.get(10)?,
+                ))
+            } else {
+                None
+            };
+            Ok((
+                Playable {
+                    device: r.get(0)?,
+                    company: r.get(1)?,
+                    ad: r.get(2)?,
+                    duration: r.get::<_, i64>(3)?.max(1),
+                    from: r.get(4)?,
+                    window: None,
+                },
+                promotion,
+                (r.get(11)?, r.get(12)?),
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(mut p, promotion, dates)| {
+            let ran = match promotion {
+                None => None,
+                Some((s, e, active, on, off)) => Some(ran((s, e), active, on, off)?),
+            };
+            p.window = within(ran, dates);
+            Some(p)
+        })
+        .collect())
+}
+
+fn write_scans(
+    tx: &Transaction<'_>,
+    account: &str,
+    loaded_at: i64,
+    detail_cap: u64,
+) -> Result<(), DbError> {
+    const HOUR: i64 = 3_600;
+    let start = history_start(loaded_at);
+    // (code, created_at, window, active, activated_at, deactivated_at)
+    type Code = (String, i64, (i64, i64), bool, Option<i64>, Option<i64>);
+    let codes: Vec<Code> = tx
+        .prepare_cached(
+            "SELECT q.id, q.created_at, p.starts_at, p.ends_at, p.active, p.activated_at,
+                    p.deactivated_at
+             FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+             JOIN companies c ON c.id = p.company_id
+             WHERE c.account_id = ?1 ORDER BY q.id",
+        )?
+        .query_map([account], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                (r.get(2)?, r.get(3)?),
+                r.get::<_, i64>(4)? == 1,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    // Every scan of every code, in time order, so that the ids drawn below follow it.
+    let mut scans: Vec<(i64, String, &'static str)> = Vec::new();
+    let last = loaded_at.div_euclid(HOUR) * HOUR;
+    for (code, created, window, active, on, off) in &codes {
+        let Some((s, e)) = ran(*window, *active, *on, *off) else {
+            continue;
+        };
+        let mut hour = (start.div_euclid(HOUR) + 1) * HOUR;
+        while hour <= last {
+            if s <= hour && hour < e {
+                for (i, class) in scans_in(code, hour).into_iter().enumerate() {
+                    let at = hour - 20 * i as i64;
+                    if at >= *created && at <= loaded_at {
+                        scans.push((at, code.clone(), class));
+                    }
+                }
+            }
+            hour += HOUR;
+        }
+    }
+    scans.sort();
+    // The fixtures' own scans of those days give way to these.
+    tx.prepare_cached(
+        "DELETE FROM qr_scans WHERE scanned_at >= ?2 AND qr_code_id IN
+           (SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+            JOIN companies c ON c.id = p.company_id WHERE c.account_id = ?1)",
+    )?
+    .execute(rusqlite::params![account, start])?;
+    let mut detailed: BTreeMap<&str, u64> = BTreeMap::new();
+    for (code, ..) in &codes {
+        let n: i64 = tx
+            .prepare_cached("SELECT count(*) FROM qr_scans WHERE qr_code_id = ?1")?
+            .query_row([code], |r| r.get(0))?;
+        detailed.insert(code, n.max(0) as u64);
+    }
+    let mut row = tx.prepare_cached(
+        "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut counted = tx.prepare_cached(
+        "INSERT INTO qr_scan_counts (qr_code_id, minute, agent_class, scans) VALUES (?1, ?2, ?3, 1)
+         ON CONFLICT (qr_code_id, minute, agent_class) DO UPDATE SET scans = scans + 1",
+    )?;
+    for (at, code, class) in &scans {
+        let n = detailed.entry(code).or_insert(0);
+        if *n < detail_cap {
+            row.execute(rusqlite::params![
+                crate::ids::new_id(Kind::QrScan),
+                code,
+                at,
+                class
+            ])?;
+            *n += 1;
+        } else {
+            counted.execute(rusqlite::params![code, at.div_euclid(60), class])?;
+        }
+    }
+    // Each code's count and last scan from what it now holds; its next event counts from here.
+    for (code, ..) in &codes {
+        let (rows, rows_last): (i64, Option<i64>) = tx
+            .prepare_cached("SELECT count(*), max(scanned_at) FROM qr_scans WHERE qr_code_id = ?1")?
+            .query_row([code], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (counts, counts_last): (i64, Option<i64>) = tx
+            .prepare_cached(
+                "SELECT coalesce(sum(scans), 0), max(minute) * 60 FROM qr_scan_counts
+                 WHERE qr_code_id = ?1",
+            )?
+            .query_row([code], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let last = rows_last.max(counts_last);
+        tx.prepare_cached(
+            "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_scan_count = ?2
+             WHERE id = ?1",
+        )?
+        .execute(rusqlite::params![code, rows + counts, last])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_promotion_ran_while_switched_on_inside_its_window() {
+        assert_eq!(ran((10, 100), true, Some(20), None), Some((20, 100)));
+        assert_eq!(ran((10, 100), false, Some(20), Some(50)), Some((20, 50)));
+        assert_eq!(ran((10, 100), false, None, None), None);
+        assert_eq!(ran((10, 100), true, None, None), Some((10, 100)));
+        // Switched on after it ended: it never ran.
+        assert_eq!(ran((10, 100), true, Some(200), None), None);
+        // Deactivated before a later activation: on since the activation.
+        assert_eq!(ran((10, 100), true, Some(60), Some(30)), Some((60, 100)));
+        assert_eq!(history_start(DAY * 40 + 5), DAY * 10);
+    }
+}

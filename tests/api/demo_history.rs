@@ -1,0 +1,471 @@
+//! Tests: the demo world has a history (30 days of plays and scans, derived from the fixtures and
+//! the load instant, consistent with every date), proof of play counts a screen once and never
+//! before its ad, and the proof-of-play report answers per day and as CSV.
+
+use crate::helpers::{company_id, TestApp};
+use crate::sandbox_clock::{frozen, frozen_without_fleet, FROZEN_AT};
+use serde_json::{json, Value};
+
+const DAY: i64 = 86_400;
+const ENTRANCE_1: &str = "dev_0m5d4rura41qxb8vdg0l";
+
+async fn report(app: &TestApp, query: &str) -> Value {
+    app.get(&format!("/reports/proof-of-play?{query}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok()
+}
+
+fn date(t: i64) -> String {
+    signage::time::rfc3339(t)[..10].to_string()
+}
+
+#[tokio::test]
+async fn the_world_opens_on_thirty_days_of_plays_every_one_after_its_ad() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let today = FROZEN_AT.div_euclid(DAY) * DAY;
+    let from = date(today - 30 * DAY);
+    let r = report(
+        &app,
+        &format!(
+            "company_id={grocers}&from={from}&to={}",
+            signage::time::rfc3339(FROZEN_AT)
+        ),
+    )
+    .await;
+    let days = r["days"].as_array().unwrap();
+    assert_eq!(days.len(), 31, "{r}");
+    for d in days {
+        assert!(d["plays"].as_i64().unwrap() > 0, "a day without plays: {d}");
+    }
+    let sum: i64 = days.iter().map(|d| d["plays"].as_i64().unwrap()).sum();
+    assert_eq!(
+        sum,
+        r["plays"].as_i64().unwrap(),
+        "the days add up to the total"
+    );
+    // No row or daily total predates the ad it reports, nor its screen, nor its assignment.
+    let early: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT (SELECT count(*) FROM playbacks p JOIN ads a ON a.id = p.ad_id
+                       JOIN ad_assignments x ON x.ad_id = p.ad_id AND x.device_id = p.device_id
+                     WHERE p.started_at < max(a.created_at, x.assigned_at))
+                  + (SELECT count(*) FROM playback_daily_totals t JOIN ads a ON a.id = t.ad_id
+                       JOIN devices d ON d.id = t.device_id
+                     WHERE (t.day + 1) * 86400 <= max(a.created_at, d.created_at))",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(early, 0);
+    // A never-seen screen never played; an offline one stopped when it went silent.
+    let (never, late): (i64, i64) = app.sql(|c| {
+        c.query_row(
+            "SELECT (SELECT count(*) FROM playback_daily_totals t JOIN devices d ON d.id = t.device_id
+                     WHERE d.last_heartbeat_at IS NULL),
+                    (SELECT count(*) FROM playback_daily_totals t JOIN devices d ON d.id = t.device_id
+                     JOIN device_simulations s ON s.device_id = d.id
+                     WHERE s.profile = 'offline' AND t.day * 86400 > d.last_heartbeat_at)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    assert_eq!((never, late), (0, 0));
+    // The fixtures' QR scans of those 30 days are the simulated phones', inside each promotion's
+    // run and after each code was made.
+    let outside: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM qr_scans s JOIN qr_codes q ON q.id = s.qr_code_id
+             JOIN promotions p ON p.id = q.promotion_id
+             WHERE s.scanned_at >= ?1 AND (s.scanned_at < q.created_at OR s.scanned_at >= p.ends_at
+                 OR s.scanned_at < p.starts_at OR s.scanned_at > ?2)",
+            [today - 30 * DAY, FROZEN_AT],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(outside, 0);
+    let promotion = app
+        .get("/promotions/promo_0m5d4rupd28t6txsgbdb/report")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    // Fresh Fruit Week started 10 days ago: scans every day since, none before.
+    let per_day = promotion["scans_per_day"].as_array().unwrap();
+    assert!(per_day.len() >= 10, "{promotion}");
+    assert!(per_day
+        .iter()
+        .all(|d| d["date"].as_str().unwrap() >= date(FROZEN_AT - 10 * DAY).as_str()));
+    let counted: i64 = per_day.iter().map(|d| d["scans"].as_i64().unwrap()).sum();
+    assert_eq!(counted, promotion["scan_count"].as_i64().unwrap());
+}
+
+#[tokio::test]
+async fn the_history_is_the_same_every_run_and_absent_without_the_fleet() {
+    let a = frozen().await;
+    let b = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let q = format!("company_id={grocers}&from={}", date(FROZEN_AT - 30 * DAY));
+    assert_eq!(report(&a, &q).await["days"], report(&b, &q).await["days"]);
+    let scans = |app: &TestApp| {
+        app.sql(|c| {
+            c.prepare("SELECT qr_code_id, scanned_at, agent_class FROM qr_scans ORDER BY qr_code_id, scanned_at")?
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+    };
+    assert_eq!(scans(&a), scans(&b));
+    let still = frozen_without_fleet().await;
+    assert_eq!(report(&still, &q).await["plays"], 0);
+}
+
+#[tokio::test]
+async fn a_screen_a_player_drives_leaves_the_simulation_so_it_counts_once() {
+    let app = frozen().await;
+    let ad: String = app.sql(|c| {
+        c.query_row(
+            "SELECT ad_id FROM ad_assignments WHERE device_id = ?1 ORDER BY ad_id LIMIT 1",
+            [ENTRANCE_1],
+            |r| r.get(0),
+        )
+    });
+    app.post(&format!("/devices/{ENTRANCE_1}/heartbeat"))
+        .key("northwind-readwrite")
+        .json(&json!({"app_version": "browser-player-1.0", "current_ad_id": ad}))
+        .send()
+        .await
+        .ok();
+    let simulated_rows = |app: &TestApp| -> i64 {
+        app.sql(|c| {
+            c.query_row(
+                "SELECT coalesce(sum(duration_seconds), 0) FROM playbacks
+                 WHERE device_id = ?1 AND source = 'simulator' AND started_at >= ?2",
+                rusqlite::params![ENTRANCE_1, FROZEN_AT.div_euclid(3600) * 3600],
+                |r| r.get(0),
+            )
+        })
+    };
+    let before = simulated_rows(&app);
+    let r = app
+        .post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": 3 * 3600}))
+        .send()
+        .await
+        .ok();
+    assert!(r["events"].is_object(), "{r}");
+    let still: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM device_simulations WHERE device_id = ?1",
+            [ENTRANCE_1],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(still, 0, "the screen left the simulation");
+    assert_eq!(
+        simulated_rows(&app),
+        before,
+        "no simulated play after the player took over"
+    );
+    // The other screens go on playing.
+    let others: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM playbacks WHERE source = 'simulator' AND started_at >= ?1",
+            [FROZEN_AT + 3600],
+            |r| r.get(0),
+        )
+    });
+    assert!(others > 0);
+}
+
+#[tokio::test]
+async fn a_reported_play_cannot_predate_its_ad() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let ad = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(&json!({"company_id": grocers, "name": "New", "headline": "New", "status": "active"}))
+        .send()
+        .await
+        .ok();
+    let ad = ad["id"].as_str().unwrap();
+    app.post(&format!("/ads/{ad}/devices"))
+        .key("northwind-readwrite")
+        .json(&json!({"device_id": ENTRANCE_1}))
+        .send()
+        .await
+        .ok();
+    let r = app
+        .post(&format!("/devices/{ENTRANCE_1}/playbacks"))
+        .key("northwind-readwrite")
+        .json(&json!({"ad_id": ad, "started_at": signage::time::rfc3339(FROZEN_AT - 60), "duration_seconds": 10}))
+        .send()
+        .await;
+    assert_eq!(r.problem(422)["errors"][0]["code"], "before_ad");
+    let r = app
+        .post(&format!("/devices/{ENTRANCE_1}/playbacks"))
+        .key("northwind-readwrite")
+        .json(&json!({"ad_id": ad, "started_at": signage::time::rfc3339(FROZEN_AT), "duration_seconds": 10}))
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+}
+
+#[tokio::test]
+async fn the_report_answers_per_day_and_as_csv_that_adds_up() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let q = format!(
+        "company_id={grocers}&from={}&to={}",
+        date(FROZEN_AT - 7 * DAY),
+        date(FROZEN_AT - DAY)
+    );
+    let json = report(&app, &q).await;
+    assert_eq!(json["days"].as_array().unwrap().len(), 7);
+    let r = app
+        .get(&format!("/reports/proof-of-play?{q}"))
+        .key("northwind-readwrite")
+        .header("accept", "text/csv")
+        .send()
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("content-type"),
+        Some("text/csv; charset=utf-8; header=present")
+    );
+    let disposition = r.header("content-disposition").unwrap();
+    assert!(
+        disposition.starts_with("attachment; filename=\"proof-of-play-cmp_")
+            && disposition.ends_with(".csv\""),
+        "{disposition}"
+    );
+    let text = r.text();
+    let mut lines = text.split("\r\n").filter(|l| !l.is_empty());
+    assert_eq!(
+        lines.next(),
+        Some("date,company_id,device_id,device_name,ad_id,ad_name,plays,seconds")
+    );
+    let (mut plays, mut seconds, mut n) = (0i64, 0i64, 0);
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 8, "{line}");
+        assert_eq!(cells[1], grocers);
+        plays += cells[6].parse::<i64>().unwrap();
+        seconds += cells[7].parse::<i64>().unwrap();
+        n += 1;
+    }
+    assert!(n > 7, "{text}");
+    assert_eq!(
+        (plays, seconds),
+        (
+            json["plays"].as_i64().unwrap(),
+            json["seconds"].as_i64().unwrap()
+        )
+    );
+    // A year at most.
+    let r = app
+        .get("/reports/proof-of-play?from=2020-01-01&to=2026-01-01")
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(r.problem(422)["errors"][0]["code"], "range_too_long");
+}
+
+#[tokio::test]
+async fn the_storage_line_is_the_librarys_real_size() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let usage = app
+        .get(&format!("/media/usage?company_id={grocers}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    let (sum, count): (i64, i64) = app.sql(|c| {
+        c.query_row(
+            "SELECT sum(length(content)), count(*) FROM media WHERE company_id = ?1",
+            [&grocers],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    assert_eq!(usage["used_bytes"], sum);
+    assert_eq!(usage["media_count"], count);
+    assert_eq!(usage["quota_bytes"], 100 * 1024 * 1024);
+    assert_eq!(
+        usage["available_bytes"].as_i64().unwrap(),
+        100 * 1024 * 1024 - sum
+    );
+    // No storage overage is billed beside a library this small.
+    let charges = app
+        .get(&format!("/charges?company_id={grocers}&limit=100"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    assert!(!charges.to_string().contains("storage"), "{charges}");
+    let other = app
+        .get(&format!("/media/usage?company_id={grocers}"))
+        .key("harborview-readwrite")
+        .send()
+        .await;
+    other.problem(404);
+}
+
+#[tokio::test]
+async fn an_ad_plays_only_within_its_dates() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let later = signage::time::rfc3339(FROZEN_AT + 2 * 3600);
+    let ad = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(
+            &json!({"company_id": grocers, "name": "Evening", "headline": "Evening offer",
+            "status": "active", "starts_at": later}),
+        )
+        .send()
+        .await
+        .ok();
+    assert_eq!(ad["starts_at"], later);
+    assert_eq!(ad["ends_at"], Value::Null);
+    assert_eq!(ad["on_air"], false);
+    let id = ad["id"].as_str().unwrap();
+    let r = app
+        .patch(&format!("/ads/{id}"))
+        .key("northwind-readwrite")
+        .json(&json!({"ends_at": signage::time::rfc3339(FROZEN_AT)}))
+        .send()
+        .await;
+    assert_eq!(r.problem(422)["errors"][0]["code"], "before_start");
+    app.post(&format!("/ads/{id}/devices"))
+        .key("northwind-readwrite")
+        .json(&json!({"device_id": ENTRANCE_1}))
+        .send()
+        .await
+        .ok();
+    app.post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": 4 * 3600}))
+        .send()
+        .await
+        .ok();
+    let first: Option<i64> = app.sql(|c| {
+        c.query_row(
+            "SELECT min(started_at) FROM playbacks WHERE ad_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(
+        first,
+        Some(FROZEN_AT + 2 * 3600),
+        "plays from its start, not before"
+    );
+    let now_on = app
+        .get(&format!("/ads/{id}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    assert_eq!(now_on["on_air"], true);
+}
+
+#[tokio::test]
+async fn crossing_a_month_boundary_bills_the_month_and_grants_the_tokens() {
+    // Frozen at 2026-03-02T09:00Z: the next boundary is 2026-04-01T00:00Z.
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let balance = |app: &TestApp| {
+        let grocers = grocers.clone();
+        app.sql(move |c| {
+            c.query_row(
+                "SELECT balance FROM token_balances WHERE company_id = ?1",
+                [&grocers],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+    };
+    let before = balance(&app);
+    let april = signage::time::parse_rfc3339("2026-04-01T00:00:00Z").unwrap();
+    app.post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": april - FROZEN_AT - 1}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(balance(&app), before, "nothing before the boundary");
+    app.post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": 2}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(
+        balance(&app),
+        before + 500,
+        "the Business plan's 500 tokens"
+    );
+    let charges = app
+        .get(&format!("/charges?company_id={grocers}&limit=5"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    let charge = &charges["data"][0];
+    assert_eq!(charge["kind"], "subscription");
+    assert_eq!(charge["amount_cents"], 14_900);
+    assert_eq!(charge["created_at"], "2026-04-01T00:00:00Z");
+    let invoice = app
+        .get(&format!(
+            "/invoices/{}",
+            charge["invoice_id"].as_str().unwrap()
+        ))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    assert_eq!(invoice["period_start"], "2026-04-01T00:00:00Z");
+    assert_eq!(invoice["period_end"], "2026-05-01T00:00:00Z");
+    assert_eq!(invoice["status"], "open");
+    let granted: Vec<Value> = app.sql(|c| {
+        c.prepare("SELECT payload FROM events WHERE type = 'tokens.granted' ORDER BY id")?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .map(|p| p.map(|p| serde_json::from_str(&p).unwrap()))
+            .collect()
+    });
+    // Every company renewed once (Starter, Business, Business, Enterprise all include tokens).
+    assert_eq!(granted.len(), 4, "{granted:?}");
+    assert!(granted.iter().any(|g| g["transaction"]["amount"] == 500
+        && g["charge_id"] == charge["id"]
+        && g["invoice_id"] == invoice["id"]));
+    // Two more months in one jump: two more renewals, each at its own boundary.
+    app.post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": 61 * DAY}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(balance(&app), before + 1500);
+    let subscriptions: Vec<String> = app.sql(|c| {
+        let grocers = company_id("Northwind Grocers");
+        c.prepare(
+            "SELECT created_at FROM charges WHERE company_id = ?1 AND kind = 'subscription'
+             AND created_at >= ?2 ORDER BY created_at",
+        )?
+        .query_map(rusqlite::params![grocers, april], |r| {
+            Ok(signage::time::rfc3339(r.get(0)?))
+        })?
+        .collect()
+    });
+    assert_eq!(
+        subscriptions,
+        [
+            "2026-04-01T00:00:00Z",
+            "2026-05-01T00:00:00Z",
+            "2026-06-01T00:00:00Z"
+        ]
+    );
+}
