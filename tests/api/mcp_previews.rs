@@ -186,7 +186,10 @@ fn receivers_part(path: &str) -> bool {
 // Multi-threaded: a confirmed webhook test sends to the sandbox's own sink, on this server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_preview_is_the_outcome_of_its_confirmation() {
-    let app = TestApp::spawn().await;
+    // Every prepare tool, back to back: each preview is a read, two dry runs and the lookups of
+    // the names it says, each a request that spends a token, so the default bucket (100) can run
+    // dry within a second. Throttling is not what this test is about.
+    let app = TestApp::spawn_with(|l| l.rate_limit_burst = Some(2_000)).await;
     let mut cases = cases(&app);
     // A delivery to send again: one made now, over REST.
     let webhook = cases
