@@ -2,21 +2,34 @@
 """Instructions per request, by callgrind: the benchmark's headline figure, which does not depend on
 the machine (CPU µs do: a bare hyper hello costs 6 µs on one VM and 15 µs on another).
 
-    python3 bench/instructions.py [--requests N] [--warmup N] [--endpoints a,b] [--json OUT] \
-        NAME=BINARY[:VAR=VALUE,...] ...
+    python3 bench/instructions.py [--requests N] [--warmup N] [--idle S] [--endpoints a,b]
+        [--top N] [--keep DIR] [--dump-instr] [--json OUT] [--hello PATH | --no-hello]
+        [NAME=BINARY[:VAR=VALUE,...] | BINARY] ...
 
-Each signage binary named, and the bare hyper server (`target/release/examples/hello`, unless
+Each signage binary named (default `signage=target/release/signage`; a bare BINARY is named by its
+file name), and the bare hyper server (`--hello`, default `target/release/examples/hello`, unless
 `--no-hello`), runs under `valgrind --tool=callgrind` on a new database in a temp dir, rate limiting
 off. Per endpoint: a warm-up of `--warmup` requests on one keep-alive connection (every answer must
 be 200, and a tool call must not be an error), then `callgrind_control --zero`, `--requests`
 requests on the same connection, `callgrind_control --dump`. The dump's total (user-space
-instructions of every thread of the server) minus the server's idle rate over the same wall time
-(background ticks, measured the same way with no traffic) over the requests is the figure.
+instructions of every thread of the server, one combined profile) minus the server's idle rate over
+the same wall time (background ticks: retention, timeline, webhook worker; measured the same way
+over `--idle` seconds with no traffic) over the requests is the figure.
 
-Endpoints (the issue 33 table): hello, health (`GET /health`), companies (`GET /companies`),
-devices (`GET /devices?limit=20`), mcp (`POST /mcp` `tools/call list_companies {"limit":4}`), all
-with demo key `northwind-readonly`. Standard library only; traffic goes to 127.0.0.1 only; every
-server started is stopped on exit.
+Besides the total, each endpoint's **redaction** is the inclusive cost of every call made from
+outside `signage::redact` into it (so recursion inside the redactor counts once), per request, and
+its share of the request. `--top N` also prints each endpoint's N functions with the most inclusive
+instructions per request. The client is this script (Python); its work is not in the server's counts.
+
+Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, after `initialize`):
+  health     GET /health                   (hello: the bare server's GET /health)
+  companies  GET /companies
+  devices    GET /devices?limit=20
+  mcp        POST /mcp tools/call list_companies {"limit":4}
+  mcpall     POST /mcp tools/call list_companies {}
+  mcpdevices POST /mcp tools/call list_devices {"limit":20}
+The default is health,companies,devices,mcp (the issue 33 table). Standard library only; traffic
+goes to 127.0.0.1 only; every server started is stopped on exit.
 """
 
 import argparse
@@ -24,6 +37,7 @@ import glob
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -35,17 +49,24 @@ import time
 HOST = "127.0.0.1"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HELLO = os.path.join(ROOT, "target/release/examples/hello")
-MCP_CALL = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "list_companies", "arguments": {"limit": 4}},
+SIGNAGE = os.path.join(ROOT, "target/release/signage")
+REDACT = "signage::redact::"
+PROTOCOL = "2025-11-25"
+# name: (label, method, path, MCP tool call (name, arguments) or None)
+ENDPOINTS = {
+    "health": ("GET /health", "GET", "/health", None),
+    "companies": ("GET /companies", "GET", "/companies", None),
+    "devices": ("GET /devices?limit=20", "GET", "/devices?limit=20", None),
+    "mcp": ("MCP list_companies {limit:4}", "POST", "/mcp", ("list_companies", {"limit": 4})),
+    "mcpall": ("MCP list_companies {}", "POST", "/mcp", ("list_companies", {})),
+    "mcpdevices": ("MCP list_devices {limit:20}", "POST", "/mcp", ("list_devices", {"limit": 20})),
 }
-ENDPOINTS = ["health", "companies", "devices", "mcp"]
+DEFAULT_ENDPOINTS = ["health", "companies", "devices", "mcp"]
 
 
 def demo_key():
-    d = json.load(open(os.path.join(ROOT, "fixtures/demo-credentials.json")))
+    with open(os.path.join(ROOT, "fixtures/demo-credentials.json")) as f:
+        d = json.load(f)
     k = next(k for k in d["keys"] if k["name"] == "northwind-readonly")
     return k["rawKey"], k["client_id"]
 
@@ -70,43 +91,42 @@ def wait_health(port, seconds):
     return False
 
 
-def requests_for(endpoint, key, client, session):
-    """(method, path, headers, body) of one endpoint's request."""
-    rest = {"X-API-KEY": key, "X-Service-Client-Id": client}
-    if endpoint in ("hello", "health"):
-        return "GET", "/health", {}, None
-    if endpoint == "companies":
-        return "GET", "/companies", rest, None
-    if endpoint == "devices":
-        return "GET", "/devices?limit=20", rest, None
-    if endpoint == "mcp":
-        h = {
-            "Authorization": "Bearer " + key,
-            "X-Service-Client-Id": client,
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        }
-        if session:
-            h["Mcp-Session-Id"] = session
-        return "POST", "/mcp", h, json.dumps(MCP_CALL).encode()
-    raise ValueError(endpoint)
-
-
-def mcp_session(port, key, client):
-    h = {
+def mcp_headers(key, client):
+    return {
         "Authorization": "Bearer " + key,
         "X-Service-Client-Id": client,
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-11-25",
+        "MCP-Protocol-Version": PROTOCOL,
     }
+
+
+def request_for(endpoint, key, client, session):
+    """(method, path, headers, body) of one endpoint's request."""
+    if endpoint == "hello":
+        return "GET", "/health", {}, None
+    _, method, path, call = ENDPOINTS[endpoint]
+    if call is None:
+        headers = {"X-API-KEY": key, "X-Service-Client-Id": client} if path != "/health" else {}
+        return method, path, headers, None
+    headers = mcp_headers(key, client)
+    if session:
+        headers["Mcp-Session-Id"] = session
+    name, arguments = call
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+    return method, path, headers, json.dumps(body, separators=(",", ":")).encode()
+
+
+def mcp_session(port, key, client):
+    """initialize + notifications/initialized; the session id the server gave, or ""."""
+    h = mcp_headers(key, client)
     init = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
         "params": {
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": PROTOCOL,
             "capabilities": {},
             "clientInfo": {"name": "signage-bench", "version": "1"},
         },
@@ -129,16 +149,16 @@ def mcp_session(port, key, client):
     return session
 
 
-def check(endpoint, status, body):
+def check(endpoint, path, status, body):
     if status != 200:
         raise SystemExit(f"{endpoint}: HTTP {status}: {body[:300]!r}")
-    if endpoint == "mcp":
+    if path == "/mcp":
         text = body.decode()
         if not text.lstrip().startswith("{"):
             text = next(l[5:] for l in text.splitlines() if l.startswith("data:"))
         msg = json.loads(text)
         if "result" not in msg or msg["result"].get("isError"):
-            raise SystemExit(f"mcp: not a result: {body[:300]!r}")
+            raise SystemExit(f"{endpoint}: not a result: {body[:300]!r}")
 
 
 def send(conn, req, n, endpoint):
@@ -147,13 +167,58 @@ def send(conn, req, n, endpoint):
         conn.request(method, path, body=body, headers=headers)
         r = conn.getresponse()
         data = r.read()
-        check(endpoint, r.status, data)
+        check(endpoint, path, r.status, data)
+
+
+class Profile:
+    """One callgrind dump: the total, each function's inclusive cost of the calls into it from other
+    functions, and the inclusive cost of the calls from outside `signage::redact` into it."""
+
+    def __init__(self, path):
+        self.total = None
+        self.inclusive = {}
+        self.redaction = 0
+        names = {}
+
+        def name(field):
+            # Function names are compressed: "(12) name" defines id 12, "(12)" refers to it.
+            m = re.match(r"\((\d+)\)(?: (.*))?", field)
+            if not m:
+                return field
+            if m.group(2) is not None:
+                names[m.group(1)] = m.group(2)
+            return names.get(m.group(1), field)
+
+        fn = cfn = ""
+        call = False
+        positions = 1
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("positions:"):
+                    positions = len(line.split()) - 1
+                elif line.startswith("fn="):
+                    fn = name(line[3:].rstrip("\n"))
+                elif line.startswith("cfn="):
+                    cfn = name(line[4:].rstrip("\n"))
+                elif line.startswith("calls="):
+                    call = True
+                elif call and (line[:1].isdigit() or line[:1] in "+-*" or line.startswith("0x")):
+                    # The cost line after `calls=` is the call's inclusive cost.
+                    call = False
+                    parts = line.split()
+                    cost = int(parts[positions]) if len(parts) > positions else 0
+                    if cfn != fn:
+                        self.inclusive[cfn] = self.inclusive.get(cfn, 0) + cost
+                    if cfn.startswith(REDACT) and not fn.startswith(REDACT):
+                        self.redaction += cost
+                elif line.startswith(("summary:", "totals:")):
+                    self.total = max(self.total or 0, int(line.split()[1]))
 
 
 class Server:
     """One server under callgrind."""
 
-    def __init__(self, name, binary, env_extra, work, hello=False):
+    def __init__(self, name, binary, env_extra, work, args, hello=False):
         self.name = name
         self.port = freeport()
         self.dir = os.path.join(work, name)
@@ -164,8 +229,10 @@ class Server:
         env.update(env_extra)
         cmd = [binary, "--port", str(self.port)] if hello else [
             binary, "serve", "--database", os.path.join(self.dir, "db.sqlite"), "--port", str(self.port)]
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
+                    "--dump-instr=" + ("yes" if args.dump_instr else "no")]
         self.proc = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}"] + cmd,
+            valgrind + cmd,
             cwd=self.dir,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -184,7 +251,7 @@ class Server:
         )
 
     def measure(self, action, keep=None):
-        """Instructions of every thread while `action` runs, and the wall time it took (the dump is
+        """The profile of every thread while `action` runs, and the wall time it took (the dump is
         moved to `keep` when given, for `callgrind_annotate`)."""
         before = set(glob.glob(self.out + "*"))
         self.control("--zero")
@@ -196,13 +263,13 @@ class Server:
         while time.monotonic() < deadline:
             new = sorted(set(glob.glob(self.out + "*")) - before, key=os.path.getmtime)
             if new:
-                total = read_total(new[-1])
-                if total is not None:
+                profile = Profile(new[-1])
+                if profile.total is not None:
                     if keep:
                         shutil.move(new[-1], keep)
                     else:
                         os.remove(new[-1])
-                    return total, elapsed
+                    return profile, elapsed
             time.sleep(0.1)
         raise SystemExit(f"{self.name}: no callgrind dump")
 
@@ -216,76 +283,55 @@ class Server:
                 self.proc.wait()
 
 
-def read_total(path):
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith("totals:") or line.startswith("summary:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
 def run_server(name, binary, env_extra, endpoints, args, work, hello=False):
     key, client = demo_key()
-    server = Server(name, binary, env_extra, work, hello=hello)
+    server = Server(name, binary, env_extra, work, args, hello=hello)
     results = {}
     try:
-        session = "" if hello or "mcp" not in endpoints else mcp_session(server.port, key, client)
+        mcp = not hello and any(ENDPOINTS[e][2] == "/mcp" for e in endpoints)
+        session = mcp_session(server.port, key, client) if mcp else ""
         raw = {}
         for ep in endpoints:
-            req = requests_for(ep, key, client, session)
+            req = request_for(ep, key, client, session)
             conn = http.client.HTTPConnection(HOST, server.port, timeout=120)
             send(conn, req, args.warmup, ep)
             keep = os.path.join(args.keep, f"{name}-{ep}.callgrind") if args.keep else None
-            total, elapsed = server.measure(lambda: send(conn, req, args.requests, ep), keep)
+            profile, elapsed = server.measure(lambda: send(conn, req, args.requests, ep), keep)
             conn.close()
-            raw[ep] = (total, elapsed)
-            print(f"  {name} {ep}: {total} instructions in {elapsed:.1f} s", file=sys.stderr)
+            raw[ep] = (profile, elapsed)
+            print(f"  {name} {ep}: {profile.total} instructions in {elapsed:.1f} s", file=sys.stderr)
         idle, idle_s = server.measure(lambda: time.sleep(args.idle))
-        rate = idle / idle_s
-        for ep, (total, elapsed) in raw.items():
+        rate = idle.total / idle_s
+        for ep, (profile, elapsed) in raw.items():
+            per = (profile.total - rate * elapsed) / args.requests
+            redaction = profile.redaction / args.requests
             results[ep] = {
-                "per_request": (total - rate * elapsed) / args.requests,
-                "total": total,
+                "per_request": per,
+                "redaction_per_request": redaction,
+                "redaction_share": redaction / per if per > 0 else 0.0,
+                "total": profile.total,
                 "seconds": elapsed,
                 "idle_per_s": rate,
             }
+            if args.top:
+                top = sorted(profile.inclusive.items(), key=lambda kv: -kv[1])[: args.top]
+                results[ep]["top"] = [[fn, cost / args.requests] for fn, cost in top]
     finally:
         server.stop()
     return results
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("servers", nargs="+", help="NAME=BINARY[:VAR=VALUE,...]")
-    p.add_argument("--requests", type=int, default=2000)
-    p.add_argument("--warmup", type=int, default=200)
-    p.add_argument("--idle", type=float, default=5.0, help="seconds of idle measurement")
-    p.add_argument("--endpoints", default=",".join(ENDPOINTS))
-    p.add_argument("--no-hello", action="store_true")
-    p.add_argument("--json", help="write the figures here as JSON")
-    p.add_argument("--keep", help="keep each endpoint's callgrind dump in this directory")
-    args = p.parse_args()
-    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
-        raise SystemExit("valgrind is required (apt-get install -y valgrind)")
-    endpoints = [e for e in args.endpoints.split(",") if e]
-    work = tempfile.mkdtemp(prefix="signage-callgrind.")
-    table = {}
-    try:
-        if not args.no_hello:
-            print("hello (bare hyper) under callgrind", file=sys.stderr)
-            table["hello"] = run_server("hello", HELLO, {}, ["hello"], args, work, hello=True)["hello"]
-        for spec in args.servers:
-            name, _, rest = spec.partition("=")
-            binary, _, envs = rest.partition(":")
-            env_extra = dict(e.split("=", 1) for e in envs.split(",") if e)
-            print(f"{name} ({binary}) under callgrind", file=sys.stderr)
-            table[name] = run_server(name, binary, env_extra, endpoints, args, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    names = [s.partition("=")[0] for s in args.servers]
+def parse_server(spec):
+    """NAME=BINARY[:VAR=VALUE,...], or a bare BINARY named by its file name."""
+    if "=" not in spec.split(":", 1)[0]:
+        return os.path.basename(spec), spec, {}
+    name, _, rest = spec.partition("=")
+    binary, _, envs = rest.partition(":")
+    return name, binary, dict(e.split("=", 1) for e in envs.split(",") if e)
+
+
+def print_tables(table, servers, endpoints, args):
+    names = [s[0] for s in servers]
     print(f"\nthousands of instructions per request ({args.requests} keep-alive requests after "
           f"{args.warmup}, idle rate subtracted)\n")
     head = "| build | " + ("hello | " if "hello" in table else "") + " | ".join(endpoints) + " |"
@@ -297,6 +343,63 @@ def main():
             cells.append(f"{table['hello']['per_request'] / 1000:.1f}")
         cells += [f"{table[n][e]['per_request'] / 1000:.1f}" for e in endpoints]
         print(f"| {n} | " + " | ".join(cells) + " |")
+    print("\nof which redaction (calls from outside signage::redact into it): thousands of "
+          "instructions per request, and share of the request\n")
+    head = "| build | " + " | ".join(endpoints) + " |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for n in names:
+        cells = [f"{table[n][e]['redaction_per_request'] / 1000:.1f} "
+                 f"({100 * table[n][e]['redaction_share']:.1f} %)" for e in endpoints]
+        print(f"| {n} | " + " | ".join(cells) + " |")
+    if args.top:
+        for n in names:
+            for e in endpoints:
+                print(f"\n{n} {ENDPOINTS[e][0]}: top {args.top} functions, inclusive instructions per request")
+                for fn, cost in table[n][e]["top"]:
+                    print(f"  {cost:>12,.0f}  {fn[:150]}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("servers", nargs="*", help="NAME=BINARY[:VAR=VALUE,...] or BINARY "
+                   "(default: signage=target/release/signage)")
+    p.add_argument("--requests", type=int, default=2000)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--idle", type=float, default=5.0, help="seconds of idle measurement")
+    p.add_argument("--endpoints", default=",".join(DEFAULT_ENDPOINTS),
+                   help="comma-separated, of: " + ", ".join(ENDPOINTS))
+    p.add_argument("--top", type=int, default=0, help="print each endpoint's N costliest functions")
+    p.add_argument("--hello", default=HELLO, help="the bare hyper server binary")
+    p.add_argument("--no-hello", action="store_true")
+    p.add_argument("--json", help="write the figures here as JSON")
+    p.add_argument("--keep", help="keep each endpoint's callgrind dump in this directory")
+    p.add_argument("--dump-instr", action="store_true",
+                   help="kept dumps carry instruction addresses (callgrind_annotate --auto=yes)")
+    args = p.parse_args()
+    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
+        raise SystemExit("valgrind is required (apt-get install -y valgrind)")
+    endpoints = [e for e in args.endpoints.split(",") if e]
+    unknown = [e for e in endpoints if e not in ENDPOINTS]
+    if unknown:
+        raise SystemExit(f"unknown endpoint {', '.join(unknown)}; known: {', '.join(ENDPOINTS)}")
+    servers = [parse_server(s) for s in args.servers or ["signage=" + SIGNAGE]]
+    if len({s[0] for s in servers}) != len(servers) or any(s[0] == "hello" for s in servers):
+        raise SystemExit("each build needs its own name, and not `hello`")
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="signage-callgrind.")
+    table = {}
+    try:
+        if not args.no_hello:
+            print(f"hello ({args.hello}, bare hyper) under callgrind", file=sys.stderr)
+            table["hello"] = run_server("hello", args.hello, {}, ["hello"], args, work, hello=True)["hello"]
+        for name, binary, env_extra in servers:
+            print(f"{name} ({binary}) under callgrind", file=sys.stderr)
+            table[name] = run_server(name, binary, env_extra, endpoints, args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print_tables(table, servers, endpoints, args)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"requests": args.requests, "warmup": args.warmup, "servers": table}, f, indent=1)

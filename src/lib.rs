@@ -24,7 +24,7 @@
 //! - [`areas`]: the area registry, each data area declared once (scope name, paths, id kinds,
 //!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
-//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`events`], [`audit`], [`ledger`]: small shared
+//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`markup`], [`events`], [`audit`], [`ledger`]: small shared
 //!   pieces; [`outbound`] decides which addresses webhooks may target; [`webhooks`] delivers
 //!   events from the outbox (worker, signing, retries on the sandbox clock).
 //!
@@ -44,6 +44,7 @@ pub mod http;
 pub mod ids;
 pub mod jsonschema;
 pub mod ledger;
+pub mod markup;
 pub mod mcp;
 pub mod outbound;
 pub mod random;

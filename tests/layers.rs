@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "random",
             "ids",
             "jsonschema",
+            "markup",
             "areas",
             "config",
             "outbound",

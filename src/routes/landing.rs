@@ -14,6 +14,7 @@
 use crate::auth::Action;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
+use crate::markup::escape;
 use base64::Engine;
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -191,21 +192,6 @@ fn state_line(o: &Offer, now: i64) -> String {
     } else {
         format!("On now, until {}.", long_date(o.ends_at - 1))
     }
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The company's initials, as the console's logo mark shows them.

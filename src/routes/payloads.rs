@@ -11,7 +11,7 @@
 //! - the documentation, `GET /webhook-event-types` and the OpenAPI document's `webhooks`, shows each
 //!   type's schema and an example made by running its builder on the demo world ([`examples`]);
 //!   a test emits every type through real transitions and validates the delivered bodies against
-//!   the documented schemas, and the README's examples against these.
+//!   the documented schemas, and the book's examples (docs/src/webhooks.md) against these.
 
 use crate::config::Settings;
 use crate::http::ApiError;

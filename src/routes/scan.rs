@@ -37,7 +37,7 @@ pub fn routes() -> Vec<Route> {
         .summary("A QR code's short link (public): counts one scan and redirects (302) to the code's target URL with its UTM parameters. Unknown or deleted code: 404.")
         .returns(302, None)
         // A link for phones, not an API operation (it answers a redirect, never a body): listed in
-        // the README, left out of the OpenAPI document.
+        // the book's endpoints page, left out of the OpenAPI document.
         .hidden()]
 }
 

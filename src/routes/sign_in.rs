@@ -43,7 +43,7 @@ pub fn routes() -> Vec<Route> {
             .tag("credentials")
             .summary("Make a one-click sign-in link for the calling credential: the console or a screen's player, signed in, in a new tab.")
             .describe("Makes a link that signs a browser tab in as the calling credential (its current scopes, never more): `path` `/console` (default) or `/player/{device_id}` (a screen the credential sees, optionally with `?slot=N`). The token is in the URL's fragment; the link works once, within 10 minutes, at a loopback address or the public base URL. Answers the absolute `url` and the same-origin `path`. The token is never stored: an `Idempotency-Key` is not honoured.")
-            .body("SignInLinkRequest")
+            .optional_body("SignInLinkRequest")
             .created("SignInLink")
             .not_idempotent(),
         Route::post("/auth/sign-in", "redeemSignInLink", Action::Public, redeem)
@@ -52,6 +52,7 @@ pub fn routes() -> Vec<Route> {
             .describe("Redeems the token of a sign-in link (`#signin=…`) for a session token to send as `Authorization: Bearer`: the credential the link was made for, with the scopes it had then, for 12 hours. Works once, within 10 minutes of the link being made; 401 `invalid_sign_in_link` for an unknown, used or expired token; 400 `sign_in_host_not_allowed` when the request's `Host` (or `Origin`) is neither a loopback address nor the public base URL's host.")
             .body("SignInRequest")
             .ok("SignInSession")
+            .may_return(&[401])
             .not_idempotent(),
     ]
 }

@@ -306,3 +306,26 @@ async fn the_token_reaches_no_replay_cache_and_no_journal() {
         .to_string();
     assert!(!all.contains(&token) && !all.contains(&bearer), "{all}");
 }
+
+/// A link needs no body (the defaults: the console), and the reference says so; redeeming one
+/// documents its 401.
+#[tokio::test]
+async fn a_link_needs_no_body_and_the_reference_says_so() {
+    let app = TestApp::spawn().await;
+    let r = app
+        .post("/auth/sign-in-links")
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(
+        r.json()["path"].as_str().unwrap().split('#').next(),
+        Some("/console")
+    );
+    let doc = app.get("/openapi.json").send().await.ok();
+    let create = &doc["paths"]["/auth/sign-in-links"]["post"];
+    assert_eq!(create["requestBody"]["required"], false, "{create}");
+    let redeem = &doc["paths"]["/auth/sign-in"]["post"];
+    assert_eq!(redeem["requestBody"]["required"], true);
+    assert!(redeem["responses"]["401"].is_object(), "{redeem}");
+}

@@ -23,6 +23,7 @@ import json
 import re
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import zxingcpp
@@ -183,8 +184,15 @@ def main() -> int:
         if got:
             status, headers, _ = request(got[0], "", None)
             location = headers.get("Location", headers.get("location"))
-            report(status == 302 and location == code["redirect_url"],
+            # The sandbox's own landing page is a relative redirect (the phone stays on the host it
+            # scanned); resolved against the scanned URL it is the code's redirect_url.
+            landed = urllib.parse.urljoin(got[0], location or "")
+            report(status == 302 and landed == code["redirect_url"],
                    f"the decoded URL redirects to redirect_url ({status} {location})")
+            status, headers, page = request(landed, "", None)
+            kind = headers.get("Content-Type", headers.get("content-type", ""))
+            report(status == 200 and kind.startswith("text/html"),
+                   f"the phone lands on a page, not an error ({status} {kind})")
             after = get_json(base, f"/qr-codes/{code['id']}", writer)
             report(after["scan_count"] == 1, f"the scan was counted ({after['scan_count']})")
 

@@ -55,6 +55,9 @@ pub struct Route {
     pub handler: HandlerFn,
     pub query: Vec<QueryParam>,
     pub request: RequestBody,
+    /// The JSON body may be left out (every member is optional and an empty body means the
+    /// defaults, as Stripe takes a POST without parameters) ([`Route::optional_body`]).
+    pub body_optional: bool,
     /// Success status and the schema component of its body (`None`: no body, or not JSON).
     pub success: (u16, Option<&'static str>),
     /// Non-JSON success media types (downloads, images).
@@ -119,6 +122,7 @@ impl Route {
             handler,
             query: Vec::new(),
             request: RequestBody::None,
+            body_optional: false,
             success: (200, None),
             produces: Vec::new(),
             may_return: Vec::new(),
@@ -212,6 +216,12 @@ impl Route {
     }
     pub fn body(mut self, schema: &'static str) -> Route {
         self.request = RequestBody::Json(schema);
+        self
+    }
+    /// [`Route::body`], which may be left out: the handler takes an empty body as the defaults.
+    pub fn optional_body(mut self, schema: &'static str) -> Route {
+        self.request = RequestBody::Json(schema);
+        self.body_optional = true;
         self
     }
     pub fn raw_body(mut self, types: &'static [&'static str]) -> Route {

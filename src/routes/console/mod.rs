@@ -108,7 +108,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'static str) -> Route {
-    // Pages for people, not API operations: listed in the README, left out of the OpenAPI document.
+    // Pages for people, not API operations: listed in the book's endpoints page, left out of the OpenAPI document.
     Route::get(path, op, Action::Public, asset)
         .tag("console")
         .summary(summary)

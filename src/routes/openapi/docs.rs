@@ -3,6 +3,7 @@
 
 use super::problems::ProblemType;
 use crate::http::{ApiError, Ctx, Response};
+use crate::markup::escape;
 use hyper::StatusCode;
 
 /// Only our own script, style and API; nothing inline, no frames, no forms posting elsewhere.
@@ -31,14 +32,6 @@ pub fn asset_file(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         "app.css" => Ok(asset("text/css; charset=utf-8", STYLE)),
         _ => Err(ApiError::NotFound("No such file of the docs page.".into())),
     }
-}
-
-/// HTML-escapes text of ours (the catalogue is static, but a page never trusts its text).
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 pub fn problem_page(t: &ProblemType) -> Response {

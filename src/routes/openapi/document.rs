@@ -83,7 +83,7 @@ fn parameters(route: &Route, enums: &mut Enums) -> Vec<Value> {
 fn request_body(route: &Route) -> Option<Value> {
     match route.request {
         RequestBody::None => None,
-        RequestBody::Json(schema) => Some(json!({"required": true,
+        RequestBody::Json(schema) => Some(json!({"required": !route.body_optional,
             "content": {"application/json": {"schema": schema_ref(schema)}}})),
         RequestBody::Raw(types) => {
             let content: Map<String, Value> = types
@@ -264,7 +264,7 @@ fn operation(route: &Route, enums: &mut Enums, lists: &mut Vec<String>) -> Value
 }
 
 /// Whether a route is an operation of the document (not `/mcp`, JSON-RPC documented in the
-/// README, nor the reference pages).
+/// book's MCP pages, nor the reference pages).
 pub fn documented(route: &Route) -> bool {
     route.path != "/mcp" && !route.hidden
 }
