@@ -49,6 +49,17 @@ macro_rules! kinds {
                     ),)*
                 }
             }
+
+            /// The JSON Schema (as text) of a list's cursor over ids of this kind: the `next_cursor`
+            /// of a page (an id, a `.` and the 8-character tag of the page's filters), or a bare id
+            /// (a keyset bound a client builds, like Stripe's `starting_after`).
+            pub const fn cursor_schema(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => concat!(
+                        r#"{"type":"string","pattern":"^"#, $prefix, r#"_[0-9A-Za-z]{1,64}(\\.[0-9A-Za-z]{8})?$"}"#
+                    ),)*
+                }
+            }
         }
 
         $(

@@ -1,5 +1,5 @@
 //! Text into HTML or XML: the one escaping every page (the QR landing page, the problem pages) and
-//! the JUnit report use, so no writer of markup has its own idea of which characters matter.
+//! the readiness report as JUnit XML use, so no writer of markup has its own idea of which characters matter.
 
 /// `s` as the text of an element or a quoted attribute in HTML and XML alike: `&`, `<`, `>`, `"`
 /// and `'` become character references, and control characters XML 1.0 forbids (all below U+0020

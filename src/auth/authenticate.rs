@@ -90,6 +90,80 @@ pub fn presented_key_id(headers: &HeaderMap) -> Option<String> {
     }
 }
 
+/// Whose credential a refused request presented, when the request proves it: an API key whose
+/// secret matches (revoked, expired, past its rotation's grace, or sent with another client's id)
+/// or a login token this server signed (expired). Only the holder of that credential can send
+/// such a request, so it may be filed under the credential's account; a key id or client id on
+/// its own proves nothing and names nobody.
+pub struct Owner {
+    pub account_id: String,
+    pub company_id: Option<String>,
+    /// `key_…` or `usr_…`.
+    pub actor_id: String,
+    pub client_id: Option<String>,
+}
+
+/// The [`Owner`] of the credential of a request refused with `failure`; `None` for every failure
+/// a stranger can cause (no credential, a malformed, unknown or forged key, a bad signature).
+pub fn proven_owner(
+    db: &Db,
+    jwt: &JwtKeys,
+    headers: &HeaderMap,
+    failure: AuthFailure,
+) -> Option<Owner> {
+    use AuthFailure::*;
+    if !matches!(
+        failure,
+        RevokedKey | ExpiredKey | ClientMismatch | ExpiredToken
+    ) {
+        return None;
+    }
+    let conn = db.conn().ok()?;
+    match presented(headers).ok()? {
+        Presented::ApiKey(raw) => {
+            let parsed = keys::parse(raw)?;
+            let key_id = parsed.key_id();
+            let (hash, company, client, account) = conn
+                .prepare_cached(
+                    "SELECT k.secret_hash, k.company_id, k.client_id, c.account_id
+                     FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1",
+                )
+                .ok()?
+                .query_row([&key_id], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })
+                .ok()?;
+            keys::verify(parsed.raw, &hash).then_some(Owner {
+                account_id: account,
+                company_id: company,
+                actor_id: key_id,
+                client_id: Some(client),
+            })
+        }
+        Presented::Jwt(token) => {
+            let user = jwt.signed_subject(token)?;
+            let (company, account) = conn
+                .prepare_cached("SELECT company_id, account_id FROM users WHERE id = ?1")
+                .ok()?
+                .query_row([&user], |r| {
+                    Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?))
+                })
+                .ok()?;
+            Some(Owner {
+                account_id: account,
+                company_id: company,
+                actor_id: user,
+                client_id: None,
+            })
+        }
+    }
+}
+
 /// The principal behind the one credential of `headers`: an API key (from `cache` when it holds
 /// the key at the database's generation, else looked up in `db`) or a login token (checked with
 /// `jwt`, its user looked up in `db`). Records the key's use.

@@ -12,6 +12,8 @@ thread_local! {
 pub mod fixtures;
 mod scope;
 pub mod snapshot;
+#[cfg(test)]
+mod v31_tests;
 pub mod world;
 
 pub use scope::Generations;
@@ -207,6 +209,12 @@ impl Db {
             conn: Some(self.open_raw()?),
             scoped: false,
         })
+    }
+
+    /// A connection of its own, outside the pool and any read scope, with the same pragmas: for
+    /// work that outlives the request that started it (a download sent at the client's pace).
+    pub fn detached(&self) -> Result<Connection, DbError> {
+        self.open_raw()
     }
 
     fn open_raw(&self) -> Result<Connection, DbError> {

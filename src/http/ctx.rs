@@ -44,6 +44,9 @@ pub struct Ctx<'a> {
     /// to a temporary file; `body` is empty then.
     pub spool: Option<std::sync::Arc<super::spool::Spool>>,
     pub peer: Option<IpAddr>,
+    /// The answer goes straight to an HTTP connection (not back to an MCP call that reads its
+    /// body), so the handler may send its body as the client reads it ([`super::stream`]).
+    pub direct: bool,
 }
 
 /// A validated page request: `limit` rows after the id in `cursor` (newest first).
@@ -52,6 +55,8 @@ pub struct PageRequest {
     pub limit: u32,
     /// Rows strictly older than this id; `None` for the first page.
     pub before: Option<String>,
+    /// The tag of the request's filters ([`filter_tag`]), carried by the page's `next_cursor`.
+    pub tag: String,
 }
 
 impl PageRequest {
@@ -65,10 +70,60 @@ impl PageRequest {
     }
 }
 
-/// The cursor of a page is the id of its last row (as Stripe's `starting_after`): any id of the
-/// listed kind is a meaningful keyset bound, so a cursor never goes stale.
-pub fn encode_cursor(id: &str) -> String {
-    id.to_string()
+/// The cursor of a page is the id of its last row (as Stripe's `starting_after`: any id of the
+/// listed kind is a meaningful keyset bound, so a cursor never goes stale), a `.`, and the tag of
+/// the filters the page was asked with: the next page must be asked with the same ones.
+pub fn encode_cursor(id: &str, tag: &str) -> String {
+    format!("{id}.{tag}")
+}
+
+/// Characters of a filter tag.
+const TAG_LEN: usize = 8;
+
+/// The tag of a list request's filters: 8 base-62 digits of a 64-bit FNV-1a digest of its
+/// operation, its path parameters and its query parameters other than `cursor` and `limit`
+/// (sorted by name). Not a secret, not a signature: a page size may change from page to page,
+/// nothing else may.
+pub fn filter_tag(
+    operation_id: &str,
+    params: &[(&'static str, String)],
+    query: &[(String, String)],
+) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes.iter().chain(std::iter::once(&0xff)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    feed(operation_id.as_bytes());
+    for (name, value) in params {
+        feed(name.as_bytes());
+        feed(value.as_bytes());
+    }
+    let mut filters: Vec<&(String, String)> = query
+        .iter()
+        .filter(|(k, _)| k != "cursor" && k != "limit")
+        .collect();
+    filters.sort();
+    for (name, value) in filters {
+        feed(name.as_bytes());
+        feed(value.as_bytes());
+    }
+    let mut tag = [b'0'; TAG_LEN];
+    for slot in tag.iter_mut().rev() {
+        *slot = crate::random::BASE62[(h % 62) as usize];
+        h /= 62;
+    }
+    String::from_utf8_lossy(&tag).into_owned()
+}
+
+/// A cursor split into its bound and its filter tag (`None` for a bare bound).
+fn split_cursor(s: &str) -> (&str, Option<&str>) {
+    match s.rsplit_once('.') {
+        Some((bound, tag)) => (bound, Some(tag)),
+        None => (s, None),
+    }
 }
 
 /// A cursor of a list whose items are of `kind` (the route's [`Route::cursor`]): an id of that
@@ -176,21 +231,40 @@ impl<'a> Ctx<'a> {
                 }
             },
         };
+        let tag = filter_tag(self.route.operation_id, &self.params, &self.query);
         let before = match self.query("cursor") {
             None => None,
-            Some(c) => Some(decode_cursor(self.route.cursor, c).ok_or_else(|| {
-                let expected = match self.route.cursor {
-                    Some(kind) => format!(" (an id starting with `{}_`)", kind.prefix()),
-                    None => String::new(),
+            Some(c) => {
+                let (bound, given) = split_cursor(c);
+                let invalid = || {
+                    let expected = match self.route.cursor {
+                        Some(kind) => format!(" (an id starting with `{}_`)", kind.prefix()),
+                        None => String::new(),
+                    };
+                    ApiError::invalid(
+                        "cursor",
+                        "invalid_cursor",
+                        format!("`cursor` is not a cursor of this list{expected}: pass back the `next_cursor` of the previous page."),
+                    )
                 };
-                ApiError::invalid(
-                    "cursor",
-                    "invalid_cursor",
-                    format!("`cursor` is not a cursor of this list{expected}: pass back the `next_cursor` of the previous page."),
-                )
-            })?),
+                let bound = decode_cursor(self.route.cursor, bound).ok_or_else(invalid)?;
+                match given {
+                    None => {}
+                    Some(t) if t.len() != TAG_LEN || !t.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+                        return Err(invalid())
+                    }
+                    Some(t) if t != tag => {
+                        return Err(ApiError::Malformed {
+                            code: "cursor_mismatch",
+                            detail: "This `cursor` was given for a page asked with other filters. Send the next page's request with exactly the query parameters (other than `limit`) and the path of the page whose `next_cursor` it is, or start again without `cursor`.".into(),
+                        })
+                    }
+                    Some(_) => {}
+                }
+                Some(bound)
+            }
         };
-        Ok(PageRequest { limit, before })
+        Ok(PageRequest { limit, before, tag })
     }
 
     /// An optional boolean query parameter (`true`/`false`).

@@ -398,6 +398,11 @@ impl ApiError {
             }
             _ => {}
         }
+        // Every problem carries a `code`: where no finer one was set above, the slug of its `type`
+        // (`not_found`, `validation_failed`, `precondition_failed`, `conflict`, ...).
+        if body.get("code").is_none() {
+            body["code"] = json!(self.slug().replace('-', "_"));
+        }
         let mut resp = Response::problem(status, &body);
         match self {
             ApiError::MethodNotAllowed { allow } => {

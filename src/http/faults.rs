@@ -1,8 +1,9 @@
 //! Fault injection: the sandbox operator's rules (`/_sandbox/faults`) and the per-request
 //! `Prefer: code=…` / `Prefer: delay=…` header, as Prism does.
 //!
-//! The pipeline asks [`decide`] once per authenticated request, after the scope check and before
-//! the request's own validation and handler. So a fault never changes what an unauthenticated
+//! The pipeline asks [`decide`] once per authenticated request, after the scope check and its own
+//! checks of the query string and the `Idempotency-Key` header, before the body's validation and
+//! the handler. So a fault never changes what an unauthenticated
 //! caller or a caller without the scope sees (401, 403), public routes (health, the OpenAPI
 //! document, login, the `/mcp` endpoint itself) and `/_sandbox/*` are never faulted, and an MCP
 //! tool call is faulted as the internal REST request it becomes (`via: mcp`).
@@ -357,7 +358,7 @@ impl Injected {
                 rule => format!("Injected by sandbox fault rule {rule}."),
             });
         let body = serde_json::json!({
-            "type": "https://signage.example/problems/injected-fault",
+            "type": "/problems/injected-fault",
             "title": code.canonical_reason().unwrap_or("Injected fault"),
             "status": code.as_u16(),
             "detail": detail,
@@ -393,8 +394,11 @@ impl Injected {
     }
 }
 
-/// The fault for this request, if any: a rule first, else the `Prefer` header (when
-/// `sandbox.allow_prefer_faults`). `Err` is a 422 for a malformed `Prefer: code=`/`delay=`.
+/// The fault for this request, if any: its own `Prefer: code=`/`delay=` (when
+/// `sandbox.allow_prefer_faults`), else the first rule that fires. A request that asks for its
+/// own fault is never shown to the rules: it draws nothing from their streams and spends none of
+/// their `times`, so a seeded run faults the same requests whatever `Prefer` requests it also
+/// sends. `Err` is a 422 for a malformed `Prefer: code=`/`delay=` (nothing drawn either).
 pub fn decide(
     faults: &Faults,
     allow_prefer: bool,
@@ -407,29 +411,31 @@ pub fn decide(
     if !faultable(route) {
         return Ok(None);
     }
-    if let Some((id, action)) = faults.fire(route, path, principal, via) {
-        let mut injected = Injected {
-            source: id,
-            status: None,
-            delay_ms: 0,
-            drop: false,
-            applied: None,
-        };
-        match action {
-            FaultAction::Status {
-                status,
-                detail,
-                retry_after,
-            } => injected.status = Some((status, detail, retry_after)),
-            FaultAction::Delay { delay_ms } => injected.delay_ms = delay_ms,
-            FaultAction::Drop => injected.drop = true,
+    if allow_prefer && headers.contains_key("prefer") {
+        if let Some(own) = prefer(headers)? {
+            return Ok(Some(own));
         }
-        return Ok(Some(injected));
     }
-    if !allow_prefer || !headers.contains_key("prefer") {
+    let Some((id, action)) = faults.fire(route, path, principal, via) else {
         return Ok(None);
+    };
+    let mut injected = Injected {
+        source: id,
+        status: None,
+        delay_ms: 0,
+        drop: false,
+        applied: None,
+    };
+    match action {
+        FaultAction::Status {
+            status,
+            detail,
+            retry_after,
+        } => injected.status = Some((status, detail, retry_after)),
+        FaultAction::Delay { delay_ms } => injected.delay_ms = delay_ms,
+        FaultAction::Drop => injected.drop = true,
     }
-    prefer(headers)
+    Ok(Some(injected))
 }
 
 /// `Prefer: code=503` and `Prefer: delay=250` (RFC 7240; other preferences are ignored).

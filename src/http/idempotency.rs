@@ -2,6 +2,9 @@
 //! first response; the same key with a different request is a 409; a key still in flight is a 409.
 //! Keys are per credential and kept for 24 hours.
 //!
+//! The key itself is never stored: only its digest ([`digest`]), here and in the request
+//! journal, so a secret a client sends as its key (a raw API key, by mistake) reaches no disk.
+//!
 //! A response marked `Cache-Control: no-store` carries a secret shown once (a new API key's
 //! `rawKey`, a webhook's signing secret). Its body and headers are never written: the record keeps
 //! only the status and the id of what was created, and a replay is a 409 `secret_not_replayable`
@@ -39,6 +42,21 @@ fn request_hash(method: &str, path: &str, query: &str, body: &[u8]) -> String {
     format!("{:x}", h.finalize())
 }
 
+/// What is stored of an `Idempotency-Key`: `sha256:` and 32 hex digits of the SHA-256 of
+/// `signage idempotency-key\0` and the key (a digest of its own, never equal to a stored key hash).
+pub fn digest(key: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"signage idempotency-key\0");
+    h.update(key.as_bytes());
+    let d = h.finalize();
+    let mut out = String::with_capacity(7 + 32);
+    out.push_str("sha256:");
+    for b in &d[..16] {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
 pub fn validate_key(key: &str) -> Result<(), ApiError> {
     if key.is_empty() || key.len() > 255 || !key.bytes().all(|c| c.is_ascii_graphic()) {
         return Err(ApiError::invalid(
@@ -60,6 +78,7 @@ pub fn begin(
     body: &[u8],
 ) -> Result<Begin, ApiError> {
     let hash = request_hash(method, path, query, body);
+    let key = &digest(key);
     let now = crate::time::now();
     db.write(|tx| {
         tx.prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
@@ -141,6 +160,7 @@ fn created_id(resp: &Response) -> String {
 /// Stores the response for replay. A 5xx is not stored (the key is released), so a retry can succeed.
 /// A response carrying a secret is not stored either: only its status and the created id are.
 pub fn finish(db: &Db, actor: &str, key: &str, resp: &Response) {
+    let key = &digest(key);
     let result = db.write(|tx| -> Result<(), crate::db::DbError> {
         if resp.status.is_server_error() {
             tx.execute(

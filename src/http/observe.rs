@@ -13,6 +13,7 @@ use super::faults::Via;
 use super::response::Response;
 use super::router::Route;
 use super::state::App;
+use crate::auth::authenticate::Owner;
 use crate::auth::Principal;
 use bytes::Bytes;
 use hyper::header::HeaderName;
@@ -78,7 +79,8 @@ impl Eq for Text {}
 /// One request as served, for the journal.
 #[derive(Debug, Clone)]
 pub struct Observation {
-    /// The account the entry belongs to; `None`: the operator's (an unattributed failure).
+    /// The account the entry belongs to; `None`: nobody's (a request that did not authenticate
+    /// and did not prove whose credential it carried).
     pub account_id: Option<Text>,
     /// The credential's company scope, if any.
     pub company_id: Option<Text>,
@@ -90,6 +92,9 @@ pub struct Observation {
     /// The wall clock at the start of the request (Unix milliseconds): what client pacing
     /// (back-off, `Retry-After`) is judged on, whatever the sandbox clock does.
     pub wall_ms: i64,
+    /// The path as requested (redacted by the observer): `/devices/dev_1/ads`, where `route` is
+    /// `/devices/{id}/ads`.
+    pub path: Text,
     pub duration_us: u64,
     pub method: Method,
     /// The route pattern and its operation; `None` when no route matched (404, 405).
@@ -115,6 +120,10 @@ pub struct Observation {
     /// Which credential was presented: `none`, `api_key` or `bearer`.
     pub credentials: &'static str,
     pub if_match: bool,
+    /// `If-Match: *`: a condition any version meets.
+    pub if_match_any: bool,
+    /// The `Signage-Test-Name` header: the test that sent the request (a harness's tag).
+    pub test_name: Option<Text>,
     /// The raw query string (redacted by the observer).
     pub query: Text,
     /// The raw body and its media type (redacted by the observer).
@@ -145,6 +154,17 @@ impl Who {
             company_id: p.company_scope.as_deref().map(Text::new),
             key_id: Some(Text::new(p.actor_id())),
             client_id: p.client_id().map(Text::new),
+        }
+    }
+
+    /// The holder of a refused credential that proved itself ([`Owner`]).
+    #[cold]
+    fn of_owner(o: &Owner) -> Who {
+        Who {
+            account_id: Some(Text::new(&o.account_id)),
+            company_id: o.company_id.as_deref().map(Text::new),
+            key_id: Some(Text::new(&o.actor_id)),
+            client_id: o.client_id.as_deref().map(Text::new),
         }
     }
 }
@@ -205,6 +225,9 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 const FAULT: HeaderName = HeaderName::from_static(super::faults::HEADER);
 const API_KEY: HeaderName = HeaderName::from_static(crate::auth::authenticate::API_KEY_HEADER);
+/// The header a test harness tags its requests with, journaled as `test_name`.
+pub const TEST_NAME_HEADER: &str = "signage-test-name";
+const TEST_NAME: HeaderName = HeaderName::from_static(TEST_NAME_HEADER);
 
 /// A header's value, its first 255 bytes (`to_str` admits visible ASCII only, so any cut falls
 /// between characters).
@@ -215,10 +238,6 @@ fn header_text(value: &hyper::header::HeaderValue) -> Option<Text> {
         .map(|s| Text::new(&s[..s.len().min(255)]))
 }
 
-fn header_str(headers: &HeaderMap, name: impl hyper::header::AsHeaderName) -> Option<Text> {
-    headers.get(name).and_then(header_text)
-}
-
 /// What the journal reads of a request's headers. Read in one pass over the handful a request
 /// carries: a lookup by name hashes the name, and four of them cost more than the walk.
 struct RequestHeaders {
@@ -226,7 +245,9 @@ struct RequestHeaders {
     /// Which credential was presented: `none`, `api_key` or `bearer`.
     credentials: &'static str,
     if_match: bool,
+    if_match_any: bool,
     content_type: Option<Text>,
+    test_name: Option<Text>,
 }
 
 #[inline(never)]
@@ -235,7 +256,9 @@ fn request_headers(headers: &HeaderMap) -> RequestHeaders {
         idempotency_key: None,
         credentials: "none",
         if_match: false,
+        if_match_any: false,
         content_type: None,
+        test_name: None,
     };
     let (mut api_key, mut bearer) = (false, false);
     // A repeated header: its first value counts, as `HeaderMap::get` would give it.
@@ -250,6 +273,11 @@ fn request_headers(headers: &HeaderMap) -> RequestHeaders {
             }
         } else if name == hyper::header::IF_MATCH {
             out.if_match = true;
+            out.if_match_any |= value.as_bytes().trim_ascii() == b"*";
+        } else if name == TEST_NAME {
+            if out.test_name.is_none() {
+                out.test_name = header_text(value);
+            }
         } else if name == API_KEY {
             api_key = true;
         } else if name == hyper::header::AUTHORIZATION {
@@ -297,12 +325,16 @@ fn response_headers(headers: &HeaderMap) -> ResponseHeaders {
 }
 
 /// Tells the observer about a request the pipeline served. `via` is [`Via::Mcp`] for the REST
-/// requests of a tool call: those are folded into the tool call's one observation.
+/// requests of a tool call: those are folded into the tool call's one observation. `owner` names
+/// the holder of a refused credential that proved itself; any other request that did not
+/// authenticate is nobody's (no account's ring, no verdict).
+#[allow(clippy::too_many_arguments)]
 pub fn request(
     app: &App,
     req: &super::pipeline::Request,
     route: Option<&Route>,
     principal: Option<&Principal>,
+    owner: Option<&Owner>,
     resp: &Response,
     started: Instant,
     via: Via,
@@ -333,7 +365,7 @@ pub fn request(
         (None, Some(who)) => who,
         // A public route that served its purpose (health, the document, a scan) is nobody's.
         (None, None) if status < 400 => return,
-        (None, None) => attribute(app, &req.headers),
+        (None, None) => owner.map(Who::of_owner).unwrap_or_default(),
     };
     let list = route.is_some_and(is_list);
     let sent = request_headers(&req.headers);
@@ -345,12 +377,14 @@ pub fn request(
         client_id,
         // A tool call's clocks are its own: three clock reads saved on every call.
         at_ms: if inner { 0 } else { crate::time::now_millis() },
-        wall_ms: if inner { 0 } else { wall_millis() },
-        duration_us: if inner {
+        duration_us: if inner { 0 } else { elapsed_us(started) },
+        // When it started: the wait of a client is from one request's start to the next's.
+        wall_ms: if inner {
             0
         } else {
-            u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+            wall_millis().saturating_sub(i64::try_from(started.elapsed().as_millis()).unwrap_or(0))
         },
+        path: Text::new(&req.path),
         method: req.method.clone(),
         route: route.map(|r| r.path),
         operation_id: route.map(|r| r.operation_id),
@@ -373,6 +407,9 @@ pub fn request(
         // call's.
         credentials: if inner { "none" } else { sent.credentials },
         if_match: sent.if_match,
+        if_match_any: sent.if_match_any,
+        // A tool call's REST request carries its `/mcp` request's headers: the tag is the call's.
+        test_name: sent.test_name,
         query: if inner {
             Text::new("")
         } else {
@@ -420,7 +457,7 @@ fn next_cursor(page: &[u8]) -> Option<Text> {
     (cursor.len() <= 100
         && cursor
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
     .then(|| Text::new(cursor))
 }
 
@@ -436,6 +473,10 @@ pub fn cut(s: &str, cap: usize) -> &str {
     &s[..end]
 }
 
+fn elapsed_us(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
 fn is_list(route: &Route) -> bool {
     route.method == Method::GET && route.query.iter().any(|q| q.name == "cursor")
 }
@@ -446,60 +487,6 @@ pub fn wall_millis() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
-}
-
-/// The account of a request that did not authenticate: the presented key's, when a key with that
-/// id exists, else the presented client id's, when that client exists; else the operator's. Ids
-/// are not secrets; the raw key never leaves [`crate::auth::authenticate`].
-#[cold]
-#[inline(never)]
-fn attribute(app: &App, headers: &HeaderMap) -> Who {
-    let key = crate::auth::authenticate::presented_key_id(headers);
-    let client = header_str(headers, crate::auth::authenticate::CLIENT_ID_HEADER);
-    let found = app.db.conn().ok().and_then(|conn| {
-        use rusqlite::OptionalExtension;
-        if let Some(k) = &key {
-            let row = conn
-                .prepare_cached(
-                    "SELECT c.account_id, k.company_id, k.client_id
-                     FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1",
-                )
-                .and_then(|mut s| {
-                    s.query_row([k], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, Option<String>>(1)?,
-                            r.get::<_, String>(2)?,
-                        ))
-                    })
-                    .optional()
-                })
-                .ok()
-                .flatten();
-            if let Some((account, company, client)) = row {
-                return Some(Who {
-                    account_id: Some(Text::new(&account)),
-                    company_id: company.as_deref().map(Text::new),
-                    key_id: Some(Text::new(k)),
-                    client_id: Some(Text::new(&client)),
-                });
-            }
-        }
-        let c = client.as_ref()?;
-        conn.prepare_cached("SELECT account_id FROM api_clients WHERE id = ?1")
-            .and_then(|mut s| {
-                s.query_row([c.as_str()], |r| r.get::<_, String>(0))
-                    .optional()
-            })
-            .ok()
-            .flatten()
-            .map(|account| Who {
-                account_id: Some(Text::new(&account)),
-                client_id: Some(Text::new(c)),
-                ..Who::default()
-            })
-    });
-    found.unwrap_or_default()
 }
 
 /// Runs one MCP tool call `f` as one observation naming `tool`: the REST requests it makes are
@@ -533,6 +520,7 @@ pub fn tool_call<R>(
         client_id: None,
         at_ms,
         wall_ms,
+        path: Text::new("/mcp"),
         duration_us: 0,
         method: Method::POST,
         route: Some("/mcp"),
@@ -549,6 +537,8 @@ pub fn tool_call<R>(
         tool: None,
         credentials: "none",
         if_match: false,
+        if_match_any: false,
+        test_name: None,
         query: Text::new(""),
         body: Bytes::new(),
         body_sent: 0,
@@ -567,7 +557,7 @@ pub fn tool_call<R>(
     o.client_id = who.client_id;
     o.at_ms = at_ms;
     o.wall_ms = wall_ms;
-    o.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    o.duration_us = elapsed_us(started);
     if o.credentials == "none" {
         o.credentials = match principal.actor {
             crate::auth::principal::Actor::User { .. } => "bearer",

@@ -108,6 +108,8 @@ fn run_pipeline(
 struct Seen<'a> {
     route: Option<&'a super::router::Route>,
     principal: Option<Principal>,
+    /// Whose refused credential the request proved it holds (a revoked key with its secret...).
+    owner: Option<crate::auth::authenticate::Owner>,
 }
 
 fn run_on_clock(
@@ -130,6 +132,7 @@ fn run_on_clock(
         req,
         seen.route,
         seen.principal.as_ref(),
+        seen.owner.as_ref(),
         &resp,
         started,
         via,
@@ -196,7 +199,15 @@ fn serve_route<'m>(
             Err(err) => {
                 let err = ApiError::from(err);
                 let outcome = match &err {
-                    ApiError::Unauthenticated(reason) => reason.code(),
+                    ApiError::Unauthenticated(reason) => {
+                        seen.owner = crate::auth::authenticate::proven_owner(
+                            &app.db,
+                            &app.jwt,
+                            &req.headers,
+                            *reason,
+                        );
+                        reason.code()
+                    }
                     other => other.slug(),
                 };
                 let resp = err.into_response(&req.request_id);
@@ -317,46 +328,13 @@ fn run(
 ) -> Response {
     let rid = &req.request_id;
     let principal = owned.as_ref();
-    let mut injected = None;
     if let Some(p) = principal {
         if let Err(denial) = authorize(p, route.action, Target::Service) {
             return ApiError::denied(denial, "", "").into_response(rid);
         }
-        // Faults come after the scope check, so they never change a 401 or a 403.
-        let allow_prefer = app.settings.sandbox_allow_prefer_faults;
-        match faults::decide(
-            &app.faults,
-            allow_prefer,
-            route,
-            &req.path,
-            &req.headers,
-            p,
-            via,
-        ) {
-            Err(e) => return e.into_response(rid),
-            Ok(Some(fault)) => match fault.answer(rid) {
-                Some(answer) => return fault.mark(answer, via),
-                None => {
-                    // A delay holds a connection: bounded per account, checked before the
-                    // request runs, so a refusal changes nothing.
-                    if fault.delay_ms > 0 {
-                        if let Err(refused) =
-                            app.faults.holds.acquire(&p.account_id, fault.delay_ms)
-                        {
-                            return ApiError::TooManyDelayed {
-                                limit: refused.limit,
-                                sandbox_wide: refused.sandbox_wide,
-                                retry_after_secs: refused.retry_after_secs,
-                            }
-                            .into_response(rid);
-                        }
-                    }
-                    injected = Some(fault)
-                }
-            },
-            Ok(None) => {}
-        }
     }
+    // The pipeline's own checks come before any fault: a request refused here never ran and
+    // draws nothing from a fault rule's stream.
     let query = match super::query::parse(&req.query) {
         Ok(q) => q,
         Err(e) => return e.into_response(rid),
@@ -408,22 +386,60 @@ fn run(
         .into_response(rid);
     }
 
-    let idempotency_key = match (principal, req.headers.get("idempotency-key")) {
-        (Some(p), Some(value)) if route.idempotent => {
-            let key = match value.to_str() {
-                Ok(k) => k,
-                Err(_) => {
-                    return ApiError::invalid(
-                        "Idempotency-Key",
-                        "invalid_header",
-                        "Not visible ASCII.",
-                    )
-                    .into_response(rid)
+    let idempotency_header = match req.headers.get("idempotency-key") {
+        Some(value) if principal.is_some() && route.idempotent => match value.to_str() {
+            Ok(k) => {
+                if let Err(e) = idempotency::validate_key(k) {
+                    return e.into_response(rid);
                 }
-            };
-            if let Err(e) = idempotency::validate_key(key) {
-                return e.into_response(rid);
+                Some(k)
             }
+            Err(_) => {
+                return ApiError::invalid("Idempotency-Key", "invalid_header", "Not visible ASCII.")
+                    .into_response(rid)
+            }
+        },
+        _ => None,
+    };
+    let mut injected = None;
+    if let Some(p) = principal {
+        // Faults come after the scope check, so they never change a 401 or a 403.
+        let allow_prefer = app.settings.sandbox_allow_prefer_faults;
+        match faults::decide(
+            &app.faults,
+            allow_prefer,
+            route,
+            &req.path,
+            &req.headers,
+            p,
+            via,
+        ) {
+            Err(e) => return e.into_response(rid),
+            Ok(Some(fault)) => match fault.answer(rid) {
+                Some(answer) => return fault.mark(answer, via),
+                None => {
+                    // A delay holds a connection: bounded per account, checked before the
+                    // request runs, so a refusal changes nothing.
+                    if fault.delay_ms > 0 {
+                        if let Err(refused) =
+                            app.faults.holds.acquire(&p.account_id, fault.delay_ms)
+                        {
+                            return ApiError::TooManyDelayed {
+                                limit: refused.limit,
+                                sandbox_wide: refused.sandbox_wide,
+                                retry_after_secs: refused.retry_after_secs,
+                            }
+                            .into_response(rid);
+                        }
+                    }
+                    injected = Some(fault)
+                }
+            },
+            Ok(None) => {}
+        }
+    }
+    let idempotency_key = match (principal, idempotency_header) {
+        (Some(p), Some(key)) => {
             // A spooled body is fingerprinted by its digest (taken as it was written).
             let spooled = req.spool.as_ref().map(|s| s.sha256_hex());
             let body = spooled.as_deref().map_or(&req.body[..], str::as_bytes);
@@ -464,6 +480,7 @@ fn run(
         credential,
         spool: req.spool.clone(),
         peer: req.peer,
+        direct: via == Via::Rest,
     };
     let resp = match (route.handler)(&mut ctx) {
         Ok(resp) => resp,

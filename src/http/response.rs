@@ -83,7 +83,7 @@ impl Response {
         let has_more = rows.len() > limit;
         let data = &rows[..rows.len().min(limit)];
         let next_cursor = if has_more {
-            data.last().map(|r| encode_cursor(r.list_key()))
+            data.last().map(|r| encode_cursor(r.list_key(), &page.tag))
         } else {
             None
         };
@@ -168,14 +168,15 @@ impl PageWriter {
         &mut self.body
     }
 
-    /// The page's end: `has_more` and the cursor of a page ending at `last_id` when more follow.
-    pub fn finish(mut self, has_more: bool, last_id: Option<&str>) -> PageWriter {
+    /// The page's end: `has_more` and the cursor of a page ending at `last_id` when more follow,
+    /// bound to the request's filters by their `tag` ([`PageRequest::tag`]).
+    pub fn finish(mut self, has_more: bool, last_id: Option<&str>, tag: &str) -> PageWriter {
         let out = &mut self.body;
         out.extend_from_slice(br#"],"has_more":"#);
         out.extend_from_slice(if has_more { b"true" } else { b"false" });
         out.extend_from_slice(br#","next_cursor":"#);
         match last_id.filter(|_| has_more) {
-            Some(id) => super::json_write::plain(out, &encode_cursor(id)),
+            Some(id) => super::json_write::plain(out, &encode_cursor(id, tag)),
             None => out.extend_from_slice(b"null"),
         }
         out.push(b'}');
@@ -204,6 +205,7 @@ mod tests {
             let page = PageRequest {
                 limit,
                 before: None,
+                tag: "a1B2c3D4".into(),
             };
             let expected = Response::page(rows.clone(), &page).body;
             let shown = &rows[..rows.len().min(limit as usize)];
@@ -213,7 +215,7 @@ mod tests {
             }
             let has_more = rows.len() > limit as usize;
             let last = shown.last().and_then(|r| r["id"].as_str());
-            let written = Response::page_written(w.finish(has_more, last)).body;
+            let written = Response::page_written(w.finish(has_more, last, &page.tag)).body;
             assert_eq!(written, expected, "limit {limit}");
         }
         let empty = Response::page(
@@ -221,9 +223,10 @@ mod tests {
             &PageRequest {
                 limit: 20,
                 before: None,
+                tag: "a1B2c3D4".into(),
             },
         );
-        let w = PageWriter::with_capacity(0).finish(false, None);
+        let w = PageWriter::with_capacity(0).finish(false, None, "a1B2c3D4");
         assert_eq!(Response::page_written(w).body, empty.body);
     }
 
@@ -237,16 +240,17 @@ mod tests {
         let page = PageRequest {
             limit: 2,
             before: None,
+            tag: "abcdEFGH".into(),
         };
         let body = Response::page(rows.clone(), &page).body;
-        let before =
-            json!({"object": "list", "data": &rows[..2], "has_more": true, "next_cursor": "dev_2"});
+        let before = json!({"object": "list", "data": &rows[..2], "has_more": true, "next_cursor": "dev_2.abcdEFGH"});
         assert_eq!(body, serde_json::to_vec(&before).unwrap());
         let last = Response::page(
             rows.clone(),
             &PageRequest {
                 limit: 3,
                 before: None,
+                tag: "abcdEFGH".into(),
             },
         )
         .body;

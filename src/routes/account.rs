@@ -161,9 +161,9 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ));
     }
     let address = ctx.peer.map(|a| a.to_string()).unwrap_or_default();
-    let now = crate::time::now();
+    // The throttle counts real elapsed time, not the sandbox clock (see `auth::throttle`).
     let throttle = &ctx.app.login_throttle;
-    if let Some(wait) = throttle.retry_after(&input.username, &address, now) {
+    if let Some(wait) = throttle.retry_after(&input.username, &address) {
         return Err(ApiError::TooManyRequests {
             retry_after_secs: wait,
         });
@@ -191,7 +191,7 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     };
     let Some((user_id, _, role)) = user.filter(|_| verified) else {
-        throttle.record_failure(&input.username, &address, now);
+        throttle.record_failure(&input.username, &address);
         return Err(ApiError::Unauthenticated(AuthFailure::InvalidCredentials));
     };
     throttle.record_success(&input.username);

@@ -315,7 +315,11 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         out.row().extend_from_slice(&row.0);
     }
     let last = ids[..limit].last().map(String::as_str);
-    Ok(Response::page_written(out.finish(ids.len() > limit, last)))
+    Ok(Response::page_written(out.finish(
+        ids.len() > limit,
+        last,
+        &page.tag,
+    )))
 }
 
 /// The company in the path, visible to the caller; a malformed or invisible id is 404.

@@ -9,6 +9,7 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, MediaId, TypedId};
+use crate::routes::download;
 use crate::routes::upload::Sent;
 use crate::validate::OneOf;
 use bytes::Bytes;
@@ -233,18 +234,18 @@ fn load(conn: &rusqlite::Connection, id: &MediaId) -> Result<Media, ApiError> {
     )
 }
 
-/// Company, content type and SHA-256 of a visible media item; invisible or missing is 404.
+/// Company, content type, SHA-256 and size of a visible media item; invisible or missing is 404.
 fn authorized_owner(
     ctx: &Ctx<'_>,
     conn: &rusqlite::Connection,
     id: &MediaId,
-) -> Result<(String, (String, String)), ApiError> {
+) -> Result<(String, (String, String, i64)), ApiError> {
     crud::authorized_row(
         ctx,
         conn,
-        "SELECT company_id, content_type, sha256 FROM media WHERE id = ?1",
+        "SELECT company_id, content_type, sha256, size_bytes FROM media WHERE id = ?1",
         id,
-        |r| Ok((r.get(1)?, r.get(2)?)),
+        |r| Ok((r.get(1)?, r.get(2)?, r.get(3)?)),
     )
 }
 
@@ -391,6 +392,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = MediaId::generate();
     let now = crate::time::now();
     let quota = ctx.app.settings.media_quota_bytes_per_company;
+    let zeroblob = rusqlite::blob::ZeroBlob(sent.len() as u64);
     ctx.app.db.write(|tx| {
         // Summed in the write transaction: two concurrent uploads cannot both pass the quota.
         let used: i64 = tx
@@ -411,10 +413,17 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 }),
             });
         }
+        // A spooled file's row gets a zeroblob of its size, filled below. `content` is the row's
+        // last column (V31), so SQLite never builds those zeros in memory.
+        let in_memory = sent.in_memory();
+        let content: &dyn rusqlite::ToSql = match &in_memory {
+            Some(bytes) => bytes,
+            None => &zeroblob,
+        };
         tx.prepare_cached(
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
-                                height, duration_ms, content, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, coalesce(?9, zeroblob(?5)), ?10)",
+                                height, duration_ms, created_at, content)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9, ?10)",
         )?
         .execute(rusqlite::params![
             id,
@@ -425,11 +434,11 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             sha256,
             width,
             height,
-            sent.in_memory(),
-            now
+            now,
+            content
         ])?;
         // A spooled file goes from disk into the row's BLOB in chunks, never whole in memory.
-        if sent.in_memory().is_none() {
+        if in_memory.is_none() {
             sent.write_into(tx, "media", "content", tx.last_insert_rowid())?;
         }
         let media = load(tx, &id)?;
@@ -458,8 +467,10 @@ fn etag_listed(header: &str, etag: &str, weak: bool) -> bool {
 
 fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
-    let (_, (content_type, sha256)) = authorized_owner(ctx, &conn, &id)?;
+    let (content_type, sha256, size) = {
+        let conn = ctx.app.db.conn()?;
+        authorized_owner(ctx, &conn, &id)?.1
+    };
     let etag = media_etag(&sha256);
     let mut resp = if ctx
         .header("if-none-match")
@@ -472,11 +483,15 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             delivery: Default::default(),
         }
     } else {
-        let content: Vec<u8> =
-            crud::load(&conn, "SELECT content FROM media WHERE id = ?1", &id, |r| {
-                r.get("content")
-            })?;
-        Response::new(StatusCode::OK, &content_type, content)
+        // Sent as the client reads it, never held whole ([`crate::routes::download`]).
+        let at = download::Located {
+            table: "media",
+            column: "content",
+            key_column: "id",
+            key: id.to_string(),
+        };
+        let resp = Response::new(StatusCode::OK, &content_type, Bytes::new());
+        download::respond(ctx, resp, at, size.max(0) as usize)?
     };
     resp.set_header("etag", &etag);
     resp.set_header("cache-control", CACHE_CONTROL);
@@ -490,7 +505,7 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
     ctx.app.db.write(|tx| {
-        let (company, (_, sha256)) = authorized_owner(ctx, tx, &id)?;
+        let (company, (_, sha256, _)) = authorized_owner(ctx, tx, &id)?;
         let etag = media_etag(&sha256);
         ctx.check_if_match_etag(&etag)?;
         let used: i64 = tx

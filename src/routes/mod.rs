@@ -19,6 +19,7 @@ pub mod console;
 pub mod crud;
 pub mod date_range;
 pub mod devices;
+pub mod download;
 pub mod events;
 pub mod health;
 pub mod invoice_due;

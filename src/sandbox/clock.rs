@@ -156,6 +156,14 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let offset_before = app.clock.offset_millis();
     let report = recorded_as(sandbox, || -> Result<Report, ApiError> {
         if !input.drain {
+            // What is already due (the first attempts of events just written, on the wire or not
+            // yet) is settled before the clock moves, so the advance runs the same retries at the
+            // same instants however quickly it follows the write. Bounded by one attempt's time;
+            // past it the advance goes on (a receiver that hangs delays it, never stops it).
+            let wait = std::time::Duration::from_millis(app.settings.webhook_timeout_millis + 1000);
+            if let Err(e) = super::outbox::drain_at(app, from, std::time::Instant::now() + wait) {
+                tracing::warn!(error = %e, "advance: deliveries due before it still unsettled");
+            }
             return run(app, until);
         }
         let deadline = super::outbox::deadline(input.drain_timeout_ms, "/drain_timeout_ms")?;

@@ -5,8 +5,15 @@
 //! Drills are signed with the webhook's own secrets by the platform's signer
 //! ([`crate::webhooks::sign`]) and stamped with the wall clock, not the sandbox clock: they test
 //! the receiver's real verification (a Standard Webhooks verifier accepts 5 minutes of skew),
-//! whatever time the sandbox shows. Drill deliveries are `webhook.test` events; they are not in
-//! the webhook's delivery log.
+//! whatever time the sandbox shows. They go out through the outbox's own client, so a webhook of
+//! the built-in sink (`http://127.0.0.1:0/…`) is reached like any other. Drill deliveries are
+//! `webhook.test` events; they are not in the webhook's delivery log.
+//!
+//! Drill ids and their deliveries' `webhook-id`s are numbered by a counter of the journal's file
+//! ([`super::journal::store::next_number`]), not drawn from a seeded stream: a snapshot restore
+//! rewinds those, and a drill of a later test must not take an earlier one's id. Each drill keeps
+//! a digest of the webhook's URL: a webhook of the same id that points elsewhere (deleted, or
+//! gone with a restore, and made again) is not the one that was drilled.
 
 use crate::auth::Action;
 use crate::http::router::Route;
@@ -22,11 +29,14 @@ pub const KINDS: &[&str] = &[
     "duplicate",
     "out_of_order",
     "bad_signature",
+    "missing_signature",
     "stale_timestamp",
+    "future_timestamp",
     "rotation",
 ];
 
-/// How old a stale drill's timestamp is (seconds): twice the 5 minutes verifiers tolerate.
+/// How far a stale (or future) drill's timestamp is from now (seconds): twice the 5 minutes
+/// verifiers tolerate.
 pub const STALE_SECS: i64 = 600;
 
 pub fn routes() -> Vec<Route> {
@@ -34,7 +44,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/_sandbox/webhooks/{id}/drills", "runWebhookDrill", Action::Sandbox, run)
             .tag("sandbox")
             .summary("Send a webhook drill to the receiver and grade how it answered.")
-            .describe("Sends, at once, deliveries a correct receiver must handle, and records its answers with a verdict (kept for the readiness report, outside every snapshot): `duplicate` (the same `webhook-id` twice: both must be 2xx), `out_of_order` (two events of one object, the newer first: both 2xx), `bad_signature` (signed with a wrong secret: must be refused with a 4xx), `stale_timestamp` (correctly signed, `webhook-timestamp` 10 minutes old: must be refused with a 4xx), `rotation` (during a secret rotation's grace period, signed with the new and the old secret: must be accepted, 2xx; 409 `no_rotation_in_progress` otherwise). Drills are `webhook.test` events stamped with the wall clock; each answer must also come within 5 s. The sandbox operator's (scope `sandbox`).")
+            .describe("Sends, at once, deliveries a correct receiver must handle, and records its answers with a verdict (kept for the readiness report, outside every snapshot): `duplicate` (the same `webhook-id` twice: both must be 2xx), `out_of_order` (two events of one object, the newer first: both 2xx), `bad_signature` (signed with a wrong secret: must be refused with a 4xx), `missing_signature` (no `webhook-signature` header at all: must be refused with a 4xx), `stale_timestamp` (correctly signed, `webhook-timestamp` 10 minutes old: must be refused with a 4xx), `future_timestamp` (correctly signed, `webhook-timestamp` 10 minutes ahead: must be refused with a 4xx), `rotation` (during a secret rotation's grace period, signed with the new and the old secret: must be accepted, 2xx; 409 `no_rotation_in_progress` otherwise). Drills are `webhook.test` events stamped with the wall clock; an answer that should be 2xx must also come within 5 s. The sandbox operator's (scope `sandbox`).")
             .body("WebhookDrillNew")
             .created("WebhookDrill")
             .may_return(&[409])
@@ -91,6 +101,7 @@ struct Send {
     id: String,
     timestamp: i64,
     body: Bytes,
+    /// The secrets it is signed with; none: no `webhook-signature` header at all.
     secrets: Vec<String>,
     expect_2xx: bool,
 }
@@ -116,6 +127,19 @@ pub struct Drill {
     pub verdict: String,
     pub at: String,
     pub attempts: Vec<Attempt>,
+    /// A digest of the webhook's URL when it was drilled (kept beside the drill, not shown).
+    #[serde(skip)]
+    pub url_digest: Option<String>,
+    /// The journal's mark when it ran: a report `after` a mark counts only later drills.
+    #[serde(skip)]
+    pub journal_seq: i64,
+}
+
+/// What a drill keeps of the URL it was sent to: a digest (a URL may carry credentials).
+pub fn url_digest(url: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(url.as_bytes());
+    d[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 struct Hook {
@@ -148,8 +172,9 @@ fn load(ctx: &Ctx<'_>, id: &str) -> Result<Hook, ApiError> {
     .ok_or_else(|| ApiError::not_found("webhook", id))
 }
 
-fn message_id() -> String {
-    format!("msg_drill_{}", crate::random::base62("webhook_drill", 20))
+/// The `webhook-id` of the `n`th delivery of drill number `drill`: unique across restores.
+fn message_id(drill: i64, n: usize) -> String {
+    format!("msg_drill_{drill}_{n}")
 }
 
 fn body(id: &str, webhook: &str, at: i64, data: Value) -> Bytes {
@@ -161,10 +186,18 @@ fn body(id: &str, webhook: &str, at: i64, data: Value) -> Bytes {
     )
 }
 
-fn plan(kind: &str, webhook: &str, hook: &Hook, now: i64) -> Result<Vec<Send>, ApiError> {
+fn plan(
+    kind: &str,
+    webhook: &str,
+    hook: &Hook,
+    now: i64,
+    number: i64,
+) -> Result<Vec<Send>, ApiError> {
     let current = vec![hook.secret.clone()];
+    let sent = std::cell::Cell::new(0);
     let one = |data: Value, at: i64, secrets: Vec<String>, expect_2xx: bool| {
-        let id = message_id();
+        sent.set(sent.get() + 1);
+        let id = message_id(number, sent.get());
         Send {
             body: body(&id, webhook, at, data),
             id,
@@ -208,9 +241,21 @@ fn plan(kind: &str, webhook: &str, hook: &Hook, now: i64) -> Result<Vec<Send>, A
                 false,
             )]
         }
+        "missing_signature" => vec![one(
+            json!({"drill": "missing_signature"}),
+            now,
+            Vec::new(),
+            false,
+        )],
         "stale_timestamp" => vec![one(
             json!({"drill": "stale_timestamp"}),
             now - STALE_SECS,
+            current,
+            false,
+        )],
+        "future_timestamp" => vec![one(
+            json!({"drill": "future_timestamp"}),
+            now + STALE_SECS,
             current,
             false,
         )],
@@ -263,14 +308,16 @@ fn send_all(client: &Client, url: &str, sends: &[Send]) -> Vec<Outcome> {
     handle.block_on(async {
         let mut out = Vec::new();
         for s in sends {
-            let headers = vec![
+            let mut headers = vec![
                 ("webhook-id", s.id.clone()),
                 ("webhook-timestamp", s.timestamp.to_string()),
-                (
+            ];
+            if !s.secrets.is_empty() {
+                headers.push((
                     "webhook-signature",
                     crate::webhooks::sign::header(&s.secrets, &s.id, s.timestamp, &s.body),
-                ),
-            ];
+                ));
+            }
             out.push(client.post(url, &headers, s.body.clone()).await);
         }
         out
@@ -281,10 +328,35 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: WebhookId = ctx.path()?;
     let new: NewDrill = ctx.json()?;
     let hook = load(ctx, id.as_str())?;
+    let journal = super::journal::routes::journal(ctx)?;
+    let journal_err = |e: rusqlite::Error| ApiError::Internal(format!("journal: {e}"));
+    if !KINDS.contains(&new.kind.as_str()) {
+        return Err(ApiError::invalid(
+            "/kind",
+            "invalid_value",
+            format!("`kind` must be one of: {}.", KINDS.join(", ")),
+        ));
+    }
     let now = crate::http::observe::wall_millis() / 1000;
-    let sends = plan(&new.kind, id.as_str(), &hook, now)?;
-    let client = Client::new(&ctx.app.settings);
-    let outcomes = send_all(&client, &hook.url, &sends);
+    let number = journal
+        .write(|c| super::journal::store::next_number(c, "drill"))
+        .map_err(journal_err)?;
+    let sends = plan(&new.kind, id.as_str(), &hook, now, number)?;
+    // The outbox's client knows where this sandbox listens: a sink URL (port 0) reaches it.
+    let outbox = ctx
+        .app
+        .extensions
+        .get::<std::sync::Arc<crate::webhooks::Outbox>>()
+        .cloned();
+    let own_client;
+    let client = match &outbox {
+        Some(o) => &o.client,
+        None => {
+            own_client = Client::new(&ctx.app.settings);
+            &own_client
+        }
+    };
+    let outcomes = send_all(client, &hook.url, &sends);
     let attempts: Vec<Attempt> = sends
         .iter()
         .zip(outcomes.iter())
@@ -297,7 +369,7 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     let drill = Drill {
         object: "webhook_drill".into(),
-        id: format!("drl_{}", crate::random::base62("webhook_drill", 16)),
+        id: drill_id(number),
         webhook_id: id.as_str().to_string(),
         company_id: hook.company_id,
         account_id: hook.account_id,
@@ -305,40 +377,66 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         verdict: verdict.into(),
         at: crate::time::rfc3339(crate::time::now()),
         attempts,
+        url_digest: Some(url_digest(&hook.url)),
+        journal_seq: journal.mark(),
     };
-    let journal = super::journal::routes::journal(ctx)?;
     let text = serde_json::to_string(&drill).unwrap_or_default();
     journal
         .write(|c| {
             c.execute(
-                "INSERT INTO drills (id, account_id, company_id, webhook_id, kind, verdict, at_ms, wall_ms, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO drills (id, account_id, company_id, webhook_id, kind, verdict, at_ms, wall_ms, body,
+                                     url_digest, journal_seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 rusqlite::params![drill.id, drill.account_id, drill.company_id, drill.webhook_id,
-                    drill.kind, drill.verdict, crate::time::now_millis(), crate::http::observe::wall_millis(), text],
+                    drill.kind, drill.verdict, crate::time::now_millis(), crate::http::observe::wall_millis(), text,
+                    drill.url_digest, drill.journal_seq],
             )
         })
-        .map_err(|e| ApiError::Internal(format!("journal: {e}")))?;
+        .map_err(journal_err)?;
     Ok(Response::created(&drill))
 }
 
-/// The drills kept for one account (or one webhook), oldest first.
+/// `drl_` and the drill's number in 16 base-62 digits.
+fn drill_id(number: i64) -> String {
+    let mut n = u64::try_from(number).unwrap_or(0);
+    let mut digits = [b'0'; 16];
+    for slot in digits.iter_mut().rev() {
+        *slot = crate::random::BASE62[(n % 62) as usize];
+        n /= 62;
+    }
+    format!("drl_{}", String::from_utf8_lossy(&digits))
+}
+
+/// The drills kept for one account (or one webhook), oldest first; with `after`, only those run
+/// after that journal mark.
 pub fn kept(
     conn: &rusqlite::Connection,
     account: &str,
     webhook: Option<&str>,
     not_before_wall_ms: i64,
+    after: Option<i64>,
 ) -> rusqlite::Result<Vec<Drill>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT body FROM drills WHERE account_id = ?1 AND (?2 IS NULL OR webhook_id = ?2)
-           AND wall_ms >= ?3 ORDER BY seq",
+        "SELECT body, url_digest, journal_seq FROM drills
+         WHERE account_id = ?1 AND (?2 IS NULL OR webhook_id = ?2)
+           AND wall_ms >= ?3 AND journal_seq > ?4 ORDER BY seq",
     )?;
     let rows = stmt.query_map(
-        rusqlite::params![account, webhook, not_before_wall_ms],
-        |r| r.get::<_, String>(0),
+        rusqlite::params![account, webhook, not_before_wall_ms, after.unwrap_or(-1)],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        },
     )?;
     let mut out = Vec::new();
-    for text in rows {
-        if let Ok(d) = serde_json::from_str::<Drill>(&text?) {
+    for row in rows {
+        let (text, url_digest, journal_seq) = row?;
+        if let Ok(mut d) = serde_json::from_str::<Drill>(&text) {
+            d.url_digest = url_digest;
+            d.journal_seq = journal_seq;
             out.push(d);
         }
     }
@@ -351,7 +449,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let journal = super::journal::routes::journal(ctx)?;
     let floor = journal.not_before_wall_ms();
     let mut drills = journal
-        .read(|c| kept(c, &hook.account_id, Some(id.as_str()), floor))
+        .read(|c| kept(c, &hook.account_id, Some(id.as_str()), floor, None))
         .map_err(|e| ApiError::Internal(format!("journal: {e}")))?;
     drills.reverse();
     Ok(Response::ok(

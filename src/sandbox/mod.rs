@@ -73,6 +73,8 @@ pub fn routes() -> Vec<Route> {
 /// then pays one map lookup per request, which is what the benchmark compares against.
 pub fn install(app: &mut crate::http::App) -> rusqlite::Result<()> {
     let journal = std::sync::Arc::new(journal::Journal::open(&app.settings)?);
+    let catalog = crate::mcp::state(app).catalog(&app.router);
+    journal.know_tools(catalog.tools.iter().map(|t| t.spec.name));
     if app.settings.journal {
         app.extensions
             .insert(crate::http::observe::Observers(journal.clone()));

@@ -121,6 +121,11 @@ impl Client {
         let _ = self.own.set(addr);
     }
 
+    /// The port this server listens on, once bound (what a self-sink URL may name).
+    pub fn own_port(&self) -> Option<u16> {
+        self.own.get().map(SocketAddr::port)
+    }
+
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, String)>> {
         // A poisoned lock only means a panic elsewhere; the cache is plain data.
         self.dns_failures.lock().unwrap_or_else(|e| e.into_inner())

@@ -66,7 +66,18 @@ async fn a_rest_request_is_journaled_with_what_a_test_asserts_on() {
     assert_eq!(first["client_id"], k.client_id.as_str());
     assert_eq!(first["account_id"], k.account_id.as_str());
     assert_eq!(first["credentials"], "api_key");
-    assert_eq!(first["idempotency_key"], "ad-1");
+    // A digest of the key, never the key; the filter takes the key itself.
+    assert_eq!(
+        first["idempotency_key"],
+        signage::http::idempotency::digest("ad-1").as_str()
+    );
+    assert_eq!(first["path"], "/ads");
+    assert_eq!(
+        entries(&app, "northwind-admin", "&idempotency_key=ad-1")
+            .await
+            .len(),
+        2
+    );
     assert_eq!(first["idempotent_replayed"], false);
     assert_eq!(newest["idempotent_replayed"], true);
     assert_eq!(first["body"]["headline"], "H");
@@ -104,15 +115,8 @@ async fn a_failure_is_explained_with_its_problem_and_advice() {
         .ok();
     assert_eq!(one["status"], 422);
     assert_eq!(one["problem"], problem);
-    assert_eq!(
-        one["problem_code"],
-        problem["type"]
-            .as_str()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-    );
+    assert_eq!(one["problem_code"], problem["code"]);
+    assert_eq!(problem["code"], "validation_failed");
     assert!(one["advice"].as_str().unwrap().contains("field"), "{one}");
 
     // Another key of the account sees neither the entry nor the failure; the admin does.
@@ -275,32 +279,70 @@ async fn an_mcp_tool_call_is_one_entry_naming_the_tool() {
     assert_eq!(out["data"][0]["request_id"], rid.as_str());
 }
 
+/// A request that did not authenticate belongs to no account: naming a victim's client id or key
+/// id files nothing under the victim, and nothing of what it sent is kept. A refused credential
+/// that proved itself (a revoked key sent with its very secret) is its holder's.
 #[tokio::test]
-async fn an_unauthenticated_failure_goes_to_the_operator_or_the_named_client_account() {
+async fn a_request_that_did_not_authenticate_is_nobodys_unless_its_credential_proved_itself() {
     let app = TestApp::spawn().await;
     let anon = app.get("/devices").send().await;
     anon.problem(401);
     let anon_id = anon.header("request-id").unwrap().to_string();
     let k = key("northwind-readonly");
     let named = app
-        .get("/devices")
+        .post("/ads?note=mine")
         .header("x-service-client-id", &k.client_id)
+        .json(&json!({"name": "x".repeat(4000)}))
         .send()
         .await;
     named.problem(401);
+    let named_id = named.header("request-id").unwrap().to_string();
+    // A forged key carrying the victim's key id.
+    let forged = format!(
+        "sgn_test_{}_{}",
+        k.key_id.trim_start_matches("key_"),
+        "A".repeat(32)
+    );
+    app.get("/devices")
+        .header("x-api-key", &forged)
+        .header("x-service-client-id", &k.client_id)
+        .send()
+        .await
+        .problem(401);
     let every = operator(&app, "limit=100&status=401").await;
-    let e = every["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["request_id"] == anon_id.as_str())
-        .cloned()
-        .expect("the anonymous failure is journaled");
+    let mine = |id: &str| {
+        every["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["request_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} is journaled: {every}"))
+    };
+    let e = mine(&anon_id);
     assert_eq!(e["account_id"], Value::Null);
     assert_eq!(e["credentials"], "none");
+    let n = mine(&named_id);
+    assert_eq!(n["account_id"], Value::Null);
+    assert_eq!(n["client_id"], Value::Null);
+    // Small: nothing it sent is copied; its credential was refused from its headers, so its
+    // body was never even read.
+    assert_eq!(n["body"], Value::Null);
+    assert_eq!(n["query"], Value::Null);
+    assert_eq!(n["path"], Value::Null);
+    assert_eq!(n["body_bytes"], 0, "{n}");
+    assert_eq!(n["problem_code"], "missing_credential");
+    // The victim's admin sees none of them.
+    let admin = entries(&app, "northwind-admin", "&status=401").await;
+    assert!(admin.is_empty(), "{admin:?}");
+    // The revoked key, with its real secret, is its holder's.
+    let revoked = key("northwind-revoked");
+    let r = app.get("/devices").key("northwind-revoked").send().await;
+    assert_eq!(r.problem(401)["code"], "revoked_key");
     let admin = entries(&app, "northwind-admin", "&status=401").await;
     assert_eq!(admin.len(), 1, "{admin:?}");
-    assert_eq!(admin[0]["client_id"], k.client_id.as_str());
+    assert_eq!(admin[0]["key_id"], revoked.key_id.as_str());
+    assert_eq!(admin[0]["client_id"], revoked.client_id.as_str());
     // Public routes that answered are nobody's: /health leaves no entry.
     app.get("/health").send().await;
     let count = operator(&app, "count=true&operation_id=getHealth").await;

@@ -123,3 +123,55 @@ async fn a_token_never_outlives_its_stated_life_across_clocks_and_restarts() {
     assert!(r.status.is_success(), "{}", r.text());
     frozen.get("/me").bearer(&token).send().await.ok();
 }
+
+/// A wrong password for `user`, `n` times: each is 401.
+async fn fail_logins(app: &TestApp, user: &str, n: usize) {
+    for _ in 0..n {
+        let r = app
+            .post("/auth/login")
+            .json(&json!({"username": user, "password": "wrong-password"}))
+            .send()
+            .await;
+        assert_eq!(r.problem(401)["code"], "invalid_credentials");
+    }
+}
+
+/// The seconds a throttled login is told to wait, with the right password.
+async fn throttled(app: &TestApp, user: &str, password: &str, context: &str) -> u64 {
+    let r = app
+        .post("/auth/login")
+        .json(&json!({"username": user, "password": password}))
+        .send()
+        .await;
+    assert_eq!(r.status, 429, "{context}: {}", r.text());
+    let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=300).contains(&retry), "{context}: {retry}");
+    retry
+}
+
+#[tokio::test]
+async fn moving_the_sandbox_clock_neither_unlocks_nor_stretches_a_login_throttle() {
+    // The failed-login window is real time: advancing the sandbox clock past it (or an hour past)
+    // does not let the right password in, on a running clock or on a frozen one, and the wait
+    // announced does not grow either.
+    for clock in [None, Some(Y2020)] {
+        let app = on_clock(clock).await;
+        let (user, password) = demo().users[1].clone();
+        fail_logins(&app, &user, 5).await;
+        let before = throttled(&app, &user, &password, &format!("{clock:?}")).await;
+        for seconds in [301, 3_600] {
+            let r = app
+                .post("/_sandbox/clock/advance")
+                .key("sandbox-operator")
+                .json(&json!({"seconds": seconds}))
+                .send()
+                .await;
+            assert!(r.status.is_success(), "{}", r.text());
+            let after = throttled(&app, &user, &password, &format!("{clock:?} +{seconds}s")).await;
+            assert!(after <= before, "{clock:?} +{seconds}s: {after} > {before}");
+        }
+        // Another user is not locked by this one's failures, whatever the clock shows.
+        let (other, other_password) = demo().users[0].clone();
+        app.login(&other, &other_password).await;
+    }
+}

@@ -13,6 +13,10 @@ use std::collections::{BTreeSet, HashSet};
 
 /// GET routes that are deliberately not MCP tools, each with the reason.
 const NOT_A_TOOL: &[(&str, &str)] = &[
+    (
+        "getRequestMark",
+        "a test harness's mark in the journal, not something an assistant asks about",
+    ),
     ("getConsole", "an HTML page for people, not data"),
     ("getConsoleScript", "a script of the console page, not data"),
     (

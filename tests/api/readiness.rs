@@ -1,17 +1,20 @@
-//! The readiness report, graded from what two scripted clients actually did: a *good* one (backs
-//! off, honours `Retry-After`, reuses idempotency keys, walks cursors, sends `If-Match`, adopts a
-//! rotated key, and runs a receiver that verifies signatures and timestamps) is `ready`; a
-//! *careless* one fails exactly the checks it breaks, each naming the requests that show it.
-//! Drills go to real receivers over HTTP; the CLI prints the same report.
+//! The readiness report, graded from what two scripted clients actually did: a *good* one (waits
+//! out `Retry-After`, backs off exponentially, reuses idempotency keys, walks cursors to the end,
+//! sends `If-Match`, adopts a rotated key, and runs receivers that verify signatures and
+//! timestamps, the demo world's built-in sink among them) is `ready`; a *careless* one fails
+//! exactly the checks it breaks, each naming the requests that show it. Drills go to real
+//! receivers over HTTP; the CLI and JUnit print the same report. The scenarios of each row and
+//! bullet of issue 29 are in the sibling modules `readiness_*`.
 
 use crate::helpers::{company_id, key, TestApp};
+use crate::readiness_client::{
+    check, create_with_retries, evidence, fail_creates, report, rid, Backoff, Rng, OP,
+};
 use crate::readiness_receiver::Receiver;
 use crate::sandbox_clock::FROZEN_AT;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
-
-const OP: &str = "sandbox-operator";
 
 async fn frozen() -> TestApp {
     TestApp::spawn_with(|l| {
@@ -21,17 +24,7 @@ async fn frozen() -> TestApp {
     .await
 }
 
-async fn fault(app: &TestApp, times: u32) {
-    app.post("/_sandbox/faults")
-        .key(OP)
-        .json(&json!({"match": {"operation_id": "createAd"},
-                      "action": {"type": "status", "status": 503, "retry_after": 1}, "times": times}))
-        .send()
-        .await
-        .ok();
-}
-
-async fn drill(app: &TestApp, webhook: &str, kind: &str) -> Value {
+pub async fn drill(app: &TestApp, webhook: &str, kind: &str) -> Value {
     let r = app
         .post(&format!("/_sandbox/webhooks/{webhook}/drills"))
         .key(OP)
@@ -42,8 +35,55 @@ async fn drill(app: &TestApp, webhook: &str, kind: &str) -> Value {
     r.json()
 }
 
-/// Creates a webhook to `receiver` (with an idempotency key, as a good client does), drills it
-/// with every kind (rotating its secret before the rotation drill); returns the drills by kind.
+/// Every drill kind but the rotation, which needs a rotation in progress.
+pub const PLAIN_DRILLS: [&str; 6] = [
+    "duplicate",
+    "out_of_order",
+    "bad_signature",
+    "missing_signature",
+    "stale_timestamp",
+    "future_timestamp",
+];
+
+/// Drills webhook `id` with every kind, rotating its secret (as `admin`) before the rotation
+/// drill; `knows` learns the new secret. The drills by kind.
+pub async fn drill_every_kind(
+    app: &TestApp,
+    id: &str,
+    admin: &str,
+    knows: impl Fn(&str),
+) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for kind in PLAIN_DRILLS {
+        out.insert(kind.to_string(), drill(app, id, kind).await);
+    }
+    // Rotation: refused until a rotation is in progress (a webhook may be in one already).
+    let r = app
+        .post(&format!("/_sandbox/webhooks/{id}/drills"))
+        .key(OP)
+        .json(&json!({"kind": "rotation"}))
+        .send()
+        .await;
+    if r.status == 201 {
+        out.insert("rotation".into(), r.json());
+        return out;
+    }
+    assert_eq!(r.problem(409)["code"], "no_rotation_in_progress");
+    let rotated = app
+        .post(&format!("/webhooks/{id}/rotate-secret"))
+        .key(admin)
+        .header("idempotency-key", &format!("rotate-{id}"))
+        .send()
+        .await;
+    // The answer holds the new secret: shown once, never replayed.
+    let rotated = rotated.ok();
+    knows(rotated["secret"].as_str().unwrap());
+    out.insert("rotation".into(), drill(app, id, "rotation").await);
+    out
+}
+
+/// Creates a webhook to `receiver` (with an idempotency key, as a good client does) and drills
+/// it with every kind; returns the drills by kind.
 async fn drill_all(
     app: &TestApp,
     receiver: &Receiver,
@@ -62,94 +102,83 @@ async fn drill_all(
         .ok();
     let id = hook["id"].as_str().unwrap().to_string();
     receiver.knows(hook["secret"].as_str().unwrap());
-    let mut out = BTreeMap::new();
-    for kind in [
-        "duplicate",
-        "out_of_order",
-        "bad_signature",
-        "stale_timestamp",
-    ] {
-        out.insert(kind.to_string(), drill(app, &id, kind).await);
-    }
-    // Rotation: refused until a rotation is in progress.
-    let r = app
-        .post(&format!("/_sandbox/webhooks/{id}/drills"))
-        .key(OP)
-        .json(&json!({"kind": "rotation"}))
-        .send()
-        .await;
-    assert_eq!(r.problem(409)["code"], "no_rotation_in_progress");
-    let mut rotate = app
-        .post(&format!("/webhooks/{id}/rotate-secret"))
-        .key("northwind-admin");
-    if idempotency {
-        rotate = rotate.header("idempotency-key", "rotate-1");
-    }
-    let rotated = rotate.send().await.ok();
-    receiver.knows(rotated["secret"].as_str().unwrap());
-    out.insert("rotation".into(), drill(app, &id, "rotation").await);
-    out
+    drill_every_kind(app, &id, "northwind-admin", |s| receiver.knows(s)).await
 }
 
-fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no check {id}: {report}"))
+/// The demo world's enabled webhooks of Northwind (they deliver to the built-in sink).
+fn demo_hooks(app: &TestApp) -> Vec<String> {
+    app.sql(|c| {
+        let mut s = c.prepare(
+            "SELECT w.id FROM webhooks w JOIN companies c ON c.id = w.company_id
+             WHERE c.account_id = ?1 AND w.enabled = 1 AND w.url LIKE '%/_sandbox/sink/%'
+             ORDER BY w.id",
+        )?;
+        let rows = s.query_map([key("northwind-admin").account_id], |r| r.get(0))?;
+        rows.collect()
+    })
 }
 
-fn evidence(report: &Value, id: &str) -> HashSet<String> {
-    check(report, id)["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap().to_string())
-        .collect()
-}
-
-async fn report(app: &TestApp) -> Value {
-    let account = key("northwind-admin").account_id;
-    app.get(&format!("/_sandbox/readiness?account_id={account}"))
-        .key(OP)
-        .send()
-        .await
-        .ok()
-}
+pub const CHECKS: [&str; 13] = [
+    "retry_after_respected",
+    "backs_off_on_5xx",
+    "idempotency_keys_on_create",
+    "pagination_walked",
+    "conditional_updates",
+    "webhook_signatures_verified",
+    "webhook_stale_timestamp_rejected",
+    "webhook_duplicates_tolerated",
+    "webhook_out_of_order_tolerated",
+    "webhook_rotation_accepted",
+    "webhook_responds_fast",
+    "rotated_key_adopted",
+    "polling_reasonable",
+];
 
 #[tokio::test]
 async fn a_good_client_is_ready() {
     let app = frozen().await;
     let receiver = Receiver::start(true).await;
-    let grocers = company_id("Northwind Grocers");
     let rw = "northwind-readwrite";
 
-    // Walks a list by cursor.
+    // Walks a list by cursor, to the end.
     let devices = app.collect_all("/devices", rw, 2).await;
     assert!(devices.len() > 2);
 
-    // A create that meets an injected 503: waits Retry-After, retries with the same key.
-    fault(&app, 1).await;
-    let body = json!({"company_id": grocers, "name": "Spring", "headline": "H"});
-    let mut ad = None;
-    for _ in 0..3 {
+    // A create that meets an injected 503 with Retry-After: waits it out, same key.
+    fail_creates(&app, 503, Some(1), 1).await;
+    let spring = create_with_retries(
+        &app,
+        rw,
+        &crate::readiness_client::ad("Spring"),
+        Some("spring-ad"),
+        Backoff::RetryAfterThenJitter { base_ms: 100 },
+        &mut Rng::new(1),
+        4,
+    )
+    .await;
+    assert_eq!(spring.last().unwrap().status, 201);
+    // Three 500s: exponential back-off with equal jitter, same key.
+    fail_creates(&app, 500, None, 3).await;
+    let mut waits = Rng::new(2);
+    let mut answers = Vec::new();
+    for n in 0..5u32 {
         let r = app
             .post("/ads")
             .key(rw)
-            .header("idempotency-key", "spring-ad")
-            .json(&body)
+            .header("idempotency-key", "summer-ad")
+            .json(&crate::readiness_client::ad("Summer"))
             .send()
             .await;
-        if r.status == 201 {
-            ad = Some(r.json());
+        let done = r.status == 201;
+        answers.push(r.status.as_u16());
+        if done {
             break;
         }
-        assert_eq!(r.status, 503);
-        let wait: u64 = r.header("retry-after").unwrap().parse().unwrap();
-        tokio::time::sleep(Duration::from_millis(wait * 1000 + 50)).await;
+        let half = 100u64 << n;
+        tokio::time::sleep(Duration::from_millis(half + waits.below(half))).await;
     }
-    let ad = ad.expect("created after the retry");
+    assert_eq!(answers, [500, 500, 500, 201]);
+    let ad = spring.last().unwrap().json();
     let ad_id = ad["id"].as_str().unwrap();
 
     // A conditional update.
@@ -181,6 +210,7 @@ async fn a_good_client_is_ready() {
         .await
         .ok();
 
+    // Its own receiver, and the demo world's built-in sink: every enabled webhook drilled.
     let drills = drill_all(&app, &receiver, true).await;
     for (kind, d) in &drills {
         assert_eq!(d["verdict"], "pass", "{kind}: {d}");
@@ -190,17 +220,43 @@ async fn a_good_client_is_ready() {
         drills["duplicate"]["attempts"][0]["webhook_id"],
         drills["duplicate"]["attempts"][1]["webhook_id"]
     );
-    assert_eq!(drills["bad_signature"]["attempts"][0]["status"], 401);
-    assert_eq!(drills["stale_timestamp"]["attempts"][0]["status"], 401);
+    for kind in [
+        "bad_signature",
+        "missing_signature",
+        "stale_timestamp",
+        "future_timestamp",
+    ] {
+        assert_eq!(drills[kind]["attempts"][0]["status"], 401, "{kind}");
+    }
+    for hook in demo_hooks(&app) {
+        let sink = drill_every_kind(&app, &hook, "northwind-admin", |_| {}).await;
+        for (kind, d) in &sink {
+            assert_eq!(d["verdict"], "pass", "the built-in sink, {kind}: {d}");
+        }
+        // The sink refuses like a careful receiver: 400 to a bad, missing, stale or future one.
+        assert_eq!(sink["bad_signature"]["attempts"][0]["status"], 400);
+        assert_eq!(sink["missing_signature"]["attempts"][0]["status"], 400);
+    }
 
     let r = report(&app).await;
     for c in r["checks"].as_array().unwrap() {
         assert_eq!(c["status"], "pass", "{c}");
         assert_eq!(c["advice"], "");
+        assert!(
+            !c["evidence"].as_array().unwrap().is_empty(),
+            "a pass shows its evidence: {c}"
+        );
     }
     assert_eq!(r["verdict"], "ready", "{r}");
     assert_eq!(r["object"], "readiness_report");
-    // The account's own admin reads the same report.
+    let ids: Vec<&str> = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, CHECKS);
+    // The account's own admin reads the same report, in JSON and in JUnit.
     let own = app
         .get("/readiness")
         .key("northwind-admin")
@@ -208,23 +264,18 @@ async fn a_good_client_is_ready() {
         .await
         .ok();
     assert_eq!(own["verdict"], "ready", "{own}");
-    for id in [
-        "authenticates_every_request",
-        "retry_after_respected",
-        "backs_off_on_5xx",
-        "idempotency_keys_on_create",
-        "pagination_walked",
-        "conditional_updates",
-        "webhook_signatures_verified",
-        "webhook_stale_timestamp_rejected",
-        "webhook_duplicates_tolerated",
-        "webhook_rotation_accepted",
-        "webhook_responds_fast",
-        "rotated_key_adopted",
-        "polling_reasonable",
-    ] {
-        check(&r, id);
-    }
+    let xml = app
+        .get("/readiness?format=junit")
+        .key("northwind-admin")
+        .send()
+        .await;
+    assert_eq!(
+        xml.header("content-type"),
+        Some("application/xml; charset=utf-8")
+    );
+    let xml = xml.text();
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    assert!(!xml.contains("<failure"), "{xml}");
     assert_eq!(check(&r, "conditional_updates")["required"], false);
 }
 
@@ -232,26 +283,34 @@ async fn a_good_client_is_ready() {
 async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
     let app = frozen().await;
     let receiver = Receiver::start(false).await;
-    let grocers = company_id("Northwind Grocers");
     let rw = "northwind-readwrite";
-    let rid = |r: &crate::helpers::TestResponse| r.header("request-id").unwrap().to_string();
 
     // Asks for a bigger page instead of following the cursor.
     let first = app.get("/devices?limit=2").key(rw).send().await;
     assert_eq!(first.json()["has_more"], true);
     let bigger = app.get("/devices?limit=100").key(rw).send().await;
 
-    // Retries a failed create without a key, too soon, and faster each time.
-    fault(&app, 2).await;
-    let body = json!({"company_id": grocers, "name": "Spring", "headline": "H"});
+    // Retries a 503 with Retry-After at once, without a key.
+    fail_creates(&app, 503, Some(1), 1).await;
+    let body = crate::readiness_client::ad("Spring");
     let a = app.post("/ads").key(rw).json(&body).send().await;
     assert_eq!(a.status, 503);
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let b = app.post("/ads").key(rw).json(&body).send().await;
-    assert_eq!(b.status, 503);
-    let c = app.post("/ads").key(rw).json(&body).send().await;
-    assert_eq!(c.status, 201);
-    let ad_id = c.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(b.status, 201);
+    // Hammers four 500s in a tight loop.
+    fail_creates(&app, 500, None, 4).await;
+    let loop_answers = create_with_retries(
+        &app,
+        rw,
+        &crate::readiness_client::ad("Summer"),
+        None,
+        Backoff::Immediate,
+        &mut Rng::new(0),
+        6,
+    )
+    .await;
+    assert_eq!(loop_answers.len(), 5);
+    let ad_id = b.json()["id"].as_str().unwrap().to_string();
 
     // Overwrites without If-Match.
     let patch = app
@@ -262,13 +321,12 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
         .await;
     patch.ok();
 
-    // Forgets its credential on a request.
-    let anon = app
-        .get("/ads")
+    // Forgets its credential on a request: nobody's request, no check reads it.
+    app.get("/ads")
         .header("x-service-client-id", &key(rw).client_id)
         .send()
-        .await;
-    anon.problem(401);
+        .await
+        .problem(401);
 
     // Polls a list a webhook would announce.
     let mut polls = Vec::new();
@@ -295,9 +353,15 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
 
     // A receiver that checks nothing.
     let drills = drill_all(&app, &receiver, false).await;
-    assert_eq!(drills["bad_signature"]["verdict"], "fail");
-    assert_eq!(drills["bad_signature"]["attempts"][0]["status"], 200);
-    assert_eq!(drills["stale_timestamp"]["verdict"], "fail");
+    for kind in [
+        "bad_signature",
+        "missing_signature",
+        "stale_timestamp",
+        "future_timestamp",
+    ] {
+        assert_eq!(drills[kind]["verdict"], "fail", "{kind}");
+        assert_eq!(drills[kind]["attempts"][0]["status"], 200, "{kind}");
+    }
 
     let r = report(&app).await;
     assert_eq!(r["verdict"], "not_ready", "{r}");
@@ -309,7 +373,6 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
         .map(|c| c["id"].as_str().unwrap())
         .collect();
     let expected: HashSet<&str> = [
-        "authenticates_every_request",
         "retry_after_respected",
         "backs_off_on_5xx",
         "idempotency_keys_on_create",
@@ -325,42 +388,42 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
     for c in r["checks"].as_array().unwrap() {
         if c["status"] == "fail" {
             assert_ne!(c["advice"], "", "{c}");
-        } else {
-            assert_eq!(c["status"], "pass", "{c}");
+        } else if c["id"].as_str().unwrap().starts_with("webhook_") {
+            // The demo world's sink was never drilled here: those checks wait for it.
+            assert!(
+                c["status"] == "not_observed" || c["status"] == "pass",
+                "{c}"
+            );
         }
     }
     // Each failure names the requests (or drills) that show it.
-    assert!(evidence(&r, "authenticates_every_request").contains(&rid(&anon)));
-    let retry_after = evidence(&r, "retry_after_respected");
-    assert!(
-        retry_after.contains(&rid(&a)) && retry_after.contains(&rid(&b)),
-        "{retry_after:?}"
+    assert_eq!(
+        evidence(&r, "retry_after_respected"),
+        [rid(&a), rid(&b)].into()
     );
     let backoff = evidence(&r, "backs_off_on_5xx");
     assert!(
-        backoff.contains(&rid(&b)) && backoff.contains(&rid(&c)),
+        loop_answers.iter().all(|x| backoff.contains(&rid(x))),
         "{backoff:?}"
     );
     let idem = evidence(&r, "idempotency_keys_on_create");
-    for x in [&a, &b, &c] {
+    for x in [&a, &b] {
         assert!(idem.contains(&rid(x)), "{idem:?}");
     }
-    let pages = evidence(&r, "pagination_walked");
-    assert!(
-        pages.contains(&rid(&first)) && pages.contains(&rid(&bigger)),
-        "{pages:?}"
+    assert_eq!(
+        evidence(&r, "pagination_walked"),
+        [rid(&first), rid(&bigger)].into()
     );
     assert_eq!(evidence(&r, "conditional_updates"), [rid(&patch)].into());
     assert_eq!(
         evidence(&r, "webhook_signatures_verified"),
-        [drills["bad_signature"]["id"].as_str().unwrap().to_string()].into()
-    );
-    assert_eq!(
-        evidence(&r, "webhook_stale_timestamp_rejected"),
-        [drills["stale_timestamp"]["id"]
-            .as_str()
-            .unwrap()
-            .to_string()]
+        [
+            drills["bad_signature"]["id"].as_str().unwrap().to_string(),
+            drills["missing_signature"]["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        ]
         .into()
     );
     assert!(evidence(&r, "rotated_key_adopted").contains(&rid(&late)));
@@ -369,6 +432,11 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
         polled.len() > 10 && polled.iter().all(|p| polls.contains(p)),
         "{polled:?}"
     );
+    assert!(r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["id"] != "authenticates_every_request"));
     // Every request id of the evidence opens in the journal.
     let admin_view = app
         .get(&format!("/requests/{}", rid(&a)))
@@ -381,177 +449,4 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
         admin_view["fault"].as_str().map(|f| f.starts_with("flt_")),
         Some(true)
     );
-}
-
-/// A retry is the next create of the same operation, by the same key, with the same body: one
-/// sent with a new `Idempotency-Key` fails the check, naming both requests; a different create
-/// after a failure is not a retry, whatever its key.
-#[tokio::test]
-async fn a_retry_is_told_from_a_new_create_by_its_body() {
-    let app = frozen().await;
-    let grocers = company_id("Northwind Grocers");
-    let rw = "northwind-readwrite";
-    let create = |key: &'static str, name: &'static str| {
-        app.post("/ads")
-            .key(rw)
-            .header("idempotency-key", key)
-            .json(&json!({"company_id": grocers, "name": name, "headline": "H"}))
-            .send()
-    };
-    fault(&app, 1).await;
-    let failed = create("summer-1", "Summer").await;
-    assert_eq!(failed.status, 503);
-    let other = create("autumn-1", "Autumn").await;
-    assert_eq!(other.status, 201, "{}", other.text());
-    let r = report(&app).await;
-    assert_eq!(
-        check(&r, "idempotency_keys_on_create")["status"],
-        "pass",
-        "a different body is a new create: {r}"
-    );
-
-    let retry = create("summer-2", "Summer").await;
-    assert_eq!(retry.status, 201, "{}", retry.text());
-    let r = report(&app).await;
-    assert_eq!(check(&r, "idempotency_keys_on_create")["status"], "fail");
-    let rid = |r: &crate::helpers::TestResponse| r.header("request-id").unwrap().to_string();
-    assert_eq!(
-        evidence(&r, "idempotency_keys_on_create"),
-        HashSet::from([rid(&failed), rid(&retry)])
-    );
-}
-
-#[tokio::test]
-async fn nothing_observed_is_incomplete_and_a_key_report_is_its_own() {
-    let app = frozen().await;
-    let r = app
-        .get("/readiness")
-        .key("northwind-readonly")
-        .send()
-        .await
-        .ok();
-    assert_eq!(r["verdict"], "incomplete", "{r}");
-    assert_eq!(r["key_id"], key("northwind-readonly").key_id.as_str());
-    assert_eq!(
-        check(&r, "webhook_signatures_verified")["status"],
-        "not_observed"
-    );
-    app.get("/_sandbox/readiness")
-        .key(OP)
-        .send()
-        .await
-        .problem(422);
-    app.get("/_sandbox/readiness?account_id=acct_nope")
-        .key("northwind-admin")
-        .send()
-        .await
-        .problem(403);
-}
-
-#[tokio::test]
-async fn the_cli_prints_the_report_and_exits_by_its_verdict() {
-    let dir = std::env::temp_dir().join(format!("signage-readiness-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("signage.db");
-    let db_text = db.to_str().unwrap().to_string();
-    let account = key("northwind-admin").account_id;
-    {
-        let app = TestApp::spawn_with(|l| l.database = Some(db_text.clone())).await;
-        // A create without an idempotency key: a required check fails.
-        app.post("/ads")
-            .key("northwind-readwrite")
-            .json(&json!({"company_id": company_id("Northwind Grocers"), "name": "N", "headline": "H"}))
-            .send()
-            .await
-            .ok();
-        // A read makes the journal write what is queued.
-        app.get("/requests")
-            .key("northwind-admin")
-            .send()
-            .await
-            .ok();
-    }
-    let run = |format: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_signage"))
-            .args([
-                "readiness",
-                "--database",
-                &db_text,
-                "--account",
-                &account,
-                "--format",
-                format,
-            ])
-            .output()
-            .unwrap()
-    };
-    let json_out = run("json");
-    assert_eq!(
-        json_out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&json_out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&json_out.stdout).unwrap();
-    assert_eq!(report["verdict"], "not_ready");
-    assert_eq!(
-        check(&report, "idempotency_keys_on_create")["status"],
-        "fail"
-    );
-    let junit = run("junit");
-    assert_eq!(junit.status.code(), Some(2));
-    let xml = String::from_utf8(junit.stdout).unwrap();
-    assert!(xml.starts_with("<?xml"), "{xml}");
-    assert_eq!(
-        xml.matches("<testcase ").count(),
-        report["checks"].as_array().unwrap().len()
-    );
-    assert!(
-        xml.contains("name=\"idempotency_keys_on_create\">\n      <failure message="),
-        "{xml}"
-    );
-    assert!(xml.contains("<skipped"), "{xml}");
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_signage"))
-        .args(["readiness", "--database", &db_text, "--account", "nope"])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(1));
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A `key_id` that is no key's id is refused, on both reports, rather than grading nobody and
-/// answering a hollow verdict (schemathesis sent one and got a 200).
-#[tokio::test]
-async fn a_malformed_key_id_is_refused() {
-    let app = TestApp::spawn().await;
-    let account = key("northwind-admin").account_id;
-    for (path, who) in [
-        ("/readiness?key_id=", "northwind-admin"),
-        ("/readiness?key_id=", "northwind-readonly"),
-        (
-            &*format!("/_sandbox/readiness?account_id={account}&key_id="),
-            OP,
-        ),
-    ] {
-        for bad in [
-            "%5BFiltered%5D",
-            "key_",
-            "sgn_test_abc",
-            "key_a-b",
-            "usr_%C3%A9",
-        ] {
-            let r = app.get(&format!("{path}{bad}")).key(who).send().await;
-            let p = r.problem(422);
-            assert_eq!(p["errors"][0]["field"], "key_id", "{path}{bad}: {p}");
-        }
-    }
-    let fine = app
-        .get(&format!(
-            "/_sandbox/readiness?account_id={account}&key_id=key_abc123"
-        ))
-        .key(OP)
-        .send()
-        .await;
-    assert_eq!(fine.status, 200);
 }

@@ -43,7 +43,17 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
             .replace("/webhooks/{id}", &format!("/webhooks/{webhook}"));
         assert!(!path.contains('{'), "{path}: no fixture id for this path");
         let Some(kind) = route.cursor else {
-            // The audit log has integer ids and its own numeric cursor.
+            // The audit log has integer ids and its own numeric cursor; it binds its filters too.
+            assert_cursor_binds_filters(
+                &app,
+                &path,
+                if path.starts_with("/_sandbox/") {
+                    "sandbox-operator"
+                } else {
+                    "northwind-admin"
+                },
+            )
+            .await;
             assert!(
                 [
                     "/audit-log",
@@ -74,10 +84,10 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
             .clone();
         assert_eq!(
             documented,
-            format!("^{prefix}_[0-9A-Za-z]{{1,64}}$"),
+            format!("^{prefix}_[0-9A-Za-z]{{1,64}}(\\.[0-9A-Za-z]{{8}})?$"),
             "{path}"
         );
-        assert_eq!(cursor.schema, kind.schema());
+        assert_eq!(cursor.schema, kind.cursor_schema());
         let other = if prefix == "dev" { "ad" } else { "dev" };
         for bad in [
             "garbage".to_string(),
@@ -117,7 +127,11 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
             .await
             .ok();
         if let Some(next) = page["next_cursor"].as_str() {
-            assert!(signage::ids::is_valid(kind, next), "{path}: {next}");
+            let (id, tag) = next
+                .split_once('.')
+                .expect("a next_cursor carries its filters' tag");
+            assert!(signage::ids::is_valid(kind, id), "{path}: {next}");
+            assert_eq!(tag.len(), 8, "{path}: {next}");
             let r = app
                 .get(&format!("{path}?limit=1&cursor={next}"))
                 .key(who)
@@ -125,6 +139,7 @@ async fn every_list_refuses_a_cursor_that_is_not_an_id_of_its_kind() {
                 .await;
             assert_eq!(r.status, 200, "{path}: {}", r.text());
         }
+        assert_cursor_binds_filters(&app, &path, who).await;
         checked += 1;
     }
     assert!(checked >= 15, "only {checked} lists checked");
@@ -1005,4 +1020,47 @@ async fn private_webhook_targets_can_be_refused() {
         let r = create_webhook(&app, url).await;
         assert_eq!(r.status, 201, "{url}: {}", r.text());
     }
+}
+
+/// A list's `next_cursor` is refused (400 `cursor_mismatch`) with other filters than its page's:
+/// here its tag is changed, as a client that rebuilt the query differently would change it.
+async fn assert_cursor_binds_filters(app: &TestApp, path: &str, who: &str) {
+    let page = app
+        .get(&format!("{path}?limit=1"))
+        .key(who)
+        .send()
+        .await
+        .ok();
+    let Some(next) = page["next_cursor"].as_str() else {
+        return;
+    };
+    let (bound, tag) = next.rsplit_once('.').expect("a tagged cursor");
+    let flipped: String = tag
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == 0 {
+                if c == 'a' {
+                    'b'
+                } else {
+                    'a'
+                }
+            } else {
+                c
+            }
+        })
+        .collect();
+    let r = app
+        .get(&format!("{path}?limit=1&cursor={bound}.{flipped}"))
+        .key(who)
+        .send()
+        .await;
+    assert_eq!(r.problem(400)["code"], "cursor_mismatch", "{path}");
+    // A changed `limit` is not another filter.
+    let r = app
+        .get(&format!("{path}?limit=2&cursor={next}"))
+        .key(who)
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{path}: {}", r.text());
 }

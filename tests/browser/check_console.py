@@ -248,6 +248,8 @@ def run(base, results):
 def player(page, base, writer, screen, grocers, results):
     """The player as a screen: sign-in box hidden, ads rotating, a video playing, its QR code
     readable by a phone's decoder and counted when followed."""
+    # A journal mark: what the player (and this check's own reads) send from here on.
+    mark = writer.call("GET", "/requests/mark")[1]["after"]
     resp = page.goto(f"{base}/player/{screen['id']}?slot=3")
     check("player is served with the same CSP", "script-src 'self'" in resp.headers.get("content-security-policy", ""))
     check("the player starts and heartbeats", wait_until(page, "Number(document.body.dataset.heartbeats || 0) >= 1", 15),
@@ -295,6 +297,17 @@ def player(page, base, writer, screen, grocers, results):
     check("the player reports plays", wait_until(page, "Number(document.body.dataset.playbacks || 0) >= 1", 10))
     status, plays = writer.call("GET", f"/devices/{screen['id']}/playbacks?source=player&limit=50")
     check("the player reported proof-of-play (checked over REST)", status == 200 and len(plays["data"]) >= 1, str(plays)[:300])
+    # The product passes its own report: every play posted with its own Idempotency-Key, and the
+    # player's traffic (a playlist read every 10 s, not at every ad) fails no readiness check.
+    status, posted = writer.call("GET", f"/requests?operation_id=recordDevicePlayback&after={mark}&limit=100")
+    posted = posted["data"] if status == 200 else []
+    keys = [p["idempotency_key"] for p in posted]
+    check("the player's proof-of-play posts each carry their own Idempotency-Key (journal)",
+          bool(posted) and all(keys) and len(set(keys)) == len(keys), str(posted)[:300])
+    status, ready = writer.call("GET", f"/readiness?after={mark}")
+    failed = [c["id"] for c in ready["checks"] if c["status"] == "fail"] if status == 200 else ["no report"]
+    check("with the player running, its key's readiness is not red because of the product",
+          status == 200 and ready["verdict"] != "not_ready" and not failed, f"{ready.get('verdict')} {failed}")
     page.screenshot(path=str(results / f"player-{WIDE}.png"))
     axe_check(page, f"player at {WIDE} px")
     if qr_ok:

@@ -10,6 +10,7 @@ mod tool;
 
 pub use param::{
     cursor_param, one_of_param, param, Param, ParamSchema, QueryParam, Schema, LIMIT_PARAM,
+    NUMERIC_CURSOR_SCHEMA,
 };
 pub use route::{Exec, HandlerFn, RequestBody, Route};
 pub use tool::{Change, Tool, Withheld};

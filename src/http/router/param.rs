@@ -67,15 +67,20 @@ pub const LIMIT_PARAM: Param = param(
     "How many items to return in this page, 1–100 (default 20).",
 );
 
-/// The cursor of a list of `kind`: an id of that kind, and nothing else (see
+/// The cursor of a list of `kind`: a page's `next_cursor`, or an id of that kind (see
 /// [`Route::paged_by`](super::Route::paged_by)).
 pub const fn cursor_param(kind: Kind) -> Param {
     param(
         "cursor",
-        kind.schema(),
-        "The `next_cursor` of the previous page (the id of its last item): the page continues after it.",
+        kind.cursor_schema(),
+        "The `next_cursor` of the previous page: the page continues after its last item. It holds the page's filters: sent with other filters (other query parameters than `limit`, or another path), it is refused with 400 `cursor_mismatch`. An id of the listed kind is also taken, as a bound without filters.",
     )
 }
+
+/// The schema of a numeric list's cursor (the journal's, the audit log's): a page's `next_cursor`
+/// (a number, `.` and the tag of the page's filters) or a bare number.
+pub const NUMERIC_CURSOR_SCHEMA: &str =
+    r#"{"type":"string","pattern":"^[0-9]{1,18}(\\.[0-9A-Za-z]{8})?$"}"#;
 
 /// A parsed JSON Schema. It serializes as the schema, and compares equal to a JSON text of the
 /// same value (`schema == kind.schema()`), whatever its spacing or key order.

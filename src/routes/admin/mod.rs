@@ -112,8 +112,8 @@ pub fn routes() -> Vec<Route> {
                 LIMIT_PARAM,
                 param(
                     "cursor",
-                    r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#,
-                    "The `next_cursor` of the previous page.",
+                    crate::http::router::NUMERIC_CURSOR_SCHEMA,
+                    "The `next_cursor` of the previous page (an entry id and the tag of the page's filters).",
                 ),
             ])
             .ok("AuditEntryList"),

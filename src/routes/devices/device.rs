@@ -180,7 +180,9 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let has_more = ids.len() > limit;
     let last = ids[..limit].last().map(String::as_str);
-    Ok(Response::page_written(page_out.finish(has_more, last)))
+    Ok(Response::page_written(
+        page_out.finish(has_more, last, &page.tag),
+    ))
 }
 
 #[derive(Deserialize)]

@@ -94,6 +94,7 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("ApiKeyCreateScopes", "The scopes a key can hold: `<area>:read`, `<area>:write` and `admin`."),
     ("PromotionsActive", "`true`: only promotions running now; `false`: only the others."),
     ("PromotionsFormat", "The image format of a QR code."),
+    ("JournalFormat", "How a readiness report is answered: `json` (the default) or `junit` (JUnit XML, one test case per check)."),
     ("SandboxClockMode", "`system`: the clock follows the system time; `frozen`: it moves only when advanced."),
     // The request journal, the webhook drills and the readiness report (`crate::sandbox`).
     ("RequestEntryList", "A page of journal entries, newest first."),

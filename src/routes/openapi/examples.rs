@@ -153,6 +153,11 @@ const HAND: &[(&str, &str)] = &[
     ),
     // The request journal's filters and a drill's answers (a fresh sandbox has none).
     ("idempotency_key", r#""order-7""#),
+    (
+        "test_name",
+        r#""tests/test_orders.py::test_retries_with_one_key""#,
+    ),
+    ("duplicate", "false"),
     ("tool", r#""list_devices""#),
     ("since", r#""2026-03-02T09:00:00Z""#),
     ("until", r#""2026-03-02T10:00:00Z""#),

@@ -41,6 +41,8 @@ pub(super) fn list(_ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let all = crate::http::ctx::PageRequest {
         limit: u32::try_from(data.len()).unwrap_or(u32::MAX),
         before: None,
+        // One page holds them all: no cursor is ever given.
+        tag: String::new(),
     };
     Ok(Response::page(data, &all))
 }

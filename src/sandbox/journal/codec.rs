@@ -5,7 +5,9 @@
 //! count allocates nothing per entry.
 
 /// The segment layout's version, the first byte of every segment.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
+/// The second layout (18 texts: no path, shape or test name): still read, no longer written.
+pub const VERSION_2: u8 = 2;
 /// The first layout (every text written out in full): still read, no longer written.
 const VERSION_1: u8 = 1;
 
@@ -37,12 +39,21 @@ pub struct Fields<'a> {
     pub tool: Option<&'a str>,
     pub credentials: &'a str,
     pub if_match: bool,
+    /// `If-Match: *`.
+    pub if_match_any: bool,
     pub query: Option<&'a str>,
     pub body: Option<&'a str>,
     pub body_truncated: bool,
     pub body_bytes: i64,
     pub problem: Option<&'a str>,
     pub next_cursor: Option<&'a str>,
+    /// The path as requested, redacted.
+    pub path: Option<&'a str>,
+    /// A digest of what the request asked for (method, path, query, body with its timestamps set
+    /// aside): equal for a retry and the request it retries ([`super::shape`]).
+    pub shape: Option<&'a str>,
+    /// The `Signage-Test-Name` the request carried.
+    pub test_name: Option<&'a str>,
 }
 
 /// A segment that does not decode: a damaged or foreign file.
@@ -79,11 +90,15 @@ fn put_str(out: &mut Vec<u8>, s: &str) -> std::ops::Range<usize> {
 }
 
 /// The entry's texts, in the order of the `present` and `same` bitmaps of the current layout: the
-/// first four are always there.
-const TEXTS: usize = 18;
+/// first four are always there. The second layout has the first [`TEXTS_V2`].
+const TEXTS: usize = 21;
+const TEXTS_V2: usize = 18;
 const REQUIRED: u32 = 0b1111;
+
 /// The bit after the texts' in `present`: a `Retry-After` follows.
-const RETRY_AFTER: u32 = 1 << TEXTS;
+fn retry_after_bit(texts: usize) -> u32 {
+    1 << texts
+}
 
 fn texts<'a>(f: &Fields<'a>) -> [Option<&'a str>; TEXTS] {
     [
@@ -106,11 +121,14 @@ fn texts<'a>(f: &Fields<'a>) -> [Option<&'a str>; TEXTS] {
         None,
         f.problem,
         f.next_cursor,
+        f.path,
+        f.shape,
+        f.test_name,
     ]
 }
 
 fn set_texts<'a>(f: &mut Fields<'a>, texts: [Option<&'a str>; TEXTS]) -> Result<(), Malformed> {
-    let [method, request_id, via, credentials, company_id, key_id, client_id, route, operation_id, problem_code, idempotency_key, fault, tool, query, body, _body_hash, problem, next_cursor] =
+    let [method, request_id, via, credentials, company_id, key_id, client_id, route, operation_id, problem_code, idempotency_key, fault, tool, query, body, _body_hash, problem, next_cursor, path, shape, test_name] =
         texts;
     f.method = method.ok_or(Malformed)?;
     f.request_id = request_id.ok_or(Malformed)?;
@@ -129,6 +147,9 @@ fn set_texts<'a>(f: &mut Fields<'a>, texts: [Option<&'a str>; TEXTS]) -> Result<
     f.body = body;
     f.problem = problem;
     f.next_cursor = next_cursor;
+    f.path = path;
+    f.shape = shape;
+    f.test_name = test_name;
     Ok(())
 }
 
@@ -138,6 +159,7 @@ const LIST: u8 = 1 << 1;
 const REPLAYED: u8 = 1 << 2;
 const IF_MATCH: u8 = 1 << 3;
 const TRUNCATED: u8 = 1 << 4;
+const IF_MATCH_ANY: u8 = 1 << 5;
 
 fn flags(f: &Fields<'_>) -> u8 {
     let bit = |on: bool, flag: u8| if on { flag } else { 0 };
@@ -146,6 +168,7 @@ fn flags(f: &Fields<'_>) -> u8 {
         | bit(f.replayed, REPLAYED)
         | bit(f.if_match, IF_MATCH)
         | bit(f.body_truncated, TRUNCATED)
+        | bit(f.if_match_any, IF_MATCH_ANY)
 }
 
 /// Builds one segment. An entry is written against the one before it: a text equal to the
@@ -202,7 +225,7 @@ impl Encoder {
             }
         }
         if f.retry_after.is_some() {
-            present |= RETRY_AFTER;
+            present |= retry_after_bit(TEXTS);
         }
         let out = &mut self.data;
         put_varint(out, u64::from(present));
@@ -269,7 +292,7 @@ impl<'a> Decoder<'a> {
         account_id: Option<&'a str>,
     ) -> Result<Decoder<'a>, Malformed> {
         match data.first() {
-            Some(&version @ (VERSION | VERSION_1)) => Ok(Decoder {
+            Some(&version @ (VERSION | VERSION_2 | VERSION_1)) => Ok(Decoder {
                 bytes: data,
                 at: 1,
                 version,
@@ -327,15 +350,21 @@ impl<'a> Decoder<'a> {
             replayed: flags & REPLAYED != 0,
             if_match: flags & IF_MATCH != 0,
             body_truncated: flags & TRUNCATED != 0,
+            if_match_any: flags & IF_MATCH_ANY != 0,
             ..f
         }
     }
 
     fn entry(&mut self) -> Result<Fields<'a>, Malformed> {
+        let texts = if self.version == VERSION_2 {
+            TEXTS_V2
+        } else {
+            TEXTS
+        };
         let present = self.bitmap()?;
         let same = self.bitmap()?;
         let flags = self.byte()?;
-        if present & REQUIRED != REQUIRED || same & !present != 0 || present >> (TEXTS + 1) != 0 {
+        if present & REQUIRED != REQUIRED || same & !present != 0 || present >> (texts + 1) != 0 {
             return Err(Malformed);
         }
         self.seq = self.seq.wrapping_add(self.signed()?);
@@ -351,10 +380,10 @@ impl<'a> Decoder<'a> {
             status: u16::try_from(self.varint()?).map_err(|_| Malformed)?,
             ..Fields::default()
         };
-        if present & RETRY_AFTER != 0 {
+        if present & retry_after_bit(texts) != 0 {
             f.retry_after = Some(u32::try_from(self.varint()?).map_err(|_| Malformed)?);
         }
-        for i in 0..TEXTS {
+        for i in 0..texts {
             let bit = 1 << i;
             self.texts[i] = if present & bit == 0 {
                 None
@@ -496,6 +525,17 @@ mod tests {
             body_bytes: 9000,
             problem: Some("{\"status\":503}"),
             next_cursor: Some("ad_9"),
+            ..Fields::default()
+        }
+    }
+
+    fn with_v3(f: Fields<'static>) -> Fields<'static> {
+        Fields {
+            if_match_any: true,
+            path: Some("/ads"),
+            shape: Some("0123456789abcdef"),
+            test_name: Some("tests/test_x.py::test_y"),
+            ..f
         }
     }
 
@@ -529,7 +569,7 @@ mod tests {
             fault: None,
             ..full()
         };
-        let entries = [full(), bare(), retried, retried, full()];
+        let entries = [with_v3(full()), bare(), retried, with_v3(retried), full()];
         let mut segment = Encoder::new(42);
         for f in &entries {
             segment.push(f);
@@ -555,9 +595,10 @@ mod tests {
         segment.push(&first);
         let alone = segment.bytes().len();
         segment.push(&next);
-        // The second entry: bitmaps, flags, five numbers, the status, Retry-After, "req_9".
+        // The second entry: bitmaps (the Retry-After bit past the 21 texts makes them 4 bytes
+        // each), flags, five numbers, the status, Retry-After, "req_9".
         let second = segment.bytes().len() - alone;
-        assert!(second <= 24, "second entry took {second} bytes");
+        assert!(second <= 26, "second entry took {second} bytes");
         assert_eq!(decode(segment.bytes(), 42)[1].route, Some("/ads"));
     }
 
@@ -579,6 +620,18 @@ mod tests {
         let back = decode(&bytes, 40);
         assert_eq!(format!("{:?}", back[0]), format!("{:?}", full()));
         assert_eq!(format!("{:?}", back[1]), format!("{:?}", bare()));
+    }
+
+    #[test]
+    fn the_second_layout_still_reads() {
+        // Without the third layout's texts and Retry-After, an entry is laid out alike in both:
+        // only the version byte differs.
+        let mut segment = Encoder::new(44);
+        segment.push(&bare());
+        let mut v2 = segment.bytes().to_vec();
+        v2[0] = VERSION_2;
+        let back = decode(&v2, 44);
+        assert_eq!(format!("{:?}", back[0]), format!("{:?}", bare()));
     }
 
     #[test]

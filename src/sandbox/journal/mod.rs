@@ -14,7 +14,9 @@
 mod codec;
 pub mod record;
 pub mod routes;
+pub mod scrub;
 pub mod store;
+mod upgrade;
 
 use crate::http::observe::{Observation, Observer};
 use rusqlite::Connection;
@@ -44,6 +46,8 @@ struct Inner {
     max_entries: i64,
     max_age_ms: i64,
     dropped: std::sync::atomic::AtomicU64,
+    /// The MCP catalogue's tool names: any other name a client called is not kept.
+    tools: std::sync::OnceLock<std::collections::HashSet<&'static str>>,
 }
 
 struct Store {
@@ -88,6 +92,7 @@ impl Journal {
                 .unwrap_or(i64::MAX / 1000)
                 .saturating_mul(1000),
             dropped: Default::default(),
+            tools: Default::default(),
         });
         let weak = Arc::downgrade(&inner);
         std::thread::Builder::new()
@@ -118,14 +123,34 @@ impl Journal {
         f(&store.conn)
     }
 
+    /// Names the tools an MCP client may call (the catalogue's); set once, at start-up.
+    pub fn know_tools(&self, names: impl IntoIterator<Item = &'static str>) {
+        let _ = self.inner.tools.set(names.into_iter().collect());
+    }
+
+    /// The sequence number of the newest entry written so far, everything queued first: entries
+    /// of later requests have greater numbers (a test's mark, `after`).
+    pub fn mark(&self) -> i64 {
+        let mut store = lock(&self.inner.store);
+        self.inner.stage(&mut store);
+        store.writer.last_seq()
+    }
+
     /// The oldest wall time an entry may have and still be shown (the age limit).
     pub fn not_before_wall_ms(&self) -> i64 {
         crate::http::observe::wall_millis().saturating_sub(self.inner.max_age_ms)
     }
 }
 
+/// The operation a harness takes its mark with: not journaled, so the mark it answers is the
+/// last entry before the test's own requests and nothing the harness does counts in them.
+const MARK_OPERATION: &str = "getRequestMark";
+
 impl Observer for Journal {
     fn observe(&self, observation: Observation) {
+        if observation.operation_id == Some(MARK_OPERATION) {
+            return;
+        }
         let mut queue = lock(&self.inner.queue);
         if queue.len() >= QUEUE_MAX {
             self.inner
@@ -155,7 +180,9 @@ impl Inner {
             if store.writer.held().0 == 0 {
                 store.held_since = Instant::now();
             }
-            let rows = store.spare.drain(..).map(record::Row::from);
+            let tools = self.tools.get();
+            let known = |t: &str| tools.is_some_and(|names| names.contains(t));
+            let rows = store.spare.drain(..).map(|o| record::Row::from(o, &known));
             store.writer.stage(rows, self.max_entries);
         }
         let dropped = self.dropped.swap(0, std::sync::atomic::Ordering::Relaxed);

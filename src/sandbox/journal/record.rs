@@ -1,18 +1,38 @@
 //! An observation made fit to keep: its query and body passed through the same redactor as MCP
-//! output ([`crate::redact`]) and capped, its problem body redacted. Runs on the journal's writer
-//! thread, never on the request's.
+//! output ([`crate::redact`]) and the journal's own rules ([`scrub`]: names, URL credentials) and
+//! capped, its problem body redacted, its `Idempotency-Key` kept as a digest only, its shape
+//! computed. A request that belongs to no account (it did not authenticate) keeps no copy of
+//! anything it sent: its entry is a few dozen bytes. Runs on the journal's writer thread, never on
+//! the request's.
 
 use super::codec::Fields;
+use super::scrub;
 use crate::http::observe::{cut, Observation};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Bytes of a query, body or problem copy kept; a longer one is cut and marked.
 pub const CAP_BYTES: usize = 8 * 1024;
+
+/// Bytes of a kept path or test name.
+const PATH_CAP: usize = 512;
+const TEST_NAME_CAP: usize = 200;
+
+/// Operations whose body carries a credential as data (a login's username and password): never
+/// copied, whatever their members are called (a password typed into the username field).
+const CREDENTIAL_BODIES: &[&str] = &["login"];
 
 /// A journal row before it has a sequence number.
 pub struct Row {
     pub o: Observation,
     pub problem_code: Option<String>,
+    pub path: Option<String>,
+    pub shape: Option<String>,
+    pub test_name: Option<String>,
+    /// `sha256:…` of the `Idempotency-Key`.
+    pub idempotency_key: Option<String>,
+    /// The MCP tool, when it is one of the catalogue's.
+    pub tool: Option<String>,
     pub query: Option<String>,
     /// The redacted body (JSON text), or its first [`CAP_BYTES`] when `body_truncated`.
     pub body: Option<String>,
@@ -35,38 +55,68 @@ fn is_json(media_type: Option<&str>) -> bool {
 
 /// The query string as a redacted JSON object, written straight from its pairs (no
 /// `serde_json::Value` built and dropped per request): each name as it was sent, in order, and
-/// its value, or `[REDACTED]` under a secret name, or scrubbed of secret-shaped parts; what
-/// [`crate::redact::redact_value`] would make of the same object. A query the router refuses
-/// (not percent-encoded UTF-8, a name given twice) shows only that it was there.
-fn query_copy(query: &str) -> Option<String> {
+/// its value, or `[REDACTED]` under a secret name, or scrubbed of secret-shaped parts; a name that
+/// holds a secret itself is replaced too ([`scrub::query_pair`]). A query the router refuses (not
+/// percent-encoded UTF-8, a name given twice) shows only that it was there. Also the pairs as
+/// kept, for the request's shape.
+/// A query parameter as kept: its name and value, redacted.
+type Kept<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+fn query_copy(query: &str) -> (Option<String>, Vec<Kept<'_>>) {
     if query.is_empty() {
-        return None;
+        return (None, Vec::new());
     }
     // Names and values without escapes are slices of the query itself: nothing is allocated.
     let Ok(pairs) = crate::http::query::pairs(query) else {
-        return Some(r#"{"_undecodable":true}"#.to_string());
+        return (
+            Some(r#"{"_undecodable":true}"#.to_string()),
+            vec![(Cow::Borrowed("_undecodable"), Cow::Borrowed(""))],
+        );
     };
+    let mut hidden = 0;
+    let kept: Vec<Kept<'_>> = pairs
+        .into_iter()
+        .map(|(name, value)| {
+            let (n, v) = match (name, value) {
+                (Cow::Borrowed(n), Cow::Borrowed(v)) => scrub::query_pair(n, v),
+                (n, v) => {
+                    let (n2, v2) = scrub::query_pair(&n, &v);
+                    (Cow::Owned(n2.into_owned()), Cow::Owned(v2.into_owned()))
+                }
+            };
+            // Names that held a secret stay distinct, as in a redacted JSON object.
+            if n == crate::redact::REDACTED {
+                hidden += 1;
+                if hidden > 1 {
+                    return (
+                        Cow::Owned(format!("{}#{hidden}", crate::redact::REDACTED)),
+                        v,
+                    );
+                }
+            }
+            (n, v)
+        })
+        .collect();
     let mut out = Vec::with_capacity(query.len() + 8);
     out.push(b'{');
-    for (name, value) in &pairs {
+    for (name, value) in &kept {
         if out.len() > 1 {
             out.push(b',');
         }
         json_string(&mut out, name);
         out.push(b':');
-        if crate::redact::is_secret_field(name) {
-            json_string(&mut out, crate::redact::REDACTED);
-        } else {
-            json_string(&mut out, &crate::redact::redact_str(value));
-        }
+        json_string(&mut out, value);
     }
     out.push(b'}');
-    let text = String::from_utf8(out).ok()?;
-    Some(if text.len() > CAP_BYTES {
-        r#"{"_truncated":true}"#.to_string()
-    } else {
-        text
-    })
+    let text = String::from_utf8(out).ok();
+    let text = text.map(|t| {
+        if t.len() > CAP_BYTES {
+            r#"{"_truncated":true}"#.to_string()
+        } else {
+            t
+        }
+    });
+    (text, kept)
 }
 
 /// `s` as a JSON string, escaped as `serde_json` escapes it.
@@ -87,40 +137,93 @@ fn problem_code(problem: &Value) -> Option<String> {
 }
 
 impl Row {
-    pub fn from(o: Observation) -> Row {
-        let query = query_copy(&o.query);
+    /// `known_tool` tells a catalogue tool's name from anything else a client called.
+    pub fn from(o: Observation, known_tool: &dyn Fn(&str) -> bool) -> Row {
+        // What the client sent, an upload streamed to disk included.
         let body_bytes = o.body_sent;
+        let problem_value = (o.status >= 400 && !o.response.is_empty())
+            .then(|| serde_json::from_slice::<Value>(&o.response).ok())
+            .flatten();
+        if o.account_id.is_none() {
+            // Nobody's request: what it sent is kept by size only, and its problem by code.
+            let code = problem_value.as_ref().and_then(problem_code);
+            return Row {
+                problem_code: code.map(|c| cut(&scrub::text(&c), 64).to_string()),
+                path: None,
+                shape: None,
+                test_name: None,
+                idempotency_key: None,
+                tool: None,
+                query: None,
+                body: None,
+                body_truncated: false,
+                body_bytes,
+                problem: None,
+                o,
+            };
+        }
+        let (query, pairs) = query_copy(&o.query);
+        let path = cut(&scrub::text(&o.path), PATH_CAP).to_string();
+        let credential_body = o
+            .operation_id
+            .is_some_and(|op| CREDENTIAL_BODIES.contains(&op));
         let (mut body, mut body_truncated) = (None, false);
-        if !o.body.is_empty() && is_json(o.body_type.as_deref()) {
+        let mut parsed = None;
+        if !o.body.is_empty() && is_json(o.body_type.as_deref()) && !credential_body {
             if &o.body[..] == b"{}" {
                 // A tool called with no arguments: nothing to parse or redact.
                 body = Some("{}".to_string());
+                parsed = Some(Value::Object(Default::default()));
             } else if let Ok(mut v) = serde_json::from_slice::<Value>(&o.body) {
-                crate::redact::redact_value(&mut v);
+                scrub::value(&mut v);
                 let text = v.to_string();
                 body_truncated = text.len() > CAP_BYTES;
                 body = Some(cut(&text, CAP_BYTES).to_string());
+                parsed = Some(v);
             }
         }
+        let shape_body = match &parsed {
+            Some(v) => scrub::Body::Json(v),
+            None if o.body.is_empty() => scrub::Body::None,
+            None => scrub::Body::Opaque(o.body.len()),
+        };
+        let shape = scrub::shape(o.method.as_str(), &path, &pairs, shape_body);
         let (mut problem, mut code) = (None, None);
-        if o.status >= 400 && !o.response.is_empty() {
-            if let Ok(mut v) = serde_json::from_slice::<Value>(&o.response) {
-                crate::redact::redact_value(&mut v);
-                code = problem_code(&v);
-                let text = v.to_string();
-                if text.len() <= CAP_BYTES {
-                    problem = Some(text);
-                }
+        if let Some(mut v) = problem_value {
+            scrub::value(&mut v);
+            code = problem_code(&v);
+            let text = v.to_string();
+            if text.len() <= CAP_BYTES {
+                problem = Some(text);
             }
         }
+        let tool = o.tool.as_deref().map(|t| {
+            if known_tool(t) {
+                t.to_string()
+            } else {
+                // Whatever a client sent as a tool name is not a name to keep.
+                crate::redact::REDACTED.to_string()
+            }
+        });
         Row {
-            o,
             problem_code: code,
+            path: Some(path),
+            shape: Some(shape),
+            test_name: o
+                .test_name
+                .as_deref()
+                .map(|t| cut(&scrub::text(t), TEST_NAME_CAP).to_string()),
+            idempotency_key: o
+                .idempotency_key
+                .as_deref()
+                .map(crate::http::idempotency::digest),
+            tool,
             query,
             body,
             body_truncated,
             body_bytes,
             problem,
+            o,
         }
     }
 }
@@ -146,20 +249,24 @@ impl Row {
             status: o.status,
             problem_code: self.problem_code.as_deref(),
             request_id: &o.request_id,
-            idempotency_key: o.idempotency_key.as_deref(),
+            idempotency_key: self.idempotency_key.as_deref(),
             replayed: o.replayed,
             fault: o.fault.as_deref(),
             retry_after: o.retry_after,
             via: o.via,
-            tool: o.tool.as_deref(),
+            tool: self.tool.as_deref(),
             credentials: o.credentials,
             if_match: o.if_match,
+            if_match_any: o.if_match_any,
             query: self.query.as_deref(),
             body: self.body.as_deref(),
             body_truncated: self.body_truncated,
             body_bytes: i64::try_from(self.body_bytes).unwrap_or(i64::MAX),
             problem: self.problem.as_deref(),
             next_cursor: o.next_cursor.as_deref(),
+            path: self.path.as_deref(),
+            shape: self.shape.as_deref(),
+            test_name: self.test_name.as_deref(),
         }
     }
 }
@@ -186,7 +293,7 @@ mod tests {
             }
         }
         let mut v = Value::Object(map);
-        crate::redact::redact_value(&mut v);
+        scrub::value(&mut v);
         Some(v.to_string())
     }
 
@@ -210,15 +317,18 @@ mod tests {
             "x=1&&y=2&x",
             "flag&flag=",
             "k=a=b",
+            "sgn_test_fwJ6Gr6KLbkW37oC_abcdefghijklmnopqrstuvwxyz012345=1&limit=5",
+            "sgn_test_fwJ6Gr6KLbkW37oC_abcdefghijklmnopqrstuvwxyz012345=1&sgn_test_fwJ6Gr6KLbkW37oC_abcdefghijklmnopqrstuvwxyz0123ab=2",
+            "url=https%3A%2F%2Fuser%3Apw%40host%2Fx&https://u:p@h=1",
         ];
         for q in queries {
-            assert_eq!(query_copy(q), query_copy_by_value(q), "query {q:?}");
+            assert_eq!(query_copy(q).0, query_copy_by_value(q), "query {q:?}");
         }
     }
 
     #[test]
     fn query_values_are_redacted() {
-        let q = query_copy("api_key=sgn_test_abc_def&limit=5").unwrap();
+        let q = query_copy("api_key=sgn_test_abc_def&limit=5").0.unwrap();
         assert!(!q.contains("sgn_test_abc_def"), "{q}");
         assert!(q.contains(r#""limit":"5""#));
     }

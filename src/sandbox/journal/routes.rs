@@ -14,15 +14,17 @@ use std::sync::Arc;
 
 const CURSOR: Param = param(
     "cursor",
-    r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#,
-    "The `next_cursor` of the previous page (a sequence number).",
+    crate::http::router::NUMERIC_CURSOR_SCHEMA,
+    "The `next_cursor` of the previous page (a sequence number and the tag of the page's filters): sent with other filters it is refused with 400 `cursor_mismatch`.",
 );
 
 const FILTERS: &[Param] = &[
     param("operation_id", r#"{"type":"string","maxLength":100}"#, "Only requests of this operation (an `operationId` of /openapi.json)."),
     param("key_id", r#"{"type":"string","maxLength":100}"#, "Only requests made with this API key (`key_…`) or login (`usr_…`)."),
     param("status", r#"{"type":"string","pattern":"^[1-5]([0-9]{2}|xx)$"}"#, "Only answers with this status (`503`) or class (`5xx`)."),
-    param("idempotency_key", r#"{"type":"string","maxLength":255}"#, "Only requests that sent this `Idempotency-Key`."),
+    param("idempotency_key", r#"{"type":"string","maxLength":255}"#, "Only requests that sent this `Idempotency-Key` (matched by its digest: the journal keeps no key)."),
+    param("after", r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#, "Only entries written after this mark: the `after` of `GET /requests/mark` taken when a test began (or any entry's `id`)."),
+    param("test_name", r#"{"type":"string","maxLength":200}"#, "Only requests that carried this `Signage-Test-Name` header (a test harness's tag)."),
     param("via", r#"{"type":"string","enum":["rest","mcp"]}"#, "Only REST requests, or only MCP tool calls."),
     param("tool", r#"{"type":"string","maxLength":100}"#, "Only calls of this MCP tool."),
     param("faulted", r#"{"type":"string","enum":["true","false"]}"#, "Only requests an injected fault answered or delayed (`true`), or none did (`false`)."),
@@ -49,6 +51,11 @@ pub fn routes() -> Vec<Route> {
             .describe("Every REST request and MCP tool call, newest first: sandbox time, method, route and `operation_id`, status and problem code, duration, key and client ids, `Request-Id`, `Idempotency-Key` (and whether it was replayed), the injected fault, `via` (`rest`/`mcp`, with the tool), and a redacted copy of the query and JSON body (8 KiB at most, `body_truncated` when cut). An `admin` key sees its account's entries (a company-scoped admin, its company's); any other credential sees its own. Kept per account: the newest `sandbox.journal_max_entries`, none older than `sandbox.journal_max_age_secs`. `count=true` answers how many match. The journal lives outside the snapshots: a restore never rewinds it.")
             .query(&list_params)
             .ok("RequestEntryListOrCount"),
+        Route::get("/requests/mark", "getRequestMark", Action::Authenticated, mark)
+            .tag("journal")
+            .summary("A mark in the request journal: entries written from now on come after it.")
+            .describe("The sequence number of the newest journal entry, everything already sent counted. Take it when a test begins and pass it as `after` to `GET /requests`, `GET /_sandbox/requests` or the readiness reports: they then count only what came later, so assertions are scoped to one test although the journal outlives every snapshot restore. Cheap: no entry is read.")
+            .ok("RequestMark"),
         Route::get("/requests/failures", "listRecentFailures", Action::Authenticated, failures)
             .tag("journal")
             .summary("The most recent failed requests (status 400 and above) of this very credential.")
@@ -102,9 +109,12 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "problem_code":{"type":["string","null"],"description":"The problem's `code` (or the last segment of its `type`)."},
             "duration_ms":{"type":["number","null"],"description":"Server time spent on the request; null in a seeded sandbox, whose answers must not depend on timing."},
             "credentials":{"type":"string","enum":["none","api_key","bearer"],"description":"Which kind of credential was presented (never its value)."},
-            "idempotency_key":{"type":["string","null"],"description":"The `Idempotency-Key` the request sent."},
+            "idempotency_key":{"type":["string","null"],"description":"`sha256:` and 32 hex digits: a digest of the `Idempotency-Key` the request sent (the key itself is never kept). Filter with the key: `idempotency_key=`."},
             "idempotent_replayed":{"type":"boolean","description":"The answer replayed the first answer to that `Idempotency-Key`."},
             "if_match":{"type":"boolean","description":"The request sent `If-Match`."},
+            "if_match_wildcard":{"type":"boolean","description":"The `If-Match` was `*` (any version): no condition on what the client read."},
+            "path":{"type":["string","null"],"description":"The path as requested (`/devices/dev_…/ads`), redacted; null for a request of no account."},
+            "test_name":{"type":["string","null"],"description":"The `Signage-Test-Name` header the request carried, if any."},
             "fault":{"type":["string","null"],"description":"The injected fault that answered or delayed it: a rule id, or `prefer`."},
             "retry_after":{"type":["integer","null"],"description":"The answer's `Retry-After`, in seconds."},
             "query":{"type":["object","null"],"description":"The query parameters, redacted."},
@@ -138,6 +148,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             json!({"oneOf":[{"$ref":"#/components/schemas/RequestEntryList"},{"$ref":"#/components/schemas/RequestCount"}]}),
         ),
         ("RequestExplained", explained),
+        (
+            "RequestMark",
+            json!({"type":"object","additionalProperties":false,"required":["object","after"],
+            "description":"A mark in the request journal: entries written later have greater ids.",
+            "properties":{"object":{"const":"request_mark"},
+                "after":{"type":"string","pattern":"^[0-9]{1,18}$","description":"Pass as `after`: only entries written later match."}}}),
+        ),
     ]
 }
 
@@ -193,7 +210,10 @@ fn filter(ctx: &Ctx<'_>, journal: &Journal) -> Result<Filter, ApiError> {
         key_id: text("key_id"),
         operation_id: text("operation_id"),
         status,
-        idempotency_key: text("idempotency_key"),
+        idempotency_key: ctx
+            .query("idempotency_key")
+            .map(crate::http::idempotency::digest),
+        test_name: text("test_name"),
         via: ctx.query_enum("via", &["rest", "mcp"])?,
         tool: text("tool"),
         faulted: ctx.query_bool("faulted")?,
@@ -201,8 +221,30 @@ fn filter(ctx: &Ctx<'_>, journal: &Journal) -> Result<Filter, ApiError> {
         since_ms: time("since")?,
         until_ms: time("until")?,
         not_before_wall_ms: journal.not_before_wall_ms(),
-        min_seq: None,
+        min_seq: after(ctx)?.map(|a| a.saturating_add(1)),
     })
+}
+
+/// The `after` mark: a sequence number.
+pub fn after(ctx: &Ctx<'_>) -> Result<Option<i64>, ApiError> {
+    match ctx.query("after") {
+        None => Ok(None),
+        Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+            ApiError::invalid(
+                "after",
+                "invalid_mark",
+                "`after` is a journal mark: the `after` of `GET /requests/mark`, or an entry's `id`.",
+            )
+        }),
+    }
+}
+
+fn mark(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let journal = journal(ctx)?;
+    let after = journal.mark();
+    Ok(Response::ok(
+        &json!({"object": "request_mark", "after": after.to_string()}),
+    ))
 }
 
 /// What a credential may read: an admin its account (a company-scoped admin its company's

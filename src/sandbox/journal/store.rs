@@ -47,7 +47,45 @@ CREATE TABLE IF NOT EXISTS drills (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS drills_by_account ON drills (account_id, seq);
+CREATE TABLE IF NOT EXISTS journal_counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
 ";
+
+/// Columns added to `drills` after its first layout: (name, definition). A drill of an earlier
+/// file has none of them: its webhook's URL is unknown (it counts for no webhook) and it was made
+/// before every mark.
+const DRILL_COLUMNS: &[(&str, &str)] = &[
+    ("url_digest", "TEXT"),
+    ("journal_seq", "INTEGER NOT NULL DEFAULT 0"),
+];
+
+fn add_drill_columns(conn: &Connection) -> rusqlite::Result<()> {
+    let have: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('drills')")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (name, definition) in DRILL_COLUMNS {
+        if !have.iter().any(|h| h == name) {
+            conn.execute_batch(&format!(
+                "ALTER TABLE drills ADD COLUMN {name} {definition}"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Draws the next number of the counter `name` (1, 2, …): numbers kept in the journal's file, so
+/// no restore of the world, which rewinds every seeded stream, ever hands one out twice.
+pub fn next_number(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "INSERT INTO journal_counters (name, value) VALUES (?1, 1)
+         ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value",
+        [name],
+        |r| r.get(0),
+    )
+}
 
 /// A segment is closed at this many entries or bytes (a batch of one account may span several):
 /// what a read decodes to find one entry, and what a prune rewrites, stays small.
@@ -66,7 +104,9 @@ pub fn open(path: Option<&std::path::Path>) -> rusqlite::Result<Connection> {
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
     }
     conn.execute_batch(SCHEMA)?;
-    legacy::convert(&mut conn)?;
+    add_drill_columns(&conn)?;
+    super::upgrade::legacy::convert(&mut conn)?;
+    super::upgrade::second_layout::scrub(&mut conn)?;
     Ok(conn)
 }
 
@@ -87,7 +127,7 @@ pub fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-fn malformed(e: codec::Malformed) -> rusqlite::Error {
+pub(super) fn malformed(e: codec::Malformed) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
 }
 
@@ -226,6 +266,11 @@ impl Writer {
         for held in &mut self.held {
             held.keep_newest(max_entries);
         }
+    }
+
+    /// The sequence number of the newest entry staged (0 when there is none).
+    pub fn last_seq(&self) -> i64 {
+        self.next_seq - 1
     }
 
     /// Entries and bytes held in memory, not yet written.
@@ -390,7 +435,7 @@ const INSERT_SEGMENT: &str = "INSERT INTO request_segments
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 /// Writes `entries` (ascending by `seq`, all of `account`) as one segment of `batch`.
-fn write_segment(
+pub(super) fn write_segment(
     conn: &Connection,
     batch: i64,
     account: Option<&str>,
@@ -434,7 +479,9 @@ pub struct Filter {
     pub operation_id: Option<String>,
     /// An exact status, or a class (`(400, 499)`).
     pub status: Option<(u16, u16)>,
+    /// The digest of an `Idempotency-Key` (`sha256:…`, what entries keep).
     pub idempotency_key: Option<String>,
+    pub test_name: Option<String>,
     pub via: Option<String>,
     pub tool: Option<String>,
     pub faulted: Option<bool>,
@@ -464,6 +511,7 @@ impl Filter {
             && eq(&self.key_id, f.key_id)
             && eq(&self.operation_id, f.operation_id)
             && eq(&self.idempotency_key, f.idempotency_key)
+            && eq(&self.test_name, f.test_name)
             && eq(&self.via, Some(f.via))
             && eq(&self.tool, f.tool)
             && eq(&self.request_id, Some(f.request_id))
@@ -499,9 +547,13 @@ pub struct Entry {
     pub problem_code: Option<String>,
     pub duration_ms: Option<f64>,
     pub credentials: String,
+    /// `sha256:…`: a digest of the `Idempotency-Key` sent, never the key.
     pub idempotency_key: Option<String>,
     pub idempotent_replayed: bool,
     pub if_match: bool,
+    pub if_match_wildcard: bool,
+    pub path: Option<String>,
+    pub test_name: Option<String>,
     pub fault: Option<String>,
     pub retry_after: Option<u32>,
     pub query: Option<Value>,
@@ -521,6 +573,8 @@ pub struct Entry {
     pub creates: bool,
     #[serde(skip)]
     pub list: bool,
+    #[serde(skip)]
+    pub shape: Option<String>,
 }
 
 impl crate::http::response::Listed for Entry {
@@ -560,6 +614,9 @@ impl Entry {
             idempotency_key: owned(f.idempotency_key),
             idempotent_replayed: f.replayed,
             if_match: f.if_match,
+            if_match_wildcard: f.if_match_any,
+            path: owned(f.path),
+            test_name: owned(f.test_name),
             fault: owned(f.fault),
             retry_after: f.retry_after,
             query: json(f.query),
@@ -578,6 +635,7 @@ impl Entry {
             at_ms: f.at_ms,
             creates: f.creates,
             list: f.list,
+            shape: owned(f.shape),
         }
     }
 }
@@ -756,179 +814,6 @@ pub fn newest_at_ms(conn: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
-/// The row-per-request layout of the first journal (table `requests`), converted into segments
-/// when a server opens such a file, so an upgrade keeps what was journaled.
-mod legacy {
-    use super::Fields;
-    use rusqlite::Connection;
-
-    /// One row of the old table, owned.
-    struct Legacy {
-        seq: i64,
-        account_id: Option<String>,
-        company_id: Option<String>,
-        key_id: Option<String>,
-        client_id: Option<String>,
-        at_ms: i64,
-        wall_ms: i64,
-        duration_us: i64,
-        method: String,
-        route: Option<String>,
-        operation_id: Option<String>,
-        creates: bool,
-        list: bool,
-        status: u16,
-        problem_code: Option<String>,
-        request_id: String,
-        idempotency_key: Option<String>,
-        replayed: bool,
-        fault: Option<String>,
-        retry_after: Option<u32>,
-        via: String,
-        tool: Option<String>,
-        credentials: String,
-        if_match: bool,
-        query: Option<String>,
-        body: Option<String>,
-        body_truncated: bool,
-        body_bytes: i64,
-        problem: Option<String>,
-        next_cursor: Option<String>,
-    }
-
-    impl Legacy {
-        fn fields(&self) -> Fields<'_> {
-            Fields {
-                seq: self.seq,
-                account_id: self.account_id.as_deref(),
-                company_id: self.company_id.as_deref(),
-                key_id: self.key_id.as_deref(),
-                client_id: self.client_id.as_deref(),
-                at_ms: self.at_ms,
-                wall_ms: self.wall_ms,
-                duration_us: self.duration_us,
-                method: &self.method,
-                route: self.route.as_deref(),
-                operation_id: self.operation_id.as_deref(),
-                creates: self.creates,
-                list: self.list,
-                status: self.status,
-                problem_code: self.problem_code.as_deref(),
-                request_id: &self.request_id,
-                idempotency_key: self.idempotency_key.as_deref(),
-                replayed: self.replayed,
-                fault: self.fault.as_deref(),
-                retry_after: self.retry_after,
-                via: &self.via,
-                tool: self.tool.as_deref(),
-                credentials: &self.credentials,
-                if_match: self.if_match,
-                query: self.query.as_deref(),
-                body: self.body.as_deref(),
-                body_truncated: self.body_truncated,
-                body_bytes: self.body_bytes,
-                problem: self.problem.as_deref(),
-                next_cursor: self.next_cursor.as_deref(),
-            }
-        }
-    }
-
-    /// Old rows per converted batch: the batches follow each other in `seq`, as the writer's do.
-    const WINDOW: i64 = 1024;
-
-    pub fn convert(conn: &mut Connection) -> rusqlite::Result<()> {
-        let old: bool = conn.query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'requests'",
-            [],
-            |r| r.get(0),
-        )?;
-        if !old {
-            return Ok(());
-        }
-        let tx = conn.transaction()?;
-        {
-            let mut read = tx.prepare(
-                "SELECT seq, account_id, company_id, key_id, client_id, at_ms, wall_ms,
-                    duration_us, method, route, operation_id, creates, list, status, problem_code,
-                    request_id, idempotency_key, replayed, fault, retry_after, via, tool,
-                    credentials, if_match, query, body, body_truncated, body_bytes, problem,
-                    next_cursor
-                 FROM requests ORDER BY seq",
-            )?;
-            let rows = read.query_map([], |r| {
-                Ok(Legacy {
-                    seq: r.get(0)?,
-                    account_id: r.get(1)?,
-                    company_id: r.get(2)?,
-                    key_id: r.get(3)?,
-                    client_id: r.get(4)?,
-                    at_ms: r.get(5)?,
-                    wall_ms: r.get(6)?,
-                    duration_us: r.get(7)?,
-                    method: r.get(8)?,
-                    route: r.get(9)?,
-                    operation_id: r.get(10)?,
-                    creates: r.get(11)?,
-                    list: r.get(12)?,
-                    status: r.get(13)?,
-                    problem_code: r.get(14)?,
-                    request_id: r.get(15)?,
-                    idempotency_key: r.get(16)?,
-                    replayed: r.get(17)?,
-                    fault: r.get(18)?,
-                    retry_after: r.get(19)?,
-                    via: r.get(20)?,
-                    tool: r.get(21)?,
-                    credentials: r.get(22)?,
-                    if_match: r.get(23)?,
-                    query: r.get(24)?,
-                    body: r.get(25)?,
-                    body_truncated: r.get(26)?,
-                    body_bytes: r.get(27)?,
-                    problem: r.get(28)?,
-                    next_cursor: r.get(29)?,
-                })
-            })?;
-            let mut window: Vec<Legacy> = Vec::new();
-            for row in rows {
-                let row = row?;
-                if window
-                    .first()
-                    .is_some_and(|w| row.seq / WINDOW != w.seq / WINDOW)
-                {
-                    write_window(&tx, &window)?;
-                    window.clear();
-                }
-                window.push(row);
-            }
-            write_window(&tx, &window)?;
-        }
-        tx.execute_batch("DROP TABLE requests")?;
-        tx.commit()
-    }
-
-    /// One window of old rows as one batch: a segment per account.
-    fn write_window(conn: &Connection, window: &[Legacy]) -> rusqlite::Result<()> {
-        let Some(first) = window.first() else {
-            return Ok(());
-        };
-        let batch = first.seq / WINDOW + 1;
-        let mut accounts: Vec<Option<&str>> =
-            window.iter().map(|l| l.account_id.as_deref()).collect();
-        accounts.sort_unstable();
-        accounts.dedup();
-        for account in accounts {
-            let mine: Vec<Fields<'_>> = window
-                .iter()
-                .filter(|l| l.account_id.as_deref() == account)
-                .map(Legacy::fields)
-                .collect();
-            super::write_segment(conn, batch, account, &mine)?;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -942,6 +827,7 @@ mod tests {
             client_id: None,
             at_ms: 1_000 + n as i64,
             wall_ms: 2_000 + n as i64,
+            path: Text::new("/plans"),
             duration_us: 10,
             method: hyper::Method::GET,
             route: Some("/plans"),
@@ -958,6 +844,8 @@ mod tests {
             tool: None,
             credentials: "api_key",
             if_match: false,
+            if_match_any: false,
+            test_name: None,
             query: Text::new(""),
             body: bytes::Bytes::new(),
             body_sent: 0,
@@ -968,7 +856,10 @@ mod tests {
     }
 
     fn stage(writer: &mut Writer, account: &str, range: std::ops::Range<usize>, max: i64) {
-        writer.stage(range.map(|n| Row::from(observation(account, n))), max);
+        writer.stage(
+            range.map(|n| Row::from(observation(account, n), &|_| true)),
+            max,
+        );
     }
 
     #[test]

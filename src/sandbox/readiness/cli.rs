@@ -63,16 +63,14 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
         i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);
     let floor = super::super::journal::store::ring_floor(&journal, Some(&r.account), max_entries)
         .map_err(|e| e.to_string())?;
-    let inputs = super::gather(
-        &journal,
-        &db,
-        &r.account,
-        r.key.as_deref(),
-        wall - max_age_ms,
-        now_ms,
-        floor,
-    )
-    .map_err(|e| e.to_string())?;
+    let scope = super::Scope {
+        account: r.account.clone(),
+        company: None,
+        key: r.key.clone(),
+        after: None,
+    };
+    let inputs = super::gather(&journal, &db, &scope, wall - max_age_ms, now_ms, floor)
+        .map_err(|e| e.to_string())?;
     let report = super::compute(&r.account, &inputs);
     let text = if r.format == "junit" {
         super::junit(&report)

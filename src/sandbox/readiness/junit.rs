@@ -1,32 +1,20 @@
-//! The readiness report as JUnit XML (`signage readiness --format junit`): one test case per
-//! check, so a CI system shows the checklist as tests. A failed check is a `<failure>` (required
-//! or not: the exit status, not the XML, tells whether CI should stop); a check not observed is
-//! `<skipped>`.
+//! The readiness report as JUnit XML (`signage readiness --format junit`, `GET /readiness?format=
+//! junit`): one test case per check, so a CI system shows the checklist as tests. The XML and the
+//! exit status agree: a `<failure>` is exactly a check that keeps the verdict from `ready` (a
+//! required check that failed, or was not observed), so the suite has no failure exactly when
+//! the exit status is 0. A recommended check that failed is `<skipped>` with its finding (it never
+//! changes the verdict), and so is a recommended check not observed.
 
 use super::{Report, Status};
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::markup::escape;
 
 pub fn junit(r: &Report) -> String {
-    let failures = r.checks.iter().filter(|c| c.status == Status::Fail).count();
+    let blocking = |c: &&super::Check| c.required && c.status != Status::Pass;
+    let failures = r.checks.iter().filter(blocking).count();
     let skipped = r
         .checks
         .iter()
-        .filter(|c| c.status == Status::NotObserved)
+        .filter(|c| !c.required && c.status != Status::Pass)
         .count();
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"signage readiness\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">\n  <testsuite name=\"readiness {}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" timestamp=\"{}\">\n    <properties><property name=\"verdict\" value=\"{}\"/></properties>\n",
@@ -52,20 +40,95 @@ pub fn junit(r: &Report) -> String {
             c.rule,
             c.evidence.join(", ")
         );
-        match c.status {
-            Status::Pass => {}
-            Status::Fail => out.push_str(&format!(
-                "\n      <failure message=\"{}\">{}</failure>\n    ",
+        match (c.status, c.required) {
+            (Status::Pass, _) => {}
+            (Status::Fail, true) => out.push_str(&format!(
+                "\n      <failure type=\"fail\" message=\"{}\">{}</failure>\n    ",
                 escape(c.title),
                 escape(&body)
             )),
-            Status::NotObserved => out.push_str(&format!(
-                "\n      <skipped message=\"not observed: {}\"/>\n    ",
-                escape(c.rule)
+            (Status::NotObserved, true) => out.push_str(&format!(
+                "\n      <failure type=\"not_observed\" message=\"not observed (required): {}\">{}</failure>\n    ",
+                escape(c.title),
+                escape(&body)
+            )),
+            (Status::Fail, false) => out.push_str(&format!(
+                "\n      <skipped message=\"failed, recommended only (the verdict does not depend on it): {}\"/>\n      <system-out>{}</system-out>\n    ",
+                escape(&c.advice),
+                escape(&body)
+            )),
+            (Status::NotObserved, false) => out.push_str(&format!(
+                "\n      <skipped message=\"not observed (recommended): {}\"/>\n    ",
+                escape(&c.advice)
             )),
         }
         out.push_str("</testcase>\n");
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Check, Report, Status};
+    use super::junit;
+
+    fn report(checks: &[(bool, Status)]) -> Report {
+        let checks: Vec<Check> = checks
+            .iter()
+            .enumerate()
+            .map(|(i, &(required, status))| Check {
+                id: ["a", "b", "c", "d", "e", "f"][i],
+                title: "T",
+                status,
+                required,
+                rule: "R",
+                evidence: Vec::new(),
+                advice: String::new(),
+            })
+            .collect();
+        let verdict = if checks
+            .iter()
+            .any(|c| c.required && c.status == Status::Fail)
+        {
+            "not_ready"
+        } else if checks
+            .iter()
+            .any(|c| c.required && c.status == Status::NotObserved)
+        {
+            "incomplete"
+        } else {
+            "ready"
+        };
+        Report {
+            object: "readiness_report",
+            account_id: "acct_1".into(),
+            company_id: None,
+            key_id: None,
+            after: None,
+            generated_at: "2026-03-02T09:00:00Z".into(),
+            verdict,
+            checks,
+        }
+    }
+
+    /// The XML has a failure exactly when the exit status is not 0 (the verdict is not `ready`),
+    /// for every mix of required and recommended checks in every status.
+    #[test]
+    fn junit_failures_agree_with_the_verdict() {
+        let statuses = [Status::Pass, Status::Fail, Status::NotObserved];
+        for a in statuses {
+            for b in statuses {
+                for c in statuses {
+                    let r = report(&[(true, a), (true, b), (false, c)]);
+                    let xml = junit(&r);
+                    let failures = xml.matches("<failure ").count();
+                    assert_eq!(failures == 0, r.verdict == "ready", "{xml}");
+                    assert!(xml.contains(&format!("failures=\"{failures}\"")));
+                    // A recommended check is never a failure.
+                    assert!(!xml.contains("name=\"c\">\n      <failure"), "{xml}");
+                }
+            }
+        }
+    }
 }

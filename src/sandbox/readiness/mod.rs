@@ -1,14 +1,19 @@
 //! The readiness report: is an integration ready to go live? Computed from the request journal
-//! and the webhook drills ([`checks`] holds each rule), served as `GET /readiness` (the caller's
-//! account) and `GET /_sandbox/readiness?account_id=` (the operator's), printed by `signage
-//! readiness` (JSON or JUnit XML), and shown by the console as a checklist.
+//! and the webhook drills ([`checks`] lists the checks; their rules are in [`retries`],
+//! [`lists`], [`hooks`] and [`checks`]), served as `GET /readiness` (the caller's account, or
+//! company for a company-scoped credential) and `GET /_sandbox/readiness?account_id=` (the
+//! operator's), as JSON or JUnit XML, printed by `signage readiness`, and shown by the console.
 //!
 //! The verdict: `not_ready` when a required check fails; else `incomplete` when a required check
 //! was not observed; else `ready`. Recommended checks never change the verdict.
 
 pub mod checks;
 pub mod cli;
+mod finding;
+pub mod hooks;
 mod junit;
+pub mod lists;
+pub mod retries;
 
 use crate::auth::Action;
 use crate::http::router::{param, Param, Route};
@@ -36,11 +41,12 @@ pub struct Check {
     pub title: &'static str,
     pub status: Status,
     pub required: bool,
-    /// The rule, as the README documents it.
+    /// The rule, exactly as the book states it (`docs/src/going-live.md`, its table of checks).
     pub rule: &'static str,
-    /// Request ids (`req_…`), drill ids (`drl_…`) or key ids that show the status.
+    /// Request ids (`req_…`), drill ids (`drl_…`) or key ids that show the status; for a check
+    /// not observed, what is still to be observed (webhook ids never drilled).
     pub evidence: Vec<String>,
-    /// What to change; empty when the check passes.
+    /// What to change; for a check not observed, what is missing; empty when it passes.
     pub advice: String,
 }
 
@@ -48,7 +54,11 @@ pub struct Check {
 pub struct Report {
     pub object: &'static str,
     pub account_id: String,
+    /// The company a company-scoped credential's report covers.
+    pub company_id: Option<String>,
     pub key_id: Option<String>,
+    /// The journal mark the report counts from (`after`), if any.
+    pub after: Option<String>,
     pub generated_at: String,
     pub verdict: &'static str,
     pub checks: Vec<Check>,
@@ -69,24 +79,18 @@ pub struct Inputs {
     /// Every entry of the account (a rotation involves two keys).
     pub all_entries: Vec<Entry>,
     pub drills: Vec<Drill>,
+    /// The enabled webhooks the report grades.
+    pub webhooks: Vec<hooks::Hook>,
     pub rotations: Vec<Rotation>,
     pub key: Option<String>,
+    pub company: Option<String>,
+    pub after: Option<i64>,
     /// The sandbox clock now (Unix milliseconds).
     pub now_ms: i64,
 }
 
 pub fn compute(account_id: &str, x: &Inputs) -> Report {
-    let mut list = vec![
-        checks::authenticates_every_request(x),
-        checks::retry_after_respected(x),
-        checks::backs_off_on_5xx(x),
-        checks::idempotency_keys_on_create(x),
-        checks::pagination_walked(x),
-        checks::conditional_updates(x),
-    ];
-    list.extend(checks::webhook_checks(x));
-    list.push(checks::rotated_key_adopted(x));
-    list.push(checks::polling_reasonable(x));
+    let list = checks::all(x);
     let required = || list.iter().filter(|c| c.required);
     let verdict = if required().any(|c| c.status == Status::Fail) {
         "not_ready"
@@ -98,21 +102,28 @@ pub fn compute(account_id: &str, x: &Inputs) -> Report {
     Report {
         object: "readiness_report",
         account_id: account_id.to_string(),
+        company_id: x.company.clone(),
         key_id: x.key.clone(),
+        after: x.after.map(|a| a.to_string()),
         generated_at: crate::time::rfc3339(x.now_ms.div_euclid(1000)),
         verdict,
         checks: list,
     }
 }
 
-fn rotations(db: &Connection, account: &str) -> rusqlite::Result<Vec<Rotation>> {
+fn rotations(
+    db: &Connection,
+    account: &str,
+    company: Option<&str>,
+) -> rusqlite::Result<Vec<Rotation>> {
     let mut stmt = db.prepare(
         "SELECT k.id, k.replaced_by, k.expires_at FROM api_keys k
          JOIN api_clients c ON c.id = k.client_id
          WHERE c.account_id = ?1 AND k.replaced_by IS NOT NULL AND k.expires_at IS NOT NULL
+           AND (?2 IS NULL OR k.company_id = ?2)
          ORDER BY k.id",
     )?;
-    let rows = stmt.query_map([account], |r| {
+    let rows = stmt.query_map(rusqlite::params![account, company], |r| {
         Ok(Rotation {
             old_key: r.get(0)?,
             new_key: r.get(1)?,
@@ -122,104 +133,248 @@ fn rotations(db: &Connection, account: &str) -> rusqlite::Result<Vec<Rotation>> 
     rows.collect()
 }
 
-/// Reads the inputs of one account's report from the journal and the database.
+/// The enabled webhooks of the account (or of one company), with a digest of each URL.
+fn webhooks(
+    db: &Connection,
+    account: &str,
+    company: Option<&str>,
+) -> rusqlite::Result<Vec<hooks::Hook>> {
+    let mut stmt = db.prepare(
+        "SELECT w.id, w.company_id, w.url FROM webhooks w JOIN companies c ON c.id = w.company_id
+         WHERE c.account_id = ?1 AND w.enabled = 1 AND (?2 IS NULL OR w.company_id = ?2)
+         ORDER BY w.id",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![account, company], |r| {
+        Ok(hooks::Hook {
+            id: r.get(0)?,
+            company_id: r.get(1)?,
+            url_digest: drills::url_digest(&r.get::<_, String>(2)?),
+        })
+    })?;
+    rows.collect()
+}
+
+/// What a report is about: an account, optionally one company of it (a company-scoped
+/// credential's report), one key, and the journal mark it counts from.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub account: String,
+    pub company: Option<String>,
+    pub key: Option<String>,
+    pub after: Option<i64>,
+}
+
+/// Reads the inputs of one report from the journal and the database.
 pub fn gather(
     journal: &Connection,
     db: &Connection,
-    account: &str,
-    key: Option<&str>,
+    scope: &Scope,
     not_before_wall_ms: i64,
     now_ms: i64,
     min_seq: Option<i64>,
 ) -> rusqlite::Result<Inputs> {
+    let after_floor = scope.after.map(|a| a.saturating_add(1));
     let filter = Filter {
-        accounts: Some(Accounts::One(Some(account.to_string()))),
+        accounts: Some(Accounts::One(Some(scope.account.clone()))),
+        company_id: scope.company.clone(),
         not_before_wall_ms,
-        min_seq,
+        min_seq: match (min_seq, after_floor) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        },
         ..Filter::default()
     };
     let all_entries = store::all(journal, &filter)?;
-    let entries = match key {
+    let entries = match &scope.key {
         Some(k) => all_entries
             .iter()
-            .filter(|e| e.key_id.as_deref() == Some(k))
+            .filter(|e| e.key_id.as_deref() == Some(k.as_str()))
             .cloned()
             .collect(),
         None => all_entries.clone(),
     };
+    let company = scope.company.as_deref();
+    let drills = drills::kept(
+        journal,
+        &scope.account,
+        None,
+        not_before_wall_ms,
+        scope.after,
+    )?
+    .into_iter()
+    .filter(|d| company.is_none_or(|c| d.company_id == c))
+    .collect();
     Ok(Inputs {
         entries,
         all_entries,
-        drills: drills::kept(journal, account, None, not_before_wall_ms)?,
-        rotations: rotations(db, account)?,
-        key: key.map(str::to_string),
+        drills,
+        webhooks: webhooks(db, &scope.account, company)?,
+        rotations: rotations(db, &scope.account, company)?,
+        key: scope.key.clone(),
+        company: scope.company.clone(),
+        after: scope.after,
         now_ms,
     })
 }
+
+const FORMAT: Param = param(
+    "format",
+    r#"{"type":"string","enum":["json","junit"],"default":"json"}"#,
+    "`junit`: the report as JUnit XML (`application/xml`), one test case per check, a `<failure>` exactly for each check that keeps the verdict from `ready` (as `signage readiness --format junit`). An `Accept: application/xml` header asks for it too.",
+);
+
+const AFTER: Param = param(
+    "after",
+    r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#,
+    "Grade only what came after this journal mark (`GET /requests/mark`): one test's requests and drills.",
+);
 
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/readiness", "getReadiness", Action::Authenticated, own)
             .tag("journal")
-            .summary("Is this integration ready to go live? The readiness report of the caller's account.")
-            .describe("Grades the account's integration from what it actually did (the request journal) and how its webhook receivers answered the drills: back-off on 429/503, `Retry-After`, idempotency keys on creates, cursor pagination, `If-Match`, signature and timestamp checks, duplicate tolerance, secret and key rotation, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice. `key_id` narrows it to one key's requests (a non-admin credential always gets its own). See README \"Going live: the readiness report\".")
-            .query(&[param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests (an admin may name any key of the account).")])
-            .ok("ReadinessReport"),
+            .summary("Is this integration ready to go live? The readiness report of the caller's account (or company).")
+            .describe("Grades the integration from what it actually did (the request journal) and how its webhook receivers answered the drills: `Retry-After`, back-off on 5xx, idempotency keys on creates, cursor walks, `If-Match`, signature and timestamp checks, duplicate and out-of-order tolerance, secret and key rotation, receiver speed, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice (for a check not observed: what is missing). An admin's report covers its account, a company-scoped admin's its company (its keys, webhooks and drills only); `key_id` narrows it to one key (a key the caller may not manage is 404); any other credential always gets its own key's. `after` counts only what came after a journal mark; `format=junit` answers JUnit XML. See the book's \"Going live: the readiness report\".")
+            .query(&[
+                param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests (an admin may name any key it may manage)."),
+                AFTER,
+                FORMAT,
+            ])
+            .ok("ReadinessReport")
+            .produces("application/xml"),
         Route::get("/_sandbox/readiness", "getSandboxReadiness", Action::Sandbox, operator)
             .tag("sandbox")
             .summary("The readiness report of any account (the operator's view).")
-            .describe("The readiness report of `GET /readiness` for the named account (and optionally one key). The sandbox operator's (scope `sandbox`).")
+            .describe("The readiness report of `GET /readiness` for the named account (and optionally one key), with `after` and `format` as there. The sandbox operator's (scope `sandbox`).")
             .query(&[
                 Param {
                     required: true,
                     ..param("account_id", r#"{"type":"string","pattern":"^acct_[0-9a-z]{1,40}$"}"#, "The account to grade.")
                 },
                 param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests."),
+                AFTER,
+                FORMAT,
             ])
-            .ok("ReadinessReport"),
+            .ok("ReadinessReport")
+            .produces("application/xml"),
     ]
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
     vec![(
         "ReadinessReport",
-        json!({"type":"object","required":["object","account_id","key_id","generated_at","verdict","checks"],
-            "description":"Whether an integration is ready to go live, check by check (README: Going live: the readiness report).",
+        json!({"type":"object","required":["object","account_id","company_id","key_id","after","generated_at","verdict","checks"],
+            "description":"Whether an integration is ready to go live, check by check (the book: Going live: the readiness report).",
             "properties":{"object":{"const":"readiness_report"},"account_id":{"type":"string"},
+                "company_id":{"type":["string","null"],"description":"The company a company-scoped credential's report covers; null for the whole account."},
                 "key_id":{"type":["string","null"]},
+                "after":{"type":["string","null"],"description":"The journal mark the report counts from, if one was given."},
                 "generated_at":{"type":"string","format":"date-time","description":"The sandbox clock."},
                 "verdict":{"type":"string","enum":["ready","not_ready","incomplete"],"description":"`not_ready`: a required check failed; `incomplete`: one was not observed; else `ready`."},
                 "checks":{"type":"array","description":"Every check, in a fixed order.","items":{"type":"object",
                     "required":["id","title","status","required","rule","evidence","advice"],
                     "properties":{"id":{"type":"string"},"title":{"type":"string","description":"What the check asks, in a few words."},
-                        "status":{"type":"string","enum":["pass","fail","not_observed"],"description":"`not_observed` until what the check judges happened."},
+                        "status":{"type":"string","enum":["pass","fail","not_observed"],"description":"`pass` on evidence of the behaviour, `fail` on evidence of the misbehaviour, else `not_observed`."},
                         "required":{"type":"boolean","description":"A required check decides the verdict; a recommended one does not."},
-                        "rule":{"type":"string","description":"The precise rule, as the README documents it."},
-                        "evidence":{"type":"array","items":{"type":"string"},"description":"Request ids (`req_…`, see GET /requests/{request_id}), drill ids (`drl_…`) or key ids; at most 20."},
-                        "advice":{"type":"string","description":"What to change; empty when the check passes."}}}}}}),
+                        "rule":{"type":"string","description":"The precise rule, as coded."},
+                        "evidence":{"type":"array","items":{"type":"string"},"description":"What shows the status: request ids (`req_…`, see GET /requests/{request_id}), drill ids (`drl_…`) or key ids; for a check not observed, the webhooks (`wh_…`) still to drill. At most 20."},
+                        "advice":{"type":"string","description":"What to change (fail), or what is missing and how to show it (not observed); empty when the check passes."}}}}}}),
     )]
 }
 
-fn report(ctx: &Ctx<'_>, account: &str, key: Option<&str>) -> Result<Response, ApiError> {
+/// Whether the caller asked for JUnit XML (`format=junit`, or `Accept: application/xml`).
+fn wants_junit(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
+    if let Some(f) = ctx.query_enum("format", &["json", "junit"])? {
+        return Ok(f == "junit");
+    }
+    Ok(ctx
+        .header("accept")
+        .is_some_and(|a| a.contains("application/xml") || a.contains("text/xml")))
+}
+
+fn report(ctx: &Ctx<'_>, scope: Scope) -> Result<Response, ApiError> {
     let journal = crate::sandbox::journal::routes::journal(ctx)?;
     let db = ctx.app.db.conn()?;
     let floor = journal.not_before_wall_ms();
     let inputs = journal
-        .read(|j| gather(j, &db, account, key, floor, crate::time::now_millis(), None))
+        .read(|j| gather(j, &db, &scope, floor, crate::time::now_millis(), None))
         .map_err(|e| ApiError::Internal(format!("readiness: {e}")))?;
-    Ok(Response::ok(&compute(account, &inputs)))
+    let report = compute(&scope.account, &inputs);
+    if wants_junit(ctx)? {
+        return Ok(Response::new(
+            hyper::StatusCode::OK,
+            "application/xml; charset=utf-8",
+            junit(&report),
+        ));
+    }
+    Ok(Response::ok(&report))
 }
 
 fn own(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let p = ctx.principal()?;
     let named = key_param(ctx)?;
     let key = if p.scopes.allows(Action::Admin) {
+        if let Some(k) = &named {
+            let conn = ctx.app.db.conn()?;
+            if !may_grade(&conn, p, k)? {
+                return Err(ApiError::not_found("API key", k));
+            }
+        }
         named
     } else {
         Some(p.actor_id().to_string())
     };
-    let account = p.account_id.clone();
-    report(ctx, &account, key.as_deref())
+    let scope = Scope {
+        account: p.account_id.clone(),
+        company: p.company_scope.clone(),
+        key,
+        after: crate::sandbox::journal::routes::after(ctx)?,
+    };
+    report(ctx, scope)
+}
+
+/// Whether an admin may read the report of key (or user) `id`: one it may manage, as under
+/// `/api-keys` (a company-scoped admin, only its company's).
+fn may_grade(db: &Connection, p: &crate::auth::Principal, id: &str) -> Result<bool, ApiError> {
+    use crate::auth::reach::{may_manage, Credential, Manager};
+    use rusqlite::OptionalExtension;
+    let row: Option<(String, crate::auth::Scopes, Option<String>)> = if id.starts_with("usr_") {
+        db.query_row(
+            "SELECT account_id, role, company_id FROM users WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?
+        .map(|(a, role, c): (String, String, Option<String>)| {
+            (a, crate::auth::authenticate::role_scopes(&role), c)
+        })
+    } else {
+        db.query_row(
+            "SELECT c.account_id, k.scopes, k.company_id FROM api_keys k
+             JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?
+        .map(|(a, scopes, c): (String, String, Option<String>)| {
+            (
+                a,
+                crate::auth::Scopes::parse_list(&scopes).unwrap_or_default(),
+                c,
+            )
+        })
+    };
+    let Some((account, scopes, company)) = row else {
+        return Ok(false);
+    };
+    Ok(may_manage(
+        Some(&Manager::of(p)),
+        &Credential {
+            account: &account,
+            scopes: &scopes,
+            company: company.as_deref(),
+        },
+    ))
 }
 
 fn operator(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -230,8 +385,13 @@ fn operator(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "This query parameter is required.",
         )
     })?;
-    let key = key_param(ctx)?;
-    report(ctx, &account, key.as_deref())
+    let scope = Scope {
+        account,
+        company: None,
+        key: key_param(ctx)?,
+        after: crate::sandbox::journal::routes::after(ctx)?,
+    };
+    report(ctx, scope)
 }
 
 /// The `key_id` query parameter, refused unless it is an API key id (`key_…`) or a login's user id

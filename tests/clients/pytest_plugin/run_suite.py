@@ -29,7 +29,11 @@ def main() -> int:
     here = Path(__file__).resolve().parent
     status = 0
     # The package, and a customer's suite written against its types, are mypy --strict clean.
-    for name, target in [("signage_sandbox", package / "src"), ("the customer suite", here / "test_customer_suite.py")]:
+    for name, target in [
+        ("signage_sandbox", package / "src"),
+        ("the customer suite", here / "test_customer_suite.py"),
+        ("the readiness suite", here / "test_readiness_suite.py"),
+    ]:
         out, err, code = mypy_api.run(["--strict", "--config-file", str(package / "pyproject.toml"), str(target)])
         if code == 0:
             print(f"PASS mypy --strict {name}")
@@ -37,11 +41,47 @@ def main() -> int:
             status = 1
             print(f"FAIL mypy --strict {name}: {out}{err}")
     # The plugin is found through its entry point, as after `pip install ./clients/python`.
+    # The session's readiness report, written by the plugin when the session ends.
+    xml_path = Path(sys.argv[2]) if len(sys.argv) > 2 else here / "readiness.xml"
+    xml_path.unlink(missing_ok=True)
     code = pytest.main(
-        [str(here / "test_customer_suite.py"), str(here / "test_install.py"), str(here / "test_readme_example.py"), "-q", "-p", "no:cacheprovider"],
+        [
+            str(here / "test_customer_suite.py"),
+            str(here / "test_install.py"),
+            str(here / "test_readme_example.py"),
+            str(here / "test_readiness_suite.py"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--signage-readiness={xml_path}",
+        ],
         plugins=[Report()],
     )
+    status |= readiness_xml(xml_path)
     return 1 if status != 0 or code != 0 else 0
+
+
+def readiness_xml(path: Path) -> int:
+    """The plugin wrote the session's report as JUnit XML, and its failures agree with its verdict
+    (a `<failure>` exactly for each check that keeps it from `ready`)."""
+    import xml.etree.ElementTree as ET
+
+    if not path.exists():
+        print(f"FAIL pytest readiness.xml: the plugin wrote no report at {path}")
+        return 1
+    root = ET.parse(path).getroot()
+    suite = root.find("testsuite")
+    verdict = suite.find("properties/property[@name='verdict']").get("value") if suite is not None else None
+    failures = int(root.get("failures", "-1"))
+    cases = root.findall(".//testcase")
+    if suite is None or verdict not in ("ready", "not_ready", "incomplete") or len(cases) < 10:
+        print(f"FAIL pytest readiness.xml: not a readiness report: {path.read_text()[:500]}")
+        return 1
+    if (failures == 0) != (verdict == "ready") or failures != len(root.findall(".//failure")):
+        print(f"FAIL pytest readiness.xml: {failures} failures and verdict {verdict} disagree")
+        return 1
+    print(f"PASS pytest readiness.xml: written at the end of the session, verdict {verdict}, {failures} failures, {len(cases)} checks")
+    return 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from .http import Answer, Client, Credential, SignageError
 from .operator import Operator
+from .scope import TEST_NAME_HEADER
 from .receiver import Delivery, WebhookReceiver
 from .server import SignageServer, SignageStartError, find_binary, load_credentials
 
@@ -14,6 +15,7 @@ __all__ = [
     "SignageError",
     "SignageServer",
     "SignageStartError",
+    "TEST_NAME_HEADER",
     "WebhookReceiver",
     "find_binary",
     "load_credentials",

@@ -8,15 +8,20 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
+from . import scope
+
 
 @dataclass(frozen=True)
 class Credential:
-    """A demo API key: what the two credential headers carry."""
+    """A demo API key: what the two credential headers carry, and the ids the journal and the
+    readiness report name it by (``key_id``, ``account_id``)."""
 
     name: str
     raw_key: str
     client_id: str
     scopes: tuple[str, ...] = ()
+    key_id: str = ""
+    account_id: str = ""
 
 
 @dataclass
@@ -54,7 +59,8 @@ class SignageError(Exception):
 
 
 class Client:
-    """Calls the API at ``base_url`` as one credential (or none, for public routes)."""
+    """Calls the API at ``base_url`` as one credential (or none, for public routes). Inside a
+    test, every request carries ``Signage-Test-Name: <the test's node id>``."""
 
     def __init__(self, base_url: str, credential: Optional[Credential] = None, timeout: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")
@@ -76,6 +82,9 @@ class Client:
             req.add_header("X-Service-Client-Id", self.credential.client_id)
         if data is not None:
             req.add_header("Content-Type", "application/json")
+        if scope.current.name:
+            # The journal tags the request with the test that sent it (`test_name`).
+            req.add_header(scope.TEST_NAME_HEADER, scope.current.name[:200])
         for name, value in (headers or {}).items():
             req.add_header(name, value)
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Union
 from urllib.parse import urlencode
 
+from . import scope
 from .http import Answer, Client
 
 Filter = Union[str, int, bool, None]
@@ -103,13 +104,14 @@ class Operator:
 
     def drill(self, webhook_id: str, kind: str) -> Dict[str, Any]:
         """Runs a webhook drill (``duplicate``, ``out_of_order``, ``bad_signature``,
-        ``stale_timestamp`` or ``rotation``) against the webhook's receiver; answers its verdict."""
+        ``missing_signature``, ``stale_timestamp``, ``future_timestamp`` or ``rotation``) against
+        the webhook's receiver; answers its verdict."""
         result: Dict[str, Any] = self.request("POST", f"/_sandbox/webhooks/{webhook_id}/drills", {"kind": kind})
         return result
 
     def sink(self, name: str) -> List[Dict[str, Any]]:
-        """What the built-in receiver ``/_sandbox/sink/{name}`` kept, newest first, each with its
-        signature verdict."""
+        """What the built-in receiver ``/_sandbox/sink/{name}`` kept (for every account: the
+        operator's view), newest first; it keeps only deliveries a webhook pointing at it signed."""
         result: List[Dict[str, Any]] = self.request("GET", f"/_sandbox/sink/{name}")["data"]
         return result
 
@@ -117,25 +119,54 @@ class Operator:
         self.request("DELETE", f"/_sandbox/sink/{name}")
 
     # The request journal: what clients sent and how each was answered.
+    def mark(self) -> str:
+        """A journal mark: pass it as ``after`` to count only what comes later (taking it adds
+        no entry). The plugin takes one as each test begins."""
+        answer: Dict[str, Any] = self.request("GET", "/requests/mark")
+        after: str = answer["after"]
+        return after
+
+    def _scoped(self, filters: Dict[str, Filter], this_test: Filter) -> Dict[str, Filter]:
+        """``filters`` with the current test's mark as ``after``, unless given or not wanted."""
+        if this_test is not False and "after" not in filters and scope.current.after is not None:
+            return {**filters, "after": scope.current.after}
+        return filters
+
     def requests(self, **filters: Filter) -> List[Dict[str, Any]]:
-        """Journal entries of every account, newest first, every page walked. Filters as
-        ``GET /_sandbox/requests`` takes them: ``operation_id``, ``key_id``, ``status`` (``503`` or
-        ``5xx``), ``idempotency_key``, ``via``, ``tool``, ``faulted``, ``since``, ``until``,
-        ``account_id``."""
-        return self._walk("/_sandbox/requests", {**filters, "limit": 100})
+        """Journal entries, newest first, every page walked: inside a test, only those written
+        since it began (``this_test=False``: the whole journal, which outlives every restore).
+        Filters as ``GET /_sandbox/requests`` takes them: ``operation_id``, ``key_id``,
+        ``status`` (``503`` or ``5xx``), ``idempotency_key``, ``via``, ``tool``, ``faulted``,
+        ``since``, ``until``, ``account_id``, ``test_name``, ``after``."""
+        this_test = filters.pop("this_test", True)
+        return self._walk("/_sandbox/requests", {**self._scoped(filters, this_test), "limit": 100})
 
     def count_requests(self, **filters: Filter) -> int:
-        """How many journal entries match, in one call: e.g. ``count_requests(operation_id=
-        "createAd", idempotency_key="order-7", status=503, faulted=True) == 2``."""
-        answer: Dict[str, Any] = self.request("GET", "/_sandbox/requests" + _query({**filters, "count": True}))
+        """How many journal entries match, in one call, counting this test's only (as
+        :meth:`requests`): e.g. ``count_requests(operation_id="createAd",
+        idempotency_key="order-7", status=503, faulted=True) == 2``, however often the suite ran
+        before."""
+        this_test = filters.pop("this_test", True)
+        query = _query({**self._scoped(filters, this_test), "count": True})
+        answer: Dict[str, Any] = self.request("GET", "/_sandbox/requests" + query)
         count: int = answer["count"]
         return count
 
-    def readiness(self, account_id: str, key_id: Optional[str] = None) -> Dict[str, Any]:
-        """The go-live readiness report of one account (optionally one key's requests)."""
-        query = _query({"account_id": account_id, "key_id": key_id})
-        result: Dict[str, Any] = self.request("GET", "/_sandbox/readiness" + query)
+    def readiness(
+        self, account_id: str, key_id: Optional[str] = None, *, this_test: bool = True
+    ) -> Dict[str, Any]:
+        """The go-live readiness report of one account (optionally one key's requests): inside a
+        test, graded on this test's requests and drills only (``this_test=False``: all of them)."""
+        filters = self._scoped({"account_id": account_id, "key_id": key_id}, this_test)
+        result: Dict[str, Any] = self.request("GET", "/_sandbox/readiness" + _query(filters))
         return result
+
+    def readiness_junit(self, account_id: str, key_id: Optional[str] = None, *, this_test: bool = False) -> str:
+        """The report as JUnit XML: a ``<failure>`` exactly for each check that keeps the verdict
+        from ``ready``. The whole journal by default (what a session's ``readiness.xml`` holds)."""
+        filters = self._scoped({"account_id": account_id, "key_id": key_id, "format": "junit"}, this_test)
+        answer = self.client.request("GET", "/_sandbox/readiness" + _query(filters)).raise_for_status()
+        return answer.body.decode()
 
     def _walk(self, path: str, filters: Dict[str, Filter]) -> List[Dict[str, Any]]:
         rows: List[Dict[str, Any]] = []

@@ -10,9 +10,17 @@ Fixtures:
   snapshots).
 - ``webhook_receiver`` (function): a local receiver verifying with ``standardwebhooks``.
 
+Every test is scoped in the journal: each request of a :class:`Client` carries
+``Signage-Test-Name: <node id>``, and a journal mark is taken as the test begins, so
+``operator.count_requests()``, ``requests()`` and ``readiness()`` count that test's own requests
+(the journal outlives every restore).
+
 Options (command line or ``[pytest]`` ini): ``--signage-bin`` / ``signage_bin`` (else
 ``$SIGNAGE_BIN``, else the binary installed with this package, else ``signage`` on PATH), ``--signage-clock`` / ``signage_clock`` (an RFC 3339
-instant, or ``system``), ``--signage-seed`` / ``signage_seed`` (an integer, or ``none``).
+instant, or ``system``), ``--signage-seed`` / ``signage_seed`` (an integer, or ``none``),
+``--signage-readiness`` / ``signage_readiness`` (a path: the session's readiness report is
+written there as JUnit XML when the session ends) with ``--signage-readiness-account`` /
+``signage_readiness_account`` (the account graded; default the demo account of Northwind).
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from typing import Iterator, Optional
 
 import pytest
 
+from pathlib import Path
+
+from . import scope
 from .operator import Operator
 from .receiver import WebhookReceiver
 from .server import SignageServer
@@ -38,13 +49,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("signage_bin", "the signage binary", default="")
     parser.addini("signage_clock", "frozen clock instant, or `system`", default=DEFAULT_CLOCK)
     parser.addini("signage_seed", "seed, or `none`", default=DEFAULT_SEED)
+    group.addoption("--signage-readiness", default=None, help="write the session's readiness report (JUnit XML) to this path")
+    group.addoption("--signage-readiness-account", default=None, help="the account it grades (default: the demo account of Northwind)")
+    parser.addini("signage_readiness", "write the session's readiness report (JUnit XML) here", default="")
+    parser.addini("signage_readiness_account", "the account the readiness report grades", default="")
 
 
 def _setting(config: pytest.Config, name: str) -> str:
     value = config.getoption(f"--signage-{name}")
     if value is None:
-        value = config.getini(f"signage_{name}")
+        value = config.getini(f"signage_{name.replace('-', '_')}")
     return str(value or "")
+
+
+#: The session's server once it runs: a test that begins takes its mark there.
+_running: Optional[SignageServer] = None
+
+
+def _take_mark(server: SignageServer) -> None:
+    scope.current.after = server.operator.mark()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    scope.begin(item.nodeid)
+    if _running is not None:
+        _take_mark(_running)
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    scope.end()
+
+
+def _write_readiness(config: pytest.Config, server: SignageServer) -> None:
+    """The whole session's report as JUnit XML, where the options say (on `:memory:`, the
+    ``signage readiness`` command has no file to read: the plugin asks the server)."""
+    path = _setting(config, "readiness")
+    if not path:
+        return
+    account = _setting(config, "readiness-account") or server.credentials["northwind-admin"].account_id
+    xml = server.operator.readiness_junit(account, this_test=False)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(xml)
 
 
 @pytest.fixture(scope="session")
@@ -58,10 +103,16 @@ def signage(request: pytest.FixtureRequest) -> Iterator[SignageServer]:
     seed = None if seed_text.lower() == "none" else int(seed_text)
     server = SignageServer(binary=_setting(config, "bin") or None, clock=clock, seed=seed)
     server.start()
+    global _running
     try:
         server.operator.snapshot(CLEAN_SNAPSHOT)
+        _running = server
+        if scope.current.name is not None:
+            _take_mark(server)
         yield server
+        _write_readiness(config, server)
     finally:
+        _running = None
         server.stop()
 
 
@@ -69,6 +120,8 @@ def signage(request: pytest.FixtureRequest) -> Iterator[SignageServer]:
 def signage_world(signage: SignageServer) -> SignageServer:
     """The session's sandbox, restored to its fresh world for this test."""
     signage.operator.restore(CLEAN_SNAPSHOT)
+    # The test's own requests come after the restore.
+    _take_mark(signage)
     return signage
 
 

@@ -70,6 +70,8 @@ def load_credentials(path: Optional[str] = None) -> Dict[str, Credential]:
             raw_key=k["rawKey"],
             client_id=k["client_id"],
             scopes=tuple(k.get("scopes", [])),
+            key_id=k.get("key_id", ""),
+            account_id=k.get("account_id", ""),
         )
         for k in data["keys"]
     }

@@ -1,7 +1,10 @@
 // A browser tab that behaves as one screen: it plays the device's assigned ads that are on air in
 // rotation inside the company's branding, crossfading from one to the next, sends a heartbeat
 // whenever the ad changes (and every 30 s), and reports proof-of-play through the REST API, with
-// the credential of this tab (or the session of a sign-in link, `#signin=…`, opened once).
+// the credential of this tab (or the session of a sign-in link, `#signin=…`, opened once), as a
+// careful client does: every play is posted with its own `Idempotency-Key` (a retry reuses it), and
+// the playlist, media and QR codes are read again at most every PLAYLIST_MS, not at every ad (no
+// polling).
 // `?slot=N` shows each ad N seconds (at least 1) instead of its own duration, for demos and tests.
 
 import { api, blobUrl, credential, el, hooks, logo, sandboxNow, saveCredential, signInFromLink, svgUrl } from "./common.js";
@@ -15,6 +18,12 @@ const HEARTBEAT_MS = 30000;
 const FADE_MS = 800;
 /** A picture smaller than this (either side) is an icon or a badge: shown whole, not stretched. */
 const SMALL_PX = 400;
+/** The playlist (and what its ads show) is read again after this long, at the next ad. */
+const PLAYLIST_MS = 10000;
+let playlist = null;
+let playlistAt = 0;
+/** What an ad shows (its media and QR code), read once per playlist. */
+let shown = new Map();
 let playing = null;
 let heartbeatTimer = null;
 
@@ -79,8 +88,18 @@ async function frame() {
 }
 
 async function onAir() {
+  if (playlist && Date.now() - playlistAt < PLAYLIST_MS) return playlist;
   const ads = await api("GET", `/devices/${deviceId}/ads`);
-  return ads.data.filter((a) => a.on_air);
+  playlist = ads.data.filter((a) => a.on_air);
+  playlistAt = Date.now();
+  shown = new Map();
+  return playlist;
+}
+
+/** `read()` once per playlist for this key; a failure is not kept. */
+async function once(key, read) {
+  if (!shown.has(key)) shown.set(key, read().catch((e) => { shown.delete(key); throw e; }));
+  return shown.get(key);
 }
 
 /** A video that plays by itself: muted and inline, which every browser's autoplay policy allows. */
@@ -106,8 +125,10 @@ async function slide(ad) {
   let mediaType = "";
   if (ad.media_id) {
     try {
-      const meta = await api("GET", `/media/${ad.media_id}`);
-      const src = await blobUrl(`/media/${ad.media_id}/content`);
+      const { meta, src } = await once(`media:${ad.media_id}`, async () => ({
+        meta: await api("GET", `/media/${ad.media_id}`),
+        src: await blobUrl(`/media/${ad.media_id}/content`),
+      }));
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
       poster = meta.content_type.startsWith("image/svg");
       small = kind === "image" && !poster && meta.width && meta.height && (meta.width < SMALL_PX || meta.height < SMALL_PX);
@@ -124,7 +145,7 @@ async function slide(ad) {
   let qr = null;
   if (ad.promotion_id) {
     try {
-      const codes = await api("GET", `/promotions/${ad.promotion_id}/qr-codes`);
+      const codes = await once(`qr:${ad.promotion_id}`, () => api("GET", `/promotions/${ad.promotion_id}/qr-codes`));
       const code = codes.data[0];
       if (code) {
         qr = el("figure", { class: "qr", attrs: { "data-short-url": code.short_url } },
@@ -191,6 +212,8 @@ async function play() {
     const seconds = slotParam >= 1 ? Math.floor(slotParam) : ad.duration_seconds;
     await sleep(seconds * 1000);
     try {
+      // One Idempotency-Key per play (`api` gives every POST its own; its retry after a 429
+      // sends the very same one).
       await api("POST", `/devices/${deviceId}/playbacks`, {
         ad_id: ad.id,
         started_at: started.toISOString().replace(/\.\d{3}Z$/, "Z"),
