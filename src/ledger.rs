@@ -35,6 +35,9 @@ pub enum LedgerError {
     /// A transaction written in this very database transaction could not be read back (500).
     #[error("token transaction {0} vanished")]
     Vanished(String),
+    /// The balance is not the one the caller expected ([`expecting`]); nothing was written.
+    #[error("the balance is {balance}, not the expected {expected}")]
+    BalanceMoved { expected: i64, balance: i64 },
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -43,6 +46,43 @@ impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
         LedgerError::Db(DbError::from(e))
     }
+}
+
+thread_local! {
+    /// The balance a posting on this thread must find, for one company ([`expecting`]).
+    static EXPECTED: std::cell::RefCell<Option<(String, i64)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with the next posting for `company_id` on this thread bound to `balance`: if the
+/// balance it finds under the write lock is another, it writes nothing and fails with
+/// [`LedgerError::BalanceMoved`]. A confirmed MCP purchase or activation is bound this way to the
+/// balance its preview showed, with no gap between the check and the write. Requests run
+/// synchronously on their thread.
+pub fn expecting<T>(company_id: &str, balance: i64, f: impl FnOnce() -> T) -> T {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            EXPECTED.with(|e| e.borrow_mut().take());
+        }
+    }
+    EXPECTED.with(|e| *e.borrow_mut() = Some((company_id.to_string(), balance)));
+    let _clear = Clear;
+    f()
+}
+
+/// The expectation set by [`expecting`] for this company, used up by the posting that meets it.
+fn expected_for(company_id: &str) -> Option<i64> {
+    EXPECTED.with(|e| {
+        let mut e = e.borrow_mut();
+        match e.as_ref() {
+            Some((company, balance)) if company == company_id => {
+                let balance = *balance;
+                *e = None;
+                Some(balance)
+            }
+            _ => None,
+        }
+    })
 }
 
 pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
@@ -164,6 +204,14 @@ fn post(
     now: i64,
 ) -> Result<TokenTransaction, LedgerError> {
     let before = current_balance(tx, company_id)?;
+    if let Some(expected) = expected_for(company_id) {
+        if expected != before {
+            return Err(LedgerError::BalanceMoved {
+                expected,
+                balance: before,
+            });
+        }
+    }
     let after = before.checked_add(p.amount).ok_or(LedgerError::Overflow)?;
     if after < 0 {
         return Err(LedgerError::InsufficientTokens {

@@ -41,6 +41,13 @@ impl Text {
     }
 }
 
+/// `schema` with a `description`: what an argument is, for a reader of the schema (an assistant
+/// reads nothing else).
+pub fn described(mut schema: Value, text: &str) -> Value {
+    schema["description"] = Value::from(text);
+    schema
+}
+
 /// One of a fixed list of strings: the schema's `enum` and the check come from the same list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OneOf(pub &'static [&'static str]);

@@ -216,6 +216,9 @@ fn load_where(
     let world = world()?;
     let owners = owners(&world);
     let mut devices: Vec<&str> = Vec::new();
+    // Rows whose version the schema's triggers move when related rows are inserted (an ad's
+    // assignments, a promotion's QR codes): the demo world starts at the versions it states.
+    let mut versioned: Vec<(&str, &str, i64)> = Vec::new();
     let mut accounts: Vec<&str> = Vec::new();
     for (table, owners) in world.tables.iter().zip(&owners) {
         if !is_identifier(&table.table) {
@@ -227,6 +230,12 @@ fn load_where(
             }
             if table.table == "devices" {
                 devices.extend(row.get("id").and_then(Value::as_str));
+            }
+            if VERSIONED_BY_TRIGGERS.contains(&table.table.as_str()) {
+                if let Some(id) = row.get("id").and_then(Value::as_str) {
+                    let version = row.get("version").and_then(Value::as_i64).unwrap_or(1);
+                    versioned.push((&table.table, id, version));
+                }
             }
             if table.table == "accounts" {
                 accounts.extend(row.get("id").and_then(Value::as_str));
@@ -250,6 +259,10 @@ fn load_where(
                 .map_err(|e| DbError::Fixtures(format!("{}: {e}", table.table)))?;
         }
     }
+    for (table, id, version) in versioned {
+        tx.prepare_cached(&format!("UPDATE {table} SET version = ?2 WHERE id = ?1"))?
+            .execute(rusqlite::params![id, version])?;
+    }
     fleet_profiles(tx, now, &devices)?;
     // Each account loaded owes its history (the sandbox writes it when it settles).
     let mut owed = tx.prepare_cached(
@@ -260,6 +273,10 @@ fn load_where(
     }
     Ok(time_columns(&world))
 }
+
+/// The tables whose `version` a trigger moves when rows of another table are added or removed
+/// (`schema/V34__versions_cover_what_is_shown.sql`).
+const VERSIONED_BY_TRIGGERS: &[&str] = &["ads", "devices", "promotions"];
 
 /// How long ago a fixture screen's heartbeat may be for its profile to be `steady` (older, yet
 /// within [`FIXTURE_OFFLINE_SECS`]: `flaky`).

@@ -364,6 +364,12 @@ impl Db {
         f()
     }
 
+    /// Whether this thread runs inside [`Db::dry_run`]: a write that also acts outside the
+    /// database (sends a webhook) must not act then, and says what it would do instead.
+    pub fn in_dry_run() -> bool {
+        DRY_RUN.get()
+    }
+
     /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
     /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds.
     pub fn write<T, E>(

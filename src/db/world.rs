@@ -178,6 +178,10 @@ pub fn build(conn: &mut Connection) -> Result<TimeColumns, DbError> {
 pub fn shift(conn: &mut Connection, columns: &TimeColumns, now: i64) -> Result<(), DbError> {
     let delta = now - ANCHOR;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Moving a promotion's window moves the version of its ads (a trigger: what they show may
+    // change), but moving every instant by the same delta changes nothing anyone sees: the ads
+    // keep the versions the world states.
+    tx.execute_batch("CREATE TEMP TABLE shift_ad_versions AS SELECT id, version FROM ads")?;
     for (table, cols) in &columns.0 {
         let sets: Vec<String> = cols
             .iter()
@@ -192,6 +196,11 @@ pub fn shift(conn: &mut Connection, columns: &TimeColumns, now: i64) -> Result<(
     tx.execute(
         "UPDATE fleet_simulation SET beat_at = ?1",
         [now.div_euclid(60) * 60],
+    )?;
+    tx.execute_batch(
+        "UPDATE ads SET version = (SELECT k.version FROM shift_ad_versions k WHERE k.id = ads.id)
+             WHERE id IN (SELECT id FROM shift_ad_versions);
+         DROP TABLE shift_ad_versions;",
     )?;
     tx.commit()?;
     Ok(())

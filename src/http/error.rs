@@ -145,6 +145,10 @@ impl From<LedgerError> for ApiError {
             }
             LedgerError::Overflow => ApiError::Conflict("The token balance would overflow.".into()),
             LedgerError::UnknownCompany(id) => ApiError::not_found("company", &id),
+            LedgerError::BalanceMoved { expected, balance } => ApiError::ConflictCode {
+                code: "balance_changed",
+                detail: format!("The token balance is {balance}, not the {expected} this change was prepared against; nothing was written."),
+            },
             LedgerError::Vanished(id) => {
                 ApiError::Internal(format!("token transaction {id} vanished"))
             }

@@ -140,6 +140,11 @@ impl Response {
     }
 }
 
+/// A header a write answers only inside [`crate::db::Db::dry_run`] (an MCP preview), never on the
+/// wire: the paths of its answer (`status`, `attempts[2].at`, comma-separated) that only the real
+/// attempt can fill, such as a webhook receiver's answer; they are `null` in the dry run's body.
+pub const UNKNOWN_UNTIL_APPLIED: &str = "x-signage-unknown-until-applied";
+
 /// A list page written row by row as JSON (rows kept rendered between requests), byte for byte
 /// the body [`Response::page`] makes of the same rows.
 pub struct PageWriter {

@@ -4,7 +4,7 @@
 
 use super::catalogue::Tool;
 use super::failure::Failure;
-use super::pending::{self, ArrayEdit, ChangePlan, PlanKind};
+use super::pending::{self, ArrayEdit, Body, ChangePlan, PlanKind};
 use super::spec::{self, Kind};
 use crate::auth::Principal;
 use crate::http::pipeline::{self, Request};
@@ -70,7 +70,7 @@ impl Caller {
         }
     }
 
-    /// Runs one REST request through the pipeline as this caller.
+    /// Runs one REST request through the pipeline as this caller (a body is JSON).
     pub fn rest(
         &self,
         app: &crate::http::App,
@@ -80,13 +80,27 @@ impl Caller {
         body: Option<Vec<u8>>,
         if_match: Option<&str>,
     ) -> Response {
+        let body = body.map(|b| (b, "application/json"));
+        self.rest_typed(app, method, path, query, body, if_match)
+    }
+
+    /// Runs one REST request through the pipeline as this caller, with a body of its own type.
+    pub fn rest_typed(
+        &self,
+        app: &crate::http::App,
+        method: Method,
+        path: String,
+        query: String,
+        body: Option<(Vec<u8>, &str)>,
+        if_match: Option<&str>,
+    ) -> Response {
         let mut headers = self.headers.clone();
-        if body.is_some() {
-            headers.insert(
-                hyper::header::CONTENT_TYPE,
-                hyper::header::HeaderValue::from_static("application/json"),
-            );
-        }
+        let body = body.map(|(bytes, content_type)| {
+            if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+                headers.insert(hyper::header::CONTENT_TYPE, v);
+            }
+            bytes
+        });
         if let Some(tag) = if_match.and_then(|t| hyper::header::HeaderValue::from_str(t).ok()) {
             headers.insert(hyper::header::IF_MATCH, tag);
         }
@@ -219,8 +233,8 @@ pub fn call(
                 let written = value_at(&args_value, &path);
                 return Err(marker_refusal(&path, written, false));
             }
-            let plan = change_plan(tool, args).ok_or_else(unavailable)?;
-            pending::prepare(app, caller, &plan).map(Content::Value)
+            let plan = change_plan(tool, args)?;
+            pending::prepare(app, caller, tool, &plan).map(Content::Value)
         }
         Kind::Confirm => {
             pending::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
@@ -281,60 +295,100 @@ fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
     args.get(name).and_then(Value::as_str).unwrap_or("")
 }
 
-fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
-    let write = tool.route.as_ref()?;
-    let read = tool.read_route.as_ref()?;
+/// The change a prepare tool's arguments describe, ready to preview, store and run. Built again
+/// from the stored arguments when the change is confirmed.
+pub fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Result<ChangePlan, Failure> {
+    let write = tool.route.as_ref().ok_or_else(unavailable)?;
+    let read = tool.read_route.as_ref().ok_or_else(unavailable)?;
+    let change = tool.spec.change.ok_or_else(unavailable)?;
     let ids: Vec<&str> = tool
         .spec
         .path_args
         .iter()
         .map(|(name, _)| arg_str(args, name))
         .collect();
-    let id = ids.first().copied()?;
+    // The target is what the read route reads: the ad of `/ads/{id}`, the delivery of
+    // `/webhooks/{id}/deliveries/{delivery_id}`.
+    let read_params = read.path.matches('{').count().max(1);
+    let target = read_params.min(ids.len()).saturating_sub(1);
+    let id = ids.get(target).copied().ok_or_else(unavailable)?;
+    let target_type = tool
+        .spec
+        .path_args
+        .get(target)
+        .map_or("", |(name, _)| *name);
+    let target_type = target_type.strip_suffix("_id").unwrap_or(target_type);
     let mut array_edit = None;
-    let changes: Map<String, Value> = match tool.spec.change? {
-        Change::Fields(_) => args.get("changes")?.as_object()?.clone(),
+    let changes: Map<String, Value> = match change {
+        Change::Fields(_) => args
+            .get("changes")
+            .and_then(Value::as_object)
+            .cloned()
+            .ok_or_else(unavailable)?,
         Change::Sets(field, value) => [(field.to_string(), Value::Bool(value))]
             .into_iter()
             .collect(),
-        Change::Creates(_) | Change::Body(_) | Change::Batch { .. } | Change::Deletes => Map::new(),
+        Change::Creates(_)
+        | Change::Body(_)
+        | Change::Batch { .. }
+        | Change::Deletes
+        | Change::Upload { .. } => Map::new(),
         Change::Adds(field, arg) | Change::Removes(field, arg) => {
-            let add = matches!(tool.spec.change, Some(Change::Adds(..)));
             array_edit = Some(ArrayEdit {
                 field,
                 value: arg_str(args, arg).to_string(),
-                add,
+                add: matches!(change, Change::Adds(..)),
             });
             Map::new()
         }
     };
-    let body = match (write.request, tool.spec.change?) {
+    let mut query = String::new();
+    let body = match (write.request, change) {
         (RequestBody::Json(_), Change::Adds(_, arg) | Change::Creates(arg)) => {
-            Some(json!({ arg: arg_str(args, arg) }))
+            Some(Body::Json(json!({ arg: arg_str(args, arg) })))
         }
-        (RequestBody::Json(_), Change::Body(fields) | Change::Batch { fields, .. }) => Some(
-            fields
-                .iter()
-                .filter_map(|f| Some((f.to_string(), args.get(*f)?.clone())))
-                .collect::<Map<String, Value>>()
-                .into(),
-        ),
-        (RequestBody::Json(_), _) => Some(Value::Object(changes.clone())),
+        (RequestBody::Json(_), Change::Body(fields) | Change::Batch { fields, .. }) => {
+            Some(Body::Json(
+                fields
+                    .iter()
+                    .filter_map(|f| Some((f.to_string(), args.get(*f)?.clone())))
+                    .collect::<Map<String, Value>>()
+                    .into(),
+            ))
+        }
+        (RequestBody::Raw(_), Change::Upload { max_bytes }) => {
+            for q in &write.query {
+                if let Some(v) = args.get(q.name).and_then(scalar) {
+                    if !query.is_empty() {
+                        query.push('&');
+                    }
+                    query.push_str(q.name);
+                    query.push('=');
+                    encode(&v, &mut query);
+                }
+            }
+            Some(Body::Raw {
+                content_type: arg_str(args, "content_type").to_string(),
+                bytes: inline_file(args, max_bytes)?,
+            })
+        }
+        (RequestBody::Json(_), _) => Some(Body::Json(Value::Object(changes.clone()))),
         _ => None,
     };
-    Some(ChangePlan {
+    Ok(ChangePlan {
         tool: tool.spec.name,
         operation: write.operation_id,
-        target_type: tool.spec.target_type(),
+        target_type,
         target_id: id.to_string(),
         read_path: fill_path(read.path, &ids),
         method: write.method.clone(),
         path: fill_path(write.path, &ids),
+        query,
         body,
         changes,
         array_edit,
-        kind: match tool.spec.change? {
-            Change::Creates(_) | Change::Body(_) => PlanKind::Creates,
+        kind: match change {
+            Change::Creates(_) | Change::Body(_) | Change::Upload { .. } => PlanKind::Creates,
             Change::Deletes => PlanKind::Deletes,
             Change::Batch {
                 items, key, flag, ..
@@ -345,6 +399,39 @@ fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Option<ChangePlan> {
         with_cost: spec::costs_tokens(write),
         arguments: Value::Object(args.clone()),
     })
+}
+
+/// The bytes of a file given inline: `content` decoded as its `encoding` says (`base64`, the
+/// default, or `utf-8` for a text format such as SVG), at most `max_bytes`.
+fn inline_file(args: &Map<String, Value>, max_bytes: usize) -> Result<Vec<u8>, Failure> {
+    use base64::Engine;
+    let content = arg_str(args, "content");
+    let bytes = match args.get("encoding").and_then(Value::as_str) {
+        Some("utf-8") => content.as_bytes().to_vec(),
+        _ => {
+            let compact: String = content.split_ascii_whitespace().collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(compact.as_bytes())
+                .map_err(|e| {
+                    Failure::new(
+                        "invalid_arguments",
+                        400,
+                        format!("Invalid arguments: `content` is not base64 ({e}); send the file's bytes base64-encoded (standard alphabet, padded), or set `encoding` to `utf-8` for a text format such as SVG. Nothing was done."),
+                    )
+                })?
+        }
+    };
+    if bytes.len() > max_bytes {
+        return Err(Failure::new(
+            "content_too_large",
+            413,
+            format!(
+                "The file is {} bytes; a file given inline through MCP may have at most {max_bytes} bytes. Nothing was done. Upload a larger file with REST `POST /media`.",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A REST answer as a tool outcome: a JSON success body is the structured content; a problem

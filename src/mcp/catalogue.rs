@@ -147,8 +147,11 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
         Kind::Confirm => (false, true, false),
         Kind::Cancel => (false, false, true),
     };
+    // confirm_change may make the server send a request to a URL outside the sandbox (a webhook
+    // test or redelivery); nothing else reaches past the sandbox.
+    let open_world = spec.kind == Kind::Confirm;
     let mut annotations =
-        json!({"title": spec.title, "readOnlyHint": read_only, "openWorldHint": false});
+        json!({"title": spec.title, "readOnlyHint": read_only, "openWorldHint": open_world});
     if !read_only {
         annotations["destructiveHint"] = json!(destructive);
         annotations["idempotentHint"] = json!(idempotent);
@@ -227,6 +230,9 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
             (Some(Change::Body(fields) | Change::Batch { fields, .. }), Some(route)) => {
                 body_fields(route, fields, router, &mut props, &mut required);
             }
+            (Some(Change::Upload { max_bytes }), Some(route)) => {
+                upload_fields(route, max_bytes, &mut props, &mut required);
+            }
             _ => {}
         },
         Kind::Confirm | Kind::Cancel => {
@@ -267,6 +273,50 @@ fn body_fields(
             }
         }
     }
+}
+
+/// An upload's arguments: the route's query parameters (a path argument keeps its own), and the
+/// file inline: `content`, its `encoding`, and `content_type` among the route's raw body types.
+fn upload_fields(
+    route: &Route,
+    max_bytes: usize,
+    props: &mut Map<String, Value>,
+    required: &mut Vec<String>,
+) {
+    for q in &route.query {
+        if props.contains_key(q.name) {
+            continue;
+        }
+        let mut s = q.schema.0.clone();
+        if !q.description.is_empty() {
+            s["description"] = json!(q.description);
+        }
+        props.insert(q.name.to_string(), s);
+        if q.required {
+            required.push(q.name.to_string());
+        }
+    }
+    let types = match route.request {
+        RequestBody::Raw(types) => types,
+        _ => &[],
+    };
+    props.insert(
+        "content_type".into(),
+        json!({"type": "string", "enum": types, "description": "The file's type; its bytes must be of that type."}),
+    );
+    // Base64 of `max_bytes`, padded.
+    let max_len = max_bytes.div_ceil(3) * 4;
+    props.insert(
+        "content".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": max_len,
+            "description": format!("The file itself, base64-encoded, at most {max_bytes} bytes (or its text with `encoding: utf-8`).")}),
+    );
+    props.insert(
+        "encoding".into(),
+        json!({"type": "string", "enum": ["base64", "utf-8"], "default": "base64",
+            "description": "`utf-8` for a text format such as SVG."}),
+    );
+    required.extend(["content_type".to_string(), "content".to_string()]);
 }
 
 /// A query flag (`"true"` / `"false"`, a string on REST) is a boolean argument: the call passes

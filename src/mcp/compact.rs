@@ -5,8 +5,9 @@
 //!   needs to call the tool; they leave out what only a validator needs (long text patterns, the
 //!   length bounds and pattern of ids, the pattern of cursors), which the server still enforces
 //!   and explains in its error. Output schemas keep the envelope the MCP layer defines (the list
-//!   page, the pending change, the change result) at its top level; an object's own fields are in
-//!   the result itself, and in full mode. A read of one object has none.
+//!   page, the change result) at its top level; an object's own fields are in the result itself,
+//!   and in full mode. A read of one object has none, and neither has a prepare tool: every one
+//!   answers the same pending change, which the server's instructions describe.
 //! - **Full** (`X-MCP-Schemas: full`): the REST contract in full, a subschema that repeats inside
 //!   one tool's output moved once into `$defs` (confirm_change's results, say).
 //!
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 /// Where the house-style description of a prepare tool starts its two-step boilerplate, which
 /// the compact form replaces by [`PREPARE_NOTE`] (the server instructions explain the steps).
 const PREPARE_BOILERPLATE: &str = " This executes NOTHING";
-pub const PREPARE_NOTE: &str = " Changes nothing: returns a preview and a `confirmation_id`; show it, then confirm_change only if the user agrees, else cancel_change.";
+pub const PREPARE_NOTE: &str = " Changes nothing; confirm_change applies it if the user agrees.";
 /// Annotation hints equal to the specification's defaults say nothing.
 const DEFAULT_HINTS: [(&str, bool); 4] = [
     ("readOnlyHint", false),
@@ -92,12 +93,13 @@ fn compact_input(schema: &mut Value) {
     if let Some(Value::Object(props)) = m.get_mut("properties") {
         for (name, p) in props.iter_mut() {
             match name.as_str() {
-                "cursor" => {
-                    *p = json!({"type": "string", "description": "The previous `next_cursor`."})
-                }
+                // The server's instructions say how cursors are passed.
+                "cursor" => *p = json!({"type": "string"}),
+                // Its type and maximum say what matters; a limit is at least 1 anyway.
                 "limit" => {
                     if let Some(pm) = p.as_object_mut() {
                         pm.remove("description");
+                        pm.remove("minimum");
                     }
                 }
                 _ => compact_property(p),
@@ -116,6 +118,19 @@ fn compact_property(p: &mut Value) {
             m.remove(k);
         }
     }
+    // An id of one kind (`^cmp_[0-9A-Za-z]{1,64}$`): its prefix says which, the rest only a
+    // validator needs.
+    let prefix = m
+        .get("pattern")
+        .and_then(Value::as_str)
+        .and_then(id_prefix_pattern);
+    if let Some(prefix) = prefix {
+        m.insert("pattern".into(), Value::String(prefix));
+    }
+    // Text may not be empty: a caller never sends empty text on purpose, the error says it.
+    if m.get("minLength") == Some(&json!(1)) {
+        m.remove("minLength");
+    }
     // The optional-text rule (no control characters) says nothing a caller would break.
     let no_control = crate::validate::text_pattern(false);
     if m.get("pattern")
@@ -128,6 +143,23 @@ fn compact_property(p: &mut Value) {
         if let Some(Value::Array(branches)) = m.get_mut(k) {
             branches.iter_mut().for_each(compact_property);
         }
+    }
+    // `anyOf: [{string, …}, {null}]` says the same as `type: [string, null]` with the string's
+    // keywords (they apply to strings only).
+    let nullable_string = match m.get("anyOf").and_then(Value::as_array) {
+        Some(b) if b.len() == 2 && b[1] == json!({"type": "null"}) && b[0]["type"] == "string" => {
+            b[0].as_object().cloned()
+        }
+        _ => None,
+    };
+    if let Some(string) = nullable_string {
+        m.remove("anyOf");
+        for (k, v) in string {
+            if k != "type" {
+                m.insert(k, v);
+            }
+        }
+        m.insert("type".into(), json!(["string", "null"]));
     }
     // An array of ids: its items are ids as well. A long list of allowed items (the event
     // types) is left out; the property's description says where the names are listed.
@@ -146,43 +178,36 @@ fn compact_property(p: &mut Value) {
     }
 }
 
-/// The compact output schema: the top level of what the MCP layer shapes (pending change, change
-/// result), nothing for a read (its REST object is in the result, and in full mode).
+/// `^cmp_` for the pattern of one kind of id, `^cmp_[0-9A-Za-z]{1,64}$`.
+fn id_prefix_pattern(pattern: &str) -> Option<String> {
+    let rest = pattern.strip_prefix('^')?;
+    let (prefix, tail) = rest.split_once('_')?;
+    (tail == "[0-9A-Za-z]{1,64}$"
+        && !prefix.is_empty()
+        && prefix.bytes().all(|b| b.is_ascii_lowercase()))
+    .then(|| format!("^{prefix}_"))
+}
+
+/// The compact output schema: the top level of the change result confirm_change answers; nothing
+/// for a read (its REST object is in the result, and in full mode), a prepare tool (the pending
+/// change is the same for every one, described by the instructions) or cancel_change (its
+/// description says what it answers).
 fn output(full: &Value, kind: Kind) -> Option<Value> {
-    if kind == Kind::Read {
+    if matches!(kind, Kind::Read | Kind::Prepare | Kind::Cancel) {
         return None;
     }
     // The envelope with its structured-error branch: each branch's top level.
     if let Some(branches) = full.get("anyOf").and_then(Value::as_array) {
-        let shallow: Vec<Value> = branches
-            .iter()
-            .filter_map(|b| shallow_object(b, kind))
-            .collect();
+        let shallow: Vec<Value> = branches.iter().filter_map(shallow_object).collect();
         return Some(json!({"type": "object", "anyOf": shallow}));
     }
-    shallow_object(full, kind)
+    shallow_object(full)
 }
 
-/// The members of a preview an assistant acts on; the others (the target, the version, the
-/// expiry, what is redacted or set at confirmation) are named in its `next_step` text. Every
-/// prepare tool repeats the envelope, so each member costs a dozen times.
-const PREVIEW_MEMBERS: &[&str] = &[
-    "object",
-    "confirmation_id",
-    "after",
-    "differences",
-    "cost",
-    "next_step",
-];
-
-fn shallow_object(full: &Value, kind: Kind) -> Option<Value> {
+fn shallow_object(full: &Value) -> Option<Value> {
     let props = full["properties"].as_object()?;
-    let is_preview = full["properties"]["object"]["const"] == "pending_change";
     let shallow: Map<String, Value> = props
         .iter()
-        .filter(|(name, _)| {
-            !(kind == Kind::Prepare && is_preview) || PREVIEW_MEMBERS.contains(&name.as_str())
-        })
         .map(|(name, s)| (name.clone(), top_level(s)))
         .collect();
     // A branch of the envelope: the root already says `"type": "object"`.
@@ -310,6 +335,7 @@ mod tests {
                 "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device (`dev_…`)."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "How many."},
                 "cursor": {"type": "string", "pattern": "^dev_[0-9A-Za-z]{1,64}$", "description": "Long text."},
+                "company_id": {"type": "string", "pattern": "^cmp_[0-9A-Za-z]{1,64}$", "description": "Only this company."},
                 "changes": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
                     "media_id": {"anyOf": [{"type": "string", "pattern": "^med_"}, {"type": "null"}]}}}}},
             "outputSchema": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^dev_"}}}});
@@ -330,17 +356,21 @@ mod tests {
         );
         assert_eq!(
             p["limit"],
-            json!({"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
+            json!({"type": "integer", "maximum": 100, "default": 20})
         );
-        assert_eq!(p["cursor"]["type"], "string");
+        assert_eq!(p["cursor"], json!({"type": "string"}));
+        assert_eq!(
+            p["company_id"],
+            json!({"type": "string", "pattern": "^cmp_", "description": "Only this company."})
+        );
         assert!(c["inputSchema"].get("additionalProperties").is_none());
         assert_eq!(
             p["changes"]["properties"]["name"],
             json!({"type": "string", "maxLength": 9})
         );
         assert_eq!(
-            p["changes"]["properties"]["media_id"]["anyOf"][0]["pattern"],
-            "^med_"
+            p["changes"]["properties"]["media_id"],
+            json!({"type": ["string", "null"], "pattern": "^med_"})
         );
         assert!(c["inputSchema"].get("required").is_none());
         assert!(
@@ -356,7 +386,9 @@ mod tests {
             "next_step": {"type": ["string", "null"]},
             "cost": {"anyOf": [{"type": "null"}, {"type": "object"}]}}});
         assert!(output(&preview, Kind::Read).is_none());
-        let out = output(&preview, Kind::Prepare).unwrap();
+        // Every prepare tool answers the same pending change: described once, by the instructions.
+        assert!(output(&preview, Kind::Prepare).is_none());
+        let out = output(&preview, Kind::Confirm).unwrap();
         assert_eq!(
             out["properties"]["object"],
             json!({"const": "pending_change"})

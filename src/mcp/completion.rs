@@ -5,13 +5,18 @@
 //! REST, with the caller's credential, so another company's objects never appear): names that
 //! start with the typed text first, then ids that start with it, then names that contain it. A
 //! month (`YYYY-MM`) is completed from the last twelve months of the sandbox clock.
+//!
+//! A key that may not list companies (a billing-only key) is offered the companies its credential
+//! reaches (`GET /me`), by id. A lookup the rate limit refuses is a JSON-RPC error saying when to
+//! retry, never an empty list that would read as "nothing matches".
 
 use super::call::{encode, Caller};
 use super::dispatch::{ok, rpc_err, Out};
 use super::prompts;
+use super::protocol::RpcError;
 use super::resources::{self, Template};
 use crate::http::App;
-use hyper::Method;
+use hyper::{Method, StatusCode};
 use serde_json::{json, Value};
 
 /// At most this many values per answer (the specification's limit).
@@ -70,7 +75,10 @@ pub fn complete(
             } else {
                 let kind = arg.strip_suffix("_id").unwrap_or(arg);
                 match resources::template_named(kind) {
-                    Some(t) => ids(app, caller, t, value),
+                    Some(t) => match ids(app, caller, t, value) {
+                        Ok(c) => c,
+                        Err(e) => return rpc_err(id, e, modern),
+                    },
                     None => Candidates::done(Vec::new()),
                 }
             }
@@ -94,7 +102,10 @@ pub fn complete(
                     modern,
                 );
             }
-            ids(app, caller, t, value)
+            match ids(app, caller, t, value) {
+                Ok(c) => c,
+                Err(e) => return rpc_err(id, e, modern),
+            }
         }
         _ => {
             return invalid(
@@ -130,25 +141,26 @@ impl Candidates {
 }
 
 /// The ids of the caller's objects of a template's kind that match the typed text.
-fn ids(app: &App, caller: &Caller, t: &Template, typed: &str) -> Candidates {
+fn ids(app: &App, caller: &Caller, t: &Template, typed: &str) -> Result<Candidates, RpcError> {
     let Some(route) = t.list.and_then(|op| app.router.by_operation(op)) else {
-        return Candidates::done(Vec::new());
-    };
-    let page = |q: Option<&str>| -> Option<Value> {
-        let mut query = format!("limit={MAX_VALUES}");
-        if let Some(q) = q {
-            query.push_str("&q=");
-            encode(q, &mut query);
-        }
-        let resp = caller.rest(app, Method::GET, route.path.to_string(), query, None, None);
-        resp.status.is_success().then(|| resp.body_json()).flatten()
+        return Ok(Candidates::done(Vec::new()));
     };
     let searchable = route.query.iter().any(|p| p.name == "q");
     let lower = typed.to_lowercase();
     // Text that looks like an id (`dev_…`) is matched against ids, not names.
     let by_name = searchable && !typed.is_empty() && !typed.contains('_');
-    let Some(body) = page(by_name.then_some(typed)) else {
-        return Candidates::done(Vec::new());
+    let mut query = format!("limit={MAX_VALUES}");
+    if by_name {
+        query.push_str("&q=");
+        encode(typed, &mut query);
+    }
+    let resp = caller.rest(app, Method::GET, route.path.to_string(), query, None, None);
+    if resp.status == StatusCode::FORBIDDEN && route.operation_id == "listCompanies" {
+        return reached_companies(app, caller, &lower);
+    }
+    refused(app, caller, &resp)?;
+    let Some(body) = resp.body_json().filter(|_| resp.status.is_success()) else {
+        return Ok(Candidates::done(Vec::new()));
     };
     let items = body["data"].as_array().cloned().unwrap_or_default();
     let mut ranked: Vec<(u8, String, String)> = items
@@ -173,10 +185,56 @@ fn ids(app: &App, caller: &Caller, t: &Template, typed: &str) -> Candidates {
         })
         .collect();
     ranked.sort();
-    Candidates {
+    Ok(Candidates {
         values: ranked.into_iter().map(|(_, _, id)| id).collect(),
         more: body["has_more"] == true,
+    })
+}
+
+/// The companies a key reaches without the right to list them (`GET /me`'s
+/// `visible_company_ids`: a billing-only key's own company), by id.
+fn reached_companies(app: &App, caller: &Caller, lower: &str) -> Result<Candidates, RpcError> {
+    let Some(route) = app.router.by_operation("getCredential") else {
+        return Ok(Candidates::done(Vec::new()));
+    };
+    let resp = caller.rest(
+        app,
+        Method::GET,
+        route.path.to_string(),
+        String::new(),
+        None,
+        None,
+    );
+    refused(app, caller, &resp)?;
+    let ids = resp
+        .body_json()
+        .filter(|_| resp.status.is_success())
+        .and_then(|me| me["visible_company_ids"].as_array().cloned())
+        .unwrap_or_default();
+    Ok(Candidates::done(
+        ids.iter()
+            .filter_map(Value::as_str)
+            .filter(|id| id.to_lowercase().starts_with(lower))
+            .map(String::from)
+            .collect(),
+    ))
+}
+
+/// A lookup the service refused for a reason other than access (the rate limit, a failure) is an
+/// error of the completion, never an empty list; a missing scope means nothing to offer.
+fn refused(app: &App, caller: &Caller, resp: &crate::http::Response) -> Result<(), RpcError> {
+    if resp.status.is_success()
+        || resp.status == StatusCode::FORBIDDEN
+        || resp.status == StatusCode::NOT_FOUND
+    {
+        return Ok(());
     }
+    let failure = super::failure::Failure::rest(resp, super::advice::explain(app, caller, resp));
+    let mut data = json!({"reason": failure.code, "status": failure.status});
+    if let Some(secs) = failure.retry_after {
+        data["retry_after"] = json!(secs);
+    }
+    Err(RpcError::new(super::protocol::SERVER_REFUSED, failure.text()).with_data(data))
 }
 
 /// The last twelve months (`YYYY-MM`, newest first) that start with the typed text.

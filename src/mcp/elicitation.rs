@@ -22,7 +22,7 @@ use crate::http::App;
 use crate::redact;
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,7 +59,8 @@ pub(super) struct Pending {
     tool: String,
     target_type: String,
     target_id: String,
-    arguments: String,
+    /// The change in words, as its preview showed it ([`super::summary`]).
+    summary: Option<String>,
     pub(super) expires_at: i64,
 }
 
@@ -67,7 +68,7 @@ pub(super) fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) 
     let p = &caller.principal;
     let conn = app.db.conn().ok()?;
     let row = conn.prepare_cached(
-        "SELECT tool, target_type, target_id, arguments, expires_at FROM mcp_pending_changes
+        "SELECT tool, target_type, target_id, summary, expires_at FROM mcp_pending_changes
          WHERE id_hash = ?1 AND actor = ?2 AND client_id IS ?3 AND used_at IS NULL AND expires_at > ?4",
     )
     .ok()?
@@ -83,7 +84,7 @@ pub(super) fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) 
                 tool: r.get(0)?,
                 target_type: r.get(1)?,
                 target_id: r.get(2)?,
-                arguments: r.get(3)?,
+                summary: r.get(3)?,
                 expires_at: r.get(4)?,
             })
         },
@@ -94,29 +95,31 @@ pub(super) fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) 
     row
 }
 
-/// The question, in words the user can check against what they asked for.
+/// The question, in words the user can check against what they asked for: the change as its
+/// preview said it (the objects and company by name, what changes, the price in currency units,
+/// the balance after, every side effect). The change runs only while all of it still holds.
 pub(super) fn message(c: &Pending) -> String {
-    let mut args: Map<String, Value> = serde_json::from_str(&c.arguments).unwrap_or_default();
-    args.retain(|k, _| !k.ends_with("_id") || k == "device_id" || k == "token_pack_id");
-    let what = c
-        .tool
-        .strip_prefix("prepare_")
-        .unwrap_or(&c.tool)
-        .replace('_', " ");
-    let details = if args.is_empty() {
-        String::new()
-    } else {
-        format!(" with {}", Value::Object(args))
+    let what = match &c.summary {
+        Some(words) if !words.is_empty() => words.clone(),
+        _ => format!(
+            "{} of {} {}.",
+            c.tool
+                .strip_prefix("prepare_")
+                .unwrap_or(&c.tool)
+                .replace('_', " "),
+            c.target_type,
+            c.target_id
+        ),
     };
     let text = format!(
-        "Your assistant asks to make this change: {what} of {} {}{details}. Nothing happens unless you accept. Accept to apply it now, decline to cancel it.",
-        c.target_type, c.target_id
+        "Your assistant asks to make this change: {what} Nothing happens unless you accept, and nothing happens if any of this has changed by then. Accept to apply it now, decline to cancel it."
     );
     redact::redact_str(&text).into_owned()
 }
 
-fn event(message: &Value) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+/// The `n`th message event of the stream answering request `stream` ([`super::sse`]).
+fn event(stream: &str, n: u32, message: &Value) -> Bytes {
+    Bytes::from(super::sse::message(stream, n, &message.to_string()))
 }
 
 fn tool_result(outcome: Result<Value, Failure>) -> Value {
@@ -126,7 +129,7 @@ fn tool_result(outcome: Result<Value, Failure>) -> Value {
             json!({"content": [{"type": "text", "text": v.to_string()}], "structuredContent": v, "isError": false})
         }
         Err(failure) => {
-            let text = redact::redact_str(&failure.message);
+            let text = redact::redact_str(&failure.text()).into_owned();
             let mut structured = failure.structured(&text);
             redact::redact_value(&mut structured);
             json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": true})
@@ -177,13 +180,24 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
             .max(200),
     );
     let (tx, body) = Streamed::channel(4);
+    let stream = caller.request_id.clone();
     runtime.spawn(async move {
         let final_event = |result: Value| {
-            event(&json!({"jsonrpc": "2.0", "id": call_id, "result": result}))
+            event(
+                &stream,
+                2,
+                &json!({"jsonrpc": "2.0", "id": call_id, "result": result}),
+            )
         };
-        if tx.send(event(&request)).await.is_err() {
-            registry.take(&question_id);
-            return;
+        let opening = [
+            Bytes::from(super::sse::priming(&stream)),
+            event(&stream, 1, &request),
+        ];
+        for e in opening {
+            if tx.send(e).await.is_err() {
+                registry.take(&question_id);
+                return;
+            }
         }
         let deadline = tokio::time::sleep(Duration::from_secs(wait));
         tokio::pin!(deadline);

@@ -1,7 +1,10 @@
 //! Why a tool call failed, in a form an agent can act on: the message (the text of the `isError`
 //! result) and, as its `structuredContent`, `{"error": {code, status, message, retry_after?}}`.
 //! A REST refusal keeps its problem's code and status and its `Retry-After`; the MCP layer's own
-//! refusals (a stale preview, a used confirmation) get codes of their own.
+//! refusals (a stale preview, a used confirmation) get codes of their own. Every code is in the
+//! style of the REST problem codes, lower-case words joined by `_` (`not_found`, `rate_limited`,
+//! `confirmation_not_found`): a problem that has no `code` gives its type's slug in that style.
+//! A refusal that says when to retry says it in its text too, not only in `retry_after`.
 
 use crate::http::Response;
 use serde_json::{json, Value};
@@ -15,6 +18,9 @@ pub struct Failure {
     pub message: String,
     /// Seconds to wait before retrying, when the refusal says so.
     pub retry_after: Option<u64>,
+    /// A fresh preview to show instead (a stale confirmation's, under a new confirmation id).
+    /// Boxed: a failure travels in every `Result` of the MCP layer.
+    pub preview: Option<Box<Value>>,
 }
 
 impl Failure {
@@ -24,7 +30,13 @@ impl Failure {
             status,
             message: message.into(),
             retry_after: None,
+            preview: None,
         }
+    }
+
+    pub fn with_preview(mut self, preview: Value) -> Failure {
+        self.preview = Some(Box::new(preview));
+        self
     }
 
     pub fn with_retry_after(mut self, secs: u64) -> Failure {
@@ -47,11 +59,13 @@ impl Failure {
                         .map(String::from)
                 })
             })
+            .map(|c| code_style(&c))
             .unwrap_or_else(|| format!("http_{}", resp.status.as_u16()));
         Failure {
             code,
             status: resp.status.as_u16(),
             message,
+            preview: None,
             retry_after: resp
                 .headers
                 .get("retry-after")
@@ -66,19 +80,66 @@ impl Failure {
         self
     }
 
-    /// The `structuredContent` of the error result.
+    /// The text of the error result: the message, and when to retry if it says so and the
+    /// message does not already.
+    pub fn text(&self) -> String {
+        match self.retry_after {
+            Some(secs) if !self.message.to_ascii_lowercase().contains("retry after") => {
+                format!("{} Retry after {secs} seconds.", self.message)
+            }
+            _ => self.message.clone(),
+        }
+    }
+
+    /// The `structuredContent` of the error result; `message` is its text ([`Failure::text`],
+    /// redacted).
     pub fn structured(&self, message: &str) -> Value {
         let mut error = json!({"code": self.code, "status": self.status, "message": message});
         if let Some(secs) = self.retry_after {
             error["retry_after"] = json!(secs);
         }
-        json!({ "error": error })
+        let mut out = json!({ "error": error });
+        if let Some(preview) = &self.preview {
+            out["preview"] = (**preview).clone();
+        }
+        out
     }
+}
+
+/// A code in the one style of error codes: lower-case words joined by `_` (`rate-limited` from a
+/// problem type's slug is `rate_limited`).
+pub fn code_style(code: &str) -> String {
+    code.chars()
+        .map(|c| match c {
+            '-' | ' ' | '.' => '_',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
 }
 
 /// The branch every tool's output schema gains, so a client that validates the structured content
 /// of error results too (the TypeScript SDK does) accepts them.
 pub fn schema_branch() -> Value {
     json!({"required": ["error"], "properties": {"error": {"type": "object",
-        "required": ["code", "status", "message"]}}})
+        "required": ["code", "status", "message"]}, "preview": {"type": "object"}}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_have_one_style_and_retries_are_in_the_text() {
+        assert_eq!(code_style("rate-limited"), "rate_limited");
+        assert_eq!(code_style("not-found"), "not_found");
+        assert_eq!(code_style("confirmation_used"), "confirmation_used");
+        let f = Failure::new("rate_limited", 429, "Too many calls.").with_retry_after(3);
+        assert_eq!(f.text(), "Too many calls. Retry after 3 seconds.");
+        let said = Failure::new("rate_limited", 429, "Slow down; retry after 3 seconds.")
+            .with_retry_after(3);
+        assert_eq!(said.text(), "Slow down; retry after 3 seconds.");
+        let v = f.structured(&f.text());
+        assert_eq!(v["error"]["retry_after"], 3);
+        assert!(v.get("preview").is_none());
+    }
 }

@@ -10,7 +10,8 @@
 //!   route table and the schemas the router carries (mcp never imports `routes`).
 //! - [`call`]: each call as an internal REST request through the pipeline.
 //! - [`fence`]: tenant text marked as data (the `<<<signage-data` lines) in results and resources.
-//! - [`pending`]: two-step writes (prepare, confirm, cancel).
+//! - [`pending`]: two-step writes (prepare, confirm, cancel); [`confirm`] runs a change only while
+//!   everything its preview showed holds; [`summary`] says the change in words a person decides on.
 //! - [`elicitation`], [`mrtr`]: confirmation asked of the user through the client (2025-11-25
 //!   `elicitation/create`; 2026-07-28 `input_required` round trip with a signed `requestState`).
 //! - [`preview`]: what a prepare shows: the write run as a dry run, its answer and its cost.
@@ -35,6 +36,7 @@ pub mod catalogue;
 pub mod compact;
 pub mod completion;
 pub mod config_cmd;
+pub mod confirm;
 pub mod dispatch;
 pub mod elicitation;
 pub mod expiry;
@@ -49,6 +51,8 @@ pub mod protocol;
 pub mod resources;
 pub mod sessions;
 pub mod spec;
+pub mod sse;
+pub mod summary;
 pub mod toolsets;
 pub mod transport;
 

@@ -5,28 +5,29 @@
 //!   what the caller may see) and remembers the target's version (its ETag).
 //! - A confirmation id is bound to the actor and client that prepared it, single-use, and expires
 //!   (`pending_change_ttl_secs`). Only its SHA-256 is stored (table `mcp_pending_changes`).
-//! - Confirm claims the id atomically (used or not, it cannot run twice), then runs the change
-//!   through the pipeline, where it is authorized again as of now, with `If-Match` on the
-//!   previewed version: a target that changed since the preview is left untouched.
+//! - Confirm ([`super::confirm`]) claims the id atomically (used or not, it cannot run twice),
+//!   checks that everything the preview showed still holds, then runs the change through the
+//!   pipeline, where it is authorized again as of now, bound to the previewed version and balance.
 
-use super::advice;
-use super::call::{from_rest, Caller};
+use super::call::Caller;
+use super::catalogue::Tool;
 use super::failure::Failure;
-use super::preview::{self, version_of};
+use super::preview::{self, Preview};
+use super::summary;
 use crate::http::ApiError;
 use crate::http::App;
 use crate::time::rfc3339;
-use hyper::{Method, StatusCode};
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value};
 
-pub use super::preview::{ArrayEdit, ChangePlan, PlanKind};
+pub use super::confirm::confirm;
+pub use super::preview::{ArrayEdit, Body, ChangePlan, PlanKind};
 
-fn hash(s: &str) -> String {
+pub(super) fn hash(s: &str) -> String {
     crate::auth::keys::hash(s)
 }
 
-fn storage_error(e: ApiError) -> Failure {
+pub(super) fn storage_error(e: ApiError) -> Failure {
     tracing::warn!(error = %e, "pending change storage failed");
     Failure::new(
         "storage_unavailable",
@@ -35,60 +36,124 @@ fn storage_error(e: ApiError) -> Failure {
     )
 }
 
-pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, Failure> {
+pub fn prepare(
+    app: &App,
+    caller: &Caller,
+    tool: &Tool,
+    plan: &ChangePlan,
+) -> Result<Value, Failure> {
     let p = preview::build(app, caller, plan)?;
-    let version = &p.version;
+    let summary = summary::words(app, caller, &tool.spec, plan, &p);
+    let (confirmation_id, expires_at) = store(app, caller, plan, &p, &summary)?;
+    Ok(shown(app, plan, &p, &summary, &confirmation_id, expires_at))
+}
+
+/// The bytes of arguments one credential may hold in changes waiting for confirmation (an inline
+/// upload carries its file): more is refused until some are confirmed, cancelled or expired.
+const PENDING_BYTES_MAX: i64 = 8 * 1024 * 1024;
+
+/// Stores a previewed change under a new confirmation id (only its SHA-256), with what it is bound
+/// to: the fingerprint of what the preview showed, the paths only the confirmation sets, the cost
+/// and the balance shown.
+fn store(
+    app: &App,
+    caller: &Caller,
+    plan: &ChangePlan,
+    p: &Preview,
+    summary: &str,
+) -> Result<(String, i64), Failure> {
     let confirmation_id = format!("chg_{}", crate::random::base62("confirmation", 32));
     let now = crate::time::now();
-    let ttl = app.settings.pending_change_ttl_secs as i64;
-    let expires_at = now + ttl;
+    let expires_at = now + app.settings.pending_change_ttl_secs as i64;
     let principal = &caller.principal;
-    let body = plan.body.as_ref().map(Value::to_string);
-    app.db
-        .write(|tx| -> Result<(), ApiError> {
+    let set_paths = serde_json::to_string(&p.set_at_confirmation).unwrap_or_default();
+    let cost = (!p.cost.is_null()).then(|| p.cost.to_string());
+    let (balance_company, balance) = p.balance.clone().unzip();
+    let arguments = plan.arguments.to_string();
+    let held = app
+        .db
+        .write(|tx| -> Result<Option<i64>, ApiError> {
             // Old rows go here, a day after expiry (kept that long to explain a late confirmation).
             tx.prepare_cached("DELETE FROM mcp_pending_changes WHERE expires_at < ?1")?
                 .execute([now - 86_400])?;
+            let held: i64 = tx
+                .prepare_cached(
+                    "SELECT coalesce(sum(length(arguments)), 0) FROM mcp_pending_changes
+                     WHERE actor = ?1 AND used_at IS NULL AND expires_at > ?2",
+                )?
+                .query_row(rusqlite::params![principal.actor_id(), now], |r| r.get(0))?;
+            if held + arguments.len() as i64 > PENDING_BYTES_MAX {
+                return Ok(Some(held));
+            }
             tx.prepare_cached(
                 "INSERT INTO mcp_pending_changes (id_hash, actor, client_id, tool, arguments, operation,
-                    target_type, target_id, read_path, method, path, body, version, created_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    target_type, target_id, read_path, method, path, body, version, created_at, expires_at,
+                    shown, set_paths, summary, cost, balance_company, balance)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                    ?18, ?19, ?20, ?21)",
             )?
             .execute(rusqlite::params![
                 hash(&confirmation_id),
                 principal.actor_id(),
                 principal.client_id(),
                 plan.tool,
-                plan.arguments.to_string(),
+                arguments,
                 plan.operation,
                 plan.target_type,
                 plan.target_id,
                 plan.read_path,
                 plan.method.as_str(),
                 plan.path,
-                body,
-                version,
+                plan.json_body(),
+                p.version,
                 now,
                 expires_at,
+                p.shown,
+                set_paths,
+                summary,
+                cost,
+                balance_company,
+                balance,
             ])?;
-            Ok(())
+            Ok(None)
         })
         .map_err(storage_error)?;
+    if let Some(held) = held {
+        return Err(Failure::new(
+            "too_many_pending_changes",
+            409,
+            format!(
+                "This API key already holds {held} bytes of changes waiting for confirmation, and this one would pass the {PENDING_BYTES_MAX} it may hold; nothing was prepared. Confirm or cancel the pending ones (or let them expire), then prepare this again."
+            ),
+        ));
+    }
+    Ok((confirmation_id, expires_at))
+}
 
+/// The preview as the prepare tool answers it.
+fn shown(
+    app: &App,
+    plan: &ChangePlan,
+    p: &Preview,
+    summary: &str,
+    confirmation_id: &str,
+    expires_at: i64,
+) -> Value {
     let cost_note = if p.cost.is_null() {
         String::new()
     } else {
         " and its cost".to_string()
     };
-    let lifetime = duration_words(ttl);
-    let notes = preview::notes(&p);
+    let lifetime = duration_words(app.settings.pending_change_ttl_secs as i64);
+    let notes = preview::notes(p);
     let mut out = json!({
         "object": "pending_change",
         "confirmation_id": confirmation_id,
         "status": "awaiting_confirmation",
         "tool": plan.tool,
         "operation": plan.operation,
-        "target": {"type": plan.target_type, "id": plan.target_id, "version": version},
+        "target": {"type": plan.target_type, "id": plan.target_id, "version": p.version},
+        "summary": summary,
         "current": p.current,
         "after": p.after,
         "set_at_confirmation": p.set_at_confirmation,
@@ -97,13 +162,13 @@ pub fn prepare(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Value, F
         "redacted_fields": p.redacted_fields,
         "expires_at": rfc3339(expires_at),
         "next_step": format!(
-            "Nothing has been changed yet. Show the user this preview (the differences{cost_note}) and ask for explicit confirmation.{notes} Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}."
+            "Nothing has been changed yet. Show the user this preview (the summary, the differences{cost_note}) and ask for explicit confirmation.{notes} Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}, and only while everything this preview shows stays as it is."
         ),
     });
     if let Some(w) = &p.withholds {
         out["withheld"] = preview::withheld_value(w, &p.after);
     }
-    Ok(out)
+    out
 }
 
 /// A lifetime in words an assistant can repeat exactly: "45 seconds", "1 minute", "15 minutes",
@@ -129,18 +194,6 @@ pub fn duration_words(secs: i64) -> String {
     }
 }
 
-struct Claimed {
-    tool: String,
-    operation: String,
-    target_type: String,
-    target_id: String,
-    read_path: String,
-    method: String,
-    path: String,
-    body: Option<String>,
-    version: String,
-}
-
 /// A stored id as this caller sees it: (used_at, outcome, expires_at); another credential's id
 /// reads exactly like an unknown one.
 type Stored = (Option<i64>, Option<String>, i64);
@@ -162,7 +215,7 @@ fn stored(app: &App, caller: &Caller, id_hash: &str) -> Result<Option<Stored>, A
 }
 
 /// Why an id could not be claimed.
-fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
+pub(super) fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
     let used = |message: String| Failure::new("confirmation_used", 409, message);
     match stored(app, caller, id_hash) {
         Err(e) => storage_error(e),
@@ -194,7 +247,7 @@ pub fn unavailable(app: &App, caller: &Caller, confirmation_id: &str) -> Failure
     why_not(app, caller, &hash(confirmation_id), crate::time::now())
 }
 
-fn record(app: &App, id_hash: &str, outcome: &str) {
+pub(super) fn record(app: &App, id_hash: &str, outcome: &str) {
     let result = app.db.write(|tx| -> Result<(), ApiError> {
         tx.prepare_cached("UPDATE mcp_pending_changes SET outcome = ?1 WHERE id_hash = ?2")?
             .execute(rusqlite::params![outcome, id_hash])?;
@@ -203,123 +256,6 @@ fn record(app: &App, id_hash: &str, outcome: &str) {
     if let Err(e) = result {
         tracing::warn!(error = %e, "recording a pending change outcome failed");
     }
-}
-
-pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
-    let id_hash = hash(confirmation_id);
-    let now = crate::time::now();
-    let p = &caller.principal;
-    let claimed = app
-        .db
-        .write(|tx| -> Result<Option<Claimed>, ApiError> {
-            Ok(tx
-                .prepare_cached(
-                    "UPDATE mcp_pending_changes SET used_at = ?1, outcome = 'confirming'
-                     WHERE id_hash = ?2 AND actor = ?3 AND client_id IS ?4
-                       AND used_at IS NULL AND expires_at > ?1
-                     RETURNING tool, operation, target_type, target_id, read_path, method, path, body, version",
-                )?
-                .query_row(
-                    rusqlite::params![now, id_hash, p.actor_id(), p.client_id()],
-                    |r| {
-                        Ok(Claimed {
-                            tool: r.get(0)?,
-                            operation: r.get(1)?,
-                            target_type: r.get(2)?,
-                            target_id: r.get(3)?,
-                            read_path: r.get(4)?,
-                            method: r.get(5)?,
-                            path: r.get(6)?,
-                            body: r.get(7)?,
-                            version: r.get(8)?,
-                        })
-                    },
-                )
-                .optional()?)
-        })
-        .map_err(storage_error)?;
-    let Some(c) = claimed else {
-        return Err(why_not(app, caller, &id_hash, now));
-    };
-    let stale = || {
-        Failure::new(
-            "stale_preview",
-            412,
-            format!(
-                "The {} `{}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.",
-                c.target_type, c.target_id
-            ),
-        )
-    };
-
-    // The version check is made here too, so routes that do not honour If-Match are covered; the
-    // If-Match below closes the gap between this read and the write on routes that do.
-    let now_state = caller.rest(
-        app,
-        Method::GET,
-        c.read_path.clone(),
-        String::new(),
-        None,
-        None,
-    );
-    if !now_state.status.is_success() {
-        record(app, &id_hash, "refused");
-        return Err(Failure::rest(
-            &now_state,
-            format!(
-                "Nothing was applied: {}",
-                advice::explain(app, caller, &now_state)
-            ),
-        ));
-    }
-    if version_of(&now_state) != c.version {
-        record(app, &id_hash, "stale");
-        return Err(stale());
-    }
-    let method = Method::from_bytes(c.method.as_bytes()).unwrap_or(Method::POST);
-    let if_match = (!c.version.starts_with("sha256:")).then_some(c.version.as_str());
-    let resp = caller.rest(
-        app,
-        method,
-        c.path.clone(),
-        String::new(),
-        c.body.map(String::into_bytes),
-        if_match,
-    );
-    if resp.status == StatusCode::PRECONDITION_FAILED {
-        record(app, &id_hash, "stale");
-        return Err(stale());
-    }
-    if !resp.status.is_success() {
-        record(app, &id_hash, "refused");
-        return Err(Failure::rest(
-            &resp,
-            format!(
-                "Nothing was applied: {}",
-                advice::explain(app, caller, &resp)
-            ),
-        ));
-    }
-    record(app, &id_hash, "applied");
-    let mut result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
-    let withholds = crate::mcp::state(app)
-        .catalog(&app.router)
-        .get(&c.tool)
-        .and_then(|t| t.spec.withholds);
-    let mut answer = json!({
-        "object": "change_result",
-        "status": "applied",
-        "confirmation_id": confirmation_id,
-        "tool": c.tool,
-        "operation": c.operation,
-        "target": {"type": c.target_type, "id": c.target_id},
-    });
-    if let Some(w) = withholds {
-        preview::withhold(&mut result, w.field);
-        answer["withheld"] = preview::withheld_value(&w, &result);
-    }
-    answer["result"] = result;
-    Ok(answer)
 }
 
 pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
@@ -379,6 +315,7 @@ pub fn confirm_schema(result: Value) -> Value {
             "operation": {"type": "string"},
             "target": target_schema(false),
             "result": result,
+            "cost": preview::cost_schema(),
             "withheld": preview::withheld_schema()}})
 }
 

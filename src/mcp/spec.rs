@@ -35,6 +35,8 @@ pub struct ToolSpec {
     pub reads: Option<&'static str>,
     /// See [`crate::http::router::Tool::withholds`].
     pub withholds: Option<Withheld>,
+    /// See [`crate::http::router::Tool::asking`].
+    pub ask: Option<&'static str>,
 }
 
 impl ToolSpec {
@@ -54,6 +56,7 @@ impl ToolSpec {
             change: None,
             reads: None,
             withholds: None,
+            ask: None,
         }
     }
 
@@ -73,6 +76,7 @@ impl ToolSpec {
             change: t.change,
             reads: t.reads,
             withholds: t.withholds,
+            ask: t.ask,
         })
     }
 

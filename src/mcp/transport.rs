@@ -186,7 +186,7 @@ fn has_request(body: &Value) -> bool {
     }
 }
 
-fn frame(out: Option<Out>, format: Format) -> Response {
+fn frame(out: Option<Out>, format: Format, request_id: &str) -> Response {
     let Some(out) = out else {
         return Response {
             status: StatusCode::ACCEPTED,
@@ -202,10 +202,8 @@ fn frame(out: Option<Out>, format: Format) -> Response {
         r.delivery.stream = Some(stream);
         r
     } else if out.status == 200 && format == Format::Sse {
-        let mut body = String::with_capacity(out.body.len() + 24);
-        body.push_str("event: message\ndata: ");
-        body.push_str(&out.body);
-        body.push_str("\n\n");
+        let mut body = super::sse::priming(request_id);
+        body.push_str(&super::sse::message(request_id, 1, &out.body));
         Response::new(StatusCode::OK, "text/event-stream", body)
             .with_header("cache-control", "no-cache")
             .with_header("x-accel-buffering", "no")
@@ -305,7 +303,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 "Accept must allow application/json or text/event-stream.".into(),
             );
         }
-        return frame(None, Format::Json);
+        return frame(None, Format::Json, ctx.request_id);
     };
     let header_version = header(ctx.headers, "mcp-protocol-version");
     if let Some(v) = header_version {
@@ -334,7 +332,11 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
         caller.features = super::sessions::ClientFeatures::from_capabilities(
             &body["params"]["_meta"][protocol::META_CLIENT_CAPABILITIES],
         );
-        return frame(dispatch::modern(app, &caller, &body, ctx.headers), format);
+        return frame(
+            dispatch::modern(app, &caller, &body, ctx.headers),
+            format,
+            ctx.request_id,
+        );
     }
 
     let is_initialize = body.get("method").and_then(Value::as_str) == Some("initialize");
@@ -391,7 +393,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
         }
         single => dispatch::legacy(app, &caller, single, version, false),
     };
-    frame(out, format)
+    frame(out, format, ctx.request_id)
 }
 
 /// Runs a batch in order within the response budget of one POST (`mcp.max_response_bytes`): a

@@ -24,7 +24,7 @@ pub fn routes() -> Vec<Route> {
                 "list_companies",
                 "List companies",
                 &[],
-                "List the companies the API key can see, newest first. Use it to find company ids for the other tools. Paged: pass the returned `next_cursor` as `cursor` for the next page.",
+                "List the companies the API key can see, newest first. Use it to find company ids for the other tools.",
             ))
             .tag("companies")
             .summary("List the companies visible to the credential.")

@@ -8,9 +8,9 @@ use crate::http::router::{param, Param};
 use crate::http::{ApiError, Ctx};
 
 pub const FROM_DESCRIPTION: &str =
-    "From this time on: RFC 3339, or a date (`2026-11-01`: from its start, UTC).";
+    "Start, included: RFC 3339, or a date (`2026-11-01`: its start, UTC).";
 pub const TO_DESCRIPTION: &str =
-    "Before this time: RFC 3339, or a date (`2026-11-30`: that whole day included, UTC).";
+    "End, excluded: RFC 3339, or a date (`2026-11-30`: that day included, UTC).";
 /// Documented as a date-time (what generators and clients produce); a date is accepted too.
 pub const SCHEMA: &str = r#"{"type":"string","format":"date-time"}"#;
 

@@ -6,7 +6,7 @@
 
 use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{one_of_param, param, Param, Route, Tool};
+use crate::http::router::{one_of_param, param, Change, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, MediaId, TypedId};
 use crate::routes::download;
@@ -29,6 +29,9 @@ pub const CONTENT_TYPES: &[&str] = &[
     "video/mp4",
 ];
 pub const MAX_UPLOAD_BYTES: usize = 5 * 1024 * 1024;
+/// The most a file given inline to the MCP tool `prepare_media_upload` may hold: it travels in a
+/// JSON-RPC message, base64-encoded, and is kept with the pending change until it is confirmed.
+pub const MCP_UPLOAD_MAX_BYTES: usize = 1024 * 1024;
 const CACHE_CONTROL: &str = "private, max-age=60";
 /// SVG can carry script; served from the API origin it must never run or load anything.
 const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
@@ -62,6 +65,17 @@ pub fn routes() -> Vec<Route> {
             ])
             .ok("MediaList"),
         Route::post("/media", "uploadMedia", WRITE, upload)
+            .tool(
+                Tool::prepare(
+                    "prepare_media_upload",
+                    "Prepare a media upload",
+                    &[("company_id", "The company that owns the media (`cmp_…`).")],
+                    Change::Upload { max_bytes: MCP_UPLOAD_MAX_BYTES },
+                    "Prepare uploading an image or video given inline (base64 `content`, or an SVG's text with `encoding: utf-8`), at most 1 MiB, for an ad's `media_id`. This executes NOTHING: it checks the file as the write would (type, size, quota) and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                )
+                .reading("getCompany")
+                .asking("Upload the file {filename} to the media of {company}; it counts toward the company's storage quota. Webhooks subscribed to media.created are notified."),
+            )
             .tag("media")
             .summary("Upload a media file as the raw request body, or as the `file` part of a multipart/form-data body (max 5 MiB). The bytes must match the Content-Type.")
             .describe("Uploads an image or video as the raw request body with its real `Content-Type` (or as the `file` part of a `multipart/form-data` body) and the owning company in the `company_id` query parameter; the bytes must match the declared type. Emits `media.created`. A company stores at most `media.quota_bytes_per_company` bytes (100 MiB by default): an upload past it is 422 `media_quota_exceeded` with `limit`, `used`, `requested` and `available`.")

@@ -79,7 +79,7 @@ pub fn routes() -> Vec<Route> {
             "list_token_transactions",
             "List token transactions",
             &[],
-            "List a company's token ledger (grants, purchases, spending, refunds), newest first, optionally filtered by kind. Paged with `cursor`.",
+            "List a company's token ledger (grants, purchases, spending, refunds), newest first, optionally filtered by kind.",
         ))
         .tag("tokens")
         .summary("List token transactions (the ledger), newest first.")

@@ -240,7 +240,10 @@ pub fn attempt_blocking(
     Ok(outcomes)
 }
 
-/// Sends the jobs concurrently on the runtime and waits on this (blocking) thread for all.
+/// Sends the jobs concurrently and waits on this thread for all. The caller may be a blocking
+/// thread (a REST send route) or an async worker (an MCP tool call, which runs inline): a worker
+/// hands its other tasks over while it waits ([`tokio::task::block_in_place`]), so the sends can
+/// run; under a single-threaded runtime (a test's) the sends run on a thread of their own.
 fn send_all_blocking(outbox: &Outbox, jobs: &[Job]) -> Vec<send::Outcome> {
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return jobs
@@ -248,26 +251,51 @@ fn send_all_blocking(outbox: &Outbox, jobs: &[Job]) -> Vec<send::Outcome> {
             .map(|_| failed("no async runtime to send from"))
             .collect();
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    for (i, job) in jobs.iter().enumerate() {
-        let tx = tx.clone();
-        let job = job.clone();
-        let client = outbox.client.clone();
-        let headers = job.headers(outbox.timestamps);
-        handle.spawn(async move {
-            let outcome = client.post(&job.url, &headers, job.body.clone()).await;
-            let _ = tx.send((i, outcome));
-        });
+    if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+        return tokio::task::block_in_place(|| handle.block_on(send_all(outbox, jobs)));
     }
-    drop(tx);
-    let mut outcomes: Vec<Option<send::Outcome>> = vec![None; jobs.len()];
-    while let Ok((i, outcome)) = rx.recv() {
-        outcomes[i] = Some(outcome);
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt.block_on(send_all(outbox, jobs)),
+                    Err(_) => jobs
+                        .iter()
+                        .map(|_| failed("no async runtime to send from"))
+                        .collect(),
+                }
+            })
+            .join()
+            .unwrap_or_else(|_| {
+                jobs.iter()
+                    .map(|_| failed("the attempt's task stopped"))
+                    .collect()
+            })
+    })
+}
+
+/// Sends the jobs concurrently on the current runtime.
+async fn send_all(outbox: &Outbox, jobs: &[Job]) -> Vec<send::Outcome> {
+    let tasks: Vec<_> = jobs
+        .iter()
+        .map(|job| {
+            let job = job.clone();
+            let client = outbox.client.clone();
+            let headers = job.headers(outbox.timestamps);
+            tokio::spawn(async move { client.post(&job.url, &headers, job.body.clone()).await })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        outcomes.push(
+            task.await
+                .unwrap_or_else(|_| failed("the attempt's task stopped")),
+        );
     }
     outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or_else(|| failed("the attempt's task stopped")))
-        .collect()
 }
 
 fn failed(why: &str) -> send::Outcome {

@@ -623,8 +623,8 @@ async fn assign_and_unassign_devices() {
         .await;
     assert_eq!(
         got.header("etag"),
-        Some("\"v1\""),
-        "assignments keep the ad's ETag"
+        Some("\"v2\""),
+        "an assignment moves the ad's ETag: it covers `device_ids`"
     );
     let got = got.json();
     assert_eq!(got["device_ids"], json!([device]));

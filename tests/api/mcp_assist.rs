@@ -315,7 +315,12 @@ async fn lifetimes_are_stated_exactly() {
     )
     .await;
     let next = preview["next_step"].as_str().unwrap();
-    assert!(next.ends_with("for 2 seconds."), "{next}");
+    assert!(
+        next.ends_with(
+            "for 2 seconds, and only while everything this preview shows stays as it is."
+        ),
+        "{next}"
+    );
     for (secs, words) in [
         (1, "1 second"),
         (59, "59 seconds"),
@@ -345,13 +350,29 @@ async fn every_argument_is_described_usefully() {
         for (name, schema) in props {
             let d = schema["description"].as_str().unwrap_or("");
             // A page size says all with its bounds and default (1-100, 20); the compact catalogue
-            // leaves its words out (tests/api/mcp_capabilities.rs).
+            // leaves its words out (tests/api/mcp_capabilities.rs). A cursor is explained once, by
+            // the server's instructions (checked below), not on every list tool.
             let bounded =
                 name == "limit" && schema["maximum"].is_number() && schema["default"].is_number();
-            if d.len() < 20 && !bounded {
+            if d.len() < 20 && !bounded && name != "cursor" {
                 weak.push(format!("{}.{name}: {d:?}", tool["name"]));
             }
         }
     }
     assert!(weak.is_empty(), "weak descriptions: {weak:#?}");
+    let init = rpc(
+        &app,
+        "northwind-admin",
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("pass `next_cursor` as `cursor` for more"),
+        "{init}"
+    );
 }

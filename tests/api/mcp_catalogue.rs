@@ -215,7 +215,13 @@ async fn definitions_are_complete() {
         assert!(d["description"].as_str().unwrap_or("").len() > 30);
         assert_eq!(d["inputSchema"]["type"], "object");
         assert_eq!(d["inputSchema"]["additionalProperties"], false);
-        assert_eq!(d["annotations"]["openWorldHint"], false);
+        // confirm_change may send a request out of the sandbox (a webhook test or redelivery).
+        assert_eq!(
+            d["annotations"]["openWorldHint"],
+            tool.spec.kind == Kind::Confirm,
+            "{}",
+            tool.spec.name
+        );
         // A prepare tool changes nothing a user owns: read-only too (the user is asked once, at
         // confirm_change, which is the one destructive tool).
         let read_only = matches!(tool.spec.kind, Kind::Read | Kind::Prepare);
@@ -293,6 +299,13 @@ async fn definitions_are_complete() {
         "prepare_webhook_creation",
         "prepare_webhook_deletion",
         "prepare_webhook_secret_rotation",
+        "prepare_promotion_creation",
+        "prepare_qr_code_creation",
+        "prepare_ad_creation",
+        "prepare_device_creation",
+        "prepare_media_upload",
+        "prepare_webhook_test",
+        "prepare_webhook_redelivery",
         "confirm_change",
         "cancel_change",
     ]
@@ -366,18 +379,25 @@ async fn prepare_tools_follow_the_rest_routes() {
     assert_eq!(
         catalog.write_operations,
         [
+            "createDevice",
+            "createAd",
             "updateAd",
             "assignAdToDevice",
             "unassignAdFromDevice",
             "changeAdAssignments",
+            "uploadMedia",
+            "createPromotion",
             "updatePromotion",
             "activatePromotion",
             "deactivatePromotion",
+            "createQrCode",
             "purchaseTokenPack",
             "createWebhook",
             "updateWebhook",
             "deleteWebhook",
-            "rotateWebhookSecret"
+            "rotateWebhookSecret",
+            "retryWebhookDelivery",
+            "testWebhook"
         ]
     );
     let mut prepares = 0;
@@ -390,20 +410,23 @@ async fn prepare_tools_follow_the_rest_routes() {
         let write = tool.route.as_ref().unwrap();
         let read = tool.read_route.as_ref().unwrap();
         assert_eq!(read.method, Method::GET);
-        // The target is read on the write's own path, unless the write has no id in its path
-        // and the tool names the read (a new webhook: its company).
-        assert_eq!(
-            write.path.starts_with(read.path),
-            tool.spec.reads.is_none(),
+        // The target is read on the write's own path, unless the tool names the read (a new
+        // webhook: its company; a redelivery: the webhook it goes to).
+        assert!(
+            write.path.starts_with(read.path) || tool.spec.reads.is_some(),
             "{}",
             tool.spec.name
         );
-        let want_read = if tool.spec.name.starts_with("prepare_ad_") {
+        let want_read = if tool.spec.name.ends_with("_creation")
+            && tool.spec.name != "prepare_qr_code_creation"
+            || tool.spec.name == "prepare_media_upload"
+        {
+            // A new object of a company: the preview reads the company.
+            "getCompany"
+        } else if tool.spec.name.starts_with("prepare_ad_") {
             "getAd"
         } else if tool.spec.name == "prepare_token_purchase" {
             "getTokenPack"
-        } else if tool.spec.name == "prepare_webhook_creation" {
-            "getCompany"
         } else if tool.spec.name.starts_with("prepare_webhook_") {
             "getWebhook"
         } else {
@@ -459,5 +482,5 @@ async fn prepare_tools_follow_the_rest_routes() {
             }
         }
     }
-    assert_eq!(prepares, 12);
+    assert_eq!(prepares, 19);
 }

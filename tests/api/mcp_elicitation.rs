@@ -69,7 +69,12 @@ impl Stream {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let event: String = self.buffer.drain(..end + 2).collect();
-                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                // The priming event (an id, `retry`, no data) opens the stream: skipped.
+                if let Some(data) = event
+                    .lines()
+                    .find_map(|l| l.strip_prefix("data: "))
+                    .filter(|d| !d.is_empty())
+                {
                     assert!(event.lines().any(|l| l == "event: message"), "{event:?}");
                     return Some(serde_json::from_str(data).expect("data is JSON"));
                 }

@@ -257,7 +257,8 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
                         "{what}: {text}"
                     );
                     // The structured error is the REST problem's code and status, and fits the
-                    // tool's output schema (clients validate error results too).
+                    // tool's output schema (clients validate error results too). Codes have one
+                    // style: a problem without a `code` gives its type's slug in the codes' style.
                     let e = &result["structuredContent"]["error"];
                     assert_eq!(e["status"], status, "{what}: {result}");
                     let code = rest["code"].as_str().map(String::from).unwrap_or_else(|| {
@@ -267,7 +268,7 @@ async fn rest_and_mcp_agree_for_every_key_tool_and_object() {
                             .rsplit('/')
                             .next()
                             .unwrap()
-                            .to_string()
+                            .replace('-', "_")
                     });
                     assert_eq!(e["code"], code, "{what}: {result}");
                     assert_eq!(e["message"], text, "{what}");

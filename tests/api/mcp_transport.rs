@@ -27,18 +27,30 @@ fn ping() -> Value {
     request(7, "ping", json!({}))
 }
 
-/// The JSON-RPC message of a one-event SSE response.
+/// The JSON-RPC message of a one-message SSE response, after its priming event (an id, the
+/// `retry` field and no data: SEP-1699).
 fn sse_message(r: &TestResponse) -> Value {
     assert_eq!(r.header("content-type"), Some("text/event-stream"));
     let text = r.text();
     assert!(text.ends_with("\n\n"), "{text:?}");
-    let data: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .collect();
-    assert_eq!(data.len(), 1, "{text:?}");
-    assert!(text.lines().any(|l| l == "event: message"));
-    serde_json::from_str(data[0]).expect("data is JSON")
+    let events: Vec<&str> = text.trim_end().split("\n\n").collect();
+    assert_eq!(events.len(), 2, "{text:?}");
+    let priming: Vec<&str> = events[0].lines().collect();
+    assert!(
+        priming.len() == 3
+            && priming[0].starts_with("id: ")
+            && priming[1] == "retry: 3000"
+            && priming[2] == "data: ",
+        "{text:?}"
+    );
+    let message: Vec<&str> = events[1].lines().collect();
+    assert_eq!(message[0], "event: message", "{text:?}");
+    assert!(
+        message[1].starts_with("id: ") && message[1] != priming[0],
+        "{text:?}"
+    );
+    let data = message[2].strip_prefix("data: ").expect("data");
+    serde_json::from_str(data).expect("data is JSON")
 }
 
 #[tokio::test]

@@ -117,6 +117,23 @@ fn expected_update(old: &Value, new: &Value, set: Value) -> Value {
     e
 }
 
+/// The ads changed (`{"gone", "new"}`) are ads of `promotion` whose version alone went up by one:
+/// switching a promotion moves what its ads show (`on_air`).
+fn only_versions_moved(ads: &Value, promotion: &str) {
+    let (gone, new) = (
+        ads["gone"].as_array().unwrap(),
+        ads["new"].as_array().unwrap(),
+    );
+    assert!(!gone.is_empty());
+    assert_eq!(gone.len(), new.len());
+    for (old, new) in gone.iter().zip(new) {
+        assert_eq!(old["promotion_id"], promotion);
+        let mut expected = old.clone();
+        expected["version"] = json!(old["version"].as_i64().unwrap() + 1);
+        assert_eq!(new, &expected);
+    }
+}
+
 /// The domain events a change recorded: (type, resource_id), in id order.
 fn new_events(d: &Value) -> Vec<(String, String)> {
     assert_eq!(d["events"]["gone"], json!([]));
@@ -309,6 +326,13 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "tool": "prepare_ad_change",
             "operation": "updateAd",
             "target": {"type": "ad", "id": ad, "version": etag},
+            "summary": format!(
+                "Change the ad “{}” ({ad}) of “Northwind Grocers” ({}); the screens that play it show the change. Webhooks subscribed to ad.updated are notified. It changes headline from “{}” to “Fresh bread daily”; duration_seconds from {} to 12.",
+                current["name"].as_str().unwrap(),
+                current["company_id"].as_str().unwrap(),
+                current["headline"].as_str().unwrap(),
+                current["duration_seconds"]
+            ),
             "current": current,
             "after": proposed,
             "set_at_confirmation": ["updated_at"],
@@ -350,7 +374,19 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
             "expires_at": expires,
             "used_at": null,
             "outcome": null,
+            "shown": stored["shown"],
+            "set_paths": "[\"updated_at\"]",
+            "summary": preview["summary"],
+            "cost": null,
+            "balance_company": null,
+            "balance": null,
         })
+    );
+    // What the preview showed is bound by a SHA-256 fingerprint, not kept.
+    let shown = stored["shown"].as_str().unwrap();
+    assert!(
+        shown.len() == 64 && shown.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{shown}"
     );
     assert_eq!(expires - created, ttl);
 
@@ -700,9 +736,9 @@ async fn a_stale_preview_is_not_applied() {
         confirmation(&id),
     )
     .await;
-    assert_eq!(
-        e,
-        format!("The ad `{ad}` changed since the preview, so nothing was applied. Prepare the change again, show the user the new preview and ask again.")
+    assert!(
+        e.starts_with(&format!("The ad `{ad}`, or what its preview showed (the outcome, the cost, the balance), changed since the preview, so nothing was applied. Here is what the change would do now (a fresh preview, in `preview`): Change the ad ")),
+        "{e}"
     );
     assert_eq!(snapshot(&app), changed);
     assert_eq!(state(&app, &id), (true, Some("stale".into())));
@@ -741,7 +777,7 @@ async fn a_stale_preview_is_not_applied() {
     .await;
     assert!(
         e.starts_with(&format!(
-            "The promotion `{promo}` changed since the preview, so nothing was applied."
+            "The promotion `{promo}`, or what its preview showed (the outcome, the cost, the balance), changed since the preview, so nothing was applied."
         )),
         "{e}"
     );
@@ -923,8 +959,9 @@ async fn keys_without_write_access_cannot_prepare_or_confirm() {
             json!({"promotion_id": active}),
             "promotions:write",
         ),
-        ("confirm_change", confirmation(&id), "ads:write"),
-        ("cancel_change", confirmation(&id), "ads:write"),
+        // Any write scope will do; the message names them in catalogue order.
+        ("confirm_change", confirmation(&id), "devices:write"),
+        ("cancel_change", confirmation(&id), "devices:write"),
     ];
     for key_name in [
         "northwind-readonly",
@@ -1226,12 +1263,15 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     assert_eq!(
         d.as_object().unwrap().keys().collect::<Vec<_>>(),
         [
+            "ads",
             "promotions",
             "token_balances",
             "token_transactions",
             "events"
         ]
     );
+    // The ads linked to the promotion show it on air now: only their versions moved.
+    only_versions_moved(&d["ads"], &promo);
     let (old, new) = updated_row(&d, "promotions");
     assert!(new["activated_at"].as_i64().is_some());
     assert_eq!(
@@ -1337,8 +1377,10 @@ async fn promotion_activation_through_confirm_spends_the_cost_once() {
     let d = diff(&after, &snapshot(&app));
     assert_eq!(
         d.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["promotions", "events"]
+        ["ads", "promotions", "events"]
     );
+    // Its ads are off air again: only their versions moved.
+    only_versions_moved(&d["ads"], &promo);
     let (_, new) = updated_row(&d, "promotions");
     assert_eq!(new["active"], 0);
     assert_eq!(

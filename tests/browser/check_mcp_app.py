@@ -7,8 +7,12 @@ host side of MCP Apps (2026-01-26): it loads the `ui://` view named by the prepa
 `_meta.ui.resourceUri` into a sandboxed iframe under the CSP its `_meta.ui.csp` declares, answers
 `ui/initialize`, sends the tool input and result, and forwards the view's `tools/call` and
 `resources/read` to the signage MCP server over HTTP (through a function Playwright exposes). Checks:
-the card renders the change, Confirm executes exactly once (clicked twice), Cancel executes nothing,
-a promotion's card shows its QR code, no CSP violation, and clients without the extension see no
+the card renders the change and says it in words (objects and company by name), Confirm executes
+exactly once (clicked twice), Cancel executes nothing, a promotion's card shows its QR code, a
+purchase's card states the price in currency units and the balance after, the view reports its size
+(`ui/notifications/size-changed`) and the host resizes the frame so nothing is clipped, an error card
+shows no Confirm or Cancel, a confirmation whose preview went stale shows the fresh preview and
+applies only when confirmed again, no CSP violation, and clients without the extension see no
 `_meta.ui`. Prints PASS/FAIL lines and `N passed, M failed`.
 """
 
@@ -117,6 +121,7 @@ HOST_PAGE = """<!doctype html>
   // The host side of MCP Apps, as small as a test needs.
   window.violations = [];
   window.hostLog = [];
+  window.sizes = [];
   const frame = document.getElementById("view");
   function toView(msg) { frame.contentWindow.postMessage(msg, "*"); }
   window.startView = (html, csp, toolInput, toolResult) => {
@@ -134,6 +139,10 @@ HOST_PAGE = """<!doctype html>
       } else if (m.method === "ui/notifications/initialized") {
         toView({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: toolInput } });
         toView({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: toolResult });
+      } else if (m.method === "ui/notifications/size-changed") {
+        // The host gives the view the height it asks for.
+        window.sizes.push(m.params);
+        if (m.params && m.params.height) frame.style.height = m.params.height + "px";
       } else if (m.method === "tools/call" || m.method === "resources/read") {
         const answer = await window.mcpCall(m.method, m.params);
         toView(Object.assign({ jsonrpc: "2.0", id: m.id }, answer.error ? { error: answer.error } : { result: answer.result }));
@@ -151,7 +160,7 @@ def tool(listing, name):
     return next(t for t in listing["tools"] if t["name"] == name)
 
 
-def open_card(browser, mcp, tool_name, arguments, results, shot):
+def open_card(browser, mcp, tool_name, arguments, results, shot, expect_actions=True):
     """A fresh page hosting the view for one prepare call; returns (page, frame, result)."""
     listing = mcp.rpc("tools/list", {})
     uri = tool(listing, tool_name)["_meta"]["ui"]["resourceUri"]
@@ -166,9 +175,23 @@ def open_card(browser, mcp, tool_name, arguments, results, shot):
     page.evaluate("([h, c, i, r]) => window.startView(h, c, i, r)",
                   [content["text"], content["_meta"]["ui"]["csp"], arguments, result])
     frame = page.frame_locator("#view")
-    frame.locator("#actions").wait_for(state="visible", timeout=10_000)
+    if expect_actions:
+        frame.locator("#actions").wait_for(state="visible", timeout=10_000)
+    else:
+        frame.locator("#status.error").wait_for(timeout=10_000)
+    # The host has applied the size the view asked for.
+    page.wait_for_function("window.sizes.length > 0", timeout=10_000)
+    time.sleep(0.2)
     page.screenshot(path=str(results / shot))
     return page, frame, result, errors
+
+
+def fits(page):
+    """The card's content fits the frame the host sized from `ui/notifications/size-changed`."""
+    frame_h = page.evaluate("document.getElementById('view').getBoundingClientRect().height")
+    inner = page.frame_locator("#view").locator("html").evaluate("h => h.scrollHeight")
+    asked = page.evaluate("window.sizes[window.sizes.length - 1]")
+    return asked and asked.get("height", 0) >= inner - 1 and frame_h + 2 >= inner, f"frame {frame_h}, content {inner}, asked {asked}"
 
 
 def ad_name(mcp, ad_id):
@@ -209,6 +232,11 @@ def run(base, results):
             check("the card renders the ad as the screen would show it", screen == new_headline, screen)
             diff = frame.locator("#diff").inner_text()
             check("the card lists the differences", new_name in diff and "headline" in diff, diff[:300])
+            summary = frame.locator("#summary").inner_text()
+            check("the card says the change in words, naming the ad and its company",
+                  before in summary and "Northwind" in summary and new_name in summary, summary)
+            ok, detail = fits(page)
+            check("the view reports its size and the frame shows all of it", ok, detail)
             check("tenant text is shown as text, not markup", frame.locator(".screen b").count() == 0)
             mcp.calls.clear()
             frame.locator("#confirm").click()
@@ -257,6 +285,58 @@ def run(base, results):
                 page.screenshot(path=str(results / "mcp-app-promotion.png"))
                 frame.locator("#cancel").click()
                 page.close()
+
+            # A purchase: the price in currency units, the invoice and the balance after, in words.
+            packs = mcp.rpc("tools/call", {"name": "list_token_packs", "arguments": {}})["structuredContent"]["data"]
+            pack = packs[0]
+            grocers = next(c for c in mcp.rpc("tools/call", {"name": "list_companies", "arguments": {}})["structuredContent"]["data"]
+                           if c["name"] == "Northwind Grocers")
+            page, frame, result, errors = open_card(
+                browser, mcp, "prepare_token_purchase", {"token_pack_id": pack["id"], "company_id": grocers["id"]},
+                results, "mcp-app-purchase.png")
+            cost = frame.locator("#cost").inner_text()
+            price = f"{pack['price_cents'] / 100:,.2f} {pack['currency']}"
+            sc = result["structuredContent"]
+            after = f"{sc['cost']['balance_after']:,} tokens"
+            check("a purchase's card states the price in currency units and the balance after",
+                  price in cost and after in cost and "amount_cents" not in cost and "{" not in cost, cost)
+            summary = frame.locator("#summary").inner_text()
+            check("a purchase's words name the pack, the company, the price and the balance after",
+                  pack["name"] in summary and "Northwind Grocers" in summary and price in summary and after in summary, summary)
+            ok, detail = fits(page)
+            check("the purchase card is not clipped", ok, detail)
+            frame.locator("#cancel").click()
+            frame.locator("#status").filter(has_text="Cancelled").wait_for(timeout=10_000)
+            page.close()
+
+            # An error card: nothing to confirm, so neither button is shown.
+            page, frame, result, errors = open_card(
+                browser, mcp, "prepare_ad_change", {"ad_id": ad_id, "changes": {"name": new_name}},
+                results, "mcp-app-error.png", expect_actions=False)
+            check("an error card shows no Confirm or Cancel",
+                  result.get("isError") is True and not frame.locator("#confirm").is_visible()
+                  and not frame.locator("#cancel").is_visible(), frame.locator("#status").inner_text())
+            page.close()
+
+            # A stale preview: the ad changes on the side; Confirm applies nothing and the card shows
+            # the change as it would be now, which a second Confirm applies.
+            page, frame, result, errors = open_card(
+                browser, mcp, "prepare_ad_change", {"ad_id": ad_id, "changes": {"name": new_name + " (2)"}},
+                results, "mcp-app-stale.png")
+            side = mcp.rpc("tools/call", {"name": "prepare_ad_change", "arguments": {"ad_id": ad_id, "changes": {"headline": "Changed on the side"}}})
+            mcp.rpc("tools/call", {"name": "confirm_change", "arguments": {"confirmation_id": side["structuredContent"]["confirmation_id"]}})
+            mcp.calls.clear()
+            frame.locator("#confirm").click()
+            frame.locator("#status").filter(has_text="Nothing was applied").wait_for(timeout=10_000)
+            page.screenshot(path=str(results / "mcp-app-stale-fresh.png"))
+            screen = frame.locator(".screen .headline").inner_text()
+            check("a stale confirmation applies nothing and shows the change as it would be now",
+                  ad_name(mcp, ad_id) == new_name and screen == "Changed on the side", f"{ad_name(mcp, ad_id)!r}, {screen!r}")
+            frame.locator("#confirm").click()
+            frame.locator("#status").filter(has_text="Applied.").wait_for(timeout=10_000)
+            check("the fresh preview is confirmed once the person decides again",
+                  ad_name(mcp, ad_id) == new_name + " (2)" and mcp.calls == ["confirm_change", "confirm_change"], mcp.calls)
+            page.close()
         finally:
             browser.close()
 

@@ -554,6 +554,67 @@ async def elicitation_checks(checks: Checks, url: str, mode: str) -> None:
         await checks.run(f"elicitation ({era}): confirm_change asks the user, {action}", flow)
 
 
+# A valid 1x1 PNG: a file given inline to prepare_media_upload.
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+async def new_write_checks(checks: Checks, url: str, mode: str) -> None:
+    """The two-step writes of issue 30 through this client (no elicitation callback: the assistant
+    confirms after showing the preview): a screen, a media file given inline, a test delivery and
+    its redelivery. Each preview says the change in words, and the confirmation's result is what it
+    previewed (the client validates confirm_change's structured content against its output schema)."""
+
+    async def flow() -> str:
+        async with http_client("northwind-readwrite", Recorder()) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                companies = call_ok(await client.call_tool("list_companies", {}), "list_companies")
+                grocers = next(c for c in companies["data"] if c["name"] == "Northwind Grocers")
+
+                async def two_steps(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+                    preview = call_ok(await client.call_tool(tool, args), tool)
+                    assert preview["object"] == "pending_change", f"{tool}: {json.dumps(preview)[:300]}"
+                    assert "Northwind Grocers" in preview["summary"], f"{tool}: {preview['summary']}"
+                    done = call_ok(
+                        await client.call_tool("confirm_change", {"confirmation_id": preview["confirmation_id"]}),
+                        f"confirm_change after {tool}",
+                    )
+                    assert done["status"] == "applied", f"{tool}: {json.dumps(done)[:300]}"
+                    result = json.loads(json.dumps(done["result"]))
+                    for path in preview["set_at_confirmation"]:
+                        # Blank what only the confirmation sets, then the preview is the outcome.
+                        node: Any = result
+                        parts = re.findall(r"[^.\[\]]+|\[\d+\]", path)
+                        for i, part in enumerate(parts):
+                            key: Any = int(part[1:-1]) if part.startswith("[") else part
+                            if i == len(parts) - 1:
+                                node[key] = None
+                            else:
+                                node = node[key]
+                    assert result == preview["after"], f"{tool}: the preview was not the outcome"
+                    return done["result"]
+
+                device = await two_steps(
+                    "prepare_device_creation",
+                    {"company_id": grocers["id"], "name": "Python check screen", "platform": "android"},
+                )
+                media = await two_steps(
+                    "prepare_media_upload",
+                    {"company_id": grocers["id"], "filename": "dot.png", "content_type": "image/png", "content": PNG_1X1},
+                )
+                assert media["size_bytes"] > 0 and media["content_type"] == "image/png", json.dumps(media)[:300]
+                hooks = call_ok(await client.call_tool("list_webhooks", {"company_id": grocers["id"]}), "list_webhooks")
+                hook = next(h for h in hooks["data"] if h["enabled"])
+                sent = await two_steps("prepare_webhook_test", {"webhook_id": hook["id"]})
+                assert sent["event_type"] == "webhook.test" and len(sent["attempts"]) == 1, json.dumps(sent)[:300]
+                again = await two_steps(
+                    "prepare_webhook_redelivery", {"webhook_id": hook["id"], "delivery_id": sent["id"]}
+                )
+                assert len(again["attempts"]) == 2, json.dumps(again)[:300]
+                return f"screen {device['id']}, media {media['id']}, delivery {sent['id']} sent twice"
+
+    await checks.run("new two-step writes: a screen, an inline media file, a test delivery and its redelivery", flow)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -563,6 +624,7 @@ async def main() -> int:
     try:
         await session_checks(checks, args.url, args.mode)
         await elicitation_checks(checks, args.url, args.mode)
+        await new_write_checks(checks, args.url, args.mode)
     except Exception as e:  # noqa: BLE001
         traceback.print_exc()
         checks.fail("harness", describe(e))

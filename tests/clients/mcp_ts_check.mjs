@@ -193,6 +193,29 @@ async function main() {
       assert(refused, 'getPrompt without its required argument was not refused with -32602');
       return `${names.length} prompts`;
     });
+    await check('new two-step writes: an SVG given inline, and a stale preview (the SDK validates both results)', async () => {
+      // callTool validates structuredContent against the tool's outputSchema, error results too.
+      const companies = await client.callTool({ name: 'list_companies', arguments: {} });
+      const grocers = companies.structuredContent.data.find((c) => c.name === 'Northwind Grocers');
+      const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>';
+      const preview = await client.callTool({
+        name: 'prepare_media_upload',
+        arguments: { company_id: grocers.id, filename: 'square.svg', content_type: 'image/svg+xml', content: svg, encoding: 'utf-8' },
+      });
+      assert(!preview.isError, text(preview).slice(0, 300));
+      const done = await client.callTool({ name: 'confirm_change', arguments: { confirmation_id: preview.structuredContent.confirmation_id } });
+      assert(!done.isError && done.structuredContent.result.size_bytes === svg.length, text(done).slice(0, 300));
+      const ads = await client.callTool({ name: 'list_ads', arguments: { limit: 1 } });
+      const ad = ads.structuredContent.data[0];
+      const stale = await client.callTool({ name: 'prepare_ad_change', arguments: { ad_id: ad.id, changes: { headline: `TS ${Date.now() % 100000}` } } });
+      const side = await client.callTool({ name: 'prepare_ad_change', arguments: { ad_id: ad.id, changes: { duration_seconds: 9 } } });
+      await client.callTool({ name: 'confirm_change', arguments: { confirmation_id: side.structuredContent.confirmation_id } });
+      const refused = await client.callTool({ name: 'confirm_change', arguments: { confirmation_id: stale.structuredContent.confirmation_id } });
+      assert(refused.isError && refused.structuredContent.error.code === 'stale_preview', text(refused).slice(0, 300));
+      assert(refused.structuredContent.preview.object === 'pending_change', 'no fresh preview');
+      await client.callTool({ name: 'cancel_change', arguments: { confirmation_id: refused.structuredContent.preview.confirmation_id } });
+      return `media ${done.structuredContent.result.id}; stale_preview with a fresh preview`;
+    });
     await check('close (DELETE of the session)', async () => {
       await session.transport.terminateSession();
       await session.client.close();

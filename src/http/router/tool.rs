@@ -19,6 +19,8 @@ pub struct Tool {
     /// A field of the write's answer that MCP never shows (a secret shown once), and where the
     /// integrator reads it instead; the preview and the result say so.
     pub withholds: Option<Withheld>,
+    /// For a prepare tool: the change in the words a person decides on ([`Tool::asking`]).
+    pub ask: Option<&'static str>,
 }
 
 /// See [`Tool::withholds`].
@@ -60,6 +62,10 @@ pub enum Change {
         key: &'static str,
         flag: &'static str,
     },
+    /// An upload of a raw-body route: the caller gives the route's query parameters and the file
+    /// inline (`content`, its `encoding` and `content_type`, one of the route's raw types), at
+    /// most `max_bytes` once decoded; the preview is what the write returns.
+    Upload { max_bytes: usize },
 }
 
 impl Tool {
@@ -77,6 +83,7 @@ impl Tool {
             change: None,
             reads: None,
             withholds: None,
+            ask: None,
         }
     }
 
@@ -95,7 +102,17 @@ impl Tool {
             change: Some(change),
             reads: None,
             withholds: None,
+            ask: None,
         }
+    }
+
+    /// The change in words, for the question a person answers (an elicitation, the MCP App card):
+    /// what it does to which objects of which company, and every side effect. `{target}` is the
+    /// object the tool reads, `{company}` its company, `{name}` a tool argument (an id shown with
+    /// its object's name). The MCP layer adds the differences, the cost and the balance.
+    pub const fn asking(mut self, words: &'static str) -> Tool {
+        self.ask = Some(words);
+        self
     }
 
     /// See [`Tool::reads`].

@@ -15,7 +15,9 @@
 //! is a JSON-RPC error `RATE_LIMITED` (-32029, `data.status` 429, `data.retry_after`); a
 //! notification or response refused so is not processed, and a POST of one is answered HTTP 429.
 //! `tools/call` spends its token in [`tools`] (it pays for the call's first REST request), so a
-//! refused call is a tool error like any REST refusal it would have met.
+//! refused call is a tool error like any REST refusal it would have met. The token of
+//! `resources/list`, `resources/read` and `completion/complete` pays for their first REST request
+//! the same way.
 
 mod handshake;
 mod listing;
@@ -107,6 +109,21 @@ fn rate_limited(id: Option<&Value>, wait: u64, modern: bool) -> Out {
     err(id, e, status)
 }
 
+/// Runs a request whose token, spent when it arrived, pays for its first REST request (a
+/// resource read, a completion's lookup), as a tool call's does: a request costs what its REST
+/// requests cost, and one token when it makes none, so the `retry_after` of a refusal is when it
+/// can run.
+fn paid(caller: &Caller, f: impl FnOnce() -> Out) -> Out {
+    caller
+        .prepaid
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let out = f();
+    caller
+        .prepaid
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
 /// A request spends its token here, except `tools/call` (in [`tools::call`]); `Some` is the
 /// refusal to answer instead of running it.
 fn refused_request(
@@ -172,10 +189,10 @@ pub fn legacy(
             "tools/call" => tools::call(app, caller, id, params, false),
             "prompts/list" => prompts::list(app, caller, id, params, false),
             "prompts/get" => prompts::get(app, caller, id, params, false),
-            "resources/list" => resources::list(app, caller, id, params, false),
+            "resources/list" => paid(caller, || resources::list(app, caller, id, params, false)),
             "resources/templates/list" => resources::templates_list(id, false),
-            "resources/read" => resources::read(app, caller, id, params, false),
-            "completion/complete" => completion::complete(app, caller, id, params, false),
+            "resources/read" => paid(caller, || resources::read(app, caller, id, params, false)),
+            "completion/complete" => paid(caller, || completion::complete(app, caller, id, params, false)),
             _ => rpc_err(
                 id,
                 RpcError::new(
@@ -217,10 +234,10 @@ pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> O
                 "tools/call" => tools::call(app, caller, id, params, true),
                 "prompts/list" => prompts::list(app, caller, id, params, true),
                 "prompts/get" => prompts::get(app, caller, id, params, true),
-                "resources/list" => resources::list(app, caller, id, params, true),
+                "resources/list" => paid(caller, || resources::list(app, caller, id, params, true)),
                 "resources/templates/list" => resources::templates_list(id, true),
-                "resources/read" => resources::read(app, caller, id, params, true),
-                "completion/complete" => completion::complete(app, caller, id, params, true),
+                "resources/read" => paid(caller, || resources::read(app, caller, id, params, true)),
+                "completion/complete" => paid(caller, || completion::complete(app, caller, id, params, true)),
                 _ => rpc_err(
                     id,
                     RpcError::new(

@@ -19,8 +19,9 @@ use std::borrow::Cow;
 pub const TOOLS_PAGE: usize = 100;
 /// How long a 2026-07-28 client may cache `tools/list` (it depends only on the key's scopes).
 const TOOLS_TTL_MS: u64 = 60_000;
-/// Internal requests one confirm_change makes (read the target, then write it).
-const CONFIRM_TOKENS: u32 = 2;
+/// Internal requests one confirm_change makes: read the target, run the write once more as a dry
+/// run (the preview must still hold), then write.
+const CONFIRM_TOKENS: u32 = 3;
 
 /// `tools/list`.
 const TOOLS: Listing = Listing {
@@ -233,10 +234,10 @@ fn call_checked(
             Step::NotAccepted(failure) => return tool_error(id, &failure, modern),
         }
     }
-    // confirm_change claims its single-use id, then reads and writes (two requests, two tokens,
-    // the first spent when the call arrived): without the second it is refused before the claim,
-    // so throttling never burns a confirmation (another request of the key may have spent it
-    // since the call arrived).
+    // confirm_change claims its single-use id, then reads, checks and writes (three requests,
+    // three tokens, the first spent when the call arrived): without the other two it is refused
+    // before the claim, so throttling never burns a confirmation (another request of the key may
+    // have spent them since the call arrived).
     if tool.spec.kind == Kind::Confirm {
         if let Some(wait) = app
             .rate_limiter
@@ -336,7 +337,7 @@ fn tool_ok(id: &Value, tool: &str, shape: &redact::Shape, content: Content, mode
 /// An `isError` result: the message as text, and the structured error (code, status,
 /// retry_after) for an agent to act on.
 fn tool_error(id: &Value, failure: &Failure, modern: bool) -> Out {
-    let text = redact::redact_str(&failure.message);
+    let text = redact::redact_str(&failure.text()).into_owned();
     let mut structured = failure.structured(&text);
     redact::redact_value(&mut structured);
     ok(

@@ -4,8 +4,10 @@
 //! body are checked against the ad's company, and a reference that is not there (another company's
 //! or nonexistent, indistinguishably) is a 404 whose detail names the field.
 //!
-//! The `version` (ETag) covers the ad's own fields; assignments are a relation of their own and do
-//! not bump it, so assigning screens never invalidates an editor's `If-Match`.
+//! The `version` (ETag) covers everything the ad shows, its screens (`device_ids`, `device_count`)
+//! included: assigning or removing a screen, by any route or by deleting the screen, moves it
+//! (triggers in `schema/V34__versions_cover_what_is_shown.sql`), so an `If-Match` or an MCP
+//! preview taken before is stale.
 
 mod ad;
 mod assignments;
@@ -15,7 +17,7 @@ mod payloads;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{id_schema, OneOf, Text};
+use crate::validate::{described, id_schema, OneOf, Text};
 use ad::{create, delete, get, list, update};
 use assignments::{assign, unassign};
 use serde_json::{json, Value};
@@ -37,11 +39,8 @@ const DEFAULT_DURATION_SECS: i64 = 15;
 
 /// The arguments of the assignment tools: the ad, then the screen.
 const AD_AND_DEVICE: &[(&str, &str)] = &[
-    ("ad_id", "The ad (`ad_…`), as returned by list_ads."),
-    (
-        "device_id",
-        "The screen (`dev_…`) of the same company, as returned by list_devices.",
-    ),
+    ("ad_id", "The ad (`ad_…`) to put on or take off."),
+    ("device_id", "The screen (`dev_…`) of the same company."),
 ];
 
 pub fn routes() -> Vec<Route> {
@@ -51,7 +50,7 @@ pub fn routes() -> Vec<Route> {
                 "list_ads",
                 "List ads",
                 &[],
-                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion. Paged with `cursor`.",
+                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion.",
             ))
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
@@ -68,6 +67,17 @@ pub fn routes() -> Vec<Route> {
         Route::post("/ads", "createAd", WRITE, create)
             .tag("ads")
             .summary("Create an ad in a company, optionally with media and a promotion of the same company.")
+            .tool(
+                Tool::prepare(
+                    "prepare_ad_creation",
+                    "Prepare a new ad",
+                    &[("company_id", "The company of the ad (`cmp_…`).")],
+                    Change::Body(&["company_id", "name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
+                    "Prepare a new ad (a draft unless `status` says otherwise), optionally with media and a promotion of its company; put it on screens with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                )
+                .reading("getCompany")
+                .asking("Create an ad in {company}; it plays on no screen until it is assigned to one. Webhooks subscribed to ad.created are notified."),
+            )
             .describe("Creates an ad (a draft unless `status` says otherwise), optionally with a media item and a promotion of the same company. Emits `ad.created`.")
             .etag()
             .body("AdCreate")
@@ -88,10 +98,10 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_change",
                 "Prepare an ad change",
-                &[("ad_id", "The ad to change (`ad_…`), as returned by list_ads.")],
+                &[("ad_id", "The ad to change (`ad_…`).")],
                 Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds", "starts_at", "ends_at"]),
-                "Prepare a change to an ad (name, headline, status, media, linked promotion, duration or dates); pause an ad with `{\"status\": \"paused\"}` and resume it with `{\"status\": \"active\"}`. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
-            ))
+                "Prepare a change to an ad: its name, headline, status (pause it with `paused`, resume it with `active`), media, promotion, duration or dates. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
+            ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to ad.updated are notified."))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
             .describe("Changes an ad; give only the fields to change. `promotion_id: null` unlinks its promotion. Emits `ad.updated`.")
@@ -109,7 +119,7 @@ pub fn routes() -> Vec<Route> {
                 AD_AND_DEVICE,
                 Change::Adds("device_ids", "device_id"),
                 "Prepare putting an ad on a screen (device) of the same company, so the screen plays it. This executes NOTHING: it checks the assignment as the write would and returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. One screen per call.",
-            ))
+            ).asking("Put the ad {target} of {company} on the screen {device_id}: the screen starts playing it. Webhooks subscribed to ad.assigned are notified."))
             .tag("ads")
             .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
             .describe("Puts the ad on a screen of the same company. Assigning it again returns the existing assignment (no duplicate, no second event). Emits `ad.assigned`.")
@@ -127,7 +137,7 @@ pub fn routes() -> Vec<Route> {
             AD_AND_DEVICE,
             Change::Removes("device_ids", "device_id"),
             "Prepare taking an ad off a screen (device) it is assigned to; the screen stops playing it. This executes NOTHING: it returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ))
+        ).asking("Take the ad {target} of {company} off the screen {device_id}: the screen stops playing it. Webhooks subscribed to ad.unassigned are notified."))
         .tag("ads")
         .summary("Remove the ad from a device. 404 when it is not assigned there.")
         .describe("Takes the ad off one screen; the ad and the device stay. Emits `ad.unassigned`."),
@@ -135,7 +145,7 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_assignments",
                 "Prepare putting an ad on (or off) many screens",
-                &[("ad_id", "The ad (`ad_…`), as returned by list_ads.")],
+                &[("ad_id", "The ad (`ad_…`) to put on or take off screens.")],
                 Change::Batch {
                     fields: &["assign_device_ids", "unassign_device_ids"],
                     items: "devices",
@@ -143,7 +153,7 @@ pub fn routes() -> Vec<Route> {
                     flag: "assigned",
                 },
                 "Prepare putting an ad on many screens (devices) of its company and/or taking it off others, all or nothing, at most 100. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-            ))
+            ).asking("Change which screens of {company} play the ad {target}, all or nothing. Webhooks subscribed to ad.assigned or ad.unassigned are notified for each screen that changes."))
             .tag("ads")
             .summary("Assign the ad to many screens and/or remove it from others, all or nothing (at most 100). Honours If-Match.")
             .describe("Puts the ad on every screen of `assign_device_ids` and takes it off every screen of `unassign_device_ids`, in one transaction: at most 100 screens in both lists together, each named once, all of the ad's company. A malformed, repeated or excess id is 422 and a screen that is not in the ad's company is 404, each naming the fields, and nothing is written. The answer lists every screen asked for with `changed` (false when it already was as asked, which emits nothing). Emits `ad.assigned` or `ad.unassigned` per screen that changes, as the one-screen routes do.")
@@ -156,7 +166,7 @@ pub fn routes() -> Vec<Route> {
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_str = json!({"type":["string","null"]});
     let ts = json!({"type":"string","format":"date-time"});
-    let date_in = json!({"type":["string","null"],"format":"date-time","description":"RFC 3339, or null for none."});
+    let date_in = json!({"type":["string","null"],"format":"date-time","description":"RFC 3339; null for none."});
     let status = STATUS.schema();
     let duration = json!({"type":"integer","minimum":1,"maximum":3600});
     let media_ref = json!({"anyOf":[id_schema(Kind::Media),{"type":"null"}],
@@ -184,11 +194,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "AdCreate",
             json!({"type":"object","additionalProperties":false,"required":["company_id","name","headline"],
-                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
-                    "headline":HEADLINE.schema(),
-                    "status":STATUS.schema_default("draft"),
+                "properties":{"company_id":id_schema(Kind::Company),
+                    "name":described(NAME.schema(), "What people call the ad."),
+                    "headline":described(HEADLINE.schema(), "The text the screens show."),
+                    "status":described(STATUS.schema_default("draft"), "`active` to play once on a screen."),
                     "media_id":media_ref,"promotion_id":promotion_ref,
-                    "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS},
+                    "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS,
+                        "description":"Seconds on screen per play."},
                     "starts_at":date_in,"ends_at":date_in}}),
         ),
         (

@@ -19,9 +19,9 @@ mod presence;
 mod report;
 
 use crate::auth::{Action, Area, Level};
-use crate::http::router::{one_of_param, param, Route, Tool};
+use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{id_schema, OneOf, Text};
+use crate::validate::{described, id_schema, OneOf, Text};
 use device::{create, delete, get, list, list_ads, update};
 use diagnostics::get_diagnostics;
 use heartbeat::heartbeat;
@@ -67,7 +67,7 @@ pub fn routes() -> Vec<Route> {
                 "list_devices",
                 "List devices",
                 &[],
-                "List screens (devices), newest first, optionally filtered by company and connection status (online, offline, never seen). Paged with `cursor`.",
+                "List screens (devices), newest first, optionally filtered by company and connection status (online, offline, never seen).",
             ))
             .tag("devices")
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
@@ -86,6 +86,17 @@ pub fn routes() -> Vec<Route> {
         Route::post("/devices", "createDevice", WRITE, create)
             .tag("devices")
             .summary("Register a device in a company. Refused with 409 when the company's plan allows no more devices.")
+            .tool(
+                Tool::prepare(
+                    "prepare_device_creation",
+                    "Prepare registering a screen",
+                    &[("company_id", "The company of the screen (`cmp_…`).")],
+                    Change::Body(&["company_id", "name", "location", "platform", "orientation", "resolution"]),
+                    "Prepare registering a screen (device) in a company; its plan limits how many. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                )
+                .reading("getCompany")
+                .asking("Register a screen in {company}; it counts toward the plan's device limit and shows as never seen until it sends a heartbeat. Webhooks subscribed to device.created are notified."),
+            )
             .describe("Registers a screen in a company. The plan's device limit applies (409 when reached). Emits `device.created`; the answer carries the device's `ETag`.")
             .etag()
             .body("DeviceCreate")
@@ -120,7 +131,7 @@ pub fn routes() -> Vec<Route> {
                 "list_device_ads",
                 "List ads on a device",
                 &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-                "List the ads assigned to one screen (device), newest first, with each ad's status, headline and duration. Paged with `cursor`.",
+                "List the ads assigned to one screen (device), newest first, with each ad's status, headline and duration.",
             ))
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
@@ -216,12 +227,6 @@ pub fn routes() -> Vec<Route> {
 
 const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
 
-/// `schema` with a `description`.
-fn described(mut schema: Value, text: &str) -> Value {
-    schema["description"] = Value::from(text);
-    schema
-}
-
 pub fn schemas() -> Vec<(&'static str, Value)> {
     let nullable_str = json!({"type":["string","null"]});
     let ts = json!({"type":"string","format":"date-time"});
@@ -257,10 +262,13 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "DeviceCreate",
             json!({"type":"object","additionalProperties":false,"required":["company_id","name","platform"],
-                "properties":{"company_id":id_schema(Kind::Company),"name":NAME.schema(),
-                    "location":LOCATION.schema(),"platform":platform,
-                    "orientation":ORIENTATION.schema_default("landscape"),
-                    "resolution":{"type":"string","pattern":RESOLUTION_PATTERN,"default":"1920x1080"}}}),
+                "properties":{"company_id":id_schema(Kind::Company),
+                    "name":described(NAME.schema(), "What people call the screen."),
+                    "location":described(LOCATION.schema(), "Where it hangs (free text)."),
+                    "platform":described(platform.clone(), "The player software it runs."),
+                    "orientation":described(ORIENTATION.schema_default("landscape"), "How the screen is mounted."),
+                    "resolution":{"type":"string","pattern":RESOLUTION_PATTERN,"default":"1920x1080",
+                        "description":"`WIDTHxHEIGHT` in pixels."}}}),
         ),
         (
             "DeviceUpdate",

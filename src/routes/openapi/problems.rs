@@ -98,6 +98,7 @@ const OTHER_CODES: &[ProblemCode] = &[
     c("account_admin_required", "403: see the `account-admin-required` problem type."),
     c("ad_not_assigned", "409: a reported play names an ad that is not assigned to the device."),
     c("qr_code_limit", "409: the promotion already has the most QR codes it may hold (100)."),
+    c("balance_changed", "409: the token balance is not the one an MCP confirmation was prepared against (its preview showed another); nothing was written. Only an MCP `confirm_change` binds a posting to a balance; it answers `stale_preview` with a fresh preview."),
     c("delivery_in_flight", "409: an attempt of this webhook delivery is being sent right now; retry when it is recorded."),
     c("no_rotation_in_progress", "409: a `rotation` webhook drill needs a secret rotation in its grace period; rotate the webhook's secret first."),
     c("fault_limit", "409: the sandbox holds the most fault rules it may (100); delete some first."),

@@ -25,7 +25,7 @@ mod timeline;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{id_schema, url_pattern, OneOf, Text, UrlSchemes};
+use crate::validate::{described, id_schema, url_pattern, OneOf, Text, UrlSchemes};
 use activation::{activate, deactivate};
 pub use payloads::payloads;
 use promotion::{create, get, list, update};
@@ -56,7 +56,7 @@ pub fn routes() -> Vec<Route> {
                 "list_promotions",
                 "List promotions",
                 &[],
-                "List promotions, newest first, optionally filtered by company, whether they are active, or their state. Paged with `cursor`.",
+                "List promotions, newest first, optionally filtered by company, whether they are active, or their state.",
             ))
             .tag("promotions")
             .summary("List promotions of the visible companies, newest first.")
@@ -84,6 +84,17 @@ pub fn routes() -> Vec<Route> {
         Route::post("/promotions", "createPromotion", WRITE, create)
             .tag("promotions")
             .summary("Create a promotion. It starts inactive; activating it spends its token cost.")
+            .tool(
+                Tool::prepare(
+                    "prepare_promotion_creation",
+                    "Prepare a new promotion",
+                    &[("company_id", "The company of the promotion (`cmp_…`).")],
+                    Change::Body(&["company_id", "name", "description", "landing_url", "discount_percent", "activation_cost_tokens", "starts_at", "ends_at"]),
+                    "Prepare a new promotion; it starts inactive. Add QR codes with prepare_qr_code_creation; switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                )
+                .reading("getCompany")
+                .asking("Create a promotion in {company}; it starts inactive and costs nothing until it is activated. Webhooks subscribed to promotion.created are notified."),
+            )
             .describe("Creates a promotion with its QR codes; it starts inactive and costs nothing until activated. Emits `promotion.created`.")
             .etag()
             .body("PromotionCreate")
@@ -104,10 +115,10 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_promotion_change",
                 "Prepare a promotion change",
-                &[("promotion_id", "The promotion to change (`promo_…`), as returned by list_promotions.")],
+                &[("promotion_id", "The promotion to change (`promo_…`).")],
                 Change::Fields(&["name", "description", "landing_url", "discount_percent", "starts_at", "ends_at"]),
                 "Prepare a change to a promotion's name, description, landing page, discount or dates (`starts_at`, `ends_at`, RFC 3339). Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-            ))
+            ).asking("Change the promotion {target} of {company}. Webhooks subscribed to promotion.updated are notified."))
             .tag("promotions")
             .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")
             .describe("Changes a promotion's details; switching it on or off is done with activate and deactivate. Emits `promotion.updated`.")
@@ -123,10 +134,10 @@ pub fn routes() -> Vec<Route> {
         .tool(Tool::prepare(
             "prepare_promotion_activation",
             "Prepare a promotion activation",
-            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", true),
             "Prepare the activation of a promotion. This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ))
+        ).asking("Activate the promotion {target} of {company}: its QR codes and the ads linked to it promote it while it runs. The tokens are spent at once and not refunded on deactivation. Webhooks subscribed to promotion.activated and tokens.spent are notified."))
         .tag("promotions")
         .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
         .describe("Switches a promotion on and spends its `activation_cost_tokens` from the company's balance in the same transaction (402 when the balance is too low). Already active: answers the promotion, charges nothing. Emits `promotion.activated` and `tokens.spent`.")
@@ -143,10 +154,10 @@ pub fn routes() -> Vec<Route> {
         .tool(Tool::prepare(
             "prepare_promotion_deactivation",
             "Prepare a promotion deactivation",
-            &[("promotion_id", "The promotion (`promo_…`), as returned by list_promotions.")],
+            &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", false),
             "Prepare the deactivation of an active promotion. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ))
+        ).asking("Deactivate the promotion {target} of {company}; the tokens spent to activate it are not refunded. Webhooks subscribed to promotion.deactivated are notified."))
         .tag("promotions")
         .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
         .describe("Switches a promotion off; the tokens spent on activation are not refunded. Emits `promotion.deactivated`.")
@@ -176,6 +187,13 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             create_qr_code,
         )
+        .tool(Tool::prepare(
+            "prepare_qr_code_creation",
+            "Prepare a new QR code",
+            &[("promotion_id", "The promotion (`promo_…`).")],
+            Change::Body(&["label", "target_url", "utm"]),
+            "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host). This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+        ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
         .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); a promotion without a landing URL lands on the sandbox's landing page `/l/{code}`; optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
@@ -256,6 +274,20 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         .collect();
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
+    // A new promotion's fields are arguments of their own to an assistant: each says what it is.
+    for (field, words) in [
+        ("name", "What people call it."),
+        ("description", "The offer, in words shown to people."),
+        ("landing_url", "Where its QR codes send people."),
+        ("discount_percent", "Percent off, or null for none."),
+        (
+            "activation_cost_tokens",
+            "Tokens spent when it is activated.",
+        ),
+        ("starts_at", "When it starts (RFC 3339)."),
+    ] {
+        create_fields[field]["description"] = json!(words);
+    }
     let mut all = vec![
         (
             "Promotion",
@@ -306,7 +338,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "QrCodeCreate",
             json!({"type":"object","additionalProperties":false,
                 "properties":{
-                    "label":QR_LABEL.schema(),
+                    "label":described(QR_LABEL.schema(), "Where the code hangs, e.g. `Door`."),
                     "target_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web),
                         "description":"Default: the promotion's landing URL. Must be on the landing URL's host (and port). A promotion without a landing URL lands on the sandbox's page (`/l/{code}`): leave this out."},
                     "utm":utm_in}}),

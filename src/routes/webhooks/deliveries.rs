@@ -2,10 +2,13 @@
 //! retry one now, send a `webhook.test` event now. The log never shows the secret or signatures.
 //!
 //! A retry and a test send from the request (a blocking route) and answer with the delivery as
-//! recorded after the attempt. They are REST only, not MCP tools: each makes the server send a
-//! request to a URL at once, which an assistant should not trigger as a side effect of reading.
+//! recorded after the attempt. Over MCP each is a two-step write (`prepare_webhook_redelivery`,
+//! `prepare_webhook_test`): it makes the server send a request to a URL at once, so the person
+//! decides first. Inside a dry run (the MCP preview) nothing is sent: the answer is the delivery
+//! as the attempt will leave it, with the receiver's part unknown.
 
 use super::{load_visible, READ, WRITE};
+use crate::http::response::UNKNOWN_UNTIL_APPLIED;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, TypedId, WebhookDeliveryId, WebhookId};
@@ -48,6 +51,7 @@ pub fn routes() -> Vec<Route> {
             retry,
         )
         .describe("Send a delivery again now (one attempt, whatever its status) and answer with the delivery after it. Needs `webhooks:write`. 409 `delivery_in_flight` while an attempt is on the wire.")
+        .tool(super::tools::REDELIVER)
         .tag("webhooks")
         .summary("Send a delivery again now (one attempt, whatever its status); returns it with the new attempt.")
         .ok("WebhookDelivery")
@@ -55,6 +59,7 @@ pub fn routes() -> Vec<Route> {
         .blocking(),
         Route::post("/webhooks/{id}/test", "testWebhook", WRITE, test)
         .describe("Send a `webhook.test` event to this webhook now, whatever types it subscribes to (even when disabled), and answer with the delivery after the attempt. Needs `webhooks:write`.")
+            .tool(super::tools::TEST)
             .tag("webhooks")
             .summary("Send a `webhook.test` event to this webhook now, whatever it subscribes to; returns the delivery.")
             .ok("WebhookDelivery")
@@ -265,25 +270,80 @@ fn send_and_show(ctx: &Ctx<'_>, hook: &WebhookId, job: store::Job) -> Result<Res
     Ok(Response::ok(&load(&conn, hook, &id)?))
 }
 
+/// What a send route does once its delivery is claimed.
+enum Next {
+    Send(store::Job),
+    /// A dry run: nothing is sent ([`unsent`]).
+    Preview(Response),
+}
+
+impl Next {
+    fn of(conn: &Connection, hook: &WebhookId, job: store::Job) -> Result<Next, ApiError> {
+        if !crate::db::Db::in_dry_run() {
+            return Ok(Next::Send(job));
+        }
+        let id = WebhookDeliveryId::parse(&job.delivery_id)
+            .ok_or_else(|| ApiError::Internal("malformed delivery id".into()))?;
+        Ok(Next::Preview(unsent(conn, hook, &id)?))
+    }
+
+    fn run(self, ctx: &Ctx<'_>, hook: &WebhookId) -> Result<Response, ApiError> {
+        match self {
+            Next::Send(job) => send_and_show(ctx, hook, job),
+            Next::Preview(resp) => Ok(resp),
+        }
+    }
+}
+
+/// The delivery as one more attempt will leave it, without making the attempt: what only the
+/// receiver's answer decides is `null` and named in [`UNKNOWN_UNTIL_APPLIED`].
+fn unsent(
+    conn: &Connection,
+    hook: &WebhookId,
+    id: &WebhookDeliveryId,
+) -> Result<Response, ApiError> {
+    let d = load(conn, hook, id)?;
+    let i = d.attempts.len();
+    let n = d.attempt_count + 1;
+    let mut v = serde_json::to_value(&d).map_err(|e| ApiError::Internal(e.to_string()))?;
+    v["attempt_count"] = json!(n);
+    let mut unknown = Vec::new();
+    for k in ["status", "next_attempt_at", "updated_at"] {
+        v[k] = Value::Null;
+        unknown.push(k.to_string());
+    }
+    let mut attempt = serde_json::Map::new();
+    attempt.insert("n".into(), json!(n));
+    for k in ["at", "http_status", "latency_ms", "response", "error"] {
+        attempt.insert(k.into(), Value::Null);
+        unknown.push(format!("attempts[{i}].{k}"));
+    }
+    if let Some(list) = v["attempts"].as_array_mut() {
+        list.push(Value::Object(attempt));
+    }
+    Ok(Response::ok(&v).with_header(UNKNOWN_UNTIL_APPLIED, &unknown.join(",")))
+}
+
 fn retry(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let id: WebhookDeliveryId = ctx.path_param("delivery_id")?;
-    let job = ctx.app.db.write(|tx| {
+    let next = ctx.app.db.write(|tx| {
         load_visible(ctx, tx, &hook)?;
         load(tx, &hook, &id)?;
-        store::claim(tx, id.as_str(), true)?.ok_or_else(|| ApiError::ConflictCode {
+        let job = store::claim(tx, id.as_str(), true)?.ok_or_else(|| ApiError::ConflictCode {
             code: "delivery_in_flight",
             detail:
                 "An attempt of this delivery is being sent right now; read it again in a moment."
                     .into(),
-        })
+        })?;
+        Next::of(tx, &hook, job)
     })?;
-    send_and_show(ctx, &hook, job)
+    next.run(ctx, &hook)
 }
 
 fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
-    let job = ctx.app.db.write(|tx| {
+    let next = ctx.app.db.write(|tx| {
         let current = load_visible(ctx, tx, &hook)?;
         let payload = super::payloads::test(&crate::routes::payloads::Subject {
             conn: tx,
@@ -299,10 +359,11 @@ fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "webhook.test",
             &payload,
         )?;
-        store::load_claimed(tx, &delivery, true)?
-            .ok_or_else(|| ApiError::Internal("the test delivery vanished".into()))
+        let job = store::load_claimed(tx, &delivery, true)?
+            .ok_or_else(|| ApiError::Internal("the test delivery vanished".into()))?;
+        Next::of(tx, &hook, job)
     })?;
-    send_and_show(ctx, &hook, job)
+    next.run(ctx, &hook)
 }
 
 /// An instant with milliseconds: `2026-03-02T09:00:00.123Z`.

@@ -73,10 +73,10 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_webhook_change",
                 "Prepare a webhook change",
-                &[("webhook_id", "The webhook (`wh_…`), as returned by list_webhooks.")],
+                &[("webhook_id", "The webhook (`wh_…`).")],
                 Change::Fields(&["url", "description", "event_types", "enabled"]),
                 "Prepare a change to a webhook: URL, description, event types, or `enabled: false` to disable it. The secret is never shown. This executes NOTHING: it checks the change as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-            ))
+            ).asking("Change the webhook {target} of {company}; deliveries follow the new settings from now on. Webhooks subscribed to webhook.updated are notified."))
             .tag("webhooks")
             .summary("Update a webhook's URL, description, event types or enabled flag. Honours If-Match.")
             .describe("Changes a webhook's URL, description, event types or enabled flag; give only the fields to change. Emits `webhook.updated`.")

@@ -4,10 +4,7 @@
 
 use crate::http::router::{Change, Tool};
 
-const WEBHOOK: &[(&str, &str)] = &[(
-    "webhook_id",
-    "The webhook (`wh_…`), as returned by list_webhooks.",
-)];
+const WEBHOOK: &[(&str, &str)] = &[("webhook_id", "The webhook (`wh_…`).")];
 
 /// Where a secret made through MCP can be read: nowhere, so the integrator makes a new one over
 /// REST, whose answer shows it once. The one route that shows a secret after creation is rotate.
@@ -20,7 +17,7 @@ macro_rules! read_by_rotating {
 pub(super) const CREATE: Tool = Tool::prepare(
     "prepare_webhook_creation",
     "Prepare a new webhook",
-    &[("company_id", "The company that owns the webhook (`cmp_…`), as returned by list_companies.")],
+    &[("company_id", "The company that owns the webhook (`cmp_…`).")],
     Change::Body(&["company_id", "url", "description", "event_types", "enabled"]),
     "Prepare a new webhook: a URL that gets signed deliveries of the chosen event types. Its secret is never shown here; the result says how to get one. This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
@@ -33,7 +30,8 @@ pub(super) const CREATE: Tool = Tool::prepare(
         " ",
         "(A webhook created with REST `POST /webhooks` shows its secret once in that answer.)"
     ),
-);
+)
+.asking("Create a webhook of {company} that sends signed deliveries to {url}; its signing secret is not shown here. Webhooks subscribed to webhook.created are notified.");
 
 pub(super) const DELETE: Tool = Tool::prepare(
     "prepare_webhook_deletion",
@@ -41,7 +39,8 @@ pub(super) const DELETE: Tool = Tool::prepare(
     WEBHOOK,
     Change::Deletes,
     "Prepare deleting a webhook and its delivery log. To pause deliveries instead, use prepare_webhook_change with `enabled: false`. This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-);
+)
+.asking("Delete the webhook {target} of {company} and its delivery log; nothing is sent to it any more. Webhooks subscribed to webhook.deleted are notified.");
 
 pub(super) const ROTATE: Tool = Tool::prepare(
     "prepare_webhook_secret_rotation",
@@ -56,4 +55,29 @@ pub(super) const ROTATE: Tool = Tool::prepare(
         "the new secret is shown nowhere; the old one keeps signing, beside it, for `webhooks.rotation_grace_secs`, then deliveries carry only the new one's signature. ",
         read_by_rotating!()
     ),
-);
+)
+.asking("Replace the signing secret of the webhook {target} of {company}; the old secret keeps signing beside the new one for a grace period, and the new one is not shown here. The receiver must be given the new secret to keep verifying deliveries.");
+
+pub(super) const TEST: Tool = Tool::prepare(
+    "prepare_webhook_test",
+    "Prepare a test delivery",
+    WEBHOOK,
+    Change::Body(&[]),
+    "Prepare sending a `webhook.test` event to a webhook now, to check its receiver. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+)
+.asking("Send a webhook.test event to the webhook {target} of {company} now: the server makes one signed HTTP request to its URL, whatever event types it subscribes to and even if it is disabled. The delivery is recorded in its log.");
+
+pub(super) const REDELIVER: Tool = Tool::prepare(
+    "prepare_webhook_redelivery",
+    "Prepare redelivering an event",
+    &[
+        ("webhook_id", "The webhook (`wh_…`)."),
+        ("delivery_id", "The delivery to send again (`whd_…`)."),
+    ],
+    Change::Body(&[]),
+    "Prepare sending one delivery of a webhook again (one attempt, whatever its status). This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+)
+// The preview reads the webhook (where the delivery goes, bound by its version); the delivery's
+// log is bound through the dry run's answer.
+.reading("getWebhook")
+.asking("Send the delivery {delivery_id} of the webhook {target} of {company} again now: the server makes one more signed HTTP request with the same event to its URL, and records the attempt.");
