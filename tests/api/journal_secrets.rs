@@ -221,8 +221,19 @@ fn planted_secrets_never_reach_the_journal_its_files_or_the_logs() {
         answers.contains("[REDACTED]"),
         "the planted fields are shown redacted: {answers}"
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    // SIGTERM: the server writes out its buffered log lines as it exits (a SIGKILL on a busy
+    // machine can lose every info line, and the check below would read only the startup lines).
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let stopped = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if !stopped {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     let journal_files = read_all(&dir.join("signage.db.requests"))
         + &read_all(&dir.join("signage.db.requests-wal"));
