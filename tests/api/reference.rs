@@ -436,7 +436,8 @@ fn every_problem_code_in_the_sources_is_documented() {
         &mut found,
     );
     assert!(found.len() >= 4, "{found:?}");
-    let documented: Vec<&str> = problems::codes().iter().map(|c| c.code).collect();
+    let codes = problems::codes();
+    let documented: Vec<&str> = codes.iter().map(|c| c.code.as_ref()).collect();
     let missing: Vec<&(String, String)> = found
         .iter()
         .filter(|(code, _)| !documented.contains(&code.as_str()))

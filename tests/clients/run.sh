@@ -158,7 +158,10 @@ if wanted python || wanted typescript || wanted conformance; then
   if [ $stub -eq 1 ]; then
     start_server mcp-stub "$py" "$here/stub_mcp_server.py" --port 0
   else
-    start_server mcp "$bin" serve --port 0 --database :memory:
+    # Rate limiting off, as for the REST checks below: these scripts call at machine speed (a
+    # prepare and its confirm are several requests each) and check the protocol; the limits
+    # themselves are tested in tests/api (limits.rs, mcp_consistency.rs).
+    start_server mcp env SIGNAGE_RATE_LIMIT_PER_SECOND=0 "$bin" serve --port 0 --database :memory:
   fi
   mcp_base="$started_base"
   if [ -n "$mcp_base" ]; then
@@ -225,8 +228,10 @@ fi
 
 if wanted schemathesis; then
   # Rate limiting off: Schemathesis sends thousands of requests with one key, and a run of 429s
-  # would check nothing (tests/api/limits.rs tests the limit).
-  if [ -n "$bin" ] && start_server rest env SIGNAGE_RATE_LIMIT_PER_SECOND=0 "$bin" serve --port 0 --database :memory:; then
+  # would check nothing (tests/api/limits.rs tests the limit). Likewise the per-address limit on
+  # failed authentication: its auth checks send hundreds of bad credentials from 127.0.0.1
+  # (tests/api/edge_connections.rs tests that limit).
+  if [ -n "$bin" ] && start_server rest env SIGNAGE_RATE_LIMIT_PER_SECOND=0 SIGNAGE_AUTH_FAILURES_PER_MINUTE=100000 "$bin" serve --port 0 --database :memory:; then
     # Schemathesis gets its own limit a little under what is left, so it can still write its report.
     st_limit=$(($(remaining) - 25))
     [ "$st_limit" -gt "${ST_TIME_LIMIT:-420}" ] && st_limit=${ST_TIME_LIMIT:-420}

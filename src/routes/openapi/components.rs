@@ -80,7 +80,7 @@ pub fn headers() -> Value {
 /// The problem schema: `type` and `code` as named enums whose values are each described.
 pub fn problem_schemas() -> Vec<(String, Value)> {
     let codes = problems::codes();
-    let code_list: Vec<&str> = codes.iter().map(|c| c.code).collect();
+    let code_list: Vec<&str> = codes.iter().map(|c| c.code.as_ref()).collect();
     let code_text: Vec<String> = codes
         .iter()
         .map(|c| format!("- `{}`: {}", c.code, c.description))
@@ -123,7 +123,7 @@ pub fn problem_schemas() -> Vec<(String, Value)> {
                 "status":{"type":"integer","description":"The HTTP status code.","example":404},
                 "detail":{"type":"string","description":"What went wrong with this request, for a human.","example":"No device with id `dev_x` is visible to this credential."},
                 "request_id":{"type":"string","description":"The `Request-Id` of the response.","example":"req_0m5d4ruo5fepbn59k9ts"},
-                "code":{"$ref":"#/components/schemas/ProblemCode","description":"Which fixed case it is, for the types that have several (401, some 400s)."},
+                "code":{"$ref":"#/components/schemas/ProblemCode","description":"Which fixed case it is: a specific case where the type has several (401, some 400s), else the type's own slug with underscores (`not_found`)."},
                 "missing_scope":{"type":"string","description":"403 `missing-scope`: the scope the credential lacks.","example":"devices:write"},
                 "current_etag":{"type":"string","description":"412: the resource's current ETag.","example":"\"3\""},
                 "balance":{"type":"integer","description":"402: the company's token balance.","example":5},

@@ -2,6 +2,7 @@
 //! `code`, each with the text the OpenAPI document and the page show.
 
 use crate::auth::AuthFailure;
+use std::borrow::Cow;
 
 /// A problem type: the last segment of its `type` URI, its HTTP status and what it means.
 pub struct ProblemType {
@@ -58,12 +59,18 @@ pub const TYPES: &[ProblemType] = &[
 
 /// One value of the problem `code` member.
 pub struct ProblemCode {
-    pub code: &'static str,
-    pub description: &'static str,
+    pub code: Cow<'static, str>,
+    pub description: Cow<'static, str>,
 }
 
-const fn c(code: &'static str, description: &'static str) -> ProblemCode {
-    ProblemCode { code, description }
+/// A fixed case of [`OTHER_CODES`], written out.
+struct FixedCode {
+    code: &'static str,
+    description: &'static str,
+}
+
+const fn c(code: &'static str, description: &'static str) -> FixedCode {
+    FixedCode { code, description }
 }
 
 /// Every credential failure, in the order of [`AuthFailure`].
@@ -84,7 +91,7 @@ const AUTH_FAILURES: [AuthFailure; 12] = [
 
 /// The problem codes that are not credential failures (those take their text from
 /// [`AuthFailure::message`]).
-const OTHER_CODES: &[ProblemCode] = &[
+const OTHER_CODES: &[FixedCode] = &[
     c("duplicate_member", "400: a JSON object of the body has the same member twice."),
     c("conflicting_credentials", "400: two credentials were sent (for example `X-API-KEY` and a bearer token) and they name different keys."),
     c("invalid_if_match", "400: `If-Match` is neither `*` nor a comma-separated list of entity tags."),
@@ -119,12 +126,36 @@ const OTHER_CODES: &[ProblemCode] = &[
 
 /// Every value of `code`, each with its description.
 pub fn codes() -> Vec<ProblemCode> {
+    let fixed = |code: &'static str, description: &'static str| ProblemCode {
+        code: Cow::Borrowed(code),
+        description: Cow::Borrowed(description),
+    };
     let mut out: Vec<ProblemCode> = AUTH_FAILURES
         .iter()
-        .map(|f| c(f.code(), f.message()))
+        .map(|f| fixed(f.code(), f.message()))
         .collect();
-    out.extend(OTHER_CODES.iter().map(|x| c(x.code, x.description)));
+    out.extend(OTHER_CODES.iter().map(|x| fixed(x.code, x.description)));
+    // Every problem carries a `code`: a type without a more specific case answers its own slug
+    // with underscores (`not-found` -> `not_found`; [`crate::http::ApiError`]).
+    for t in TYPES {
+        let code = default_code(t.slug);
+        if !out.iter().any(|known| known.code == code) {
+            out.push(ProblemCode {
+                description: Cow::Owned(format!(
+                    "{}: the `{}` problem type, when no more specific code applies.",
+                    t.status, t.slug
+                )),
+                code: Cow::Owned(code),
+            });
+        }
+    }
     out
+}
+
+/// The code a problem of type `slug` carries when nothing more specific applies (what
+/// `ApiError`'s body writes; the layers keep it there, this mirrors it for the catalogue).
+pub fn default_code(slug: &str) -> String {
+    slug.replace('-', "_")
 }
 
 pub fn by_slug(slug: &str) -> Option<&'static ProblemType> {
@@ -224,10 +255,17 @@ mod tests {
     #[test]
     fn codes_are_unique_and_described() {
         let all = codes();
-        let mut names: Vec<&str> = all.iter().map(|c| c.code).collect();
+        let mut names: Vec<&str> = all.iter().map(|c| c.code.as_ref()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len());
         assert!(all.iter().all(|c| !c.description.is_empty()));
+        for t in TYPES {
+            let code = default_code(t.slug);
+            assert!(
+                names.contains(&code.as_str()),
+                "{code} is not in the catalogue"
+            );
+        }
     }
 }
