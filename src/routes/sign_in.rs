@@ -62,9 +62,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "SignInLinkRequest",
             json!({"type":"object","additionalProperties":false,
-                "properties":{"path":{"type":"string","maxLength":200,
+                "properties":{"path":{"type":["string","null"],"maxLength":200,
                     "pattern":"^/(console|player/dev_[0-9A-Za-z]{1,64}(\\?slot=[0-9]{1,4})?)$",
-                    "description":"Where the link opens, signed in: `/console` (default) or `/player/{device_id}`, optionally with `?slot=N`."}}}),
+                    "description":"Where the link opens, signed in: `/console` (the default, also for `null`) or `/player/{device_id}`, optionally with `?slot=N`."}}}),
         ),
         (
             "SignInLink",
