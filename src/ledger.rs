@@ -318,20 +318,18 @@ pub fn purchase_pack(
         return Ok(None);
     };
     let invoice_id = open_invoice(tx, company_id, &currency, now)?;
-    let charge_id = ids::new_id(Kind::Charge);
-    tx.prepare_cached(
-        "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
-         VALUES (?1, ?2, ?3, 'token_pack', ?4, ?5, ?6, ?7)",
-    )?
-    .execute(rusqlite::params![
-        charge_id,
-        company_id,
-        invoice_id,
-        format!("Token pack: {name}"),
-        price_cents,
-        currency,
-        now
-    ])?;
+    let charge_id = charge(
+        tx,
+        &ChargeRow {
+            company_id,
+            invoice_id: &invoice_id,
+            kind: "token_pack",
+            description: &format!("Token pack: {name}"),
+            amount_cents: price_cents,
+            currency: &currency,
+        },
+        now,
+    )?;
     let description = format!("Purchased {name}");
     let transaction = post(
         tx,
@@ -391,20 +389,18 @@ pub fn renew_subscription(
         .optional()?
         .ok_or_else(|| LedgerError::UnknownCompany(company_id.to_string()))?;
     let invoice_id = month_invoice(tx, company_id, &currency, month_start)?;
-    let charge_id = ids::new_id(Kind::Charge);
-    tx.prepare_cached(
-        "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
-         VALUES (?1, ?2, ?3, 'subscription', ?4, ?5, ?6, ?7)",
-    )?
-    .execute(rusqlite::params![
-        charge_id,
-        company_id,
-        invoice_id,
-        format!("{plan} plan - monthly subscription"),
-        price,
-        currency,
-        month_start
-    ])?;
+    let charge_id = charge(
+        tx,
+        &ChargeRow {
+            company_id,
+            invoice_id: &invoice_id,
+            kind: "subscription",
+            description: &format!("{plan} plan - monthly subscription"),
+            amount_cents: price,
+            currency: &currency,
+        },
+        month_start,
+    )?;
     let transaction = if included > 0 {
         let description = format!("Monthly included tokens ({plan} plan)");
         Some(post(
@@ -439,6 +435,36 @@ pub fn renew_subscription(
         )?;
     }
     Ok(renewal)
+}
+
+/// One line of an invoice, as [`charge`] writes it.
+struct ChargeRow<'a> {
+    company_id: &'a str,
+    invoice_id: &'a str,
+    kind: &'static str,
+    description: &'a str,
+    amount_cents: i64,
+    currency: &'a str,
+}
+
+/// Writes a charge dated `at` on its invoice; returns its id.
+fn charge(tx: &Transaction<'_>, row: &ChargeRow<'_>, at: i64) -> Result<String, LedgerError> {
+    let id = ids::new_id(Kind::Charge);
+    tx.prepare_cached(
+        "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(rusqlite::params![
+        id,
+        row.company_id,
+        row.invoice_id,
+        row.kind,
+        row.description,
+        row.amount_cents,
+        row.currency,
+        at
+    ])?;
+    Ok(id)
 }
 
 /// The company's `open` invoice in `currency` for the month starting at `month_start`, or a new
