@@ -1037,4 +1037,23 @@ mod tests {
         let err = Layer::from_env(|k| (k == "SIGNAGE_MAX_CONNECTIONS").then(|| "many".into()));
         assert!(err.is_err());
     }
+
+    #[test]
+    fn a_public_body_limit_nobody_set_follows_a_lowered_overall_limit() {
+        let lowered = Layer {
+            max_body_bytes: Some(4096),
+            ..Layer::default()
+        };
+        let s = Settings::resolve(std::slice::from_ref(&lowered)).unwrap();
+        assert_eq!(s.unauthenticated_max_body_bytes, 4096);
+        // Set explicitly above the overall limit, it is still refused.
+        let wider = Layer {
+            unauthenticated_max_body_bytes: Some(8192),
+            ..lowered
+        };
+        assert!(Settings::resolve(&[wider]).is_err());
+        // Left alone, the default stands.
+        let s = Settings::resolve(&[]).unwrap();
+        assert_eq!(s.unauthenticated_max_body_bytes, 256 * 1024);
+    }
 }
