@@ -27,6 +27,12 @@ pub enum Match<'a> {
 
 pub struct Router {
     routes: Vec<Route>,
+    /// The routes a path can match, by its segment count and first segment: the indices (in
+    /// table order) of the routes of that length whose first segment is that literal or a
+    /// parameter. A path with another first segment can match only [`Router::open_first`]'s.
+    by_head: HashMap<(usize, &'static str), Vec<usize>>,
+    /// By segment count, the routes whose first segment is a parameter.
+    open_first: HashMap<usize, Vec<usize>>,
     /// The named JSON Schemas (`#/components/schemas/<name>`) the routes refer to, in order.
     schemas: Vec<(&'static str, Value)>,
     by_name: HashMap<&'static str, usize>,
@@ -34,8 +40,31 @@ pub struct Router {
 
 impl Router {
     pub fn new(routes: Vec<Route>) -> Router {
+        let mut by_head: HashMap<(usize, &'static str), Vec<usize>> = HashMap::new();
+        let mut open_first: HashMap<usize, Vec<usize>> = HashMap::new();
+        for route in &routes {
+            if let Some(head) = route.first_literal() {
+                by_head.entry((route.segment_count(), head)).or_default();
+            }
+        }
+        for (i, route) in routes.iter().enumerate() {
+            let n = route.segment_count();
+            match route.first_literal() {
+                Some(head) => by_head.entry((n, head)).or_default().push(i),
+                None => {
+                    open_first.entry(n).or_default().push(i);
+                    for ((len, _), list) in by_head.iter_mut() {
+                        if *len == n {
+                            list.push(i);
+                        }
+                    }
+                }
+            }
+        }
         Router {
             routes,
+            by_head,
+            open_first,
             schemas: Vec::new(),
             by_name: HashMap::new(),
         }
@@ -83,7 +112,13 @@ impl Router {
         // The fewest path parameters of a route matched so far: a literal route
         // (`/devices/health`, declared before `/devices/{id}`) owns its path for every method.
         let mut fewest: Option<usize> = None;
-        for route in &self.routes {
+        let head = (parts.len(), parts.first().copied().unwrap_or(""));
+        let candidates = self
+            .by_head
+            .get(&head)
+            .or_else(|| self.open_first.get(&parts.len()))
+            .map_or(&[][..], Vec::as_slice);
+        for route in candidates.iter().map(|&i| &self.routes[i]) {
             if let Some(params) = route.matches(&parts) {
                 if fewest.is_some_and(|n| params.len() > n) {
                     continue;
@@ -113,6 +148,61 @@ mod tests {
 
     fn h(_: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Ok(Response::no_content())
+    }
+
+    /// Every route, in table order: what `find` did before it had an index.
+    fn find_by_scan<'a>(r: &'a Router, method: &Method, path: &str) -> Option<(&'a str, usize)> {
+        let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let mut fewest: Option<usize> = None;
+        for route in &r.routes {
+            if let Some(params) = route.matches(&parts) {
+                if fewest.is_some_and(|n| params.len() > n) {
+                    continue;
+                }
+                fewest = Some(params.len());
+                if route.method == *method {
+                    return Some((route.operation_id, params.len()));
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn the_index_finds_what_a_scan_of_the_table_finds() {
+        let r = Router::new(vec![
+            Route::get("/", "root", Action::Public, h),
+            Route::get("/devices", "a", Action::Public, h),
+            Route::get("/{tenant}/devices", "open", Action::Public, h),
+            Route::get("/devices/health", "lit", Action::Public, h),
+            Route::get("/devices/{id}", "b", Action::Public, h),
+            Route::get("/{tenant}/{id}", "open2", Action::Public, h),
+            Route::post("/ads/{id}", "c", Action::Public, h),
+            Route::get("/{a}", "any", Action::Public, h),
+        ]);
+        for path in [
+            "/",
+            "/devices",
+            "/devices/",
+            "/x/devices",
+            "/devices/health",
+            "/devices/dev_1",
+            "/ads/ad_1",
+            "/ads",
+            "/zzz",
+            "/zzz/yyy",
+            "/a/b/c",
+            "//devices//x",
+            "/devices/%20",
+        ] {
+            for method in [Method::GET, Method::POST] {
+                let found = match r.find(&method, path) {
+                    Match::Found(route, params) => Some((route.operation_id, params.len())),
+                    _ => None,
+                };
+                assert_eq!(found, find_by_scan(&r, &method, path), "{method} {path}");
+            }
+        }
     }
 
     #[test]

@@ -284,6 +284,21 @@ impl Route {
         })
     }
 
+    /// The number of segments of the path pattern.
+    pub(super) fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// The pattern's first segment when it is a literal (`devices` of `/devices/{id}`); `""` for
+    /// the root.
+    pub(super) fn first_literal(&self) -> Option<&'static str> {
+        match self.segments.first() {
+            Some(Segment::Literal(l)) => Some(l),
+            Some(Segment::Param(_)) => None,
+            None => Some(""),
+        }
+    }
+
     pub(super) fn matches(&self, parts: &[&str]) -> Option<Vec<(&'static str, String)>> {
         if parts.len() != self.segments.len() {
             return None;
