@@ -163,9 +163,10 @@ fn serve<'m>(
         }
     };
 
-    // Every read of a request is one read transaction, from the credential's check to the
-    // handler's last row (an MCP message's tool calls included): one state of the database, one
-    // shared lock. A write ends it and the reads after it see the write (`Db::read_scope`).
+    // Every read of the handler is one read transaction, to its last row (an MCP message's tool
+    // calls included): one state of the database, one shared lock. A write ends it and the reads
+    // after it see the write (`Db::read_scope`). The credential was checked before the body was
+    // read, in its own read.
     app.db
         .read_scope(|| serve_route(app, req, route, params, authenticated, prepaid, seen))
 }
