@@ -191,28 +191,51 @@ pub fn skips(shape: &Shape, raw: &[u8]) -> bool {
         Shape::Time => {
             !raw.is_empty()
                 && raw.len() <= 40
-                && raw
-                    .iter()
-                    .all(|b| matches!(b, b'0'..=b'9' | b'T' | b'Z' | b':' | b'.' | b'+' | b'-'))
+                && raw.iter().all(|&b| BYTE[usize::from(b)] & TIME != 0)
         }
         Shape::Enum(values) => values.iter().any(|v| v.as_bytes() == raw),
         _ => false,
     }
 }
 
+/// A lower-case ASCII letter or a digit: an id's prefix.
+const PREFIX: u8 = 1;
+/// An ASCII letter or digit: an id's body.
+const BODY: u8 = 2;
+/// A digit, `T`, `Z`, `:`, `.`, `+` or `-`: an instant's.
+const TIME: u8 = 4;
+
+/// The classes of each byte, for one pass over a declared string.
+const BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            t[b] |= PREFIX;
+        }
+        if c.is_ascii_alphanumeric() {
+            t[b] |= BODY;
+        }
+        if c.is_ascii_digit() || matches!(c, b'T' | b'Z' | b':' | b'.' | b'+' | b'-') {
+            t[b] |= TIME;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// An id's shape: a lower-case prefix, one `_`, then up to 64 letters and digits (`cmp_0mhh…`,
 /// `key_VECFOkBoPCcq3rfr`). A key (`sgn_test_…_…`) has more than one `_` and is not one.
 pub fn is_id(raw: &[u8]) -> bool {
-    let Some(sep) = raw.iter().position(|&b| b == b'_') else {
+    let Some(sep) = raw.iter().position(|&b| BYTE[usize::from(b)] & PREFIX == 0) else {
         return false;
     };
-    let (prefix, rest) = (&raw[..sep], &raw[sep + 1..]);
-    (1..=12).contains(&prefix.len())
-        && prefix
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    let rest = &raw[sep + 1..];
+    raw[sep] == b'_'
+        && (1..=12).contains(&sep)
         && (1..=64).contains(&rest.len())
-        && rest.iter().all(u8::is_ascii_alphanumeric)
+        && rest.iter().all(|&b| BYTE[usize::from(b)] & BODY != 0)
 }
 
 #[cfg(test)]
@@ -258,6 +281,17 @@ mod tests {
         assert!(!skips(&Shape::Id, b"sgn_test_VECFOkBoPCcq3rfr_secret"));
         assert!(!skips(&Shape::Id, b"password=hunter2"));
         assert!(!skips(&Shape::Id, b"Cmp_x"));
+        for not_an_id in [
+            &b"cmp_"[..],
+            b"abcdefghijklm_x",
+            b"abc",
+            b"_x",
+            b"cmp_a-b",
+            b"cmp_\xc3\xa9",
+        ] {
+            assert!(!is_id(not_an_id), "{not_an_id:?}");
+        }
+        assert!(is_id(b"abcdefghijkl_x") && is_id(b"a1_Z9"));
         assert!(skips(&Shape::Time, b"2026-03-01T10:00:00.000Z"));
         assert!(!skips(&Shape::Time, b"2026 password is hunter2"));
         let e = Shape::Enum(vec!["active".into()]);

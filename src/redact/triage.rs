@@ -113,13 +113,30 @@ fn escape_at(bytes: &[u8], i: usize) -> bool {
     }
 }
 
+/// For each first byte (lower case), the second bytes (lower case) a keyword starts with, as
+/// bits: most letters a keyword starts with ("s", "p", "b") are followed by none of them.
+const KEYWORD_PAIRS: [u128; 128] = {
+    let mut t = [0u128; 128];
+    let mut k = 0;
+    while k < KEYWORDS.len() {
+        t[KEYWORDS[k][0] as usize] |= 1u128 << KEYWORDS[k][1];
+        k += 1;
+    }
+    t
+};
+
 /// Whether one of [`KEYWORDS`] starts at `i`: by its first two bytes, then whole.
 fn keyword_at(bytes: &[u8], i: usize) -> bool {
-    let first = bytes[i] | 0x20;
-    let second = bytes.get(i + 1).map(|b| b | 0x20);
+    let first = usize::from(bytes[i] | 0x20);
+    let Some(second) = bytes.get(i + 1).map(|b| b | 0x20) else {
+        return false;
+    };
+    if first >= 128 || second >= 128 || KEYWORD_PAIRS[first] >> second & 1 == 0 {
+        return false;
+    }
     KEYWORDS
         .iter()
-        .any(|k| k[0] == first && Some(k[1]) == second && starts_with_ci(bytes, i, k))
+        .any(|k| usize::from(k[0]) == first && k[1] == second && starts_with_ci(bytes, i, k))
 }
 
 #[cfg(test)]
