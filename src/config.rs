@@ -97,6 +97,8 @@ pub struct Settings {
     pub mcp_max_batch_messages: usize,
     /// Bytes of JSON-RPC replies one MCP POST may return.
     pub mcp_max_response_bytes: usize,
+    /// Bytes of rendered read-tool results kept for answers seen again (0: none kept).
+    pub mcp_result_cache_bytes: usize,
     pub login_enabled: bool,
     pub login_token_ttl_secs: u64,
     /// When unset, a secret is generated once and stored in the database.
@@ -198,6 +200,7 @@ impl Default for Settings {
             mcp_allowed_origins: vec![],
             mcp_max_batch_messages: 20,
             mcp_max_response_bytes: 4 * 1024 * 1024,
+            mcp_result_cache_bytes: 512 * 1024,
             login_enabled: true,
             login_token_ttl_secs: 3600,
             jwt_secret: None,
@@ -263,6 +266,7 @@ pub struct Layer {
     pub mcp_allowed_origins: Option<Vec<String>>,
     pub mcp_max_batch_messages: Option<usize>,
     pub mcp_max_response_bytes: Option<usize>,
+    pub mcp_result_cache_bytes: Option<usize>,
     pub login_enabled: Option<bool>,
     pub login_token_ttl_secs: Option<u64>,
     pub jwt_secret: Option<String>,
@@ -423,6 +427,7 @@ struct FileMcp {
     pending_change_ttl_secs: Option<u64>,
     max_batch_messages: Option<usize>,
     max_response_bytes: Option<usize>,
+    result_cache_bytes: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -528,6 +533,7 @@ impl Layer {
             mcp_allowed_origins: file.mcp.allowed_origins,
             mcp_max_batch_messages: file.mcp.max_batch_messages,
             mcp_max_response_bytes: file.mcp.max_response_bytes,
+            mcp_result_cache_bytes: file.mcp.result_cache_bytes,
             login_enabled: file.auth.login_enabled,
             login_token_ttl_secs: file.auth.login_token_ttl_secs,
             jwt_secret: file.auth.jwt_secret,
@@ -613,6 +619,7 @@ impl Layer {
             rate_limit_burst: parse(&get, "SIGNAGE_RATE_LIMIT_BURST")?,
             mcp_max_batch_messages: parse(&get, "SIGNAGE_MCP_MAX_BATCH_MESSAGES")?,
             mcp_max_response_bytes: parse(&get, "SIGNAGE_MCP_MAX_RESPONSE_BYTES")?,
+            mcp_result_cache_bytes: parse(&get, "SIGNAGE_MCP_RESULT_CACHE_BYTES")?,
             mcp_allowed_origins: get("SIGNAGE_MCP_ALLOWED_ORIGINS").map(|v| {
                 v.split(',')
                     .map(str::trim)
@@ -723,6 +730,7 @@ impl Settings {
                 mcp_allowed_origins,
                 mcp_max_batch_messages,
                 mcp_max_response_bytes,
+                mcp_result_cache_bytes,
                 login_enabled,
                 login_token_ttl_secs,
                 pending_change_ttl_secs,
@@ -841,6 +849,12 @@ impl Settings {
         }
         if self.mcp_max_response_bytes < 1024 {
             return Err(invalid("mcp.max_response_bytes", "must be at least 1024"));
+        }
+        if self.mcp_result_cache_bytes > 64 * 1024 * 1024 {
+            return Err(invalid(
+                "mcp.result_cache_bytes",
+                "must be at most 67108864 (64 MiB)",
+            ));
         }
         if self.login_token_ttl_secs < 60 || self.login_token_ttl_secs > 86_400 {
             return Err(invalid(

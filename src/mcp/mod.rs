@@ -48,6 +48,7 @@ pub mod pending;
 pub mod preview;
 pub mod prompts;
 pub mod protocol;
+pub mod rendered;
 pub mod resources;
 pub mod sessions;
 pub mod spec;
@@ -62,15 +63,18 @@ pub struct McpState {
     pub elicitations: elicitation::Registry,
     /// Signs and checks the `requestState` of 2026-07-28 confirmation round trips.
     pub request_states: mrtr::Signer,
+    /// Read-tool results rendered before, for answers seen again ([`rendered`]).
+    pub results: rendered::Results,
     catalog: OnceLock<catalogue::Catalog>,
 }
 
 impl McpState {
-    pub fn new(_settings: &Settings) -> McpState {
+    pub fn new(settings: &Settings) -> McpState {
         McpState {
             sessions: sessions::Sessions::default(),
             elicitations: Default::default(),
             request_states: mrtr::Signer::new(),
+            results: rendered::Results::new(settings.mcp_result_cache_bytes),
             catalog: OnceLock::new(),
         }
     }

@@ -3,7 +3,7 @@
 //! promotion copy does and can be edited; tenant text stays inside the `<<<signage-data` fence in
 //! tool results and resources; and a clean answer is the REST body byte for byte.
 
-use crate::helpers::mcp::{call, call_ok, data_section, rpc};
+use crate::helpers::mcp::{call, call_ok, data_section, request, rpc, send};
 use crate::helpers::{company_id, TestApp};
 use serde_json::{json, Value};
 
@@ -392,5 +392,53 @@ async fn a_clean_answer_is_the_rest_body_byte_for_byte() {
         let result = call(&app, RW, tool, args).await;
         let text = result["content"][0]["text"].as_str().unwrap();
         assert_eq!(data_section(text), rest.text(), "{tool}");
+    }
+}
+
+/// The whole reply to `tools/call list_ads {"limit":50}` (id 1), as sent.
+async fn list_ads_reply(app: &TestApp, id: i64) -> String {
+    let msg = request(
+        id,
+        "tools/call",
+        json!({"name": "list_ads", "arguments": {"limit": 50}}),
+    );
+    let r = send(app, RW, &msg).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.text()
+}
+
+/// Read results rendered once (`mcp::rendered`): the same answer asked again is the same reply;
+/// an answer with a secret planted since is redacted afresh, never served from what was kept; a
+/// server that keeps nothing (`mcp.result_cache_bytes = 0`) answers the same way.
+#[tokio::test]
+async fn a_result_seen_before_is_reused_only_for_the_same_answer() {
+    let secret = "R4nd0mT0k3nV4lu3F0rT3st1ngOnly0a1b2";
+    for budget in [None, Some(0)] {
+        let app = TestApp::spawn_with(|l| l.mcp_result_cache_bytes = budget).await;
+        let first = list_ads_reply(&app, 1).await;
+        assert_eq!(list_ads_reply(&app, 1).await, first, "{budget:?}");
+        // Another id: the same result under it.
+        let other = list_ads_reply(&app, 2).await;
+        assert_eq!(
+            other.replacen(r#""id":2"#, r#""id":1"#, 1),
+            first,
+            "{budget:?}"
+        );
+
+        let ad = &grocers_ads(&app)[0];
+        set_ad(&app, ad, json!({"headline": format!("ci ghp_{secret}")})).await;
+        let planted = list_ads_reply(&app, 1).await;
+        assert_ne!(planted, first);
+        assert!(!planted.contains(secret), "{budget:?}: {planted}");
+        let v: Value = serde_json::from_str(&planted).unwrap();
+        let text = v["result"]["content"][0]["text"].as_str().unwrap();
+        let data: Value = serde_json::from_str(data_section(text)).unwrap();
+        assert_eq!(data, v["result"]["structuredContent"]);
+        assert!(
+            text.contains("ci [REDACTED]") || text.contains("ci ghp_[REDACTED]"),
+            "{text}"
+        );
+        // And again: the redacted reply, the same bytes.
+        assert_eq!(list_ads_reply(&app, 1).await, planted, "{budget:?}");
     }
 }
