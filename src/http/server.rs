@@ -467,7 +467,12 @@ async fn handle(
     // instead: the same request sequence gives the same ids, and no seeded stream moves.
     let request_id = match &app.seeded {
         Some(seeded) => format!("req_{:024x}", seeded.next_request()),
-        None => format!("req_{}", crate::random::nonsecret::hex::<12>()),
+        None => {
+            let mut id = String::with_capacity(28);
+            id.push_str("req_");
+            id.push_str(&crate::random::nonsecret::hex::<12>());
+            id
+        }
     };
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();

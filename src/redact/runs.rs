@@ -133,6 +133,10 @@ fn holds_credential(decoded: &[u8]) -> bool {
 /// it is random and none of its pieces is a lower-case word (an AWS secret key holds `/` and `+`);
 /// else a piece between `_`, `-` or `/` that is random (the id in a link's path).
 fn random_part(run: &[u8]) -> Option<Match> {
+    // Neither the run nor a piece of it can hold [`MIN_RANDOM`] letters and digits.
+    if run.len() < MIN_RANDOM {
+        return None;
+    }
     let whole = run.iter().copied().filter(|b| b.is_ascii_alphanumeric());
     let plain_piece = run
         .split(|b| matches!(b, b'_' | b'-' | b'/' | b'+' | b'='))
@@ -148,6 +152,10 @@ fn random_part(run: &[u8]) -> Option<Match> {
     {
         if matches!(b, b'_' | b'-' | b'/') {
             let piece = &run[start..k];
+            if piece.len() < MIN_RANDOM {
+                start = k + 1;
+                continue;
+            }
             let core = piece.len() - piece.iter().rev().take_while(|&&b| b == b'=').count();
             if looks_random(piece[..core].iter().copied()) {
                 return Some((start, k));

@@ -45,9 +45,21 @@ fn health(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let body = Health {
-        ok,
-        backend_auth_mode: "passthrough",
-    };
-    Ok(Response::json(status, &body).with_header("cache-control", "no-store"))
+    // The two possible bodies, serialized from the type once.
+    static BODIES: std::sync::OnceLock<[bytes::Bytes; 2]> = std::sync::OnceLock::new();
+    let bodies = BODIES.get_or_init(|| {
+        [false, true].map(|ok| {
+            let body = Health {
+                ok,
+                backend_auth_mode: "passthrough",
+            };
+            bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+        })
+    });
+    let mut resp = Response::new(status, "application/json", bodies[usize::from(ok)].clone());
+    resp.set_header_value(
+        "cache-control",
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
+    Ok(resp)
 }

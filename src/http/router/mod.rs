@@ -27,10 +27,11 @@ pub enum Match<'a> {
 
 pub struct Router {
     routes: Vec<Route>,
-    /// The routes a path can match, by its segment count and first segment: the indices (in
+    /// The routes a path can match, by its segment count and first segment, sorted for a binary
+    /// search (a few string comparisons; hashing the key cost more than that): the indices (in
     /// table order) of the routes of that length whose first segment is that literal or a
     /// parameter. A path with another first segment can match only [`Router::open_first`]'s.
-    by_head: HashMap<(usize, &'static str), Vec<usize>>,
+    by_head: Vec<((usize, &'static str), Vec<usize>)>,
     /// By segment count, the routes whose first segment is a parameter.
     open_first: HashMap<usize, Vec<usize>>,
     /// The named JSON Schemas (`#/components/schemas/<name>`) the routes refer to, in order.
@@ -61,6 +62,8 @@ impl Router {
                 }
             }
         }
+        let mut by_head: Vec<_> = by_head.into_iter().collect();
+        by_head.sort_unstable_by_key(|(head, _)| *head);
         Router {
             routes,
             by_head,
@@ -115,7 +118,9 @@ impl Router {
         let head = (parts.len(), parts.first().copied().unwrap_or(""));
         let candidates = self
             .by_head
-            .get(&head)
+            .binary_search_by(|(h, _)| h.cmp(&head))
+            .ok()
+            .map(|at| &self.by_head[at].1)
             .or_else(|| self.open_first.get(&parts.len()))
             .map_or(&[][..], Vec::as_slice);
         for route in candidates.iter().map(|&i| &self.routes[i]) {
