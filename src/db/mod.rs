@@ -9,6 +9,7 @@ thread_local! {
     static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+pub mod bulk;
 pub mod fixtures;
 mod scope;
 pub mod snapshot;
