@@ -15,6 +15,8 @@ mod scope;
 pub mod snapshot;
 #[cfg(test)]
 mod v31_tests;
+#[cfg(test)]
+mod v35_tests;
 pub mod world;
 
 pub use scope::Generations;
