@@ -4,7 +4,10 @@
 Subcommands:
   freeport                       print a free TCP port on 127.0.0.1
   wait-health PORT SECONDS       poll GET /health until 200 (exit 1 on timeout)
-  coldstart BIN TMPDIR RUNS      time exec -> first 200 from /health on a new database, RUNS times
+  coldstart BIN TMPDIR RUNS      time exec -> first 200 from /health on a new database, RUNS times,
+                                 and the server's CPU time (utime + stime) when it answered
+  coldinstr BIN TMPDIR           instructions (valgrind --tool=callgrind, all threads) from exec to
+                                 the first 200 from /health on a new database, one run
   rss PID SECONDS                sample VmRSS/VmHWM of PID every 50 ms; print peaks as JSON
   cputime PID                    print the CPU seconds (utime + stime, all threads) PID has used
   status PORT PATH [HEADERS]     print the status code of one GET
@@ -78,8 +81,19 @@ def wait_health(port, seconds):
     return False
 
 
+def cpu_seconds(pid):
+    """utime + stime of the whole process (every thread, live or exited), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    # The command name (field 2) is in parentheses and may hold spaces: split after its ")".
+    fields = stat[stat.rindex(")") + 2 :].split()
+    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def coldstart(binary, tmpdir, runs):
     samples = []
+    cpu = []
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
     for i in range(runs):
         port = freeport()
@@ -99,6 +113,7 @@ def coldstart(binary, tmpdir, runs):
             while time.perf_counter() < deadline:
                 if health_status(port, timeout=0.5) == 200:
                     elapsed = (time.perf_counter() - t0) * 1000.0
+                    cpu.append(cpu_seconds(proc.pid) * 1000.0)
                     break
                 if proc.poll() is not None:
                     break
@@ -127,6 +142,9 @@ def coldstart(binary, tmpdir, runs):
                 "min_ms": round(min(samples), 1),
                 "max_ms": round(max(samples), 1),
                 "samples_ms": [round(s, 1) for s in samples],
+                # CPU time at the first 200 (clock ticks: 10 ms resolution on most kernels).
+                "cpu_median_ms": round(statistics.median(cpu), 1),
+                "cpu_samples_ms": [round(c, 1) for c in cpu],
             }
         )
     )
@@ -162,15 +180,58 @@ def rss(pid, seconds):
 
 
 def cputime(pid):
-    """utime + stime of the whole process (every thread, live or exited), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        stat = f.read()
-    # The command name (field 2) is in parentheses and may hold spaces: split after its ")".
-    fields = stat[stat.rindex(")") + 2 :].split()
-    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-    ticks = int(fields[11]) + int(fields[12])
-    print(ticks / os.sysconf("SC_CLK_TCK"))
+    print(cpu_seconds(pid))
     return 0
+
+
+def coldinstr(binary, tmpdir):
+    """One start under callgrind: dump at the first 200 from /health, print the instructions."""
+    port = freeport()
+    db = os.path.join(tmpdir, "coldinstr.db")
+    out = os.path.join(tmpdir, "coldinstr.callgrind")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
+    proc = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "serve",
+         "--database", db, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmpdir,
+        env=env,
+    )
+    try:
+        ok = False
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if health_status(port, timeout=5) == 200:
+                ok = True
+                break
+            time.sleep(0.01)
+        if not ok:
+            print(json.dumps({"error": "never answered 200"}))
+            return 1
+        # The dump counts everything since exec, the polled /health requests included.
+        subprocess.run(["callgrind_control", "--dump", str(proc.pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        total = 0
+        for name in os.listdir(tmpdir):
+            if name.startswith("coldinstr.callgrind") and name != "coldinstr.callgrind":
+                with open(os.path.join(tmpdir, name)) as f:
+                    for line in f:
+                        if line.startswith("summary:") or line.startswith("totals:"):
+                            total = max(total, int(line.split()[1]))
+                            break
+        print(json.dumps({"instructions": total, "millions": round(total / 1e6, 1)}))
+        return 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for name in os.listdir(tmpdir):
+            if name.startswith("coldinstr.") and not os.environ.get("COLDINSTR_KEEP"):
+                os.remove(os.path.join(tmpdir, name))
 
 
 def request(port, method, path, headers, body=None, timeout=30):
@@ -655,6 +716,8 @@ def main(argv):
         return 0 if wait_health(int(args[0]), float(args[1])) else 1
     if cmd == "coldstart":
         return coldstart(args[0], args[1], int(args[2]))
+    if cmd == "coldinstr":
+        return coldinstr(args[0], args[1])
     if cmd == "rss":
         return rss(int(args[0]), float(args[1]))
     if cmd == "status":

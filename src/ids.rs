@@ -29,6 +29,11 @@ macro_rules! kinds {
                 match self { $(Kind::$variant => $prefix,)* }
             }
 
+            /// The random stream a new id of this kind draws from (`id:<prefix>`).
+            pub const fn purpose(self) -> &'static str {
+                match self { $(Kind::$variant => concat!("id:", $prefix),)* }
+            }
+
             /// What a 404 calls a missing object of this kind ("No device with id …").
             pub const fn what(self) -> &'static str {
                 match self { $(Kind::$variant => $what,)* }
@@ -187,8 +192,7 @@ fn push_base36(out: &mut String, mut n: u64, width: usize) {
 
 pub fn new_id(kind: Kind) -> String {
     // One seeded stream per kind: creating an event never shifts the next webhook's id.
-    let purpose = format!("id:{}", kind.prefix());
-    let random = u64::from_le_bytes(random::bytes::<8>(&purpose));
+    let random = random::id_word(kind.purpose());
     // The stamp sequence belongs to the current clock: strictly increasing per app.
     let (ms, counter) = crate::time::next_id_stamp(|now_ms, last| advance(last, now_ms, random));
     let mut out = String::with_capacity(kind.prefix().len() + 21);
@@ -293,6 +297,7 @@ mod tests {
     #[test]
     fn the_schema_of_a_kind_states_its_prefix() {
         assert_eq!(Kind::Company.pattern(), "^cmp_[0-9A-Za-z]{1,64}$");
+        assert_eq!(Kind::QrScan.purpose(), "id:qrs");
         assert_eq!(
             Kind::Ad.schema(),
             r#"{"type":"string","pattern":"^ad_[0-9A-Za-z]{1,64}$"}"#

@@ -173,6 +173,42 @@ pub fn bytes<const N: usize>(purpose: &str) -> [u8; N] {
     buf
 }
 
+/// 64 random bits for an id's random part ([`crate::ids`]): the installed seed's stream of `purpose`
+/// as [`bytes`], else the operating system's generator read through a per-thread buffer, one
+/// system call per [`ID_BUFFER`] bytes instead of one per id (a bulk write draws thousands). The
+/// bytes are the OS generator's, each handed out once and wiped from the buffer as it is, so an id
+/// is exactly as unguessable as one drawn by its own call.
+pub fn id_word(purpose: &str) -> u64 {
+    let mut word = [0u8; 8];
+    if fill_seeded(purpose, &mut word) {
+        return u64::from_le_bytes(word);
+    }
+    ID_BYTES.with(|cell| {
+        let mut b = cell.borrow_mut();
+        if b.1 + 8 > ID_BUFFER {
+            // The OS generator failing is not recoverable; a zeroed id part would repeat.
+            if let Err(err) = getrandom::fill(&mut b.0) {
+                panic!("operating system randomness unavailable: {err}");
+            }
+            b.1 = 0;
+        }
+        let at = b.1;
+        word.copy_from_slice(&b.0[at..at + 8]);
+        b.0[at..at + 8].fill(0);
+        b.1 = at + 8;
+    });
+    u64::from_le_bytes(word)
+}
+
+/// Bytes of OS randomness [`id_word`] reads ahead per thread.
+pub const ID_BUFFER: usize = 512;
+
+thread_local! {
+    /// (bytes, how many are used): starts used up, so the first draw fills it.
+    static ID_BYTES: std::cell::RefCell<([u8; ID_BUFFER], usize)> =
+        const { std::cell::RefCell::new(([0; ID_BUFFER], ID_BUFFER)) };
+}
+
 /// `len` uniformly random base-62 characters for `purpose` (rejection sampling, no modulo bias).
 pub fn base62(purpose: &str, len: usize) -> String {
     let mut out = String::with_capacity(len);
@@ -313,6 +349,24 @@ mod tests {
         let first = g.run(|| (hex::<8>("qr"), hex::<8>("id:ad")));
         g.restore(saved);
         assert_eq!(first, g.run(|| (hex::<8>("qr"), hex::<8>("id:ad"))));
+    }
+
+    #[test]
+    fn id_words_do_not_repeat_across_refills_and_follow_a_seed() {
+        let words: HashSet<u64> = (0..10 * ID_BUFFER / 8).map(|_| id_word("id:t")).collect();
+        assert_eq!(words.len(), 10 * ID_BUFFER / 8);
+        // Every bit position varies: the buffer hands out random bytes, not its wiped zeros.
+        let (or, and) = (0..200).fold((0u64, u64::MAX), |(o, a), _| {
+            let w = id_word("id:t");
+            (o | w, a & w)
+        });
+        assert_eq!((or, and), (u64::MAX, 0));
+        let seeded = |seed| std::sync::Arc::new(Seeded::new(seed)).run(|| id_word("id:t"));
+        assert_eq!(seeded(5), seeded(5));
+        assert_eq!(
+            seeded(5),
+            u64::from_le_bytes(std::sync::Arc::new(Seeded::new(5)).run(|| bytes::<8>("id:t")))
+        );
     }
 
     #[test]

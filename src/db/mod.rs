@@ -9,11 +9,14 @@ thread_local! {
     static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+pub mod bulk;
 pub mod fixtures;
 mod scope;
 pub mod snapshot;
 #[cfg(test)]
 mod v31_tests;
+#[cfg(test)]
+mod v35_tests;
 pub mod world;
 
 pub use scope::Generations;

@@ -23,7 +23,10 @@
 //! - Nothing is recorded as an event: this is the past, not something happening now.
 
 use super::simulated_scans::scans_in;
-use super::simulator::{play_span, up_spans, within, write_slots, Playable, Slots, GRID};
+use super::simulator::{
+    of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, Playable, Slots,
+    GRID,
+};
 use crate::db::DbError;
 use crate::ids::Kind;
 use crate::timeline::{Env, Report, Source};
@@ -100,6 +103,9 @@ fn ran(
     (s < e).then_some((s, e))
 }
 
+/// A daily total: (plays, seconds, hourly rows it stands for).
+type Total = (i64, i64, i64);
+
 fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let start = history_start(loaded_at);
     // The fleet's heartbeat grid starts at the load's minute: history ends where it begins.
@@ -116,12 +122,14 @@ fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<()
         })?
         .collect::<Result<_, _>>()?;
     let playables = playables(tx, account)?;
+    let runs = runs_by_screen(&playables);
     let mut slots = Slots::new();
     for (device, profile, created, last_seen) in &screens {
-        let ads: Vec<&Playable> = playables.iter().filter(|p| &p.device == device).collect();
-        if ads.is_empty() {
+        let range = of_screen(&runs, device);
+        if range.is_empty() {
             continue;
         }
+        let ads = &playables[range.clone()];
         let from = start.max(*created);
         let (profile, until) = match profile.as_str() {
             // An offline screen played (steadily) until it went silent.
@@ -129,38 +137,54 @@ fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<()
             p => (p, end),
         };
         for (a, b) in up_spans(device, profile, from, until) {
-            play_span(&mut slots, &ads, a, b);
+            play_span(&mut slots, ads, range.start, a, b);
         }
     }
     let today = end.div_euclid(DAY) * DAY;
-    let (recent, older): (Slots, Slots) = slots
-        .into_iter()
-        .partition(|((_, _, hour), _)| *hour >= today);
-    write_slots(tx, &recent, i64::MIN, loaded_at)?;
-    // Days before the current one: daily totals, as retention keeps old plays.
-    // (company, day, device, ad) -> (plays, seconds, hourly rows it stands for)
-    type Day = (String, i64, String, String);
-    let mut totals: BTreeMap<Day, (i64, i64, i64)> = BTreeMap::new();
-    for ((device, ad, hour), slot) in older {
-        let t = totals
-            .entry((slot.company, hour.div_euclid(DAY), device, ad))
-            .or_insert((0, 0, 0));
+    // The current day as the simulator's hourly rows; the days before as daily totals, as
+    // retention keeps old plays, per (playable, day).
+    let mut recent = Slots::new();
+    let mut totals: BTreeMap<(usize, i64), Total> = BTreeMap::new();
+    for ((i, hour), slot) in slots {
+        if hour >= today {
+            recent.insert((i, hour), slot);
+            continue;
+        }
+        let t = totals.entry((i, hour.div_euclid(DAY))).or_insert((0, 0, 0));
         t.0 += slot.plays;
         t.1 += slot.seconds;
         t.2 += 1;
     }
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO playback_daily_totals (company_id, day, device_id, ad_id, plays, seconds, rows)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
+    write_slots(tx, &playables, &recent, i64::MIN, loaded_at)?;
+    // Written in the table's key order: (company, day, device, ad), the playables being in
+    // (device, ad) order.
+    let mut totals: Vec<((usize, i64), Total)> = totals.into_iter().collect();
+    totals.sort_by(|((i, d), _), ((j, e), _)| {
+        (playables[*i].company.as_str(), d, i).cmp(&(playables[*j].company.as_str(), e, j))
+    });
+    let insert = crate::db::bulk::Insert {
+        head: "INSERT INTO playback_daily_totals
+                   (company_id, day, device_id, ad_id, plays, seconds, rows)",
+        row: "(?, ?, ?, ?, ?, ?, ?)",
+        params: 7,
+        tail: "ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
              plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
              rows = rows + excluded.rows",
+    };
+    insert.run(
+        tx,
+        &totals,
+        |stmt, at, ((i, day), (plays, seconds, rows))| {
+            let p = &playables[*i];
+            stmt.raw_bind_parameter(at, &p.company)?;
+            stmt.raw_bind_parameter(at + 1, day)?;
+            stmt.raw_bind_parameter(at + 2, &p.device)?;
+            stmt.raw_bind_parameter(at + 3, &p.ad)?;
+            stmt.raw_bind_parameter(at + 4, plays)?;
+            stmt.raw_bind_parameter(at + 5, seconds)?;
+            stmt.raw_bind_parameter(at + 6, rows)
+        },
     )?;
-    for ((company, day, device, ad), (plays, seconds, rows)) in totals {
-        insert.execute(rusqlite::params![
-            company, day, device, ad, plays, seconds, rows
-        ])?;
-    }
     Ok(())
 }
 
@@ -212,7 +236,7 @@ fn playables(tx: &Transaction<'_>, account: &str) -> Result<Vec<Playable>, DbErr
             ))
         })?
         .collect::<Result<_, _>>()?;
-    Ok(rows
+    let mut playables: Vec<Playable> = rows
         .into_iter()
         .filter_map(|(mut p, promotion, dates)| {
             let ran = match promotion {
@@ -222,7 +246,9 @@ fn playables(tx: &Transaction<'_>, account: &str) -> Result<Vec<Playable>, DbErr
             p.window = within(ran, dates);
             Some(p)
         })
-        .collect())
+        .collect();
+    order(&mut playables);
+    Ok(playables)
 }
 
 fn write_scans(
@@ -254,10 +280,12 @@ fn write_scans(
             ))
         })?
         .collect::<Result<_, _>>()?;
-    // Every scan of every code, in time order, so that the ids drawn below follow it.
-    let mut scans: Vec<(i64, String, &'static str)> = Vec::new();
+    // Every scan of every code, in time order, so that the ids drawn below follow it: (instant,
+    // code, class), a code being its index in `codes` (in id order, as the query gives them).
+    debug_assert!(codes.windows(2).all(|w| w[0].0 < w[1].0));
+    let mut scans: Vec<(i64, usize, &'static str)> = Vec::new();
     let last = loaded_at.div_euclid(HOUR) * HOUR;
-    for (code, created, window, active, on, off) in &codes {
+    for (c, (code, created, window, active, on, off)) in codes.iter().enumerate() {
         let Some((s, e)) = ran(*window, *active, *on, *off) else {
             continue;
         };
@@ -267,14 +295,14 @@ fn write_scans(
                 for (i, class) in scans_in(code, hour).into_iter().enumerate() {
                     let at = hour - 20 * i as i64;
                     if at >= *created && at <= loaded_at {
-                        scans.push((at, code.clone(), class));
+                        scans.push((at, c, class));
                     }
                 }
             }
             hour += HOUR;
         }
     }
-    scans.sort();
+    scans.sort_unstable();
     // The fixtures' own scans of those days give way to these.
     tx.prepare_cached(
         "DELETE FROM qr_scans WHERE scanned_at >= ?2 AND qr_code_id IN
@@ -282,34 +310,50 @@ fn write_scans(
             JOIN companies c ON c.id = p.company_id WHERE c.account_id = ?1)",
     )?
     .execute(rusqlite::params![account, start])?;
-    let mut detailed: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut detailed: Vec<u64> = Vec::with_capacity(codes.len());
     for (code, ..) in &codes {
         let n: i64 = tx
             .prepare_cached("SELECT count(*) FROM qr_scans WHERE qr_code_id = ?1")?
             .query_row([code], |r| r.get(0))?;
-        detailed.insert(code, n.max(0) as u64);
+        detailed.push(n.max(0) as u64);
     }
-    let mut row = tx.prepare_cached(
-        "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    let mut counted = tx.prepare_cached(
-        "INSERT INTO qr_scan_counts (qr_code_id, minute, agent_class, scans) VALUES (?1, ?2, ?3, 1)
-         ON CONFLICT (qr_code_id, minute, agent_class) DO UPDATE SET scans = scans + 1",
-    )?;
-    for (at, code, class) in &scans {
-        let n = detailed.entry(code).or_insert(0);
-        if *n < detail_cap {
-            row.execute(rusqlite::params![
-                crate::ids::new_id(Kind::QrScan),
-                code,
-                at,
-                class
-            ])?;
-            *n += 1;
+    // A code's first `detail_cap` scans are rows (an id each, drawn in time order); the rest are
+    // counted per minute. The two tables are independent, so each is written in one pass.
+    let mut rows: Vec<(String, usize, i64, &'static str)> = Vec::new();
+    let mut counted: Vec<(usize, i64, &'static str)> = Vec::new();
+    for &(at, c, class) in &scans {
+        if detailed[c] < detail_cap {
+            rows.push((crate::ids::new_id(Kind::QrScan), c, at, class));
+            detailed[c] += 1;
         } else {
-            counted.execute(rusqlite::params![code, at.div_euclid(60), class])?;
+            counted.push((c, at.div_euclid(60), class));
         }
     }
+    let insert = crate::db::bulk::Insert {
+        head: "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class)",
+        row: "(?, ?, ?, ?)",
+        params: 4,
+        tail: "",
+    };
+    insert.run(tx, &rows, |stmt, i, (id, c, at, class)| {
+        stmt.raw_bind_parameter(i, id)?;
+        stmt.raw_bind_parameter(i + 1, &codes[*c].0)?;
+        stmt.raw_bind_parameter(i + 2, at)?;
+        stmt.raw_bind_parameter(i + 3, class)
+    })?;
+    // Several scans of one minute in one statement: SQLite inserts a multi-row VALUES one row
+    // after the other, so the second finds the first and adds to it.
+    let count = crate::db::bulk::Insert {
+        head: "INSERT INTO qr_scan_counts (qr_code_id, minute, agent_class, scans)",
+        row: "(?, ?, ?, 1)",
+        params: 3,
+        tail: "ON CONFLICT (qr_code_id, minute, agent_class) DO UPDATE SET scans = scans + 1",
+    };
+    count.run(tx, &counted, |stmt, i, (c, minute, class)| {
+        stmt.raw_bind_parameter(i, &codes[*c].0)?;
+        stmt.raw_bind_parameter(i + 1, minute)?;
+        stmt.raw_bind_parameter(i + 2, class)
+    })?;
     // Each code's count and last scan from what it now holds; its next event counts from here.
     for (code, ..) in &codes {
         let (rows, rows_last): (i64, Option<i64>) = tx

@@ -198,7 +198,9 @@ fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>
             window: within(promotion, (r.get(7)?, r.get(8)?)),
         })
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut out: Vec<Playable> = rows.collect::<Result<_, _>>()?;
+    order(&mut out);
+    Ok(out)
 }
 
 /// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
@@ -224,14 +226,17 @@ fn played_before(t: i64, cycle: i64, start: i64, d: i64) -> (i64, i64) {
 }
 
 /// The ad a screen plays at `t` among `ads` (its playables), if any.
-fn playing_at(ads: &[&Playable], t: i64) -> Option<String> {
-    let now: Vec<&&Playable> = ads.iter().filter(|a| a.plays_at(t)).collect();
-    let cycle: i64 = now.iter().map(|a| a.duration).sum();
+fn playing_at(ads: &[Playable], t: i64) -> Option<String> {
+    let cycle: i64 = ads
+        .iter()
+        .filter(|a| a.plays_at(t))
+        .map(|a| a.duration)
+        .sum();
     if cycle == 0 {
         return None;
     }
     let mut r = t.rem_euclid(cycle);
-    for a in now {
+    for a in ads.iter().filter(|a| a.plays_at(t)) {
         if r < a.duration {
             return Some(a.ad.clone());
         }
@@ -240,20 +245,49 @@ fn playing_at(ads: &[&Playable], t: i64) -> Option<String> {
     None
 }
 
-/// Per (screen, ad, clock hour): the plays that started in it, the seconds played, the screen's
-/// company and the row's `started_at` ([`Playable::row_start`]).
-pub(super) type Slots = BTreeMap<(String, String, i64), Slot>;
+/// Per (playable, clock hour): the plays that started in it, the seconds played and the row's
+/// `started_at` ([`Playable::row_start`]). A playable is its index in the list it was taken from,
+/// kept in [`order`] (by screen then ad), so the map's order is the order of
+/// (screen, ad, hour) without comparing a string.
+pub(super) type Slots = BTreeMap<(usize, i64), Slot>;
 
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Slot {
     pub(super) plays: i64,
     pub(super) seconds: i64,
-    pub(super) company: String,
     pub(super) started_at: i64,
 }
 
-/// Adds the plays of a screen's span `[a, b)` to `slots` (`ads`: the screen's playables).
-pub(super) fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
+/// Orders `playables` by screen then ad: the order their slots are written in (the queries ask
+/// for it too; this makes it a property of the code, whatever a collation says).
+pub(super) fn order(playables: &mut [Playable]) {
+    playables.sort_by(|a, b| (&a.device, &a.ad).cmp(&(&b.device, &b.ad)));
+}
+
+/// Each screen's run of `playables` (in [`order`]): (screen, range in `playables`).
+pub(super) fn runs_by_screen(playables: &[Playable]) -> Vec<(&str, std::ops::Range<usize>)> {
+    let mut out: Vec<(&str, std::ops::Range<usize>)> = Vec::new();
+    for (i, p) in playables.iter().enumerate() {
+        match out.last_mut() {
+            Some((device, range)) if *device == p.device => range.end = i + 1,
+            _ => out.push((&p.device, i..i + 1)),
+        }
+    }
+    out
+}
+
+/// The range of `device`'s playables in the list `runs` ([`runs_by_screen`]) was taken from.
+pub(super) fn of_screen(
+    runs: &[(&str, std::ops::Range<usize>)],
+    device: &str,
+) -> std::ops::Range<usize> {
+    runs.binary_search_by(|(d, _)| (*d).cmp(device))
+        .map_or(0..0, |i| runs[i].1.clone())
+}
+
+/// Adds the plays of a screen's span `[a, b)` to `slots` (`ads`: the screen's playables, which
+/// start at index `first` of the list the slots refer to).
+pub(super) fn play_span(slots: &mut Slots, ads: &[Playable], first: usize, a: i64, b: i64) {
     let mut cuts: Vec<i64> = vec![a, b];
     let mut hour = a.div_euclid(SLOT) * SLOT + SLOT;
     while hour < b {
@@ -272,25 +306,25 @@ pub(super) fn play_span(slots: &mut Slots, ads: &[&Playable], a: i64, b: i64) {
     cuts.dedup();
     for w in cuts.windows(2) {
         let (u, v) = (w[0], w[1]);
-        let now: Vec<&&Playable> = ads.iter().filter(|p| p.plays_at(u)).collect();
-        let cycle: i64 = now.iter().map(|p| p.duration).sum();
+        let cycle: i64 = ads
+            .iter()
+            .filter(|p| p.plays_at(u))
+            .map(|p| p.duration)
+            .sum();
+        let hour = u.div_euclid(SLOT) * SLOT;
         let mut start = 0;
-        for p in now {
+        for (i, p) in ads.iter().enumerate().filter(|(_, p)| p.plays_at(u)) {
             let (s1, n1) = played_before(v, cycle, start, p.duration);
             let (s0, n0) = played_before(u, cycle, start, p.duration);
             start += p.duration;
             if s1 == s0 && n1 == n0 {
                 continue;
             }
-            let hour = u.div_euclid(SLOT) * SLOT;
-            let slot = slots
-                .entry((p.device.clone(), p.ad.clone(), hour))
-                .or_insert_with(|| Slot {
-                    plays: 0,
-                    seconds: 0,
-                    company: p.company.clone(),
-                    started_at: p.row_start(hour),
-                });
+            let slot = slots.entry((first + i, hour)).or_insert_with(|| Slot {
+                plays: 0,
+                seconds: 0,
+                started_at: p.row_start(hour),
+            });
             slot.plays += n1 - n0;
             slot.seconds += s1 - s0;
         }
@@ -321,6 +355,7 @@ fn beat_to(
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
     let playables = playables(tx, None)?;
+    let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
     let mut beat = tx.prepare_cached(
         "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2),
@@ -329,28 +364,36 @@ fn beat_to(
     )?;
     let mut slots = Slots::new();
     for (device, profile, since) in &screens {
-        let ads: Vec<&Playable> = playables.iter().filter(|p| &p.device == device).collect();
+        let range = of_screen(&runs, device);
+        let ads = &playables[range.clone()];
         let until = taken.get(device).map_or(g, |t| (*t).min(g));
         let at = last_beat(device, profile, g);
         if at >= *since && !taken.contains_key(device) {
-            beat.execute(rusqlite::params![device, at, playing_at(&ads, g), g])?;
+            beat.execute(rusqlite::params![device, at, playing_at(ads, g), g])?;
         }
         if ads.is_empty() {
             continue;
         }
         for (a, b) in up_spans(device, profile, from.max(*since), until) {
-            play_span(&mut slots, &ads, a, b);
+            play_span(&mut slots, ads, range.start, a, b);
         }
     }
-    write_slots(tx, &slots, from.div_euclid(SLOT) * SLOT, crate::time::now())
+    write_slots(
+        tx,
+        &playables,
+        &slots,
+        from.div_euclid(SLOT) * SLOT,
+        crate::time::now(),
+    )
 }
 
-/// Writes `slots` as the simulator's hourly rows, created at `now`: a slot of an hour at or before
-/// `open_hour` is added to the row already there, if any (rows were written up to an instant in
-/// that hour); every later hour is new, so it is inserted without first trying to add to it.
-/// Returns the plays written.
+/// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`: a slot of an
+/// hour at or before `open_hour` is added to the row already there, if any (rows were written up
+/// to an instant in that hour); every other slot is a new row, inserted in the slots' order (the
+/// order its id and rowid follow), many rows to a statement. Returns the plays written.
 pub(super) fn write_slots(
     tx: &Transaction<'_>,
+    playables: &[Playable],
     slots: &Slots,
     open_hour: i64,
     now: i64,
@@ -359,35 +402,41 @@ pub(super) fn write_slots(
         "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
          WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
     )?;
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
-                                duration_seconds, plays, created_at)
-         VALUES (?1, ?2, ?3, ?4, 'simulator', ?5, ?6, ?7, ?8)",
-    )?;
     let mut plays = 0;
-    for ((device, ad, hour), slot) in slots {
+    let mut new: Vec<(PlaybackId, &Playable, &Slot)> = Vec::with_capacity(slots.len());
+    for (&(i, hour), slot) in slots {
+        let p = &playables[i];
         plays += slot.plays;
-        let added = *hour <= open_hour
+        // Only updates here, so adding to the open hour's rows first inserts the same rows.
+        let added = hour <= open_hour
             && add.execute(rusqlite::params![
-                device,
-                ad,
+                p.device,
+                p.ad,
                 slot.started_at,
                 slot.plays,
                 slot.seconds
             ])? > 0;
         if !added {
-            insert.execute(rusqlite::params![
-                PlaybackId::generate(),
-                slot.company,
-                device,
-                ad,
-                slot.started_at,
-                slot.seconds,
-                slot.plays,
-                now
-            ])?;
+            new.push((PlaybackId::generate(), p, slot));
         }
     }
+    let insert = crate::db::bulk::Insert {
+        head: "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
+                                      duration_seconds, plays, created_at)",
+        row: "(?, ?, ?, ?, 'simulator', ?, ?, ?, ?)",
+        params: 8,
+        tail: "",
+    };
+    insert.run(tx, &new, |stmt, i, (id, p, slot)| {
+        stmt.raw_bind_parameter(i, id)?;
+        stmt.raw_bind_parameter(i + 1, &p.company)?;
+        stmt.raw_bind_parameter(i + 2, &p.device)?;
+        stmt.raw_bind_parameter(i + 3, &p.ad)?;
+        stmt.raw_bind_parameter(i + 4, slot.started_at)?;
+        stmt.raw_bind_parameter(i + 5, slot.seconds)?;
+        stmt.raw_bind_parameter(i + 6, slot.plays)?;
+        stmt.raw_bind_parameter(i + 7, now)
+    })?;
     Ok(plays)
 }
 
@@ -416,9 +465,7 @@ pub fn record_error(
     message: &str,
     at: i64,
 ) -> Result<(PlaybackErrorId, Option<String>), DbError> {
-    let playables = playables(tx, Some(device))?;
-    let ads: Vec<&Playable> = playables.iter().collect();
-    let ad = playing_at(&ads, at);
+    let ad = playing_at(&playables(tx, Some(device))?, at);
     let id = PlaybackErrorId::generate();
     tx.prepare_cached(
         "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
@@ -591,12 +638,12 @@ mod tests {
             window: Some((1_000, 5_000)),
             ..a_clone(&a)
         };
-        let ads = vec![&a, &b];
+        let ads = vec![a_clone(&a), b];
         let mut whole = Slots::new();
-        play_span(&mut whole, &ads, 0, 7_200);
+        play_span(&mut whole, &ads, 0, 0, 7_200);
         let mut steps = Slots::new();
         for t in (0..7_200).step_by(60) {
-            play_span(&mut steps, &ads, t, t + 60);
+            play_span(&mut steps, &ads, 0, t, t + 60);
         }
         assert_eq!(whole, steps);
         let seconds: i64 = whole.values().map(|v| v.seconds).sum();
