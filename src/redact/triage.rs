@@ -70,39 +70,51 @@ const CLASSES: [u8; 256] = {
     t
 };
 
-/// See the module's documentation.
+/// See the module's documentation. Separate passes, each a tight loop: the classes the text
+/// holds at all, then only what they call for (escapes, keywords, long runs), so most text costs
+/// a few instructions a byte.
 pub fn triage(s: &str) -> Triage {
     let bytes = s.as_bytes();
-    let mut can_hold = false;
-    let mut non_ascii = false;
-    let (mut run, mut run_marked) = (0usize, false);
-    for (i, &b) in bytes.iter().enumerate() {
-        let class = CLASSES[b as usize];
-        if class & BASE64 != 0 {
-            run += 1;
-            run_marked |= class & MARKS_RUN != 0;
-        } else {
-            can_hold |= run >= 16 && run_marked;
-            (run, run_marked) = (0, false);
-        }
-        if class & (TRIGGER | KEYWORD | ESCAPE | NON_ASCII) == 0 {
-            continue;
-        }
-        if class & ESCAPE != 0 && escape_at(bytes, i) {
-            return Triage::Fold;
-        }
-        non_ascii |= class & NON_ASCII != 0;
-        can_hold =
-            can_hold || class & TRIGGER != 0 || (class & KEYWORD != 0 && keyword_at(bytes, i));
+    let mut all = 0u8;
+    for &b in bytes {
+        all |= CLASSES[usize::from(b)];
     }
-    can_hold |= run >= 16 && run_marked;
-    if non_ascii && s.chars().any(fold::folds) {
-        Triage::Fold
-    } else if can_hold {
+    let class_at = |i: usize| CLASSES[usize::from(bytes[i])];
+    if all & ESCAPE != 0
+        && (0..bytes.len()).any(|i| class_at(i) & ESCAPE != 0 && escape_at(bytes, i))
+    {
+        return Triage::Fold;
+    }
+    if all & NON_ASCII != 0 && s.chars().any(fold::folds) {
+        return Triage::Fold;
+    }
+    let can_hold = all & TRIGGER != 0
+        || (all & KEYWORD != 0
+            && (0..bytes.len()).any(|i| class_at(i) & KEYWORD != 0 && keyword_at(bytes, i)))
+        || (bytes.len() >= 16 && all & MARKS_RUN != 0 && marked_run(bytes));
+    if can_hold {
         Triage::Plain
     } else {
         Triage::Clean
     }
+}
+
+/// Whether a base64 run of 16 or more characters holds an upper-case letter or `_`.
+fn marked_run(bytes: &[u8]) -> bool {
+    let (mut run, mut marked) = (0usize, false);
+    for &b in bytes {
+        let class = CLASSES[usize::from(b)];
+        if class & BASE64 != 0 {
+            run += 1;
+            marked |= class & MARKS_RUN != 0;
+            if run >= 16 && marked {
+                return true;
+            }
+        } else {
+            (run, marked) = (0, false);
+        }
+    }
+    false
 }
 
 fn escape_at(bytes: &[u8], i: usize) -> bool {
