@@ -1,10 +1,11 @@
-//! One read transaction for a whole request, and the cache generations read in it.
+//! One read transaction for a request's handler, and the cache generations read in it.
 //!
-//! [`Db::read_scope`] runs a request (authentication and handler) with one connection set aside
-//! for its thread: every [`Db::conn`] inside it gets that connection, the first read opens one
-//! `BEGIN` (deferred) transaction on it, and the scope's end commits it. Authentication and the
-//! handler then read one state of the database (and SQLite takes and drops its shared lock
-//! once, not once per statement: two `fcntl` calls instead of four for an authenticated list).
+//! [`Db::read_scope`] runs a handler with one connection set aside for its thread: every
+//! [`Db::conn`] inside it gets that connection, the first read opens one `BEGIN` (deferred)
+//! transaction on it, and the scope's end commits it. The handler then reads one state of the
+//! database (and SQLite takes and drops its shared lock once, not once per statement). The
+//! credential is checked before the body is read, outside any scope: the generation is one
+//! statement, its own read, and a cache miss reads the key's rows after it.
 //!
 //! Writes keep their meaning. [`Db::write`] inside a scope first ends the read transaction, writes
 //! on the same connection, and any later read opens a new one, which sees the write. A write made
