@@ -146,15 +146,7 @@ impl Db {
         } else {
             PathBuf::from(database)
         };
-        let db = Db {
-            path,
-            idle: Mutex::new(Vec::new()),
-            throwaway,
-            snapshots: snapshot::Store::default(),
-            after_commit: std::sync::OnceLock::new(),
-            wal_limit: std::sync::atomic::AtomicI64::new(-1),
-            generation: Default::default(),
-        };
+        let db = Db::at(path, throwaway);
         let mut conn = db.open_connection()?;
         let (fresh, empty): (bool, bool) = conn.query_row(
             "SELECT count(*) FILTER (WHERE name = 'refinery_schema_history') = 0, count(*) = 0
@@ -204,6 +196,37 @@ impl Db {
 
     pub fn path(&self) -> &std::path::Path {
         &self.path
+    }
+
+    /// The handle of the database file at `path`, nothing opened yet (`throwaway`: removed on drop).
+    fn at(path: PathBuf, throwaway: bool) -> Db {
+        Db {
+            path,
+            idle: Mutex::new(Vec::new()),
+            throwaway,
+            snapshots: snapshot::Store::default(),
+            after_commit: std::sync::OnceLock::new(),
+            wal_limit: std::sync::atomic::AtomicI64::new(-1),
+            generation: Default::default(),
+        }
+    }
+
+    /// A throw-away database migrated up to `version` only, for a migration's test: it writes rows
+    /// as that version knew them, then runs the migrations after it.
+    #[cfg(test)]
+    fn migrated_to(version: i32) -> Db {
+        let path = std::env::temp_dir().join(format!(
+            "signage-v{version}-{}.db",
+            crate::random::hex::<8>("test")
+        ));
+        let db = Db::at(path, true);
+        let mut conn = db.open_connection().unwrap();
+        embedded::migrations::runner()
+            .set_target(refinery::Target::Version(version))
+            .run(&mut *conn)
+            .unwrap();
+        drop(conn);
+        db
     }
 
     fn open_connection(&self) -> Result<PooledConn<'_>, DbError> {
@@ -547,22 +570,8 @@ mod tests {
     /// to the charges, which the migration sets aside and puts back with the ledger's links.
     #[test]
     fn v4_keeps_every_charge_and_ledger_link_of_an_existing_database() {
-        let path =
-            std::env::temp_dir().join(format!("signage-v4-{}.db", crate::random::hex::<8>("test")));
-        let db = Db {
-            path: path.clone(),
-            idle: Mutex::new(Vec::new()),
-            throwaway: true,
-            snapshots: snapshot::Store::default(),
-            after_commit: std::sync::OnceLock::new(),
-            wal_limit: std::sync::atomic::AtomicI64::new(-1),
-            generation: Default::default(),
-        };
+        let db = Db::migrated_to(3);
         let mut conn = db.open_connection().unwrap();
-        embedded::migrations::runner()
-            .set_target(refinery::Target::Version(3))
-            .run(&mut *conn)
-            .unwrap();
         // A V3 database with an invoice, its charges and a ledger entry linked to one of them (written
         // as V3 knew them: today's fixtures have columns V3 lacks).
         conn.execute_batch(

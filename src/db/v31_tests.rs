@@ -5,24 +5,8 @@ use super::*;
 
 #[test]
 fn v31_keeps_every_media_item_and_the_ads_that_use_it_and_puts_content_last() {
-    let path = std::env::temp_dir().join(format!(
-        "signage-v31-{}.db",
-        crate::random::hex::<8>("test")
-    ));
-    let db = Db {
-        path,
-        idle: Mutex::new(Vec::new()),
-        throwaway: true,
-        snapshots: snapshot::Store::default(),
-        after_commit: std::sync::OnceLock::new(),
-        wal_limit: std::sync::atomic::AtomicI64::new(-1),
-        generation: Default::default(),
-    };
+    let db = Db::migrated_to(30);
     let mut conn = db.open_connection().unwrap();
-    embedded::migrations::runner()
-        .set_target(refinery::Target::Version(30))
-        .run(&mut *conn)
-        .unwrap();
     let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
     conn.execute_batch(
         "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);

@@ -5,24 +5,8 @@ use super::*;
 
 #[test]
 fn v35_keeps_every_scan_and_count_and_still_refuses_an_unknown_class() {
-    let path = std::env::temp_dir().join(format!(
-        "signage-v35-{}.db",
-        crate::random::hex::<8>("test")
-    ));
-    let db = Db {
-        path,
-        idle: Mutex::new(Vec::new()),
-        throwaway: true,
-        snapshots: snapshot::Store::default(),
-        after_commit: std::sync::OnceLock::new(),
-        wal_limit: std::sync::atomic::AtomicI64::new(-1),
-        generation: Default::default(),
-    };
+    let db = Db::migrated_to(34);
     let mut conn = db.open_connection().unwrap();
-    embedded::migrations::runner()
-        .set_target(refinery::Target::Version(34))
-        .run(&mut *conn)
-        .unwrap();
     conn.execute_batch(
         "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);
          INSERT INTO plans (id, code, name, description, monthly_price_cents, currency,
