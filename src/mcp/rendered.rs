@@ -69,38 +69,33 @@ impl Results {
         }
     }
 
-    /// The result rendered before for exactly this answer of `tool` in this era, if kept.
-    pub fn get(&self, tool: &'static str, modern: bool, answer: &[u8]) -> Option<Arc<str>> {
+    /// The result for exactly this answer of `tool` in this era: the one kept, else `render()`'s,
+    /// kept for next time (the oldest entries making room). The answer is hashed once.
+    pub fn get_or_render(
+        &self,
+        tool: &'static str,
+        modern: bool,
+        answer: &[u8],
+        render: impl FnOnce() -> String,
+    ) -> Arc<str> {
         if self.budget == 0 {
-            return None;
+            return render().into();
         }
         let h = hash(answer);
-        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        kept.entries
-            .iter()
-            .find(|e| e.hash == h && e.modern == modern && e.tool == tool && *e.answer == *answer)
-            .map(|e| Arc::clone(&e.result))
-    }
-
-    /// Keeps `result` as the rendering of `answer`, the oldest entries making room.
-    pub fn put(&self, tool: &'static str, modern: bool, answer: &[u8], result: Arc<str>) {
-        let entry = Entry {
-            tool,
-            modern,
-            hash: hash(answer),
-            answer: answer.into(),
-            result,
-        };
-        let size = entry.size();
-        if self.budget == 0 || size > self.budget / LARGEST_SHARE {
-            return;
+        let same =
+            |e: &Entry| e.hash == h && e.modern == modern && e.tool == tool && *e.answer == *answer;
+        if let Some(e) = self.lock().entries.iter().find(|e| same(e)) {
+            return Arc::clone(&e.result);
         }
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let same = |e: &Entry| {
-            e.hash == entry.hash && e.modern == modern && e.tool == tool && e.answer == entry.answer
-        };
+        let result: Arc<str> = render().into();
+        let size = answer.len() + result.len() + std::mem::size_of::<Entry>();
+        if size > self.budget / LARGEST_SHARE {
+            return result;
+        }
+        let mut kept = self.lock();
+        // Another request may have rendered the same answer meanwhile.
         if kept.entries.iter().any(same) {
-            return;
+            return result;
         }
         while kept.bytes + size > self.budget {
             match kept.entries.pop_front() {
@@ -109,7 +104,18 @@ impl Results {
             }
         }
         kept.bytes += size;
-        kept.entries.push_back(entry);
+        kept.entries.push_back(Entry {
+            tool,
+            modern,
+            hash: h,
+            answer: answer.into(),
+            result: Arc::clone(&result),
+        });
+        result
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Bytes kept now.
@@ -121,52 +127,68 @@ impl Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    /// `get_or_render`, and whether it had to render.
+    fn ask(
+        r: &Results,
+        tool: &'static str,
+        modern: bool,
+        answer: &[u8],
+        as_: &str,
+    ) -> (String, bool) {
+        let rendered = Cell::new(false);
+        let out = r.get_or_render(tool, modern, answer, || {
+            rendered.set(true);
+            as_.to_string()
+        });
+        (out.to_string(), rendered.get())
+    }
 
     #[test]
     fn only_the_same_answer_of_the_same_tool_and_era_is_reused() {
         let r = Results::new(64 * 1024);
-        r.put("list_ads", true, br#"{"a":"x"}"#, Arc::from("rendered"));
         assert_eq!(
-            r.get("list_ads", true, br#"{"a":"x"}"#).as_deref(),
-            Some("rendered")
+            ask(&r, "list_ads", true, br#"{"a":"x"}"#, "one"),
+            ("one".into(), true)
         );
-        assert!(r.get("list_ads", true, br#"{"a":"y"}"#).is_none());
-        assert!(r.get("list_ads", false, br#"{"a":"x"}"#).is_none());
-        assert!(r.get("get_ad", true, br#"{"a":"x"}"#).is_none());
+        assert_eq!(
+            ask(&r, "list_ads", true, br#"{"a":"x"}"#, "two"),
+            ("one".into(), false)
+        );
+        for (tool, modern, answer) in [
+            ("list_ads", true, &br#"{"a":"y"}"#[..]),
+            ("list_ads", false, br#"{"a":"x"}"#),
+            ("get_ad", true, br#"{"a":"x"}"#),
+        ] {
+            assert_eq!(ask(&r, tool, modern, answer, "new"), ("new".into(), true));
+        }
     }
 
     #[test]
     fn what_is_kept_stays_within_the_budget_oldest_out_first() {
         let r = Results::new(8 * 1024);
+        let answer = |i: usize| format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(200));
         for i in 0..100 {
-            let answer = format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(200));
-            r.put(
-                "list_ads",
-                true,
-                answer.as_bytes(),
-                Arc::from("y".repeat(300)),
-            );
+            ask(&r, "list_ads", true, answer(i).as_bytes(), &"y".repeat(300));
             assert!(r.kept_bytes() <= 8 * 1024);
         }
-        let last = format!("{{\"n\":99,\"pad\":\"{}\"}}", "x".repeat(200));
-        assert!(r.get("list_ads", true, last.as_bytes()).is_some());
-        let first = format!("{{\"n\":0,\"pad\":\"{}\"}}", "x".repeat(200));
-        assert!(r.get("list_ads", true, first.as_bytes()).is_none());
-        // Too large a share of the budget: not kept at all.
-        r.put("list_ads", true, &[b'x'; 2048], Arc::from("z"));
-        assert!(r.get("list_ads", true, &[b'x'; 2048]).is_none());
+        assert!(!ask(&r, "list_ads", true, answer(99).as_bytes(), "z").1);
+        assert!(ask(&r, "list_ads", true, answer(0).as_bytes(), "z").1);
+        // Too large a share of the budget: rendered every time, never kept.
+        assert!(ask(&r, "list_ads", true, &[b'x'; 2048], "z").1);
+        assert!(ask(&r, "list_ads", true, &[b'x'; 2048], "z").1);
         // A budget of 0 keeps nothing.
         let off = Results::new(0);
-        off.put("list_ads", true, b"{}", Arc::from("z"));
-        assert!(off.get("list_ads", true, b"{}").is_none() && off.kept_bytes() == 0);
+        assert!(ask(&off, "list_ads", true, b"{}", "z").1);
+        assert!(ask(&off, "list_ads", true, b"{}", "z").1 && off.kept_bytes() == 0);
     }
 
     #[test]
-    fn answers_whose_hashes_collide_are_told_apart_by_their_bytes() {
+    fn answers_of_the_same_length_are_told_apart_by_their_bytes() {
         let r = Results::new(64 * 1024);
-        r.put("t", true, b"aaaaaaaa", Arc::from("A"));
-        // Same length and (forced) same hash slot are not enough: the bytes are compared.
-        assert!(r.get("t", true, b"aaaaaaab").is_none());
+        ask(&r, "t", true, b"aaaaaaaa", "A");
+        assert_eq!(ask(&r, "t", true, b"aaaaaaab", "B"), ("B".into(), true));
         assert_eq!(hash(b"abc"), hash(b"abc"));
     }
 }

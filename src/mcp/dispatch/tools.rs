@@ -325,33 +325,31 @@ fn tool_ok(
         body.push_str(result);
         Out::new(200, body)
     };
-    if let Some(kept) = results.and_then(|r| r.get(tool, modern, answer)) {
-        return frame(&kept);
+    let render = || {
+        let redacted = redact::redact_json_as(answer, shape)
+            .map(|r| r.json)
+            .unwrap_or(Cow::Borrowed(b"{}"));
+        let json = std::str::from_utf8(&redacted).unwrap_or("{}");
+        let preamble = format!(
+            "Result of {tool}: JSON data from the signage service (also in structuredContent)."
+        );
+        // Everything after the id: the same for every call that got this answer.
+        let mut result = String::with_capacity(2 * json.len() + json.len() / 4 + 600);
+        result.push_str(r#","result":{"content":[{"type":"text","text":"#);
+        fence::framed_json_string(&mut result, &preamble, json);
+        result.push_str(r#"}],"structuredContent":"#);
+        result.push_str(json);
+        result.push_str(r#","isError":false"#);
+        if modern {
+            result.push_str(modern_members());
+        }
+        result.push_str("}}");
+        result
+    };
+    match results {
+        Some(r) => frame(&r.get_or_render(tool, modern, answer, render)),
+        None => frame(&render()),
     }
-    let redacted = redact::redact_json_as(answer, shape)
-        .map(|r| r.json)
-        .unwrap_or(Cow::Borrowed(b"{}"));
-    let json = std::str::from_utf8(&redacted).unwrap_or("{}");
-    let preamble = format!(
-        "Result of {tool}: JSON data from the signage service (also in structuredContent)."
-    );
-    // Everything after the id: the same for every call that got this answer.
-    let mut result = String::with_capacity(2 * json.len() + json.len() / 4 + 600);
-    result.push_str(r#","result":{"content":[{"type":"text","text":"#);
-    fence::framed_json_string(&mut result, &preamble, json);
-    result.push_str(r#"}],"structuredContent":"#);
-    result.push_str(json);
-    result.push_str(r#","isError":false"#);
-    if modern {
-        result.push_str(modern_members());
-    }
-    result.push_str("}}");
-    if let Some(r) = results {
-        let result: std::sync::Arc<str> = result.into();
-        r.put(tool, modern, answer, std::sync::Arc::clone(&result));
-        return frame(&result);
-    }
-    frame(&result)
 }
 
 /// An `isError` result: the message as text, and the structured error (code, status,
