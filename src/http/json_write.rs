@@ -23,31 +23,36 @@ pub fn plain(out: &mut Vec<u8>, s: &str) {
 
 /// `"s"` for free text, escaped exactly as `serde_json` escapes it.
 pub fn text(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(s.len() + 2);
     out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let e = ESCAPES[usize::from(b)];
-        if e != 0 {
-            out.extend_from_slice(&bytes[start..i]);
-            let (buf, n) = escape(b, e);
-            out.extend_from_slice(&buf[..n]);
-            start = i + 1;
-        }
-    }
-    out.extend_from_slice(&bytes[start..]);
+    escape_bytes(out, s.as_bytes());
     out.push(b'"');
 }
 
 /// The contents of the JSON string of `s` (no quotes around), escaped exactly as `serde_json`
-/// escapes it, appended to `out`: for a long text with many characters to escape (the JSON of an
-/// answer carried inside another answer's string, a quote every few bytes), where copying runs
-/// between escapes (`serde_json`'s way, or a vectorized search's) costs more per escape than a
-/// byte-at-a-time copy costs in all.
+/// escapes it, appended to `out` (see [`escape_bytes`]).
 pub fn escape_into(out: &mut String, s: &str) {
-    let bytes = s.as_bytes();
-    let mut escaped = Vec::with_capacity(bytes.len() + bytes.len() / 4 + 8);
+    let mut escaped = Vec::with_capacity(s.len() + s.len() / 4 + 8);
+    escape_bytes(&mut escaped, s.as_bytes());
+    // Only ASCII was added, between whole characters: still UTF-8.
+    match std::str::from_utf8(&escaped) {
+        Ok(text) => out.push_str(text),
+        Err(_) => {
+            let quoted = serde_json::to_string(s).unwrap_or_default();
+            out.push_str(
+                quoted
+                    .get(1..quoted.len().saturating_sub(1))
+                    .unwrap_or_default(),
+            );
+        }
+    }
+}
+
+/// `bytes` (UTF-8) escaped as the contents of a JSON string, appended to `escaped`. For a long
+/// text with many characters to escape (the JSON of an answer carried inside another answer's
+/// string, a quote every few bytes), copying runs between escapes (`serde_json`'s way, or a
+/// vectorized search's) costs more per escape than this copy costs in all.
+fn escape_bytes(escaped: &mut Vec<u8>, bytes: &[u8]) {
     // Eight bytes at a time: a word with nothing to escape (about half of them in an answer's
     // JSON) is copied whole.
     let mut words = bytes.chunks_exact(8);
@@ -82,19 +87,7 @@ pub fn escape_into(out: &mut String, s: &str) {
         }
     }
     for &b in words.remainder() {
-        push_escaped(&mut escaped, b);
-    }
-    // Only ASCII was added, between whole characters: still UTF-8.
-    match std::str::from_utf8(&escaped) {
-        Ok(text) => out.push_str(text),
-        Err(_) => {
-            let quoted = serde_json::to_string(s).unwrap_or_default();
-            out.push_str(
-                quoted
-                    .get(1..quoted.len().saturating_sub(1))
-                    .unwrap_or_default(),
-            );
-        }
+        push_escaped(escaped, b);
     }
 }
 
