@@ -326,13 +326,18 @@ impl Db {
     }
 
     /// Bounds the write-ahead log to `bytes` after each checkpoint (`journal_size_limit`) on every
-    /// connection from now on (idle ones are closed, so none keeps the old setting).
+    /// connection from now on: new ones are opened with it, idle ones are given it (one that
+    /// refuses is closed). Not closed wholesale: closing the last connection checkpoints and
+    /// removes the log, which at start-up is the whole new world written a second time.
     pub fn set_wal_limit(&self, bytes: u64) {
         let bytes = bytes.min(i64::MAX as u64) as i64;
         self.wal_limit
             .store(bytes, std::sync::atomic::Ordering::Relaxed);
         if let Ok(mut idle) = self.idle.lock() {
-            idle.clear();
+            idle.retain(|conn| {
+                conn.pragma_update(None, "journal_size_limit", bytes)
+                    .is_ok()
+            });
         }
     }
 
@@ -565,6 +570,29 @@ impl Drop for Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn size_limit(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// The limit reaches the pooled connections without closing them (closing the last one would
+    /// checkpoint and remove the log), and every connection opened later.
+    #[test]
+    fn a_wal_limit_reaches_idle_and_new_connections_alike() {
+        let db = Db::migrated_to(1);
+        let idle = db.fresh().unwrap();
+        db.release(idle);
+        db.set_wal_limit(123_456);
+        let pooled = db.fresh().unwrap();
+        assert_eq!(size_limit(&pooled), 123_456);
+        let opened = db.fresh().unwrap();
+        assert_eq!(size_limit(&opened), 123_456);
+        assert!(
+            db.wal_bytes() > 0,
+            "the log was removed: a connection was closed"
+        );
+    }
 
     /// V4 rebuilds `invoices` (a new status); with foreign keys on, dropping the old table cascades
     /// to the charges, which the migration sets aside and puts back with the ledger's links.

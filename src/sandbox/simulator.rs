@@ -287,47 +287,66 @@ pub(super) fn of_screen(
 
 /// Adds the plays of a screen's span `[a, b)` to `slots` (`ads`: the screen's playables, which
 /// start at index `first` of the list the slots refer to).
+///
+/// The span is cut where the set of ads playing changes (an ad's window opens or closes, an ad
+/// may first play): between two such instants the rotation stays the same, and each clock hour
+/// of it adds each ad's difference of [`played_before`] at the hour's two ends. An ad's count at
+/// the end of one hour is its count at the start of the next, so each is computed once.
 pub(super) fn play_span(slots: &mut Slots, ads: &[Playable], first: usize, a: i64, b: i64) {
-    let mut cuts: Vec<i64> = vec![a, b];
-    let mut hour = a.div_euclid(SLOT) * SLOT + SLOT;
-    while hour < b {
-        cuts.push(hour);
-        hour += SLOT;
-    }
+    let mut edges: Vec<i64> = Vec::with_capacity(3 * ads.len() + 1);
     for ad in ads {
         if let Some((s, e)) = ad.window {
-            cuts.extend([s, e].into_iter().filter(|t| a < *t && *t < b));
+            edges.extend([s, e]);
         }
-        if a < ad.from && ad.from < b {
-            cuts.push(ad.from);
-        }
+        edges.push(ad.from);
     }
-    cuts.sort_unstable();
-    cuts.dedup();
-    for w in cuts.windows(2) {
-        let (u, v) = (w[0], w[1]);
-        let cycle: i64 = ads
-            .iter()
-            .filter(|p| p.plays_at(u))
-            .map(|p| p.duration)
-            .sum();
-        let hour = u.div_euclid(SLOT) * SLOT;
-        let mut start = 0;
-        for (i, p) in ads.iter().enumerate().filter(|(_, p)| p.plays_at(u)) {
-            let (s1, n1) = played_before(v, cycle, start, p.duration);
-            let (s0, n0) = played_before(u, cycle, start, p.duration);
-            start += p.duration;
-            if s1 == s0 && n1 == n0 {
-                continue;
-            }
-            let slot = slots.entry((first + i, hour)).or_insert_with(|| Slot {
-                plays: 0,
-                seconds: 0,
-                started_at: p.row_start(hour),
-            });
-            slot.plays += n1 - n0;
-            slot.seconds += s1 - s0;
+    edges.retain(|t| a < *t && *t < b);
+    edges.push(b);
+    edges.sort_unstable();
+    edges.dedup();
+    // The ads playing in the current stretch: (index in `ads`, start in the rotation, duration,
+    // seconds and plays before the instant reached).
+    let mut playing: Vec<(usize, i64, i64, (i64, i64))> = Vec::with_capacity(ads.len());
+    let mut u = a;
+    for &edge in &edges {
+        if u >= edge {
+            continue;
         }
+        playing.clear();
+        let mut cycle = 0;
+        for (i, p) in ads.iter().enumerate() {
+            if p.plays_at(u) {
+                playing.push((i, cycle, p.duration, (0, 0)));
+                cycle += p.duration;
+            }
+        }
+        if cycle > 0 {
+            for (_, start, d, before) in playing.iter_mut() {
+                *before = played_before(u, cycle, *start, *d);
+            }
+            let mut t = u;
+            while t < edge {
+                let hour = t.div_euclid(SLOT) * SLOT;
+                let next = (hour + SLOT).min(edge);
+                for (i, start, d, before) in playing.iter_mut() {
+                    let now = played_before(next, cycle, *start, *d);
+                    if now == *before {
+                        continue;
+                    }
+                    let p = &ads[*i];
+                    let slot = slots.entry((first + *i, hour)).or_insert_with(|| Slot {
+                        plays: 0,
+                        seconds: 0,
+                        started_at: p.row_start(hour),
+                    });
+                    slot.plays += now.1 - before.1;
+                    slot.seconds += now.0 - before.0;
+                    *before = now;
+                }
+                t = next;
+            }
+        }
+        u = edge;
     }
 }
 
@@ -648,6 +667,113 @@ mod tests {
         assert_eq!(whole, steps);
         let seconds: i64 = whole.values().map(|v| v.seconds).sum();
         assert_eq!(seconds, 7_200);
+    }
+
+    /// The plain statement of the rule [`play_span`] computes by stretches: cut the span at every
+    /// clock hour and every instant the set of ads playing changes, and give each window each
+    /// playing ad's share.
+    fn play_span_window_by_window(
+        slots: &mut Slots,
+        ads: &[Playable],
+        first: usize,
+        a: i64,
+        b: i64,
+    ) {
+        let mut cuts: Vec<i64> = vec![a, b];
+        let mut hour = a.div_euclid(SLOT) * SLOT + SLOT;
+        while hour < b {
+            cuts.push(hour);
+            hour += SLOT;
+        }
+        for ad in ads {
+            if let Some((s, e)) = ad.window {
+                cuts.extend([s, e].into_iter().filter(|t| a < *t && *t < b));
+            }
+            if a < ad.from && ad.from < b {
+                cuts.push(ad.from);
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            let (u, v) = (w[0], w[1]);
+            let cycle: i64 = ads
+                .iter()
+                .filter(|p| p.plays_at(u))
+                .map(|p| p.duration)
+                .sum();
+            let hour = u.div_euclid(SLOT) * SLOT;
+            let mut start = 0;
+            for (i, p) in ads.iter().enumerate().filter(|(_, p)| p.plays_at(u)) {
+                let (s1, n1) = played_before(v, cycle, start, p.duration);
+                let (s0, n0) = played_before(u, cycle, start, p.duration);
+                start += p.duration;
+                if s1 == s0 && n1 == n0 {
+                    continue;
+                }
+                let slot = slots.entry((first + i, hour)).or_insert_with(|| Slot {
+                    plays: 0,
+                    seconds: 0,
+                    started_at: p.row_start(hour),
+                });
+                slot.plays += n1 - n0;
+                slot.seconds += s1 - s0;
+            }
+        }
+    }
+
+    /// Stretch by stretch gives exactly what window by window gives, on many made-up screens:
+    /// ads that start late, windows that open and close inside the span or outside it, empty
+    /// windows, spans shorter than an hour and spans of days.
+    #[test]
+    fn play_span_by_stretches_is_play_span_window_by_window() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = |n: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as i64
+        };
+        let mut played = 0;
+        for case in 0..400 {
+            let base = 1_767_225_600 + draw(86_400);
+            let ads: Vec<Playable> = (0..1 + draw(6))
+                .map(|k| {
+                    let window = match draw(3) {
+                        0 => None,
+                        _ => {
+                            let s = base + draw(200_000) - 50_000;
+                            Some((s, s + draw(150_000)))
+                        }
+                    };
+                    Playable {
+                        device: "dev_1".into(),
+                        company: "cmp_1".into(),
+                        ad: format!("ad_{k}"),
+                        duration: 1 + draw(90),
+                        from: base + draw(120_000) - 60_000,
+                        window,
+                    }
+                })
+                .collect();
+            let a = base + draw(100_000);
+            let b = a + if case % 4 == 0 {
+                draw(3_600)
+            } else {
+                draw(400_000)
+            };
+            let first = draw(5) as usize;
+            let mut fast = Slots::new();
+            let mut plain = Slots::new();
+            play_span(&mut fast, &ads, first, a, b);
+            play_span_window_by_window(&mut plain, &ads, first, a, b);
+            assert_eq!(fast, plain, "case {case}: span {a}..{b}");
+            played += usize::from(!plain.is_empty());
+        }
+        assert!(
+            played > 300,
+            "only {played} of 400 made-up screens played anything"
+        );
     }
 
     fn a_clone(p: &Playable) -> Playable {
