@@ -17,6 +17,10 @@ use std::sync::Arc;
 impl App {
     /// Builds the app on its own clock: the fixtures of a new database are anchored to the clock's
     /// start, so a frozen sandbox shows the same world whenever it starts.
+    ///
+    /// The database (opened, its world settled to the clock) and the rest (the route table with
+    /// its schemas, the request journal) need nothing of each other, so a second thread makes the
+    /// rest meanwhile: on two cores a cold start waits for the longer of the two only.
     pub fn build(settings: Settings) -> Result<(App, OpenReport), DbError> {
         let clock = Arc::new(match settings.sandbox_clock {
             Some(at) => Clock::frozen_at(at),
@@ -25,31 +29,31 @@ impl App {
         let seeded = settings
             .sandbox_seed
             .map(|seed| Arc::new(Seeded::new(seed)));
-        let run = |f: &mut dyn FnMut() -> Result<(Db, OpenReport, Vec<u8>), DbError>| match &seeded
-        {
-            Some(g) => clock.run(|| g.run(&mut *f)),
-            None => clock.run(&mut *f),
-        };
-        let (db, report, secret) = run(&mut || {
-            let (db, report) = Db::open(&settings.database, settings.load_fixtures)?;
-            let secret = match &settings.jwt_secret {
-                Some(s) => s.as_bytes().to_vec(),
-                None => stored_jwt_secret(&db)?,
+        let settings = &settings;
+        let (database, rest) = std::thread::scope(|scope| {
+            let rest = std::thread::Builder::new()
+                .name("start-up".into())
+                .spawn_scoped(scope, || Rest::make(settings));
+            let database = Database::open(settings, &clock, seeded.as_ref());
+            let rest = match rest {
+                Ok(handle) => handle
+                    .join()
+                    .map_err(|_| crate::timeline::failed("the start-up thread panicked"))?,
+                // No second thread to be had: the rest is made here, after the database.
+                Err(_) => Rest::make(settings),
             };
-            Ok((db, report, secret))
+            Ok::<_, DbError>((database?, rest?))
         })?;
-        let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
-        let mut routes = routes();
-        if !settings.sandbox_control {
-            routes.retain(|r| !r.path.starts_with("/_sandbox/"));
-        }
-        if !settings.console_enabled {
-            routes.retain(|r| {
-                r.path != "/console"
-                    && !r.path.starts_with("/console/")
-                    && !r.path.starts_with("/player/")
-            });
-        }
+        let Database {
+            db,
+            report,
+            jwt,
+            outbox,
+            scans,
+            timeline,
+        } = database;
+        let Rest { router, journal } = rest;
+        let settings = settings.clone();
         let faults = crate::http::faults::Faults::new(
             settings.sandbox_max_delayed_per_account,
             settings.max_connections,
@@ -69,8 +73,8 @@ impl App {
             crate::http::spool::DISK_BYTES,
             settings.max_body_bytes,
         );
-        let app = App {
-            router: Router::new(routes).with_schemas(schemas()),
+        let mut app = App {
+            router,
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
             clock,
@@ -86,10 +90,8 @@ impl App {
             faults,
             extensions: Default::default(),
         };
-        let mut app = app;
         app.extensions
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
-        app.db.set_wal_limit(app.settings.wal_limit_bytes);
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
         app.extensions
@@ -106,28 +108,97 @@ impl App {
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
             )));
-        crate::sandbox::install(&mut app)?;
-        let outbox = Arc::new(crate::webhooks::Outbox::new(&app.settings));
-        let waker = Arc::clone(&outbox);
-        app.db.set_after_commit(Box::new(move || waker.wake()));
-        let scans = crate::sandbox::simulated_scans::SimulatedScans::default();
-        let timeline = Arc::new(Timeline::new(sources(&outbox, &scans)));
+        crate::sandbox::install(&mut app, journal);
         app.extensions.insert(scans);
-        app.db
-            .snapshots_configure(app.settings.sandbox_snapshot_budget_bytes);
-        // Every start settles the stored "last reported" states to the clock without recording
-        // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
-        // fell due while the sandbox was stopped. A start never fires a burst of events.
-        let env = crate::timeline::Env {
-            db: &app.db,
-            settings: &app.settings,
-        };
-        app.within(|| timeline.settle(&env, app.clock.now()))?;
         app.extensions.insert(timeline);
         app.extensions.insert(outbox);
         app.extensions
             .insert(Arc::new(crate::sandbox::sink::Sinks::default()));
         Ok((app, report))
+    }
+}
+
+/// The database half of a start: opened (migrations, the demo world), the login secret, and every
+/// timeline source settled to the clock.
+struct Database {
+    db: Db,
+    report: OpenReport,
+    jwt: JwtKeys,
+    outbox: Arc<crate::webhooks::Outbox>,
+    scans: crate::sandbox::simulated_scans::SimulatedScans,
+    timeline: Arc<Timeline>,
+}
+
+impl Database {
+    fn open(
+        settings: &Settings,
+        clock: &Arc<Clock>,
+        seeded: Option<&Arc<Seeded>>,
+    ) -> Result<Database, DbError> {
+        let (db, report, secret) = on_clock(clock, seeded, || {
+            let (db, report) = Db::open(&settings.database, settings.load_fixtures)?;
+            let secret = match &settings.jwt_secret {
+                Some(s) => s.as_bytes().to_vec(),
+                None => stored_jwt_secret(&db)?,
+            };
+            Ok::<_, DbError>((db, report, secret))
+        })?;
+        let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
+        db.set_wal_limit(settings.wal_limit_bytes);
+        let outbox = Arc::new(crate::webhooks::Outbox::new(settings));
+        let waker = Arc::clone(&outbox);
+        db.set_after_commit(Box::new(move || waker.wake()));
+        let scans = crate::sandbox::simulated_scans::SimulatedScans::default();
+        let timeline = Arc::new(Timeline::new(sources(&outbox, &scans)));
+        db.snapshots_configure(settings.sandbox_snapshot_budget_bytes);
+        // Every start settles the stored "last reported" states to the clock without recording
+        // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
+        // fell due while the sandbox was stopped. A start never fires a burst of events.
+        let env = crate::timeline::Env { db: &db, settings };
+        on_clock(clock, seeded, || timeline.settle(&env, clock.now()))?;
+        Ok(Database {
+            db,
+            report,
+            jwt,
+            outbox,
+            scans,
+            timeline,
+        })
+    }
+}
+
+/// Runs `f` on the app's clock and, with a seed, its seeded streams: what [`App::within`] does
+/// once the app exists.
+fn on_clock<R>(clock: &Arc<Clock>, seeded: Option<&Arc<Seeded>>, f: impl FnOnce() -> R) -> R {
+    match seeded {
+        Some(g) => clock.run(|| g.run(f)),
+        None => clock.run(f),
+    }
+}
+
+/// The other half: the route table with its schemas, and the request journal that knows the MCP
+/// tools' names.
+struct Rest {
+    router: Router,
+    journal: Arc<crate::sandbox::journal::Journal>,
+}
+
+impl Rest {
+    fn make(settings: &Settings) -> Result<Rest, DbError> {
+        let mut routes = routes();
+        if !settings.sandbox_control {
+            routes.retain(|r| !r.path.starts_with("/_sandbox/"));
+        }
+        if !settings.console_enabled {
+            routes.retain(|r| {
+                r.path != "/console"
+                    && !r.path.starts_with("/console/")
+                    && !r.path.starts_with("/player/")
+            });
+        }
+        let router = Router::new(routes).with_schemas(schemas());
+        let journal = crate::sandbox::open_journal(settings, &router)?;
+        Ok(Rest { router, journal })
     }
 }
 

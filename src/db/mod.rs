@@ -147,6 +147,14 @@ impl Db {
             PathBuf::from(database)
         };
         let db = Db::at(path, throwaway);
+        let runner = embedded::migrations::runner();
+        let latest = latest_migration_of(&runner);
+        // No file yet: the kept world's file is copied to where the database goes, whole (see
+        // `world::Kept::place`); SQLite then opens a database that is already there.
+        let placed = (load_fixtures && world::absent(&db.path))
+            .then(|| world::Kept::locate(&runner))
+            .flatten()
+            .and_then(|k| k.place(&db.path, latest));
         let mut conn = db.open_connection()?;
         let (fresh, empty): (bool, bool) = conn.query_row(
             "SELECT count(*) FILTER (WHERE name = 'refinery_schema_history') = 0, count(*) = 0
@@ -154,15 +162,13 @@ impl Db {
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let runner = embedded::migrations::runner();
-        let fixtures_loaded = fresh && load_fixtures;
+        let fixtures_loaded = (fresh || placed.is_some()) && load_fixtures;
         // A new, empty database with the demo world: the kept world of this binary copied in, or
         // built and kept (see `world`). A file holding anything already is never overwritten.
         let kept = (fixtures_loaded && empty)
             .then(|| world::Kept::locate(&runner))
             .flatten();
-        let latest = latest_migration_of(&runner);
-        let copied = kept.as_ref().and_then(|k| k.copy_into(&mut conn, latest));
+        let copied = placed.or_else(|| kept.as_ref().and_then(|k| k.copy_into(&mut conn, latest)));
         let migrations_applied = match copied {
             Some(_) => runner.get_migrations().len(),
             None => runner

@@ -92,6 +92,38 @@ impl Kept {
         })
     }
 
+    /// Copies the kept world's file to `path`, where no file is, and returns its time columns;
+    /// `None` when there is no usable copy or `path` appeared meanwhile (nothing is changed then).
+    /// A copy of the file is cheaper than SQLite's backup into a new database: no page passes
+    /// through a cache, a journal or the write-ahead log, and nothing waits for the disk.
+    pub fn place(&self, path: &Path, latest: i64) -> Option<TimeColumns> {
+        let columns: TimeColumns =
+            serde_json::from_slice(&std::fs::read(&self.columns).ok()?).ok()?;
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(format!(".{}.partial", crate::random::unseeded_hex::<8>()));
+        let partial = PathBuf::from(partial);
+        let placed = (|| {
+            std::fs::copy(&self.pages, &partial).ok()?;
+            // Only a copy whose schema is this binary's (its name says so; this says it was
+            // finished).
+            let schema: i64 = Connection::open_with_flags(
+                &partial,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .ok()?
+            .query_row(
+                "SELECT coalesce(max(version), 0) FROM refinery_schema_history",
+                [],
+                |r| r.get(0),
+            )
+            .ok()?;
+            // A link is made only where no file is: a database that appeared meanwhile stays.
+            (schema == latest && std::fs::hard_link(&partial, path).is_ok()).then_some(())
+        })();
+        let _ = std::fs::remove_file(&partial);
+        placed.map(|()| columns)
+    }
+
     /// Copies the kept world into `conn`'s database (new and empty) and returns its time columns;
     /// `None` when there is no usable copy (nothing is changed then).
     pub fn copy_into(&self, conn: &mut Connection, latest: i64) -> Option<TimeColumns> {
@@ -158,6 +190,14 @@ impl Kept {
         let _ = std::fs::remove_file(&pages);
         written
     }
+}
+
+/// True when there is no database at `path` yet: no file, and no write-ahead log of one.
+pub fn absent(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        && matches!(std::fs::symlink_metadata(&wal), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 fn io(what: &str) -> DbError {
@@ -280,6 +320,33 @@ mod tests {
         let columns = kept.copy_into(&mut copied, latest).expect("a usable copy");
         shift(&mut copied, &columns, now).unwrap();
         assert!(rows(&copied) == expected, "copied, then moved");
+        // The kept file placed where no database is, then moved: the same rows.
+        let placed_path = dir.join("placed.db");
+        let columns = kept.place(&placed_path, latest).expect("placed");
+        let mut placed = Connection::open(&placed_path).unwrap();
+        placed.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+        shift(&mut placed, &columns, now).unwrap();
+        assert!(rows(&placed) == expected, "placed, then moved");
+        // A file already there is never replaced, whatever it holds; nor is a copy of another
+        // schema placed.
+        let taken = dir.join("taken.db");
+        std::fs::write(&taken, b"someone else's").unwrap();
+        assert!(kept.place(&taken, latest).is_none());
+        assert_eq!(std::fs::read(&taken).unwrap(), b"someone else's");
+        assert!(kept.place(&dir.join("newer.db"), latest + 1).is_none());
+        assert!(!dir.join("newer.db").exists());
+        let leftovers = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".partial")
+            })
+            .count();
+        assert_eq!(leftovers, 0, "a partial copy was left behind");
+        assert!(!absent(&taken) && absent(&dir.join("nothing.db")));
         // A copy of another schema is not taken.
         let mut other = Connection::open(dir.join("other.db")).unwrap();
         assert!(kept.copy_into(&mut other, latest + 1).is_none());

@@ -24,14 +24,13 @@
 
 use super::simulated_scans::scans_in;
 use super::simulator::{
-    of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, Playable, Slots,
-    GRID,
+    of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, Playable, Slot,
+    Slots, Tally, GRID, SLOT,
 };
 use crate::db::DbError;
 use crate::ids::Kind;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::Transaction;
-use std::collections::BTreeMap;
 
 /// Whole UTC days of history before the day of the load.
 pub const DAYS: i64 = 30;
@@ -123,7 +122,12 @@ fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<()
         .collect::<Result<_, _>>()?;
     let playables = playables(tx, account)?;
     let runs = runs_by_screen(&playables);
-    let mut slots = Slots::new();
+    let today = end.div_euclid(DAY) * DAY;
+    // The current day as the simulator's hourly rows; the days before as daily totals, as
+    // retention keeps old plays, per (playable, day).
+    let mut recent = Slots::new();
+    let mut totals: Vec<((usize, i64), Total)> = Vec::new();
+    let mut grid = Grid::new(start, end);
     for (device, profile, created, last_seen) in &screens {
         let range = of_screen(&runs, device);
         if range.is_empty() {
@@ -136,29 +140,29 @@ fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<()
             "offline" => ("steady", last_seen.unwrap_or(from).min(end)),
             p => (p, end),
         };
+        grid.clear(range.clone());
         for (a, b) in up_spans(device, profile, from, until) {
-            play_span(&mut slots, ads, range.start, a, b);
+            play_span(&mut grid, ads, range.start, a, b);
         }
-    }
-    let today = end.div_euclid(DAY) * DAY;
-    // The current day as the simulator's hourly rows; the days before as daily totals, as
-    // retention keeps old plays, per (playable, day).
-    let mut recent = Slots::new();
-    let mut totals: BTreeMap<(usize, i64), Total> = BTreeMap::new();
-    for ((i, hour), slot) in slots {
-        if hour >= today {
-            recent.insert((i, hour), slot);
-            continue;
+        for ((i, hour), slot) in grid.slots() {
+            if hour >= today {
+                recent.insert((i, hour), slot);
+                continue;
+            }
+            let day = hour.div_euclid(DAY);
+            match totals.last_mut() {
+                Some(((j, d), t)) if *j == i && *d == day => {
+                    t.0 += slot.plays;
+                    t.1 += slot.seconds;
+                    t.2 += 1;
+                }
+                _ => totals.push(((i, day), (slot.plays, slot.seconds, 1))),
+            }
         }
-        let t = totals.entry((i, hour.div_euclid(DAY))).or_insert((0, 0, 0));
-        t.0 += slot.plays;
-        t.1 += slot.seconds;
-        t.2 += 1;
     }
     write_slots(tx, &playables, &recent, i64::MIN, loaded_at)?;
     // Written in the table's key order: (company, day, device, ad), the playables being in
     // (device, ad) order.
-    let mut totals: Vec<((usize, i64), Total)> = totals.into_iter().collect();
     totals.sort_by(|((i, d), _), ((j, e), _)| {
         (playables[*i].company.as_str(), d, i).cmp(&(playables[*j].company.as_str(), e, j))
     });
@@ -186,6 +190,73 @@ fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<()
         },
     )?;
     Ok(())
+}
+
+/// One screen's slots over the history, an hour to a cell: what [`play_span`] adds to 30 days at
+/// a time, without searching a map for each of the ~700 hours of each ad.
+struct Grid {
+    /// The first hour of the history, and how many hours it holds.
+    start: i64,
+    hours: usize,
+    /// The screen's playables (a range of the account's list), and a cell per (playable, hour).
+    playables: std::ops::Range<usize>,
+    cells: Vec<Option<Slot>>,
+}
+
+impl Grid {
+    fn new(start: i64, end: i64) -> Grid {
+        Grid {
+            start,
+            hours: usize::try_from((end - start).div_euclid(SLOT) + 1).unwrap_or(0),
+            playables: 0..0,
+            cells: Vec::new(),
+        }
+    }
+
+    /// Empties the grid for a screen's `playables`.
+    fn clear(&mut self, playables: std::ops::Range<usize>) {
+        self.cells.clear();
+        self.cells.resize(playables.len() * self.hours, None);
+        self.playables = playables;
+    }
+
+    /// The slots that played, in (playable, hour) order.
+    fn slots(&self) -> impl Iterator<Item = ((usize, i64), Slot)> + '_ {
+        self.cells.iter().enumerate().filter_map(|(n, cell)| {
+            let slot = (*cell)?;
+            let (i, h) = (n / self.hours, n % self.hours);
+            Some((
+                (self.playables.start + i, self.start + h as i64 * SLOT),
+                slot,
+            ))
+        })
+    }
+}
+
+impl Tally for Grid {
+    fn add(&mut self, i: usize, hour: i64, plays: i64, seconds: i64, started_at: i64) {
+        let h = usize::try_from((hour - self.start).div_euclid(SLOT)).ok();
+        let cell = h
+            .filter(|h| *h < self.hours && self.playables.contains(&i))
+            .and_then(|h| {
+                self.cells
+                    .get_mut((i - self.playables.start) * self.hours + h)
+            });
+        // Every span lies inside the history and every playable is the screen's: no other cell.
+        debug_assert!(
+            cell.is_some(),
+            "a slot outside the grid: playable {i}, hour {hour}"
+        );
+        if let Some(cell) = cell {
+            let slot = cell.get_or_insert(Slot {
+                plays: 0,
+                seconds: 0,
+                started_at,
+            });
+            slot.plays += plays;
+            slot.seconds += seconds;
+        }
+    }
 }
 
 /// The active ads assigned to the account's simulated screens, as they may have played in the

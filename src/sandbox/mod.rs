@@ -71,21 +71,29 @@ pub fn routes() -> Vec<Route> {
 /// pipeline as its observer ([`crate::http::observe`]). With `sandbox.journal = false` the journal
 /// is still opened (its reads and the drills' verdicts work) but observes nothing: the pipeline
 /// then pays one map lookup per request, which is what the benchmark compares against.
-pub fn install(app: &mut crate::http::App) -> rusqlite::Result<()> {
-    let journal = std::sync::Arc::new(journal::Journal::open(&app.settings)?);
+/// Opens the request journal (see [`journal`]) and tells it the MCP tools' names.
+pub fn open_journal(
+    settings: &crate::config::Settings,
+    router: &crate::http::router::Router,
+) -> rusqlite::Result<std::sync::Arc<journal::Journal>> {
+    let journal = std::sync::Arc::new(journal::Journal::open(settings)?);
     // The tools' names only: the catalogue (every tool's schemas, a fifth of a cold start) is built
     // by the first MCP request that needs it, from the same specs in the same order.
     journal.know_tools(
-        crate::mcp::spec::specs(&app.router)
+        crate::mcp::spec::specs(router)
             .into_iter()
             .map(|spec| spec.name),
     );
+    Ok(journal)
+}
+
+/// Installs the request journal: it observes every request when `journal` is on.
+pub fn install(app: &mut crate::http::App, journal: std::sync::Arc<journal::Journal>) {
     if app.settings.journal {
         app.extensions
             .insert(crate::http::observe::Observers(journal.clone()));
     }
     app.extensions.insert(journal);
-    Ok(())
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {

@@ -251,11 +251,30 @@ fn playing_at(ads: &[Playable], t: i64) -> Option<String> {
 /// (screen, ad, hour) without comparing a string.
 pub(super) type Slots = BTreeMap<(usize, i64), Slot>;
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub(super) struct Slot {
     pub(super) plays: i64,
     pub(super) seconds: i64,
     pub(super) started_at: i64,
+}
+
+/// Where [`play_span`] adds plays: a slot per (playable, clock hour).
+pub(super) trait Tally {
+    /// Adds `plays` and `seconds` to the slot of playable `i` in the clock hour `hour`, which
+    /// starts at `started_at` when it is new.
+    fn add(&mut self, i: usize, hour: i64, plays: i64, seconds: i64, started_at: i64);
+}
+
+impl Tally for Slots {
+    fn add(&mut self, i: usize, hour: i64, plays: i64, seconds: i64, started_at: i64) {
+        let slot = self.entry((i, hour)).or_insert(Slot {
+            plays: 0,
+            seconds: 0,
+            started_at,
+        });
+        slot.plays += plays;
+        slot.seconds += seconds;
+    }
 }
 
 /// Orders `playables` by screen then ad: the order their slots are written in (the queries ask
@@ -292,7 +311,7 @@ pub(super) fn of_screen(
 /// may first play): between two such instants the rotation stays the same, and each clock hour
 /// of it adds each ad's difference of [`played_before`] at the hour's two ends. An ad's count at
 /// the end of one hour is its count at the start of the next, so each is computed once.
-pub(super) fn play_span(slots: &mut Slots, ads: &[Playable], first: usize, a: i64, b: i64) {
+pub(super) fn play_span(slots: &mut impl Tally, ads: &[Playable], first: usize, a: i64, b: i64) {
     let mut edges: Vec<i64> = Vec::with_capacity(3 * ads.len() + 1);
     for ad in ads {
         if let Some((s, e)) = ad.window {
@@ -333,14 +352,13 @@ pub(super) fn play_span(slots: &mut Slots, ads: &[Playable], first: usize, a: i6
                     if now == *before {
                         continue;
                     }
-                    let p = &ads[*i];
-                    let slot = slots.entry((first + *i, hour)).or_insert_with(|| Slot {
-                        plays: 0,
-                        seconds: 0,
-                        started_at: p.row_start(hour),
-                    });
-                    slot.plays += now.1 - before.1;
-                    slot.seconds += now.0 - before.0;
+                    slots.add(
+                        first + *i,
+                        hour,
+                        now.1 - before.1,
+                        now.0 - before.0,
+                        ads[*i].row_start(hour),
+                    );
                     *before = now;
                 }
                 t = next;
