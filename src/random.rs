@@ -296,12 +296,39 @@ pub mod nonsecret {
     pub fn hex<const N: usize>() -> String {
         super::hex_of(&bytes::<N>())
     }
+
+    /// Appends the lowercase hex of `N` bytes of this thread's stream to `out` (a request id,
+    /// written in place: no string of its own, no character encoded one at a time).
+    pub fn push_hex<const N: usize>(out: &mut String) {
+        let mut buf = [0u8; 128];
+        let len = (2 * N).min(buf.len());
+        for (pair, b) in buf[..len].chunks_exact_mut(2).zip(bytes::<N>()) {
+            pair[0] = super::HEX[usize::from(b >> 4)];
+            pair[1] = super::HEX[usize::from(b & 0x0f)];
+        }
+        if let Ok(text) = std::str::from_utf8(&buf[..len]) {
+            out.push_str(text);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn push_hex_appends_lowercase_hex_of_fresh_bytes() {
+        let mut a = String::from("req_");
+        nonsecret::push_hex::<12>(&mut a);
+        let mut b = String::from("req_");
+        nonsecret::push_hex::<12>(&mut b);
+        assert_eq!(a.len(), 28);
+        assert!(a[4..]
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn hex_is_lowercase_and_twice_as_long() {

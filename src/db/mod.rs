@@ -56,6 +56,8 @@ pub struct Db {
     wal_limit: std::sync::atomic::AtomicI64,
     /// Restores so far ([`Db::generation`]).
     generation: std::sync::atomic::AtomicU64,
+    /// The health check's own connection ([`Db::is_usable`]), opened by the first check.
+    health: Mutex<Option<Connection>>,
 }
 
 /// The highest schema migration this binary carries.
@@ -214,6 +216,7 @@ impl Db {
             after_commit: std::sync::OnceLock::new(),
             wal_limit: std::sync::atomic::AtomicI64::new(-1),
             generation: Default::default(),
+            health: Mutex::new(None),
         }
     }
 
@@ -438,18 +441,24 @@ impl Db {
         Ok(out)
     }
 
-    /// True when the database answers a trivial query (the health check). Its own statement, never
-    /// a request's read transaction: the answer is the database's now.
+    /// True when the database answers a trivial query (the health check). Its own statement on its
+    /// own connection, never a request's read transaction: the answer is the database's now. The
+    /// connection is the check's alone, so a probe neither waits for the pool nor opens a
+    /// connection when the requests of the moment hold every pooled one; one that failed is
+    /// closed, and the next check opens another.
     pub fn is_usable(&self) -> bool {
-        let Ok(conn) = self.fresh() else {
-            return false;
-        };
-        // Cached: the health check runs this on every call.
-        let usable = conn
-            .prepare_cached("SELECT count(*) FROM refinery_schema_history")
-            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
-            .is_ok();
-        self.release(conn);
+        let mut held = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_none() {
+            *held = self.open_raw().ok();
+        }
+        let usable = held.as_ref().is_some_and(|conn| {
+            conn.prepare_cached("SELECT count(*) FROM refinery_schema_history")
+                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+                .is_ok()
+        });
+        if !usable {
+            *held = None;
+        }
         usable
     }
 
@@ -561,6 +570,9 @@ impl Drop for Db {
     fn drop(&mut self) {
         if let Ok(mut idle) = self.idle.lock() {
             idle.clear();
+        }
+        if let Ok(mut health) = self.health.lock() {
+            health.take();
         }
         if self.throwaway {
             self.remove_snapshot_files();

@@ -441,7 +441,9 @@ pub fn decide(
 /// `Prefer: code=503` and `Prefer: delay=250` (RFC 7240; other preferences are ignored).
 fn prefer(headers: &HeaderMap) -> Result<Option<Injected>, ApiError> {
     let (mut code, mut delay) = (None, None);
-    for value in headers.get_all("prefer") {
+    // A constant: the name is not parsed again for every request.
+    const PREFER: hyper::header::HeaderName = hyper::header::HeaderName::from_static("prefer");
+    for value in headers.get_all(PREFER) {
         let Ok(value) = value.to_str() else { continue };
         for pref in value.split(',') {
             let token = pref.split(';').next().unwrap_or("").trim();

@@ -18,6 +18,7 @@
 
 use super::response::Response;
 use crate::config::Settings;
+use hyper::header::HeaderName;
 use hyper::header::HeaderValue;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -220,8 +221,10 @@ impl RateLimiter {
     /// Adds `RateLimit-Policy` and `RateLimit` for `quota` to a response: shared values, nothing
     /// formatted or allocated per response once a value has been sent.
     pub fn set_headers(&self, quota: &Quota, resp: &mut Response) {
-        resp.set_header_value("ratelimit-policy", self.policy.clone());
-        resp.set_header_value("ratelimit", self.value(quota));
+        const POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+        const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+        resp.set_header_value(POLICY, self.policy.clone());
+        resp.set_header_value(RATELIMIT, self.value(quota));
     }
 
     fn value(&self, quota: &Quota) -> HeaderValue {

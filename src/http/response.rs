@@ -58,7 +58,17 @@ impl Response {
             body: body.into(),
             delivery: Delivery::default(),
         };
-        r.set_header("content-type", content_type);
+        // The common types are made once, not validated and copied again for every answer.
+        let value = match content_type {
+            "application/json" => Some(HeaderValue::from_static("application/json")),
+            "application/problem+json" => {
+                Some(HeaderValue::from_static("application/problem+json"))
+            }
+            other => HeaderValue::from_str(other).ok(),
+        };
+        if let Some(value) = value {
+            r.headers.insert(hyper::header::CONTENT_TYPE, value);
+        }
         r
     }
 
@@ -121,9 +131,10 @@ impl Response {
         }
     }
 
-    /// Sets a header to a value made beforehand (shared, not copied).
-    pub fn set_header_value(&mut self, name: &'static str, value: HeaderValue) {
-        self.headers.insert(HeaderName::from_static(name), value);
+    /// Sets a header to a value made beforehand (shared, not copied), under a name made beforehand
+    /// (a constant: no name is parsed per answer).
+    pub fn set_header_value(&mut self, name: HeaderName, value: HeaderValue) {
+        self.headers.insert(name, value);
     }
 
     pub fn with_header(mut self, name: &'static str, value: &str) -> Response {

@@ -470,7 +470,7 @@ async fn handle(
         None => {
             let mut id = String::with_capacity(28);
             id.push_str("req_");
-            id.push_str(&crate::random::nonsecret::hex::<12>());
+            crate::random::nonsecret::push_hex::<12>(&mut id);
             id
         }
     };
@@ -487,7 +487,7 @@ async fn handle(
         Ok(body) => {
             let request = Request {
                 method: method.clone(),
-                path: path.clone(),
+                path,
                 query: parts.uri.query().unwrap_or("").to_string(),
                 headers: parts.headers,
                 body,
@@ -593,8 +593,11 @@ fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
     let mut out = hyper::Response::new(body);
     *out.status_mut() = resp.status;
     *out.headers_mut() = resp.headers;
+    // A constant: the name is not parsed again for every answer.
+    const REQUEST_ID: hyper::header::HeaderName =
+        hyper::header::HeaderName::from_static("request-id");
     if let Ok(v) = hyper::header::HeaderValue::from_str(request_id) {
-        out.headers_mut().insert("request-id", v);
+        out.headers_mut().insert(REQUEST_ID, v);
     }
     out
 }

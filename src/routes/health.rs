@@ -58,7 +58,7 @@ fn health(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     });
     let mut resp = Response::new(status, "application/json", bodies[usize::from(ok)].clone());
     resp.set_header_value(
-        "cache-control",
+        hyper::header::CACHE_CONTROL,
         hyper::header::HeaderValue::from_static("no-store"),
     );
     Ok(resp)
