@@ -387,8 +387,13 @@ fn run(
         .into_response(rid);
     }
 
-    let idempotency_header = match req.headers.get("idempotency-key") {
-        Some(value) if principal.is_some() && route.idempotent => match value.to_str() {
+    // A constant: the name is not parsed again for every request; and only asked for where it
+    // can count.
+    const IDEMPOTENCY_KEY: hyper::header::HeaderName =
+        hyper::header::HeaderName::from_static("idempotency-key");
+    let asked = principal.is_some() && route.idempotent;
+    let idempotency_header = match asked.then(|| req.headers.get(IDEMPOTENCY_KEY)).flatten() {
+        Some(value) => match value.to_str() {
             Ok(k) => {
                 if let Err(e) = idempotency::validate_key(k) {
                     return e.into_response(rid);
