@@ -122,7 +122,12 @@ impl Source for SimulatedScans {
             }
             Ok::<_, DbError>(scanned)
         })?;
-        *done = Some(last);
+        // The mark follows the rows: a run that rolls back puts it back too.
+        let before = done.replace(last);
+        let mark = Arc::clone(&self.done);
+        env.db.on_rollback(move || {
+            *mark.lock().unwrap_or_else(|e| e.into_inner()) = before;
+        });
         report.count("qr_code.simulated_scan", scanned);
         Ok(())
     }

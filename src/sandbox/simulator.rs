@@ -27,7 +27,7 @@ use crate::db::DbError;
 use crate::ids::{PlaybackErrorId, PlaybackId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
 
 /// Seconds between two heartbeats of a playing screen.
@@ -173,7 +173,7 @@ impl Playable {
 }
 
 /// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad.
-fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
+fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
     let mut stmt = tx.prepare_cached(
         "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at,
                 max(a.created_at, x.assigned_at), a.starts_at, a.ends_at
@@ -342,7 +342,7 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     from: i64,
     g: i64,
     taken: &BTreeMap<String, i64>,
@@ -392,7 +392,7 @@ fn beat_to(
 /// to an instant in that hour); every other slot is a new row, inserted in the slots' order (the
 /// order its id and rowid follow), many rows to a statement. Returns the plays written.
 pub(super) fn write_slots(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     playables: &[Playable],
     slots: &Slots,
     open_hour: i64,
@@ -443,7 +443,7 @@ pub(super) fn write_slots(
 /// The screens a real player took over since `from` (a `device.heartbeat` event, which only the
 /// REST route records: the simulation writes its heartbeats straight into the row), with the
 /// instant of the first such heartbeat.
-fn taken_over(tx: &Transaction<'_>, from: i64) -> Result<BTreeMap<String, i64>, DbError> {
+fn taken_over(tx: &Connection, from: i64) -> Result<BTreeMap<String, i64>, DbError> {
     let rows = tx
         .prepare_cached(
             "SELECT e.resource_id, min(e.created_at) FROM events e
@@ -459,7 +459,7 @@ fn taken_over(tx: &Transaction<'_>, from: i64) -> Result<BTreeMap<String, i64>, 
 /// Records a playback error of a screen at `at` (in the table diagnostics read), naming the ad it
 /// plays then if any, and keeps the latest [`KEPT_PLAYBACK_ERRORS`].
 pub fn record_error(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     device: &str,
     code: &str,
     message: &str,
@@ -490,7 +490,7 @@ fn heartbeating(device: &str, profile: &str, t: i64) -> bool {
 /// Gives a screen a profile from `now` on: a playing profile heartbeats at once (a flaky screen
 /// only if it is up). Returns the next transition (at or after `now`), if the profile has any.
 pub fn set_profile(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     device: &str,
     profile: &str,
     now: i64,
