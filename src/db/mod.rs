@@ -426,8 +426,8 @@ impl Db {
 
     /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
     /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds. Inside a
-    /// write scope ([`Db::write_scope`]) it is a savepoint of the scope's transaction instead,
-    /// released when `f` succeeds and rolled back when it fails; the scope commits.
+    /// write scope ([`Db::write_scope`]) it joins the scope's transaction instead, which commits
+    /// at the scope's end; a failed `f` fails the whole scope, which rolls back.
     pub fn write<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
     where
         E: From<DbError>,

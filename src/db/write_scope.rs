@@ -1,13 +1,17 @@
 //! One write transaction for a run of the timeline (an advance, a tick).
 //!
 //! [`Db::write_scope`] runs `f` with one connection set aside for its thread: the first
-//! [`Db::write`] inside opens one `BEGIN IMMEDIATE` transaction on it, every write inside becomes a
-//! `SAVEPOINT` of that transaction (released when the write's closure succeeds, rolled back to when
-//! it fails or runs in [`Db::dry_run`]: each write keeps its own all-or-nothing), and every
-//! [`Db::conn`] inside reads on the same connection, so it sees the scope's uncommitted rows. The
-//! scope commits once, when `f` succeeds: a day of the simulated fleet writes each hot page of
-//! the write-ahead log once instead of once per write, and no other connection's page cache is
-//! invalidated on the way.
+//! [`Db::write`] inside opens one `BEGIN IMMEDIATE` transaction on it, every later write joins
+//! that transaction, and every [`Db::conn`] inside reads on the same connection, so it sees the
+//! scope's uncommitted rows. The scope commits once, when `f` succeeds: a day of the simulated
+//! fleet writes each hot page of the write-ahead log once instead of once per write, and no other
+//! connection's page cache is invalidated on the way.
+//!
+//! All or nothing: a write inside the scope is not a savepoint of its own (a savepoint copies every
+//! page it first changes; that was a tenth of an advance). A write whose closure fails fails the
+//! scope instead: every later write of it fails, and it can only roll back. A caller that swallowed
+//! the error cannot commit half a write. Only a write in [`Db::dry_run`] is a savepoint, rolled back
+//! to at its end.
 //!
 //! Commit points. Work that acts outside the database or waits for another thread's write (a
 //! webhook attempt sent, a drain waiting for the worker's record) runs in [`Db::committed`]: the
@@ -17,8 +21,8 @@
 //! network wait. The after-commit hook ([`super::wake_after_commit`]) runs after the commit that
 //! made the asking write visible, never for a write that rolled back.
 //!
-//! Failure. When `f` fails (or a commit does), the open transaction rolls back: the world is as it
-//! was at the scope's start or at its last commit point, never half a run. In-memory state that
+//! Failure. When `f` fails (or a write or a commit does), the open transaction rolls back: the
+//! world is as it was at the scope's start or at its last commit point, never half a run. In-memory state that
 //! follows the rows registers its undo with [`Db::on_rollback`] (the simulated scans' mark), and a
 //! frozen clock moves back to the instant it showed at that start or commit point (a running clock
 //! keeps running: what was rolled back falls due again and runs on the next tick or advance).
@@ -233,6 +237,25 @@ impl Db {
             Ok(Rc::clone(&scope.conn))
         });
         let conn = conn.map_err(E::from)?;
+        if !DRY_RUN.get() {
+            // No savepoint (its page copies were a tenth of an advance): a write that fails fails
+            // the scope instead, which then rolls back whole.
+            WAKE_AFTER_COMMIT.set(false);
+            let out = f(&conn);
+            let wake = WAKE_AFTER_COMMIT.replace(false);
+            WRITE.with_borrow_mut(|s| {
+                if let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) {
+                    if out.is_err() || conn.is_autocommit() {
+                        scope.broken = true;
+                        scope.wake = false;
+                    } else if wake {
+                        scope.wake = true;
+                    }
+                }
+            });
+            return out;
+        }
+        // A dry run keeps nothing of the write: a savepoint, rolled back to.
         if let Err(e) = run(&conn, "SAVEPOINT write") {
             self.check_open(&conn);
             return Err(E::from(e));

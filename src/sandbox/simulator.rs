@@ -172,7 +172,8 @@ impl Playable {
     }
 }
 
-/// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad.
+/// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad
+/// ([`order`]; the query leaves the order to it, which saves SQLite a temporary b-tree per call).
 fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
     let mut stmt = tx.prepare_cached(
         "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at,
@@ -184,8 +185,7 @@ fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbE
          LEFT JOIN promotions p ON p.id = a.promotion_id
          WHERE s.profile IN ('steady', 'flaky', 'failing_playback')
            AND (?1 IS NULL OR s.device_id = ?1)
-           AND a.status = 'active' AND (a.promotion_id IS NULL OR p.active = 1)
-         ORDER BY x.device_id, a.id",
+           AND a.status = 'active' AND (a.promotion_id IS NULL OR p.active = 1)",
     )?;
     let rows = stmt.query_map([device], |r| {
         let promotion: Option<(i64, i64)> = r.get::<_, Option<i64>>(4)?.zip(r.get(5)?);
@@ -258,8 +258,8 @@ pub(super) struct Slot {
     pub(super) started_at: i64,
 }
 
-/// Orders `playables` by screen then ad: the order their slots are written in (the queries ask
-/// for it too; this makes it a property of the code, whatever a collation says).
+/// Orders `playables` by screen then ad: the order their slots are written in (a property of the
+/// code, whatever a collation or a query plan says).
 pub(super) fn order(playables: &mut [Playable]) {
     playables.sort_by(|a, b| (&a.device, &a.ad).cmp(&(&b.device, &b.ad)));
 }
