@@ -50,7 +50,12 @@ struct WriteScope {
     undo: Vec<Undo>,
     /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
     committed_at: Option<i64>,
+    /// Names the open transaction ([`Db::write_scope_transaction`]).
+    transaction: u64,
 }
+
+/// Numbers the write scopes' transactions, process-wide.
+static TRANSACTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
     static WRITE: RefCell<Option<WriteScope>> = const { RefCell::new(None) };
@@ -100,6 +105,7 @@ impl Db {
             wake: false,
             undo: Vec::new(),
             committed_at: clock_ms(),
+            transaction: 0,
         }));
         // Ends the scope also when `f` panics: an open transaction is rolled back.
         struct Close<'a>(&'a Db);
@@ -205,6 +211,18 @@ impl Db {
         });
     }
 
+    /// The open write transaction of this thread's write scope, as a number no other transaction
+    /// of the process has: until it ends, no other connection can change a row (it holds the
+    /// write lock), so what this thread read in it stays true but for its own writes. `None`
+    /// outside a scope or with nothing open.
+    pub fn write_scope_transaction(&self) -> Option<u64> {
+        WRITE.with_borrow(|s| {
+            s.as_ref()
+                .filter(|s| s.db == id(self) && s.open && !s.broken)
+                .map(|s| s.transaction)
+        })
+    }
+
     /// The write scope's connection for a read, if this thread is in a scope of this database.
     pub(super) fn write_scope_read(&self) -> Option<Rc<Connection>> {
         WRITE.with_borrow(|s| {
@@ -233,6 +251,8 @@ impl Db {
             if !scope.open {
                 run(&scope.conn, "BEGIN IMMEDIATE")?;
                 scope.open = true;
+                scope.transaction =
+                    TRANSACTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             }
             Ok(Rc::clone(&scope.conn))
         });

@@ -19,7 +19,8 @@
 //! writes the same rows.
 //!
 //! Cost: [`Source::catch_up`] writes nothing when no grid beat passed since the last one (one
-//! indexed read); otherwise one transaction for the whole fleet. [`Source::next_due`] reports only
+//! indexed read); otherwise one write for the whole fleet (in the run's one transaction, see
+//! `db::write_scope`), its playables read once per transaction. [`Source::next_due`] reports only
 //! profile-driven transitions (a flaky screen dropping out or coming back, a failing screen's
 //! error), never one step per heartbeat.
 
@@ -149,6 +150,7 @@ fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
 /// An ad a screen may play: its id, duration, the instant it may first play there (the later of
 /// the ad's creation and its assignment to the screen) and, with a promotion, the span in which
 /// the promotion runs.
+#[derive(Clone)]
 pub(super) struct Playable {
     pub(super) device: String,
     pub(super) company: String,
@@ -201,6 +203,43 @@ fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbE
     let mut out: Vec<Playable> = rows.collect::<Result<_, _>>()?;
     order(&mut out);
     Ok(out)
+}
+
+thread_local! {
+    /// The fleet's playables as read in one write transaction of a timeline run (its number), see
+    /// [`fleet_playables`].
+    static PLAYABLES: std::cell::RefCell<Option<(u64, std::rc::Rc<Vec<Playable>>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Every playing screen's playables ([`playables`] of all screens), read once per write
+/// transaction of a timeline run rather than at every step: while the run holds the write lock no
+/// other connection changes a row, and nothing a timeline source writes changes what the query
+/// reads (ads, assignments, promotions' switches and windows, profiles), but for the fleet's own
+/// hand-over of a screen to a real player ([`forget_playables`]).
+fn fleet_playables(
+    db: &crate::db::Db,
+    tx: &Connection,
+) -> Result<std::rc::Rc<Vec<Playable>>, DbError> {
+    let Some(transaction) = db.write_scope_transaction() else {
+        return Ok(std::rc::Rc::new(playables(tx, None)?));
+    };
+    let known = PLAYABLES.with_borrow(|p| {
+        p.as_ref()
+            .filter(|(t, _)| *t == transaction)
+            .map(|(_, v)| std::rc::Rc::clone(v))
+    });
+    if let Some(known) = known {
+        return Ok(known);
+    }
+    let read = std::rc::Rc::new(playables(tx, None)?);
+    PLAYABLES.set(Some((transaction, std::rc::Rc::clone(&read))));
+    Ok(read)
+}
+
+/// Drops the playables [`fleet_playables`] keeps (the screens the fleet simulates changed).
+fn forget_playables() {
+    PLAYABLES.set(None);
 }
 
 /// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
@@ -342,6 +381,7 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
+    db: &crate::db::Db,
     tx: &Connection,
     from: i64,
     g: i64,
@@ -354,7 +394,7 @@ fn beat_to(
         )?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
-    let playables = playables(tx, None)?;
+    let playables = fleet_playables(db, tx)?;
     let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
     let mut beat = tx.prepare_cached(
@@ -495,6 +535,7 @@ pub fn set_profile(
     profile: &str,
     now: i64,
 ) -> Result<Option<i64>, DbError> {
+    forget_playables();
     let next = next_transition(device, profile, now - 1);
     let plays = heartbeating(device, profile, now);
     tx.prepare_cached(
@@ -536,10 +577,13 @@ impl Source for Fleet {
             // A screen a real player heartbeated leaves the simulation: one screen, one voice.
             let taken = taken_over(tx, from)?;
             let plays = if from < g {
-                beat_to(tx, from, g, &taken)?
+                beat_to(env.db, tx, from, g, &taken)?
             } else {
                 0
             };
+            if !taken.is_empty() {
+                forget_playables();
+            }
             for device in taken.keys() {
                 tx.prepare_cached("DELETE FROM device_simulations WHERE device_id = ?1")?
                     .execute([device])?;
