@@ -397,11 +397,7 @@ fn beat_to(
     let playables = fleet_playables(db, tx)?;
     let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
-    let mut beat = tx.prepare_cached(
-        "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2),
-             current_ad_id = CASE WHEN ?2 = ?4 THEN ?3 ELSE current_ad_id END
-         WHERE id = ?1 AND coalesce(last_heartbeat_at, ?2 - 1) < ?2",
-    )?;
+    let mut beats: Vec<(&str, i64, Option<String>)> = Vec::with_capacity(screens.len());
     let mut slots = Slots::new();
     for (device, profile, since) in &screens {
         let range = of_screen(&runs, device);
@@ -409,7 +405,7 @@ fn beat_to(
         let until = taken.get(device).map_or(g, |t| (*t).min(g));
         let at = last_beat(device, profile, g);
         if at >= *since && !taken.contains_key(device) {
-            beat.execute(rusqlite::params![device, at, playing_at(ads, g), g])?;
+            beats.push((device, at, playing_at(ads, g)));
         }
         if ads.is_empty() {
             continue;
@@ -418,6 +414,7 @@ fn beat_to(
             play_span(&mut slots, ads, range.start, a, b);
         }
     }
+    heartbeat(tx, &beats, g)?;
     write_slots(
         tx,
         &playables,
@@ -425,6 +422,46 @@ fn beat_to(
         from.div_euclid(SLOT) * SLOT,
         crate::time::now(),
     )
+}
+
+/// Screens per heartbeat statement ([`heartbeat`]).
+const BEATS: usize = 32;
+
+/// The fleet's heartbeats at grid beat `g`: each screen's last beat, and at `g` the ad it plays
+/// then. [`BEATS`] screens to a statement rather than one each: every statement on `devices` (a
+/// trigger bumps the cache generation) journals the pages it first changes, so one per screen
+/// copied the same few pages for every screen. A short chunk's unused rows are NULL, matching no
+/// screen, so one cached statement serves every fleet size.
+fn heartbeat(
+    tx: &Connection,
+    beats: &[(&str, i64, Option<String>)],
+    g: i64,
+) -> Result<(), DbError> {
+    if beats.is_empty() {
+        return Ok(());
+    }
+    let rows = vec!["(?, ?, ?)"; BEATS].join(", ");
+    let mut stmt = tx.prepare_cached(&format!(
+        "WITH b(id, at, ad) AS (VALUES {rows})
+         UPDATE devices SET last_heartbeat_at = b.at, updated_at = max(devices.updated_at, b.at),
+             current_ad_id = CASE WHEN b.at = ?{g_at} THEN b.ad ELSE devices.current_ad_id END
+         FROM b WHERE devices.id = b.id AND coalesce(devices.last_heartbeat_at, b.at - 1) < b.at",
+        g_at = 3 * BEATS + 1
+    ))?;
+    for chunk in beats.chunks(BEATS) {
+        for i in 0..BEATS {
+            let (id, at, ad) = match chunk.get(i) {
+                Some((id, at, ad)) => (Some(*id), Some(*at), ad.as_deref()),
+                None => (None, None, None),
+            };
+            stmt.raw_bind_parameter(3 * i + 1, id)?;
+            stmt.raw_bind_parameter(3 * i + 2, at)?;
+            stmt.raw_bind_parameter(3 * i + 3, ad)?;
+        }
+        stmt.raw_bind_parameter(3 * BEATS + 1, g)?;
+        stmt.raw_execute()?;
+    }
+    Ok(())
 }
 
 /// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`: a slot of an
