@@ -93,7 +93,7 @@ pub fn record_unauthenticated(
     }
 }
 
-fn write(tx: &rusqlite::Transaction<'_>, e: &Entry<'_>) -> Result<(), crate::db::DbError> {
+fn write(tx: &rusqlite::Connection, e: &Entry<'_>) -> Result<(), crate::db::DbError> {
     let now = crate::time::now();
     let bucket = (e.status >= 400).then_some(now.div_euclid(FAILURE_WINDOW_SECS));
     if let Some(bucket) = bucket {

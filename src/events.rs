@@ -4,7 +4,7 @@
 //! that rolled back. The sender ([`crate::webhooks`]) is woken once the transaction commits.
 
 use crate::ids::{self, Kind};
-use rusqlite::Transaction;
+use rusqlite::Connection;
 
 /// Every event type a webhook may subscribe to: each area's, as the area registry declares them.
 pub use crate::areas::EVENT_TYPES;
@@ -40,7 +40,7 @@ pub fn recorded_as<R>(origin: Origin, f: impl FnOnce() -> R) -> R {
 
 /// Records an event and queues its deliveries. Returns the event id.
 pub fn record(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     event_type: &str,
     resource_type: &str,
@@ -75,7 +75,7 @@ pub fn record(
 /// Records an event meant for one webhook only (`webhook.test`), whatever it subscribes to, with
 /// its delivery already claimed by the caller, who sends it at once. Returns the delivery id.
 pub fn record_for_webhook(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     webhook_id: &str,
     event_type: &str,
@@ -103,7 +103,7 @@ pub fn record_for_webhook(
 /// `api_key.expired`, an MCP confirmation's expiry. No company's webhook delivers those; a
 /// company's event is delivered as [`record`] delivers it.
 pub fn record_for(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: Option<&str>,
     event_type: &str,
     resource_type: &str,
@@ -117,7 +117,7 @@ pub fn record_for(
 }
 
 fn insert_event(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: Option<&str>,
     event_type: &str,
     resource_type: &str,
@@ -146,7 +146,7 @@ fn insert_event(
 
 /// One outbox row: due now (the first attempt is immediate), or claimed already.
 fn queue(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     webhook_id: &str,
     event_id: &str,

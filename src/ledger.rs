@@ -13,7 +13,7 @@ use crate::db::DbError;
 use crate::events;
 use crate::ids::{self, Kind};
 use crate::time::{parse_rfc3339, rfc3339};
-use rusqlite::{Connection, OptionalExtension, Row, Transaction};
+use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Serialize;
 
 /// Columns read by [`TokenTransaction::from_row`], for `token_transactions t`.
@@ -178,7 +178,7 @@ fn payload<T: Serialize>(value: &T) -> Result<serde_json::Value, LedgerError> {
         .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)).into())
 }
 
-fn current_balance(tx: &Transaction<'_>, company_id: &str) -> Result<i64, LedgerError> {
+fn current_balance(tx: &Connection, company_id: &str) -> Result<i64, LedgerError> {
     Ok(tx
         .prepare_cached("SELECT balance FROM token_balances WHERE company_id = ?1")?
         .query_row([company_id], |r| r.get::<_, i64>(0))
@@ -198,7 +198,7 @@ struct Posting<'a> {
 /// Appends one transaction and moves the cached balance with it. Refuses (402) a posting that
 /// would take the balance below zero; nothing is written then.
 fn post(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     p: &Posting<'_>,
     now: i64,
@@ -249,7 +249,7 @@ fn post(
 /// Spends `amount` tokens for a promotion activation. A zero cost leaves no ledger row (the
 /// ledger records only real movements) and returns `None`.
 pub fn spend_for_promotion(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     promotion_id: &str,
     promotion_name: &str,
@@ -296,7 +296,7 @@ pub struct Purchase {
 /// company's open invoice in the pack's currency (opening one for the current month if none is).
 /// Returns `Ok(None)` when the pack does not exist.
 pub fn purchase_pack(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     pack_id: &str,
     now: i64,
@@ -374,7 +374,7 @@ pub struct Renewal {
 /// included tokens as a `grant`, both dated `month_start`; records `tokens.granted` (with the
 /// charge and invoice) when tokens were granted.
 pub fn renew_subscription(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     month_start: i64,
 ) -> Result<Renewal, LedgerError> {
@@ -448,7 +448,7 @@ struct ChargeRow<'a> {
 }
 
 /// Writes a charge dated `at` on its invoice; returns its id.
-fn charge(tx: &Transaction<'_>, row: &ChargeRow<'_>, at: i64) -> Result<String, LedgerError> {
+fn charge(tx: &Connection, row: &ChargeRow<'_>, at: i64) -> Result<String, LedgerError> {
     let id = ids::new_id(Kind::Charge);
     tx.prepare_cached(
         "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
@@ -470,7 +470,7 @@ fn charge(tx: &Transaction<'_>, row: &ChargeRow<'_>, at: i64) -> Result<String, 
 /// The company's `open` invoice in `currency` for the month starting at `month_start`, or a new
 /// one for it.
 fn month_invoice(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     currency: &str,
     month_start: i64,
@@ -493,7 +493,7 @@ fn month_invoice(
 
 /// The newest `open` invoice of the company in `currency`, or a new one for the current month.
 fn open_invoice(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     currency: &str,
     now: i64,
@@ -514,7 +514,7 @@ fn open_invoice(
 /// A new `open` invoice for the UTC month holding `now`, issued at `now`, due 14 days after the
 /// month ends.
 fn new_invoice(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company_id: &str,
     currency: &str,
     now: i64,
@@ -548,11 +548,7 @@ pub fn month_bounds(now: i64) -> (i64, i64) {
 
 /// `<PREFIX>-<YEAR>-<NNNN>`, continuing the company's own numbering (its prefix is the one of its
 /// latest invoice) and skipping any number already taken, since numbers are unique service-wide.
-fn next_invoice_number(
-    tx: &Transaction<'_>,
-    company_id: &str,
-    now: i64,
-) -> Result<String, LedgerError> {
+fn next_invoice_number(tx: &Connection, company_id: &str, now: i64) -> Result<String, LedgerError> {
     let numbers: Vec<String> = tx
         .prepare_cached("SELECT number FROM invoices WHERE company_id = ?1 ORDER BY id DESC")?
         .query_map([company_id], |r| r.get(0))?

@@ -137,6 +137,15 @@ impl Clock {
         *self.last_id_stamp.lock().unwrap_or_else(|e| e.into_inner()) = id_stamp;
     }
 
+    /// A failed run of the timeline rolled its writes back: a frozen clock moves back to `ms`, the
+    /// instant its last commit was made at, if it shows a later one (with a snapshot restore, the
+    /// only ways a clock moves back). A running clock keeps running.
+    pub fn rewind(&self, ms: i64) {
+        if let Some(frozen) = &self.frozen_ms {
+            frozen.fetch_min(ms, Ordering::AcqRel);
+        }
+    }
+
     /// Makes a running clock's offset at least `ms` (never smaller); a frozen clock ignores it.
     pub fn ensure_offset(&self, ms: i64) {
         if self.frozen_ms.is_none() {

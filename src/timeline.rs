@@ -17,6 +17,10 @@
 //!
 //! Then every source catches up to `until`, and the clock shows `until` (a running one runs on). Sources live with the
 //! areas they change (routes, mcp, webhooks) and are registered once, by `app::App::build`.
+//!
+//! The caller (`routes::time_driven::run_each`) runs it all inside one write transaction
+//! (`Db::write_scope`): every source's writes join it, reads see the steps before, and a failure
+//! rolls the run back to its start or to the last commit made before a webhook left the process.
 
 use crate::config::Settings;
 use crate::db::{Db, DbError};

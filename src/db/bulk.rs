@@ -11,7 +11,7 @@
 //! rows (a few dozen per step), remainder chunks of 8 cost more than the statements they saved.
 
 use super::DbError;
-use rusqlite::{Statement, Transaction};
+use rusqlite::{Connection, Statement};
 
 /// Rows per statement of a full chunk.
 pub const ROWS: usize = 64;
@@ -49,7 +49,7 @@ impl Insert<'_> {
     /// 1-based parameter indexes `first`, `first + 1`, …
     pub fn run<T>(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         rows: &[T],
         mut bind: impl FnMut(&mut Statement<'_>, usize, &T) -> rusqlite::Result<()>,
     ) -> Result<(), DbError> {

@@ -155,14 +155,14 @@ pub fn has_account(account: &str) -> Result<bool, DbError> {
 }
 
 /// Inserts the demo world inside the caller's transaction, with `now` as the time base.
-pub fn load(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<(), DbError> {
+pub fn load(tx: &rusqlite::Connection, now: i64) -> Result<(), DbError> {
     load_where(tx, now, |_| true).map(|_| ())
 }
 
 /// [`load`], returning the columns of each table that hold `$now` instants (for
 /// [`super::world::shift`]).
 pub fn load_anchored(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     anchor: i64,
 ) -> Result<Vec<(String, Vec<String>)>, DbError> {
     load_where(tx, anchor, |_| true)
@@ -200,16 +200,12 @@ fn time_columns(world: &World) -> Vec<(String, Vec<String>)> {
 
 /// Inserts the fixture rows of one account (its companies and everything under them, its clients,
 /// keys and users), and no global row.
-pub fn load_account(
-    tx: &rusqlite::Transaction<'_>,
-    now: i64,
-    account: &str,
-) -> Result<(), DbError> {
+pub fn load_account(tx: &rusqlite::Connection, now: i64, account: &str) -> Result<(), DbError> {
     load_where(tx, now, |owner| owner == Some(account)).map(|_| ())
 }
 
 fn load_where(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     now: i64,
     keep: impl Fn(Option<&str>) -> bool,
 ) -> Result<Vec<(String, Vec<String>)>, DbError> {
@@ -290,11 +286,7 @@ const FIXTURE_OFFLINE_SECS: i64 = 3_600;
 /// `flaky`; the rest `steady`. Flaky and failing screens are due at once, so the simulator
 /// schedules their first transition (`sandbox::simulator`). Also starts the fleet's
 /// heartbeat grid at `now` (rounded down to the minute) when it has none.
-fn fleet_profiles(
-    tx: &rusqlite::Transaction<'_>,
-    now: i64,
-    devices: &[&str],
-) -> Result<(), DbError> {
+fn fleet_profiles(tx: &rusqlite::Connection, now: i64, devices: &[&str]) -> Result<(), DbError> {
     let mut derive = tx.prepare_cached(
         "INSERT OR IGNORE INTO device_simulations (device_id, profile, since_at, next_due_at, up)
          SELECT id, profile, ?1, CASE WHEN profile IN ('flaky', 'failing_playback') THEN ?1 END,

@@ -18,6 +18,7 @@ mod v31_tests;
 #[cfg(test)]
 mod v35_tests;
 pub mod world;
+mod write_scope;
 
 pub use scope::Generations;
 
@@ -122,6 +123,30 @@ impl Drop for PooledConn<'_> {
             }
             self.db.release(conn);
         }
+    }
+}
+
+/// A connection from [`Db::conn`]: the pool's (or the read scope's), or inside a write scope
+/// ([`Db::write_scope`]) that scope's, shared with its writes so that reads see their rows.
+pub enum Conn<'a> {
+    Pooled(PooledConn<'a>),
+    InWriteScope(std::rc::Rc<Connection>),
+}
+
+impl Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Conn::Pooled(c) => c,
+            Conn::InWriteScope(c) => c,
+        }
+    }
+}
+
+impl Conn<'_> {
+    /// Whether this is the read scope's connection ([`Db::read_scope`]).
+    fn in_read_scope(&self) -> bool {
+        matches!(self, Conn::Pooled(c) if c.scoped)
     }
 }
 
@@ -300,21 +325,24 @@ impl Db {
         }
     }
 
-    /// A connection: this thread's read scope's ([`Db::read_scope`]) inside one, else one from
-    /// the pool (or a new one).
-    pub fn conn(&self) -> Result<PooledConn<'_>, DbError> {
+    /// A connection: this thread's write scope's ([`Db::write_scope`]) inside one, else its read
+    /// scope's ([`Db::read_scope`]) inside one, else one from the pool (or a new one).
+    pub fn conn(&self) -> Result<Conn<'_>, DbError> {
+        if let Some(conn) = self.write_scope_read() {
+            return Ok(Conn::InWriteScope(conn));
+        }
         if let Some(conn) = self.scoped_for_read()? {
-            return Ok(PooledConn {
+            return Ok(Conn::Pooled(PooledConn {
                 db: self,
                 conn: Some(conn),
                 scoped: true,
-            });
+            }));
         }
-        Ok(PooledConn {
+        Ok(Conn::Pooled(PooledConn {
             db: self,
             conn: Some(self.fresh()?),
             scoped: false,
-        })
+        }))
     }
 
     /// A connection for [`Db::write`]: the read scope's with its read transaction ended, or one
@@ -411,14 +439,16 @@ impl Db {
     }
 
     /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
-    /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds.
-    pub fn write<T, E>(
-        &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E>,
-    ) -> Result<T, E>
+    /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds. Inside a
+    /// write scope ([`Db::write_scope`]) it joins the scope's transaction instead, which commits
+    /// at the scope's end; a failed `f` fails the whole scope, which rolls back.
+    pub fn write<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
     where
         E: From<DbError>,
     {
+        if self.write_scope_read().is_some() {
+            return self.write_in_scope(f);
+        }
         let mut conn = self.conn_for_write().map_err(E::from)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -534,7 +564,7 @@ impl Db {
 
 /// Every table of the demo world: all but migrations bookkeeping, server secrets, the audit log
 /// and the cache generations (which the deletes themselves move on).
-fn user_tables(tx: &rusqlite::Transaction<'_>) -> Result<Vec<String>, DbError> {
+fn user_tables(tx: &Connection) -> Result<Vec<String>, DbError> {
     let mut stmt = tx.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table'
          AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log',
@@ -545,7 +575,7 @@ fn user_tables(tx: &rusqlite::Transaction<'_>) -> Result<Vec<String>, DbError> {
     Ok(names.collect::<Result<_, _>>()?)
 }
 
-fn table_columns(tx: &rusqlite::Transaction<'_>, table: &str) -> Result<Vec<String>, DbError> {
+fn table_columns(tx: &Connection, table: &str) -> Result<Vec<String>, DbError> {
     let mut stmt = tx.prepare("SELECT name FROM pragma_table_info(?1)")?;
     let names = stmt.query_map([table], |r| r.get(0))?;
     Ok(names.collect::<Result<_, _>>()?)

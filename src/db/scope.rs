@@ -195,6 +195,17 @@ impl Db {
         Ok(Some(conn))
     }
 
+    /// Ends the read transaction of this thread's read scope (now, or as its connection comes
+    /// back): a write scope is about to write on another connection, and later reads must see it.
+    pub(super) fn end_scoped_read(&self) {
+        match self.scoped_for_write() {
+            Ok(Some(conn)) => self.return_scoped(conn),
+            Ok(None) => {}
+            // The read could not be ended: the connection was dropped, the next read takes another.
+            Err(_) => {}
+        }
+    }
+
     /// A scoped connection comes back: home to its scope, or (the scope has ended) to the pool.
     pub(super) fn return_scoped(&self, conn: Connection) {
         let back = SCOPE.with_borrow_mut(|s| match s.as_mut() {
@@ -230,7 +241,7 @@ impl Db {
             return Ok(g);
         }
         let conn = self.conn()?;
-        let scoped = conn.scoped;
+        let scoped = conn.in_read_scope();
         let (credentials, devices) = conn
             .prepare_cached("SELECT credentials, devices FROM cache_generations WHERE id = 1")?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;

@@ -396,7 +396,7 @@ fn audit_rows_after(conn: &Connection, high: i64) -> Result<(Vec<String>, Rows),
 /// Inserts the rows with their own ids; a row whose id was taken meanwhile (a request audited
 /// between the copy and this transaction) gets a new one.
 fn put_back_audit(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     columns: &[String],
     rows: &Rows,
 ) -> Result<(), SnapshotError> {

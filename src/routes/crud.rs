@@ -5,7 +5,7 @@
 use crate::events;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::TypedId;
-use rusqlite::{Connection, OptionalExtension, Row, Transaction};
+use rusqlite::{Connection, OptionalExtension, Row};
 use serde::{Serialize, Serializer};
 
 /// A Unix time (seconds) that serializes as RFC 3339 (`2025-01-02T03:04:05Z`), as every
@@ -82,7 +82,7 @@ pub fn load<I: TypedId, T>(
 
 /// Records an event whose payload is a typed value (a resource, an assignment).
 pub fn record<T: Serialize>(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company: &str,
     event_type: &str,
     object: &str,
@@ -98,7 +98,7 @@ pub fn record<T: Serialize>(
 /// Deletes row `id` of `table` and records `<object>.deleted` with the deletion stub
 /// `{"id", "object", "deleted": true}`.
 pub fn delete_row<I: TypedId>(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     table: &'static str,
     object: &'static str,
     company: &str,

@@ -177,7 +177,7 @@ where
 /// shape of every PATCH, which bumps the version behind the resource's ETag. Column names come
 /// from the handlers' own literals, never from input.
 pub fn update_versioned(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     table: &str,
     key: &str,
     id: &str,

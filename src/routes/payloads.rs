@@ -16,7 +16,7 @@
 use crate::config::Settings;
 use crate::http::ApiError;
 use crate::ids::Kind;
-use rusqlite::{Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -279,7 +279,7 @@ pub fn newest_of(
 /// Builds the `data` of `event_type` for object `id` and records the event (and its deliveries)
 /// in `tx`: what the transitions call, so the payload is the catalogue's. Returns the event id.
 pub fn record(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     settings: &Settings,
     event_type: &str,
     company: &str,

@@ -63,7 +63,7 @@ impl Run<'_> {
     /// than a batch or time is up.
     fn batches(
         &mut self,
-        step: impl Fn(&rusqlite::Transaction<'_>, i64) -> rusqlite::Result<usize>,
+        step: impl Fn(&rusqlite::Connection, i64) -> rusqlite::Result<usize>,
     ) -> Result<(), ApiError> {
         loop {
             if self.out_of_time() {

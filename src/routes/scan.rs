@@ -153,7 +153,7 @@ pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
 /// code's last event is [`EVENT_INTERVAL_SECS`] or more before `at`, a `qr_code.scanned` event.
 /// `found` is updated to match, so a caller can record several scans of one code in a row.
 pub(crate) fn record_scan(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     found: &mut Found,
     class: &'static str,
     at: i64,

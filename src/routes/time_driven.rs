@@ -28,12 +28,17 @@ pub fn run_each(app: &App, until: i64, after_step: StepHook<'_>) -> Result<Repor
         db: &app.db,
         settings: &app.settings,
     };
-    let report = timeline(app)?
-        .run_until_each(&env, &app.clock, until, after_step)
-        .map_err(|e| match e {
-            TimelineError::Db(e) => ApiError::from(e),
-            other => ApiError::Internal(other.to_string()),
-        })?;
+    let timeline = timeline(app)?;
+    // One write transaction for the whole run, committed at its end (and before any webhook
+    // attempt: `Db::committed`); a failure rolls the run back to its start or last commit point.
+    let report = app.db.write_scope(|| {
+        timeline
+            .run_until_each(&env, &app.clock, until, after_step)
+            .map_err(|e| match e {
+                TimelineError::Db(e) => ApiError::from(e),
+                other => ApiError::Internal(other.to_string()),
+            })
+    })?;
     // Housekeeping never fails the run it follows: a batch that could not run now runs next time.
     if let Err(err) = super::retention::prune(app, app.clock.now()) {
         tracing::warn!(error = %err, "retention: pruning failed; retried on the next run");

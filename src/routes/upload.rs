@@ -169,7 +169,7 @@ impl Sent {
     /// with `zeroblob(len)`, chunk by chunk.
     pub fn write_into(
         &self,
-        tx: &rusqlite::Transaction<'_>,
+        tx: &rusqlite::Connection,
         table: &str,
         column: &str,
         rowid: i64,

@@ -30,7 +30,7 @@ use super::simulator::{
 use crate::db::DbError;
 use crate::ids::Kind;
 use crate::timeline::{Env, Report, Source};
-use rusqlite::Transaction;
+use rusqlite::Connection;
 
 /// Whole UTC days of history before the day of the load.
 pub const DAYS: i64 = 30;
@@ -105,7 +105,7 @@ fn ran(
 /// A daily total: (plays, seconds, hourly rows it stands for).
 type Total = (i64, i64, i64);
 
-fn write_plays(tx: &Transaction<'_>, account: &str, loaded_at: i64) -> Result<(), DbError> {
+fn write_plays(tx: &Connection, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let start = history_start(loaded_at);
     // The fleet's heartbeat grid starts at the load's minute: history ends where it begins.
     let end = loaded_at.div_euclid(GRID) * GRID;
@@ -262,7 +262,7 @@ impl Tally for Grid {
 /// The active ads assigned to the account's simulated screens, as they may have played in the
 /// past: from the later of the ad's creation and its assignment, an ad of a promotion only while
 /// the promotion ran.
-fn playables(tx: &Transaction<'_>, account: &str) -> Result<Vec<Playable>, DbError> {
+fn playables(tx: &Connection, account: &str) -> Result<Vec<Playable>, DbError> {
     type Promotion = Option<(i64, i64, bool, Option<i64>, Option<i64>)>;
     type Dates = (Option<i64>, Option<i64>);
     let rows: Vec<(Playable, Promotion, Dates)> = tx
@@ -323,7 +323,7 @@ fn playables(tx: &Transaction<'_>, account: &str) -> Result<Vec<Playable>, DbErr
 }
 
 fn write_scans(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     account: &str,
     loaded_at: i64,
     detail_cap: u64,

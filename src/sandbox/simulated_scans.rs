@@ -6,7 +6,7 @@
 //!   promotion that is running at `h` (switched on, inside its window) 0 to 3 scans, at `h`,
 //!   `h - 20 s`, `h - 40 s` (so at most one `qr_code.scanned` event per code and hour); how many, and the user-agent class of each, follow from a hash of the code's id
 //!   and `h`, so two sandboxes with the same fixtures and the same clock moves scan alike.
-//! - The scans are written in bulk, one transaction per catch-up, not one timeline step per hour;
+//! - The scans are written in bulk, one write per catch-up, not one timeline step per hour;
 //!   they count, list and report like real scans, and `qr_code.scanned` keeps its rate limit.
 //! - Simulation starts at the hour the sandbox clock started in (no backfill) and reaches back at most
 //!   [`MAX_HOURS`] hours per catch-up, so a jump of a year does bounded work.
@@ -122,7 +122,12 @@ impl Source for SimulatedScans {
             }
             Ok::<_, DbError>(scanned)
         })?;
-        *done = Some(last);
+        // The mark follows the rows: a run that rolls back puts it back too.
+        let before = done.replace(last);
+        let mark = Arc::clone(&self.done);
+        env.db.on_rollback(move || {
+            *mark.lock().unwrap_or_else(|e| e.into_inner()) = before;
+        });
         report.count("qr_code.simulated_scan", scanned);
         Ok(())
     }

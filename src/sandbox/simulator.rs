@@ -19,7 +19,8 @@
 //! writes the same rows.
 //!
 //! Cost: [`Source::catch_up`] writes nothing when no grid beat passed since the last one (one
-//! indexed read); otherwise one transaction for the whole fleet. [`Source::next_due`] reports only
+//! indexed read); otherwise one write for the whole fleet (in the run's one transaction, see
+//! `db::write_scope`), its playables read once per transaction. [`Source::next_due`] reports only
 //! profile-driven transitions (a flaky screen dropping out or coming back, a failing screen's
 //! error), never one step per heartbeat.
 
@@ -27,7 +28,7 @@ use crate::db::DbError;
 use crate::ids::{PlaybackErrorId, PlaybackId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
 
 /// Seconds between two heartbeats of a playing screen.
@@ -149,6 +150,7 @@ fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
 /// An ad a screen may play: its id, duration, the instant it may first play there (the later of
 /// the ad's creation and its assignment to the screen) and, with a promotion, the span in which
 /// the promotion runs.
+#[derive(Clone)]
 pub(super) struct Playable {
     pub(super) device: String,
     pub(super) company: String,
@@ -172,8 +174,9 @@ impl Playable {
     }
 }
 
-/// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad.
-fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
+/// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad
+/// ([`order`]; the query leaves the order to it, which saves SQLite a temporary b-tree per call).
+fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
     let mut stmt = tx.prepare_cached(
         "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at,
                 max(a.created_at, x.assigned_at), a.starts_at, a.ends_at
@@ -184,8 +187,7 @@ fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>
          LEFT JOIN promotions p ON p.id = a.promotion_id
          WHERE s.profile IN ('steady', 'flaky', 'failing_playback')
            AND (?1 IS NULL OR s.device_id = ?1)
-           AND a.status = 'active' AND (a.promotion_id IS NULL OR p.active = 1)
-         ORDER BY x.device_id, a.id",
+           AND a.status = 'active' AND (a.promotion_id IS NULL OR p.active = 1)",
     )?;
     let rows = stmt.query_map([device], |r| {
         let promotion: Option<(i64, i64)> = r.get::<_, Option<i64>>(4)?.zip(r.get(5)?);
@@ -201,6 +203,43 @@ fn playables(tx: &Transaction<'_>, device: Option<&str>) -> Result<Vec<Playable>
     let mut out: Vec<Playable> = rows.collect::<Result<_, _>>()?;
     order(&mut out);
     Ok(out)
+}
+
+thread_local! {
+    /// The fleet's playables as read in one write transaction of a timeline run (its number), see
+    /// [`fleet_playables`].
+    static PLAYABLES: std::cell::RefCell<Option<(u64, std::rc::Rc<Vec<Playable>>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Every playing screen's playables ([`playables`] of all screens), read once per write
+/// transaction of a timeline run rather than at every step: while the run holds the write lock no
+/// other connection changes a row, and nothing a timeline source writes changes what the query
+/// reads (ads, assignments, promotions' switches and windows, profiles), but for the fleet's own
+/// hand-over of a screen to a real player ([`forget_playables`]).
+fn fleet_playables(
+    db: &crate::db::Db,
+    tx: &Connection,
+) -> Result<std::rc::Rc<Vec<Playable>>, DbError> {
+    let Some(transaction) = db.write_scope_transaction() else {
+        return Ok(std::rc::Rc::new(playables(tx, None)?));
+    };
+    let known = PLAYABLES.with_borrow(|p| {
+        p.as_ref()
+            .filter(|(t, _)| *t == transaction)
+            .map(|(_, v)| std::rc::Rc::clone(v))
+    });
+    if let Some(known) = known {
+        return Ok(known);
+    }
+    let read = std::rc::Rc::new(playables(tx, None)?);
+    PLAYABLES.set(Some((transaction, std::rc::Rc::clone(&read))));
+    Ok(read)
+}
+
+/// Drops the playables [`fleet_playables`] keeps (the screens the fleet simulates changed).
+fn forget_playables() {
+    PLAYABLES.set(None);
 }
 
 /// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
@@ -277,8 +316,8 @@ impl Tally for Slots {
     }
 }
 
-/// Orders `playables` by screen then ad: the order their slots are written in (the queries ask
-/// for it too; this makes it a property of the code, whatever a collation says).
+/// Orders `playables` by screen then ad: the order their slots are written in (a property of the
+/// code, whatever a collation or a query plan says).
 pub(super) fn order(playables: &mut [Playable]) {
     playables.sort_by(|a, b| (&a.device, &a.ad).cmp(&(&b.device, &b.ad)));
 }
@@ -379,7 +418,8 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
-    tx: &Transaction<'_>,
+    db: &crate::db::Db,
+    tx: &Connection,
     from: i64,
     g: i64,
     taken: &BTreeMap<String, i64>,
@@ -391,14 +431,10 @@ fn beat_to(
         )?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
-    let playables = playables(tx, None)?;
+    let playables = fleet_playables(db, tx)?;
     let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
-    let mut beat = tx.prepare_cached(
-        "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2),
-             current_ad_id = CASE WHEN ?2 = ?4 THEN ?3 ELSE current_ad_id END
-         WHERE id = ?1 AND coalesce(last_heartbeat_at, ?2 - 1) < ?2",
-    )?;
+    let mut beats: Vec<(&str, i64, Option<String>)> = Vec::with_capacity(screens.len());
     let mut slots = Slots::new();
     for (device, profile, since) in &screens {
         let range = of_screen(&runs, device);
@@ -406,7 +442,7 @@ fn beat_to(
         let until = taken.get(device).map_or(g, |t| (*t).min(g));
         let at = last_beat(device, profile, g);
         if at >= *since && !taken.contains_key(device) {
-            beat.execute(rusqlite::params![device, at, playing_at(ads, g), g])?;
+            beats.push((device, at, playing_at(ads, g)));
         }
         if ads.is_empty() {
             continue;
@@ -415,6 +451,7 @@ fn beat_to(
             play_span(&mut slots, ads, range.start, a, b);
         }
     }
+    heartbeat(tx, &beats, g)?;
     write_slots(
         tx,
         &playables,
@@ -424,12 +461,52 @@ fn beat_to(
     )
 }
 
+/// Screens per heartbeat statement ([`heartbeat`]).
+const BEATS: usize = 32;
+
+/// The fleet's heartbeats at grid beat `g`: each screen's last beat, and at `g` the ad it plays
+/// then. [`BEATS`] screens to a statement rather than one each: every statement on `devices` (a
+/// trigger bumps the cache generation) journals the pages it first changes, so one per screen
+/// copied the same few pages for every screen. A short chunk's unused rows are NULL, matching no
+/// screen, so one cached statement serves every fleet size.
+fn heartbeat(
+    tx: &Connection,
+    beats: &[(&str, i64, Option<String>)],
+    g: i64,
+) -> Result<(), DbError> {
+    if beats.is_empty() {
+        return Ok(());
+    }
+    let rows = vec!["(?, ?, ?)"; BEATS].join(", ");
+    let mut stmt = tx.prepare_cached(&format!(
+        "WITH b(id, at, ad) AS (VALUES {rows})
+         UPDATE devices SET last_heartbeat_at = b.at, updated_at = max(devices.updated_at, b.at),
+             current_ad_id = CASE WHEN b.at = ?{g_at} THEN b.ad ELSE devices.current_ad_id END
+         FROM b WHERE devices.id = b.id AND coalesce(devices.last_heartbeat_at, b.at - 1) < b.at",
+        g_at = 3 * BEATS + 1
+    ))?;
+    for chunk in beats.chunks(BEATS) {
+        for i in 0..BEATS {
+            let (id, at, ad) = match chunk.get(i) {
+                Some((id, at, ad)) => (Some(*id), Some(*at), ad.as_deref()),
+                None => (None, None, None),
+            };
+            stmt.raw_bind_parameter(3 * i + 1, id)?;
+            stmt.raw_bind_parameter(3 * i + 2, at)?;
+            stmt.raw_bind_parameter(3 * i + 3, ad)?;
+        }
+        stmt.raw_bind_parameter(3 * BEATS + 1, g)?;
+        stmt.raw_execute()?;
+    }
+    Ok(())
+}
+
 /// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`: a slot of an
 /// hour at or before `open_hour` is added to the row already there, if any (rows were written up
 /// to an instant in that hour); every other slot is a new row, inserted in the slots' order (the
 /// order its id and rowid follow), many rows to a statement. Returns the plays written.
 pub(super) fn write_slots(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     playables: &[Playable],
     slots: &Slots,
     open_hour: i64,
@@ -480,7 +557,7 @@ pub(super) fn write_slots(
 /// The screens a real player took over since `from` (a `device.heartbeat` event, which only the
 /// REST route records: the simulation writes its heartbeats straight into the row), with the
 /// instant of the first such heartbeat.
-fn taken_over(tx: &Transaction<'_>, from: i64) -> Result<BTreeMap<String, i64>, DbError> {
+fn taken_over(tx: &Connection, from: i64) -> Result<BTreeMap<String, i64>, DbError> {
     let rows = tx
         .prepare_cached(
             "SELECT e.resource_id, min(e.created_at) FROM events e
@@ -496,7 +573,7 @@ fn taken_over(tx: &Transaction<'_>, from: i64) -> Result<BTreeMap<String, i64>, 
 /// Records a playback error of a screen at `at` (in the table diagnostics read), naming the ad it
 /// plays then if any, and keeps the latest [`KEPT_PLAYBACK_ERRORS`].
 pub fn record_error(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     device: &str,
     code: &str,
     message: &str,
@@ -527,11 +604,12 @@ fn heartbeating(device: &str, profile: &str, t: i64) -> bool {
 /// Gives a screen a profile from `now` on: a playing profile heartbeats at once (a flaky screen
 /// only if it is up). Returns the next transition (at or after `now`), if the profile has any.
 pub fn set_profile(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     device: &str,
     profile: &str,
     now: i64,
 ) -> Result<Option<i64>, DbError> {
+    forget_playables();
     let next = next_transition(device, profile, now - 1);
     let plays = heartbeating(device, profile, now);
     tx.prepare_cached(
@@ -573,10 +651,13 @@ impl Source for Fleet {
             // A screen a real player heartbeated leaves the simulation: one screen, one voice.
             let taken = taken_over(tx, from)?;
             let plays = if from < g {
-                beat_to(tx, from, g, &taken)?
+                beat_to(env.db, tx, from, g, &taken)?
             } else {
                 0
             };
+            if !taken.is_empty() {
+                forget_playables();
+            }
             for device in taken.keys() {
                 tx.prepare_cached("DELETE FROM device_simulations WHERE device_id = ?1")?
                     .execute([device])?;

@@ -40,6 +40,17 @@ pub fn drain(
     at: i64,
     deadline: Instant,
 ) -> Result<Drained, DrainError> {
+    // Outside any write transaction: the drain sends, and waits for the worker's own writes.
+    db.committed(|| drain_committed(outbox, db, settings, at, deadline))
+}
+
+fn drain_committed(
+    outbox: &Outbox,
+    db: &Db,
+    settings: &Settings,
+    at: i64,
+    deadline: Instant,
+) -> Result<Drained, DrainError> {
     let mut drained = Drained::default();
     let mut awaited_before: Option<u64> = None;
     loop {

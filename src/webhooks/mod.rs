@@ -232,6 +232,16 @@ pub fn attempt_blocking(
     settings: &Settings,
     jobs: Vec<Job>,
 ) -> Result<Vec<send::Outcome>, DbError> {
+    // Never from inside a write transaction: the rows the attempts read commit first.
+    db.committed(|| attempt(outbox, db, settings, jobs))
+}
+
+fn attempt(
+    outbox: &Outbox,
+    db: &Db,
+    settings: &Settings,
+    jobs: Vec<Job>,
+) -> Result<Vec<send::Outcome>, DbError> {
     let outcomes = send_all_blocking(outbox, &jobs);
     for (job, outcome) in jobs.iter().zip(&outcomes) {
         store::record(db, settings, job, outcome)?;
@@ -322,17 +332,21 @@ impl Source for Retries {
     }
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
-        let jobs = store::claim_due(env.db, at, false)?;
-        report.count("webhook.attempt", jobs.len() as u64);
-        let frozen = crate::time::current().is_some_and(|c| c.mode() == Mode::Frozen);
-        if frozen {
-            attempt_blocking(&self.outbox, env.db, env.settings, jobs)?;
-        } else {
-            for job in jobs {
-                // The worker stops only with the server; a job it never gets is released at start-up.
-                let _ = self.outbox.claimed_tx.send(job);
+        // Sent outside the run's write transaction, once what the attempts read has committed.
+        env.db.committed(|| {
+            let jobs = store::claim_due(env.db, at, false)?;
+            report.count("webhook.attempt", jobs.len() as u64);
+            let frozen = crate::time::current().is_some_and(|c| c.mode() == Mode::Frozen);
+            if frozen {
+                attempt_blocking(&self.outbox, env.db, env.settings, jobs)?;
+            } else {
+                for job in jobs {
+                    // The worker stops only with the server; a job it never gets is released at
+                    // start-up.
+                    let _ = self.outbox.claimed_tx.send(job);
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }

@@ -9,7 +9,7 @@
 use crate::config::{Settings, WebhookTimestamps};
 use crate::db::{Db, DbError};
 use bytes::Bytes;
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 
 /// Deliveries one claim takes at most.
 pub const CLAIM_BATCH: i64 = 256;
@@ -142,7 +142,7 @@ pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError
 
 /// Claims one delivery (`force`: even a settled one, or one of a disabled webhook: a retry or a
 /// test asked for by hand). `None` when it is claimed already, or not sendable.
-pub fn claim(tx: &Transaction<'_>, delivery_id: &str, force: bool) -> Result<Option<Job>, DbError> {
+pub fn claim(tx: &Connection, delivery_id: &str, force: bool) -> Result<Option<Job>, DbError> {
     let now_ms = crate::time::now_millis();
     let changed = tx
         .prepare_cached(
@@ -157,7 +157,7 @@ pub fn claim(tx: &Transaction<'_>, delivery_id: &str, force: bool) -> Result<Opt
 
 /// The job of a delivery this caller has claimed (`claimed_at` set by it).
 pub fn load_claimed(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     delivery_id: &str,
     force: bool,
 ) -> Result<Option<Job>, DbError> {
@@ -276,7 +276,7 @@ pub fn record_all(
 }
 
 fn record_in(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     settings: &Settings,
     job: &Job,
     outcome: &super::send::Outcome,
@@ -352,7 +352,7 @@ fn record_in(
 
 /// Disables a webhook that kept failing: its pending deliveries fail, and `webhook.disabled` is
 /// recorded (delivered to the company's other webhooks that subscribe to it).
-fn disable(tx: &Transaction<'_>, company: &str, webhook: &str, since: i64) -> Result<(), DbError> {
+fn disable(tx: &Connection, company: &str, webhook: &str, since: i64) -> Result<(), DbError> {
     let now = crate::time::now();
     tx.execute(
         "UPDATE webhooks SET enabled = 0, updated_at = ?2, version = version + 1 WHERE id = ?1",
@@ -385,7 +385,7 @@ pub fn disabled_reason(since: i64) -> String {
 }
 
 /// A webhook as the REST API shows it (the secret reduced to its last four characters).
-fn webhook_json(tx: &Transaction<'_>, webhook: &str) -> Result<serde_json::Value, DbError> {
+fn webhook_json(tx: &Connection, webhook: &str) -> Result<serde_json::Value, DbError> {
     Ok(tx.query_row(
         "SELECT id, company_id, url, description, event_types, enabled, secret, created_at, updated_at
          FROM webhooks WHERE id = ?1",

@@ -79,6 +79,7 @@ mod sandbox_snapshots;
 mod sandbox_streams;
 mod sandbox_timeline;
 mod sandbox_timeline_edges;
+mod sandbox_write_scope;
 mod schemas;
 mod security_credentials;
 mod security_input;

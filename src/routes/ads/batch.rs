@@ -13,7 +13,7 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
 use crate::validate::Errors;
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -159,7 +159,7 @@ pub(super) fn change(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 /// Every screen must be one of the ad's company; the 404 names each that is not.
 fn require_same_company(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     input: &BatchInput,
     company: &str,
 ) -> Result<(), ApiError> {
@@ -190,7 +190,7 @@ fn require_same_company(
 }
 
 fn assign_one(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     ad: &AdId,
     device: &str,
     company: &str,
@@ -228,7 +228,7 @@ fn assign_one(
 
 fn unassign_one(
     ctx: &Ctx<'_>,
-    tx: &Transaction<'_>,
+    tx: &Connection,
     ad: &AdId,
     device: &str,
     company: &str,

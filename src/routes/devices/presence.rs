@@ -20,7 +20,7 @@
 use super::payloads::device_data;
 use crate::db::DbError;
 use crate::timeline::{failed, Env, Report, Source};
-use rusqlite::Transaction;
+use rusqlite::Connection;
 
 pub struct DevicePresence;
 
@@ -95,7 +95,7 @@ impl Source for DevicePresence {
 /// reported offline comes back (`device.online`, returns true); otherwise it is (or stays) online
 /// silently. `offline_after` judges the status the event's `data` shows.
 pub fn heartbeat_arrived(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     device: &str,
     company: &str,
     offline_after: i64,
@@ -120,11 +120,7 @@ pub fn heartbeat_arrived(
 /// `catch_up`): in the writing transaction, every device whose heartbeat is now fresh but that was
 /// reported offline records `device.online` (in id order); never-judged ones become `online`
 /// silently. Returns how many came back (count them as `device.online` transitions).
-pub fn heartbeats_arrived(
-    tx: &Transaction<'_>,
-    at: i64,
-    offline_after: i64,
-) -> Result<u64, DbError> {
+pub fn heartbeats_arrived(tx: &Connection, at: i64, offline_after: i64) -> Result<u64, DbError> {
     let back: Vec<(String, String, i64)> = tx
         .prepare_cached(
             "SELECT id, company_id, last_heartbeat_at FROM devices

@@ -14,7 +14,7 @@ use super::promotion::load;
 use crate::db::DbError;
 use crate::routes::crud;
 use crate::timeline::{failed, Env, Report, Source};
-use rusqlite::Transaction;
+use rusqlite::Connection;
 
 pub struct PromotionWindows;
 
@@ -88,7 +88,7 @@ impl Source for PromotionWindows {
 
 /// Moves every promotion the query selects to `phase`, recording `event` with the promotion.
 fn announce(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     at: i64,
     select: &str,
     phase: &str,
@@ -113,7 +113,7 @@ fn announce(
 /// `promotion.ended`: a window closed by an edit or a deactivation is not a window that ran out.
 /// A window moved back into the future (or extended after it ended) is re-armed to `idle`.
 pub(super) fn rearm(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     id: &crate::ids::PromotionId,
     now: i64,
 ) -> Result<(), crate::http::ApiError> {

@@ -1,0 +1,333 @@
+//! One write transaction for a run of the timeline (an advance, a tick).
+//!
+//! [`Db::write_scope`] runs `f` with one connection set aside for its thread: the first
+//! [`Db::write`] inside opens one `BEGIN IMMEDIATE` transaction on it, every later write joins
+//! that transaction, and every [`Db::conn`] inside reads on the same connection, so it sees the
+//! scope's uncommitted rows. The scope commits once, when `f` succeeds: a day of the simulated
+//! fleet writes each hot page of the write-ahead log once instead of once per write, and no other
+//! connection's page cache is invalidated on the way.
+//!
+//! All or nothing: a write inside the scope is not a savepoint of its own (a savepoint copies every
+//! page it first changes; that was a tenth of an advance). A write whose closure fails fails the
+//! scope instead: every later write of it fails, and it can only roll back. A caller that swallowed
+//! the error cannot commit half a write. Only a write in [`Db::dry_run`] is a savepoint, rolled back
+//! to at its end.
+//!
+//! Commit points. Work that acts outside the database or waits for another thread's write (a
+//! webhook attempt sent, a drain waiting for the worker's record) runs in [`Db::committed`]: the
+//! open transaction commits first, then the work runs outside the scope (its own writes commit as
+//! they would without one), and later writes of the scope open a new transaction. A webhook is thus
+//! never sent before the rows it reads have committed, and the write lock is never held across a
+//! network wait. The after-commit hook ([`super::wake_after_commit`]) runs after the commit that
+//! made the asking write visible, never for a write that rolled back.
+//!
+//! Failure. When `f` fails (or a write or a commit does), the open transaction rolls back: the
+//! world is as it was at the scope's start or at its last commit point, never half a run. In-memory state that
+//! follows the rows registers its undo with [`Db::on_rollback`] (the simulated scans' mark), and a
+//! frozen clock moves back to the instant it showed at that start or commit point (a running clock
+//! keeps running: what was rolled back falls due again and runs on the next tick or advance).
+//! After SQLite itself abandoned the transaction (a full disk, an I/O error), every later write of
+//! the scope fails rather than writing on top of a world that lost its earlier part.
+
+use super::{Db, DbError, DRY_RUN, WAKE_AFTER_COMMIT};
+use rusqlite::Connection;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+type Undo = Box<dyn FnOnce()>;
+
+struct WriteScope {
+    /// The address of the [`Db`] it belongs to.
+    db: usize,
+    conn: Rc<Connection>,
+    /// `BEGIN IMMEDIATE` ran and nothing committed or rolled it back since.
+    open: bool,
+    /// SQLite abandoned the open transaction: the scope's later writes fail.
+    broken: bool,
+    /// A write of the open transaction asked for the after-commit hook.
+    wake: bool,
+    /// Undo of in-memory state changed along with the open transaction, run if it rolls back.
+    undo: Vec<Undo>,
+    /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
+    committed_at: Option<i64>,
+    /// Names the open transaction ([`Db::write_scope_transaction`]).
+    transaction: u64,
+}
+
+/// Numbers the write scopes' transactions, process-wide.
+static TRANSACTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    static WRITE: RefCell<Option<WriteScope>> = const { RefCell::new(None) };
+}
+
+fn id(db: &Db) -> usize {
+    db as *const Db as usize
+}
+
+fn clock_ms() -> Option<i64> {
+    crate::time::current().map(|c| c.now_millis())
+}
+
+fn run(conn: &Connection, sql: &str) -> Result<(), DbError> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+/// The transaction was lost: SQLite rolled it back on its own (the connection is back in
+/// autocommit mode).
+fn lost() -> DbError {
+    DbError::Sqlite(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+        Some("the advance's write transaction was rolled back by an earlier failure".into()),
+    ))
+}
+
+impl Db {
+    /// Runs `f` with every write of this database on this thread in one transaction, committed when
+    /// `f` succeeds and rolled back when it fails (see the module). A scope already open on the
+    /// thread is used as it is.
+    pub fn write_scope<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        if WRITE.with_borrow(Option::is_some) {
+            return f();
+        }
+        // Reads of this request's read scope after the run see what it wrote.
+        self.end_scoped_read();
+        let conn = self.fresh().map_err(E::from)?;
+        WRITE.set(Some(WriteScope {
+            db: id(self),
+            conn: Rc::new(conn),
+            open: false,
+            broken: false,
+            wake: false,
+            undo: Vec::new(),
+            committed_at: clock_ms(),
+            transaction: 0,
+        }));
+        // Ends the scope also when `f` panics: an open transaction is rolled back.
+        struct Close<'a>(&'a Db);
+        impl Drop for Close<'_> {
+            fn drop(&mut self) {
+                if let Some(scope) = WRITE.take() {
+                    let _ = self.0.close_scope(scope, false);
+                }
+            }
+        }
+        let close = Close(self);
+        let out = f();
+        let Some(scope) = WRITE.take() else {
+            return out;
+        };
+        drop(close);
+        let ok = out.is_ok();
+        match self.close_scope(scope, ok) {
+            Err(e) if ok => Err(E::from(e)),
+            _ => out,
+        }
+    }
+
+    /// Ends the scope: commits its open transaction (`commit`) or rolls it back, undoing what
+    /// follows it, and gives the connection back.
+    fn close_scope(&self, mut scope: WriteScope, commit: bool) -> Result<(), DbError> {
+        let mut result = Ok(());
+        if commit && (scope.open || scope.broken) {
+            result = self.commit_open(&mut scope);
+        }
+        if scope.open || scope.broken {
+            if scope.open {
+                let _ = run(&scope.conn, "ROLLBACK");
+                scope.open = false;
+            }
+            undo(&mut scope);
+        }
+        if let Ok(conn) = Rc::try_unwrap(scope.conn) {
+            // A connection still inside a transaction (a rollback that failed) is not reused.
+            if conn.is_autocommit() {
+                self.release(conn);
+            }
+        }
+        result
+    }
+
+    /// Commits the scope's open transaction and runs the after-commit hook if a write asked;
+    /// a failed commit leaves it open (the caller rolls it back).
+    fn commit_open(&self, scope: &mut WriteScope) -> Result<(), DbError> {
+        if scope.broken {
+            return Err(lost());
+        }
+        run(&scope.conn, "COMMIT")?;
+        scope.open = false;
+        scope.undo.clear();
+        scope.committed_at = clock_ms();
+        if std::mem::take(&mut scope.wake) {
+            if let Some(hook) = self.after_commit.get() {
+                hook();
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits this thread's write scope's open transaction, if any, then runs `f` outside the
+    /// scope (its writes commit on their own), and resumes the scope: for work that acts outside
+    /// the database (a webhook attempt) or waits for another thread's write. Outside a scope,
+    /// just `f`.
+    pub fn committed<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        let mine = WRITE.with_borrow(|s| s.as_ref().is_some_and(|s| s.db == id(self)));
+        if !mine {
+            return f();
+        }
+        let Some(mut scope) = WRITE.take() else {
+            return f();
+        };
+        if scope.open {
+            if let Err(e) = self.commit_open(&mut scope) {
+                WRITE.set(Some(scope));
+                return Err(E::from(e));
+            }
+        }
+        struct Resume(Option<WriteScope>);
+        impl Drop for Resume {
+            fn drop(&mut self) {
+                WRITE.set(self.0.take());
+            }
+        }
+        let _resume = Resume(Some(scope));
+        f()
+    }
+
+    /// Registers `undo` to run if the write transaction of this thread's write scope rolls back
+    /// (in-memory state changed along with its rows). Outside a scope, or with nothing open, the
+    /// rows have committed already: `undo` is dropped.
+    pub fn on_rollback(&self, undo: impl FnOnce() + 'static) {
+        WRITE.with_borrow_mut(|s| match s.as_mut() {
+            Some(scope) if scope.db == id(self) && scope.open => scope.undo.push(Box::new(undo)),
+            _ => {}
+        });
+    }
+
+    /// The open write transaction of this thread's write scope, as a number no other transaction
+    /// of the process has: until it ends, no other connection can change a row (it holds the
+    /// write lock), so what this thread read in it stays true but for its own writes. `None`
+    /// outside a scope or with nothing open.
+    pub fn write_scope_transaction(&self) -> Option<u64> {
+        WRITE.with_borrow(|s| {
+            s.as_ref()
+                .filter(|s| s.db == id(self) && s.open && !s.broken)
+                .map(|s| s.transaction)
+        })
+    }
+
+    /// The write scope's connection for a read, if this thread is in a scope of this database.
+    pub(super) fn write_scope_read(&self) -> Option<Rc<Connection>> {
+        WRITE.with_borrow(|s| {
+            s.as_ref()
+                .filter(|s| s.db == id(self))
+                .map(|s| Rc::clone(&s.conn))
+        })
+    }
+
+    /// Runs the write `f` as a savepoint of the write scope's transaction (opened first if need
+    /// be). The caller checked that this thread is in a write scope of this database.
+    pub(super) fn write_in_scope<T, E>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        let conn = WRITE.with_borrow_mut(|s| {
+            let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) else {
+                return Err(lost());
+            };
+            if scope.broken {
+                return Err(lost());
+            }
+            if !scope.open {
+                run(&scope.conn, "BEGIN IMMEDIATE")?;
+                scope.open = true;
+                scope.transaction =
+                    TRANSACTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            }
+            Ok(Rc::clone(&scope.conn))
+        });
+        let conn = conn.map_err(E::from)?;
+        if !DRY_RUN.get() {
+            // No savepoint (its page copies were a tenth of an advance): a write that fails fails
+            // the scope instead, which then rolls back whole.
+            WAKE_AFTER_COMMIT.set(false);
+            let out = f(&conn);
+            let wake = WAKE_AFTER_COMMIT.replace(false);
+            WRITE.with_borrow_mut(|s| {
+                if let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) {
+                    if out.is_err() || conn.is_autocommit() {
+                        scope.broken = true;
+                        scope.wake = false;
+                    } else if wake {
+                        scope.wake = true;
+                    }
+                }
+            });
+            return out;
+        }
+        // A dry run keeps nothing of the write: a savepoint, rolled back to.
+        if let Err(e) = run(&conn, "SAVEPOINT write") {
+            self.check_open(&conn);
+            return Err(E::from(e));
+        }
+        WAKE_AFTER_COMMIT.set(false);
+        let out = f(&conn);
+        let wake = WAKE_AFTER_COMMIT.replace(false);
+        let keep = out.is_ok() && !DRY_RUN.get();
+        let ended = if keep {
+            run(&conn, "RELEASE write")
+        } else {
+            run(&conn, "ROLLBACK TO write").and_then(|()| run(&conn, "RELEASE write"))
+        };
+        self.check_open(&conn);
+        if let Err(e) = ended {
+            // The savepoint is gone with the transaction: the write did not happen.
+            return match out {
+                Err(original) => Err(original),
+                Ok(_) => Err(E::from(e)),
+            };
+        }
+        if keep && wake {
+            WRITE.with_borrow_mut(|s| {
+                if let Some(scope) = s.as_mut() {
+                    scope.wake = true;
+                }
+            });
+        }
+        out
+    }
+
+    /// Marks the scope broken when its open transaction is gone.
+    fn check_open(&self, conn: &Connection) {
+        if conn.is_autocommit() {
+            WRITE.with_borrow_mut(|s| {
+                if let Some(scope) = s.as_mut().filter(|s| s.db == id(self) && s.open) {
+                    scope.open = false;
+                    scope.broken = true;
+                    scope.wake = false;
+                }
+            });
+        }
+    }
+}
+
+/// Runs the scope's undo list, newest first, and puts a frozen clock back to the last commit.
+fn undo(scope: &mut WriteScope) {
+    while let Some(undo) = scope.undo.pop() {
+        undo();
+    }
+    scope.wake = false;
+    if let (Some(clock), Some(ms)) = (crate::time::current(), scope.committed_at) {
+        clock.rewind(ms);
+    }
+}
