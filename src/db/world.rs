@@ -104,23 +104,37 @@ impl Kept {
         let partial = PathBuf::from(partial);
         let placed = (|| {
             std::fs::copy(&self.pages, &partial).ok()?;
-            // Only a copy whose schema is this binary's (its name says so; this says it was
-            // finished).
-            let schema: i64 = Connection::open_with_flags(
+            let copy = Connection::open_with_flags(
                 &partial,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .ok()?
-            .query_row(
-                "SELECT coalesce(max(version), 0) FROM refinery_schema_history",
-                [],
-                |r| r.get(0),
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
             .ok()?;
+            // Made a write-ahead-log database here, while the file is still private: the switch
+            // then waits for no disk (nothing needs to survive a crash yet), where the database's
+            // first connection would have journalled and synced it.
+            copy.execute_batch("PRAGMA synchronous = OFF").ok()?;
+            copy.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                .ok()
+                .filter(|mode| mode == "wal")?;
+            // Only a copy whose schema is this binary's (its name says so; this says it was
+            // finished).
+            let schema: i64 = copy
+                .query_row(
+                    "SELECT coalesce(max(version), 0) FROM refinery_schema_history",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok()?;
+            // Closing it removes its (empty) log: the file is whole on its own.
+            drop(copy);
             // A link is made only where no file is: a database that appeared meanwhile stays.
             (schema == latest && std::fs::hard_link(&partial, path).is_ok()).then_some(())
         })();
-        let _ = std::fs::remove_file(&partial);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = partial.clone().into_os_string();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
         placed.map(|()| columns)
     }
 
@@ -342,10 +356,10 @@ mod tests {
                     .unwrap()
                     .file_name()
                     .to_string_lossy()
-                    .ends_with(".partial")
+                    .contains(".partial")
             })
             .count();
-        assert_eq!(leftovers, 0, "a partial copy was left behind");
+        assert_eq!(leftovers, 0, "a partial copy (or its log) was left behind");
         assert!(!absent(&taken) && absent(&dir.join("nothing.db")));
         // A copy of another schema is not taken.
         let mut other = Connection::open(dir.join("other.db")).unwrap();
