@@ -178,10 +178,10 @@ impl Db {
         let latest = latest_migration_of(&runner);
         // No file yet: the kept world's file is copied to where the database goes, whole (see
         // `world::Kept::place`); SQLite then opens a database that is already there.
-        let placed = (load_fixtures && world::absent(&db.path))
+        let mut kept = (load_fixtures && world::absent(&db.path))
             .then(|| world::Kept::locate(&runner))
-            .flatten()
-            .and_then(|k| k.place(&db.path, latest));
+            .flatten();
+        let placed = kept.as_ref().and_then(|k| k.place(&db.path, latest));
         let mut conn = db.open_connection()?;
         let (fresh, empty): (bool, bool) = conn.query_row(
             "SELECT count(*) FILTER (WHERE name = 'refinery_schema_history') = 0, count(*) = 0
@@ -192,9 +192,12 @@ impl Db {
         let fixtures_loaded = (fresh || placed.is_some()) && load_fixtures;
         // A new, empty database with the demo world: the kept world of this binary copied in, or
         // built and kept (see `world`). A file holding anything already is never overwritten.
-        let kept = (fixtures_loaded && empty)
-            .then(|| world::Kept::locate(&runner))
-            .flatten();
+        // Located once (a digest of every migration and the fixture file), for either way.
+        if !(fixtures_loaded && empty) {
+            kept = None;
+        } else if kept.is_none() {
+            kept = world::Kept::locate(&runner);
+        }
         let copied = placed.or_else(|| kept.as_ref().and_then(|k| k.copy_into(&mut conn, latest)));
         let migrations_applied = match copied {
             Some(_) => runner.get_migrations().len(),
