@@ -482,8 +482,9 @@ async fn handle(
     let gate = Gate::of(&found);
     let read = admit_request(&app, &conn, peer, &parts, body, gate).await;
     let close = read.close;
-    let (resp, holds) = match read.body {
-        Err(err) => (err.into_response(&request_id), Vec::new()),
+    // The request id moves into the request and back out of it: one string a request.
+    let (resp, holds, request_id) = match read.body {
+        Err(err) => (err.into_response(&request_id), Vec::new(), request_id),
         Ok(body) => {
             let request = Request {
                 method: method.clone(),
@@ -492,7 +493,7 @@ async fn handle(
                 headers: parts.headers,
                 body,
                 peer: Some(peer.ip()),
-                request_id: request_id.clone(),
+                request_id,
                 credential: read.credential,
                 spool: read.spool,
             };
@@ -504,21 +505,21 @@ async fn handle(
                 Exec::Inline => {
                     drop(delay_holds::take_thread_holds());
                     let resp = pipeline::execute_matched(&app, &request, found);
-                    (resp, delay_holds::take_thread_holds())
+                    (resp, delay_holds::take_thread_holds(), request.request_id)
                 }
                 Exec::Blocking => {
                     let app = app.clone();
-                    let rid = request_id.clone();
+                    let rid = request.request_id.clone();
                     tokio::task::spawn_blocking(move || {
                         drop(delay_holds::take_thread_holds());
                         let resp = pipeline::execute(&app, &request);
-                        (resp, delay_holds::take_thread_holds())
+                        (resp, delay_holds::take_thread_holds(), request.request_id)
                     })
                     .await
                     .unwrap_or_else(|_| {
                         let resp =
                             ApiError::Internal("handler panicked".into()).into_response(&rid);
-                        (resp, Vec::new())
+                        (resp, Vec::new(), rid)
                     })
                 }
             }
@@ -558,7 +559,7 @@ async fn handle(
     } else {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }
-    let mut out = into_hyper(resp, &request_id);
+    let mut out = into_hyper(resp, request_id);
     // The sandbox's time, when it is not the system's (frozen, or a running clock moved ahead).
     if app.clock.mode() == crate::time::Mode::Frozen || app.clock.offset_millis() != 0 {
         let date = crate::time::http_date(app.clock.now());
@@ -585,7 +586,7 @@ impl std::error::Error for Dropped {}
 /// A response body: bytes at once, or a stream written as it arrives ([`super::stream`]).
 type Body = Either<Full<Bytes>, super::stream::ChannelBody>;
 
-fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
+fn into_hyper(resp: Response, request_id: String) -> hyper::Response<Body> {
     let body = match resp.delivery.stream.as_ref().and_then(|s| s.take()) {
         Some(stream) => Either::Right(stream),
         None => Either::Left(Full::new(resp.body)),
@@ -596,7 +597,8 @@ fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
     // A constant: the name is not parsed again for every answer.
     const REQUEST_ID: hyper::header::HeaderName =
         hyper::header::HeaderName::from_static("request-id");
-    if let Ok(v) = hyper::header::HeaderValue::from_str(request_id) {
+    // The id's own bytes become the header's value (checked, not copied).
+    if let Ok(v) = hyper::header::HeaderValue::from_maybe_shared(Bytes::from(request_id)) {
         out.headers_mut().insert(REQUEST_ID, v);
     }
     out
