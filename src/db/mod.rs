@@ -474,19 +474,25 @@ impl Db {
         Ok(out)
     }
 
-    /// True when the database answers a trivial query (the health check). Its own statement on its
-    /// own connection, never a request's read transaction: the answer is the database's now. The
-    /// connection is the check's alone, so a probe neither waits for the pool nor opens a
-    /// connection when the requests of the moment hold every pooled one; one that failed is
-    /// closed, and the next check opens another.
+    /// True when the database opens a read transaction on its schema as it is now and that schema
+    /// has the migrations' table (the health check). Its own statement on its own connection, never
+    /// a request's read transaction: the answer is the database's now. The connection is the
+    /// check's alone, so a probe neither waits for the pool nor opens a connection when the requests
+    /// of the moment hold every pooled one; one that failed is closed, and the next check opens
+    /// another.
+    ///
+    /// `LIMIT 0` reads no row: the statement begins its read transaction, where SQLite compares
+    /// the schema it was prepared on with the database's and prepares it again on a change (so a
+    /// table renamed or dropped since the last check fails it), then ends at once. A count of the
+    /// rows did the same and then opened the table and walked it: 0.7 k instructions of 4.0 k.
     pub fn is_usable(&self) -> bool {
         let mut held = self.health.lock().unwrap_or_else(|e| e.into_inner());
         if held.is_none() {
             *held = self.open_raw().ok();
         }
         let usable = held.as_ref().is_some_and(|conn| {
-            conn.prepare_cached("SELECT count(*) FROM refinery_schema_history")
-                .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            conn.prepare_cached("SELECT 1 FROM refinery_schema_history LIMIT 0")
+                .and_then(|mut s| s.query([])?.next().map(|_| ()))
                 .is_ok()
         });
         if !usable {

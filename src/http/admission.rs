@@ -116,8 +116,9 @@ impl Drop for Busy {
     fn drop(&mut self) {
         let conn = &self.0;
         conn.in_flight.fetch_sub(1, Ordering::Relaxed);
-        conn.touch();
+        // One clock read for the three marks (a byte moved; the wait and a phase begin).
         let now = conn.now_ms();
+        conn.last_ms.store(now, Ordering::Relaxed);
         conn.waiting_ms.store(now, Ordering::Relaxed);
         conn.phase_ms.store(now, Ordering::Relaxed);
     }

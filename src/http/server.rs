@@ -10,9 +10,9 @@
 //!   `/mcp`) is authenticated from its headers before any of its body is read. Without a valid
 //!   one, the body is never read: the refusal is answered and the connection closed. Failed
 //!   authentication is rate-limited per client address ([`super::auth_failures`]);
-//! - headers: an unauthenticated connection must complete each request head within
-//!   `unauthenticated_timeout_millis` of its accept (or of its previous answer); every connection
-//!   within hyper's `header_read_timeout` (`header_read_timeout_secs`);
+//! - headers: every connection must complete each request head within `header_read_timeout_secs`
+//!   of its accept (or of its previous answer), an unauthenticated one within
+//!   `unauthenticated_timeout_millis` ([`watch`], one timer per connection);
 //! - body: an authenticated request's whole body must arrive within `body_read_timeout_secs` of
 //!   the head (at most `max_body_bytes`), a public route's within `unauthenticated_timeout_millis`
 //!   (at most `unauthenticated_max_body_bytes`), else 408 (413) and the connection is closed; the
@@ -36,7 +36,7 @@ use http_body_util::{Either, Full};
 use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -56,9 +56,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
-    let header_timeout = Duration::from_secs(app.settings.header_read_timeout_secs);
     let timeouts = Timeouts {
         idle: Duration::from_secs(app.settings.idle_timeout_secs),
+        head: Duration::from_secs(app.settings.header_read_timeout_secs),
         unauthenticated: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
     };
     let frozen = app.clock.mode() == crate::time::Mode::Frozen;
@@ -82,11 +82,7 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         let watcher = graceful.watcher();
-        let setup = Setup {
-            header_timeout,
-            timeouts,
-            frozen,
-        };
+        let setup = Setup { timeouts, frozen };
         match app.admission.admit(peer.ip()) {
             Admitted::Yes(conn) => serve_one(app.clone(), watcher, setup, stream, peer, conn),
             Admitted::Wait => {
@@ -118,7 +114,6 @@ pub async fn serve(
 /// What every connection is served with.
 #[derive(Clone, Copy)]
 struct Setup {
-    header_timeout: Duration,
     timeouts: Timeouts,
     frozen: bool,
 }
@@ -150,8 +145,9 @@ fn serve_one(
         })
     };
     let served = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(setup.header_timeout)
+        // The head's time limit is [`watch`]'s, which holds one timer per connection; hyper's
+        // would make and drop one for every request head.
+        .header_read_timeout(None)
         .keep_alive(true)
         // A frozen sandbox dates its answers by its own clock (`into_hyper`), not the wall's.
         .auto_date_header(!setup.frozen)
@@ -242,13 +238,32 @@ mod scan_log {
 #[derive(Clone, Copy)]
 struct Timeouts {
     idle: Duration,
+    /// For each request head, from the accept or the previous answer (`header_read_timeout_secs`).
+    head: Duration,
+    /// The same, shorter, while the connection is unauthenticated.
     unauthenticated: Duration,
 }
 
+impl Timeouts {
+    /// How long `conn` may wait for its next request head.
+    fn head_for(&self, conn: &Conn) -> Duration {
+        if conn.is_authenticated() {
+            self.head
+        } else {
+            self.head.min(self.unauthenticated)
+        }
+    }
+}
+
 /// Drives a connection to its end, or drops it (closing the socket) when admission closes it to
-/// make room, when it has been idle for `idle` (no byte moved and no request running), or, while
-/// unauthenticated, when it has waited `unauthenticated` for a request head (bytes trickling in
-/// do not extend that).
+/// make room, when it has been idle for `idle` (no byte moved and no request running), or when it
+/// has waited for a request head for `head` (`unauthenticated`, shorter, while unauthenticated)
+/// since its accept or its previous answer: bytes trickling in do not extend that.
+///
+/// One timer per connection, not per request: a request coming and going does not wake this. The
+/// timer is set for the nearest limit; while a request runs, for the shortest limit that can apply
+/// once it is answered, so it never fires later than a limit that applies: each limit is kept to
+/// the moment, and a busy connection is looked at once per such period.
 async fn watch(
     served: impl Future<Output = impl Sized>,
     conn: &Conn,
@@ -257,16 +272,12 @@ async fn watch(
 ) {
     tokio::pin!(served);
     loop {
-        // Busy: look again after a whole idle period; else when a limit would be reached.
         let wait = if conn.busy() {
-            limits.idle
+            // Both clocks start again when the answer is done: no later than this.
+            limits.idle.min(limits.head_for(conn))
         } else {
             let idle = limits.idle.saturating_sub(conn.idle_for());
-            if conn.is_authenticated() {
-                idle
-            } else {
-                idle.min(limits.unauthenticated.saturating_sub(conn.waiting_for()))
-            }
+            idle.min(limits.head_for(conn).saturating_sub(conn.waiting_for()))
         };
         tokio::select! {
             _ = served.as_mut() => return,
@@ -282,8 +293,8 @@ async fn watch(
                     tracing::debug!(peer = %peer, "closing an idle connection");
                     return;
                 }
-                if !conn.is_authenticated() && conn.waiting_for() >= limits.unauthenticated {
-                    tracing::debug!(peer = %peer, "closing an unauthenticated connection: no request head in time");
+                if conn.waiting_for() >= limits.head_for(conn) {
+                    tracing::debug!(peer = %peer, authenticated = conn.is_authenticated(), "closing a connection: no request head in time");
                     return;
                 }
             }
@@ -482,8 +493,9 @@ async fn handle(
     let gate = Gate::of(&found);
     let read = admit_request(&app, &conn, peer, &parts, body, gate).await;
     let close = read.close;
-    let (resp, holds) = match read.body {
-        Err(err) => (err.into_response(&request_id), Vec::new()),
+    // The request id moves into the request and back out of it: one string a request.
+    let (resp, holds, request_id) = match read.body {
+        Err(err) => (err.into_response(&request_id), Vec::new(), request_id),
         Ok(body) => {
             let request = Request {
                 method: method.clone(),
@@ -492,7 +504,7 @@ async fn handle(
                 headers: parts.headers,
                 body,
                 peer: Some(peer.ip()),
-                request_id: request_id.clone(),
+                request_id,
                 credential: read.credential,
                 spool: read.spool,
             };
@@ -504,21 +516,21 @@ async fn handle(
                 Exec::Inline => {
                     drop(delay_holds::take_thread_holds());
                     let resp = pipeline::execute_matched(&app, &request, found);
-                    (resp, delay_holds::take_thread_holds())
+                    (resp, delay_holds::take_thread_holds(), request.request_id)
                 }
                 Exec::Blocking => {
                     let app = app.clone();
-                    let rid = request_id.clone();
+                    let rid = request.request_id.clone();
                     tokio::task::spawn_blocking(move || {
                         drop(delay_holds::take_thread_holds());
                         let resp = pipeline::execute(&app, &request);
-                        (resp, delay_holds::take_thread_holds())
+                        (resp, delay_holds::take_thread_holds(), request.request_id)
                     })
                     .await
                     .unwrap_or_else(|_| {
                         let resp =
                             ApiError::Internal("handler panicked".into()).into_response(&rid);
-                        (resp, Vec::new())
+                        (resp, Vec::new(), rid)
                     })
                 }
             }
@@ -558,7 +570,7 @@ async fn handle(
     } else {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }
-    let mut out = into_hyper(resp, &request_id);
+    let mut out = into_hyper(resp, request_id);
     // The sandbox's time, when it is not the system's (frozen, or a running clock moved ahead).
     if app.clock.mode() == crate::time::Mode::Frozen || app.clock.offset_millis() != 0 {
         let date = crate::time::http_date(app.clock.now());
@@ -585,7 +597,7 @@ impl std::error::Error for Dropped {}
 /// A response body: bytes at once, or a stream written as it arrives ([`super::stream`]).
 type Body = Either<Full<Bytes>, super::stream::ChannelBody>;
 
-fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
+fn into_hyper(resp: Response, request_id: String) -> hyper::Response<Body> {
     let body = match resp.delivery.stream.as_ref().and_then(|s| s.take()) {
         Some(stream) => Either::Right(stream),
         None => Either::Left(Full::new(resp.body)),
@@ -596,7 +608,8 @@ fn into_hyper(resp: Response, request_id: &str) -> hyper::Response<Body> {
     // A constant: the name is not parsed again for every answer.
     const REQUEST_ID: hyper::header::HeaderName =
         hyper::header::HeaderName::from_static("request-id");
-    if let Ok(v) = hyper::header::HeaderValue::from_str(request_id) {
+    // The id's own bytes become the header's value (checked, not copied).
+    if let Ok(v) = hyper::header::HeaderValue::from_maybe_shared(Bytes::from(request_id)) {
         out.headers_mut().insert(REQUEST_ID, v);
     }
     out

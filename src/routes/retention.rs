@@ -231,13 +231,30 @@ fn count_old_scans(run: &mut Run<'_>, old: i64) -> Result<(), ApiError> {
 }
 
 /// Keeps at most `max_rows_per_account` rows of each history table per owner, the oldest going
-/// first (plays are rolled up, not deleted).
+/// first (plays are rolled up, not deleted). A table of at most that many rows in all is skipped.
 fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
     let max = run
         .app
         .settings
         .retention_max_rows_per_account
         .min(i64::MAX as u64) as i64;
+    // No group holds more rows than its table, so a table of at most `max` rows has none to cut:
+    // its count walks the pages of its smallest index, where the groups' cutoffs walk every row.
+    let over = |table: &str| -> Result<bool, ApiError> {
+        let conn = run.app.db.conn()?;
+        let rows: i64 = conn
+            .prepare_cached(&format!("SELECT count(*) FROM {table}"))?
+            .query_row([], |r| r.get(0))?;
+        Ok(rows > max)
+    };
+    let events = over("events")?;
+    let deliveries = over("webhook_deliveries")?;
+    let playbacks = over("playbacks")?;
+    let audit = over("audit_log")?;
+    let idempotency = over("idempotency_keys")?;
+    if !(events || deliveries || playbacks || audit || idempotency) {
+        return Ok(());
+    }
     let (companies, accounts, actors) = {
         let conn = run.app.db.conn()?;
         let ids = |sql: &str| -> Result<Vec<String>, ApiError> {
@@ -257,29 +274,39 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
     // cutoff (the `max`-th newest) is found once per group and run, one index walk; the batches
     // then delete below it, each an index range from the oldest row. Where the order is by an
     // instant in seconds, the row id (or key) breaks ties, so a burst within one second is cut exactly.
-    for company in &companies {
-        keep_newest(
-            run,
-            "SELECT id FROM events WHERE company_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
-            "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
+    for company in companies
+        .iter()
+        .filter(|_| events || deliveries || playbacks)
+    {
+        if events {
+            keep_newest(
+                run,
+                "SELECT id FROM events WHERE company_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
+                "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.company_id = ?3
                      AND e.id < ?1
                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id
                                      AND d.status = 'pending')
                      ORDER BY e.id LIMIT ?2)",
-            max,
-            Some(company),
-        )?;
-        keep_newest(
-            run,
-            "SELECT rowid FROM webhook_deliveries WHERE company_id = ?2 AND status <> 'pending'
+                max,
+                Some(company),
+            )?;
+        }
+        if deliveries {
+            keep_newest(
+                run,
+                "SELECT rowid FROM webhook_deliveries WHERE company_id = ?2 AND status <> 'pending'
              ORDER BY updated_at DESC, rowid DESC LIMIT 1 OFFSET ?1 - 1",
-            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+                "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
                      WHERE company_id = ?3 AND status <> 'pending' AND (updated_at, rowid) <
                          (SELECT updated_at, rowid FROM webhook_deliveries WHERE rowid = ?1)
                      ORDER BY updated_at, rowid LIMIT ?2)",
-            max,
-            Some(company),
-        )?;
+                max,
+                Some(company),
+            )?;
+        }
+        if !playbacks {
+            continue;
+        }
         if let Some(Value::Integer(cutoff)) = cutoff(
             run,
             "SELECT started_at FROM playbacks WHERE company_id = ?2
@@ -291,15 +318,17 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
         }
     }
     // Events of no company (account-level) are one group.
-    keep_newest(
-        run,
-        "SELECT id FROM events WHERE company_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
-        "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE company_id IS NULL
+    if events {
+        keep_newest(
+            run,
+            "SELECT id FROM events WHERE company_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
+            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE company_id IS NULL
                  AND id < ?1 ORDER BY id LIMIT ?2)",
-        max,
-        None,
-    )?;
-    for account in &accounts {
+            max,
+            None,
+        )?;
+    }
+    for account in accounts.iter().filter(|_| audit) {
         keep_newest(
             run,
             "SELECT id FROM audit_log WHERE account_id = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
@@ -310,15 +339,17 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
         )?;
     }
     // Entries of no account (unknown keys) are one group.
-    keep_newest(
-        run,
-        "SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
-        "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
+    if audit {
+        keep_newest(
+            run,
+            "SELECT id FROM audit_log WHERE account_id IS NULL ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1",
+            "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE account_id IS NULL
                  AND id < ?1 ORDER BY id LIMIT ?2)",
-        max,
-        None,
-    )?;
-    for actor in &actors {
+            max,
+            None,
+        )?;
+    }
+    for actor in actors.iter().filter(|_| idempotency) {
         keep_newest(
             run,
             // A table without row ids: its key (the index's suffix) breaks the ties.

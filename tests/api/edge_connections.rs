@@ -339,3 +339,61 @@ async fn failed_authentication_is_rate_limited_per_address() {
     let answer = request_from(&app, "127.0.0.3", &forged).await;
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
 }
+
+/// The head limit holds for an authenticated connection too, from its previous answer: a request
+/// answered, then a next head trickled a byte at a time, is closed at `header_read_timeout_secs`
+/// (not at the idle limit, which the trickle keeps resetting). The server's one timer per connection
+/// was set while the first request ran, so this is also the check that it is never set later
+/// than the limit that applies once the answer is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authenticated_connection_must_finish_each_head_in_time() {
+    let app = TestApp::spawn_with(|l| {
+        l.header_read_timeout_secs = Some(2);
+        l.idle_timeout_secs = Some(60);
+        l.unauthenticated_timeout_millis = Some(20_000);
+    })
+    .await;
+    let mut s = connect_from(&app, "127.0.0.1").await;
+    let head = format!(
+        "GET /companies HTTP/1.1\r\nHost: localhost\r\n{}\r\n",
+        key_headers("northwind-readonly")
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    // The answer, on a connection kept open.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16384];
+    while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering");
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+    let answered = Instant::now();
+    // The next head, a byte every 250 ms: never complete, never idle.
+    let mut closed_after = None;
+    for b in
+        b"GET /companies HTTP/1.1\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".iter()
+    {
+        if s.write_all(&[*b]).await.is_err() {
+            closed_after = Some(answered.elapsed());
+            break;
+        }
+        match tokio::time::timeout(Duration::from_millis(250), s.read(&mut buf)).await {
+            // The rest of the first answer's body.
+            Ok(Ok(n)) if n > 0 => {}
+            Ok(_) => {
+                closed_after = Some(answered.elapsed());
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    let closed_after = closed_after.expect("the trickled head was never cut");
+    assert!(
+        closed_after >= Duration::from_millis(1500) && closed_after < Duration::from_secs(5),
+        "cut {closed_after:?} after the answer"
+    );
+}

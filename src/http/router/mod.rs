@@ -25,6 +25,18 @@ pub enum Match<'a> {
     NotFound,
 }
 
+/// The most segments a route's path may have (`Router::new` refuses a table with more), so a
+/// request path's segments fit on the stack.
+const MAX_SEGMENTS: usize = 8;
+
+/// What [`Router::search`] answers for one literal path, for any method: the route found for each
+/// method that finds one, and the methods a 405 lists for any other (none: 404).
+struct Literal {
+    path: String,
+    found: Vec<(Method, usize)>,
+    allow: Vec<Method>,
+}
+
 pub struct Router {
     routes: Vec<Route>,
     /// The routes a path can match, by its segment count and first segment, sorted for a binary
@@ -34,12 +46,17 @@ pub struct Router {
     by_head: Vec<((usize, &'static str), Vec<usize>)>,
     /// By segment count, the routes whose first segment is a parameter.
     open_first: HashMap<usize, Vec<usize>>,
+    /// By length, the paths of the routes made of literal segments only, with what [`Router::find`]
+    /// answers for each, worked out once: a request for one of these paths, written as the route
+    /// writes it, is answered by a comparison of strings of its length.
+    literal_by_len: Vec<Vec<Literal>>,
     /// The named JSON Schemas (`#/components/schemas/<name>`) the routes refer to, in order.
     schemas: Vec<(&'static str, Value)>,
     by_name: HashMap<&'static str, usize>,
 }
 
 impl Router {
+    /// Indexes the table. Panics (at start-up) on a route of more than [`MAX_SEGMENTS`] segments.
     pub fn new(routes: Vec<Route>) -> Router {
         let mut by_head: HashMap<(usize, &'static str), Vec<usize>> = HashMap::new();
         let mut open_first: HashMap<usize, Vec<usize>> = HashMap::new();
@@ -50,6 +67,11 @@ impl Router {
         }
         for (i, route) in routes.iter().enumerate() {
             let n = route.segment_count();
+            assert!(
+                n <= MAX_SEGMENTS,
+                "route table: `{}` has more than {MAX_SEGMENTS} segments",
+                route.path
+            );
             match route.first_literal() {
                 Some(head) => by_head.entry((n, head)).or_default().push(i),
                 None => {
@@ -64,13 +86,74 @@ impl Router {
         }
         let mut by_head: Vec<_> = by_head.into_iter().collect();
         by_head.sort_unstable_by_key(|(head, _)| *head);
-        Router {
+        let mut router = Router {
             routes,
             by_head,
             open_first,
+            literal_by_len: Vec::new(),
             schemas: Vec::new(),
             by_name: HashMap::new(),
+        };
+        router.literal_by_len = router.literal_paths();
+        router
+    }
+
+    /// [`Router::literal_by_len`]: each literal path's answers, from the search itself, so the
+    /// shortcut answers exactly what the search would (a parameter route declared before a literal
+    /// one still wins its method). A path where some method finds a route with parameters is left
+    /// to the search.
+    fn literal_paths(&self) -> Vec<Vec<Literal>> {
+        let mut methods: Vec<Method> = Vec::new();
+        for route in &self.routes {
+            if !methods.contains(&route.method) {
+                methods.push(route.method.clone());
+            }
         }
+        let mut by_len: Vec<Vec<Literal>> = Vec::new();
+        for route in self.routes.iter().filter(|r| r.is_literal()) {
+            let path = route.path.to_string();
+            if by_len
+                .get(path.len())
+                .is_some_and(|l| l.iter().any(|l| l.path == path))
+            {
+                continue;
+            }
+            let mut literal = Literal {
+                path,
+                found: Vec::new(),
+                allow: Vec::new(),
+            };
+            let mut kept = true;
+            for method in &methods {
+                match self.search(method, &literal.path) {
+                    Match::Found(found, params) if params.is_empty() => {
+                        let at = self.routes.iter().position(|r| std::ptr::eq(r, found));
+                        literal.found.extend(at.map(|at| (method.clone(), at)));
+                    }
+                    Match::Found(..) => kept = false,
+                    Match::MethodNotAllowed(allow) => literal.allow = allow,
+                    Match::NotFound => {}
+                }
+            }
+            // A method no route has is refused with every method of the path's routes.
+            if literal.allow.is_empty() && !literal.found.is_empty() {
+                match Method::from_bytes(b"NO-ROUTE-HAS-THIS") {
+                    Ok(none) => match self.search(&none, &literal.path) {
+                        Match::MethodNotAllowed(allow) => literal.allow = allow,
+                        _ => kept = false,
+                    },
+                    Err(_) => kept = false,
+                }
+            }
+            if kept {
+                let len = literal.path.len();
+                if by_len.len() <= len {
+                    by_len.resize_with(len + 1, Vec::new);
+                }
+                by_len[len].push(literal);
+            }
+        }
+        by_len
     }
 
     /// Registers the named schemas the routes refer to. Panics (at start-up) on a schema our
@@ -106,11 +189,31 @@ impl Router {
     }
 
     pub fn find(&self, method: &Method, path: &str) -> Match<'_> {
-        let parts: Vec<&str> = path
-            .trim_start_matches('/')
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
+        let literal = self
+            .literal_by_len
+            .get(path.len())
+            .and_then(|same_length| same_length.iter().find(|l| l.path == path));
+        if let Some(literal) = literal {
+            return match literal.found.iter().find(|(m, _)| m == method) {
+                Some(&(_, at)) => Match::Found(&self.routes[at], Vec::new()),
+                None if literal.allow.is_empty() => Match::NotFound,
+                None => Match::MethodNotAllowed(literal.allow.clone()),
+            };
+        }
+        self.search(method, path)
+    }
+
+    /// The route of `method` whose pattern matches `path`, or why there is none: the first in
+    /// table order among those with the fewest parameters ([`Router::find`]'s rule).
+    fn search(&self, method: &Method, path: &str) -> Match<'_> {
+        // The segments on the stack: no route has more than `MAX_SEGMENTS`, so a path with more
+        // matches none (and no allocation is made for a path of any length).
+        let mut parts = arrayvec::ArrayVec::<&str, MAX_SEGMENTS>::new();
+        for part in path.split('/').filter(|s| !s.is_empty()) {
+            if parts.try_push(part).is_err() {
+                return Match::NotFound;
+            }
+        }
         let mut allow = Vec::new();
         // The fewest path parameters of a route matched so far: a literal route
         // (`/devices/health`, declared before `/devices/{id}`) owns its path for every method.
@@ -184,9 +287,17 @@ mod tests {
             Route::get("/{tenant}/{id}", "open2", Action::Public, h),
             Route::post("/ads/{id}", "c", Action::Public, h),
             Route::get("/{a}", "any", Action::Public, h),
+            // A parameter route before a literal one of the same method wins it.
+            Route::get("/{tenant}/settings", "param_first", Action::Public, h),
+            Route::get("/acme/settings", "literal_after", Action::Public, h),
+            Route::delete("/acme/settings", "literal_delete", Action::Public, h),
+            Route::post("/devices", "create", Action::Public, h),
         ]);
         for path in [
             "/",
+            "/acme/settings",
+            "/acme/settings/",
+            "/other/settings",
             "/devices",
             "/devices/",
             "/x/devices",
@@ -200,14 +311,59 @@ mod tests {
             "//devices//x",
             "/devices/%20",
         ] {
-            for method in [Method::GET, Method::POST] {
+            for method in [Method::GET, Method::POST, Method::DELETE, Method::PUT] {
                 let found = match r.find(&method, path) {
                     Match::Found(route, params) => Some((route.operation_id, params.len())),
                     _ => None,
                 };
                 assert_eq!(found, find_by_scan(&r, &method, path), "{method} {path}");
+                // A path that is not found for this method lists the methods it has, exactly as
+                // the search does (literal paths are answered from the index).
+                let allow = |m: Match<'_>| match m {
+                    Match::MethodNotAllowed(allow) => Some(allow),
+                    _ => None,
+                };
+                assert_eq!(
+                    allow(r.find(&method, path)),
+                    allow(r.search(&method, path)),
+                    "{method} {path}"
+                );
             }
         }
+    }
+
+    /// The index keeps literal paths whose every answer has no parameters, and leaves the others
+    /// (a parameter route declared first wins one of their methods) to the search.
+    #[test]
+    fn literal_paths_are_indexed_unless_a_parameter_route_wins_them() {
+        let r = Router::new(vec![
+            Route::get("/health", "health", Action::Public, h),
+            Route::get("/{tenant}/settings", "param_first", Action::Public, h),
+            Route::get("/acme/settings", "literal_after", Action::Public, h),
+            Route::post("/devices", "create", Action::Public, h),
+            Route::get("/devices", "list", Action::Public, h),
+        ]);
+        let indexed = |path: &str| {
+            r.literal_by_len
+                .iter()
+                .flatten()
+                .find(|l| l.path == path)
+                .map(|l| (l.found.len(), l.allow.clone()))
+        };
+        assert_eq!(indexed("/health"), Some((1, vec![Method::GET])));
+        assert_eq!(
+            indexed("/devices"),
+            Some((2, vec![Method::POST, Method::GET]))
+        );
+        assert_eq!(indexed("/acme/settings"), None);
+        assert!(matches!(
+            r.find(&Method::GET, "/acme/settings"),
+            Match::Found(route, params) if route.operation_id == "param_first" && params.len() == 1
+        ));
+        assert!(matches!(
+            r.find(&Method::DELETE, "/health"),
+            Match::MethodNotAllowed(allow) if allow == [Method::GET]
+        ));
     }
 
     #[test]

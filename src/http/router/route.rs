@@ -289,6 +289,13 @@ impl Route {
         self.segments.len()
     }
 
+    /// True when every segment of the pattern is a literal (`/devices/health`, `/`).
+    pub(super) fn is_literal(&self) -> bool {
+        self.segments
+            .iter()
+            .all(|s| matches!(s, Segment::Literal(_)))
+    }
+
     /// The pattern's first segment when it is a literal (`devices` of `/devices/{id}`); `""` for
     /// the root.
     pub(super) fn first_literal(&self) -> Option<&'static str> {
