@@ -397,3 +397,51 @@ async fn the_simulated_fleet_scans_running_promotions_deterministically() {
     day(&off).send().await.ok();
     assert_eq!(totals(&off), quiet);
 }
+
+/// A window of a code's scans (the ranking's `from`/`to`) counts exactly the scans its list shows
+/// in that window, and the list pages through all of them newest first: both read the one index of
+/// a code's scans, `(qr_code_id, id, scanned_at)` (V36), the window without the rows.
+#[tokio::test]
+async fn a_window_of_scans_counts_what_the_list_shows_in_it() {
+    // Frozen at 2026-03-02T09:00:00Z with the fleet on: 30 days of history scans behind it.
+    let app = frozen().await;
+    let (from, to) = ("2026-02-20T00:00:00Z", "2026-03-01T12:00:00Z");
+    let key = "northwind-readonly";
+    let ranking = app
+        .get(&format!("/qr-codes/ranking?from={from}&to={to}&limit=100"))
+        .key(key)
+        .send()
+        .await
+        .ok();
+    let codes = ranking["codes"].as_array().unwrap();
+    assert!(!codes.is_empty());
+    let mut windowed = 0;
+    for code in codes {
+        let id = code["qr_code_id"].as_str().unwrap();
+        let scans = app
+            .collect_all(&format!("/qr-codes/{id}/scans"), key, 100)
+            .await;
+        let ids: Vec<&str> = scans.iter().map(|s| s["id"].as_str().unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] > w[1]), "{id}: newest first");
+        // Instants are RFC 3339 in UTC to the second: their text sorts as time does.
+        let inside = scans
+            .iter()
+            .filter(|s| (from..to).contains(&s["scanned_at"].as_str().unwrap()))
+            .count();
+        assert_eq!(code["scans"].as_u64(), Some(inside as u64), "{id}");
+        windowed += inside;
+    }
+    assert!(windowed > 0, "the history scanned inside the window");
+    let plan: Vec<String> = app.sql(|c| {
+        c.prepare(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM qr_scans
+             WHERE qr_code_id = ?1 AND scanned_at >= ?2 AND scanned_at < ?3",
+        )?
+        .query_map(["qr_a", "0", "1"], |r| r.get(3))?
+        .collect()
+    });
+    assert_eq!(
+        plan,
+        ["SEARCH qr_scans USING COVERING INDEX qr_scans_by_code (qr_code_id=?)"]
+    );
+}
