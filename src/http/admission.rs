@@ -47,8 +47,10 @@ pub struct Conn {
     /// Milliseconds since `start` when its current phase began: waiting for a head (at accept, or
     /// when an answer was done), or reading a request (when its head arrived).
     phase_ms: AtomicU64,
-    /// Requests whose service future is alive (head read, answer not yet written).
+    /// Requests whose service future is alive (head read, answer not yet handed to hyper).
     in_flight: AtomicUsize,
+    /// Answers handed to hyper whose bodies are still being written ([`Answering`]).
+    answering: AtomicUsize,
     /// A handler is running (the body is in); such a connection is not closed to make room.
     running: AtomicUsize,
     authenticated: AtomicBool,
@@ -74,9 +76,11 @@ impl Conn {
                 .saturating_sub(self.last_ms.load(Ordering::Relaxed)),
         )
     }
-    /// How long the connection has waited for its next request head (zero while one is served).
+    /// How long the connection has waited for its next request head: zero while a request is
+    /// served or its answer's body is still being written (an event stream may stay open for
+    /// minutes), else since the last answer was written whole.
     pub fn waiting_for(&self) -> Duration {
-        if self.busy() {
+        if self.busy() || self.answering.load(Ordering::Relaxed) > 0 {
             return Duration::ZERO;
         }
         Duration::from_millis(
@@ -109,6 +113,30 @@ impl Busy {
         conn.in_flight.fetch_add(1, Ordering::Relaxed);
         conn.phase_ms.store(conn.now_ms(), Ordering::Relaxed);
         Busy(conn.clone())
+    }
+}
+
+impl Busy {
+    /// The answer is handed to hyper: the request is no longer served, and its body is being
+    /// written until the returned mark is dropped (hyper drops the body once written, or with the
+    /// connection).
+    pub fn answered(self) -> Answering {
+        let conn = self.0.clone();
+        conn.answering.fetch_add(1, Ordering::Relaxed);
+        drop(self);
+        Answering(conn)
+    }
+}
+
+/// An answer's body being written ([`Busy::answered`]); the wait for the next request head
+/// starts when it is dropped.
+pub struct Answering(Arc<Conn>);
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let conn = &self.0;
+        conn.answering.fetch_sub(1, Ordering::Relaxed);
+        conn.waiting_ms.store(conn.now_ms(), Ordering::Relaxed);
     }
 }
 
@@ -284,6 +312,7 @@ impl Admission {
             waiting_ms: AtomicU64::new(0),
             phase_ms: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            answering: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             authenticated: AtomicBool::new(false),
             evicted: Notify::new(),

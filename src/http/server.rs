@@ -139,8 +139,14 @@ fn serve_one(
             let fut = handle(app.clone(), conn.clone(), peer, req);
             async move {
                 let resp = fut.await;
-                drop(guard);
-                resp
+                // The body carries the mark: the head limit's clock starts once it is written.
+                let answering = guard.answered();
+                resp.map(|r| {
+                    r.map(|body| Answered {
+                        body,
+                        _answering: answering,
+                    })
+                })
             }
         })
     };
@@ -596,6 +602,34 @@ impl std::error::Error for Dropped {}
 
 /// A response body: bytes at once, or a stream written as it arrives ([`super::stream`]).
 type Body = Either<Full<Bytes>, super::stream::ChannelBody>;
+
+/// A body handed to hyper, with the mark that its answer is still being written: the
+/// connection's wait for its next request head begins when hyper drops it ([`watch`]).
+struct Answered {
+    body: Body,
+    /// Held for its drop.
+    _answering: super::admission::Answering,
+}
+
+impl hyper::body::Body for Answered {
+    type Data = Bytes;
+    type Error = <Body as hyper::body::Body>::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
 
 fn into_hyper(resp: Response, request_id: String) -> hyper::Response<Body> {
     let body = match resp.delivery.stream.as_ref().and_then(|s| s.take()) {

@@ -385,3 +385,39 @@ async fn a_client_that_cannot_ask_is_not_asked_again() {
     .await;
     assert_eq!(done["structuredContent"]["status"], "applied", "{done}");
 }
+
+/// A question stays open for as long as the user takes, whatever the head time limit: the
+/// connection is not waiting for its next request head while the answer to this one is still
+/// being written (a stream the head limit cut would lose the user's answer).
+#[tokio::test]
+async fn the_stream_outlives_the_head_time_limit() {
+    let app = TestApp::spawn_with(|l| {
+        l.header_read_timeout_secs = Some(1);
+        l.idle_timeout_secs = Some(30);
+    })
+    .await;
+    let sid = session(
+        &app,
+        "northwind-readwrite",
+        serde_json::from_str(ELICITING).unwrap(),
+    )
+    .await;
+    let ad = grocers_ad(&app);
+    let id = prepare_rename(&app, &sid, &ad, "Asked slowly").await;
+    let mut stream = confirm_stream(&app, "northwind-readwrite", &sid, &id).await;
+    let question = stream.next().await.unwrap();
+    assert_eq!(question["method"], "elicitation/create");
+    // The user thinks for well past the head limit.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let accept = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {}}});
+    answer(&app, "northwind-readwrite", &sid, accept).await;
+    let done = stream
+        .next()
+        .await
+        .expect("the stream was cut before the answer");
+    assert_eq!(
+        done["result"]["structuredContent"]["status"], "applied",
+        "{done}"
+    );
+    assert_eq!(ad_name(&app, &ad).await, "Asked slowly");
+}
