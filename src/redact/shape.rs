@@ -263,7 +263,7 @@ fn id_len(s: &[u8]) -> Option<usize> {
         .iter()
         .take(13)
         .position(|&b| BYTE[usize::from(b)] & PREFIX == 0)?;
-    if sep == 0 || s[sep] != b'_' {
+    if s[sep] != b'_' || !is_our_prefix(&s[..sep]) {
         return None;
     }
     // The body: letters and digits, eight at a time, up to the first other byte.
@@ -333,17 +333,56 @@ const BYTE: [u8; 256] = {
     t
 };
 
-/// An id's shape: a lower-case prefix, one `_`, then up to 64 letters and digits (`cmp_0mhh…`,
-/// `key_VECFOkBoPCcq3rfr`). A key (`sgn_test_…_…`) has more than one `_` and is not one.
+/// An id's shape: one of the service's own prefixes ([`is_our_prefix`]), one `_`, then up to 64
+/// letters and digits (`cmp_0mhh…`, `key_VECFOkBoPCcq3rfr`). A key (`sgn_test_…_…`) has more than
+/// one `_`, and a token with an id's shape (`ghp_…`, `npm_…`, `whsec_…`) another prefix: neither
+/// is one.
 pub fn is_id(raw: &[u8]) -> bool {
     let Some(sep) = raw.iter().position(|&b| BYTE[usize::from(b)] & PREFIX == 0) else {
         return false;
     };
     let rest = &raw[sep + 1..];
     raw[sep] == b'_'
-        && (1..=12).contains(&sep)
+        && is_our_prefix(&raw[..sep])
         && (1..=64).contains(&rest.len())
         && rest.iter().all(|&b| BYTE[usize::from(b)] & BODY != 0)
+}
+
+/// Whether `prefix` begins the service's own ids: a kind's ([`crate::ids::Kind::PREFIXES`]) or
+/// another identifier it shows (an MCP question, a webhook drill and message, a request). A test
+/// holds this to those lists.
+pub fn is_our_prefix(prefix: &[u8]) -> bool {
+    matches!(
+        prefix,
+        b"acct"
+            | b"cmp"
+            | b"logo"
+            | b"dev"
+            | b"perr"
+            | b"pb"
+            | b"ad"
+            | b"promo"
+            | b"qr"
+            | b"qrs"
+            | b"plan"
+            | b"tpk"
+            | b"ttx"
+            | b"inv"
+            | b"ch"
+            | b"med"
+            | b"wh"
+            | b"cli"
+            | b"key"
+            | b"usr"
+            | b"evt"
+            | b"whd"
+            | b"chg"
+            | b"flt"
+            | b"elicit"
+            | b"drl"
+            | b"msg"
+            | b"req"
+    )
 }
 
 #[cfg(test)]
@@ -500,7 +539,23 @@ mod tests {
         ] {
             assert!(!is_id(not_an_id), "{not_an_id:?}");
         }
-        assert!(is_id(b"abcdefghijkl_x") && is_id(b"a1_Z9"));
+        assert!(is_id(b"cmp_x") && is_id(b"elicit_Z9") && is_id(b"key_VECFOkBoPCcq3rfr"));
+        // A token with an id's shape is not one of ours.
+        for token in [
+            &b"ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly0a1b2"[..],
+            b"npm_R4nd0mT0k3nV4lu3F0rT3st1ngOnly0a1b2",
+            b"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            b"gho_x",
+            b"sk_x",
+        ] {
+            assert!(!is_id(token) && !skips(&Shape::Id, token), "{token:?}");
+        }
+        let ours = crate::ids::Kind::PREFIXES
+            .iter()
+            .chain(crate::redact::runs::OTHER_ID_PREFIXES);
+        for p in ours {
+            assert!(is_our_prefix(p.as_bytes()), "{p}");
+        }
         assert!(skips(&Shape::Time, b"2026-03-01T10:00:00.000Z"));
         assert!(!skips(&Shape::Time, b"2026 password is hunter2"));
         let e = Shape::Enum(vec!["active".into()]);
