@@ -181,6 +181,17 @@ pub fn redact_json_as<'a>(json: &'a [u8], shape: &Shape) -> Option<Redacted<'a>>
     walk::redact(json, shape)
 }
 
+/// [`redact_json_as`] of a document already checked to be UTF-8, as text: the same `&str` when
+/// there is nothing to redact (so a caller that needs text checks the document once, not again
+/// after redaction); `None` when it is not JSON.
+pub fn redact_json_text_as<'a>(json: &'a str, shape: &Shape) -> Option<Cow<'a, str>> {
+    match walk::redact_text(json, shape)?.json {
+        Cow::Borrowed(_) => Some(Cow::Borrowed(json)),
+        // Only whole strings were replaced, each by JSON text: still UTF-8.
+        Cow::Owned(bytes) => String::from_utf8(bytes).ok().map(Cow::Owned),
+    }
+}
+
 /// Redacts a JSON value in place (as [`redact_json`] does its text): secret-named fields lose
 /// their value (a `null` stays `null`: an absent secret reveals nothing), and every string is
 /// scrubbed of secret-shaped parts.

@@ -92,7 +92,7 @@ pub fn secret_run(bytes: &[u8], i: usize) -> Option<Match> {
 
 /// Prefixes of the random identifiers the service itself shows besides its resource ids: an
 /// MCP question, a webhook drill and its message, a request.
-const OTHER_ID_PREFIXES: &[&str] = &["elicit", "drl", "msg", "req"];
+pub(super) const OTHER_ID_PREFIXES: &[&str] = &["elicit", "drl", "msg", "req"];
 
 /// Whether a run is one of the service's own identifiers (`chg_<32 random>`, `key_<16>`): a known
 /// prefix and `_`. A key (`sgn_…`) and a signing secret (`whsec_…`) were matched before this.

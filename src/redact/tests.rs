@@ -263,6 +263,30 @@ fn a_declaration_holds_only_for_values_of_its_shape() {
     assert_eq!(v["next_cursor"], REDACTED);
 }
 
+/// Members are looked for in their declared order first: a member out of that order, a name that
+/// only starts like a declared one, or an id-shaped secret under a text name is still judged by
+/// what its own name declares.
+#[test]
+fn a_member_is_judged_by_its_own_name_in_any_order() {
+    let shape = company_shape();
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let body = format!(
+        r#"{{"data":[{{"name":"{secret}","object":"company","id":"cmp_0mhh4zb1k0000000000a1","idx":"{secret}","created_at":"2025-01-02T03:04:05Z","plan_id":"plan_x"}},{{"id":"{secret}","object":"company","name":"{secret}"}}],"object":"list","has_more":false,"next_cursor":null}}"#
+    );
+    let r = redact_json_as(body.as_bytes(), &shape).unwrap();
+    let text = String::from_utf8(r.json.into_owned()).unwrap();
+    assert!(!text.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "{text}");
+    // A token with an id's shape where an id is declared is not one of our ids: scanned too.
+    assert_eq!(
+        r.fields,
+        ["data[0].name", "data[0].idx", "data[1].id", "data[1].name"]
+    );
+    // The tree redactor, which knows no order, agrees on what is text.
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["data"][0]["id"], "cmp_0mhh4zb1k0000000000a1");
+    assert_eq!(v["data"][0]["created_at"], "2025-01-02T03:04:05Z");
+}
+
 /// A whole-document scan saw `"pwd":"hunter2"` in the text of an answer; the type now says what
 /// the name of an undeclared member means: a name that announces a secret hides its value.
 #[test]

@@ -33,7 +33,12 @@ struct Walker<'a> {
 
 /// `json` redacted as `shape` declares; `None` when it is not a JSON document.
 pub fn redact<'a>(json: &'a [u8], shape: &Shape) -> Option<Redacted<'a>> {
-    let text = std::str::from_utf8(json).ok()?;
+    redact_text(std::str::from_utf8(json).ok()?, shape)
+}
+
+/// [`redact`] of a document already known to be UTF-8.
+pub fn redact_text<'a>(text: &'a str, shape: &Shape) -> Option<Redacted<'a>> {
+    let json = text.as_bytes();
     let mut w = Walker {
         text,
         doc: json,
@@ -152,15 +157,25 @@ impl<'a> Walker<'a> {
             (b'{', _) => self.object(shape),
             (b'[', Shape::Array(items)) => self.array(items),
             (b'[', _) => self.array(&Shape::Any),
-            (b'"', _) => {
-                let (from, to, escaped) = self.string()?;
-                if escaped || !shape::skips(shape, &self.doc[from..to]) {
-                    self.text(start, from, to, escaped)?;
-                }
-                Some(())
-            }
+            (b'"', _) => self.string_value(shape),
             _ => self.scalar(),
         }
+    }
+
+    /// The string at the cursor, read as `shape` declares: passed over when it has the declared
+    /// shape, scanned as text otherwise.
+    #[inline]
+    fn string_value(&mut self, shape: &Shape) -> Option<()> {
+        let start = self.at;
+        if let Some(n) = shape::declared_len(shape, &self.doc[start + 1..]) {
+            self.at = start + n + 2;
+            return Some(());
+        }
+        let (from, to, escaped) = self.string()?;
+        if escaped || matches!(shape, Shape::Text) || !shape::skips(shape, &self.doc[from..to]) {
+            self.text(start, from, to, escaped)?;
+        }
+        Some(())
     }
 
     /// Skips any value.
@@ -224,13 +239,25 @@ impl<'a> Walker<'a> {
         let mut next = 0;
         loop {
             self.ws();
-            let (from, to, escaped) = self.string()?;
-            self.eat(b':')?;
-            let declared = if escaped {
-                None
-            } else {
-                shape.member_after(&self.doc[from..to], next)
+            // An answer's members come in their declared order: the next declared name, quoted,
+            // is usually what is here, compared in place.
+            let (from, to, escaped, declared) = match self.predicted(shape, next) {
+                Some((name, member)) => {
+                    let from = self.at + 1;
+                    self.at = from + name.len() + 1;
+                    (from, from + name.len(), false, Some((next, member)))
+                }
+                None => {
+                    let (from, to, escaped) = self.string()?;
+                    let declared = if escaped {
+                        None
+                    } else {
+                        shape.member_after(&self.doc[from..to], next)
+                    };
+                    (from, to, escaped, declared)
+                }
             };
+            self.eat(b':')?;
             let undeclared;
             let member = match declared {
                 Some((k, s)) => {
@@ -250,9 +277,29 @@ impl<'a> Walker<'a> {
                     &undeclared
                 }
             };
-            self.path.push(Step::Member(&self.doc[from..to]));
-            self.value(member)?;
-            self.path.pop();
+            // A string declared as text, an id, an instant or an enum value is read here, without
+            // the general step into the value; one that has its declared shape needs no path.
+            let string = matches!(
+                (self.doc.get(self.at), member),
+                (
+                    Some(b'"'),
+                    Shape::Text | Shape::Id | Shape::Time | Shape::Enum(_)
+                )
+            );
+            let passed = match string {
+                true => shape::declared_len(member, &self.doc[self.at + 1..]),
+                false => None,
+            };
+            if let Some(n) = passed {
+                self.at += n + 2;
+            } else {
+                self.path.push(Step::Member(&self.doc[from..to]));
+                match string {
+                    true => self.string_value(member)?,
+                    false => self.value(member)?,
+                }
+                self.path.pop();
+            }
             self.ws();
             match self.peek()? {
                 b',' => self.at += 1,
@@ -263,6 +310,19 @@ impl<'a> Walker<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// The declared member `next` of `shape` when its name, quoted, is at the cursor.
+    fn predicted<'s>(&self, shape: &'s Shape, next: usize) -> Option<(&'s str, &'s Shape)> {
+        let Shape::Object(fields) = shape else {
+            return None;
+        };
+        let (name, member) = fields.get(next)?;
+        let quoted = self.doc.get(self.at..self.at + name.len() + 2)?;
+        let hit = quoted[0] == b'"'
+            && quoted[name.len() + 1] == b'"'
+            && &quoted[1..=name.len()] == name.as_bytes();
+        hit.then_some((name.as_str(), member))
     }
 
     fn array(&mut self, items: &Shape) -> Option<()> {

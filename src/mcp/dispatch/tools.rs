@@ -326,10 +326,12 @@ fn tool_ok(
         Out::new(200, body)
     };
     let render = || {
-        let redacted = redact::redact_json_as(answer, shape)
-            .map(|r| r.json)
-            .unwrap_or(Cow::Borrowed(b"{}"));
-        let json = std::str::from_utf8(&redacted).unwrap_or("{}");
+        // The answer is checked to be UTF-8 once, here: the text block needs it as text.
+        let redacted = std::str::from_utf8(answer)
+            .ok()
+            .and_then(|text| redact::redact_json_text_as(text, shape))
+            .unwrap_or(Cow::Borrowed("{}"));
+        let json: &str = &redacted;
         let preamble = format!(
             "Result of {tool}: JSON data from the signage service (also in structuredContent)."
         );
