@@ -25,7 +25,7 @@
 //! error), never one step per heartbeat.
 
 use crate::db::DbError;
-use crate::ids::{PlaybackErrorId, PlaybackId, TypedId};
+use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::{Connection, OptionalExtension};
@@ -452,13 +452,8 @@ fn beat_to(
         }
     }
     heartbeat(tx, &beats, g)?;
-    write_slots(
-        tx,
-        &playables,
-        &slots,
-        from.div_euclid(SLOT) * SLOT,
-        crate::time::now(),
-    )
+    // Held for the run's transaction and written once when it commits (`super::plays`).
+    super::plays::write(db, tx, &playables, &slots, from, crate::time::now())
 }
 
 /// Screens per heartbeat statement ([`heartbeat`]).
@@ -501,56 +496,21 @@ fn heartbeat(
     Ok(())
 }
 
-/// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`: a slot of an
-/// hour at or before `open_hour` is added to the row already there, if any (rows were written up
-/// to an instant in that hour); every other slot is a new row, inserted in the slots' order (the
-/// order its id and rowid follow), many rows to a statement. Returns the plays written.
+/// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`, at once: a
+/// slot of an hour that starts before `written_to` is added to the row already there, if any (rows
+/// were written for the instants before it); every other slot is a new row, inserted in the
+/// slots' order (the order its id and rowid follow), many rows to a statement. Returns the plays
+/// written.
 pub(super) fn write_slots(
     tx: &Connection,
     playables: &[Playable],
     slots: &Slots,
-    open_hour: i64,
+    written_to: i64,
     now: i64,
 ) -> Result<i64, DbError> {
-    let mut add = tx.prepare_cached(
-        "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
-         WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
-    )?;
-    let mut plays = 0;
-    let mut new: Vec<(PlaybackId, &Playable, &Slot)> = Vec::with_capacity(slots.len());
-    for (&(i, hour), slot) in slots {
-        let p = &playables[i];
-        plays += slot.plays;
-        // Only updates here, so adding to the open hour's rows first inserts the same rows.
-        let added = hour <= open_hour
-            && add.execute(rusqlite::params![
-                p.device,
-                p.ad,
-                slot.started_at,
-                slot.plays,
-                slot.seconds
-            ])? > 0;
-        if !added {
-            new.push((PlaybackId::generate(), p, slot));
-        }
-    }
-    let insert = crate::db::bulk::Insert {
-        head: "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
-                                      duration_seconds, plays, created_at)",
-        row: "(?, ?, ?, ?, 'simulator', ?, ?, ?, ?)",
-        params: 8,
-        tail: "",
-    };
-    insert.run(tx, &new, |stmt, i, (id, p, slot)| {
-        stmt.raw_bind_parameter(i, id)?;
-        stmt.raw_bind_parameter(i + 1, &p.company)?;
-        stmt.raw_bind_parameter(i + 2, &p.device)?;
-        stmt.raw_bind_parameter(i + 3, &p.ad)?;
-        stmt.raw_bind_parameter(i + 4, slot.started_at)?;
-        stmt.raw_bind_parameter(i + 5, slot.seconds)?;
-        stmt.raw_bind_parameter(i + 6, slot.plays)?;
-        stmt.raw_bind_parameter(i + 7, now)
-    })?;
+    let mut rows = super::plays::Rows::default();
+    let plays = rows.add(tx, playables, slots, written_to, now)?;
+    rows.write(tx, playables)?;
     Ok(plays)
 }
 
