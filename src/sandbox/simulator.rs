@@ -540,6 +540,18 @@ pub fn record_error(
     at: i64,
 ) -> Result<(PlaybackErrorId, Option<String>), DbError> {
     let ad = playing_at(&playables(tx, Some(device))?, at);
+    error_row(tx, device, ad, code, message, at)
+}
+
+/// [`record_error`] with the ad playing then known (`ad`).
+fn error_row(
+    tx: &Connection,
+    device: &str,
+    ad: Option<String>,
+    code: &str,
+    message: &str,
+    at: i64,
+) -> Result<(PlaybackErrorId, Option<String>), DbError> {
     let id = PlaybackErrorId::generate();
     tx.prepare_cached(
         "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
@@ -675,7 +687,11 @@ impl Source for Fleet {
                     "failing_playback" if offset(&device, ERROR_PERIOD, t) == 0 => {
                         let n = (t.div_euclid(ERROR_PERIOD)).rem_euclid(ERRORS.len() as i64);
                         let (code, message) = ERRORS[n as usize];
-                        record_error(tx, &device, code, message, t)?;
+                        // The fleet's playables of this transaction (read once for all its
+                        // steps) rather than a query of the screen's for each error.
+                        let playables = fleet_playables(env.db, tx)?;
+                        let ads = &playables[of_screen(&runs_by_screen(&playables), &device)];
+                        error_row(tx, &device, playing_at(ads, t), code, message, t)?;
                         report.count("fleet.playback_error", 1);
                     }
                     _ => {}
