@@ -166,6 +166,21 @@ pub(crate) fn record_scan(
     at: i64,
     detail_cap: u64,
 ) -> rusqlite::Result<bool> {
+    let evented = count_scan(tx, found, class, at, detail_cap)?;
+    store_code(tx, found, at)?;
+    Ok(evented)
+}
+
+/// [`record_scan`] but for the code's own row: `found` holds its new count and event marks, which
+/// [`store_code`] writes, once for several scans of one code in a row (the simulated scans of an
+/// hour) rather than once per scan.
+pub(crate) fn count_scan(
+    tx: &rusqlite::Connection,
+    found: &mut Found,
+    class: &'static str,
+    at: i64,
+    detail_cap: u64,
+) -> rusqlite::Result<bool> {
     if (found.scan_count.max(0) as u64) < detail_cap {
         let scan_id = crate::ids::new_id(Kind::QrScan);
         tx.prepare_cached(
@@ -186,19 +201,10 @@ pub(crate) fn record_scan(
         .last_event_at
         .is_none_or(|last| at - last >= EVENT_INTERVAL_SECS);
     if !due {
-        tx.prepare_cached(
-            "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3 WHERE id = ?1",
-        )?
-        .execute(rusqlite::params![found.id, found.scan_count, at])?;
         return Ok(false);
     }
-    tx.prepare_cached(
-        "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?3,
-            last_event_scan_count = ?2 WHERE id = ?1",
-    )?
-    .execute(rusqlite::params![found.id, found.scan_count, at])?;
-    // The event's data as `scanned_data` would read it back from the row just written: the
-    // caller's row already holds every field (one query less per event).
+    // The event's data as `scanned_data` would read it back from the row once stored: `found`
+    // holds every field (one query less per event).
     let payload = scanned_payload(&Scanned {
         qr_code_id: &found.id,
         promotion_id: &found.promotion_id,
@@ -219,6 +225,27 @@ pub(crate) fn record_scan(
     found.last_event_at = Some(at);
     found.last_event_scan_count = found.scan_count;
     Ok(true)
+}
+
+/// Writes the code's count and event marks as `found` holds them, and `last_scanned_at` (the
+/// instant of its latest scan counted).
+pub(crate) fn store_code(
+    tx: &rusqlite::Connection,
+    found: &Found,
+    last_scanned_at: i64,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?4,
+            last_event_scan_count = ?5 WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![
+        found.id,
+        found.scan_count,
+        last_scanned_at,
+        found.last_event_at,
+        found.last_event_scan_count
+    ])?;
+    Ok(())
 }
 
 /// The per-client-address bound on scans (`scans.rate_limit_per_minute`): a fixed one-minute
