@@ -35,6 +35,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 type Undo = Box<dyn FnOnce()>;
+type BeforeCommit = Box<dyn FnOnce(&Connection) -> Result<(), DbError>>;
 
 struct WriteScope {
     /// The address of the [`Db`] it belongs to.
@@ -48,6 +49,9 @@ struct WriteScope {
     wake: bool,
     /// Undo of in-memory state changed along with the open transaction, run if it rolls back.
     undo: Vec<Undo>,
+    /// Writes held back in memory for the open transaction, run just before it commits
+    /// ([`Db::before_commit`]); dropped with it if it rolls back.
+    before_commit: Vec<BeforeCommit>,
     /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
     committed_at: Option<i64>,
     /// Names the open transaction ([`Db::write_scope_transaction`]).
@@ -104,6 +108,7 @@ impl Db {
             broken: false,
             wake: false,
             undo: Vec::new(),
+            before_commit: Vec::new(),
             committed_at: clock_ms(),
             transaction: 0,
         }));
@@ -158,6 +163,14 @@ impl Db {
         if scope.broken {
             return Err(lost());
         }
+        // Held-back writes go in first, in the order they were registered; one that fails
+        // fails the commit, and the scope can then only roll back.
+        for write in std::mem::take(&mut scope.before_commit) {
+            if let Err(e) = write(&scope.conn) {
+                scope.broken = true;
+                return Err(e);
+            }
+        }
         run(&scope.conn, "COMMIT")?;
         scope.open = false;
         scope.undo.clear();
@@ -209,6 +222,27 @@ impl Db {
             Some(scope) if scope.db == id(self) && scope.open => scope.undo.push(Box::new(undo)),
             _ => {}
         });
+    }
+
+    /// Registers `write` to run on the write scope's connection just before its open transaction
+    /// commits (at the scope's end or at a commit point, [`Db::committed`]); dropped if the
+    /// transaction rolls back. For a writer that gathers its rows in memory over a run's steps
+    /// and writes each row once (the simulated fleet's plays). Returns false, and drops
+    /// `write`, outside a scope or with nothing open (or in a dry run): the caller writes at once.
+    pub fn before_commit(
+        &self,
+        write: impl FnOnce(&Connection) -> Result<(), DbError> + 'static,
+    ) -> bool {
+        if DRY_RUN.get() {
+            return false;
+        }
+        WRITE.with_borrow_mut(|s| match s.as_mut() {
+            Some(scope) if scope.db == id(self) && scope.open && !scope.broken => {
+                scope.before_commit.push(Box::new(write));
+                true
+            }
+            _ => false,
+        })
     }
 
     /// The open write transaction of this thread's write scope, as a number no other transaction
@@ -323,6 +357,7 @@ impl Db {
 
 /// Runs the scope's undo list, newest first, and puts a frozen clock back to the last commit.
 fn undo(scope: &mut WriteScope) {
+    scope.before_commit.clear();
     while let Some(undo) = scope.undo.pop() {
         undo();
     }

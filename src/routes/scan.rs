@@ -110,7 +110,7 @@ pub(crate) fn scanned_data(
         .query_row([id], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })?;
-    let payload = Scanned {
+    Ok(scanned_payload(&Scanned {
         qr_code_id: id,
         promotion_id: &promotion,
         code: &code,
@@ -118,15 +118,20 @@ pub(crate) fn scanned_data(
         agent_class: class,
         scan_count: count,
         scans_since_last_event: since.unwrap_or(count - counted),
-    };
+    }))
+}
+
+fn scanned_payload(payload: &Scanned<'_>) -> serde_json::Value {
     // Our own plain struct always serializes; `Null` would only ever mean a bug, never a panic.
-    Ok(serde_json::to_value(&payload).unwrap_or_default())
+    serde_json::to_value(payload).unwrap_or_default()
 }
 
 /// A code as a scan needs it.
 pub(crate) struct Found {
     pub id: String,
     pub company_id: String,
+    pub promotion_id: String,
+    pub code: String,
     pub redirect_url: String,
     pub scan_count: i64,
     pub last_event_at: Option<i64>,
@@ -135,7 +140,7 @@ pub(crate) struct Found {
 
 /// Columns of a [`Found`], for `… FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id`.
 pub(crate) const FOUND_COLUMNS: &str = "q.id, p.company_id, q.redirect_url,
-    q.scan_count, q.last_event_at, q.last_event_scan_count";
+    q.scan_count, q.last_event_at, q.last_event_scan_count, q.promotion_id, q.code";
 
 pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
     Ok(Found {
@@ -145,6 +150,8 @@ pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
         scan_count: r.get(3)?,
         last_event_at: r.get(4)?,
         last_event_scan_count: r.get(5)?,
+        promotion_id: r.get(6)?,
+        code: r.get(7)?,
     })
 }
 
@@ -153,6 +160,21 @@ pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
 /// code's last event is [`EVENT_INTERVAL_SECS`] or more before `at`, a `qr_code.scanned` event.
 /// `found` is updated to match, so a caller can record several scans of one code in a row.
 pub(crate) fn record_scan(
+    tx: &rusqlite::Connection,
+    found: &mut Found,
+    class: &'static str,
+    at: i64,
+    detail_cap: u64,
+) -> rusqlite::Result<bool> {
+    let evented = count_scan(tx, found, class, at, detail_cap)?;
+    store_code(tx, found, at)?;
+    Ok(evented)
+}
+
+/// [`record_scan`] but for the code's own row: `found` holds its new count and event marks, which
+/// [`store_code`] writes, once for several scans of one code in a row (the simulated scans of an
+/// hour) rather than once per scan.
+pub(crate) fn count_scan(
     tx: &rusqlite::Connection,
     found: &mut Found,
     class: &'static str,
@@ -179,19 +201,19 @@ pub(crate) fn record_scan(
         .last_event_at
         .is_none_or(|last| at - last >= EVENT_INTERVAL_SECS);
     if !due {
-        tx.prepare_cached(
-            "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3 WHERE id = ?1",
-        )?
-        .execute(rusqlite::params![found.id, found.scan_count, at])?;
         return Ok(false);
     }
-    tx.prepare_cached(
-        "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?3,
-            last_event_scan_count = ?2 WHERE id = ?1",
-    )?
-    .execute(rusqlite::params![found.id, found.scan_count, at])?;
-    let since = found.scan_count - found.last_event_scan_count;
-    let payload = scanned_data(tx, &found.id, class, Some(since))?;
+    // The event's data as `scanned_data` would read it back from the row once stored: `found`
+    // holds every field (one query less per event).
+    let payload = scanned_payload(&Scanned {
+        qr_code_id: &found.id,
+        promotion_id: &found.promotion_id,
+        code: &found.code,
+        scanned_at: crate::routes::crud::Time(at),
+        agent_class: class,
+        scan_count: found.scan_count,
+        scans_since_last_event: found.scan_count - found.last_event_scan_count,
+    });
     crate::events::record(
         tx,
         &found.company_id,
@@ -203,6 +225,27 @@ pub(crate) fn record_scan(
     found.last_event_at = Some(at);
     found.last_event_scan_count = found.scan_count;
     Ok(true)
+}
+
+/// Writes the code's count and event marks as `found` holds them, and `last_scanned_at` (the
+/// instant of its latest scan counted).
+pub(crate) fn store_code(
+    tx: &rusqlite::Connection,
+    found: &Found,
+    last_scanned_at: i64,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE qr_codes SET scan_count = ?2, last_scanned_at = ?3, last_event_at = ?4,
+            last_event_scan_count = ?5 WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![
+        found.id,
+        found.scan_count,
+        last_scanned_at,
+        found.last_event_at,
+        found.last_event_scan_count
+    ])?;
+    Ok(())
 }
 
 /// The per-client-address bound on scans (`scans.rate_limit_per_minute`): a fixed one-minute

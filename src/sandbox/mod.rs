@@ -19,6 +19,7 @@ pub mod fleet;
 pub mod history;
 pub mod journal;
 pub mod outbox;
+mod plays;
 pub mod readiness;
 pub mod simulated_scans;
 pub mod simulator;

@@ -12,7 +12,7 @@
 //!   [`MAX_HOURS`] hours per catch-up, so a jump of a year does bounded work.
 
 use crate::db::DbError;
-use crate::routes::scan::{found_from_row, record_scan, FOUND_COLUMNS};
+use crate::routes::scan::{count_scan, found_from_row, store_code, FOUND_COLUMNS};
 use crate::timeline::{Env, Report, Source};
 use std::sync::{Arc, Mutex};
 
@@ -95,27 +95,40 @@ impl Source for SimulatedScans {
         }
         let from = done_hour.max(last - MAX_HOURS * HOUR);
         let scanned = env.db.write(|tx| {
-            let mut stmt = tx.prepare_cached(&format!(
-                "SELECT {FOUND_COLUMNS} FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
-                 WHERE p.active = 1 AND p.starts_at <= ?1 AND p.ends_at > ?1 ORDER BY q.id"
-            ))?;
+            // The codes of every promotion running at some hour of the span, read once: nothing
+            // else writes codes or promotions in this write, and each code's count and event
+            // marks are kept up to date in its `Found` as its scans are counted.
+            let mut codes = tx
+                .prepare_cached(&format!(
+                    "SELECT {FOUND_COLUMNS}, p.starts_at, p.ends_at
+                     FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+                     WHERE p.active = 1 AND p.starts_at <= ?2 AND p.ends_at > ?1 ORDER BY q.id"
+                ))?
+                .query_map([from + HOUR, last], |r| {
+                    Ok((found_from_row(r)?, r.get::<_, i64>(8)?, r.get::<_, i64>(9)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
             let mut scanned = 0u64;
             let mut hour = from + HOUR;
             while hour <= last {
-                let codes = stmt
-                    .query_map([hour], found_from_row)?
-                    .collect::<Result<Vec<_>, _>>()?;
-                for mut code in codes {
+                let running = codes
+                    .iter_mut()
+                    .filter(|(_, starts, ends)| *starts <= hour && *ends > hour);
+                for (code, _, _) in running {
                     let classes = scans_in(&code.id, hour);
                     for (i, class) in classes.iter().enumerate().rev() {
-                        record_scan(
+                        count_scan(
                             tx,
-                            &mut code,
+                            code,
                             class,
                             hour - 20 * i as i64,
                             env.settings.scan_detail_per_code,
                         )?;
                         scanned += 1;
+                    }
+                    // The code's row once per hour: its last scan is the one at `hour`.
+                    if !classes.is_empty() {
+                        store_code(tx, code, hour)?;
                     }
                 }
                 hour += HOUR;

@@ -25,7 +25,7 @@
 //! error), never one step per heartbeat.
 
 use crate::db::DbError;
-use crate::ids::{PlaybackErrorId, PlaybackId, TypedId};
+use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::{Connection, OptionalExtension};
@@ -452,13 +452,8 @@ fn beat_to(
         }
     }
     heartbeat(tx, &beats, g)?;
-    write_slots(
-        tx,
-        &playables,
-        &slots,
-        from.div_euclid(SLOT) * SLOT,
-        crate::time::now(),
-    )
+    // Held for the run's transaction and written once when it commits (`super::plays`).
+    super::plays::write(db, tx, &playables, &slots, from, crate::time::now())
 }
 
 /// Screens per heartbeat statement ([`heartbeat`]).
@@ -501,56 +496,21 @@ fn heartbeat(
     Ok(())
 }
 
-/// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`: a slot of an
-/// hour at or before `open_hour` is added to the row already there, if any (rows were written up
-/// to an instant in that hour); every other slot is a new row, inserted in the slots' order (the
-/// order its id and rowid follow), many rows to a statement. Returns the plays written.
+/// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`, at once: a
+/// slot of an hour that starts before `written_to` is added to the row already there, if any (rows
+/// were written for the instants before it); every other slot is a new row, inserted in the
+/// slots' order (the order its id and rowid follow), many rows to a statement. Returns the plays
+/// written.
 pub(super) fn write_slots(
     tx: &Connection,
     playables: &[Playable],
     slots: &Slots,
-    open_hour: i64,
+    written_to: i64,
     now: i64,
 ) -> Result<i64, DbError> {
-    let mut add = tx.prepare_cached(
-        "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
-         WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
-    )?;
-    let mut plays = 0;
-    let mut new: Vec<(PlaybackId, &Playable, &Slot)> = Vec::with_capacity(slots.len());
-    for (&(i, hour), slot) in slots {
-        let p = &playables[i];
-        plays += slot.plays;
-        // Only updates here, so adding to the open hour's rows first inserts the same rows.
-        let added = hour <= open_hour
-            && add.execute(rusqlite::params![
-                p.device,
-                p.ad,
-                slot.started_at,
-                slot.plays,
-                slot.seconds
-            ])? > 0;
-        if !added {
-            new.push((PlaybackId::generate(), p, slot));
-        }
-    }
-    let insert = crate::db::bulk::Insert {
-        head: "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
-                                      duration_seconds, plays, created_at)",
-        row: "(?, ?, ?, ?, 'simulator', ?, ?, ?, ?)",
-        params: 8,
-        tail: "",
-    };
-    insert.run(tx, &new, |stmt, i, (id, p, slot)| {
-        stmt.raw_bind_parameter(i, id)?;
-        stmt.raw_bind_parameter(i + 1, &p.company)?;
-        stmt.raw_bind_parameter(i + 2, &p.device)?;
-        stmt.raw_bind_parameter(i + 3, &p.ad)?;
-        stmt.raw_bind_parameter(i + 4, slot.started_at)?;
-        stmt.raw_bind_parameter(i + 5, slot.seconds)?;
-        stmt.raw_bind_parameter(i + 6, slot.plays)?;
-        stmt.raw_bind_parameter(i + 7, now)
-    })?;
+    let mut rows = super::plays::Rows::default();
+    let plays = rows.add(tx, playables, slots, written_to, now)?;
+    rows.write(tx, playables)?;
     Ok(plays)
 }
 
@@ -580,6 +540,18 @@ pub fn record_error(
     at: i64,
 ) -> Result<(PlaybackErrorId, Option<String>), DbError> {
     let ad = playing_at(&playables(tx, Some(device))?, at);
+    error_row(tx, device, ad, code, message, at)
+}
+
+/// [`record_error`] with the ad playing then known (`ad`).
+fn error_row(
+    tx: &Connection,
+    device: &str,
+    ad: Option<String>,
+    code: &str,
+    message: &str,
+    at: i64,
+) -> Result<(PlaybackErrorId, Option<String>), DbError> {
     let id = PlaybackErrorId::generate();
     tx.prepare_cached(
         "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
@@ -715,7 +687,11 @@ impl Source for Fleet {
                     "failing_playback" if offset(&device, ERROR_PERIOD, t) == 0 => {
                         let n = (t.div_euclid(ERROR_PERIOD)).rem_euclid(ERRORS.len() as i64);
                         let (code, message) = ERRORS[n as usize];
-                        record_error(tx, &device, code, message, t)?;
+                        // The fleet's playables of this transaction (read once for all its
+                        // steps) rather than a query of the screen's for each error.
+                        let playables = fleet_playables(env.db, tx)?;
+                        let ads = &playables[of_screen(&runs_by_screen(&playables), &device)];
+                        error_row(tx, &device, playing_at(ads, t), code, message, t)?;
                         report.count("fleet.playback_error", 1);
                     }
                     _ => {}

@@ -741,6 +741,23 @@ async fn the_new_queries_walk_indexes() {
         }
         Ok(out)
     });
+    // One index serves a screen's plays of one ad and an ad's deletion (V37).
+    assert!(
+        plans[1].ends_with("playbacks_by_ad_device (ad_id=? AND device_id=? AND id<?)"),
+        "{}",
+        plans[1]
+    );
+    let cascade: Vec<String> = app.sql(|c| {
+        c.prepare("EXPLAIN QUERY PLAN DELETE FROM ads WHERE id = 'ad_1'")?
+            .query_map([], |r| r.get::<_, String>(3))?
+            .collect()
+    });
+    assert!(
+        cascade
+            .iter()
+            .any(|d| d == "SEARCH playbacks USING COVERING INDEX playbacks_by_ad_device (ad_id=?)"),
+        "{cascade:?}"
+    );
     for plan in plans {
         let (_, detail) = plan.split_once(" => ").unwrap();
         assert!(detail.contains("USING"), "{plan}");

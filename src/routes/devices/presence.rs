@@ -121,20 +121,31 @@ pub fn heartbeat_arrived(
 /// reported offline records `device.online` (in id order); never-judged ones become `online`
 /// silently. Returns how many came back (count them as `device.online` transitions).
 pub fn heartbeats_arrived(tx: &Connection, at: i64, offline_after: i64) -> Result<u64, DbError> {
-    let back: Vec<(String, String, i64)> = tx
+    // Never-judged devices too (NULL), so that the UPDATE below, a walk of every device, runs
+    // only when it changes a row: most of the fleet's steps bring nobody back.
+    let arrived: Vec<(String, String, Option<String>)> = tx
         .prepare_cached(
-            "SELECT id, company_id, last_heartbeat_at FROM devices
-             WHERE presence = 'offline' AND last_heartbeat_at >= ?1 ORDER BY id",
+            "SELECT id, company_id, presence FROM devices
+             WHERE (presence IS NULL OR presence = 'offline') AND last_heartbeat_at >= ?1
+             ORDER BY id",
         )?
         .query_map([at - offline_after], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })?
         .collect::<Result<_, _>>()?;
+    if arrived.is_empty() {
+        return Ok(0);
+    }
     tx.prepare_cached(
         "UPDATE devices SET presence = 'online'
          WHERE (presence IS NULL OR presence = 'offline') AND last_heartbeat_at >= ?1",
     )?
     .execute([at - offline_after])?;
+    // The ones reported offline come back; never-judged ones become online silently.
+    let back: Vec<_> = arrived
+        .iter()
+        .filter(|(_, _, presence)| presence.is_some())
+        .collect();
     for (id, company, _) in &back {
         let payload = device_data(tx, id, offline_after).map_err(failed)?;
         crate::events::record(tx, company, ONLINE, "device", id, &payload)?;

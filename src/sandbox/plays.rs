@@ -1,0 +1,213 @@
+//! The simulated fleet's proof-of-play rows, gathered in memory and written once.
+//!
+//! An advance is one write transaction of many steps (`db::write_scope`), and every step used to
+//! write its plays at once: one `UPDATE` per open clock hour's row it added to (about 1,100 in a
+//! demo day, each a search of the slot index and a rewrite of the row, 12 k instructions in SQLite
+//! alone) plus the new rows of its hours. Held for the transaction instead ([`write`]), each row is
+//! written once, just before the transaction commits ([`crate::db::Db::before_commit`]): the
+//! rows a step added to are still in memory at the next step, and only the rows stored before the
+//! transaction began are looked up and updated.
+//!
+//! What is written does not change: the same rows with the same sums, and the new rows inserted in
+//! the order the steps first wrote them, with the ids drawn at that moment and each step's clock as
+//! `created_at` (so ids, rowids and every column match a step-by-step write). Nothing reads
+//! `playbacks` during a timeline run (retention prunes after it commits), and a commit point in the
+//! middle of a run ([`crate::db::Db::committed`]) writes the held rows first, so no reader ever
+//! sees a half-written hour either.
+
+use super::simulator::{Playable, Slots};
+use crate::db::{Db, DbError};
+use crate::ids::{PlaybackId, TypedId};
+use rusqlite::{Connection, OptionalExtension};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// New rows held at most before they are written anyway, so that a jump of months keeps a bounded
+/// amount in memory (a demo day makes about 940).
+const MAX_HELD: usize = 8_192;
+
+/// One row to write: a new one (its id and `created_at`, fixed when the fleet first wrote it), or
+/// a row stored before the transaction whose `plays` and `duration_seconds` grow by these sums.
+#[derive(Clone)]
+struct Row {
+    new: Option<(PlaybackId, i64)>,
+    started_at: i64,
+    plays: i64,
+    seconds: i64,
+}
+
+/// Rows of slots of one list of playables, keyed like [`Slots`] (playable, clock hour).
+#[derive(Default, Clone)]
+pub(super) struct Rows {
+    rows: BTreeMap<(usize, i64), Row>,
+    /// The new rows, in the order they were first written: their ids and rowids follow it.
+    order: Vec<(usize, i64)>,
+}
+
+impl Rows {
+    /// Adds `slots` (of `playables`, written at `now`): to a row held already, or, for a slot of an
+    /// hour that starts before `written_to` (rows were written for the instants before it), to the
+    /// row stored for it if any; otherwise a new row. Returns the plays added.
+    pub(super) fn add(
+        &mut self,
+        tx: &Connection,
+        playables: &[Playable],
+        slots: &Slots,
+        written_to: i64,
+        now: i64,
+    ) -> Result<i64, DbError> {
+        let mut plays = 0;
+        for (&key, slot) in slots {
+            plays += slot.plays;
+            if let Some(row) = self.rows.get_mut(&key) {
+                row.plays += slot.plays;
+                row.seconds += slot.seconds;
+                continue;
+            }
+            let p = &playables[key.0];
+            // An hour starting at `written_to` or later has no row yet (a step that stops on the
+            // hour, as most do, looks nothing up).
+            let stored = key.1 < written_to
+                && tx
+                    .prepare_cached(
+                        "SELECT 1 FROM playbacks WHERE device_id = ?1 AND ad_id = ?2
+                         AND started_at = ?3 AND source = 'simulator'",
+                    )?
+                    .query_row(rusqlite::params![p.device, p.ad, slot.started_at], |_| {
+                        Ok(())
+                    })
+                    .optional()?
+                    .is_some();
+            let new = if stored {
+                None
+            } else {
+                self.order.push(key);
+                Some((PlaybackId::generate(), now))
+            };
+            self.rows.insert(
+                key,
+                Row {
+                    new,
+                    started_at: slot.started_at,
+                    plays: slot.plays,
+                    seconds: slot.seconds,
+                },
+            );
+        }
+        Ok(plays)
+    }
+
+    /// Writes the rows: the stored ones' sums added, the new ones inserted in their order, many
+    /// rows to a statement.
+    pub(super) fn write(&self, tx: &Connection, playables: &[Playable]) -> Result<(), DbError> {
+        let mut add = tx.prepare_cached(
+            "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
+             WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
+        )?;
+        for (&(i, _), row) in self.rows.iter().filter(|(_, r)| r.new.is_none()) {
+            let p = &playables[i];
+            add.execute(rusqlite::params![
+                p.device,
+                p.ad,
+                row.started_at,
+                row.plays,
+                row.seconds
+            ])?;
+        }
+        let new: Vec<(&PlaybackId, i64, &Playable, &Row)> = self
+            .order
+            .iter()
+            .filter_map(|key| {
+                let row = self.rows.get(key)?;
+                let (id, created) = row.new.as_ref()?;
+                Some((id, *created, &playables[key.0], row))
+            })
+            .collect();
+        let insert = crate::db::bulk::Insert {
+            head: "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
+                                          duration_seconds, plays, created_at)",
+            row: "(?, ?, ?, ?, 'simulator', ?, ?, ?, ?)",
+            params: 8,
+            tail: "",
+        };
+        insert.run(tx, &new, |stmt, i, (id, created, p, row)| {
+            stmt.raw_bind_parameter(i, id)?;
+            stmt.raw_bind_parameter(i + 1, &p.company)?;
+            stmt.raw_bind_parameter(i + 2, &p.device)?;
+            stmt.raw_bind_parameter(i + 3, &p.ad)?;
+            stmt.raw_bind_parameter(i + 4, row.started_at)?;
+            stmt.raw_bind_parameter(i + 5, row.seconds)?;
+            stmt.raw_bind_parameter(i + 6, row.plays)?;
+            stmt.raw_bind_parameter(i + 7, *created)
+        })
+    }
+}
+
+/// The rows held for one write transaction (its number) and the playables they refer to.
+#[derive(Clone)]
+struct Held {
+    transaction: u64,
+    playables: Rc<Vec<Playable>>,
+    rows: Rows,
+}
+
+thread_local! {
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+/// Adds `slots` (of `playables`, written at `now`; rows were written for the instants before
+/// `written_to`) to the rows of the write scope's open transaction, written when it commits;
+/// outside a scope, at once. Returns the plays added.
+pub(super) fn write(
+    db: &Db,
+    tx: &Connection,
+    playables: &Rc<Vec<Playable>>,
+    slots: &Slots,
+    written_to: i64,
+    now: i64,
+) -> Result<i64, DbError> {
+    let Some(transaction) = db.write_scope_transaction() else {
+        let mut rows = Rows::default();
+        let plays = rows.add(tx, playables, slots, written_to, now)?;
+        rows.write(tx, playables)?;
+        return Ok(plays);
+    };
+    // What another transaction held was written at its commit or rolled back with it.
+    let mut kept = HELD.take().filter(|h| h.transaction == transaction);
+    // A dry run (a savepoint rolled back at its end) writes a copy and keeps what was held.
+    let dry = Db::in_dry_run();
+    let mut held = if dry { kept.clone() } else { kept.take() };
+    if let Some(old) = held.take_if(|h| !Rc::ptr_eq(&h.playables, playables)) {
+        // The fleet's screens changed in this transaction: the rows of the old list go in first.
+        old.rows.write(tx, &old.playables)?;
+    }
+    let fresh = held.is_none();
+    let mut held = held.unwrap_or_else(|| Held {
+        transaction,
+        playables: Rc::clone(playables),
+        rows: Rows::default(),
+    });
+    let plays = held.rows.add(tx, playables, slots, written_to, now)?;
+    if dry {
+        held.rows.write(tx, playables)?;
+        HELD.set(kept);
+        return Ok(plays);
+    }
+    if held.rows.order.len() >= MAX_HELD {
+        return held.rows.write(tx, playables).map(|()| plays);
+    }
+    if fresh {
+        let registered = db.before_commit(move |conn| {
+            match HELD.take().filter(|h| h.transaction == transaction) {
+                Some(held) => held.rows.write(conn, &held.playables),
+                None => Ok(()),
+            }
+        });
+        if !registered {
+            return held.rows.write(tx, playables).map(|()| plays);
+        }
+    }
+    HELD.set(Some(held));
+    Ok(plays)
+}
