@@ -356,9 +356,11 @@ pub fn contents(app: &App, caller: &Caller, uri: &str) -> Result<Value, RpcError
         Body::Json => {
             // Marked as data like a tool result, and redacted by the route's answer type.
             let shape = super::state(app).catalog(&app.router).shape_of(t.read);
-            let redacted = crate::redact::redact_json_as(&resp.body, shape)
-                .map(|r| String::from_utf8_lossy(&r.json).into_owned())
-                .unwrap_or_else(|| "{}".into());
+            // Checked to be UTF-8 once, as a tool result's answer is (`tools::tool_ok`).
+            let redacted = std::str::from_utf8(&resp.body)
+                .ok()
+                .and_then(|text| crate::redact::redact_json_text_as(text, shape))
+                .map_or_else(|| "{}".to_string(), std::borrow::Cow::into_owned);
             let preamble = format!("Contents of {uri}: JSON data from the signage service.");
             c.insert("mimeType".into(), json!("text/plain"));
             c.insert("text".into(), json!(fence::framed(&preamble, &redacted)));

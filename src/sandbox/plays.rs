@@ -58,6 +58,11 @@ impl Rows {
         now: i64,
     ) -> Result<i64, DbError> {
         let mut plays = 0;
+        // Prepared once for the call, not looked up in the statement cache for every slot.
+        let mut stored_row = tx.prepare_cached(
+            "SELECT 1 FROM playbacks WHERE device_id = ?1 AND ad_id = ?2
+             AND started_at = ?3 AND source = 'simulator'",
+        )?;
         for (&key, slot) in slots {
             plays += slot.plays;
             if let Some(row) = self.rows.get_mut(&key) {
@@ -69,11 +74,7 @@ impl Rows {
             // An hour starting at `written_to` or later has no row yet (a step that stops on the
             // hour, as most do, looks nothing up).
             let stored = key.1 < written_to
-                && tx
-                    .prepare_cached(
-                        "SELECT 1 FROM playbacks WHERE device_id = ?1 AND ad_id = ?2
-                         AND started_at = ?3 AND source = 'simulator'",
-                    )?
+                && stored_row
                     .query_row(rusqlite::params![p.device, p.ad, slot.started_at], |_| {
                         Ok(())
                     })
