@@ -80,8 +80,7 @@ fn secret_run_checked(bytes: &[u8], i: usize, pre_check: bool) -> Option<Match> 
     }
     // Only text can hold a credential; random bytes (what most runs decode to) cannot. Most runs
     // that are not base64 of text show it in their first four characters: those are not decoded.
-    let may_be_text = || head(run).is_none_or(may_begin_text);
-    if n <= MAX_ENCODED && (!pre_check || may_be_text()) {
+    if n <= MAX_ENCODED && (!pre_check || may_decode_to_text(run)) {
         let mut buf = [0u8; 96];
         let decoded: Option<std::borrow::Cow<'_, [u8]>> = if n <= 128 {
             decode_b64_into(run, &mut buf).map(|len| std::borrow::Cow::Borrowed(&buf[..len]))
@@ -124,6 +123,13 @@ fn is_text(decoded: &[u8]) -> bool {
 /// A control character other than a line break or a tab: what printable text has none of.
 fn is_unprintable(c: char) -> bool {
     c.is_control() && !matches!(c, '\n' | '\t')
+}
+
+/// Whether a base64 run may decode to text ([`is_text`]): its first four characters decode to
+/// three bytes that can begin text (or one of them is padding). A run for which this is false is
+/// a secret, if at all, only as a random run.
+pub fn may_decode_to_text(run: &[u8]) -> bool {
+    head(run).is_none_or(may_begin_text)
 }
 
 /// The six bits a base64 character stands for, the same in both alphabets (`+` and `-` are 62,
