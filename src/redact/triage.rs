@@ -115,23 +115,23 @@ pub const SHAPED_RUN: usize = 20;
 /// hide a secret: it holds `_`, it has [`SHAPED_RUN`] characters or more, or it may decode to text
 /// ([`runs::may_decode_to_text`]: `Europe/Amsterdam` cannot).
 fn marked_run(bytes: &[u8]) -> bool {
+    let may_hide = |run: &[u8]| {
+        run.len() >= runs::MIN_ENCODED
+            && (run.len() >= SHAPED_RUN || run.contains(&b'_') || runs::may_decode_to_text(run))
+    };
     let (mut start, mut marked) = (0usize, false);
-    for (i, &b) in bytes.iter().chain(std::iter::once(&b' ')).enumerate() {
+    for (i, &b) in bytes.iter().enumerate() {
         let class = CLASSES[usize::from(b)];
         if class & BASE64 != 0 {
             marked |= class & MARKS_RUN != 0;
-            continue;
+        } else {
+            if marked && may_hide(&bytes[start..i]) {
+                return true;
+            }
+            (start, marked) = (i + 1, false);
         }
-        let run = &bytes[start..i];
-        if marked
-            && run.len() >= runs::MIN_ENCODED
-            && (run.len() >= SHAPED_RUN || run.contains(&b'_') || runs::may_decode_to_text(run))
-        {
-            return true;
-        }
-        (start, marked) = (i + 1, false);
     }
-    false
+    marked && may_hide(&bytes[start..])
 }
 
 /// For the low five bits of a byte, the low five bits of the bytes that may follow it at the start
