@@ -321,7 +321,7 @@ impl<'a> Walker<'a> {
         let quoted = self.doc.get(self.at..self.at + name.len() + 2)?;
         let hit = quoted[0] == b'"'
             && quoted[name.len() + 1] == b'"'
-            && &quoted[1..=name.len()] == name.as_bytes();
+            && shape::same(&quoted[1..=name.len()], name.as_bytes());
         hit.then_some((name.as_str(), member))
     }
 
