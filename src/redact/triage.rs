@@ -76,16 +76,50 @@ const CLASSES: [u8; 256] = {
 /// (escapes, keywords, long runs) is looked at again, so most text costs a few instructions a
 /// byte.
 pub fn triage(s: &str) -> Triage {
-    let bytes = s.as_bytes();
     let mut all = 0u8;
     let mut pairs = 0u32;
     let mut prev = 0usize;
-    for &b in bytes {
+    for &b in s.as_bytes() {
         all |= CLASSES[usize::from(b)];
         let code = b & 0x1f;
         pairs |= PAIRS[prev] >> code;
         prev = usize::from(code);
     }
+    verdict(s, all, pairs)
+}
+
+/// [`triage`] of the JSON string whose text starts at `from` in `doc` (just after its opening
+/// quote), in the same pass that finds its closing quote: the quote's position and the triage of
+/// the text before it. `None` when a backslash comes first (an escaped string is decoded before it
+/// is triaged) or the string does not end.
+#[inline]
+pub fn triage_quoted(doc: &str, from: usize) -> Option<(usize, Triage)> {
+    let rest = doc.as_bytes().get(from..)?;
+    let mut all = 0u8;
+    let mut pairs = 0u32;
+    let mut prev = 0usize;
+    let mut end = None;
+    for (k, &b) in rest.iter().enumerate() {
+        if matches!(b, b'"' | b'\\') {
+            end = Some(k);
+            break;
+        }
+        all |= CLASSES[usize::from(b)];
+        let code = b & 0x1f;
+        pairs |= PAIRS[prev] >> code;
+        prev = usize::from(code);
+    }
+    let end = from + end?;
+    if doc.as_bytes()[end] != b'"' {
+        return None;
+    }
+    Some((end, verdict(doc.get(from..end)?, all, pairs)))
+}
+
+/// The triage of `s` from what one pass over it collected: `all`, its bytes' classes, and `pairs`,
+/// whose lowest bit says whether two neighbouring bytes may begin a keyword.
+fn verdict(s: &str, all: u8, pairs: u32) -> Triage {
+    let bytes = s.as_bytes();
     let class_at = |i: usize| CLASSES[usize::from(bytes[i])];
     if all & ESCAPE != 0
         && (0..bytes.len()).any(|i| class_at(i) & ESCAPE != 0 && escape_at(bytes, i))
@@ -280,5 +314,52 @@ mod tests {
             }
         }
         assert!(left_out > 1000, "{left_out}");
+    }
+
+    #[test]
+    fn a_string_read_to_its_quote_is_triaged_as_the_text_alone() {
+        let mut bases: Vec<String> = crate::redact::corpus::secret_forms()
+            .into_iter()
+            .map(|(_, t, _)| t)
+            .collect();
+        bases.extend(
+            crate::redact::corpus::ordinary()
+                .into_iter()
+                .map(String::from),
+        );
+        bases.extend(["", "Europe/Amsterdam", "a\\u0041b", "x\"y", "Grüße"].map(String::from));
+        let mut read = 0;
+        for base in &bases {
+            // Every byte at every place of the short texts (the long ones as they are).
+            let places = if base.len() <= 40 { base.len() } else { 0 };
+            let mut texts = vec![base.as_bytes().to_vec()];
+            for at in 0..places {
+                for b in 0..=255u8 {
+                    let mut t = base.as_bytes().to_vec();
+                    t[at] = b;
+                    texts.push(t);
+                }
+            }
+            for t in texts {
+                let Ok(text) = std::str::from_utf8(&t) else {
+                    continue;
+                };
+                let doc = format!("{{\"a\":\"{text}\",\"b\":1}}");
+                let from = 6;
+                let expected = match text.find(['"', '\\']) {
+                    Some(k) if text.as_bytes()[k] == b'\\' => None,
+                    Some(k) => Some((from + k, triage(&text[..k]))),
+                    None => Some((from + text.len(), triage(text))),
+                };
+                assert_eq!(triage_quoted(&doc, from), expected, "{doc}");
+                read += usize::from(expected.is_some());
+            }
+        }
+        assert!(read > 10_000, "{read}");
+        // A string that does not end, and one that ends at the document's end.
+        assert_eq!(triage_quoted("\"abc", 1), None);
+        assert_eq!(triage_quoted("\"abc\\", 1), None);
+        assert_eq!(triage_quoted("\"abc\"", 1), Some((4, Triage::Clean)));
+        assert_eq!(triage_quoted("\"", 1), None);
     }
 }

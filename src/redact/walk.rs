@@ -5,6 +5,7 @@
 //! as it was. Each redacted member is reported by its path (`data[0].headline`).
 
 use super::shape::{self, Shape};
+use super::triage;
 use std::borrow::Cow;
 
 /// A redacted document and the paths of the members whose value it changed, in document order.
@@ -170,6 +171,18 @@ impl<'a> Walker<'a> {
         if let Some(n) = shape::declared_len(shape, &self.doc[start + 1..]) {
             self.at = start + n + 2;
             return Some(());
+        }
+        if !matches!(shape, Shape::Id | Shape::Time | Shape::Enum(_)) {
+            // Free text (nothing it could be skipped as): its end found and its triage made in
+            // one pass; a text that triage leaves out needs nothing more. An escaped one goes
+            // the general way.
+            if let Some((end, verdict)) = triage::triage_quoted(self.text, start + 1) {
+                self.at = end + 1;
+                if verdict != triage::Triage::Clean {
+                    self.text(start, start + 1, end, false)?;
+                }
+                return Some(());
+            }
         }
         let (from, to, escaped) = self.string()?;
         if escaped || matches!(shape, Shape::Text) || !shape::skips(shape, &self.doc[from..to]) {
