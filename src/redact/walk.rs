@@ -168,11 +168,13 @@ impl<'a> Walker<'a> {
     #[inline]
     fn string_value(&mut self, shape: &Shape) -> Option<()> {
         let start = self.at;
-        if let Some(n) = shape::declared_len(shape, &self.doc[start + 1..]) {
-            self.at = start + n + 2;
-            return Some(());
-        }
-        if !matches!(shape, Shape::Id | Shape::Time | Shape::Enum(_)) {
+        let declared = matches!(shape, Shape::Id | Shape::Time | Shape::Enum(_));
+        if declared {
+            if let Some(n) = shape::declared_len(shape, &self.doc[start + 1..]) {
+                self.at = start + n + 2;
+                return Some(());
+            }
+        } else {
             // Free text (nothing it could be skipped as): its end found and its triage made in
             // one pass; a text that triage leaves out needs nothing more. An escaped one goes
             // the general way.
@@ -299,9 +301,12 @@ impl<'a> Walker<'a> {
                     Shape::Text | Shape::Id | Shape::Time | Shape::Enum(_)
                 )
             );
-            let passed = match string {
-                true => shape::declared_len(member, &self.doc[self.at + 1..]),
-                false => None,
+            // Only an id, an instant or an enum value can be passed over ([`shape::declared_len`]).
+            let passed = match (string, member) {
+                (true, Shape::Id | Shape::Time | Shape::Enum(_)) => {
+                    shape::declared_len(member, &self.doc[self.at + 1..])
+                }
+                _ => None,
             };
             if let Some(n) = passed {
                 self.at += n + 2;
