@@ -10,6 +10,7 @@ thread_local! {
 }
 
 pub mod bulk;
+mod checkpoint;
 pub mod fixtures;
 mod scope;
 pub mod snapshot;
@@ -59,6 +60,8 @@ pub struct Db {
     generation: std::sync::atomic::AtomicU64,
     /// The health check's own connection ([`Db::is_usable`]), opened by the first check.
     health: Mutex<Option<Connection>>,
+    /// Checkpoints the write-ahead log off the request path ([`checkpoint`]).
+    checkpointer: checkpoint::Checkpointer,
 }
 
 /// The highest schema migration this binary carries.
@@ -237,6 +240,7 @@ impl Db {
     /// The handle of the database file at `path`, nothing opened yet (`throwaway`: removed on drop).
     fn at(path: PathBuf, throwaway: bool) -> Db {
         Db {
+            checkpointer: checkpoint::Checkpointer::new(path.clone()),
             path,
             idle: Mutex::new(Vec::new()),
             throwaway,
@@ -281,12 +285,14 @@ impl Db {
     }
 
     fn open_raw(&self) -> Result<Connection, DbError> {
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
+        // Its commits ask the database's thread for checkpoints instead of running them.
+        self.checkpointer.watch(&mut conn)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
@@ -413,6 +419,17 @@ impl Db {
         let after = self.wal_bytes();
         tracing::info!(before, after, result = ?done.ok().and_then(|r| r.ok()), "write-ahead log checkpointed");
         after
+    }
+
+    /// Checkpoints run off the request path since the database was opened ([`checkpoint`]).
+    pub fn checkpoints(&self) -> u64 {
+        self.checkpointer.runs()
+    }
+
+    /// Checkpoints commits ran in place since the database was opened: none unless the thread
+    /// fell far behind ([`checkpoint`]).
+    pub fn inline_checkpoints(&self) -> u64 {
+        self.checkpointer.inline()
     }
 
     /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
@@ -607,6 +624,7 @@ fn owned_by_account(column: &str) -> &'static str {
 
 impl Drop for Db {
     fn drop(&mut self) {
+        self.checkpointer.stop();
         if let Ok(mut idle) = self.idle.lock() {
             idle.clear();
         }
@@ -649,6 +667,39 @@ mod tests {
             db.wal_bytes() > 0,
             "the log was removed: a connection was closed"
         );
+    }
+
+    /// A commit past 1,000 log pages hands the checkpoint to the database's thread instead of
+    /// running it (SQLite's automatic checkpoint is off on every connection); dropping the
+    /// database stops the thread, closes its connection and removes a throw-away file.
+    #[test]
+    fn commits_hand_checkpoints_to_the_thread_which_stops_with_the_database() {
+        let db = Db::migrated_to(1);
+        let path = db.path().to_path_buf();
+        let conn = db.fresh().unwrap();
+        let auto: i64 = conn
+            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(auto, 0);
+        db.release(conn);
+        assert_eq!(db.checkpoints(), 0);
+        db.write(|tx| {
+            tx.execute_batch(
+                "CREATE TABLE filler (b BLOB);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)
+                 INSERT INTO filler SELECT randomblob(4000) FROM n;",
+            )?;
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+        let started = std::time::Instant::now();
+        while db.checkpoints() == 0 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(db.inline_checkpoints(), 0);
+        drop(db);
+        assert!(!path.exists(), "the throw-away file outlived its database");
     }
 
     /// V4 rebuilds `invoices` (a new status); with foreign keys on, dropping the old table cascades

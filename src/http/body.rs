@@ -67,22 +67,47 @@ pub async fn read(
     limits: Limits,
     budget: &Buffered,
 ) -> (Result<Bytes, ApiError>, Held) {
-    let mut held = Held::default();
     if declared.is_some_and(|n| n > limits.max_bytes as u64) {
         return (
             Err(ApiError::PayloadTooLarge {
                 limit: limits.max_bytes,
             }),
-            held,
+            Held::default(),
         );
     }
     let secs = limits.timeout.as_secs().max(1);
-    let read = read_within(body, declared, limits.max_bytes, budget, &mut held);
-    let result = match tokio::time::timeout(limits.timeout, read).await {
-        Err(_) => Err(ApiError::RequestTimeout { secs }),
-        Ok(result) => result,
+    let mut held = Held::default();
+    // A small body is usually in hand already, read with its head: it is taken without a timer.
+    // Arming one costs more than the read: a timer earlier than any the runtime holds wakes the
+    // worker thread parked on the timer driver, a cross-thread wake for every request with a body.
+    let result = {
+        let mut read = std::pin::pin!(read_within(
+            body,
+            declared,
+            limits.max_bytes,
+            budget,
+            &mut held
+        ));
+        match poll_once(read.as_mut()).await {
+            Some(result) => result,
+            None => match tokio::time::timeout(limits.timeout, read).await {
+                Err(_) => Err(ApiError::RequestTimeout { secs }),
+                Ok(result) => result,
+            },
+        }
     };
     (result, held)
+}
+
+/// Polls `fut` once: its output if it is ready now, else `None` (and `fut` can be polled on).
+async fn poll_once<F: std::future::Future>(mut fut: std::pin::Pin<&mut F>) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match fut.as_mut().poll(cx) {
+            std::task::Poll::Ready(out) => Some(out),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
 }
 
 async fn read_within(
