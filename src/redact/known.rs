@@ -120,7 +120,7 @@ fn upper_digit(b: u8) -> bool {
     b.is_ascii_uppercase() || b.is_ascii_digit()
 }
 
-const PREFIXED: &[Prefixed] = &[
+pub(super) const PREFIXED: &[Prefixed] = &[
     // GitHub: personal, OAuth, user-to-server, server-to-server, refresh; fine-grained PAT.
     (b"ghp_", true, alnum, 30),
     (b"gho_", true, alnum, 30),

@@ -203,40 +203,75 @@ pub fn redact_value(v: &mut Value) {
 /// `differences[0].proposed`), in document order.
 pub fn redact_value_fields(v: &mut Value) -> Vec<String> {
     let mut fields = Vec::new();
-    redact_at(v, &Shape::Any, &mut String::new(), &mut fields);
+    redact_at(v, &Shape::Any, &At::Root, &mut fields);
     fields
 }
 
-fn redact_at(v: &mut Value, shape: &Shape, path: &mut String, fields: &mut Vec<String>) {
+/// Where a value sits in the document: written out as a path only for a member that changes.
+enum At<'a> {
+    Root,
+    Member(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn path(&self) -> String {
+        let mut p = String::new();
+        self.write(&mut p);
+        p
+    }
+
+    fn write(&self, p: &mut String) {
+        match self {
+            At::Root => {}
+            At::Member(parent, name) => {
+                parent.write(p);
+                if !p.is_empty() {
+                    p.push('.');
+                }
+                p.push_str(name);
+            }
+            At::Index(parent, i) => {
+                parent.write(p);
+                p.push_str(&format!("[{i}]"));
+            }
+        }
+    }
+}
+
+fn redact_at(v: &mut Value, shape: &Shape, at: &At<'_>, fields: &mut Vec<String>) {
     match (v, shape) {
         (Value::Null, _) => {}
         (v @ Value::String(_), Shape::Announced) | (v, Shape::Secret) => {
             *v = Value::String(REDACTED.into());
-            fields.push(path.clone());
+            fields.push(at.path());
         }
         (Value::String(s), _) => {
             if let Cow::Owned(clean) = redact_str(s) {
                 *s = clean;
-                fields.push(path.clone());
+                fields.push(at.path());
             }
         }
         (Value::Array(items), _) => {
             for (i, x) in items.iter_mut().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                redact_at(x, &Shape::Any, path, fields);
-                path.truncate(len);
+                redact_at(x, &Shape::Any, &At::Index(at, i), fields);
             }
         }
         (Value::Object(map), _) => {
             for (k, x) in map.iter_mut() {
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
+                let member = At::Member(at, k);
+                match x {
+                    Value::Null => {}
+                    // A number or a boolean changes only under a secret name (an announcing
+                    // name hides a string only): the name's announcement is not looked at.
+                    Value::Bool(_) | Value::Number(_) => {
+                        if is_secret_field(k) {
+                            *x = Value::String(REDACTED.into());
+                            fields.push(member.path());
+                        }
+                    }
+                    _ => redact_at(x, &shape::by_name(k), &member, fields),
                 }
-                path.push_str(k);
-                redact_at(x, &shape::by_name(k), path, fields);
-                path.truncate(len);
             }
         }
         _ => {}

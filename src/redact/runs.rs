@@ -60,6 +60,13 @@ pub const MIN_RANDOM: usize = 24;
 /// A secret run starting at `i` (at a run's start only): base64 of a credential (the whole run)
 /// or random-looking text (the random part).
 pub fn secret_run(bytes: &[u8], i: usize) -> Option<Match> {
+    secret_run_checked(bytes, i, true)
+}
+
+/// [`secret_run`], with or without the check of a run's first four characters before it is
+/// decoded (without: the general path, which the tests hold the check to).
+#[inline]
+fn secret_run_checked(bytes: &[u8], i: usize, pre_check: bool) -> Option<Match> {
     if !is_b64_any(bytes[i]) || (i > 0 && is_b64_any(bytes[i - 1])) {
         return None;
     }
@@ -71,8 +78,9 @@ pub fn secret_run(bytes: &[u8], i: usize) -> Option<Match> {
     if is_our_id(run) {
         return None;
     }
-    if n <= MAX_ENCODED {
-        // Only text can hold a credential; random bytes (what most runs decode to) cannot.
+    // Only text can hold a credential; random bytes (what most runs decode to) cannot. Most runs
+    // that are not base64 of text show it in their first four characters: those are not decoded.
+    if n <= MAX_ENCODED && (!pre_check || may_decode_to_text(run)) {
         let mut buf = [0u8; 96];
         let decoded: Option<std::borrow::Cow<'_, [u8]>> = if n <= 128 {
             decode_b64_into(run, &mut buf).map(|len| std::borrow::Cow::Borrowed(&buf[..len]))
@@ -109,11 +117,60 @@ fn is_our_id(run: &[u8]) -> bool {
 
 /// Whether decoded bytes are printable text (random bytes almost never are).
 fn is_text(decoded: &[u8]) -> bool {
-    decoded.len() >= 4
-        && std::str::from_utf8(decoded).is_ok_and(|t| {
-            !t.chars()
-                .any(|c| c.is_control() && !matches!(c, '\n' | '\t'))
-        })
+    decoded.len() >= 4 && std::str::from_utf8(decoded).is_ok_and(|t| !t.chars().any(is_unprintable))
+}
+
+/// A control character other than a line break or a tab: what printable text has none of.
+fn is_unprintable(c: char) -> bool {
+    c.is_control() && !matches!(c, '\n' | '\t')
+}
+
+/// Whether a base64 run may decode to text ([`is_text`]): its first four characters decode to
+/// three bytes that can begin text (or one of them is padding). A run for which this is false is
+/// a secret, if at all, only as a random run.
+pub fn may_decode_to_text(run: &[u8]) -> bool {
+    head(run).is_none_or(may_begin_text)
+}
+
+/// The six bits a base64 character stands for, the same in both alphabets (`+` and `-` are 62,
+/// `/` and `_` are 63); `None` for padding.
+fn sextet(b: u8) -> Option<u8> {
+    match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    }
+}
+
+/// The first three bytes a base64 run decodes to, from its first four characters (base64 decodes
+/// four characters at a time, each group on its own); `None` when one of them is padding.
+fn head(run: &[u8]) -> Option<[u8; 3]> {
+    let [a, b, c, d] = match run.get(..4)? {
+        &[a, b, c, d] => [sextet(a)?, sextet(b)?, sextet(c)?, sextet(d)?],
+        _ => return None,
+    };
+    Some([a << 2 | b >> 4, b << 4 | c >> 2, c << 6 | d])
+}
+
+/// Whether printable text ([`is_text`]) can begin with these three bytes: they are UTF-8, or
+/// UTF-8 cut short inside its last character, and hold no control character but a line break or
+/// a tab. A character cut short can always be completed printably (`C2` by `A0`, not only by the
+/// controls `80`-`9F`), so only what the bytes already settle is held against them.
+fn may_begin_text(head: [u8; 3]) -> bool {
+    let settled = match std::str::from_utf8(&head) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            match head.get(..e.valid_up_to()).map(std::str::from_utf8) {
+                Some(Ok(t)) => t,
+                _ => return true,
+            }
+        }
+        Err(_) => return false,
+    };
+    !settled.chars().any(is_unprintable)
 }
 
 /// Whether decoded bytes hold a secret (folded, so an encoded fullwidth or zero-width form
@@ -240,4 +297,154 @@ pub fn looks_random(chars: impl Iterator<Item = u8> + Clone) -> bool {
         && digit
         && changes * 100 >= 30 * (n - 1)
         && wordy * 100 <= 50 * n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::engine::general_purpose::STANDARD as B64;
+
+    /// Every three bytes that begin some printable text, built from characters (each allowed
+    /// character's UTF-8 encoding, by `char::encode_utf8`), not from a UTF-8 validator: a set of
+    /// 2^24 flags.
+    fn text_heads() -> Vec<bool> {
+        let allowed: Vec<Vec<u8>> = (0..=u32::from(char::MAX))
+            .filter_map(char::from_u32)
+            .filter(|c| !is_unprintable(*c))
+            .map(|c| c.to_string().into_bytes())
+            .collect();
+        let mut firsts = [false; 256];
+        for e in &allowed {
+            firsts[usize::from(e[0])] = true;
+        }
+        let firsts: Vec<u8> = (0..=255u8).filter(|b| firsts[usize::from(*b)]).collect();
+        // The first two bytes of some text.
+        let mut twos = std::collections::BTreeSet::new();
+        for e in &allowed {
+            match e.len() {
+                1 => twos.extend(firsts.iter().map(|&f| [e[0], f])),
+                _ => {
+                    twos.insert([e[0], e[1]]);
+                }
+            }
+        }
+        let mut heads = vec![false; 1 << 24];
+        let mut set = |h: [u8; 3]| {
+            heads[usize::from(h[0]) << 16 | usize::from(h[1]) << 8 | usize::from(h[2])] = true
+        };
+        for e in &allowed {
+            match e.len() {
+                1 => twos.iter().for_each(|t| set([e[0], t[0], t[1]])),
+                2 => firsts.iter().for_each(|&f| set([e[0], e[1], f])),
+                _ => set([e[0], e[1], e[2]]),
+            }
+        }
+        heads
+    }
+
+    #[test]
+    fn the_check_before_decoding_refuses_exactly_what_cannot_begin_text() {
+        let heads = text_heads();
+        let mut refused = 0usize;
+        for (k, &begins_text) in heads.iter().enumerate() {
+            let h = [(k >> 16) as u8, (k >> 8) as u8, k as u8];
+            assert_eq!(may_begin_text(h), begins_text, "{h:02x?}");
+            refused += usize::from(!begins_text);
+        }
+        // What it is for: most random bytes are refused at once.
+        assert!(refused * 100 > heads.len() * 85, "{refused}");
+        // Every text of the corpus, secrets and ordinary copy, begins with a head it lets through.
+        let ordinary = crate::redact::corpus::ordinary()
+            .into_iter()
+            .map(String::from);
+        let forms = crate::redact::corpus::secret_forms().into_iter();
+        for text in forms
+            .flat_map(|(_, t, _)| [t.clone(), bare(&t).to_string()])
+            .chain(ordinary)
+        {
+            if let Some(&[a, b, c]) = text.as_bytes().get(..3) {
+                assert!(may_begin_text([a, b, c]), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_group_is_decoded_as_the_decoder_does() {
+        let alphabet: Vec<u8> = (0..=255u8).filter(|&b| is_b64_any(b)).collect();
+        let stds = |b: u8| match b {
+            b'-' => b'+',
+            b'_' => b'/',
+            b => b,
+        };
+        // Each character at each place of a group, the others fixed: decoding works bit by bit.
+        for fill in [b'A', b'/', b'z', b'9'] {
+            for at in 0..4 {
+                for &c in &alphabet {
+                    let mut group = [fill; 4];
+                    group[at] = c;
+                    let decoded = B64.decode(group.map(stds)).ok();
+                    match head(&group) {
+                        Some(h) => assert_eq!(decoded.as_deref(), Some(&h[..]), "{group:?}"),
+                        None => assert!(group.contains(&b'=')),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A corpus form without the sentence around it.
+    fn bare(form: &str) -> &str {
+        form.strip_prefix("see ")
+            .and_then(|t| t.strip_suffix(" now"))
+            .unwrap_or(form)
+    }
+
+    /// Runs whose decision turns on their first group: encodings of secrets and of text, random
+    /// runs, and the names of time zones.
+    fn runs() -> Vec<Vec<u8>> {
+        let mut runs: Vec<Vec<u8>> = [
+            "Europe/Amsterdam",
+            "America/Argentina/Buenos_Aires",
+            "NorthwindSpringSale2026xx",
+            "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            "cGFzc3dvcmQ9aHVudGVyMg==",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        // Each secret encoded alone (the form written in a sentence begins `see `).
+        for (_, text, _) in crate::redact::corpus::secret_forms() {
+            runs.push(B64.encode(bare(&text)).into_bytes());
+        }
+        runs.sort();
+        runs.dedup();
+        runs
+    }
+
+    #[test]
+    fn the_check_before_decoding_never_passes_over_what_decoding_would_catch() {
+        let mut caught = 0;
+        for run in runs() {
+            // Every byte at each place of the first group.
+            for at in 0..4 {
+                for b in 0..=255u8 {
+                    let mut bytes = b" ".to_vec();
+                    bytes.extend_from_slice(&run);
+                    bytes[1 + at] = b;
+                    bytes.push(b' ');
+                    for i in 0..bytes.len() {
+                        let general = secret_run_checked(&bytes, i, false);
+                        assert_eq!(
+                            secret_run(&bytes, i),
+                            general,
+                            "{:?} at {i}",
+                            String::from_utf8_lossy(&bytes)
+                        );
+                        caught += usize::from(general.is_some());
+                    }
+                }
+            }
+        }
+        assert!(caught > 1000, "{caught}");
+    }
 }

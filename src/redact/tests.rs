@@ -333,3 +333,108 @@ fn the_typed_and_the_tree_redactor_agree_on_the_corpus() {
     }
     assert!(redact_json(b"{\"a\":").is_none() && redact_json(b"[1] x").is_none());
 }
+
+/// The tree redactor as it was before numbers and booleans were judged by a secret name alone:
+/// every member's shape from its whole name, every path written out as the walk goes.
+fn tree_redactor_in_full(
+    v: &mut Value,
+    shape: &Shape,
+    path: &mut String,
+    fields: &mut Vec<String>,
+) {
+    match (v, shape) {
+        (Value::Null, _) => {}
+        (v @ Value::String(_), Shape::Announced) | (v, Shape::Secret) => {
+            *v = Value::String(REDACTED.into());
+            fields.push(path.clone());
+        }
+        (Value::String(s), _) => {
+            if let Cow::Owned(clean) = redact_str(s) {
+                *s = clean;
+                fields.push(path.clone());
+            }
+        }
+        (Value::Array(items), _) => {
+            for (i, x) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                tree_redactor_in_full(x, &Shape::Any, path, fields);
+                path.truncate(len);
+            }
+        }
+        (Value::Object(map), _) => {
+            for (k, x) in map.iter_mut() {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                tree_redactor_in_full(x, &shape::by_name(k), path, fields);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_tree_redactor_judges_a_scalar_as_it_did_by_its_whole_shape() {
+    let names = [
+        "limit",
+        "password",
+        "pass",
+        "pwd",
+        "token",
+        "tokens",
+        "api_key",
+        "x-api-key",
+        "rawKey",
+        "secret_last4",
+        "client_secret",
+        "authorization",
+        "note",
+        "",
+        "a.b",
+        "wifi_password",
+    ];
+    let values = [
+        json!(null),
+        json!(true),
+        json!(false),
+        json!(4),
+        json!(-1.5e3),
+        json!(""),
+        json!("plain"),
+        json!("hunter2"),
+        json!("Bearer Zx81pQ0rT5u"),
+        json!("sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9xxptbfgNOxP5rqItR2hoMjFvg2yaUNr"),
+        json!([1, "x", null, {"pwd": 2}]),
+        json!({"inner": 7, "pwd": "x", "password": false}),
+    ];
+    let mut changed = 0;
+    for name in names {
+        for value in &values {
+            let docs = [
+                json!({ name: value }),
+                json!({"outer": [{ name: value, "n": 1 }], name: { name: value }}),
+                json!([{ "": { name: value } }, value]),
+            ];
+            for doc in docs {
+                let mut tree = doc.clone();
+                let fields = redact_value_fields(&mut tree);
+                let mut reference = doc.clone();
+                let mut expected = Vec::new();
+                tree_redactor_in_full(
+                    &mut reference,
+                    &Shape::Any,
+                    &mut String::new(),
+                    &mut expected,
+                );
+                assert_eq!(tree, reference, "{doc}");
+                assert_eq!(fields, expected, "{doc}");
+                changed += fields.len();
+            }
+        }
+    }
+    assert!(changed > 100, "{changed}");
+}

@@ -6,11 +6,12 @@
 //! password, argon2, quoted JSON); a base64 run of 16 or more characters holding an upper-case
 //! letter or `_` (encoded credentials, random runs, tokens with a `_` prefix, AWS key ids; base64
 //! of a credential always holds an upper-case letter, which the corpus checks: it encodes every
-//! whole secret); or one of the [`KEYWORDS`]. An escape or a character that folds sends the text
+//! whole secret), and, when it is shorter than [`SHAPED_RUN`] and has no `_`, whose first four
+//! characters may decode to text; or one of the [`KEYWORDS`]. An escape or a character that folds sends the text
 //! to the folded view, where all of this is looked for again.
 
-use super::fold;
 use super::scan::starts_with_ci;
+use super::{fold, runs};
 
 /// What a text needs before the patterns are run over it.
 #[derive(PartialEq, Eq, Debug)]
@@ -75,16 +76,50 @@ const CLASSES: [u8; 256] = {
 /// (escapes, keywords, long runs) is looked at again, so most text costs a few instructions a
 /// byte.
 pub fn triage(s: &str) -> Triage {
-    let bytes = s.as_bytes();
     let mut all = 0u8;
     let mut pairs = 0u32;
     let mut prev = 0usize;
-    for &b in bytes {
+    for &b in s.as_bytes() {
         all |= CLASSES[usize::from(b)];
         let code = b & 0x1f;
         pairs |= PAIRS[prev] >> code;
         prev = usize::from(code);
     }
+    verdict(s, all, pairs)
+}
+
+/// [`triage`] of the JSON string whose text starts at `from` in `doc` (just after its opening
+/// quote), in the same pass that finds its closing quote: the quote's position and the triage of
+/// the text before it. `None` when a backslash comes first (an escaped string is decoded before it
+/// is triaged) or the string does not end.
+#[inline]
+pub fn triage_quoted(doc: &str, from: usize) -> Option<(usize, Triage)> {
+    let rest = doc.as_bytes().get(from..)?;
+    let mut all = 0u8;
+    let mut pairs = 0u32;
+    let mut prev = 0usize;
+    let mut end = None;
+    for (k, &b) in rest.iter().enumerate() {
+        if matches!(b, b'"' | b'\\') {
+            end = Some(k);
+            break;
+        }
+        all |= CLASSES[usize::from(b)];
+        let code = b & 0x1f;
+        pairs |= PAIRS[prev] >> code;
+        prev = usize::from(code);
+    }
+    let end = from + end?;
+    if doc.as_bytes()[end] != b'"' {
+        return None;
+    }
+    Some((end, verdict(doc.get(from..end)?, all, pairs)))
+}
+
+/// The triage of `s` from what one pass over it collected: `all`, its bytes' classes, and `pairs`,
+/// whose lowest bit says whether two neighbouring bytes may begin a keyword.
+fn verdict(s: &str, all: u8, pairs: u32) -> Triage {
+    let bytes = s.as_bytes();
     let class_at = |i: usize| CLASSES[usize::from(bytes[i])];
     if all & ESCAPE != 0
         && (0..bytes.len()).any(|i| class_at(i) & ESCAPE != 0 && escape_at(bytes, i))
@@ -105,22 +140,32 @@ pub fn triage(s: &str) -> Triage {
     }
 }
 
-/// Whether a base64 run of 16 or more characters holds an upper-case letter or `_`.
+/// The shortest base64 run without `_` that holds a credential of a known shape other than by its
+/// keyword (an AWS key id: `AKIA` and 16 more) or is random-looking ([`runs::MIN_RANDOM`]); a
+/// shorter one is a secret only as base64 of text. A test holds this to the known shapes.
+pub const SHAPED_RUN: usize = 20;
+
+/// Whether a base64 run of 16 or more characters holds an upper-case letter or `_`, and could
+/// hide a secret: it holds `_`, it has [`SHAPED_RUN`] characters or more, or it may decode to text
+/// ([`runs::may_decode_to_text`]: `Europe/Amsterdam` cannot).
 fn marked_run(bytes: &[u8]) -> bool {
-    let (mut run, mut marked) = (0usize, false);
-    for &b in bytes {
+    let may_hide = |run: &[u8]| {
+        run.len() >= runs::MIN_ENCODED
+            && (run.len() >= SHAPED_RUN || run.contains(&b'_') || runs::may_decode_to_text(run))
+    };
+    let (mut start, mut marked) = (0usize, false);
+    for (i, &b) in bytes.iter().enumerate() {
         let class = CLASSES[usize::from(b)];
         if class & BASE64 != 0 {
-            run += 1;
             marked |= class & MARKS_RUN != 0;
-            if run >= 16 && marked {
+        } else {
+            if marked && may_hide(&bytes[start..i]) {
                 return true;
             }
-        } else {
-            (run, marked) = (0, false);
+            (start, marked) = (i + 1, false);
         }
     }
-    false
+    marked && may_hide(&bytes[start..])
 }
 
 /// For the low five bits of a byte, the low five bits of the bytes that may follow it at the start
@@ -181,7 +226,15 @@ mod tests {
         assert_eq!(triage("northwind-pharmacy"), Triage::Clean);
         assert_eq!(triage("Grüße aus Hamburg"), Triage::Clean);
         assert_eq!(triage("AT&T 100% sure"), Triage::Clean);
-        assert_eq!(triage("Europe/Amsterdam"), Triage::Plain);
+        // A run of 16 to 19 characters without `_` that cannot decode to text.
+        assert_eq!(triage("Europe/Amsterdam"), Triage::Clean);
+        assert_eq!(triage("Australia/Sydney"), Triage::Clean);
+        assert_eq!(triage("Europe/Amsterdamm"), Triage::Clean);
+        assert_eq!(triage("Europe/Amsterdam12"), Triage::Clean);
+        assert_eq!(triage("America/New_York"), Triage::Plain);
+        assert_eq!(triage("Europe/Amsterdam123"), Triage::Clean);
+        assert_eq!(triage("Europe/Amsterdam1234"), Triage::Plain);
+        assert_eq!(triage("see cHdkPWh1bnRlcjJ4 now"), Triage::Plain);
         assert_eq!(triage("Open: 9-5"), Triage::Plain);
         assert_eq!(triage("the password is x"), Triage::Plain);
         assert_eq!(triage("Basic plan"), Triage::Plain);
@@ -207,5 +260,106 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_short_run_is_left_out_only_where_no_shape_fits() {
+        // Every credential of a known shape that needs no keyword holds `_` or is long.
+        for &(prefix, _, _, least) in crate::redact::known::PREFIXED {
+            let keyword = KEYWORDS.iter().any(|k| prefix.starts_with(k));
+            assert!(
+                keyword || prefix.contains(&b'_') || prefix.len() + least >= SHAPED_RUN,
+                "{}",
+                String::from_utf8_lossy(prefix)
+            );
+        }
+        const { assert!(runs::MIN_RANDOM >= SHAPED_RUN) };
+    }
+
+    #[test]
+    fn a_text_left_out_holds_nothing_the_patterns_would_find() {
+        let bases = [
+            "Europe/Amsterdam",
+            "Australia/Sydney",
+            "Pacific/Auckland",
+            "America/New_York",
+            "AKIAIOSFODNN7EXAMPLE",
+            "AKIAIOSFODNN7EXAMPL",
+            "cHdkPWh1bnRlcjJ4",
+            "c2duX3Rlc3RfYV9i",
+            "cGFzcz1TdW5ueTI0",
+            "dG9rZW49YWJjMTIzNDU=",
+            "Z2hwX3g=Z2hwX3g=",
+            "NorthwindSpring2026",
+            "in Europe/Amsterdam today",
+        ];
+        let mut left_out = 0;
+        for base in bases {
+            // Every byte at every place.
+            for at in 0..base.len() {
+                for b in 0..=255u8 {
+                    let mut bytes = base.as_bytes().to_vec();
+                    bytes[at] = b;
+                    let Ok(text) = std::str::from_utf8(&bytes) else {
+                        continue;
+                    };
+                    if triage(text) != Triage::Clean {
+                        continue;
+                    }
+                    left_out += 1;
+                    let mut spans = Vec::new();
+                    crate::redact::collect_spans(text.as_bytes(), |a, b| (a, b), &mut spans, false);
+                    assert!(spans.is_empty(), "{text:?} holds {spans:?}");
+                }
+            }
+        }
+        assert!(left_out > 1000, "{left_out}");
+    }
+
+    #[test]
+    fn a_string_read_to_its_quote_is_triaged_as_the_text_alone() {
+        let mut bases: Vec<String> = crate::redact::corpus::secret_forms()
+            .into_iter()
+            .map(|(_, t, _)| t)
+            .collect();
+        bases.extend(
+            crate::redact::corpus::ordinary()
+                .into_iter()
+                .map(String::from),
+        );
+        bases.extend(["", "Europe/Amsterdam", "a\\u0041b", "x\"y", "Grüße"].map(String::from));
+        let mut read = 0;
+        for base in &bases {
+            // Every byte at every place of the short texts (the long ones as they are).
+            let places = if base.len() <= 40 { base.len() } else { 0 };
+            let mut texts = vec![base.as_bytes().to_vec()];
+            for at in 0..places {
+                for b in 0..=255u8 {
+                    let mut t = base.as_bytes().to_vec();
+                    t[at] = b;
+                    texts.push(t);
+                }
+            }
+            for t in texts {
+                let Ok(text) = std::str::from_utf8(&t) else {
+                    continue;
+                };
+                let doc = format!("{{\"a\":\"{text}\",\"b\":1}}");
+                let from = 6;
+                let expected = match text.find(['"', '\\']) {
+                    Some(k) if text.as_bytes()[k] == b'\\' => None,
+                    Some(k) => Some((from + k, triage(&text[..k]))),
+                    None => Some((from + text.len(), triage(text))),
+                };
+                assert_eq!(triage_quoted(&doc, from), expected, "{doc}");
+                read += usize::from(expected.is_some());
+            }
+        }
+        assert!(read > 10_000, "{read}");
+        // A string that does not end, and one that ends at the document's end.
+        assert_eq!(triage_quoted("\"abc", 1), None);
+        assert_eq!(triage_quoted("\"abc\\", 1), None);
+        assert_eq!(triage_quoted("\"abc\"", 1), Some((4, Triage::Clean)));
+        assert_eq!(triage_quoted("\"", 1), None);
     }
 }

@@ -5,6 +5,7 @@
 //! as it was. Each redacted member is reported by its path (`data[0].headline`).
 
 use super::shape::{self, Shape};
+use super::triage;
 use std::borrow::Cow;
 
 /// A redacted document and the paths of the members whose value it changed, in document order.
@@ -167,9 +168,23 @@ impl<'a> Walker<'a> {
     #[inline]
     fn string_value(&mut self, shape: &Shape) -> Option<()> {
         let start = self.at;
-        if let Some(n) = shape::declared_len(shape, &self.doc[start + 1..]) {
-            self.at = start + n + 2;
-            return Some(());
+        let declared = matches!(shape, Shape::Id | Shape::Time | Shape::Enum(_));
+        if declared {
+            if let Some(n) = shape::declared_len(shape, &self.doc[start + 1..]) {
+                self.at = start + n + 2;
+                return Some(());
+            }
+        } else {
+            // Free text (nothing it could be skipped as): its end found and its triage made in
+            // one pass; a text that triage leaves out needs nothing more. An escaped one goes
+            // the general way.
+            if let Some((end, verdict)) = triage::triage_quoted(self.text, start + 1) {
+                self.at = end + 1;
+                if verdict != triage::Triage::Clean {
+                    self.text(start, start + 1, end, false)?;
+                }
+                return Some(());
+            }
         }
         let (from, to, escaped) = self.string()?;
         if escaped || matches!(shape, Shape::Text) || !shape::skips(shape, &self.doc[from..to]) {
@@ -286,9 +301,12 @@ impl<'a> Walker<'a> {
                     Shape::Text | Shape::Id | Shape::Time | Shape::Enum(_)
                 )
             );
-            let passed = match string {
-                true => shape::declared_len(member, &self.doc[self.at + 1..]),
-                false => None,
+            // Only an id, an instant or an enum value can be passed over ([`shape::declared_len`]).
+            let passed = match (string, member) {
+                (true, Shape::Id | Shape::Time | Shape::Enum(_)) => {
+                    shape::declared_len(member, &self.doc[self.at + 1..])
+                }
+                _ => None,
             };
             if let Some(n) = passed {
                 self.at += n + 2;
@@ -321,7 +339,7 @@ impl<'a> Walker<'a> {
         let quoted = self.doc.get(self.at..self.at + name.len() + 2)?;
         let hit = quoted[0] == b'"'
             && quoted[name.len() + 1] == b'"'
-            && &quoted[1..=name.len()] == name.as_bytes();
+            && shape::same(&quoted[1..=name.len()], name.as_bytes());
         hit.then_some((name.as_str(), member))
     }
 
