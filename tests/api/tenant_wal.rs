@@ -5,12 +5,12 @@
 use crate::helpers::*;
 use std::time::{Duration, Instant};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_wal_returns_under_its_limit_after_a_burst() {
-    let limit: u64 = 1024 * 1024;
+/// A server whose scans are all written one by one (no rate limit, no counters, no fleet writing
+/// beside them), its tick every `tick_millis`, and a code to scan.
+async fn scanning_app(tick_millis: u64, wal_limit: Option<u64>) -> (TestApp, String) {
     let app = TestApp::spawn_with(|l| {
-        l.wal_limit_bytes = Some(limit);
-        l.sandbox_tick_millis = Some(100);
+        l.wal_limit_bytes = wal_limit;
+        l.sandbox_tick_millis = Some(tick_millis);
         l.scan_rate_limit_per_minute = Some(0);
         l.scan_detail_per_code = Some(1_000_000);
         l.sandbox_simulate_fleet = Some(false);
@@ -18,21 +18,34 @@ async fn the_wal_returns_under_its_limit_after_a_burst() {
     .await;
     let code: String =
         app.sql(|c| c.query_row("SELECT code FROM qr_codes LIMIT 1", [], |r| r.get(0)));
+    (app, code)
+}
+
+/// Scans `code` `n` times back to back: the log's largest size, looked at every `every` scans
+/// and at the end.
+async fn scan_burst(app: &TestApp, code: &str, n: usize, every: usize) -> u64 {
+    let mut peak = 0;
+    for i in 0..n {
+        let r = app.get(&format!("/q/{code}")).send().await;
+        assert_eq!(r.status, 302);
+        if i % every == 0 {
+            peak = peak.max(app.app.db.wal_bytes());
+        }
+    }
+    peak.max(app.app.db.wal_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_returns_under_its_limit_after_a_burst() {
+    let limit: u64 = 1024 * 1024;
+    let (app, code) = scanning_app(100, Some(limit)).await;
     // A reader on an old snapshot: checkpoints cannot pass it, so the burst piles up in the log.
     let reader = rusqlite::Connection::open(app.app.db.path()).unwrap();
     reader.execute_batch("BEGIN").unwrap();
     let _: i64 = reader
         .query_row("SELECT count(*) FROM qr_scans", [], |r| r.get(0))
         .unwrap();
-    let mut peak = 0;
-    for i in 0..2500 {
-        let r = app.get(&format!("/q/{code}")).send().await;
-        assert_eq!(r.status, 302);
-        if i % 100 == 0 {
-            peak = peak.max(app.app.db.wal_bytes());
-        }
-    }
-    peak = peak.max(app.app.db.wal_bytes());
+    let peak = scan_burst(&app, &code, 2500, 100).await;
     assert!(peak > limit, "the burst grew the log to {peak} bytes");
     reader.execute_batch("COMMIT").unwrap();
     drop(reader);
@@ -65,29 +78,13 @@ async fn the_wal_returns_under_its_limit_after_a_burst() {
 /// checkpoint is off), and the log would hold every page the stream wrote.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steady_writes_are_checkpointed_off_the_request_path() {
-    let app = TestApp::spawn_with(|l| {
-        // The tick's truncating checkpoint out of the way: only the thread can keep the log small.
-        l.sandbox_tick_millis = Some(60_000);
-        l.scan_rate_limit_per_minute = Some(0);
-        l.scan_detail_per_code = Some(1_000_000);
-        l.sandbox_simulate_fleet = Some(false);
-    })
-    .await;
-    let code: String =
-        app.sql(|c| c.query_row("SELECT code FROM qr_codes LIMIT 1", [], |r| r.get(0)));
+    // The tick's truncating checkpoint out of the way: only the thread can keep the log small.
+    let (app, code) = scanning_app(60_000, None).await;
     // A pooled connection hands its checkpoints to the thread: SQLite's own is off on it.
     let auto: i64 = app.sql(|c| c.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)));
     assert_eq!(auto, 0);
     let before = app.app.db.checkpoints();
-    let mut peak = 0;
-    let scans = 3000;
-    for i in 0..scans {
-        let r = app.get(&format!("/q/{code}")).send().await;
-        assert_eq!(r.status, 302);
-        if i % 50 == 0 {
-            peak = peak.max(app.app.db.wal_bytes());
-        }
-    }
+    let peak = scan_burst(&app, &code, 3000, 50).await;
     let ran = app.app.db.checkpoints() - before;
     let inline = app.app.db.inline_checkpoints();
     eprintln!("{ran} checkpoints on the thread, {inline} in place, the log's peak {peak} bytes");
