@@ -46,6 +46,8 @@ struct Shared {
     runs: AtomicU64,
     /// Checkpoints commits ran in place ([`Checkpointer::inline`]).
     inline: AtomicU64,
+    /// `RESTART` checkpoints tried, writers held back ([`Checkpointer::forced`]).
+    forced: AtomicU64,
     thread: OnceLock<Option<Thread>>,
     handle: Mutex<Option<JoinHandle<()>>>,
 }
@@ -59,6 +61,7 @@ impl Checkpointer {
                 stop: AtomicBool::new(false),
                 runs: AtomicU64::new(0),
                 inline: AtomicU64::new(0),
+                forced: AtomicU64::new(0),
                 thread: OnceLock::new(),
                 handle: Mutex::new(None),
             }),
@@ -89,6 +92,11 @@ impl Checkpointer {
     /// Checkpoints commits ran in place since the database was opened.
     pub fn inline(&self) -> u64 {
         self.shared.inline.load(Ordering::Acquire)
+    }
+
+    /// `RESTART` checkpoints the thread has tried (each may hold writers back a moment).
+    pub fn forced(&self) -> u64 {
+        self.shared.forced.load(Ordering::Acquire)
     }
 
     /// Stops the thread (after the checkpoint it may be running) and closes its connection.
@@ -145,6 +153,7 @@ impl Shared {
 
     fn run(&self) {
         let mut conn: Option<Connection> = None;
+        let mut retry_at = 0;
         loop {
             while !self.wanted.swap(false, Ordering::AcqRel) {
                 if self.stop.load(Ordering::Acquire) {
@@ -161,7 +170,7 @@ impl Shared {
                     .ok();
             }
             let Some(c) = &conn else { continue };
-            match checkpoint(c) {
+            match checkpoint(c, &mut retry_at, &self.forced) {
                 Ok(()) => {
                     self.runs.fetch_add(1, Ordering::AcqRel);
                 }
@@ -180,18 +189,34 @@ impl Shared {
 /// rest is copied with writers held back (`RESTART`, waiting at most [`RESTART_WAIT`] for the
 /// write lock and then for readers), which lets the next writer start the log again. The hold is
 /// the copy of what the passive pass left, not of the whole log.
-fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
-    let (log, _) = run_mode(conn, "PASSIVE")?;
-    if log >= FORCE_PAGES {
-        run_mode(conn, "RESTART")?;
+///
+/// A reader that stays (a slow download's snapshot) makes every `RESTART` wait its whole
+/// [`RESTART_WAIT`] in vain, writers held meanwhile: one that could not finish is not tried again
+/// until the log has grown by another [`FORCE_PAGES`] (`retry_at`, in frames), so such a reader
+/// costs writers one wait per 1,000 pages' worth of writes, not one per commit.
+fn checkpoint(conn: &Connection, retry_at: &mut i64, forced: &AtomicU64) -> rusqlite::Result<()> {
+    let (_, log, _) = run_mode(conn, "PASSIVE")?;
+    if log < FORCE_PAGES {
+        *retry_at = 0;
+        return Ok(());
+    }
+    if log >= *retry_at {
+        forced.fetch_add(1, Ordering::AcqRel);
+        let (busy, after, _) = run_mode(conn, "RESTART")?;
+        *retry_at = if busy != 0 {
+            after.max(log) + FORCE_PAGES
+        } else {
+            0
+        };
     }
     Ok(())
 }
 
-/// Runs a checkpoint in `mode`: the log's frames and those copied (-1 each when there is no log).
-fn run_mode(conn: &Connection, mode: &str) -> rusqlite::Result<(i64, i64)> {
+/// Runs a checkpoint in `mode`: whether it stopped short (1), the log's frames and those copied
+/// (-1 each when there is no log).
+fn run_mode(conn: &Connection, mode: &str) -> rusqlite::Result<(i64, i64, i64)> {
     conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
-        Ok((r.get(1)?, r.get(2)?))
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
     })
 }
 

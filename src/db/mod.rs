@@ -432,6 +432,11 @@ impl Db {
         self.checkpointer.inline()
     }
 
+    /// Checkpoints run with writers held back since the database was opened ([`checkpoint`]).
+    pub fn forced_checkpoints(&self) -> u64 {
+        self.checkpointer.forced()
+    }
+
     /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
     pub fn set_after_commit(&self, hook: Box<dyn Fn() + Send + Sync>) {
         let _ = self.after_commit.set(hook);
