@@ -750,23 +750,31 @@ mod tests {
                     dirs.push(format!("{}/", dir.to_string_lossy().trim_end_matches('/')));
                 }
             }
-            let spilled: Vec<String> = std::fs::read_dir("/proc/self/fd")
+            // (the open file, where it points)
+            let spilled: Vec<(std::path::PathBuf, String)> = std::fs::read_dir("/proc/self/fd")
                 .map(|dir| {
-                    dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-                        .map(|target| target.to_string_lossy().into_owned())
-                        .filter(|target| {
-                            dirs.iter().any(|dir| target.starts_with(dir.as_str()))
-                                && !target.contains("signage-")
-                        })
-                        .collect()
+                    dir.filter_map(|e| {
+                        let fd = e.ok()?.path();
+                        let target = std::fs::read_link(&fd).ok()?;
+                        Some((fd, target.to_string_lossy().into_owned()))
+                    })
+                    .filter(|(_, target)| {
+                        dirs.iter().any(|dir| target.starts_with(dir.as_str()))
+                            && !target.contains("signage-")
+                    })
+                    .collect()
                 })
                 .unwrap_or_default();
             assert!(
                 !spilled.is_empty(),
                 "the statement journal did not spill: the test checks nothing"
             );
-            for target in &spilled {
+            for (fd, target) in &spilled {
                 assert!(target.ends_with(" (deleted)"), "{target} has a name");
+                // Nor can another user open it while it has one (the fallback without O_TMPFILE).
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(fd).unwrap().permissions().mode();
+                assert_eq!(mode & 0o077, 0, "{target} is open to others: {mode:o}");
             }
             Ok::<_, DbError>(())
         })
