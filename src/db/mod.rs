@@ -18,6 +18,8 @@ pub mod snapshot;
 mod v31_tests;
 #[cfg(test)]
 mod v35_tests;
+#[cfg(test)]
+mod v38_tests;
 pub mod world;
 mod write_scope;
 

@@ -126,8 +126,11 @@ impl Rows {
             })
             .collect();
         let insert = crate::db::bulk::Insert {
-            head: "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
-                                          duration_seconds, plays, created_at)",
+            // OR FAIL: nothing in the statement can abort, so it keeps no statement journal (the
+            // table's keys are checked at commit, schema V38); a row that breaks a rule fails the
+            // write, and with it the transaction.
+            head: "INSERT OR FAIL INTO playbacks (id, company_id, device_id, ad_id, source,
+                                                  started_at, duration_seconds, plays, created_at)",
             row: "(?, ?, ?, ?, 'simulator', ?, ?, ?, ?)",
             params: 8,
             tail: "",
