@@ -147,12 +147,12 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
         old,
         None,
     )?;
-    roll_up_playbacks(
-        &mut run,
-        "started_at < ?1",
-        age(s.retention_playback_rollup_days),
-        None,
-    )?;
+    // Plays company by company, each an index range of playbacks_by_company_started (the
+    // table keeps no index by age alone: each one was a b-tree write for every play).
+    let rollup = age(s.retention_playback_rollup_days);
+    for company in companies(&run)? {
+        roll_up_playbacks(&mut run, rollup, &company)?;
+    }
     let totals = age(s.retention_daily_totals_days);
     run.delete(
         "DELETE FROM playback_daily_totals WHERE (company_id, day, device_id, ad_id) IN
@@ -182,17 +182,22 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     Ok(run.pruned)
 }
 
-/// Moves playbacks matching `filter` (`?1` a bound, `?3` a company) into the daily totals.
-fn roll_up_playbacks(
-    run: &mut Run<'_>,
-    filter: &str,
-    bound: i64,
-    company: Option<&str>,
-) -> Result<(), ApiError> {
-    let pick = format!(
-        "SELECT id FROM playbacks WHERE {filter} AND (?3 IS NULL OR company_id = ?3)
-         ORDER BY started_at, id LIMIT ?2"
-    );
+/// Every company's id.
+fn companies(run: &Run<'_>) -> Result<Vec<String>, ApiError> {
+    let conn = run.app.db.conn()?;
+    let ids = conn
+        .prepare_cached("SELECT id FROM companies")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ids)
+}
+
+/// Moves the plays of `company` that started before `bound` into the daily totals, oldest first:
+/// a range of playbacks_by_company_started, in its order (a tie in `started_at` goes by rowid, as
+/// the index holds it, so no batch sorts).
+fn roll_up_playbacks(run: &mut Run<'_>, bound: i64, company: &str) -> Result<(), ApiError> {
+    let pick = "SELECT id FROM playbacks WHERE company_id = ?3 AND started_at < ?1
+         ORDER BY started_at, rowid LIMIT ?2";
     let upsert = format!(
         "INSERT INTO playback_daily_totals (company_id, day, device_id, ad_id, plays, seconds, rows)
          SELECT company_id, started_at / 86400, device_id, ad_id, sum(plays), sum(duration_seconds),
@@ -204,11 +209,10 @@ fn roll_up_playbacks(
     );
     let delete = format!("DELETE FROM playbacks WHERE id IN ({pick})");
     run.batches(|tx, batch| {
-        let group = company.map_or(Value::Null, |g| Value::Text(g.to_string()));
         tx.prepare_cached(&upsert)?
-            .execute(rusqlite::params![bound, batch, group])?;
+            .execute(rusqlite::params![bound, batch, company])?;
         tx.prepare_cached(&delete)?
-            .execute(rusqlite::params![bound, batch, group])
+            .execute(rusqlite::params![bound, batch, company])
     })
 }
 
@@ -314,7 +318,7 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
             max,
             Some(company),
         )? {
-            roll_up_playbacks(run, "started_at < ?1", cutoff, Some(company))?;
+            roll_up_playbacks(run, cutoff, company)?;
         }
     }
     // Events of no company (account-level) are one group.
