@@ -12,6 +12,7 @@
 //! `sandbox.control = false` removes the routes (404), as it does the account reset. Every control
 //! call is audited, reads included: they act on every account at once.
 
+mod beats;
 pub mod clock;
 pub mod drills;
 pub mod faults;

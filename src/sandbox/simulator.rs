@@ -424,25 +424,36 @@ fn beat_to(
     g: i64,
     taken: &BTreeMap<String, i64>,
 ) -> Result<i64, DbError> {
-    let screens: Vec<(String, String, i64)> = tx
+    // Whether each screen is online and kept up: its beats are held for the transaction (`beats`).
+    let screens: Vec<(String, String, i64, bool)> = tx
         .prepare_cached(
-            "SELECT device_id, profile, since_at FROM device_simulations
-             WHERE profile IN ('steady', 'flaky', 'failing_playback') ORDER BY device_id",
+            "SELECT s.device_id, s.profile, s.since_at, s.up = 1 AND d.presence IS 'online'
+             FROM device_simulations s JOIN devices d ON d.id = s.device_id
+             WHERE s.profile IN ('steady', 'flaky', 'failing_playback') ORDER BY s.device_id",
         )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<Result<_, _>>()?;
     let playables = fleet_playables(db, tx)?;
     let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
-    let mut beats: Vec<(&str, i64, Option<String>)> = Vec::with_capacity(screens.len());
+    let mut now = Vec::new();
+    let mut held = Vec::with_capacity(screens.len());
     let mut slots = Slots::new();
-    for (device, profile, since) in &screens {
+    for (device, profile, since, kept_up) in &screens {
         let range = of_screen(&runs, device);
         let ads = &playables[range.clone()];
         let until = taken.get(device).map_or(g, |t| (*t).min(g));
         let at = last_beat(device, profile, g);
         if at >= *since && !taken.contains_key(device) {
-            beats.push((device, at, playing_at(ads, g)));
+            let beat = super::beats::Beat {
+                at,
+                ad: (at == g).then(|| playing_at(ads, g)),
+            };
+            if *kept_up {
+                held.push((device.clone(), beat));
+            } else {
+                now.push((device.clone(), beat));
+            }
         }
         if ads.is_empty() {
             continue;
@@ -451,49 +462,17 @@ fn beat_to(
             play_span(&mut slots, ads, range.start, a, b);
         }
     }
-    heartbeat(tx, &beats, g)?;
+    // A screen no longer held (none is, between two transitions) takes its held beat first.
+    if now
+        .iter()
+        .any(|(device, _)| super::beats::is_held(db, device))
+    {
+        super::beats::flush(db, tx)?;
+    }
+    super::beats::write(tx, &now)?;
+    super::beats::hold(db, tx, held)?;
     // Held for the run's transaction and written once when it commits (`super::plays`).
     super::plays::write(db, tx, &playables, &slots, from, crate::time::now())
-}
-
-/// Screens per heartbeat statement ([`heartbeat`]).
-const BEATS: usize = 32;
-
-/// The fleet's heartbeats at grid beat `g`: each screen's last beat, and at `g` the ad it plays
-/// then. [`BEATS`] screens to a statement rather than one each: every statement on `devices` (a
-/// trigger bumps the cache generation) journals the pages it first changes, so one per screen
-/// copied the same few pages for every screen. A short chunk's unused rows are NULL, matching no
-/// screen, so one cached statement serves every fleet size.
-fn heartbeat(
-    tx: &Connection,
-    beats: &[(&str, i64, Option<String>)],
-    g: i64,
-) -> Result<(), DbError> {
-    if beats.is_empty() {
-        return Ok(());
-    }
-    let rows = vec!["(?, ?, ?)"; BEATS].join(", ");
-    let mut stmt = tx.prepare_cached(&format!(
-        "WITH b(id, at, ad) AS (VALUES {rows})
-         UPDATE devices SET last_heartbeat_at = b.at, updated_at = max(devices.updated_at, b.at),
-             current_ad_id = CASE WHEN b.at = ?{g_at} THEN b.ad ELSE devices.current_ad_id END
-         FROM b WHERE devices.id = b.id AND coalesce(devices.last_heartbeat_at, b.at - 1) < b.at",
-        g_at = 3 * BEATS + 1
-    ))?;
-    for chunk in beats.chunks(BEATS) {
-        for i in 0..BEATS {
-            let (id, at, ad) = match chunk.get(i) {
-                Some((id, at, ad)) => (Some(*id), Some(*at), ad.as_deref()),
-                None => (None, None, None),
-            };
-            stmt.raw_bind_parameter(3 * i + 1, id)?;
-            stmt.raw_bind_parameter(3 * i + 2, at)?;
-            stmt.raw_bind_parameter(3 * i + 3, ad)?;
-        }
-        stmt.raw_bind_parameter(3 * BEATS + 1, g)?;
-        stmt.raw_execute()?;
-    }
-    Ok(())
 }
 
 /// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`, at once: a
@@ -622,6 +601,10 @@ impl Source for Fleet {
             };
             // A screen a real player heartbeated leaves the simulation: one screen, one voice.
             let taken = taken_over(tx, from)?;
+            if !taken.is_empty() {
+                // The screens a player took over leave the simulation with their beats written.
+                super::beats::flush(env.db, tx)?;
+            }
             let plays = if from < g {
                 beat_to(env.db, tx, from, g, &taken)?
             } else {
@@ -698,14 +681,15 @@ impl Source for Fleet {
                 }
                 // Something overdue (a system clock after a pause) is not replayed one by one.
                 let next = next_transition(&device, &profile, t.max(at));
+                let up = heartbeating(&device, &profile, t.max(at));
+                if !up {
+                    // The offline check reads a screen no longer kept up: its beat goes in first.
+                    super::beats::release(env.db, tx, &device)?;
+                }
                 tx.prepare_cached(
                     "UPDATE device_simulations SET next_due_at = ?2, up = ?3 WHERE device_id = ?1",
                 )?
-                .execute(rusqlite::params![
-                    device,
-                    next,
-                    heartbeating(&device, &profile, t.max(at))
-                ])?;
+                .execute(rusqlite::params![device, next, up])?;
             }
             Ok(())
         })

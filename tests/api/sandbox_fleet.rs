@@ -802,3 +802,99 @@ async fn a_device_made_through_the_api_is_not_simulated_until_given_a_profile() 
     advance(&app, DAY).await;
     assert_eq!(status(id.clone()).await, "online");
 }
+
+/// A screen's heartbeat state: id, last heartbeat, last update, current ad, presence.
+type Heartbeat = (String, Option<i64>, i64, Option<String>, Option<String>);
+
+/// Every screen's heartbeat state, as stored.
+fn heartbeats(app: &TestApp) -> Vec<Heartbeat> {
+    app.sql(|c| {
+        c.prepare(
+            "SELECT id, last_heartbeat_at, updated_at, current_ad_id, presence FROM devices
+             ORDER BY id",
+        )?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect()
+    })
+}
+
+/// The presence events, with the screen as their `data` showed it.
+fn presence_events(app: &TestApp) -> Vec<(String, String, i64, String)> {
+    app.sql(|c| {
+        c.prepare(
+            "SELECT type, resource_id, created_at, payload FROM events
+             WHERE type IN ('device.online', 'device.offline')
+             ORDER BY created_at, type, resource_id",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect()
+    })
+}
+
+/// An advance holds the beats of the screens it keeps up and writes each once at its commit
+/// (`sandbox::beats`). Nothing of that shows: a day in one advance leaves every screen's heartbeat,
+/// update instant, current ad and presence, and every presence event with the screen in its data,
+/// exactly as a day in 96 advances of 15 minutes, each its own transaction. The day has flaky
+/// screens dropping out (their last beat must be in before the offline check reads it) and coming
+/// back (online again at once).
+#[tokio::test]
+async fn held_heartbeats_commit_what_a_write_at_every_step_commits() {
+    let one = frozen().await;
+    let many = frozen().await;
+    let before = presence_events(&one).len();
+    let day = advance(&one, DAY).await;
+    for _ in 0..96 {
+        advance(&many, DAY / 96).await;
+    }
+    assert!(
+        day["transitions"]["fleet.dropped_out"].as_i64() > Some(0)
+            && day["transitions"]["fleet.came_back"].as_i64() > Some(0),
+        "{day}"
+    );
+    let events = presence_events(&one);
+    assert!(
+        events.len() > before && events.iter().any(|e| e.0 == "device.offline"),
+        "{events:?}"
+    );
+    assert_eq!(heartbeats(&one), heartbeats(&many));
+    assert_eq!(events, presence_events(&many));
+}
+
+/// A screen switched on while reported offline is kept up by the fleet from then on, but is not
+/// online yet: its beats are written at once, not held, so the advance's first step finds it
+/// heartbeating, records it online and says so (`device.online`), as a player's heartbeat would.
+#[tokio::test]
+async fn a_screen_switched_on_while_offline_comes_back_at_the_next_step() {
+    let app = frozen().await;
+    let offline: String = app.sql(|c| {
+        c.query_row(
+            "SELECT s.device_id FROM device_simulations s JOIN devices d ON d.id = s.device_id
+             WHERE s.profile = 'offline' AND d.presence = 'offline' ORDER BY 1 LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    simulate(&app, &offline, json!({"profile": "steady"}))
+        .await
+        .ok();
+    let day = advance(&app, DAY).await;
+    assert!(
+        day["transitions"]["device.online"].as_i64() >= Some(1),
+        "{day}"
+    );
+    let presence: String = app.sql(|c| {
+        c.query_row(
+            "SELECT presence FROM devices WHERE id = ?1",
+            [&offline],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(presence, "online");
+    let came_back = presence_events(&app)
+        .into_iter()
+        .filter(|e| e.0 == "device.online" && e.1 == offline)
+        .count();
+    assert_eq!(came_back, 1);
+}

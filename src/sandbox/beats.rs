@@ -1,0 +1,189 @@
+//! The simulated fleet's heartbeats: written at each step for the screens whose heartbeat someone
+//! reads in the run, held until the transaction commits for the screens nobody reads it of.
+//!
+//! An advance is one write transaction of many steps (`db::write_scope`); at each step the fleet
+//! moves every playing screen's `last_heartbeat_at` to the step's grid beat. A day of the demo
+//! fleet is 17 steps of ~20 screens, and each screen's row update cost ~18 k instructions (the
+//! row, the offline index, the cache-generation trigger): a tenth of the advance.
+//!
+//! Within the run's transaction, a screen's heartbeat is read only:
+//! - by the offline check ([`crate::routes::devices::DevicePresence`]), which skips the screens
+//!   the fleet keeps up (`device_simulations.up = 1`);
+//! - by the online check ([`crate::routes::devices::heartbeats_arrived`]), which looks only at
+//!   screens not online;
+//! - by the `data` of `device.online` and `device.offline`, which are about those two kinds of
+//!   screen.
+//!
+//! So a screen that is online and kept up has its beats held ([`hold`]): only its latest one is
+//! kept, and it is written once, just before the transaction commits (at the run's end or at a
+//! commit point, [`crate::db::Db::before_commit`]). A fleet transition that stops keeping a screen
+//! up (a flaky screen dropping out), the only write that does, writes that screen's held beat first
+//! ([`release`]). What is committed does not
+//! change: the same `last_heartbeat_at`, `updated_at` and `current_ad_id` as a write at every step.
+//! A dry run, or a write outside a run, writes at once.
+
+use crate::db::{Db, DbError};
+use rusqlite::Connection;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// One heartbeat: the instant, and the ad to show as playing (`Some`: the screen was up at the
+/// step's grid beat and reports the ad it plays then, `None` among them; `None`: it keeps the ad it
+/// showed).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Beat {
+    pub at: i64,
+    pub ad: Option<Option<String>>,
+}
+
+impl Beat {
+    /// `later` on top of this one: its instant, and its ad if it reports one.
+    fn then(&mut self, later: Beat) {
+        self.at = later.at;
+        if later.ad.is_some() {
+            self.ad = later.ad;
+        }
+    }
+}
+
+/// The beats held for one write transaction (its number), by screen.
+struct Held {
+    transaction: u64,
+    beats: BTreeMap<String, Beat>,
+}
+
+thread_local! {
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+/// Holds `beats` (of screens online and kept up) until the write scope's open transaction commits;
+/// outside a scope, or in a dry run, writes them at once.
+pub(super) fn hold(db: &Db, tx: &Connection, beats: Vec<(String, Beat)>) -> Result<(), DbError> {
+    if beats.is_empty() {
+        return Ok(());
+    }
+    let Some(transaction) = db.write_scope_transaction().filter(|_| !Db::in_dry_run()) else {
+        return write(tx, &beats);
+    };
+    // What another transaction held was written at its commit or rolled back with it.
+    let mut held = HELD.take().filter(|h| h.transaction == transaction);
+    if held.is_none() {
+        let registered = db.before_commit(move |conn| {
+            match HELD.take().filter(|h| h.transaction == transaction) {
+                Some(held) => write(conn, &held.beats.into_iter().collect::<Vec<_>>()),
+                None => Ok(()),
+            }
+        });
+        if !registered {
+            return write(tx, &beats);
+        }
+    }
+    let mut held = held.take().unwrap_or(Held {
+        transaction,
+        beats: BTreeMap::new(),
+    });
+    for (device, beat) in beats {
+        match held.beats.get_mut(&device) {
+            Some(kept) => kept.then(beat),
+            None => {
+                held.beats.insert(device, beat);
+            }
+        }
+    }
+    HELD.set(Some(held));
+    Ok(())
+}
+
+/// Whether a beat of `device` is held for the write scope's open transaction.
+pub(super) fn is_held(db: &Db, device: &str) -> bool {
+    let transaction = db.write_scope_transaction();
+    HELD.with_borrow(|h| {
+        h.as_ref()
+            .is_some_and(|h| Some(h.transaction) == transaction && h.beats.contains_key(device))
+    })
+}
+
+/// Writes the beat held for `device`, if any, now: the screen is no longer kept up.
+pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbError> {
+    let Some(transaction) = db.write_scope_transaction() else {
+        return Ok(());
+    };
+    let beat = HELD.with_borrow_mut(|h| match h.as_mut() {
+        Some(h) if h.transaction == transaction => h.beats.remove(device),
+        _ => None,
+    });
+    match beat {
+        Some(beat) => write(tx, &[(device.to_string(), beat)]),
+        None => Ok(()),
+    }
+}
+
+/// Writes every beat held for the write scope's open transaction now (the hook registered for
+/// its commit then finds none).
+pub(super) fn flush(db: &Db, tx: &Connection) -> Result<(), DbError> {
+    let Some(transaction) = db.write_scope_transaction() else {
+        return Ok(());
+    };
+    let held = HELD.with_borrow_mut(|h| match h.as_mut() {
+        Some(h) if h.transaction == transaction => std::mem::take(&mut h.beats),
+        _ => BTreeMap::new(),
+    });
+    write(tx, &held.into_iter().collect::<Vec<_>>())
+}
+
+/// Screens per heartbeat statement ([`write`]).
+const BEATS: usize = 32;
+/// Fewer screens than this are written one statement each: a statement of [`BEATS`] rows costs
+/// ~135 k instructions whatever it holds plus ~12 k per screen, a single-row one ~22 k.
+const FEWEST_IN_BULK: usize = 13;
+
+/// Writes heartbeats: each screen's `last_heartbeat_at` moves forward to its beat (never back),
+/// `updated_at` with it, and `current_ad_id` to the ad its beat reports, if it reports one.
+/// [`BEATS`] screens to a statement rather than one each: every statement on `devices` (a trigger
+/// bumps the cache generation) journals the pages it first changes, so one per screen copied the
+/// same few pages for every screen. A short chunk's unused rows are NULL, matching no screen, so one
+/// cached statement serves every fleet size; a few screens go one statement each.
+pub(super) fn write(tx: &Connection, beats: &[(String, Beat)]) -> Result<(), DbError> {
+    if beats.len() < FEWEST_IN_BULK {
+        let mut one = tx.prepare_cached(
+            "UPDATE devices SET last_heartbeat_at = ?2, updated_at = max(updated_at, ?2),
+                 current_ad_id = CASE WHEN ?4 THEN ?3 ELSE current_ad_id END
+             WHERE id = ?1 AND coalesce(last_heartbeat_at, ?2 - 1) < ?2",
+        )?;
+        for (id, beat) in beats {
+            one.execute(rusqlite::params![
+                id,
+                beat.at,
+                beat.ad.as_ref().and_then(|ad| ad.as_deref()),
+                beat.ad.is_some()
+            ])?;
+        }
+        return Ok(());
+    }
+    let rows = vec!["(?, ?, ?, ?)"; BEATS].join(", ");
+    let mut stmt = tx.prepare_cached(&format!(
+        "WITH b(id, at, ad, shows) AS (VALUES {rows})
+         UPDATE devices SET last_heartbeat_at = b.at, updated_at = max(devices.updated_at, b.at),
+             current_ad_id = CASE WHEN b.shows THEN b.ad ELSE devices.current_ad_id END
+         FROM b WHERE devices.id = b.id AND coalesce(devices.last_heartbeat_at, b.at - 1) < b.at"
+    ))?;
+    for chunk in beats.chunks(BEATS) {
+        for i in 0..BEATS {
+            let (id, at, ad, shows) = match chunk.get(i) {
+                Some((id, beat)) => (
+                    Some(id.as_str()),
+                    Some(beat.at),
+                    beat.ad.as_ref().and_then(|ad| ad.as_deref()),
+                    beat.ad.is_some(),
+                ),
+                None => (None, None, None, false),
+            };
+            stmt.raw_bind_parameter(4 * i + 1, id)?;
+            stmt.raw_bind_parameter(4 * i + 2, at)?;
+            stmt.raw_bind_parameter(4 * i + 3, ad)?;
+            stmt.raw_bind_parameter(4 * i + 4, shows)?;
+        }
+        stmt.raw_execute()?;
+    }
+    Ok(())
+}
