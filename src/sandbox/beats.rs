@@ -20,7 +20,8 @@
 //! up (a flaky screen dropping out), the only write that does, writes that screen's held beat first
 //! ([`release`]). What is committed does not
 //! change: the same `last_heartbeat_at`, `updated_at` and `current_ad_id` as a write at every step.
-//! A dry run, or a write outside a run, writes at once.
+//! A dry run, or a write outside a run, writes at once; a dry run's write of held beats (rolled back
+//! with it) leaves them held.
 
 use crate::db::{Db, DbError};
 use rusqlite::Connection;
@@ -108,7 +109,10 @@ pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbEr
     let Some(transaction) = db.write_scope_transaction() else {
         return Ok(());
     };
+    // A dry run (a savepoint rolled back at its end) writes a copy and keeps what is held.
+    let dry = Db::in_dry_run();
     let beat = HELD.with_borrow_mut(|h| match h.as_mut() {
+        Some(h) if h.transaction == transaction && dry => h.beats.get(device).cloned(),
         Some(h) if h.transaction == transaction => h.beats.remove(device),
         _ => None,
     });
@@ -124,7 +128,9 @@ pub(super) fn flush(db: &Db, tx: &Connection) -> Result<(), DbError> {
     let Some(transaction) = db.write_scope_transaction() else {
         return Ok(());
     };
+    let dry = Db::in_dry_run();
     let held = HELD.with_borrow_mut(|h| match h.as_mut() {
+        Some(h) if h.transaction == transaction && dry => h.beats.clone(),
         Some(h) if h.transaction == transaction => std::mem::take(&mut h.beats),
         _ => BTreeMap::new(),
     });
@@ -186,4 +192,48 @@ pub(super) fn write(tx: &Connection, beats: &[(String, Beat)]) -> Result<(), DbE
         stmt.raw_execute()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(db: &Db, device: &str) -> Option<i64> {
+        db.conn()
+            .unwrap()
+            .query_row(
+                "SELECT last_heartbeat_at FROM devices WHERE id = ?1",
+                [device],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    /// A held beat is written when the transaction commits, not before; a dry run inside the
+    /// transaction that writes the held beats (rolled back with it) leaves them held, so the
+    /// commit still writes them.
+    #[test]
+    fn a_held_beat_is_written_at_commit_whatever_a_dry_run_wrote_meanwhile() {
+        let (db, _) = Db::open(":memory:", true).unwrap();
+        let device: String = db
+            .conn()
+            .unwrap()
+            .query_row("SELECT id FROM devices ORDER BY id LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        let at = stored(&db, &device).unwrap_or(0) + 3_600;
+        db.write_scope(|| {
+            db.write(|tx| hold(&db, tx, vec![(device.clone(), Beat { at, ad: None })]))?;
+            assert!(is_held(&db, &device));
+            assert_ne!(stored(&db, &device), Some(at), "written before the commit");
+            Db::dry_run(|| db.write(|tx| flush(&db, tx)))?;
+            Db::dry_run(|| db.write(|tx| release(&db, tx, &device)))?;
+            assert!(is_held(&db, &device), "a dry run took the held beat");
+            assert_ne!(stored(&db, &device), Some(at));
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+        assert_eq!(stored(&db, &device), Some(at));
+    }
 }
