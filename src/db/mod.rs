@@ -254,6 +254,18 @@ impl Db {
         }
     }
 
+    /// One account, plan and company (`acct_a`, `plan_a`, `cmp_a`), as every schema version since
+    /// the first takes them: the rows a migration's test hangs its own on.
+    #[cfg(test)]
+    const COMPANY_A: &'static str =
+        "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);
+         INSERT INTO plans (id, code, name, description, monthly_price_cents, currency,
+             max_devices, included_tokens_monthly, features, created_at)
+             VALUES ('plan_a', 'a', 'A', 'd', 100, 'EUR', 10, 100, '[]', 0);
+         INSERT INTO companies (id, account_id, plan_id, name, slug, industry, country, timezone,
+             created_at, updated_at) VALUES ('cmp_a', 'acct_a', 'plan_a', 'A', 'a', 'Retail', 'NL',
+             'Europe/Amsterdam', 0, 0);";
+
     /// A throw-away database migrated up to `version` only, for a migration's test: it writes rows
     /// as that version knew them, then runs the migrations after it.
     #[cfg(test)]

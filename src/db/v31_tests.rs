@@ -8,16 +8,7 @@ fn v31_keeps_every_media_item_and_the_ads_that_use_it_and_puts_content_last() {
     let db = Db::migrated_to(30);
     let mut conn = db.open_connection().unwrap();
     let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-    conn.execute_batch(
-        "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);
-         INSERT INTO plans (id, code, name, description, monthly_price_cents, currency,
-             max_devices, included_tokens_monthly, features, created_at)
-             VALUES ('plan_a', 'a', 'A', 'd', 100, 'EUR', 10, 100, '[]', 0);
-         INSERT INTO companies (id, account_id, plan_id, name, slug, industry, country, timezone,
-             created_at, updated_at) VALUES ('cmp_a', 'acct_a', 'plan_a', 'A', 'a', 'Retail', 'NL',
-             'Europe/Amsterdam', 0, 0);",
-    )
-    .unwrap();
+    conn.execute_batch(Db::COMPANY_A).unwrap();
     conn.execute(
         "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
              height, duration_ms, content, created_at)

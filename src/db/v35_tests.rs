@@ -7,15 +7,9 @@ use super::*;
 fn v35_keeps_every_scan_and_count_and_still_refuses_an_unknown_class() {
     let db = Db::migrated_to(34);
     let mut conn = db.open_connection().unwrap();
+    conn.execute_batch(Db::COMPANY_A).unwrap();
     conn.execute_batch(
-        "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);
-         INSERT INTO plans (id, code, name, description, monthly_price_cents, currency,
-             max_devices, included_tokens_monthly, features, created_at)
-             VALUES ('plan_a', 'a', 'A', 'd', 100, 'EUR', 10, 100, '[]', 0);
-         INSERT INTO companies (id, account_id, plan_id, name, slug, industry, country, timezone,
-             created_at, updated_at) VALUES ('cmp_a', 'acct_a', 'plan_a', 'A', 'a', 'Retail', 'NL',
-             'Europe/Amsterdam', 0, 0);
-         INSERT INTO promotions (id, company_id, name, description, landing_url,
+        "INSERT INTO promotions (id, company_id, name, description, landing_url,
              activation_cost_tokens, active, starts_at, ends_at, created_at, updated_at)
              VALUES ('promo_a', 'cmp_a', 'P', 'd', 'https://example.com', 0, 1, 0, 100, 0, 0);
          INSERT INTO qr_codes (id, promotion_id, code, label, target_url, redirect_url, created_at)

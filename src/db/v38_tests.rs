@@ -49,15 +49,9 @@ const PLAY: &str = "INSERT INTO playbacks (id, company_id, device_id, ad_id, sou
 fn v38_keeps_every_play_and_still_refuses_a_play_of_a_missing_screen_or_ad() {
     let db = Db::migrated_to(37);
     let mut conn = db.open_connection().unwrap();
+    conn.execute_batch(Db::COMPANY_A).unwrap();
     conn.execute_batch(
-        "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);
-         INSERT INTO plans (id, code, name, description, monthly_price_cents, currency,
-             max_devices, included_tokens_monthly, features, created_at)
-             VALUES ('plan_a', 'a', 'A', 'd', 100, 'EUR', 10, 100, '[]', 0);
-         INSERT INTO companies (id, account_id, plan_id, name, slug, industry, country, timezone,
-             created_at, updated_at) VALUES ('cmp_a', 'acct_a', 'plan_a', 'A', 'a', 'Retail', 'NL',
-             'Europe/Amsterdam', 0, 0);
-         INSERT INTO devices (id, company_id, name, location, platform, orientation, resolution,
+        "INSERT INTO devices (id, company_id, name, location, platform, orientation, resolution,
              created_at, updated_at) VALUES
              ('dev_a', 'cmp_a', 'A', 'Hall', 'linux', 'landscape', '1920x1080', 0, 0),
              ('dev_b', 'cmp_a', 'B', 'Door', 'linux', 'portrait', '1080x1920', 0, 0);

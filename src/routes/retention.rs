@@ -150,7 +150,8 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     // Plays company by company, each an index range of playbacks_by_company_started (the
     // table keeps no index by age alone: each one was a b-tree write for every play).
     let rollup = age(s.retention_playback_rollup_days);
-    for company in companies(&run)? {
+    let companies = ids(&*app.db.conn()?, "SELECT id FROM companies")?;
+    for company in companies {
         roll_up_playbacks(&mut run, rollup, &company)?;
     }
     let totals = age(s.retention_daily_totals_days);
@@ -182,14 +183,13 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     Ok(run.pruned)
 }
 
-/// Every company's id.
-fn companies(run: &Run<'_>) -> Result<Vec<String>, ApiError> {
-    let conn = run.app.db.conn()?;
-    let ids = conn
-        .prepare_cached("SELECT id FROM companies")?
+/// The ids `sql` selects (one text column): the owners whose rows retention bounds.
+fn ids(conn: &rusqlite::Connection, sql: &str) -> Result<Vec<String>, ApiError> {
+    let rows = conn
+        .prepare_cached(sql)?
         .query_map([], |r| r.get::<_, String>(0))?
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(ids)
+    Ok(rows)
 }
 
 /// Moves the plays of `company` that started before `bound` into the daily totals, oldest first:
@@ -261,17 +261,13 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
     }
     let (companies, accounts, actors) = {
         let conn = run.app.db.conn()?;
-        let ids = |sql: &str| -> Result<Vec<String>, ApiError> {
-            let rows = conn
-                .prepare_cached(sql)?
-                .query_map([], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        };
         (
-            ids("SELECT id FROM companies")?,
-            ids("SELECT id FROM accounts")?,
-            ids("SELECT id FROM api_keys UNION ALL SELECT id FROM users")?,
+            ids(&conn, "SELECT id FROM companies")?,
+            ids(&conn, "SELECT id FROM accounts")?,
+            ids(
+                &conn,
+                "SELECT id FROM api_keys UNION ALL SELECT id FROM users",
+            )?,
         )
     };
     // The newest `max` rows of a group stay: everything before the `max`-th newest goes. The
