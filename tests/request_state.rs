@@ -1,0 +1,191 @@
+//! State a function depends on belongs in its signature. A `thread_local!` is allowed only as a
+//! per-thread cache that cannot change an outcome (compiled patterns, a buffer of OS randomness);
+//! request state (the clock and its shift, seeded randomness, dry-run, read and write scopes, the
+//! event origin, the expected balance, the journal hook, faults) still held in one is listed below
+//! as debt, each with where it goes, and the list may only shrink.
+//!
+//! The test reads every `thread_local!` block of `src/` and compares the statics it declares with
+//! the two lists: a new one fails here until it is passed explicitly or shown to be a cache; one
+//! that is gone must leave the list, so the count of request state held per thread is always true.
+
+use std::path::Path;
+
+/// Per-thread caches: none of them can make one request's answer differ from another's.
+const CACHES: &[(&str, &str)] = &[
+    (
+        "COMPILED",
+        "routes/openapi/examples.rs: regexes compiled while the document is built, keyed by pattern",
+    ),
+    (
+        "ID_BYTES",
+        "random.rs: OS randomness read ahead; any byte is as good as any other",
+    ),
+    (
+        "STATE",
+        "random.rs nonsecret: a wyrand stream for labels that only need to differ",
+    ),
+];
+
+/// Request state still carried per thread (issue 44): each goes into the request's context value
+/// or the write transaction's handle, passed down the call chain.
+const REQUEST_STATE: &[(&str, &str)] = &[
+    ("CURRENT", "time.rs: the app's clock -> the request context"),
+    (
+        "SHIFT_MS",
+        "time.rs: a dry run's later instant -> the request context",
+    ),
+    (
+        "SEEDED",
+        "random.rs: seeded randomness -> the request context",
+    ),
+    ("ORIGIN", "events.rs: who acts -> the write handle"),
+    (
+        "EXPECTED",
+        "ledger.rs: the balance a confirm expects -> the write handle",
+    ),
+    (
+        "DRY_RUN",
+        "db/mod.rs: a preview's rollback -> the write handle",
+    ),
+    (
+        "WAKE_AFTER_COMMIT",
+        "db/mod.rs: wake the outbox -> the write handle",
+    ),
+    (
+        "SCOPE",
+        "db/scope.rs: the request's read transaction -> the request context",
+    ),
+    (
+        "WRITE",
+        "db/write_scope.rs: the open write transaction -> the write handle",
+    ),
+    (
+        "HELD",
+        "sandbox/beats.rs: heartbeats held until commit -> the write handle",
+    ),
+    (
+        "HELD",
+        "sandbox/plays.rs: plays held until commit -> the write handle",
+    ),
+    (
+        "PLAYABLES",
+        "sandbox/simulator.rs: one run's playables -> the timeline run",
+    ),
+    (
+        "TOOL",
+        "http/observe.rs: the tool call's last request -> the request context",
+    ),
+    (
+        "TOOL_ENTRIES",
+        "http/observe.rs: tool calls journaled -> the request context",
+    ),
+    (
+        "ENDPOINT_CALLER",
+        "http/observe.rs: the /mcp caller -> the request context",
+    ),
+    (
+        "THREAD_HOLDS",
+        "http/delay_holds.rs: a fault's delay holds -> the request context",
+    ),
+    (
+        "OUTER",
+        "http/faults.rs: the tool calls' faults -> the request context",
+    ),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let p = entry.expect("dir entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The names of the statics declared in `thread_local!` blocks of `code`.
+fn thread_local_statics(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("thread_local!") {
+        rest = &rest[at + "thread_local!".len()..];
+        let Some(open) = rest.find('{') else { break };
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (k, ch) in rest[open..].char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let block = &rest[open..end];
+        for line in block.lines() {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            if let Some(decl) = line.strip_prefix("static ") {
+                let name: String = decl
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                names.push(name);
+            }
+        }
+        rest = &rest[end..];
+    }
+    names
+}
+
+fn declared() -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut names = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read source");
+        // Comments and doc comments may name the macro; only code declares.
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        names.extend(thread_local_statics(&code));
+    }
+    names.sort();
+    names
+}
+
+#[test]
+fn every_thread_local_is_a_cache_or_listed_request_state() {
+    let mut listed: Vec<String> = CACHES
+        .iter()
+        .chain(REQUEST_STATE)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    listed.sort();
+    let found = declared();
+    let new: Vec<&String> = found.iter().filter(|n| !listed.contains(n)).collect();
+    assert!(
+        new.is_empty(),
+        "thread_local! statics on neither list: {new:?}. Pass request state explicitly (the \
+         request context or the write handle); a cache that cannot change an outcome goes on CACHES \
+         with why"
+    );
+    assert_eq!(
+        found, listed,
+        "a listed thread_local! is gone (or declared twice): remove its line, so the count stays true"
+    );
+}
+
+#[test]
+fn the_scanner_reads_every_static_of_a_block() {
+    let code = "thread_local! {\n    /// doc\n    static A: Cell<u8> = Cell::new(0);\n    pub static B_2: RefCell<Vec<u8>> = RefCell::new(Vec::new());\n}\nstatic C: u8 = 0;";
+    assert_eq!(thread_local_statics(code), ["A", "B_2"]);
+}
