@@ -565,6 +565,15 @@ fn the_configuration_page_lists_exactly_the_settings_the_code_reads() {
         .filter(|k| k.contains('.'))
         .map(str::to_string)
         .collect();
+    // And the code's own list: every key a setting reads under its current name.
+    let read: BTreeSet<String> = signage::config::KEYS
+        .iter()
+        .map(|k| k.file[0].to_string())
+        .collect();
+    assert_eq!(
+        read, in_table,
+        "the keys the code reads and the configuration table differ"
+    );
     let missing: Vec<_> = keys.difference(&in_table).collect();
     let extra: Vec<_> = in_table.difference(&keys).collect();
     assert!(
