@@ -477,10 +477,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "issue 44: error/response/ctx below the router and the pipeline",
     ),
     ("redact/", "issue 44: the scanners below the walker"),
-    (
-        "mcp/",
-        "issue 44: MCP's catalogue, call and pending by layer",
-    ),
     ("routes/", "issue 44: the payload catalogue below the areas"),
     (
         "sandbox/",

@@ -3,6 +3,7 @@
 //! may call, or, when it has none, says that the user must do it outside the assistant.
 
 use super::call::{problem_message, Caller};
+use super::state::state;
 use crate::http::App;
 use crate::http::Response;
 
@@ -41,7 +42,7 @@ const HINTS: &[Hint] = &[
 
 /// Whether this caller may call the tool now.
 pub fn can_call(app: &App, caller: &Caller, tool: &str) -> bool {
-    let catalog = crate::mcp::state(app).catalog(&app.router);
+    let catalog = state(app).catalog(&app.router);
     // The request's toolsets and read-only mode count too: advice and prompts name no tool
     // this request cannot call.
     catalog.get(tool).is_some_and(|t| {

@@ -8,10 +8,12 @@
 //! Only clients that declare the extension (with the HTML MIME type) see the link; the others get
 //! the same tools and text as before. The view loads nothing from anywhere: its CSP declares no
 //! domain (deny by default), its script and style are inline, images are `data:` URIs.
+//!
+//! Below the client's features ([`super::sessions`] reads [`EXTENSION`] and [`MIME_TYPE`] from a
+//! client's capabilities): this file imports no sibling but [`super::tool`] and [`super::spec`].
 
-use super::catalogue::Tool;
-use super::sessions::ClientFeatures;
 use super::spec::Kind;
+use super::tool::Tool;
 use serde_json::{json, Value};
 
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -44,10 +46,11 @@ pub fn read(uri: &str) -> Option<Value> {
 }
 
 /// A `tools/list` entry as this client sees it: prepare tools link the view when the client
-/// renders MCP Apps; everything else is unchanged.
-pub fn decorate(definition: &Value, tool: &Tool, features: &ClientFeatures) -> Value {
+/// renders MCP Apps (`ui_apps`, of its [`super::sessions::ClientFeatures`]); everything else is
+/// unchanged.
+pub fn decorate(definition: &Value, tool: &Tool, ui_apps: bool) -> Value {
     let mut d = definition.clone();
-    if features.ui_apps && tool.spec.kind == Kind::Prepare {
+    if ui_apps && tool.spec.kind == Kind::Prepare {
         d["_meta"] = json!({"ui": {"resourceUri": PREVIEW_URI, "visibility": ["model", "app"]}});
     }
     d

@@ -1,15 +1,16 @@
 //! A tool call: each becomes an internal REST request through [`crate::http::pipeline::execute`]
 //! with the caller's own credential headers, so the same router, scope check and handlers decide
 //! what happens. Nothing here decides a permission or holds a credential.
+//!
+//! What every layer of a call shares: the [`Caller`], REST paths and query values, and a REST
+//! answer as a tool's content or failure. Running a call by its tool's kind is `tools/call`'s
+//! ([`super::dispatch`]). This file imports no sibling but the leaves [`super::failure`],
+//! [`super::protocol`], [`super::sessions`] and [`super::toolsets`].
 
-use super::catalogue::Tool;
 use super::failure::Failure;
-use super::pending::{self, ArrayEdit, Body, ChangePlan, PlanKind};
-use super::spec::{self, Kind};
 use crate::auth::Principal;
 use crate::http::pipeline::{self, Request};
 use crate::http::response::Response;
-use crate::http::router::{Change, RequestBody};
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
 use serde_json::{json, Map, Value};
@@ -139,7 +140,7 @@ pub fn encode(s: &str, out: &mut String) {
 }
 
 /// A scalar argument as a query-string value.
-fn scalar(v: &Value) -> Option<String> {
+pub(super) fn scalar(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
@@ -181,109 +182,8 @@ pub enum Content {
 /// A tool's outcome before framing: structured content, or a message for an `isError` result.
 pub type Outcome = Result<Content, Failure>;
 
-/// Runs a tool call. Arguments have been validated against the input schema.
-pub fn call(
-    app: &crate::http::App,
-    caller: &Caller,
-    tool: &Tool,
-    args: &Map<String, Value>,
-) -> Outcome {
-    match tool.spec.kind {
-        Kind::Read => {
-            let route = tool.route.as_ref().ok_or_else(unavailable)?;
-            let ids: Vec<&str> = tool
-                .spec
-                .path_args
-                .iter()
-                .map(|(name, _)| args.get(*name).and_then(Value::as_str).unwrap_or(""))
-                .collect();
-            let path = fill_path(route.path, &ids);
-            let mut query = String::new();
-            for q in &route.query {
-                if let Some(v) = args.get(q.name).and_then(scalar) {
-                    if !query.is_empty() {
-                        query.push('&');
-                    }
-                    query.push_str(q.name);
-                    query.push('=');
-                    encode(&v, &mut query);
-                }
-            }
-            let resp = caller.rest(app, route.method.clone(), path, query, None, None);
-            let is_object = resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-            let is_json = resp
-                .headers
-                .get(hyper::header::CONTENT_TYPE)
-                .is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
-            if resp.status.is_success() && is_object && is_json {
-                // Passed on without a parse; the redactor parses only when it must.
-                return Ok(Content::Json(resp.body));
-            }
-            if !resp.status.is_success() {
-                return Err(Failure::rest(
-                    &resp,
-                    super::advice::explain(app, caller, &resp),
-                ));
-            }
-            from_rest(&resp).map(Content::Value)
-        }
-        Kind::Prepare => {
-            let args_value = Value::Object(args.clone());
-            if let Some(path) = crate::redact::marker::bracketed_path(&args_value, "") {
-                let written = value_at(&args_value, &path);
-                return Err(marker_refusal(&path, written, false));
-            }
-            let plan = change_plan(tool, args)?;
-            pending::prepare(app, caller, tool, &plan).map(Content::Value)
-        }
-        Kind::Confirm => {
-            pending::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
-        }
-        Kind::Cancel => {
-            pending::cancel(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
-        }
-    }
-}
-
-/// A write argument holding the redaction marker ([`crate::redact::marker`]): text copied from a
-/// redacted answer. Stored, it would replace the real value with the marker, so it is refused,
-/// naming the argument. `written` is the argument's text; `where_secret` says the marker was
-/// found by the rule for a field whose stored value holds a secret.
-pub fn marker_refusal(path: &str, written: &str, where_secret: bool) -> Failure {
-    let field = path.rsplit('.').next().unwrap_or(path);
-    let marker = crate::redact::REDACTED;
-    let literal = written.to_ascii_uppercase().contains(marker);
-    let how = match (literal, where_secret) {
-        (true, _) => String::new(),
-        (false, false) => " (once decoded: another spelling, encoding or look-alike letters)".into(),
-        (false, true) => format!(
-            " (once decoded, as the word REDACTED) where the stored value holds a secret shown as `{marker}`"
-        ),
-    };
-    let message = format!(
-        "`{path}` contains `{marker}`{how}, the marker this server shows in place of text that looks like a secret; it is not the stored value, and storing it would destroy that value. Nothing was prepared. To keep the stored value, leave `{field}` out; to change it, send the complete new text."
-    );
-    Failure::new("redaction_marker_in_arguments", 422, message)
-}
-
-/// The string at a path of [`crate::redact::marker`] (`changes.tags[1]`) in `v`, or "".
-pub fn value_at<'a>(v: &'a Value, path: &str) -> &'a str {
-    let mut at = v;
-    for step in path.split('.') {
-        let (name, indexes) = step.split_once('[').unwrap_or((step, ""));
-        if !name.is_empty() {
-            at = &at[name];
-        }
-        for index in indexes.split('[') {
-            if let Ok(i) = index.trim_end_matches(']').parse::<usize>() {
-                at = &at[i];
-            }
-        }
-    }
-    at.as_str().unwrap_or("")
-}
-
-fn unavailable() -> Failure {
+/// The failure of a tool whose route this server lacks.
+pub(super) fn unavailable() -> Failure {
     Failure::new(
         "tool_unavailable",
         501,
@@ -291,147 +191,9 @@ fn unavailable() -> Failure {
     )
 }
 
-fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
+/// A string argument, or "" when it is missing.
+pub(super) fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
     args.get(name).and_then(Value::as_str).unwrap_or("")
-}
-
-/// The change a prepare tool's arguments describe, ready to preview, store and run. Built again
-/// from the stored arguments when the change is confirmed.
-pub fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Result<ChangePlan, Failure> {
-    let write = tool.route.as_ref().ok_or_else(unavailable)?;
-    let read = tool.read_route.as_ref().ok_or_else(unavailable)?;
-    let change = tool.spec.change.ok_or_else(unavailable)?;
-    let ids: Vec<&str> = tool
-        .spec
-        .path_args
-        .iter()
-        .map(|(name, _)| arg_str(args, name))
-        .collect();
-    // The target is what the read route reads: the ad of `/ads/{id}`, the delivery of
-    // `/webhooks/{id}/deliveries/{delivery_id}`.
-    let read_params = read.path.matches('{').count().max(1);
-    let target = read_params.min(ids.len()).saturating_sub(1);
-    let id = ids.get(target).copied().ok_or_else(unavailable)?;
-    let target_type = tool
-        .spec
-        .path_args
-        .get(target)
-        .map_or("", |(name, _)| *name);
-    let target_type = target_type.strip_suffix("_id").unwrap_or(target_type);
-    let mut array_edit = None;
-    let changes: Map<String, Value> = match change {
-        Change::Fields(_) => args
-            .get("changes")
-            .and_then(Value::as_object)
-            .cloned()
-            .ok_or_else(unavailable)?,
-        Change::Sets(field, value) => [(field.to_string(), Value::Bool(value))]
-            .into_iter()
-            .collect(),
-        Change::Creates(_)
-        | Change::Body(_)
-        | Change::Batch { .. }
-        | Change::Deletes
-        | Change::Upload { .. } => Map::new(),
-        Change::Adds(field, arg) | Change::Removes(field, arg) => {
-            array_edit = Some(ArrayEdit {
-                field,
-                value: arg_str(args, arg).to_string(),
-                add: matches!(change, Change::Adds(..)),
-            });
-            Map::new()
-        }
-    };
-    let mut query = String::new();
-    let body = match (write.request, change) {
-        (RequestBody::Json(_), Change::Adds(_, arg) | Change::Creates(arg)) => {
-            Some(Body::Json(json!({ arg: arg_str(args, arg) })))
-        }
-        (RequestBody::Json(_), Change::Body(fields) | Change::Batch { fields, .. }) => {
-            Some(Body::Json(
-                fields
-                    .iter()
-                    .filter_map(|f| Some((f.to_string(), args.get(*f)?.clone())))
-                    .collect::<Map<String, Value>>()
-                    .into(),
-            ))
-        }
-        (RequestBody::Raw(_), Change::Upload { max_bytes }) => {
-            for q in &write.query {
-                if let Some(v) = args.get(q.name).and_then(scalar) {
-                    if !query.is_empty() {
-                        query.push('&');
-                    }
-                    query.push_str(q.name);
-                    query.push('=');
-                    encode(&v, &mut query);
-                }
-            }
-            Some(Body::Raw {
-                content_type: arg_str(args, "content_type").to_string(),
-                bytes: inline_file(args, max_bytes)?,
-            })
-        }
-        (RequestBody::Json(_), _) => Some(Body::Json(Value::Object(changes.clone()))),
-        _ => None,
-    };
-    Ok(ChangePlan {
-        tool: tool.spec.name,
-        operation: write.operation_id,
-        target_type,
-        target_id: id.to_string(),
-        read_path: fill_path(read.path, &ids),
-        method: write.method.clone(),
-        path: fill_path(write.path, &ids),
-        query,
-        body,
-        changes,
-        array_edit,
-        kind: match change {
-            Change::Creates(_) | Change::Body(_) | Change::Upload { .. } => PlanKind::Creates,
-            Change::Deletes => PlanKind::Deletes,
-            Change::Batch {
-                items, key, flag, ..
-            } => PlanKind::Batch { items, key, flag },
-            _ => PlanKind::Fields,
-        },
-        withholds: tool.spec.withholds,
-        with_cost: spec::costs_tokens(write),
-        arguments: Value::Object(args.clone()),
-    })
-}
-
-/// The bytes of a file given inline: `content` decoded as its `encoding` says (`base64`, the
-/// default, or `utf-8` for a text format such as SVG), at most `max_bytes`.
-fn inline_file(args: &Map<String, Value>, max_bytes: usize) -> Result<Vec<u8>, Failure> {
-    use base64::Engine;
-    let content = arg_str(args, "content");
-    let bytes = match args.get("encoding").and_then(Value::as_str) {
-        Some("utf-8") => content.as_bytes().to_vec(),
-        _ => {
-            let compact: String = content.split_ascii_whitespace().collect();
-            base64::engine::general_purpose::STANDARD
-                .decode(compact.as_bytes())
-                .map_err(|e| {
-                    Failure::new(
-                        "invalid_arguments",
-                        400,
-                        format!("Invalid arguments: `content` is not base64 ({e}); send the file's bytes base64-encoded (standard alphabet, padded), or set `encoding` to `utf-8` for a text format such as SVG. Nothing was done."),
-                    )
-                })?
-        }
-    };
-    if bytes.len() > max_bytes {
-        return Err(Failure::new(
-            "content_too_large",
-            413,
-            format!(
-                "The file is {} bytes; a file given inline through MCP may have at most {max_bytes} bytes. Nothing was done. Upload a larger file with REST `POST /media`.",
-                bytes.len()
-            ),
-        ));
-    }
-    Ok(bytes)
 }
 
 /// A REST answer as a tool outcome: a JSON success body is the structured content; a problem

@@ -5,58 +5,15 @@
 //! its body schema); output schemas are the route's success schema with `$ref`s inlined from the
 //! schemas the router carries. Neither can drift from the REST contract.
 
-use super::pending;
+use super::preview::schema::{cancel_schema, confirm_schema, preview_schema};
 use super::spec::{self, Kind, ToolSpec};
-use crate::auth::{authorize, Action, Principal, Target};
+use super::tool::Tool;
+use crate::auth::{Action, Principal};
 use crate::http::router::{Change, RequestBody, Route, Router};
 use crate::jsonschema::ID_PATTERN;
 use crate::redact;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-
-/// A tool as served: its definition for `tools/list` and what a call needs.
-pub struct Tool {
-    pub spec: ToolSpec,
-    /// The route the tool calls (reads) or whose change it prepares; `None` for confirm/cancel.
-    pub route: Option<Route>,
-    /// The GET route a prepare tool reads the target with.
-    pub read_route: Option<Route>,
-    /// The tool is listed to a principal allowed any of these actions (none: never listed).
-    pub actions: Vec<Action>,
-    pub input_schema: Value,
-    /// The entry of `tools/list` with the full schemas (`X-MCP-Schemas: full`).
-    pub definition: Value,
-    /// The entry of `tools/list` by default ([`super::compact`]).
-    pub compact: Value,
-    /// How the tool's answer is redacted: its output type's declaration ([`redact::Shape`]);
-    /// undeclared ([`redact::Shape::Any`]: every string scanned) for previews and confirmations,
-    /// whose `after` and `differences` hold any type.
-    pub shape: redact::Shape,
-}
-
-impl Tool {
-    pub fn available(&self) -> bool {
-        !self.actions.is_empty()
-    }
-
-    /// The single permission question: may this principal use the route(s) behind the tool?
-    pub fn allowed(&self, p: &Principal) -> bool {
-        self.actions
-            .iter()
-            .any(|a| authorize(p, *a, Target::Service).is_ok())
-    }
-
-    /// The scope a caller lacks, for the refusal message.
-    pub fn required_scope(&self) -> String {
-        let mut scopes: Vec<String> = Vec::new();
-        for scope in self.actions.iter().map(|a| a.required_scope()) {
-            if !scope.is_empty() && !scopes.contains(&scope) {
-                scopes.push(scope);
-            }
-        }
-        scopes.join("` or `")
-    }
-}
 
 pub struct Catalog {
     pub tools: Vec<Tool>,
@@ -451,7 +408,7 @@ fn output_schema(
             let current = read_route
                 .and_then(|r| success_schema(r, router))
                 .unwrap_or_else(|| json!({"type": "object"}));
-            Some(pending::preview_schema(current))
+            Some(preview_schema(current))
         }
         Kind::Confirm => {
             let routes: Vec<&Route> = writes
@@ -463,7 +420,7 @@ fn output_schema(
                 let Some(mut s) = success_schema(r, router) else {
                     continue;
                 };
-                // A withheld field is never in a result (`pending::confirm` removes it).
+                // A withheld field is never in a result (`confirm::confirm` removes it).
                 if let Some(w) = r.tool.and_then(|t| t.withholds) {
                     withhold_in_schema(&mut s, w.field);
                 }
@@ -482,9 +439,9 @@ fn output_schema(
             } else {
                 json!({"anyOf": results})
             };
-            Some(pending::confirm_schema(result))
+            Some(confirm_schema(result))
         }
-        Kind::Cancel => Some(pending::cancel_schema()),
+        Kind::Cancel => Some(cancel_schema()),
     }
 }
 

@@ -11,9 +11,9 @@
 //! retry, never an empty list that would read as "nothing matches".
 
 use super::call::{encode, Caller};
-use super::dispatch::{ok, rpc_err, Out};
 use super::prompts;
 use super::protocol::RpcError;
+use super::reply::{ok, rpc_err, Out};
 use super::resources::{self, Template};
 use crate::http::App;
 use hyper::{Method, StatusCode};

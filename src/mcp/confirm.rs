@@ -15,12 +15,15 @@
 //! under a new confirmation id, for the assistant to show the person again.
 
 use super::advice;
-use super::call::{self, from_rest, Caller};
-use super::catalogue::Tool;
+use super::call::{from_rest, Caller};
 use super::failure::Failure;
-use super::pending::{self, hash, record, storage_error, why_not, ChangePlan};
+use super::pending::{self, hash, record, storage_error, why_not};
+use super::plan::{change_plan, ChangePlan};
+use super::preview::schema::withheld_value;
 use super::preview::{self, Recheck};
 use super::spec::Kind;
+use super::state::state;
+use super::tool::Tool;
 use crate::http::{ApiError, App};
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -88,13 +91,13 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     let Some(c) = claim(app, caller, &id_hash, now)? else {
         return Err(why_not(app, caller, &id_hash, now));
     };
-    let catalog = crate::mcp::state(app).catalog(&app.router);
+    let catalog = state(app).catalog(&app.router);
     let tool = catalog
         .get(&c.tool)
         .filter(|t| t.spec.kind == Kind::Prepare);
     let args: Option<Map<String, Value>> = serde_json::from_str(&c.arguments).ok();
     let plan = match (tool, args) {
-        (Some(tool), Some(args)) => call::change_plan(tool, &args).map(|plan| (tool, plan)),
+        (Some(tool), Some(args)) => change_plan(tool, &args).map(|plan| (tool, plan)),
         _ => Err(Failure::new(
             "tool_unavailable",
             501,
@@ -157,7 +160,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     });
     if let Some(w) = tool.spec.withholds {
         preview::withhold(&mut result, w.field);
-        answer["withheld"] = preview::withheld_value(&w, &result);
+        answer["withheld"] = withheld_value(&w, &result);
     }
     answer["result"] = result;
     // What it cost, as previewed: the write ran bound to that balance.

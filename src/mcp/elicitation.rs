@@ -14,17 +14,19 @@
 //! the result is the stream's second and last event. Comments keep the stream alive meanwhile.
 
 use super::call::Caller;
-use super::dispatch::Out;
+use super::confirm::confirm;
 use super::failure::Failure;
 use super::pending;
+use super::questions::Waiting;
+use super::reply::Out;
+use super::sse;
+use super::state::state;
 use crate::http::stream::Streamed;
 use crate::http::App;
 use crate::redact;
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -34,25 +36,6 @@ pub(super) const MAX_WAIT_SECS: i64 = 300;
 const KEEPALIVE_MS: u64 = 3_000;
 /// Questions waiting at once, over all clients.
 const MAX_WAITING: usize = 1_000;
-
-/// A question sent, waiting for its answer.
-struct Waiting {
-    actor: String,
-    client_id: Option<String>,
-    session: String,
-    confirmation_id: String,
-    done: oneshot::Sender<Value>,
-}
-
-/// The questions waiting for an answer, by the id of the `elicitation/create` request.
-#[derive(Clone, Default)]
-pub struct Registry(Arc<Mutex<HashMap<String, Waiting>>>);
-
-impl Registry {
-    fn take(&self, id: &str) -> Option<Waiting> {
-        self.0.lock().ok()?.remove(id)
-    }
-}
 
 /// What the user is asked about: the stored change, if this caller may still confirm it.
 pub(super) struct Pending {
@@ -119,7 +102,7 @@ pub(super) fn message(c: &Pending) -> String {
 
 /// The `n`th message event of the stream answering request `stream` ([`super::sse`]).
 fn event(stream: &str, n: u32, message: &Value) -> Bytes {
-    Bytes::from(super::sse::message(stream, n, &message.to_string()))
+    Bytes::from(sse::message(stream, n, &message.to_string()))
 }
 
 fn tool_result(outcome: Result<Value, Failure>) -> Value {
@@ -148,7 +131,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let change = pending_change(app, caller, confirmation_id)?;
-    let registry = super::state(app).elicitations.clone();
+    let registry = state(app).elicitations.clone();
     let question_id = format!("elicit_{}", crate::random::base62("elicitation", 24));
     let (done, answered) = oneshot::channel();
     {
@@ -190,7 +173,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
             )
         };
         let opening = [
-            Bytes::from(super::sse::priming(&stream)),
+            Bytes::from(sse::priming(&stream)),
             event(&stream, 1, &request),
         ];
         for e in opening {
@@ -241,7 +224,7 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
     let Some(id) = msg.get("id").and_then(Value::as_str) else {
         return;
     };
-    let registry = &super::state(app).elicitations;
+    let registry = &state(app).elicitations;
     let p = &caller.principal;
     let mine = registry.0.lock().ok().is_some_and(|m| {
         m.get(id).is_some_and(|w| {
@@ -256,7 +239,7 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
     };
     let outcome = if let Some(e) = msg.get("error") {
         // The client could not ask; it is not asked again in this session.
-        let sessions = &super::state(app).sessions;
+        let sessions = &state(app).sessions;
         let mut features = sessions.features(&w.session);
         features.elicitation_form = false;
         sessions.set_features(&w.session, features);
@@ -270,7 +253,7 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
         ))
     } else {
         match msg["result"]["action"].as_str() {
-            Some("accept") => pending::confirm(app, caller, &w.confirmation_id),
+            Some("accept") => confirm(app, caller, &w.confirmation_id),
             action => Err(not_accepted(
                 app,
                 caller,

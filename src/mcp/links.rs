@@ -6,8 +6,8 @@
 //! the tool result leaves it out, and its full output schema says so.
 
 use super::call::Content;
-use super::catalogue::Tool;
 use super::fence::one_line;
+use super::tool::Tool;
 use serde_json::{json, Value};
 
 /// The operation whose items carry an inline image, and the member that holds it.

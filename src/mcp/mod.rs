@@ -19,15 +19,22 @@
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
 //! - [`config_cmd`]: `signage mcp-config`.
 //!
+//! Files import each other downwards only. At the bottom, what every layer shares: [`tool`] (a
+//! tool as served), [`call`] (the caller, REST paths, a REST answer as a tool outcome),
+//! [`reply`] (a JSON-RPC reply), [`sessions`] (and the client's features), [`toolsets`] (the
+//! request's view) and [`plan`] (the change a prepare tool describes). Above them the
+//! [`catalogue`], then [`state`] (the server state, with its leaves [`questions`] and
+//! [`request_state`]), which every layer above reads: advice, preview, pending changes,
+//! confirmation, resources and prompts; at the top [`dispatch`] (method routing) and
+//! [`transport`]. This file only declares the modules, re-exports [`state()`] and [`McpState`]
+//! for the rest of the crate, and lists the routes.
+//!
 //! The MCP layer holds no credential and decides no permission: tool calls carry the caller's own
 //! credential headers through [`crate::http::pipeline::execute`], and tool visibility asks
 //! [`crate::auth::authorize`] about the routes behind each tool.
 
 use crate::auth::Action;
-use crate::config::Settings;
-use crate::http::router::{Route, Router};
-use crate::http::App;
-use std::sync::{Arc, OnceLock};
+use crate::http::router::Route;
 
 pub mod advice;
 pub mod apps;
@@ -45,62 +52,25 @@ pub mod fence;
 pub mod links;
 pub mod mrtr;
 pub mod pending;
+pub mod plan;
 pub mod preview;
 pub mod prompts;
 pub mod protocol;
+pub mod questions;
 pub mod rendered;
+pub mod reply;
+pub mod request_state;
 pub mod resources;
 pub mod sessions;
 pub mod spec;
 pub mod sse;
+pub mod state;
 pub mod summary;
+pub mod tool;
 pub mod toolsets;
 pub mod transport;
 
-pub struct McpState {
-    pub sessions: sessions::Sessions,
-    /// Confirmation questions waiting for the user's answer.
-    pub elicitations: elicitation::Registry,
-    /// Signs and checks the `requestState` of 2026-07-28 confirmation round trips.
-    pub request_states: mrtr::Signer,
-    /// Read-tool results rendered before, for answers seen again ([`rendered`]).
-    pub results: rendered::Results,
-    catalog: OnceLock<catalogue::Catalog>,
-}
-
-impl McpState {
-    pub fn new(settings: &Settings) -> McpState {
-        McpState {
-            sessions: sessions::Sessions::default(),
-            elicitations: Default::default(),
-            request_states: mrtr::Signer::new(),
-            results: rendered::Results::new(settings.mcp_result_cache_bytes),
-            catalog: OnceLock::new(),
-        }
-    }
-
-    /// The tool catalogue, built from the route table on first use.
-    pub fn catalog(&self, router: &Router) -> &catalogue::Catalog {
-        self.catalog
-            .get_or_init(|| catalogue::Catalog::build(router))
-    }
-
-    /// Forgets sessions (sandbox reset). Pending changes live in the database, which the reset
-    /// empties together with everything else.
-    pub fn clear(&self) {
-        self.sessions.clear();
-    }
-}
-
-/// The MCP server's state inside the shared [`App`]. `app::App::build` always puts it there; an
-/// `App` assembled without it (a unit test's) gets one process-wide state rather than a panic.
-pub fn state(app: &App) -> &McpState {
-    static FALLBACK: OnceLock<McpState> = OnceLock::new();
-    match app.extensions.get::<Arc<McpState>>() {
-        Some(state) => state,
-        None => FALLBACK.get_or_init(|| McpState::new(&app.settings)),
-    }
-}
+pub use state::{state, McpState};
 
 /// The `/mcp` routes; the app puts them in the route table beside the REST routes.
 pub fn routes() -> Vec<Route> {

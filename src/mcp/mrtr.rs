@@ -10,11 +10,11 @@
 //! confirmation (exactly once: the confirmation id is single-use); decline and cancel cancel the
 //! change. Nothing is kept on the server between the two legs but the pending change itself.
 //!
-//! `requestState` is attacker-controlled input, so it is signed: `base64url(claims) "."
-//! base64url(HMAC-SHA256)` under a secret drawn from the operating system when the server starts
-//! (never from a sandbox seed, never stored). The claims name the API key and client the question
-//! was asked of, a digest of the change (never its confirmation id), and the expiry; nothing
-//! secret. A retry whose state fails the MAC, names another key or change, has expired, or whose
+//! `requestState` is attacker-controlled input, so it is signed ([`super::request_state`]):
+//! `base64url(claims) "." base64url(HMAC-SHA256)` under a secret drawn from the operating system
+//! when the server starts (never from a sandbox seed, never stored). The claims name the API key
+//! and client the question was asked of, a digest of the change (never its confirmation id), and
+//! the expiry; nothing secret. A retry whose state fails the MAC, names another key or change, has expired, or whose
 //! change is no longer pending (answered already: replay) is refused with JSON-RPC error -32602
 //! and `data.reason`; nothing runs.
 
@@ -23,88 +23,13 @@ use super::elicitation;
 use super::failure::Failure;
 use super::pending;
 use super::protocol::{self, RpcError};
+use super::request_state::{change_ref, Claims};
+use super::state;
 use crate::http::App;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use base64::Engine;
-use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The key of the one question in `inputRequests` / `inputResponses`.
 pub const QUESTION: &str = "confirm_change";
-/// Longer states were not issued here; refused before any decoding.
-const MAX_STATE_LEN: usize = 512;
-/// Domain separation: a MAC made here means nothing anywhere else.
-const DOMAIN: &[u8] = b"signage/mcp/requestState/v1\n";
-
-/// The per-instance signing secret of `requestState`.
-pub struct Signer(Option<[u8; 32]>);
-
-impl Signer {
-    /// A fresh secret from the operating system. Without one (the OS refused), no state is
-    /// issued and confirmations stay two-step.
-    pub fn new() -> Signer {
-        let mut secret = [0u8; 32];
-        match getrandom::fill(&mut secret) {
-            Ok(()) => Signer(Some(secret)),
-            Err(e) => {
-                tracing::warn!(error = %e, "no randomness for the requestState secret: MRTR confirmation is off");
-                Signer(None)
-            }
-        }
-    }
-
-    fn mac(&self, payload: &[u8]) -> Option<Hmac<Sha256>> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(self.0.as_ref()?).ok()?;
-        mac.update(DOMAIN);
-        mac.update(payload);
-        Some(mac)
-    }
-
-    fn sign(&self, claims: &Claims) -> Option<String> {
-        let payload = serde_json::to_vec(claims).ok()?;
-        let tag = self.mac(&payload)?.finalize().into_bytes();
-        Some(format!("{}.{}", B64.encode(&payload), B64.encode(tag)))
-    }
-
-    /// The claims of a state this instance signed; `None` for anything else (constant-time MAC check).
-    fn open(&self, state: &str) -> Option<Claims> {
-        if state.len() > MAX_STATE_LEN {
-            return None;
-        }
-        let (payload, tag) = state.split_once('.')?;
-        let payload = B64.decode(payload).ok()?;
-        let tag = B64.decode(tag).ok()?;
-        self.mac(&payload)?.verify_slice(&tag).ok()?;
-        serde_json::from_slice(&payload).ok()
-    }
-}
-
-impl Default for Signer {
-    fn default() -> Signer {
-        Signer::new()
-    }
-}
-
-/// What a `requestState` binds: who was asked, about which change, until when.
-#[derive(Serialize, Deserialize)]
-struct Claims {
-    /// The API key (or user) id the question was asked of.
-    k: String,
-    /// Its client id.
-    c: Option<String>,
-    /// A digest of the change's confirmation id: names the change without revealing the id.
-    ch: String,
-    /// Unix seconds after which the answer is too old to act on.
-    exp: i64,
-}
-
-fn change_ref(confirmation_id: &str) -> String {
-    let digest = Sha256::digest(format!("signage/mrtr/change\n{confirmation_id}").as_bytes());
-    B64.encode(&digest[..16])
-}
-
 /// What `confirm_change` does with this request on 2026-07-28.
 pub enum Step {
     /// Confirm as usual: no round trip applies, or the user accepted (the state verified).
@@ -146,7 +71,7 @@ pub fn confirm_step(
         }
         return ask(app, caller, confirmation_id).map_or(Step::Proceed, Step::Ask);
     };
-    let signer = &super::state(app).request_states;
+    let signer = &state::state(app).request_states;
     let Some(claims) = state.as_str().and_then(|s| signer.open(s)) else {
         return refuse(
             "request_state_invalid",
@@ -226,7 +151,7 @@ fn ask(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Value> {
             .expires_at
             .min(crate::time::now() + elicitation::MAX_WAIT_SECS),
     };
-    let state = super::state(app).request_states.sign(&claims)?;
+    let state = state::state(app).request_states.sign(&claims)?;
     Some(json!({
         "resultType": "input_required",
         "inputRequests": {QUESTION: {"method": "elicitation/create", "params": {
@@ -237,45 +162,4 @@ fn ask(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Value> {
         "requestState": state,
         "_meta": {protocol::META_SERVER_INFO: protocol::server_info()},
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn claims() -> Claims {
-        Claims {
-            k: "key_a".into(),
-            c: Some("client".into()),
-            ch: change_ref("chg_1"),
-            exp: 100,
-        }
-    }
-
-    #[test]
-    fn a_state_opens_only_unchanged_and_only_where_it_was_signed() {
-        let signer = Signer::new();
-        let state = signer.sign(&claims()).unwrap();
-        assert_eq!(signer.open(&state).unwrap().k, "key_a");
-        assert!(!state.contains("chg_1"), "no confirmation id in clear");
-        // Another instance's secret.
-        assert!(Signer::new().open(&state).is_none());
-        // Any change to the claims or the tag.
-        let (payload, tag) = state.split_once('.').unwrap();
-        let mut forged = claims();
-        forged.exp = i64::MAX;
-        let forged = B64.encode(serde_json::to_vec(&forged).unwrap());
-        assert!(signer.open(&format!("{forged}.{tag}")).is_none());
-        let mut bad_tag = B64.decode(tag).unwrap();
-        bad_tag[0] ^= 1;
-        assert!(signer
-            .open(&format!("{payload}.{}", B64.encode(bad_tag)))
-            .is_none());
-        for junk in ["", ".", "x.y", &"a".repeat(600), payload] {
-            assert!(signer.open(junk).is_none(), "{junk}");
-        }
-        // No secret: nothing signs, nothing opens.
-        assert!(Signer(None).sign(&claims()).is_none());
-        assert!(Signer(None).open(&state).is_none());
-    }
 }

@@ -10,18 +10,17 @@
 //!   pipeline, where it is authorized again as of now, bound to the previewed version and balance.
 
 use super::call::Caller;
-use super::catalogue::Tool;
 use super::failure::Failure;
+use super::plan::ChangePlan;
+use super::preview::schema::withheld_value;
 use super::preview::{self, Preview};
 use super::summary;
+use super::tool::Tool;
 use crate::http::ApiError;
 use crate::http::App;
 use crate::time::rfc3339;
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value};
-
-pub use super::confirm::confirm;
-pub use super::preview::{ArrayEdit, Body, ChangePlan, PlanKind};
 
 pub(super) fn hash(s: &str) -> String {
     crate::auth::keys::hash(s)
@@ -166,7 +165,7 @@ fn shown(
         ),
     });
     if let Some(w) = &p.withholds {
-        out["withheld"] = preview::withheld_value(w, &p.after);
+        out["withheld"] = withheld_value(w, &p.after);
     }
     out
 }
@@ -286,44 +285,4 @@ pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value
     Ok(
         json!({"object": "change_result", "status": "cancelled", "confirmation_id": confirmation_id}),
     )
-}
-
-fn target_schema(with_version: bool) -> Value {
-    let mut s = json!({"type": "object", "additionalProperties": false, "required": ["type", "id"],
-        "properties": {"type": {"type": "string"}, "id": {"type": "string"}}});
-    if with_version {
-        s["required"] = json!(["type", "id", "version"]);
-        s["properties"]["version"] =
-            json!({"type": "string", "description": "The ETag of the previewed state."});
-    }
-    s
-}
-
-/// The output of the prepare tools; `current` is the REST schema of the target.
-pub fn preview_schema(current: Value) -> Value {
-    preview::schema(current, target_schema(true))
-}
-
-pub fn confirm_schema(result: Value) -> Value {
-    json!({"type": "object", "additionalProperties": false,
-        "required": ["object", "status", "confirmation_id", "tool", "operation", "target", "result"],
-        "properties": {
-            "object": {"const": "change_result"},
-            "status": {"const": "applied"},
-            "confirmation_id": {"type": "string"},
-            "tool": {"type": "string"},
-            "operation": {"type": "string"},
-            "target": target_schema(false),
-            "result": result,
-            "cost": preview::cost_schema(),
-            "withheld": preview::withheld_schema()}})
-}
-
-pub fn cancel_schema() -> Value {
-    json!({"type": "object", "additionalProperties": false,
-        "required": ["object", "status", "confirmation_id"],
-        "properties": {
-            "object": {"const": "change_result"},
-            "status": {"const": "cancelled"},
-            "confirmation_id": {"type": "string"}}})
 }

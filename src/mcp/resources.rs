@@ -8,9 +8,10 @@
 //! the `<<<signage-data` lines). The `ui://` resources are the MCP App views ([`super::apps`]).
 
 use super::call::{fill_path, Caller};
-use super::dispatch::{ok, rpc_err, Out};
 use super::fence;
 use super::protocol::{self, RpcError};
+use super::reply::{ok, rpc_err, Out};
+use super::state::state;
 use crate::http::App;
 use base64::Engine;
 use hyper::Method;
@@ -355,7 +356,7 @@ pub fn contents(app: &App, caller: &Caller, uri: &str) -> Result<Value, RpcError
     match t.body {
         Body::Json => {
             // Marked as data like a tool result, and redacted by the route's answer type.
-            let shape = super::state(app).catalog(&app.router).shape_of(t.read);
+            let shape = state(app).catalog(&app.router).shape_of(t.read);
             // Checked to be UTF-8 once, as a tool result's answer is (`tools::tool_ok`).
             let redacted = std::str::from_utf8(&resp.body)
                 .ok()

@@ -10,7 +10,7 @@
 //! what the confirmation does.
 
 use super::call::{fill_path, Caller};
-use super::pending::{ChangePlan, PlanKind};
+use super::plan::{ChangePlan, PlanKind};
 use super::preview::Preview;
 use super::spec::ToolSpec;
 use crate::http::router::Change;

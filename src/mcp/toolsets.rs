@@ -12,8 +12,8 @@
 //! not a toolset is refused with the list of names, never ignored: a typo must not silently widen
 //! or empty the catalogue.
 
-use super::catalogue::Tool;
 use super::spec::Kind;
+use super::tool::Tool;
 use crate::areas::Area;
 use hyper::HeaderMap;
 

@@ -22,9 +22,11 @@
 //!   errors to well-formed requests are 200, malformed messages 400.
 
 use super::call::Caller;
-use super::dispatch::{self, Out};
+use super::dispatch;
 use super::protocol::{self, RpcError};
+use super::reply::Out;
 use super::sessions::Lookup;
+use super::state::state;
 use crate::auth::authenticate::authenticate;
 use crate::http::{ApiError, Ctx, Response};
 use hyper::{HeaderMap, StatusCode};
@@ -343,7 +345,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
     let version = match header(ctx.headers, "mcp-session-id").filter(|_| !is_initialize) {
         Some(sid) => {
             let p = &caller.principal;
-            match super::state(app)
+            match state(app)
                 .sessions
                 .touch(sid, p.actor_id(), p.client_id(), crate::time::now())
             {
@@ -351,7 +353,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
                 // conformance suite sends 2025-03-26 inside a 2025-11-25 session); the session keeps
                 // its negotiated version. Unsupported versions were refused above.
                 Lookup::Found(v) => {
-                    caller.features = super::state(app).sessions.features(sid);
+                    caller.features = state(app).sessions.features(sid);
                     caller.session = Some(sid.to_string());
                     v
                 }
@@ -465,7 +467,7 @@ fn end_session(ctx: &Ctx<'_>, principal: &crate::auth::Principal) -> Response {
             "Send the `Mcp-Session-Id` of the session to end.".into(),
         );
     };
-    if super::state(ctx.app)
+    if state(ctx.app)
         .sessions
         .end(sid, principal.actor_id(), principal.client_id())
     {

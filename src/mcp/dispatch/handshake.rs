@@ -1,10 +1,11 @@
 //! The handshake: `initialize` (legacy era, opens a session), `server/discover` (2026-07-28),
 //! and the envelope every 2026-07-28 request carries.
 
-use super::{ok, rpc_err, Out};
 use crate::http::App;
 use crate::mcp::call::Caller;
 use crate::mcp::protocol::{self, RpcError};
+use crate::mcp::reply::{ok, rpc_err, Out};
+use crate::mcp::state::state;
 use crate::redact;
 use base64::Engine;
 use hyper::HeaderMap;
@@ -140,20 +141,16 @@ pub(super) fn initialize(app: &App, caller: &Caller, id: &Value, params: Option<
     // The requested version if we speak it, else our latest (lifecycle: version negotiation).
     let version = protocol::known_legacy(requested).unwrap_or(protocol::LATEST_LEGACY);
     let p = &caller.principal;
-    let session = crate::mcp::state(app).sessions.open(
-        p.actor_id(),
-        p.client_id(),
-        version,
-        crate::time::now(),
-    );
+    let session =
+        state(app)
+            .sessions
+            .open(p.actor_id(), p.client_id(), version, crate::time::now());
     let features = crate::mcp::sessions::ClientFeatures::from_capabilities(
         params
             .and_then(|p| p.get("capabilities"))
             .unwrap_or(&Value::Null),
     );
-    crate::mcp::state(app)
-        .sessions
-        .set_features(&session, features);
+    state(app).sessions.set_features(&session, features);
     let mut out = ok(
         id,
         json!({

@@ -2,8 +2,8 @@
 //! `nextCursor` while more follow, and on the 2026-07-28 wire the cache hints (each list depends
 //! only on the key's scopes, so it is private to the caller).
 
-use super::{ok, rpc_err, Out};
 use crate::mcp::protocol::RpcError;
+use crate::mcp::reply::{ok, rpc_err, Out};
 use base64::Engine;
 use serde_json::{json, Value};
 

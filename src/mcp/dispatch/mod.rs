@@ -26,72 +26,16 @@ mod tools;
 
 use super::call::Caller;
 use super::protocol::{self, Message, RpcError};
-use super::{completion, resources};
+use super::reply::{err, ok, rpc_err, Out};
+use super::{completion, elicitation, resources};
 use crate::http::App;
 use handshake::{discover, envelope, initialize};
 use hyper::HeaderMap;
 use serde_json::{json, Value};
-use std::sync::OnceLock;
 
 pub use handshake::{capabilities, instructions};
 pub use listing::page;
 pub use tools::TOOLS_PAGE;
-
-/// One JSON-RPC reply: its HTTP status and serialized message; a new session id for `initialize`.
-pub struct Out {
-    pub status: u16,
-    pub body: String,
-    pub session: Option<String>,
-    /// An event stream written later instead of `body` (confirmation by elicitation).
-    pub stream: Option<crate::http::stream::Streamed>,
-}
-
-impl Out {
-    pub(super) fn new(status: u16, body: String) -> Out {
-        Out {
-            status,
-            body,
-            session: None,
-            stream: None,
-        }
-    }
-}
-
-/// The fields every 2026-07-28 result carries, as JSON members to append to a result object.
-pub(super) fn modern_members() -> &'static str {
-    static S: OnceLock<String> = OnceLock::new();
-    S.get_or_init(|| {
-        format!(
-            r#","resultType":"complete","_meta":{{"{}":{}}}"#,
-            protocol::META_SERVER_INFO,
-            protocol::server_info()
-        )
-    })
-}
-
-fn with_modern(mut result: Value, modern: bool) -> Value {
-    if modern {
-        result["resultType"] = json!("complete");
-        result["_meta"] = json!({ protocol::META_SERVER_INFO: protocol::server_info() });
-    }
-    result
-}
-
-pub(super) fn ok(id: &Value, result: Value, modern: bool) -> Out {
-    Out::new(
-        200,
-        protocol::result_response(id, with_modern(result, modern)).to_string(),
-    )
-}
-
-pub fn err(id: Option<&Value>, e: RpcError, status: u16) -> Out {
-    Out::new(status, protocol::error_response(id, &e).to_string())
-}
-
-pub(super) fn rpc_err(id: &Value, e: RpcError, modern: bool) -> Out {
-    let status = if modern { e.modern_status() } else { 200 };
-    err(Some(id), e, status)
-}
 
 /// Spends one token of the caller's bucket: `Err(seconds to wait)` when it is empty.
 fn spend(app: &App, caller: &Caller) -> Result<(), u64> {
@@ -206,7 +150,7 @@ pub fn legacy(
             ),
         }),
         Message::Response => {
-            crate::mcp::elicitation::answer(app, caller, msg);
+            elicitation::answer(app, caller, msg);
             None
         }
         Message::Notification { .. } => None,

@@ -2,11 +2,11 @@
 //! missing or malformed argument are JSON-RPC errors -32602, as the prompts specification says.
 
 use super::listing::Listing;
-use super::{ok, rpc_err, Out};
 use crate::http::App;
 use crate::mcp::call::Caller;
 use crate::mcp::prompts::{self, Prompt};
 use crate::mcp::protocol::{self, RpcError};
+use crate::mcp::reply::{ok, rpc_err, Out};
 use crate::redact;
 use serde_json::{Map, Value};
 

@@ -1,15 +1,22 @@
 //! `tools/list` (paged) and `tools/call`: the checks before a call, the call, and its result.
 
 use super::listing::Listing;
-use super::{modern_members, ok, rpc_err, Out};
 use crate::http::App;
-use crate::mcp::call::{self, Caller, Content};
-use crate::mcp::catalogue::Tool;
+use crate::mcp::advice;
+use crate::mcp::call::{
+    arg_str, encode, fill_path, from_rest, scalar, unavailable, Caller, Content, Outcome,
+};
+use crate::mcp::confirm;
 use crate::mcp::failure::Failure;
 use crate::mcp::fence;
 use crate::mcp::mrtr::Step;
+use crate::mcp::pending;
+use crate::mcp::plan::{change_plan, marker_refusal, value_at};
 use crate::mcp::protocol::{self, RpcError};
+use crate::mcp::reply::{modern_members, ok, rpc_err, Out};
 use crate::mcp::spec::Kind;
+use crate::mcp::state::state;
+use crate::mcp::tool::Tool;
 use crate::redact;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -38,14 +45,14 @@ pub(super) fn list(
     params: Option<&Value>,
     modern: bool,
 ) -> Out {
-    let catalog = crate::mcp::state(app).catalog(&app.router);
+    let catalog = state(app).catalog(&app.router);
     let view = &caller.view;
     let visible: Vec<&Tool> = catalog
         .visible(&caller.principal)
         .filter(|t| view.shows(t, &catalog.tools))
         .collect();
     TOOLS.answer(id, params, modern, &visible, |t| {
-        crate::mcp::apps::decorate(view.definition(t), t, &caller.features)
+        crate::mcp::apps::decorate(view.definition(t), t, caller.features.ui_apps)
     })
 }
 
@@ -94,7 +101,7 @@ fn call_paid(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, mod
     let confirms = params
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
-        .and_then(|name| crate::mcp::state(app).catalog(&app.router).get(name))
+        .and_then(|name| state(app).catalog(&app.router).get(name))
         .is_some_and(|t| t.spec.kind == Kind::Confirm);
     let needed = if confirms { CONFIRM_TOKENS } else { 1 };
     let refused = app
@@ -159,7 +166,7 @@ fn call_checked(
             )
         }
     };
-    let catalog = crate::mcp::state(app).catalog(&app.router);
+    let catalog = state(app).catalog(&app.router);
     let Some(tool) = catalog.get(name).filter(|t| t.available()) else {
         return rpc_err(
             id,
@@ -266,11 +273,11 @@ fn call_checked(
             return asked;
         }
     }
-    let out = match call::call(app, caller, tool, args) {
+    let out = match run(app, caller, tool, args) {
         Ok(v) => {
             let (v, links) = crate::mcp::links::extract(tool, v, caller.version);
             // A read's result is a function of its REST answer: one rendered before is reused.
-            let results = (tool.spec.kind == Kind::Read).then(|| &crate::mcp::state(app).results);
+            let results = (tool.spec.kind == Kind::Read).then(|| &state(app).results);
             let mut out = tool_ok(id, tool.spec.name, &tool.shape, v, modern, results);
             out.body = crate::mcp::links::append(out.body, &links);
             out
@@ -296,6 +303,62 @@ fn call_checked(
     }
     out
 }
+/// Runs a tool call. Arguments have been validated against the input schema.
+fn run(app: &App, caller: &Caller, tool: &Tool, args: &Map<String, Value>) -> Outcome {
+    match tool.spec.kind {
+        Kind::Read => {
+            let route = tool.route.as_ref().ok_or_else(unavailable)?;
+            let ids: Vec<&str> = tool
+                .spec
+                .path_args
+                .iter()
+                .map(|(name, _)| args.get(*name).and_then(Value::as_str).unwrap_or(""))
+                .collect();
+            let path = fill_path(route.path, &ids);
+            let mut query = String::new();
+            for q in &route.query {
+                if let Some(v) = args.get(q.name).and_then(scalar) {
+                    if !query.is_empty() {
+                        query.push('&');
+                    }
+                    query.push_str(q.name);
+                    query.push('=');
+                    encode(&v, &mut query);
+                }
+            }
+            let resp = caller.rest(app, route.method.clone(), path, query, None, None);
+            let is_object = resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+            let is_json = resp
+                .headers
+                .get(hyper::header::CONTENT_TYPE)
+                .is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
+            if resp.status.is_success() && is_object && is_json {
+                // Passed on without a parse; the redactor parses only when it must.
+                return Ok(Content::Json(resp.body));
+            }
+            if !resp.status.is_success() {
+                return Err(Failure::rest(&resp, advice::explain(app, caller, &resp)));
+            }
+            from_rest(&resp).map(Content::Value)
+        }
+        Kind::Prepare => {
+            let args_value = Value::Object(args.clone());
+            if let Some(path) = crate::redact::marker::bracketed_path(&args_value, "") {
+                let written = value_at(&args_value, &path);
+                return Err(marker_refusal(&path, written, false));
+            }
+            let plan = change_plan(tool, args)?;
+            pending::prepare(app, caller, tool, &plan).map(Content::Value)
+        }
+        Kind::Confirm => {
+            confirm::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+        }
+        Kind::Cancel => {
+            pending::cancel(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+        }
+    }
+}
+
 /// A successful tool result: the redacted structured content, and the same JSON in the text
 /// block's fenced data section ([`crate::mcp::fence`]). Built as a string so the content is
 /// serialized once (or not at all: a clean REST body is used as it is) and embedded twice,

@@ -13,132 +13,20 @@
 //! run just before the confirmation runs, which applies only if the same fingerprint comes out.
 
 mod cost;
-mod schema;
+pub mod schema;
 mod settle;
 
 use super::advice;
-use super::call::{self, from_rest, Caller};
+use super::call::{from_rest, Caller};
 use super::failure::Failure;
+use super::plan::{marker_refusal, value_at, ChangePlan, PlanKind};
 use crate::http::router::Withheld;
 use crate::http::App;
 use hyper::Method;
-use serde_json::{json, Map, Value};
+use schema::withheld_value;
+use serde_json::{json, Value};
 use settle::{batch_differences, field_differences, Settle};
 use sha2::{Digest, Sha256};
-
-pub use schema::{cost_schema, schema, withheld_schema, withheld_value};
-
-/// A change ready to be previewed and stored: what to show and what to run.
-pub struct ChangePlan {
-    pub tool: &'static str,
-    pub operation: &'static str,
-    pub target_type: &'static str,
-    pub target_id: String,
-    /// GET path of the target's current state.
-    pub read_path: String,
-    pub method: Method,
-    pub path: String,
-    /// Query string of the change request (`company_id=…&filename=…` for an upload).
-    pub query: String,
-    /// Body of the change request, if the route takes one.
-    pub body: Option<Body>,
-    /// The fields of the target the change sets, for the preview.
-    pub changes: Map<String, Value>,
-    /// A value added to or removed from an array field of the target; `changes` is then
-    /// computed from the current state.
-    pub array_edit: Option<ArrayEdit>,
-    /// What the preview compares.
-    pub kind: PlanKind,
-    /// A field of the write's answer never shown through MCP.
-    pub withholds: Option<Withheld>,
-    /// Show the token cost (`activation_cost_tokens`) and the company's balance.
-    pub with_cost: bool,
-    /// The exact tool arguments.
-    pub arguments: Value,
-}
-
-/// The body of a change request.
-pub enum Body {
-    Json(Value),
-    /// Bytes sent as they are, with their type (a media upload).
-    Raw {
-        content_type: String,
-        bytes: Vec<u8>,
-    },
-}
-
-impl ChangePlan {
-    /// Runs the write as the caller (for real, or inside [`crate::db::Db::dry_run`]).
-    pub fn run(&self, app: &App, caller: &Caller, if_match: Option<&str>) -> crate::http::Response {
-        let body = self.body.as_ref().map(|b| match b {
-            Body::Json(v) => (v.to_string().into_bytes(), "application/json"),
-            Body::Raw {
-                content_type,
-                bytes,
-            } => (bytes.clone(), content_type.as_str()),
-        });
-        caller.rest_typed(
-            app,
-            self.method.clone(),
-            self.path.clone(),
-            self.query.clone(),
-            body,
-            if_match,
-        )
-    }
-
-    /// The JSON body, as stored with the change (a raw body is kept in the arguments only).
-    pub fn json_body(&self) -> Option<String> {
-        match &self.body {
-            Some(Body::Json(v)) => Some(v.to_string()),
-            _ => None,
-        }
-    }
-}
-
-/// How a preview finds the differences.
-pub enum PlanKind {
-    /// The write changes fields of the target.
-    Fields,
-    /// The write makes something (or acts on the target): the difference is what it returns.
-    Creates,
-    /// The write deletes the target.
-    Deletes,
-    /// The write changes many items; see [`crate::http::router::Change::Batch`].
-    Batch {
-        items: &'static str,
-        key: &'static str,
-        flag: &'static str,
-    },
-}
-
-/// See [`ChangePlan::array_edit`].
-pub struct ArrayEdit {
-    pub field: &'static str,
-    pub value: String,
-    pub add: bool,
-}
-
-impl ArrayEdit {
-    /// The field's new value: the current array with the value added (kept sorted) or removed.
-    fn apply(&self, current: &Value) -> (String, Value) {
-        let mut items: Vec<Value> = current
-            .get(self.field)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let value = Value::String(self.value.clone());
-        if self.add {
-            if !items.contains(&value) {
-                items.push(value);
-                items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-            }
-        } else {
-            items.retain(|v| *v != value);
-        }
-        (self.field.to_string(), Value::Array(items))
-    }
-}
 
 /// The preview of one change, before it is stored.
 pub struct Preview {
@@ -171,8 +59,8 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     // The marker's word in any form, where the field's stored value holds a secret (shown
     // redacted): the write would put it where the secret was.
     if let Some(path) = crate::redact::marker::restores_secret(&plan.changes, &current, "changes") {
-        let written = call::value_at(&plan.arguments, &path);
-        return Err(call::marker_refusal(&path, written, true));
+        let written = value_at(&plan.arguments, &path);
+        return Err(marker_refusal(&path, written, true));
     }
     let version = version_of(&resp);
     let mut changes = plan.changes.clone();

@@ -1,4 +1,5 @@
-//! The output schema of the prepare tools, and `withheld`.
+//! The output schemas of the change tools (prepare, confirm, cancel), and `withheld`: data only,
+//! read by the catalogue as well as the preview; it imports no sibling.
 
 use crate::http::router::Withheld;
 use serde_json::{json, Value};
@@ -62,4 +63,44 @@ pub fn withheld_value(w: &Withheld, answer: &Value) -> Value {
         None => w.note.to_string(),
     };
     json!({"field": w.field, "note": note})
+}
+
+fn target_schema(with_version: bool) -> Value {
+    let mut s = json!({"type": "object", "additionalProperties": false, "required": ["type", "id"],
+        "properties": {"type": {"type": "string"}, "id": {"type": "string"}}});
+    if with_version {
+        s["required"] = json!(["type", "id", "version"]);
+        s["properties"]["version"] =
+            json!({"type": "string", "description": "The ETag of the previewed state."});
+    }
+    s
+}
+
+/// The output of the prepare tools; `current` is the REST schema of the target.
+pub fn preview_schema(current: Value) -> Value {
+    schema(current, target_schema(true))
+}
+
+pub fn confirm_schema(result: Value) -> Value {
+    json!({"type": "object", "additionalProperties": false,
+        "required": ["object", "status", "confirmation_id", "tool", "operation", "target", "result"],
+        "properties": {
+            "object": {"const": "change_result"},
+            "status": {"const": "applied"},
+            "confirmation_id": {"type": "string"},
+            "tool": {"type": "string"},
+            "operation": {"type": "string"},
+            "target": target_schema(false),
+            "result": result,
+            "cost": cost_schema(),
+            "withheld": withheld_schema()}})
+}
+
+pub fn cancel_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false,
+        "required": ["object", "status", "confirmation_id"],
+        "properties": {
+            "object": {"const": "change_result"},
+            "status": {"const": "cancelled"},
+            "confirmation_id": {"type": "string"}}})
 }
