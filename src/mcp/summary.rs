@@ -13,7 +13,7 @@ use super::call::{fill_path, Caller};
 use super::plan::{ChangePlan, PlanKind};
 use super::preview::Preview;
 use super::spec::ToolSpec;
-use crate::http::router::Change;
+use crate::http::router::{Change, Route, Router};
 use crate::http::App;
 use hyper::Method;
 use serde_json::{Map, Value};
@@ -99,9 +99,12 @@ fn target_words(current: &Value, id: &str) -> String {
     }
 }
 
+/// The members that name an object in words, in the order they are tried.
+const DISPLAY_NAMES: [&str; 4] = ["name", "filename", "label", "url"];
+
 /// What a person calls an object: its name, file name, label or URL.
 fn display_name(v: &Value) -> Option<&str> {
-    ["name", "filename", "label", "url"]
+    DISPLAY_NAMES
         .iter()
         .find_map(|k| v[*k].as_str())
         .filter(|s| !s.is_empty())
@@ -297,7 +300,7 @@ fn show(v: &Value, names: &mut Names<'_>) -> String {
         Value::Null => "none".into(),
         Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) if lookup_operation(s).is_some() => names.of(s),
+        Value::String(s) if reader(&names.app.router, s).is_some() => names.of(s),
         Value::String(s) => format!("“{}”", clip(s)),
         Value::Array(items) if items.is_empty() => "none".into(),
         Value::Array(items) => {
@@ -315,22 +318,34 @@ fn show(v: &Value, names: &mut Names<'_>) -> String {
     }
 }
 
-/// The GET operation that reads an object by its id, from the id's prefix.
-fn lookup_operation(id: &str) -> Option<&'static str> {
+/// The route that reads an object by its id, when that object has a name to show
+/// ([`display_name`]): a `GET /{collection}/{id}` whose body's `id` is of the id's kind (its
+/// schema's pattern `^{prefix}_`). Derived from the route table and its schemas, so a new area's
+/// objects are named in summaries without a line here.
+fn reader<'r>(router: &'r Router, id: &str) -> Option<&'r Route> {
     let (prefix, rest) = id.split_once('_')?;
     if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return None;
     }
-    Some(match prefix {
-        "cmp" => "getCompany",
-        "dev" => "getDevice",
-        "ad" => "getAd",
-        "promo" => "getPromotion",
-        "med" => "getMedia",
-        "tpk" => "getTokenPack",
-        "wh" => "getWebhook",
-        "qr" => "getQrCode",
-        _ => return None,
+    let reads_one = |r: &Route| {
+        let mut segments = r.path.trim_start_matches('/').split('/');
+        r.method == Method::GET
+            && segments.next().is_some_and(|s| !s.starts_with('{'))
+            && segments.next().is_some_and(|s| s.starts_with('{'))
+            && segments.next().is_none()
+    };
+    router.routes().iter().filter(|r| reads_one(r)).find(|r| {
+        let Some(properties) = r
+            .success
+            .1
+            .and_then(|schema| router.schema(schema))
+            .map(|schema| &schema["properties"])
+        else {
+            return false;
+        };
+        let pattern = properties["id"]["pattern"].as_str().unwrap_or("");
+        pattern.strip_prefix('^').and_then(|p| p.strip_suffix('_')) == Some(prefix)
+            && DISPLAY_NAMES.iter().any(|k| properties.get(*k).is_some())
     })
 }
 
@@ -361,7 +376,7 @@ impl Names<'_> {
         if self.lookups >= LOOKUPS_MAX {
             return None;
         }
-        let route = self.app.router.by_operation(lookup_operation(id)?)?;
+        let route = reader(&self.app.router, id)?;
         self.lookups += 1;
         let resp = self.caller.rest(
             self.app,
@@ -413,10 +428,33 @@ mod tests {
 
     #[test]
     fn ids_are_recognised_by_their_prefix() {
-        assert_eq!(lookup_operation("dev_0m5d4ru"), Some("getDevice"));
-        assert_eq!(lookup_operation("tpk_abc"), Some("getTokenPack"));
-        assert_eq!(lookup_operation("draft"), None);
-        assert_eq!(lookup_operation("ad_"), None);
-        assert_eq!(lookup_operation("Use PASS_SUMMER24"), None);
+        let router = Router::new(crate::app::routes()).with_schemas(crate::routes::schemas());
+        let op = |id: &str| reader(&router, id).map(|r| r.operation_id);
+        assert_eq!(op("dev_0m5d4ru"), Some("getDevice"));
+        assert_eq!(op("tpk_abc"), Some("getTokenPack"));
+        assert_eq!(op("draft"), None);
+        assert_eq!(op("ad_"), None);
+        assert_eq!(op("Use PASS_SUMMER24"), None);
+        // Every kind whose objects carry a name is read by the route beside its list.
+        let named: Vec<(&str, &str)> = crate::ids::Kind::PREFIXES
+            .iter()
+            .filter_map(|p| op(&format!("{p}_x1")).map(|o| (*p, o)))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("cmp", "getCompany"),
+                ("dev", "getDevice"),
+                ("ad", "getAd"),
+                ("promo", "getPromotion"),
+                ("qr", "getQrCode"),
+                ("plan", "getPlan"),
+                ("tpk", "getTokenPack"),
+                ("med", "getMedia"),
+                ("wh", "getWebhook"),
+                ("cli", "getApiClient"),
+                ("key", "getApiKey"),
+            ]
+        );
     }
 }
