@@ -476,7 +476,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "http/",
         "issue 44: error/response/ctx below the router and the pipeline",
     ),
-    ("redact/", "issue 44: the scanners below the walker"),
     (
         "mcp/",
         "issue 44: MCP's catalogue, call and pending by layer",
@@ -486,7 +485,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "sandbox/",
         "issue 44: plays below the simulator, the journal below readiness",
     ),
-    ("cli", "issue 44: the demo command's layers below cli.rs"),
 ];
 
 /// Module path (`routes::ads::batch`) -> its file, for every file of `src/` that is not a test module.
