@@ -470,7 +470,7 @@ mod tests { use crate::routes; }
 const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
     (
         "http/",
-        "issue 44: error/response/ctx below the router and the pipeline",
+        "issue 44: the type knot Ctx -> App -> Router -> Route -> handler(Ctx) (ctx, state, router, faults)",
     ),
     (
         "mcp/",
