@@ -10,7 +10,10 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+mod config_layers;
 mod demo;
+
+use config_layers::base_layers;
 
 #[derive(FromArgs)]
 /// signage: a local sandbox of the digital-signage platform (REST API + MCP server).
@@ -290,23 +293,6 @@ pub struct UsersCreate {
     /// restrict the user to one company of the account (cmp_…)
     #[argh(option)]
     pub company: Option<String>,
-}
-
-/// File layer (explicit path, $SIGNAGE_CONFIG, or ./signage.toml if it exists) then environment.
-fn base_layers(config: &Option<PathBuf>) -> Result<Vec<Layer>, String> {
-    let path = config
-        .clone()
-        .or_else(|| std::env::var_os("SIGNAGE_CONFIG").map(PathBuf::from))
-        .or_else(|| {
-            let p = PathBuf::from("signage.toml");
-            p.exists().then_some(p)
-        });
-    let mut layers = Vec::new();
-    if let Some(p) = path {
-        layers.push(Layer::from_file(&p).map_err(|e| e.to_string())?);
-    }
-    layers.push(Layer::from_env(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?);
-    Ok(layers)
 }
 
 fn settings_for_db(

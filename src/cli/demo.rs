@@ -6,7 +6,7 @@
 //! QR code of a sign-in link for a phone. The links work once, within 10 minutes; Enter prints
 //! fresh ones. The log keeps to warnings (the terminal holds the banner, not a request log).
 
-use super::base_layers;
+use super::config_layers::base_layers;
 use crate::config::{Layer, Settings};
 use argh::FromArgs;
 use std::io::Write;

@@ -18,7 +18,7 @@
 //! (`DEFERRABLE INITIALLY DEFERRED`): nothing in the statement can abort, and a broken rule still
 //! fails the write, and so the transaction, at once or at COMMIT.
 
-use super::DbError;
+use super::error::DbError;
 use rusqlite::{Connection, Statement};
 
 /// Rows per statement of a full chunk.

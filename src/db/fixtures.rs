@@ -9,7 +9,7 @@
 //! A row belongs to an account through the first parent it names ([`OWNER_COLUMNS`]), which lets a
 //! sandbox reset reload one account's rows and leave the others alone.
 
-use super::DbError;
+use super::error::DbError;
 use base64::Engine;
 use rusqlite::types::Value as SqlValue;
 use serde::Deserialize;

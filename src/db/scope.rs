@@ -17,7 +17,8 @@
 //! [`Db::generations`] reads `cache_generations` (see `schema/V33__cache_generations.sql`) once
 //! per read transaction: what the in-memory caches are checked against.
 
-use super::{Db, DbError};
+use super::error::DbError;
+use super::pool::Db;
 use rusqlite::Connection;
 use std::cell::RefCell;
 

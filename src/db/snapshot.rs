@@ -16,18 +16,16 @@
 //! The audit log is history, not state: a restore puts back the audit rows written since the
 //! snapshot was taken (a snapshot's audit log is a prefix of the live one), as the reset keeps it.
 
-use super::{Db, DbError};
+use super::pool::Db;
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The most snapshots one sandbox lists (a bound on the listing; the bytes have their own budget).
-pub const MAX_SNAPSHOTS: usize = 100;
+/// What the snapshot operations take and return, named here by their callers.
+pub use super::snapshot_store::{Info, SnapshotError, MAX_SNAPSHOTS};
 
 /// How long a save or restore waits for other connections' locks before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -37,50 +35,8 @@ pub fn binary_version() -> String {
     format!(
         "signage {} (schema V{})",
         env!("CARGO_PKG_VERSION"),
-        super::latest_migration()
+        super::migrations::latest_migration()
     )
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    #[error("no snapshot named `{0}`")]
-    NotFound(String),
-    #[error("a snapshot named `{0}` exists")]
-    Exists(String),
-    #[error("the sandbox holds {MAX_SNAPSHOTS} snapshots")]
-    Full,
-    #[error("the snapshots would take {needed} bytes of a budget of {budget} ({used} in use)")]
-    Budget { used: u64, needed: u64, budget: u64 },
-    #[error("snapshot `{name}` was taken by {taken_with}; this is {running}")]
-    Version {
-        name: String,
-        taken_with: String,
-        running: String,
-    },
-    /// The snapshot cannot be put back into this sandbox (the caller's check of its world).
-    #[error("{detail}")]
-    Incompatible { code: &'static str, detail: String },
-    #[error("snapshot files: {0}")]
-    Io(#[from] std::io::Error),
-    #[error(transparent)]
-    Db(#[from] DbError),
-}
-
-impl From<rusqlite::Error> for SnapshotError {
-    fn from(e: rusqlite::Error) -> Self {
-        SnapshotError::Db(DbError::from(e))
-    }
-}
-
-/// What a snapshot is, for listing.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Info {
-    pub name: String,
-    /// The sandbox clock when it was taken (Unix seconds).
-    pub taken_at: i64,
-    pub bytes: u64,
-    /// The binary that took it ([`binary_version`]).
-    pub version: String,
 }
 
 /// The `.json` file beside a snapshot's pages.
@@ -92,37 +48,6 @@ struct Meta {
     audit_high: i64,
     /// What the caller saved beside the pages.
     world: serde_json::Value,
-}
-
-/// The snapshots of one database, by name: their directory, budget and index.
-#[derive(Default)]
-pub struct Store {
-    // One save, restore or delete at a time.
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    dir: Option<PathBuf>,
-    budget: u64,
-    index: BTreeMap<String, Info>,
-}
-
-impl Store {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl State {
-    fn dir(&self) -> Result<&Path, SnapshotError> {
-        self.dir
-            .as_deref()
-            .ok_or_else(|| SnapshotError::Io(std::io::Error::other("snapshots not configured")))
-    }
-    fn used(&self) -> u64 {
-        self.index.values().map(|i| i.bytes).sum()
-    }
 }
 
 /// 1 to 64 of `a-z`, `0-9`, `-`, `_` (what the routes accept).

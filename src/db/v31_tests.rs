@@ -22,7 +22,7 @@ fn v31_keeps_every_media_item_and_the_ads_that_use_it_and_puts_content_last() {
         [],
     )
     .unwrap();
-    embedded::migrations::runner().run(&mut *conn).unwrap();
+    super::migrations::runner().run(&mut *conn).unwrap();
 
     let columns: Vec<String> = conn
         .prepare("SELECT name FROM pragma_table_info('media') ORDER BY cid")

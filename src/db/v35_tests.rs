@@ -2,6 +2,7 @@
 //! (no temporary b-tree per inserted row): every row, id and rowid stays, and the rule still holds.
 
 use super::*;
+use rusqlite::Connection;
 
 #[test]
 fn v35_keeps_every_scan_and_count_and_still_refuses_an_unknown_class() {
@@ -39,7 +40,7 @@ fn v35_keeps_every_scan_and_count_and_still_refuses_an_unknown_class() {
             .unwrap()
     };
     let (scans_before, counts_before) = (scans(&conn), counts(&conn));
-    embedded::migrations::runner().run(&mut *conn).unwrap();
+    super::migrations::runner().run(&mut *conn).unwrap();
     assert_eq!(scans(&conn), scans_before);
     assert_eq!(counts(&conn), counts_before);
     let indexes: Vec<String> = conn

@@ -3,6 +3,7 @@
 //! and a screen's, an ad's or a company's deletion still takes its plays.
 
 use super::*;
+use rusqlite::Connection;
 
 type Play = (
     i64,
@@ -67,7 +68,7 @@ fn v38_keeps_every_play_and_still_refuses_a_play_of_a_missing_screen_or_ad() {
     )
     .unwrap();
     let before = plays(&conn);
-    embedded::migrations::runner().run(&mut *conn).unwrap();
+    super::migrations::runner().run(&mut *conn).unwrap();
     assert_eq!(plays(&conn), before);
     let indexes: Vec<String> = conn
         .prepare(

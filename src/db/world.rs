@@ -14,7 +14,8 @@
 //! The copy holds the fixture rows only (demo keys as their SHA-256, as in the database); the
 //! server's secrets are made after it, per database.
 
-use super::{fixtures, DbError};
+use super::error::DbError;
+use super::fixtures;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
 
@@ -268,9 +269,7 @@ mod tests {
         let mut conn = Connection::open(dir.join(name)).unwrap();
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;")
             .unwrap();
-        super::super::embedded::migrations::runner()
-            .run(&mut conn)
-            .unwrap();
+        super::super::migrations::runner().run(&mut conn).unwrap();
         conn
     }
 
@@ -330,7 +329,7 @@ mod tests {
 
         let mut copied = Connection::open(dir.join("copied.db")).unwrap();
         copied.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
-        let latest = super::super::latest_migration();
+        let latest = super::super::migrations::latest_migration();
         let columns = kept.copy_into(&mut copied, latest).expect("a usable copy");
         shift(&mut copied, &columns, now).unwrap();
         assert!(rows(&copied) == expected, "copied, then moved");

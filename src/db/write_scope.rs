@@ -29,7 +29,8 @@
 //! After SQLite itself abandoned the transaction (a full disk, an I/O error), every later write of
 //! the scope fails rather than writing on top of a world that lost its earlier part.
 
-use super::{Db, DbError, DRY_RUN, WAKE_AFTER_COMMIT};
+use super::error::DbError;
+use super::pool::{Db, DRY_RUN, WAKE_AFTER_COMMIT};
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::rc::Rc;

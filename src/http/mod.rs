@@ -6,11 +6,13 @@
 //! - [`body`]: reading a request body within its limits and the server's memory budget.
 //! - [`spool`]: uploads streamed to a temporary file instead of memory.
 //! - [`router`]: the route table shared by REST and `/mcp`.
+//! - [`request`]: a request as the pipeline takes it, from the server or an MCP tool call.
 //! - [`pipeline`]: authenticate -> rate limit -> authorize -> idempotency -> handler -> audit.
 //! - [`faults`]: injected faults (`/_sandbox/faults`, `Prefer: code=`), applied by the pipeline.
 //! - [`delay_holds`]: the per-credential bound on requests held back by an injected delay.
 //! - [`rate_limit`]: one token bucket per credential, and the RateLimit headers.
 //! - [`ctx`]: what handlers receive, and input validation helpers.
+//! - [`page`]: keyset pagination: a page request and its cursor.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
 //! - [`json_write`]: JSON written by what each value is (ids, enums and times copied as they are).
@@ -29,9 +31,11 @@ pub mod json;
 pub mod json_write;
 pub mod multipart;
 pub mod observe;
+pub mod page;
 pub mod pipeline;
 pub mod query;
 pub mod rate_limit;
+pub mod request;
 pub mod response;
 pub mod router;
 pub mod server;

@@ -331,7 +331,7 @@ fn response_headers(headers: &HeaderMap) -> ResponseHeaders {
 #[allow(clippy::too_many_arguments)]
 pub fn request(
     app: &App,
-    req: &super::pipeline::Request,
+    req: &super::request::Request,
     route: Option<&Route>,
     principal: Option<&Principal>,
     owner: Option<&Owner>,

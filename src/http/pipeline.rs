@@ -12,42 +12,12 @@ use super::response::Response;
 use super::router::{Exec, Match};
 use super::state::App;
 use crate::audit;
-use crate::auth::authenticate::{authenticate, Verified};
+use crate::auth::authenticate::authenticate;
 use crate::auth::{authorize, Action, Principal, Target};
-use bytes::Bytes;
-use hyper::{HeaderMap, Method};
-use std::net::IpAddr;
+use hyper::Method;
 
-/// A request as the pipeline sees it, independent of the transport.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub method: Method,
-    pub path: String,
-    pub query: String,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    pub peer: Option<IpAddr>,
-    pub request_id: String,
-    /// What the server found of the request's credential before it read the body.
-    pub credential: Credential,
-    /// The body of an upload, streamed to a temporary file (`body` is empty then).
-    pub spool: Option<std::sync::Arc<super::spool::Spool>>,
-}
-
-/// The server checks the credential of a request that needs one from its headers, before it reads
-/// any of its body ([`super::server`]); the pipeline takes its finding instead of looking again.
-#[derive(Debug, Clone, Default)]
-pub enum Credential {
-    /// Not checked (a route without a credential, or a request that did not come from the server).
-    #[default]
-    NotChecked,
-    /// Valid: the principal, and the key's use still to record (on the request's own thread).
-    Verified(Box<Verified>),
-    /// Refused: the body was not read. The pipeline authenticates again to answer the refusal
-    /// exactly (and to audit it); should the credential have become valid meanwhile, the request
-    /// is not run on a body it never read.
-    Refused,
-}
+/// What the pipeline takes, named here by its callers (the server, MCP tool calls).
+pub use super::request::{Credential, Request};
 
 /// The route's execution mode and pattern, for the server to choose a thread and to log, and the
 /// match itself, which [`execute_matched`] takes so that an inline request is routed once.

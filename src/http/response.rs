@@ -1,6 +1,6 @@
 //! A response as handlers build it: status, headers, bytes. Converted to hyper's type at the edge.
 
-use super::ctx::{encode_cursor, PageRequest};
+use super::page::{encode_cursor, PageRequest};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, StatusCode};

@@ -2,7 +2,7 @@
 //! `Bearer` values) and the well-known ones an integrator pastes by mistake (GitHub, Stripe, AWS,
 //! Slack, Google, GitLab, npm tokens, PEM private keys, a password in a URL).
 
-use super::scan::{run_len, starts_with_ci, word_start, Hit, Match};
+use super::pattern::{run_len, starts_with_ci, word_start, Hit, Match};
 
 fn is_b64url(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'

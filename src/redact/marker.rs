@@ -166,9 +166,9 @@ fn join(path: &str, member: &str) -> String {
 fn held_secret(name: &str, stored: &Value) -> bool {
     match (super::shape::by_name(name), stored) {
         (_, Value::Null) => false,
-        (super::Shape::Secret, _) => true,
-        (super::Shape::Announced, Value::String(_)) => true,
-        (_, Value::String(s)) => super::holds_secret(s),
+        (super::shape::Shape::Secret, _) => true,
+        (super::shape::Shape::Announced, Value::String(_)) => true,
+        (_, Value::String(s)) => super::text::holds_secret(s),
         _ => false,
     }
 }

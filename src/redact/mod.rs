@@ -24,149 +24,22 @@
 mod fold;
 mod known;
 pub mod marker;
+mod names;
+mod pattern;
 mod runs;
 mod scan;
 mod shape;
+mod text;
 mod triage;
 mod walk;
 
+pub use names::is_secret_field;
 pub use shape::Shape;
+pub use text::{holds_secret, redact_str, REDACTED};
 pub use walk::Redacted;
 
 use serde_json::Value;
 use std::borrow::Cow;
-
-pub const REDACTED: &str = "[REDACTED]";
-
-/// Field names (lowercased, with everything but letters and digits removed) that always hold a
-/// credential.
-const SECRET_NAMES: &[&str] = &[
-    "authorization",
-    "proxyauthorization",
-    "cookie",
-    "setcookie",
-    "apikey",
-    "xapikey",
-    "rawkey",
-    "privatekey",
-    "secretkey",
-    "signingkey",
-    "keyhash",
-    "tokenhash",
-    "accesstoken",
-    "refreshtoken",
-    "idtoken",
-    "sessiontoken",
-    "authtoken",
-    "apitoken",
-    "bearertoken",
-    "logintoken",
-    "jwt",
-    "jwtsecret",
-];
-
-/// True when a field of this name holds a secret, so its value is never shown.
-pub fn is_secret_field(name: &str) -> bool {
-    let mut buf = [0u8; 48];
-    let mut n = 0;
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() {
-            if n == buf.len() {
-                // No secret name is this long; long keys are data, not credentials.
-                return false;
-            }
-            buf[n] = b.to_ascii_lowercase();
-            n += 1;
-        }
-    }
-    let c = &buf[..n];
-    if contains(c, b"password") || contains(c, b"passwd") || contains(c, b"passphrase") {
-        return true;
-    }
-    if contains(c, b"secret") {
-        // The last characters of a signing secret are shown on purpose, to tell secrets apart.
-        return !(c.ends_with(b"lastfour") || c.ends_with(b"last4"));
-    }
-    SECRET_NAMES.iter().any(|s| s.as_bytes() == c)
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-/// The original byte spans `[start, end)` of the secrets in `s`, in order, not overlapping.
-fn secret_spans(s: &str, first_only: bool) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    match triage::triage(s) {
-        triage::Triage::Clean => return spans,
-        triage::Triage::Plain => collect_spans(s.as_bytes(), |a, b| (a, b), &mut spans, first_only),
-        triage::Triage::Fold => {
-            let f = fold::fold(s);
-            collect_spans(&f.bytes, |a, b| f.span(a, b), &mut spans, first_only);
-        }
-    }
-    // A span ends at a character boundary (a capped quoted value could stop inside one).
-    for (_, end) in spans.iter_mut() {
-        while !s.is_char_boundary(*end) {
-            *end += 1;
-        }
-    }
-    spans
-}
-
-/// Scans folded bytes; with `first_only`, stops at the first secret.
-fn collect_spans(
-    bytes: &[u8],
-    map: impl Fn(usize, usize) -> (usize, usize),
-    spans: &mut Vec<(usize, usize)>,
-    first_only: bool,
-) {
-    let mut i = 0;
-    while i < bytes.len() {
-        // Inside a word only a glued credential can start (`xsgn_test_…`, `t=eyJ…`): most
-        // positions are passed over here.
-        if !scan::word_start(bytes, i) && !scan::may_start_inside_a_word(bytes[i]) {
-            i += 1;
-            continue;
-        }
-        match scan::secret_at(bytes, i) {
-            Some(scan::Hit::Secret((keep, end))) if end > keep => {
-                spans.push(map(i + keep, i + end));
-                if first_only {
-                    return;
-                }
-                i += end;
-            }
-            Some(scan::Hit::Public(len)) if len > 0 => i += len,
-            _ => i += 1,
-        }
-    }
-}
-
-/// Whether `s` holds anything [`redact_str`] would replace.
-pub fn holds_secret(s: &str) -> bool {
-    !secret_spans(s, true).is_empty()
-}
-
-/// `s` with every secret-shaped part replaced; borrowed when there is nothing to replace.
-pub fn redact_str(s: &str) -> Cow<'_, str> {
-    let spans = secret_spans(s, false);
-    if spans.is_empty() {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut copied = 0;
-    for (start, end) in spans {
-        if start < copied {
-            continue;
-        }
-        out.push_str(&s[copied..start]);
-        out.push_str(REDACTED);
-        copied = end;
-    }
-    out.push_str(&s[copied..]);
-    Cow::Owned(out)
-}
 
 /// A serialized JSON document of unknown type, redacted: every string scanned, every member
 /// judged by its name. The same bytes when there is nothing to redact; `None` when it is not JSON.

@@ -1,5 +1,6 @@
 //! Runs of base64-alphabet characters that are secrets without saying so: base64 that decodes to
-//! a credential, and random-looking runs (a webhook secret without its `whsec_`, a key's secret
+//! a credential (decoded here; the decoded text is scanned by [`super::scan::secret_run`]), and
+//! random-looking runs (a webhook secret without its `whsec_`, a key's secret
 //! part alone or split off, an AWS secret access key).
 //!
 //! A run is random-looking when it has at least [`MIN_RANDOM`] letters and digits, mixes upper
@@ -9,13 +10,13 @@
 //! (32 random base62 characters) pass about 99.7 % of the time; words run together
 //! (`NorthwindSpringSale2026`, `Q3Sales2026Report`) and ids (`cmp_0mhh…`, `key_VECF…`) do not.
 
-use super::scan::{run_len, Match};
+use super::pattern::Match;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::{alphabet, Engine};
 
 /// Characters a base64 run may hold (both alphabets; padding).
-fn is_b64_any(b: u8) -> bool {
+pub(super) fn is_b64_any(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=')
 }
 
@@ -39,7 +40,7 @@ pub fn decode_b64(run: &[u8]) -> Option<Vec<u8>> {
 
 /// [`decode_b64`] into `buf` (a run of up to 128 characters decodes to at most 96 bytes): the
 /// decoded length.
-fn decode_b64_into(run: &[u8], buf: &mut [u8; 96]) -> Option<usize> {
+pub(super) fn decode_b64_into(run: &[u8], buf: &mut [u8; 96]) -> Option<usize> {
     let url = run.iter().any(|b| matches!(b, b'-' | b'_'));
     let std = run.iter().any(|b| matches!(b, b'+' | b'/'));
     match (std, url) {
@@ -52,51 +53,10 @@ fn decode_b64_into(run: &[u8], buf: &mut [u8; 96]) -> Option<usize> {
 /// The shortest base64 run checked for an encoded credential (`sgn_test_a_b` encodes to 16).
 pub const MIN_ENCODED: usize = 16;
 /// Longer runs (a JWT's body, an image) are not decoded: no credential of ours is this long.
-const MAX_ENCODED: usize = 4096;
+pub(super) const MAX_ENCODED: usize = 4096;
 /// The fewest letters and digits a random-looking run has: shorter fragments are too often
 /// words run together.
 pub const MIN_RANDOM: usize = 24;
-
-/// A secret run starting at `i` (at a run's start only): base64 of a credential (the whole run)
-/// or random-looking text (the random part).
-pub fn secret_run(bytes: &[u8], i: usize) -> Option<Match> {
-    secret_run_checked(bytes, i, true)
-}
-
-/// [`secret_run`], with or without the check of a run's first four characters before it is
-/// decoded (without: the general path, which the tests hold the check to).
-#[inline]
-fn secret_run_checked(bytes: &[u8], i: usize, pre_check: bool) -> Option<Match> {
-    if !is_b64_any(bytes[i]) || (i > 0 && is_b64_any(bytes[i - 1])) {
-        return None;
-    }
-    let n = run_len(bytes, i, is_b64_any);
-    if n < MIN_ENCODED {
-        return None;
-    }
-    let run = &bytes[i..i + n];
-    if is_our_id(run) {
-        return None;
-    }
-    // Only text can hold a credential; random bytes (what most runs decode to) cannot. Most runs
-    // that are not base64 of text show it in their first four characters: those are not decoded.
-    if n <= MAX_ENCODED && (!pre_check || may_decode_to_text(run)) {
-        let mut buf = [0u8; 96];
-        let decoded: Option<std::borrow::Cow<'_, [u8]>> = if n <= 128 {
-            decode_b64_into(run, &mut buf).map(|len| std::borrow::Cow::Borrowed(&buf[..len]))
-        } else {
-            decode_b64(run).map(std::borrow::Cow::Owned)
-        };
-        if let Some(decoded) = decoded.filter(|d| is_text(d)) {
-            if holds_credential(&decoded) {
-                return Some((0, n));
-            }
-            // An encoding of text (a cursor) is not random: its text is what was checked.
-            return None;
-        }
-    }
-    random_part(run)
-}
 
 /// Prefixes of the random identifiers the service itself shows besides its resource ids: an
 /// MCP question, a webhook drill and its message, a request.
@@ -104,7 +64,7 @@ pub(super) const OTHER_ID_PREFIXES: &[&str] = &["elicit", "drl", "msg", "req"];
 
 /// Whether a run is one of the service's own identifiers (`chg_<32 random>`, `key_<16>`): a known
 /// prefix and `_`. A key (`sgn_…`) and a signing secret (`whsec_…`) were matched before this.
-fn is_our_id(run: &[u8]) -> bool {
+pub(super) fn is_our_id(run: &[u8]) -> bool {
     let Some(sep) = run.iter().position(|&b| b == b'_') else {
         return false;
     };
@@ -116,7 +76,7 @@ fn is_our_id(run: &[u8]) -> bool {
 }
 
 /// Whether decoded bytes are printable text (random bytes almost never are).
-fn is_text(decoded: &[u8]) -> bool {
+pub(super) fn is_text(decoded: &[u8]) -> bool {
     decoded.len() >= 4 && std::str::from_utf8(decoded).is_ok_and(|t| !t.chars().any(is_unprintable))
 }
 
@@ -173,23 +133,10 @@ fn may_begin_text(head: [u8; 3]) -> bool {
     !settled.chars().any(is_unprintable)
 }
 
-/// Whether decoded bytes hold a secret (folded, so an encoded fullwidth or zero-width form
-/// counts too; the decoded text is shorter, so this ends).
-fn holds_credential(decoded: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(decoded);
-    let f = super::fold::fold(&text);
-    (0..f.bytes.len()).any(|j| {
-        matches!(
-            super::scan::secret_at(&f.bytes, j),
-            Some(super::scan::Hit::Secret(_))
-        )
-    })
-}
-
 /// The random-looking part of a run, if any: the whole run when, with its separators left out,
 /// it is random and none of its pieces is a lower-case word (an AWS secret key holds `/` and `+`);
 /// else a piece between `_`, `-` or `/` that is random (the id in a link's path).
-fn random_part(run: &[u8]) -> Option<Match> {
+pub(super) fn random_part(run: &[u8]) -> Option<Match> {
     // Neither the run nor a piece of it can hold [`MIN_RANDOM`] letters and digits.
     if run.len() < MIN_RANDOM {
         return None;
@@ -301,6 +248,7 @@ pub fn looks_random(chars: impl Iterator<Item = u8> + Clone) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::scan::{secret_run, secret_run_checked};
     use super::*;
     use base64::engine::general_purpose::STANDARD as B64;
 

@@ -3,41 +3,19 @@
 //!
 //! Each pattern takes the whole secret or nothing: a value ends only where the credential's own
 //! alphabet ends, never at a character that was folded away. The patterns live in three files:
-//! this one (the dispatcher and what a *name* announces: `password=x`, `password is x`,
-//! `Basic <base64>`), [`super::known`] (credentials of a known shape: our keys, JWTs, GitHub,
-//! Stripe, AWS, …) and [`super::runs`] (base64 that decodes to a credential, and random-looking
-//! runs such as a secret without its prefix).
+//! this one (the dispatcher, what a *name* announces: `password=x`, `password is x`,
+//! `Basic <base64>`, and the base64 runs whose decoded text this scan finds a credential in),
+//! [`super::known`] (credentials of a known shape: our keys, JWTs, GitHub, Stripe, AWS, …) and
+//! [`super::runs`] (decoding a base64 run, and random-looking runs such as a secret without its
+//! prefix). The scan of decoded text is this dispatcher again, so it lives here, above the files
+//! it dispatches to; those share [`super::pattern`] and never import this one.
 
+use super::pattern::{run_len, starts_with_ci, word_start, Hit, Match};
+use super::runs::{
+    decode_b64, decode_b64_into, is_b64_any, is_our_id, is_text, may_decode_to_text, random_part,
+    MAX_ENCODED, MIN_ENCODED,
+};
 use super::{known, runs};
-
-/// A match at `i`: bytes `[i, i + keep)` stay shown, `[i + keep, i + end)` are the secret.
-pub type Match = (usize, usize);
-
-/// What starts at a position.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Hit {
-    /// A secret: see [`Match`].
-    Secret(Match),
-    /// Text of this length that looks like a secret but is public (a key's `sgn_test_<KID>`
-    /// prefix): no pattern may start inside it.
-    Public(usize),
-}
-
-pub fn run_len(bytes: &[u8], from: usize, ok: impl Fn(u8) -> bool) -> usize {
-    bytes
-        .get(from..)
-        .map_or(0, |r| r.iter().take_while(|&&b| ok(b)).count())
-}
-
-pub fn starts_with_ci(bytes: &[u8], i: usize, prefix: &[u8]) -> bool {
-    bytes
-        .get(i..i + prefix.len())
-        .is_some_and(|w| w.eq_ignore_ascii_case(prefix))
-}
-
-pub fn word_start(bytes: &[u8], i: usize) -> bool {
-    i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')
-}
 
 /// Whether a secret can start with `b` right after a letter, digit or `_`: a credential of a
 /// known shape glued to a word ([`known::credential_at`]), a URL's `://`, a PEM block's dashes.
@@ -48,7 +26,7 @@ pub fn may_start_inside_a_word(b: u8) -> bool {
 
 /// The secret (or public look-alike) at `i`, if one starts there.
 pub fn secret_at(bytes: &[u8], i: usize) -> Option<Hit> {
-    shaped_at(bytes, i).or_else(|| runs::secret_run(bytes, i).map(Hit::Secret))
+    shaped_at(bytes, i).or_else(|| secret_run(bytes, i).map(Hit::Secret))
 }
 
 /// [`secret_at`] without the runs that are secrets only by their look (what base64 is decoded
@@ -69,6 +47,55 @@ pub fn shaped_at(bytes: &[u8], i: usize) -> Option<Hit> {
         b'-' => known::private_key_block(bytes, i).map(|len| Hit::Secret((0, len))),
         _ => None,
     }
+}
+
+/// A secret run starting at `i` (at a run's start only): base64 of a credential (the whole run)
+/// or random-looking text (the random part).
+pub fn secret_run(bytes: &[u8], i: usize) -> Option<Match> {
+    secret_run_checked(bytes, i, true)
+}
+
+/// [`secret_run`], with or without the check of a run's first four characters before it is
+/// decoded (without: the general path, which the tests hold the check to).
+#[inline]
+pub(super) fn secret_run_checked(bytes: &[u8], i: usize, pre_check: bool) -> Option<Match> {
+    if !is_b64_any(bytes[i]) || (i > 0 && is_b64_any(bytes[i - 1])) {
+        return None;
+    }
+    let n = run_len(bytes, i, is_b64_any);
+    if n < MIN_ENCODED {
+        return None;
+    }
+    let run = &bytes[i..i + n];
+    if is_our_id(run) {
+        return None;
+    }
+    // Only text can hold a credential; random bytes (what most runs decode to) cannot. Most runs
+    // that are not base64 of text show it in their first four characters: those are not decoded.
+    if n <= MAX_ENCODED && (!pre_check || may_decode_to_text(run)) {
+        let mut buf = [0u8; 96];
+        let decoded: Option<std::borrow::Cow<'_, [u8]>> = if n <= 128 {
+            decode_b64_into(run, &mut buf).map(|len| std::borrow::Cow::Borrowed(&buf[..len]))
+        } else {
+            decode_b64(run).map(std::borrow::Cow::Owned)
+        };
+        if let Some(decoded) = decoded.filter(|d| is_text(d)) {
+            if holds_credential(&decoded) {
+                return Some((0, n));
+            }
+            // An encoding of text (a cursor) is not random: its text is what was checked.
+            return None;
+        }
+    }
+    random_part(run)
+}
+
+/// Whether decoded bytes hold a secret (folded, so an encoded fullwidth or zero-width form
+/// counts too; the decoded text is shorter, so this ends).
+fn holds_credential(decoded: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(decoded);
+    let f = super::fold::fold(&text);
+    (0..f.bytes.len()).any(|j| matches!(secret_at(&f.bytes, j), Some(Hit::Secret(_))))
 }
 
 /// A secret that a word at `i` names or introduces: `password=x`, `password is x`, `Basic x`.

@@ -67,7 +67,7 @@ impl Shape {
 
 /// The shape an undeclared member gets from its name alone.
 pub fn by_name(name: &str) -> Shape {
-    if super::is_secret_field(name) {
+    if super::names::is_secret_field(name) {
         Shape::Secret
     } else if super::scan::announces(name.as_bytes()).is_some() {
         Shape::Announced

@@ -10,7 +10,7 @@
 //! characters may decode to text; or one of the [`KEYWORDS`]. An escape or a character that folds sends the text
 //! to the folded view, where all of this is looked for again.
 
-use super::scan::starts_with_ci;
+use super::pattern::starts_with_ci;
 use super::{fold, runs};
 
 /// What a text needs before the patterns are run over it.
@@ -308,7 +308,12 @@ mod tests {
                     }
                     left_out += 1;
                     let mut spans = Vec::new();
-                    crate::redact::collect_spans(text.as_bytes(), |a, b| (a, b), &mut spans, false);
+                    crate::redact::text::collect_spans(
+                        text.as_bytes(),
+                        |a, b| (a, b),
+                        &mut spans,
+                        false,
+                    );
                     assert!(spans.is_empty(), "{text:?} holds {spans:?}");
                 }
             }

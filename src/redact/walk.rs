@@ -227,13 +227,13 @@ impl<'a> Walker<'a> {
     fn text(&mut self, start: usize, from: usize, to: usize, escaped: bool) -> Option<()> {
         let redacted = if escaped {
             let s: String = serde_json::from_slice(&self.doc[start..to + 1]).ok()?;
-            match super::redact_str(&s) {
+            match super::text::redact_str(&s) {
                 Cow::Owned(r) => r,
                 Cow::Borrowed(_) => return Some(()),
             }
         } else {
             let s = self.text.get(from..to)?;
-            match super::redact_str(s) {
+            match super::text::redact_str(s) {
                 Cow::Owned(r) => r,
                 Cow::Borrowed(_) => return Some(()),
             }

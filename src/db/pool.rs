@@ -1,0 +1,802 @@
+//! [`Db`]: the SQLite file and its pool of connections, opened with the same pragmas (WAL, foreign
+//! keys, busy timeout), migrated and loaded with the demo world on open, reset to it on demand.
+//!
+//! Short indexed queries run directly on the async workers; long work (reset, bulk writes) is run
+//! by the caller on a blocking thread. The read and write scopes and the snapshots extend [`Db`]
+//! from files above this one (`scope.rs`, `write_scope.rs`, `snapshot.rs`); what it holds of
+//! them (the snapshot index, the checkpointer) and what it runs (migrations, fixtures, the kept
+//! world) lives in files below it. It never imports `mod.rs`.
+
+use super::error::DbError;
+use super::snapshot_store::Store;
+use super::{checkpoint, fixtures, migrations, world};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use std::ops::{Deref, DerefMut};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+thread_local! {
+    /// Set inside [`Db::dry_run`].
+    pub(super) static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Idle connections kept for reuse; more are opened on demand and the surplus is closed.
+const MAX_IDLE: usize = 16;
+
+pub struct Db {
+    pub(super) path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    /// Set for `:memory:`: the throw-away file is removed when the database is dropped.
+    throwaway: bool,
+    /// The sandbox's snapshots of this database ([`super::snapshot`]).
+    pub(super) snapshots: Store,
+    /// Run after a write transaction that asked for it ([`wake_after_commit`]) has committed.
+    pub(super) after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// `journal_size_limit` of every connection (bytes; negative: SQLite's default, no limit).
+    wal_limit: std::sync::atomic::AtomicI64,
+    /// Restores so far ([`Db::generation`]).
+    pub(super) generation: std::sync::atomic::AtomicU64,
+    /// The health check's own connection ([`Db::is_usable`]), opened by the first check.
+    health: Mutex<Option<Connection>>,
+    /// Checkpoints the write-ahead log off the request path ([`super::checkpoint`]).
+    checkpointer: checkpoint::Checkpointer,
+}
+
+thread_local! {
+    pub(super) static WAKE_AFTER_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Asks, from inside a [`Db::write`] transaction, that the database's commit hook
+/// ([`Db::set_after_commit`]) run once the transaction has committed: the webhook outbox wakes its
+/// sender only when the new delivery is visible, and never for a write that rolled back.
+pub fn wake_after_commit() {
+    WAKE_AFTER_COMMIT.with(|c| c.set(true));
+}
+
+pub struct PooledConn<'a> {
+    db: &'a Db,
+    conn: Option<Connection>,
+    /// The connection of this thread's read scope ([`Db::read_scope`]): it goes back there.
+    scoped: bool,
+}
+
+impl Deref for PooledConn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("connection taken before drop"))
+    }
+}
+
+impl DerefMut for PooledConn<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("connection taken before drop"))
+    }
+}
+
+impl Drop for PooledConn<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if self.scoped {
+                self.db.return_scoped(conn);
+                return;
+            }
+            // A connection left inside a transaction (a panic mid-write) must not be reused.
+            if !conn.is_autocommit() {
+                return;
+            }
+            self.db.release(conn);
+        }
+    }
+}
+
+/// A connection from [`Db::conn`]: the pool's (or the read scope's), or inside a write scope
+/// ([`Db::write_scope`]) that scope's, shared with its writes so that reads see their rows.
+pub enum Conn<'a> {
+    Pooled(PooledConn<'a>),
+    InWriteScope(std::rc::Rc<Connection>),
+}
+
+impl Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Conn::Pooled(c) => c,
+            Conn::InWriteScope(c) => c,
+        }
+    }
+}
+
+impl Conn<'_> {
+    /// Whether this is the read scope's connection ([`Db::read_scope`]).
+    pub(super) fn in_read_scope(&self) -> bool {
+        matches!(self, Conn::Pooled(c) if c.scoped)
+    }
+}
+
+/// What [`Db::open`] did, for the start-up log line.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenReport {
+    pub migrations_applied: usize,
+    pub fixtures_loaded: bool,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database, applies pending migrations and, on a new database
+    /// when `load_fixtures` is set, loads the demo world.
+    pub fn open(database: &str, load_fixtures: bool) -> Result<(Db, OpenReport), DbError> {
+        let throwaway = database == ":memory:";
+        let path = if throwaway {
+            // A real file rather than SQLite's :memory:, so that every pooled connection sees the same
+            // data and WAL still applies. It lives in the temp dir and is removed on drop.
+            // Unseeded: two sandboxes started with the same `--seed` must not share the file.
+            std::env::temp_dir().join(format!(
+                "signage-{}.db",
+                crate::random::unseeded_hex::<12>()
+            ))
+        } else {
+            PathBuf::from(database)
+        };
+        let db = Db::at(path, throwaway);
+        let runner = migrations::runner();
+        let latest = migrations::latest_migration_of(&runner);
+        // No file yet: the kept world's file is copied to where the database goes, whole (see
+        // `world::Kept::place`); SQLite then opens a database that is already there.
+        let mut kept = (load_fixtures && world::absent(&db.path))
+            .then(|| world::Kept::locate(&runner))
+            .flatten();
+        let placed = kept.as_ref().and_then(|k| k.place(&db.path, latest));
+        let mut conn = db.open_connection()?;
+        let (fresh, empty): (bool, bool) = conn.query_row(
+            "SELECT count(*) FILTER (WHERE name = 'refinery_schema_history') = 0, count(*) = 0
+             FROM sqlite_master",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let fixtures_loaded = (fresh || placed.is_some()) && load_fixtures;
+        // A new, empty database with the demo world: the kept world of this binary copied in, or
+        // built and kept (see `world`). A file holding anything already is never overwritten.
+        // Located once (a digest of every migration and the fixture file), for either way.
+        if !(fixtures_loaded && empty) {
+            kept = None;
+        } else if kept.is_none() {
+            kept = world::Kept::locate(&runner);
+        }
+        let copied = placed.or_else(|| kept.as_ref().and_then(|k| k.copy_into(&mut conn, latest)));
+        let migrations_applied = match copied {
+            Some(_) => runner.get_migrations().len(),
+            None => runner
+                .run(&mut *conn)
+                .map_err(|e| DbError::Migration(e.to_string()))?
+                .applied_migrations()
+                .len(),
+        };
+        if fixtures_loaded {
+            let columns = match copied {
+                Some(columns) => columns,
+                None => {
+                    let columns = world::build(&mut conn)?;
+                    if let Some(kept) = &kept {
+                        kept.keep(&conn, &columns);
+                    }
+                    columns
+                }
+            };
+            world::shift(&mut conn, &columns, crate::time::now())?;
+        }
+        drop(conn);
+        Ok((
+            db,
+            OpenReport {
+                migrations_applied,
+                fixtures_loaded,
+            },
+        ))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The handle of the database file at `path`, nothing opened yet (`throwaway`: removed on drop).
+    fn at(path: PathBuf, throwaway: bool) -> Db {
+        Db {
+            checkpointer: checkpoint::Checkpointer::new(path.clone()),
+            path,
+            idle: Mutex::new(Vec::new()),
+            throwaway,
+            snapshots: Store::default(),
+            after_commit: std::sync::OnceLock::new(),
+            wal_limit: std::sync::atomic::AtomicI64::new(-1),
+            generation: Default::default(),
+            health: Mutex::new(None),
+        }
+    }
+
+    /// One account, plan and company (`acct_a`, `plan_a`, `cmp_a`), as every schema version since
+    /// the first takes them: the rows a migration's test hangs its own on.
+    #[cfg(test)]
+    pub(super) const COMPANY_A: &'static str =
+        "INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'A', 0);
+         INSERT INTO plans (id, code, name, description, monthly_price_cents, currency,
+             max_devices, included_tokens_monthly, features, created_at)
+             VALUES ('plan_a', 'a', 'A', 'd', 100, 'EUR', 10, 100, '[]', 0);
+         INSERT INTO companies (id, account_id, plan_id, name, slug, industry, country, timezone,
+             created_at, updated_at) VALUES ('cmp_a', 'acct_a', 'plan_a', 'A', 'a', 'Retail', 'NL',
+             'Europe/Amsterdam', 0, 0);";
+
+    /// A throw-away database migrated up to `version` only, for a migration's test: it writes rows
+    /// as that version knew them, then runs the migrations after it.
+    #[cfg(test)]
+    pub(super) fn migrated_to(version: i32) -> Db {
+        let path = std::env::temp_dir().join(format!(
+            "signage-v{version}-{}.db",
+            crate::random::hex::<8>("test")
+        ));
+        let db = Db::at(path, true);
+        let mut conn = db.open_connection().unwrap();
+        migrations::runner()
+            .set_target(refinery::Target::Version(version))
+            .run(&mut *conn)
+            .unwrap();
+        drop(conn);
+        db
+    }
+
+    pub(super) fn open_connection(&self) -> Result<PooledConn<'_>, DbError> {
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.open_raw()?),
+            scoped: false,
+        })
+    }
+
+    /// A connection of its own, outside the pool and any read scope, with the same pragmas: for
+    /// work that outlives the request that started it (a download sent at the client's pace).
+    pub fn detached(&self) -> Result<Connection, DbError> {
+        self.open_raw()
+    }
+
+    fn open_raw(&self) -> Result<Connection, DbError> {
+        let mut conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // Its commits ask the database's thread for checkpoints instead of running them.
+        self.checkpointer.watch(&mut conn)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // `temp_store` stays at SQLite's default (a file, used only past a spill threshold). With
+        // MEMORY, the statement journal of every write that can fail halfway (a multi-row insert
+        // on a table with foreign keys, an update that fires a trigger) grows in 1 KiB pieces, one
+        // allocation each, four per page it copies: 6 M of the 24 h advance's 64 M instructions.
+        // The default copies pages into one 64 KiB buffer and spills past it to a file that SQLite
+        // unlinks as it opens it, so it is never reachable by name and holds only pages of the
+        // database itself; large sorts spill the same way instead of growing the process.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA foreign_keys = ON;",
+        )?;
+        // With the query planner stability guarantee, SQLite keeps the plan of a cached statement
+        // when new values are bound; without it, the bundled build (STAT4) re-prepares the auth and
+        // list queries on every request, which cost ~40% of the CPU of an authenticated GET.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
+        conn.set_prepared_statement_cache_capacity(64);
+        let limit = self.wal_limit.load(std::sync::atomic::Ordering::Relaxed);
+        if limit >= 0 {
+            // After a checkpoint resets the log, SQLite truncates the file back to this size.
+            conn.pragma_update(None, "journal_size_limit", limit)?;
+        }
+        Ok(conn)
+    }
+
+    /// An idle connection from the pool, or a new one.
+    pub(super) fn fresh(&self) -> Result<Connection, DbError> {
+        let reused = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        match reused {
+            Some(conn) => Ok(conn),
+            None => self.open_raw(),
+        }
+    }
+
+    /// Keeps an idle connection for reuse (up to [`MAX_IDLE`]).
+    pub(super) fn release(&self, conn: Connection) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// A connection: this thread's write scope's ([`Db::write_scope`]) inside one, else its read
+    /// scope's ([`Db::read_scope`]) inside one, else one from the pool (or a new one).
+    pub fn conn(&self) -> Result<Conn<'_>, DbError> {
+        if let Some(conn) = self.write_scope_read() {
+            return Ok(Conn::InWriteScope(conn));
+        }
+        if let Some(conn) = self.scoped_for_read()? {
+            return Ok(Conn::Pooled(PooledConn {
+                db: self,
+                conn: Some(conn),
+                scoped: true,
+            }));
+        }
+        Ok(Conn::Pooled(PooledConn {
+            db: self,
+            conn: Some(self.fresh()?),
+            scoped: false,
+        }))
+    }
+
+    /// A connection for [`Db::write`]: the read scope's with its read transaction ended, or one
+    /// from the pool.
+    pub(super) fn conn_for_write(&self) -> Result<PooledConn<'_>, DbError> {
+        if let Some(conn) = self.scoped_for_write()? {
+            return Ok(PooledConn {
+                db: self,
+                conn: Some(conn),
+                scoped: true,
+            });
+        }
+        Ok(PooledConn {
+            db: self,
+            conn: Some(self.fresh()?),
+            scoped: false,
+        })
+    }
+
+    /// Bounds the write-ahead log to `bytes` after each checkpoint (`journal_size_limit`) on every
+    /// connection from now on: new ones are opened with it, idle ones are given it (one that
+    /// refuses is closed). Not closed wholesale: closing the last connection checkpoints and
+    /// removes the log, which at start-up is the whole new world written a second time.
+    pub fn set_wal_limit(&self, bytes: u64) {
+        let bytes = bytes.min(i64::MAX as u64) as i64;
+        self.wal_limit
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.retain(|conn| {
+                conn.pragma_update(None, "journal_size_limit", bytes)
+                    .is_ok()
+            });
+        }
+    }
+
+    /// The size of the write-ahead log file (0 when there is none).
+    pub fn wal_bytes(&self) -> u64 {
+        let mut p = self.path.clone().into_os_string();
+        p.push("-wal");
+        std::fs::metadata(p).map_or(0, |m| m.len())
+    }
+
+    /// After a burst: when the log has grown past `limit` (readers kept the automatic checkpoints
+    /// from resetting it), checkpoints it whole and truncates it. A checkpoint that cannot finish
+    /// (a reader still holds old pages) is tried again on the next call. Returns the log's size.
+    pub fn bound_wal(&self, limit: u64) -> u64 {
+        let before = self.wal_bytes();
+        if before <= limit {
+            return before;
+        }
+        // Without waiting: a TRUNCATE checkpoint that waits for readers holds new writers back
+        // meanwhile, so a busy one gives up at once and the next tick tries again.
+        let done = self.conn_for_write().map(|conn| {
+            let _ = conn.busy_timeout(std::time::Duration::ZERO);
+            let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            });
+            let _ = conn.busy_timeout(std::time::Duration::from_secs(5));
+            result
+        });
+        let after = self.wal_bytes();
+        tracing::info!(before, after, result = ?done.ok().and_then(|r| r.ok()), "write-ahead log checkpointed");
+        after
+    }
+
+    /// Checkpoints run off the request path since the database was opened ([`checkpoint`]).
+    pub fn checkpoints(&self) -> u64 {
+        self.checkpointer.runs()
+    }
+
+    /// Checkpoints commits ran in place since the database was opened: none unless the thread
+    /// fell far behind ([`checkpoint`]).
+    pub fn inline_checkpoints(&self) -> u64 {
+        self.checkpointer.inline()
+    }
+
+    /// Checkpoints run with writers held back since the database was opened ([`checkpoint`]).
+    pub fn forced_checkpoints(&self) -> u64 {
+        self.checkpointer.forced()
+    }
+
+    /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
+    pub fn set_after_commit(&self, hook: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.after_commit.set(hook);
+    }
+
+    /// Runs `f` with every [`Db::write`] on this thread rolled back instead of committed: a write
+    /// request runs all its checks and computes its answer, and changes nothing (the MCP prepare
+    /// tools preview a change this way). Requests run synchronously on their thread.
+    pub fn dry_run<T>(f: impl FnOnce() -> T) -> T {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                DRY_RUN.set(false);
+            }
+        }
+        DRY_RUN.set(true);
+        let _reset = Reset;
+        f()
+    }
+
+    /// Whether this thread runs inside [`Db::dry_run`]: a write that also acts outside the
+    /// database (sends a webhook) must not act then, and says what it would do instead.
+    pub fn in_dry_run() -> bool {
+        DRY_RUN.get()
+    }
+
+    /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
+    /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds. Inside a
+    /// write scope ([`Db::write_scope`]) it joins the scope's transaction instead, which commits
+    /// at the scope's end; a failed `f` fails the whole scope, which rolls back.
+    pub fn write<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        if self.write_scope_read().is_some() {
+            return self.write_in_scope(f);
+        }
+        let mut conn = self.conn_for_write().map_err(E::from)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| E::from(DbError::from(e)))?;
+        WAKE_AFTER_COMMIT.with(|c| c.set(false));
+        let out = f(&tx);
+        let wake = WAKE_AFTER_COMMIT.with(|c| c.replace(false));
+        let out = out?;
+        if DRY_RUN.get() {
+            // Dropping the transaction rolls it back: the checks ran, nothing is kept (nor sent).
+            drop(tx);
+            return Ok(out);
+        }
+        tx.commit().map_err(|e| E::from(DbError::from(e)))?;
+        if wake {
+            if let Some(hook) = self.after_commit.get() {
+                hook();
+            }
+        }
+        Ok(out)
+    }
+
+    /// True when the database opens a read transaction on its schema as it is now and that schema
+    /// has the migrations' table (the health check). Its own statement on its own connection, never
+    /// a request's read transaction: the answer is the database's now. The connection is the
+    /// check's alone, so a probe neither waits for the pool nor opens a connection when the requests
+    /// of the moment hold every pooled one; one that failed is closed, and the next check opens
+    /// another.
+    ///
+    /// `LIMIT 0` reads no row: the statement begins its read transaction, where SQLite compares
+    /// the schema it was prepared on with the database's and prepares it again on a change (so a
+    /// table renamed or dropped since the last check fails it), then ends at once. A count of the
+    /// rows did the same and then opened the table and walked it: 0.7 k instructions of 4.0 k.
+    pub fn is_usable(&self) -> bool {
+        let mut held = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_none() {
+            *held = self.open_raw().ok();
+        }
+        let usable = held.as_ref().is_some_and(|conn| {
+            conn.prepare_cached("SELECT 1 FROM refinery_schema_history LIMIT 0")
+                .and_then(|mut s| s.query([])?.next().map(|_| ()))
+                .is_ok()
+        });
+        if !usable {
+            *held = None;
+        }
+        usable
+    }
+
+    /// Replaces every row of the demo world with a fresh copy of the fixtures, in one transaction.
+    /// Server secrets and the audit log are kept. The operator's reset (`signage reset`); an account
+    /// admin resets only its account ([`Db::reset_account`]). Slow-ish: call it on a blocking thread.
+    pub fn reset(&self) -> Result<(), DbError> {
+        self.write(|tx| {
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+            let tables = user_tables(tx)?;
+            for table in &tables {
+                tx.execute(&format!("DELETE FROM \"{table}\""), [])?;
+            }
+            fixtures::load(tx, crate::time::now())
+        })
+    }
+
+    /// Restores one account to the fixtures, in one transaction: deletes every row it owns (its
+    /// companies and everything under them, its API clients, keys and users, their idempotency
+    /// records and pending MCP changes) and reloads its fixture rows. Other accounts, the global
+    /// catalogue, server secrets and the audit log are untouched. Returns `false`, changing nothing,
+    /// when the fixtures do not define the account. Call it on a blocking thread.
+    pub fn reset_account(&self, account: &str) -> Result<bool, DbError> {
+        if !fixtures::has_account(account)? {
+            return Ok(false);
+        }
+        let fixture_order = fixtures::table_order()?;
+        self.write(|tx| {
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+            // Records kept per actor: the account's keys and users.
+            for table in ["idempotency_keys", "mcp_pending_changes"] {
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE actor IN
+                            (SELECT k.id FROM api_keys k JOIN api_clients c ON c.id = k.client_id
+                             WHERE c.account_id = ?1)
+                         OR actor IN (SELECT id FROM users WHERE account_id = ?1)"
+                    ),
+                    [account],
+                )?;
+            }
+            // Tables the fixtures do not fill (events, ...) first, then the fixture tables children
+            // first, so that no delete meets a RESTRICT reference (an ad's media).
+            let mut tables: Vec<String> = user_tables(tx)?
+                .into_iter()
+                .filter(|t| !fixture_order.contains(t))
+                .collect();
+            tables.extend(fixture_order.iter().rev().cloned());
+            for table in &tables {
+                let columns = table_columns(tx, table)?;
+                let owned: Vec<&str> = if table == "accounts" {
+                    vec!["id = ?1"]
+                } else {
+                    fixtures::OWNER_COLUMNS
+                        .iter()
+                        .filter(|c| columns.iter().any(|x| x == *c))
+                        .map(|c| owned_by_account(c))
+                        .collect()
+                };
+                if owned.is_empty() {
+                    continue;
+                }
+                tx.execute(
+                    &format!("DELETE FROM \"{table}\" WHERE {}", owned.join(" OR ")),
+                    [account],
+                )?;
+            }
+            fixtures::load_account(tx, crate::time::now(), account)?;
+            Ok(true)
+        })
+    }
+}
+
+/// Every table of the demo world: all but migrations bookkeeping, server secrets, the audit log
+/// and the cache generations (which the deletes themselves move on).
+fn user_tables(tx: &Connection) -> Result<Vec<String>, DbError> {
+    let mut stmt = tx.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table'
+         AND name NOT IN ('refinery_schema_history', 'server_secrets', 'audit_log',
+                          'cache_generations')
+         AND name NOT LIKE 'sqlite_%'",
+    )?;
+    let names = stmt.query_map([], |r| r.get(0))?;
+    Ok(names.collect::<Result<_, _>>()?)
+}
+
+fn table_columns(tx: &Connection, table: &str) -> Result<Vec<String>, DbError> {
+    let mut stmt = tx.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get(0))?;
+    Ok(names.collect::<Result<_, _>>()?)
+}
+
+/// The condition "this parent column names a row of account ?1".
+fn owned_by_account(column: &str) -> &'static str {
+    match column {
+        "account_id" => "account_id = ?1",
+        "company_id" => "company_id IN (SELECT id FROM companies WHERE account_id = ?1)",
+        "client_id" => "client_id IN (SELECT id FROM api_clients WHERE account_id = ?1)",
+        "device_id" => "device_id IN (SELECT id FROM devices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        "promotion_id" => "promotion_id IN (SELECT id FROM promotions WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        "invoice_id" => "invoice_id IN (SELECT id FROM invoices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        "qr_code_id" => "qr_code_id IN (SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
+        // Not an owner column: matches nothing.
+        _ => "0",
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        self.checkpointer.stop();
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.clear();
+        }
+        if let Ok(mut health) = self.health.lock() {
+            health.take();
+        }
+        if self.throwaway {
+            self.remove_snapshot_files();
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = self.path.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size_limit(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// The limit reaches the pooled connections without closing them (closing the last one would
+    /// checkpoint and remove the log), and every connection opened later.
+    #[test]
+    fn a_wal_limit_reaches_idle_and_new_connections_alike() {
+        let db = Db::migrated_to(1);
+        let idle = db.fresh().unwrap();
+        db.release(idle);
+        db.set_wal_limit(123_456);
+        let pooled = db.fresh().unwrap();
+        assert_eq!(size_limit(&pooled), 123_456);
+        let opened = db.fresh().unwrap();
+        assert_eq!(size_limit(&opened), 123_456);
+        assert!(
+            db.wal_bytes() > 0,
+            "the log was removed: a connection was closed"
+        );
+    }
+
+    /// A commit past 1,000 log pages hands the checkpoint to the database's thread instead of
+    /// running it (SQLite's automatic checkpoint is off on every connection); dropping the
+    /// database stops the thread, closes its connection and removes a throw-away file.
+    #[test]
+    fn commits_hand_checkpoints_to_the_thread_which_stops_with_the_database() {
+        let db = Db::migrated_to(1);
+        let path = db.path().to_path_buf();
+        let conn = db.fresh().unwrap();
+        let auto: i64 = conn
+            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(auto, 0);
+        db.release(conn);
+        assert_eq!(db.checkpoints(), 0);
+        db.write(|tx| {
+            tx.execute_batch(
+                "CREATE TABLE filler (b BLOB);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)
+                 INSERT INTO filler SELECT randomblob(4000) FROM n;",
+            )?;
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+        let started = std::time::Instant::now();
+        while db.checkpoints() == 0 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(db.inline_checkpoints(), 0);
+        drop(db);
+        assert!(!path.exists(), "the throw-away file outlived its database");
+    }
+
+    /// A write whose statement journal outgrows its 64 KiB buffer spills into a file that has no
+    /// name (opened unnamed, or unlinked as it is opened): while the transaction holds it open, no
+    /// file of SQLite's is reachable by name in a temporary directory (it holds page images:
+    /// key hashes, webhook secrets).
+    #[test]
+    fn a_spilled_statement_journal_is_never_a_named_file() {
+        let db = Db::migrated_to(1);
+        let conn = db.fresh().unwrap();
+        let store: i64 = conn
+            .query_row("PRAGMA temp_store", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            store, 0,
+            "temp_store is SQLite's default on a pooled connection"
+        );
+        db.release(conn);
+        db.write(|tx| {
+            // Rows with a foreign key, then one statement changing that key on all of them: it may
+            // abort halfway, so it runs with a statement journal, which copies each page it first
+            // changes (~100 pages, 400 KiB, that were there before it began).
+            tx.execute_batch(
+                "CREATE TABLE parent (id INTEGER PRIMARY KEY);
+                 INSERT INTO parent VALUES (1), (2);
+                 CREATE TABLE child (p INTEGER REFERENCES parent(id), b BLOB);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+                 INSERT INTO child SELECT 1, randomblob(3000) FROM n;",
+            )?;
+            tx.execute("UPDATE child SET p = 2, b = randomblob(3000)", [])?;
+            // SQLite's own files in a temporary directory (the test databases and uploads of
+            // tests running beside this one are signage's, named `signage-…`).
+            let mut dirs: Vec<String> =
+                ["/var/tmp/", "/usr/tmp/", "/tmp/"].map(String::from).into();
+            for var in ["SQLITE_TMPDIR", "TMPDIR"] {
+                if let Some(dir) = std::env::var_os(var) {
+                    dirs.push(format!("{}/", dir.to_string_lossy().trim_end_matches('/')));
+                }
+            }
+            // (the open file, where it points)
+            let spilled: Vec<(std::path::PathBuf, String)> = std::fs::read_dir("/proc/self/fd")
+                .map(|dir| {
+                    dir.filter_map(|e| {
+                        let fd = e.ok()?.path();
+                        let target = std::fs::read_link(&fd).ok()?;
+                        Some((fd, target.to_string_lossy().into_owned()))
+                    })
+                    .filter(|(_, target)| {
+                        dirs.iter().any(|dir| target.starts_with(dir.as_str()))
+                            && !target.contains("signage-")
+                    })
+                    .collect()
+                })
+                .unwrap_or_default();
+            assert!(
+                !spilled.is_empty(),
+                "the statement journal did not spill: the test checks nothing"
+            );
+            for (fd, target) in &spilled {
+                assert!(target.ends_with(" (deleted)"), "{target} has a name");
+                // Nor can another user open it while it has one (the fallback without O_TMPFILE).
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(fd).unwrap().permissions().mode();
+                assert_eq!(mode & 0o077, 0, "{target} is open to others: {mode:o}");
+            }
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+    }
+
+    /// V4 rebuilds `invoices` (a new status); with foreign keys on, dropping the old table cascades
+    /// to the charges, which the migration sets aside and puts back with the ledger's links.
+    #[test]
+    fn v4_keeps_every_charge_and_ledger_link_of_an_existing_database() {
+        let db = Db::migrated_to(3);
+        let mut conn = db.open_connection().unwrap();
+        // A V3 database with an invoice, its charges and a ledger entry linked to one of them (written
+        // as V3 knew them: today's fixtures have columns V3 lacks).
+        conn.execute_batch(
+            "INSERT INTO accounts VALUES ('acct_a', 'A', 0);
+             INSERT INTO plans VALUES ('plan_a', 'a', 'A', 'd', 100, 'EUR', 10, 100, '[]', 0);
+             INSERT INTO companies VALUES ('cmp_a', 'acct_a', 'plan_a', 'A', 'a', 'Retail', 'NL',
+                 'Europe/Amsterdam', 0, 0, 1);
+             INSERT INTO invoices VALUES ('inv_a', 'cmp_a', 'A-1', 'open', 'EUR', 0, 10, 10, 20, NULL, 10);
+             INSERT INTO charges VALUES ('ch_a', 'cmp_a', 'inv_a', 'subscription', 's', 100, 'EUR', 5);
+             INSERT INTO charges VALUES ('ch_b', 'cmp_a', 'inv_a', 'token_pack', 't', 50, 'EUR', 6);
+             INSERT INTO token_transactions VALUES ('ttx_a', 'cmp_a', 'purchase', 100, 100, 'p',
+                 NULL, NULL, 'ch_b', 6);",
+        )
+        .unwrap();
+        let census = |c: &Connection| -> (i64, i64, i64) {
+            c.query_row(
+                "SELECT (SELECT count(*) FROM charges), (SELECT count(*) FROM invoices),
+                        (SELECT count(*) FROM token_transactions WHERE charge_id IS NOT NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+        };
+        let before = census(&conn);
+        assert!(before.0 > 0 && before.2 > 0, "{before:?}");
+        migrations::runner().run(&mut *conn).unwrap();
+        assert_eq!(census(&conn), before);
+        let fk_errors: i64 = conn
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(fk_errors, 0);
+        conn.execute("UPDATE invoices SET status = 'overdue'", [])
+            .unwrap();
+    }
+}

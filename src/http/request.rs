@@ -1,0 +1,39 @@
+//! A request as the pipeline takes it, whatever carried it (the hyper server or an MCP tool call),
+//! and what the server already found of its credential. Plain data: it imports neither the
+//! pipeline nor the journal hook ([`super::observe`]), which both read it.
+
+use crate::auth::authenticate::Verified;
+use bytes::Bytes;
+use hyper::{HeaderMap, Method};
+use std::net::IpAddr;
+
+/// A request as the pipeline sees it, independent of the transport.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub peer: Option<IpAddr>,
+    pub request_id: String,
+    /// What the server found of the request's credential before it read the body.
+    pub credential: Credential,
+    /// The body of an upload, streamed to a temporary file (`body` is empty then).
+    pub spool: Option<std::sync::Arc<super::spool::Spool>>,
+}
+
+/// The server checks the credential of a request that needs one from its headers, before it reads
+/// any of its body ([`super::server`]); the pipeline takes its finding instead of looking again.
+#[derive(Debug, Clone, Default)]
+pub enum Credential {
+    /// Not checked (a route without a credential, or a request that did not come from the server).
+    #[default]
+    NotChecked,
+    /// Valid: the principal, and the key's use still to record (on the request's own thread).
+    Verified(Box<Verified>),
+    /// Refused: the body was not read. The pipeline authenticates again to answer the refusal
+    /// exactly (and to audit it); should the credential have become valid meanwhile, the request
+    /// is not run on a body it never read.
+    Refused,
+}
