@@ -481,7 +481,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "mcp/",
         "issue 44: MCP's catalogue, call and pending by layer",
     ),
-    ("routes/", "issue 44: the payload catalogue below the areas"),
     (
         "sandbox/",
         "issue 44: plays below the simulator, the journal below readiness",
