@@ -472,7 +472,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "http/",
         "issue 44: the type knot Ctx -> App -> Router -> Route -> handler(Ctx) (ctx, state, router, faults)",
     ),
-    ("routes/", "issue 44: the payload catalogue below the areas"),
     (
         "sandbox/",
         "issue 44: plays below the simulator, the journal below readiness",

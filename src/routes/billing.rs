@@ -6,7 +6,7 @@ use crate::http::router::{one_of_param, param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{ChargeId, InvoiceId, Kind};
 use crate::routes::crud::{self, Time};
-use crate::routes::fetch_page;
+use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
 use rusqlite::Connection;
 use serde::Serialize;
@@ -311,14 +311,14 @@ impl crate::http::response::Listed for Charge {
 /// company).
 /// The billing area's event payloads ([`crate::routes::payloads`]): the invoice as `GET
 /// /invoices/{id}` shows it.
-pub fn payloads() -> Vec<crate::routes::payloads::Payload> {
-    vec![crate::routes::payloads::Payload::new(
+pub fn payloads() -> Vec<crate::routes::payload::Payload> {
+    vec![crate::routes::payload::Payload::new(
         "invoice.overdue",
         "An invoice passed its due date unpaid (sandbox clock): the invoice, `status` `overdue`.",
         Kind::Invoice,
         "invoice",
-        crate::routes::payloads::schema_ref("Invoice"),
-        |s| crate::routes::payloads::to_data(&load_invoice(s.conn, s.id)?),
+        crate::routes::payload::schema_ref("Invoice"),
+        |s| crate::routes::payload::to_data(&load_invoice(s.conn, s.id)?),
     )
     .example_where("o.status = 'overdue' OR o.status = 'open'")]
 }

@@ -439,16 +439,16 @@ struct Logo {
 /// The branding of a company (which has one exactly when it exists); missing is 404.
 /// The companies area's event payloads ([`crate::routes::payloads`]): the branding as `GET
 /// /companies/{id}/branding` shows it.
-pub fn payloads() -> Vec<crate::routes::payloads::Payload> {
-    vec![crate::routes::payloads::Payload::new(
+pub fn payloads() -> Vec<crate::routes::payload::Payload> {
+    vec![crate::routes::payload::Payload::new(
         "branding.updated",
         "A company's brand tokens changed: the branding.",
         Kind::Company,
         "branding",
-        crate::routes::payloads::schema_ref("Branding"),
+        crate::routes::payload::schema_ref("Branding"),
         |s| {
             let id = CompanyId::parse(s.id).ok_or_else(|| ApiError::not_found("company", s.id))?;
-            crate::routes::payloads::to_data(&load_branding(s.conn, &id)?)
+            crate::routes::payload::to_data(&load_branding(s.conn, &id)?)
         },
     )]
 }
@@ -511,37 +511,37 @@ fn get_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ColorsUpdate {
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     primary: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     secondary: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     accent: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     background: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     text: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FontsUpdate {
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     heading: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     body: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BrandingUpdate {
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     colors: Option<ColorsUpdate>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     fonts: Option<FontsUpdate>,
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     corner_radius_px: Option<i64>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     tagline: Option<Option<String>>,
 }
 
@@ -611,7 +611,7 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .optional()?
             .ok_or_else(|| ApiError::not_found("company", &id))?;
         ctx.check_if_match(version)?;
-        crate::routes::update_versioned(tx, "brandings", "company_id", &id, now, &sets)?;
+        crate::routes::queries::update_versioned(tx, "brandings", "company_id", &id, now, &sets)?;
         let branding = load_branding(tx, &id)?;
         crud::record(tx, &id, "branding.updated", "branding", &id, &branding)?;
         Ok(Response::ok(&branding).with_etag(branding.version))

@@ -10,7 +10,7 @@ use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
 use crate::routes::crud::{self, Time};
-use crate::routes::fetch_page;
+use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
 use serde::Serialize;
 use serde_json::{json, Value};

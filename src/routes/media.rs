@@ -202,8 +202,8 @@ impl crate::http::response::Listed for Media {
 
 /// The media area's event payloads ([`crate::routes::payloads`]): the item as `GET /media/{id}`
 /// shows it.
-pub fn payloads() -> Vec<crate::routes::payloads::Payload> {
-    use crate::routes::payloads::{schema_ref, to_data, Payload};
+pub fn payloads() -> Vec<crate::routes::payload::Payload> {
+    use crate::routes::payload::{schema_ref, to_data, Payload};
     vec![
         Payload::new(
             "media.created",
@@ -258,7 +258,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         filters.push(("m.content_type = ?", t.into()));
     }
     let conn = ctx.app.db.conn()?;
-    let rows = crate::routes::fetch_page(
+    let rows = crate::routes::queries::fetch_page(
         &conn,
         &format!("SELECT {MEDIA_COLUMNS} FROM media m"),
         "m.company_id",

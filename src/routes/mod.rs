@@ -28,9 +28,12 @@ pub mod landing_domains;
 pub mod media;
 pub mod media_usage;
 pub mod openapi;
+pub mod optional;
+pub mod payload;
 pub mod payloads;
 pub mod plans;
 pub mod promotions;
+pub mod queries;
 pub mod rendered;
 pub mod retention;
 pub mod scan;
@@ -44,8 +47,9 @@ pub mod webhooks;
 
 use crate::areas::Area;
 use crate::http::router::Route;
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+pub use optional::{nullable, present};
 
 /// One module of routes: the area it serves (none for health, the document, the account and
 /// admin), the routes it adds to the route table and the named schemas those routes refer to.
@@ -151,197 +155,6 @@ pub fn all() -> Vec<Route> {
 /// [`Router::with_schemas`]: crate::http::router::Router::with_schemas
 pub fn schemas() -> Vec<(&'static str, Value)> {
     MODULES.iter().flat_map(|m| (m.schemas)()).collect()
-}
-
-/// For PATCH fields where `null` (clear) differs from absent (keep): absent -> `None`,
-/// `null` -> `Some(None)`. Use with `#[serde(default, deserialize_with = "nullable")]`.
-pub fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
-}
-
-/// For optional fields that may be absent but not `null`: with `#[serde(default, deserialize_with
-/// = "present")]`, `null` is a type error naming the field instead of silently meaning "absent".
-pub fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
-/// `UPDATE table SET <sets>, version = version + 1, updated_at = now WHERE key = id`: the one
-/// shape of every PATCH, which bumps the version behind the resource's ETag. Column names come
-/// from the handlers' own literals, never from input.
-pub fn update_versioned(
-    tx: &rusqlite::Connection,
-    table: &str,
-    key: &str,
-    id: &str,
-    now: i64,
-    sets: &[(&str, rusqlite::types::Value)],
-) -> rusqlite::Result<()> {
-    let assignments: Vec<String> = sets
-        .iter()
-        .enumerate()
-        .map(|(i, (column, _))| format!("{column} = ?{}", i + 3))
-        .collect();
-    let sql = format!(
-        "UPDATE {table} SET {}, version = version + 1, updated_at = ?2 WHERE {key} = ?1",
-        assignments.join(", ")
-    );
-    let mut args: Vec<rusqlite::types::Value> = vec![id.to_string().into(), now.into()];
-    args.extend(sets.iter().map(|(_, v)| v.clone()));
-    tx.execute(&sql, rusqlite::params_from_iter(args))?;
-    Ok(())
-}
-
-/// Up to this many companies, [`fetch_page`] walks each company's `(company_id, id)` index in
-/// order and merges the walks; with more, one `IN (...)` query sorts its matches instead (one
-/// cached statement per company would crowd the connection's statement cache).
-const MERGE_MAX_COMPANIES: usize = 4;
-
-/// Runs a keyset-paged list query, newest first, restricted to `companies`.
-///
-/// `select` is everything before `WHERE` (for example `SELECT d.id, d.name FROM devices d`);
-/// `company_col` and `id_col` name the company and id columns; `filters` are extra
-/// `AND`-ed clauses, each with one `?` bound to its value. Fetches `page.fetch()` rows so that
-/// [`crate::http::Response::page`] can tell whether more follow.
-///
-/// With a few companies, each company's rows come from their own statement
-/// (`company_col = ?`), which reads the `(company_id, id)` index already in `id` order, and the
-/// statements are merged by id here: the same rows in the same order as one
-/// `company_col IN (...) ... ORDER BY id_col DESC` query, without SQLite sorting them in a temp
-/// b-tree, and only the rows on the page are mapped.
-// The arguments are the parts of one SQL statement; a struct would only rename them.
-#[allow(clippy::too_many_arguments)]
-pub fn fetch_page<T>(
-    conn: &rusqlite::Connection,
-    select: &str,
-    company_col: &str,
-    id_col: &str,
-    companies: &[String],
-    filters: &[(&str, rusqlite::types::Value)],
-    page: &crate::http::ctx::PageRequest,
-    mut map: impl FnMut(&crud::Named<'_, '_>) -> rusqlite::Result<T>,
-) -> Result<Vec<T>, crate::http::ApiError> {
-    if companies.is_empty() {
-        return Ok(Vec::new());
-    }
-    if companies.len() > 1 && companies.len() <= MERGE_MAX_COMPANIES {
-        let merged = merge_page(
-            conn,
-            select,
-            company_col,
-            id_col,
-            companies,
-            filters,
-            page,
-            &mut map,
-        )?;
-        if let Some(rows) = merged {
-            return Ok(rows);
-        }
-    }
-    let mut sql = format!(
-        "{select} WHERE {company_col} IN ({}) AND {id_col} < ?",
-        vec!["?"; companies.len()].join(", ")
-    );
-    let mut args: Vec<rusqlite::types::Value> =
-        companies.iter().map(|c| c.clone().into()).collect();
-    args.push(page.bound().to_string().into());
-    for (clause, value) in filters {
-        sql.push_str(" AND ");
-        sql.push_str(clause);
-        args.push(value.clone());
-    }
-    sql.push_str(&format!(" ORDER BY {id_col} DESC LIMIT ?"));
-    args.push(page.fetch().into());
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let columns = crud::Columns::of(&stmt);
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        map(&crud::Named::new(r, &columns))
-    })?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
-}
-
-/// [`fetch_page`] for 2..=[`MERGE_MAX_COMPANIES`] companies: one index walk per company, merged.
-/// `None` when the `SELECT` has no column named as `id_col` (`j.ad_id` read as `a.id`, say), so
-/// rows cannot be compared here: the caller runs the one sorting query instead.
-#[allow(clippy::too_many_arguments)]
-fn merge_page<T>(
-    conn: &rusqlite::Connection,
-    select: &str,
-    company_col: &str,
-    id_col: &str,
-    companies: &[String],
-    filters: &[(&str, rusqlite::types::Value)],
-    page: &crate::http::ctx::PageRequest,
-    map: &mut impl FnMut(&crud::Named<'_, '_>) -> rusqlite::Result<T>,
-) -> Result<Option<Vec<T>>, crate::http::ApiError> {
-    let mut sql = format!("{select} WHERE {company_col} = ? AND {id_col} < ?");
-    for (clause, _) in filters {
-        sql.push_str(" AND ");
-        sql.push_str(clause);
-    }
-    sql.push_str(&format!(" ORDER BY {id_col} DESC LIMIT ?"));
-    let base = sql.len();
-    let bound = page.bound().to_string();
-    let fetch = page.fetch();
-    // One statement per arm: the same text twice would be one cache entry, re-prepared per call.
-    let mut stmts = Vec::with_capacity(companies.len());
-    for arm in 0..companies.len() {
-        sql.truncate(base);
-        sql.push_str(&format!(" -- {arm}"));
-        stmts.push(conn.prepare_cached(&sql)?);
-    }
-    let columns = crud::Columns::of(&stmts[0]);
-    let id_name = id_col.rsplit('.').next().unwrap_or(id_col);
-    let Ok(id_at) = stmts[0].column_index(id_name) else {
-        return Ok(None);
-    };
-    let mut arms = Vec::with_capacity(companies.len());
-    for (stmt, company) in stmts.iter_mut().zip(companies) {
-        let mut args: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(filters.len() + 3);
-        args.push(company);
-        args.push(&bound);
-        for (_, value) in filters {
-            args.push(value);
-        }
-        args.push(&fetch);
-        let mut rows = stmt.query(args.as_slice())?;
-        let first = rows.next()?.is_some();
-        arms.push((rows, first));
-    }
-    use rusqlite::fallible_streaming_iterator::FallibleStreamingIterator;
-    let mut out = Vec::with_capacity(usize::try_from(fetch).unwrap_or(0));
-    while (out.len() as i64) < fetch {
-        // The live arm whose current row has the greatest id (ids are unique across arms).
-        let mut best: Option<(usize, &str)> = None;
-        for (i, (rows, live)) in arms.iter().enumerate() {
-            if !*live {
-                continue;
-            }
-            let Some(row) = rows.get() else { continue };
-            let id = row
-                .get_ref(id_at)?
-                .as_str()
-                .map_err(rusqlite::Error::from)?;
-            if best.is_none_or(|(_, b)| id > b) {
-                best = Some((i, id));
-            }
-        }
-        let Some((i, _)) = best else { break };
-        let (rows, live) = &mut arms[i];
-        if let Some(row) = rows.get() {
-            out.push(map(&crud::Named::new(row, &columns))?);
-        }
-        *live = rows.next()?.is_some();
-    }
-    Ok(Some(out))
 }
 
 #[cfg(test)]

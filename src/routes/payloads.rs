@@ -2,11 +2,14 @@
 //! means, the kind of object it is about, the JSON Schema of its `data`, and the one function that
 //! builds that `data` from the current state.
 //!
-//! Each area declares its own entries beside its resource (`<area>::payloads()`), with the loader
-//! its `GET` uses, so `data` is the object as the REST API shows it unless the entry says otherwise.
+//! Each area declares its own entries beside its resource (`<area>::payloads()`, of the entry type
+//! in [`super::payload`], below every area), with the loader its `GET` uses, so `data` is the
+//! object as the REST API shows it unless the entry says otherwise. This file gathers them, above
+//! the areas (beside [`super::MODULES`], which gathers their routes): an area's entries never import
+//! it, only the pages that list the catalogue do (`GET /webhook-event-types`, the document).
 //! Everything that shows or sends a payload reads this table:
-//! - the transitions record what the builders return ([`record`]), or (where the write has the
-//!   resource in hand already) the same loader's value;
+//! - the transitions record what the builders return ([`super::payload::record`]), or (where the
+//!   write has the resource in hand already) the same loader's value;
 //! - the sandbox's `POST /_sandbox/events` emits any type with them;
 //! - the documentation, `GET /webhook-event-types` and the OpenAPI document's `webhooks`, shows each
 //!   type's schema and an example made by running its builder on the demo world ([`examples`]);
@@ -17,149 +20,20 @@ use crate::config::Settings;
 use crate::http::ApiError;
 use crate::ids::Kind;
 use rusqlite::{Connection, OptionalExtension};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// Builds an event's `data` from the current state.
-pub type Build = fn(&Subject<'_>) -> Result<Value, ApiError>;
+pub use super::payload::{Payload, Subject};
 
-/// One event type's entry.
-pub struct Payload {
-    pub event_type: &'static str,
-    pub description: &'static str,
-    /// The kind of object the event is about (`object_id` of a trigger).
-    pub subject: Kind,
-    /// The event's `resource_type` (`GET /events`).
-    pub resource: &'static str,
-    /// The JSON Schema of `data` (`$ref`s point into the OpenAPI document's components).
-    pub schema: Value,
-    pub build: Build,
-    /// A condition on the subject's row (aliased `o`) for this type: a purchase for
-    /// `tokens.purchased`. `1` when any object of the kind will do.
-    pub pick: &'static str,
-    /// Hints the example passes to the builder: what the transition knows that the state does not
-    /// show (which screen an ad was removed from).
-    pub example_hints: Value,
-    /// Which object of the demo world the example shows (SQL on the subject's row `o`), where
-    /// the first one would not look like the event (an offline screen for `device.offline`).
-    pub example_where: &'static str,
-    /// The hints the builder reads (besides the fields of `data` a trigger may set).
-    pub takes: &'static [&'static str],
-}
-
-impl Payload {
-    /// The usual entry: `data` is the object as its `GET` shows it.
-    pub fn new(
-        event_type: &'static str,
-        description: &'static str,
-        subject: Kind,
-        resource: &'static str,
-        schema: Value,
-        build: Build,
-    ) -> Payload {
-        Payload {
-            event_type,
-            description,
-            subject,
-            resource,
-            schema,
-            build,
-            pick: "1",
-            example_hints: json!({}),
-            example_where: "1",
-            takes: &[],
-        }
+/// The body schema of `p` as documented (`/openapi.json` `webhooks`, `GET /webhook-event-types`):
+/// each scalar property shows the value this type's example holds there.
+pub fn documented_schema(p: &Payload) -> Value {
+    let mut schema = p.body_schema();
+    if let Some(example) = examples().get(p.event_type) {
+        annotate(&mut schema, example);
     }
-
-    /// `<object>.deleted`: the deletion stub `{"id", "object", "deleted": true}`.
-    pub fn deleted(
-        event_type: &'static str,
-        description: &'static str,
-        subject: Kind,
-        resource: &'static str,
-    ) -> Payload {
-        Payload::new(
-            event_type,
-            description,
-            subject,
-            resource,
-            deleted_schema(subject, resource),
-            deleted,
-        )
-    }
-
-    pub fn pick(mut self, condition: &'static str) -> Payload {
-        self.pick = condition;
-        self
-    }
-
-    pub fn example_where(mut self, condition: &'static str) -> Payload {
-        self.example_where = condition;
-        self
-    }
-
-    pub fn takes(mut self, hints: &'static [&'static str]) -> Payload {
-        self.takes = hints;
-        self
-    }
-
-    pub fn example_hints(mut self, hints: Value) -> Payload {
-        self.example_hints = hints;
-        self
-    }
-
-    /// The schema of a whole delivery body of this type.
-    pub fn body_schema(&self) -> Value {
-        json!({"type":"object","additionalProperties":false,"required":["id","type","timestamp","data"],
-            "properties":{
-                "id":{"type":"string","pattern":"^evt_","description":"The event id; also the `webhook-id` header. Deduplicate by it."},
-                "type":{"const":self.event_type},
-                "timestamp":{"type":"string","format":"date-time","description":"When the event happened (sandbox clock)."},
-                "data":self.schema}})
-    }
-
-    /// The body schema as documented (`/openapi.json` `webhooks`, `GET /webhook-event-types`):
-    /// each scalar property shows the value this type's example holds there.
-    pub fn documented_schema(&self) -> Value {
-        let mut schema = self.body_schema();
-        if let Some(example) = examples().get(self.event_type) {
-            annotate(&mut schema, example);
-        }
-        schema
-    }
-}
-
-/// What a builder reads: the object, its company, and the caller's hints.
-pub struct Subject<'a> {
-    pub conn: &'a Connection,
-    pub settings: &'a Settings,
-    pub company: &'a str,
-    pub id: &'a str,
-    /// What the transition knows that the state does not show (which device an ad was assigned
-    /// to), or a trigger's `data`. Builders read only the hints they document.
-    pub hints: &'a Map<String, Value>,
-}
-
-impl Subject<'_> {
-    pub fn hint_str(&self, name: &str) -> Option<&str> {
-        self.hints.get(name).and_then(Value::as_str)
-    }
-}
-
-/// The deletion stub.
-fn deleted(s: &Subject<'_>) -> Result<Value, ApiError> {
-    let object = catalogue()
-        .iter()
-        .find(|p| p.subject.prefix() == s.id.split('_').next().unwrap_or(""))
-        .map_or("object", |p| p.resource);
-    Ok(json!({"id": s.id, "object": object, "deleted": true}))
-}
-
-fn deleted_schema(subject: Kind, object: &'static str) -> Value {
-    json!({"type":"object","additionalProperties":false,"required":["id","object","deleted"],
-        "properties":{"id":{"type":"string","pattern":format!("^{}_", subject.prefix())},
-            "object":{"const":object},"deleted":{"const":true}}})
+    schema
 }
 
 /// `schema` with every `$ref` into `#/components/schemas/` replaced by the named schema.
@@ -182,16 +56,6 @@ pub fn resolved(schema: &Value, named: &[(&'static str, Value)], depth: usize) -
         }
         other => other.clone(),
     }
-}
-
-/// A `$ref` to a named schema of the OpenAPI document.
-pub fn schema_ref(name: &str) -> Value {
-    json!({"$ref": format!("#/components/schemas/{name}")})
-}
-
-/// Serializes a typed value into an event's `data`.
-pub fn to_data<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::Internal(format!("event payload: {e}")))
 }
 
 /// Every entry, in registry order (the order of [`crate::events::EVENT_TYPES`]).
@@ -274,30 +138,6 @@ pub fn newest_of(
         .prepare_cached(&sql)?
         .query_row([company], |r| r.get(0))
         .optional()?)
-}
-
-/// Builds the `data` of `event_type` for object `id` and records the event (and its deliveries)
-/// in `tx`: what the transitions call, so the payload is the catalogue's. Returns the event id.
-pub fn record(
-    tx: &Connection,
-    settings: &Settings,
-    event_type: &str,
-    company: &str,
-    id: &str,
-    hints: &Map<String, Value>,
-) -> Result<String, ApiError> {
-    let p = find(event_type)
-        .ok_or_else(|| ApiError::Internal(format!("{event_type} is not catalogued")))?;
-    let data = (p.build)(&Subject {
-        conn: tx,
-        settings,
-        company,
-        id,
-        hints,
-    })?;
-    Ok(crate::events::record(
-        tx, company, event_type, p.resource, id, &data,
-    )?)
 }
 
 /// The instant the documentation's examples are made at.
@@ -437,6 +277,25 @@ fn annotate(schema: &mut Value, example: &Value) {
         };
         if let Some(v) = chosen {
             prop["example"] = v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A deletion stub names its own entry's resource ([`super::Payload::deleted`]): the one the
+    /// catalogue gives every object of that kind, since all entries of a subject kind name one.
+    #[test]
+    fn every_entry_of_a_kind_names_one_resource() {
+        let all = super::catalogue();
+        for p in all {
+            let first = all.iter().find(|q| q.subject == p.subject);
+            assert_eq!(
+                first.map(|q| q.resource),
+                Some(p.resource),
+                "{}",
+                p.event_type
+            );
         }
     }
 }

@@ -6,6 +6,7 @@ mod payloads;
 mod runway;
 mod summary;
 
+use pack::TokenPack;
 pub use payloads::payloads;
 
 use crate::auth::{Action, Area, Level};
@@ -15,7 +16,7 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind, TokenPackId, TypedId};
 use crate::ledger::{self, TokenBalance, TokenTransaction, TX_COLUMNS, TX_KINDS};
 use crate::routes::billing::Charge;
-use crate::routes::crud::{self, Time};
+use crate::routes::crud;
 use crate::validate::{id_schema, OneOf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -148,38 +149,6 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     schemas.extend(summary::schemas());
     schemas.extend(runway::schemas());
     schemas
-}
-
-/// A token pack of the catalogue. Field order is the order of the JSON members.
-#[derive(Serialize)]
-struct TokenPack {
-    id: String,
-    object: &'static str,
-    name: String,
-    tokens: i64,
-    price_cents: i64,
-    currency: String,
-    created_at: Time,
-}
-
-impl TokenPack {
-    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<TokenPack> {
-        Ok(TokenPack {
-            id: r.get("id")?,
-            object: "token_pack",
-            name: r.get("name")?,
-            tokens: r.get("tokens")?,
-            price_cents: r.get("price_cents")?,
-            currency: r.get("currency")?,
-            created_at: Time(r.get("created_at")?),
-        })
-    }
-}
-
-impl crate::http::response::Listed for TokenPack {
-    fn list_key(&self) -> &str {
-        &self.id
-    }
 }
 
 impl crate::http::response::Listed for TokenTransaction {

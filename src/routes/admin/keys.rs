@@ -413,7 +413,7 @@ pub(super) fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct Rotate {
-    #[serde(default, deserialize_with = "crate::routes::present")]
+    #[serde(default, deserialize_with = "crate::routes::optional::present")]
     grace_period_seconds: Option<i64>,
 }
 

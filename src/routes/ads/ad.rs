@@ -1,11 +1,11 @@
 //! An ad itself: its typed row, its references (media, promotion), and CRUD.
 
-use super::{DEFAULT_DURATION_SECS, HEADLINE, NAME, STATUS, STATUSES};
+use super::fields::{DEFAULT_DURATION_SECS, HEADLINE, NAME, STATUS, STATUSES};
 use crate::http::ctx::PageRequest;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, DeviceId, Kind, PromotionId, TypedId};
 use crate::routes::crud::{self, Time};
-use crate::routes::present;
+use crate::routes::optional::present;
 use crate::validate::Errors;
 use serde::{Deserialize, Serialize};
 
@@ -112,7 +112,7 @@ pub(crate) fn page_for_device(
     let mut all: Vec<(&str, rusqlite::types::Value)> =
         vec![("j.device_id = ?", device_id.to_string().into())];
     all.extend(filters.iter().cloned());
-    crate::routes::fetch_page(
+    crate::routes::queries::fetch_page(
         conn,
         &format!("SELECT {AD_COLUMNS} FROM ad_assignments j JOIN ads a ON a.id = j.ad_id"),
         "a.company_id",
@@ -174,7 +174,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             crud::authorized_owner(ctx, &conn, "devices", &device)?;
             page_for_device(&conn, &device, &companies, &filters, &page)?
         }
-        None => crate::routes::fetch_page(
+        None => crate::routes::queries::fetch_page(
             &conn,
             &format!("SELECT {AD_COLUMNS} FROM ads a"),
             "a.company_id",
@@ -336,15 +336,15 @@ struct AdUpdate {
     headline: Option<String>,
     #[serde(default, deserialize_with = "present")]
     status: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     media_id: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     promotion_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     duration_seconds: Option<i64>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     starts_at: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     ends_at: Option<Option<String>>,
 }
 
@@ -430,7 +430,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             input.media_id.as_ref().and_then(|m| m.as_deref()),
             input.promotion_id.as_ref().and_then(|p| p.as_deref()),
         )?;
-        crate::routes::update_versioned(tx, "ads", "id", &id, now, &sets)?;
+        crate::routes::queries::update_versioned(tx, "ads", "id", &id, now, &sets)?;
         let ad = load(tx, &id)?;
         crud::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
         Ok(Response::ok(&ad).with_etag(ad.version))

@@ -1,46 +1,21 @@
 //! An ad's assignments to devices (screens): assign, unassign.
 
 use super::ad::authorized_owner;
+use super::assignment::assignment;
+use super::payloads::unassigned;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
-use crate::routes::crud::{self, Time};
+use crate::routes::crud;
+use crate::routes::payload::{self, Subject};
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AdAssignmentCreate {
     device_id: String,
-}
-
-/// An ad's assignment to a device. Field order is the order of the JSON members.
-#[derive(Serialize)]
-pub(super) struct Assignment<'a> {
-    object: &'static str,
-    ad_id: &'a str,
-    device_id: &'a str,
-    company_id: &'a str,
-    assigned_at: Time,
-    newly_assigned: bool,
-}
-
-pub(super) fn assignment<'a>(
-    ad: &'a str,
-    device: &'a str,
-    company: &'a str,
-    at: i64,
-    newly: bool,
-) -> Assignment<'a> {
-    Assignment {
-        object: "ad_assignment",
-        ad_id: ad,
-        device_id: device,
-        company_id: company,
-        assigned_at: Time(at),
-        newly_assigned: newly,
-    }
 }
 
 pub(super) fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -121,14 +96,15 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?
         .execute([device.as_str(), id.as_str()])?;
         let hints = json!({"device_id": device});
-        crate::routes::payloads::record(
-            tx,
-            &ctx.app.settings,
-            "ad.unassigned",
-            &company,
-            &id,
-            hints.as_object().unwrap_or(&serde_json::Map::new()),
-        )?;
+        let no_hints = serde_json::Map::new();
+        let subject = Subject {
+            conn: tx,
+            settings: &ctx.app.settings,
+            company: &company,
+            id: &id,
+            hints: hints.as_object().unwrap_or(&no_hints),
+        };
+        payload::record(&subject, "ad.unassigned", "ad", unassigned)?;
         Ok(Response::no_content())
     })
 }

@@ -8,10 +8,12 @@
 //! screen already as asked is reported unchanged and emits nothing, so retrying is harmless.
 
 use super::ad::authorized_owner;
-use super::assignments::assignment;
+use super::assignment::assignment;
+use super::payloads::unassigned;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
+use crate::routes::payload::{self, Subject};
 use crate::validate::Errors;
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -243,14 +245,15 @@ fn unassign_one(
         )?
         .execute([device, ad.as_str()])?;
         let hints = json!({"device_id": device});
-        crate::routes::payloads::record(
-            tx,
-            &ctx.app.settings,
-            "ad.unassigned",
+        let no_hints = serde_json::Map::new();
+        let subject = Subject {
+            conn: tx,
+            settings: &ctx.app.settings,
             company,
-            ad,
-            hints.as_object().unwrap_or(&serde_json::Map::new()),
-        )?;
+            id: ad,
+            hints: hints.as_object().unwrap_or(&no_hints),
+        };
+        payload::record(&subject, "ad.unassigned", "ad", unassigned)?;
     }
     Ok(Item {
         device_id: device.to_string(),

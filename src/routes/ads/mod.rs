@@ -10,32 +10,28 @@
 //! preview taken before is stale.
 
 mod ad;
+mod assignment;
 mod assignments;
 mod batch;
+mod fields;
 mod payloads;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{described, id_schema, OneOf, Text};
+use crate::validate::{described, id_schema};
 use ad::{create, delete, get, list, update};
 use assignments::{assign, unassign};
+use fields::{DEFAULT_DURATION_SECS, HEADLINE, MAX_DEVICE_IDS, NAME, STATUS};
 use serde_json::{json, Value};
 
 pub(crate) use ad::page_for_device;
 pub use ad::Ad;
+pub use fields::STATUSES;
 pub use payloads::payloads;
 
 const READ: Action = Action::Use(Area::Ads, Level::Read);
 const WRITE: Action = Action::Use(Area::Ads, Level::Write);
-
-pub const STATUSES: &[&str] = &["draft", "active", "paused", "archived"];
-const STATUS: OneOf = OneOf(STATUSES);
-const NAME: Text = Text::new(1, 100);
-const HEADLINE: Text = Text::new(1, 200);
-/// `device_ids` in an ad lists at most this many; `device_count` has the total.
-const MAX_DEVICE_IDS: i64 = 100;
-const DEFAULT_DURATION_SECS: i64 = 15;
 
 /// The arguments of the assignment tools: the ad, then the screen.
 const AD_AND_DEVICE: &[(&str, &str)] = &[

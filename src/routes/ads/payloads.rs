@@ -1,10 +1,10 @@
 //! The ads area's event payloads ([`crate::routes::payloads`]): an ad as `GET /ads/{id}` shows it,
 //! and its assignment to a screen.
 
-use super::assignments::assignment;
+use super::assignment::assignment;
 use crate::http::ApiError;
 use crate::ids::{AdId, Kind};
-use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value};
 
@@ -116,7 +116,7 @@ fn assigned(s: &Subject<'_>) -> Result<Value, ApiError> {
 }
 
 /// `ad.unassigned`: which ad left which screen.
-fn unassigned(s: &Subject<'_>) -> Result<Value, ApiError> {
+pub(super) fn unassigned(s: &Subject<'_>) -> Result<Value, ApiError> {
     let device = device_of(s)?;
     Ok(
         json!({"object": "ad_assignment", "ad_id": s.id, "device_id": device, "company_id": s.company}),

@@ -1,7 +1,7 @@
 //! A device's playback diagnostics: heartbeat age and status, current ad, recent errors.
 
 use super::device::{authorized_owner, status_of, Clock};
-use super::MAX_PLAYBACK_ERRORS;
+use super::fields::MAX_PLAYBACK_ERRORS;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::DeviceId;
 use crate::routes::crud::{self, Time};

@@ -2,12 +2,13 @@
 
 use super::device::{authorized_owner, Clock};
 use super::diagnostics::diagnostics;
-use super::{
+use super::fields::{
     KEPT_PLAYBACK_ERRORS, MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, PLAYBACK_MESSAGE,
 };
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
-use crate::routes::present;
+use crate::routes::optional::present;
+use crate::routes::payload::{self, Subject};
 use crate::validate::Errors;
 use serde::Deserialize;
 use serde_json::json;
@@ -38,7 +39,7 @@ struct PlaybackErrorIn {
 struct Heartbeat {
     #[serde(default, deserialize_with = "present")]
     app_version: Option<String>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     current_ad_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     storage_used_mb: Option<i64>,
@@ -198,13 +199,19 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         super::presence::heartbeat_arrived(tx, &id, &company, clock.offline_after)?;
         let diag = diagnostics(tx, &id, clock)?;
         let hints = json!({"playback_errors_reported": reported.len()});
-        crate::routes::payloads::record(
-            tx,
-            &ctx.app.settings,
+        let no_hints = serde_json::Map::new();
+        let subject = Subject {
+            conn: tx,
+            settings: &ctx.app.settings,
+            company: &company,
+            id: &id,
+            hints: hints.as_object().unwrap_or(&no_hints),
+        };
+        payload::record(
+            &subject,
             "device.heartbeat",
-            &company,
-            &id,
-            hints.as_object().unwrap_or(&serde_json::Map::new()),
+            "device",
+            super::payloads::heartbeat,
         )?;
         Ok(Response::ok(&diag))
     })

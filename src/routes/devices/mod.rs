@@ -11,6 +11,8 @@
 mod device;
 pub mod device_json;
 mod diagnostics;
+mod fields;
+mod handlers;
 mod health;
 mod heartbeat;
 mod payloads;
@@ -21,9 +23,15 @@ mod report;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{described, id_schema, OneOf, Text};
-use device::{create, delete, get, list, list_ads, update};
+use crate::validate::{described, id_schema, OneOf};
 use diagnostics::get_diagnostics;
+pub(crate) use fields::KEPT_PLAYBACK_ERRORS;
+use fields::{
+    LOCATION, MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, NAME, ORIENTATION, PLATFORM,
+    PLAYBACK_MESSAGE, STATUS,
+};
+pub use fields::{ORIENTATIONS, PLATFORMS, STATUSES};
+use handlers::{create, delete, get, list, list_ads, update};
 use heartbeat::heartbeat;
 pub use payloads::payloads;
 use playbacks::{MAX_PLAY_SECS, SOURCES};
@@ -33,32 +41,7 @@ use serde_json::{json, Value};
 const READ: Action = Action::Use(Area::Devices, Level::Read);
 const WRITE: Action = Action::Use(Area::Devices, Level::Write);
 
-/// The `platform` CHECK of the `devices` table.
-pub const PLATFORMS: &[&str] = &[
-    "android",
-    "tizen",
-    "webos",
-    "brightsign",
-    "windows",
-    "linux",
-];
-pub const ORIENTATIONS: &[&str] = &["landscape", "portrait"];
-pub const STATUSES: &[&str] = &["online", "offline", "never_seen"];
-
-const NAME: Text = Text::new(1, 100);
-const LOCATION: Text = Text::new(0, 200);
-const PLAYBACK_MESSAGE: Text = Text::new(1, 500);
-const PLATFORM: OneOf = OneOf(PLATFORMS);
-const ORIENTATION: OneOf = OneOf(ORIENTATIONS);
-const STATUS: OneOf = OneOf(STATUSES);
 const SOURCE: OneOf = OneOf(SOURCES);
-
-/// Playback errors kept per device; older ones are pruned on heartbeat so the table stays bounded.
-pub(crate) const KEPT_PLAYBACK_ERRORS: i64 = 100;
-/// Playback errors reported by one heartbeat, and shown by diagnostics.
-const MAX_PLAYBACK_ERRORS: usize = 20;
-const MAX_STORAGE_MB: i64 = 100_000_000;
-const MAX_UPTIME_SECS: i64 = 3_153_600_000;
 
 pub fn routes() -> Vec<Route> {
     vec![

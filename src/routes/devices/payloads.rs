@@ -6,7 +6,7 @@ use super::device::{self, Clock};
 use super::diagnostics::diagnostics;
 use crate::http::ApiError;
 use crate::ids::{DeviceId, Kind, PlaybackId, TypedId};
-use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
@@ -20,7 +20,7 @@ pub fn payloads() -> Vec<Payload> {
             .example_where("o.last_heartbeat_at < (SELECT max(last_heartbeat_at) FROM devices) - 3600"),
         Payload::new("device.online", "A screen reported in again after being reported offline: the screen, `status` `online`.", Kind::Device, "device", schema_ref("Device"), shown)
             .example_where("o.last_heartbeat_at >= (SELECT max(last_heartbeat_at) FROM devices) - 60"),
-        Payload::new("device.playback_recorded", "A player reported a play (POST /devices/{id}/playbacks): the play.", Kind::Playback, "playback", schema_ref("Playback"), super::playbacks::shown),
+        Payload::new("device.playback_recorded", "A player reported a play (POST /devices/{id}/playbacks): the play.", Kind::Playback, "playback", schema_ref("Playback"), recorded),
     ]
 }
 
@@ -45,7 +45,7 @@ fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
 
 /// `device.heartbeat`: what the screen reported, from its diagnostics; hint
 /// `playback_errors_reported` (how many errors the heartbeat carried, 0 if not given).
-fn heartbeat(s: &Subject<'_>) -> Result<Value, ApiError> {
+pub(super) fn heartbeat(s: &Subject<'_>) -> Result<Value, ApiError> {
     let id = DeviceId::parse(s.id).ok_or_else(|| ApiError::not_found("device", s.id))?;
     let clock = Clock {
         now: crate::time::now(),
@@ -78,6 +78,11 @@ fn heartbeat_schema() -> Value {
 }
 
 /// The play a `device.playback_recorded` names.
-pub(super) fn playback_id(id: &str) -> Result<PlaybackId, ApiError> {
+fn playback_id(id: &str) -> Result<PlaybackId, ApiError> {
     PlaybackId::parse(id).ok_or_else(|| ApiError::not_found("playback", id))
+}
+
+/// `device.playback_recorded`: the play as `POST /devices/{id}/playbacks` answered it.
+fn recorded(s: &Subject<'_>) -> Result<Value, ApiError> {
+    to_data(&super::playbacks::load(s.conn, &playback_id(s.id)?)?)
 }

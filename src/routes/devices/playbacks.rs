@@ -164,17 +164,13 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 /// A play as `POST /devices/{id}/playbacks` answered it: the `data` of `device.playback_recorded`.
-pub(super) fn shown(
-    s: &crate::routes::payloads::Subject<'_>,
-) -> Result<serde_json::Value, ApiError> {
-    let id = super::payloads::playback_id(s.id)?;
-    let playback = crud::load(
-        s.conn,
+pub(super) fn load(conn: &rusqlite::Connection, id: &PlaybackId) -> Result<Playback, ApiError> {
+    crud::load(
+        conn,
         &format!("{PLAYBACK_SELECT} WHERE id = ?1"),
-        &id,
+        id,
         Playback::from_row,
-    )?;
-    crate::routes::payloads::to_data(&playback)
+    )
 }
 
 /// An optional RFC 3339 query parameter.

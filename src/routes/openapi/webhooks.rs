@@ -2,7 +2,7 @@
 //! its body's schema and an example, both from the payload catalogue
 //! ([`crate::routes::payloads`]), the same as `GET /webhook-event-types`.
 
-use crate::routes::payloads::{catalogue, examples};
+use crate::routes::payloads::{catalogue, documented_schema, examples};
 use serde_json::{json, Map, Value};
 
 /// The section, built once per process (the catalogue and its examples are fixed).
@@ -25,7 +25,7 @@ fn build() -> Value {
     let mut out = Map::new();
     for p in catalogue() {
         let example = examples.get(p.event_type).cloned().unwrap_or(Value::Null);
-        let schema = p.documented_schema();
+        let schema = documented_schema(p);
         let operation = json!({
             "operationId": format!("event_{}", p.event_type.replace('.', "_")),
             "tags": ["webhooks"],

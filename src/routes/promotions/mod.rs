@@ -14,6 +14,9 @@
 //!   `crate::routes::scan` (the public short link that records a scan).
 
 mod activation;
+mod fields;
+mod handlers;
+mod links;
 mod payloads;
 mod promotion;
 pub mod qr_codes;
@@ -25,10 +28,12 @@ mod timeline;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{described, id_schema, url_pattern, OneOf, Text, UrlSchemes};
+use crate::validate::{described, id_schema, url_pattern, OneOf, UrlSchemes};
 use activation::{activate, deactivate};
+use fields::{DESCRIPTION, NAME, QR_FORMATS, QR_LABEL};
+pub use fields::{MAX_ACTIVATION_COST, STATES};
+use handlers::{create, get, list, update};
 pub use payloads::payloads;
-use promotion::{create, get, list, update};
 pub use promotion::{state, Promotion};
 use qr_codes::{create_qr_code, delete_qr_code, get_qr_code, list_qr_codes};
 use qr_image::qr_image;
@@ -39,15 +44,6 @@ pub use timeline::PromotionWindows;
 
 const READ: Action = Action::Use(Area::Promotions, Level::Read);
 const WRITE: Action = Action::Use(Area::Promotions, Level::Write);
-
-pub const STATES: &[&str] = &["active", "inactive", "expired", "scheduled"];
-/// The renderings of a QR code image (`?format=`).
-const QR_FORMATS: &[&str] = &["svg", "png"];
-const NAME: Text = Text::new(1, 100);
-/// A QR code's placement label ("Entrance screen"); empty when not given.
-const QR_LABEL: Text = Text::new(0, 100);
-const DESCRIPTION: Text = Text::new(0, 1000);
-pub const MAX_ACTIVATION_COST: i64 = 100_000;
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -262,12 +258,6 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         .collect();
     let utm_in = json!({"type":"object","additionalProperties":false,"properties":utm_in,
         "description":"UTM parameters appended to the target URL on redirect (`utm_source`, …), in this order."});
-    let utm_null: serde_json::Map<String, Value> = qr_codes::UTM_KEYS
-        .iter()
-        .map(|k| (k.to_string(), json!({"type":["string","null"]})))
-        .collect();
-    let utm_out = json!({"type":"object","additionalProperties":false,"required":qr_codes::UTM_KEYS,
-        "properties":utm_null});
     let by_class: serde_json::Map<String, Value> = scans::AGENT_CLASSES
         .iter()
         .map(|k| (k.to_string(), json!({"type":"integer","minimum":0})))
@@ -316,24 +306,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "PromotionUpdate",
             json!({"type":"object","additionalProperties":false,"minProperties":1,"properties":fields}),
         ),
-        (
-            "QrCode",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","promotion_id","label","code","short_url","target_url","utm","redirect_url",
-                    "scan_count","last_scanned_at","image_svg","image_png_url","created_at"],
-                "properties":{"id":{"type":"string","pattern":"^qr_"},"object":{"const":"qr_code"},
-                    "promotion_id":{"type":"string"},"label":{"type":"string"},
-                    "code":{"type":"string","pattern":"^[0-9A-Za-z]{8,32}$","description":"The short code: `short_url` is `{server.public_base_url}/q/{code}`."},
-                    "short_url":{"type":"string","description":"What the images encode; opening it counts a scan and redirects to `redirect_url`."},
-                    "target_url":{"type":"string","description":"Where the code leads: on the promotion's landing host, or the sandbox's landing page `{server.public_base_url}/l/{code}` when the promotion has no landing URL."},
-                    "utm":utm_out,
-                    "redirect_url":{"type":"string","description":"`target_url` with the UTM parameters: where a scan lands."},
-                    "scan_count":{"type":"integer","minimum":0},
-                    "last_scanned_at":ts_null,
-                    "image_svg":{"type":"string","description":"The QR code as an SVG document."},
-                    "image_png_url":{"type":"string","description":"Path of the PNG rendering."},
-                    "created_at":ts}}),
-        ),
+        ("QrCode", qr_codes::schema()),
         (
             "QrCodeCreate",
             json!({"type":"object","additionalProperties":false,

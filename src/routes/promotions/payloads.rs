@@ -3,7 +3,7 @@
 
 use crate::http::ApiError;
 use crate::ids::{Kind, PromotionId};
-use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
@@ -43,11 +43,7 @@ fn qr_created(s: &Subject<'_>) -> Result<Value, ApiError> {
 
 /// The `QrCode` schema without `image_svg`.
 fn qr_code_schema() -> Value {
-    let mut schema = super::schemas()
-        .into_iter()
-        .find(|(name, _)| *name == "QrCode")
-        .map(|(_, s)| s)
-        .unwrap_or_else(|| json!({"type":"object"}));
+    let mut schema = super::qr_codes::schema();
     if let Some(props) = schema["properties"].as_object_mut() {
         props.remove("image_svg");
     }

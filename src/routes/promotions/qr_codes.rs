@@ -9,9 +9,10 @@
 //! target is stored as the path `/l/{code}` (the redirect stays on the host the phone scanned) and
 //! shown under the public base URL.
 
+use super::fields::QR_LABEL;
+use super::links::{absolute, short_url};
 use super::promotion::load_visible;
 use super::qr_image::qr_svg;
-use super::QR_LABEL;
 use crate::http::response::Listed;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{PromotionId, QrCodeId, TypedId};
@@ -19,6 +20,7 @@ use crate::routes::crud::{self, Named, Time};
 use crate::validate::{is_url, Errors, Text, UrlSchemes};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 /// Characters of a new short code: 62^10 ≈ 8·10^17 codes, so guessing one is hopeless.
 pub const CODE_LEN: usize = 10;
@@ -91,27 +93,32 @@ const QR_SELECT: &str = "SELECT q.id, q.promotion_id, p.company_id, q.label, q.c
     q.scan_count, q.last_scanned_at, q.created_at, q.version
     FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id";
 
-/// The base every sandbox link starts with: `server.public_base_url`, or the bound address.
-fn base(settings: &crate::config::Settings) -> String {
-    match &settings.public_base_url {
-        Some(b) => b.clone(),
-        None => crate::config::public_base_url_for(settings.listen),
-    }
-}
-
-/// The short URL a code's images encode.
-pub fn short_url(settings: &crate::config::Settings, code: &str) -> String {
-    format!("{}/q/{code}", base(settings))
-}
-
-/// A stored target or redirect as the API shows it: the sandbox's own landing page is stored as a
-/// path (`/l/{code}`, so the redirect stays on the host a phone scanned) and shown under the base.
-fn absolute(settings: &crate::config::Settings, stored: String) -> String {
-    if stored.starts_with('/') {
-        format!("{}{stored}", base(settings))
-    } else {
-        stored
-    }
+/// The `QrCode` schema: a code as [`QrCode`] serializes it, its image included. The area's
+/// schemas name it; `qr_code.created` shows it without the image.
+pub(super) fn schema() -> Value {
+    let ts = json!({"type":"string","format":"date-time"});
+    let ts_null = json!({"type":["string","null"],"format":"date-time"});
+    let utm_null: serde_json::Map<String, Value> = UTM_KEYS
+        .iter()
+        .map(|k| (k.to_string(), json!({"type":["string","null"]})))
+        .collect();
+    let utm_out = json!({"type":"object","additionalProperties":false,"required":UTM_KEYS,
+        "properties":utm_null});
+    json!({"type":"object","additionalProperties":false,
+        "required":["id","object","promotion_id","label","code","short_url","target_url","utm","redirect_url",
+            "scan_count","last_scanned_at","image_svg","image_png_url","created_at"],
+        "properties":{"id":{"type":"string","pattern":"^qr_"},"object":{"const":"qr_code"},
+            "promotion_id":{"type":"string"},"label":{"type":"string"},
+            "code":{"type":"string","pattern":"^[0-9A-Za-z]{8,32}$","description":"The short code: `short_url` is `{server.public_base_url}/q/{code}`."},
+            "short_url":{"type":"string","description":"What the images encode; opening it counts a scan and redirects to `redirect_url`."},
+            "target_url":{"type":"string","description":"Where the code leads: on the promotion's landing host, or the sandbox's landing page `{server.public_base_url}/l/{code}` when the promotion has no landing URL."},
+            "utm":utm_out,
+            "redirect_url":{"type":"string","description":"`target_url` with the UTM parameters: where a scan lands."},
+            "scan_count":{"type":"integer","minimum":0},
+            "last_scanned_at":ts_null,
+            "image_svg":{"type":"string","description":"The QR code as an SVG document."},
+            "image_png_url":{"type":"string","description":"Path of the PNG rendering."},
+            "created_at":ts}})
 }
 
 impl QrCode {
@@ -173,7 +180,7 @@ pub(crate) fn created_data(
     id: &str,
 ) -> Result<serde_json::Value, ApiError> {
     let id = QrCodeId::parse(id).ok_or_else(|| ApiError::not_found("QR code", id))?;
-    let mut payload = crate::routes::payloads::to_data(&load(settings, conn, &id)?)?;
+    let mut payload = crate::routes::payload::to_data(&load(settings, conn, &id)?)?;
     if let Some(o) = payload.as_object_mut() {
         o.remove("image_svg");
     }

@@ -1,6 +1,6 @@
 //! A QR code as an image, SVG or PNG, encoding the code's short URL (`{public_base_url}/q/{code}`).
 
-use super::qr_codes::short_url;
+use super::links::short_url;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::QrCodeId;
 use crate::routes::crud;
@@ -66,7 +66,7 @@ pub fn qr_png(url: &str) -> Result<Vec<u8>, ApiError> {
 
 pub(super) fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let format = ctx
-        .query_enum("format", super::QR_FORMATS)?
+        .query_enum("format", super::fields::QR_FORMATS)?
         .unwrap_or_else(|| "svg".into());
     // After the format: a bad `format` is reported before an unknown id, as it always was.
     let id: QrCodeId = ctx.path()?;

@@ -1,6 +1,6 @@
 //! "Which QR codes scan most?" across every promotion the key can see: one ranked answer.
 
-use super::READ;
+use crate::auth::{Action, Area, Level};
 use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
@@ -13,7 +13,10 @@ const DEFAULT_LIMIT: i64 = 10;
 const MAX_LIMIT: i64 = 100;
 
 pub(super) fn route() -> Route {
-    Route::get("/qr-codes/ranking", "getQrCodeRanking", READ, ranking)
+    Route::get("/qr-codes/ranking", "getQrCodeRanking",
+        Action::Use(Area::Promotions, Level::Read),
+        ranking,
+    )
         .describe("The QR codes of every visible company's promotions (or one company's), ranked by scans: all time, or scans in `[from, to)` when either is given. Ties: the code made first ranks first. Needs `promotions:read`.")
         .tool(Tool::read(
             "rank_qr_codes",
@@ -97,7 +100,7 @@ fn ranking(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             rank: 0,
             qr_code_id: r.get(0)?,
             label: r.get(1)?,
-            short_url: super::qr_codes::short_url(settings, &r.get::<_, String>(2)?),
+            short_url: super::links::short_url(settings, &r.get::<_, String>(2)?),
             promotion_id: r.get(3)?,
             promotion_name: r.get(4)?,
             company_id: r.get(5)?,

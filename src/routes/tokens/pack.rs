@@ -1,11 +1,43 @@
 //! One token pack of the catalogue.
 
-use super::TokenPack;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{TokenPackId, TypedId};
-use crate::routes::crud;
+use crate::routes::crud::{self, Time};
+use serde::Serialize;
+
+/// A token pack of the catalogue. Field order is the order of the JSON members.
+#[derive(Serialize)]
+pub(super) struct TokenPack {
+    id: String,
+    object: &'static str,
+    name: String,
+    tokens: i64,
+    price_cents: i64,
+    currency: String,
+    created_at: Time,
+}
+
+impl TokenPack {
+    pub(super) fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<TokenPack> {
+        Ok(TokenPack {
+            id: r.get("id")?,
+            object: "token_pack",
+            name: r.get("name")?,
+            tokens: r.get("tokens")?,
+            price_cents: r.get("price_cents")?,
+            currency: r.get("currency")?,
+            created_at: Time(r.get("created_at")?),
+        })
+    }
+}
+
+impl crate::http::response::Listed for TokenPack {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
 
 pub(super) fn route() -> Route {
     Route::get(

@@ -4,7 +4,7 @@
 use crate::http::ApiError;
 use crate::ids::Kind;
 use crate::ledger::{self, Purchase};
-use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {

@@ -7,7 +7,8 @@
 //! decides first. Inside a dry run (the MCP preview) nothing is sent: the answer is the delivery
 //! as the attempt will leave it, with the receiver's part unknown.
 
-use super::{load_visible, READ, WRITE};
+use super::access::{READ, WRITE};
+use super::webhook::load_visible;
 use crate::http::response::UNKNOWN_UNTIL_APPLIED;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
@@ -345,7 +346,7 @@ fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let next = ctx.app.db.write(|tx| {
         let current = load_visible(ctx, tx, &hook)?;
-        let payload = super::payloads::test(&crate::routes::payloads::Subject {
+        let payload = super::payloads::test(&crate::routes::payload::Subject {
             conn: tx,
             settings: &ctx.app.settings,
             company: &current.company_id,

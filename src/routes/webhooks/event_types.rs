@@ -3,7 +3,7 @@
 //! ([`crate::routes::payloads`]): the example is what the type's builder makes of the demo world.
 
 use crate::http::{ApiError, Ctx, Response};
-use crate::routes::payloads::{catalogue, examples};
+use crate::routes::payloads::{catalogue, documented_schema, examples};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -34,7 +34,7 @@ pub(super) fn list(_ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             event_type: p.event_type,
             description: p.description,
             object_type: p.resource,
-            schema: p.documented_schema(),
+            schema: documented_schema(p),
             example: examples.get(p.event_type).cloned().unwrap_or(Value::Null),
         })
         .collect();

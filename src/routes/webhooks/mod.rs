@@ -5,29 +5,30 @@
 //! itself is [`crate::webhooks`]; the delivery log and its control are [`deliveries`]; the event
 //! types and their examples are [`event_types`].
 
+mod access;
 pub mod deliveries;
 mod event_types;
 mod payloads;
 mod rotate;
 mod tools;
+mod webhook;
 
 pub use payloads::payloads;
+pub use webhook::Webhook;
+use webhook::{load, load_visible, WEBHOOK_SELECT};
 
-use crate::auth::{Action, Area, Level};
 use crate::events::EVENT_TYPES;
 use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, TypedId, WebhookId};
 use crate::outbound::{self, TargetPolicy};
-use crate::routes::crud::{self, Time};
-use crate::routes::fetch_page;
+use crate::routes::crud;
+use crate::routes::queries::fetch_page;
 use crate::validate::{id_schema, is_url, url_host, url_pattern, Errors, Text, UrlSchemes};
-use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
+use access::{READ, WRITE};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub(super) const READ: Action = Action::Use(Area::Webhooks, Level::Read);
-pub(super) const WRITE: Action = Action::Use(Area::Webhooks, Level::Write);
 const DESCRIPTION: Text = Text::new(0, 500);
 
 pub fn routes() -> Vec<Route> {
@@ -105,29 +106,11 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let props = json!({"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook"},
-        "company_id":{"type":"string"},"url":{"type":"string"},"description":{"type":"string"},
-        "event_types":{"type":"array","items":{"type":"string","enum":EVENT_TYPES}},
-        "enabled":{"type":"boolean"},
-        "secret_last4":{"type":"string","description":"The last four characters of the signing secret."},
-        "created_at":ts,"updated_at":ts});
-    let required = json!([
-        "id",
-        "object",
-        "company_id",
-        "url",
-        "description",
-        "event_types",
-        "enabled",
-        "secret_last4",
-        "created_at",
-        "updated_at"
-    ]);
-    let mut with_secret = props.clone();
+    let webhook = webhook::schema();
+    let mut with_secret = webhook["properties"].clone();
     with_secret["secret"] = json!({"type":"string","pattern":"^whsec_[0-9A-Za-z]{32}$",
         "description":"The signing secret. Shown only in this response."});
-    let mut with_secret_required = required.clone();
+    let mut with_secret_required = webhook["required"].clone();
     if let Some(a) = with_secret_required.as_array_mut() {
         a.push(json!("secret"));
     }
@@ -145,10 +128,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     let mut create_fields = fields.clone();
     create_fields["company_id"] = id_schema(Kind::Company);
     let mut out = vec![
-        (
-            "Webhook",
-            json!({"type":"object","additionalProperties":false,"required":required,"properties":props}),
-        ),
+        ("Webhook", webhook),
         (
             "WebhookWithSecret",
             json!({"type":"object","additionalProperties":false,"required":with_secret_required,
@@ -174,82 +154,6 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ];
     out.extend(deliveries::schemas());
     out
-}
-
-/// A webhook as the API returns it: the secret reduced to its last four characters, and shown
-/// whole (`secret`, last) only in the creation response. Field order is the order of the JSON
-/// members.
-#[derive(Serialize)]
-pub struct Webhook {
-    id: String,
-    object: &'static str,
-    pub(super) company_id: String,
-    url: String,
-    description: String,
-    event_types: Vec<String>,
-    enabled: bool,
-    secret_last4: String,
-    created_at: Time,
-    updated_at: Time,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    secret: Option<String>,
-    /// The ETag's version; not a member of the body.
-    #[serde(skip)]
-    version: i64,
-}
-
-const WEBHOOK_SELECT: &str = "SELECT w.id, w.company_id, w.url, w.description, w.event_types,
-    w.enabled, w.secret, w.created_at, w.updated_at, w.version FROM webhooks w";
-
-impl Webhook {
-    /// Reads a row of [`WEBHOOK_SELECT`] by column name, the secret masked.
-    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Webhook> {
-        let types: String = r.get("event_types")?;
-        let secret: String = r.get("secret")?;
-        let chars: Vec<char> = secret.chars().collect();
-        Ok(Webhook {
-            id: r.get("id")?,
-            object: "webhook",
-            company_id: r.get("company_id")?,
-            url: r.get("url")?,
-            description: r.get("description")?,
-            event_types: serde_json::from_str(&types).unwrap_or_default(),
-            enabled: r.get::<i64>("enabled")? == 1,
-            secret_last4: chars[chars.len().saturating_sub(4)..].iter().collect(),
-            created_at: Time(r.get("created_at")?),
-            updated_at: Time(r.get("updated_at")?),
-            secret: None,
-            version: r.get("version")?,
-        })
-    }
-}
-
-impl crate::http::response::Listed for Webhook {
-    fn list_key(&self) -> &str {
-        &self.id
-    }
-}
-
-/// A webhook, unauthorized; missing is 404.
-pub(crate) fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
-    crud::load(
-        conn,
-        &format!("{WEBHOOK_SELECT} WHERE w.id = ?1"),
-        id,
-        Webhook::from_row,
-    )
-}
-
-/// Loads a webhook and checks its company against the route's action; missing and invisible are
-/// the same 404.
-pub(super) fn load_visible(
-    ctx: &Ctx<'_>,
-    conn: &Connection,
-    id: &WebhookId,
-) -> Result<Webhook, ApiError> {
-    let hook = load(conn, id)?;
-    ctx.authorize_company(&hook.company_id, "webhook", id)?;
-    Ok(hook)
 }
 
 /// The URL's shape, then its target: the host must not be an address webhooks may not reach
@@ -403,13 +307,13 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WebhookUpdate {
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     url: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     description: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     event_types: Option<Option<Vec<String>>>,
-    #[serde(default, deserialize_with = "crate::routes::nullable")]
+    #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     enabled: Option<Option<bool>>,
 }
 
@@ -466,7 +370,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let current = load_visible(ctx, tx, &id)?;
         let company = current.company_id;
         ctx.check_if_match(current.version)?;
-        crate::routes::update_versioned(tx, "webhooks", "id", &id, now, &sets)?;
+        crate::routes::queries::update_versioned(tx, "webhooks", "id", &id, now, &sets)?;
         let hook = load(tx, &id)?;
         crud::record(tx, &company, "webhook.updated", "webhook", &id, &hook)?;
         Ok(Response::ok(&hook).with_etag(hook.version))

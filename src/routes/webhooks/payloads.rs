@@ -1,9 +1,10 @@
 //! The webhooks area's event payloads ([`crate::routes::payloads`]): a webhook as `GET
 //! /webhooks/{id}` shows it (secret masked), why it was disabled, and the test event.
 
+use super::webhook::{load, Webhook};
 use crate::http::ApiError;
 use crate::ids::{Kind, WebhookId};
-use crate::routes::payloads::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
@@ -18,9 +19,9 @@ pub fn payloads() -> Vec<Payload> {
     ]
 }
 
-fn webhook(s: &Subject<'_>) -> Result<super::Webhook, ApiError> {
+fn webhook(s: &Subject<'_>) -> Result<Webhook, ApiError> {
     let id = WebhookId::parse(s.id).ok_or_else(|| ApiError::not_found("webhook", s.id))?;
-    super::load(s.conn, &id)
+    load(s.conn, &id)
 }
 
 fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
@@ -50,11 +51,7 @@ fn disabled(s: &Subject<'_>) -> Result<Value, ApiError> {
 }
 
 fn disabled_schema() -> Value {
-    let mut schema = super::schemas()
-        .into_iter()
-        .find(|(name, _)| *name == "Webhook")
-        .map(|(_, s)| s)
-        .unwrap_or_else(|| json!({"type":"object"}));
+    let mut schema = super::webhook::schema();
     // The enum by its component's name, as the document names it.
     schema["properties"]["event_types"]["items"] = schema_ref("WebhookEventTypes");
     schema["properties"]["disabled_reason"] =

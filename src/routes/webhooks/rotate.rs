@@ -2,7 +2,8 @@
 //! previous one keeps signing, as a second `v1,` signature in `webhook-signature`, for
 //! `webhooks.rotation_grace_secs`, so a receiver can switch secrets without losing a delivery.
 
-use super::{load, load_visible, Webhook, WRITE};
+use super::access::WRITE;
+use super::webhook::{load, load_visible, Webhook};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{TypedId, WebhookId};

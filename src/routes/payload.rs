@@ -1,0 +1,160 @@
+//! One event type's entry in the payload catalogue ([`crate::routes::payloads`]), what its builder
+//! reads, and the helpers the areas' builders share: the types below every area's `payloads()`.
+//! This file imports no area and not the catalogue (which gathers the areas' entries above them).
+
+use crate::config::Settings;
+use crate::http::ApiError;
+use crate::ids::Kind;
+use rusqlite::Connection;
+use serde_json::{json, Map, Value};
+
+/// Builds an event's `data` from the current state. A closure, so that an entry can carry what it
+/// knows itself (a deletion stub its resource) without asking the catalogue above it.
+pub type Build = Box<dyn Fn(&Subject<'_>) -> Result<Value, ApiError> + Send + Sync>;
+
+/// One event type's entry.
+pub struct Payload {
+    pub event_type: &'static str,
+    pub description: &'static str,
+    /// The kind of object the event is about (`object_id` of a trigger).
+    pub subject: Kind,
+    /// The event's `resource_type` (`GET /events`).
+    pub resource: &'static str,
+    /// The JSON Schema of `data` (`$ref`s point into the OpenAPI document's components).
+    pub schema: Value,
+    pub build: Build,
+    /// A condition on the subject's row (aliased `o`) for this type: a purchase for
+    /// `tokens.purchased`. `1` when any object of the kind will do.
+    pub pick: &'static str,
+    /// Hints the example passes to the builder: what the transition knows that the state does not
+    /// show (which screen an ad was removed from).
+    pub example_hints: Value,
+    /// Which object of the demo world the example shows (SQL on the subject's row `o`), where
+    /// the first one would not look like the event (an offline screen for `device.offline`).
+    pub example_where: &'static str,
+    /// The hints the builder reads (besides the fields of `data` a trigger may set).
+    pub takes: &'static [&'static str],
+}
+
+impl Payload {
+    /// The usual entry: `data` is the object as its `GET` shows it.
+    pub fn new(
+        event_type: &'static str,
+        description: &'static str,
+        subject: Kind,
+        resource: &'static str,
+        schema: Value,
+        build: impl Fn(&Subject<'_>) -> Result<Value, ApiError> + Send + Sync + 'static,
+    ) -> Payload {
+        Payload {
+            event_type,
+            description,
+            subject,
+            resource,
+            schema,
+            build: Box::new(build),
+            pick: "1",
+            example_hints: json!({}),
+            example_where: "1",
+            takes: &[],
+        }
+    }
+
+    /// `<object>.deleted`: the deletion stub `{"id", "object", "deleted": true}`, whose `object`
+    /// is the entry's own resource (every entry of a subject kind names the same one, which a test
+    /// of the catalogue keeps true).
+    pub fn deleted(
+        event_type: &'static str,
+        description: &'static str,
+        subject: Kind,
+        resource: &'static str,
+    ) -> Payload {
+        Payload::new(
+            event_type,
+            description,
+            subject,
+            resource,
+            deleted_schema(subject, resource),
+            move |s| Ok(json!({"id": s.id, "object": resource, "deleted": true})),
+        )
+    }
+
+    pub fn pick(mut self, condition: &'static str) -> Payload {
+        self.pick = condition;
+        self
+    }
+
+    pub fn example_where(mut self, condition: &'static str) -> Payload {
+        self.example_where = condition;
+        self
+    }
+
+    pub fn takes(mut self, hints: &'static [&'static str]) -> Payload {
+        self.takes = hints;
+        self
+    }
+
+    pub fn example_hints(mut self, hints: Value) -> Payload {
+        self.example_hints = hints;
+        self
+    }
+
+    /// The schema of a whole delivery body of this type.
+    pub fn body_schema(&self) -> Value {
+        json!({"type":"object","additionalProperties":false,"required":["id","type","timestamp","data"],
+            "properties":{
+                "id":{"type":"string","pattern":"^evt_","description":"The event id; also the `webhook-id` header. Deduplicate by it."},
+                "type":{"const":self.event_type},
+                "timestamp":{"type":"string","format":"date-time","description":"When the event happened (sandbox clock)."},
+                "data":self.schema}})
+    }
+}
+
+/// What a builder reads: the object, its company, and the caller's hints.
+pub struct Subject<'a> {
+    pub conn: &'a Connection,
+    pub settings: &'a Settings,
+    pub company: &'a str,
+    pub id: &'a str,
+    /// What the transition knows that the state does not show (which device an ad was assigned
+    /// to), or a trigger's `data`. Builders read only the hints they document.
+    pub hints: &'a Map<String, Value>,
+}
+
+impl Subject<'_> {
+    pub fn hint_str(&self, name: &str) -> Option<&str> {
+        self.hints.get(name).and_then(Value::as_str)
+    }
+}
+
+fn deleted_schema(subject: Kind, object: &'static str) -> Value {
+    json!({"type":"object","additionalProperties":false,"required":["id","object","deleted"],
+        "properties":{"id":{"type":"string","pattern":format!("^{}_", subject.prefix())},
+            "object":{"const":object},"deleted":{"const":true}}})
+}
+
+/// A `$ref` to a named schema of the OpenAPI document.
+pub fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// Serializes a typed value into an event's `data`.
+pub fn to_data<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::Internal(format!("event payload: {e}")))
+}
+
+/// Records `event_type` about the subject, with the `data` its builder returns, and its deliveries,
+/// in `s.conn`: what a transition calls where it does not hold the resource, so that the payload is
+/// the catalogue's. `build` is the builder of the type's entry in its area's `payloads()`. Returns
+/// the event id.
+pub fn record(
+    s: &Subject<'_>,
+    event_type: &str,
+    resource: &str,
+    build: fn(&Subject<'_>) -> Result<Value, ApiError>,
+) -> Result<String, ApiError> {
+    let data = build(s)?;
+    Ok(crate::events::record(
+        s.conn, s.company, event_type, resource, s.id, &data,
+    )?)
+}

@@ -1,0 +1,112 @@
+//! A webhook as the API shows it, its schema and its loaders: below the handlers, the deliveries,
+//! the rotation and the area's payloads; it imports none of them.
+
+use crate::events::EVENT_TYPES;
+use crate::http::{ApiError, Ctx};
+use crate::ids::WebhookId;
+use crate::routes::crud::{self, Time};
+use rusqlite::Connection;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// A webhook as the API returns it: the secret reduced to its last four characters, and shown
+/// whole (`secret`, last) only in the creation response. Field order is the order of the JSON
+/// members.
+#[derive(Serialize)]
+pub struct Webhook {
+    pub(super) id: String,
+    pub(super) object: &'static str,
+    pub(super) company_id: String,
+    pub(super) url: String,
+    pub(super) description: String,
+    pub(super) event_types: Vec<String>,
+    pub(super) enabled: bool,
+    pub(super) secret_last4: String,
+    pub(super) created_at: Time,
+    pub(super) updated_at: Time,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) secret: Option<String>,
+    /// The ETag's version; not a member of the body.
+    #[serde(skip)]
+    pub(super) version: i64,
+}
+
+pub(super) const WEBHOOK_SELECT: &str =
+    "SELECT w.id, w.company_id, w.url, w.description, w.event_types,
+    w.enabled, w.secret, w.created_at, w.updated_at, w.version FROM webhooks w";
+
+impl Webhook {
+    /// Reads a row of [`WEBHOOK_SELECT`] by column name, the secret masked.
+    pub(super) fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Webhook> {
+        let types: String = r.get("event_types")?;
+        let secret: String = r.get("secret")?;
+        let chars: Vec<char> = secret.chars().collect();
+        Ok(Webhook {
+            id: r.get("id")?,
+            object: "webhook",
+            company_id: r.get("company_id")?,
+            url: r.get("url")?,
+            description: r.get("description")?,
+            event_types: serde_json::from_str(&types).unwrap_or_default(),
+            enabled: r.get::<i64>("enabled")? == 1,
+            secret_last4: chars[chars.len().saturating_sub(4)..].iter().collect(),
+            created_at: Time(r.get("created_at")?),
+            updated_at: Time(r.get("updated_at")?),
+            secret: None,
+            version: r.get("version")?,
+        })
+    }
+}
+
+impl crate::http::response::Listed for Webhook {
+    fn list_key(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A webhook, unauthorized; missing is 404.
+pub(crate) fn load(conn: &Connection, id: &WebhookId) -> Result<Webhook, ApiError> {
+    crud::load(
+        conn,
+        &format!("{WEBHOOK_SELECT} WHERE w.id = ?1"),
+        id,
+        Webhook::from_row,
+    )
+}
+
+/// Loads a webhook and checks its company against the route's action; missing and invisible are
+/// the same 404.
+pub(super) fn load_visible(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    id: &WebhookId,
+) -> Result<Webhook, ApiError> {
+    let hook = load(conn, id)?;
+    ctx.authorize_company(&hook.company_id, "webhook", id)?;
+    Ok(hook)
+}
+
+/// The `Webhook` schema: a webhook as [`Webhook`] serializes it (no `secret`). The area's schemas
+/// extend it (`WebhookWithSecret`); `webhook.disabled` adds why.
+pub(super) fn schema() -> Value {
+    let ts = json!({"type":"string","format":"date-time"});
+    let props = json!({"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook"},
+        "company_id":{"type":"string"},"url":{"type":"string"},"description":{"type":"string"},
+        "event_types":{"type":"array","items":{"type":"string","enum":EVENT_TYPES}},
+        "enabled":{"type":"boolean"},
+        "secret_last4":{"type":"string","description":"The last four characters of the signing secret."},
+        "created_at":ts,"updated_at":ts});
+    let required = json!([
+        "id",
+        "object",
+        "company_id",
+        "url",
+        "description",
+        "event_types",
+        "enabled",
+        "secret_last4",
+        "created_at",
+        "updated_at"
+    ]);
+    json!({"type":"object","additionalProperties":false,"required":required,"properties":props})
+}
