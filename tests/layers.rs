@@ -482,10 +482,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "issue 44: MCP's catalogue, call and pending by layer",
     ),
     ("routes/", "issue 44: the payload catalogue below the areas"),
-    (
-        "sandbox/",
-        "issue 44: plays below the simulator, the journal below readiness",
-    ),
     ("cli", "issue 44: the demo command's layers below cli.rs"),
 ];
 

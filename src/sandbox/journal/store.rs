@@ -22,6 +22,11 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// The journal file of a database: `<database>.requests`; `None` for a throw-away database.
+pub fn path_for(database: &str) -> Option<std::path::PathBuf> {
+    (database != ":memory:").then(|| std::path::PathBuf::from(format!("{database}.requests")))
+}
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS request_segments (
     first_seq INTEGER PRIMARY KEY,
@@ -92,10 +97,10 @@ pub fn next_number(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
 const SEGMENT_ENTRIES: usize = 512;
 const SEGMENT_BYTES: usize = 256 * 1024;
 
-/// Opens (creating) the journal at `path`, or in memory for a throw-away database. A journal of
-/// the earlier row-per-request layout is converted in place.
+/// Opens (creating) the journal at `path`, or in memory for a throw-away database (a file of an
+/// earlier layout is brought up to date by the journal as it opens it, `super::upgrade`).
 pub fn open(path: Option<&std::path::Path>) -> rusqlite::Result<Connection> {
-    let mut conn = match path {
+    let conn = match path {
         Some(p) => Connection::open(p)?,
         None => Connection::open_in_memory()?,
     };
@@ -105,8 +110,6 @@ pub fn open(path: Option<&std::path::Path>) -> rusqlite::Result<Connection> {
     }
     conn.execute_batch(SCHEMA)?;
     add_drill_columns(&conn)?;
-    super::upgrade::legacy::convert(&mut conn)?;
-    super::upgrade::second_layout::scrub(&mut conn)?;
     Ok(conn)
 }
 

@@ -8,9 +8,9 @@
 /// digested and their query, body and problem copies scrubbed again ([`super::scrub`]); the file
 /// is then vacuumed, so the old bytes are gone from it too.
 pub mod second_layout {
-    use super::super::codec::{self, Decoder, Fields};
-    use super::super::scrub;
-    use super::super::store::malformed;
+    use crate::sandbox::journal::codec::{self, Decoder, Fields};
+    use crate::sandbox::journal::scrub;
+    use crate::sandbox::journal::store::malformed;
     use rusqlite::{params, Connection};
 
     /// A text copy (JSON) scrubbed again; `None` when it is not JSON (a cut body: dropped).
@@ -85,7 +85,7 @@ pub mod second_layout {
 /// The row-per-request layout of the first journal (table `requests`), converted into segments
 /// when a server opens such a file, so an upgrade keeps what was journaled.
 pub mod legacy {
-    use super::super::codec::Fields;
+    use crate::sandbox::journal::codec::Fields;
     use rusqlite::Connection;
 
     /// One row of the old table, owned.
@@ -256,7 +256,7 @@ pub mod legacy {
                 .filter(|l| l.account_id.as_deref() == account)
                 .map(Legacy::fields)
                 .collect();
-            super::super::store::write_segment(conn, batch, account, &mine)?;
+            crate::sandbox::journal::store::write_segment(conn, batch, account, &mine)?;
         }
         Ok(())
     }
