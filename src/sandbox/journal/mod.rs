@@ -17,7 +17,6 @@ pub mod record;
 pub mod routes;
 pub mod scrub;
 pub mod store;
-mod upgrade;
 
 pub use observer::Journal;
 pub use store::path_for;

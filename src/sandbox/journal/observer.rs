@@ -1,8 +1,8 @@
 //! The running journal ([`Journal`]): the queue the pipeline's observer pushes onto, the writer
 //! thread that stages and writes it, and the file's connection reads and drills go through. It
-//! composes `store`, `record` and `upgrade`, and never imports the folder's `mod.rs`.
+//! composes `store` and `record`, and never imports the folder's `mod.rs`.
 
-use super::{record, store, upgrade};
+use super::{record, store};
 use crate::http::observe::{Observation, Observer};
 use rusqlite::Connection;
 use std::path::PathBuf;
@@ -53,10 +53,7 @@ impl Journal {
     /// Opens the journal of `settings.database` and starts its writer thread.
     pub fn open(settings: &crate::config::Settings) -> rusqlite::Result<Journal> {
         let path = store::path_for(&settings.database);
-        let mut conn = store::open(path.as_deref())?;
-        // A journal of the earlier row-per-request layout is converted in place.
-        upgrade::legacy::convert(&mut conn)?;
-        upgrade::second_layout::scrub(&mut conn)?;
+        let conn = store::open(path.as_deref())?;
         let writer = store::Writer::load(&conn)?;
         let inner = Arc::new(Inner {
             queue: Mutex::new(Vec::new()),
