@@ -472,10 +472,6 @@ const KNOWN_FILE_CIRCLES: &[(&str, &str)] = &[
         "http/",
         "issue 44: the type knot Ctx -> App -> Router -> Route -> handler(Ctx) (ctx, state, router, faults)",
     ),
-    (
-        "sandbox/",
-        "issue 44: plays below the simulator, the journal below readiness",
-    ),
 ];
 
 /// Module path (`routes::ads::batch`) -> its file, for every file of `src/` that is not a test module.

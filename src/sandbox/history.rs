@@ -22,10 +22,10 @@
 //!   with `sandbox.simulate_fleet` on: a world whose screens do not play has no history of plays.
 //! - Nothing is recorded as an event: this is the past, not something happening now.
 
+use super::playables::{Playable, Slot, Slots, Tally};
 use super::simulated_scans::scans_in;
 use super::simulator::{
-    of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, Playable, Slot,
-    Slots, Tally, GRID, SLOT,
+    of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, GRID, SLOT,
 };
 use crate::db::DbError;
 use crate::ids::Kind;

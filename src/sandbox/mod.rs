@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod history;
 pub mod journal;
 pub mod outbox;
+mod playables;
 mod plays;
 pub mod readiness;
 pub mod simulated_scans;

@@ -15,7 +15,7 @@
 //! middle of a run ([`crate::db::Db::committed`]) writes the held rows first, so no reader ever
 //! sees a half-written hour either.
 
-use super::simulator::{Playable, Slots};
+use super::playables::{Playable, Slots};
 use crate::db::{Db, DbError};
 use crate::ids::{PlaybackId, TypedId};
 use rusqlite::{Connection, OptionalExtension};

@@ -24,6 +24,7 @@
 //! profile-driven transitions (a flaky screen dropping out or coming back, a failing screen's
 //! error), never one step per heartbeat.
 
+use super::playables::{Playable, Slots, Tally};
 use crate::db::DbError;
 use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
@@ -147,33 +148,6 @@ fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
     }
 }
 
-/// An ad a screen may play: its id, duration, the instant it may first play there (the later of
-/// the ad's creation and its assignment to the screen) and, with a promotion, the span in which
-/// the promotion runs.
-#[derive(Clone)]
-pub(super) struct Playable {
-    pub(super) device: String,
-    pub(super) company: String,
-    pub(super) ad: String,
-    pub(super) duration: i64,
-    pub(super) from: i64,
-    pub(super) window: Option<(i64, i64)>,
-}
-
-impl Playable {
-    fn plays_at(&self, t: i64) -> bool {
-        t >= self.from && self.window.is_none_or(|(s, e)| s <= t && t < e)
-    }
-
-    /// The `started_at` of this ad's row for the clock hour `hour`: the hour's start, or the first
-    /// instant in it the ad may play there, so that no row predates the ad, its assignment or its
-    /// promotion.
-    fn row_start(&self, hour: i64) -> i64 {
-        hour.max(self.from)
-            .max(self.window.map_or(i64::MIN, |(s, _)| s))
-    }
-}
-
 /// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad
 /// ([`order`]; the query leaves the order to it, which saves SQLite a temporary b-tree per call).
 fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
@@ -282,38 +256,6 @@ fn playing_at(ads: &[Playable], t: i64) -> Option<String> {
         r -= a.duration;
     }
     None
-}
-
-/// Per (playable, clock hour): the plays that started in it, the seconds played and the row's
-/// `started_at` ([`Playable::row_start`]). A playable is its index in the list it was taken from,
-/// kept in [`order`] (by screen then ad), so the map's order is the order of
-/// (screen, ad, hour) without comparing a string.
-pub(super) type Slots = BTreeMap<(usize, i64), Slot>;
-
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-pub(super) struct Slot {
-    pub(super) plays: i64,
-    pub(super) seconds: i64,
-    pub(super) started_at: i64,
-}
-
-/// Where [`play_span`] adds plays: a slot per (playable, clock hour).
-pub(super) trait Tally {
-    /// Adds `plays` and `seconds` to the slot of playable `i` in the clock hour `hour`, which
-    /// starts at `started_at` when it is new.
-    fn add(&mut self, i: usize, hour: i64, plays: i64, seconds: i64, started_at: i64);
-}
-
-impl Tally for Slots {
-    fn add(&mut self, i: usize, hour: i64, plays: i64, seconds: i64, started_at: i64) {
-        let slot = self.entry((i, hour)).or_insert(Slot {
-            plays: 0,
-            seconds: 0,
-            started_at,
-        });
-        slot.plays += plays;
-        slot.seconds += seconds;
-    }
 }
 
 /// Orders `playables` by screen then ad: the order their slots are written in (a property of the
@@ -699,6 +641,7 @@ impl Source for Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::playables::Slot;
 
     #[test]
     fn play_shares_add_up_whatever_the_steps() {

@@ -1,8 +1,8 @@
 //! The journal's file: entries are kept in segments, one per writer batch and account. These
 //! tests hold what that layout must not change: one order across accounts and batches (the
 //! operator's view and its cursor), a restart that keeps everything a graceful stop had queued,
-//! the ring turning segment by segment, and a journal of the earlier row-per-request layout
-//! converted when a server opens it.
+//! the ring turning segment by segment, and a journal file of an earlier or unknown layout set
+//! aside when a server opens it.
 
 use crate::helpers::{key, TestApp};
 use serde_json::Value;
@@ -185,17 +185,6 @@ async fn the_ring_turns_segment_by_segment_and_keeps_the_newest() {
     assert_eq!(kept, newest_first);
 }
 
-/// seq, status, problem code, request id, fault, Retry-After, problem body.
-type LegacyRow = (
-    i64,
-    u16,
-    Option<&'static str>,
-    &'static str,
-    Option<&'static str>,
-    Option<u32>,
-    Option<&'static str>,
-);
-
 /// The first journal layout: one row per request.
 const ROW_LAYOUT: &str = "
 CREATE TABLE requests (
@@ -208,122 +197,33 @@ CREATE TABLE requests (
     query TEXT, body TEXT, body_truncated INTEGER NOT NULL, body_bytes INTEGER NOT NULL,
     body_hash TEXT, problem TEXT, next_cursor TEXT
 );
-CREATE INDEX requests_by_account ON requests (account_id, seq);
+INSERT INTO requests VALUES (1, NULL, NULL, NULL, NULL, 0, 0, 1500, 'GET', '/plans',
+    'listPlans', 0, 1, 200, NULL, 'req_legacyfirst', NULL, 0, NULL, NULL, 'rest', NULL, 'none', 0,
+    NULL, NULL, 0, 0, NULL, NULL, NULL);
 ";
 
 #[tokio::test]
-async fn a_journal_of_the_row_layout_is_converted_when_a_server_opens_it() {
-    let (dir, db) = temp_db("journal-convert");
-    let admin = key("northwind-admin");
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    {
-        let conn = rusqlite::Connection::open(format!("{db}.requests")).unwrap();
+async fn a_journal_file_of_an_earlier_or_unknown_layout_is_set_aside_and_a_new_one_starts() {
+    let row_layout = |path: &str| {
+        let conn = rusqlite::Connection::open(path).unwrap();
         conn.execute_batch(ROW_LAYOUT).unwrap();
-        let mut insert = conn
-            .prepare(
-                "INSERT INTO requests (seq, account_id, company_id, key_id, client_id, at_ms,
-                    wall_ms, duration_us, method, route, operation_id, creates, list, status,
-                    problem_code, request_id, idempotency_key, replayed, fault, retry_after, via,
-                    tool, credentials, if_match, query, body, body_truncated, body_bytes,
-                    body_hash, problem, next_cursor)
-                 VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?5, 1500, 'POST', '/ads', 'createAd', 1, 0,
-                    ?6, ?7, ?8, 'idem-1', 0, ?9, ?10, 'rest', NULL, 'api_key', 0, NULL,
-                    '{\"name\":\"N\"}', 0, 12, 'abcd', ?11, NULL)",
-            )
-            .unwrap();
-        let rows: [LegacyRow; 3] = [
-            (
-                1,
-                503,
-                Some("service_unavailable"),
-                "req_legacyfirst",
-                Some("prefer"),
-                Some(1),
-                Some("{\"status\":503,\"code\":\"service_unavailable\"}"),
-            ),
-            (2, 201, None, "req_legacysecond", None, None, None),
-            (3, 201, None, "req_legacythird", None, None, None),
-        ];
-        for (seq, status, code, rid, fault, retry, problem) in rows {
-            insert
-                .execute(rusqlite::params![
-                    seq,
-                    admin.account_id,
-                    admin.key_id,
-                    admin.client_id,
-                    now_ms - 1000 + seq,
-                    status,
-                    code,
-                    rid,
-                    fault,
-                    retry,
-                    problem
-                ])
-                .unwrap();
-        }
+    };
+    let foreign = |path: &str| std::fs::write(path, b"not a journal").unwrap();
+    for (name, make) in [("row", &row_layout as &dyn Fn(&str)), ("foreign", &foreign)] {
+        let (dir, db) = temp_db(&format!("journal-aside-{name}"));
+        let journal = format!("{db}.requests");
+        make(&journal);
+        let before = std::fs::read(&journal).unwrap();
+        let app = on_file(&db).await;
+        let sent = send_plans(&app, "northwind-readonly").await;
+        // The new journal holds only what came after it started, not the old file's entry.
+        assert_eq!(walk_plans(&app, 10).await, vec![sent], "{name}");
+        app.stop().await;
+        // The old file is kept as it was, beside the new one.
+        let old = std::fs::read(format!("{journal}.old")).unwrap();
+        assert!(old == before, "{name}");
+        let _ = std::fs::remove_dir_all(dir);
     }
-    let app = on_file(&db).await;
-    let page = app
-        .get("/requests?operation_id=createAd&limit=10")
-        .key("northwind-admin")
-        .send()
-        .await
-        .ok();
-    assert_eq!(
-        request_ids(&page),
-        vec!["req_legacythird", "req_legacysecond", "req_legacyfirst"]
-    );
-    let first = &page["data"][2];
-    assert_eq!(first["id"], "1");
-    assert_eq!(first["status"], 503);
-    assert_eq!(first["fault"], "prefer");
-    assert_eq!(first["retry_after"], 1);
-    assert_eq!(
-        first["idempotency_key"],
-        signage::http::idempotency::digest("idem-1").as_str()
-    );
-    assert_eq!(first["body"]["name"], "N");
-    assert_eq!(first["key_id"], admin.key_id.as_str());
-    let one = app
-        .get("/requests/req_legacyfirst")
-        .key("northwind-admin")
-        .send()
-        .await
-        .ok();
-    assert_eq!(one["problem"]["code"], "service_unavailable");
-    let counted = app
-        .get("/requests?count=true&idempotency_key=idem-1&status=5xx")
-        .key("northwind-admin")
-        .send()
-        .await
-        .ok();
-    assert_eq!(counted["count"], 1);
-    // New entries are numbered after the converted ones.
-    send_plans(&app, "northwind-readonly").await;
-    let page = app
-        .get("/requests?operation_id=listPlans&limit=1")
-        .key("northwind-admin")
-        .send()
-        .await
-        .ok();
-    let id: i64 = page["data"][0]["id"].as_str().unwrap().parse().unwrap();
-    assert!(id > 3, "{id}");
-    app.stop().await;
-    // The old table is gone: converted once, not twice.
-    let conn = rusqlite::Connection::open(format!("{db}.requests")).unwrap();
-    let old: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name = 'requests'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(old, 0);
-    drop(conn);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Entries of the journal file, read as another process would (`signage readiness` does).

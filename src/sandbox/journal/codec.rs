@@ -4,12 +4,9 @@
 //! sees exactly what was kept, and redaction has already run): see [`Encoder`]. Decoding borrows from the segment's bytes: scanning ten thousand entries for a
 //! count allocates nothing per entry.
 
-/// The segment layout's version, the first byte of every segment.
+/// The segment layout's version, the first byte of every segment. A segment of any other version
+/// is not read: a file holding one is set aside when a server opens it (`super::store::open`).
 pub const VERSION: u8 = 3;
-/// The second layout (18 texts: no path, shape or test name): still read, no longer written.
-pub const VERSION_2: u8 = 2;
-/// The first layout (every text written out in full): still read, no longer written.
-const VERSION_1: u8 = 1;
 
 /// One journal entry's fields, borrowed: from a row being written, or from a segment being read.
 #[derive(Debug, Clone, Copy, Default)]
@@ -89,16 +86,13 @@ fn put_str(out: &mut Vec<u8>, s: &str) -> std::ops::Range<usize> {
     start..out.len()
 }
 
-/// The entry's texts, in the order of the `present` and `same` bitmaps of the current layout: the
-/// first four are always there. The second layout has the first [`TEXTS_V2`].
+/// The entry's texts, in the order of the `present` and `same` bitmaps: the first four are always
+/// there.
 const TEXTS: usize = 21;
-const TEXTS_V2: usize = 18;
 const REQUIRED: u32 = 0b1111;
 
 /// The bit after the texts' in `present`: a `Retry-After` follows.
-fn retry_after_bit(texts: usize) -> u32 {
-    1 << texts
-}
+const RETRY_AFTER: u32 = 1 << TEXTS;
 
 fn texts<'a>(f: &Fields<'a>) -> [Option<&'a str>; TEXTS] {
     [
@@ -153,7 +147,7 @@ fn set_texts<'a>(f: &mut Fields<'a>, texts: [Option<&'a str>; TEXTS]) -> Result<
     Ok(())
 }
 
-// The flags byte (both layouts).
+// The flags byte.
 const CREATES: u8 = 1;
 const LIST: u8 = 1 << 1;
 const REPLAYED: u8 = 1 << 2;
@@ -174,8 +168,7 @@ fn flags(f: &Fields<'_>) -> u8 {
 /// Builds one segment. An entry is written against the one before it: a text equal to the
 /// previous entry's is one bit in `same` instead of its bytes, and the sequence number and both
 /// clocks are differences. A client's requests repeat their account, key, client, route and
-/// operation, so an ordinary entry is its request id and a few bytes of numbers: about a
-/// ninth of the first layout, which wrote every text out in full.
+/// operation, so an ordinary entry is its request id and a few bytes of numbers.
 pub struct Encoder {
     data: Vec<u8>,
     entries: usize,
@@ -225,7 +218,7 @@ impl Encoder {
             }
         }
         if f.retry_after.is_some() {
-            present |= retry_after_bit(TEXTS);
+            present |= RETRY_AFTER;
         }
         let out = &mut self.data;
         put_varint(out, u64::from(present));
@@ -270,14 +263,12 @@ impl Encoder {
     }
 }
 
-/// Reads entries out of one segment's bytes (either layout).
+/// Reads entries out of one segment's bytes.
 pub struct Decoder<'a> {
     bytes: &'a [u8],
     at: usize,
-    version: u8,
-    first_seq: i64,
     account_id: Option<&'a str>,
-    /// The previous entry's sequence number, clocks and texts (the current layout).
+    /// The previous entry's sequence number, clocks and texts.
     seq: i64,
     at_ms: i64,
     wall_ms: i64,
@@ -292,11 +283,9 @@ impl<'a> Decoder<'a> {
         account_id: Option<&'a str>,
     ) -> Result<Decoder<'a>, Malformed> {
         match data.first() {
-            Some(&version @ (VERSION | VERSION_2 | VERSION_1)) => Ok(Decoder {
+            Some(&VERSION) => Ok(Decoder {
                 bytes: data,
                 at: 1,
-                version,
-                first_seq,
                 account_id,
                 seq: first_seq,
                 at_ms: 0,
@@ -356,15 +345,10 @@ impl<'a> Decoder<'a> {
     }
 
     fn entry(&mut self) -> Result<Fields<'a>, Malformed> {
-        let texts = if self.version == VERSION_2 {
-            TEXTS_V2
-        } else {
-            TEXTS
-        };
         let present = self.bitmap()?;
         let same = self.bitmap()?;
         let flags = self.byte()?;
-        if present & REQUIRED != REQUIRED || same & !present != 0 || present >> (texts + 1) != 0 {
+        if present & REQUIRED != REQUIRED || same & !present != 0 || present >> (TEXTS + 1) != 0 {
             return Err(Malformed);
         }
         self.seq = self.seq.wrapping_add(self.signed()?);
@@ -380,10 +364,10 @@ impl<'a> Decoder<'a> {
             status: u16::try_from(self.varint()?).map_err(|_| Malformed)?,
             ..Fields::default()
         };
-        if present & retry_after_bit(texts) != 0 {
+        if present & RETRY_AFTER != 0 {
             f.retry_after = Some(u32::try_from(self.varint()?).map_err(|_| Malformed)?);
         }
-        for i in 0..texts {
+        for i in 0..TEXTS {
             let bit = 1 << i;
             self.texts[i] = if present & bit == 0 {
                 None
@@ -397,76 +381,6 @@ impl<'a> Decoder<'a> {
         set_texts(&mut f, self.texts)?;
         Ok(Decoder::with_flags(f, flags))
     }
-
-    /// An entry of the first layout: every text in full, the sequence number from the segment's
-    /// first.
-    fn entry_v1(&mut self) -> Result<Fields<'a>, Malformed> {
-        use v1::{
-            BODY, BODY_HASH, CLIENT, COMPANY, FAULT, IDEMPOTENCY, KEY, NEXT_CURSOR, OPERATION,
-            PROBLEM, PROBLEM_CODE, QUERY, ROUTE, TOOL,
-        };
-        let present = self.bitmap()?;
-        let flags = self.byte()?;
-        let delta = i64::try_from(self.varint()?).map_err(|_| Malformed)?;
-        let mut f = Fields {
-            seq: self.first_seq.checked_add(delta).ok_or(Malformed)?,
-            account_id: self.account_id,
-            at_ms: self.signed()?,
-            wall_ms: self.signed()?,
-            duration_us: self.signed()?,
-            body_bytes: self.signed()?,
-            status: u16::try_from(self.varint()?).map_err(|_| Malformed)?,
-            method: self.str()?,
-            request_id: self.str()?,
-            via: self.str()?,
-            credentials: self.str()?,
-            ..Fields::default()
-        };
-        if present & v1::RETRY_AFTER != 0 {
-            f.retry_after = Some(u32::try_from(self.varint()?).map_err(|_| Malformed)?);
-        }
-        let mut opt = |bit: u32| -> Result<Option<&'a str>, Malformed> {
-            if present & bit == 0 {
-                Ok(None)
-            } else {
-                self.str().map(Some)
-            }
-        };
-        f.company_id = opt(COMPANY)?;
-        f.key_id = opt(KEY)?;
-        f.client_id = opt(CLIENT)?;
-        f.route = opt(ROUTE)?;
-        f.operation_id = opt(OPERATION)?;
-        f.problem_code = opt(PROBLEM_CODE)?;
-        f.idempotency_key = opt(IDEMPOTENCY)?;
-        f.fault = opt(FAULT)?;
-        f.tool = opt(TOOL)?;
-        f.query = opt(QUERY)?;
-        f.body = opt(BODY)?;
-        opt(BODY_HASH)?;
-        f.problem = opt(PROBLEM)?;
-        f.next_cursor = opt(NEXT_CURSOR)?;
-        Ok(Decoder::with_flags(f, flags))
-    }
-}
-
-/// The first layout's presence bits: the optional members, in the order they follow.
-mod v1 {
-    pub const COMPANY: u32 = 1;
-    pub const KEY: u32 = 1 << 1;
-    pub const CLIENT: u32 = 1 << 2;
-    pub const ROUTE: u32 = 1 << 3;
-    pub const OPERATION: u32 = 1 << 4;
-    pub const PROBLEM_CODE: u32 = 1 << 5;
-    pub const IDEMPOTENCY: u32 = 1 << 6;
-    pub const FAULT: u32 = 1 << 7;
-    pub const RETRY_AFTER: u32 = 1 << 8;
-    pub const TOOL: u32 = 1 << 9;
-    pub const QUERY: u32 = 1 << 10;
-    pub const BODY: u32 = 1 << 11;
-    pub const BODY_HASH: u32 = 1 << 12;
-    pub const PROBLEM: u32 = 1 << 13;
-    pub const NEXT_CURSOR: u32 = 1 << 14;
 }
 
 impl<'a> Iterator for Decoder<'a> {
@@ -476,11 +390,7 @@ impl<'a> Iterator for Decoder<'a> {
         if self.at >= self.bytes.len() {
             return None;
         }
-        let entry = if self.version == VERSION_1 {
-            self.entry_v1()
-        } else {
-            self.entry()
-        };
+        let entry = self.entry();
         if entry.is_err() {
             // Nothing after a damaged entry can be trusted.
             self.at = self.bytes.len();
@@ -600,38 +510,6 @@ mod tests {
         let second = segment.bytes().len() - alone;
         assert!(second <= 26, "second entry took {second} bytes");
         assert_eq!(decode(segment.bytes(), 42)[1].route, Some("/ads"));
-    }
-
-    /// Two entries as the first layout wrote them (its encoder, before the layout changed): a
-    /// journal written by an earlier signage still reads.
-    const FIRST_LAYOUT: &str = "01ffff011d020980b083c59868a413d08c01f70304504f5354057265715f3104\
-        72657374076170695f6b65790205636d705f31056b65795f3105636c695f31042f616473086372656174654164\
-        13736572766963655f756e617661696c61626c65046b2dc3a906707265666572086c6973745f616473027b7d07\
-        7b2261223a317d04303066660e7b22737461747573223a3530337d0461645f3900000400000000c80103474554\
-        057265715f32036d6370046e6f6e65";
-
-    #[test]
-    fn the_first_layout_still_reads() {
-        let hex = FIRST_LAYOUT;
-        let bytes: Vec<u8> = (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-            .collect();
-        let back = decode(&bytes, 40);
-        assert_eq!(format!("{:?}", back[0]), format!("{:?}", full()));
-        assert_eq!(format!("{:?}", back[1]), format!("{:?}", bare()));
-    }
-
-    #[test]
-    fn the_second_layout_still_reads() {
-        // Without the third layout's texts and Retry-After, an entry is laid out alike in both:
-        // only the version byte differs.
-        let mut segment = Encoder::new(44);
-        segment.push(&bare());
-        let mut v2 = segment.bytes().to_vec();
-        v2[0] = VERSION_2;
-        let back = decode(&v2, 44);
-        assert_eq!(format!("{:?}", back[0]), format!("{:?}", bare()));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! `GET /requests/{request_id}` (with MCP tools `list_recent_failures` and `explain_request`),
 //! and the operator's `GET /_sandbox/requests` over every account, with `count=true` to verify.
 
+use super::observer::Journal;
 use super::store::{self, Accounts, Filter};
-use super::Journal;
 use crate::auth::Action;
 use crate::http::router::{param, Param, Route, Tool, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};

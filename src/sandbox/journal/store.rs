@@ -22,6 +22,11 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// The journal file of a database: `<database>.requests`; `None` for a throw-away database.
+pub fn path_for(database: &str) -> Option<std::path::PathBuf> {
+    (database != ":memory:").then(|| std::path::PathBuf::from(format!("{database}.requests")))
+}
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS request_segments (
     first_seq INTEGER PRIMARY KEY,
@@ -44,7 +49,9 @@ CREATE TABLE IF NOT EXISTS drills (
     verdict TEXT NOT NULL,
     at_ms INTEGER NOT NULL,
     wall_ms INTEGER NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    url_digest TEXT,
+    journal_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS drills_by_account ON drills (account_id, seq);
 CREATE TABLE IF NOT EXISTS journal_counters (
@@ -52,29 +59,6 @@ CREATE TABLE IF NOT EXISTS journal_counters (
     value INTEGER NOT NULL
 );
 ";
-
-/// Columns added to `drills` after its first layout: (name, definition). A drill of an earlier
-/// file has none of them: its webhook's URL is unknown (it counts for no webhook) and it was made
-/// before every mark.
-const DRILL_COLUMNS: &[(&str, &str)] = &[
-    ("url_digest", "TEXT"),
-    ("journal_seq", "INTEGER NOT NULL DEFAULT 0"),
-];
-
-fn add_drill_columns(conn: &Connection) -> rusqlite::Result<()> {
-    let have: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_table_info('drills')")?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    for (name, definition) in DRILL_COLUMNS {
-        if !have.iter().any(|h| h == name) {
-            conn.execute_batch(&format!(
-                "ALTER TABLE drills ADD COLUMN {name} {definition}"
-            ))?;
-        }
-    }
-    Ok(())
-}
 
 /// Draws the next number of the counter `name` (1, 2, …): numbers kept in the journal's file, so
 /// no restore of the world, which rewinds every seeded stream, ever hands one out twice.
@@ -92,42 +76,122 @@ pub fn next_number(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
 const SEGMENT_ENTRIES: usize = 512;
 const SEGMENT_BYTES: usize = 256 * 1024;
 
-/// Opens (creating) the journal at `path`, or in memory for a throw-away database. A journal of
-/// the earlier row-per-request layout is converted in place.
+/// Opens (creating) the journal at `path`, or in memory for a throw-away database. A file that is
+/// not a journal of the current layout ([`current_tables`]: one of an earlier signage, or no
+/// journal at all) is not read: it is moved aside as `<path>.old` ([`set_aside`]) and a new,
+/// empty journal starts in its place.
 pub fn open(path: Option<&std::path::Path>) -> rusqlite::Result<Connection> {
-    let mut conn = match path {
-        Some(p) => Connection::open(p)?,
-        None => Connection::open_in_memory()?,
+    let Some(path) = path else {
+        let conn = Connection::open_in_memory()?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        return Ok(conn);
     };
+    let mut conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    if path.is_some() {
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    if current_tables(&conn)?.is_none() {
+        drop(conn);
+        let old = set_aside(path)?;
+        tracing::warn!(
+            journal = %path.display(),
+            old = %old.display(),
+            "the request journal file is of an earlier or unknown layout: moved aside, a new journal starts"
+        );
+        conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
     }
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
     conn.execute_batch(SCHEMA)?;
-    add_drill_columns(&conn)?;
-    super::upgrade::legacy::convert(&mut conn)?;
-    super::upgrade::second_layout::scrub(&mut conn)?;
     Ok(conn)
+}
+
+/// The tables of the journal file `conn` if it is one of the current layout (or still empty):
+/// each of its tables one of [`SCHEMA`]'s with the same columns, every segment of
+/// [`codec::VERSION`]. `None` for anything else, a file that is no SQLite database included.
+fn current_tables(
+    conn: &Connection,
+) -> rusqlite::Result<Option<std::collections::BTreeSet<String>>> {
+    fn columns(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<String>>> {
+        let mut tables: HashMap<String, Vec<String>> = HashMap::new();
+        let mut stmt = conn.prepare(
+            "SELECT m.name, c.name FROM sqlite_master m, pragma_table_info(m.name) c
+             WHERE m.type = 'table' AND substr(m.name, 1, 7) <> 'sqlite_'
+             ORDER BY m.name, c.cid",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            tables.entry(r.get(0)?).or_default().push(r.get(1)?);
+        }
+        Ok(tables)
+    }
+    let have = match columns(conn) {
+        Ok(have) => have,
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let schema = Connection::open_in_memory()?;
+    schema.execute_batch(SCHEMA)?;
+    let want = columns(&schema)?;
+    if have
+        .iter()
+        .any(|(table, cols)| want.get(table) != Some(cols))
+    {
+        return Ok(None);
+    }
+    if have.contains_key("request_segments") {
+        let other: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM request_segments WHERE substr(data, 1, 1) <> ?1)",
+            [vec![codec::VERSION]],
+            |r| r.get(0),
+        )?;
+        if other {
+            return Ok(None);
+        }
+    }
+    Ok(Some(have.into_keys().collect()))
+}
+
+/// Moves the journal file at `path` aside as `<path>.old`, with its write-ahead log and shared
+/// memory (`-wal`, `-shm`) or rollback journal, so that none of them is applied to the new file;
+/// a file set aside before is replaced. Where the file went.
+fn set_aside(path: &std::path::Path) -> rusqlite::Result<std::path::PathBuf> {
+    let with = |p: &std::path::Path, suffix: &str| {
+        let mut name = p.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let old = with(path, ".old");
+    let failed = |e: std::io::Error| {
+        rusqlite::Error::InvalidPath(with(path, &format!(" (cannot be moved aside: {e})")))
+    };
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        match std::fs::remove_file(with(&old, suffix)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(failed(e)),
+            _ => {}
+        }
+        match std::fs::rename(with(path, suffix), with(&old, suffix)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(failed(e)),
+            _ => {}
+        }
+    }
+    Ok(old)
 }
 
 /// Opens an existing journal read-only (the `signage readiness` command).
 pub fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    let segmented: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'request_segments'",
-        [],
-        |r| r.get(0),
-    )?;
-    if !segmented {
+    if !current_tables(&conn)?.is_some_and(|t| t.contains("request_segments")) {
         return Err(rusqlite::Error::InvalidPath(path.join(
-            "(a journal of an earlier signage: start the server once on this database to convert it)",
+            "(not a journal of this signage: a server started on this database moves it aside and starts a new one)",
         )));
     }
     Ok(conn)
 }
 
-pub(super) fn malformed(e: codec::Malformed) -> rusqlite::Error {
+fn malformed(e: codec::Malformed) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
 }
 
@@ -435,7 +499,7 @@ const INSERT_SEGMENT: &str = "INSERT INTO request_segments
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 /// Writes `entries` (ascending by `seq`, all of `account`) as one segment of `batch`.
-pub(super) fn write_segment(
+fn write_segment(
     conn: &Connection,
     batch: i64,
     account: Option<&str>,
@@ -860,6 +924,54 @@ mod tests {
             range.map(|n| Row::from(observation(account, n), &|_| true)),
             max,
         );
+    }
+
+    #[test]
+    fn only_a_file_of_the_current_layout_is_read_as_one() {
+        let conn = Connection::open_in_memory().unwrap();
+        assert!(current_tables(&conn).unwrap().is_some(), "an empty file");
+        // Today's tables as a file made before `drills` had its last columns in its CREATE.
+        conn.execute_batch(&SCHEMA.replace(
+            ",\n    url_digest TEXT,\n    journal_seq INTEGER NOT NULL DEFAULT 0",
+            "",
+        ))
+        .unwrap();
+        conn.execute_batch(
+            "ALTER TABLE drills ADD COLUMN url_digest TEXT;
+             ALTER TABLE drills ADD COLUMN journal_seq INTEGER NOT NULL DEFAULT 0;",
+        )
+        .unwrap();
+        let mut segment = codec::Encoder::new(1);
+        segment.push(&Fields {
+            seq: 1,
+            method: "GET",
+            request_id: "req_1",
+            via: "rest",
+            credentials: "none",
+            ..Fields::default()
+        });
+        let mut data = segment.into_bytes();
+        conn.execute(
+            INSERT_SEGMENT,
+            params![1, 1, 1, None::<String>, 1, 0, 0, data],
+        )
+        .unwrap();
+        let tables = current_tables(&conn).unwrap().unwrap();
+        assert!(tables.contains("request_segments") && tables.contains("drills"));
+        // A segment of an earlier layout.
+        data[0] = codec::VERSION - 1;
+        conn.execute(
+            INSERT_SEGMENT,
+            params![2, 2, 2, None::<String>, 1, 0, 0, data],
+        )
+        .unwrap();
+        assert!(current_tables(&conn).unwrap().is_none());
+        conn.execute_batch("DELETE FROM request_segments WHERE first_seq = 2")
+            .unwrap();
+        // A table of another layout, or of no journal at all.
+        conn.execute_batch("CREATE TABLE requests (seq INTEGER PRIMARY KEY)")
+            .unwrap();
+        assert!(current_tables(&conn).unwrap().is_none());
     }
 
     #[test]

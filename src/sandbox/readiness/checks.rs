@@ -13,7 +13,9 @@
 //! still its holder's, which is what `rotated_key_adopted` judges.
 
 use super::finding::{Finding, Texts};
-use super::{hooks, lists, retries, Check, Inputs};
+use super::inputs::Inputs;
+use super::report::Check;
+use super::{hooks, lists, retries};
 
 /// Every check, in the report's order.
 pub fn all(x: &Inputs) -> Vec<Check> {

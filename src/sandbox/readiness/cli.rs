@@ -39,7 +39,7 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
     if !db_path.exists() {
         return Err(format!("no database at {}", r.database));
     }
-    let journal_path = super::super::journal::path_for(&r.database)
+    let journal_path = crate::sandbox::journal::path_for(&r.database)
         .ok_or("the readiness report needs a database file, not :memory:")?;
     if !journal_path.exists() {
         return Err(format!(
@@ -51,29 +51,30 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
     let db =
         rusqlite::Connection::open_with_flags(db_path, read_only).map_err(|e| e.to_string())?;
     let journal =
-        super::super::journal::store::open_read_only(&journal_path).map_err(|e| e.to_string())?;
+        crate::sandbox::journal::store::open_read_only(&journal_path).map_err(|e| e.to_string())?;
     let wall = crate::http::observe::wall_millis();
     let max_age_ms = i64::try_from(crate::config::Settings::default().journal_max_age_secs)
         .unwrap_or(i64::MAX / 1000)
         * 1000;
     // Without a server there is no sandbox clock: the newest journaled instant stands for it.
-    let now_ms = super::super::journal::store::newest_at_ms(&journal).map_err(|e| e.to_string())?;
+    let now_ms =
+        crate::sandbox::journal::store::newest_at_ms(&journal).map_err(|e| e.to_string())?;
     // The server prunes its file lazily: the ring is cut here as its reads cut it.
     let max_entries =
         i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);
-    let floor = super::super::journal::store::ring_floor(&journal, Some(&r.account), max_entries)
+    let floor = crate::sandbox::journal::store::ring_floor(&journal, Some(&r.account), max_entries)
         .map_err(|e| e.to_string())?;
-    let scope = super::Scope {
+    let scope = super::grade::Scope {
         account: r.account.clone(),
         company: None,
         key: r.key.clone(),
         after: None,
     };
-    let inputs = super::gather(&journal, &db, &scope, wall - max_age_ms, now_ms, floor)
+    let inputs = super::grade::gather(&journal, &db, &scope, wall - max_age_ms, now_ms, floor)
         .map_err(|e| e.to_string())?;
-    let report = super::compute(&r.account, &inputs);
+    let report = super::grade::compute(&r.account, &inputs);
     let text = if r.format == "junit" {
-        super::junit(&report)
+        super::junit::junit(&report)
     } else {
         serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
     };

@@ -1,7 +1,7 @@
 //! What a check found, and the [`Check`] it makes: `fail` on evidence of the misbehaviour,
 //! `pass` on evidence of the behaviour, otherwise `not_observed`, saying what was missing.
 
-use super::{Check, Status};
+use super::report::{Check, Status};
 use crate::sandbox::journal::store::Entry;
 
 /// Evidence ids listed per check at most.

@@ -5,19 +5,11 @@
 //! leaves the check `not_observed`, naming it.
 
 use super::finding::{Finding, Texts};
-use super::Inputs;
+use super::inputs::{Hook, Inputs};
 use crate::sandbox::drills::Drill;
 
 /// A 2xx must come within this (milliseconds); any answer, for `webhook_responds_fast`.
 pub const FAST_MS: i64 = 5_000;
-
-/// An enabled webhook the report grades.
-pub struct Hook {
-    pub id: String,
-    pub company_id: String,
-    /// [`crate::sandbox::drills::url_digest`] of its URL.
-    pub url_digest: String,
-}
 
 /// The newest drill of `kind` against `hook` as it is now.
 fn newest<'a>(x: &'a Inputs, hook: &Hook, kind: &str) -> Option<&'a Drill> {

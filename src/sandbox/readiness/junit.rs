@@ -5,11 +5,11 @@
 //! the exit status is 0. A recommended check that failed is `<skipped>` with its finding (it never
 //! changes the verdict), and so is a recommended check not observed.
 
-use super::{Report, Status};
+use super::report::{Check, Report, Status};
 use crate::markup::escape;
 
 pub fn junit(r: &Report) -> String {
-    let blocking = |c: &&super::Check| c.required && c.status != Status::Pass;
+    let blocking = |c: &&Check| c.required && c.status != Status::Pass;
     let failures = r.checks.iter().filter(blocking).count();
     let skipped = r
         .checks
@@ -70,7 +70,7 @@ pub fn junit(r: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Check, Report, Status};
+    use super::super::report::{Check, Report, Status};
     use super::junit;
 
     fn report(checks: &[(bool, Status)]) -> Report {

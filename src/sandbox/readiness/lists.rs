@@ -8,8 +8,8 @@
 //! shows nothing either way.
 
 use super::finding::{Finding, Texts};
+use super::inputs::Inputs;
 use super::retries::sender;
-use super::Inputs;
 use crate::sandbox::journal::store::Entry;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

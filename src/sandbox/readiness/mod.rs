@@ -10,212 +10,25 @@
 pub mod checks;
 pub mod cli;
 mod finding;
+mod grade;
 pub mod hooks;
+mod inputs;
 mod junit;
 pub mod lists;
+mod report;
 pub mod retries;
 
 use crate::auth::Action;
 use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
-use crate::sandbox::drills::{self, Drill};
-use crate::sandbox::journal::store::{self, Accounts, Entry, Filter};
 use rusqlite::Connection;
-use serde::Serialize;
 use serde_json::{json, Value};
 
+pub use grade::{compute, gather, Scope};
+pub use inputs::{Hook, Inputs, Rotation};
 pub use junit::junit;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Pass,
-    Fail,
-    NotObserved,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub id: &'static str,
-    pub title: &'static str,
-    pub status: Status,
-    pub required: bool,
-    /// The rule, exactly as the book states it (`docs/src/going-live.md`, its table of checks).
-    pub rule: &'static str,
-    /// Request ids (`req_…`), drill ids (`drl_…`) or key ids that show the status; for a check
-    /// not observed, what is still to be observed (webhook ids never drilled).
-    pub evidence: Vec<String>,
-    /// What to change; for a check not observed, what is missing; empty when it passes.
-    pub advice: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub object: &'static str,
-    pub account_id: String,
-    /// The company a company-scoped credential's report covers.
-    pub company_id: Option<String>,
-    pub key_id: Option<String>,
-    /// The journal mark the report counts from (`after`), if any.
-    pub after: Option<String>,
-    pub generated_at: String,
-    pub verdict: &'static str,
-    pub checks: Vec<Check>,
-}
-
-/// A rotation of an API key of the account, from the database.
-pub struct Rotation {
-    pub old_key: String,
-    pub new_key: String,
-    /// When the old key stops working (sandbox clock, Unix seconds).
-    pub grace_end: i64,
-}
-
-/// What the checks read.
-pub struct Inputs {
-    /// The entries the report is about (the key's, when one is given), oldest first.
-    pub entries: Vec<Entry>,
-    /// Every entry of the account (a rotation involves two keys).
-    pub all_entries: Vec<Entry>,
-    pub drills: Vec<Drill>,
-    /// The enabled webhooks the report grades.
-    pub webhooks: Vec<hooks::Hook>,
-    pub rotations: Vec<Rotation>,
-    pub key: Option<String>,
-    pub company: Option<String>,
-    pub after: Option<i64>,
-    /// The sandbox clock now (Unix milliseconds).
-    pub now_ms: i64,
-}
-
-pub fn compute(account_id: &str, x: &Inputs) -> Report {
-    let list = checks::all(x);
-    let required = || list.iter().filter(|c| c.required);
-    let verdict = if required().any(|c| c.status == Status::Fail) {
-        "not_ready"
-    } else if required().any(|c| c.status == Status::NotObserved) {
-        "incomplete"
-    } else {
-        "ready"
-    };
-    Report {
-        object: "readiness_report",
-        account_id: account_id.to_string(),
-        company_id: x.company.clone(),
-        key_id: x.key.clone(),
-        after: x.after.map(|a| a.to_string()),
-        generated_at: crate::time::rfc3339(x.now_ms.div_euclid(1000)),
-        verdict,
-        checks: list,
-    }
-}
-
-fn rotations(
-    db: &Connection,
-    account: &str,
-    company: Option<&str>,
-) -> rusqlite::Result<Vec<Rotation>> {
-    let mut stmt = db.prepare(
-        "SELECT k.id, k.replaced_by, k.expires_at FROM api_keys k
-         JOIN api_clients c ON c.id = k.client_id
-         WHERE c.account_id = ?1 AND k.replaced_by IS NOT NULL AND k.expires_at IS NOT NULL
-           AND (?2 IS NULL OR k.company_id = ?2)
-         ORDER BY k.id",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![account, company], |r| {
-        Ok(Rotation {
-            old_key: r.get(0)?,
-            new_key: r.get(1)?,
-            grace_end: r.get(2)?,
-        })
-    })?;
-    rows.collect()
-}
-
-/// The enabled webhooks of the account (or of one company), with a digest of each URL.
-fn webhooks(
-    db: &Connection,
-    account: &str,
-    company: Option<&str>,
-) -> rusqlite::Result<Vec<hooks::Hook>> {
-    let mut stmt = db.prepare(
-        "SELECT w.id, w.company_id, w.url FROM webhooks w JOIN companies c ON c.id = w.company_id
-         WHERE c.account_id = ?1 AND w.enabled = 1 AND (?2 IS NULL OR w.company_id = ?2)
-         ORDER BY w.id",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![account, company], |r| {
-        Ok(hooks::Hook {
-            id: r.get(0)?,
-            company_id: r.get(1)?,
-            url_digest: drills::url_digest(&r.get::<_, String>(2)?),
-        })
-    })?;
-    rows.collect()
-}
-
-/// What a report is about: an account, optionally one company of it (a company-scoped
-/// credential's report), one key, and the journal mark it counts from.
-#[derive(Clone, Debug, Default)]
-pub struct Scope {
-    pub account: String,
-    pub company: Option<String>,
-    pub key: Option<String>,
-    pub after: Option<i64>,
-}
-
-/// Reads the inputs of one report from the journal and the database.
-pub fn gather(
-    journal: &Connection,
-    db: &Connection,
-    scope: &Scope,
-    not_before_wall_ms: i64,
-    now_ms: i64,
-    min_seq: Option<i64>,
-) -> rusqlite::Result<Inputs> {
-    let after_floor = scope.after.map(|a| a.saturating_add(1));
-    let filter = Filter {
-        accounts: Some(Accounts::One(Some(scope.account.clone()))),
-        company_id: scope.company.clone(),
-        not_before_wall_ms,
-        min_seq: match (min_seq, after_floor) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        },
-        ..Filter::default()
-    };
-    let all_entries = store::all(journal, &filter)?;
-    let entries = match &scope.key {
-        Some(k) => all_entries
-            .iter()
-            .filter(|e| e.key_id.as_deref() == Some(k.as_str()))
-            .cloned()
-            .collect(),
-        None => all_entries.clone(),
-    };
-    let company = scope.company.as_deref();
-    let drills = drills::kept(
-        journal,
-        &scope.account,
-        None,
-        not_before_wall_ms,
-        scope.after,
-    )?
-    .into_iter()
-    .filter(|d| company.is_none_or(|c| d.company_id == c))
-    .collect();
-    Ok(Inputs {
-        entries,
-        all_entries,
-        drills,
-        webhooks: webhooks(db, &scope.account, company)?,
-        rotations: rotations(db, &scope.account, company)?,
-        key: scope.key.clone(),
-        company: scope.company.clone(),
-        after: scope.after,
-        now_ms,
-    })
-}
+pub use report::{Check, Report, Status};
 
 const FORMAT: Param = param(
     "format",

@@ -8,7 +8,7 @@
 //! of the same operation is not a retry, however soon it follows.
 
 use super::finding::{Finding, Texts};
-use super::Inputs;
+use super::inputs::Inputs;
 use crate::sandbox::journal::store::Entry;
 use std::collections::HashMap;
 

@@ -1,0 +1,39 @@
+//! What the readiness checks read ([`Inputs`]): the journal's entries, the kept drills, the
+//! webhooks graded and the key rotations, gathered once per report. Plain data: this file
+//! imports no other file of `readiness` (the checks import it).
+
+use crate::sandbox::drills::Drill;
+use crate::sandbox::journal::store::Entry;
+
+/// A rotation of an API key of the account, from the database.
+pub struct Rotation {
+    pub old_key: String,
+    pub new_key: String,
+    /// When the old key stops working (sandbox clock, Unix seconds).
+    pub grace_end: i64,
+}
+
+/// What the checks read.
+pub struct Inputs {
+    /// The entries the report is about (the key's, when one is given), oldest first.
+    pub entries: Vec<Entry>,
+    /// Every entry of the account (a rotation involves two keys).
+    pub all_entries: Vec<Entry>,
+    pub drills: Vec<Drill>,
+    /// The enabled webhooks the report grades.
+    pub webhooks: Vec<Hook>,
+    pub rotations: Vec<Rotation>,
+    pub key: Option<String>,
+    pub company: Option<String>,
+    pub after: Option<i64>,
+    /// The sandbox clock now (Unix milliseconds).
+    pub now_ms: i64,
+}
+
+/// An enabled webhook the report grades.
+pub struct Hook {
+    pub id: String,
+    pub company_id: String,
+    /// [`crate::sandbox::drills::url_digest`] of its URL.
+    pub url_digest: String,
+}
