@@ -693,6 +693,32 @@ mod tests {
     /// name (opened unnamed, or unlinked as it is opened): while the transaction holds it open, no
     /// file of SQLite's is reachable by name in a temporary directory (it holds page images:
     /// key hashes, webhook secrets).
+    /// The files this process holds open in a temporary directory, but signage's own (the test
+    /// databases and uploads of tests running beside this one, named `signage-…`): (the open
+    /// file, where it points).
+    fn open_temp_files() -> Vec<(std::path::PathBuf, String)> {
+        let mut dirs: Vec<String> = ["/var/tmp/", "/usr/tmp/", "/tmp/"].map(String::from).into();
+        for var in ["SQLITE_TMPDIR", "TMPDIR"] {
+            if let Some(dir) = std::env::var_os(var) {
+                dirs.push(format!("{}/", dir.to_string_lossy().trim_end_matches('/')));
+            }
+        }
+        std::fs::read_dir("/proc/self/fd")
+            .map(|dir| {
+                dir.filter_map(|e| {
+                    let fd = e.ok()?.path();
+                    let target = std::fs::read_link(&fd).ok()?;
+                    Some((fd, target.to_string_lossy().into_owned()))
+                })
+                .filter(|(_, target)| {
+                    dirs.iter().any(|dir| target.starts_with(dir.as_str()))
+                        && !target.contains("signage-")
+                })
+                .collect()
+            })
+            .unwrap_or_default()
+    }
+
     #[test]
     fn a_spilled_statement_journal_is_never_a_named_file() {
         let db = Db::migrated_to(1);
@@ -705,6 +731,9 @@ mod tests {
             "temp_store is SQLite's default on a pooled connection"
         );
         db.release(conn);
+        // Files already open in a temporary directory (a log the test runner writes there, a
+        // checkout cloned there) are not SQLite's: only what the statement opens is.
+        let before: std::collections::HashSet<_> = open_temp_files().into_iter().collect();
         db.write(|tx| {
             // Rows with a foreign key, then one statement changing that key on all of them: it may
             // abort halfway, so it runs with a statement journal, which copies each page it first
@@ -717,30 +746,10 @@ mod tests {
                  INSERT INTO child SELECT 1, randomblob(3000) FROM n;",
             )?;
             tx.execute("UPDATE child SET p = 2, b = randomblob(3000)", [])?;
-            // SQLite's own files in a temporary directory (the test databases and uploads of
-            // tests running beside this one are signage's, named `signage-…`).
-            let mut dirs: Vec<String> =
-                ["/var/tmp/", "/usr/tmp/", "/tmp/"].map(String::from).into();
-            for var in ["SQLITE_TMPDIR", "TMPDIR"] {
-                if let Some(dir) = std::env::var_os(var) {
-                    dirs.push(format!("{}/", dir.to_string_lossy().trim_end_matches('/')));
-                }
-            }
-            // (the open file, where it points)
-            let spilled: Vec<(std::path::PathBuf, String)> = std::fs::read_dir("/proc/self/fd")
-                .map(|dir| {
-                    dir.filter_map(|e| {
-                        let fd = e.ok()?.path();
-                        let target = std::fs::read_link(&fd).ok()?;
-                        Some((fd, target.to_string_lossy().into_owned()))
-                    })
-                    .filter(|(_, target)| {
-                        dirs.iter().any(|dir| target.starts_with(dir.as_str()))
-                            && !target.contains("signage-")
-                    })
-                    .collect()
-                })
-                .unwrap_or_default();
+            let spilled: Vec<(std::path::PathBuf, String)> = open_temp_files()
+                .into_iter()
+                .filter(|file| !before.contains(file))
+                .collect();
             assert!(
                 !spilled.is_empty(),
                 "the statement journal did not spill: the test checks nothing"
