@@ -129,7 +129,14 @@ fn thread_local_statics(code: &str) -> Vec<String> {
         let block = &rest[open..end];
         for line in block.lines() {
             let line = line.trim_start();
-            let line = line.strip_prefix("pub ").unwrap_or(line);
+            // Any visibility: `pub`, `pub(crate)`, `pub(super)`.
+            let line = match line.strip_prefix("pub") {
+                Some(after) if after.starts_with('(') => after
+                    .split_once(')')
+                    .map_or(line, |(_, decl)| decl.trim_start()),
+                Some(after) => after.trim_start(),
+                None => line,
+            };
             if let Some(decl) = line.strip_prefix("static ") {
                 let name: String = decl
                     .chars()
@@ -186,6 +193,6 @@ fn every_thread_local_is_a_cache_or_listed_request_state() {
 
 #[test]
 fn the_scanner_reads_every_static_of_a_block() {
-    let code = "thread_local! {\n    /// doc\n    static A: Cell<u8> = Cell::new(0);\n    pub static B_2: RefCell<Vec<u8>> = RefCell::new(Vec::new());\n}\nstatic C: u8 = 0;";
-    assert_eq!(thread_local_statics(code), ["A", "B_2"]);
+    let code = "thread_local! {\n    /// doc\n    static A: Cell<u8> = Cell::new(0);\n    pub static B_2: RefCell<Vec<u8>> = RefCell::new(Vec::new());\n    pub(super) static D: Cell<bool> = Cell::new(false);\n}\nstatic C: u8 = 0;";
+    assert_eq!(thread_local_statics(code), ["A", "B_2", "D"]);
 }
