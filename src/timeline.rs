@@ -21,6 +21,9 @@
 //! The caller (`routes::time_driven::run_each`) runs it all inside one write transaction
 //! (`Db::write_scope`): every source's writes join it, reads see the steps before, and a failure
 //! rolls the run back to its start or to the last commit made before a webhook left the process.
+//! What a source keeps in memory for the run (the fleet's held heartbeats and plays, its
+//! playables) is state of that transaction (`Db::transaction_state`), written at its commit and
+//! dropped with it, never state of the thread.
 
 use crate::config::Settings;
 use crate::db::{Db, DbError};

@@ -29,3 +29,4 @@ pub use error::DbError;
 pub use migrations::latest_migration;
 pub use pool::{wake_after_commit, Conn, Db, OpenReport, PooledConn};
 pub use scope::Generations;
+pub use write_scope::{Kept, TransactionState};

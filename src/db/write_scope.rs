@@ -21,6 +21,13 @@
 //! network wait. The after-commit hook ([`super::wake_after_commit`]) runs after the commit that
 //! made the asking write visible, never for a write that rolled back.
 //!
+//! Transaction state. A writer that keeps something in memory for the open transaction (rows it
+//! gathers over a run's steps and writes once, what it read once) keeps it as a
+//! [`TransactionState`] of the scope ([`Db::transaction_state`]) rather than per thread: the state
+//! is created at its first use in the transaction, written just before the transaction commits (at
+//! the scope's end or at a commit point), and dropped with the transaction when it commits or
+//! rolls back, so the next transaction starts without it.
+//!
 //! Failure. When `f` fails (or a write or a commit does), the open transaction rolls back: the
 //! world is as it was at the scope's start or at its last commit point, never half a run. In-memory state that
 //! follows the rows registers its undo with [`Db::on_rollback`] (the simulated scans' mark), and a
@@ -32,11 +39,51 @@
 use super::error::DbError;
 use super::pool::{Db, DRY_RUN, WAKE_AFTER_COMMIT};
 use rusqlite::Connection;
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::rc::Rc;
 
 type Undo = Box<dyn FnOnce()>;
-type BeforeCommit = Box<dyn FnOnce(&Connection) -> Result<(), DbError>>;
+
+/// What a writer keeps in memory for the write scope's open transaction (see the module): rows
+/// held back to be written once, or what it read once and that no write of the transaction changes.
+pub trait TransactionState: Default + Clone + 'static {
+    /// Writes what the state holds back, on the transaction's connection, just before it commits;
+    /// an error fails the commit (the scope then rolls back).
+    fn before_commit(self, conn: &Connection) -> Result<(), DbError>;
+}
+
+/// How long a change to the [`TransactionState`] a caller is handed lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// Until the open transaction commits (its state is written then) or rolls back.
+    UntilCommit,
+    /// Only for the call: in a dry run (a savepoint rolled back at its end) the caller works on a
+    /// copy of the state, writes at once what it must write, and the state itself stays as it was.
+    ThisCall,
+}
+
+/// One [`TransactionState`] of the open transaction, by type.
+struct State {
+    of: TypeId,
+    /// Out while a caller works on it ([`Db::transaction_state`]).
+    state: Option<Box<dyn Any>>,
+    /// [`TransactionState::before_commit`] of the state's type.
+    before_commit: fn(Box<dyn Any>, &Connection) -> Result<(), DbError>,
+}
+
+impl State {
+    fn new<T: TransactionState>(state: T) -> State {
+        State {
+            of: TypeId::of::<T>(),
+            state: Some(Box::new(state)),
+            before_commit: |state, conn| match state.downcast::<T>() {
+                Ok(state) => state.before_commit(conn),
+                Err(_) => Ok(()),
+            },
+        }
+    }
+}
 
 struct WriteScope {
     /// The address of the [`Db`] it belongs to.
@@ -50,17 +97,12 @@ struct WriteScope {
     wake: bool,
     /// Undo of in-memory state changed along with the open transaction, run if it rolls back.
     undo: Vec<Undo>,
-    /// Writes held back in memory for the open transaction, run just before it commits
-    /// ([`Db::before_commit`]); dropped with it if it rolls back.
-    before_commit: Vec<BeforeCommit>,
+    /// The open transaction's [`TransactionState`]s, in the order they were first used: written
+    /// in that order just before it commits, dropped with it either way.
+    states: Vec<State>,
     /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
     committed_at: Option<i64>,
-    /// Names the open transaction ([`Db::write_scope_transaction`]).
-    transaction: u64,
 }
-
-/// Numbers the write scopes' transactions, process-wide.
-static TRANSACTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
     static WRITE: RefCell<Option<WriteScope>> = const { RefCell::new(None) };
@@ -109,9 +151,8 @@ impl Db {
             broken: false,
             wake: false,
             undo: Vec::new(),
-            before_commit: Vec::new(),
+            states: Vec::new(),
             committed_at: clock_ms(),
-            transaction: 0,
         }));
         // Ends the scope also when `f` panics: an open transaction is rolled back.
         struct Close<'a>(&'a Db);
@@ -164,10 +205,11 @@ impl Db {
         if scope.broken {
             return Err(lost());
         }
-        // Held-back writes go in first, in the order they were registered; one that fails
+        // Held-back writes go in first, in the order the states were first used; one that fails
         // fails the commit, and the scope can then only roll back.
-        for write in std::mem::take(&mut scope.before_commit) {
-            if let Err(e) = write(&scope.conn) {
+        for state in std::mem::take(&mut scope.states) {
+            let Some(held) = state.state else { continue };
+            if let Err(e) = (state.before_commit)(held, &scope.conn) {
                 scope.broken = true;
                 return Err(e);
             }
@@ -225,37 +267,52 @@ impl Db {
         });
     }
 
-    /// Registers `write` to run on the write scope's connection just before its open transaction
-    /// commits (at the scope's end or at a commit point, [`Db::committed`]); dropped if the
-    /// transaction rolls back. For a writer that gathers its rows in memory over a run's steps
-    /// and writes each row once (the simulated fleet's plays). Returns false, and drops
-    /// `write`, outside a scope or with nothing open (or in a dry run): the caller writes at once.
-    pub fn before_commit(
+    /// Runs `f` on the open transaction's `T` (created at its first use, see the module), with
+    /// how long what `f` changes lasts: until the transaction commits, or in a dry run only for
+    /// this call (`f` gets a copy). `None`, without running `f`, outside a write scope of this
+    /// database on this thread or with no transaction open (the caller writes at once).
+    pub fn transaction_state<T: TransactionState, R>(
         &self,
-        write: impl FnOnce(&Connection) -> Result<(), DbError> + 'static,
-    ) -> bool {
-        if DRY_RUN.get() {
-            return false;
-        }
-        WRITE.with_borrow_mut(|s| match s.as_mut() {
-            Some(scope) if scope.db == id(self) && scope.open && !scope.broken => {
-                scope.before_commit.push(Box::new(write));
-                true
+        f: impl FnOnce(&mut T, Kept) -> R,
+    ) -> Option<R> {
+        let dry = DRY_RUN.get();
+        // Taken out of the scope while `f` runs, so that `f` may use the database (a use of `T`
+        // meanwhile finds none, and writes at once).
+        let (mut state, slot) = WRITE.with_borrow_mut(|s| {
+            let scope = s
+                .as_mut()
+                .filter(|s| s.db == id(self) && s.open && !s.broken)?;
+            let slot = match scope.states.iter().position(|s| s.of == TypeId::of::<T>()) {
+                Some(slot) => slot,
+                None => {
+                    scope.states.push(State::new(T::default()));
+                    scope.states.len() - 1
+                }
+            };
+            let held = scope.states[slot].state.take()?.downcast::<T>().ok()?;
+            if dry {
+                let copy = Box::new(T::clone(&held));
+                scope.states[slot].state = Some(held);
+                return Some((copy, None));
             }
-            _ => false,
-        })
-    }
-
-    /// The open write transaction of this thread's write scope, as a number no other transaction
-    /// of the process has: until it ends, no other connection can change a row (it holds the
-    /// write lock), so what this thread read in it stays true but for its own writes. `None`
-    /// outside a scope or with nothing open.
-    pub fn write_scope_transaction(&self) -> Option<u64> {
-        WRITE.with_borrow(|s| {
-            s.as_ref()
-                .filter(|s| s.db == id(self) && s.open && !s.broken)
-                .map(|s| s.transaction)
-        })
+            Some((held, Some(slot)))
+        })?;
+        let Some(slot) = slot else {
+            return Some(f(&mut state, Kept::ThisCall));
+        };
+        let out = f(&mut state, Kept::UntilCommit);
+        WRITE.with_borrow_mut(|s| {
+            let back = s
+                .as_mut()
+                .filter(|s| s.db == id(self) && s.open)
+                .and_then(|s| s.states.get_mut(slot))
+                .filter(|s| s.of == TypeId::of::<T>() && s.state.is_none());
+            // None when `f` ended the transaction (nothing does: it writes on its connection).
+            if let Some(back) = back {
+                back.state = Some(state);
+            }
+        });
+        Some(out)
     }
 
     /// The write scope's connection for a read, if this thread is in a scope of this database.
@@ -286,8 +343,6 @@ impl Db {
             if !scope.open {
                 run(&scope.conn, "BEGIN IMMEDIATE")?;
                 scope.open = true;
-                scope.transaction =
-                    TRANSACTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             }
             Ok(Rc::clone(&scope.conn))
         });
@@ -358,12 +413,82 @@ impl Db {
 
 /// Runs the scope's undo list, newest first, and puts a frozen clock back to the last commit.
 fn undo(scope: &mut WriteScope) {
-    scope.before_commit.clear();
+    scope.states.clear();
     while let Some(undo) = scope.undo.pop() {
         undo();
     }
     scope.wake = false;
     if let (Some(clock), Some(ms)) = (crate::time::current(), scope.committed_at) {
         clock.rewind(ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts of `n` rows to insert into a scratch table at commit.
+    #[derive(Default, Clone)]
+    struct Pending(Vec<i64>);
+
+    impl TransactionState for Pending {
+        fn before_commit(self, conn: &Connection) -> Result<(), DbError> {
+            for n in self.0 {
+                conn.execute("INSERT INTO pending_test (n) VALUES (?1)", [n])?;
+            }
+            Ok(())
+        }
+    }
+
+    fn stored(db: &Db) -> Vec<i64> {
+        let conn = db.conn().unwrap();
+        let mut stmt = conn
+            .prepare("SELECT n FROM pending_test ORDER BY rowid")
+            .unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    }
+
+    fn hold(db: &Db, n: i64) -> Option<Kept> {
+        db.transaction_state(|p: &mut Pending, kept| {
+            p.0.push(n);
+            kept
+        })
+    }
+
+    /// The state is written at each commit (a commit point's too) and starts empty in the next
+    /// transaction; a dry run's change does not stay; a rollback drops it unwritten.
+    #[test]
+    fn transaction_state_is_written_at_commit_and_dropped_on_rollback() {
+        let (db, _) = Db::open(":memory:", true).unwrap();
+        db.write(|tx| {
+            tx.execute_batch("CREATE TABLE pending_test (n INTEGER)")
+                .map_err(DbError::from)
+        })
+        .unwrap();
+        assert_eq!(hold(&db, 0), None, "outside a scope");
+        db.write_scope(|| {
+            assert_eq!(hold(&db, 0), None, "nothing open yet");
+            db.write(|_| {
+                assert_eq!(hold(&db, 1), Some(Kept::UntilCommit));
+                assert_eq!(Db::dry_run(|| hold(&db, 99)), Some(Kept::ThisCall));
+                Ok::<_, DbError>(())
+            })?;
+            assert!(stored(&db).is_empty(), "written before the commit");
+            db.committed(|| Ok::<_, DbError>(()))?;
+            assert_eq!(stored(&db), [1]);
+            db.write(|_| Ok::<_, DbError>(hold(&db, 2)))?;
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+        assert_eq!(stored(&db), [1, 2]);
+        let failed = db.write_scope(|| {
+            db.write(|_| Ok::<_, DbError>(hold(&db, 3)))?;
+            Err::<(), _>(DbError::from(rusqlite::Error::InvalidQuery))
+        });
+        assert!(failed.is_err());
+        db.write_scope(|| db.write(|_| Ok::<_, DbError>(hold(&db, 4))))
+            .unwrap();
+        assert_eq!(stored(&db), [1, 2, 4]);
     }
 }

@@ -16,16 +16,16 @@
 //!
 //! So a screen that is online and kept up has its beats held ([`hold`]): only its latest one is
 //! kept, and it is written once, just before the transaction commits (at the run's end or at a
-//! commit point, [`crate::db::Db::before_commit`]). A fleet transition that stops keeping a screen
+//! commit point: the held beats are the transaction's state, [`crate::db::Db::transaction_state`],
+//! dropped with it if it rolls back). A fleet transition that stops keeping a screen
 //! up (a flaky screen dropping out), the only write that does, writes that screen's held beat first
 //! ([`release`]). What is committed does not
 //! change: the same `last_heartbeat_at`, `updated_at` and `current_ad_id` as a write at every step.
 //! A dry run, or a write outside a run, writes at once; a dry run's write of held beats (rolled back
 //! with it) leaves them held.
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Kept, TransactionState};
 use rusqlite::Connection;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// One heartbeat: the instant, and the ad to show as playing (`Some`: the screen was up at the
@@ -47,93 +47,72 @@ impl Beat {
     }
 }
 
-/// The beats held for one write transaction (its number), by screen.
-struct Held {
-    transaction: u64,
-    beats: BTreeMap<String, Beat>,
-}
+/// The beats held for the write scope's open transaction, by screen: its
+/// [`TransactionState`], written just before it commits.
+#[derive(Default, Clone)]
+struct HeldBeats(BTreeMap<String, Beat>);
 
-thread_local! {
-    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+impl TransactionState for HeldBeats {
+    fn before_commit(self, conn: &Connection) -> Result<(), DbError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        write(conn, &self.0.into_iter().collect::<Vec<_>>())
+    }
 }
 
 /// Holds `beats` (of screens online and kept up) until the write scope's open transaction commits;
 /// outside a scope, or in a dry run, writes them at once.
-pub(super) fn hold(db: &Db, tx: &Connection, beats: Vec<(String, Beat)>) -> Result<(), DbError> {
+pub(super) fn hold(
+    db: &Db,
+    tx: &Connection,
+    mut beats: Vec<(String, Beat)>,
+) -> Result<(), DbError> {
     if beats.is_empty() {
         return Ok(());
     }
-    let Some(transaction) = db.write_scope_transaction().filter(|_| !Db::in_dry_run()) else {
-        return write(tx, &beats);
-    };
-    // What another transaction held was written at its commit or rolled back with it.
-    let mut held = HELD.take().filter(|h| h.transaction == transaction);
-    if held.is_none() {
-        let registered = db.before_commit(move |conn| {
-            match HELD.take().filter(|h| h.transaction == transaction) {
-                Some(held) => write(conn, &held.beats.into_iter().collect::<Vec<_>>()),
-                None => Ok(()),
+    db.transaction_state(|held: &mut HeldBeats, kept| {
+        if kept == Kept::UntilCommit {
+            for (device, beat) in std::mem::take(&mut beats) {
+                match held.0.get_mut(&device) {
+                    Some(kept) => kept.then(beat),
+                    None => {
+                        held.0.insert(device, beat);
+                    }
+                }
             }
-        });
-        if !registered {
-            return write(tx, &beats);
         }
-    }
-    let mut held = held.take().unwrap_or(Held {
-        transaction,
-        beats: BTreeMap::new(),
     });
-    for (device, beat) in beats {
-        match held.beats.get_mut(&device) {
-            Some(kept) => kept.then(beat),
-            None => {
-                held.beats.insert(device, beat);
-            }
-        }
+    if beats.is_empty() {
+        return Ok(());
     }
-    HELD.set(Some(held));
-    Ok(())
+    write(tx, &beats)
 }
 
 /// Whether a beat of `device` is held for the write scope's open transaction.
 pub(super) fn is_held(db: &Db, device: &str) -> bool {
-    let transaction = db.write_scope_transaction();
-    HELD.with_borrow(|h| {
-        h.as_ref()
-            .is_some_and(|h| Some(h.transaction) == transaction && h.beats.contains_key(device))
-    })
+    db.transaction_state(|held: &mut HeldBeats, _| held.0.contains_key(device))
+        .unwrap_or(false)
 }
 
-/// Writes the beat held for `device`, if any, now: the screen is no longer kept up.
+/// Writes the beat held for `device`, if any, now: the screen is no longer kept up. (A dry run
+/// writes a copy and keeps what is held.)
 pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbError> {
-    let Some(transaction) = db.write_scope_transaction() else {
-        return Ok(());
-    };
-    // A dry run (a savepoint rolled back at its end) writes a copy and keeps what is held.
-    let dry = Db::in_dry_run();
-    let beat = HELD.with_borrow_mut(|h| match h.as_mut() {
-        Some(h) if h.transaction == transaction && dry => h.beats.get(device).cloned(),
-        Some(h) if h.transaction == transaction => h.beats.remove(device),
-        _ => None,
-    });
-    match beat {
-        Some(beat) => write(tx, &[(device.to_string(), beat)]),
-        None => Ok(()),
+    match db.transaction_state(|held: &mut HeldBeats, _| held.0.remove(device)) {
+        Some(Some(beat)) => write(tx, &[(device.to_string(), beat)]),
+        _ => Ok(()),
     }
 }
 
-/// Writes every beat held for the write scope's open transaction now (the hook registered for
-/// its commit then finds none).
+/// Writes every beat held for the write scope's open transaction now (its commit then finds none
+/// to write). (A dry run writes a copy and keeps what is held.)
 pub(super) fn flush(db: &Db, tx: &Connection) -> Result<(), DbError> {
-    let Some(transaction) = db.write_scope_transaction() else {
+    let held = db
+        .transaction_state(|held: &mut HeldBeats, _| std::mem::take(&mut held.0))
+        .unwrap_or_default();
+    if held.is_empty() {
         return Ok(());
-    };
-    let dry = Db::in_dry_run();
-    let held = HELD.with_borrow_mut(|h| match h.as_mut() {
-        Some(h) if h.transaction == transaction && dry => h.beats.clone(),
-        Some(h) if h.transaction == transaction => std::mem::take(&mut h.beats),
-        _ => BTreeMap::new(),
-    });
+    }
     write(tx, &held.into_iter().collect::<Vec<_>>())
 }
 

@@ -120,7 +120,7 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .ok_or_else(|| ApiError::not_found("device", id.as_str()))?;
         let mut recorded = None;
         if let Some(profile) = &input.profile {
-            simulator::set_profile(tx, &id, profile, now)?;
+            simulator::set_profile(&ctx.app.db, tx, &id, profile, now)?;
         } else if let Some(code) = &input.code {
             let message = input
                 .message

@@ -4,7 +4,8 @@
 //! write its plays at once: one `UPDATE` per open clock hour's row it added to (about 1,100 in a
 //! demo day, each a search of the slot index and a rewrite of the row, 12 k instructions in SQLite
 //! alone) plus the new rows of its hours. Held for the transaction instead ([`write`]), each row is
-//! written once, just before the transaction commits ([`crate::db::Db::before_commit`]): the
+//! written once, just before the transaction commits (the rows are the transaction's state,
+//! [`crate::db::Db::transaction_state`], which lives and dies with it): the
 //! rows a step added to are still in memory at the next step, and only the rows stored before the
 //! transaction began are looked up and updated.
 //!
@@ -16,10 +17,9 @@
 //! sees a half-written hour either.
 
 use super::playables::{Playable, Slots};
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Kept, TransactionState};
 use crate::ids::{PlaybackId, TypedId};
 use rusqlite::{Connection, OptionalExtension};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -148,16 +148,21 @@ impl Rows {
     }
 }
 
-/// The rows held for one write transaction (its number) and the playables they refer to.
-#[derive(Clone)]
-struct Held {
-    transaction: u64,
-    playables: Rc<Vec<Playable>>,
+/// The rows held for the write scope's open transaction and the playables they refer to: its
+/// [`TransactionState`], written just before it commits.
+#[derive(Default, Clone)]
+struct HeldPlays {
+    playables: Option<Rc<Vec<Playable>>>,
     rows: Rows,
 }
 
-thread_local! {
-    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+impl TransactionState for HeldPlays {
+    fn before_commit(self, conn: &Connection) -> Result<(), DbError> {
+        match self.playables {
+            Some(playables) => self.rows.write(conn, &playables),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Adds `slots` (of `playables`, written at `now`; rows were written for the instants before
@@ -171,47 +176,29 @@ pub(super) fn write(
     written_to: i64,
     now: i64,
 ) -> Result<i64, DbError> {
-    let Some(transaction) = db.write_scope_transaction() else {
-        let mut rows = Rows::default();
-        let plays = rows.add(tx, playables, slots, written_to, now)?;
-        rows.write(tx, playables)?;
-        return Ok(plays);
-    };
-    // What another transaction held was written at its commit or rolled back with it.
-    let mut kept = HELD.take().filter(|h| h.transaction == transaction);
-    // A dry run (a savepoint rolled back at its end) writes a copy and keeps what was held.
-    let dry = Db::in_dry_run();
-    let mut held = if dry { kept.clone() } else { kept.take() };
-    if let Some(old) = held.take_if(|h| !Rc::ptr_eq(&h.playables, playables)) {
-        // The fleet's screens changed in this transaction: the rows of the old list go in first.
-        old.rows.write(tx, &old.playables)?;
-    }
-    let fresh = held.is_none();
-    let mut held = held.unwrap_or_else(|| Held {
-        transaction,
-        playables: Rc::clone(playables),
-        rows: Rows::default(),
-    });
-    let plays = held.rows.add(tx, playables, slots, written_to, now)?;
-    if dry {
-        held.rows.write(tx, playables)?;
-        HELD.set(kept);
-        return Ok(plays);
-    }
-    if held.rows.order.len() >= MAX_HELD {
-        return held.rows.write(tx, playables).map(|()| plays);
-    }
-    if fresh {
-        let registered = db.before_commit(move |conn| {
-            match HELD.take().filter(|h| h.transaction == transaction) {
-                Some(held) => held.rows.write(conn, &held.playables),
-                None => Ok(()),
-            }
-        });
-        if !registered {
-            return held.rows.write(tx, playables).map(|()| plays);
+    let held = db.transaction_state(|held: &mut HeldPlays, kept| {
+        if held
+            .playables
+            .as_ref()
+            .is_some_and(|p| !Rc::ptr_eq(p, playables))
+        {
+            // The fleet's screens changed in this transaction: the rows of the old list go in first.
+            std::mem::take(held).before_commit(tx)?;
         }
+        held.playables.get_or_insert_with(|| Rc::clone(playables));
+        let plays = held.rows.add(tx, playables, slots, written_to, now)?;
+        // A dry run writes its copy of the rows at once (and keeps what was held); past
+        // `MAX_HELD` new rows, what is held is written now.
+        if kept == Kept::ThisCall || held.rows.order.len() >= MAX_HELD {
+            std::mem::take(held).before_commit(tx)?;
+        }
+        Ok(plays)
+    });
+    if let Some(plays) = held {
+        return plays;
     }
-    HELD.set(Some(held));
+    let mut rows = Rows::default();
+    let plays = rows.add(tx, playables, slots, written_to, now)?;
+    rows.write(tx, playables)?;
     Ok(plays)
 }

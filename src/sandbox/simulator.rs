@@ -25,12 +25,13 @@
 //! error), never one step per heartbeat.
 
 use super::playables::{Playable, Slots, Tally};
-use crate::db::DbError;
+use crate::db::{Db, DbError, TransactionState};
 use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Seconds between two heartbeats of a playing screen.
 pub const GRID: i64 = 60;
@@ -179,41 +180,38 @@ fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbE
     Ok(out)
 }
 
-thread_local! {
-    /// The fleet's playables as read in one write transaction of a timeline run (its number), see
-    /// [`fleet_playables`].
-    static PLAYABLES: std::cell::RefCell<Option<(u64, std::rc::Rc<Vec<Playable>>)>> =
-        const { std::cell::RefCell::new(None) };
+/// The fleet's playables as read in the write scope's open transaction (see [`fleet_playables`]):
+/// its [`TransactionState`], which writes nothing.
+#[derive(Default, Clone)]
+struct FleetPlayables(Option<Rc<Vec<Playable>>>);
+
+impl TransactionState for FleetPlayables {
+    fn before_commit(self, _conn: &Connection) -> Result<(), DbError> {
+        Ok(())
+    }
 }
 
 /// Every playing screen's playables ([`playables`] of all screens), read once per write
 /// transaction of a timeline run rather than at every step: while the run holds the write lock no
 /// other connection changes a row, and nothing a timeline source writes changes what the query
 /// reads (ads, assignments, promotions' switches and windows, profiles), but for the fleet's own
-/// hand-over of a screen to a real player ([`forget_playables`]).
-fn fleet_playables(
-    db: &crate::db::Db,
-    tx: &Connection,
-) -> Result<std::rc::Rc<Vec<Playable>>, DbError> {
-    let Some(transaction) = db.write_scope_transaction() else {
-        return Ok(std::rc::Rc::new(playables(tx, None)?));
-    };
-    let known = PLAYABLES.with_borrow(|p| {
-        p.as_ref()
-            .filter(|(t, _)| *t == transaction)
-            .map(|(_, v)| std::rc::Rc::clone(v))
+/// hand-over of a screen to a real player and a profile set ([`forget_playables`]).
+fn fleet_playables(db: &Db, tx: &Connection) -> Result<Rc<Vec<Playable>>, DbError> {
+    let known = db.transaction_state(|known: &mut FleetPlayables, _| match &known.0 {
+        Some(read) => Ok(Rc::clone(read)),
+        None => {
+            let read = Rc::new(playables(tx, None)?);
+            known.0 = Some(Rc::clone(&read));
+            Ok(read)
+        }
     });
-    if let Some(known) = known {
-        return Ok(known);
-    }
-    let read = std::rc::Rc::new(playables(tx, None)?);
-    PLAYABLES.set(Some((transaction, std::rc::Rc::clone(&read))));
-    Ok(read)
+    known.unwrap_or_else(|| Ok(Rc::new(playables(tx, None)?)))
 }
 
-/// Drops the playables [`fleet_playables`] keeps (the screens the fleet simulates changed).
-fn forget_playables() {
-    PLAYABLES.set(None);
+/// Drops the playables [`fleet_playables`] keeps for the open transaction (the screens the fleet
+/// simulates changed).
+fn forget_playables(db: &Db) {
+    db.transaction_state(|known: &mut FleetPlayables, _| known.0 = None);
 }
 
 /// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
@@ -360,7 +358,7 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
-    db: &crate::db::Db,
+    db: &Db,
     tx: &Connection,
     from: i64,
     g: i64,
@@ -496,13 +494,15 @@ fn heartbeating(device: &str, profile: &str, t: i64) -> bool {
 
 /// Gives a screen a profile from `now` on: a playing profile heartbeats at once (a flaky screen
 /// only if it is up). Returns the next transition (at or after `now`), if the profile has any.
+/// (`db`: the database `tx` writes in, whose write scope may keep the fleet's playables.)
 pub fn set_profile(
+    db: &Db,
     tx: &Connection,
     device: &str,
     profile: &str,
     now: i64,
 ) -> Result<Option<i64>, DbError> {
-    forget_playables();
+    forget_playables(db);
     let next = next_transition(device, profile, now - 1);
     let plays = heartbeating(device, profile, now);
     tx.prepare_cached(
@@ -553,7 +553,7 @@ impl Source for Fleet {
                 0
             };
             if !taken.is_empty() {
-                forget_playables();
+                forget_playables(env.db);
             }
             for device in taken.keys() {
                 tx.prepare_cached("DELETE FROM device_simulations WHERE device_id = ?1")?
