@@ -60,18 +60,6 @@ const REQUEST_STATE: &[(&str, &str)] = &[
         "db/write_scope.rs: the open write transaction -> the write handle",
     ),
     (
-        "HELD",
-        "sandbox/beats.rs: heartbeats held until commit -> the write handle",
-    ),
-    (
-        "HELD",
-        "sandbox/plays.rs: plays held until commit -> the write handle",
-    ),
-    (
-        "PLAYABLES",
-        "sandbox/simulator.rs: one run's playables -> the timeline run",
-    ),
-    (
         "TOOL",
         "http/observe.rs: the tool call's last request -> the request context",
     ),
