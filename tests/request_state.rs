@@ -129,7 +129,15 @@ fn thread_local_statics(code: &str) -> Vec<String> {
         let block = &rest[open..end];
         for line in block.lines() {
             let line = line.trim_start();
-            let line = line.strip_prefix("pub ").unwrap_or(line);
+            // Any visibility: `pub`, `pub(super)`, `pub(crate)`.
+            let line = match line.strip_prefix("pub") {
+                Some(rest) if rest.starts_with('(') => {
+                    rest.split_once(')').map_or(line, |(_, r)| r)
+                }
+                Some(rest) => rest,
+                None => line,
+            }
+            .trim_start();
             if let Some(decl) = line.strip_prefix("static ") {
                 let name: String = decl
                     .chars()
