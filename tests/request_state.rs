@@ -71,26 +71,6 @@ const REQUEST_STATE: &[(&str, &str)] = &[
         "PLAYABLES",
         "sandbox/simulator.rs: one run's playables -> the timeline run",
     ),
-    (
-        "TOOL",
-        "http/observe.rs: the tool call's last request -> the request context",
-    ),
-    (
-        "TOOL_ENTRIES",
-        "http/observe.rs: tool calls journaled -> the request context",
-    ),
-    (
-        "ENDPOINT_CALLER",
-        "http/observe.rs: the /mcp caller -> the request context",
-    ),
-    (
-        "THREAD_HOLDS",
-        "http/delay_holds.rs: a fault's delay holds -> the request context",
-    ),
-    (
-        "OUTER",
-        "http/faults.rs: the tool calls' faults -> the request context",
-    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

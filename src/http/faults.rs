@@ -10,9 +10,9 @@
 //!
 //! Actions: `status` answers a problem instead of running the request; `drop` closes the
 //! connection without an answer, the request not run; `delay` runs the request and holds its
-//! answer back. The pipeline never waits: it marks the response ([`Delivery`]) and the server
+//! answer back. The pipeline never waits: it marks the response ([`super::response::Delivery`]) and the server
 //! sleeps or drops in async code. An MCP tool call's delay or drop is carried to the `/mcp` HTTP
-//! response that contains it ([`begin_outer`], [`finish_outer`]).
+//! response that contains it (collected in the request's [`Exchange`], [`finish_outer`]).
 //!
 //! Rules live in memory, per app (no table): they are test scaffolding, so a restart forgets them.
 //! A sandbox snapshot saves them (with their counts and draws, [`Faults::save`]) and a restore puts
@@ -23,12 +23,12 @@
 //! never changes which request a rule hits.
 
 use super::error::ApiError;
-use super::response::{Delivery, Response};
+use super::exchange::Exchange;
+use super::response::Response;
 use super::router::Route;
 use crate::auth::{Action, Principal};
 use hyper::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -374,8 +374,8 @@ impl Injected {
     }
 
     /// Marks `resp` as injected: the header, and how the server delivers it. An MCP tool call's
-    /// marks are also kept for the `/mcp` response around it.
-    pub fn mark(&self, mut resp: Response, via: Via) -> Response {
+    /// marks are also kept in `exchange` for the `/mcp` response around it.
+    pub fn mark(&self, mut resp: Response, via: Via, exchange: &Exchange) -> Response {
         resp.set_header(HEADER, &self.source);
         if let Some(applied) = &self.applied {
             resp.set_header("preference-applied", applied);
@@ -383,12 +383,7 @@ impl Injected {
         resp.delivery.delay_ms = resp.delivery.delay_ms.max(self.delay_ms);
         resp.delivery.drop |= self.drop;
         if via == Via::Mcp {
-            OUTER.with(|o| {
-                let mut o = o.borrow_mut();
-                o.sources.push(self.source.clone());
-                o.delivery.delay_ms = o.delivery.delay_ms.max(self.delay_ms);
-                o.delivery.drop |= self.drop;
-            });
+            exchange.tool_fault(&self.source, self.delay_ms, self.drop);
         }
         resp
     }
@@ -493,26 +488,10 @@ fn prefer(headers: &HeaderMap) -> Result<Option<Injected>, ApiError> {
     }))
 }
 
-/// What the MCP tool calls inside one HTTP request injected.
-#[derive(Default)]
-struct Outer {
-    sources: Vec<String>,
-    delivery: Delivery,
-}
-
-thread_local! {
-    static OUTER: RefCell<Outer> = RefCell::new(Outer::default());
-}
-
-/// Starts an HTTP request's collection of its tool calls' faults (they run on its thread).
-pub fn begin_outer() {
-    OUTER.with(|o| *o.borrow_mut() = Outer::default());
-}
-
 /// Carries the faults of the tool calls made while serving `resp` onto it: `Signage-Fault`
 /// lists their sources, and their delay or drop applies to the whole HTTP response.
-pub fn finish_outer(resp: &mut Response) {
-    let outer = OUTER.with(|o| std::mem::take(&mut *o.borrow_mut()));
+pub fn finish_outer(exchange: &Exchange, resp: &mut Response) {
+    let outer = exchange.take_tool_faults();
     if outer.sources.is_empty() {
         return;
     }
