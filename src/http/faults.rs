@@ -25,9 +25,8 @@
 use super::error::ApiError;
 use super::exchange::Exchange;
 use super::response::Response;
-use super::router::Route;
 use crate::auth::{Action, Principal};
-use hyper::{HeaderMap, StatusCode};
+use hyper::{HeaderMap, Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -134,11 +133,22 @@ pub struct SavedRule {
     pub draws: u64,
 }
 
+/// What a fault rule matches of a request's route: its parts, not the route itself, which holds
+/// its handler and so names the handler's context (this file stays below the route table).
+#[derive(Clone, Copy)]
+pub struct Operation<'a> {
+    pub method: &'a Method,
+    /// The route's pattern (`/devices/{id}`).
+    pub pattern: &'static str,
+    pub operation_id: &'static str,
+    pub action: Action,
+}
+
 /// True for the routes a fault may hit: authenticated, not the operator's own controls.
-pub fn faultable(route: &Route) -> bool {
-    route.action != Action::Public
-        && route.action != Action::Sandbox
-        && !route.path.starts_with("/_sandbox/")
+pub fn faultable(op: Operation<'_>) -> bool {
+    op.action != Action::Public
+        && op.action != Action::Sandbox
+        && !op.pattern.starts_with("/_sandbox/")
 }
 
 /// The rules of one app.
@@ -261,7 +271,7 @@ impl Faults {
     /// The first rule, in creation order, that matches and fires (its count and draw spent).
     fn fire(
         &self,
-        route: &Route,
+        op: Operation<'_>,
         path: &str,
         principal: &Principal,
         via: Via,
@@ -271,7 +281,7 @@ impl Faults {
         }
         let mut rules = self.lock();
         for rule in rules.iter_mut() {
-            if rule.remaining == Some(0) || !matches(&rule.matcher, route, path, principal, via) {
+            if rule.remaining == Some(0) || !matches(&rule.matcher, op, path, principal, via) {
                 continue;
             }
             if let Some(p) = rule.probability {
@@ -291,14 +301,14 @@ impl Faults {
     }
 }
 
-fn matches(m: &Matcher, route: &Route, path: &str, principal: &Principal, via: Via) -> bool {
+fn matches(m: &Matcher, op: Operation<'_>, path: &str, principal: &Principal, via: Via) -> bool {
     (m.via == Via::Any || m.via == via)
         && m.operation_id
             .as_deref()
-            .is_none_or(|op| op == route.operation_id)
+            .is_none_or(|id| id == op.operation_id)
         && m.method
             .as_deref()
-            .is_none_or(|method| method == route.method.as_str())
+            .is_none_or(|method| method == op.method.as_str())
         && m.key_id
             .as_deref()
             .is_none_or(|k| k == principal.actor_id())
@@ -397,13 +407,13 @@ impl Injected {
 pub fn decide(
     faults: &Faults,
     allow_prefer: bool,
-    route: &Route,
+    op: Operation<'_>,
     path: &str,
     headers: &HeaderMap,
     principal: &Principal,
     via: Via,
 ) -> Result<Option<Injected>, ApiError> {
-    if !faultable(route) {
+    if !faultable(op) {
         return Ok(None);
     }
     if allow_prefer && headers.contains_key("prefer") {
@@ -411,7 +421,7 @@ pub fn decide(
             return Ok(Some(own));
         }
     }
-    let Some((id, action)) = faults.fire(route, path, principal, via) else {
+    let Some((id, action)) = faults.fire(op, path, principal, via) else {
         return Ok(None);
     };
     let mut injected = Injected {

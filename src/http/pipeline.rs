@@ -415,7 +415,7 @@ fn run(
         match faults::decide(
             &app.faults,
             allow_prefer,
-            route,
+            route.operation(),
             &req.path,
             &req.headers,
             p,
