@@ -45,11 +45,11 @@ const REQUEST_STATE: &[(&str, &str)] = &[
     ),
     (
         "DRY_RUN",
-        "db/mod.rs: a preview's rollback -> the write handle",
+        "db/pool.rs: a preview's rollback -> the write handle",
     ),
     (
         "WAKE_AFTER_COMMIT",
-        "db/mod.rs: wake the outbox -> the write handle",
+        "db/pool.rs: wake the outbox -> the write handle",
     ),
     (
         "SCOPE",
@@ -58,26 +58,6 @@ const REQUEST_STATE: &[(&str, &str)] = &[
     (
         "WRITE",
         "db/write_scope.rs: the open write transaction -> the write handle",
-    ),
-    (
-        "TOOL",
-        "http/observe.rs: the tool call's last request -> the request context",
-    ),
-    (
-        "TOOL_ENTRIES",
-        "http/observe.rs: tool calls journaled -> the request context",
-    ),
-    (
-        "ENDPOINT_CALLER",
-        "http/observe.rs: the /mcp caller -> the request context",
-    ),
-    (
-        "THREAD_HOLDS",
-        "http/delay_holds.rs: a fault's delay holds -> the request context",
-    ),
-    (
-        "OUTER",
-        "http/faults.rs: the tool calls' faults -> the request context",
     ),
 ];
 

@@ -2,6 +2,7 @@
 //! and helpers that turn raw input into validated values or a precise error.
 
 use super::error::{ApiError, FieldError};
+use super::exchange::Exchange;
 use super::page::{decode_cursor, filter_tag, split_cursor, TAG_LEN};
 use super::router::Route;
 use super::state::App;
@@ -51,6 +52,8 @@ pub struct Ctx<'a> {
     /// The answer goes straight to an HTTP connection (not back to an MCP call that reads its
     /// body), so the handler may send its body as the client reads it ([`super::stream`]).
     pub direct: bool,
+    /// The HTTP request's own state, shared with the internal requests of its MCP tool calls.
+    pub exchange: &'a Exchange,
 }
 
 impl<'a> Ctx<'a> {

@@ -11,16 +11,15 @@
 //!
 //! A [`Hold`] is taken by the pipeline when it decides on a delay and released when the server
 //! has waited it out (or the connection is gone): the pipeline is synchronous and does not wait,
-//! so the holds of the request being served on a thread are parked in a thread-local for the
-//! server to collect ([`take_thread_holds`]).
+//! so it keeps the holds in the request's [`super::exchange::Exchange`], which the server takes
+//! them from after the request.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The held requests of every account: when each one's delay ends.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Held {
     by_account: HashMap<String, Vec<Instant>>,
     total: usize,
@@ -51,8 +50,8 @@ impl DelayHolds {
         }
     }
 
-    /// Takes a hold of `delay_ms` for `account`, parked on this thread for the server to collect.
-    pub fn acquire(&self, account: &str, delay_ms: u64) -> Result<(), Refused> {
+    /// Takes a hold of `delay_ms` for `account`, released when the returned [`Hold`] is dropped.
+    pub fn acquire(&self, account: &str, delay_ms: u64) -> Result<Hold, Refused> {
         let now = Instant::now();
         let until = now + Duration::from_millis(delay_ms);
         let mut held = lock(&self.held);
@@ -84,13 +83,11 @@ impl DelayHolds {
             .push(until);
         held.total += 1;
         drop(held);
-        let hold = Hold {
+        Ok(Hold {
             held: Arc::clone(&self.held),
             account: account.to_string(),
             until,
-        };
-        THREAD_HOLDS.with(|h| h.borrow_mut().push(hold));
-        Ok(())
+        })
     }
 
     /// Held requests of `account` right now (for tests and logs).
@@ -105,6 +102,7 @@ fn lock(m: &Mutex<Held>) -> std::sync::MutexGuard<'_, Held> {
 }
 
 /// One held request; released when dropped.
+#[derive(Debug)]
 pub struct Hold {
     held: Arc<Mutex<Held>>,
     account: String,
@@ -126,49 +124,37 @@ impl Drop for Hold {
     }
 }
 
-thread_local! {
-    static THREAD_HOLDS: RefCell<Vec<Hold>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The holds taken on this thread since the last call: the server calls it before a request (to
-/// drop any left by a request that panicked) and after, keeping them until the delay is served.
-pub fn take_thread_holds() -> Vec<Hold> {
-    THREAD_HOLDS.with(|h| std::mem::take(&mut *h.borrow_mut()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn holds_are_bounded_per_account_and_released_on_drop() {
-        let _ = take_thread_holds();
         let holds = DelayHolds::new(2, 100);
-        assert!(holds.acquire("acct_a", 1000).is_ok());
-        assert!(holds.acquire("acct_a", 3000).is_ok());
+        let mut taken = Vec::new();
+        taken.push(holds.acquire("acct_a", 1000).unwrap());
+        taken.push(holds.acquire("acct_a", 3000).unwrap());
         let refused = holds.acquire("acct_a", 1000).unwrap_err();
         assert_eq!(refused.limit, 2);
         assert!(!refused.sandbox_wide);
         assert_eq!(refused.retry_after_secs, 1);
-        assert!(holds.acquire("acct_b", 1000).is_ok());
-        let taken = take_thread_holds();
+        taken.push(holds.acquire("acct_b", 1000).unwrap());
         assert_eq!(taken.len(), 3);
         assert_eq!(holds.held_by("acct_a"), 2);
         drop(taken);
         assert_eq!(holds.held_by("acct_a"), 0);
         assert!(holds.acquire("acct_a", 10).is_ok());
-        let _ = take_thread_holds();
     }
 
     #[test]
     fn the_sandbox_wide_bound_is_half_the_connections() {
-        let _ = take_thread_holds();
         let holds = DelayHolds::new(8, 4);
-        assert!(holds.acquire("acct_a", 10).is_ok());
-        assert!(holds.acquire("acct_b", 10).is_ok());
+        let a = holds.acquire("acct_a", 10);
+        assert!(a.is_ok());
+        let b = holds.acquire("acct_b", 10);
+        assert!(b.is_ok());
         let refused = holds.acquire("acct_c", 10).unwrap_err();
         assert!(refused.sandbox_wide);
         assert_eq!(refused.limit, 2);
-        let _ = take_thread_holds();
     }
 }

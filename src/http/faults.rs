@@ -10,9 +10,9 @@
 //!
 //! Actions: `status` answers a problem instead of running the request; `drop` closes the
 //! connection without an answer, the request not run; `delay` runs the request and holds its
-//! answer back. The pipeline never waits: it marks the response ([`Delivery`]) and the server
+//! answer back. The pipeline never waits: it marks the response ([`super::response::Delivery`]) and the server
 //! sleeps or drops in async code. An MCP tool call's delay or drop is carried to the `/mcp` HTTP
-//! response that contains it ([`begin_outer`], [`finish_outer`]).
+//! response that contains it (collected in the request's [`Exchange`], [`finish_outer`]).
 //!
 //! Rules live in memory, per app (no table): they are test scaffolding, so a restart forgets them.
 //! A sandbox snapshot saves them (with their counts and draws, [`Faults::save`]) and a restore puts
@@ -23,12 +23,11 @@
 //! never changes which request a rule hits.
 
 use super::error::ApiError;
-use super::response::{Delivery, Response};
-use super::router::Route;
+use super::exchange::Exchange;
+use super::response::Response;
 use crate::auth::{Action, Principal};
-use hyper::{HeaderMap, StatusCode};
+use hyper::{HeaderMap, Method, StatusCode};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -134,11 +133,22 @@ pub struct SavedRule {
     pub draws: u64,
 }
 
+/// What a fault rule matches of a request's route: its parts, not the route itself, which holds
+/// its handler and so names the handler's context (this file stays below the route table).
+#[derive(Clone, Copy)]
+pub struct Operation<'a> {
+    pub method: &'a Method,
+    /// The route's pattern (`/devices/{id}`).
+    pub pattern: &'static str,
+    pub operation_id: &'static str,
+    pub action: Action,
+}
+
 /// True for the routes a fault may hit: authenticated, not the operator's own controls.
-pub fn faultable(route: &Route) -> bool {
-    route.action != Action::Public
-        && route.action != Action::Sandbox
-        && !route.path.starts_with("/_sandbox/")
+pub fn faultable(op: Operation<'_>) -> bool {
+    op.action != Action::Public
+        && op.action != Action::Sandbox
+        && !op.pattern.starts_with("/_sandbox/")
 }
 
 /// The rules of one app.
@@ -261,7 +271,7 @@ impl Faults {
     /// The first rule, in creation order, that matches and fires (its count and draw spent).
     fn fire(
         &self,
-        route: &Route,
+        op: Operation<'_>,
         path: &str,
         principal: &Principal,
         via: Via,
@@ -271,7 +281,7 @@ impl Faults {
         }
         let mut rules = self.lock();
         for rule in rules.iter_mut() {
-            if rule.remaining == Some(0) || !matches(&rule.matcher, route, path, principal, via) {
+            if rule.remaining == Some(0) || !matches(&rule.matcher, op, path, principal, via) {
                 continue;
             }
             if let Some(p) = rule.probability {
@@ -291,14 +301,14 @@ impl Faults {
     }
 }
 
-fn matches(m: &Matcher, route: &Route, path: &str, principal: &Principal, via: Via) -> bool {
+fn matches(m: &Matcher, op: Operation<'_>, path: &str, principal: &Principal, via: Via) -> bool {
     (m.via == Via::Any || m.via == via)
         && m.operation_id
             .as_deref()
-            .is_none_or(|op| op == route.operation_id)
+            .is_none_or(|id| id == op.operation_id)
         && m.method
             .as_deref()
-            .is_none_or(|method| method == route.method.as_str())
+            .is_none_or(|method| method == op.method.as_str())
         && m.key_id
             .as_deref()
             .is_none_or(|k| k == principal.actor_id())
@@ -374,8 +384,8 @@ impl Injected {
     }
 
     /// Marks `resp` as injected: the header, and how the server delivers it. An MCP tool call's
-    /// marks are also kept for the `/mcp` response around it.
-    pub fn mark(&self, mut resp: Response, via: Via) -> Response {
+    /// marks are also kept in `exchange` for the `/mcp` response around it.
+    pub fn mark(&self, mut resp: Response, via: Via, exchange: &Exchange) -> Response {
         resp.set_header(HEADER, &self.source);
         if let Some(applied) = &self.applied {
             resp.set_header("preference-applied", applied);
@@ -383,12 +393,7 @@ impl Injected {
         resp.delivery.delay_ms = resp.delivery.delay_ms.max(self.delay_ms);
         resp.delivery.drop |= self.drop;
         if via == Via::Mcp {
-            OUTER.with(|o| {
-                let mut o = o.borrow_mut();
-                o.sources.push(self.source.clone());
-                o.delivery.delay_ms = o.delivery.delay_ms.max(self.delay_ms);
-                o.delivery.drop |= self.drop;
-            });
+            exchange.tool_fault(&self.source, self.delay_ms, self.drop);
         }
         resp
     }
@@ -402,13 +407,13 @@ impl Injected {
 pub fn decide(
     faults: &Faults,
     allow_prefer: bool,
-    route: &Route,
+    op: Operation<'_>,
     path: &str,
     headers: &HeaderMap,
     principal: &Principal,
     via: Via,
 ) -> Result<Option<Injected>, ApiError> {
-    if !faultable(route) {
+    if !faultable(op) {
         return Ok(None);
     }
     if allow_prefer && headers.contains_key("prefer") {
@@ -416,7 +421,7 @@ pub fn decide(
             return Ok(Some(own));
         }
     }
-    let Some((id, action)) = faults.fire(route, path, principal, via) else {
+    let Some((id, action)) = faults.fire(op, path, principal, via) else {
         return Ok(None);
     };
     let mut injected = Injected {
@@ -493,26 +498,10 @@ fn prefer(headers: &HeaderMap) -> Result<Option<Injected>, ApiError> {
     }))
 }
 
-/// What the MCP tool calls inside one HTTP request injected.
-#[derive(Default)]
-struct Outer {
-    sources: Vec<String>,
-    delivery: Delivery,
-}
-
-thread_local! {
-    static OUTER: RefCell<Outer> = RefCell::new(Outer::default());
-}
-
-/// Starts an HTTP request's collection of its tool calls' faults (they run on its thread).
-pub fn begin_outer() {
-    OUTER.with(|o| *o.borrow_mut() = Outer::default());
-}
-
 /// Carries the faults of the tool calls made while serving `resp` onto it: `Signage-Fault`
 /// lists their sources, and their delay or drop applies to the whole HTTP response.
-pub fn finish_outer(resp: &mut Response) {
-    let outer = OUTER.with(|o| std::mem::take(&mut *o.borrow_mut()));
+pub fn finish_outer(exchange: &Exchange, resp: &mut Response) {
+    let outer = exchange.take_tool_faults();
     if outer.sources.is_empty() {
         return;
     }

@@ -9,7 +9,9 @@
 //! the tool ([`tool_call`]): the REST requests it makes inside are folded into it, and the `/mcp`
 //! HTTP request that carried tool calls adds none of its own.
 
+use super::exchange::Exchange;
 use super::faults::Via;
+use super::observation::Who;
 use super::response::Response;
 use super::router::Route;
 use super::state::App;
@@ -18,156 +20,10 @@ use crate::auth::Principal;
 use bytes::Bytes;
 use hyper::header::HeaderName;
 use hyper::{HeaderMap, Method};
-use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Short text held inline up to [`Text::INLINE`] bytes (every id signage mints fits), on the heap
-/// beyond. An ordinary request's observation then allocates nothing on the request's thread, and
-/// the journal's writer frees nothing another thread allocated; reading it back as `&str` checks
-/// nothing (the writer reads every id of every entry).
-#[derive(Clone)]
-pub enum Text {
-    Inline(arrayvec::ArrayString<{ Text::INLINE }>),
-    Heap(Box<str>),
-}
-
-impl Text {
-    /// Ids, request ids and UUID idempotency keys fit; the whole stays 48 bytes.
-    pub const INLINE: usize = 40;
-
-    // One shared copy rather than one inlined at each of the hook's dozen call sites: the hook
-    // runs on every request, among code that already overflows the instruction cache.
-    #[inline(never)]
-    pub fn new(s: &str) -> Text {
-        match arrayvec::ArrayString::from(s) {
-            Ok(inline) => Text::Inline(inline),
-            Err(_) => Text::Heap(s.into()),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match self {
-            Text::Inline(s) => s,
-            Text::Heap(s) => s,
-        }
-    }
-}
-
-impl std::ops::Deref for Text {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::fmt::Debug for Text {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl PartialEq for Text {
-    fn eq(&self, other: &Text) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for Text {}
-
-/// One request as served, for the journal.
-#[derive(Debug, Clone)]
-pub struct Observation {
-    /// The account the entry belongs to; `None`: nobody's (a request that did not authenticate
-    /// and did not prove whose credential it carried).
-    pub account_id: Option<Text>,
-    /// The credential's company scope, if any.
-    pub company_id: Option<Text>,
-    /// `key_…` (or `usr_…` for a login token): never the secret.
-    pub key_id: Option<Text>,
-    pub client_id: Option<Text>,
-    /// The sandbox clock at the start of the request (Unix milliseconds).
-    pub at_ms: i64,
-    /// The wall clock at the start of the request (Unix milliseconds): what client pacing
-    /// (back-off, `Retry-After`) is judged on, whatever the sandbox clock does.
-    pub wall_ms: i64,
-    /// The path as requested (redacted by the observer): `/devices/dev_1/ads`, where `route` is
-    /// `/devices/{id}/ads`.
-    pub path: Text,
-    pub duration_us: u64,
-    pub method: Method,
-    /// The route pattern and its operation; `None` when no route matched (404, 405).
-    pub route: Option<&'static str>,
-    pub operation_id: Option<&'static str>,
-    /// The route creates something (its success status is 201).
-    pub creates: bool,
-    /// The route is a paged list (it takes `cursor`).
-    pub list: bool,
-    pub status: u16,
-    pub request_id: Text,
-    pub idempotency_key: Option<Text>,
-    /// The answer was an `Idempotency-Key` replay.
-    pub replayed: bool,
-    /// The fault that answered or delayed it (`Signage-Fault`: a rule id, or `prefer`).
-    pub fault: Option<Text>,
-    /// `Retry-After` of the answer, in seconds.
-    pub retry_after: Option<u32>,
-    /// `rest` or `mcp`.
-    pub via: &'static str,
-    /// The MCP tool called.
-    pub tool: Option<Text>,
-    /// Which credential was presented: `none`, `api_key` or `bearer`.
-    pub credentials: &'static str,
-    pub if_match: bool,
-    /// `If-Match: *`: a condition any version meets.
-    pub if_match_any: bool,
-    /// The `Signage-Test-Name` header: the test that sent the request (a harness's tag).
-    pub test_name: Option<Text>,
-    /// The raw query string (redacted by the observer).
-    pub query: Text,
-    /// The raw body and its media type (redacted by the observer).
-    pub body: Bytes,
-    /// Bytes of the body as sent: `body`'s, or an upload's that was streamed to disk.
-    pub body_sent: usize,
-    pub body_type: Option<Text>,
-    /// The answer's body when it is a problem (status >= 400); empty otherwise.
-    pub response: Bytes,
-    /// The `next_cursor` of a list page, read here: holding on to every page until the writer
-    /// runs would keep megabytes of answers alive and out of the allocator's reach.
-    pub next_cursor: Option<Text>,
-}
-
-/// Who made a request, as the journal names them: ids only, never a secret.
-#[derive(Clone, Default)]
-struct Who {
-    account_id: Option<Text>,
-    company_id: Option<Text>,
-    key_id: Option<Text>,
-    client_id: Option<Text>,
-}
-
-impl Who {
-    fn of(p: &Principal) -> Who {
-        Who {
-            account_id: Some(Text::new(&p.account_id)),
-            company_id: p.company_scope.as_deref().map(Text::new),
-            key_id: Some(Text::new(p.actor_id())),
-            client_id: p.client_id().map(Text::new),
-        }
-    }
-
-    /// The holder of a refused credential that proved itself ([`Owner`]).
-    #[cold]
-    fn of_owner(o: &Owner) -> Who {
-        Who {
-            account_id: Some(Text::new(&o.account_id)),
-            company_id: o.company_id.as_deref().map(Text::new),
-            key_id: Some(Text::new(&o.actor_id)),
-            client_id: o.client_id.as_deref().map(Text::new),
-        }
-    }
-}
+pub use super::observation::{Observation, Text};
 
 /// Receives every observation; must return at once (hand the work to another thread).
 pub trait Observer: Send + Sync {
@@ -192,31 +48,11 @@ fn observer(app: &App) -> Option<&Observers> {
     app.extensions.get::<Observers>()
 }
 
-/// The tool call running on this thread: the last REST request it made.
-#[derive(Default)]
-struct ToolCall {
-    inner: Option<Observation>,
-}
-
-thread_local! {
-    static TOOL: RefCell<Option<ToolCall>> = const { RefCell::new(None) };
-    /// Tool calls journaled during the current HTTP request (its `/mcp` envelope adds no entry).
-    static TOOL_ENTRIES: Cell<u32> = const { Cell::new(0) };
-    /// Who the `/mcp` endpoint authenticated itself (its route is public to the pipeline).
-    static ENDPOINT_CALLER: RefCell<Option<Who>> = const { RefCell::new(None) };
-}
-
-/// Starts an HTTP request (not an internal one) on this thread.
-pub fn begin() {
-    TOOL_ENTRIES.with(|c| c.set(0));
-    ENDPOINT_CALLER.with(|p| p.borrow_mut().take());
-}
-
 /// A route that authenticates for itself (`/mcp`) says who the caller is, so its envelope is
 /// journaled for that account.
-pub fn authenticated(app: &App, principal: &Principal) {
+pub fn authenticated(app: &App, exchange: &Exchange, principal: &Principal) {
     if observer(app).is_some() {
-        ENDPOINT_CALLER.with(|p| *p.borrow_mut() = Some(Who::of(principal)));
+        *exchange.endpoint_caller.borrow_mut() = Some(Who::of(principal));
     }
 }
 
@@ -338,15 +174,16 @@ pub fn request(
     resp: &Response,
     started: Instant,
     via: Via,
+    exchange: &Exchange,
 ) {
     let Some(obs) = observer(app) else { return };
-    if via == Via::Rest && TOOL_ENTRIES.with(|c| c.replace(0)) > 0 {
+    if via == Via::Rest && exchange.tool_entries.replace(0) > 0 {
         // The `/mcp` envelope of tool calls: each call is its own entry.
-        ENDPOINT_CALLER.with(|p| p.borrow_mut().take());
+        exchange.endpoint_caller.borrow_mut().take();
         return;
     }
     let endpoint = if principal.is_none() && via == Via::Rest {
-        ENDPOINT_CALLER.with(|p| p.borrow_mut().take())
+        exchange.endpoint_caller.borrow_mut().take()
     } else {
         None
     };
@@ -433,11 +270,9 @@ pub fn request(
         },
     };
     if via == Via::Mcp {
-        TOOL.with(|t| {
-            if let Some(call) = t.borrow_mut().as_mut() {
-                call.inner = Some(observation);
-            }
-        });
+        if let Some(call) = exchange.tool_call.borrow_mut().as_mut() {
+            *call = Some(observation);
+        }
         return;
     }
     obs.0.observe(observation);
@@ -492,9 +327,12 @@ pub fn wall_millis() -> i64 {
 /// Runs one MCP tool call `f` as one observation naming `tool`: the REST requests it makes are
 /// folded into it (the last one gives the route, status and problem), `arguments` is its body.
 /// `failed` tells a refused call (a JSON-RPC error or an `isError` result) from a success when
-/// the call made no REST request.
+/// the call made no REST request. `exchange` is the HTTP request's that carries the call: its
+/// REST requests run with it.
+#[allow(clippy::too_many_arguments)]
 pub fn tool_call<R>(
     app: &App,
+    exchange: &Exchange,
     principal: &Principal,
     request_id: &str,
     tool: &str,
@@ -508,10 +346,10 @@ pub fn tool_call<R>(
     let started = Instant::now();
     let at_ms = crate::time::now_millis();
     let wall_ms = wall_millis();
-    let previous = TOOL.with(|t| t.borrow_mut().replace(ToolCall::default()));
+    let previous = exchange.tool_call.borrow_mut().replace(None);
     let out = f();
-    let call = TOOL.with(|t| std::mem::replace(&mut *t.borrow_mut(), previous));
-    let inner = call.and_then(|c| c.inner);
+    let call = std::mem::replace(&mut *exchange.tool_call.borrow_mut(), previous);
+    let inner = call.flatten();
     // Only a call that made no REST request is judged by its answer (a scan of the body).
     let mut o = inner.unwrap_or_else(|| Observation {
         account_id: None,
@@ -548,8 +386,10 @@ pub fn tool_call<R>(
     });
     // The `/mcp` request that carries the call authenticated this very principal: its ids are
     // taken, not built again (its envelope adds no entry once a call is journaled).
-    let who = ENDPOINT_CALLER
-        .with(|p| p.borrow_mut().take())
+    let who = exchange
+        .endpoint_caller
+        .borrow_mut()
+        .take()
         .unwrap_or_else(|| Who::of(principal));
     o.account_id = who.account_id;
     o.company_id = who.company_id;
@@ -570,7 +410,7 @@ pub fn tool_call<R>(
     o.body = arguments();
     o.body_sent = o.body.len();
     o.body_type = Some(Text::new("application/json"));
-    TOOL_ENTRIES.with(|c| c.set(c.get() + 1));
+    exchange.tool_entries.set(exchange.tool_entries.get() + 1);
     obs.0.observe(o);
     out
 }

@@ -5,6 +5,7 @@
 
 use super::ctx::Ctx;
 use super::error::{ApiError, FieldError};
+use super::exchange::Exchange;
 use super::faults::{self, Via};
 use super::idempotency::{self, Begin};
 use super::observe;
@@ -33,13 +34,19 @@ pub fn route_info<'a>(
     }
 }
 
-pub fn execute(app: &App, req: &Request) -> Response {
-    execute_matched(app, req, app.router.find(&req.method, &req.path))
+/// Serves one HTTP request; `exchange` is its own (the server creates one for each).
+pub fn execute(app: &App, req: &Request, exchange: &Exchange) -> Response {
+    execute_matched(app, req, app.router.find(&req.method, &req.path), exchange)
 }
 
 /// [`execute`] with the router's answer for `req` already in hand.
-pub fn execute_matched(app: &App, req: &Request, found: Match<'_>) -> Response {
-    run_pipeline(app, req, found, None)
+pub fn execute_matched(
+    app: &App,
+    req: &Request,
+    found: Match<'_>,
+    exchange: &Exchange,
+) -> Response {
+    run_pipeline(app, req, found, None, exchange)
 }
 
 /// [`execute`] for an internal request (an MCP tool call) whose credential headers were
@@ -47,12 +54,20 @@ pub fn execute_matched(app: &App, req: &Request, found: Match<'_>) -> Response {
 /// looked up a second time. Every new HTTP request still authenticates, so a revocation takes
 /// effect on the next one, exactly as for REST. `prepaid`: the tool call already spent this
 /// request's rate-limit token (the first request of every call is paid for when the call arrives).
-pub fn execute_as(app: &App, req: &Request, principal: &Principal, prepaid: bool) -> Response {
+/// `exchange` is that HTTP request's.
+pub fn execute_as(
+    app: &App,
+    req: &Request,
+    principal: &Principal,
+    prepaid: bool,
+    exchange: &Exchange,
+) -> Response {
     run_pipeline(
         app,
         req,
         app.router.find(&req.method, &req.path),
         Some(Inner { principal, prepaid }),
+        exchange,
     )
 }
 
@@ -69,8 +84,9 @@ fn run_pipeline(
     req: &Request,
     found: Match<'_>,
     authenticated: Option<Inner<'_>>,
+    exchange: &Exchange,
 ) -> Response {
-    app.within(|| run_on_clock(app, req, found, authenticated))
+    app.within(|| run_on_clock(app, req, found, authenticated, exchange))
 }
 
 /// What the journal's observer is told besides the request and its answer.
@@ -87,16 +103,16 @@ fn run_on_clock(
     req: &Request,
     found: Match<'_>,
     authenticated: Option<Inner<'_>>,
+    exchange: &Exchange,
 ) -> Response {
     let started = std::time::Instant::now();
     let via = if authenticated.is_some() {
         Via::Mcp
     } else {
-        observe::begin();
         Via::Rest
     };
     let mut seen = Seen::default();
-    let resp = serve(app, req, found, authenticated, &mut seen);
+    let resp = serve(app, req, found, authenticated, &mut seen, exchange);
     observe::request(
         app,
         req,
@@ -106,6 +122,7 @@ fn run_on_clock(
         &resp,
         started,
         via,
+        exchange,
     );
     resp
 }
@@ -116,6 +133,7 @@ fn serve<'m>(
     found: Match<'m>,
     inner: Option<Inner<'_>>,
     seen: &mut Seen<'m>,
+    exchange: &Exchange,
 ) -> Response {
     let authenticated = inner.map(|i| i.principal);
     let prepaid = inner.is_some_and(|i| i.prepaid);
@@ -137,10 +155,21 @@ fn serve<'m>(
     // calls included): one state of the database, one shared lock. A write ends it and the reads
     // after it see the write (`Db::read_scope`). The credential was checked before the body was
     // read, in its own read.
-    app.db
-        .read_scope(|| serve_route(app, req, route, params, authenticated, prepaid, seen))
+    app.db.read_scope(|| {
+        serve_route(
+            app,
+            req,
+            route,
+            params,
+            authenticated,
+            prepaid,
+            seen,
+            exchange,
+        )
+    })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn serve_route<'m>(
     app: &App,
     req: &Request,
@@ -149,6 +178,7 @@ fn serve_route<'m>(
     authenticated: Option<&Principal>,
     prepaid: bool,
     seen: &mut Seen<'m>,
+    exchange: &Exchange,
 ) -> Response {
     let principal = if route.action == Action::Public {
         None
@@ -223,13 +253,13 @@ fn serve_route<'m>(
     let via = if authenticated.is_some() {
         Via::Mcp
     } else {
-        faults::begin_outer();
         Via::Rest
     };
-    let mut resp =
-        crate::events::recorded_as(origin, || run(app, req, route, params, &mut principal, via));
+    let mut resp = crate::events::recorded_as(origin, || {
+        run(app, req, route, params, &mut principal, via, exchange)
+    });
     if via == Via::Rest {
-        faults::finish_outer(&mut resp);
+        faults::finish_outer(exchange, &mut resp);
     }
 
     // Writes, and every authentication failure, including those of routes that authenticate
@@ -296,6 +326,7 @@ fn run(
     params: Vec<(&'static str, String)>,
     owned: &mut Option<Principal>,
     via: Via,
+    exchange: &Exchange,
 ) -> Response {
     let rid = &req.request_id;
     let principal = owned.as_ref();
@@ -384,7 +415,7 @@ fn run(
         match faults::decide(
             &app.faults,
             allow_prefer,
-            route,
+            route.operation(),
             &req.path,
             &req.headers,
             p,
@@ -392,20 +423,21 @@ fn run(
         ) {
             Err(e) => return e.into_response(rid),
             Ok(Some(fault)) => match fault.answer(rid) {
-                Some(answer) => return fault.mark(answer, via),
+                Some(answer) => return fault.mark(answer, via, exchange),
                 None => {
                     // A delay holds a connection: bounded per account, checked before the
                     // request runs, so a refusal changes nothing.
                     if fault.delay_ms > 0 {
-                        if let Err(refused) =
-                            app.faults.holds.acquire(&p.account_id, fault.delay_ms)
-                        {
-                            return ApiError::TooManyDelayed {
-                                limit: refused.limit,
-                                sandbox_wide: refused.sandbox_wide,
-                                retry_after_secs: refused.retry_after_secs,
+                        match app.faults.holds.acquire(&p.account_id, fault.delay_ms) {
+                            Ok(hold) => exchange.hold(hold),
+                            Err(refused) => {
+                                return ApiError::TooManyDelayed {
+                                    limit: refused.limit,
+                                    sandbox_wide: refused.sandbox_wide,
+                                    retry_after_secs: refused.retry_after_secs,
+                                }
+                                .into_response(rid)
                             }
-                            .into_response(rid);
                         }
                     }
                     injected = Some(fault)
@@ -457,6 +489,7 @@ fn run(
         spool: req.spool.clone(),
         peer: req.peer,
         direct: via == Via::Rest,
+        exchange,
     };
     let resp = match (route.handler)(&mut ctx) {
         Ok(resp) => resp,
@@ -473,7 +506,7 @@ fn run(
     }
     // A delay: the request ran (and its idempotency record is kept unmarked); its answer waits.
     match injected {
-        Some(fault) => fault.mark(resp, via),
+        Some(fault) => fault.mark(resp, via, exchange),
         None => resp,
     }
 }

@@ -23,8 +23,8 @@
 
 use super::admission::{Admitted, Busy, Conn, Running};
 use super::body::{self, Limits};
-use super::delay_holds;
 use super::error::ApiError;
+use super::exchange::Exchange;
 use super::pipeline;
 use super::request::{Credential, Request};
 use super::response::Response;
@@ -521,17 +521,17 @@ async fn handle(
             // answer has been held back, and released however this future ends.
             match exec {
                 Exec::Inline => {
-                    drop(delay_holds::take_thread_holds());
-                    let resp = pipeline::execute_matched(&app, &request, found);
-                    (resp, delay_holds::take_thread_holds(), request.request_id)
+                    let exchange = Exchange::default();
+                    let resp = pipeline::execute_matched(&app, &request, found, &exchange);
+                    (resp, exchange.into_holds(), request.request_id)
                 }
                 Exec::Blocking => {
                     let app = app.clone();
                     let rid = request.request_id.clone();
                     tokio::task::spawn_blocking(move || {
-                        drop(delay_holds::take_thread_holds());
-                        let resp = pipeline::execute(&app, &request);
-                        (resp, delay_holds::take_thread_holds(), request.request_id)
+                        let exchange = Exchange::default();
+                        let resp = pipeline::execute(&app, &request, &exchange);
+                        (resp, exchange.into_holds(), request.request_id)
                     })
                     .await
                     .unwrap_or_else(|_| {

@@ -9,6 +9,7 @@
 
 use super::failure::Failure;
 use crate::auth::Principal;
+use crate::http::exchange::Exchange;
 use crate::http::pipeline::{self, Request};
 use crate::http::response::Response;
 use bytes::Bytes;
@@ -17,7 +18,7 @@ use serde_json::{json, Map, Value};
 use std::net::IpAddr;
 
 /// Who is calling, and the credential headers every internal request carries.
-pub struct Caller {
+pub struct Caller<'x> {
     pub principal: Principal,
     /// `Authorization` / `X-API-KEY` and `X-Service-Client-Id`, copied from the MCP request.
     pub headers: HeaderMap,
@@ -36,15 +37,18 @@ pub struct Caller {
     /// The rate-limit token of the next REST request is spent already: a tool call pays for its
     /// first request when it arrives ([`crate::mcp::dispatch`]).
     pub prepaid: std::sync::atomic::AtomicBool,
+    /// The state of the HTTP request that carries the calls: each internal request runs with it.
+    pub exchange: &'x Exchange,
 }
 
-impl Caller {
+impl<'x> Caller<'x> {
     pub fn new(
         principal: Principal,
         mcp_headers: &HeaderMap,
         request_id: &str,
         peer: Option<IpAddr>,
-    ) -> Caller {
+        exchange: &'x Exchange,
+    ) -> Caller<'x> {
         let mut headers = HeaderMap::with_capacity(4);
         for name in [
             hyper::header::AUTHORIZATION.as_str(),
@@ -68,6 +72,7 @@ impl Caller {
             session: None,
             accepts_sse: false,
             prepaid: Default::default(),
+            exchange,
         }
     }
 
@@ -124,6 +129,7 @@ impl Caller {
             },
             &self.principal,
             prepaid,
+            self.exchange,
         )
     }
 }

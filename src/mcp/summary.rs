@@ -352,7 +352,7 @@ fn reader<'r>(router: &'r Router, id: &str) -> Option<&'r Route> {
 /// Names of objects by id, read through the pipeline as the caller.
 struct Names<'a> {
     app: &'a App,
-    caller: &'a Caller,
+    caller: &'a Caller<'a>,
     cache: HashMap<String, String>,
     lookups: usize,
 }

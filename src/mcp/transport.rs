@@ -243,7 +243,7 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Some(p) => p,
         None => authenticate(&app.db, &app.jwt, &app.principals, ctx.headers)?,
     };
-    crate::http::observe::authenticated(app, &principal);
+    crate::http::observe::authenticated(app, ctx.exchange, &principal);
     let actor = principal.actor_id().to_string();
     let mut resp = answer(ctx, principal);
     // The envelope spends no token (each tool call did, as its own request); the headers show
@@ -314,7 +314,13 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             return json_response(400, protocol::error_response(first_id, &e).to_string());
         }
     }
-    let mut caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    let mut caller = Caller::new(
+        principal,
+        ctx.headers,
+        ctx.request_id,
+        ctx.peer,
+        ctx.exchange,
+    );
     caller.accepts_sse = accept.to_ascii_lowercase().contains("text/event-stream");
     caller.view = match super::toolsets::View::from_headers(ctx.headers) {
         Ok(view) => view,

@@ -63,7 +63,7 @@ fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
                     op.chars().take(80).collect::<String>()
                 ),
             ),
-            Some(r) if !faultable(r) => bad(
+            Some(r) if !faultable(r.operation()) => bad(
                 "/match/operation_id",
                 "never_faulted",
                 "public routes and /_sandbox/* are never faulted".into(),

@@ -5,6 +5,7 @@ use super::tool::Tool;
 use crate::auth::Action;
 use crate::http::ctx::Ctx;
 use crate::http::error::ApiError;
+use crate::http::faults::Operation;
 use crate::http::response::Response;
 use crate::ids::Kind;
 use hyper::Method;
@@ -85,6 +86,16 @@ enum Segment {
 }
 
 impl Route {
+    /// What fault rules match of this route.
+    pub fn operation(&self) -> Operation<'_> {
+        Operation {
+            method: &self.method,
+            pattern: self.path,
+            operation_id: self.operation_id,
+            action: self.action,
+        }
+    }
+
     pub fn new(
         method: Method,
         path: &'static str,

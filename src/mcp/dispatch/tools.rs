@@ -78,6 +78,7 @@ pub(super) fn call(
     };
     crate::http::observe::tool_call(
         app,
+        caller.exchange,
         &caller.principal,
         &caller.request_id,
         name,
