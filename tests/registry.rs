@@ -180,3 +180,47 @@ fn every_area_has_its_tag_on_its_routes_and_in_the_document() {
         }
     }
 }
+
+/// Areas the console shows no view of, each with why.
+const WITHOUT_A_CONSOLE_VIEW: &[(Area, &str)] = &[(
+    Area::Plans,
+    "a read-only catalogue of three plans, with nothing to manage",
+)];
+
+/// The console's navigation (`src/routes/console/assets/console.js`, `nav`) lists its views as
+/// `[sub-path, label, area]`, shown when the credential may read the area. Every area named there
+/// exists, and every area has a view or says here why not: a new area is not left out of the
+/// console unnoticed.
+#[test]
+fn every_area_has_a_console_view_or_a_reason() {
+    let script = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/routes/console/assets/console.js"
+    ))
+    .expect("console.js");
+    let start = script
+        .find("for (const [sub, label, area] of [")
+        .expect("the navigation's list of views");
+    let list = &script[start..];
+    let list = &list[..list.find("]]) {").expect("the list's end")];
+    let named: Vec<&str> = list
+        .split('[')
+        .skip(2)
+        .filter_map(|entry| entry.split('"').nth(5))
+        .collect();
+    assert!(named.len() >= Area::ALL.len() - 1, "{named:?}");
+    for name in &named {
+        assert!(
+            Area::ALL.iter().any(|a| a.name() == *name),
+            "the console names area {name}, which the registry does not declare"
+        );
+    }
+    for area in Area::ALL {
+        let reason = WITHOUT_A_CONSOLE_VIEW.iter().find(|(a, _)| a == area);
+        assert!(
+            named.contains(&area.name()) != reason.is_some(),
+            "{area:?}: a view in the console's navigation, or a reason in WITHOUT_A_CONSOLE_VIEW \
+             (not both)"
+        );
+    }
+}
