@@ -2,7 +2,8 @@
 //! with the code: every area has one module of routes, every route of an area lives under the
 //! area's paths and asks for the area's scope, and every fixture table belongs to one area (or to
 //! the platform). Adding an area without its registry line, or a table without its owner, fails
-//! here.
+//! here; so does an area left out of the lists that cannot read the registry (the payload
+//! catalogue, the OpenAPI tags, the account reset's owner paths, the console's navigation).
 
 use signage::areas::{Area, PLATFORM_TABLES};
 use signage::auth::Action;
@@ -109,4 +110,117 @@ fn scope_names_and_event_types_come_from_the_registry() {
         .copied()
         .collect();
     assert_eq!(signage::events::EVENT_TYPES, declared.as_slice());
+}
+
+/// Each event type an area declares has exactly one entry in the payload catalogue
+/// (`routes::payloads::catalogue`, which gathers each area's `payloads()` by name: it cannot read
+/// `MODULES`, which names the webhooks routes that list the catalogue), and no entry is of an
+/// undeclared type. An area left out of the catalogue fails here, naming its event types.
+#[test]
+fn every_event_type_has_exactly_one_payload_entry() {
+    let catalogue: Vec<&str> = signage::routes::payloads::catalogue()
+        .iter()
+        .map(|p| p.event_type)
+        .collect();
+    for area in Area::ALL {
+        let missing: Vec<&&str> = area
+            .spec()
+            .events
+            .iter()
+            .filter(|e| catalogue.iter().filter(|c| c == e).count() != 1)
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{area:?}: event types without exactly one payload entry (add `{}::payloads()` to \
+             `routes::payloads::catalogue`): {missing:?}",
+            area.name()
+        );
+    }
+    assert_eq!(catalogue, signage::events::EVENT_TYPES);
+}
+
+/// The sandbox's event triggers and the documentation's examples find a payload's object through
+/// `routes::payloads::table_of(subject)`: a subject kind it does not map has no example and cannot
+/// be emitted on demand.
+#[test]
+fn every_payload_subject_kind_has_a_table() {
+    for p in signage::routes::payloads::catalogue() {
+        assert!(
+            signage::routes::payloads::table_of(p.subject).is_some(),
+            "{}: subject kind {:?} has no table in `routes::payloads::table_of`",
+            p.event_type,
+            p.subject
+        );
+    }
+}
+
+/// An area's routes carry the area's name as their OpenAPI tag, and the document declares it
+/// (`openapi::TAGS`, with its description).
+#[test]
+fn every_area_has_its_tag_on_its_routes_and_in_the_document() {
+    let declared: Vec<&str> = signage::routes::openapi::TAGS
+        .iter()
+        .map(|(t, _)| *t)
+        .collect();
+    for m in MODULES {
+        let Some(area) = m.area else { continue };
+        assert!(
+            declared.contains(&area.name()),
+            "{area:?} has no tag in openapi::TAGS"
+        );
+        for route in (m.routes)() {
+            assert_eq!(
+                route.tag,
+                area.name(),
+                "{} {} in {}",
+                route.method,
+                route.path,
+                m.name
+            );
+        }
+    }
+}
+
+/// Areas the console shows no view of, each with why.
+const WITHOUT_A_CONSOLE_VIEW: &[(Area, &str)] = &[(
+    Area::Plans,
+    "a read-only catalogue of three plans, with nothing to manage",
+)];
+
+/// The console's navigation (`src/routes/console/assets/console.js`, `nav`) lists its views as
+/// `[sub-path, label, area]`, shown when the credential may read the area. Every area named there
+/// exists, and every area has a view or says here why not: a new area is not left out of the
+/// console unnoticed.
+#[test]
+fn every_area_has_a_console_view_or_a_reason() {
+    let script = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/routes/console/assets/console.js"
+    ))
+    .expect("console.js");
+    let start = script
+        .find("for (const [sub, label, area] of [")
+        .expect("the navigation's list of views");
+    let list = &script[start..];
+    let list = &list[..list.find("]]) {").expect("the list's end")];
+    let named: Vec<&str> = list
+        .split('[')
+        .skip(2)
+        .filter_map(|entry| entry.split('"').nth(5))
+        .collect();
+    assert!(named.len() >= Area::ALL.len() - 1, "{named:?}");
+    for name in &named {
+        assert!(
+            Area::ALL.iter().any(|a| a.name() == *name),
+            "the console names area {name}, which the registry does not declare"
+        );
+    }
+    for area in Area::ALL {
+        let reason = WITHOUT_A_CONSOLE_VIEW.iter().find(|(a, _)| a == area);
+        assert!(
+            named.contains(&area.name()) != reason.is_some(),
+            "{area:?}: a view in the console's navigation, or a reason in WITHOUT_A_CONSOLE_VIEW \
+             (not both)"
+        );
+    }
 }

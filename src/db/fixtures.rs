@@ -6,15 +6,17 @@
 //! `{"$base64": "..."}` is a BLOB, and `{"$file": "lobby.jpg"}` is the BLOB of a file of
 //! `fixtures/media/` (the photos and videos, embedded at build time).
 //!
-//! A row belongs to an account through the first parent it names ([`OWNER_COLUMNS`]), which lets a
-//! sandbox reset reload one account's rows and leave the others alone.
+//! A row belongs to an account through the first parent its foreign keys name (read from the schema,
+//! [`super::schema_facts`]), which lets a sandbox reset reload one account's rows and leave the
+//! others alone.
 
 use super::error::DbError;
+use super::schema_facts::{self, ForeignKey};
 use base64::Engine;
 use rusqlite::types::Value as SqlValue;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub const WORLD_JSON: &str = include_str!("../../fixtures/world.json");
 
@@ -97,20 +99,13 @@ fn world() -> Result<World, DbError> {
     serde_json::from_str(WORLD_JSON).map_err(|e| DbError::Fixtures(e.to_string()))
 }
 
-/// The columns that name a row's parent, in the order they are tried to find the row's account.
-/// A row's account is its parent's; a row with none of them (plans, token packs) is global.
-pub const OWNER_COLUMNS: [&str; 7] = [
-    "account_id",
-    "company_id",
-    "client_id",
-    "device_id",
-    "promotion_id",
-    "invoice_id",
-    "qr_code_id",
-];
-
-/// The account of every fixture row, `None` for global rows, in file order.
-fn owners(world: &World) -> Vec<Vec<Option<String>>> {
+/// The account of every fixture row, `None` for global rows, in file order. A row's account is the
+/// one of the first parent its foreign keys name; a row that names none (plans, token packs) is
+/// global.
+fn owners(
+    world: &World,
+    foreign_keys: &BTreeMap<String, Vec<ForeignKey>>,
+) -> Vec<Vec<Option<String>>> {
     let mut by_id: HashMap<String, String> = HashMap::new();
     let mut out = Vec::new();
     for table in &world.tables {
@@ -120,9 +115,10 @@ fn owners(world: &World) -> Vec<Vec<Option<String>>> {
             let owner = if table.table == "accounts" {
                 text("id")
             } else {
-                OWNER_COLUMNS.iter().find_map(|c| {
-                    let parent = text(c)?;
-                    if *c == "account_id" {
+                let keys = foreign_keys.get(&table.table).map(Vec::as_slice);
+                keys.unwrap_or(&[]).iter().find_map(|fk| {
+                    let parent = text(&fk.column)?;
+                    if fk.parent == "accounts" {
                         Some(parent)
                     } else {
                         by_id.get(&parent).cloned()
@@ -210,7 +206,8 @@ fn load_where(
     keep: impl Fn(Option<&str>) -> bool,
 ) -> Result<Vec<(String, Vec<String>)>, DbError> {
     let world = world()?;
-    let owners = owners(&world);
+    let owners = owners(&world, &schema_facts::foreign_keys(tx)?);
+    let versioned_by_triggers = schema_facts::versioned_by_triggers(tx)?;
     let mut devices: Vec<&str> = Vec::new();
     // Rows whose version the schema's triggers move when related rows are inserted (an ad's
     // assignments, a promotion's QR codes): the demo world starts at the versions it states.
@@ -227,7 +224,7 @@ fn load_where(
             if table.table == "devices" {
                 devices.extend(row.get("id").and_then(Value::as_str));
             }
-            if VERSIONED_BY_TRIGGERS.contains(&table.table.as_str()) {
+            if versioned_by_triggers.contains(&table.table) {
                 if let Some(id) = row.get("id").and_then(Value::as_str) {
                     let version = row.get("version").and_then(Value::as_i64).unwrap_or(1);
                     versioned.push((&table.table, id, version));
@@ -269,10 +266,6 @@ fn load_where(
     }
     Ok(time_columns(&world))
 }
-
-/// The tables whose `version` a trigger moves when rows of another table are added or removed
-/// (`schema/V34__versions_cover_what_is_shown.sql`).
-const VERSIONED_BY_TRIGGERS: &[&str] = &["ads", "devices", "promotions"];
 
 /// How long ago a fixture screen's heartbeat may be for its profile to be `steady` (older, yet
 /// within [`FIXTURE_OFFLINE_SECS`]: `flaky`).
@@ -320,7 +313,9 @@ mod tests {
     #[test]
     fn every_row_but_the_catalogue_belongs_to_an_account() {
         let world = world().unwrap();
-        let owners = owners(&world);
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::super::migrations::runner().run(&mut conn).unwrap();
+        let owners = owners(&world, &schema_facts::foreign_keys(&conn).unwrap());
         for (table, owners) in world.tables.iter().zip(&owners) {
             let global = ["plans", "token_packs"].contains(&table.table.as_str());
             for owner in owners {

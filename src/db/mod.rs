@@ -13,6 +13,7 @@ mod error;
 pub mod fixtures;
 mod migrations;
 mod pool;
+pub mod schema_facts;
 mod scope;
 pub mod snapshot;
 mod snapshot_store;

@@ -9,7 +9,7 @@
 
 use super::error::DbError;
 use super::snapshot_store::Store;
-use super::{checkpoint, fixtures, migrations, world};
+use super::{checkpoint, fixtures, migrations, schema_facts, world};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
@@ -531,18 +531,29 @@ impl Db {
         let fixture_order = fixtures::table_order()?;
         self.write(|tx| {
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
-            // Records kept per actor: the account's keys and users.
-            for table in ["idempotency_keys", "mcp_pending_changes"] {
+            // Records kept per actor: the account's keys and users (and, where a record names
+            // it, the account's service client).
+            for table in schema_facts::PER_ACTOR_TABLES {
+                let by_client = if table_columns(tx, table)?.iter().any(|c| c == "client_id") {
+                    " OR client_id IN (SELECT id FROM api_clients WHERE account_id = ?1)"
+                } else {
+                    ""
+                };
                 tx.execute(
                     &format!(
                         "DELETE FROM {table} WHERE actor IN
                             (SELECT k.id FROM api_keys k JOIN api_clients c ON c.id = k.client_id
                              WHERE c.account_id = ?1)
-                         OR actor IN (SELECT id FROM users WHERE account_id = ?1)"
+                         OR actor IN (SELECT id FROM users WHERE account_id = ?1){by_client}"
                     ),
                     [account],
                 )?;
             }
+            // Every other row belongs to the account its foreign keys lead to: the conditions
+            // are read from the schema, so a new table is covered, and one that reaches no
+            // account (and is not declared shared) stops the reset rather than keep its rows.
+            let owned_by_account =
+                schema_facts::account_conditions(&schema_facts::foreign_keys(tx)?);
             // Tables the fixtures do not fill (events, ...) first, then the fixture tables children
             // first, so that no delete meets a RESTRICT reference (an ad's media).
             let mut tables: Vec<String> = user_tables(tx)?
@@ -551,23 +562,18 @@ impl Db {
                 .collect();
             tables.extend(fixture_order.iter().rev().cloned());
             for table in &tables {
-                let columns = table_columns(tx, table)?;
-                let owned: Vec<&str> = if table == "accounts" {
-                    vec!["id = ?1"]
-                } else {
-                    fixtures::OWNER_COLUMNS
-                        .iter()
-                        .filter(|c| columns.iter().any(|x| x == *c))
-                        .map(|c| owned_by_account(c))
-                        .collect()
-                };
-                if owned.is_empty() {
+                if schema_facts::SHARED_TABLES.contains(&table.as_str())
+                    || schema_facts::PER_ACTOR_TABLES.contains(&table.as_str())
+                {
                     continue;
                 }
-                tx.execute(
-                    &format!("DELETE FROM \"{table}\" WHERE {}", owned.join(" OR ")),
-                    [account],
-                )?;
+                let Some(owned) = owned_by_account.get(table) else {
+                    return Err(DbError::Fixtures(format!(
+                        "table {table} reaches no account through its foreign keys and is not \
+                         declared shared (db::schema_facts::SHARED_TABLES)"
+                    )));
+                };
+                tx.execute(&format!("DELETE FROM \"{table}\" WHERE {owned}"), [account])?;
             }
             fixtures::load_account(tx, crate::time::now(), account)?;
             Ok(true)
@@ -592,21 +598,6 @@ fn table_columns(tx: &Connection, table: &str) -> Result<Vec<String>, DbError> {
     let mut stmt = tx.prepare("SELECT name FROM pragma_table_info(?1)")?;
     let names = stmt.query_map([table], |r| r.get(0))?;
     Ok(names.collect::<Result<_, _>>()?)
-}
-
-/// The condition "this parent column names a row of account ?1".
-fn owned_by_account(column: &str) -> &'static str {
-    match column {
-        "account_id" => "account_id = ?1",
-        "company_id" => "company_id IN (SELECT id FROM companies WHERE account_id = ?1)",
-        "client_id" => "client_id IN (SELECT id FROM api_clients WHERE account_id = ?1)",
-        "device_id" => "device_id IN (SELECT id FROM devices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
-        "promotion_id" => "promotion_id IN (SELECT id FROM promotions WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
-        "invoice_id" => "invoice_id IN (SELECT id FROM invoices WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
-        "qr_code_id" => "qr_code_id IN (SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id IN (SELECT id FROM companies WHERE account_id = ?1))",
-        // Not an owner column: matches nothing.
-        _ => "0",
-    }
 }
 
 impl Drop for Db {

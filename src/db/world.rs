@@ -16,6 +16,7 @@
 
 use super::error::DbError;
 use super::fixtures;
+use super::schema_facts;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
 
@@ -234,9 +235,14 @@ pub fn shift(conn: &mut Connection, columns: &TimeColumns, now: i64) -> Result<(
     let delta = now - ANCHOR;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Moving a promotion's window moves the version of its ads (a trigger: what they show may
-    // change), but moving every instant by the same delta changes nothing anyone sees: the ads
-    // keep the versions the world states.
-    tx.execute_batch("CREATE TEMP TABLE shift_ad_versions AS SELECT id, version FROM ads")?;
+    // change), but moving every instant by the same delta changes nothing anyone sees: every table
+    // whose version a trigger moves keeps the versions the world states.
+    let versioned = schema_facts::versioned_by_triggers(&tx)?;
+    for table in &versioned {
+        tx.execute_batch(&format!(
+            "CREATE TEMP TABLE \"shift_versions_{table}\" AS SELECT id, version FROM \"{table}\""
+        ))?;
+    }
     for (table, cols) in &columns.0 {
         let sets: Vec<String> = cols
             .iter()
@@ -252,11 +258,17 @@ pub fn shift(conn: &mut Connection, columns: &TimeColumns, now: i64) -> Result<(
         "UPDATE fleet_simulation SET beat_at = ?1",
         [now.div_euclid(60) * 60],
     )?;
-    tx.execute_batch(
-        "UPDATE ads SET version = (SELECT k.version FROM shift_ad_versions k WHERE k.id = ads.id)
-             WHERE id IN (SELECT id FROM shift_ad_versions);
-         DROP TABLE shift_ad_versions;",
-    )?;
+    // Only the rows a trigger moved are written back (an update of a device moves its cache
+    // generation).
+    for table in &versioned {
+        tx.execute_batch(&format!(
+            "UPDATE \"{table}\" SET version = (SELECT k.version FROM \"shift_versions_{table}\" k
+                 WHERE k.id = \"{table}\".id)
+                 WHERE id IN (SELECT k.id FROM \"shift_versions_{table}\" k
+                     WHERE k.id = \"{table}\".id AND k.version IS NOT \"{table}\".version);
+             DROP TABLE \"shift_versions_{table}\";"
+        ))?;
+    }
     tx.commit()?;
     Ok(())
 }

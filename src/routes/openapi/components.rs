@@ -5,7 +5,9 @@ use super::problems;
 use serde_json::{json, Map, Value};
 
 /// Every tag an operation may carry, with its description (declared at the top level of the
-/// document). A route whose tag is missing here fails `every_tag_is_declared`.
+/// document), areas in `routes::MODULES` order. A route whose tag is missing here fails
+/// `reference::every_operation_and_tag_is_described`; an area without its tag fails
+/// `registry::every_area_has_its_tag_on_its_routes_and_in_the_document`.
 pub const TAGS: &[(&str, &str)] = &[
     ("service", "The service itself: health check and this reference."),
     ("credentials", "The calling credential: who am I (`GET /me`) and the internal-testing login that issues a JWT."),
