@@ -16,6 +16,7 @@ mod pool;
 mod scope;
 pub mod snapshot;
 mod snapshot_store;
+mod tx;
 #[cfg(test)]
 mod v31_tests;
 #[cfg(test)]
@@ -27,5 +28,6 @@ mod write_scope;
 
 pub use error::DbError;
 pub use migrations::latest_migration;
-pub use pool::{wake_after_commit, Conn, Db, OpenReport, PooledConn};
+pub use pool::{Conn, Db, OpenReport, PooledConn};
 pub use scope::Generations;
+pub use tx::{ExpectedBalance, Origin, Tx, WriteIntent};

@@ -10,7 +10,7 @@
 //! All or nothing: a write inside the scope is not a savepoint of its own (a savepoint copies every
 //! page it first changes; that was a tenth of an advance). A write whose closure fails fails the
 //! scope instead: every later write of it fails, and it can only roll back. A caller that swallowed
-//! the error cannot commit half a write. Only a write in [`Db::dry_run`] is a savepoint, rolled back
+//! the error cannot commit half a write. Only a dry run's write ([`WriteIntent::dry_run`]) is a savepoint, rolled back
 //! to at its end.
 //!
 //! Commit points. Work that acts outside the database or waits for another thread's write (a
@@ -18,7 +18,7 @@
 //! open transaction commits first, then the work runs outside the scope (its own writes commit as
 //! they would without one), and later writes of the scope open a new transaction. A webhook is thus
 //! never sent before the rows it reads have committed, and the write lock is never held across a
-//! network wait. The after-commit hook ([`super::wake_after_commit`]) runs after the commit that
+//! network wait. The after-commit hook ([`Tx::wake_after_commit`]) runs after the commit that
 //! made the asking write visible, never for a write that rolled back.
 //!
 //! Failure. When `f` fails (or a write or a commit does), the open transaction rolls back: the
@@ -30,7 +30,8 @@
 //! the scope fails rather than writing on top of a world that lost its earlier part.
 
 use super::error::DbError;
-use super::pool::{Db, DRY_RUN, WAKE_AFTER_COMMIT};
+use super::pool::Db;
+use super::tx::{Tx, WriteIntent};
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -229,12 +230,14 @@ impl Db {
     /// commits (at the scope's end or at a commit point, [`Db::committed`]); dropped if the
     /// transaction rolls back. For a writer that gathers its rows in memory over a run's steps
     /// and writes each row once (the simulated fleet's plays). Returns false, and drops
-    /// `write`, outside a scope or with nothing open (or in a dry run): the caller writes at once.
+    /// `write`, outside a scope or with nothing open (or for a dry run's `tx`): the caller writes
+    /// at once.
     pub fn before_commit(
         &self,
+        tx: &Tx,
         write: impl FnOnce(&Connection) -> Result<(), DbError> + 'static,
     ) -> bool {
-        if DRY_RUN.get() {
+        if tx.dry_run() {
             return false;
         }
         WRITE.with_borrow_mut(|s| match s.as_mut() {
@@ -271,7 +274,8 @@ impl Db {
     /// be). The caller checked that this thread is in a write scope of this database.
     pub(super) fn write_in_scope<T, E>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T, E>,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
     ) -> Result<T, E>
     where
         E: From<DbError>,
@@ -292,12 +296,12 @@ impl Db {
             Ok(Rc::clone(&scope.conn))
         });
         let conn = conn.map_err(E::from)?;
-        if !DRY_RUN.get() {
+        if !intent.dry_run {
             // No savepoint (its page copies were a tenth of an advance): a write that fails fails
             // the scope instead, which then rolls back whole.
-            WAKE_AFTER_COMMIT.set(false);
-            let out = f(&conn);
-            let wake = WAKE_AFTER_COMMIT.replace(false);
+            let tx = Tx::new(&conn, intent);
+            let out = f(&tx);
+            let wake = tx.wants_wake();
             WRITE.with_borrow_mut(|s| {
                 if let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) {
                     if out.is_err() || conn.is_autocommit() {
@@ -315,10 +319,10 @@ impl Db {
             self.check_open(&conn);
             return Err(E::from(e));
         }
-        WAKE_AFTER_COMMIT.set(false);
-        let out = f(&conn);
-        let wake = WAKE_AFTER_COMMIT.replace(false);
-        let keep = out.is_ok() && !DRY_RUN.get();
+        let tx = Tx::new(&conn, intent);
+        let out = f(&tx);
+        let wake = tx.wants_wake();
+        let keep = out.is_ok() && !intent.dry_run;
         let ended = if keep {
             run(&conn, "RELEASE write")
         } else {

@@ -51,6 +51,9 @@ pub struct Ctx<'a> {
     /// The answer goes straight to an HTTP connection (not back to an MCP call that reads its
     /// body), so the handler may send its body as the client reads it ([`super::stream`]).
     pub direct: bool,
+    /// Who writes and how: every write of the handler passes it to [`crate::db::Db::write`]
+    /// (a previewed MCP change is a dry run, a confirmed one may expect a balance).
+    pub intent: &'a crate::db::WriteIntent,
 }
 
 impl<'a> Ctx<'a> {

@@ -17,6 +17,27 @@ use serde_json::{json, Map, Value};
 use std::net::IpAddr;
 
 /// Who is calling, and the credential headers every internal request carries.
+/// How an internal request writes: the version it must match (`If-Match`), whether it is a
+/// preview (a dry run: every check, nothing kept, no webhook sent), and the token balance a
+/// confirmed change expects.
+#[derive(Debug, Clone, Default)]
+pub struct WriteTerms<'a> {
+    pub if_match: Option<&'a str>,
+    pub dry_run: bool,
+    pub expected_balance: Option<crate::db::ExpectedBalance>,
+}
+
+impl<'a> WriteTerms<'a> {
+    /// A preview of the write: run as a dry run, matching `if_match`.
+    pub fn preview(if_match: Option<&'a str>) -> WriteTerms<'a> {
+        WriteTerms {
+            if_match,
+            dry_run: true,
+            expected_balance: None,
+        }
+    }
+}
+
 pub struct Caller {
     pub principal: Principal,
     /// `Authorization` / `X-API-KEY` and `X-Service-Client-Id`, copied from the MCP request.
@@ -36,6 +57,9 @@ pub struct Caller {
     /// The rate-limit token of the next REST request is spent already: a tool call pays for its
     /// first request when it arrives ([`crate::mcp::dispatch`]).
     pub prepaid: std::sync::atomic::AtomicBool,
+    /// How the MCP request itself writes (its pending changes, their claims and expiries): the
+    /// intent of the MCP request's context. Its tool calls' requests write on their own terms.
+    pub intent: crate::db::WriteIntent,
 }
 
 impl Caller {
@@ -44,6 +68,7 @@ impl Caller {
         mcp_headers: &HeaderMap,
         request_id: &str,
         peer: Option<IpAddr>,
+        intent: crate::db::WriteIntent,
     ) -> Caller {
         let mut headers = HeaderMap::with_capacity(4);
         for name in [
@@ -68,6 +93,7 @@ impl Caller {
             session: None,
             accepts_sse: false,
             prepaid: Default::default(),
+            intent,
         }
     }
 
@@ -82,10 +108,15 @@ impl Caller {
         if_match: Option<&str>,
     ) -> Response {
         let body = body.map(|b| (b, "application/json"));
-        self.rest_typed(app, method, path, query, body, if_match)
+        let terms = WriteTerms {
+            if_match,
+            ..WriteTerms::default()
+        };
+        self.rest_typed(app, method, path, query, body, terms)
     }
 
-    /// Runs one REST request through the pipeline as this caller, with a body of its own type.
+    /// Runs one REST request through the pipeline as this caller, with a body of its own type,
+    /// its writes made on `terms`.
     pub fn rest_typed(
         &self,
         app: &crate::http::App,
@@ -93,8 +124,13 @@ impl Caller {
         path: String,
         query: String,
         body: Option<(Vec<u8>, &str)>,
-        if_match: Option<&str>,
+        terms: WriteTerms<'_>,
     ) -> Response {
+        let WriteTerms {
+            if_match,
+            dry_run,
+            expected_balance,
+        } = terms;
         let mut headers = self.headers.clone();
         let body = body.map(|(bytes, content_type)| {
             if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
@@ -121,6 +157,8 @@ impl Caller {
                 request_id: self.request_id.clone(),
                 credential: Default::default(),
                 spool: None,
+                dry_run,
+                expected_balance,
             },
             &self.principal,
             prepaid,

@@ -314,7 +314,13 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             return json_response(400, protocol::error_response(first_id, &e).to_string());
         }
     }
-    let mut caller = Caller::new(principal, ctx.headers, ctx.request_id, ctx.peer);
+    let mut caller = Caller::new(
+        principal,
+        ctx.headers,
+        ctx.request_id,
+        ctx.peer,
+        ctx.intent.clone(),
+    );
     caller.accepts_sse = accept.to_ascii_lowercase().contains("text/event-stream");
     caller.view = match super::toolsets::View::from_headers(ctx.headers) {
         Ok(view) => view,

@@ -23,7 +23,7 @@
 //! A dry run, or a write outside a run, writes at once; a dry run's write of held beats (rolled back
 //! with it) leaves them held.
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -59,17 +59,17 @@ thread_local! {
 
 /// Holds `beats` (of screens online and kept up) until the write scope's open transaction commits;
 /// outside a scope, or in a dry run, writes them at once.
-pub(super) fn hold(db: &Db, tx: &Connection, beats: Vec<(String, Beat)>) -> Result<(), DbError> {
+pub(super) fn hold(db: &Db, tx: &Tx, beats: Vec<(String, Beat)>) -> Result<(), DbError> {
     if beats.is_empty() {
         return Ok(());
     }
-    let Some(transaction) = db.write_scope_transaction().filter(|_| !Db::in_dry_run()) else {
+    let Some(transaction) = db.write_scope_transaction().filter(|_| !tx.dry_run()) else {
         return write(tx, &beats);
     };
     // What another transaction held was written at its commit or rolled back with it.
     let mut held = HELD.take().filter(|h| h.transaction == transaction);
     if held.is_none() {
-        let registered = db.before_commit(move |conn| {
+        let registered = db.before_commit(tx, move |conn| {
             match HELD.take().filter(|h| h.transaction == transaction) {
                 Some(held) => write(conn, &held.beats.into_iter().collect::<Vec<_>>()),
                 None => Ok(()),
@@ -105,12 +105,12 @@ pub(super) fn is_held(db: &Db, device: &str) -> bool {
 }
 
 /// Writes the beat held for `device`, if any, now: the screen is no longer kept up.
-pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbError> {
+pub(super) fn release(db: &Db, tx: &Tx, device: &str) -> Result<(), DbError> {
     let Some(transaction) = db.write_scope_transaction() else {
         return Ok(());
     };
     // A dry run (a savepoint rolled back at its end) writes a copy and keeps what is held.
-    let dry = Db::in_dry_run();
+    let dry = tx.dry_run();
     let beat = HELD.with_borrow_mut(|h| match h.as_mut() {
         Some(h) if h.transaction == transaction && dry => h.beats.get(device).cloned(),
         Some(h) if h.transaction == transaction => h.beats.remove(device),
@@ -124,11 +124,11 @@ pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbEr
 
 /// Writes every beat held for the write scope's open transaction now (the hook registered for
 /// its commit then finds none).
-pub(super) fn flush(db: &Db, tx: &Connection) -> Result<(), DbError> {
+pub(super) fn flush(db: &Db, tx: &Tx) -> Result<(), DbError> {
     let Some(transaction) = db.write_scope_transaction() else {
         return Ok(());
     };
-    let dry = Db::in_dry_run();
+    let dry = tx.dry_run();
     let held = HELD.with_borrow_mut(|h| match h.as_mut() {
         Some(h) if h.transaction == transaction && dry => h.beats.clone(),
         Some(h) if h.transaction == transaction => std::mem::take(&mut h.beats),
@@ -197,6 +197,7 @@ pub(super) fn write(tx: &Connection, beats: &[(String, Beat)]) -> Result<(), DbE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::WriteIntent;
 
     fn stored(db: &Db, device: &str) -> Option<i64> {
         db.conn()
@@ -224,11 +225,18 @@ mod tests {
             .unwrap();
         let at = stored(&db, &device).unwrap_or(0) + 3_600;
         db.write_scope(|| {
-            db.write(|tx| hold(&db, tx, vec![(device.clone(), Beat { at, ad: None })]))?;
+            let kept = WriteIntent::sandbox();
+            let preview = WriteIntent {
+                dry_run: true,
+                ..WriteIntent::sandbox()
+            };
+            db.write(&kept, |tx| {
+                hold(&db, tx, vec![(device.clone(), Beat { at, ad: None })])
+            })?;
             assert!(is_held(&db, &device));
             assert_ne!(stored(&db, &device), Some(at), "written before the commit");
-            Db::dry_run(|| db.write(|tx| flush(&db, tx)))?;
-            Db::dry_run(|| db.write(|tx| release(&db, tx, &device)))?;
+            db.write(&preview, |tx| flush(&db, tx))?;
+            db.write(&preview, |tx| release(&db, tx, &device))?;
             assert!(is_held(&db, &device), "a dry run took the held beat");
             assert_ne!(stored(&db, &device), Some(at));
             Ok::<_, DbError>(())

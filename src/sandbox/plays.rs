@@ -16,7 +16,7 @@
 //! sees a half-written hour either.
 
 use super::playables::{Playable, Slots};
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 use crate::ids::{PlaybackId, TypedId};
 use rusqlite::{Connection, OptionalExtension};
 use std::cell::RefCell;
@@ -165,7 +165,7 @@ thread_local! {
 /// outside a scope, at once. Returns the plays added.
 pub(super) fn write(
     db: &Db,
-    tx: &Connection,
+    tx: &Tx,
     playables: &Rc<Vec<Playable>>,
     slots: &Slots,
     written_to: i64,
@@ -180,7 +180,7 @@ pub(super) fn write(
     // What another transaction held was written at its commit or rolled back with it.
     let mut kept = HELD.take().filter(|h| h.transaction == transaction);
     // A dry run (a savepoint rolled back at its end) writes a copy and keeps what was held.
-    let dry = Db::in_dry_run();
+    let dry = tx.dry_run();
     let mut held = if dry { kept.clone() } else { kept.take() };
     if let Some(old) = held.take_if(|h| !Rc::ptr_eq(&h.playables, playables)) {
         // The fleet's screens changed in this transaction: the rows of the old list go in first.
@@ -202,7 +202,7 @@ pub(super) fn write(
         return held.rows.write(tx, playables).map(|()| plays);
     }
     if fresh {
-        let registered = db.before_commit(move |conn| {
+        let registered = db.before_commit(tx, move |conn| {
             match HELD.take().filter(|h| h.transaction == transaction) {
                 Some(held) => held.rows.write(conn, &held.playables),
                 None => Ok(()),

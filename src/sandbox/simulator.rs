@@ -26,6 +26,7 @@
 
 use super::playables::{Playable, Slots, Tally};
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
@@ -361,7 +362,7 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
     db: &crate::db::Db,
-    tx: &Connection,
+    tx: &crate::db::Tx,
     from: i64,
     g: i64,
     taken: &BTreeMap<String, i64>,
@@ -535,7 +536,7 @@ impl Source for Fleet {
         if marker(&*env.db.conn()?)?.is_some_and(|m| g <= m) {
             return Ok(());
         }
-        let plays = env.db.write(|tx| {
+        let plays = env.db.write(&WriteIntent::sandbox(), |tx| {
             let from = match marker(tx)? {
                 Some(m) if g <= m => return Ok(0),
                 Some(m) => m,
@@ -594,7 +595,7 @@ impl Source for Fleet {
         if !env.settings.sandbox_simulate_fleet {
             return Ok(());
         }
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             let due: Vec<(String, String, i64)> = tx
                 .prepare_cached(
                     "SELECT device_id, profile, next_due_at FROM device_simulations

@@ -9,7 +9,7 @@
 //! event is recorded (`via: "sandbox"`, the operator's key as actor) and delivered like any other.
 
 use crate::auth::Action;
-use crate::events::{recorded_as, Origin};
+use crate::db::{Origin, WriteIntent};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::routes::crud::Time;
@@ -122,12 +122,16 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hints = input.data.unwrap_or_default();
     let actor = ctx.principal().ok().map(|p| p.actor_id().to_string());
     let app = ctx.app;
-    let origin = Origin {
-        actor: actor.clone(),
-        via: "sandbox",
+    // The caller triggers it, through the sandbox's door: the event says so.
+    let intent = WriteIntent {
+        origin: Origin {
+            actor: actor.clone(),
+            via: "sandbox",
+        },
+        ..ctx.intent.clone()
     };
-    let emitted = recorded_as(origin, || {
-        app.db.write(|tx| {
+    let emitted = {
+        app.db.write(&intent, |tx| {
             let exists: bool = tx
                 .prepare_cached("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?1)")?
                 .query_row([company_id], |r| r.get(0))?;
@@ -174,7 +178,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 deliveries,
             })
         })
-    })?;
+    }?;
     Ok(Response::created(&emitted))
 }
 
