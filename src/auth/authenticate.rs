@@ -194,7 +194,7 @@ impl Verified {
     pub fn record_use(&self, db: &Db) {
         if let Some((key_id, now)) = &self.last_used {
             // Only a request that came over the wire is verified before it runs: never a preview.
-            let intent = crate::db::WriteIntent::as_origin(crate::db::Origin {
+            let intent = crate::db::WriteIntent::by(crate::db::Origin {
                 actor: Some(self.principal.actor_id().to_string()),
                 via: "rest",
             });

@@ -30,8 +30,9 @@ impl Origin {
     }
 }
 
-/// The balance a confirmed MCP change expects of one company: a posting for that company that
-/// finds another balance under the write lock writes nothing and fails.
+/// The balance a confirmed MCP change expects of one company: the first posting for that company
+/// in a write with this intent that finds another balance under the write lock writes nothing and
+/// fails (a confirmed purchase or activation posts once).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExpectedBalance {
     pub company_id: String,
@@ -51,11 +52,11 @@ pub struct WriteIntent {
 impl WriteIntent {
     /// A write of the sandbox itself, kept, expecting nothing.
     pub fn sandbox() -> WriteIntent {
-        WriteIntent::as_origin(Origin::sandbox())
+        WriteIntent::by(Origin::sandbox())
     }
 
     /// A kept write by `origin`, expecting nothing.
-    pub fn as_origin(origin: Origin) -> WriteIntent {
+    pub fn by(origin: Origin) -> WriteIntent {
         WriteIntent {
             origin,
             dry_run: false,
@@ -90,10 +91,6 @@ impl<'a> Tx<'a> {
             wake: Cell::new(false),
             expectation_used: Cell::new(false),
         }
-    }
-
-    pub fn intent(&self) -> &WriteIntent {
-        self.intent
     }
 
     pub fn origin(&self) -> &Origin {

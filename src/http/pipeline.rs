@@ -287,7 +287,7 @@ fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, out
     // No one to name: the entry records no event, and keeps nothing of a previewed request.
     let intent = WriteIntent {
         dry_run: req.dry_run,
-        ..WriteIntent::as_origin(Origin {
+        ..WriteIntent::by(Origin {
             actor: None,
             via: "rest",
         })
