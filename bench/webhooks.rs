@@ -87,7 +87,7 @@ async fn main() {
         .unwrap();
     // Only the benchmark's webhook: the fixtures' point at hosts that do not resolve.
     app.within(|| {
-        app.db.write(|tx| {
+        app.db.write(&signage::db::WriteIntent::sandbox(), |tx| {
             tx.execute("UPDATE webhooks SET enabled = 0", [])?;
             tx.execute(
                 "INSERT INTO webhooks (id, company_id, url, description, event_types, enabled, secret, created_at, updated_at)
@@ -117,7 +117,7 @@ async fn main() {
                 let payload = serde_json::json!({"id": format!("ad_bench{w}x{i}"), "object": "ad"});
                 let id = app
                     .within(|| {
-                        app.db.write(|tx| {
+                        app.db.write(&signage::db::WriteIntent::sandbox(), |tx| {
                             signage::events::record(
                                 tx,
                                 &company,

@@ -4,6 +4,7 @@
 use crate::auth::jwt::JwtKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::config::Settings;
+use crate::db::WriteIntent;
 use crate::db::{Db, DbError, OpenReport};
 use crate::http::router::{Route, Router};
 pub use crate::http::App;
@@ -257,7 +258,7 @@ impl crate::webhooks::Host for App {
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so
 /// login tokens survive restarts but never leave the machine.
 fn stored_jwt_secret(db: &Db) -> Result<Vec<u8>, DbError> {
-    db.write(|tx| {
+    db.write(&WriteIntent::sandbox(), |tx| {
         let existing: Option<String> = tx
             .query_row(
                 "SELECT value FROM server_secrets WHERE name = 'jwt_hs256'",

@@ -7,7 +7,7 @@
 //! aggregated: one row per minute, method, route, status, outcome, actor and account, with a
 //! `count`, so a flood of bad credentials grows one counter instead of the database.
 
-use crate::db::Db;
+use crate::db::{Db, WriteIntent};
 use rusqlite::OptionalExtension;
 
 /// Seconds per aggregation window of failures.
@@ -29,8 +29,8 @@ pub struct Entry<'a> {
 }
 
 /// Best effort: the audit write never turns a served request into an error, but a failure is logged.
-pub fn record(db: &Db, e: &Entry<'_>) {
-    let result = db.write(|tx| write(tx, e));
+pub fn record(db: &Db, intent: &WriteIntent, e: &Entry<'_>) {
+    let result = db.write(intent, |tx| write(tx, e));
     if let Err(err) = result {
         tracing::warn!(request_id = e.request_id, error = %err, "audit write failed");
     }
@@ -38,8 +38,10 @@ pub fn record(db: &Db, e: &Entry<'_>) {
 
 /// Records a failed authentication. `presented_key` is the key id parsed from the presented raw key
 /// (never the secret); the entry is the key's account's only when a key with that id exists.
+#[allow(clippy::too_many_arguments)]
 pub fn record_unauthenticated(
     db: &Db,
+    intent: &WriteIntent,
     presented_key: Option<&str>,
     request_id: &str,
     method: &str,
@@ -47,7 +49,7 @@ pub fn record_unauthenticated(
     status: u16,
     outcome: &str,
 ) {
-    let result = db.write(|tx| -> Result<(), crate::db::DbError> {
+    let result = db.write(intent, |tx| -> Result<(), crate::db::DbError> {
         let owner = match presented_key {
             None => None,
             Some(key_id) => tx

@@ -3,6 +3,7 @@
 
 use crate::config::{Layer, LogFormat, Settings};
 use crate::db::Db;
+use crate::db::WriteIntent;
 use crate::routes::admin;
 use argh::FromArgs;
 use rusqlite::OptionalExtension;
@@ -380,6 +381,7 @@ pub fn run(cli: Cli) -> i32 {
                 let db = open_db(&a.config, &a.database)?;
                 let v = admin::clients::create_client(
                     &db,
+                    &WriteIntent::sandbox(),
                     None,
                     &a.account,
                     &a.name,
@@ -420,7 +422,10 @@ pub fn run(cli: Cli) -> i32 {
                     company_scope: a.company_scope.clone(),
                     expires_at,
                 };
-                print_json(&admin::keys::create_key(&db, None, &spec).map_err(api_err)?);
+                print_json(
+                    &admin::keys::create_key(&db, &WriteIntent::sandbox(), None, &spec)
+                        .map_err(api_err)?,
+                );
                 Ok(())
             })(),
             KeysAction::List(a) => (|| {
@@ -432,13 +437,23 @@ pub fn run(cli: Cli) -> i32 {
             })(),
             KeysAction::Revoke(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                print_json(&admin::keys::revoke_key(&db, None, &a.key).map_err(api_err)?);
+                print_json(
+                    &admin::keys::revoke_key(&db, &WriteIntent::sandbox(), None, &a.key)
+                        .map_err(api_err)?,
+                );
                 Ok(())
             })(),
             KeysAction::Rotate(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
                 print_json(
-                    &admin::keys::rotate_key(&db, None, &a.key, a.grace_secs).map_err(api_err)?,
+                    &admin::keys::rotate_key(
+                        &db,
+                        &WriteIntent::sandbox(),
+                        None,
+                        &a.key,
+                        a.grace_secs,
+                    )
+                    .map_err(api_err)?,
                 );
                 Ok(())
             })(),
@@ -479,7 +494,7 @@ fn create_user(a: UsersCreate) -> Result<(), String> {
     let hash = crate::auth::password::hash(password)?;
     let db = open_db(&a.config, &a.database)?;
     let id = crate::ids::new_id(crate::ids::Kind::User);
-    db.write(|tx| -> Result<(), crate::http::ApiError> {
+    db.write(&WriteIntent::sandbox(), |tx| -> Result<(), crate::http::ApiError> {
         let account_exists: bool = tx
             .query_row("SELECT count(*) > 0 FROM accounts WHERE id = ?1", [&a.account], |r| r.get(0))?;
         if !account_exists {

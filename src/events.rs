@@ -3,44 +3,20 @@
 //! subscribes to its type, so a delivery is never lost across a crash and never made for a change
 //! that rolled back. The sender ([`crate::webhooks`]) is woken once the transaction commits.
 
+use crate::db::Tx;
 use crate::ids::{self, Kind};
 use rusqlite::Connection;
 
 /// Every event type a webhook may subscribe to: each area's, as the area registry declares them.
 pub use crate::areas::EVENT_TYPES;
 
-/// Who is acting on this thread: the pipeline sets it for each request ([`recorded_as`]), so that
-/// every event a handler records names its actor and door without passing them down.
-#[derive(Clone, Debug)]
-pub struct Origin {
-    /// The key or user id (`key_…`, `usr_…`); never a secret.
-    pub actor: Option<String>,
-    /// `rest`, `mcp` or `sandbox`.
-    pub via: &'static str,
-}
-
-thread_local! {
-    static ORIGIN: std::cell::RefCell<Option<Origin>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` with `origin` as the origin of the events it records (restored afterwards, also on
-/// panic; nested calls, such as an MCP tool call inside the MCP request, see the inner origin).
-pub fn recorded_as<R>(origin: Origin, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Origin>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            ORIGIN.with(|o| *o.borrow_mut() = previous);
-        }
-    }
-    let previous = ORIGIN.with(|o| o.borrow_mut().replace(origin));
-    let _restore = Restore(previous);
-    f()
-}
+/// Who acts, as the write handle carries it ([`crate::db::Tx::origin`]): every event a write
+/// records names its actor and door.
+pub use crate::db::Origin;
 
 /// Records an event and queues its deliveries. Returns the event id.
 pub fn record(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     event_type: &str,
     resource_type: &str,
@@ -67,7 +43,7 @@ pub fn record(
         queue(tx, company_id, hook, &id, event_type, None)?;
     }
     if !hooks.is_empty() {
-        crate::db::wake_after_commit();
+        tx.wake_after_commit();
     }
     Ok(id)
 }
@@ -75,7 +51,7 @@ pub fn record(
 /// Records an event meant for one webhook only (`webhook.test`), whatever it subscribes to, with
 /// its delivery already claimed by the caller, who sends it at once. Returns the delivery id.
 pub fn record_for_webhook(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     webhook_id: &str,
     event_type: &str,
@@ -103,7 +79,7 @@ pub fn record_for_webhook(
 /// `api_key.expired`, an MCP confirmation's expiry. No company's webhook delivers those; a
 /// company's event is delivered as [`record`] delivers it.
 pub fn record_for(
-    tx: &Connection,
+    tx: &Tx,
     company_id: Option<&str>,
     event_type: &str,
     resource_type: &str,
@@ -117,7 +93,7 @@ pub fn record_for(
 }
 
 fn insert_event(
-    tx: &Connection,
+    tx: &Tx,
     company_id: Option<&str>,
     event_type: &str,
     resource_type: &str,
@@ -141,9 +117,8 @@ fn insert_event(
         resource_id,
         payload,
         crate::time::now(),
-        ORIGIN.with(|o| o.borrow().as_ref().and_then(|o| o.actor.clone())),
-        // Outside any request: the sandbox itself (the clock's transitions, the simulated fleet).
-        ORIGIN.with(|o| o.borrow().as_ref().map_or("sandbox", |o| o.via)),
+        tx.origin().actor,
+        tx.origin().via,
     ])?;
     Ok(id)
 }

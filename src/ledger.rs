@@ -9,7 +9,7 @@
 //! monotonic within the process ([`crate::ids`]), so id order (the order every list uses) is
 //! commit order, and the ledger listed by id is an unbroken chain of `balance_after` values.
 
-use crate::db::DbError;
+use crate::db::{DbError, Tx};
 use crate::events;
 use crate::ids::{self, Kind};
 use crate::time::{parse_rfc3339, rfc3339};
@@ -35,7 +35,8 @@ pub enum LedgerError {
     /// A transaction written in this very database transaction could not be read back (500).
     #[error("token transaction {0} vanished")]
     Vanished(String),
-    /// The balance is not the one the caller expected ([`expecting`]); nothing was written.
+    /// The balance is not the one the write expected ([`crate::db::WriteIntent::expected_balance`]);
+    /// nothing was written.
     #[error("the balance is {balance}, not the expected {expected}")]
     BalanceMoved { expected: i64, balance: i64 },
     #[error(transparent)]
@@ -46,43 +47,6 @@ impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
         LedgerError::Db(DbError::from(e))
     }
-}
-
-thread_local! {
-    /// The balance a posting on this thread must find, for one company ([`expecting`]).
-    static EXPECTED: std::cell::RefCell<Option<(String, i64)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` with the next posting for `company_id` on this thread bound to `balance`: if the
-/// balance it finds under the write lock is another, it writes nothing and fails with
-/// [`LedgerError::BalanceMoved`]. A confirmed MCP purchase or activation is bound this way to the
-/// balance its preview showed, with no gap between the check and the write. Requests run
-/// synchronously on their thread.
-pub fn expecting<T>(company_id: &str, balance: i64, f: impl FnOnce() -> T) -> T {
-    struct Clear;
-    impl Drop for Clear {
-        fn drop(&mut self) {
-            EXPECTED.with(|e| e.borrow_mut().take());
-        }
-    }
-    EXPECTED.with(|e| *e.borrow_mut() = Some((company_id.to_string(), balance)));
-    let _clear = Clear;
-    f()
-}
-
-/// The expectation set by [`expecting`] for this company, used up by the posting that meets it.
-fn expected_for(company_id: &str) -> Option<i64> {
-    EXPECTED.with(|e| {
-        let mut e = e.borrow_mut();
-        match e.as_ref() {
-            Some((company, balance)) if company == company_id => {
-                let balance = *balance;
-                *e = None;
-                Some(balance)
-            }
-            _ => None,
-        }
-    })
 }
 
 pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
@@ -198,13 +162,13 @@ struct Posting<'a> {
 /// Appends one transaction and moves the cached balance with it. Refuses (402) a posting that
 /// would take the balance below zero; nothing is written then.
 fn post(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     p: &Posting<'_>,
     now: i64,
 ) -> Result<TokenTransaction, LedgerError> {
     let before = current_balance(tx, company_id)?;
-    if let Some(expected) = expected_for(company_id) {
+    if let Some(expected) = tx.take_expected_balance(company_id) {
         if expected != before {
             return Err(LedgerError::BalanceMoved {
                 expected,
@@ -249,7 +213,7 @@ fn post(
 /// Spends `amount` tokens for a promotion activation. A zero cost leaves no ledger row (the
 /// ledger records only real movements) and returns `None`.
 pub fn spend_for_promotion(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     promotion_id: &str,
     promotion_name: &str,
@@ -296,7 +260,7 @@ pub struct Purchase {
 /// company's open invoice in the pack's currency (opening one for the current month if none is).
 /// Returns `Ok(None)` when the pack does not exist.
 pub fn purchase_pack(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     pack_id: &str,
     now: i64,
@@ -374,7 +338,7 @@ pub struct Renewal {
 /// included tokens as a `grant`, both dated `month_start`; records `tokens.granted` (with the
 /// charge and invoice) when tokens were granted.
 pub fn renew_subscription(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     month_start: i64,
 ) -> Result<Renewal, LedgerError> {

@@ -193,7 +193,12 @@ impl Verified {
     /// verifies from the headers on its async workers, and the pipeline records afterwards).
     pub fn record_use(&self, db: &Db) {
         if let Some((key_id, now)) = &self.last_used {
-            let _ = db.write(|tx| -> Result<(), crate::db::DbError> {
+            // Only a request that came over the wire is verified before it runs: never a preview.
+            let intent = crate::db::WriteIntent::by(crate::db::Origin {
+                actor: Some(self.principal.actor_id().to_string()),
+                via: "rest",
+            });
+            let _ = db.write(&intent, |tx| -> Result<(), crate::db::DbError> {
                 tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
                     .execute(rusqlite::params![now, key_id])?;
                 Ok(())

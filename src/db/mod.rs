@@ -17,6 +17,7 @@ pub mod schema_facts;
 mod scope;
 pub mod snapshot;
 mod snapshot_store;
+mod tx;
 #[cfg(test)]
 mod v31_tests;
 #[cfg(test)]
@@ -28,6 +29,7 @@ mod write_scope;
 
 pub use error::DbError;
 pub use migrations::latest_migration;
-pub use pool::{wake_after_commit, Conn, Db, OpenReport, PooledConn};
+pub use pool::{Conn, Db, OpenReport, PooledConn};
 pub use scope::Generations;
+pub use tx::{ExpectedBalance, Origin, Tx, WriteIntent};
 pub use write_scope::{Kept, TransactionState};

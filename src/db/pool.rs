@@ -9,16 +9,12 @@
 
 use super::error::DbError;
 use super::snapshot_store::Store;
+use super::tx::{Tx, WriteIntent};
 use super::{checkpoint, fixtures, migrations, schema_facts, world};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
 use std::sync::Mutex;
-
-thread_local! {
-    /// Set inside [`Db::dry_run`].
-    pub(super) static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
 
 /// Idle connections kept for reuse; more are opened on demand and the surplus is closed.
 const MAX_IDLE: usize = 16;
@@ -30,7 +26,7 @@ pub struct Db {
     throwaway: bool,
     /// The sandbox's snapshots of this database ([`super::snapshot`]).
     pub(super) snapshots: Store,
-    /// Run after a write transaction that asked for it ([`wake_after_commit`]) has committed.
+    /// Run after a write transaction that asked for it ([`Tx::wake_after_commit`]) has committed.
     pub(super) after_commit: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
     /// `journal_size_limit` of every connection (bytes; negative: SQLite's default, no limit).
     wal_limit: std::sync::atomic::AtomicI64,
@@ -40,17 +36,6 @@ pub struct Db {
     health: Mutex<Option<Connection>>,
     /// Checkpoints the write-ahead log off the request path ([`super::checkpoint`]).
     checkpointer: checkpoint::Checkpointer,
-}
-
-thread_local! {
-    pub(super) static WAKE_AFTER_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Asks, from inside a [`Db::write`] transaction, that the database's commit hook
-/// ([`Db::set_after_commit`]) run once the transaction has committed: the webhook outbox wakes its
-/// sender only when the new delivery is visible, and never for a write that rolled back.
-pub fn wake_after_commit() {
-    WAKE_AFTER_COMMIT.with(|c| c.set(true));
 }
 
 pub struct PooledConn<'a> {
@@ -419,52 +404,35 @@ impl Db {
         self.checkpointer.forced()
     }
 
-    /// Sets the hook run after a write that called [`wake_after_commit`] commits (once per database).
+    /// Sets the hook run after a write that called [`Tx::wake_after_commit`] commits (once per database).
     pub fn set_after_commit(&self, hook: Box<dyn Fn() + Send + Sync>) {
         let _ = self.after_commit.set(hook);
-    }
-
-    /// Runs `f` with every [`Db::write`] on this thread rolled back instead of committed: a write
-    /// request runs all its checks and computes its answer, and changes nothing (the MCP prepare
-    /// tools preview a change this way). Requests run synchronously on their thread.
-    pub fn dry_run<T>(f: impl FnOnce() -> T) -> T {
-        struct Reset;
-        impl Drop for Reset {
-            fn drop(&mut self) {
-                DRY_RUN.set(false);
-            }
-        }
-        DRY_RUN.set(true);
-        let _reset = Reset;
-        f()
-    }
-
-    /// Whether this thread runs inside [`Db::dry_run`]: a write that also acts outside the
-    /// database (sends a webhook) must not act then, and says what it would do instead.
-    pub fn in_dry_run() -> bool {
-        DRY_RUN.get()
     }
 
     /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
     /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds. Inside a
     /// write scope ([`Db::write_scope`]) it joins the scope's transaction instead, which commits
-    /// at the scope's end; a failed `f` fails the whole scope, which rolls back.
-    pub fn write<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
+    /// at the scope's end; a failed `f` fails the whole scope, which rolls back. `intent` says who
+    /// writes and how ([`WriteIntent`]): a dry run's write runs every check and is rolled back.
+    pub fn write<T, E>(
+        &self,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<DbError>,
     {
         if self.write_scope_read().is_some() {
-            return self.write_in_scope(f);
+            return self.write_in_scope(intent, f);
         }
         let mut conn = self.conn_for_write().map_err(E::from)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
-        WAKE_AFTER_COMMIT.with(|c| c.set(false));
-        let out = f(&tx);
-        let wake = WAKE_AFTER_COMMIT.with(|c| c.replace(false));
-        let out = out?;
-        if DRY_RUN.get() {
+        let handle = Tx::new(&tx, intent);
+        let out = f(&handle)?;
+        let wake = handle.wants_wake();
+        if intent.dry_run {
             // Dropping the transaction rolls it back: the checks ran, nothing is kept (nor sent).
             drop(tx);
             return Ok(out);
@@ -509,7 +477,7 @@ impl Db {
     /// Server secrets and the audit log are kept. The operator's reset (`signage reset`); an account
     /// admin resets only its account ([`Db::reset_account`]). Slow-ish: call it on a blocking thread.
     pub fn reset(&self) -> Result<(), DbError> {
-        self.write(|tx| {
+        self.write(&WriteIntent::sandbox(), |tx| {
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
             let tables = user_tables(tx)?;
             for table in &tables {
@@ -523,13 +491,14 @@ impl Db {
     /// companies and everything under them, its API clients, keys and users, their idempotency
     /// records and pending MCP changes) and reloads its fixture rows. Other accounts, the global
     /// catalogue, server secrets and the audit log are untouched. Returns `false`, changing nothing,
-    /// when the fixtures do not define the account. Call it on a blocking thread.
-    pub fn reset_account(&self, account: &str) -> Result<bool, DbError> {
+    /// when the fixtures do not define the account (a dry run's `intent` keeps nothing). Call it on
+    /// a blocking thread.
+    pub fn reset_account(&self, intent: &WriteIntent, account: &str) -> Result<bool, DbError> {
         if !fixtures::has_account(account)? {
             return Ok(false);
         }
         let fixture_order = fixtures::table_order()?;
-        self.write(|tx| {
+        self.write(intent, |tx| {
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
             // Records kept per actor: the account's keys and users (and, where a record names
             // it, the account's service client).
@@ -661,7 +630,7 @@ mod tests {
         assert_eq!(auto, 0);
         db.release(conn);
         assert_eq!(db.checkpoints(), 0);
-        db.write(|tx| {
+        db.write(&WriteIntent::sandbox(), |tx| {
             tx.execute_batch(
                 "CREATE TABLE filler (b BLOB);
                  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)
@@ -725,7 +694,7 @@ mod tests {
         // Files already open in a temporary directory (a log the test runner writes there, a
         // checkout cloned there) are not SQLite's: only what the statement opens is.
         let before: std::collections::HashSet<_> = open_temp_files().into_iter().collect();
-        db.write(|tx| {
+        db.write(&WriteIntent::sandbox(), |tx| {
             // Rows with a foreign key, then one statement changing that key on all of them: it may
             // abort halfway, so it runs with a statement journal, which copies each page it first
             // changes (~100 pages, 400 KiB, that were there before it began).

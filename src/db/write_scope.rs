@@ -10,7 +10,7 @@
 //! All or nothing: a write inside the scope is not a savepoint of its own (a savepoint copies every
 //! page it first changes; that was a tenth of an advance). A write whose closure fails fails the
 //! scope instead: every later write of it fails, and it can only roll back. A caller that swallowed
-//! the error cannot commit half a write. Only a write in [`Db::dry_run`] is a savepoint, rolled back
+//! the error cannot commit half a write. Only a dry run's write ([`WriteIntent::dry_run`]) is a savepoint, rolled back
 //! to at its end.
 //!
 //! Commit points. Work that acts outside the database or waits for another thread's write (a
@@ -18,7 +18,7 @@
 //! open transaction commits first, then the work runs outside the scope (its own writes commit as
 //! they would without one), and later writes of the scope open a new transaction. A webhook is thus
 //! never sent before the rows it reads have committed, and the write lock is never held across a
-//! network wait. The after-commit hook ([`super::wake_after_commit`]) runs after the commit that
+//! network wait. The after-commit hook ([`Tx::wake_after_commit`]) runs after the commit that
 //! made the asking write visible, never for a write that rolled back.
 //!
 //! Transaction state. A writer that keeps something in memory for the open transaction (rows it
@@ -37,7 +37,8 @@
 //! the scope fails rather than writing on top of a world that lost its earlier part.
 
 use super::error::DbError;
-use super::pool::{Db, DRY_RUN, WAKE_AFTER_COMMIT};
+use super::pool::Db;
+use super::tx::{Tx, WriteIntent};
 use rusqlite::Connection;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
@@ -268,14 +269,15 @@ impl Db {
     }
 
     /// Runs `f` on the open transaction's `T` (created at its first use, see the module), with
-    /// how long what `f` changes lasts: until the transaction commits, or in a dry run only for
-    /// this call (`f` gets a copy). `None`, without running `f`, outside a write scope of this
-    /// database on this thread or with no transaction open (the caller writes at once).
+    /// how long what `f` changes lasts: until the transaction commits, or, for a dry run's `tx`,
+    /// only for this call (`f` gets a copy). `None`, without running `f`, outside a write scope of
+    /// this database on this thread or with no transaction open (the caller writes at once).
     pub fn transaction_state<T: TransactionState, R>(
         &self,
+        tx: &Tx,
         f: impl FnOnce(&mut T, Kept) -> R,
     ) -> Option<R> {
-        let dry = DRY_RUN.get();
+        let dry = tx.dry_run();
         // Taken out of the scope while `f` runs, so that `f` may use the database (a use of `T`
         // meanwhile finds none, and writes at once).
         let (mut state, slot) = WRITE.with_borrow_mut(|s| {
@@ -328,7 +330,8 @@ impl Db {
     /// be). The caller checked that this thread is in a write scope of this database.
     pub(super) fn write_in_scope<T, E>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T, E>,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
     ) -> Result<T, E>
     where
         E: From<DbError>,
@@ -347,12 +350,12 @@ impl Db {
             Ok(Rc::clone(&scope.conn))
         });
         let conn = conn.map_err(E::from)?;
-        if !DRY_RUN.get() {
+        if !intent.dry_run {
             // No savepoint (its page copies were a tenth of an advance): a write that fails fails
             // the scope instead, which then rolls back whole.
-            WAKE_AFTER_COMMIT.set(false);
-            let out = f(&conn);
-            let wake = WAKE_AFTER_COMMIT.replace(false);
+            let tx = Tx::new(&conn, intent);
+            let out = f(&tx);
+            let wake = tx.wants_wake();
             WRITE.with_borrow_mut(|s| {
                 if let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) {
                     if out.is_err() || conn.is_autocommit() {
@@ -370,10 +373,10 @@ impl Db {
             self.check_open(&conn);
             return Err(E::from(e));
         }
-        WAKE_AFTER_COMMIT.set(false);
-        let out = f(&conn);
-        let wake = WAKE_AFTER_COMMIT.replace(false);
-        let keep = out.is_ok() && !DRY_RUN.get();
+        let tx = Tx::new(&conn, intent);
+        let out = f(&tx);
+        let wake = tx.wants_wake();
+        let keep = out.is_ok() && !intent.dry_run;
         let ended = if keep {
             run(&conn, "RELEASE write")
         } else {
@@ -449,8 +452,8 @@ mod tests {
         rows.collect::<Result<_, _>>().unwrap()
     }
 
-    fn hold(db: &Db, n: i64) -> Option<Kept> {
-        db.transaction_state(|p: &mut Pending, kept| {
+    fn hold(db: &Db, tx: &Tx, n: i64) -> Option<Kept> {
+        db.transaction_state(tx, |p: &mut Pending, kept| {
             p.0.push(n);
             kept
         })
@@ -461,33 +464,44 @@ mod tests {
     #[test]
     fn transaction_state_is_written_at_commit_and_dropped_on_rollback() {
         let (db, _) = Db::open(":memory:", true).unwrap();
-        db.write(|tx| {
+        let real = WriteIntent::sandbox();
+        let dry = WriteIntent {
+            dry_run: true,
+            ..WriteIntent::sandbox()
+        };
+        db.write(&real, |tx| {
             tx.execute_batch("CREATE TABLE pending_test (n INTEGER)")
                 .map_err(DbError::from)
         })
         .unwrap();
-        assert_eq!(hold(&db, 0), None, "outside a scope");
+        db.write(&real, |tx| {
+            assert_eq!(hold(&db, tx, 0), None, "outside a scope");
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
         db.write_scope(|| {
-            assert_eq!(hold(&db, 0), None, "nothing open yet");
-            db.write(|_| {
-                assert_eq!(hold(&db, 1), Some(Kept::UntilCommit));
-                assert_eq!(Db::dry_run(|| hold(&db, 99)), Some(Kept::ThisCall));
+            db.write(&real, |tx| {
+                assert_eq!(hold(&db, tx, 1), Some(Kept::UntilCommit));
+                Ok::<_, DbError>(())
+            })?;
+            db.write(&dry, |tx| {
+                assert_eq!(hold(&db, tx, 99), Some(Kept::ThisCall));
                 Ok::<_, DbError>(())
             })?;
             assert!(stored(&db).is_empty(), "written before the commit");
             db.committed(|| Ok::<_, DbError>(()))?;
             assert_eq!(stored(&db), [1]);
-            db.write(|_| Ok::<_, DbError>(hold(&db, 2)))?;
+            db.write(&real, |tx| Ok::<_, DbError>(hold(&db, tx, 2)))?;
             Ok::<_, DbError>(())
         })
         .unwrap();
         assert_eq!(stored(&db), [1, 2]);
         let failed = db.write_scope(|| {
-            db.write(|_| Ok::<_, DbError>(hold(&db, 3)))?;
+            db.write(&real, |tx| Ok::<_, DbError>(hold(&db, tx, 3)))?;
             Err::<(), _>(DbError::from(rusqlite::Error::InvalidQuery))
         });
         assert!(failed.is_err());
-        db.write_scope(|| db.write(|_| Ok::<_, DbError>(hold(&db, 4))))
+        db.write_scope(|| db.write(&real, |tx| Ok::<_, DbError>(hold(&db, tx, 4))))
             .unwrap();
         assert_eq!(stored(&db), [1, 2, 4]);
     }

@@ -54,6 +54,9 @@ pub struct Ctx<'a> {
     pub direct: bool,
     /// The HTTP request's own state, shared with the internal requests of its MCP tool calls.
     pub exchange: &'a Exchange,
+    /// Who writes and how: every write of the handler passes it to [`crate::db::Db::write`]
+    /// (a previewed MCP change is a dry run, a confirmed one may expect a balance).
+    pub intent: &'a crate::db::WriteIntent,
 }
 
 impl<'a> Ctx<'a> {

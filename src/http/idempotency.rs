@@ -12,7 +12,7 @@
 
 use super::error::ApiError;
 use super::response::Response;
-use crate::db::Db;
+use crate::db::{Db, WriteIntent};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -68,8 +68,10 @@ pub fn validate_key(key: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn begin(
     db: &Db,
+    intent: &WriteIntent,
     actor: &str,
     key: &str,
     method: &str,
@@ -80,7 +82,7 @@ pub fn begin(
     let hash = request_hash(method, path, query, body);
     let key = &digest(key);
     let now = crate::time::now();
-    db.write(|tx| {
+    db.write(intent, |tx| {
         tx.prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
             .execute([now - RETENTION_SECS])?;
         let existing = tx
@@ -159,9 +161,9 @@ fn created_id(resp: &Response) -> String {
 
 /// Stores the response for replay. A 5xx is not stored (the key is released), so a retry can succeed.
 /// A response carrying a secret is not stored either: only its status and the created id are.
-pub fn finish(db: &Db, actor: &str, key: &str, resp: &Response) {
+pub fn finish(db: &Db, intent: &WriteIntent, actor: &str, key: &str, resp: &Response) {
     let key = &digest(key);
-    let result = db.write(|tx| -> Result<(), crate::db::DbError> {
+    let result = db.write(intent, |tx| -> Result<(), crate::db::DbError> {
         if resp.status.is_server_error() {
             tx.execute(
                 "DELETE FROM idempotency_keys WHERE actor = ?1 AND key = ?2",

@@ -15,6 +15,7 @@ use super::state::App;
 use crate::audit;
 use crate::auth::authenticate::authenticate;
 use crate::auth::{authorize, Action, Principal, Target};
+use crate::db::{Origin, WriteIntent};
 use hyper::Method;
 
 /// What the pipeline takes, named here by its callers (the server, MCP tool calls).
@@ -239,14 +240,19 @@ fn serve_route<'m>(
     }
 
     // The principal moves into the handler's context and back (no copy per request). An MCP tool
-    // call arrives already authenticated by its MCP request: the events it records say `mcp`.
-    let origin = crate::events::Origin {
-        actor: principal.as_ref().map(|p| p.actor_id().to_string()),
-        via: if authenticated.is_some() {
-            "mcp"
-        } else {
-            "rest"
+    // call arrives already authenticated by its MCP request: the events it records say `mcp`. Its
+    // request says whether it is a preview (a dry run) and which balance a confirmation expects.
+    let intent = WriteIntent {
+        origin: Origin {
+            actor: principal.as_ref().map(|p| p.actor_id().to_string()),
+            via: if authenticated.is_some() {
+                "mcp"
+            } else {
+                "rest"
+            },
         },
+        dry_run: req.dry_run,
+        expected_balance: req.expected_balance.clone(),
     };
     let mut principal = principal;
     // An MCP tool call arrives authenticated by the HTTP request it is part of.
@@ -255,9 +261,16 @@ fn serve_route<'m>(
     } else {
         Via::Rest
     };
-    let mut resp = crate::events::recorded_as(origin, || {
-        run(app, req, route, params, &mut principal, via, exchange)
-    });
+    let mut resp = run(
+        app,
+        req,
+        route,
+        params,
+        &mut principal,
+        via,
+        exchange,
+        &intent,
+    );
     if via == Via::Rest {
         faults::finish_outer(exchange, &mut resp);
     }
@@ -282,6 +295,7 @@ fn serve_route<'m>(
         match &principal {
             Some(p) => audit::record(
                 &app.db,
+                &intent,
                 &audit::Entry {
                     request_id: &req.request_id,
                     actor: Some(p.actor_id()),
@@ -308,8 +322,17 @@ fn serve_route<'m>(
 /// else the operator's.
 fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, outcome: &str) {
     let presented = crate::auth::authenticate::presented_key_id(&req.headers);
+    // No one to name: the entry records no event, and keeps nothing of a previewed request.
+    let intent = WriteIntent {
+        dry_run: req.dry_run,
+        ..WriteIntent::by(Origin {
+            actor: None,
+            via: "rest",
+        })
+    };
     audit::record_unauthenticated(
         &app.db,
+        &intent,
         presented.as_deref(),
         &req.request_id,
         req.method.as_str(),
@@ -319,6 +342,9 @@ fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, out
     );
 }
 
+// Each argument is a different part of the request's state, passed rather than read from the
+// thread; bundling them would only move the list.
+#[allow(clippy::too_many_arguments)]
 fn run(
     app: &App,
     req: &Request,
@@ -327,6 +353,7 @@ fn run(
     owned: &mut Option<Principal>,
     via: Via,
     exchange: &Exchange,
+    intent: &WriteIntent,
 ) -> Response {
     let rid = &req.request_id;
     let principal = owned.as_ref();
@@ -453,6 +480,7 @@ fn run(
             let body = spooled.as_deref().map_or(&req.body[..], str::as_bytes);
             match idempotency::begin(
                 &app.db,
+                intent,
                 p.actor_id(),
                 key,
                 req.method.as_str(),
@@ -490,6 +518,7 @@ fn run(
         peer: req.peer,
         direct: via == Via::Rest,
         exchange,
+        intent,
     };
     let resp = match (route.handler)(&mut ctx) {
         Ok(resp) => resp,
@@ -502,7 +531,7 @@ fn run(
     };
     *owned = ctx.principal.take();
     if let Some((actor, key)) = idempotency_key {
-        idempotency::finish(&app.db, &actor, &key, &resp);
+        idempotency::finish(&app.db, intent, &actor, &key, &resp);
     }
     // A delay: the request ran (and its idempotency record is kept unmarked); its answer waits.
     match injected {

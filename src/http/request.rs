@@ -21,6 +21,10 @@ pub struct Request {
     pub credential: Credential,
     /// The body of an upload, streamed to a temporary file (`body` is empty then).
     pub spool: Option<std::sync::Arc<super::spool::Spool>>,
+    /// An MCP preview: every write runs its checks and is rolled back ([`crate::db::WriteIntent`]).
+    pub dry_run: bool,
+    /// The token balance a confirmed MCP change expects of a company.
+    pub expected_balance: Option<crate::db::ExpectedBalance>,
 }
 
 /// The server checks the credential of a request that needs one from its headers, before it reads

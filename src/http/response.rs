@@ -151,8 +151,8 @@ impl Response {
     }
 }
 
-/// A header a write answers only inside [`crate::db::Db::dry_run`] (an MCP preview), never on the
-/// wire: the paths of its answer (`status`, `attempts[2].at`, comma-separated) that only the real
+/// A header a write answers only in a dry run ([`crate::db::WriteIntent::dry_run`], an MCP
+/// preview), never on the wire: the paths of its answer (`status`, `attempts[2].at`, comma-separated) that only the real
 /// attempt can fill, such as a webhook receiver's answer; they are `null` in the dry run's body.
 pub const UNKNOWN_UNTIL_APPLIED: &str = "x-signage-unknown-until-applied";
 

@@ -514,6 +514,8 @@ async fn handle(
                 request_id,
                 credential: read.credential,
                 spool: read.spool,
+                dry_run: false,
+                expected_balance: None,
             };
             // A running handler keeps its connection from being closed to make room.
             let _running = Running::enter(&conn);

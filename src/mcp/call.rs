@@ -18,6 +18,27 @@ use serde_json::{json, Map, Value};
 use std::net::IpAddr;
 
 /// Who is calling, and the credential headers every internal request carries.
+/// How an internal request writes: the version it must match (`If-Match`), whether it is a
+/// preview (a dry run: every check, nothing kept, no webhook sent), and the token balance a
+/// confirmed change expects.
+#[derive(Debug, Clone, Default)]
+pub struct WriteTerms<'a> {
+    pub if_match: Option<&'a str>,
+    pub dry_run: bool,
+    pub expected_balance: Option<crate::db::ExpectedBalance>,
+}
+
+impl<'a> WriteTerms<'a> {
+    /// A preview of the write: run as a dry run, matching `if_match`.
+    pub fn preview(if_match: Option<&'a str>) -> WriteTerms<'a> {
+        WriteTerms {
+            if_match,
+            dry_run: true,
+            expected_balance: None,
+        }
+    }
+}
+
 pub struct Caller<'x> {
     pub principal: Principal,
     /// `Authorization` / `X-API-KEY` and `X-Service-Client-Id`, copied from the MCP request.
@@ -39,6 +60,9 @@ pub struct Caller<'x> {
     pub prepaid: std::sync::atomic::AtomicBool,
     /// The state of the HTTP request that carries the calls: each internal request runs with it.
     pub exchange: &'x Exchange,
+    /// How the MCP request itself writes (its pending changes, their claims and expiries): the
+    /// intent of the MCP request's context. Its tool calls' requests write on their own terms.
+    pub intent: crate::db::WriteIntent,
 }
 
 impl<'x> Caller<'x> {
@@ -48,6 +72,7 @@ impl<'x> Caller<'x> {
         request_id: &str,
         peer: Option<IpAddr>,
         exchange: &'x Exchange,
+        intent: crate::db::WriteIntent,
     ) -> Caller<'x> {
         let mut headers = HeaderMap::with_capacity(4);
         for name in [
@@ -73,6 +98,7 @@ impl<'x> Caller<'x> {
             accepts_sse: false,
             prepaid: Default::default(),
             exchange,
+            intent,
         }
     }
 
@@ -87,10 +113,15 @@ impl<'x> Caller<'x> {
         if_match: Option<&str>,
     ) -> Response {
         let body = body.map(|b| (b, "application/json"));
-        self.rest_typed(app, method, path, query, body, if_match)
+        let terms = WriteTerms {
+            if_match,
+            ..WriteTerms::default()
+        };
+        self.rest_typed(app, method, path, query, body, terms)
     }
 
-    /// Runs one REST request through the pipeline as this caller, with a body of its own type.
+    /// Runs one REST request through the pipeline as this caller, with a body of its own type,
+    /// its writes made on `terms`.
     pub fn rest_typed(
         &self,
         app: &crate::http::App,
@@ -98,8 +129,13 @@ impl<'x> Caller<'x> {
         path: String,
         query: String,
         body: Option<(Vec<u8>, &str)>,
-        if_match: Option<&str>,
+        terms: WriteTerms<'_>,
     ) -> Response {
+        let WriteTerms {
+            if_match,
+            dry_run,
+            expected_balance,
+        } = terms;
         let mut headers = self.headers.clone();
         let body = body.map(|(bytes, content_type)| {
             if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
@@ -126,6 +162,8 @@ impl<'x> Caller<'x> {
                 request_id: self.request_id.clone(),
                 credential: Default::default(),
                 spool: None,
+                dry_run,
+                expected_balance,
             },
             &self.principal,
             prepaid,

@@ -8,14 +8,14 @@
 //!    by the clock, a purchase whose balance or invoice moved: the change is stale.
 //! 3. The write runs through the pipeline as the caller (authorized again, as of now) with
 //!    `If-Match` on the previewed version and, when the preview showed a balance, bound to that
-//!    balance inside the write's own transaction ([`crate::ledger::expecting`]): nothing can slip
+//!    balance inside the write's own transaction ([`crate::db::WriteIntent::expected_balance`]): nothing can slip
 //!    in between the check and the write.
 //!
 //! A stale change applies nothing; the refusal (`stale_preview`) carries a fresh preview, stored
 //! under a new confirmation id, for the assistant to show the person again.
 
 use super::advice;
-use super::call::{from_rest, Caller};
+use super::call::{from_rest, Caller, WriteTerms};
 use super::failure::Failure;
 use super::pending::{self, hash, record, storage_error, why_not};
 use super::plan::{change_plan, ChangePlan};
@@ -24,6 +24,7 @@ use super::preview::{self, Recheck};
 use super::spec::Kind;
 use super::state::state;
 use super::tool::Tool;
+use crate::db::ExpectedBalance;
 use crate::http::{ApiError, App};
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -48,7 +49,7 @@ struct Claimed {
 fn claim(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Result<Option<Claimed>, Failure> {
     let p = &caller.principal;
     app.db
-        .write(|tx| -> Result<Option<Claimed>, ApiError> {
+        .write(&caller.intent, |tx| -> Result<Option<Claimed>, ApiError> {
             Ok(tx
                 .prepare_cached(
                     "UPDATE mcp_pending_changes SET used_at = ?1, outcome = 'confirming'
@@ -107,7 +108,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     let (tool, plan) = match plan {
         Ok(x) => x,
         Err(f) => {
-            record(app, &id_hash, "refused");
+            record(app, caller, &id_hash, "refused");
             return Err(f);
         }
     };
@@ -117,7 +118,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
                 Recheck::Same { version } => version,
                 Recheck::Moved => return Err(stale(app, caller, &id_hash, &c, tool, &plan)),
                 Recheck::Refused(f) => {
-                    record(app, &id_hash, "refused");
+                    record(app, caller, &id_hash, "refused");
                     return Err(f);
                 }
             }
@@ -125,12 +126,18 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         None => return Err(stale(app, caller, &id_hash, &c, tool, &plan)),
     };
     let if_match = (!version.starts_with("sha256:")).then_some(version.as_str());
-    let resp = match &c.balance {
-        Some((company, balance)) => {
-            crate::ledger::expecting(company, *balance, || plan.run(app, caller, if_match))
-        }
-        None => plan.run(app, caller, if_match),
+    let terms = WriteTerms {
+        if_match,
+        dry_run: false,
+        expected_balance: c
+            .balance
+            .as_ref()
+            .map(|(company, balance)| ExpectedBalance {
+                company_id: company.clone(),
+                balance: *balance,
+            }),
     };
+    let resp = plan.run(app, caller, terms);
     let balance_moved = resp.status == StatusCode::CONFLICT
         && resp
             .body_json()
@@ -139,7 +146,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         return Err(stale(app, caller, &id_hash, &c, tool, &plan));
     }
     if !resp.status.is_success() {
-        record(app, &id_hash, "refused");
+        record(app, caller, &id_hash, "refused");
         return Err(Failure::rest(
             &resp,
             format!(
@@ -148,7 +155,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
             ),
         ));
     }
-    record(app, &id_hash, "applied");
+    record(app, caller, &id_hash, "applied");
     let mut result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
     let mut answer = json!({
         "object": "change_result",
@@ -180,7 +187,7 @@ fn stale(
     tool: &Tool,
     plan: &ChangePlan,
 ) -> Failure {
-    record(app, id_hash, "stale");
+    record(app, caller, id_hash, "stale");
     let what = format!(
         "The {} `{}`, or what its preview showed (the outcome, the cost, the balance), changed since the preview, so nothing was applied.",
         c.target_type.replace('_', " "),

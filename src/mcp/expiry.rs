@@ -8,6 +8,7 @@
 //! Rows expired more than a day are purged on the way (the rule `prepare` already applies).
 
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::timeline::{Env, Report, Source};
 use serde_json::json;
 
@@ -36,7 +37,7 @@ impl Source for ConfirmationExpiry {
     }
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             tx.prepare_cached("DELETE FROM mcp_pending_changes WHERE expires_at < ?1")?
                 .execute([at - KEEP_SECS])?;
             let mut due: Vec<DueConfirmation> = tx

@@ -71,7 +71,7 @@ fn store(
     let arguments = plan.arguments.to_string();
     let held = app
         .db
-        .write(|tx| -> Result<Option<i64>, ApiError> {
+        .write(&caller.intent, |tx| -> Result<Option<i64>, ApiError> {
             // Old rows go here, a day after expiry (kept that long to explain a late confirmation).
             tx.prepare_cached("DELETE FROM mcp_pending_changes WHERE expires_at < ?1")?
                 .execute([now - 86_400])?;
@@ -246,8 +246,8 @@ pub fn unavailable(app: &App, caller: &Caller, confirmation_id: &str) -> Failure
     why_not(app, caller, &hash(confirmation_id), crate::time::now())
 }
 
-pub(super) fn record(app: &App, id_hash: &str, outcome: &str) {
-    let result = app.db.write(|tx| -> Result<(), ApiError> {
+pub(super) fn record(app: &App, caller: &Caller, id_hash: &str, outcome: &str) {
+    let result = app.db.write(&caller.intent, |tx| -> Result<(), ApiError> {
         tx.prepare_cached("UPDATE mcp_pending_changes SET outcome = ?1 WHERE id_hash = ?2")?
             .execute(rusqlite::params![outcome, id_hash])?;
         Ok(())
@@ -263,7 +263,7 @@ pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value
     let p = &caller.principal;
     let n = app
         .db
-        .write(|tx| -> Result<usize, ApiError> {
+        .write(&caller.intent, |tx| -> Result<usize, ApiError> {
             Ok(tx
                 .prepare_cached(
                     "UPDATE mcp_pending_changes SET used_at = ?1, outcome = 'cancelled'

@@ -4,7 +4,7 @@
 //! preview, pending changes and confirmation all build on it, so it imports no sibling but
 //! [`super::call`], [`super::tool`], [`super::failure`] and [`super::spec`].
 
-use super::call::{arg_str, encode, fill_path, scalar, unavailable, Caller};
+use super::call::{arg_str, encode, fill_path, scalar, unavailable, Caller, WriteTerms};
 use super::failure::Failure;
 use super::spec;
 use super::tool::Tool;
@@ -53,8 +53,8 @@ pub enum Body {
 }
 
 impl ChangePlan {
-    /// Runs the write as the caller (for real, or inside [`crate::db::Db::dry_run`]).
-    pub fn run(&self, app: &App, caller: &Caller, if_match: Option<&str>) -> crate::http::Response {
+    /// Runs the write as the caller, on `terms` (for real, or as a dry run).
+    pub fn run(&self, app: &App, caller: &Caller, terms: WriteTerms<'_>) -> crate::http::Response {
         let body = self.body.as_ref().map(|b| match b {
             Body::Json(v) => (v.to_string().into_bytes(), "application/json"),
             Body::Raw {
@@ -68,7 +68,7 @@ impl ChangePlan {
             self.path.clone(),
             self.query.clone(),
             body,
-            if_match,
+            terms,
         )
     }
 

@@ -320,6 +320,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
         ctx.request_id,
         ctx.peer,
         ctx.exchange,
+        ctx.intent.clone(),
     );
     caller.accepts_sse = accept.to_ascii_lowercase().contains("text/event-stream");
     caller.view = match super::toolsets::View::from_headers(ctx.headers) {

@@ -82,7 +82,7 @@ pub fn load<I: TypedId, T>(
 
 /// Records an event whose payload is a typed value (a resource, an assignment).
 pub fn record<T: Serialize>(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     company: &str,
     event_type: &str,
     object: &str,
@@ -98,7 +98,7 @@ pub fn record<T: Serialize>(
 /// Deletes row `id` of `table` and records `<object>.deleted` with the deletion stub
 /// `{"id", "object", "deleted": true}`.
 pub fn delete_row<I: TypedId>(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     table: &'static str,
     object: &'static str,
     company: &str,
@@ -135,7 +135,7 @@ pub fn delete_versioned<I: TypedId>(
     object: &'static str,
 ) -> Result<Response, ApiError> {
     let id: I = ctx.path()?;
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, table, &id)?;
         ctx.check_if_match(owner.version)?;
         delete_row(tx, table, object, &owner.company, &id)?;

@@ -3,6 +3,7 @@
 //! `invoice.overdue` is recorded with the invoice, in the same transaction, once.
 
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::routes::crud;
 use crate::timeline::{failed, Env, Report, Source};
 
@@ -16,7 +17,7 @@ impl Source for InvoiceDue {
     }
 
     fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             tx.execute(
                 "UPDATE invoices SET status = 'overdue' WHERE status = 'open' AND due_at <= ?1",
                 [at],
@@ -34,7 +35,7 @@ impl Source for InvoiceDue {
     }
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             let due: Vec<(String, String)> = tx
                 .prepare_cached(
                     "SELECT id, company_id FROM invoices WHERE status = 'open' AND due_at <= ?1

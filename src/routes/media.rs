@@ -393,7 +393,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let now = crate::time::now();
     let quota = ctx.app.settings.media_quota_bytes_per_company;
     let zeroblob = rusqlite::blob::ZeroBlob(sent.len() as u64);
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         // Summed in the write transaction: two concurrent uploads cannot both pass the quota.
         let used: i64 = tx
             .prepare_cached("SELECT coalesce(sum(size_bytes), 0) FROM media WHERE company_id = ?1")?
@@ -504,7 +504,7 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let (company, (_, sha256, _)) = authorized_owner(ctx, tx, &id)?;
         let etag = media_etag(&sha256);
         ctx.check_if_match_etag(&etag)?;

@@ -148,6 +148,7 @@ pub fn to_data<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
 /// the catalogue's. `build` is the builder of the type's entry in its area's `payloads()`. Returns
 /// the event id.
 pub fn record(
+    tx: &crate::db::Tx,
     s: &Subject<'_>,
     event_type: &str,
     resource: &str,
@@ -155,6 +156,6 @@ pub fn record(
 ) -> Result<String, ApiError> {
     let data = build(s)?;
     Ok(crate::events::record(
-        s.conn, s.company, event_type, resource, s.id, &data,
+        tx, s.company, event_type, resource, s.id, &data,
     )?)
 }

@@ -17,6 +17,7 @@
 //!   the documented schemas, and the book's examples (docs/src/webhooks.md) against these.
 
 use crate::config::Settings;
+use crate::db::WriteIntent;
 use crate::http::ApiError;
 use crate::ids::Kind;
 use rusqlite::{Connection, OptionalExtension};
@@ -183,7 +184,7 @@ fn example_data(db: &crate::db::Db, settings: &Settings, p: &Payload) -> Result<
     let hints = p.example_hints.as_object().cloned().unwrap_or_default();
     // Built inside a transaction that is rolled back: the demo world has no plays, so the example
     // of a recorded play records one first.
-    let result = db.write(|tx| {
+    let result = db.write(&WriteIntent::sandbox(), |tx| {
         if p.subject == Kind::Playback {
             tx.execute(
                 "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,

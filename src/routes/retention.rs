@@ -17,6 +17,7 @@
 //! most `retention.batch_rows` rows, so requests interleave with pruning; on the system clock one
 //! run stops after [`TICK_BUDGET`] and the next tick continues.
 
+use crate::db::WriteIntent;
 use crate::http::{ApiError, App};
 use rusqlite::types::Value;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -70,10 +71,9 @@ impl Run<'_> {
                 return Ok(());
             }
             let batch = self.batch;
-            let n = self
-                .app
-                .db
-                .write(|tx| step(tx, batch).map_err(crate::db::DbError::from))?;
+            let n = self.app.db.write(&WriteIntent::sandbox(), |tx| {
+                step(tx, batch).map_err(crate::db::DbError::from)
+            })?;
             self.pruned.rows += n as u64;
             if (n as i64) < batch {
                 return Ok(());

@@ -160,7 +160,7 @@ pub(crate) fn found_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Found> {
 /// code's last event is [`EVENT_INTERVAL_SECS`] or more before `at`, a `qr_code.scanned` event.
 /// `found` is updated to match, so a caller can record several scans of one code in a row.
 pub(crate) fn record_scan(
-    tx: &rusqlite::Connection,
+    tx: &crate::db::Tx,
     found: &mut Found,
     class: &'static str,
     at: i64,
@@ -175,7 +175,7 @@ pub(crate) fn record_scan(
 /// [`store_code`] writes, once for several scans of one code in a row (the simulated scans of an
 /// hour) rather than once per scan.
 pub(crate) fn count_scan(
-    tx: &rusqlite::Connection,
+    tx: &crate::db::Tx,
     found: &mut Found,
     class: &'static str,
     at: i64,
@@ -331,7 +331,7 @@ fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let class = agent_class(ctx.header("user-agent"));
     let now = crate::time::now();
     let detail_cap = ctx.app.settings.scan_detail_per_code;
-    let location = ctx.app.db.write(|tx| {
+    let location = ctx.app.db.write(ctx.intent, |tx| {
         let mut found = tx
             .prepare_cached(&format!(
                 "SELECT {FOUND_COLUMNS} FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id

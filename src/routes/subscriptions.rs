@@ -11,6 +11,7 @@
 //! a row counts as renewed through the month it was created in.
 
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::ledger::{month_bounds, renew_subscription};
 use crate::timeline::{failed, Env, Report, Source};
 
@@ -29,7 +30,7 @@ impl Source for Subscriptions {
     }
 
     fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             tx.execute(
                 "INSERT OR IGNORE INTO subscription_renewals (company_id, renewed_at)
                  SELECT id, ?1 FROM companies",
@@ -46,7 +47,7 @@ impl Source for Subscriptions {
     }
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
-        env.db.write(|tx| loop {
+        env.db.write(&WriteIntent::sandbox(), |tx| loop {
             let due: Vec<(String, i64)> = tx
                 .prepare_cached(DUE)?
                 .query_map([at], |r| Ok((r.get(0)?, r.get(1)?)))?

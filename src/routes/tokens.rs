@@ -200,7 +200,7 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // and an invisible company 404 whatever the path says.
     let pack_id: TokenPackId = ctx.path()?;
     let now = crate::time::now();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let bought = ledger::purchase_pack(tx, &company, pack_id.as_str(), now)?
             .ok_or_else(|| ApiError::not_found("token pack", pack_id.as_str()))?;
         let charge = crate::routes::billing::load_charge(tx, &bought.charge_id)?;

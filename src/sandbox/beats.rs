@@ -24,7 +24,7 @@
 //! A dry run, or a write outside a run, writes at once; a dry run's write of held beats (rolled back
 //! with it) leaves them held.
 
-use crate::db::{Db, DbError, Kept, TransactionState};
+use crate::db::{Db, DbError, Kept, TransactionState, Tx};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 
@@ -63,15 +63,11 @@ impl TransactionState for HeldBeats {
 
 /// Holds `beats` (of screens online and kept up) until the write scope's open transaction commits;
 /// outside a scope, or in a dry run, writes them at once.
-pub(super) fn hold(
-    db: &Db,
-    tx: &Connection,
-    mut beats: Vec<(String, Beat)>,
-) -> Result<(), DbError> {
+pub(super) fn hold(db: &Db, tx: &Tx, mut beats: Vec<(String, Beat)>) -> Result<(), DbError> {
     if beats.is_empty() {
         return Ok(());
     }
-    db.transaction_state(|held: &mut HeldBeats, kept| {
+    db.transaction_state(tx, |held: &mut HeldBeats, kept| {
         if kept == Kept::UntilCommit {
             for (device, beat) in std::mem::take(&mut beats) {
                 match held.0.get_mut(&device) {
@@ -90,15 +86,15 @@ pub(super) fn hold(
 }
 
 /// Whether a beat of `device` is held for the write scope's open transaction.
-pub(super) fn is_held(db: &Db, device: &str) -> bool {
-    db.transaction_state(|held: &mut HeldBeats, _| held.0.contains_key(device))
+pub(super) fn is_held(db: &Db, tx: &Tx, device: &str) -> bool {
+    db.transaction_state(tx, |held: &mut HeldBeats, _| held.0.contains_key(device))
         .unwrap_or(false)
 }
 
 /// Writes the beat held for `device`, if any, now: the screen is no longer kept up. (A dry run
 /// writes a copy and keeps what is held.)
-pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbError> {
-    match db.transaction_state(|held: &mut HeldBeats, _| held.0.remove(device)) {
+pub(super) fn release(db: &Db, tx: &Tx, device: &str) -> Result<(), DbError> {
+    match db.transaction_state(tx, |held: &mut HeldBeats, _| held.0.remove(device)) {
         Some(Some(beat)) => write(tx, &[(device.to_string(), beat)]),
         _ => Ok(()),
     }
@@ -106,9 +102,9 @@ pub(super) fn release(db: &Db, tx: &Connection, device: &str) -> Result<(), DbEr
 
 /// Writes every beat held for the write scope's open transaction now (its commit then finds none
 /// to write). (A dry run writes a copy and keeps what is held.)
-pub(super) fn flush(db: &Db, tx: &Connection) -> Result<(), DbError> {
+pub(super) fn flush(db: &Db, tx: &Tx) -> Result<(), DbError> {
     let held = db
-        .transaction_state(|held: &mut HeldBeats, _| std::mem::take(&mut held.0))
+        .transaction_state(tx, |held: &mut HeldBeats, _| std::mem::take(&mut held.0))
         .unwrap_or_default();
     if held.is_empty() {
         return Ok(());
@@ -176,6 +172,7 @@ pub(super) fn write(tx: &Connection, beats: &[(String, Beat)]) -> Result<(), DbE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::WriteIntent;
 
     fn stored(db: &Db, device: &str) -> Option<i64> {
         db.conn()
@@ -203,12 +200,20 @@ mod tests {
             .unwrap();
         let at = stored(&db, &device).unwrap_or(0) + 3_600;
         db.write_scope(|| {
-            db.write(|tx| hold(&db, tx, vec![(device.clone(), Beat { at, ad: None })]))?;
-            assert!(is_held(&db, &device));
+            let kept = WriteIntent::sandbox();
+            let preview = WriteIntent {
+                dry_run: true,
+                ..WriteIntent::sandbox()
+            };
+            db.write(&kept, |tx| {
+                hold(&db, tx, vec![(device.clone(), Beat { at, ad: None })])
+            })?;
+            let held = |db: &Db| db.write(&kept, |tx| Ok::<_, DbError>(is_held(db, tx, &device)));
+            assert!(held(&db)?);
             assert_ne!(stored(&db, &device), Some(at), "written before the commit");
-            Db::dry_run(|| db.write(|tx| flush(&db, tx)))?;
-            Db::dry_run(|| db.write(|tx| release(&db, tx, &device)))?;
-            assert!(is_held(&db, &device), "a dry run took the held beat");
+            db.write(&preview, |tx| flush(&db, tx))?;
+            db.write(&preview, |tx| release(&db, tx, &device))?;
+            assert!(held(&db)?, "a dry run took the held beat");
             assert_ne!(stored(&db, &device), Some(at));
             Ok::<_, DbError>(())
         })

@@ -5,7 +5,6 @@
 //! that asked for the advance.
 
 use crate::auth::Action;
-use crate::events::{recorded_as, Origin};
 use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
 use crate::routes::time_driven::{run, run_each};
@@ -147,14 +146,11 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ))
         }
     };
-    // What falls due on the way is the sandbox's doing, not the caller's.
-    let sandbox = Origin {
-        actor: None,
-        via: "sandbox",
-    };
-    // A running clock moves by exactly the jump asked, however long the run takes.
+    // A running clock moves by exactly the jump asked, however long the run takes. What falls due
+    // on the way is the sandbox's doing, not the caller's: the timeline and the webhook worker
+    // write as the sandbox (`WriteIntent::sandbox`).
     let offset_before = app.clock.offset_millis();
-    let report = recorded_as(sandbox, || -> Result<Report, ApiError> {
+    let advance = || -> Result<Report, ApiError> {
         if !input.drain {
             // What is already due (the first attempts of events just written, on the wire or not
             // yet) is settled before the clock moves, so the advance runs the same retries at the
@@ -182,7 +178,8 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             (_, Some(e)) => Err(e),
             (ran, None) => ran,
         }
-    })?;
+    };
+    let report = advance()?;
     app.clock
         .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
     Ok(Response::ok(&Advanced {

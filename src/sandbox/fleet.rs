@@ -112,7 +112,7 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     errors.finish()?;
     let now = crate::time::now();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let company: String = tx
             .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?
             .query_row([id.as_str()], |r| r.get(0))

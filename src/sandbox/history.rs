@@ -28,6 +28,7 @@ use super::simulator::{
     of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, GRID, SLOT,
 };
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::ids::Kind;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::Connection;
@@ -54,7 +55,7 @@ impl Source for History {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         for (account, loaded_at) in owed {
-            env.db.write(|tx| {
+            env.db.write(&WriteIntent::sandbox(), |tx| {
                 if env.settings.sandbox_simulate_fleet {
                     write_plays(tx, &account, loaded_at)?;
                     write_scans(tx, &account, loaded_at, env.settings.scan_detail_per_code)?;

@@ -17,7 +17,7 @@
 //! sees a half-written hour either.
 
 use super::playables::{Playable, Slots};
-use crate::db::{Db, DbError, Kept, TransactionState};
+use crate::db::{Db, DbError, Kept, TransactionState, Tx};
 use crate::ids::{PlaybackId, TypedId};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
@@ -170,13 +170,13 @@ impl TransactionState for HeldPlays {
 /// outside a scope, at once. Returns the plays added.
 pub(super) fn write(
     db: &Db,
-    tx: &Connection,
+    tx: &Tx,
     playables: &Rc<Vec<Playable>>,
     slots: &Slots,
     written_to: i64,
     now: i64,
 ) -> Result<i64, DbError> {
-    let held = db.transaction_state(|held: &mut HeldPlays, kept| {
+    let held = db.transaction_state(tx, |held: &mut HeldPlays, kept| {
         if held
             .playables
             .as_ref()

@@ -12,6 +12,7 @@
 //!   [`MAX_HOURS`] hours per catch-up, so a jump of a year does bounded work.
 
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::routes::scan::{count_scan, found_from_row, store_code, FOUND_COLUMNS};
 use crate::timeline::{Env, Report, Source};
 use std::sync::{Arc, Mutex};
@@ -94,7 +95,7 @@ impl Source for SimulatedScans {
             return Ok(());
         }
         let from = done_hour.max(last - MAX_HOURS * HOUR);
-        let scanned = env.db.write(|tx| {
+        let scanned = env.db.write(&WriteIntent::sandbox(), |tx| {
             // The codes of every promotion running at some hour of the span, read once: nothing
             // else writes codes or promotions in this write, and each code's count and event
             // marks are kept up to date in its `Found` as its scans are counted.

@@ -25,7 +25,7 @@
 //! error), never one step per heartbeat.
 
 use super::playables::{Playable, Slots, Tally};
-use crate::db::{Db, DbError, TransactionState};
+use crate::db::{Db, DbError, TransactionState, WriteIntent};
 use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::timeline::{Env, Report, Source};
@@ -196,8 +196,8 @@ impl TransactionState for FleetPlayables {
 /// other connection changes a row, and nothing a timeline source writes changes what the query
 /// reads (ads, assignments, promotions' switches and windows, profiles), but for the fleet's own
 /// hand-over of a screen to a real player and a profile set ([`forget_playables`]).
-fn fleet_playables(db: &Db, tx: &Connection) -> Result<Rc<Vec<Playable>>, DbError> {
-    let known = db.transaction_state(|known: &mut FleetPlayables, _| match &known.0 {
+fn fleet_playables(db: &Db, tx: &crate::db::Tx) -> Result<Rc<Vec<Playable>>, DbError> {
+    let known = db.transaction_state(tx, |known: &mut FleetPlayables, _| match &known.0 {
         Some(read) => Ok(Rc::clone(read)),
         None => {
             let read = Rc::new(playables(tx, None)?);
@@ -210,8 +210,8 @@ fn fleet_playables(db: &Db, tx: &Connection) -> Result<Rc<Vec<Playable>>, DbErro
 
 /// Drops the playables [`fleet_playables`] keeps for the open transaction (the screens the fleet
 /// simulates changed).
-fn forget_playables(db: &Db) {
-    db.transaction_state(|known: &mut FleetPlayables, _| known.0 = None);
+fn forget_playables(db: &Db, tx: &crate::db::Tx) {
+    db.transaction_state(tx, |known: &mut FleetPlayables, _| known.0 = None);
 }
 
 /// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
@@ -358,8 +358,8 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
-    db: &Db,
-    tx: &Connection,
+    db: &crate::db::Db,
+    tx: &crate::db::Tx,
     from: i64,
     g: i64,
     taken: &BTreeMap<String, i64>,
@@ -405,7 +405,7 @@ fn beat_to(
     // A screen no longer held (none is, between two transitions) takes its held beat first.
     if now
         .iter()
-        .any(|(device, _)| super::beats::is_held(db, device))
+        .any(|(device, _)| super::beats::is_held(db, tx, device))
     {
         super::beats::flush(db, tx)?;
     }
@@ -497,12 +497,12 @@ fn heartbeating(device: &str, profile: &str, t: i64) -> bool {
 /// (`db`: the database `tx` writes in, whose write scope may keep the fleet's playables.)
 pub fn set_profile(
     db: &Db,
-    tx: &Connection,
+    tx: &crate::db::Tx,
     device: &str,
     profile: &str,
     now: i64,
 ) -> Result<Option<i64>, DbError> {
-    forget_playables(db);
+    forget_playables(db, tx);
     let next = next_transition(device, profile, now - 1);
     let plays = heartbeating(device, profile, now);
     tx.prepare_cached(
@@ -535,7 +535,7 @@ impl Source for Fleet {
         if marker(&*env.db.conn()?)?.is_some_and(|m| g <= m) {
             return Ok(());
         }
-        let plays = env.db.write(|tx| {
+        let plays = env.db.write(&WriteIntent::sandbox(), |tx| {
             let from = match marker(tx)? {
                 Some(m) if g <= m => return Ok(0),
                 Some(m) => m,
@@ -553,7 +553,7 @@ impl Source for Fleet {
                 0
             };
             if !taken.is_empty() {
-                forget_playables(env.db);
+                forget_playables(env.db, tx);
             }
             for device in taken.keys() {
                 tx.prepare_cached("DELETE FROM device_simulations WHERE device_id = ?1")?
@@ -594,7 +594,7 @@ impl Source for Fleet {
         if !env.settings.sandbox_simulate_fleet {
             return Ok(());
         }
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             let due: Vec<(String, String, i64)> = tx
                 .prepare_cached(
                     "SELECT device_id, profile, next_due_at FROM device_simulations

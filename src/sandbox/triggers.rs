@@ -9,7 +9,7 @@
 //! event is recorded (`via: "sandbox"`, the operator's key as actor) and delivered like any other.
 
 use crate::auth::Action;
-use crate::events::{recorded_as, Origin};
+use crate::db::{Origin, WriteIntent};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::routes::crud::Time;
@@ -122,57 +122,59 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hints = input.data.unwrap_or_default();
     let actor = ctx.principal().ok().map(|p| p.actor_id().to_string());
     let app = ctx.app;
-    let origin = Origin {
-        actor: actor.clone(),
-        via: "sandbox",
+    // The caller triggers it, through the sandbox's door: the event says so.
+    let intent = WriteIntent {
+        origin: Origin {
+            actor: actor.clone(),
+            via: "sandbox",
+        },
+        ..ctx.intent.clone()
     };
-    let emitted = recorded_as(origin, || {
-        app.db.write(|tx| {
-            let exists: bool = tx
-                .prepare_cached("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?1)")?
-                .query_row([company_id], |r| r.get(0))?;
-            if !exists {
-                return Err(ApiError::invalid(
-                    "/company_id",
-                    "not_found",
-                    format!("No company `{company_id}`."),
-                ));
-            }
-            let company = company_id.as_str();
-            let object = object_of(tx, p, company, input.object_id.as_deref())?;
-            let built = (p.build)(&Subject {
-                conn: tx,
-                settings: &app.settings,
-                company,
-                id: &object,
-                hints: &hints,
-            })?;
-            let data = overlay(&app.router, p, built, &hints)?;
-            let id = crate::events::record(tx, company, p.event_type, p.resource, &object, &data)?;
-            let deliveries = tx
-                .prepare_cached(
-                    "SELECT id, webhook_id FROM webhook_deliveries WHERE event_id = ?1 ORDER BY id",
-                )?
-                .query_map([&id], |r| {
-                    Ok(Queued {
-                        id: r.get(0)?,
-                        webhook_id: r.get(1)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(Emitted {
-                id,
-                object: "event",
-                event_type: p.event_type,
-                company_id: company.to_string(),
-                resource_type: p.resource,
-                resource_id: object,
-                data,
-                actor: actor.clone(),
-                via: "sandbox",
-                created_at: Time(crate::time::now()),
-                deliveries,
-            })
+    let emitted = app.db.write(&intent, |tx| {
+        let exists: bool = tx
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?1)")?
+            .query_row([company_id], |r| r.get(0))?;
+        if !exists {
+            return Err(ApiError::invalid(
+                "/company_id",
+                "not_found",
+                format!("No company `{company_id}`."),
+            ));
+        }
+        let company = company_id.as_str();
+        let object = object_of(tx, p, company, input.object_id.as_deref())?;
+        let built = (p.build)(&Subject {
+            conn: tx,
+            settings: &app.settings,
+            company,
+            id: &object,
+            hints: &hints,
+        })?;
+        let data = overlay(&app.router, p, built, &hints)?;
+        let id = crate::events::record(tx, company, p.event_type, p.resource, &object, &data)?;
+        let deliveries = tx
+            .prepare_cached(
+                "SELECT id, webhook_id FROM webhook_deliveries WHERE event_id = ?1 ORDER BY id",
+            )?
+            .query_map([&id], |r| {
+                Ok(Queued {
+                    id: r.get(0)?,
+                    webhook_id: r.get(1)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Emitted {
+            id,
+            object: "event",
+            event_type: p.event_type,
+            company_id: company.to_string(),
+            resource_type: p.resource,
+            resource_id: object,
+            data,
+            actor: actor.clone(),
+            via: "sandbox",
+            created_at: Time(crate::time::now()),
+            deliveries,
         })
     })?;
     Ok(Response::created(&emitted))

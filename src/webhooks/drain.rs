@@ -5,7 +5,7 @@
 
 use super::{attempt_blocking, store, Outbox};
 use crate::config::Settings;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, WriteIntent};
 use std::time::{Duration, Instant};
 
 /// What a drain did.
@@ -56,7 +56,7 @@ fn drain_committed(
     loop {
         let jobs = store::claim_due(db, at, false)?;
         if !jobs.is_empty() {
-            let outcomes = attempt_blocking(outbox, db, settings, jobs)?;
+            let outcomes = attempt_blocking(outbox, db, &WriteIntent::sandbox(), settings, jobs)?;
             drained.sent += outcomes.len() as u64;
             drained.succeeded += outcomes.iter().filter(|o| o.succeeded()).count() as u64;
         }

@@ -25,7 +25,7 @@ pub mod sign;
 pub mod store;
 
 use crate::config::Settings;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, WriteIntent};
 use crate::time::Mode;
 use crate::timeline::{Env, Report, Source};
 use std::sync::Arc;
@@ -201,10 +201,20 @@ async fn record_outcomes<H: Host>(
                 Err(_) => break,
             }
         }
-        let all = host.within(|| store::record_all(host.db(), host.settings(), &batch));
+        let all = host.within(|| {
+            store::record_all(host.db(), &WriteIntent::sandbox(), host.settings(), &batch)
+        });
         if all.is_err() {
             for (job, outcome) in &batch {
-                let one = host.within(|| store::record(host.db(), host.settings(), job, outcome));
+                let one = host.within(|| {
+                    store::record(
+                        host.db(),
+                        &WriteIntent::sandbox(),
+                        host.settings(),
+                        job,
+                        outcome,
+                    )
+                });
                 if let Err(e) = one {
                     tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
                 }
@@ -225,26 +235,29 @@ impl Drop for AbortOnDrop {
 
 /// Sends a claimed attempt from a blocking thread and waits for its outcome (a frozen clock's
 /// retries, a retry or test asked for by hand), then records it. The caller has the app's clock
-/// installed. Returns the outcome.
+/// installed. Returns the outcome. The outcome is recorded as `intent` (a retry asked for by hand
+/// names its caller; the sandbox's own retries, the sandbox).
 pub fn attempt_blocking(
     outbox: &Outbox,
     db: &Db,
+    intent: &WriteIntent,
     settings: &Settings,
     jobs: Vec<Job>,
 ) -> Result<Vec<send::Outcome>, DbError> {
     // Never from inside a write transaction: the rows the attempts read commit first.
-    db.committed(|| attempt(outbox, db, settings, jobs))
+    db.committed(|| attempt(outbox, db, intent, settings, jobs))
 }
 
 fn attempt(
     outbox: &Outbox,
     db: &Db,
+    intent: &WriteIntent,
     settings: &Settings,
     jobs: Vec<Job>,
 ) -> Result<Vec<send::Outcome>, DbError> {
     let outcomes = send_all_blocking(outbox, &jobs);
     for (job, outcome) in jobs.iter().zip(&outcomes) {
-        store::record(db, settings, job, outcome)?;
+        store::record(db, intent, settings, job, outcome)?;
     }
     outbox.outcomes_recorded();
     Ok(outcomes)
@@ -338,7 +351,13 @@ impl Source for Retries {
             report.count("webhook.attempt", jobs.len() as u64);
             let frozen = crate::time::current().is_some_and(|c| c.mode() == Mode::Frozen);
             if frozen {
-                attempt_blocking(&self.outbox, env.db, env.settings, jobs)?;
+                attempt_blocking(
+                    &self.outbox,
+                    env.db,
+                    &WriteIntent::sandbox(),
+                    env.settings,
+                    jobs,
+                )?;
             } else {
                 for job in jobs {
                     // The worker stops only with the server; a job it never gets is released at

@@ -7,7 +7,7 @@
 //! attempt is sent again, with the same `webhook-id`, and receivers deduplicate by it.
 
 use crate::config::{Settings, WebhookTimestamps};
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx, WriteIntent};
 use bytes::Bytes;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -73,7 +73,7 @@ pub fn body(id: &str, event_type: &str, created_at: i64, payload: &str) -> Bytes
 
 /// Clears every claim: called once at start-up, when no attempt of this process is in flight.
 pub fn release_claims(db: &Db) -> Result<usize, DbError> {
-    db.write(|tx| {
+    db.write(&WriteIntent::sandbox(), |tx| {
         Ok(tx.execute(
             "UPDATE webhook_deliveries SET claimed_at = NULL WHERE claimed_at IS NOT NULL",
             [],
@@ -114,7 +114,7 @@ pub fn due_unclaimed(db: &Db, at: i64) -> Result<u64, DbError> {
 /// Claims the pending deliveries due at or before `at` (only first attempts when `first_only`),
 /// oldest due first, and returns their jobs. Deliveries of a disabled webhook are marked failed.
 pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError> {
-    db.write(|tx| {
+    db.write(&WriteIntent::sandbox(), |tx| {
         let ids: Vec<String> = {
             let mut stmt = tx.prepare_cached(
                 "SELECT id FROM webhook_deliveries
@@ -242,11 +242,12 @@ pub fn load_claimed(
 /// delivery after the last), and disables a webhook that has failed for the configured span.
 pub fn record(
     db: &Db,
+    intent: &WriteIntent,
     settings: &Settings,
     job: &Job,
     outcome: &super::send::Outcome,
 ) -> Result<(), DbError> {
-    db.write(|tx| {
+    db.write(intent, |tx| {
         if stale(db, job) {
             return Ok(());
         }
@@ -262,10 +263,11 @@ fn stale(db: &Db, job: &Job) -> bool {
 /// Records many attempts in one transaction (the worker's outcomes, batched under load).
 pub fn record_all(
     db: &Db,
+    intent: &WriteIntent,
     settings: &Settings,
     done: &[(Job, super::send::Outcome)],
 ) -> Result<(), DbError> {
-    db.write(|tx| {
+    db.write(intent, |tx| {
         for (job, outcome) in done {
             if !stale(db, job) {
                 record_in(tx, settings, job, outcome)?;
@@ -276,7 +278,7 @@ pub fn record_all(
 }
 
 fn record_in(
-    tx: &Connection,
+    tx: &Tx,
     settings: &Settings,
     job: &Job,
     outcome: &super::send::Outcome,
@@ -352,7 +354,7 @@ fn record_in(
 
 /// Disables a webhook that kept failing: its pending deliveries fail, and `webhook.disabled` is
 /// recorded (delivered to the company's other webhooks that subscribe to it).
-fn disable(tx: &Connection, company: &str, webhook: &str, since: i64) -> Result<(), DbError> {
+fn disable(tx: &Tx, company: &str, webhook: &str, since: i64) -> Result<(), DbError> {
     let now = crate::time::now();
     tx.execute(
         "UPDATE webhooks SET enabled = 0, updated_at = ?2, version = version + 1 WHERE id = ?1",

@@ -9,10 +9,13 @@ use serde_json::json;
 fn exec(app: &TestApp, sql: &str, args: &[&dyn rusqlite::ToSql]) {
     app.app
         .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            tx.execute(sql, args)?;
-            Ok(())
-        })
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            |tx| -> Result<(), signage::db::DbError> {
+                tx.execute(sql, args)?;
+                Ok(())
+            },
+        )
         .unwrap();
 }
 

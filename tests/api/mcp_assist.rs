@@ -23,10 +23,13 @@ fn state_of(app: &TestApp) -> String {
 fn exec(app: &TestApp, sql: &str, args: &[&dyn rusqlite::ToSql]) {
     app.app
         .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            tx.execute(sql, args)?;
-            Ok(())
-        })
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            |tx| -> Result<(), signage::db::DbError> {
+                tx.execute(sql, args)?;
+                Ok(())
+            },
+        )
         .unwrap();
 }
 

@@ -516,15 +516,18 @@ async fn seed_canary(app: &TestApp) -> Canary {
     ];
     app.app
         .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            for (table, cols) in columns {
-                for col in *cols {
-                    tx.execute(&format!("UPDATE {table} SET {col} = ?1"), [&text])?;
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            |tx| -> Result<(), signage::db::DbError> {
+                for (table, cols) in columns {
+                    for col in *cols {
+                        tx.execute(&format!("UPDATE {table} SET {col} = ?1"), [&text])?;
+                    }
                 }
-            }
-            tx.execute("UPDATE webhooks SET secret = ?1", [&canary.whsec])?;
-            Ok(())
-        })
+                tx.execute("UPDATE webhooks SET secret = ?1", [&canary.whsec])?;
+                Ok(())
+            },
+        )
         .unwrap();
     canary
 }
@@ -645,13 +648,16 @@ async fn redaction_keeps_words_and_public_identifiers() {
     let words = "Bearer of good news: 2-for-1. Our secret: fresh bread; passwords are not needed.";
     app.app
         .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            tx.execute(
-                "UPDATE promotions SET description = ?1 WHERE id = ?2",
-                [words, promo.as_str()],
-            )?;
-            Ok(())
-        })
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            |tx| -> Result<(), signage::db::DbError> {
+                tx.execute(
+                    "UPDATE promotions SET description = ?1 WHERE id = ?2",
+                    [words, promo.as_str()],
+                )?;
+                Ok(())
+            },
+        )
         .unwrap();
     let got = call_ok(
         &app,
@@ -684,13 +690,16 @@ async fn redaction_keeps_words_and_public_identifiers() {
     let leaky = format!("{words} password=hunter2 Bearer Zx81pQ0rT5uV");
     app.app
         .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            tx.execute(
-                "UPDATE promotions SET description = ?1 WHERE id = ?2",
-                [leaky.as_str(), promo.as_str()],
-            )?;
-            Ok(())
-        })
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            |tx| -> Result<(), signage::db::DbError> {
+                tx.execute(
+                    "UPDATE promotions SET description = ?1 WHERE id = ?2",
+                    [leaky.as_str(), promo.as_str()],
+                )?;
+                Ok(())
+            },
+        )
         .unwrap();
     let got = call_ok(
         &app,

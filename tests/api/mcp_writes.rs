@@ -1411,13 +1411,16 @@ async fn insufficient_tokens_at_confirm_are_a_tool_error_and_change_nothing() {
     );
     app.app
         .db
-        .write(|tx| -> Result<(), signage::db::DbError> {
-            tx.execute(
-                "UPDATE token_balances SET balance = ?1 WHERE company_id = ?2",
-                rusqlite::params![cost - 1, company],
-            )?;
-            Ok(())
-        })
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            |tx| -> Result<(), signage::db::DbError> {
+                tx.execute(
+                    "UPDATE token_balances SET balance = ?1 WHERE company_id = ?2",
+                    rusqlite::params![cost - 1, company],
+                )?;
+                Ok(())
+            },
+        )
         .unwrap();
     let before = snapshot(&app);
     let id = preview["confirmation_id"].as_str().unwrap();

@@ -685,7 +685,14 @@ async fn an_account_reset_restores_that_account_only() {
         "revoked_key"
     );
     // An account the fixtures do not define has nothing to be reset to: nothing changes.
-    assert!(!app.app.db.reset_account("acct_notinthefixtures").unwrap());
+    assert!(!app
+        .app
+        .db
+        .reset_account(
+            &signage::db::WriteIntent::sandbox(),
+            "acct_notinthefixtures"
+        )
+        .unwrap());
     // The global catalogue is there once, and the database is consistent.
     let (plans, packs, fk): (i64, i64, i64) = app.sql(|c| {
         Ok((

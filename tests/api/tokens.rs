@@ -175,13 +175,16 @@ async fn purchase_opens_an_invoice_when_none_is_open() {
     let c = bluefin.clone();
     app.app
         .db
-        .write(move |tx| -> Result<(), signage::db::DbError> {
-            tx.execute(
-                "UPDATE invoices SET status = 'paid' WHERE company_id = ?1",
-                [&c],
-            )?;
-            Ok(())
-        })
+        .write(
+            &signage::db::WriteIntent::sandbox(),
+            move |tx| -> Result<(), signage::db::DbError> {
+                tx.execute(
+                    "UPDATE invoices SET status = 'paid' WHERE company_id = ?1",
+                    [&c],
+                )?;
+                Ok(())
+            },
+        )
         .unwrap();
     let body = app
         .post(&format!("/token-packs/{STARTER_PACK}/purchase"))
@@ -449,7 +452,7 @@ async fn a_long_ledger_pages_from_its_end() {
     // A million old rows (ids sort before every fixture row), written straight to the table.
     app.app
         .db
-        .write(move |tx| -> Result<(), signage::db::DbError> {
+        .write(&signage::db::WriteIntent::sandbox(), move |tx| -> Result<(), signage::db::DbError> {
             tx.execute(
                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)
                  INSERT INTO token_transactions (id, company_id, kind, amount, balance_after, description, created_at)

@@ -1,7 +1,7 @@
 //! What a prepare tool shows: the change run for real as a dry run, so the preview is the outcome.
 //!
 //! The target is read through the pipeline (what the caller may see, and its version), then the
-//! write itself runs twice inside [`crate::db::Db::dry_run`] (every check it makes, nothing kept).
+//! write itself runs twice as a dry run ([`WriteTerms::preview`]: every check it makes, nothing kept).
 //! Its answer is `after`: what `confirm_change` will return as its `result`. Values that only the
 //! confirmation can fix are `null` there and named in `set_at_confirmation`: what differs between
 //! the two runs, the second made a minute later by the clock ([`crate::time::shifted`]): ids the
@@ -17,7 +17,7 @@ pub mod schema;
 mod settle;
 
 use super::advice;
-use super::call::{from_rest, Caller};
+use super::call::{from_rest, Caller, WriteTerms};
 use super::failure::Failure;
 use super::plan::{marker_refusal, value_at, ChangePlan, PlanKind};
 use crate::http::router::Withheld;
@@ -90,7 +90,7 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     // It runs twice: what differs between the runs is minted by the write.
     let if_match = if_match(&version);
     let t0 = crate::time::now();
-    let trial = || crate::db::Db::dry_run(|| plan.run(app, caller, if_match));
+    let trial = || plan.run(app, caller, WriteTerms::preview(if_match));
     let first = trial();
     if !first.status.is_success() {
         return Err(Failure::rest(
@@ -283,7 +283,7 @@ pub fn recheck(
     let Ok(current) = from_rest(&resp) else {
         return Recheck::Refused(nothing(&resp));
     };
-    let trial = crate::db::Db::dry_run(|| plan.run(app, caller, if_match(&version)));
+    let trial = plan.run(app, caller, WriteTerms::preview(if_match(&version)));
     if trial.status == hyper::StatusCode::PRECONDITION_FAILED {
         return Recheck::Moved;
     }

@@ -2,7 +2,7 @@
 
 use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
-use crate::db::Db;
+use crate::db::{Db, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiClientId, Kind, TypedId};
 use crate::routes::crud::{self, Columns, Named, Time};
@@ -106,6 +106,7 @@ pub fn list_clients_db(
 /// it to its own company.
 pub fn create_client(
     db: &Db,
+    intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     account: &str,
     name: &str,
@@ -120,7 +121,7 @@ pub fn create_client(
     errors.finish()?;
     check_company_reach(m, company)?;
     let id = ids::new_id(Kind::ApiClient);
-    db.write(|tx| {
+    db.write(intent, |tx| {
         let exists: bool = tx.query_row(
             "SELECT count(*) > 0 FROM accounts WHERE id = ?1",
             [account],
@@ -201,6 +202,7 @@ pub(super) fn create_client_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiErro
     let m = Manager::of(p);
     Ok(Response::created(&create_client(
         &ctx.app.db,
+        ctx.intent,
         Some(&m),
         &p.account_id,
         &input.name,

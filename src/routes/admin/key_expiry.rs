@@ -9,6 +9,7 @@
 //! stored `expiry_reported_at` only makes the event fire once.
 
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::timeline::{Env, Report, Source};
 use serde_json::json;
 
@@ -25,7 +26,7 @@ impl Source for KeyExpiry {
     }
 
     fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             tx.execute(
                 "UPDATE api_keys SET expiry_reported_at = expires_at
                  WHERE expiry_reported_at IS NULL AND expires_at <= ?1",
@@ -46,7 +47,7 @@ impl Source for KeyExpiry {
     }
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             let due: Vec<DueKey> = tx
                 .prepare_cached(
                     "SELECT id, company_id, client_id, name, expires_at, replaced_by FROM api_keys

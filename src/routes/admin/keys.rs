@@ -6,7 +6,7 @@ use super::clients::{
 use crate::auth::keys;
 use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
-use crate::db::Db;
+use crate::db::{Db, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiKeyId, Kind, TypedId};
 use crate::routes::crud::{Columns, Named, Time};
@@ -190,6 +190,7 @@ pub struct KeySpec {
 /// bound to a company only holds keys scoped to it.
 pub fn create_key(
     db: &Db,
+    intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     spec: &KeySpec,
 ) -> Result<ApiKeyWithSecret, ApiError> {
@@ -230,7 +231,7 @@ pub fn create_key(
     let company = spec.company_scope.as_deref();
     check_company_reach(m, company)?;
     let new = keys::generate();
-    db.write(|tx| {
+    db.write(intent, |tx| {
         let client = load_client(tx, m, &spec.client_id)?;
         let account = client.account_id;
         match (client.company_scope.as_deref(), company) {
@@ -276,8 +277,13 @@ pub fn create_key(
     })
 }
 
-pub fn revoke_key(db: &Db, m: Option<&Manager<'_>>, key_id: &str) -> Result<ApiKey, ApiError> {
-    db.write(|tx| {
+pub fn revoke_key(
+    db: &Db,
+    intent: &WriteIntent,
+    m: Option<&Manager<'_>>,
+    key_id: &str,
+) -> Result<ApiKey, ApiError> {
+    db.write(intent, |tx| {
         load_key(tx, m, key_id)?;
         tx.execute(
             "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
@@ -292,6 +298,7 @@ pub fn revoke_key(db: &Db, m: Option<&Manager<'_>>, key_id: &str) -> Result<ApiK
 /// key that was already rotated, revoked or expired is 409, so a chain has one successor per key.
 pub fn rotate_key(
     db: &Db,
+    intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     key_id: &str,
     grace_secs: i64,
@@ -305,7 +312,7 @@ pub fn rotate_key(
     }
     let new = keys::generate();
     let t = now();
-    db.write(|tx| {
+    db.write(intent, |tx| {
         let old = load_key(tx, m, key_id)?;
         if let Some(successor) = &old.replaced_by {
             return Err(ApiError::Conflict(format!(
@@ -389,7 +396,7 @@ pub(super) fn create_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
         company_scope: input.company_scope,
         expires_at,
     };
-    let key = create_key(&ctx.app.db, Some(&m), &spec)?;
+    let key = create_key(&ctx.app.db, ctx.intent, Some(&m), &spec)?;
     Ok(Response::created(&key).with_header("cache-control", "no-store"))
 }
 
@@ -405,6 +412,7 @@ pub(super) fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
     let m = Manager::of(ctx.principal()?);
     Ok(Response::ok(&revoke_key(
         &ctx.app.db,
+        ctx.intent,
         Some(&m),
         id.as_str(),
     )?))
@@ -426,7 +434,7 @@ pub(super) fn rotate_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
     };
     let grace = input.grace_period_seconds.unwrap_or(DEFAULT_GRACE_SECS);
     let m = Manager::of(ctx.principal()?);
-    let out = rotate_key(&ctx.app.db, Some(&m), id.as_str(), grace)?;
+    let out = rotate_key(&ctx.app.db, ctx.intent, Some(&m), id.as_str(), grace)?;
     Ok(Response::created(&out).with_header("cache-control", "no-store"))
 }
 

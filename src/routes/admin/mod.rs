@@ -238,7 +238,7 @@ fn reset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Err(ApiError::AccountAdminRequired);
     }
     let account = p.account_id.clone();
-    if !ctx.app.db.reset_account(&account)? {
+    if !ctx.app.db.reset_account(ctx.intent, &account)? {
         return Err(ApiError::Conflict(format!(
             "Account `{account}` is not part of the demo fixtures, so there is nothing to reset it to."
         )));

@@ -286,7 +286,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
     let now = crate::time::now();
     let id = AdId::generate();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         check_references(
             tx,
             &company,
@@ -408,7 +408,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
 
     let now = crate::time::now();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
         if dates.iter().any(Option::is_some) {

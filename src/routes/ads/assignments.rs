@@ -29,7 +29,7 @@ pub(super) fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let device = input.device_id;
 
     let now = crate::time::now();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let (company, status): (String, String) = crud::authorized_row(
             ctx,
             tx,
@@ -81,7 +81,7 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if !crate::ids::is_valid(Kind::Device, &device) {
         return Err(ApiError::not_found("device", &device));
     }
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let crud::Owner { company, version } = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(version)?;
         let removed = tx
@@ -104,7 +104,7 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             id: &id,
             hints: hints.as_object().unwrap_or(&no_hints),
         };
-        payload::record(&subject, "ad.unassigned", "ad", unassigned)?;
+        payload::record(tx, &subject, "ad.unassigned", "ad", unassigned)?;
         Ok(Response::no_content())
     })
 }

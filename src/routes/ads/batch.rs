@@ -132,7 +132,7 @@ pub(super) fn change(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: BatchInput = ctx.json()?;
     check(&input)?;
     let now = crate::time::now();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let (company, (version, status)): (String, (i64, String)) = crud::authorized_row(
             ctx,
             tx,
@@ -192,7 +192,7 @@ fn require_same_company(
 }
 
 fn assign_one(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     ad: &AdId,
     device: &str,
     company: &str,
@@ -230,7 +230,7 @@ fn assign_one(
 
 fn unassign_one(
     ctx: &Ctx<'_>,
-    tx: &Connection,
+    tx: &crate::db::Tx,
     ad: &AdId,
     device: &str,
     company: &str,
@@ -253,7 +253,7 @@ fn unassign_one(
             id: ad,
             hints: hints.as_object().unwrap_or(&no_hints),
         };
-        payload::record(&subject, "ad.unassigned", "ad", unassigned)?;
+        payload::record(tx, &subject, "ad.unassigned", "ad", unassigned)?;
     }
     Ok(Item {
         device_id: device.to_string(),

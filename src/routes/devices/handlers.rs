@@ -118,7 +118,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let clock = Clock::of(ctx);
     let now = clock.now;
     let id = DeviceId::generate();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let (max, count): (i64, i64) = tx
             .prepare_cached(
                 "SELECT p.max_devices, (SELECT count(*) FROM devices WHERE company_id = c.id)
@@ -209,7 +209,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
 
     let clock = Clock::of(ctx);
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
         crate::routes::queries::update_versioned(tx, "devices", "id", &id, clock.now, &sets)?;

@@ -130,7 +130,7 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
     let clock = Clock::of(ctx);
     let now = clock.now;
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
         if let Some(Some(ad)) = &input.current_ad_id {
             let assigned = tx
@@ -208,6 +208,7 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             hints: hints.as_object().unwrap_or(&no_hints),
         };
         payload::record(
+            tx,
             &subject,
             "device.heartbeat",
             "device",

@@ -98,7 +98,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     errors.finish()?;
     let started = started.unwrap_or(now);
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
         let created: Option<i64> = rusqlite::OptionalExtension::optional(
             tx.prepare_cached("SELECT created_at FROM ads WHERE id = ?1 AND company_id = ?2")?

@@ -19,8 +19,8 @@
 
 use super::payloads::device_data;
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::timeline::{failed, Env, Report, Source};
-use rusqlite::Connection;
 
 pub struct DevicePresence;
 
@@ -40,7 +40,7 @@ impl Source for DevicePresence {
 
     fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
         let threshold = at - env.settings.device_offline_after_secs;
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             tx.execute(
                 "UPDATE devices SET presence = CASE WHEN last_heartbeat_at >= ?1 THEN 'online' ELSE 'offline' END
                  WHERE presence IS NULL AND last_heartbeat_at IS NOT NULL",
@@ -67,7 +67,7 @@ impl Source for DevicePresence {
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
         let after = env.settings.device_offline_after_secs;
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             let due: Vec<(String, String, i64)> = tx
                 .prepare_cached(&format!(
                     "SELECT id, company_id, last_heartbeat_at FROM devices
@@ -95,7 +95,7 @@ impl Source for DevicePresence {
 /// reported offline comes back (`device.online`, returns true); otherwise it is (or stays) online
 /// silently. `offline_after` judges the status the event's `data` shows.
 pub fn heartbeat_arrived(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     device: &str,
     company: &str,
     offline_after: i64,
@@ -120,7 +120,7 @@ pub fn heartbeat_arrived(
 /// `catch_up`): in the writing transaction, every device whose heartbeat is now fresh but that was
 /// reported offline records `device.online` (in id order); never-judged ones become `online`
 /// silently. Returns how many came back (count them as `device.online` transitions).
-pub fn heartbeats_arrived(tx: &Connection, at: i64, offline_after: i64) -> Result<u64, DbError> {
+pub fn heartbeats_arrived(tx: &crate::db::Tx, at: i64, offline_after: i64) -> Result<u64, DbError> {
     // Never-judged devices too (NULL), so that the UPDATE below, a walk of every device, runs
     // only when it changes a row: most of the fleet's steps bring nobody back.
     let arrived: Vec<(String, String, Option<String>)> = tx
@@ -173,7 +173,7 @@ mod tests {
             rows.collect::<Result<_, _>>().unwrap()
         };
         let back = db
-            .write(|tx| {
+            .write(&WriteIntent::sandbox(), |tx| {
                 for (id, presence) in ids.iter().zip(["offline", "online"]) {
                     tx.execute(
                         "UPDATE devices SET presence = ?2, last_heartbeat_at = ?3 WHERE id = ?1",

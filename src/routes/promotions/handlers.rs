@@ -146,7 +146,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.authorize_company(&company, "company", &company)?;
     let id = PromotionId::generate();
     let now = crate::time::now();
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         if let Some(url) = &input.landing_url {
             let mut errors = Errors::new();
             let domains = crate::routes::landing_domains::of_company(tx, &company)?;
@@ -277,7 +277,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         sets.push(("ends_at", e.into()));
     }
 
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id, now)?;
         let company = current.company_id;
         ctx.check_if_match(current.version)?;

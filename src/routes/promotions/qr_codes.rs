@@ -225,7 +225,7 @@ pub(super) fn get_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn delete_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: QrCodeId = ctx.path()?;
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let (company, version): (String, i64) = crud::authorized_row(
             ctx,
             tx,
@@ -389,7 +389,7 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let target = target.unwrap_or_else(|| crate::routes::landing::path_of(&code));
     let redirect = redirect_url(&target, &utm);
     let settings = &ctx.app.settings;
-    ctx.app.db.write(|tx| {
+    ctx.app.db.write(ctx.intent, |tx| {
         let promo = load_visible(ctx, tx, &promo_id, now)?;
         let count: i64 = tx
             .prepare_cached("SELECT count(*) FROM qr_codes WHERE promotion_id = ?1")?

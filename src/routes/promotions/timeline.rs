@@ -12,9 +12,9 @@
 
 use super::promotion::load;
 use crate::db::DbError;
+use crate::db::WriteIntent;
 use crate::routes::crud;
 use crate::timeline::{failed, Env, Report, Source};
-use rusqlite::Connection;
 
 pub struct PromotionWindows;
 
@@ -27,7 +27,7 @@ impl Source for PromotionWindows {
     }
 
     fn settle(&self, env: &Env<'_>, at: i64) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             tx.execute(
                 "UPDATE promotions SET phase = CASE
                      WHEN ends_at <= ?1 THEN 'ended'
@@ -60,7 +60,7 @@ impl Source for PromotionWindows {
     }
 
     fn run_due(&self, env: &Env<'_>, at: i64, report: &mut Report) -> Result<(), DbError> {
-        env.db.write(|tx| {
+        env.db.write(&WriteIntent::sandbox(), |tx| {
             // Starts before ends: a window that both opened and closed by `at` (an overdue run after
             // downtime) announces both, in that order.
             let started = announce(
@@ -88,7 +88,7 @@ impl Source for PromotionWindows {
 
 /// Moves every promotion the query selects to `phase`, recording `event` with the promotion.
 fn announce(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     at: i64,
     select: &str,
     phase: &str,
@@ -113,7 +113,7 @@ fn announce(
 /// `promotion.ended`: a window closed by an edit or a deactivation is not a window that ran out.
 /// A window moved back into the future (or extended after it ended) is re-armed to `idle`.
 pub(super) fn rearm(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     id: &crate::ids::PromotionId,
     now: i64,
 ) -> Result<(), crate::http::ApiError> {

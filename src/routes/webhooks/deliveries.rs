@@ -9,6 +9,7 @@
 
 use super::access::{READ, WRITE};
 use super::webhook::load_visible;
+use crate::db::Tx;
 use crate::http::response::UNKNOWN_UNTIL_APPLIED;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
@@ -266,7 +267,13 @@ fn send_and_show(ctx: &Ctx<'_>, hook: &WebhookId, job: store::Job) -> Result<Res
     let outbox = outbox(ctx)?;
     let id = WebhookDeliveryId::parse(&job.delivery_id)
         .ok_or_else(|| ApiError::Internal("malformed delivery id".into()))?;
-    webhooks::attempt_blocking(&outbox, &ctx.app.db, &ctx.app.settings, vec![job])?;
+    webhooks::attempt_blocking(
+        &outbox,
+        &ctx.app.db,
+        ctx.intent,
+        &ctx.app.settings,
+        vec![job],
+    )?;
     let conn = ctx.app.db.conn()?;
     Ok(Response::ok(&load(&conn, hook, &id)?))
 }
@@ -279,13 +286,13 @@ enum Next {
 }
 
 impl Next {
-    fn of(conn: &Connection, hook: &WebhookId, job: store::Job) -> Result<Next, ApiError> {
-        if !crate::db::Db::in_dry_run() {
+    fn of(tx: &Tx, hook: &WebhookId, job: store::Job) -> Result<Next, ApiError> {
+        if !tx.dry_run() {
             return Ok(Next::Send(job));
         }
         let id = WebhookDeliveryId::parse(&job.delivery_id)
             .ok_or_else(|| ApiError::Internal("malformed delivery id".into()))?;
-        Ok(Next::Preview(unsent(conn, hook, &id)?))
+        Ok(Next::Preview(unsent(tx, hook, &id)?))
     }
 
     fn run(self, ctx: &Ctx<'_>, hook: &WebhookId) -> Result<Response, ApiError> {
@@ -328,7 +335,7 @@ fn unsent(
 fn retry(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let id: WebhookDeliveryId = ctx.path_param("delivery_id")?;
-    let next = ctx.app.db.write(|tx| {
+    let next = ctx.app.db.write(ctx.intent, |tx| {
         load_visible(ctx, tx, &hook)?;
         load(tx, &hook, &id)?;
         let job = store::claim(tx, id.as_str(), true)?.ok_or_else(|| ApiError::ConflictCode {
@@ -344,7 +351,7 @@ fn retry(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
-    let next = ctx.app.db.write(|tx| {
+    let next = ctx.app.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &hook)?;
         let payload = super::payloads::test(&crate::routes::payload::Subject {
             conn: tx,
