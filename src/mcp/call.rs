@@ -172,6 +172,23 @@ impl<'x> Caller<'x> {
     }
 }
 
+/// The query string of a route's parameters found among a tool's arguments (`a=1&b=x`), each
+/// scalar encoded; arguments the route takes no parameter for are left out.
+pub fn query_of(params: &[crate::http::router::QueryParam], args: &Map<String, Value>) -> String {
+    let mut query = String::new();
+    for q in params {
+        if let Some(v) = args.get(q.name).and_then(scalar) {
+            if !query.is_empty() {
+                query.push('&');
+            }
+            query.push_str(q.name);
+            query.push('=');
+            encode(&v, &mut query);
+        }
+    }
+    query
+}
+
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub fn encode(s: &str, out: &mut String) {
     for b in s.bytes() {

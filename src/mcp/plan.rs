@@ -4,7 +4,7 @@
 //! preview, pending changes and confirmation all build on it, so it imports no sibling but
 //! [`super::call`], [`super::tool`], [`super::failure`] and [`super::spec`].
 
-use super::call::{arg_str, encode, fill_path, scalar, unavailable, Caller, WriteTerms};
+use super::call::{arg_str, fill_path, query_of, unavailable, Caller, WriteTerms};
 use super::failure::Failure;
 use super::spec;
 use super::tool::Tool;
@@ -187,16 +187,7 @@ pub fn change_plan(tool: &Tool, args: &Map<String, Value>) -> Result<ChangePlan,
             ))
         }
         (RequestBody::Raw(_), Change::Upload { max_bytes }) => {
-            for q in &write.query {
-                if let Some(v) = args.get(q.name).and_then(scalar) {
-                    if !query.is_empty() {
-                        query.push('&');
-                    }
-                    query.push_str(q.name);
-                    query.push('=');
-                    encode(&v, &mut query);
-                }
-            }
+            query = query_of(&write.query, args);
             Some(Body::Raw {
                 content_type: arg_str(args, "content_type").to_string(),
                 bytes: inline_file(args, max_bytes)?,

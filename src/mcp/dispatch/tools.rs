@@ -4,7 +4,7 @@ use super::listing::Listing;
 use crate::http::App;
 use crate::mcp::advice;
 use crate::mcp::call::{
-    arg_str, encode, fill_path, from_rest, scalar, unavailable, Caller, Content, Outcome,
+    arg_str, fill_path, from_rest, query_of, unavailable, Caller, Content, Outcome,
 };
 use crate::mcp::confirm;
 use crate::mcp::failure::Failure;
@@ -316,17 +316,7 @@ fn run(app: &App, caller: &Caller, tool: &Tool, args: &Map<String, Value>) -> Ou
                 .map(|(name, _)| args.get(*name).and_then(Value::as_str).unwrap_or(""))
                 .collect();
             let path = fill_path(route.path, &ids);
-            let mut query = String::new();
-            for q in &route.query {
-                if let Some(v) = args.get(q.name).and_then(scalar) {
-                    if !query.is_empty() {
-                        query.push('&');
-                    }
-                    query.push_str(q.name);
-                    query.push('=');
-                    encode(&v, &mut query);
-                }
-            }
+            let query = query_of(&route.query, args);
             let resp = caller.rest(app, route.method.clone(), path, query, None, None);
             let is_object = resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
             let is_json = resp
