@@ -144,3 +144,46 @@ fn the_contract_catches_every_kind_of_broken_list() {
         assert!(check(walked, reference, &mine).is_err(), "{what} passed");
     }
 }
+
+/// Every list of a company-owned area, found by walking the route table (a list is a GET route
+/// paged by an id kind), shows a company-scoped key only its own company's rows, on every page.
+/// A new area's list is held to it the day it is added: no list needs a line here.
+#[tokio::test]
+async fn every_company_owned_list_shows_a_scoped_key_only_its_company() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let lists: Vec<String> = app
+        .app
+        .router
+        .routes()
+        .iter()
+        .filter(|r| r.method == hyper::Method::GET && r.cursor.is_some() && !r.path.contains('{'))
+        .filter(|r| {
+            let first = r
+                .path
+                .trim_start_matches('/')
+                .split('/')
+                .next()
+                .unwrap_or("");
+            signage::areas::Area::of_path_segment(first).is_some_and(|a| a.spec().company_owned)
+        })
+        .map(|r| r.path.to_string())
+        .collect();
+    assert!(lists.len() >= 6, "the walk finds the lists: {lists:?}");
+    for path in &lists {
+        let rows = walk(&app, path, "northwind-grocers-write", 25).await;
+        for row in &rows {
+            // A company's own row names it by `id`; every other row by `company_id`.
+            let company = row["company_id"].as_str().or_else(|| {
+                (row["object"] == "company")
+                    .then(|| row["id"].as_str())
+                    .flatten()
+            });
+            assert_eq!(
+                company,
+                Some(grocers.as_str()),
+                "{path} showed a row of another company (or one naming none) to a key scoped to Northwind Grocers: {row}"
+            );
+        }
+    }
+}
