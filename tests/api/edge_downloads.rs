@@ -81,8 +81,18 @@ async fn a_large_download_arrives_whole_over_http_and_over_mcp() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_download_cut_short_by_a_delete_ends_early_and_never_sends_other_bytes() {
     let app = TestApp::spawn().await;
-    let file = png(5 * 1024 * 1024);
-    let id = upload(&app, &file).await;
+    let id = upload(&app, &png(64 * 1024)).await;
+    // A file larger than everything between the database and a client that has stopped reading
+    // (the server's queue, hyper's buffer, loopback's send buffer of up to 4 MiB and the client's
+    // receive buffer): at the upload limit (5 MiB) all of it can already be on its way when the
+    // delete lands. Stored directly, as a file kept from before the limit would be.
+    let file = png(24 * 1024 * 1024);
+    app.sql(|c| {
+        c.execute(
+            "UPDATE media SET content = ?1, size_bytes = ?2 WHERE id = ?3",
+            rusqlite::params![file, file.len() as i64, id],
+        )
+    });
     let k = key("northwind-readonly");
     // A slow client: a small receive window, and it reads the head and a little of the body.
     let addr: std::net::SocketAddr = app.base_url.trim_start_matches("http://").parse().unwrap();
