@@ -165,6 +165,31 @@ kinds! {
     Fault => "flt", FaultId, "fault rule";
 }
 
+/// An id field's pattern on its derived schema: `#[schemars(transform = Kind::Company)]`.
+impl schemars::transform::Transform for Kind {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        schema.insert("type".into(), "string".into());
+        schema.insert("pattern".into(), self.pattern().into());
+    }
+}
+
+/// A field that holds an id of the kind or `null`, on its derived schema:
+/// `#[schemars(transform = NullableId(Kind::Ad))]`.
+pub struct NullableId(pub Kind);
+
+impl schemars::transform::Transform for NullableId {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        let description = schema.remove("description");
+        *schema = schemars::json_schema!({"anyOf": [
+            {"type": "string", "pattern": self.0.pattern()},
+            {"type": "null"}
+        ]});
+        if let Some(description) = description {
+            schema.insert("description".into(), description);
+        }
+    }
+}
+
 /// The pair after `last` at clock `now_ms`: a new millisecond starts the counter at a random value
 /// in its lower half (room for many increments); otherwise the counter steps by 1 to 65,536, and
 /// if it would overflow, the millisecond moves one ahead of the clock instead.

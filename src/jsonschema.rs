@@ -113,6 +113,108 @@ pub fn check_schema(schema: &Value, at: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The schema of what `T` serializes to: a response body. Every member it writes is required
+/// (an `Option` is written as `null`), descriptions come from its doc comments.
+pub fn response<T: schemars::JsonSchema>() -> Value {
+    derived::<T>(schemars::generate::SchemaSettings::draft2020_12().for_serialize())
+}
+
+/// The schema of what `T` deserializes from: a request body. A member with a default is optional;
+/// `#[serde(deny_unknown_fields)]` refuses any other.
+pub fn body<T: schemars::JsonSchema>() -> Value {
+    derived::<T>(schemars::generate::SchemaSettings::draft2020_12().for_deserialize())
+}
+
+/// `(name, schema)` of [`response`], named by the type (`#[schemars(rename = …)]` where the
+/// component's name differs from the type's).
+pub fn named_response<T: schemars::JsonSchema>() -> (&'static str, Value) {
+    (leak_name::<T>(), response::<T>())
+}
+
+/// `(name, schema)` of [`body`].
+pub fn named_body<T: schemars::JsonSchema>() -> (&'static str, Value) {
+    (leak_name::<T>(), body::<T>())
+}
+
+/// The component name of `T`: built once per type at start-up, so keeping it is bounded.
+fn leak_name<T: schemars::JsonSchema>() -> &'static str {
+    match T::schema_name() {
+        std::borrow::Cow::Borrowed(name) => name,
+        std::borrow::Cow::Owned(name) => Box::leak(name.into_boxed_str()),
+    }
+}
+
+fn derived<T: schemars::JsonSchema>(settings: schemars::generate::SchemaSettings) -> Value {
+    let settings = settings.with(|s| {
+        s.meta_schema = None;
+        s.inline_subschemas = true;
+    });
+    let mut value = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Some(root) = value.as_object_mut() {
+        root.remove("title");
+    }
+    our_dialect(&mut value);
+    value
+}
+
+/// Brings a derived schema to the subset [`check_schema`] accepts and the documents have always
+/// used: no storage formats (`int64`, `uint32`: a JSON number has no width), an object that lists
+/// its properties takes no others, and a one-value enum is a `const`.
+fn our_dialect(schema: &mut Value) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if obj.get("format").and_then(Value::as_str).is_some_and(|f| {
+        f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
+    }) {
+        obj.remove("format");
+    }
+    // `#[serde(default)]` on an `Option` says "absent is `None`", not that `null` is a value to
+    // send; and a doc comment's line breaks are the source's, not paragraphs.
+    if obj.get("default").is_some_and(Value::is_null) {
+        obj.remove("default");
+    }
+    if let Some(Value::String(text)) = obj.get_mut("description") {
+        *text = unwrap_lines(text);
+    }
+    if obj.contains_key("properties") && !obj.contains_key("additionalProperties") {
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (key, sub) in obj.iter_mut() {
+        match key.as_str() {
+            "properties" => sub
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|m| m.values_mut())
+                .for_each(our_dialect),
+            "items" | "additionalProperties" => our_dialect(sub),
+            "anyOf" | "oneOf" | "allOf" => sub
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .for_each(our_dialect),
+            _ => {}
+        }
+    }
+}
+
+/// A doc comment's text as one paragraph per blank-line-separated block.
+fn unwrap_lines(text: &str) -> String {
+    text.split("\n\n")
+        .map(|paragraph| {
+            paragraph
+                .split('\n')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// Checks tool arguments (a JSON object) against a tool's input schema.
 pub fn validate_arguments(args: &Map<String, Value>, schema: &Value) -> Result<(), String> {
     match schema.as_object() {

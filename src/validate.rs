@@ -41,6 +41,18 @@ impl Text {
     }
 }
 
+/// A field's length bounds on its derived schema: `#[schemars(transform = &NAME)]` (a
+/// reference: the derive borrows the transform mutably, and a `const` must not be).
+impl schemars::transform::Transform for &Text {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        if let Some(bounds) = text_schema(self.min, self.max).as_object() {
+            for (k, v) in bounds {
+                schema.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
 /// `schema` with a `description`: what an argument is, for a reader of the schema (an assistant
 /// reads nothing else).
 pub fn described(mut schema: Value, text: &str) -> Value {
@@ -64,6 +76,13 @@ impl OneOf {
 
     pub fn check(self, errors: &mut Errors, field: &str, value: &str) {
         errors.one_of(field, value, self.0);
+    }
+}
+
+/// A field's list of values on its derived schema: `#[schemars(transform = &PLATFORM)]`.
+impl schemars::transform::Transform for &OneOf {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        schema.insert("enum".into(), json!(self.0));
     }
 }
 

@@ -320,7 +320,7 @@ fn show(v: &Value, names: &mut Names<'_>) -> String {
 
 /// The route that reads an object by its id, when that object has a name to show
 /// ([`display_name`]): a `GET /{collection}/{id}` whose body's `id` is of the id's kind (its
-/// schema's pattern `^{prefix}_`). Derived from the route table and its schemas, so a new area's
+/// schema's pattern starts `^{prefix}_`). Derived from the route table and its schemas, so a new area's
 /// objects are named in summaries without a line here.
 fn reader<'r>(router: &'r Router, id: &str) -> Option<&'r Route> {
     let (prefix, rest) = id.split_once('_')?;
@@ -344,7 +344,10 @@ fn reader<'r>(router: &'r Router, id: &str) -> Option<&'r Route> {
             return false;
         };
         let pattern = properties["id"]["pattern"].as_str().unwrap_or("");
-        pattern.strip_prefix('^').and_then(|p| p.strip_suffix('_')) == Some(prefix)
+        pattern
+            .strip_prefix('^')
+            .and_then(|p| p.split_once('_'))
+            .is_some_and(|(p, _)| p == prefix)
             && DISPLAY_NAMES.iter().any(|k| properties.get(*k).is_some())
     })
 }

@@ -13,6 +13,20 @@ use serde::{Serialize, Serializer};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Time(pub i64);
 
+impl schemars::JsonSchema for Time {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Time".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "date-time"})
+    }
+}
+
 impl Serialize for Time {
     /// The text of [`crate::time::rfc3339`], written on the stack ([`crate::time::rfc3339_bytes`]).
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

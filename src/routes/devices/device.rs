@@ -1,11 +1,12 @@
 //! A device itself: its typed row, its derived status and the clock it is derived against, and
 //! its loaders. Below the handlers and the area's payloads; it imports neither.
 
-use super::fields::{ORIENTATIONS, PLATFORMS};
+use super::fields::{ORIENTATION, ORIENTATIONS, PLATFORM, PLATFORMS, STATUS};
 use crate::http::{ApiError, Ctx};
-use crate::ids::{DeviceId, TypedId};
+use crate::ids::{DeviceId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Derived status of a device from its last heartbeat.
@@ -17,28 +18,37 @@ pub(super) fn status_of(last_heartbeat: Option<i64>, now: i64, offline_after: i6
     }
 }
 
-/// A device as the API returns it. Field order is the order of the JSON members (list pages write
-/// the same bytes from [`super::device_json::DeviceJson`]).
-#[derive(Serialize)]
+/// A screen of a company, with its derived connection status.
+// Field order is the order of the JSON members (list pages write the same bytes from
+// [`super::device_json::DeviceJson`]).
+#[derive(Serialize, JsonSchema)]
 pub struct Device {
+    #[schemars(transform = Kind::Device)]
     pub(super) id: String,
+    #[schemars(extend("const" = "device"))]
     pub(super) object: &'static str,
     pub(super) company_id: String,
     pub(super) name: String,
     pub(super) location: String,
+    #[schemars(transform = &PLATFORM)]
     pub(super) platform: std::borrow::Cow<'static, str>,
+    #[schemars(transform = &ORIENTATION)]
     pub(super) orientation: std::borrow::Cow<'static, str>,
     pub(super) resolution: String,
+    #[schemars(transform = &STATUS)]
     pub(super) status: &'static str,
     pub(super) last_heartbeat_at: Option<Time>,
-    /// The heartbeat's age against the sandbox clock, so a dashboard needs no clock of its own.
+    /// Age of the last heartbeat in seconds against the sandbox clock (a dashboard needs no clock
+    /// of its own); `null`: never.
+    #[schemars(range(min = 0))]
     pub(super) seconds_since_heartbeat: Option<i64>,
     pub(super) current_ad_id: Option<String>,
     pub(super) app_version: Option<String>,
+    #[schemars(range(min = 0))]
     pub(super) assigned_ad_count: i64,
     pub(super) created_at: Time,
     pub(super) updated_at: Time,
-    /// The ETag's version; not a member of the body.
+    // The ETag's version; not a member of the body.
     #[serde(skip)]
     pub(super) version: i64,
 }

@@ -1,36 +1,44 @@
 //! A device's playback diagnostics: heartbeat age and status, current ad, recent errors.
 
 use super::device::{authorized_owner, status_of, Clock};
-use super::fields::MAX_PLAYBACK_ERRORS;
+use super::fields::{MAX_PLAYBACK_ERRORS, STATUS};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::DeviceId;
 use crate::routes::crud::{self, Time};
+use schemars::JsonSchema;
 use serde::Serialize;
 
-/// A device's playback diagnostics. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// Why a screen shows what it shows: heartbeat age, current ad, storage, uptime and recent
+/// playback errors.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "DeviceDiagnostics")]
 pub(super) struct Diagnostics {
+    #[schemars(extend("const" = "device_diagnostics"))]
     object: &'static str,
     device_id: String,
     company_id: String,
+    #[schemars(transform = &STATUS)]
     status: &'static str,
     pub(super) last_seen: Option<Time>,
+    #[schemars(range(min = 0))]
     seconds_since_heartbeat: Option<i64>,
     offline_after_seconds: i64,
     pub(super) current_ad: Option<CurrentAd>,
+    #[schemars(length(max = MAX_PLAYBACK_ERRORS))]
     recent_playback_errors: Vec<PlaybackError>,
     pub(super) app_version: Option<String>,
     storage: Storage,
     uptime_seconds: Option<i64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct CurrentAd {
     pub(super) id: String,
     name: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct PlaybackError {
     id: String,
     code: String,
@@ -39,10 +47,11 @@ struct PlaybackError {
     occurred_at: Time,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Storage {
     used_mb: Option<i64>,
     total_mb: Option<i64>,
+    #[schemars(range(min = 0, max = 100))]
     free_percent: Option<f64>,
 }
 

@@ -16,6 +16,9 @@ pub const PLATFORMS: &[&str] = &[
 pub const ORIENTATIONS: &[&str] = &["landscape", "portrait"];
 pub const STATUSES: &[&str] = &["online", "offline", "never_seen"];
 
+/// What `resolution` accepts: `WIDTHxHEIGHT`, 2–5 digits each.
+pub(super) const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
+
 pub(super) const NAME: Text = Text::new(1, 100);
 pub(super) const LOCATION: Text = Text::new(0, 200);
 pub(super) const PLAYBACK_MESSAGE: Text = Text::new(1, 500);

@@ -2,7 +2,7 @@
 
 use super::device::{authorized_owner, load, load_by_id, Clock};
 use super::device_json::DeviceJson;
-use super::fields::{LOCATION, NAME, ORIENTATION, PLATFORM, STATUSES};
+use super::fields::{LOCATION, NAME, ORIENTATION, PLATFORM, RESOLUTION_PATTERN, STATUSES};
 use crate::http::response::PageWriter;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, TypedId};
@@ -11,6 +11,7 @@ use crate::routes::optional::present;
 use crate::routes::rendered::{self, Rendered};
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -66,17 +67,29 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ))
 }
 
-#[derive(Deserialize)]
+/// A screen to register in a company.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DeviceCreate {
+pub(super) struct DeviceCreate {
+    #[schemars(transform = Kind::Company)]
     company_id: String,
+    /// What people call the screen.
+    #[schemars(transform = &NAME)]
     name: String,
+    /// Where it hangs (free text).
     #[serde(default, deserialize_with = "present")]
+    #[schemars(transform = &LOCATION)]
     location: Option<String>,
+    /// The player software it runs.
+    #[schemars(transform = &PLATFORM)]
     platform: String,
+    /// How the screen is mounted.
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", transform = &ORIENTATION, extend("default" = "landscape"))]
     orientation: Option<String>,
+    /// `WIDTHxHEIGHT` in pixels.
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = RESOLUTION_PATTERN), extend("default" = "1920x1080"))]
     resolution: Option<String>,
 }
 fn valid_resolution(s: &str) -> bool {
@@ -163,18 +176,26 @@ pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&device).with_etag(device.version))
 }
 
-#[derive(Deserialize)]
+/// Device fields to change; absent fields keep their value.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DeviceUpdate {
+#[schemars(extend("minProperties" = 1))]
+pub(super) struct DeviceUpdate {
     #[serde(default, deserialize_with = "present")]
+    #[schemars(transform = &NAME)]
     name: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(transform = &LOCATION)]
     location: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", transform = &PLATFORM)]
     platform: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", transform = &ORIENTATION)]
     orientation: Option<String>,
+    /// WIDTHxHEIGHT in pixels, e.g. 1920x1080.
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = RESOLUTION_PATTERN))]
     resolution: Option<String>,
 }
 

@@ -11,8 +11,9 @@ use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
 use crate::routes::crud::Time;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Offline screens listed per company; the rest are counted in `offline_not_listed`.
 pub const MAX_OFFLINE_LISTED: i64 = 50;
@@ -41,36 +42,49 @@ pub(super) fn route() -> Route {
     .ok("FleetHealth")
 }
 
-#[derive(Serialize)]
+/// Per company: how many screens are online, offline and never seen, and the offline ones,
+/// longest down first.
+#[derive(Serialize, JsonSchema)]
 struct FleetHealth {
+    #[schemars(extend("const" = "fleet_health"))]
     object: &'static str,
+    /// A screen silent longer than this is offline.
     offline_after_seconds: i64,
     companies: Vec<CompanyHealth>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct CompanyHealth {
     company_id: String,
     company_name: String,
+    #[schemars(range(min = 0))]
     total: i64,
+    #[schemars(range(min = 0))]
     online: i64,
+    #[schemars(range(min = 0))]
     offline: i64,
+    #[schemars(range(min = 0))]
     never_seen: i64,
+    /// Offline screens, longest silent first.
+    #[schemars(length(max = MAX_OFFLINE_LISTED))]
     offline_devices: Vec<OfflineDevice>,
+    /// Offline screens beyond the ones listed.
+    #[schemars(range(min = 0))]
     offline_not_listed: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct OfflineDevice {
     device_id: String,
     name: String,
     location: String,
     last_heartbeat_at: Time,
+    #[schemars(range(min = 0))]
     seconds_since_heartbeat: i64,
     last_playback_error: Option<LastError>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LastError {
     code: String,
     message: String,
@@ -148,33 +162,5 @@ fn fleet_health(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let count = json!({"type":"integer","minimum":0});
-    let error = json!({"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,
-        "required":["code","message","occurred_at"],
-        "properties":{"code":{"type":"string"},"message":{"type":"string"},"occurred_at":ts}}]});
-    let device = json!({"type":"object","additionalProperties":false,
-        "required":["device_id","name","location","last_heartbeat_at","seconds_since_heartbeat",
-            "last_playback_error"],
-        "properties":{"device_id":{"type":"string"},"name":{"type":"string"},
-            "location":{"type":"string"},"last_heartbeat_at":ts,"seconds_since_heartbeat":count,
-            "last_playback_error":error}});
-    let company = json!({"type":"object","additionalProperties":false,
-        "required":["company_id","company_name","total","online","offline","never_seen",
-            "offline_devices","offline_not_listed"],
-        "properties":{"company_id":{"type":"string"},"company_name":{"type":"string"},
-            "total":count,"online":count,"offline":count,"never_seen":count,
-            "offline_devices":{"type":"array","maxItems":MAX_OFFLINE_LISTED,
-                "description":"Offline screens, longest silent first.","items":device},
-            "offline_not_listed":{"type":"integer","minimum":0,
-                "description":"Offline screens beyond the ones listed."}}});
-    vec![(
-        "FleetHealth",
-        json!({"type":"object","additionalProperties":false,
-            "required":["object","offline_after_seconds","companies"],
-            "properties":{"object":{"const":"fleet_health"},
-                "offline_after_seconds":{"type":"integer",
-                    "description":"A screen silent longer than this is offline."},
-                "companies":{"type":"array","items":company}}}),
-    )]
+    vec![crate::jsonschema::named_response::<FleetHealth>()]
 }

@@ -6,10 +6,11 @@ use super::fields::{
     KEPT_PLAYBACK_ERRORS, MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, PLAYBACK_MESSAGE,
 };
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
+use crate::ids::{DeviceId, Kind, NullableId, PlaybackErrorId, TypedId};
 use crate::routes::optional::present;
 use crate::routes::payload::{self, Subject};
 use crate::validate::Errors;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -25,29 +26,41 @@ fn error_code_ok(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PlaybackErrorIn {
+    #[schemars(regex(pattern = "^[0-9A-Za-z._-]{1,64}$"))]
     code: String,
+    #[schemars(transform = &PLAYBACK_MESSAGE)]
     message: String,
     #[serde(default)]
+    #[schemars(transform = NullableId(Kind::Ad))]
     ad_id: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// What a screen's player reports: all members optional.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Heartbeat {
+#[schemars(rename = "DeviceHeartbeat")]
+pub(super) struct Heartbeat {
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = "^[0-9A-Za-z.+_-]{1,32}$"))]
     app_version: Option<String>,
+    /// The ad playing now; it must be assigned to this device.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", transform = NullableId(Kind::Ad))]
     current_ad_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_STORAGE_MB))]
     storage_used_mb: Option<i64>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 1, max = MAX_STORAGE_MB))]
     storage_total_mb: Option<i64>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_UPTIME_SECS))]
     uptime_seconds: Option<i64>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Vec<PlaybackErrorIn>", length(max = MAX_PLAYBACK_ERRORS))]
     playback_errors: Option<Vec<PlaybackErrorIn>>,
 }
 

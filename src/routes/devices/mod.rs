@@ -23,25 +23,19 @@ mod report;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{described, id_schema, OneOf};
 use diagnostics::get_diagnostics;
 pub(crate) use fields::KEPT_PLAYBACK_ERRORS;
-use fields::{
-    LOCATION, MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, NAME, ORIENTATION, PLATFORM,
-    PLAYBACK_MESSAGE, STATUS,
-};
+use fields::STATUS;
 pub use fields::{ORIENTATIONS, PLATFORMS, STATUSES};
 use handlers::{create, delete, get, list, list_ads, update};
 use heartbeat::heartbeat;
 pub use payloads::payloads;
-use playbacks::{MAX_PLAY_SECS, SOURCES};
+use playbacks::SOURCE;
 pub use presence::{heartbeat_arrived, heartbeats_arrived, DevicePresence, ONLINE};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Devices, Level::Read);
 const WRITE: Action = Action::Use(Area::Devices, Level::Write);
-
-const SOURCE: OneOf = OneOf(SOURCES);
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -208,124 +202,17 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-const RESOLUTION_PATTERN: &str = "^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$";
-
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let nullable_str = json!({"type":["string","null"]});
-    let ts = json!({"type":"string","format":"date-time"});
-    let platform = PLATFORM.schema();
-    let orientation = ORIENTATION.schema();
-    let resolution = json!({"type":"string","pattern":RESOLUTION_PATTERN,"description":"WIDTHxHEIGHT in pixels, e.g. 1920x1080."});
-    let status = STATUS.schema();
-    let count = json!({"type":"integer","minimum":0});
-    let playback = json!({"type":"object","additionalProperties":false,
-        "required":["id","object","company_id","device_id","ad_id","source","started_at","duration_seconds","plays","created_at"],
-        "properties":{"id":{"type":"string","pattern":"^pb_"},"object":{"const":"playback"},
-            "company_id":{"type":"string"},"device_id":{"type":"string"},"ad_id":{"type":"string"},
-            "source":SOURCE.schema(),
-            "started_at":{"type":"string","format":"date-time","description":"A reported play's start; a simulated row's clock hour."},
-            "duration_seconds":{"type":"integer","minimum":0,"description":"Seconds played (a simulated row: in its hour)."},
-            "plays":{"type":"integer","minimum":0,"description":"1 for a reported play; the plays started in the hour for a simulated row."},
-            "created_at":ts}});
+    use crate::jsonschema::{named_body, named_response};
     let mut schemas = vec![
-        (
-            "Device",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","company_id","name","location","platform","orientation","resolution",
-                    "status","last_heartbeat_at","seconds_since_heartbeat","current_ad_id","app_version","assigned_ad_count","created_at","updated_at"],
-                "properties":{"id":{"type":"string","pattern":"^dev_"},"object":{"const":"device"},
-                    "company_id":{"type":"string"},"name":{"type":"string"},"location":{"type":"string"},
-                    "platform":platform,"orientation":orientation,"resolution":{"type":"string"},
-                    "status":status,"last_heartbeat_at":{"type":["string","null"],"format":"date-time"},
-                    "seconds_since_heartbeat":{"type":["integer","null"],"minimum":0},
-                    "current_ad_id":nullable_str,"app_version":nullable_str,
-                    "assigned_ad_count":{"type":"integer","minimum":0},
-                    "created_at":ts,"updated_at":ts}}),
-        ),
-        (
-            "DeviceCreate",
-            json!({"type":"object","additionalProperties":false,"required":["company_id","name","platform"],
-                "properties":{"company_id":id_schema(Kind::Company),
-                    "name":described(NAME.schema(), "What people call the screen."),
-                    "location":described(LOCATION.schema(), "Where it hangs (free text)."),
-                    "platform":described(platform.clone(), "The player software it runs."),
-                    "orientation":described(ORIENTATION.schema_default("landscape"), "How the screen is mounted."),
-                    "resolution":{"type":"string","pattern":RESOLUTION_PATTERN,"default":"1920x1080",
-                        "description":"`WIDTHxHEIGHT` in pixels."}}}),
-        ),
-        (
-            "DeviceUpdate",
-            json!({"type":"object","additionalProperties":false,"minProperties":1,
-                "properties":{"name":NAME.schema(),"location":LOCATION.schema(),
-                    "platform":platform,"orientation":orientation,"resolution":resolution}}),
-        ),
-        (
-            "DeviceHeartbeat",
-            json!({"type":"object","additionalProperties":false,
-                "properties":{
-                    "app_version":{"type":"string","pattern":"^[0-9A-Za-z.+_-]{1,32}$"},
-                    "current_ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}],
-                        "description":"The ad playing now; it must be assigned to this device."},
-                    "storage_used_mb":{"type":"integer","minimum":0,"maximum":MAX_STORAGE_MB},
-                    "storage_total_mb":{"type":"integer","minimum":1,"maximum":MAX_STORAGE_MB},
-                    "uptime_seconds":{"type":"integer","minimum":0,"maximum":MAX_UPTIME_SECS},
-                    "playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
-                        "items":{"type":"object","additionalProperties":false,"required":["code","message"],
-                            "properties":{"code":{"type":"string","pattern":"^[0-9A-Za-z._-]{1,64}$"},
-                                "message":PLAYBACK_MESSAGE.schema(),
-                                "ad_id":{"anyOf":[id_schema(Kind::Ad),{"type":"null"}]}}}}}}),
-        ),
-        (
-            "PlaybackCreate",
-            json!({"type":"object","additionalProperties":false,
-                "required":["ad_id","started_at","duration_seconds"],
-                "properties":{"ad_id":described(id_schema(Kind::Ad), "An ad assigned to this device."),
-                    "started_at":{"type":"string","format":"date-time","description":"When the play started; not after the sandbox clock's now."},
-                    "duration_seconds":{"type":"integer","minimum":1,"maximum":MAX_PLAY_SECS}}}),
-        ),
-        ("Playback", playback),
-        (
-            "ProofOfPlayReport",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","company_id","from","to","plays","seconds","days","ads","devices"],
-                "properties":{"object":{"const":"proof_of_play_report"},"company_id":nullable_str,
-                    "from":ts,"to":ts,"plays":count,"seconds":count,
-                    "days":{"type":"array","description":"Every UTC day the range touches, oldest first (a day's plays count where they started).",
-                        "items":{"type":"object","additionalProperties":false,"required":["date","plays","seconds"],
-                        "properties":{"date":{"type":"string","format":"date"},"plays":count,"seconds":count}}},
-                    "ads":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["ad_id","name","company_id","status","plays","seconds","devices"],
-                        "properties":{"ad_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},
-                            "status":{"type":"string","description":"The ad's status now (`draft`, `active`, `paused`, `archived`): only an active ad is expected to play."},
-                            "plays":count,"seconds":count,"devices":count}}},
-                    "devices":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["device_id","name","company_id","plays","seconds","ads"],
-                        "properties":{"device_id":{"type":"string"},"name":{"type":"string"},"company_id":{"type":"string"},
-                            "plays":count,"seconds":count,"ads":count}}}}}),
-        ),
-        (
-            "DeviceDiagnostics",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","device_id","company_id","status","last_seen","seconds_since_heartbeat",
-                    "offline_after_seconds","current_ad","recent_playback_errors","app_version","storage","uptime_seconds"],
-                "properties":{"object":{"const":"device_diagnostics"},"device_id":{"type":"string"},
-                    "company_id":{"type":"string"},"status":status,
-                    "last_seen":{"type":["string","null"],"format":"date-time"},
-                    "seconds_since_heartbeat":{"type":["integer","null"],"minimum":0},
-                    "offline_after_seconds":{"type":"integer"},
-                    "current_ad":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,
-                        "required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}}]},
-                    "recent_playback_errors":{"type":"array","maxItems":MAX_PLAYBACK_ERRORS,
-                        "items":{"type":"object","additionalProperties":false,
-                            "required":["id","code","message","ad_id","occurred_at"],
-                            "properties":{"id":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},
-                                "ad_id":nullable_str,"occurred_at":ts}}},
-                    "app_version":nullable_str,
-                    "storage":{"type":"object","additionalProperties":false,"required":["used_mb","total_mb","free_percent"],
-                        "properties":{"used_mb":{"type":["integer","null"]},"total_mb":{"type":["integer","null"]},
-                            "free_percent":{"type":["number","null"],"minimum":0,"maximum":100}}},
-                    "uptime_seconds":{"type":["integer","null"]}}}),
-        ),
+        named_response::<device::Device>(),
+        named_body::<handlers::DeviceCreate>(),
+        named_body::<handlers::DeviceUpdate>(),
+        named_body::<heartbeat::Heartbeat>(),
+        named_body::<playbacks::PlaybackCreate>(),
+        named_response::<playbacks::Playback>(),
+        named_response::<report::Report>(),
+        named_response::<diagnostics::Diagnostics>(),
     ];
     schemas.extend(health::schemas());
     schemas

@@ -8,6 +8,7 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, PlaybackId, TypedId};
 use crate::routes::crud::{self, Time};
 use crate::validate::Errors;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The longest play one report may claim (a day).
@@ -15,18 +16,29 @@ pub const MAX_PLAY_SECS: i64 = 86_400;
 /// What a report covers without `from`: the week before `to`.
 pub const DEFAULT_RANGE_SECS: i64 = 7 * 86_400;
 pub const SOURCES: &[&str] = &["player", "simulator"];
+pub(super) const SOURCE: crate::validate::OneOf = crate::validate::OneOf(SOURCES);
 
-/// A playback row. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// One proof-of-play row of a device: a play a player reported (`plays: 1`) or an hour of the
+/// simulated fleet's plays of one ad.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Playback {
+    #[schemars(transform = Kind::Playback)]
     id: String,
+    #[schemars(extend("const" = "playback"))]
     object: &'static str,
     company_id: String,
     device_id: String,
     ad_id: String,
+    #[schemars(transform = &SOURCE)]
     source: String,
+    /// A reported play's start; a simulated row's clock hour.
     started_at: Time,
+    /// Seconds played (a simulated row: in its hour).
+    #[schemars(range(min = 0))]
     duration_seconds: i64,
+    /// 1 for a reported play; the plays started in the hour for a simulated row.
+    #[schemars(range(min = 0))]
     plays: i64,
     created_at: Time,
 }
@@ -57,11 +69,17 @@ impl crate::http::response::Listed for Playback {
     }
 }
 
-#[derive(Deserialize)]
+/// A play a screen's player reports.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PlaybackCreate {
+pub(super) struct PlaybackCreate {
+    /// An ad assigned to this device.
+    #[schemars(transform = Kind::Ad)]
     ad_id: String,
+    /// When the play started; not after the sandbox clock's now.
+    #[schemars(extend("format" = "date-time"))]
     started_at: String,
+    #[schemars(range(min = 1, max = MAX_PLAY_SECS))]
     duration_seconds: i64,
 }
 

@@ -12,47 +12,63 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
 use crate::routes::crud::Time;
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::Serialize;
 
-#[derive(Serialize)]
-struct Report {
+/// Plays and seconds played over a range, per ad and per device.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "ProofOfPlayReport")]
+pub(super) struct Report {
+    #[schemars(extend("const" = "proof_of_play_report"))]
     object: &'static str,
     company_id: Option<String>,
     from: Time,
     to: Time,
+    #[schemars(range(min = 0))]
     plays: i64,
+    #[schemars(range(min = 0))]
     seconds: i64,
-    /// Every UTC day the range touches, oldest first, with what played in it.
+    /// Every UTC day the range touches, oldest first (a day's plays count where they started).
     days: Vec<DayLine>,
     ads: Vec<AdLine>,
     devices: Vec<DeviceLine>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct DayLine {
+    #[schemars(extend("format" = "date"))]
     date: String,
+    #[schemars(range(min = 0))]
     plays: i64,
+    #[schemars(range(min = 0))]
     seconds: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct AdLine {
     ad_id: String,
     name: String,
     company_id: String,
+    /// The ad's status now (`draft`, `active`, `paused`, `archived`): only an active ad is expected to play.
     status: String,
+    #[schemars(range(min = 0))]
     plays: i64,
+    #[schemars(range(min = 0))]
     seconds: i64,
+    #[schemars(range(min = 0))]
     devices: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct DeviceLine {
     device_id: String,
     name: String,
     company_id: String,
+    #[schemars(range(min = 0))]
     plays: i64,
+    #[schemars(range(min = 0))]
     seconds: i64,
+    #[schemars(range(min = 0))]
     ads: i64,
 }
 
