@@ -144,6 +144,40 @@ fn leak_name<T: schemars::JsonSchema>() -> &'static str {
     }
 }
 
+/// Lets a field's derived schema also take `null` (after a transform that set one `type`):
+/// `#[schemars(transform = &TAGLINE, transform = or_null)]`.
+pub fn or_null(schema: &mut schemars::Schema) {
+    if let Some(Value::String(t)) = schema.get("type").cloned() {
+        schema.insert("type".into(), serde_json::json!([t, "null"]));
+    }
+}
+
+/// A field whose value is another named component, shown as a reference to it rather than
+/// inline: `#[schemars(transform = Component("Charge"))]`.
+pub struct Component(pub &'static str);
+
+impl schemars::transform::Transform for Component {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        let description = schema.remove("description");
+        *schema = schemars::json_schema!({"$ref": format!("#/components/schemas/{}", self.0)});
+        if let Some(description) = description {
+            schema.insert("description".into(), description);
+        }
+    }
+}
+
+/// A list of another named component: `#[schemars(transform = ListOf("Charge"))]`.
+pub struct ListOf(pub &'static str);
+
+impl schemars::transform::Transform for ListOf {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        schema.insert(
+            "items".into(),
+            serde_json::json!({"$ref": format!("#/components/schemas/{}", self.0)}),
+        );
+    }
+}
+
 fn derived<T: schemars::JsonSchema>(settings: schemars::generate::SchemaSettings) -> Value {
     let settings = settings.with(|s| {
         s.meta_schema = None;
@@ -161,8 +195,8 @@ fn derived<T: schemars::JsonSchema>(settings: schemars::generate::SchemaSettings
 }
 
 /// Brings a derived schema to the subset [`check_schema`] accepts and the documents have always
-/// used: no storage formats (`int64`, `uint32`: a JSON number has no width), an object that lists
-/// its properties takes no others, and a one-value enum is a `const`.
+/// used: no storage formats (`int64`, `uint32`: a JSON number has no width), no `type` beside a
+/// `const`, no `default: null`, and an object that lists its properties takes no others.
 fn our_dialect(schema: &mut Value) {
     let Some(obj) = schema.as_object_mut() else {
         return;
@@ -174,6 +208,10 @@ fn our_dialect(schema: &mut Value) {
     }
     // `#[serde(default)]` on an `Option` says "absent is `None`", not that `null` is a value to
     // send; and a doc comment's line breaks are the source's, not paragraphs.
+    // A `const` says its type already (the hand-written schemas never repeated it).
+    if obj.contains_key("const") {
+        obj.remove("type");
+    }
     if obj.get("default").is_some_and(Value::is_null) {
         obj.remove("default");
     }

@@ -14,6 +14,7 @@ use crate::events;
 use crate::ids::{self, Kind};
 use crate::time::{parse_rfc3339, rfc3339};
 use rusqlite::{Connection, OptionalExtension, Row};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Columns read by [`TokenTransaction::from_row`], for `token_transactions t`.
@@ -51,21 +52,27 @@ impl From<rusqlite::Error> for LedgerError {
 
 pub const TX_KINDS: &[&str] = &["grant", "purchase", "spend", "refund"];
 
-/// One row of the ledger. Field order is the order of the JSON members.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One entry of the token ledger: an amount and the balance after it.
+// Field order is the order of the JSON members.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TokenTransaction {
+    #[schemars(transform = Kind::TokenTransaction)]
     pub id: String,
+    #[schemars(extend("const" = "token_transaction"))]
     object: &'static str,
     pub company_id: String,
+    #[schemars(transform = &crate::validate::OneOf(TX_KINDS))]
     pub kind: String,
     /// Positive credits, negative debits.
     pub amount: i64,
+    #[schemars(range(min = 0))]
     pub balance_after: i64,
     pub description: String,
     pub token_pack_id: Option<String>,
     pub promotion_id: Option<String>,
     pub charge_id: Option<String>,
-    /// RFC 3339 (this layer sits below the routes' `Time`).
+    // RFC 3339 (this layer sits below the routes' `Time`).
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
 }
 
@@ -97,13 +104,17 @@ pub fn load_transaction(conn: &Connection, id: &str) -> Result<TokenTransaction,
     .ok_or_else(|| LedgerError::Vanished(id.to_string()))
 }
 
-/// A company's token balance (`token_balance`). Field order is the order of the JSON members.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A company's token balance.
+// Field order is the order of the JSON members.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TokenBalance {
+    #[schemars(extend("const" = "token_balance"))]
     object: &'static str,
     pub company_id: String,
+    #[schemars(range(min = 0))]
     pub balance: i64,
-    /// RFC 3339.
+    // RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
 }
 

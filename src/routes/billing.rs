@@ -5,12 +5,14 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{ChargeId, InvoiceId, Kind};
+use crate::jsonschema::ListOf;
 use crate::routes::crud::{self, Time};
 use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
 use rusqlite::Connection;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Billing, Level::Read);
 
@@ -87,19 +89,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn invoice_properties() -> Value {
-    let ts = json!({"type":"string","format":"date-time"});
-    json!({"id":{"type":"string","pattern":"^inv_"},"object":{"const":"invoice"},
-        "company_id":{"type":"string"},"number":{"type":"string"},
-        "status":{"type":"string","enum":INVOICE_STATUSES},"currency":{"type":"string"},
-        "period_start":ts,"period_end":ts,"issued_at":ts,"due_at":ts,
-        "paid_at":{"type":["string","null"],"format":"date-time"},
-        "net_cents":{"type":"integer","description":"The sum of the lines (charges), before VAT."},
-        "vat_rate_percent":{"type":"integer","minimum":0,"description":"The standard VAT rate of the company's country."},
-        "vat_cents":{"type":"integer","description":"`net_cents` × rate, rounded half away from zero to whole cents."},
-        "total_cents":{"type":"integer","description":"`net_cents` + `vat_cents`."},"created_at":ts})
-}
-
 /// Standard VAT rates (percent) by the company's country (ISO 3166-1 alpha-2). A country not
 /// listed is invoiced without VAT (`vat_rate_percent` 0, no VAT line).
 pub const VAT_RATES: &[(&str, i64)] = &[
@@ -127,69 +116,40 @@ pub fn vat_of(net: i64, rate: i64) -> i64 {
     }
 }
 
-const INVOICE_REQUIRED: [&str; 16] = [
-    "id",
-    "object",
-    "company_id",
-    "number",
-    "status",
-    "currency",
-    "period_start",
-    "period_end",
-    "issued_at",
-    "due_at",
-    "paid_at",
-    "net_cents",
-    "vat_rate_percent",
-    "vat_cents",
-    "total_cents",
-    "created_at",
-];
-
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let mut with_lines = invoice_properties();
-    with_lines["lines"] = json!({"type":"array","items":{"$ref":"#/components/schemas/Charge"}});
-    with_lines["vat_lines"] = json!({"type":"array","maxItems":1,"description":"The VAT of the invoice, one line per rate (none when the rate is 0).",
-        "items":{"type":"object","additionalProperties":false,
-            "required":["description","country","rate_percent","net_cents","vat_cents"],
-            "properties":{"description":{"type":"string"},"country":{"type":"string"},
-                "rate_percent":{"type":"integer","minimum":1},"net_cents":{"type":"integer"},
-                "vat_cents":{"type":"integer"}}}});
-    let mut with_lines_required: Vec<&str> = INVOICE_REQUIRED.to_vec();
-    with_lines_required.push("lines");
-    with_lines_required.push("vat_lines");
+    // One struct, two components: a listed invoice has no lines; one got by id has both lists.
+    let with_lines = crate::jsonschema::response::<Invoice>();
+    let mut invoice = with_lines.clone();
+    let lists = ["lines", "vat_lines"];
+    if let Some(properties) = invoice["properties"].as_object_mut() {
+        properties.retain(|name, _| !lists.contains(&name.as_str()));
+    }
+    let mut with_lines = with_lines;
+    with_lines["description"] = "An invoice with its lines (the charges).".into();
+    for list in lists {
+        with_lines["properties"][list]["type"] = "array".into();
+    }
+    if let Some(required) = with_lines["required"].as_array_mut() {
+        required.extend(lists.map(Value::from));
+    }
     vec![
-        (
-            "Invoice",
-            json!({"type":"object","additionalProperties":false,"required":INVOICE_REQUIRED,
-                "properties":invoice_properties()}),
-        ),
-        (
-            "InvoiceWithLines",
-            json!({"type":"object","additionalProperties":false,"required":with_lines_required,
-                "properties":with_lines}),
-        ),
-        (
-            "Charge",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","company_id","invoice_id","kind","description","amount_cents","currency","created_at"],
-                "properties":{"id":{"type":"string","pattern":"^ch_"},"object":{"const":"charge"},
-                    "company_id":{"type":"string"},"invoice_id":{"type":"string"},
-                    "kind":{"type":"string","enum":CHARGE_KINDS},"description":{"type":"string"},
-                    "amount_cents":{"type":"integer"},"currency":{"type":"string"},
-                    "created_at":{"type":"string","format":"date-time"}}}),
-        ),
+        ("Invoice", invoice),
+        ("InvoiceWithLines", with_lines),
+        crate::jsonschema::named_response::<Charge>(),
     ]
 }
 
-/// An invoice as the API returns it (with `lines` only when got by id). Field order is the order
-/// of the JSON members.
-#[derive(Serialize)]
+/// A company's invoice for a period, with its total.
+// With `lines` only when got by id. Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Invoice {
+    #[schemars(transform = Kind::Invoice)]
     id: String,
+    #[schemars(extend("const" = "invoice"))]
     object: &'static str,
     company_id: String,
     number: String,
+    #[schemars(transform = &OneOf(INVOICE_STATUSES))]
     status: String,
     currency: String,
     period_start: Time,
@@ -197,24 +157,33 @@ pub struct Invoice {
     issued_at: Time,
     due_at: Time,
     paid_at: Option<Time>,
+    /// The sum of the lines (charges), before VAT.
     net_cents: i64,
+    /// The standard VAT rate of the company's country.
+    #[schemars(range(min = 0))]
     vat_rate_percent: i64,
+    /// `net_cents` × rate, rounded half away from zero to whole cents.
     vat_cents: i64,
+    /// `net_cents` + `vat_cents`.
     total_cents: i64,
     created_at: Time,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = ListOf("Charge"))]
     lines: Option<Vec<Charge>>,
+    /// The VAT of the invoice, one line per rate (none when the rate is 0).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1))]
     vat_lines: Option<Vec<VatLine>>,
     #[serde(skip)]
     country: String,
 }
 
 /// The VAT of an invoice at one rate.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct VatLine {
     description: String,
     country: String,
+    #[schemars(range(min = 1))]
     rate_percent: i64,
     net_cents: i64,
     vat_cents: i64,
@@ -267,13 +236,17 @@ impl crate::http::response::Listed for Invoice {
     }
 }
 
-/// A charge as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// One billed amount: subscription, token pack, overage or credit.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Charge {
+    #[schemars(transform = Kind::Charge)]
     id: String,
+    #[schemars(extend("const" = "charge"))]
     object: &'static str,
     company_id: String,
     invoice_id: String,
+    #[schemars(transform = &OneOf(CHARGE_KINDS))]
     kind: String,
     description: String,
     amount_cents: i64,

@@ -6,10 +6,11 @@ use crate::http::response::PageWriter;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{CompanyId, Kind};
-use crate::validate::{text_schema, Errors};
+use crate::validate::{Errors, OneOf, Text};
 use rusqlite::{Connection, OptionalExtension};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Companies, Level::Read);
 const WRITE: Action = Action::Use(Area::Companies, Level::Write);
@@ -82,70 +83,34 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let color = json!({"type":"string","pattern":"^#[0-9A-Fa-f]{6}$"});
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "Company",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","account_id","name","slug","industry","country","timezone","plan_id","allowed_landing_domains","created_at","updated_at"],
-                "properties":{"id":{"type":"string","pattern":"^cmp_"},"object":{"const":"company"},
-                    "account_id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},
-                    "industry":{"type":"string"},"country":{"type":"string"},"timezone":{"type":"string"},
-                    "plan_id":{"type":"string"},
-                    "allowed_landing_domains":{"type":"array","items":{"type":"string"},
-                        "description":"Hosts the company's landing pages and QR targets may use (a host matches a domain it equals or is under); empty: any http(s) URL."},
-                    "created_at":{"type":"string","format":"date-time"},
-                    "updated_at":{"type":"string","format":"date-time"}}}),
-        ),
-        (
-            "Branding",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","company_id","colors","fonts","corner_radius_px","tagline","logos","updated_at"],
-                "properties":{"object":{"const":"branding"},"company_id":{"type":"string"},
-                    "colors":{"type":"object","additionalProperties":false,
-                        "required":["primary","secondary","accent","background","text"],
-                        "properties":{"primary":color,"secondary":color,"accent":color,"background":color,"text":color}},
-                    "fonts":{"type":"object","additionalProperties":false,"required":["heading","body"],
-                        "properties":{"heading":{"type":"string"},"body":{"type":"string"}}},
-                    "corner_radius_px":{"type":"integer","minimum":0,"maximum":64},
-                    "tagline":{"type":["string","null"]},
-                    "logos":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["id","variant","url","format","width","height"],
-                        "properties":{"id":{"type":"string"},"variant":{"type":"string","enum":["primary","dark","icon"]},
-                            "url":{"type":"string","format":"uri"},"format":{"type":"string"},
-                            "width":{"type":"integer"},"height":{"type":"integer"}}}},
-                    "updated_at":{"type":"string","format":"date-time"}}}),
-        ),
-        (
-            "CompanyUpdate",
-            json!({"type":"object","additionalProperties":false,"required":["allowed_landing_domains"],
-                "properties":{"allowed_landing_domains":{"type":"array","maxItems":super::landing_domains::MAX_DOMAINS,
-                    "description":"The domains the company's landing pages and QR targets may use (a host matches a domain it equals or is under); `[]` allows any http(s) URL. Replaces the whole list.",
-                    "items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$"}}}}),
-        ),
-        (
-            "BrandingUpdate",
-            json!({"type":"object","additionalProperties":false,"minProperties":1,
-                "properties":{
-                    "colors":{"type":"object","additionalProperties":false,"minProperties":1,
-                        "properties":{"primary":color,"secondary":color,"accent":color,"background":color,"text":color}},
-                    "fonts":{"type":"object","additionalProperties":false,"minProperties":1,
-                        "properties":{"heading":text_schema(1, 64),
-                                      "body":text_schema(1, 64)}},
-                    "corner_radius_px":{"type":"integer","minimum":0,"maximum":64},
-                    "tagline":{"type":["string","null"],"maxLength":140,"pattern":crate::validate::text_pattern(false)}}}),
-        ),
+        named_response::<Company>(),
+        named_response::<Branding>(),
+        named_body::<CompanyUpdate>(),
+        named_body::<BrandingUpdate>(),
     ]
 }
+
+/// A brand colour: `#RRGGBB` (what `Errors::hex_color` accepts).
+const COLOR_PATTERN: &str = "^#[0-9A-Fa-f]{6}$";
+const FONT: Text = Text::new(1, 64);
+const TAGLINE: Text = Text::new(0, 140);
+const MAX_CORNER_RADIUS: i64 = 64;
+const LOGO_VARIANT: OneOf = OneOf(&["primary", "dark", "icon"]);
 
 const COMPANY_COLUMNS: &str =
     "id, account_id, name, slug, industry, country, timezone, plan_id, allowed_landing_domains,
      created_at, updated_at";
 
-/// A company as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// A tenant of the account. Devices, ads, media, promotions, tokens, invoices and webhooks each
+/// belong to one company.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Company {
+    #[schemars(transform = Kind::Company)]
     id: String,
+    #[schemars(extend("const" = "company"))]
     object: &'static str,
     account_id: String,
     name: String,
@@ -154,6 +119,8 @@ pub struct Company {
     country: String,
     timezone: String,
     plan_id: String,
+    /// Hosts the company's landing pages and QR targets may use (a host matches a domain it
+    /// equals or is under); empty: any http(s) URL.
     allowed_landing_domains: Vec<String>,
     created_at: Time,
     updated_at: Time,
@@ -341,9 +308,13 @@ fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&company))
 }
 
-#[derive(Deserialize)]
+/// The company's landing domains to set.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CompanyUpdate {
+    /// The domains the company's landing pages and QR targets may use (a host matches a domain it
+    /// equals or is under); `[]` allows any http(s) URL. Replaces the whole list.
+    #[schemars(length(max = super::landing_domains::MAX_DOMAINS), inner(length(min = 1, max = 253), regex(pattern = super::landing_domains::DOMAIN_PATTERN)))]
     allowed_landing_domains: Vec<String>,
 }
 
@@ -395,41 +366,51 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
-/// A company's branding as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// How a company's screens look: brand colours, fonts, corner radius, tagline and logos.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 struct Branding {
+    #[schemars(extend("const" = "branding"))]
     object: &'static str,
     company_id: String,
     colors: Colors,
     fonts: Fonts,
+    #[schemars(range(min = 0, max = MAX_CORNER_RADIUS))]
     corner_radius_px: i64,
     tagline: Option<String>,
     updated_at: Time,
     logos: Vec<Logo>,
-    /// The ETag's version; not a member of the body.
+    // The ETag's version; not a member of the body.
     #[serde(skip)]
     version: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Colors {
+    #[schemars(regex(pattern = COLOR_PATTERN))]
     primary: String,
+    #[schemars(regex(pattern = COLOR_PATTERN))]
     secondary: String,
+    #[schemars(regex(pattern = COLOR_PATTERN))]
     accent: String,
+    #[schemars(regex(pattern = COLOR_PATTERN))]
     background: String,
+    #[schemars(regex(pattern = COLOR_PATTERN))]
     text: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Fonts {
     heading: String,
     body: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Logo {
     id: String,
+    #[schemars(transform = &LOGO_VARIANT)]
     variant: String,
+    #[schemars(extend("format" = "uri"))]
     url: String,
     format: String,
     width: i64,
@@ -508,40 +489,55 @@ fn get_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&branding).with_etag(branding.version))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 struct ColorsUpdate {
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "String", regex(pattern = COLOR_PATTERN))]
     primary: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "String", regex(pattern = COLOR_PATTERN))]
     secondary: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "String", regex(pattern = COLOR_PATTERN))]
     accent: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "String", regex(pattern = COLOR_PATTERN))]
     background: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "String", regex(pattern = COLOR_PATTERN))]
     text: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 struct FontsUpdate {
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(transform = &FONT)]
     heading: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(transform = &FONT)]
     body: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// Brand tokens to change; absent members keep their value.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 struct BrandingUpdate {
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "ColorsUpdate")]
     colors: Option<ColorsUpdate>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "FontsUpdate")]
     fonts: Option<FontsUpdate>,
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_CORNER_RADIUS))]
     corner_radius_px: Option<i64>,
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", transform = &TAGLINE, transform = crate::jsonschema::or_null)]
     tagline: Option<Option<String>>,
 }
 
@@ -574,7 +570,7 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ("/fonts/body", "body_font", &f.body),
         ] {
             if let Some(v) = value {
-                errors.text(field, v, 1, 64);
+                FONT.check(&mut errors, field, v);
                 sets.push((column, v.trim().to_string().into()));
             }
         }
@@ -583,13 +579,13 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     }
     if let Some(r) = input.corner_radius_px {
-        errors.range("/corner_radius_px", r, 0, 64);
+        errors.range("/corner_radius_px", r, 0, MAX_CORNER_RADIUS);
         sets.push(("corner_radius_px", r.into()));
     }
     if let Some(t) = &input.tagline {
         match t {
             Some(t) => {
-                errors.text("/tagline", t, 0, 140);
+                TAGLINE.check(&mut errors, "/tagline", t);
                 sets.push(("tagline", t.trim().to_string().into()));
             }
             None => sets.push(("tagline", rusqlite::types::Value::Null)),

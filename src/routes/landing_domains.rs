@@ -151,6 +151,10 @@ pub fn check(errors: &mut Errors, field: &str, url: &str, domains: &[String]) {
     }
 }
 
+/// [`is_domain`] as a JSON Schema pattern (with the 1–253 length bounds beside it).
+pub const DOMAIN_PATTERN: &str =
+    "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$";
+
 /// A domain as a company may list it: lower-case letters, digits and hyphens in dot-separated
 /// labels of 1 to 63 characters, at most 253 in all, no leading or trailing hyphen in a label.
 pub fn is_domain(d: &str) -> bool {

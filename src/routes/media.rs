@@ -14,8 +14,9 @@ use crate::routes::upload::Sent;
 use crate::validate::OneOf;
 use bytes::Bytes;
 use hyper::{HeaderMap, StatusCode};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Media, Level::Read);
 const WRITE: Action = Action::Use(Area::Media, Level::Write);
@@ -130,40 +131,38 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let nullable_int = json!({"type":["integer","null"],"minimum":0});
     vec![
-        super::media_usage::schema(),
-        (
-            "Media",
-            json!({"type":"object","additionalProperties":false,
-            "required":["id","object","company_id","filename","content_type","size_bytes","sha256",
-                "width","height","duration_ms","download_url","created_at"],
-            "properties":{"id":{"type":"string","pattern":"^med_"},"object":{"const":"media"},
-                "company_id":{"type":"string"},"filename":{"type":"string"},
-                "content_type":{"type":"string","enum":CONTENT_TYPES},
-                "size_bytes":{"type":"integer","minimum":0},
-                "sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},
-                "width":nullable_int,"height":nullable_int,"duration_ms":nullable_int,
-                "download_url":{"type":"string","description":"Path of the bytes, relative to the API base."},
-                "created_at":{"type":"string","format":"date-time"}}}),
-        ),
+        crate::jsonschema::named_response::<super::media_usage::Usage>(),
+        crate::jsonschema::named_response::<Media>(),
     ]
 }
 
 /// A media item's metadata as the API returns it. Field order is the order of the JSON members
 /// (`download_url` first, as it always was).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(
+    description = "An uploaded image or video: its metadata; the bytes are at `download_url`."
+)]
 pub struct Media {
+    /// Path of the bytes, relative to the API base.
     download_url: String,
+    #[schemars(transform = Kind::Media)]
     id: String,
+    #[schemars(extend("const" = "media"))]
     object: &'static str,
     company_id: String,
     filename: String,
+    #[schemars(transform = &OneOf(CONTENT_TYPES))]
     content_type: String,
+    #[schemars(range(min = 0))]
     size_bytes: i64,
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
     sha256: String,
+    #[schemars(range(min = 0))]
     width: Option<i64>,
+    #[schemars(range(min = 0))]
     height: Option<i64>,
+    #[schemars(range(min = 0))]
     duration_ms: Option<i64>,
     created_at: Time,
 }

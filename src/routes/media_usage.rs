@@ -6,8 +6,8 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
 
 pub fn route() -> Route {
     Route::get(
@@ -26,19 +26,12 @@ pub fn route() -> Route {
     .ok("MediaUsage")
 }
 
-pub fn schema() -> (&'static str, Value) {
-    let count = json!({"type":"integer","minimum":0});
-    (
-        "MediaUsage",
-        json!({"type":"object","additionalProperties":false,
-            "required":["object","company_id","used_bytes","quota_bytes","available_bytes","media_count"],
-            "properties":{"object":{"const":"media_usage"},"company_id":{"type":"string"},
-                "used_bytes":count,"quota_bytes":count,"available_bytes":count,"media_count":count}}),
-    )
-}
-
-#[derive(Serialize)]
-struct Usage {
+/// How much of its media quota a company uses: the sum of its media's sizes against
+/// `media.quota_bytes_per_company`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "MediaUsage")]
+pub(super) struct Usage {
+    #[schemars(extend("const" = "media_usage"))]
     object: &'static str,
     company_id: String,
     used_bytes: u64,

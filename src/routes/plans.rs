@@ -6,8 +6,9 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, PlanId};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Plans, Level::Read);
 
@@ -40,36 +41,30 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    vec![(
-        "Plan",
-        json!({"type":"object","additionalProperties":false,
-            "required":["id","object","code","name","description","monthly_price_cents","currency",
-                "max_devices","included_tokens_monthly","features","created_at"],
-            "properties":{"id":{"type":"string","pattern":"^plan_"},"object":{"const":"plan"},
-                "code":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
-                "monthly_price_cents":{"type":"integer","minimum":0},"currency":{"type":"string"},
-                "max_devices":{"type":"integer","minimum":1},
-                "included_tokens_monthly":{"type":"integer","minimum":0},
-                "features":{"type":"array","items":{"type":"string"}},
-                "created_at":{"type":"string","format":"date-time"}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Plan>()]
 }
 
 const PLAN_COLUMNS: &str =
     "id, code, name, description, monthly_price_cents, currency, max_devices,
     included_tokens_monthly, features, created_at";
 
-/// A plan as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// A subscription plan and the limits it sets.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Plan {
+    #[schemars(transform = Kind::Plan)]
     id: String,
+    #[schemars(extend("const" = "plan"))]
     object: &'static str,
     code: String,
     name: String,
     description: String,
+    #[schemars(range(min = 0))]
     monthly_price_cents: i64,
     currency: String,
+    #[schemars(range(min = 1))]
     max_devices: i64,
+    #[schemars(range(min = 0))]
     included_tokens_monthly: i64,
     features: Vec<String>,
     created_at: Time,

@@ -14,12 +14,14 @@ use crate::http::ctx::PageRequest;
 use crate::http::router::{one_of_param, param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind, TokenPackId, TypedId};
+use crate::jsonschema::Component;
 use crate::ledger::{self, TokenBalance, TokenTransaction, TX_COLUMNS, TX_KINDS};
 use crate::routes::billing::Charge;
 use crate::routes::crud;
-use crate::validate::{id_schema, OneOf};
+use crate::validate::OneOf;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Tokens, Level::Read);
 const WRITE: Action = Action::Use(Area::Tokens, Level::Write);
@@ -101,50 +103,13 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
+    use crate::jsonschema::{named_body, named_response};
     let mut schemas = vec![
-        (
-            "TokenPack",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","name","tokens","price_cents","currency","created_at"],
-                "properties":{"id":{"type":"string","pattern":"^tpk_"},"object":{"const":"token_pack"},
-                    "name":{"type":"string"},"tokens":{"type":"integer","minimum":1},
-                    "price_cents":{"type":"integer","minimum":0},"currency":{"type":"string"},
-                    "created_at":ts}}),
-        ),
-        (
-            "TokenPackPurchase",
-            json!({"type":"object","additionalProperties":false,"required":["company_id"],
-                "properties":{"company_id":id_schema(Kind::Company)}}),
-        ),
-        (
-            "TokenBalance",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","company_id","balance","updated_at"],
-                "properties":{"object":{"const":"token_balance"},"company_id":{"type":"string"},
-                    "balance":{"type":"integer","minimum":0},"updated_at":ts}}),
-        ),
-        (
-            "TokenTransaction",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","company_id","kind","amount","balance_after","description",
-                    "token_pack_id","promotion_id","charge_id","created_at"],
-                "properties":{"id":{"type":"string","pattern":"^ttx_"},"object":{"const":"token_transaction"},
-                    "company_id":{"type":"string"},"kind":{"type":"string","enum":TX_KINDS},
-                    "amount":{"type":"integer","description":"Positive credits, negative debits."},
-                    "balance_after":{"type":"integer","minimum":0},"description":{"type":"string"},
-                    "token_pack_id":{"type":["string","null"]},"promotion_id":{"type":["string","null"]},
-                    "charge_id":{"type":["string","null"]},"created_at":ts}}),
-        ),
-        (
-            "TokenPurchase",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","transaction","charge","balance"],
-                "properties":{"object":{"const":"token_purchase"},
-                    "transaction":{"$ref":"#/components/schemas/TokenTransaction"},
-                    "charge":{"$ref":"#/components/schemas/Charge"},
-                    "balance":{"$ref":"#/components/schemas/TokenBalance"}}}),
-        ),
+        named_response::<TokenPack>(),
+        named_body::<PurchaseInput>(),
+        named_response::<TokenBalance>(),
+        named_response::<TokenTransaction>(),
+        named_response::<TokenPurchase>(),
     ];
     schemas.extend(summary::schemas());
     schemas.extend(runway::schemas());
@@ -158,11 +123,18 @@ impl crate::http::response::Listed for TokenTransaction {
 }
 
 /// What a purchase returns: the ledger row, the charge on the invoice and the new balance.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct TokenPurchase {
+    #[schemars(extend("const" = "token_purchase"))]
     object: &'static str,
+    /// The ledger entry.
+    #[schemars(transform = Component("TokenTransaction"))]
     transaction: TokenTransaction,
+    /// The charge billed for it.
+    #[schemars(transform = Component("Charge"))]
     charge: Charge,
+    /// Tokens available.
+    #[schemars(transform = Component("TokenBalance"))]
     balance: TokenBalance,
 }
 
@@ -179,9 +151,12 @@ fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::page(rows, &page))
 }
 
-#[derive(Deserialize)]
+/// The company to buy a token pack for.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "TokenPackPurchase")]
 struct PurchaseInput {
+    #[schemars(transform = Kind::Company)]
     company_id: String,
 }
 

@@ -1,38 +1,49 @@
 //! An ad itself: its typed row, its references (media, promotion), and CRUD.
 
-use super::fields::{DEFAULT_DURATION_SECS, HEADLINE, NAME, STATUS, STATUSES};
+use super::fields::{
+    DEFAULT_DURATION_SECS, HEADLINE, MAX_DEVICE_IDS, MAX_DURATION_SECS, NAME, STATUS, STATUSES,
+};
 use crate::http::ctx::PageRequest;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{AdId, DeviceId, Kind, PromotionId, TypedId};
+use crate::ids::{AdId, DeviceId, Kind, NullableId, PromotionId, TypedId};
 use crate::routes::crud::{self, Time};
 use crate::routes::optional::present;
 use crate::validate::Errors;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// An ad as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// An ad of a company: headline, media, linked promotion, and the devices it is assigned to.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Ad {
+    #[schemars(transform = Kind::Ad)]
     id: String,
+    #[schemars(extend("const" = "ad"))]
     object: &'static str,
     company_id: String,
     name: String,
     headline: String,
+    #[schemars(transform = &STATUS)]
     status: String,
     media_id: Option<String>,
     promotion_id: Option<String>,
+    #[schemars(range(min = 1, max = MAX_DURATION_SECS))]
     duration_seconds: i64,
-    /// When the ad may first play (`None`: as soon as it is active).
+    /// When the ad may first play; `null`: as soon as it is active.
     starts_at: Option<Time>,
-    /// When it stops playing (`None`: until it is paused or archived).
+    /// When it stops playing; `null`: until it is paused or archived.
     ends_at: Option<Time>,
     /// Whether screens play it now: active, within its dates, and its promotion (if any) switched
     /// on and within its window.
     on_air: bool,
+    /// Devices the ad is assigned to (at most 100, ascending; see device_count).
+    #[schemars(length(max = MAX_DEVICE_IDS))]
     device_ids: Vec<String>,
+    #[schemars(range(min = 0))]
     device_count: i64,
     created_at: Time,
     updated_at: Time,
-    /// The ETag's version; not a member of the body.
+    // The ETag's version; not a member of the body.
     #[serde(skip)]
     version: i64,
 }
@@ -219,23 +230,41 @@ fn check_references(
     Ok(())
 }
 
-#[derive(Deserialize)]
+/// An ad to create.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AdCreate {
+pub(super) struct AdCreate {
+    #[schemars(transform = Kind::Company)]
     company_id: String,
+    /// What people call the ad.
+    #[schemars(transform = &NAME)]
     name: String,
+    /// The text the screens show.
+    #[schemars(transform = &HEADLINE)]
     headline: String,
+    /// `active` to play once on a screen.
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", transform = &STATUS, extend("default" = "draft"))]
     status: Option<String>,
+    /// Media of the same company, or null for none.
     #[serde(default)]
+    #[schemars(transform = NullableId(Kind::Media))]
     media_id: Option<String>,
+    /// Promotion of the same company to link, or null to unlink.
     #[serde(default)]
+    #[schemars(transform = NullableId(Kind::Promotion))]
     promotion_id: Option<String>,
+    /// Seconds on screen per play.
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 1, max = MAX_DURATION_SECS), extend("default" = DEFAULT_DURATION_SECS))]
     duration_seconds: Option<i64>,
+    /// RFC 3339; null for none.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     starts_at: Option<String>,
+    /// RFC 3339; null for none.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     ends_at: Option<String>,
 }
 
@@ -276,7 +305,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(p) = &input.promotion_id {
         errors.id("/promotion_id", p, Kind::Promotion);
     }
-    errors.range("/duration_seconds", duration, 1, 3600);
+    errors.range("/duration_seconds", duration, 1, MAX_DURATION_SECS);
     let starts = ad_time(&mut errors, "/starts_at", input.starts_at.as_deref());
     let ends = ad_time(&mut errors, "/ends_at", input.ends_at.as_deref());
     check_dates(&mut errors, starts, ends);
@@ -327,24 +356,38 @@ pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&ad).with_etag(ad.version))
 }
 
-#[derive(Deserialize)]
+/// Ad fields to change; absent fields keep their value.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AdUpdate {
+#[schemars(extend("minProperties" = 1))]
+pub(super) struct AdUpdate {
     #[serde(default, deserialize_with = "present")]
+    #[schemars(transform = &NAME)]
     name: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(transform = &HEADLINE)]
     headline: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", transform = &STATUS)]
     status: Option<String>,
+    /// Media of the same company, or null for none.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", transform = NullableId(Kind::Media))]
     media_id: Option<Option<String>>,
+    /// Promotion of the same company to link, or null to unlink.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", transform = NullableId(Kind::Promotion))]
     promotion_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 1, max = MAX_DURATION_SECS))]
     duration_seconds: Option<i64>,
+    /// RFC 3339; null for none.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
     starts_at: Option<Option<String>>,
+    /// RFC 3339; null for none.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
     ends_at: Option<Option<String>>,
 }
 
@@ -386,7 +429,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     }
     if let Some(v) = input.duration_seconds {
-        errors.range("/duration_seconds", v, 1, 3600);
+        errors.range("/duration_seconds", v, 1, MAX_DURATION_SECS);
         sets.push(("duration_seconds", v.into()));
     }
     // `Some(None)`: the date is cleared; `Some(Some(t))`: set.

@@ -9,12 +9,15 @@ use crate::routes::crud;
 use crate::routes::payload::{self, Subject};
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-#[derive(Deserialize)]
+/// The device to put the ad on.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AdAssignmentCreate {
+pub(super) struct AdAssignmentCreate {
+    #[schemars(transform = Kind::Device)]
     device_id: String,
 }
 

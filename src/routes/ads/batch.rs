@@ -16,6 +16,7 @@ use crate::routes::crud::{self, Time};
 use crate::routes::payload::{self, Subject};
 use crate::validate::Errors;
 use rusqlite::{Connection, OptionalExtension};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -23,29 +24,38 @@ use serde_json::{json, Value};
 /// the webhook deliveries they fan out to) of one request stays bounded.
 pub const MAX_BATCH_DEVICES: usize = 100;
 
-#[derive(Deserialize)]
+/// At least one screen, at most 100 in both lists together, each named once.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "AdAssignmentBatchCreate", extend("minProperties" = 1))]
 struct BatchInput {
+    /// Screens (`dev_…`) of the ad's company to put the ad on.
     #[serde(default)]
+    #[schemars(length(max = MAX_BATCH_DEVICES), inner(regex(pattern = Kind::Device.pattern())), extend("uniqueItems" = true))]
     assign_device_ids: Vec<String>,
+    /// Screens (`dev_…`) of the ad's company to take the ad off.
     #[serde(default)]
+    #[schemars(length(max = MAX_BATCH_DEVICES), inner(regex(pattern = Kind::Device.pattern())), extend("uniqueItems" = true))]
     unassign_device_ids: Vec<String>,
 }
 
 /// One screen of a batch, in the order asked (assignments first).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Item {
     device_id: String,
-    /// Whether the screen plays the ad after the write.
+    /// The ad is on the screen after the write.
     assigned: bool,
-    /// False when the screen already was as asked.
+    /// False: it already was.
     changed: bool,
     /// When the assignment was made; null for a screen the ad is not on.
     assigned_at: Option<Time>,
 }
 
-#[derive(Serialize)]
+/// Every screen asked for, assignments first, each with `changed`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "AdAssignmentBatch")]
 struct Batch {
+    #[schemars(extend("const" = "ad_assignment_batch"))]
     object: &'static str,
     ad_id: String,
     company_id: String,
@@ -53,33 +63,9 @@ struct Batch {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ids = |what: &str| {
-        json!({"type":"array","maxItems":MAX_BATCH_DEVICES,"uniqueItems":true,
-            "items":crate::validate::id_schema(Kind::Device),
-            "description":format!("Screens (`dev_…`) of the ad's company to {what}.")})
-    };
     vec![
-        (
-            "AdAssignmentBatchCreate",
-            json!({"type":"object","additionalProperties":false,"minProperties":1,
-                "description":format!("At least one screen, at most {MAX_BATCH_DEVICES} in both lists together, each named once."),
-                "properties":{"assign_device_ids":ids("put the ad on"),
-                    "unassign_device_ids":ids("take the ad off")}}),
-        ),
-        (
-            "AdAssignmentBatch",
-            json!({"type":"object","additionalProperties":false,
-                "description":"Every screen asked for, assignments first, each with `changed`.",
-                "required":["object","ad_id","company_id","devices"],
-                "properties":{"object":{"const":"ad_assignment_batch"},"ad_id":{"type":"string"},
-                    "company_id":{"type":"string"},
-                    "devices":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["device_id","assigned","changed","assigned_at"],
-                        "properties":{"device_id":{"type":"string"},
-                            "assigned":{"type":"boolean","description":"The ad is on the screen after the write."},
-                            "changed":{"type":"boolean","description":"False: it already was."},
-                            "assigned_at":{"type":["string","null"],"format":"date-time"}}}}}}),
-        ),
+        crate::jsonschema::named_body::<BatchInput>(),
+        crate::jsonschema::named_response::<Batch>(),
     ]
 }
 

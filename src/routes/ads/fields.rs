@@ -11,3 +11,5 @@ pub(super) const HEADLINE: Text = Text::new(1, 200);
 /// `device_ids` in an ad lists at most this many; `device_count` has the total.
 pub(super) const MAX_DEVICE_IDS: i64 = 100;
 pub(super) const DEFAULT_DURATION_SECS: i64 = 15;
+/// Seconds on screen per play: 1 to an hour.
+pub(super) const MAX_DURATION_SECS: i64 = 3600;

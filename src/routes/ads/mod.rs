@@ -19,11 +19,10 @@ mod payloads;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{described, id_schema};
 use ad::{create, delete, get, list, update};
 use assignments::{assign, unassign};
-use fields::{DEFAULT_DURATION_SECS, HEADLINE, MAX_DEVICE_IDS, NAME, STATUS};
-use serde_json::{json, Value};
+use fields::STATUS;
+use serde_json::Value;
 
 pub(crate) use ad::page_for_device;
 pub use ad::Ad;
@@ -160,67 +159,14 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let nullable_str = json!({"type":["string","null"]});
-    let ts = json!({"type":"string","format":"date-time"});
-    let date_in = json!({"type":["string","null"],"format":"date-time","description":"RFC 3339; null for none."});
-    let status = STATUS.schema();
-    let duration = json!({"type":"integer","minimum":1,"maximum":3600});
-    let media_ref = json!({"anyOf":[id_schema(Kind::Media),{"type":"null"}],
-        "description":"Media of the same company, or null for none."});
-    let promotion_ref = json!({"anyOf":[id_schema(Kind::Promotion),{"type":"null"}],
-        "description":"Promotion of the same company to link, or null to unlink."});
-    vec![
-        (
-            "Ad",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","company_id","name","headline","status","media_id","promotion_id",
-                    "duration_seconds","starts_at","ends_at","on_air","device_ids","device_count","created_at","updated_at"],
-                "properties":{"id":{"type":"string","pattern":"^ad_"},"object":{"const":"ad"},
-                    "company_id":{"type":"string"},"name":{"type":"string"},"headline":{"type":"string"},
-                    "status":status,"media_id":nullable_str,"promotion_id":nullable_str,
-                    "duration_seconds":duration,
-                    // RFC 3339 (the properties' text says so): a compact schema keeps MCP's answers small.
-                    "starts_at":nullable_str,"ends_at":nullable_str,
-                    "on_air":{"type":"boolean"},
-                    "device_ids":{"type":"array","maxItems":MAX_DEVICE_IDS,"items":{"type":"string"},
-                        "description":"Devices the ad is assigned to (at most 100, ascending; see device_count)."},
-                    "device_count":{"type":"integer","minimum":0},
-                    "created_at":ts,"updated_at":ts}}),
-        ),
-        (
-            "AdCreate",
-            json!({"type":"object","additionalProperties":false,"required":["company_id","name","headline"],
-                "properties":{"company_id":id_schema(Kind::Company),
-                    "name":described(NAME.schema(), "What people call the ad."),
-                    "headline":described(HEADLINE.schema(), "The text the screens show."),
-                    "status":described(STATUS.schema_default("draft"), "`active` to play once on a screen."),
-                    "media_id":media_ref,"promotion_id":promotion_ref,
-                    "duration_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":DEFAULT_DURATION_SECS,
-                        "description":"Seconds on screen per play."},
-                    "starts_at":date_in,"ends_at":date_in}}),
-        ),
-        (
-            "AdUpdate",
-            json!({"type":"object","additionalProperties":false,"minProperties":1,
-                "properties":{"name":NAME.schema(),"headline":HEADLINE.schema(),"status":status,
-                    "media_id":media_ref,"promotion_id":promotion_ref,"duration_seconds":duration,
-                    "starts_at":date_in,"ends_at":date_in}}),
-        ),
-        (
-            "AdAssignmentCreate",
-            json!({"type":"object","additionalProperties":false,"required":["device_id"],
-                "properties":{"device_id":id_schema(Kind::Device)}}),
-        ),
-        (
-            "AdAssignment",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","ad_id","device_id","company_id","assigned_at","newly_assigned"],
-                "properties":{"object":{"const":"ad_assignment"},"ad_id":{"type":"string"},
-                    "device_id":{"type":"string"},"company_id":{"type":"string"},"assigned_at":ts,
-                    "newly_assigned":{"type":"boolean","description":"False when the ad was already assigned to the device."}}}),
-        ),
-    ]
-    .into_iter()
-    .chain(batch::schemas())
-    .collect()
+    use crate::jsonschema::{named_body, named_response};
+    let mut schemas = vec![
+        named_response::<ad::Ad>(),
+        named_body::<ad::AdCreate>(),
+        named_body::<ad::AdUpdate>(),
+        named_body::<assignments::AdAssignmentCreate>(),
+        named_response::<assignment::Assignment<'static>>(),
+    ];
+    schemas.extend(batch::schemas());
+    schemas
 }

@@ -5,15 +5,21 @@ use crate::http::router::{Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{TokenPackId, TypedId};
 use crate::routes::crud::{self, Time};
+use schemars::JsonSchema;
 use serde::Serialize;
 
-/// A token pack of the catalogue. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// A pack of tokens on sale.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub(super) struct TokenPack {
+    #[schemars(transform = crate::ids::Kind::TokenPack)]
     id: String,
+    #[schemars(extend("const" = "token_pack"))]
     object: &'static str,
     name: String,
+    #[schemars(range(min = 1))]
     tokens: i64,
+    #[schemars(range(min = 0))]
     price_cents: i64,
     currency: String,
     created_at: Time,
