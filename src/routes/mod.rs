@@ -27,6 +27,7 @@ pub mod landing;
 pub mod landing_domains;
 pub mod media;
 pub mod media_usage;
+pub mod on_air;
 pub mod openapi;
 pub mod optional;
 pub mod payload;

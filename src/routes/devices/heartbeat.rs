@@ -133,13 +133,19 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.app.db.write(ctx.intent, |tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
         if let Some(Some(ad)) = &input.current_ad_id {
-            let assigned = tx
-                .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
-                .exists([id.as_str(), ad])?;
-            if !assigned {
-                return Err(ApiError::Conflict(format!(
-                    "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
-                )));
+            // The ad on screen now is one the screen plays now (`routes::on_air`).
+            match crate::routes::on_air::on_screen(tx, id.as_str(), ad, now)? {
+                None => {
+                    return Err(ApiError::Conflict(format!(
+                        "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
+                    )))
+                }
+                Some(false) => {
+                    return Err(ApiError::Conflict(format!(
+                        "`/current_ad_id`: ad `{ad}` is not on air now (see its `on_air`), so this device does not play it."
+                    )))
+                }
+                Some(true) => {}
             }
         }
         for (i, e) in reported.iter().enumerate() {
