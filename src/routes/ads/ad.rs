@@ -308,7 +308,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             now
         ])?;
         let ad = load(tx, &id)?;
-        crud::record(tx, &company, "ad.created", "ad", &id, &ad)?;
+        crate::events::record(tx, &company, "ad.created", "ad", &id, &ad)?;
         Ok(Response::created(&ad)
             .with_etag(ad.version)
             .with_header("location", &format!("/ads/{id}")))
@@ -428,7 +428,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?;
         crate::routes::queries::update_versioned(tx, "ads", "id", &id, now, &sets)?;
         let ad = load(tx, &id)?;
-        crud::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
+        crate::events::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
         Ok(Response::ok(&ad).with_etag(ad.version))
     })
 }

@@ -8,7 +8,7 @@ use super::fields::{
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, PlaybackErrorId, TypedId};
 use crate::routes::optional::present;
-use crate::routes::payload::{self, Subject};
+use crate::routes::payload::Subject;
 use crate::validate::Errors;
 use serde::Deserialize;
 use serde_json::json;
@@ -213,13 +213,8 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             id: &id,
             hints: hints.as_object().unwrap_or(&no_hints),
         };
-        payload::record(
-            tx,
-            &subject,
-            "device.heartbeat",
-            "device",
-            super::payloads::heartbeat,
-        )?;
+        let data = super::payloads::heartbeat(&subject)?;
+        crate::events::record(tx, &company, "device.heartbeat", "device", &id, &data)?;
         Ok(Response::ok(&diag))
     })
 }

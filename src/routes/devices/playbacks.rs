@@ -161,7 +161,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let playback = crud::load(tx, &format!("{PLAYBACK_SELECT} WHERE id = ?1"), &pb, |r| {
             Playback::from_row(r)
         })?;
-        crud::record(
+        crate::events::record(
             tx,
             &company,
             "device.playback_recorded",
