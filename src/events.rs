@@ -2,10 +2,15 @@
 //! outbox written with them: one delivery row per event and enabled webhook of the company that
 //! subscribes to its type, so a delivery is never lost across a crash and never made for a change
 //! that rolled back. The sender ([`crate::webhooks`]) is woken once the transaction commits.
+//!
+//! [`record`] is the one way to record an event, for every area and layer: a typed resource, a
+//! payload builder's `data` or a JSON value alike, of a company or of none. The one exception is
+//! [`record_for_webhook`] (see there).
 
 use crate::db::Tx;
 use crate::ids::{self, Kind};
 use rusqlite::Connection;
+use serde::Serialize;
 
 /// Every event type a webhook may subscribe to: each area's, as the area registry declares them.
 pub use crate::areas::EVENT_TYPES;
@@ -14,15 +19,51 @@ pub use crate::areas::EVENT_TYPES;
 /// records names its actor and door.
 pub use crate::db::Origin;
 
-/// Records an event and queues its deliveries. Returns the event id.
+/// Whose event it is: a company's (a `&str` or `&String`), whose subscribed webhooks get a
+/// delivery, or, as `Option<&str>`, possibly no company's (`None`: an account-level key's
+/// `api_key.expired`, an MCP confirmation's expiry), which no webhook delivers.
+pub trait Owner {
+    fn company(&self) -> Option<&str>;
+}
+
+impl Owner for str {
+    fn company(&self) -> Option<&str> {
+        Some(self)
+    }
+}
+
+impl Owner for String {
+    fn company(&self) -> Option<&str> {
+        Some(self)
+    }
+}
+
+impl Owner for Option<&str> {
+    fn company(&self) -> Option<&str> {
+        *self
+    }
+}
+
+impl<T: Owner + ?Sized> Owner for &T {
+    fn company(&self) -> Option<&str> {
+        (**self).company()
+    }
+}
+
+/// Records an event with `payload` as its `data` (a typed resource is written as it serialises:
+/// its field order is the order of the members) and queues its deliveries, in the write's
+/// transaction; its actor and door are the write handle's. Returns the event id.
 pub fn record(
     tx: &Tx,
-    company_id: &str,
+    company: impl Owner,
     event_type: &str,
     resource_type: &str,
     resource_id: &str,
-    payload: &serde_json::Value,
+    payload: &(impl Serialize + ?Sized),
 ) -> rusqlite::Result<String> {
+    let Some(company_id) = company.company() else {
+        return insert_event(tx, None, event_type, resource_type, resource_id, payload);
+    };
     let id = insert_event(
         tx,
         Some(company_id),
@@ -50,6 +91,10 @@ pub fn record(
 
 /// Records an event meant for one webhook only (`webhook.test`), whatever it subscribes to, with
 /// its delivery already claimed by the caller, who sends it at once. Returns the delivery id.
+///
+/// The one exception to [`record`], for one event type: a test delivery is made to the webhook
+/// asked for (not to the company's subscribers, which [`record`] would queue for the worker) and
+/// answers with its attempt, so its delivery row must be claimed in the same write.
 pub fn record_for_webhook(
     tx: &Tx,
     company_id: &str,
@@ -75,30 +120,13 @@ pub fn record_for_webhook(
     )
 }
 
-/// Records an event that may belong to no company (`company_id` NULL): an account-level key's
-/// `api_key.expired`, an MCP confirmation's expiry. No company's webhook delivers those; a
-/// company's event is delivered as [`record`] delivers it.
-pub fn record_for(
-    tx: &Tx,
-    company_id: Option<&str>,
-    event_type: &str,
-    resource_type: &str,
-    resource_id: &str,
-    payload: &serde_json::Value,
-) -> rusqlite::Result<String> {
-    match company_id {
-        Some(company) => record(tx, company, event_type, resource_type, resource_id, payload),
-        None => insert_event(tx, None, event_type, resource_type, resource_id, payload),
-    }
-}
-
 fn insert_event(
     tx: &Tx,
     company_id: Option<&str>,
     event_type: &str,
     resource_type: &str,
     resource_id: &str,
-    payload: &serde_json::Value,
+    payload: &(impl Serialize + ?Sized),
 ) -> rusqlite::Result<String> {
     let id = ids::new_id(Kind::Event);
     // The same compact text as `Display`, written straight into one buffer rather than through

@@ -70,9 +70,10 @@ impl Source for ConfirmationExpiry {
                     "target_id": target_id,
                     "expires_at": crate::time::rfc3339(*expires_at),
                 });
-                crate::events::record_for(
+                // A change of no company: no webhook delivers it.
+                crate::events::record(
                     tx,
-                    None,
+                    None::<&str>,
                     EXPIRED,
                     "mcp_pending_change",
                     short,

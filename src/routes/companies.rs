@@ -609,7 +609,7 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ctx.check_if_match(version)?;
         crate::routes::queries::update_versioned(tx, "brandings", "company_id", &id, now, &sets)?;
         let branding = load_branding(tx, &id)?;
-        crud::record(tx, &id, "branding.updated", "branding", &id, &branding)?;
+        crate::events::record(tx, &*id, "branding.updated", "branding", &id, &branding)?;
         Ok(Response::ok(&branding).with_etag(branding.version))
     })
 }

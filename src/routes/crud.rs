@@ -1,6 +1,6 @@
 //! What every company-owned resource does the same way: find the owner of an id and check the
-//! route's action against it (invisible is 404), load one typed row, delete with `If-Match`, and
-//! record the event. Areas keep only what is their own (their columns, checks and side effects).
+//! route's action against it (invisible is 404), load one typed row, delete with `If-Match` and
+//! record its deletion (with `events::record`, as every event is). Areas keep only what is their own (their columns, checks and side effects).
 
 use crate::events;
 use crate::http::{ApiError, Ctx, Response};
@@ -94,21 +94,6 @@ pub fn load<I: TypedId, T>(
         .ok_or_else(|| ApiError::not_found(I::KIND.what(), id.as_str()))
 }
 
-/// Records an event whose payload is a typed value (a resource, an assignment).
-pub fn record<T: Serialize>(
-    tx: &crate::db::Tx,
-    company: &str,
-    event_type: &str,
-    object: &str,
-    id: &str,
-    payload: &T,
-) -> Result<(), ApiError> {
-    let payload = serde_json::to_value(payload)
-        .map_err(|e| ApiError::Internal(format!("event payload: {e}")))?;
-    events::record(tx, company, event_type, object, id, &payload)?;
-    Ok(())
-}
-
 /// Deletes row `id` of `table` and records `<object>.deleted` with the deletion stub
 /// `{"id", "object", "deleted": true}`.
 pub fn delete_row<I: TypedId>(
@@ -131,14 +116,15 @@ pub fn delete_row<I: TypedId>(
         object,
         deleted: true,
     };
-    record(
+    events::record(
         tx,
         company,
         &format!("{object}.deleted"),
         object,
         id.as_str(),
         &stub,
-    )
+    )?;
+    Ok(())
 }
 
 /// `DELETE /<area>/{id}` of a versioned resource: visible (else 404), `If-Match` against its

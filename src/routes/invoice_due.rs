@@ -4,7 +4,6 @@
 
 use crate::db::DbError;
 use crate::db::WriteIntent;
-use crate::routes::crud;
 use crate::timeline::{failed, Env, Report, Source};
 
 pub struct InvoiceDue;
@@ -47,7 +46,7 @@ impl Source for InvoiceDue {
                 tx.prepare_cached("UPDATE invoices SET status = 'overdue' WHERE id = ?1")?
                     .execute([id])?;
                 let invoice = super::billing::load_invoice(tx, id).map_err(failed)?;
-                crud::record(tx, company, OVERDUE, "invoice", id, &invoice).map_err(failed)?;
+                crate::events::record(tx, company, OVERDUE, "invoice", id, &invoice)?;
             }
             report.count(OVERDUE, due.len() as u64);
             Ok(())

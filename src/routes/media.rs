@@ -441,7 +441,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             sent.write_into(tx, "media", "content", tx.last_insert_rowid())?;
         }
         let media = load(tx, &id)?;
-        crud::record(tx, &company, "media.created", "media", &id, &media)?;
+        crate::events::record(tx, &company, "media.created", "media", &id, &media)?;
         Ok(Response::created(&media).with_header("location", &format!("/media/{id}")))
     })
 }

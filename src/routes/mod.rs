@@ -7,7 +7,7 @@
 //! field specs ([`crate::validate::Text`], [`crate::validate::OneOf`]) give a request schema and
 //! its check; a query filter that takes one of a list is documented from the same const its handler
 //! checks (`one_of_param(name, OneOf(LIST), …)`). What every company-owned resource does alike (owner and visibility, load,
-//! delete, events) is in [`crud`]. Resources of the layers below routes (the ledger's
+//! delete) is in [`crud`]; an event is recorded with `events::record`, the one way. Resources of the layers below routes (the ledger's
 //! transactions and balance) are typed there, with their times as RFC 3339 text.
 
 pub mod account;
@@ -27,6 +27,7 @@ pub mod landing;
 pub mod landing_domains;
 pub mod media;
 pub mod media_usage;
+pub mod on_air;
 pub mod openapi;
 pub mod optional;
 pub mod payload;

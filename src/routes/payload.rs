@@ -142,20 +142,3 @@ pub fn schema_ref(name: &str) -> Value {
 pub fn to_data<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|e| ApiError::Internal(format!("event payload: {e}")))
 }
-
-/// Records `event_type` about the subject, with the `data` its builder returns, and its deliveries,
-/// in `s.conn`: what a transition calls where it does not hold the resource, so that the payload is
-/// the catalogue's. `build` is the builder of the type's entry in its area's `payloads()`. Returns
-/// the event id.
-pub fn record(
-    tx: &crate::db::Tx,
-    s: &Subject<'_>,
-    event_type: &str,
-    resource: &str,
-    build: fn(&Subject<'_>) -> Result<Value, ApiError>,
-) -> Result<String, ApiError> {
-    let data = build(s)?;
-    Ok(crate::events::record(
-        tx, s.company, event_type, resource, s.id, &data,
-    )?)
-}

@@ -8,8 +8,8 @@
 //! the areas (beside [`super::MODULES`], which gathers their routes): an area's entries never import
 //! it, only the pages that list the catalogue do (`GET /webhook-event-types`, the document).
 //! Everything that shows or sends a payload reads this table:
-//! - the transitions record what the builders return ([`super::payload::record`]), or (where the
-//!   write has the resource in hand already) the same loader's value;
+//! - the transitions record (with `events::record`, the one way) what the builders return, or
+//!   (where the write has the resource in hand already) the same loader's value;
 //! - the sandbox's `POST /_sandbox/events` emits any type with them;
 //! - the documentation, `GET /webhook-event-types` and the OpenAPI document's `webhooks`, shows each
 //!   type's schema and an example made by running its builder on the demo world ([`examples`]);

@@ -25,11 +25,12 @@
 use super::playables::{Playable, Slot, Slots, Tally};
 use super::simulated_scans::scans_in;
 use super::simulator::{
-    of_screen, order, play_span, runs_by_screen, up_spans, within, write_slots, GRID, SLOT,
+    of_screen, order, play_span, runs_by_screen, up_spans, write_slots, GRID, SLOT,
 };
 use crate::db::DbError;
 use crate::db::WriteIntent;
 use crate::ids::Kind;
+use crate::routes::on_air::Run;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::Connection;
 
@@ -260,37 +261,30 @@ impl Tally for Grid {
     }
 }
 
-/// The active ads assigned to the account's simulated screens, as they may have played in the
-/// past: from the later of the ad's creation and its assignment, an ad of a promotion only while
-/// the promotion ran.
+/// The ads the account's simulated screens play (`screen_ads`, `routes::on_air`), as they may have
+/// played in the past: from the later of the ad's creation and its assignment, an ad of a
+/// promotion only while the promotion ran. The past's one difference from now: whether a
+/// promotion was switched on comes from its `activated_at` and `deactivated_at` ([`ran`]), not
+/// from its switch now.
 fn playables(tx: &Connection, account: &str) -> Result<Vec<Playable>, DbError> {
-    type Promotion = Option<(i64, i64, bool, Option<i64>, Option<i64>)>;
-    type Dates = (Option<i64>, Option<i64>);
-    let rows: Vec<(Playable, Promotion, Dates)> = tx
+    type Switch = Option<(bool, Option<i64>, Option<i64>)>;
+    let rows: Vec<(Playable, Switch, Run)> = tx
         .prepare_cached(
-            "SELECT x.device_id, d.company_id, a.id, a.duration_seconds,
-                    max(a.created_at, x.assigned_at), a.promotion_id IS NOT NULL,
-                    p.starts_at, p.ends_at, p.active, p.activated_at, p.deactivated_at,
-                    a.starts_at, a.ends_at
+            "SELECT x.device_id, d.company_id, x.ad_id, x.duration_seconds, x.playable_from,
+                    x.promotion_id IS NOT NULL, p.active, p.activated_at, p.deactivated_at,
+                    x.runs_from, x.runs_until
              FROM device_simulations s
              JOIN devices d ON d.id = s.device_id
              JOIN companies c ON c.id = d.company_id
-             JOIN ad_assignments x ON x.device_id = s.device_id
-             JOIN ads a ON a.id = x.ad_id
-             LEFT JOIN promotions p ON p.id = a.promotion_id
-             WHERE c.account_id = ?1 AND a.status = 'active'
-             ORDER BY x.device_id, a.id",
+             JOIN screen_ads x ON x.device_id = s.device_id
+             LEFT JOIN promotions p ON p.id = x.promotion_id
+             WHERE c.account_id = ?1 AND x.status_on
+             ORDER BY x.device_id, x.ad_id",
         )?
         .query_map([account], |r| {
             let promoted: bool = r.get(5)?;
-            let promotion = if promoted {
-                Some((
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get::<_, i64>(8)? == 1,
-                    r.get(9)?,
-                    r.get(10)?,
-                ))
+            let switch = if promoted {
+                Some((r.get::<_, i64>(6)? == 1, r.get(7)?, r.get(8)?))
             } else {
                 None
             };
@@ -303,19 +297,26 @@ fn playables(tx: &Connection, account: &str) -> Result<Vec<Playable>, DbError> {
                     from: r.get(4)?,
                     window: None,
                 },
-                promotion,
-                (r.get(11)?, r.get(12)?),
+                switch,
+                // Switched on as far as the ad goes (`status_on`); the promotion's part is `switch`.
+                Run {
+                    switched_on: true,
+                    from: r.get(9)?,
+                    until: r.get(10)?,
+                },
             ))
         })?
         .collect::<Result<_, _>>()?;
     let mut playables: Vec<Playable> = rows
         .into_iter()
-        .filter_map(|(mut p, promotion, dates)| {
-            let ran = match promotion {
-                None => None,
-                Some((s, e, active, on, off)) => Some(ran((s, e), active, on, off)?),
+        .filter_map(|(mut p, switch, run)| {
+            p.window = match switch {
+                None => run.window(),
+                Some((active, on, off)) => {
+                    let span = run.window().unwrap_or((i64::MIN, i64::MAX));
+                    Some(ran(span, active, on, off)?)
+                }
             };
-            p.window = within(ran, dates);
             Some(p)
         })
         .collect();

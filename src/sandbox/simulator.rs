@@ -11,9 +11,10 @@
 //!   (where diagnostics read them), at one of two instants of the period, fixed per device;
 //! - `offline`, `never_seen`: silent.
 //!
-//! A playing screen plays the active ads assigned to it in rotation (ordered by id, each for its
-//! `duration_seconds`, the cycle anchored at the Unix epoch), an ad with a promotion only while the
-//! promotion is switched on and within its window. Proof-of-play is written as one `playbacks` row
+//! A playing screen plays the ads it plays by the one definition (`routes::on_air`, the view
+//! `screen_ads`: assigned, active, within its dates, its promotion, if any, switched on and within
+//! its window) in rotation (ordered by id, each for its `duration_seconds`, the cycle anchored at
+//! the Unix epoch), each from the later of its creation and its assignment. Proof-of-play is written as one `playbacks` row
 //! per ad, screen and clock hour ([`SLOT`]): the plays that started in that hour and the seconds
 //! played in it. Both sums are additive over time, so a day advanced in one step or in 1,440 steps
 //! writes the same rows.
@@ -28,6 +29,7 @@ use super::playables::{Playable, Slots, Tally};
 use crate::db::{Db, DbError, TransactionState, WriteIntent};
 use crate::ids::{PlaybackErrorId, TypedId};
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
+use crate::routes::on_air::{Run, RUN_COLUMNS};
 use crate::timeline::{Env, Report, Source};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
@@ -149,30 +151,28 @@ fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
     }
 }
 
-/// The active ads assigned to playing screens (one screen, or all), ordered by screen then ad
-/// ([`order`]; the query leaves the order to it, which saves SQLite a temporary b-tree per call).
+/// The ads playing screens (one screen, or all) play, as `screen_ads` defines them (switched on;
+/// `routes::on_air`), ordered by screen then ad ([`order`]; the query leaves the order to it,
+/// which saves SQLite a temporary b-tree per call).
 fn playables(tx: &Connection, device: Option<&str>) -> Result<Vec<Playable>, DbError> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT x.device_id, d.company_id, a.id, a.duration_seconds, p.starts_at, p.ends_at,
-                max(a.created_at, x.assigned_at), a.starts_at, a.ends_at
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT x.device_id, d.company_id, x.ad_id, x.duration_seconds, x.playable_from,
+                {RUN_COLUMNS}
          FROM device_simulations s
          JOIN devices d ON d.id = s.device_id
-         JOIN ad_assignments x ON x.device_id = s.device_id
-         JOIN ads a ON a.id = x.ad_id
-         LEFT JOIN promotions p ON p.id = a.promotion_id
+         JOIN screen_ads x ON x.device_id = s.device_id
          WHERE s.profile IN ('steady', 'flaky', 'failing_playback')
            AND (?1 IS NULL OR s.device_id = ?1)
-           AND a.status = 'active' AND (a.promotion_id IS NULL OR p.active = 1)",
-    )?;
+           AND x.switched_on"
+    ))?;
     let rows = stmt.query_map([device], |r| {
-        let promotion: Option<(i64, i64)> = r.get::<_, Option<i64>>(4)?.zip(r.get(5)?);
         Ok(Playable {
             device: r.get(0)?,
             company: r.get(1)?,
             ad: r.get(2)?,
             duration: r.get::<_, i64>(3)?.max(1),
-            from: r.get(6)?,
-            window: within(promotion, (r.get(7)?, r.get(8)?)),
+            from: r.get(4)?,
+            window: Run::read(r)?.window(),
         })
     })?;
     let mut out: Vec<Playable> = rows.collect::<Result<_, _>>()?;
@@ -212,21 +212,6 @@ fn fleet_playables(db: &Db, tx: &crate::db::Tx) -> Result<Rc<Vec<Playable>>, DbE
 /// simulates changed).
 fn forget_playables(db: &Db, tx: &crate::db::Tx) {
     db.transaction_state(tx, |known: &mut FleetPlayables, _| known.0 = None);
-}
-
-/// The span an ad may play in: its promotion's span (if any) cut to the ad's own dates (each
-/// optional). `None`: no bound at all; an empty span is `(t, t)`, which plays nothing.
-pub(super) fn within(
-    promotion: Option<(i64, i64)>,
-    dates: (Option<i64>, Option<i64>),
-) -> Option<(i64, i64)> {
-    if promotion.is_none() && dates.0.is_none() && dates.1.is_none() {
-        return None;
-    }
-    let (s, e) = promotion.unwrap_or((i64::MIN, i64::MAX));
-    let s = s.max(dates.0.unwrap_or(i64::MIN));
-    let e = e.min(dates.1.unwrap_or(i64::MAX));
-    Some((s, e.max(s)))
 }
 
 /// Seconds of `[0, t)` in which the ad at `start..start + d` of a rotation of `cycle` seconds

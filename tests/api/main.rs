@@ -81,6 +81,7 @@ mod sandbox_timeline;
 mod sandbox_timeline_edges;
 mod sandbox_write_scope;
 mod schemas;
+mod screen_plays;
 mod security_credentials;
 mod security_input;
 mod sign_in_links;

@@ -73,7 +73,7 @@ impl Source for KeyExpiry {
                     "replaced_by": replaced_by,
                     "reason": if replaced_by.is_some() { "rotation_grace_ended" } else { "expires_at" },
                 });
-                crate::events::record_for(tx, company.as_deref(), EXPIRED, "api_key", id, &payload)?;
+                crate::events::record(tx, company.as_deref(), EXPIRED, "api_key", id, &payload)?;
             }
             report.count(EXPIRED, due.len() as u64);
             Ok(())

@@ -7,6 +7,7 @@ use crate::http::ctx::PageRequest;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, DeviceId, Kind, NullableId, PromotionId, TypedId};
 use crate::routes::crud::{self, Time};
+use crate::routes::on_air::Run;
 use crate::routes::optional::present;
 use crate::validate::Errors;
 use schemars::JsonSchema;
@@ -34,7 +35,7 @@ pub struct Ad {
     /// When it stops playing; `null`: until it is paused or archived.
     ends_at: Option<Time>,
     /// Whether screens play it now: active, within its dates, and its promotion (if any) switched
-    /// on and within its window.
+    /// on and within its window (`routes::on_air`, the one definition).
     on_air: bool,
     /// Devices the ad is assigned to (at most 100, ascending; see device_count).
     #[schemars(length(max = MAX_DEVICE_IDS))]
@@ -51,8 +52,9 @@ pub struct Ad {
 const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.media_id,
         a.promotion_id, a.duration_seconds, a.starts_at, a.ends_at, a.created_at, a.updated_at,
         a.version,
-        (SELECT p.active || ' ' || p.starts_at || ' ' || p.ends_at FROM promotions p
-            WHERE p.id = a.promotion_id) AS promotion_run,
+        (SELECT r.switched_on FROM ad_runs r WHERE r.ad_id = a.id) AS switched_on,
+        (SELECT r.runs_from FROM ad_runs r WHERE r.ad_id = a.id) AS runs_from,
+        (SELECT r.runs_until FROM ad_runs r WHERE r.ad_id = a.id) AS runs_until,
         (SELECT count(*) FROM ad_assignments x WHERE x.ad_id = a.id) AS device_count,
         (SELECT group_concat(y.device_id) FROM
             (SELECT device_id FROM ad_assignments WHERE ad_id = a.id ORDER BY device_id LIMIT 100) y)
@@ -70,19 +72,13 @@ impl Ad {
         let status: String = r.get("status")?;
         let starts_at: Option<i64> = r.get("starts_at")?;
         let ends_at: Option<i64> = r.get("ends_at")?;
-        let now = crate::time::now();
-        // `active starts ends` of the promotion, when the ad has one.
-        let promotion_runs = r
-            .get::<Option<String>>("promotion_run")?
-            .map(|run| {
-                let v: Vec<i64> = run.split(' ').filter_map(|x| x.parse().ok()).collect();
-                v.len() == 3 && v[0] == 1 && v[1] <= now && now < v[2]
-            })
-            .unwrap_or(true);
-        let on_air = status == "active"
-            && starts_at.is_none_or(|s| s <= now)
-            && ends_at.is_none_or(|e| now < e)
-            && promotion_runs;
+        // What a screen plays, defined once (`routes::on_air`).
+        let on_air = Run {
+            switched_on: r.get("switched_on")?,
+            from: r.get("runs_from")?,
+            until: r.get("runs_until")?,
+        }
+        .plays_at(crate::time::now());
         Ok(Ad {
             id: r.get("id")?,
             object: "ad",
@@ -341,7 +337,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             now
         ])?;
         let ad = load(tx, &id)?;
-        crud::record(tx, &company, "ad.created", "ad", &id, &ad)?;
+        crate::events::record(tx, &company, "ad.created", "ad", &id, &ad)?;
         Ok(Response::created(&ad)
             .with_etag(ad.version)
             .with_header("location", &format!("/ads/{id}")))
@@ -475,7 +471,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?;
         crate::routes::queries::update_versioned(tx, "ads", "id", &id, now, &sets)?;
         let ad = load(tx, &id)?;
-        crud::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
+        crate::events::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
         Ok(Response::ok(&ad).with_etag(ad.version))
     })
 }

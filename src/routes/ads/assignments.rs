@@ -6,7 +6,7 @@ use super::payloads::unassigned;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
 use crate::routes::crud;
-use crate::routes::payload::{self, Subject};
+use crate::routes::payload::Subject;
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
 use schemars::JsonSchema;
@@ -67,7 +67,7 @@ pub(super) fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?
         .execute(rusqlite::params![device, id, now])?;
         let assigned = assignment(&id, &device, &company, now, true);
-        crud::record(tx, &company, "ad.assigned", "ad", &id, &assigned)?;
+        crate::events::record(tx, &company, "ad.assigned", "ad", &id, &assigned)?;
         Ok(Response::ok(&assigned))
     })
 }
@@ -107,7 +107,15 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             id: &id,
             hints: hints.as_object().unwrap_or(&no_hints),
         };
-        payload::record(tx, &subject, "ad.unassigned", "ad", unassigned)?;
+        let data = unassigned(&subject)?;
+        crate::events::record(
+            tx,
+            subject.company,
+            "ad.unassigned",
+            "ad",
+            subject.id,
+            &data,
+        )?;
         Ok(Response::no_content())
     })
 }

@@ -13,7 +13,7 @@ use super::payloads::unassigned;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
-use crate::routes::payload::{self, Subject};
+use crate::routes::payload::Subject;
 use crate::validate::Errors;
 use rusqlite::{Connection, OptionalExtension};
 use schemars::JsonSchema;
@@ -210,7 +210,7 @@ fn assign_one(
     )?
     .execute(rusqlite::params![device, ad, now])?;
     let assigned = assignment(ad, device, company, now, true);
-    crud::record(tx, company, "ad.assigned", "ad", ad, &assigned)?;
+    crate::events::record(tx, company, "ad.assigned", "ad", ad, &assigned)?;
     Ok(item(true, now))
 }
 
@@ -239,7 +239,15 @@ fn unassign_one(
             id: ad,
             hints: hints.as_object().unwrap_or(&no_hints),
         };
-        payload::record(tx, &subject, "ad.unassigned", "ad", unassigned)?;
+        let data = unassigned(&subject)?;
+        crate::events::record(
+            tx,
+            subject.company,
+            "ad.unassigned",
+            "ad",
+            subject.id,
+            &data,
+        )?;
     }
     Ok(Item {
         device_id: device.to_string(),

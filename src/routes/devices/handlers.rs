@@ -161,7 +161,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             now
         ])?;
         let device = load(tx, &id, clock)?;
-        crud::record(tx, &company, "device.created", "device", &id, &device)?;
+        crate::events::record(tx, &company, "device.created", "device", &id, &device)?;
         Ok(Response::created(&device)
             .with_etag(device.version)
             .with_header("location", &format!("/devices/{id}")))
@@ -235,7 +235,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ctx.check_if_match(owner.version)?;
         crate::routes::queries::update_versioned(tx, "devices", "id", &id, clock.now, &sets)?;
         let device = load(tx, &id, clock)?;
-        crud::record(tx, &owner.company, "device.updated", "device", &id, &device)?;
+        crate::events::record(tx, &owner.company, "device.updated", "device", &id, &device)?;
         Ok(Response::ok(&device).with_etag(device.version))
     })
 }

@@ -8,7 +8,7 @@ use super::fields::{
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, Kind, NullableId, PlaybackErrorId, TypedId};
 use crate::routes::optional::present;
-use crate::routes::payload::{self, Subject};
+use crate::routes::payload::Subject;
 use crate::validate::Errors;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -46,7 +46,7 @@ pub(super) struct Heartbeat {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "String", regex(pattern = "^[0-9A-Za-z.+_-]{1,32}$"))]
     app_version: Option<String>,
-    /// The ad playing now; it must be assigned to this device.
+    /// The ad playing now; it must be assigned to this device and on air (`on_air`).
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
     #[schemars(with = "Option<String>", transform = NullableId(Kind::Ad))]
     current_ad_id: Option<Option<String>>,
@@ -146,13 +146,19 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.app.db.write(ctx.intent, |tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
         if let Some(Some(ad)) = &input.current_ad_id {
-            let assigned = tx
-                .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
-                .exists([id.as_str(), ad])?;
-            if !assigned {
-                return Err(ApiError::Conflict(format!(
-                    "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
-                )));
+            // The ad on screen now is one the screen plays now (`routes::on_air`).
+            match crate::routes::on_air::on_screen(tx, id.as_str(), ad, now)? {
+                None => {
+                    return Err(ApiError::Conflict(format!(
+                        "`/current_ad_id`: ad `{ad}` is not assigned to this device; assign it first."
+                    )))
+                }
+                Some(false) => {
+                    return Err(ApiError::Conflict(format!(
+                        "`/current_ad_id`: ad `{ad}` is not on air now (see its `on_air`), so this device does not play it."
+                    )))
+                }
+                Some(true) => {}
             }
         }
         for (i, e) in reported.iter().enumerate() {
@@ -220,13 +226,8 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             id: &id,
             hints: hints.as_object().unwrap_or(&no_hints),
         };
-        payload::record(
-            tx,
-            &subject,
-            "device.heartbeat",
-            "device",
-            super::payloads::heartbeat,
-        )?;
+        let data = super::payloads::heartbeat(&subject)?;
+        crate::events::record(tx, &company, "device.heartbeat", "device", &id, &data)?;
         Ok(Response::ok(&diag))
     })
 }

@@ -148,7 +148,7 @@ pub fn routes() -> Vec<Route> {
             WRITE,
             playbacks::create,
         )
-        .describe("Record one play a real player made (proof-of-play): the ad (assigned to this device, same company), when it started (not after the sandbox clock) and for how long. Needs `devices:write`. Emits `device.playback_recorded`. Errors: 404 for a device or ad the key cannot see, 409 `ad_not_assigned`, 422 for bad times (`in_future`; `before_ad`: before the ad was created).")
+        .describe("Record one play a real player made (proof-of-play): the ad (assigned to this device, same company), when it started (not after the sandbox clock) and for how long. Needs `devices:write`. Emits `device.playback_recorded`. Errors: 404 for a device or ad the key cannot see, 409 `ad_not_assigned`, 409 `ad_not_on_air` (the ad was not on air when the play started), 422 for bad times (`in_future`; `before_ad`: before the ad was created).")
         .tag("devices")
         .summary("Record a play reported by the device's player: an ad assigned to it, when it started (not after now), how long it played.")
         .body("PlaybackCreate")

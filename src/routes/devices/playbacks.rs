@@ -139,17 +139,27 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 ),
             ));
         }
-        let assigned = tx
-            .prepare_cached("SELECT 1 FROM ad_assignments WHERE device_id = ?1 AND ad_id = ?2")?
-            .exists([id.as_str(), &input.ad_id])?;
-        if !assigned {
-            return Err(ApiError::ConflictCode {
-                code: "ad_not_assigned",
-                detail: format!(
-                    "`/ad_id`: ad `{}` is not assigned to this device; assign it first.",
-                    input.ad_id
-                ),
-            });
+        // A play is of an ad the screen played when it started (`routes::on_air`).
+        match crate::routes::on_air::on_screen(tx, id.as_str(), &input.ad_id, started)? {
+            None => {
+                return Err(ApiError::ConflictCode {
+                    code: "ad_not_assigned",
+                    detail: format!(
+                        "`/ad_id`: ad `{}` is not assigned to this device; assign it first.",
+                        input.ad_id
+                    ),
+                })
+            }
+            Some(false) => {
+                return Err(ApiError::ConflictCode {
+                    code: "ad_not_on_air",
+                    detail: format!(
+                        "`/ad_id`: ad `{}` was not on air at `/started_at` (it must be active, within its dates, and its promotion, if any, switched on and within its window).",
+                        input.ad_id
+                    ),
+                })
+            }
+            Some(true) => {}
         }
         let pb = PlaybackId::generate();
         tx.prepare_cached(
@@ -169,7 +179,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let playback = crud::load(tx, &format!("{PLAYBACK_SELECT} WHERE id = ?1"), &pb, |r| {
             Playback::from_row(r)
         })?;
-        crud::record(
+        crate::events::record(
             tx,
             &company,
             "device.playback_recorded",

@@ -104,6 +104,7 @@ const OTHER_CODES: &[FixedCode] = &[
     c("secret_not_replayable", "409: see the `secret-not-replayable` problem type."),
     c("account_admin_required", "403: see the `account-admin-required` problem type."),
     c("ad_not_assigned", "409: a reported play names an ad that is not assigned to the device."),
+    c("ad_not_on_air", "409: a reported play names an ad the device did not play when the play started: not active, outside its dates, or its promotion switched off or outside its window (the ad's `on_air` rule)."),
     c("qr_code_limit", "409: the promotion already has the most QR codes it may hold (100)."),
     c("balance_changed", "409: the token balance is not the one an MCP confirmation was prepared against (its preview showed another); nothing was written. Only an MCP `confirm_change` binds a posting to a balance; it answers `stale_preview` with a fresh preview."),
     c("delivery_in_flight", "409: an attempt of this webhook delivery is being sent right now; retry when it is recorded."),

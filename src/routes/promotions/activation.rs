@@ -3,7 +3,6 @@
 use super::promotion::{load, load_visible};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::PromotionId;
-use crate::routes::crud;
 use crate::time::rfc3339;
 
 /// Switches a promotion on or off inside one write transaction, after authorization and If-Match.
@@ -42,7 +41,7 @@ fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
             "promotion.deactivated"
         };
         let promo = load(tx, &id, now)?;
-        crud::record(tx, company, event, "promotion", &id, &promo)?;
+        crate::events::record(tx, company, event, "promotion", &id, &promo)?;
         // Switched on inside its window: it starts now (`promotion.started`); switched off: idle.
         super::timeline::rearm(tx, &id, now)?;
         Ok(Response::ok(&promo).with_etag(promo.version))

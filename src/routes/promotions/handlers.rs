@@ -4,7 +4,6 @@ use super::fields::{DESCRIPTION, MAX_ACTIVATION_COST, NAME, STATES};
 use super::promotion::{load, load_visible, Promotion, PROMO_SELECT};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, PromotionId, TypedId};
-use crate::routes::crud;
 use crate::routes::queries::fetch_page;
 use crate::time::parse_rfc3339;
 use crate::validate::{Errors, UrlSchemes};
@@ -171,7 +170,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             now
         ])?;
         let promo = load(tx, &id, now)?;
-        crud::record(tx, &company, "promotion.created", "promotion", &id, &promo)?;
+        crate::events::record(tx, &company, "promotion.created", "promotion", &id, &promo)?;
         Ok(Response::created(&promo).with_etag(promo.version))
     })
 }
@@ -302,7 +301,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         errors.finish()?;
         crate::routes::queries::update_versioned(tx, "promotions", "id", &id, now, &sets)?;
         let promo = load(tx, &id, now)?;
-        crud::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;
+        crate::events::record(tx, &company, "promotion.updated", "promotion", &id, &promo)?;
         super::timeline::rearm(tx, &id, now)?;
         Ok(Response::ok(&promo).with_etag(promo.version))
     })

@@ -423,7 +423,7 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ])?;
         let qr = load(settings, tx, &id)?;
         let payload = created_data(settings, tx, id.as_str())?;
-        crud::record(
+        crate::events::record(
             tx,
             &promo.company_id,
             "qr_code.created",

@@ -13,7 +13,6 @@
 use super::promotion::load;
 use crate::db::DbError;
 use crate::db::WriteIntent;
-use crate::routes::crud;
 use crate::timeline::{failed, Env, Report, Source};
 
 pub struct PromotionWindows;
@@ -103,7 +102,7 @@ fn announce(
             .execute(rusqlite::params![id, phase])?;
         let promo_id = <crate::ids::PromotionId as crate::ids::TypedId>::from_checked(id.clone());
         let promo = load(tx, &promo_id, at).map_err(failed)?;
-        crud::record(tx, &promo.company_id, event, "promotion", id, &promo).map_err(failed)?;
+        crate::events::record(tx, &promo.company_id, event, "promotion", id, &promo)?;
     }
     Ok(ids.len() as u64)
 }
@@ -138,7 +137,7 @@ pub(super) fn rearm(
         .execute(rusqlite::params![&**id, next])?;
     if next == "running" {
         let promo = load(tx, id, now)?;
-        crud::record(tx, &promo.company_id, STARTED, "promotion", id, &promo)?;
+        crate::events::record(tx, &promo.company_id, STARTED, "promotion", id, &promo)?;
     }
     Ok(())
 }

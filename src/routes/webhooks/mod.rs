@@ -22,7 +22,6 @@ use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, TypedId, WebhookId};
 use crate::outbound::{self, TargetPolicy};
-use crate::routes::crud;
 use crate::routes::queries::fetch_page;
 use crate::validate::{id_schema, is_url, url_host, url_pattern, Errors, Text, UrlSchemes};
 use access::{READ, WRITE};
@@ -293,7 +292,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             now
         ])?;
         let hook = load(tx, &id)?;
-        crud::record(tx, &company, "webhook.created", "webhook", &id, &hook)?;
+        crate::events::record(tx, &company, "webhook.created", "webhook", &id, &hook)?;
         let shown = Webhook {
             secret: Some(secret),
             ..hook
@@ -372,7 +371,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ctx.check_if_match(current.version)?;
         crate::routes::queries::update_versioned(tx, "webhooks", "id", &id, now, &sets)?;
         let hook = load(tx, &id)?;
-        crud::record(tx, &company, "webhook.updated", "webhook", &id, &hook)?;
+        crate::events::record(tx, &company, "webhook.updated", "webhook", &id, &hook)?;
         Ok(Response::ok(&hook).with_etag(hook.version))
     })
 }
@@ -384,7 +383,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ctx.check_if_match(current.version)?;
         tx.execute("DELETE FROM webhooks WHERE id = ?1", [&id])?;
         // The deletion event carries the whole (masked) webhook, not the usual stub.
-        crud::record(
+        crate::events::record(
             tx,
             &current.company_id,
             "webhook.deleted",

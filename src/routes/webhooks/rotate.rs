@@ -7,7 +7,6 @@ use super::webhook::{load, load_visible, Webhook};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{TypedId, WebhookId};
-use crate::routes::crud;
 
 pub fn routes() -> Vec<Route> {
     vec![Route::post(
@@ -37,7 +36,7 @@ fn rotate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?
         .execute(rusqlite::params![id.as_str(), grace_until, secret, now])?;
         let hook = load(tx, &id)?;
-        crud::record(
+        crate::events::record(
             tx,
             &current.company_id,
             "webhook.updated",

@@ -206,7 +206,7 @@ async function play() {
     await show(ad);
     if (changed) {
       // The platform knows what the screen shows the moment it changes.
-      heartbeat().catch((e) => { document.body.dataset.lastError = e.message; });
+      heartbeat().catch((e) => { document.body.dataset.lastError = e.message; offAir(e); });
       count("adChanges");
     }
     const seconds = slotParam >= 1 ? Math.floor(slotParam) : ad.duration_seconds;
@@ -223,8 +223,15 @@ async function play() {
     } catch (e) {
       document.body.dataset.lastError = e.message;
       if (e.status === 401) return;
+      offAir(e);
     }
   }
+}
+
+/** A 409 says the ad is no longer on air here (the API's `on_air`, which the heartbeat and the
+ * play are held to): the playlist is read again rather than kept until it expires. */
+function offAir(e) {
+  if (e.status === 409) playlist = null;
 }
 
 function askForCredential(reason) {
