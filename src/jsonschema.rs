@@ -166,6 +166,20 @@ impl schemars::transform::Transform for Component {
     }
 }
 
+/// A list's item rule: `#[schemars(transform = Items(&OneOf(EVENT_TYPES)))]` applies the inner
+/// transform to `items` (schemars' `inner(…)` takes only its own validation keywords).
+pub struct Items<T>(pub T);
+
+impl<T: schemars::transform::Transform> schemars::transform::Transform for Items<T> {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        if let Some(items) = schema.get_mut("items") {
+            if let Ok(items) = <&mut schemars::Schema>::try_from(items) {
+                self.0.transform(items);
+            }
+        }
+    }
+}
+
 /// A list of another named component: `#[schemars(transform = ListOf("Charge"))]`.
 pub struct ListOf(pub &'static str);
 

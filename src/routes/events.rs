@@ -12,8 +12,9 @@ use crate::ids::Kind;
 use crate::routes::crud::{self, Time};
 use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const READ: Action = Action::Use(Area::Webhooks, Level::Read);
 
@@ -44,21 +45,36 @@ pub fn routes() -> Vec<Route> {
         .ok("EventList")]
 }
 
-#[derive(Serialize)]
+/// A domain event: what changed, the object it concerns, who caused it and through which door.
+#[derive(Serialize, JsonSchema)]
 struct Event {
+    #[schemars(transform = Kind::Event)]
     id: String,
+    #[schemars(extend("const" = "event"))]
     object: &'static str,
     #[serde(rename = "type")]
+    #[schemars(transform = &crate::validate::OneOf(EVENT_TYPES))]
     event_type: String,
     company_id: String,
     resource_type: String,
     resource_id: String,
-    /// The object's name now (a device's or ad's name, a QR code's promotion and label, a play's ad
-    /// and screen), for people.
+    /// The object's name as it is now (a device's or ad's name, a QR code's promotion and label, a
+    /// media file name, a play's ad and screen, a token transaction's description); null once it
+    /// is deleted.
     resource_name: Option<String>,
+    /// The object as the event recorded it.
     data: Value,
+    /// The key or user id that caused it (`key_…`, `usr_…`); null for the sandbox itself and for
+    /// events older than this field.
     actor: Option<String>,
+    /// Who did it, for people: the key's or user's name; `simulated fleet` (screens coming and
+    /// going), `simulated scans` or `sandbox clock` (what else time brought) for the sandbox
+    /// itself; `a phone (short link)` for a scan of a QR code's short link; `unknown` for old
+    /// events.
     actor_name: String,
+    /// `rest`, `mcp`, `sandbox` (the clock's transitions, the simulated fleet), or `unknown` for
+    /// events recorded before this field existed.
+    #[schemars(transform = &crate::validate::OneOf(&["rest", "mcp", "sandbox", "unknown"]))]
     via: String,
     created_at: Time,
 }
@@ -169,18 +185,5 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    vec![(
-        "Event",
-        json!({"type":"object","additionalProperties":false,
-        "required":["id","object","type","company_id","resource_type","resource_id","resource_name","data","actor","actor_name","via","created_at"],
-        "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
-            "type":{"type":"string","enum":EVENT_TYPES},
-            "company_id":{"type":"string"},"resource_type":{"type":"string"},"resource_id":{"type":"string"},
-            "resource_name":{"type":["string","null"],"description":"The object's name as it is now (a device's or ad's name, a QR code's promotion and label, a media file name, a play's ad and screen, a token transaction's description); null once it is deleted."},
-            "data":{"description":"The object as the event recorded it."},
-            "actor":{"type":["string","null"],"description":"The key or user id that caused it (`key_…`, `usr_…`); null for the sandbox itself and for events older than this field."},
-            "actor_name":{"type":"string","description":"Who did it, for people: the key's or user's name; `simulated fleet` (screens coming and going), `simulated scans` or `sandbox clock` (what else time brought) for the sandbox itself; `a phone (short link)` for a scan of a QR code's short link; `unknown` for old events."},
-            "via":{"type":"string","enum":["rest","mcp","sandbox","unknown"],"description":"`rest`, `mcp`, `sandbox` (the clock's transitions, the simulated fleet), or `unknown` for events recorded before this field existed."},
-            "created_at":{"type":"string","format":"date-time"}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Event>()]
 }

@@ -6,7 +6,8 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, PromotionId, TypedId};
 use crate::routes::queries::fetch_page;
 use crate::time::parse_rfc3339;
-use crate::validate::{Errors, UrlSchemes};
+use crate::validate::{url_pattern, Errors, UrlSchemes};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -100,19 +101,35 @@ fn check_window(errors: &mut Errors, starts_at: i64, ends_at: i64) {
     }
 }
 
-#[derive(Deserialize)]
+/// A promotion to create (it starts inactive).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PromotionCreate {
+pub(super) struct PromotionCreate {
+    #[schemars(transform = Kind::Company)]
     company_id: String,
+    /// What people call it.
+    #[schemars(transform = &NAME)]
     name: String,
+    /// The offer, in words shown to people.
+    #[schemars(transform = &DESCRIPTION)]
     description: String,
-    /// Absent or `null`: the sandbox's landing page.
+    /// Where its QR codes send people.
+    // Absent or `null`: the sandbox's landing page.
     #[serde(default)]
+    #[schemars(length(min = 8, max = 2048), regex(pattern = url_pattern(UrlSchemes::Web)))]
     landing_url: Option<String>,
+    /// Percent off, or null for none.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     discount_percent: Option<i64>,
+    /// Tokens spent when it is activated.
+    #[schemars(range(min = 0, max = MAX_ACTIVATION_COST))]
     activation_cost_tokens: i64,
+    /// When it starts (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
     starts_at: String,
+    /// Must be after `starts_at`.
+    #[schemars(extend("format" = "date-time"))]
     ends_at: String,
 }
 
@@ -175,24 +192,34 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
-/// PATCH fields: absent keeps, a value sets. `null` is accepted only for `discount_percent` (no
-/// discount) and `landing_url` (the sandbox's landing page).
-#[derive(Deserialize)]
+/// Promotion fields to change; absent fields keep their value. `null` is accepted only for
+/// `discount_percent` (no discount) and `landing_url` (the sandbox's landing page).
+// `null` is read (not refused by serde) so that a field that cannot be cleared is a 422 naming it.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PromotionUpdate {
+#[schemars(extend("minProperties" = 1))]
+pub(super) struct PromotionUpdate {
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "String", transform = &NAME)]
     name: Option<Option<String>>,
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "String", transform = &DESCRIPTION)]
     description: Option<Option<String>>,
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<String>", length(min = 8, max = 2048), regex(pattern = url_pattern(UrlSchemes::Web)))]
     landing_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Option<i64>", range(min = 1, max = 100))]
     discount_percent: Option<Option<i64>>,
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_ACTIVATION_COST))]
     activation_cost_tokens: Option<Option<i64>>,
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     starts_at: Option<Option<String>>,
+    /// Must be after `starts_at`.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     ends_at: Option<Option<String>>,
 }
 

@@ -28,9 +28,9 @@ mod timeline;
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use crate::validate::{described, id_schema, url_pattern, OneOf, UrlSchemes};
+use crate::validate::OneOf;
 use activation::{activate, deactivate};
-use fields::{DESCRIPTION, NAME, QR_FORMATS, QR_LABEL};
+use fields::QR_FORMATS;
 pub use fields::{MAX_ACTIVATION_COST, STATES};
 use handlers::{create, get, list, update};
 pub use payloads::payloads;
@@ -39,7 +39,7 @@ use qr_codes::{create_qr_code, delete_qr_code, get_qr_code, list_qr_codes};
 use qr_image::qr_image;
 pub use qr_image::{qr_png, qr_svg};
 use scans::{list_scans, report};
-use serde_json::{json, Value};
+use serde_json::Value;
 pub use timeline::PromotionWindows;
 
 const READ: Action = Action::Use(Area::Promotions, Level::Read);
@@ -240,110 +240,15 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let ts_null = json!({"type":["string","null"],"format":"date-time"});
-    let fields = json!({
-        "name":NAME.schema(),
-        "description":DESCRIPTION.schema(),
-        "landing_url":{"type":["string","null"],"minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web)},
-        "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
-        "activation_cost_tokens":{"type":"integer","minimum":0,"maximum":MAX_ACTIVATION_COST},
-        "starts_at":{"type":"string","format":"date-time"},
-        "ends_at":{"type":"string","format":"date-time","description":"Must be after `starts_at`."}
-    });
-    let utm_value = qr_codes::UTM_VALUE.schema();
-    let utm_in: serde_json::Map<String, Value> = qr_codes::UTM_KEYS
-        .iter()
-        .map(|k| (k.to_string(), utm_value.clone()))
-        .collect();
-    let utm_in = json!({"type":"object","additionalProperties":false,"properties":utm_in,
-        "description":"UTM parameters appended to the target URL on redirect (`utm_source`, …), in this order."});
-    let by_class: serde_json::Map<String, Value> = scans::AGENT_CLASSES
-        .iter()
-        .map(|k| (k.to_string(), json!({"type":"integer","minimum":0})))
-        .collect();
-    let mut create_fields = fields.clone();
-    create_fields["company_id"] = id_schema(Kind::Company);
-    // A new promotion's fields are arguments of their own to an assistant: each says what it is.
-    for (field, words) in [
-        ("name", "What people call it."),
-        ("description", "The offer, in words shown to people."),
-        ("landing_url", "Where its QR codes send people."),
-        ("discount_percent", "Percent off, or null for none."),
-        (
-            "activation_cost_tokens",
-            "Tokens spent when it is activated.",
-        ),
-        ("starts_at", "When it starts (RFC 3339)."),
-    ] {
-        create_fields[field]["description"] = json!(words);
-    }
+    use crate::jsonschema::{named_body, named_response};
     let mut all = vec![
-        (
-            "Promotion",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","company_id","name","description","landing_url","discount_percent",
-                    "activation_cost_tokens","active","state","starts_at","ends_at","activated_at",
-                    "deactivated_at","qr_code_count","created_at","updated_at"],
-                "properties":{"id":{"type":"string","pattern":"^promo_"},"object":{"const":"promotion"},
-                    "company_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
-                    "landing_url":{"type":["string","null"]},
-                    "discount_percent":{"type":["integer","null"],"minimum":1,"maximum":100},
-                    "activation_cost_tokens":{"type":"integer","minimum":0},
-                    "active":{"type":"boolean","description":"The on/off switch; see `state` for whether it runs now."},
-                    "state":OneOf(STATES).schema(),
-                    "starts_at":ts,"ends_at":ts,"activated_at":ts_null,"deactivated_at":ts_null,
-                    "qr_code_count":{"type":"integer","minimum":0},
-                    "created_at":ts,"updated_at":ts}}),
-        ),
-        (
-            "PromotionCreate",
-            json!({"type":"object","additionalProperties":false,
-                "required":["company_id","name","description","activation_cost_tokens","starts_at","ends_at"],
-                "properties":create_fields}),
-        ),
-        (
-            "PromotionUpdate",
-            json!({"type":"object","additionalProperties":false,"minProperties":1,"properties":fields}),
-        ),
-        ("QrCode", qr_codes::schema()),
-        (
-            "QrCodeCreate",
-            json!({"type":"object","additionalProperties":false,
-                "properties":{
-                    "label":described(QR_LABEL.schema(), "Where the code hangs, e.g. `Door`."),
-                    "target_url":{"type":"string","minLength":8,"maxLength":2048,"pattern":url_pattern(UrlSchemes::Web),
-                        "description":"Default: the promotion's landing URL. Must be on the landing URL's host (and port). A promotion without a landing URL lands on the sandbox's page (`/l/{code}`): leave this out."},
-                    "utm":utm_in}}),
-        ),
-        (
-            "QrScan",
-            json!({"type":"object","additionalProperties":false,
-                "required":["id","object","qr_code_id","scanned_at","agent_class"],
-                "properties":{"id":{"type":"string","pattern":"^qrs_"},"object":{"const":"qr_scan"},
-                    "qr_code_id":{"type":"string"},"scanned_at":ts,
-                    "agent_class":OneOf(scans::AGENT_CLASSES).schema()}}),
-        ),
-        (
-            "PromotionReport",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","promotion_id","generated_at","qr_code_count","scan_count","last_scanned_at",
-                    "scans_per_day","scans_by_agent_class","qr_codes"],
-                "properties":{"object":{"const":"promotion_report"},"promotion_id":{"type":"string"},
-                    "generated_at":ts,"qr_code_count":{"type":"integer","minimum":0},
-                    "scan_count":{"type":"integer","minimum":0},"last_scanned_at":ts_null,
-                    "scans_per_day":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["date","scans"],"properties":{"date":{"type":"string","format":"date"},
-                        "scans":{"type":"integer","minimum":1}}}},
-                    "scans_by_agent_class":{"type":"object","additionalProperties":false,
-                        "required":scans::AGENT_CLASSES,
-                        "properties":by_class},
-                    "qr_codes":{"type":"array","items":{"type":"object","additionalProperties":false,
-                        "required":["id","label","code","scan_count","last_scanned_at"],
-                        "properties":{"id":{"type":"string","pattern":"^qr_"},"label":{"type":"string"},
-                            "code":{"type":"string"},"scan_count":{"type":"integer","minimum":0},
-                            "last_scanned_at":ts_null}}}}}),
-        ),
+        named_response::<promotion::Promotion>(),
+        named_body::<handlers::PromotionCreate>(),
+        named_body::<handlers::PromotionUpdate>(),
+        named_response::<qr_codes::QrCode>(),
+        named_body::<qr_codes::QrCodeCreate>(),
+        named_response::<scans::QrScan>(),
+        named_response::<scans::Report>(),
     ];
     all.extend(ranking::schemas());
     all

@@ -43,7 +43,7 @@ fn qr_created(s: &Subject<'_>) -> Result<Value, ApiError> {
 
 /// The `QrCode` schema without `image_svg`.
 fn qr_code_schema() -> Value {
-    let mut schema = super::qr_codes::schema();
+    let mut schema = crate::jsonschema::response::<super::qr_codes::QrCode>();
     if let Some(props) = schema["properties"].as_object_mut() {
         props.remove("image_svg");
     }

@@ -1,35 +1,47 @@
 //! A promotion itself: its typed row, its derived state, and its loaders. Below the handlers, the
 //! windows' timeline and the area's payloads; it imports none of them.
 
+use super::fields::STATES;
 use crate::http::response::Listed;
 use crate::http::{ApiError, Ctx};
+use crate::ids::Kind;
 use crate::ids::PromotionId;
 use crate::routes::crud::{self, Time};
+use crate::validate::OneOf;
 use rusqlite::Connection;
+use schemars::JsonSchema;
 use serde::Serialize;
 
-/// A promotion as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+/// A time-boxed offer shown through QR codes, with its derived state.
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Promotion {
+    #[schemars(transform = Kind::Promotion)]
     id: String,
+    #[schemars(extend("const" = "promotion"))]
     object: &'static str,
     pub(super) company_id: String,
     pub(super) name: String,
     description: String,
-    /// `None`: the sandbox's own landing page (stored as the empty string).
+    // `None`: the sandbox's own landing page (stored as the empty string).
     pub(super) landing_url: Option<String>,
+    #[schemars(range(min = 1, max = 100))]
     discount_percent: Option<i64>,
+    #[schemars(range(min = 0))]
     pub(super) activation_cost_tokens: i64,
+    /// The on/off switch; see `state` for whether it runs now.
     pub(super) active: bool,
+    #[schemars(transform = &OneOf(STATES))]
     pub(super) state: &'static str,
     pub(super) starts_at: Time,
     pub(super) ends_at: Time,
     activated_at: Option<Time>,
     deactivated_at: Option<Time>,
+    #[schemars(range(min = 0))]
     qr_code_count: i64,
     created_at: Time,
     updated_at: Time,
-    /// The ETag's version; not a member of the body.
+    // The ETag's version; not a member of the body.
     #[serde(skip)]
     pub(super) version: i64,
 }

@@ -16,11 +16,12 @@ use super::qr_image::qr_svg;
 use crate::http::response::Listed;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{PromotionId, QrCodeId, TypedId};
+use crate::jsonschema::or_null;
 use crate::routes::crud::{self, Named, Time};
 use crate::validate::{is_url, Errors, Text, UrlSchemes};
 use rusqlite::Connection;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 /// Characters of a new short code: 62^10 ≈ 8·10^17 codes, so guessing one is hopeless.
 pub const CODE_LEN: usize = 10;
@@ -32,18 +33,23 @@ pub const UTM_VALUE: Text = Text::new(1, 100);
 pub const UTM_KEYS: &[&str] = &["source", "medium", "campaign", "term", "content"];
 
 /// The UTM parameters of a code; `null` when not set.
-#[derive(Serialize, Deserialize, Default, Clone)]
+#[derive(Serialize, Deserialize, Default, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Utm {
     #[serde(default)]
+    #[schemars(transform = &UTM_VALUE, transform = or_null)]
     pub source: Option<String>,
     #[serde(default)]
+    #[schemars(transform = &UTM_VALUE, transform = or_null)]
     pub medium: Option<String>,
     #[serde(default)]
+    #[schemars(transform = &UTM_VALUE, transform = or_null)]
     pub campaign: Option<String>,
     #[serde(default)]
+    #[schemars(transform = &UTM_VALUE, transform = or_null)]
     pub term: Option<String>,
     #[serde(default)]
+    #[schemars(transform = &UTM_VALUE, transform = or_null)]
     pub content: Option<String>,
 }
 
@@ -59,21 +65,34 @@ impl Utm {
     }
 }
 
-/// A QR code as the API returns it. Field order is the order of the JSON members.
-#[derive(Serialize)]
+// Field order is the order of the JSON members.
+/// A QR code of a promotion: its target URL and an inline SVG.
+#[derive(Serialize, JsonSchema)]
 pub(super) struct QrCode {
+    #[schemars(transform = crate::ids::Kind::QrCode)]
     id: String,
+    #[schemars(extend("const" = "qr_code"))]
     object: &'static str,
     promotion_id: String,
     label: String,
+    /// The short code: `short_url` is `{server.public_base_url}/q/{code}`.
+    #[schemars(regex(pattern = "^[0-9A-Za-z]{8,32}$"))]
     code: String,
+    /// What the images encode; opening it counts a scan and redirects to `redirect_url`.
     short_url: String,
+    /// Where the code leads: on the promotion's landing host, or the sandbox's landing page
+    /// `{server.public_base_url}/l/{code}` when the promotion has no landing URL.
     target_url: String,
+    /// The UTM parameters of the code; `null` when not set.
     utm: Utm,
+    /// `target_url` with the UTM parameters: where a scan lands.
     redirect_url: String,
+    #[schemars(range(min = 0))]
     scan_count: i64,
     last_scanned_at: Option<Time>,
+    /// The QR code as an SVG document.
     image_svg: String,
+    /// Path of the PNG rendering.
     image_png_url: String,
     created_at: Time,
     #[serde(skip)]
@@ -95,31 +114,6 @@ const QR_SELECT: &str = "SELECT q.id, q.promotion_id, p.company_id, q.label, q.c
 
 /// The `QrCode` schema: a code as [`QrCode`] serializes it, its image included. The area's
 /// schemas name it; `qr_code.created` shows it without the image.
-pub(super) fn schema() -> Value {
-    let ts = json!({"type":"string","format":"date-time"});
-    let ts_null = json!({"type":["string","null"],"format":"date-time"});
-    let utm_null: serde_json::Map<String, Value> = UTM_KEYS
-        .iter()
-        .map(|k| (k.to_string(), json!({"type":["string","null"]})))
-        .collect();
-    let utm_out = json!({"type":"object","additionalProperties":false,"required":UTM_KEYS,
-        "properties":utm_null});
-    json!({"type":"object","additionalProperties":false,
-        "required":["id","object","promotion_id","label","code","short_url","target_url","utm","redirect_url",
-            "scan_count","last_scanned_at","image_svg","image_png_url","created_at"],
-        "properties":{"id":{"type":"string","pattern":"^qr_"},"object":{"const":"qr_code"},
-            "promotion_id":{"type":"string"},"label":{"type":"string"},
-            "code":{"type":"string","pattern":"^[0-9A-Za-z]{8,32}$","description":"The short code: `short_url` is `{server.public_base_url}/q/{code}`."},
-            "short_url":{"type":"string","description":"What the images encode; opening it counts a scan and redirects to `redirect_url`."},
-            "target_url":{"type":"string","description":"Where the code leads: on the promotion's landing host, or the sandbox's landing page `{server.public_base_url}/l/{code}` when the promotion has no landing URL."},
-            "utm":utm_out,
-            "redirect_url":{"type":"string","description":"`target_url` with the UTM parameters: where a scan lands."},
-            "scan_count":{"type":"integer","minimum":0},
-            "last_scanned_at":ts_null,
-            "image_svg":{"type":"string","description":"The QR code as an SVG document."},
-            "image_png_url":{"type":"string","description":"Path of the PNG rendering."},
-            "created_at":ts}})
-}
 
 impl QrCode {
     /// Reads a row of [`QR_SELECT`]; a row whose image cannot be drawn is an internal error.
@@ -241,14 +235,22 @@ pub(super) fn delete_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
-#[derive(Deserialize)]
+/// A QR code to make for the promotion; every member optional.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct QrCodeCreate {
+pub(super) struct QrCodeCreate {
+    /// Where the code hangs, e.g. `Door`.
     #[serde(default)]
+    #[schemars(transform = &QR_LABEL)]
     label: Option<String>,
+    /// Default: the promotion's landing URL. Must be on the landing URL's host (and port). A
+    /// promotion without a landing URL lands on the sandbox's page (`/l/{code}`): leave this out.
     #[serde(default)]
+    #[schemars(with = "String", length(min = 8, max = 2048), regex(pattern = crate::validate::url_pattern(UrlSchemes::Web)))]
     target_url: Option<String>,
+    /// UTM parameters appended to the target URL on redirect (`utm_source`, …), in this order.
     #[serde(default)]
+    #[schemars(with = "Utm")]
     utm: Option<Utm>,
 }
 

@@ -6,8 +6,9 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
 use crate::routes::crud::Time;
 use crate::routes::date_range;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const DEFAULT_LIMIT: i64 = 10;
 const MAX_LIMIT: i64 = 100;
@@ -35,24 +36,35 @@ pub(super) fn route() -> Route {
         .ok("QrCodeRanking")
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Ranked {
+    /// 1 for the most scanned.
+    #[schemars(range(min = 1))]
     rank: i64,
     qr_code_id: String,
     label: String,
+    /// The link the code encodes (`GET /q/{code}`).
+    #[schemars(extend("format" = "uri"))]
     short_url: String,
     promotion_id: String,
+    /// The name of the code's promotion.
     promotion_name: String,
     company_id: String,
+    /// All time, or in the window.
+    #[schemars(range(min = 0))]
     scans: i64,
     last_scanned_at: Option<Time>,
 }
 
-#[derive(Serialize)]
+/// QR codes ranked by scans, most scanned first; `from`/`to` are the window, null for all time.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "QrCodeRanking")]
 struct Ranking {
+    #[schemars(extend("const" = "qr_code_ranking"))]
     object: &'static str,
     from: Option<Time>,
     to: Option<Time>,
+    /// The codes, most scanned first (ties: the code made first).
     codes: Vec<Ranked>,
 }
 
@@ -121,20 +133,5 @@ fn ranking(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {
-    let ts_null = json!({"type": ["string", "null"], "format": "date-time"});
-    vec![(
-        "QrCodeRanking",
-        json!({"type":"object","additionalProperties":false,"required":["object","from","to","codes"],
-            "description":"QR codes ranked by scans, most scanned first; `from`/`to` are the window, null for all time.",
-            "properties":{"object":{"const":"qr_code_ranking"},"from":ts_null,"to":ts_null,
-                "codes":{"type":"array","description":"The codes, most scanned first (ties: the code made first).","items":{"type":"object","additionalProperties":false,
-                    "required":["rank","qr_code_id","label","short_url","promotion_id","promotion_name",
-                        "company_id","scans","last_scanned_at"],
-                    "properties":{"rank":{"type":"integer","minimum":1,"description":"1 for the most scanned."},"qr_code_id":{"type":"string"},
-                        "label":{"type":"string"},"short_url":{"type":"string","format":"uri","description":"The link the code encodes (`GET /q/{code}`)."},
-                        "promotion_id":{"type":"string"},"promotion_name":{"type":"string","description":"The name of the code's promotion."},
-                        "company_id":{"type":"string"},
-                        "scans":{"type":"integer","minimum":0,"description":"All time, or in the window."},
-                        "last_scanned_at":ts_null}}}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Ranking>()]
 }

@@ -9,6 +9,7 @@ use crate::http::response::Listed;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{PromotionId, QrCodeId, TypedId};
 use crate::routes::crud::{self, Time};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// The user-agent classes a scan is counted under (see `crate::routes::scan::agent_class`).
@@ -16,13 +17,16 @@ pub const AGENT_CLASSES: &[&str] = &["ios", "android", "desktop", "bot", "other"
 /// Days the report's `scans_per_day` reaches back, today included.
 pub const REPORT_DAYS: i64 = 90;
 
-/// One scan as the API returns it.
-#[derive(Serialize)]
-struct QrScan {
+/// One scan of a QR code's short link: when, and the class of the scanning device. No IP address.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct QrScan {
+    #[schemars(transform = crate::ids::Kind::QrScan)]
     id: String,
+    #[schemars(extend("const" = "qr_scan"))]
     object: &'static str,
     qr_code_id: String,
     scanned_at: Time,
+    #[schemars(transform = &crate::validate::OneOf(AGENT_CLASSES))]
     agent_class: String,
 }
 
@@ -61,32 +65,56 @@ pub(super) fn list_scans(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::page(items, &page))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Day {
+    #[schemars(extend("format" = "date"))]
     date: String,
+    #[schemars(range(min = 1))]
     scans: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct CodeTotal {
+    #[schemars(transform = crate::ids::Kind::QrCode)]
     id: String,
     label: String,
     code: String,
+    #[schemars(range(min = 0))]
     scan_count: i64,
     last_scanned_at: Option<Time>,
 }
 
-#[derive(Serialize)]
-struct Report {
+/// A promotion's scans: the total, per UTC day, per user-agent class and per code.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PromotionReport")]
+pub(super) struct Report {
+    #[schemars(extend("const" = "promotion_report"))]
     object: &'static str,
     promotion_id: String,
     generated_at: Time,
     qr_code_count: usize,
+    #[schemars(range(min = 0))]
     scan_count: i64,
     last_scanned_at: Option<Time>,
     scans_per_day: Vec<Day>,
+    #[schemars(transform = count_per_agent_class)]
     scans_by_agent_class: serde_json::Map<String, serde_json::Value>,
     qr_codes: Vec<CodeTotal>,
+}
+
+/// `scans_by_agent_class`: a count under every class, each always present.
+fn count_per_agent_class(schema: &mut schemars::Schema) {
+    let properties: serde_json::Map<String, serde_json::Value> = AGENT_CLASSES
+        .iter()
+        .map(|k| {
+            (
+                k.to_string(),
+                serde_json::json!({"type": "integer", "minimum": 0}),
+            )
+        })
+        .collect();
+    *schema = schemars::json_schema!({"type": "object", "additionalProperties": false,
+        "required": AGENT_CLASSES, "properties": properties});
 }
 
 /// `YYYY-MM-DD` of a day number (days since 1970-01-01, UTC).

@@ -17,6 +17,7 @@ use crate::ids::{Kind, TypedId, WebhookDeliveryId, WebhookId};
 use crate::routes::crud::Time;
 use crate::webhooks::{self, store, Outbox};
 use rusqlite::{Connection, OptionalExtension};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -71,42 +72,23 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let attempt = json!({"type":"object","additionalProperties":false,
-        "required":["n","at","http_status","latency_ms","response","error"],
-        "properties":{
-            "n":{"type":"integer","minimum":1},
-            "at":ts,
-            "http_status":{"type":["integer","null"],"description":"The receiver's status; null when no response came."},
-            "latency_ms":{"type":"integer","minimum":0},
-            "response":{"type":"string","maxLength":webhooks::send::RESPONSE_PREFIX,"description":"The first bytes of the response body."},
-            "error":{"type":["string","null"],"description":"Why no response came (refused address, connection, TLS, timeout)."}}});
-    vec![(
-        "WebhookDelivery",
-        json!({"type":"object","additionalProperties":false,
-            "required":["id","object","webhook_id","event_id","event_type","status","attempt_count",
-                "next_attempt_at","attempts","created_at","updated_at"],
-            "properties":{
-                "id":{"type":"string","pattern":"^whd_"},
-                "object":{"const":"webhook_delivery"},
-                "webhook_id":{"type":"string","pattern":"^wh_"},
-                "event_id":{"type":"string","pattern":"^evt_","description":"Also the `webhook-id` header of every attempt."},
-                "event_type":{"type":"string"},
-                "status":{"type":"string","enum":["pending","succeeded","failed"]},
-                "attempt_count":{"type":"integer","minimum":0},
-                "next_attempt_at":{"anyOf":[ts,{"type":"null"}]},
-                "attempts":{"type":"array","items":attempt},
-                "created_at":ts,"updated_at":ts}}),
-    )]
+    vec![crate::jsonschema::named_response::<Delivery>()]
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Attempt {
+    #[schemars(range(min = 1))]
     n: i64,
+    #[schemars(extend("format" = "date-time"))]
     at: String,
+    /// The receiver's status; null when no response came.
     http_status: Option<i64>,
+    #[schemars(range(min = 0))]
     latency_ms: i64,
+    /// The first bytes of the response body.
+    #[schemars(length(max = webhooks::send::RESPONSE_PREFIX))]
     response: String,
+    /// Why no response came (refused address, connection, TLS, timeout).
     error: Option<String>,
 }
 
@@ -163,14 +145,24 @@ pub fn page_of(
         .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-#[derive(Serialize)]
+/// One event sent (or to be sent) to one webhook, with every attempt. Never the secret or a
+/// signature.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "WebhookDelivery")]
 pub struct Delivery {
+    #[schemars(transform = Kind::WebhookDelivery)]
     id: String,
+    #[schemars(extend("const" = "webhook_delivery"))]
     object: &'static str,
+    #[schemars(transform = Kind::Webhook)]
     webhook_id: String,
+    /// Also the `webhook-id` header of every attempt.
+    #[schemars(transform = Kind::Event)]
     event_id: String,
     event_type: String,
+    #[schemars(transform = &crate::validate::OneOf(STATUSES))]
     status: String,
+    #[schemars(range(min = 0))]
     attempt_count: i64,
     next_attempt_at: Option<Time>,
     attempts: Vec<Attempt>,

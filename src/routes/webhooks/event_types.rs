@@ -4,18 +4,27 @@
 
 use crate::http::{ApiError, Ctx, Response};
 use crate::routes::payloads::{catalogue, documented_schema, examples};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 /// An event type a webhook can subscribe to, what it means, its body's schema and an example.
-#[derive(Serialize)]
-struct EventType {
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "WebhookEventType")]
+pub(super) struct EventType {
     #[serde(rename = "type")]
+    #[schemars(transform = &crate::validate::OneOf(crate::events::EVENT_TYPES))]
     event_type: &'static str,
     description: &'static str,
-    /// The kind of object the event is about (`object_id` of `POST /_sandbox/events`).
+    /// The kind of object the event is about (`resource_type` in `GET /events`).
     object_type: &'static str,
+    /// The JSON Schema of a delivery body of this type; its `$ref`s point into this OpenAPI
+    /// document's `components`.
+    #[schemars(extend("type" = "object"))]
     schema: Value,
+    /// A delivery body of this type, `{id, type, timestamp, data}`, made by the type's own payload
+    /// builder from the demo world.
+    #[schemars(extend("type" = "object"))]
     example: Value,
 }
 

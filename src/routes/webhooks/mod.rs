@@ -23,10 +23,12 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{Kind, TypedId, WebhookId};
 use crate::outbound::{self, TargetPolicy};
 use crate::routes::queries::fetch_page;
-use crate::validate::{id_schema, is_url, url_host, url_pattern, Errors, Text, UrlSchemes};
+use crate::validate::OneOf;
+use crate::validate::{is_url, url_host, url_pattern, Errors, Text, UrlSchemes};
 use access::{READ, WRITE};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const DESCRIPTION: Text = Text::new(0, 500);
 
@@ -105,51 +107,13 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let webhook = webhook::schema();
-    let mut with_secret = webhook["properties"].clone();
-    with_secret["secret"] = json!({"type":"string","pattern":"^whsec_[0-9A-Za-z]{32}$",
-        "description":"The signing secret. Shown only in this response."});
-    let mut with_secret_required = webhook["required"].clone();
-    if let Some(a) = with_secret_required.as_array_mut() {
-        a.push(json!("secret"));
-    }
-    let fields = json!({
-        "url":{"type":"string","minLength":9,"maxLength":2048,"pattern":url_pattern(UrlSchemes::HttpsOrLoopback),
-            "description":"`https://…` (`http://localhost` or `127.0.0.1` for local receivers). No link-local, multicast or metadata address; private ones only with `webhooks.allow_private_targets`."},
-        "description":DESCRIPTION.schema(),
-        "event_types":{"type":"array","minItems":1,"uniqueItems":true,
-            "items":{"type":"string","enum":EVENT_TYPES},
-            "description":"Event types to deliver: the `type` values of `GET /events` (list_events)."},
-        "enabled":{"type":"boolean","description":"`false` pauses deliveries."}
-    });
-    let mut fields = fields;
-    fields["description"]["description"] = json!("What the webhook is for (free text).");
-    let mut create_fields = fields.clone();
-    create_fields["company_id"] = id_schema(Kind::Company);
+    let (webhook, with_secret) = webhook::schemas();
     let mut out = vec![
         ("Webhook", webhook),
-        (
-            "WebhookWithSecret",
-            json!({"type":"object","additionalProperties":false,"required":with_secret_required,
-                "properties":with_secret}),
-        ),
-        (
-            "WebhookCreate",
-            json!({"type":"object","additionalProperties":false,
-                "required":["company_id","url","event_types"],"properties":create_fields}),
-        ),
-        (
-            "WebhookUpdate",
-            json!({"type":"object","additionalProperties":false,"minProperties":1,"properties":fields}),
-        ),
-        (
-            "WebhookEventType",
-            json!({"type":"object","additionalProperties":false,"required":["type","description","object_type","schema","example"],
-                "properties":{"type":{"type":"string","enum":EVENT_TYPES},"description":{"type":"string"},
-                "object_type":{"type":"string","description":"The kind of object the event is about (`resource_type` in `GET /events`)."},
-                "schema":{"type":"object","description":"The JSON Schema of a delivery body of this type; its `$ref`s point into this OpenAPI document's `components`."},
-                "example":{"type":"object","description":"A delivery body of this type, `{id, type, timestamp, data}`, made by the type's own payload builder from the demo world."}}}),
-        ),
+        ("WebhookWithSecret", with_secret),
+        crate::jsonschema::named_body::<WebhookCreate>(),
+        crate::jsonschema::named_body::<WebhookUpdate>(),
+        crate::jsonschema::named_response::<event_types::EventType>(),
     ];
     out.extend(deliveries::schemas());
     out
@@ -225,14 +189,24 @@ fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&hook).with_etag(hook.version))
 }
 
-#[derive(Deserialize)]
+/// A webhook endpoint to register.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WebhookCreate {
+    #[schemars(transform = Kind::Company)]
     company_id: String,
+    /// `https://…` (`http://localhost` or `127.0.0.1` for local receivers). No link-local,
+    /// multicast or metadata address; private ones only with `webhooks.allow_private_targets`.
+    #[schemars(length(min = 9, max = 2048), regex(pattern = url_pattern(UrlSchemes::HttpsOrLoopback)))]
     url: String,
+    /// What the webhook is for (free text).
     #[serde(default)]
+    #[schemars(transform = &DESCRIPTION)]
     description: String,
+    /// Event types to deliver: the `type` values of `GET /events` (list_events).
+    #[schemars(length(min = 1), transform = crate::jsonschema::Items(&OneOf(EVENT_TYPES)), extend("uniqueItems" = true))]
     event_types: Vec<String>,
+    /// `false` pauses deliveries.
     #[serde(default = "yes")]
     enabled: bool,
 }
@@ -303,16 +277,28 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })
 }
 
-#[derive(Deserialize)]
+/// Webhook fields to change; absent fields keep their value.
+// `null` is read (not refused by serde) so that it is a 422 naming the field.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 struct WebhookUpdate {
+    /// `https://…` (`http://localhost` or `127.0.0.1` for local receivers). No link-local,
+    /// multicast or metadata address; private ones only with `webhooks.allow_private_targets`.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "String", length(min = 9, max = 2048), regex(pattern = url_pattern(UrlSchemes::HttpsOrLoopback)))]
     url: Option<Option<String>>,
+    /// What the webhook is for (free text).
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "String", transform = &DESCRIPTION)]
     description: Option<Option<String>>,
+    /// Event types to deliver: the `type` values of `GET /events` (list_events).
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "Vec<String>", length(min = 1), transform = crate::jsonschema::Items(&OneOf(EVENT_TYPES)), extend("uniqueItems" = true))]
     event_types: Option<Option<Vec<String>>>,
+    /// `false` pauses deliveries.
     #[serde(default, deserialize_with = "crate::routes::optional::nullable")]
+    #[schemars(with = "bool")]
     enabled: Option<Option<bool>>,
 }
 

@@ -51,7 +51,7 @@ fn disabled(s: &Subject<'_>) -> Result<Value, ApiError> {
 }
 
 fn disabled_schema() -> Value {
-    let mut schema = super::webhook::schema();
+    let (mut schema, _) = super::webhook::schemas();
     // The enum by its component's name, as the document names it.
     schema["properties"]["event_types"]["items"] = schema_ref("WebhookEventTypes");
     schema["properties"]["disabled_reason"] =

@@ -5,26 +5,34 @@ use crate::events::EVENT_TYPES;
 use crate::http::{ApiError, Ctx};
 use crate::ids::WebhookId;
 use crate::routes::crud::{self, Time};
+use crate::validate::OneOf;
 use rusqlite::Connection;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-/// A webhook as the API returns it: the secret reduced to its last four characters, and shown
-/// whole (`secret`, last) only in the creation response. Field order is the order of the JSON
-/// members.
-#[derive(Serialize)]
+/// An endpoint that receives signed deliveries of the chosen event types (secret masked).
+// The secret is reduced to its last four characters, and shown whole (`secret`, last) only in the
+// creation response. Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
 pub struct Webhook {
+    #[schemars(transform = crate::ids::Kind::Webhook)]
     pub(super) id: String,
+    #[schemars(extend("const" = "webhook"))]
     pub(super) object: &'static str,
     pub(super) company_id: String,
     pub(super) url: String,
     pub(super) description: String,
+    #[schemars(transform = crate::jsonschema::Items(&OneOf(EVENT_TYPES)))]
     pub(super) event_types: Vec<String>,
     pub(super) enabled: bool,
+    /// The last four characters of the signing secret.
     pub(super) secret_last4: String,
     pub(super) created_at: Time,
     pub(super) updated_at: Time,
+    /// The signing secret. Shown only in this response.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", regex(pattern = "^whsec_[0-9A-Za-z]{32}$"))]
     pub(super) secret: Option<String>,
     /// The ETag's version; not a member of the body.
     #[serde(skip)]
@@ -88,25 +96,17 @@ pub(super) fn load_visible(
 
 /// The `Webhook` schema: a webhook as [`Webhook`] serializes it (no `secret`). The area's schemas
 /// extend it (`WebhookWithSecret`); `webhook.disabled` adds why.
-pub(super) fn schema() -> Value {
-    let ts = json!({"type":"string","format":"date-time"});
-    let props = json!({"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook"},
-        "company_id":{"type":"string"},"url":{"type":"string"},"description":{"type":"string"},
-        "event_types":{"type":"array","items":{"type":"string","enum":EVENT_TYPES}},
-        "enabled":{"type":"boolean"},
-        "secret_last4":{"type":"string","description":"The last four characters of the signing secret."},
-        "created_at":ts,"updated_at":ts});
-    let required = json!([
-        "id",
-        "object",
-        "company_id",
-        "url",
-        "description",
-        "event_types",
-        "enabled",
-        "secret_last4",
-        "created_at",
-        "updated_at"
-    ]);
-    json!({"type":"object","additionalProperties":false,"required":required,"properties":props})
+/// The `Webhook` schema (without the secret only a creation shows), and `WebhookWithSecret`.
+pub(super) fn schemas() -> (Value, Value) {
+    let mut with_secret = crate::jsonschema::response::<Webhook>();
+    let mut webhook = with_secret.clone();
+    with_secret["description"] =
+        "A webhook as created: the only time its signing `secret` is shown.".into();
+    if let Some(properties) = webhook["properties"].as_object_mut() {
+        properties.remove("secret");
+    }
+    if let Some(required) = with_secret["required"].as_array_mut() {
+        required.push("secret".into());
+    }
+    (webhook, with_secret)
 }
