@@ -112,9 +112,6 @@ const QR_SELECT: &str = "SELECT q.id, q.promotion_id, p.company_id, q.label, q.c
     q.scan_count, q.last_scanned_at, q.created_at, q.version
     FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id";
 
-/// The `QrCode` schema: a code as [`QrCode`] serializes it, its image included. The area's
-/// schemas name it; `qr_code.created` shows it without the image.
-
 impl QrCode {
     /// Reads a row of [`QR_SELECT`]; a row whose image cannot be drawn is an internal error.
     fn from_row(
