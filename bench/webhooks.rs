@@ -86,16 +86,14 @@ async fn main() {
         })
         .unwrap();
     // Only the benchmark's webhook: the fixtures' point at hosts that do not resolve.
-    app.within(|| {
-        app.db.write(&signage::db::WriteIntent::sandbox(), |tx| {
-            tx.execute("UPDATE webhooks SET enabled = 0", [])?;
-            tx.execute(
-                "INSERT INTO webhooks (id, company_id, url, description, event_types, enabled, secret, created_at, updated_at)
-                 VALUES ('wh_bench', ?1, ?2, 'bench', '[\"ad.updated\"]', 1, 'whsec_0123456789abcdefghijABCDEFGHIJ01', 0, 0)",
-                rusqlite::params![company, format!("http://127.0.0.1:{port}/bench")],
-            )?;
-            Ok::<_, signage::db::DbError>(())
-        })
+    app.db.write(&signage::db::WriteIntent::sandbox(), |tx| {
+        tx.execute("UPDATE webhooks SET enabled = 0", [])?;
+        tx.execute(
+            "INSERT INTO webhooks (id, company_id, url, description, event_types, enabled, secret, created_at, updated_at)
+             VALUES ('wh_bench', ?1, ?2, 'bench', '[\"ad.updated\"]', 1, 'whsec_0123456789abcdefghijABCDEFGHIJ01', 0, 0)",
+            rusqlite::params![company, format!("http://127.0.0.1:{port}/bench")],
+        )?;
+        Ok::<_, signage::db::DbError>(())
     })
     .unwrap();
 
@@ -116,18 +114,17 @@ async fn main() {
                 }
                 let payload = serde_json::json!({"id": format!("ad_bench{w}x{i}"), "object": "ad"});
                 let id = app
-                    .within(|| {
-                        app.db.write(&signage::db::WriteIntent::sandbox(), |tx| {
-                            signage::events::record(
-                                tx,
-                                &company,
-                                "ad.updated",
-                                "ad",
-                                "ad_bench",
-                                &payload,
-                            )
-                            .map_err(signage::db::DbError::from)
-                        })
+                    .db
+                    .write(&signage::db::WriteIntent::sandbox(), |tx| {
+                        signage::events::record(
+                            tx,
+                            &company,
+                            "ad.updated",
+                            "ad",
+                            "ad_bench",
+                            &payload,
+                        )
+                        .map_err(signage::db::DbError::from)
                     })
                     .unwrap();
                 commits.lock().unwrap().insert(id, Instant::now());

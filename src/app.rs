@@ -35,7 +35,7 @@ impl App {
             let rest = std::thread::Builder::new()
                 .name("start-up".into())
                 .spawn_scoped(scope, || Rest::make(settings));
-            let database = Database::open(settings, &clock, seeded.as_ref());
+            let database = Database::open(settings, clock, seeded);
             let rest = match rest {
                 Ok(handle) => handle
                     .join()
@@ -78,8 +78,6 @@ impl App {
             router,
             rate_limiter: crate::http::rate_limit::RateLimiter::new(&settings),
             settings,
-            clock,
-            seeded,
             db,
             jwt,
             principals: Default::default(),
@@ -133,17 +131,14 @@ struct Database {
 impl Database {
     fn open(
         settings: &Settings,
-        clock: &Arc<Clock>,
-        seeded: Option<&Arc<Seeded>>,
+        clock: Arc<Clock>,
+        seeded: Option<Arc<Seeded>>,
     ) -> Result<Database, DbError> {
-        let (db, report, secret) = on_clock(clock, seeded, || {
-            let (db, report) = Db::open(&settings.database, settings.load_fixtures)?;
-            let secret = match &settings.jwt_secret {
-                Some(s) => s.as_bytes().to_vec(),
-                None => stored_jwt_secret(&db)?,
-            };
-            Ok::<_, DbError>((db, report, secret))
-        })?;
+        let (db, report) = Db::open(&settings.database, settings.load_fixtures, clock, seeded)?;
+        let secret = match &settings.jwt_secret {
+            Some(s) => s.as_bytes().to_vec(),
+            None => stored_jwt_secret(&db)?,
+        };
         let jwt = JwtKeys::new(&secret, settings.login_token_ttl_secs);
         db.set_wal_limit(settings.wal_limit_bytes);
         let outbox = Arc::new(crate::webhooks::Outbox::new(settings));
@@ -156,7 +151,7 @@ impl Database {
         // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
         // fell due while the sandbox was stopped. A start never fires a burst of events.
         let env = crate::timeline::Env { db: &db, settings };
-        on_clock(clock, seeded, || timeline.settle(&env, clock.now()))?;
+        timeline.settle(&env, db.clock().now())?;
         Ok(Database {
             db,
             report,
@@ -165,15 +160,6 @@ impl Database {
             scans,
             timeline,
         })
-    }
-}
-
-/// Runs `f` on the app's clock and, with a seed, its seeded streams: what [`App::within`] does
-/// once the app exists.
-fn on_clock<R>(clock: &Arc<Clock>, seeded: Option<&Arc<Seeded>>, f: impl FnOnce() -> R) -> R {
-    match seeded {
-        Some(g) => clock.run(|| g.run(f)),
-        None => clock.run(f),
     }
 }
 
@@ -250,9 +236,6 @@ impl crate::webhooks::Host for App {
     fn settings(&self) -> &Settings {
         &self.settings
     }
-    fn within<R>(&self, f: impl FnOnce() -> R) -> R {
-        App::within(self, f)
-    }
 }
 
 /// The JWT signing secret: generated once (512 random bits) and kept in the database, so
@@ -270,7 +253,7 @@ fn stored_jwt_secret(db: &Db) -> Result<Vec<u8>, DbError> {
             Some(v) => v,
             None => {
                 let v = base64::engine::general_purpose::STANDARD
-                    .encode(crate::random::bytes::<64>("jwt_secret"));
+                    .encode(crate::random::bytes::<64>(tx.seeded(), "jwt_secret"));
                 tx.execute(
                     "INSERT INTO server_secrets (name, value) VALUES ('jwt_hs256', ?1)",
                     [&v],

@@ -95,8 +95,8 @@ pub fn record_unauthenticated(
     }
 }
 
-fn write(tx: &rusqlite::Connection, e: &Entry<'_>) -> Result<(), crate::db::DbError> {
-    let now = crate::time::now();
+fn write(tx: &crate::db::Tx, e: &Entry<'_>) -> Result<(), crate::db::DbError> {
+    let now = tx.now();
     let bucket = (e.status >= 400).then_some(now.div_euclid(FAILURE_WINDOW_SECS));
     if let Some(bucket) = bucket {
         let merged = tx

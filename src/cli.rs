@@ -308,14 +308,25 @@ fn settings_for_db(
     Settings::resolve(&layers).map_err(|e| e.to_string())
 }
 
+/// The clock of a management command, which serves no app: the system's, unseeded. Its writes
+/// (a user, a key, the demo world of `migrate`) are stamped with the system time.
+fn process_clock() -> std::sync::Arc<crate::time::Clock> {
+    std::sync::Arc::new(crate::time::Clock::system())
+}
+
 fn open_db(config: &Option<PathBuf>, database: &Option<String>) -> Result<Db, String> {
     let settings = settings_for_db(config, database)?;
     if settings.database == ":memory:" {
         return Err("management commands need a database file, not :memory:".into());
     }
-    Db::open(&settings.database, settings.load_fixtures)
-        .map(|(db, _)| db)
-        .map_err(|e| e.to_string())
+    Db::open(
+        &settings.database,
+        settings.load_fixtures,
+        process_clock(),
+        None,
+    )
+    .map(|(db, _)| db)
+    .map_err(|e| e.to_string())
 }
 
 /// Writes a line to stdout. A closed pipe (`signage keys list | head`) ends the output quietly
@@ -354,7 +365,8 @@ pub fn run(cli: Cli) -> i32 {
                 ..Layer::default()
             });
             let s = Settings::resolve(&layers).map_err(|e| e.to_string())?;
-            let (_, report) = Db::open(&s.database, s.load_fixtures).map_err(|e| e.to_string())?;
+            let (_, report) = Db::open(&s.database, s.load_fixtures, process_clock(), None)
+                .map_err(|e| e.to_string())?;
             out(&format!(
                 "migrated {}: {} migration(s) applied, fixtures {}",
                 s.database,
@@ -430,8 +442,15 @@ pub fn run(cli: Cli) -> i32 {
             })(),
             KeysAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::keys::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
-                    .map_err(api_err)?;
+                let v = admin::keys::list_keys_db(
+                    &db,
+                    None,
+                    a.client.as_deref(),
+                    "~",
+                    10_000,
+                    db.clock().now(),
+                )
+                .map_err(api_err)?;
                 print_json(&v);
                 Ok(())
             })(),
@@ -493,7 +512,7 @@ fn create_user(a: UsersCreate) -> Result<(), String> {
     }
     let hash = crate::auth::password::hash(password)?;
     let db = open_db(&a.config, &a.database)?;
-    let id = crate::ids::new_id(crate::ids::Kind::User);
+    let id = db.new_id(crate::ids::Kind::User);
     db.write(&WriteIntent::sandbox(), |tx| -> Result<(), crate::http::ApiError> {
         let account_exists: bool = tx
             .query_row("SELECT count(*) > 0 FROM accounts WHERE id = ?1", [&a.account], |r| r.get(0))?;
@@ -516,7 +535,7 @@ fn create_user(a: UsersCreate) -> Result<(), String> {
         tx.execute(
             "INSERT INTO users (id, account_id, username, password_hash, role, company_id, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            rusqlite::params![id, a.account, a.username, hash, a.role, a.company, crate::time::now()],
+            rusqlite::params![id, a.account, a.username, hash, a.role, a.company, tx.now()],
         )?;
         Ok(())
     })

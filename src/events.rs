@@ -8,8 +8,7 @@
 //! [`record_for_webhook`] (see there).
 
 use crate::db::Tx;
-use crate::ids::{self, Kind};
-use rusqlite::Connection;
+use crate::ids::Kind;
 use serde::Serialize;
 
 /// Every event type a webhook may subscribe to: each area's, as the area registry declares them.
@@ -116,7 +115,7 @@ pub fn record_for_webhook(
         webhook_id,
         &id,
         event_type,
-        Some(crate::time::now_millis()),
+        Some(tx.now_millis()),
     )
 }
 
@@ -128,7 +127,7 @@ fn insert_event(
     resource_id: &str,
     payload: &(impl Serialize + ?Sized),
 ) -> rusqlite::Result<String> {
-    let id = ids::new_id(Kind::Event);
+    let id = tx.new_id(Kind::Event);
     // The same compact text as `Display`, written straight into one buffer rather than through
     // the formatter's adapter (half the instructions for an event's data).
     let payload = serde_json::to_string(payload)
@@ -144,7 +143,7 @@ fn insert_event(
         resource_type,
         resource_id,
         payload,
-        crate::time::now(),
+        tx.now(),
         tx.origin().actor,
         tx.origin().via,
     ])?;
@@ -153,15 +152,15 @@ fn insert_event(
 
 /// One outbox row: due now (the first attempt is immediate), or claimed already.
 fn queue(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     webhook_id: &str,
     event_id: &str,
     event_type: &str,
     claimed_at: Option<i64>,
 ) -> rusqlite::Result<String> {
-    let id = ids::new_id(Kind::WebhookDelivery);
-    let now = crate::time::now();
+    let id = tx.new_id(Kind::WebhookDelivery);
+    let now = tx.now();
     tx.prepare_cached(
         "INSERT INTO webhook_deliveries (id, company_id, webhook_id, event_id, event_type, status,
              attempts, next_attempt_at, claimed_at, created_at, updated_at)

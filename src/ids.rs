@@ -9,7 +9,8 @@
 //! `BEGIN IMMEDIATE` transaction therefore sort in commit order. The fixtures use the same shape
 //! with times in early 2025, so they sort before anything created later.
 
-use crate::random;
+use crate::random::{self, Seeded};
+use crate::time::Clock;
 
 const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 /// 36^11: the number of values of the 11-character counter.
@@ -132,9 +133,9 @@ pub trait TypedId: Sized {
     fn parse(s: &str) -> Option<Self> {
         is_valid(Self::KIND, s).then(|| Self::from_checked(s.to_string()))
     }
-    /// A new id of this kind.
-    fn generate() -> Self {
-        Self::from_checked(new_id(Self::KIND))
+    /// A new id of this kind, drawn on `clock` (with `seeded`'s stream in a seeded sandbox).
+    fn generate(clock: &Clock, seeded: Option<&Seeded>) -> Self {
+        Self::from_checked(new_id(clock, seeded, Self::KIND))
     }
 }
 
@@ -215,11 +216,12 @@ fn push_base36(out: &mut String, mut n: u64, width: usize) {
     out.extend(digits[..width].iter().map(|&c| c as char));
 }
 
-pub fn new_id(kind: Kind) -> String {
+/// A new id of `kind`, stamped on `clock` (the app's: its stamps are strictly increasing per app)
+/// and drawn from `seeded`'s stream of the kind in a seeded sandbox, else from the OS.
+pub fn new_id(clock: &Clock, seeded: Option<&Seeded>, kind: Kind) -> String {
     // One seeded stream per kind: creating an event never shifts the next webhook's id.
-    let random = random::id_word(kind.purpose());
-    // The stamp sequence belongs to the current clock: strictly increasing per app.
-    let (ms, counter) = crate::time::next_id_stamp(|now_ms, last| advance(last, now_ms, random));
+    let random = random::id_word(seeded, kind.purpose());
+    let (ms, counter) = clock.next_id_stamp(|now_ms, last| advance(last, now_ms, random));
     let mut out = String::with_capacity(kind.prefix().len() + 21);
     out.push_str(kind.prefix());
     out.push('_');
@@ -246,11 +248,17 @@ pub fn is_valid(kind: Kind, s: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A new id on `clock`, unseeded.
+    fn id_on(clock: &Clock, kind: Kind) -> String {
+        new_id(clock, None, kind)
+    }
+
     #[test]
     fn ids_are_prefixed_and_ordered() {
-        let a = new_id(Kind::Device);
+        let clock = Clock::system();
+        let a = id_on(&clock, Kind::Device);
         std::thread::sleep(std::time::Duration::from_millis(2));
-        let b = new_id(Kind::Device);
+        let b = id_on(&clock, Kind::Device);
         assert!(a.starts_with("dev_") && a.len() == 24);
         assert!(a < b);
         assert!(is_valid(Kind::Device, &a));
@@ -261,9 +269,10 @@ mod tests {
 
     #[test]
     fn ids_drawn_in_a_row_strictly_increase_even_within_a_millisecond() {
-        let mut previous = new_id(Kind::TokenTransaction);
+        let clock = Clock::system();
+        let mut previous = id_on(&clock, Kind::TokenTransaction);
         for _ in 0..100_000 {
-            let next = new_id(Kind::TokenTransaction);
+            let next = id_on(&clock, Kind::TokenTransaction);
             assert!(next > previous, "{next} <= {previous}");
             assert_eq!(next.len(), 24);
             previous = next;
@@ -272,10 +281,13 @@ mod tests {
 
     #[test]
     fn ids_from_many_threads_are_unique_and_each_thread_sees_them_increase() {
+        let clock = std::sync::Arc::new(Clock::system());
         let threads: Vec<_> = (0..4)
             .map(|_| {
-                std::thread::spawn(|| {
-                    let ids: Vec<String> = (0..20_000).map(|_| new_id(Kind::Event)).collect();
+                let clock = std::sync::Arc::clone(&clock);
+                std::thread::spawn(move || {
+                    let ids: Vec<String> =
+                        (0..20_000).map(|_| id_on(&clock, Kind::Event)).collect();
                     assert!(ids.windows(2).all(|w| w[0] < w[1]));
                     ids
                 })
@@ -312,7 +324,7 @@ mod tests {
         assert_eq!(DeviceId::parse("dev_abc").as_deref(), Some("dev_abc"));
         assert!(DeviceId::parse("ad_abc").is_none());
         assert!(DeviceId::parse("dev_a b").is_none());
-        assert!(AdId::generate().starts_with("ad_"));
+        assert!(AdId::generate(&Clock::system(), None).starts_with("ad_"));
         assert_eq!(
             serde_json::to_string(&MediaId::parse("med_1").unwrap()).unwrap(),
             r#""med_1""#

@@ -11,7 +11,7 @@
 
 use crate::db::{DbError, Tx};
 use crate::events;
-use crate::ids::{self, Kind};
+use crate::ids::Kind;
 use crate::time::{parse_rfc3339, rfc3339};
 use rusqlite::{Connection, OptionalExtension, Row};
 use schemars::JsonSchema;
@@ -195,7 +195,7 @@ fn post(
         });
     }
     // Drawn under the write lock, so the id sorts after every committed posting (see module doc).
-    let id = ids::new_id(Kind::TokenTransaction);
+    let id = tx.new_id(Kind::TokenTransaction);
     tx.prepare_cached(
         "INSERT INTO token_transactions
             (id, company_id, kind, amount, balance_after, description, token_pack_id, promotion_id, charge_id, created_at)
@@ -423,8 +423,8 @@ struct ChargeRow<'a> {
 }
 
 /// Writes a charge dated `at` on its invoice; returns its id.
-fn charge(tx: &Connection, row: &ChargeRow<'_>, at: i64) -> Result<String, LedgerError> {
-    let id = ids::new_id(Kind::Charge);
+fn charge(tx: &Tx, row: &ChargeRow<'_>, at: i64) -> Result<String, LedgerError> {
+    let id = tx.new_id(Kind::Charge);
     tx.prepare_cached(
         "INSERT INTO charges (id, company_id, invoice_id, kind, description, amount_cents, currency, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -445,7 +445,7 @@ fn charge(tx: &Connection, row: &ChargeRow<'_>, at: i64) -> Result<String, Ledge
 /// The company's `open` invoice in `currency` for the month starting at `month_start`, or a new
 /// one for it.
 fn month_invoice(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     currency: &str,
     month_start: i64,
@@ -468,7 +468,7 @@ fn month_invoice(
 
 /// The newest `open` invoice of the company in `currency`, or a new one for the current month.
 fn open_invoice(
-    tx: &Connection,
+    tx: &Tx,
     company_id: &str,
     currency: &str,
     now: i64,
@@ -488,15 +488,10 @@ fn open_invoice(
 
 /// A new `open` invoice for the UTC month holding `now`, issued at `now`, due 14 days after the
 /// month ends.
-fn new_invoice(
-    tx: &Connection,
-    company_id: &str,
-    currency: &str,
-    now: i64,
-) -> Result<String, LedgerError> {
+fn new_invoice(tx: &Tx, company_id: &str, currency: &str, now: i64) -> Result<String, LedgerError> {
     let (start, end) = month_bounds(now);
     let number = next_invoice_number(tx, company_id, now)?;
-    let id = ids::new_id(Kind::Invoice);
+    let id = tx.new_id(Kind::Invoice);
     tx.prepare_cached(
         "INSERT INTO invoices (id, company_id, number, status, currency, period_start, period_end, issued_at, due_at, paid_at, created_at)
          VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6, ?7, ?8, NULL, ?7)",

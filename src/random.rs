@@ -7,12 +7,14 @@
 //!   enough to tell requests apart in logs, cheap enough to draw on every request (no system call),
 //!   and predictable to anyone who sees enough of its output, so it is only for labels.
 //!
-//! A sandbox started with a seed (`--seed N`) installs a [`Seeded`] generator for its requests:
-//! then every purposed draw comes from an independent stream derived from (seed, purpose) — one per
-//! id kind (`id:wh`, `id:evt`, …), one per kind of secret, one for QR codes — and only the work
-//! that needs that purpose advances it. So the ids, secrets and bodies a sequence of writes
-//! produces depend only on that sequence of writes and the clock: a read, a `/health` poll, a
-//! failed authentication or an injected fault draws nothing. A stream's position is plain data
+//! A sandbox started with a seed (`--seed N`) has a [`Seeded`] generator, which every purposed draw
+//! is passed (`Option<&Seeded>`: a request's through its context, a write's through its handle,
+//! background work's through its app's database): then every purposed draw comes from an
+//! independent stream derived from (seed, purpose) — one per id kind (`id:wh`, `id:evt`, …), one
+//! per kind of secret, one for QR codes — and only the work that needs that purpose advances it.
+//! So the ids, secrets and bodies a sequence of writes produces depend only on that sequence of
+//! writes and the clock: a read, a `/health` poll, a failed authentication or an injected fault
+//! draws nothing. A stream's position is plain data
 //! ([`Seeded::positions`]), which a sandbox snapshot saves and a restore puts back. Such secrets
 //! are predictable by design; without a seed nothing here is predictable.
 
@@ -83,25 +85,6 @@ impl Seeded {
     pub fn next_request(&self) -> u64 {
         self.requests.fetch_add(1, Ordering::Relaxed) + 1
     }
-
-    /// Runs `f` with this generator installed for the thread: every draw in it comes from here.
-    pub fn run<R>(self: &std::sync::Arc<Self>, f: impl FnOnce() -> R) -> R {
-        struct Restore(Option<std::sync::Arc<Seeded>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let previous = self.0.take();
-                SEEDED.with(|c| *c.borrow_mut() = previous);
-            }
-        }
-        let previous = SEEDED.with(|c| c.borrow_mut().replace(std::sync::Arc::clone(self)));
-        let _restore = Restore(previous);
-        f()
-    }
-}
-
-thread_local! {
-    static SEEDED: std::cell::RefCell<Option<std::sync::Arc<Seeded>>> =
-        const { std::cell::RefCell::new(None) };
 }
 
 /// splitmix64's finaliser: spreads every input bit over the output.
@@ -136,19 +119,14 @@ pub fn step(state: &mut u64) -> u64 {
     out
 }
 
-/// The installed seeded generator, if any.
-pub fn seeded() -> Option<std::sync::Arc<Seeded>> {
-    SEEDED.with(|c| c.borrow().clone())
+/// The key of `purpose` under `seeded` (see [`Seeded::key`]); 0 without a seed, so an unseeded
+/// sandbox hashes exactly as before.
+pub fn stream_key(seeded: Option<&Seeded>, purpose: &str) -> u64 {
+    seeded.map_or(0, |g| g.key(purpose))
 }
 
-/// The key of `purpose` under the installed seed (see [`Seeded::key`]); 0 without a seed, so an
-/// unseeded sandbox hashes exactly as before.
-pub fn stream_key(purpose: &str) -> u64 {
-    SEEDED.with(|c| c.borrow().as_ref().map_or(0, |g| g.key(purpose)))
-}
-
-fn fill_seeded(purpose: &str, buf: &mut [u8]) -> bool {
-    SEEDED.with(|c| match c.borrow().as_ref() {
+fn fill_seeded(seeded: Option<&Seeded>, purpose: &str, buf: &mut [u8]) -> bool {
+    match seeded {
         Some(g) => {
             for chunk in buf.chunks_mut(8) {
                 let word = g.next_u64(purpose).to_le_bytes();
@@ -157,13 +135,14 @@ fn fill_seeded(purpose: &str, buf: &mut [u8]) -> bool {
             true
         }
         None => false,
-    })
+    }
 }
 
-/// `N` bytes from the operating system's generator (or the installed seed's stream of `purpose`).
-pub fn bytes<const N: usize>(purpose: &str) -> [u8; N] {
+/// `N` bytes from the operating system's generator, or from the stream of `purpose` of `seeded`
+/// (a seeded sandbox's generator, passed by whoever draws).
+pub fn bytes<const N: usize>(seeded: Option<&Seeded>, purpose: &str) -> [u8; N] {
     let mut buf = [0u8; N];
-    if fill_seeded(purpose, &mut buf) {
+    if fill_seeded(seeded, purpose, &mut buf) {
         return buf;
     }
     // The OS generator failing is not recoverable; a zeroed secret would be worse than stopping.
@@ -173,14 +152,14 @@ pub fn bytes<const N: usize>(purpose: &str) -> [u8; N] {
     buf
 }
 
-/// 64 random bits for an id's random part ([`crate::ids`]): the installed seed's stream of `purpose`
+/// 64 random bits for an id's random part ([`crate::ids`]): the stream of `purpose` of `seeded`
 /// as [`bytes`], else the operating system's generator read through a per-thread buffer, one
 /// system call per [`ID_BUFFER`] bytes instead of one per id (a bulk write draws thousands). The
 /// bytes are the OS generator's, each handed out once and wiped from the buffer as it is, so an id
 /// is exactly as unguessable as one drawn by its own call.
-pub fn id_word(purpose: &str) -> u64 {
+pub fn id_word(seeded: Option<&Seeded>, purpose: &str) -> u64 {
     let mut word = [0u8; 8];
-    if fill_seeded(purpose, &mut word) {
+    if fill_seeded(seeded, purpose, &mut word) {
         return u64::from_le_bytes(word);
     }
     ID_BYTES.with(|cell| {
@@ -210,10 +189,10 @@ thread_local! {
 }
 
 /// `len` uniformly random base-62 characters for `purpose` (rejection sampling, no modulo bias).
-pub fn base62(purpose: &str, len: usize) -> String {
+pub fn base62(seeded: Option<&Seeded>, purpose: &str, len: usize) -> String {
     let mut out = String::with_capacity(len);
     while out.len() < len {
-        for b in bytes::<32>(purpose) {
+        for b in bytes::<32>(seeded, purpose) {
             if b < 248 && out.len() < len {
                 out.push(BASE62[(b % 62) as usize] as char);
             }
@@ -223,11 +202,11 @@ pub fn base62(purpose: &str, len: usize) -> String {
 }
 
 /// Lowercase hex of `N` bytes for `purpose`: session ids, file names.
-pub fn hex<const N: usize>(purpose: &str) -> String {
-    hex_of(&bytes::<N>(purpose))
+pub fn hex<const N: usize>(seeded: Option<&Seeded>, purpose: &str) -> String {
+    hex_of(&bytes::<N>(seeded, purpose))
 }
 
-/// Lowercase hex of `N` bytes from the OS generator even when a seeded generator is installed: for
+/// Lowercase hex of `N` bytes from the OS generator even in a seeded sandbox: for
 /// what must differ between two seeded runs on one machine (the throw-away database file of
 /// `:memory:`, which two identically seeded sandboxes would otherwise share). Never in a body.
 pub fn unseeded_hex<const N: usize>() -> String {
@@ -333,7 +312,7 @@ mod tests {
     #[test]
     fn hex_is_lowercase_and_twice_as_long() {
         assert_eq!(hex_of(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
-        for s in [hex::<12>("test"), nonsecret::hex::<12>()] {
+        for s in [hex::<12>(None, "test"), nonsecret::hex::<12>()] {
             assert_eq!(s.len(), 24);
             assert!(s
                 .bytes()
@@ -344,61 +323,66 @@ mod tests {
     #[test]
     fn a_seeded_generator_repeats_its_stream_for_every_kind_of_draw() {
         let draw = || {
-            let g = std::sync::Arc::new(Seeded::new(42));
-            g.run(|| (hex::<8>("a"), base62("b", 20)))
+            let g = Seeded::new(42);
+            (hex::<8>(Some(&g), "a"), base62(Some(&g), "b", 20))
         };
         assert_eq!(draw(), draw());
-        let unseeded = (hex::<8>("a"), base62("b", 20));
+        let unseeded = (hex::<8>(None, "a"), base62(None, "b", 20));
         assert_ne!(unseeded.0, draw().0);
     }
 
     #[test]
     fn a_purpose_s_stream_ignores_draws_of_other_purposes_and_labels() {
-        let g = std::sync::Arc::new(Seeded::new(7));
-        let quiet = g.run(|| hex::<8>("id:wh"));
-        let g = std::sync::Arc::new(Seeded::new(7));
-        let busy = g.run(|| {
-            let _ = hex::<8>("id:evt");
-            let _ = base62("api_key", 40);
+        let g = Seeded::new(7);
+        let quiet = hex::<8>(Some(&g), "id:wh");
+        let g = Seeded::new(7);
+        let busy = {
+            let _ = hex::<8>(Some(&g), "id:evt");
+            let _ = base62(Some(&g), "api_key", 40);
             let _ = nonsecret::hex::<12>();
-            hex::<8>("id:wh")
-        });
+            hex::<8>(Some(&g), "id:wh")
+        };
         assert_eq!(quiet, busy);
-        let other_seed = std::sync::Arc::new(Seeded::new(8)).run(|| hex::<8>("id:wh"));
+        let other_seed = hex::<8>(Some(&Seeded::new(8)), "id:wh");
         assert_ne!(quiet, other_seed);
     }
 
     #[test]
     fn positions_put_back_replay_the_same_draws() {
-        let g = std::sync::Arc::new(Seeded::new(3));
-        let _ = g.run(|| hex::<8>("qr"));
+        let g = Seeded::new(3);
+        let _ = hex::<8>(Some(&g), "qr");
         let saved = g.positions();
-        let first = g.run(|| (hex::<8>("qr"), hex::<8>("id:ad")));
+        let first = (hex::<8>(Some(&g), "qr"), hex::<8>(Some(&g), "id:ad"));
         g.restore(saved);
-        assert_eq!(first, g.run(|| (hex::<8>("qr"), hex::<8>("id:ad"))));
+        assert_eq!(
+            first,
+            (hex::<8>(Some(&g), "qr"), hex::<8>(Some(&g), "id:ad"))
+        );
     }
 
     #[test]
     fn id_words_do_not_repeat_across_refills_and_follow_a_seed() {
-        let words: HashSet<u64> = (0..10 * ID_BUFFER / 8).map(|_| id_word("id:t")).collect();
+        let words: HashSet<u64> = (0..10 * ID_BUFFER / 8)
+            .map(|_| id_word(None, "id:t"))
+            .collect();
         assert_eq!(words.len(), 10 * ID_BUFFER / 8);
         // Every bit position varies: the buffer hands out random bytes, not its wiped zeros.
         let (or, and) = (0..200).fold((0u64, u64::MAX), |(o, a), _| {
-            let w = id_word("id:t");
+            let w = id_word(None, "id:t");
             (o | w, a & w)
         });
         assert_eq!((or, and), (u64::MAX, 0));
-        let seeded = |seed| std::sync::Arc::new(Seeded::new(seed)).run(|| id_word("id:t"));
+        let seeded = |seed| id_word(Some(&Seeded::new(seed)), "id:t");
         assert_eq!(seeded(5), seeded(5));
         assert_eq!(
             seeded(5),
-            u64::from_le_bytes(std::sync::Arc::new(Seeded::new(5)).run(|| bytes::<8>("id:t")))
+            u64::from_le_bytes(bytes::<8>(Some(&Seeded::new(5)), "id:t"))
         );
     }
 
     #[test]
     fn base62_has_the_asked_length_and_alphabet() {
-        let s = base62("test", 100);
+        let s = base62(None, "test", 100);
         assert_eq!(s.len(), 100);
         assert!(s.bytes().all(|b| BASE62.contains(&b)));
     }

@@ -73,7 +73,7 @@ impl Server {
     /// due (promotion windows, expiries, the simulated fleet) every `sandbox.tick_millis`; a frozen
     /// clock runs it only when advanced.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
-        let ticker = (self.app.clock.mode() == crate::time::Mode::System)
+        let ticker = (self.app.clock().mode() == crate::time::Mode::System)
             .then(|| tokio::spawn(tick(Arc::clone(&self.app))));
         let deliveries = self
             .app
@@ -105,7 +105,7 @@ async fn tick(app: Arc<App>) {
         interval.tick().await;
         let app = Arc::clone(&app);
         let ran = tokio::task::spawn_blocking(move || {
-            app.within(|| crate::routes::time_driven::run(&app, crate::time::now()))
+            crate::routes::time_driven::run(&app, app.clock().now())
         })
         .await;
         match ran {

@@ -1,18 +1,20 @@
 //! The service's one clock, and Unix seconds <-> RFC 3339.
 //!
-//! Every part of the service asks [`now`] for the time; nothing else reads the system clock. `now`
-//! reads the [`Clock`] of the app being served, which the pipeline installs on the thread for the
-//! length of a request (see `App::within`), so that several apps in one process (the test suite)
-//! each keep their own time. A clock is either running (the system clock plus an offset, zero at
-//! start) or frozen at an instant; either moves forward when told to (`POST /_sandbox/clock/advance`):
-//! a frozen one jumps there and stays, a running one adds to its offset and keeps running from
-//! there. Never backwards. Outside any app (the CLI's key commands) `now` is the system clock.
+//! Every part of the service reads the time from the [`Clock`] of its app, passed to it: a request
+//! through its context (`http::Ctx::now`), a write through its handle (`db::Tx::now`), background
+//! work through the app or the database it is given (`db::Db::clock`). Nothing reads the system
+//! clock for a world's time, and nothing finds a clock on the thread: several apps in one process
+//! (the test suite) each keep their own time, and a dry run made later (an MCP preview's second
+//! run) carries how much later in its write intent (`db::WriteIntent::later_ms`). A clock is
+//! either running (the system clock plus an offset, zero at start) or frozen at an instant; either
+//! moves forward when told to (`POST /_sandbox/clock/advance`): a frozen one jumps there and stays,
+//! a running one adds to its offset and keeps running from there. Never backwards. The CLI's
+//! commands outside any app make a system clock of their own.
 //!
 //! The database stores Unix seconds (cheap to compare and to offset); the API speaks RFC 3339 UTC.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `system` (running: the system time plus an offset the sandbox may grow), or `frozen` at an
@@ -153,51 +155,15 @@ impl Clock {
         }
     }
 
-    /// Runs `f` with this clock installed as the thread's current clock (what [`now`] reads).
-    /// Nested calls restore the outer clock when they return, also when `f` panics.
-    pub fn run<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
-        struct Restore(Option<Arc<Clock>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let previous = self.0.take();
-                CURRENT.with(|c| *c.borrow_mut() = previous);
-            }
-        }
-        let previous = CURRENT.with(|c| c.borrow_mut().replace(Arc::clone(self)));
-        let _restore = Restore(previous);
-        f()
-    }
-
-    /// Updates the last id stamp with `next(now_ms, last)` and returns the new one.
-    fn next_stamp(&self, next: impl FnOnce(u64, (u64, u64)) -> (u64, u64)) -> (u64, u64) {
+    /// The next id stamp on this clock (see `ids::new_id`): updates the last one with
+    /// `next(now_ms, last)` and returns it.
+    pub fn next_id_stamp(&self, next: impl FnOnce(u64, (u64, u64)) -> (u64, u64)) -> (u64, u64) {
         // A poisoned lock only means another thread panicked while holding it; the pair is valid.
         let mut last = self.last_id_stamp.lock().unwrap_or_else(|e| e.into_inner());
         *last = next(self.now_millis().max(0) as u64, *last);
         *last
     }
 }
-
-thread_local! {
-    static CURRENT: RefCell<Option<Arc<Clock>>> = const { RefCell::new(None) };
-    /// Added to every reading of [`now_millis`] inside [`shifted`].
-    static SHIFT_MS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
-}
-
-/// Runs `f` with the time read `secs` later on this thread, whatever clock is installed: a dry run
-/// of a write made later (the MCP preview tells what a write stamps with its own time this way).
-pub fn shifted<R>(secs: i64, f: impl FnOnce() -> R) -> R {
-    struct Restore(i64);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SHIFT_MS.set(self.0);
-        }
-    }
-    let _restore = Restore(SHIFT_MS.replace(SHIFT_MS.get() + secs.saturating_mul(1000)));
-    f()
-}
-
-/// The process-wide stamp sequence of ids drawn outside any app (the CLI).
-static PROCESS_CLOCK: std::sync::LazyLock<Clock> = std::sync::LazyLock::new(Clock::system);
 
 fn system_millis() -> i64 {
     SystemTime::now()
@@ -210,34 +176,6 @@ fn system_millis() -> i64 {
 /// (a webhook attempt's `webhook-timestamp` header, which receivers check against their own clock).
 pub fn wall_now() -> i64 {
     system_millis().div_euclid(1000)
-}
-
-/// The current clock's time, in Unix seconds.
-pub fn now() -> i64 {
-    now_millis().div_euclid(1000)
-}
-
-/// The current clock's time, in Unix milliseconds.
-pub fn now_millis() -> i64 {
-    let ms = CURRENT.with(|c| match c.borrow().as_ref() {
-        Some(clock) => clock.now_millis(),
-        None => system_millis(),
-    });
-    ms + SHIFT_MS.get()
-}
-
-/// The current clock, if an app installed one on this thread.
-pub fn current() -> Option<Arc<Clock>> {
-    CURRENT.with(|c| c.borrow().clone())
-}
-
-/// The next id stamp on the current clock (see `ids::new_id`): `next(now_ms, last)` gives the
-/// stamp after `last`.
-pub fn next_id_stamp(next: impl FnOnce(u64, (u64, u64)) -> (u64, u64)) -> (u64, u64) {
-    CURRENT.with(|c| match c.borrow().as_ref() {
-        Some(clock) => clock.next_stamp(next),
-        None => PROCESS_CLOCK.next_stamp(next),
-    })
 }
 
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
@@ -392,10 +330,10 @@ mod tests {
 
     #[test]
     fn a_frozen_clock_moves_forward_only_and_is_what_now_reads() {
-        let clock = Arc::new(Clock::frozen_at(1_772_442_000));
-        assert_eq!(clock.run(now), 1_772_442_000);
+        let clock = Clock::frozen_at(1_772_442_000);
+        assert_eq!(clock.now(), 1_772_442_000);
         assert_eq!(clock.set(1_772_442_060), Ok(()));
-        assert_eq!(clock.run(now), 1_772_442_060);
+        assert_eq!(clock.now(), 1_772_442_060);
         assert_eq!(
             clock.set(1_772_442_000),
             Err(ClockError::Backwards {
@@ -404,16 +342,16 @@ mod tests {
             })
         );
         // A running clock moves forward by an offset and keeps running; never back.
-        let running = Arc::new(Clock::system());
+        let running = Clock::system();
         let before = running.now();
         assert_eq!(running.set(before + 3600), Ok(()));
         assert!(running.now() >= before + 3600 && running.now() <= before + 3602);
         assert!(running.offset_millis() > 3_598_000);
         assert_eq!(running.set(0), Ok(()));
         assert!(running.now() >= before + 3600);
-        // Outside `run`, the system clock again.
-        assert!(now() > 1_772_442_060 + 86_400 * 200);
-        assert!(current().is_none());
+        // The frozen clock did not follow: each clock is its own.
+        assert_eq!(clock.now(), 1_772_442_060);
+        assert!(wall_now() > 1_772_442_060 + 86_400 * 200);
     }
 
     #[test]

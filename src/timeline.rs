@@ -32,8 +32,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// What a source may use: the database and the settings. The clock is the thread's current one
-/// (`time::now`), set to the instant being run.
+/// What a source may use: the database and the settings. The clock is the database's
+/// (`Db::clock`, what its writes read through `Tx::now`), set to the instant being run.
 pub struct Env<'a> {
     pub db: &'a Db,
     pub settings: &'a Settings,
@@ -138,7 +138,7 @@ impl Timeline {
 
     /// Runs everything due up to `until`, in time order, moving the clock there (a frozen one jumps,
     /// a running one grows its offset; see `Clock::set`).
-    /// The caller has installed `clock` on the thread (`App::within`).
+    /// `clock` is the database's (`env.db`).
     pub fn run_until(
         &self,
         env: &Env<'_>,

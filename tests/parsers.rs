@@ -126,7 +126,7 @@ proptest! {
     /// (shape or checksum), so a typo never costs a query.
     #[test]
     fn key_typos_are_caught(pos in 0usize..keys::RAW_LEN, replacement in "[0-9A-Za-z_]") {
-        let key = keys::generate();
+        let key = keys::generate(None);
         prop_assert!(keys::parse(&key.raw).is_some());
         let mut typo: Vec<char> = key.raw.chars().collect();
         let replacement = replacement.chars().next().unwrap_or('x');
@@ -145,7 +145,7 @@ proptest! {
                 prop_assert!(raw.len() <= kind.prefix().len() + 1 + 64);
             }
         }
-        let made = ids::new_id(Kind::Ad);
+        let made = ids::new_id(&signage::time::Clock::system(), None, Kind::Ad);
         prop_assert!(ids::is_valid(Kind::Ad, &made));
         prop_assert!(!ids::is_valid(Kind::Device, &made));
     }

@@ -29,15 +29,6 @@ const CACHES: &[(&str, &str)] = &[
 /// Request state still carried per thread (issue 44): each goes into the request's context value
 /// or the write transaction's handle, passed down the call chain.
 const REQUEST_STATE: &[(&str, &str)] = &[
-    ("CURRENT", "time.rs: the app's clock -> the request context"),
-    (
-        "SHIFT_MS",
-        "time.rs: a dry run's later instant -> the request context",
-    ),
-    (
-        "SEEDED",
-        "random.rs: seeded randomness -> the request context",
-    ),
     (
         "SCOPE",
         "db/scope.rs: the request's read transaction -> the request context",

@@ -255,7 +255,7 @@ fn authenticate_key(
     // newer row under an older generation is only refreshed once more). One statement, its own
     // read: a hit reads nothing else, so a transaction around it would only add two statements.
     let generations = db.generations()?;
-    let now = crate::time::now();
+    let now = db.clock().now();
     let entry = match cache
         .get(parsed.kid, generations)
         .filter(|e| e.same_key(parsed.raw))
@@ -439,7 +439,7 @@ fn key_session(db: &Db, key_id: &str) -> Result<Principal, AuthError> {
     let Some((scopes, company, expires_at, revoked_at, client_id, account, companies)) = row else {
         return Err(fail(AuthFailure::UnknownKey));
     };
-    let now = crate::time::now();
+    let now = db.clock().now();
     if revoked_at.is_some_and(|t| t <= now) {
         return Err(fail(AuthFailure::RevokedKey));
     }

@@ -107,9 +107,10 @@ pub struct NewKey {
     pub secret_hash: String,
 }
 
-pub fn generate() -> NewKey {
-    let kid = random::base62("api_key", KID_LEN);
-    let secret = random::base62("api_key", SECRET_LEN);
+/// A new key, drawn from `seeded`'s stream in a seeded sandbox, else from the OS.
+pub fn generate(seeded: Option<&random::Seeded>) -> NewKey {
+    let kid = random::base62(seeded, "api_key", KID_LEN);
+    let secret = random::base62(seeded, "api_key", SECRET_LEN);
     let body = format!("{PREFIX}{kid}_{secret}");
     let raw = format!("{body}{}", checksum(&body));
     NewKey {
@@ -143,7 +144,7 @@ mod tests {
 
     #[test]
     fn generated_keys_parse_and_typos_do_not() {
-        let k = generate();
+        let k = generate(None);
         let parsed = parse(&k.raw).expect("valid");
         assert_eq!(parsed.key_id(), k.key_id);
         assert!(verify(&k.raw, &k.secret_hash));

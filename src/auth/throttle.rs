@@ -1,7 +1,7 @@
 //! Throttling of failed logins, per username and per client address, in memory.
 //!
 //! A window is real elapsed time, read from the monotonic clock, never from the sandbox clock
-//! ([`crate::time::now`]): an operator who freezes the sandbox clock, starts it at another instant
+//! (`crate::time::Clock`): an operator who freezes the sandbox clock, starts it at another instant
 //! (`--clock`) or advances it (`POST /_sandbox/clock/advance`) neither unlocks a throttled login
 //! nor keeps one locked past its window. The HTTP edge's limits (`http::rate_limit`,
 //! `http::auth_failures`) count time the same way.

@@ -11,10 +11,12 @@ use super::error::DbError;
 use super::snapshot_store::Store;
 use super::tx::{Tx, WriteIntent};
 use super::{checkpoint, fixtures, migrations, schema_facts, world};
+use crate::random::Seeded;
+use crate::time::Clock;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Idle connections kept for reuse; more are opened on demand and the surplus is closed.
 const MAX_IDLE: usize = 16;
@@ -36,6 +38,12 @@ pub struct Db {
     health: Mutex<Option<Connection>>,
     /// Checkpoints the write-ahead log off the request path ([`super::checkpoint`]).
     checkpointer: checkpoint::Checkpointer,
+    /// The clock the database lives on, its app's: what its writes stamp and draw ids on, what
+    /// loads the demo world at its instant, what a rolled-back run of the timeline puts back.
+    clock: Arc<Clock>,
+    /// The seeded generator of a seeded sandbox (`sandbox.seed`), which every draw of its writes
+    /// comes from; `None` draws from the OS.
+    seeded: Option<Arc<Seeded>>,
 }
 
 pub struct PooledConn<'a> {
@@ -111,8 +119,14 @@ pub struct OpenReport {
 
 impl Db {
     /// Opens (creating if needed) the database, applies pending migrations and, on a new database
-    /// when `load_fixtures` is set, loads the demo world.
-    pub fn open(database: &str, load_fixtures: bool) -> Result<(Db, OpenReport), DbError> {
+    /// when `load_fixtures` is set, loads the demo world at the instant `clock` shows. The database
+    /// lives on `clock` and, in a seeded sandbox, draws from `seeded` ([`Db::clock`]).
+    pub fn open(
+        database: &str,
+        load_fixtures: bool,
+        clock: Arc<Clock>,
+        seeded: Option<Arc<Seeded>>,
+    ) -> Result<(Db, OpenReport), DbError> {
         let throwaway = database == ":memory:";
         let path = if throwaway {
             // A real file rather than SQLite's :memory:, so that every pooled connection sees the same
@@ -125,7 +139,7 @@ impl Db {
         } else {
             PathBuf::from(database)
         };
-        let db = Db::at(path, throwaway);
+        let db = Db::at(path, throwaway, clock, seeded);
         let runner = migrations::runner();
         let latest = migrations::latest_migration_of(&runner);
         // No file yet: the kept world's file is copied to where the database goes, whole (see
@@ -170,7 +184,7 @@ impl Db {
                     columns
                 }
             };
-            world::shift(&mut conn, &columns, crate::time::now())?;
+            world::shift(&mut conn, &columns, db.clock.now())?;
         }
         drop(conn);
         Ok((
@@ -186,9 +200,29 @@ impl Db {
         &self.path
     }
 
+    /// The clock the database lives on: its app's one clock, passed to whatever reads the time of
+    /// this world (background work holds the database, a request its app).
+    pub fn clock(&self) -> &Arc<Clock> {
+        &self.clock
+    }
+
+    /// The seeded generator of a seeded sandbox, which every purposed draw of this world comes
+    /// from; `None` draws from the OS.
+    pub fn seeded(&self) -> Option<&Seeded> {
+        self.seeded.as_deref()
+    }
+
+    /// A new id of `kind` on this database's clock and generator (for a row written outside a
+    /// write's handle: the fixture loader, the simulations' held rows).
+    pub fn new_id(&self, kind: crate::ids::Kind) -> String {
+        crate::ids::new_id(&self.clock, self.seeded(), kind)
+    }
+
     /// The handle of the database file at `path`, nothing opened yet (`throwaway`: removed on drop).
-    fn at(path: PathBuf, throwaway: bool) -> Db {
+    fn at(path: PathBuf, throwaway: bool, clock: Arc<Clock>, seeded: Option<Arc<Seeded>>) -> Db {
         Db {
+            clock,
+            seeded,
             checkpointer: checkpoint::Checkpointer::new(path.clone()),
             path,
             idle: Mutex::new(Vec::new()),
@@ -219,9 +253,9 @@ impl Db {
     pub(super) fn migrated_to(version: i32) -> Db {
         let path = std::env::temp_dir().join(format!(
             "signage-v{version}-{}.db",
-            crate::random::hex::<8>("test")
+            crate::random::hex::<8>(None, "test")
         ));
-        let db = Db::at(path, true);
+        let db = Db::at(path, true, Arc::new(Clock::system()), None);
         let mut conn = db.open_connection().unwrap();
         migrations::runner()
             .set_target(refinery::Target::Version(version))
@@ -429,7 +463,7 @@ impl Db {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
-        let handle = Tx::new(&tx, intent);
+        let handle = Tx::new(&tx, intent, &self.clock, self.seeded());
         let out = f(&handle)?;
         let wake = handle.wants_wake();
         if intent.dry_run {
@@ -483,7 +517,7 @@ impl Db {
             for table in &tables {
                 tx.execute(&format!("DELETE FROM \"{table}\""), [])?;
             }
-            fixtures::load(tx, crate::time::now())
+            fixtures::load(tx, tx.now())
         })
     }
 
@@ -544,7 +578,7 @@ impl Db {
                 };
                 tx.execute(&format!("DELETE FROM \"{table}\" WHERE {owned}"), [account])?;
             }
-            fixtures::load_account(tx, crate::time::now(), account)?;
+            fixtures::load_account(tx, tx.now(), account)?;
             Ok(true)
         })
     }

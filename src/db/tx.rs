@@ -1,12 +1,17 @@
 //! What a write depends on besides its rows, passed with it: [`WriteIntent`] says who writes
 //! ([`Origin`]), whether the write is a dry run (an MCP preview: every check runs, nothing is
-//! kept), and the token balance a confirmed change expects; [`Tx`] is the handle every
-//! [`super::Db::write`] closure gets, the transaction's connection together with that intent and
-//! what the write asks of its commit (waking the webhook sender).
+//! kept) and how much later than its clock it reads the time, and the token balance a confirmed
+//! change expects; [`Tx`] is the handle every [`super::Db::write`] closure gets, the transaction's
+//! connection together with that intent, the clock and generator of the database it writes (its
+//! time, its ids, its seeded draws) and what the write asks of its commit (waking the webhook
+//! sender).
 //!
 //! A request's intent is its context's (`http::Ctx`), built by the pipeline from the request;
 //! background writers (the timeline, the webhook worker, retention) write as [`Origin::sandbox`].
 
+use crate::ids::{Kind, TypedId};
+use crate::random::Seeded;
+use crate::time::Clock;
 use rusqlite::Connection;
 use std::cell::Cell;
 use std::ops::Deref;
@@ -46,6 +51,10 @@ pub struct WriteIntent {
     /// Rolled back instead of committed; a write that also acts outside the database (sends a
     /// webhook) does not act, and says what it would do instead.
     pub dry_run: bool,
+    /// A dry run made later: the time the write reads is its clock's plus this (ms). The second
+    /// run of an MCP preview reads the time a minute on, so what a write stamps with its own time
+    /// differs between the runs; 0 for every other write.
+    pub later_ms: i64,
     pub expected_balance: Option<ExpectedBalance>,
 }
 
@@ -60,6 +69,7 @@ impl WriteIntent {
         WriteIntent {
             origin,
             dry_run: false,
+            later_ms: 0,
             expected_balance: None,
         }
     }
@@ -70,6 +80,10 @@ impl WriteIntent {
 pub struct Tx<'a> {
     conn: &'a Connection,
     intent: &'a WriteIntent,
+    /// The clock of the database written: the write's time and its ids' stamps.
+    clock: &'a Clock,
+    /// The seeded generator of the database written, in a seeded sandbox.
+    seeded: Option<&'a Seeded>,
     /// A statement of this write asked that the sender be woken once it commits.
     wake: Cell<bool>,
     /// The posting that met [`WriteIntent::expected_balance`] used it up.
@@ -84,10 +98,17 @@ impl Deref for Tx<'_> {
 }
 
 impl<'a> Tx<'a> {
-    pub(super) fn new(conn: &'a Connection, intent: &'a WriteIntent) -> Tx<'a> {
+    pub(super) fn new(
+        conn: &'a Connection,
+        intent: &'a WriteIntent,
+        clock: &'a Clock,
+        seeded: Option<&'a Seeded>,
+    ) -> Tx<'a> {
         Tx {
             conn,
             intent,
+            clock,
+            seeded,
             wake: Cell::new(false),
             expectation_used: Cell::new(false),
         }
@@ -99,6 +120,36 @@ impl<'a> Tx<'a> {
 
     pub fn dry_run(&self) -> bool {
         self.intent.dry_run
+    }
+
+    /// The write's time in Unix milliseconds: its clock's, read later by a dry run made later.
+    pub fn now_millis(&self) -> i64 {
+        self.clock.now_millis() + self.intent.later_ms
+    }
+
+    /// The write's time in Unix seconds ([`Tx::now_millis`]).
+    pub fn now(&self) -> i64 {
+        self.now_millis().div_euclid(1000)
+    }
+
+    /// The clock the write runs on (its app's).
+    pub fn clock(&self) -> &'a Clock {
+        self.clock
+    }
+
+    /// The seeded generator every purposed draw of the write comes from, in a seeded sandbox.
+    pub fn seeded(&self) -> Option<&'a Seeded> {
+        self.seeded
+    }
+
+    /// A new id of `kind`, drawn on the write's clock and generator.
+    pub fn new_id(&self, kind: Kind) -> String {
+        crate::ids::new_id(self.clock, self.seeded, kind)
+    }
+
+    /// A new typed id, drawn as [`Tx::new_id`].
+    pub fn generate<T: TypedId>(&self) -> T {
+        T::generate(self.clock, self.seeded)
     }
 
     /// Asks that the database's commit hook ([`super::Db::set_after_commit`]) run once this

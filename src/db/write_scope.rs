@@ -102,7 +102,7 @@ struct WriteScope {
     /// in that order just before it commits, dropped with it either way.
     states: Vec<State>,
     /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
-    committed_at: Option<i64>,
+    committed_at: i64,
 }
 
 thread_local! {
@@ -111,10 +111,6 @@ thread_local! {
 
 fn id(db: &Db) -> usize {
     db as *const Db as usize
-}
-
-fn clock_ms() -> Option<i64> {
-    crate::time::current().map(|c| c.now_millis())
 }
 
 fn run(conn: &Connection, sql: &str) -> Result<(), DbError> {
@@ -153,7 +149,7 @@ impl Db {
             wake: false,
             undo: Vec::new(),
             states: Vec::new(),
-            committed_at: clock_ms(),
+            committed_at: self.clock().now_millis(),
         }));
         // Ends the scope also when `f` panics: an open transaction is rolled back.
         struct Close<'a>(&'a Db);
@@ -189,7 +185,7 @@ impl Db {
                 let _ = run(&scope.conn, "ROLLBACK");
                 scope.open = false;
             }
-            undo(&mut scope);
+            undo(&mut scope, self.clock());
         }
         if let Ok(conn) = Rc::try_unwrap(scope.conn) {
             // A connection still inside a transaction (a rollback that failed) is not reused.
@@ -218,7 +214,7 @@ impl Db {
         run(&scope.conn, "COMMIT")?;
         scope.open = false;
         scope.undo.clear();
-        scope.committed_at = clock_ms();
+        scope.committed_at = self.clock().now_millis();
         if std::mem::take(&mut scope.wake) {
             if let Some(hook) = self.after_commit.get() {
                 hook();
@@ -353,7 +349,7 @@ impl Db {
         if !intent.dry_run {
             // No savepoint (its page copies were a tenth of an advance): a write that fails fails
             // the scope instead, which then rolls back whole.
-            let tx = Tx::new(&conn, intent);
+            let tx = Tx::new(&conn, intent, self.clock(), self.seeded());
             let out = f(&tx);
             let wake = tx.wants_wake();
             WRITE.with_borrow_mut(|s| {
@@ -373,7 +369,7 @@ impl Db {
             self.check_open(&conn);
             return Err(E::from(e));
         }
-        let tx = Tx::new(&conn, intent);
+        let tx = Tx::new(&conn, intent, self.clock(), self.seeded());
         let out = f(&tx);
         let wake = tx.wants_wake();
         let keep = out.is_ok() && !intent.dry_run;
@@ -414,16 +410,15 @@ impl Db {
     }
 }
 
-/// Runs the scope's undo list, newest first, and puts a frozen clock back to the last commit.
-fn undo(scope: &mut WriteScope) {
+/// Runs the scope's undo list, newest first, and puts the database's clock (if frozen) back to
+/// the last commit.
+fn undo(scope: &mut WriteScope, clock: &crate::time::Clock) {
     scope.states.clear();
     while let Some(undo) = scope.undo.pop() {
         undo();
     }
     scope.wake = false;
-    if let (Some(clock), Some(ms)) = (crate::time::current(), scope.committed_at) {
-        clock.rewind(ms);
-    }
+    clock.rewind(scope.committed_at);
 }
 
 #[cfg(test)]
@@ -463,7 +458,13 @@ mod tests {
     /// transaction; a dry run's change does not stay; a rollback drops it unwritten.
     #[test]
     fn transaction_state_is_written_at_commit_and_dropped_on_rollback() {
-        let (db, _) = Db::open(":memory:", true).unwrap();
+        let (db, _) = Db::open(
+            ":memory:",
+            true,
+            std::sync::Arc::new(crate::time::Clock::system()),
+            None,
+        )
+        .unwrap();
         let real = WriteIntent::sandbox();
         let dry = WriteIntent {
             dry_run: true,

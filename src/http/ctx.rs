@@ -8,6 +8,8 @@ use super::router::Route;
 use super::state::App;
 use crate::auth::{authorize, Principal, Target};
 use crate::ids::TypedId;
+use crate::random::Seeded;
+use crate::time::Clock;
 use bytes::Bytes;
 use hyper::HeaderMap;
 use serde::de::DeserializeOwned;
@@ -60,6 +62,32 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The request's time in Unix milliseconds: its app's clock, read later by a dry run made
+    /// later ([`crate::db::WriteIntent::later_ms`], an MCP preview's second run).
+    pub fn now_millis(&self) -> i64 {
+        self.app.clock().now_millis() + self.intent.later_ms
+    }
+
+    /// The request's time in Unix seconds ([`Ctx::now_millis`]).
+    pub fn now(&self) -> i64 {
+        self.now_millis().div_euclid(1000)
+    }
+
+    /// The app's clock, which the request's ids are stamped on.
+    pub fn clock(&self) -> &'a Clock {
+        self.app.clock()
+    }
+
+    /// The app's seeded generator in a seeded sandbox: every purposed draw of the request.
+    pub fn seeded(&self) -> Option<&'a Seeded> {
+        self.app.seeded()
+    }
+
+    /// A new typed id, on the app's clock and generator.
+    pub fn generate<T: TypedId>(&self) -> T {
+        T::generate(self.clock(), self.seeded())
+    }
+
     /// The principal of an authenticated route. Public routes have none; asking is a bug, reported
     /// as a 500 rather than a panic.
     pub fn principal(&self) -> Result<&Principal, ApiError> {

@@ -177,7 +177,14 @@ impl Faults {
     }
 
     /// Adds a validated rule, or 409 `fault_limit` when [`MAX_RULES`] are held.
-    pub fn add(&self, new: NewRule) -> Result<Rule, ApiError> {
+    /// Adds a rule made at `now`, its id drawn on `clock` (and `seeded`, in a seeded sandbox).
+    pub fn add(
+        &self,
+        new: NewRule,
+        clock: &crate::time::Clock,
+        seeded: Option<&crate::random::Seeded>,
+        now: i64,
+    ) -> Result<Rule, ApiError> {
         let mut rules = self.lock();
         if rules.len() >= MAX_RULES {
             return Err(ApiError::ConflictCode {
@@ -187,9 +194,9 @@ impl Faults {
                 ),
             });
         }
-        let id = crate::ids::new_id(crate::ids::Kind::Fault);
+        let id = crate::ids::new_id(clock, seeded, crate::ids::Kind::Fault);
         // Seeded: the rule's stream starts from (seed, id); else from the per-thread generator.
-        let draws = match crate::random::seeded() {
+        let draws = match seeded {
             Some(g) => g.key(&format!("fault:{id}")),
             None => crate::random::nonsecret::next_u64(),
         };
@@ -203,7 +210,7 @@ impl Faults {
             probability: new.probability,
             remaining: new.times,
             fired: 0,
-            created_at: crate::time::rfc3339(crate::time::now()),
+            created_at: crate::time::rfc3339(now),
         };
         rules.push(rule.clone());
         self.count.store(rules.len(), Ordering::Relaxed);

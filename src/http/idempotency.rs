@@ -81,8 +81,8 @@ pub fn begin(
 ) -> Result<Begin, ApiError> {
     let hash = request_hash(method, path, query, body);
     let key = &digest(key);
-    let now = crate::time::now();
     db.write(intent, |tx| {
+        let now = tx.now();
         tx.prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
             .execute([now - RETENTION_SECS])?;
         let existing = tx

@@ -213,7 +213,7 @@ pub fn request(
         key_id,
         client_id,
         // A tool call's clocks are its own: three clock reads saved on every call.
-        at_ms: if inner { 0 } else { crate::time::now_millis() },
+        at_ms: if inner { 0 } else { app.clock().now_millis() },
         duration_us: if inner { 0 } else { elapsed_us(started) },
         // When it started: the wait of a client is from one request's start to the next's.
         wall_ms: if inner {
@@ -344,7 +344,7 @@ pub fn tool_call<R>(
         return f();
     };
     let started = Instant::now();
-    let at_ms = crate::time::now_millis();
+    let at_ms = app.clock().now_millis();
     let wall_ms = wall_millis();
     let previous = exchange.tool_call.borrow_mut().replace(None);
     let out = f();

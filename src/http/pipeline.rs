@@ -79,17 +79,6 @@ struct Inner<'a> {
     prepaid: bool,
 }
 
-/// Every request runs on its app's clock and generator ([`App::within`]).
-fn run_pipeline(
-    app: &App,
-    req: &Request,
-    found: Match<'_>,
-    authenticated: Option<Inner<'_>>,
-    exchange: &Exchange,
-) -> Response {
-    app.within(|| run_on_clock(app, req, found, authenticated, exchange))
-}
-
 /// What the journal's observer is told besides the request and its answer.
 #[derive(Default)]
 struct Seen<'a> {
@@ -99,7 +88,7 @@ struct Seen<'a> {
     owner: Option<crate::auth::authenticate::Owner>,
 }
 
-fn run_on_clock(
+fn run_pipeline(
     app: &App,
     req: &Request,
     found: Match<'_>,
@@ -252,6 +241,7 @@ fn serve_route<'m>(
             },
         },
         dry_run: req.dry_run,
+        later_ms: req.later_ms,
         expected_balance: req.expected_balance.clone(),
     };
     let mut principal = principal;
@@ -325,6 +315,7 @@ fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, out
     // No one to name: the entry records no event, and keeps nothing of a previewed request.
     let intent = WriteIntent {
         dry_run: req.dry_run,
+        later_ms: req.later_ms,
         ..WriteIntent::by(Origin {
             actor: None,
             via: "rest",

@@ -23,6 +23,9 @@ pub struct Request {
     pub spool: Option<std::sync::Arc<super::spool::Spool>>,
     /// An MCP preview: every write runs its checks and is rolled back ([`crate::db::WriteIntent`]).
     pub dry_run: bool,
+    /// A dry run made later: its time reads this much after the clock (ms;
+    /// [`crate::db::WriteIntent::later_ms`]).
+    pub later_ms: i64,
     /// The token balance a confirmed MCP change expects of a company.
     pub expected_balance: Option<crate::db::ExpectedBalance>,
 }

@@ -62,7 +62,7 @@ pub async fn serve(
         head: Duration::from_secs(app.settings.header_read_timeout_secs),
         unauthenticated: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
     };
-    let frozen = app.clock.mode() == crate::time::Mode::Frozen;
+    let frozen = app.clock().mode() == crate::time::Mode::Frozen;
     tokio::pin!(shutdown);
     loop {
         // Wait for room before accepting: past the limit, new connections wait in the kernel's
@@ -378,14 +378,12 @@ async fn admit_request(
             timeout: Duration::from_millis(app.settings.unauthenticated_timeout_millis),
         },
         Gate::Credential { spooled } => {
-            let verified = app.within(|| {
-                crate::auth::authenticate::verify(
-                    &app.db,
-                    &app.jwt,
-                    &app.principals,
-                    &parts.headers,
-                )
-            });
+            let verified = crate::auth::authenticate::verify(
+                &app.db,
+                &app.jwt,
+                &app.principals,
+                &parts.headers,
+            );
             match verified {
                 Ok(v) => {
                     app.admission.authenticated(conn);
@@ -483,7 +481,7 @@ async fn handle(
     // Request ids label log lines and problems; they are not secrets, so they come from the
     // per-thread generator (no system call per request). A seeded sandbox numbers its requests
     // instead: the same request sequence gives the same ids, and no seeded stream moves.
-    let request_id = match &app.seeded {
+    let request_id = match app.seeded() {
         Some(seeded) => format!("req_{:024x}", seeded.next_request()),
         None => {
             let mut id = String::with_capacity(28);
@@ -515,6 +513,7 @@ async fn handle(
                 credential: read.credential,
                 spool: read.spool,
                 dry_run: false,
+                later_ms: 0,
                 expected_balance: None,
             };
             // A running handler keeps its connection from being closed to make room.
@@ -581,8 +580,8 @@ async fn handle(
     }
     let mut out = into_hyper(resp, request_id);
     // The sandbox's time, when it is not the system's (frozen, or a running clock moved ahead).
-    if app.clock.mode() == crate::time::Mode::Frozen || app.clock.offset_millis() != 0 {
-        let date = crate::time::http_date(app.clock.now());
+    if app.clock().mode() == crate::time::Mode::Frozen || app.clock().offset_millis() != 0 {
+        let date = crate::time::http_date(app.clock().now());
         if let Ok(v) = hyper::header::HeaderValue::from_str(&date) {
             out.headers_mut().insert(hyper::header::DATE, v);
         }

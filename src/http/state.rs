@@ -13,10 +13,8 @@ use std::sync::Arc;
 
 pub struct App {
     pub settings: Settings,
-    /// The one clock of this app: everything it does reads the time from here (see [`App::within`]).
-    pub clock: Arc<Clock>,
-    /// The seeded generator of a seeded sandbox (`sandbox.seed`); `None` draws from the OS.
-    pub seeded: Option<Arc<Seeded>>,
+    /// The database, which lives on the app's one clock and, in a seeded sandbox, its generator
+    /// ([`App::clock`], [`App::seeded`]).
     pub db: Db,
     pub jwt: JwtKeys,
     /// The principals of verified API keys, checked against the database on every request.
@@ -41,13 +39,15 @@ pub struct App {
 }
 
 impl App {
-    /// Runs `f` with this app's clock (and seeded generator, if any) installed on the thread, so
-    /// that `time::now`, ids and random draws inside it are this app's. The server and the pipeline
-    /// call it around every request; background work calls it around each step.
-    pub fn within<R>(&self, f: impl FnOnce() -> R) -> R {
-        match &self.seeded {
-            Some(seeded) => self.clock.run(|| seeded.run(f)),
-            None => self.clock.run(f),
-        }
+    /// The one clock of this app (its database's): everything it does reads the time from here,
+    /// passed down (a request's context, a write's handle, a step of background work).
+    pub fn clock(&self) -> &Arc<Clock> {
+        self.db.clock()
+    }
+
+    /// The seeded generator of a seeded sandbox (`sandbox.seed`), passed to every purposed draw;
+    /// `None` draws from the OS.
+    pub fn seeded(&self) -> Option<&Seeded> {
+        self.db.seeded()
     }
 }

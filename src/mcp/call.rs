@@ -12,6 +12,9 @@ use crate::auth::Principal;
 use crate::http::exchange::Exchange;
 use crate::http::pipeline::{self, Request};
 use crate::http::response::Response;
+use crate::http::Ctx;
+use crate::random::Seeded;
+use crate::time::Clock;
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
 use serde_json::{json, Map, Value};
@@ -25,6 +28,8 @@ use std::net::IpAddr;
 pub struct WriteTerms<'a> {
     pub if_match: Option<&'a str>,
     pub dry_run: bool,
+    /// A preview made later: its time reads this much after the clock (seconds).
+    pub later_secs: i64,
     pub expected_balance: Option<crate::db::ExpectedBalance>,
 }
 
@@ -34,6 +39,7 @@ impl<'a> WriteTerms<'a> {
         WriteTerms {
             if_match,
             dry_run: true,
+            later_secs: 0,
             expected_balance: None,
         }
     }
@@ -63,17 +69,18 @@ pub struct Caller<'x> {
     /// How the MCP request itself writes (its pending changes, their claims and expiries): the
     /// intent of the MCP request's context. Its tool calls' requests write on their own terms.
     pub intent: crate::db::WriteIntent,
+    /// The app's clock: the time of the MCP request (its sessions, pending changes, questions).
+    pub clock: &'x Clock,
+    /// The app's seeded generator in a seeded sandbox: the MCP request's own draws (confirmation,
+    /// question and session ids).
+    pub seeded: Option<&'x Seeded>,
 }
 
 impl<'x> Caller<'x> {
-    pub fn new(
-        principal: Principal,
-        mcp_headers: &HeaderMap,
-        request_id: &str,
-        peer: Option<IpAddr>,
-        exchange: &'x Exchange,
-        intent: crate::db::WriteIntent,
-    ) -> Caller<'x> {
+    /// The caller of the MCP request `ctx` authenticated as `principal`: its credential headers,
+    /// request id, peer, exchange, write intent, and its app's clock and generator.
+    pub fn new(principal: Principal, ctx: &Ctx<'x>) -> Caller<'x> {
+        let mcp_headers = ctx.headers;
         let mut headers = HeaderMap::with_capacity(4);
         for name in [
             hyper::header::AUTHORIZATION.as_str(),
@@ -89,17 +96,24 @@ impl<'x> Caller<'x> {
         Caller {
             principal,
             headers,
-            request_id: request_id.to_string(),
-            peer,
+            request_id: ctx.request_id.to_string(),
+            peer: ctx.peer,
             view: Default::default(),
             version: super::protocol::DEFAULT_VERSION,
             features: Default::default(),
             session: None,
             accepts_sse: false,
             prepaid: Default::default(),
-            exchange,
-            intent,
+            exchange: ctx.exchange,
+            intent: ctx.intent.clone(),
+            clock: ctx.clock(),
+            seeded: ctx.seeded(),
         }
+    }
+
+    /// The MCP request's time in Unix seconds: the app's clock, as its context reads it.
+    pub fn now(&self) -> i64 {
+        (self.clock.now_millis() + self.intent.later_ms).div_euclid(1000)
     }
 
     /// Runs one REST request through the pipeline as this caller (a body is JSON).
@@ -134,6 +148,7 @@ impl<'x> Caller<'x> {
         let WriteTerms {
             if_match,
             dry_run,
+            later_secs,
             expected_balance,
         } = terms;
         let mut headers = self.headers.clone();
@@ -163,6 +178,7 @@ impl<'x> Caller<'x> {
                 credential: Default::default(),
                 spool: None,
                 dry_run,
+                later_ms: later_secs.saturating_mul(1000),
                 expected_balance,
             },
             &self.principal,

@@ -71,7 +71,7 @@ pub fn complete(
                 );
             }
             if arg == "month" {
-                Candidates::done(months(value))
+                Candidates::done(months(value, caller.now()))
             } else {
                 let kind = arg.strip_suffix("_id").unwrap_or(arg);
                 match resources::template_named(kind) {
@@ -237,9 +237,10 @@ fn refused(app: &App, caller: &Caller, resp: &crate::http::Response) -> Result<(
     Err(RpcError::new(super::protocol::SERVER_REFUSED, failure.text()).with_data(data))
 }
 
-/// The last twelve months (`YYYY-MM`, newest first) that start with the typed text.
-fn months(typed: &str) -> Vec<String> {
-    let now = crate::time::rfc3339(crate::time::now());
+/// The last twelve months (`YYYY-MM`, newest first) up to the one of `now` that start with the
+/// typed text.
+fn months(typed: &str, now: i64) -> Vec<String> {
+    let now = crate::time::rfc3339(now);
     let (mut year, mut month) = (
         now.get(0..4)
             .and_then(|y| y.parse::<i32>().ok())
@@ -270,11 +271,14 @@ mod tests {
 
     #[test]
     fn months_count_back_across_a_year() {
-        let all = months("");
+        let now = crate::time::wall_now();
+        let all = months("", now);
         assert_eq!(all.len(), 12);
         assert!(all.windows(2).all(|w| w[0] > w[1]), "{all:?}");
         let this_year = &all[0][..4];
-        assert!(months(this_year).iter().all(|m| m.starts_with(this_year)));
-        assert!(months("1999").is_empty());
+        assert!(months(this_year, now)
+            .iter()
+            .all(|m| m.starts_with(this_year)));
+        assert!(months("1999", now).is_empty());
     }
 }

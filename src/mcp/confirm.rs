@@ -88,7 +88,7 @@ fn claim(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Result<Option<C
 
 pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
-    let now = crate::time::now();
+    let now = caller.now();
     let Some(c) = claim(app, caller, &id_hash, now)? else {
         return Err(why_not(app, caller, &id_hash, now));
     };
@@ -129,6 +129,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     let terms = WriteTerms {
         if_match,
         dry_run: false,
+        later_secs: 0,
         expected_balance: c
             .balance
             .as_ref()

@@ -60,7 +60,7 @@ pub(super) fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) 
             crate::auth::keys::hash(confirmation_id),
             p.actor_id(),
             p.client_id(),
-            crate::time::now()
+            caller.now()
         ],
         |r| {
             Ok(Pending {
@@ -132,7 +132,10 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let change = pending_change(app, caller, confirmation_id)?;
     let registry = state(app).elicitations.clone();
-    let question_id = format!("elicit_{}", crate::random::base62("elicitation", 24));
+    let question_id = format!(
+        "elicit_{}",
+        crate::random::base62(caller.seeded, "elicitation", 24)
+    );
     let (done, answered) = oneshot::channel();
     {
         let mut map = registry.0.lock().ok()?;
@@ -154,7 +157,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     let request = json!({"jsonrpc": "2.0", "id": question_id, "method": "elicitation/create",
         "params": {"mode": "form", "message": message(&change),
             "requestedSchema": {"type": "object", "properties": {}}}});
-    let wait = (change.expires_at - crate::time::now()).clamp(1, MAX_WAIT_SECS) as u64;
+    let wait = (change.expires_at - caller.now()).clamp(1, MAX_WAIT_SECS) as u64;
     let call_id = call_id.clone();
     // Well inside the server's own idle timeout, whatever it is set to.
     let keepalive = Duration::from_millis(

@@ -91,7 +91,7 @@ pub fn confirm_step(
             "This `requestState` answers the question about another change, not this confirmation_id. Nothing was applied.",
         );
     }
-    let now = crate::time::now();
+    let now = caller.now();
     if claims.exp <= now {
         return refuse(
             "request_state_expired",
@@ -149,7 +149,7 @@ fn ask(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Value> {
         ch: change_ref(confirmation_id),
         exp: change
             .expires_at
-            .min(crate::time::now() + elicitation::MAX_WAIT_SECS),
+            .min(caller.now() + elicitation::MAX_WAIT_SECS),
     };
     let state = state::state(app).request_states.sign(&claims)?;
     Some(json!({

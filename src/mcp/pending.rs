@@ -61,8 +61,11 @@ fn store(
     p: &Preview,
     summary: &str,
 ) -> Result<(String, i64), Failure> {
-    let confirmation_id = format!("chg_{}", crate::random::base62("confirmation", 32));
-    let now = crate::time::now();
+    let confirmation_id = format!(
+        "chg_{}",
+        crate::random::base62(caller.seeded, "confirmation", 32)
+    );
+    let now = caller.now();
     let expires_at = now + app.settings.pending_change_ttl_secs as i64;
     let principal = &caller.principal;
     let set_paths = serde_json::to_string(&p.set_at_confirmation).unwrap_or_default();
@@ -243,7 +246,7 @@ pub(super) fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Fa
 
 /// Why this confirmation id cannot be confirmed now (used, cancelled, expired or unknown).
 pub fn unavailable(app: &App, caller: &Caller, confirmation_id: &str) -> Failure {
-    why_not(app, caller, &hash(confirmation_id), crate::time::now())
+    why_not(app, caller, &hash(confirmation_id), caller.now())
 }
 
 pub(super) fn record(app: &App, caller: &Caller, id_hash: &str, outcome: &str) {
@@ -259,7 +262,7 @@ pub(super) fn record(app: &App, caller: &Caller, id_hash: &str, outcome: &str) {
 
 pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
-    let now = crate::time::now();
+    let now = caller.now();
     let p = &caller.principal;
     let n = app
         .db

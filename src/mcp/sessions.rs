@@ -70,8 +70,9 @@ impl Sessions {
         client_id: Option<&str>,
         version: &'static str,
         now: i64,
+        seeded: Option<&crate::random::Seeded>,
     ) -> String {
-        let id = crate::random::hex::<24>("mcp_session");
+        let id = crate::random::hex::<24>(seeded, "mcp_session");
         if let Ok(mut map) = self.map.lock() {
             if map.len() >= MAX_SESSIONS {
                 map.retain(|_, s| now - s.last_seen < IDLE_SECS);
@@ -162,7 +163,7 @@ mod tests {
     #[test]
     fn bound_to_the_opening_credential() {
         let s = Sessions::default();
-        let id = s.open("key_a", Some("cli_a"), "2025-11-25", 100);
+        let id = s.open("key_a", Some("cli_a"), "2025-11-25", 100, None);
         assert_eq!(id.len(), 48);
         assert_eq!(
             s.touch(&id, "key_a", Some("cli_a"), 101),
@@ -196,7 +197,7 @@ mod tests {
     #[test]
     fn idle_sessions_expire() {
         let s = Sessions::default();
-        let id = s.open("key_a", None, "2025-06-18", 0);
+        let id = s.open("key_a", None, "2025-06-18", 0, None);
         assert_eq!(s.touch(&id, "key_a", None, IDLE_SECS), Lookup::NotFound);
     }
 }

@@ -314,14 +314,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             return json_response(400, protocol::error_response(first_id, &e).to_string());
         }
     }
-    let mut caller = Caller::new(
-        principal,
-        ctx.headers,
-        ctx.request_id,
-        ctx.peer,
-        ctx.exchange,
-        ctx.intent.clone(),
-    );
+    let mut caller = Caller::new(principal, ctx);
     caller.accepts_sse = accept.to_ascii_lowercase().contains("text/event-stream");
     caller.view = match super::toolsets::View::from_headers(ctx.headers) {
         Ok(view) => view,
@@ -354,7 +347,7 @@ fn answer(ctx: &mut Ctx<'_>, principal: crate::auth::Principal) -> Response {
             let p = &caller.principal;
             match state(app)
                 .sessions
-                .touch(sid, p.actor_id(), p.client_id(), crate::time::now())
+                .touch(sid, p.actor_id(), p.client_id(), ctx.now())
             {
                 // A supported version header that differs from the negotiated one is tolerated (the
                 // conformance suite sends 2025-03-26 inside a 2025-11-25 session); the session keeps

@@ -350,7 +350,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     domains.sort();
     domains.dedup();
     let stored = serde_json::to_string(&domains).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         tx.prepare_cached(
             "UPDATE companies SET allowed_landing_domains = ?2, updated_at = ?3 WHERE id = ?1",
@@ -596,7 +596,7 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     errors.finish()?;
 
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let version: i64 = tx
             .query_row(

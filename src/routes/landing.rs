@@ -111,7 +111,7 @@ fn page(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .optional()?;
     drop(conn);
     match offer {
-        Some(offer) => Ok(html(StatusCode::OK, render(&offer, crate::time::now()))),
+        Some(offer) => Ok(html(StatusCode::OK, render(&offer, ctx.now()))),
         None => Ok(not_found()),
     }
 }

@@ -8,7 +8,7 @@ use super::crud::{self, Time};
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{Kind, MediaId, TypedId};
+use crate::ids::{Kind, MediaId};
 use crate::routes::download;
 use crate::routes::upload::Sent;
 use crate::validate::OneOf;
@@ -388,8 +388,8 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         None => (None, None),
     };
     let sha256 = sent.sha256_hex()?;
-    let id = MediaId::generate();
-    let now = crate::time::now();
+    let id = ctx.generate::<MediaId>();
+    let now = ctx.now();
     let quota = ctx.app.settings.media_quota_bytes_per_company;
     let zeroblob = rusqlite::blob::ZeroBlob(sent.len() as u64);
     ctx.app.db.write(ctx.intent, |tx| {

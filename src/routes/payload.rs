@@ -116,6 +116,8 @@ pub struct Subject<'a> {
     pub settings: &'a Settings,
     pub company: &'a str,
     pub id: &'a str,
+    /// The instant the object is judged at (the write's time: a status, a window).
+    pub now: i64,
     /// What the transition knows that the state does not show (which device an ad was assigned
     /// to), or a trigger's `data`. Builders read only the hints they document.
     pub hints: &'a Map<String, Value>,

@@ -150,20 +150,19 @@ pub const EXAMPLE_AT: i64 = 1_772_442_000; // 2026-03-02T09:00:00Z
 /// (`{"example_error": …}`), which the documentation tests refuse.
 pub fn examples() -> &'static BTreeMap<&'static str, Value> {
     static EXAMPLES: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
-    EXAMPLES.get_or_init(|| {
-        let clock = std::sync::Arc::new(crate::time::Clock::frozen_at(EXAMPLE_AT));
-        let seeded = std::sync::Arc::new(crate::random::Seeded::new(1));
-        clock.run(|| seeded.run(make_examples))
-    })
+    EXAMPLES.get_or_init(make_examples)
 }
 
 fn make_examples() -> BTreeMap<&'static str, Value> {
+    let clock = std::sync::Arc::new(crate::time::Clock::frozen_at(EXAMPLE_AT));
+    let seeded = std::sync::Arc::new(crate::random::Seeded::new(1));
     let settings = Settings {
         public_base_url: Some("http://127.0.0.1:8080".into()),
         ..Settings::default()
     };
     let mut out = BTreeMap::new();
-    let world = crate::db::Db::open(":memory:", true).map_err(|e| e.to_string());
+    let world =
+        crate::db::Db::open(":memory:", true, clock, Some(seeded)).map_err(|e| e.to_string());
     for p in catalogue() {
         let data = match &world {
             Ok((db, _)) => {
@@ -208,6 +207,7 @@ fn example_data(db: &crate::db::Db, settings: &Settings, p: &Payload) -> Result<
             .map_err(ApiError::from)?;
         let data = (p.build)(&Subject {
             conn: tx,
+            now: tx.now(),
             settings,
             company: &company,
             id: &id,

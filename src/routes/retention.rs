@@ -104,10 +104,10 @@ impl Run<'_> {
     }
 }
 
-/// Prunes every history table of `app` at `now` (the caller is inside `App::within`).
+/// Prunes every history table of `app` at `now` (an instant of its clock).
 pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     let s = &app.settings;
-    let system = app.clock.mode() == crate::time::Mode::System;
+    let system = app.clock().mode() == crate::time::Mode::System;
     let state = app.extensions.get::<std::sync::Arc<State>>();
     let runs = state.map_or(0, |st| st.runs.fetch_add(1, Ordering::Relaxed));
     let backlog = state.is_some_and(|st| st.backlog.load(Ordering::Relaxed));

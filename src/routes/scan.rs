@@ -101,6 +101,7 @@ pub(crate) fn scanned_data(
     id: &str,
     class: &'static str,
     since: Option<i64>,
+    now: i64,
 ) -> rusqlite::Result<serde_json::Value> {
     let (code, promotion, count, last, counted): (String, String, i64, Option<i64>, i64) = conn
         .prepare_cached(
@@ -114,7 +115,7 @@ pub(crate) fn scanned_data(
         qr_code_id: id,
         promotion_id: &promotion,
         code: &code,
-        scanned_at: crate::routes::crud::Time(last.unwrap_or_else(crate::time::now)),
+        scanned_at: crate::routes::crud::Time(last.unwrap_or(now)),
         agent_class: class,
         scan_count: count,
         scans_since_last_event: since.unwrap_or(count - counted),
@@ -182,7 +183,7 @@ pub(crate) fn count_scan(
     detail_cap: u64,
 ) -> rusqlite::Result<bool> {
     if (found.scan_count.max(0) as u64) < detail_cap {
-        let scan_id = crate::ids::new_id(Kind::QrScan);
+        let scan_id = tx.new_id(Kind::QrScan);
         tx.prepare_cached(
             "INSERT INTO qr_scans (id, qr_code_id, scanned_at, agent_class) VALUES (?1, ?2, ?3, ?4)",
         )?
@@ -329,7 +330,7 @@ fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Err(ApiError::not_found("QR code", &code));
     }
     let class = agent_class(ctx.header("user-agent"));
-    let now = crate::time::now();
+    let now = ctx.now();
     let detail_cap = ctx.app.settings.scan_detail_per_code;
     let location = ctx.app.db.write(ctx.intent, |tx| {
         let mut found = tx

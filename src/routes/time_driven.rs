@@ -15,7 +15,7 @@ pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
         .ok_or_else(|| ApiError::Internal("the timeline is not registered".into()))
 }
 
-/// Runs the app's timeline up to `until` (the caller is inside `App::within`), then prunes history
+/// Runs the app's timeline up to `until` (on the app's clock, `App::clock`), then prunes history
 /// past its bounds ([`super::retention`]) and keeps the write-ahead log bounded.
 pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
     run_each(app, until, &mut |_| Ok(()))
@@ -33,14 +33,14 @@ pub fn run_each(app: &App, until: i64, after_step: StepHook<'_>) -> Result<Repor
     // attempt: `Db::committed`); a failure rolls the run back to its start or last commit point.
     let report = app.db.write_scope(|| {
         timeline
-            .run_until_each(&env, &app.clock, until, after_step)
+            .run_until_each(&env, app.clock(), until, after_step)
             .map_err(|e| match e {
                 TimelineError::Db(e) => ApiError::from(e),
                 other => ApiError::Internal(other.to_string()),
             })
     })?;
     // Housekeeping never fails the run it follows: a batch that could not run now runs next time.
-    if let Err(err) = super::retention::prune(app, app.clock.now()) {
+    if let Err(err) = super::retention::prune(app, app.clock().now()) {
         tracing::warn!(error = %err, "retention: pruning failed; retried on the next run");
     }
     app.db.bound_wal(app.settings.wal_limit_bytes);
@@ -54,5 +54,5 @@ pub fn settle(app: &App) -> Result<(), ApiError> {
         db: &app.db,
         settings: &app.settings,
     };
-    Ok(timeline(app)?.settle(&env, app.clock.now())?)
+    Ok(timeline(app)?.settle(&env, app.clock().now())?)
 }

@@ -174,7 +174,7 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // Checked after the body and the company, as before the id was typed: a bad body is 422
     // and an invisible company 404 whatever the path says.
     let pack_id: TokenPackId = ctx.path()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let bought = ledger::purchase_pack(tx, &company, pack_id.as_str(), now)?
             .ok_or_else(|| ApiError::not_found("token pack", pack_id.as_str()))?;

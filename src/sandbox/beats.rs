@@ -190,7 +190,13 @@ mod tests {
     /// commit still writes them.
     #[test]
     fn a_held_beat_is_written_at_commit_whatever_a_dry_run_wrote_meanwhile() {
-        let (db, _) = Db::open(":memory:", true).unwrap();
+        let (db, _) = Db::open(
+            ":memory:",
+            true,
+            std::sync::Arc::new(crate::time::Clock::system()),
+            None,
+        )
+        .unwrap();
         let device: String = db
             .conn()
             .unwrap()

@@ -59,10 +59,10 @@ struct ClockView {
 fn view(app: &App) -> ClockView {
     ClockView {
         object: "sandbox_clock",
-        now: rfc3339(app.clock.now()),
-        mode: app.clock.mode().as_str(),
-        offset_seconds: app.clock.offset_millis().div_euclid(1000),
-        started_at: rfc3339(app.clock.started_at()),
+        now: rfc3339(app.clock().now()),
+        mode: app.clock().mode().as_str(),
+        offset_seconds: app.clock().offset_millis().div_euclid(1000),
+        started_at: rfc3339(app.clock().started_at()),
     }
 }
 
@@ -99,7 +99,7 @@ struct Advanced {
 fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let input: Advance = ctx.json()?;
     let app = ctx.app;
-    let from = app.clock.now();
+    let from = app.clock().now();
     let until = match (input.seconds, input.to.as_deref()) {
         (Some(secs), None) => {
             if !(0..=MAX_ADVANCE_SECS).contains(&secs) {
@@ -149,7 +149,7 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // A running clock moves by exactly the jump asked, however long the run takes. What falls due
     // on the way is the sandbox's doing, not the caller's: the timeline and the webhook worker
     // write as the sandbox (`WriteIntent::sandbox`).
-    let offset_before = app.clock.offset_millis();
+    let offset_before = app.clock().offset_millis();
     let advance = || -> Result<Report, ApiError> {
         if !input.drain {
             // What is already due (the first attempts of events just written, on the wire or not
@@ -180,15 +180,15 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     };
     let report = advance()?;
-    app.clock
+    app.clock()
         .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
     Ok(Response::ok(&Advanced {
         object: "sandbox_clock_advance",
         from: rfc3339(from),
         to: rfc3339(until),
-        now: rfc3339(app.clock.now()),
-        mode: app.clock.mode().as_str(),
-        offset_seconds: app.clock.offset_millis().div_euclid(1000),
+        now: rfc3339(app.clock().now()),
+        mode: app.clock().mode().as_str(),
+        offset_seconds: app.clock().offset_millis().div_euclid(1000),
         steps: report.steps,
         transitions: report.transitions,
         events: report.events,

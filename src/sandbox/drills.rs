@@ -152,7 +152,7 @@ struct Hook {
 
 fn load(ctx: &Ctx<'_>, id: &str) -> Result<Hook, ApiError> {
     let conn = ctx.app.db.conn()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     conn.query_row(
         "SELECT w.company_id, c.account_id, w.url, w.secret,
                 CASE WHEN w.previous_secret_expires_at > ?2 THEN w.previous_secret END
@@ -192,6 +192,7 @@ fn plan(
     hook: &Hook,
     now: i64,
     number: i64,
+    seeded: Option<&crate::random::Seeded>,
 ) -> Result<Vec<Send>, ApiError> {
     let current = vec![hook.secret.clone()];
     let sent = std::cell::Cell::new(0);
@@ -233,7 +234,10 @@ fn plan(
             ),
         ],
         "bad_signature" => {
-            let wrong = format!("whsec_{}", crate::random::base62("webhook_drill", 32));
+            let wrong = format!(
+                "whsec_{}",
+                crate::random::base62(seeded, "webhook_drill", 32)
+            );
             vec![one(
                 json!({"drill": "bad_signature"}),
                 now,
@@ -341,7 +345,7 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let number = journal
         .write(|c| super::journal::store::next_number(c, "drill"))
         .map_err(journal_err)?;
-    let sends = plan(&new.kind, id.as_str(), &hook, now, number)?;
+    let sends = plan(&new.kind, id.as_str(), &hook, now, number, ctx.seeded())?;
     // The outbox's client knows where this sandbox listens: a sink URL (port 0) reaches it.
     let outbox = ctx
         .app
@@ -375,7 +379,7 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         account_id: hook.account_id,
         kind: new.kind,
         verdict: verdict.into(),
-        at: crate::time::rfc3339(crate::time::now()),
+        at: crate::time::rfc3339(ctx.now()),
         attempts,
         url_digest: Some(url_digest(&hook.url)),
         journal_seq: journal.mark(),
@@ -388,7 +392,7 @@ fn run(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                                      url_digest, journal_seq)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 rusqlite::params![drill.id, drill.account_id, drill.company_id, drill.webhook_id,
-                    drill.kind, drill.verdict, crate::time::now_millis(), crate::http::observe::wall_millis(), text,
+                    drill.kind, drill.verdict, ctx.now_millis(), crate::http::observe::wall_millis(), text,
                     drill.url_digest, drill.journal_seq],
             )
         })

@@ -42,7 +42,10 @@ pub fn routes() -> Vec<Route> {
 fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let new: NewRule = ctx.json()?;
     validate(&new, &ctx.app.router)?;
-    let rule = ctx.app.faults.add(new)?;
+    let rule = ctx
+        .app
+        .faults
+        .add(new, ctx.clock(), ctx.seeded(), ctx.now())?;
     Ok(Response::created(&rule))
 }
 

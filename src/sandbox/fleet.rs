@@ -111,7 +111,7 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ),
     }
     errors.finish()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let company: String = tx
             .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?

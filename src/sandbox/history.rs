@@ -27,8 +27,8 @@ use super::simulated_scans::scans_in;
 use super::simulator::{
     of_screen, order, play_span, runs_by_screen, up_spans, write_slots, GRID, SLOT,
 };
-use crate::db::DbError;
 use crate::db::WriteIntent;
+use crate::db::{DbError, Tx};
 use crate::ids::Kind;
 use crate::routes::on_air::Run;
 use crate::timeline::{Env, Report, Source};
@@ -107,7 +107,8 @@ fn ran(
 /// A daily total: (plays, seconds, hourly rows it stands for).
 type Total = (i64, i64, i64);
 
-fn write_plays(tx: &Connection, account: &str, loaded_at: i64) -> Result<(), DbError> {
+fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
+    let key = super::simulator::fleet_key(tx.seeded());
     let start = history_start(loaded_at);
     // The fleet's heartbeat grid starts at the load's minute: history ends where it begins.
     let end = loaded_at.div_euclid(GRID) * GRID;
@@ -143,7 +144,7 @@ fn write_plays(tx: &Connection, account: &str, loaded_at: i64) -> Result<(), DbE
             p => (p, end),
         };
         grid.clear(range.clone());
-        for (a, b) in up_spans(device, profile, from, until) {
+        for (a, b) in up_spans(key, device, profile, from, until) {
             play_span(&mut grid, ads, range.start, a, b);
         }
         for ((i, hour), slot) in grid.slots() {
@@ -324,13 +325,9 @@ fn playables(tx: &Connection, account: &str) -> Result<Vec<Playable>, DbError> {
     Ok(playables)
 }
 
-fn write_scans(
-    tx: &Connection,
-    account: &str,
-    loaded_at: i64,
-    detail_cap: u64,
-) -> Result<(), DbError> {
+fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Result<(), DbError> {
     const HOUR: i64 = 3_600;
+    let key = super::simulated_scans::scans_key(tx.seeded());
     let start = history_start(loaded_at);
     // (code, created_at, window, active, activated_at, deactivated_at)
     type Code = (String, i64, (i64, i64), bool, Option<i64>, Option<i64>);
@@ -365,7 +362,7 @@ fn write_scans(
         let mut hour = (start.div_euclid(HOUR) + 1) * HOUR;
         while hour <= last {
             if s <= hour && hour < e {
-                for (i, class) in scans_in(code, hour).into_iter().enumerate() {
+                for (i, class) in scans_in(key, code, hour).into_iter().enumerate() {
                     let at = hour - 20 * i as i64;
                     if at >= *created && at <= loaded_at {
                         scans.push((at, c, class));
@@ -396,7 +393,7 @@ fn write_scans(
     let mut counted: Vec<(usize, i64, &'static str)> = Vec::new();
     for &(at, c, class) in &scans {
         if detailed[c] < detail_cap {
-            rows.push((crate::ids::new_id(Kind::QrScan), c, at, class));
+            rows.push((tx.new_id(Kind::QrScan), c, at, class));
             detailed[c] += 1;
         } else {
             counted.push((c, at.div_euclid(60), class));

@@ -132,7 +132,7 @@ fn drain_now(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     let deadline = deadline(input.timeout_ms, "/timeout_ms")?;
     let app = ctx.app;
-    let now = app.clock.now();
+    let now = app.clock().now();
     let drained = drain_at(app, now, deadline)?;
     let (pending, next): (i64, Option<i64>) = {
         let conn = app.db.conn()?;

@@ -18,7 +18,7 @@
 
 use super::playables::{Playable, Slots};
 use crate::db::{Db, DbError, Kept, TransactionState, Tx};
-use crate::ids::{PlaybackId, TypedId};
+use crate::ids::PlaybackId;
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -51,7 +51,7 @@ impl Rows {
     /// row stored for it if any; otherwise a new row. Returns the plays added.
     pub(super) fn add(
         &mut self,
-        tx: &Connection,
+        tx: &Tx,
         playables: &[Playable],
         slots: &Slots,
         written_to: i64,
@@ -84,7 +84,7 @@ impl Rows {
                 None
             } else {
                 self.order.push(key);
-                Some((PlaybackId::generate(), now))
+                Some((tx.generate::<PlaybackId>(), now))
             };
             self.rows.insert(
                 key,

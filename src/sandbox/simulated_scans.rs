@@ -44,10 +44,16 @@ impl SimulatedScans {
     }
 }
 
+/// The key of the simulation's draws: the seed's `simulated_scans` stream key in a seeded sandbox,
+/// else 0.
+pub(super) fn scans_key(seeded: Option<&crate::random::Seeded>) -> u64 {
+    crate::random::stream_key(seeded, "simulated_scans")
+}
+
 /// FNV-1a of the code id and the hour (started from the seed's `simulated_scans` stream key in a
 /// seeded sandbox): the simulation's only randomness, which no other draw moves.
-fn draw(id: &str, hour: i64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ crate::random::stream_key("simulated_scans");
+fn draw(key: u64, id: &str, hour: i64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ key;
     for b in id.bytes().chain(hour.to_le_bytes()) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
@@ -56,12 +62,12 @@ fn draw(id: &str, hour: i64) -> u64 {
 }
 
 /// How many scans a code gets in the hour ending at `hour`, and of which classes.
-pub(super) fn scans_in(id: &str, hour: i64) -> Vec<&'static str> {
+pub(super) fn scans_in(key: u64, id: &str, hour: i64) -> Vec<&'static str> {
     let of_day = hour.rem_euclid(86_400) / HOUR;
     if !(9..=21).contains(&of_day) {
         return Vec::new();
     }
-    let v = draw(id, hour);
+    let v = draw(key, id, hour);
     (0..(v % 4) as usize)
         .map(|i| CLASSES[((v >> (8 + 3 * i)) & 7) as usize])
         .collect()
@@ -88,7 +94,7 @@ impl Source for SimulatedScans {
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
         let last = at.div_euclid(HOUR) * HOUR;
         // Before the first catch-up: the hour the clock started in (the fixtures' scans end there).
-        let start = crate::time::current().map_or(at, |c| c.started_at());
+        let start = env.db.clock().started_at();
         let done_hour = done.unwrap_or(start.div_euclid(HOUR) * HOUR);
         if last <= done_hour {
             *done = Some(done_hour);
@@ -96,6 +102,7 @@ impl Source for SimulatedScans {
         }
         let from = done_hour.max(last - MAX_HOURS * HOUR);
         let scanned = env.db.write(&WriteIntent::sandbox(), |tx| {
+            let key = scans_key(tx.seeded());
             // The codes of every promotion running at some hour of the span, read once: nothing
             // else writes codes or promotions in this write, and each code's count and event
             // marks are kept up to date in its `Found` as its scans are counted.
@@ -116,7 +123,7 @@ impl Source for SimulatedScans {
                     .iter_mut()
                     .filter(|(_, starts, ends)| *starts <= hour && *ends > hour);
                 for (code, _, _) in running {
-                    let classes = scans_in(&code.id, hour);
+                    let classes = scans_in(key, &code.id, hour);
                     for (i, class) in classes.iter().enumerate().rev() {
                         count_scan(
                             tx,

@@ -27,7 +27,7 @@
 
 use super::playables::{Playable, Slots, Tally};
 use crate::db::{Db, DbError, TransactionState, WriteIntent};
-use crate::ids::{PlaybackErrorId, TypedId};
+use crate::ids::PlaybackErrorId;
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::routes::on_air::{Run, RUN_COLUMNS};
 use crate::timeline::{Env, Report, Source};
@@ -84,11 +84,16 @@ pub struct Fleet;
 /// advance stops at a handful of them a day, however large the fleet.
 const PHASES: i64 = 2;
 
+/// The key of the fleet's phases: the `fleet` stream key of the seed in a seeded sandbox, else 0.
+pub(super) fn fleet_key(seeded: Option<&crate::random::Seeded>) -> u64 {
+    crate::random::stream_key(seeded, "fleet")
+}
+
 /// A device's offset into a period, one of [`PHASES`] even fractions of it, fixed by its id
 /// (FNV-1a: stable across builds and machines) and, in a seeded sandbox, by the seed's `fleet`
 /// stream key (nothing else moves it).
-fn phase(device: &str, period: i64) -> i64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ crate::random::stream_key("fleet");
+fn phase(key: u64, device: &str, period: i64) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ key;
     for b in device.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
@@ -97,39 +102,39 @@ fn phase(device: &str, period: i64) -> i64 {
 }
 
 /// Where `t` falls in the period: seconds since the device's last period start.
-fn offset(device: &str, period: i64, t: i64) -> i64 {
-    (t - phase(device, period)).rem_euclid(period)
+fn offset(key: u64, device: &str, period: i64, t: i64) -> i64 {
+    (t - phase(key, device, period)).rem_euclid(period)
 }
 
-fn flaky_up(device: &str, t: i64) -> bool {
-    offset(device, FLAKY_CYCLE, t) >= FLAKY_DOWN
+fn flaky_up(key: u64, device: &str, t: i64) -> bool {
+    offset(key, device, FLAKY_CYCLE, t) >= FLAKY_DOWN
 }
 
 /// The next transition of a screen with this profile strictly after `t`.
-fn next_transition(device: &str, profile: &str, t: i64) -> Option<i64> {
+fn next_transition(key: u64, device: &str, profile: &str, t: i64) -> Option<i64> {
     match profile {
         "flaky" => {
-            let r = offset(device, FLAKY_CYCLE, t);
+            let r = offset(key, device, FLAKY_CYCLE, t);
             Some(if r < FLAKY_DOWN {
                 t - r + FLAKY_DOWN
             } else {
                 t - r + FLAKY_CYCLE
             })
         }
-        "failing_playback" => Some(t - offset(device, ERROR_PERIOD, t) + ERROR_PERIOD),
+        "failing_playback" => Some(t - offset(key, device, ERROR_PERIOD, t) + ERROR_PERIOD),
         _ => None,
     }
 }
 
 /// The spans of `[a, b)` in which a screen with this profile plays.
-pub(super) fn up_spans(device: &str, profile: &str, a: i64, b: i64) -> Vec<(i64, i64)> {
+pub(super) fn up_spans(key: u64, device: &str, profile: &str, a: i64, b: i64) -> Vec<(i64, i64)> {
     if profile != "flaky" {
         return if a < b { vec![(a, b)] } else { Vec::new() };
     }
     let mut out = Vec::new();
     let mut t = a;
     while t < b {
-        let r = offset(device, FLAKY_CYCLE, t);
+        let r = offset(key, device, FLAKY_CYCLE, t);
         if r < FLAKY_DOWN {
             t = t - r + FLAKY_DOWN;
             continue;
@@ -143,9 +148,9 @@ pub(super) fn up_spans(device: &str, profile: &str, a: i64, b: i64) -> Vec<(i64,
 
 /// The last heartbeat of a playing screen at grid beat `g`: `g`, or for a flaky screen that is
 /// down, the beat it dropped out at.
-fn last_beat(device: &str, profile: &str, g: i64) -> i64 {
-    if profile == "flaky" && !flaky_up(device, g) {
-        g - offset(device, FLAKY_CYCLE, g)
+fn last_beat(key: u64, device: &str, profile: &str, g: i64) -> i64 {
+    if profile == "flaky" && !flaky_up(key, device, g) {
+        g - offset(key, device, FLAKY_CYCLE, g)
     } else {
         g
     }
@@ -349,6 +354,7 @@ fn beat_to(
     g: i64,
     taken: &BTreeMap<String, i64>,
 ) -> Result<i64, DbError> {
+    let key = fleet_key(tx.seeded());
     // Whether each screen is online and kept up: its beats are held for the transaction (`beats`).
     let screens: Vec<(String, String, i64, bool)> = tx
         .prepare_cached(
@@ -368,7 +374,7 @@ fn beat_to(
         let range = of_screen(&runs, device);
         let ads = &playables[range.clone()];
         let until = taken.get(device).map_or(g, |t| (*t).min(g));
-        let at = last_beat(device, profile, g);
+        let at = last_beat(key, device, profile, g);
         if at >= *since && !taken.contains_key(device) {
             let beat = super::beats::Beat {
                 at,
@@ -383,7 +389,7 @@ fn beat_to(
         if ads.is_empty() {
             continue;
         }
-        for (a, b) in up_spans(device, profile, from.max(*since), until) {
+        for (a, b) in up_spans(key, device, profile, from.max(*since), until) {
             play_span(&mut slots, ads, range.start, a, b);
         }
     }
@@ -397,7 +403,7 @@ fn beat_to(
     super::beats::write(tx, &now)?;
     super::beats::hold(db, tx, held)?;
     // Held for the run's transaction and written once when it commits (`super::plays`).
-    super::plays::write(db, tx, &playables, &slots, from, crate::time::now())
+    super::plays::write(db, tx, &playables, &slots, from, tx.now())
 }
 
 /// Writes `slots` (of `playables`) as the simulator's hourly rows, created at `now`, at once: a
@@ -406,7 +412,7 @@ fn beat_to(
 /// slots' order (the order its id and rowid follow), many rows to a statement. Returns the plays
 /// written.
 pub(super) fn write_slots(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     playables: &[Playable],
     slots: &Slots,
     written_to: i64,
@@ -437,7 +443,7 @@ fn taken_over(tx: &Connection, from: i64) -> Result<BTreeMap<String, i64>, DbErr
 /// Records a playback error of a screen at `at` (in the table diagnostics read), naming the ad it
 /// plays then if any, and keeps the latest [`KEPT_PLAYBACK_ERRORS`].
 pub fn record_error(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     device: &str,
     code: &str,
     message: &str,
@@ -449,14 +455,14 @@ pub fn record_error(
 
 /// [`record_error`] with the ad playing then known (`ad`).
 fn error_row(
-    tx: &Connection,
+    tx: &crate::db::Tx,
     device: &str,
     ad: Option<String>,
     code: &str,
     message: &str,
     at: i64,
 ) -> Result<(PlaybackErrorId, Option<String>), DbError> {
-    let id = PlaybackErrorId::generate();
+    let id: PlaybackErrorId = tx.generate();
     tx.prepare_cached(
         "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -473,8 +479,9 @@ fn error_row(
 
 /// Whether the fleet keeps this screen heartbeating at `t` (the `up` column: the offline check skips
 /// such screens while the fleet runs).
-fn heartbeating(device: &str, profile: &str, t: i64) -> bool {
-    matches!(profile, "steady" | "failing_playback") || (profile == "flaky" && flaky_up(device, t))
+fn heartbeating(key: u64, device: &str, profile: &str, t: i64) -> bool {
+    matches!(profile, "steady" | "failing_playback")
+        || (profile == "flaky" && flaky_up(key, device, t))
 }
 
 /// Gives a screen a profile from `now` on: a playing profile heartbeats at once (a flaky screen
@@ -488,8 +495,9 @@ pub fn set_profile(
     now: i64,
 ) -> Result<Option<i64>, DbError> {
     forget_playables(db, tx);
-    let next = next_transition(device, profile, now - 1);
-    let plays = heartbeating(device, profile, now);
+    let key = fleet_key(tx.seeded());
+    let next = next_transition(key, device, profile, now - 1);
+    let plays = heartbeating(key, device, profile, now);
     tx.prepare_cached(
         "INSERT INTO device_simulations (device_id, profile, since_at, next_due_at, up)
          VALUES (?1, ?2, ?3, ?4, ?5)
@@ -580,6 +588,7 @@ impl Source for Fleet {
             return Ok(());
         }
         env.db.write(&WriteIntent::sandbox(), |tx| {
+            let key = fleet_key(tx.seeded());
             let due: Vec<(String, String, i64)> = tx
                 .prepare_cached(
                     "SELECT device_id, profile, next_due_at FROM device_simulations
@@ -589,12 +598,12 @@ impl Source for Fleet {
                 .collect::<Result<_, _>>()?;
             for (device, profile, t) in due {
                 match profile.as_str() {
-                    "flaky" => match offset(&device, FLAKY_CYCLE, t) {
+                    "flaky" => match offset(key, &device, FLAKY_CYCLE, t) {
                         0 => report.count("fleet.dropped_out", 1),
                         FLAKY_DOWN => report.count("fleet.came_back", 1),
                         _ => {}
                     },
-                    "failing_playback" if offset(&device, ERROR_PERIOD, t) == 0 => {
+                    "failing_playback" if offset(key, &device, ERROR_PERIOD, t) == 0 => {
                         let n = (t.div_euclid(ERROR_PERIOD)).rem_euclid(ERRORS.len() as i64);
                         let (code, message) = ERRORS[n as usize];
                         // The fleet's playables of this transaction (read once for all its
@@ -607,8 +616,8 @@ impl Source for Fleet {
                     _ => {}
                 }
                 // Something overdue (a system clock after a pause) is not replayed one by one.
-                let next = next_transition(&device, &profile, t.max(at));
-                let up = heartbeating(&device, &profile, t.max(at));
+                let next = next_transition(key, &device, &profile, t.max(at));
+                let up = heartbeating(key, &device, &profile, t.max(at));
                 if !up {
                     // The offline check reads a screen no longer kept up: its beat goes in first.
                     super::beats::release(env.db, tx, &device)?;
@@ -777,11 +786,11 @@ mod tests {
     #[test]
     fn a_flaky_screen_is_down_a_quarter_hour_per_cycle() {
         let d = "dev_0m5d4rurdcoluk2ocqea";
-        let spans = up_spans(d, "flaky", 0, FLAKY_CYCLE * 2);
+        let spans = up_spans(0, d, "flaky", 0, FLAKY_CYCLE * 2);
         let up: i64 = spans.iter().map(|(a, b)| b - a).sum();
         assert_eq!(up, 2 * (FLAKY_CYCLE - FLAKY_DOWN));
-        let drop = next_transition(d, "flaky", 0).unwrap();
-        assert!(!flaky_up(d, drop) || flaky_up(d, drop - 1));
+        let drop = next_transition(0, d, "flaky", 0).unwrap();
+        assert!(!flaky_up(0, d, drop) || flaky_up(0, d, drop - 1));
         assert_eq!(drop % GRID, 0);
         assert!(PROFILES
             .iter()

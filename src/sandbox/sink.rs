@@ -232,7 +232,7 @@ fn verify(ctx: &Ctx<'_>, sink: &str) -> Result<Sender, ApiError> {
         )
     })?;
     let wall = crate::http::observe::wall_millis() / 1000;
-    let sandbox = crate::time::now();
+    let sandbox = ctx.now();
     if (ts - wall).abs() > TOLERANCE_SECS && (ts - sandbox).abs() > TOLERANCE_SECS {
         return Err(refuse(
             "timestamp_out_of_tolerance",
@@ -308,7 +308,7 @@ fn receive(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         sink: sink.clone(),
         account_id: hook.account_id.clone(),
         company_id: hook.company_id.clone(),
-        received_at: rfc3339(crate::time::now()),
+        received_at: rfc3339(ctx.now()),
         webhook_id_header: id,
         webhook_timestamp: ctx.header("webhook-timestamp").map(str::to_string),
         event_type,

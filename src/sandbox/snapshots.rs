@@ -155,7 +155,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .exclusive(|| {
             let world = serde_json::to_value(super::world::capture(app))
                 .map_err(|e| SnapshotError::Io(std::io::Error::other(e)))?;
-            app.db.snapshot_save(&input.name, crate::time::now(), world)
+            app.db.snapshot_save(&input.name, ctx.now(), world)
         })
         .map_err(error)?;
     Ok(Response::created(&view(info)))
@@ -218,7 +218,7 @@ fn restore(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let resp = Response::ok(&Restored {
         object: "sandbox_snapshot_restore",
         snapshot: view(info),
-        now: rfc3339(crate::time::now()),
+        now: rfc3339(ctx.now()),
     });
     // Timing goes in a header, not the body, which stays byte-identical from run to run.
     Ok(resp.with_header(

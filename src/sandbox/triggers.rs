@@ -145,6 +145,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let object = object_of(tx, p, company, input.object_id.as_deref())?;
         let built = (p.build)(&Subject {
             conn: tx,
+            now: tx.now(),
             settings: &app.settings,
             company,
             id: &object,
@@ -173,7 +174,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             data,
             actor: actor.clone(),
             via: "sandbox",
-            created_at: Time(crate::time::now()),
+            created_at: Time(ctx.now()),
             deliveries,
         })
     })?;

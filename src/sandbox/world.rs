@@ -31,10 +31,10 @@ pub struct World {
 /// The world as it stands (the caller holds the timeline still).
 pub fn capture(app: &App) -> World {
     World {
-        clock_mode: app.clock.mode().as_str().to_string(),
-        now_ms: app.clock.now_millis(),
-        id_stamp: app.clock.id_stamp(),
-        streams: app.seeded.as_ref().map(|g| g.positions()),
+        clock_mode: app.clock().mode().as_str().to_string(),
+        now_ms: app.clock().now_millis(),
+        id_stamp: app.clock().id_stamp(),
+        streams: app.seeded().map(|g| g.positions()),
         faults: app.faults.save(),
         simulated_scans: app
             .extensions
@@ -54,14 +54,14 @@ fn incompatible(detail: String) -> SnapshotError {
 pub fn check(app: &App, saved: &serde_json::Value) -> Result<World, SnapshotError> {
     let world: World = serde_json::from_value(saved.clone())
         .map_err(|e| incompatible(format!("The snapshot's saved state is unreadable ({e}).")))?;
-    let mode = app.clock.mode().as_str();
+    let mode = app.clock().mode().as_str();
     if world.clock_mode != mode {
         return Err(incompatible(format!(
             "The snapshot was taken on a `{}` clock and this sandbox runs a `{mode}` one; restart it with the same `sandbox.clock` setting to restore it.",
             world.clock_mode
         )));
     }
-    if world.streams.is_some() != app.seeded.is_some() {
+    if world.streams.is_some() != app.seeded().is_some() {
         return Err(incompatible(
             "The snapshot was taken with a different `sandbox.seed` setting (seeded or not); restart with the same one to restore it.".into(),
         ));
@@ -72,8 +72,8 @@ pub fn check(app: &App, saved: &serde_json::Value) -> Result<World, SnapshotErro
 /// Puts a checked world back (the caller holds the timeline still, the pages just restored).
 pub fn put_back(app: &App, world: World) -> Result<(), crate::db::DbError> {
     // A system clock keeps following the system time; only its id sequence comes back.
-    app.clock.restore(world.now_ms, world.id_stamp);
-    if let (Some(g), Some(streams)) = (&app.seeded, world.streams) {
+    app.clock().restore(world.now_ms, world.id_stamp);
+    if let (Some(g), Some(streams)) = (app.seeded(), world.streams) {
         g.restore(streams);
     }
     app.faults.restore(world.faults);

@@ -32,7 +32,7 @@ pub enum DrainError {
 /// claimed by the worker, and repeats (an outcome can make another delivery due: `webhook.disabled`)
 /// until none due at `at` is pending without a recorded outcome of an attempt made since, or
 /// `deadline` passes (checked between attempts; one attempt is bounded by
-/// `webhooks.timeout_millis`). Runs on a blocking thread with the app's clock installed.
+/// `webhooks.timeout_millis`). Runs on a blocking thread; the time is `db`'s clock.
 pub fn drain(
     outbox: &Outbox,
     db: &Db,

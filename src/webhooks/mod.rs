@@ -101,8 +101,6 @@ impl Outbox {
 pub trait Host: Send + Sync + 'static {
     fn db(&self) -> &Db;
     fn settings(&self) -> &Settings;
-    /// Runs `f` with the app's clock (and seeded generator) installed.
-    fn within<R>(&self, f: impl FnOnce() -> R) -> R;
 }
 
 /// The delivery worker: releases the claims a killed process left, then sends first attempts
@@ -112,7 +110,7 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
         tracing::warn!("webhook worker started twice; the second one stops");
         return;
     };
-    match host.within(|| store::release_claims(host.db())) {
+    match store::release_claims(host.db()) {
         Ok(0) => {}
         Ok(n) => tracing::info!(
             deliveries = n,
@@ -132,7 +130,7 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
         tokio::select! {
             _ = outbox.wake.notified() => {
                 loop {
-                    let jobs = host.within(|| store::claim_due(host.db(), crate::time::now(), true));
+                    let jobs = store::claim_due(host.db(), host.db().clock().now(), true);
                     match jobs {
                         Ok(jobs) => {
                             let full = jobs.len() as i64 >= store::CLAIM_BATCH;
@@ -201,20 +199,16 @@ async fn record_outcomes<H: Host>(
                 Err(_) => break,
             }
         }
-        let all = host.within(|| {
-            store::record_all(host.db(), &WriteIntent::sandbox(), host.settings(), &batch)
-        });
+        let all = store::record_all(host.db(), &WriteIntent::sandbox(), host.settings(), &batch);
         if all.is_err() {
             for (job, outcome) in &batch {
-                let one = host.within(|| {
-                    store::record(
-                        host.db(),
-                        &WriteIntent::sandbox(),
-                        host.settings(),
-                        job,
-                        outcome,
-                    )
-                });
+                let one = store::record(
+                    host.db(),
+                    &WriteIntent::sandbox(),
+                    host.settings(),
+                    job,
+                    outcome,
+                );
                 if let Err(e) = one {
                     tracing::warn!(error = %e, delivery = %job.delivery_id, "webhook attempt not recorded");
                 }
@@ -349,7 +343,7 @@ impl Source for Retries {
         env.db.committed(|| {
             let jobs = store::claim_due(env.db, at, false)?;
             report.count("webhook.attempt", jobs.len() as u64);
-            let frozen = crate::time::current().is_some_and(|c| c.mode() == Mode::Frozen);
+            let frozen = env.db.clock().mode() == Mode::Frozen;
             if frozen {
                 attempt_blocking(
                     &self.outbox,

@@ -142,8 +142,8 @@ pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError
 
 /// Claims one delivery (`force`: even a settled one, or one of a disabled webhook: a retry or a
 /// test asked for by hand). `None` when it is claimed already, or not sendable.
-pub fn claim(tx: &Connection, delivery_id: &str, force: bool) -> Result<Option<Job>, DbError> {
-    let now_ms = crate::time::now_millis();
+pub fn claim(tx: &Tx, delivery_id: &str, force: bool) -> Result<Option<Job>, DbError> {
+    let now_ms = tx.now_millis();
     let changed = tx
         .prepare_cached(
             "UPDATE webhook_deliveries SET claimed_at = ?2 WHERE id = ?1 AND claimed_at IS NULL",
@@ -156,12 +156,8 @@ pub fn claim(tx: &Connection, delivery_id: &str, force: bool) -> Result<Option<J
 }
 
 /// The job of a delivery this caller has claimed (`claimed_at` set by it).
-pub fn load_claimed(
-    tx: &Connection,
-    delivery_id: &str,
-    force: bool,
-) -> Result<Option<Job>, DbError> {
-    let now = crate::time::now();
+pub fn load_claimed(tx: &Tx, delivery_id: &str, force: bool) -> Result<Option<Job>, DbError> {
+    let now = tx.now();
     let row = tx
         .prepare_cached(
             "SELECT d.company_id, d.webhook_id, w.url, w.secret, w.previous_secret,
@@ -231,7 +227,7 @@ pub fn load_claimed(
         body: body(&event, &kind, created, &payload),
         event_id: event,
         timestamp: now,
-        at_ms: crate::time::now_millis(),
+        at_ms: tx.now_millis(),
         manual: force,
         generation: None,
     }))
@@ -283,7 +279,7 @@ fn record_in(
     job: &Job,
     outcome: &super::send::Outcome,
 ) -> Result<(), DbError> {
-    let now = crate::time::now();
+    let now = tx.now();
     let Some((attempts, status)) = tx
         .prepare_cached("SELECT attempts, status FROM webhook_deliveries WHERE id = ?1")?
         .query_row([&job.delivery_id], |r| {
@@ -355,7 +351,7 @@ fn record_in(
 /// Disables a webhook that kept failing: its pending deliveries fail, and `webhook.disabled` is
 /// recorded (delivered to the company's other webhooks that subscribe to it).
 fn disable(tx: &Tx, company: &str, webhook: &str, since: i64) -> Result<(), DbError> {
-    let now = crate::time::now();
+    let now = tx.now();
     tx.execute(
         "UPDATE webhooks SET enabled = 0, updated_at = ?2, version = version + 1 WHERE id = ?1",
         rusqlite::params![webhook, now],

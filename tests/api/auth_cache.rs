@@ -117,7 +117,7 @@ async fn expiry_and_the_end_of_a_grace_period_are_checked_on_every_hit() {
         .key(admin)
         .json(
             &json!({"client_id": key(admin).client_id, "name": "short", "scopes": ["read"],
-            "expires_at": signage::time::rfc3339(signage::time::now() + 2)}),
+            "expires_at": signage::time::rfc3339(signage::time::wall_now() + 2)}),
         )
         .send()
         .await

@@ -58,7 +58,7 @@ pub fn headers(cred: Cred) -> Vec<(&'static str, String)> {
             ("x-service-client-id", key("northwind-readonly").client_id),
         ],
         Cred::Unknown => vec![
-            ("x-api-key", signage::auth::keys::generate().raw),
+            ("x-api-key", signage::auth::keys::generate(None).raw),
             ("x-service-client-id", key("northwind-readonly").client_id),
         ],
         Cred::Revoked => k("northwind-revoked"),
@@ -133,7 +133,7 @@ pub fn expected(route: &Route, cred: Cred) -> Expect {
 /// A delivery of Northwind Pharmacy's first webhook (made once: the fixtures have none), settled so
 /// that nothing sends it.
 fn sample_delivery(app: &TestApp, pharmacy: &str) -> String {
-    let now = app.app.clock.now();
+    let now = app.app.clock().now();
     app.sql(|c| {
         let hook: String = c.query_row(
             "SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1",
@@ -212,7 +212,12 @@ fn sample_fault(app: &TestApp) -> String {
         serde_json::json!({"match": {"path": "/nowhere"}, "action": {"type": "drop"}}),
     )
     .unwrap();
-    app.app.faults.add(rule).unwrap().id
+    let clock = app.app.clock();
+    app.app
+        .faults
+        .add(rule, clock, app.app.seeded(), clock.now())
+        .unwrap()
+        .id
 }
 
 /// The newest journaled request of `northwind-admin` (the matrix and the examples make many before
@@ -242,9 +247,7 @@ fn sample_request(app: &TestApp) -> String {
 fn sample_snapshot(app: &TestApp) -> String {
     let name = "matrix";
     if !app.app.db.snapshot_list().iter().any(|s| s.name == name) {
-        let world = app
-            .app
-            .within(|| signage::sandbox::world::capture(&app.app));
+        let world = signage::sandbox::world::capture(&app.app);
         let world = serde_json::to_value(world).unwrap();
         app.app.db.snapshot_save(name, 0, world).unwrap();
     }

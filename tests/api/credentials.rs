@@ -74,7 +74,7 @@ async fn authentication_failures_say_which_with_www_authenticate() {
     let mut typo = k.raw.clone().into_bytes();
     typo[20] = if typo[20] == b'A' { b'B' } else { b'A' };
     let typo = String::from_utf8(typo).unwrap();
-    let unknown = signage::auth::keys::generate().raw;
+    let unknown = signage::auth::keys::generate(None).raw;
     let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
         ("missing_credential", vec![]),
         ("missing_client_id", vec![("x-api-key", k.raw.clone())]),
@@ -415,7 +415,7 @@ async fn rotation_keeps_the_old_key_for_the_grace_period_then_refuses_it() {
         .ok();
     let expires =
         signage::time::parse_rfc3339(r["previous_key"]["expires_at"].as_str().unwrap()).unwrap();
-    let delta = expires - signage::time::now();
+    let delta = expires - signage::time::wall_now();
     assert!((86_000..=86_400).contains(&delta), "{delta}");
     // A revoked key cannot be rotated.
     app.post(&format!(
@@ -487,7 +487,7 @@ async fn login_tokens_are_validated_strictly() {
 
     let secret = app.jwt_secret();
     let user_id = me["user_id"].as_str().unwrap().to_string();
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     let claims = |iss: &str, aud: &str, exp: i64, typ: &str| json!({"iss": iss, "aud": aud, "sub": user_id, "iat": now - 10, "exp": exp, "typ": typ});
     let sign = |alg: Algorithm, c: &Value, key: &[u8]| {
         encode(&Header::new(alg), c, &EncodingKey::from_secret(key)).unwrap()

@@ -42,7 +42,7 @@ fn grocers_fleet(app: &TestApp) -> (String, String, String, usize) {
         devices.push(r);
     }
     let total = total.max(3);
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     exec(
         app,
         "UPDATE devices SET last_heartbeat_at = NULL WHERE company_id = ?1",
@@ -304,7 +304,7 @@ async fn token_summary_adds_up_the_window() {
         from.ends_with("-01T00:00:00Z") && to.ends_with("-01T00:00:00Z"),
         "{from} {to}"
     );
-    let now = signage::time::rfc3339(signage::time::now());
+    let now = signage::time::rfc3339(signage::time::wall_now());
     assert!(
         from <= now.as_str() && now.as_str() < to,
         "{from} {now} {to}"

@@ -44,7 +44,7 @@ fn grocers_promotion(app: &TestApp) -> (String, i64) {
             |r| r.get(0),
         )
     });
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     exec(
         app,
         "UPDATE promotions SET active = 0, starts_at = ?1, ends_at = ?2, activation_cost_tokens = 10
@@ -77,7 +77,7 @@ fn assert_no_rest_advice(text: &str) {
 async fn a_preview_of_an_expired_promotion_is_refused_with_advice() {
     let app = quiet().await;
     let (promo, _) = grocers_promotion(&app);
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     exec(
         &app,
         "UPDATE promotions SET starts_at = ?1, ends_at = ?2 WHERE id = ?3",
@@ -184,7 +184,7 @@ async fn a_preview_the_balance_cannot_pay_is_refused() {
 async fn advice_without_a_tool_sends_the_user_elsewhere() {
     let app = quiet().await;
     let (promo, _) = grocers_promotion(&app);
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     exec(
         &app,
         "UPDATE promotions SET starts_at = ?1, ends_at = ?2 WHERE id = ?3",

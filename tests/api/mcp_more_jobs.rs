@@ -89,7 +89,7 @@ async fn every_date_filter_takes_a_plain_date() {
         "SELECT min(id) FROM devices WHERE company_id = ?1",
         &[&company_id("Northwind Grocers")],
     );
-    let today = &signage::time::rfc3339(signage::time::now())[..10];
+    let today = &signage::time::rfc3339(signage::time::wall_now())[..10];
     // The call: `from` as a date, through MCP and REST alike.
     let page = call_ok(
         &app,
@@ -132,7 +132,7 @@ async fn every_date_filter_takes_a_plain_date() {
 #[tokio::test]
 async fn the_runway_says_whether_the_balance_is_low() {
     let app = TestApp::spawn().await;
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     for (company, name, _) in crate::helpers::demo()
         .companies
         .iter()
@@ -218,7 +218,7 @@ async fn qr_codes_are_ranked_across_the_account() {
     );
 
     // Within a window: the scans recorded in it.
-    let today = &signage::time::rfc3339(signage::time::now())[..10];
+    let today = &signage::time::rfc3339(signage::time::wall_now())[..10];
     let r = call_ok(
         &app,
         RO,

@@ -32,7 +32,7 @@ fn at<'a>(v: &'a mut Value, path: &str) -> &'a mut Value {
 /// The arguments each prepare tool is tried with, on Northwind Grocers.
 fn cases(app: &TestApp) -> Vec<(&'static str, Value)> {
     let grocers = company_id("Northwind Grocers");
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     let ad = one(
         app,
         "SELECT min(id) FROM ads WHERE company_id = ?1",

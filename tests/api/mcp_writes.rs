@@ -196,7 +196,7 @@ fn grocers_ad(app: &TestApp) -> String {
 /// (id, company_id, activation_cost_tokens).
 fn northwind_promotion(app: &TestApp, active: bool) -> (String, String, i64) {
     let account = key("northwind-readwrite").account_id;
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     app.sql(|c| {
         c.query_row(
             "SELECT p.id, p.company_id, p.activation_cost_tokens FROM promotions p
@@ -294,7 +294,7 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
     let args =
         json!({"ad_id": ad, "changes": {"headline": "Fresh bread daily", "duration_seconds": 12}});
 
-    let t0 = signage::time::now();
+    let t0 = signage::time::wall_now();
     let preview = prepare(
         &app,
         "northwind-readwrite",
@@ -311,7 +311,7 @@ async fn prepare_executes_nothing_and_confirm_applies_exactly_once() {
     proposed["updated_at"] = Value::Null;
     let expires_at = preview["expires_at"].as_str().unwrap();
     let expires = signage::time::parse_rfc3339(expires_at).unwrap();
-    assert!((t0 + ttl..=signage::time::now() + ttl).contains(&expires));
+    assert!((t0 + ttl..=signage::time::wall_now() + ttl).contains(&expires));
     let next_step = preview["next_step"].as_str().unwrap();
     assert!(
         next_step.starts_with("Nothing has been changed yet.") && next_step.contains(&id),

@@ -141,10 +141,16 @@ async fn fixtures_loaded_by_an_earlier_command_are_judged_at_the_next_start() {
         signage::random::unseeded_hex::<6>()
     ));
     let file = path.to_string_lossy().to_string();
-    let (db, report) = signage::db::Db::open(&file, true).unwrap();
+    let (db, report) = signage::db::Db::open(
+        &file,
+        true,
+        std::sync::Arc::new(signage::time::Clock::system()),
+        None,
+    )
+    .unwrap();
     assert!(report.fixtures_loaded);
     drop(db);
-    let loaded_at = signage::time::now();
+    let loaded_at = signage::time::wall_now();
     let app = TestApp::spawn_with(|l| {
         l.database = Some(file.clone());
         l.sandbox_clock = Some(Some(loaded_at));

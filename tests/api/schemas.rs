@@ -320,7 +320,7 @@ async fn every_get_route_returns_what_its_schema_documents() {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
     });
-    let started = signage::time::rfc3339(signage::time::now() - 60);
+    let started = signage::time::rfc3339(signage::time::wall_now() - 60);
     app.post(&format!("/devices/{device}/playbacks"))
         .key("northwind-admin")
         .json(&json!({"ad_id": ad, "started_at": started, "duration_seconds": 10}))

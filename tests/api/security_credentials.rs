@@ -39,7 +39,7 @@ impl TempDir {
         let dir = std::env::temp_dir().join(format!(
             "signage-sec-{name}-{}-{}",
             std::process::id(),
-            signage::random::hex::<6>("test")
+            signage::random::hex::<6>(None, "test")
         ));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
@@ -710,7 +710,7 @@ async fn an_account_reset_restores_that_account_only() {
 async fn failed_authentications_are_aggregated_and_shown_only_to_their_account() {
     let app = TestApp::spawn().await;
     let revoked = key("northwind-revoked");
-    let unknown = signage::auth::keys::generate();
+    let unknown = signage::auth::keys::generate(None);
     for i in 0..300 {
         let r = match i % 3 {
             // A key of Northwind's that exists: Northwind's failure.

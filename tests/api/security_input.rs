@@ -379,7 +379,7 @@ async fn a_login_token_is_refused_before_its_nbf() {
         .unwrap()
         .to_string();
     let secret = app.jwt_secret();
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     let sign = |nbf: Value| {
         let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": user_id,
             "iat": now - 10, "exp": now + 600, "typ": "user_session", "nbf": nbf});
@@ -682,7 +682,7 @@ fn the_challenge_parser_is_strict() {
 async fn every_401_has_a_well_formed_www_authenticate() {
     let app = TestApp::spawn().await;
     let secret = app.jwt_secret();
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     let forge = |sub: &str, exp: i64| {
         let claims = json!({"iss": "signage-sandbox", "aud": "signage-api", "sub": sub,
             "iat": exp - 3600, "exp": exp, "typ": "user_session"});
@@ -720,7 +720,7 @@ async fn every_401_has_a_well_formed_www_authenticate() {
             "unknown_key",
             // Well-formed, checksum included, but never issued.
             vec![
-                ("x-api-key", signage::auth::keys::generate().raw),
+                ("x-api-key", signage::auth::keys::generate(None).raw),
                 ("x-service-client-id", admin.client_id.clone()),
             ],
         ),

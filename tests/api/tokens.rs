@@ -678,7 +678,7 @@ async fn ledger_stays_exact_under_concurrent_purchases_and_spends() {
 async fn the_ledger_listed_oldest_first_is_an_unbroken_running_sum() {
     let app = Arc::new(TestApp::spawn().await);
     let bluefin = company_id("Bluefin Cafés");
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     let mut promos = Vec::new();
     for i in 0..8 {
         let p = app

@@ -163,22 +163,12 @@ async fn every_event_type_is_deliverable() {
     let grocers = company_id("Northwind Grocers");
     // Record one event of each type the way every writer does: inside a write transaction.
     app.app
-        .within(|| {
-            app.app
-                .db
-                .write(&signage::db::WriteIntent::sandbox(), |tx| {
-                    for t in &types {
-                        signage::events::record(
-                            tx,
-                            &grocers,
-                            t,
-                            "example",
-                            "ex_1",
-                            &json!({"type": t}),
-                        )?;
-                    }
-                    Ok::<_, signage::db::DbError>(())
-                })
+        .db
+        .write(&signage::db::WriteIntent::sandbox(), |tx| {
+            for t in &types {
+                signage::events::record(tx, &grocers, t, "example", "ex_1", &json!({"type": t}))?;
+            }
+            Ok::<_, signage::db::DbError>(())
         })
         .unwrap();
     // The hook's own `webhook.created` came first (it subscribes to it), then one of each type.
@@ -232,14 +222,13 @@ async fn a_disabled_or_unsubscribed_webhook_gets_nothing_and_a_rollback_sends_no
     edit_ad(&app).await;
     // A write that fails after recording its event rolls the delivery back too.
     let grocers = company_id("Northwind Grocers");
-    let failed: Result<(), signage::db::DbError> = app.app.within(|| {
+    let failed: Result<(), signage::db::DbError> =
         app.app
             .db
             .write(&signage::db::WriteIntent::sandbox(), |tx| {
                 signage::events::record(tx, &grocers, "ad.updated", "ad", "ad_x", &json!({}))?;
                 Err(signage::db::DbError::Fixtures("rolled back".into()))
-            })
-    });
+            });
     assert!(failed.is_err());
     // An enabled hook to the same receiver, subscribed to something else, then a subscribed write
     // as a marker: once the marker arrives, nothing else did.

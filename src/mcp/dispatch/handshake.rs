@@ -141,10 +141,13 @@ pub(super) fn initialize(app: &App, caller: &Caller, id: &Value, params: Option<
     // The requested version if we speak it, else our latest (lifecycle: version negotiation).
     let version = protocol::known_legacy(requested).unwrap_or(protocol::LATEST_LEGACY);
     let p = &caller.principal;
-    let session =
-        state(app)
-            .sessions
-            .open(p.actor_id(), p.client_id(), version, crate::time::now());
+    let session = state(app).sessions.open(
+        p.actor_id(),
+        p.client_id(),
+        version,
+        caller.now(),
+        caller.seeded,
+    );
     let features = crate::mcp::sessions::ClientFeatures::from_capabilities(
         params
             .and_then(|p| p.get("capabilities"))

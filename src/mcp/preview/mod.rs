@@ -4,7 +4,7 @@
 //! write itself runs twice as a dry run ([`WriteTerms::preview`]: every check it makes, nothing kept).
 //! Its answer is `after`: what `confirm_change` will return as its `result`. Values that only the
 //! confirmation can fix are `null` there and named in `set_at_confirmation`: what differs between
-//! the two runs, the second made a minute later by the clock ([`crate::time::shifted`]): ids the
+//! the two runs, the second made a minute later by the clock ([`WriteTerms::later_secs`]): ids the
 //! write mints and instants it stamps, and what the write itself says only the real attempt can
 //! tell (a webhook receiver's answer). Nothing is invented.
 //!
@@ -89,9 +89,15 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     // validation, If-Match) and rolled back: a change that cannot succeed gets no confirmation id.
     // It runs twice: what differs between the runs is minted by the write.
     let if_match = if_match(&version);
-    let t0 = crate::time::now();
-    let trial = || plan.run(app, caller, WriteTerms::preview(if_match));
-    let first = trial();
+    let t0 = app.clock().now();
+    let trial = |later_secs| {
+        let terms = WriteTerms {
+            later_secs,
+            ..WriteTerms::preview(if_match)
+        };
+        plan.run(app, caller, terms)
+    };
+    let first = trial(0);
     if !first.status.is_success() {
         return Err(Failure::rest(
             &first,
@@ -103,8 +109,8 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     }
     // The second run happens a minute later by the clock, so what the write stamps with its own
     // time differs between the runs too.
-    let mut second = crate::time::shifted(60, || from_rest(&trial()).ok());
-    let window = (t0, crate::time::now());
+    let mut second = from_rest(&trial(60)).ok();
+    let window = (t0, app.clock().now());
     let mut outcome = from_rest(&first)?;
     if let Some(w) = plan.withholds {
         for answer in std::iter::once(&mut outcome).chain(second.as_mut()) {

@@ -6,7 +6,6 @@ use crate::db::{Db, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiClientId, Kind, TypedId};
 use crate::routes::crud::{self, Columns, Named, Time};
-use crate::time::now;
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
@@ -120,7 +119,7 @@ pub fn create_client(
     }
     errors.finish()?;
     check_company_reach(m, company)?;
-    let id = ids::new_id(Kind::ApiClient);
+    let id = ids::new_id(db.clock(), db.seeded(), Kind::ApiClient);
     db.write(intent, |tx| {
         let exists: bool = tx.query_row(
             "SELECT count(*) > 0 FROM accounts WHERE id = ?1",
@@ -136,7 +135,14 @@ pub fn create_client(
         tx.execute(
             "INSERT INTO api_clients (id, account_id, name, description, created_at, company_id)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            rusqlite::params![id, account, name.trim(), description.trim(), now(), company],
+            rusqlite::params![
+                id,
+                account,
+                name.trim(),
+                description.trim(),
+                tx.now(),
+                company
+            ],
         )?;
         load_client(tx, None, &id)
     })

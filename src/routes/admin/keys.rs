@@ -10,7 +10,7 @@ use crate::db::{Db, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiKeyId, Kind, TypedId};
 use crate::routes::crud::{Columns, Named, Time};
-use crate::time::{now, parse_rfc3339};
+use crate::time::parse_rfc3339;
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
@@ -125,26 +125,27 @@ fn load_key(
     conn: &rusqlite::Connection,
     m: Option<&Manager<'_>>,
     key_id: &str,
+    t: i64,
 ) -> Result<ApiKey, ApiError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {KEY_COLUMNS} FROM api_keys k JOIN api_clients c ON c.id = k.client_id WHERE k.id = ?1"
     ))?;
     let columns = Columns::of(&stmt);
-    let t = now();
     stmt.query_row([key_id], |r| key_if_reached(m, &Named::new(r, &columns), t))
         .optional()?
         .flatten()
         .ok_or_else(|| ApiError::not_found("API key", key_id))
 }
 
-/// Lists the keys `m` reaches, newest first. The account and company parts of the rule are in the
-/// SQL (so pages are full); the same rule then runs on each row.
+/// Lists the keys `m` reaches, newest first, their status judged at `t`. The account and company
+/// parts of the rule are in the SQL (so pages are full); the same rule then runs on each row.
 pub fn list_keys_db(
     db: &Db,
     m: Option<&Manager<'_>>,
     client: Option<&str>,
     before: &str,
     fetch: i64,
+    t: i64,
 ) -> Result<Vec<ApiKey>, ApiError> {
     let conn = db.conn()?;
     if let Some(c) = client {
@@ -157,7 +158,6 @@ pub fn list_keys_db(
          ORDER BY k.id DESC LIMIT ?5"
     ))?;
     let columns = Columns::of(&stmt);
-    let t = now();
     let rows = stmt.query_map(
         rusqlite::params![
             m.map(|m| m.account),
@@ -216,7 +216,6 @@ pub fn create_key(
     }
     // A past `expires_at` is allowed: an already-expired key lets an integration test its handling
     // of expiry.
-    let t = now();
     errors.finish()?;
     let scopes = scopes.unwrap_or_default();
     if let Some(m) = m {
@@ -230,8 +229,9 @@ pub fn create_key(
     }
     let company = spec.company_scope.as_deref();
     check_company_reach(m, company)?;
-    let new = keys::generate();
+    let new = keys::generate(db.seeded());
     db.write(intent, |tx| {
+        let t = tx.now();
         let client = load_client(tx, m, &spec.client_id)?;
         let account = client.account_id;
         match (client.company_scope.as_deref(), company) {
@@ -271,7 +271,7 @@ pub fn create_key(
             ],
         )?;
         Ok(ApiKeyWithSecret {
-            key: load_key(tx, None, &new.key_id)?,
+            key: load_key(tx, None, &new.key_id, t)?,
             raw_key: new.raw,
         })
     })
@@ -284,12 +284,13 @@ pub fn revoke_key(
     key_id: &str,
 ) -> Result<ApiKey, ApiError> {
     db.write(intent, |tx| {
-        load_key(tx, m, key_id)?;
+        let t = tx.now();
+        load_key(tx, m, key_id, t)?;
         tx.execute(
             "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-            rusqlite::params![key_id, now()],
+            rusqlite::params![key_id, t],
         )?;
-        load_key(tx, m, key_id)
+        load_key(tx, m, key_id, t)
     })
 }
 
@@ -310,10 +311,10 @@ pub fn rotate_key(
             format!("Must be 0 to {MAX_GRACE_SECS}."),
         ));
     }
-    let new = keys::generate();
-    let t = now();
+    let new = keys::generate(db.seeded());
     db.write(intent, |tx| {
-        let old = load_key(tx, m, key_id)?;
+        let t = tx.now();
+        let old = load_key(tx, m, key_id, t)?;
         if let Some(successor) = &old.replaced_by {
             return Err(ApiError::Conflict(format!(
                 "Key `{key_id}` was already rotated: its successor is `{successor}`. Rotate the successor instead; a key is rotated only once."
@@ -337,8 +338,8 @@ pub fn rotate_key(
         if changed != 1 {
             return Err(ApiError::Conflict(format!("Key `{key_id}` was already rotated.")));
         }
-        let new_key = ApiKeyWithSecret { key: load_key(tx, None, &new.key_id)?, raw_key: new.raw };
-        Ok(ApiKeyRotation { object: "api_key_rotation", new_key, previous_key: load_key(tx, None, key_id)? })
+        let new_key = ApiKeyWithSecret { key: load_key(tx, None, &new.key_id, t)?, raw_key: new.raw };
+        Ok(ApiKeyRotation { object: "api_key_rotation", new_key, previous_key: load_key(tx, None, key_id, t)? })
     })
 }
 
@@ -352,6 +353,7 @@ pub(super) fn list_keys_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         client.as_deref(),
         page.bound(),
         page.fetch(),
+        ctx.now(),
     )?;
     Ok(Response::page(rows, &page))
 }
@@ -404,7 +406,12 @@ pub(super) fn get_key(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: ApiKeyId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
     let conn = ctx.app.db.conn()?;
-    Ok(Response::ok(&load_key(&conn, Some(&m), id.as_str())?))
+    Ok(Response::ok(&load_key(
+        &conn,
+        Some(&m),
+        id.as_str(),
+        ctx.now(),
+    )?))
 }
 
 pub(super) fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

@@ -5,7 +5,7 @@ use super::fields::{
 };
 use crate::http::ctx::PageRequest;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{AdId, DeviceId, Kind, NullableId, PromotionId, TypedId};
+use crate::ids::{AdId, DeviceId, Kind, NullableId, PromotionId};
 use crate::routes::crud::{self, Time};
 use crate::routes::on_air::Run;
 use crate::routes::optional::present;
@@ -62,7 +62,8 @@ const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.me
 
 impl Ad {
     /// Reads a row of [`AD_COLUMNS`] by column name.
-    fn from_row(r: &crud::Named<'_, '_>) -> rusqlite::Result<Ad> {
+    /// Reads a row, the promotion's window judged at `now`.
+    fn from_row(r: &crud::Named<'_, '_>, now: i64) -> rusqlite::Result<Ad> {
         let mut device_ids: Vec<String> = r
             .get::<Option<String>>("device_ids")?
             .map(|s| s.split(',').map(String::from).collect())
@@ -78,7 +79,7 @@ impl Ad {
             from: r.get("runs_from")?,
             until: r.get("runs_until")?,
         }
-        .plays_at(crate::time::now());
+        .plays_at(now);
         Ok(Ad {
             id: r.get("id")?,
             object: "ad",
@@ -115,6 +116,7 @@ pub(crate) fn page_for_device(
     companies: &[String],
     filters: &[(&str, rusqlite::types::Value)],
     page: &PageRequest,
+    now: i64,
 ) -> Result<Vec<Ad>, ApiError> {
     let mut all: Vec<(&str, rusqlite::types::Value)> =
         vec![("j.device_id = ?", device_id.to_string().into())];
@@ -127,16 +129,16 @@ pub(crate) fn page_for_device(
         companies,
         &all,
         page,
-        Ad::from_row,
+        |r| Ad::from_row(r, now),
     )
 }
 
-pub(super) fn load(conn: &rusqlite::Connection, id: &AdId) -> Result<Ad, ApiError> {
+pub(super) fn load(conn: &rusqlite::Connection, id: &AdId, now: i64) -> Result<Ad, ApiError> {
     crud::load(
         conn,
         &format!("SELECT {AD_COLUMNS} FROM ads a WHERE a.id = ?1"),
         id,
-        Ad::from_row,
+        |r| Ad::from_row(r, now),
     )
 }
 
@@ -164,6 +166,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(like) = crate::routes::search::pattern(ctx)? {
         filters.push(("a.name LIKE ? ESCAPE '\\'", like));
     }
+    let now = ctx.now();
     let conn = ctx.app.db.conn()?;
     if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
         // Like the device filter: another company's promotion is a 404, not an empty list.
@@ -179,7 +182,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = match device {
         Some(device) => {
             crud::authorized_owner(ctx, &conn, "devices", &device)?;
-            page_for_device(&conn, &device, &companies, &filters, &page)?
+            page_for_device(&conn, &device, &companies, &filters, &page, now)?
         }
         None => crate::routes::queries::fetch_page(
             &conn,
@@ -189,7 +192,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             &companies,
             &filters,
             &page,
-            Ad::from_row,
+            |r| Ad::from_row(r, now),
         )?,
     };
     Ok(Response::page(rows, &page))
@@ -309,8 +312,8 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let company = input.company_id;
     ctx.authorize_company(&company, "company", &company)?;
 
-    let now = crate::time::now();
-    let id = AdId::generate();
+    let now = ctx.now();
+    let id = ctx.generate::<AdId>();
     ctx.app.db.write(ctx.intent, |tx| {
         check_references(
             tx,
@@ -336,7 +339,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             ends,
             now
         ])?;
-        let ad = load(tx, &id)?;
+        let ad = load(tx, &id, tx.now())?;
         crate::events::record(tx, &company, "ad.created", "ad", &id, &ad)?;
         Ok(Response::created(&ad)
             .with_etag(ad.version)
@@ -348,7 +351,7 @@ pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
     authorized_owner(ctx, &conn, &id)?;
-    let ad = load(&conn, &id)?;
+    let ad = load(&conn, &id, ctx.now())?;
     Ok(Response::ok(&ad).with_etag(ad.version))
 }
 
@@ -446,7 +449,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.require_some(!sets.is_empty());
     errors.finish()?;
 
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
@@ -470,7 +473,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             input.promotion_id.as_ref().and_then(|p| p.as_deref()),
         )?;
         crate::routes::queries::update_versioned(tx, "ads", "id", &id, now, &sets)?;
-        let ad = load(tx, &id)?;
+        let ad = load(tx, &id, tx.now())?;
         crate::events::record(tx, &owner.company, "ad.updated", "ad", &id, &ad)?;
         Ok(Response::ok(&ad).with_etag(ad.version))
     })

@@ -31,7 +31,7 @@ pub(super) fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
     let device = input.device_id;
 
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let (company, status): (String, String) = crud::authorized_row(
             ctx,
@@ -102,6 +102,7 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let no_hints = serde_json::Map::new();
         let subject = Subject {
             conn: tx,
+            now: tx.now(),
             settings: &ctx.app.settings,
             company: &company,
             id: &id,

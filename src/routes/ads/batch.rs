@@ -117,7 +117,7 @@ pub(super) fn change(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
     let input: BatchInput = ctx.json()?;
     check(&input)?;
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let (company, (version, status)): (String, (i64, String)) = crud::authorized_row(
             ctx,
@@ -234,6 +234,7 @@ fn unassign_one(
         let no_hints = serde_json::Map::new();
         let subject = Subject {
             conn: tx,
+            now: tx.now(),
             settings: &ctx.app.settings,
             company,
             id: ad,

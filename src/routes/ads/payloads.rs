@@ -55,7 +55,7 @@ fn ad_id(id: &str) -> Result<AdId, ApiError> {
 }
 
 fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
-    to_data(&super::ad::load(s.conn, &ad_id(s.id)?)?)
+    to_data(&super::ad::load(s.conn, &ad_id(s.id)?, s.now)?)
 }
 
 /// The screen an assignment event names: hint `device_id` (a screen of the ad's company), else

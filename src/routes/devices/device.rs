@@ -63,7 +63,7 @@ pub(super) struct Clock {
 impl Clock {
     pub(super) fn of(ctx: &Ctx<'_>) -> Clock {
         Clock {
-            now: crate::time::now(),
+            now: ctx.now(),
             offline_after: ctx.app.settings.device_offline_after_secs,
         }
     }

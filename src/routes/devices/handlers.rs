@@ -5,7 +5,7 @@ use super::device_json::DeviceJson;
 use super::fields::{LOCATION, NAME, ORIENTATION, PLATFORM, RESOLUTION_PATTERN, STATUSES};
 use crate::http::response::PageWriter;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{DeviceId, Kind, TypedId};
+use crate::ids::{DeviceId, Kind};
 use crate::routes::crud;
 use crate::routes::optional::present;
 use crate::routes::rendered::{self, Rendered};
@@ -130,7 +130,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
     let clock = Clock::of(ctx);
     let now = clock.now;
-    let id = DeviceId::generate();
+    let id = ctx.generate::<DeviceId>();
     ctx.app.db.write(ctx.intent, |tx| {
         let (max, count): (i64, i64) = tx
             .prepare_cached(
@@ -249,6 +249,7 @@ pub(super) fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let conn = ctx.app.db.conn()?;
     let owner = authorized_owner(ctx, &conn, &id)?;
-    let rows = crate::routes::ads::page_for_device(&conn, &id, &[owner.company], &[], &page)?;
+    let rows =
+        crate::routes::ads::page_for_device(&conn, &id, &[owner.company], &[], &page, ctx.now())?;
     Ok(Response::page(rows, &page))
 }

@@ -198,7 +198,7 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             )?;
             for e in &reported {
                 insert.execute(rusqlite::params![
-                    PlaybackErrorId::generate(),
+                    ctx.generate::<PlaybackErrorId>(),
                     id,
                     e.ad_id,
                     e.code,
@@ -221,6 +221,7 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let no_hints = serde_json::Map::new();
         let subject = Subject {
             conn: tx,
+            now: tx.now(),
             settings: &ctx.app.settings,
             company: &company,
             id: &id,

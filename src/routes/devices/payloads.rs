@@ -30,17 +30,15 @@ pub(crate) fn device_data(
     conn: &rusqlite::Connection,
     id: &str,
     offline_after: i64,
+    now: i64,
 ) -> Result<Value, ApiError> {
     let id = DeviceId::parse(id).ok_or_else(|| ApiError::not_found("device", id))?;
-    let clock = Clock {
-        now: crate::time::now(),
-        offline_after,
-    };
+    let clock = Clock { now, offline_after };
     to_data(&device::load(conn, &id, clock)?)
 }
 
 fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
-    device_data(s.conn, s.id, s.settings.device_offline_after_secs)
+    device_data(s.conn, s.id, s.settings.device_offline_after_secs, s.now)
 }
 
 /// `device.heartbeat`: what the screen reported, from its diagnostics; hint
@@ -48,7 +46,7 @@ fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
 pub(super) fn heartbeat(s: &Subject<'_>) -> Result<Value, ApiError> {
     let id = DeviceId::parse(s.id).ok_or_else(|| ApiError::not_found("device", s.id))?;
     let clock = Clock {
-        now: crate::time::now(),
+        now: s.now,
         offline_after: s.settings.device_offline_after_secs,
     };
     let diag = diagnostics(s.conn, &id, clock)?;

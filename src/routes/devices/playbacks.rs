@@ -161,7 +161,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             }
             Some(true) => {}
         }
-        let pb = PlaybackId::generate();
+        let pb = ctx.generate::<PlaybackId>();
         tx.prepare_cached(
             "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
                                     duration_seconds, plays, created_at)

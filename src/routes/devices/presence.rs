@@ -82,7 +82,7 @@ impl Source for DevicePresence {
             for (id, company, _) in &due {
                 tx.prepare_cached("UPDATE devices SET presence = 'offline' WHERE id = ?1")?
                     .execute([id])?;
-                let payload = device_data(tx, id, after).map_err(failed)?;
+                let payload = device_data(tx, id, after, tx.now()).map_err(failed)?;
                 crate::events::record(tx, company, OFFLINE, "device", id, &payload)?;
             }
             report.count(OFFLINE, due.len() as u64);
@@ -111,7 +111,7 @@ pub fn heartbeat_arrived(
     if was.as_deref() != Some("offline") {
         return Ok(false);
     }
-    let payload = device_data(tx, device, offline_after).map_err(failed)?;
+    let payload = device_data(tx, device, offline_after, tx.now()).map_err(failed)?;
     crate::events::record(tx, company, ONLINE, "device", device, &payload)?;
     Ok(true)
 }
@@ -147,7 +147,7 @@ pub fn heartbeats_arrived(tx: &crate::db::Tx, at: i64, offline_after: i64) -> Re
         .filter(|(_, _, presence)| presence.is_some())
         .collect();
     for (id, company, _) in &back {
-        let payload = device_data(tx, id, offline_after).map_err(failed)?;
+        let payload = device_data(tx, id, offline_after, tx.now()).map_err(failed)?;
         crate::events::record(tx, company, ONLINE, "device", id, &payload)?;
     }
     Ok(back.len() as u64)
@@ -162,7 +162,13 @@ mod tests {
     /// never-judged one becomes online silently, an online one is left alone.
     #[test]
     fn bulk_heartbeats_bring_offline_devices_back_once() {
-        let (db, _) = Db::open(":memory:", true).unwrap();
+        let (db, _) = Db::open(
+            ":memory:",
+            true,
+            std::sync::Arc::new(crate::time::Clock::system()),
+            None,
+        )
+        .unwrap();
         let at = 1_772_442_000;
         let ids: Vec<String> = {
             let conn = db.conn().unwrap();

@@ -74,7 +74,7 @@ struct DeviceLine {
 
 pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
-    let to = instant(ctx, "to")?.unwrap_or_else(crate::time::now);
+    let to = instant(ctx, "to")?.unwrap_or_else(|| ctx.now());
     let from = instant(ctx, "from")?.unwrap_or(to - DEFAULT_RANGE_SECS);
     if to - from > MAX_RANGE_DAYS * DAY {
         return Err(ApiError::invalid(

@@ -8,7 +8,7 @@ use crate::time::rfc3339;
 /// Switches a promotion on or off inside one write transaction, after authorization and If-Match.
 fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id, now)?;
         let company = current.company_id.as_str();

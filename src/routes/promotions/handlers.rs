@@ -3,7 +3,7 @@
 use super::fields::{DESCRIPTION, MAX_ACTIVATION_COST, NAME, STATES};
 use super::promotion::{load, load_visible, Promotion, PROMO_SELECT};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{Kind, PromotionId, TypedId};
+use crate::ids::{Kind, PromotionId};
 use crate::routes::queries::fetch_page;
 use crate::time::parse_rfc3339;
 use crate::validate::{url_pattern, Errors, UrlSchemes};
@@ -13,7 +13,7 @@ use serde::Deserialize;
 pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.list_companies()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     // Each clause carries exactly one `?`, bound to now: `? BETWEEN starts_at AND ends_at - 1` is
     // "now in [starts_at, ends_at)" for whole seconds.
     let running = "(p.active = 1 AND ? BETWEEN p.starts_at AND p.ends_at - 1)";
@@ -53,7 +53,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
     let conn = ctx.app.db.conn()?;
-    let promo = load_visible(ctx, &conn, &id, crate::time::now())?;
+    let promo = load_visible(ctx, &conn, &id, ctx.now())?;
     Ok(Response::ok(&promo).with_etag(promo.version))
 }
 
@@ -160,8 +160,8 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let (starts, ends) = (starts.unwrap_or_default(), ends.unwrap_or_default());
     let company = input.company_id.clone();
     ctx.authorize_company(&company, "company", &company)?;
-    let id = PromotionId::generate();
-    let now = crate::time::now();
+    let id = ctx.generate::<PromotionId>();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         if let Some(url) = &input.landing_url {
             let mut errors = Errors::new();
@@ -237,7 +237,7 @@ fn not_null<T>(errors: &mut Errors, field: &str, v: Option<Option<T>>) -> Option
 
 pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     {
         let conn = ctx.app.db.conn()?;
         load_visible(ctx, &conn, &id, now)?;

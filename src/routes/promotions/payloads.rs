@@ -34,7 +34,7 @@ pub fn payloads() -> Vec<Payload> {
 
 fn shown(s: &Subject<'_>) -> Result<Value, ApiError> {
     let id = PromotionId::parse(s.id).ok_or_else(|| ApiError::not_found("promotion", s.id))?;
-    to_data(&super::promotion::load(s.conn, &id, crate::time::now())?)
+    to_data(&super::promotion::load(s.conn, &id, s.now)?)
 }
 
 fn qr_created(s: &Subject<'_>) -> Result<Value, ApiError> {
@@ -75,7 +75,7 @@ fn scanned(s: &Subject<'_>) -> Result<Value, ApiError> {
         .get("scans_since_last_event")
         .and_then(Value::as_i64);
     Ok(crate::routes::scan::scanned_data(
-        s.conn, s.id, class, since,
+        s.conn, s.id, class, since, s.now,
     )?)
 }
 

@@ -192,7 +192,7 @@ pub(super) fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId =
         PromotionId::parse(&raw_id).ok_or_else(|| ApiError::not_found("promotion", &raw_id))?;
     let conn = ctx.app.db.conn()?;
-    load_visible(ctx, &conn, &id, crate::time::now())?;
+    load_visible(ctx, &conn, &id, ctx.now())?;
     let mut stmt = conn.prepare_cached(&format!(
         "{QR_SELECT} WHERE q.promotion_id = ?1 AND q.id < ?2 ORDER BY q.id DESC LIMIT ?3"
     ))?;
@@ -340,7 +340,7 @@ fn has_utm_param(url: &str) -> bool {
 
 pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let promo_id: PromotionId = ctx.path()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     let (landing, domains) = {
         let conn = ctx.app.db.conn()?;
         let promo = load_visible(ctx, &conn, &promo_id, now)?;
@@ -383,8 +383,8 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         );
     }
     errors.finish()?;
-    let id = QrCodeId::generate();
-    let code = crate::random::base62("qr_code", CODE_LEN);
+    let id = ctx.generate::<QrCodeId>();
+    let code = crate::random::base62(ctx.seeded(), "qr_code", CODE_LEN);
     let target = target.unwrap_or_else(|| crate::routes::landing::path_of(&code));
     let redirect = redirect_url(&target, &utm);
     let settings = &ctx.app.settings;

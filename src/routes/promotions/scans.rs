@@ -125,7 +125,7 @@ fn date_of(day: i64) -> String {
 
 pub(super) fn report(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     let conn = ctx.app.db.conn()?;
     load_visible(ctx, &conn, &id, now)?;
     let qr_codes = conn

@@ -79,7 +79,7 @@ fn summary(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // Defaults: the calendar month (UTC) of `to`, or the current one; no wall clock in the answer.
     let to = window
         .to
-        .unwrap_or_else(|| month_start(month_start(crate::time::now()) + 32 * 86_400));
+        .unwrap_or_else(|| month_start(month_start(ctx.now()) + 32 * 86_400));
     let from = window.from.unwrap_or_else(|| month_start(to - 1));
     // An empty window (`to` not after `from`) sums nothing: both balances are the one at `from`.
     let to = to.max(from);

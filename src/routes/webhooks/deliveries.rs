@@ -347,6 +347,7 @@ fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         let current = load_visible(ctx, tx, &hook)?;
         let payload = super::payloads::test(&crate::routes::payload::Subject {
             conn: tx,
+            now: tx.now(),
             settings: &ctx.app.settings,
             company: &current.company_id,
             id: hook.as_str(),

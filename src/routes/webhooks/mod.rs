@@ -20,7 +20,7 @@ use webhook::{load, load_visible, WEBHOOK_SELECT};
 use crate::events::EVENT_TYPES;
 use crate::http::router::{param, Change, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{Kind, TypedId, WebhookId};
+use crate::ids::{Kind, WebhookId};
 use crate::outbound::{self, TargetPolicy};
 use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
@@ -231,11 +231,14 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
     let company = input.company_id.clone();
     ctx.authorize_company(&company, "company", &company)?;
-    let id = WebhookId::generate();
-    let secret = format!("whsec_{}", crate::random::base62("webhook_secret", 32));
+    let id = ctx.generate::<WebhookId>();
+    let secret = format!(
+        "whsec_{}",
+        crate::random::base62(ctx.seeded(), "webhook_secret", 32)
+    );
     let types =
         serde_json::to_string(&input.event_types).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let now = crate::time::now();
+    let now = ctx.now();
     let limit = ctx.app.settings.webhook_max_per_company;
     ctx.app.db.write(ctx.intent, |tx| {
         // Counted in the write transaction, so two concurrent creates cannot both pass the bound.
@@ -350,7 +353,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         None => {}
     }
     errors.finish()?;
-    let now = crate::time::now();
+    let now = ctx.now();
     ctx.app.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id)?;
         let company = current.company_id;

@@ -44,7 +44,7 @@ fn disabled(s: &Subject<'_>) -> Result<Value, ApiError> {
             .conn
             .prepare_cached("SELECT failing_since FROM webhooks WHERE id = ?1")?
             .query_row([s.id], |r| r.get::<_, Option<i64>>(0))?
-            .unwrap_or_else(crate::time::now),
+            .unwrap_or(s.now),
     };
     data["disabled_reason"] = json!(crate::webhooks::store::disabled_reason(since));
     Ok(data)

@@ -25,8 +25,11 @@ pub fn routes() -> Vec<Route> {
 
 fn rotate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: WebhookId = ctx.path()?;
-    let secret = format!("whsec_{}", crate::random::base62("webhook_secret", 32));
-    let now = crate::time::now();
+    let secret = format!(
+        "whsec_{}",
+        crate::random::base62(ctx.seeded(), "webhook_secret", 32)
+    );
+    let now = ctx.now();
     let grace_until = now + ctx.app.settings.webhook_rotation_grace_secs;
     ctx.app.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id)?;

@@ -110,7 +110,7 @@ fn report(ctx: &Ctx<'_>, scope: Scope) -> Result<Response, ApiError> {
     let db = ctx.app.db.conn()?;
     let floor = journal.not_before_wall_ms();
     let inputs = journal
-        .read(|j| gather(j, &db, &scope, floor, crate::time::now_millis(), None))
+        .read(|j| gather(j, &db, &scope, floor, ctx.now_millis(), None))
         .map_err(|e| ApiError::Internal(format!("readiness: {e}")))?;
     let report = compute(&scope.account, &inputs);
     if wants_junit(ctx)? {

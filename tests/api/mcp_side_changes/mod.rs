@@ -218,7 +218,7 @@ pub(super) async fn new_promotion(app: &TestApp, cost: i64) -> String {
         .key(ADMIN)
         .json(&json!({"company_id": grocers(), "name": format!("Costs {cost}"), "description": "x",
             "landing_url": "https://www.northwind-grocers.example/new", "activation_cost_tokens": cost,
-            "starts_at": signage::time::rfc3339(signage::time::now() - 3600), "ends_at": "2031-01-01T00:00:00Z"}))
+            "starts_at": signage::time::rfc3339(signage::time::wall_now() - 3600), "ends_at": "2031-01-01T00:00:00Z"}))
         .send()
         .await
         .ok()["id"]
@@ -288,7 +288,7 @@ pub(super) fn company_edit(app: &TestApp, n: usize) -> Side {
 }
 
 pub(super) fn northwind_promotion(app: &TestApp, active: bool) -> String {
-    let now = signage::time::now();
+    let now = signage::time::wall_now();
     one(
         app,
         "SELECT min(p.id) FROM promotions p JOIN token_balances b ON b.company_id = p.company_id

@@ -59,7 +59,7 @@ async fn promotion_and_token_tools_are_bound_to_the_promotion_the_balance_and_th
     )
     .await;
     // A promotion that starts in a minute: its state turns from scheduled to active by the clock.
-    let starts = signage::time::rfc3339(signage::time::now() + 90);
+    let starts = signage::time::rfc3339(signage::time::wall_now() + 90);
     let soon = app
         .post("/promotions")
         .key(ADMIN)
