@@ -210,7 +210,7 @@ fn derived<T: schemars::JsonSchema>(settings: schemars::generate::SchemaSettings
 
 /// Brings a derived schema to the subset [`check_schema`] accepts and the documents have always
 /// used: no storage formats (`int64`, `uint32`: a JSON number has no width), no `type` beside a
-/// `const`, no `default: null`, and an object that lists its properties takes no others.
+/// `const`, no empty `default`, and an object that lists its properties takes no others.
 fn our_dialect(schema: &mut Value) {
     let Some(obj) = schema.as_object_mut() else {
         return;
@@ -220,13 +220,16 @@ fn our_dialect(schema: &mut Value) {
     }) {
         obj.remove("format");
     }
-    // `#[serde(default)]` on an `Option` says "absent is `None`", not that `null` is a value to
-    // send; and a doc comment's line breaks are the source's, not paragraphs.
+    // `#[serde(default)]` says "absent is empty" (`None`, `""`, `[]`), which a reader assumes
+    // anyway; and a doc comment's line breaks are the source's, not paragraphs.
     // A `const` says its type already (the hand-written schemas never repeated it).
     if obj.contains_key("const") {
         obj.remove("type");
     }
-    if obj.get("default").is_some_and(Value::is_null) {
+    let says_nothing = |v: &Value| {
+        v.is_null() || v.as_str() == Some("") || v.as_array().is_some_and(Vec::is_empty)
+    };
+    if obj.get("default").is_some_and(says_nothing) {
         obj.remove("default");
     }
     if let Some(Value::String(text)) = obj.get_mut("description") {

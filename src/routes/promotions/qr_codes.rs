@@ -16,7 +16,6 @@ use super::qr_image::qr_svg;
 use crate::http::response::Listed;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{PromotionId, QrCodeId, TypedId};
-use crate::jsonschema::or_null;
 use crate::routes::crud::{self, Named, Time};
 use crate::validate::{is_url, Errors, Text, UrlSchemes};
 use rusqlite::Connection;
@@ -32,24 +31,34 @@ pub const UTM_VALUE: Text = Text::new(1, 100);
 /// The UTM parameters, in the order they are appended to the target URL.
 pub const UTM_KEYS: &[&str] = &["source", "medium", "campaign", "term", "content"];
 
+/// A UTM value: bounded text in a request (where absent and `null` both mean none), and text or
+/// `null` in a response.
+fn utm_value(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut schema = schemars::json_schema!({"type": ["string", "null"]});
+    if generator.settings().contract.is_deserialize() {
+        schemars::transform::Transform::transform(&mut &UTM_VALUE, &mut schema);
+    }
+    schema
+}
+
 /// The UTM parameters of a code; `null` when not set.
 #[derive(Serialize, Deserialize, Default, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Utm {
     #[serde(default)]
-    #[schemars(transform = &UTM_VALUE, transform = or_null)]
+    #[schemars(schema_with = "utm_value")]
     pub source: Option<String>,
     #[serde(default)]
-    #[schemars(transform = &UTM_VALUE, transform = or_null)]
+    #[schemars(schema_with = "utm_value")]
     pub medium: Option<String>,
     #[serde(default)]
-    #[schemars(transform = &UTM_VALUE, transform = or_null)]
+    #[schemars(schema_with = "utm_value")]
     pub campaign: Option<String>,
     #[serde(default)]
-    #[schemars(transform = &UTM_VALUE, transform = or_null)]
+    #[schemars(schema_with = "utm_value")]
     pub term: Option<String>,
     #[serde(default)]
-    #[schemars(transform = &UTM_VALUE, transform = or_null)]
+    #[schemars(schema_with = "utm_value")]
     pub content: Option<String>,
 }
 

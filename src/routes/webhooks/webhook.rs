@@ -11,7 +11,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-/// An endpoint that receives signed deliveries of the chosen event types (secret masked).
+/// An endpoint that receives signed deliveries of the chosen event types; its signing secret
+/// is shown whole only in the answer that creates it (`secret`), after that its last four.
 // The secret is reduced to its last four characters, and shown whole (`secret`, last) only in the
 // creation response. Field order is the order of the JSON members.
 #[derive(Serialize, JsonSchema)]
@@ -98,10 +99,10 @@ pub(super) fn load_visible(
 /// extend it (`WebhookWithSecret`); `webhook.disabled` adds why.
 /// The `Webhook` schema (without the secret only a creation shows), and `WebhookWithSecret`.
 pub(super) fn schemas() -> (Value, Value) {
+    // One description for both: confirm_change's results share a schema a withheld `secret` makes
+    // equal.
     let mut with_secret = crate::jsonschema::response::<Webhook>();
     let mut webhook = with_secret.clone();
-    with_secret["description"] =
-        "A webhook as created: the only time its signing `secret` is shown.".into();
     if let Some(properties) = webhook["properties"].as_object_mut() {
         properties.remove("secret");
     }
