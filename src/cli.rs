@@ -380,7 +380,7 @@ pub fn run(cli: Cli) -> i32 {
             ClientsAction::Create(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
                 let v = admin::clients::create_client(
-                    &db,
+                    db.unscoped(),
                     &WriteIntent::sandbox(),
                     None,
                     &a.account,
@@ -394,9 +394,14 @@ pub fn run(cli: Cli) -> i32 {
             })(),
             ClientsAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v =
-                    admin::clients::list_clients_db(&db, None, a.account.as_deref(), "~", 10_000)
-                        .map_err(api_err)?;
+                let v = admin::clients::list_clients_db(
+                    db.unscoped(),
+                    None,
+                    a.account.as_deref(),
+                    "~",
+                    10_000,
+                )
+                .map_err(api_err)?;
                 print_json(&v);
                 Ok(())
             })(),
@@ -423,22 +428,28 @@ pub fn run(cli: Cli) -> i32 {
                     expires_at,
                 };
                 print_json(
-                    &admin::keys::create_key(&db, &WriteIntent::sandbox(), None, &spec)
+                    &admin::keys::create_key(db.unscoped(), &WriteIntent::sandbox(), None, &spec)
                         .map_err(api_err)?,
                 );
                 Ok(())
             })(),
             KeysAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v = admin::keys::list_keys_db(&db, None, a.client.as_deref(), "~", 10_000)
-                    .map_err(api_err)?;
+                let v = admin::keys::list_keys_db(
+                    db.unscoped(),
+                    None,
+                    a.client.as_deref(),
+                    "~",
+                    10_000,
+                )
+                .map_err(api_err)?;
                 print_json(&v);
                 Ok(())
             })(),
             KeysAction::Revoke(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
                 print_json(
-                    &admin::keys::revoke_key(&db, &WriteIntent::sandbox(), None, &a.key)
+                    &admin::keys::revoke_key(db.unscoped(), &WriteIntent::sandbox(), None, &a.key)
                         .map_err(api_err)?,
                 );
                 Ok(())
@@ -447,7 +458,7 @@ pub fn run(cli: Cli) -> i32 {
                 let db = open_db(&a.config, &a.database)?;
                 print_json(
                     &admin::keys::rotate_key(
-                        &db,
+                        db.unscoped(),
                         &WriteIntent::sandbox(),
                         None,
                         &a.key,

@@ -105,7 +105,9 @@ async fn tick(app: Arc<App>) {
         interval.tick().await;
         let app = Arc::clone(&app);
         let ran = tokio::task::spawn_blocking(move || {
-            app.within(|| crate::routes::time_driven::run(&app, crate::time::now()))
+            app.within(|| {
+                crate::routes::time_driven::run(&app, app.db.unscoped(), crate::time::now())
+            })
         })
         .await;
         match ran {

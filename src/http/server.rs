@@ -380,7 +380,7 @@ async fn admit_request(
         Gate::Credential { spooled } => {
             let verified = app.within(|| {
                 crate::auth::authenticate::verify(
-                    &app.db,
+                    app.db.unscoped(),
                     &app.jwt,
                     &app.principals,
                     &parts.headers,

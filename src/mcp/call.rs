@@ -63,6 +63,9 @@ pub struct Caller<'x> {
     /// How the MCP request itself writes (its pending changes, their claims and expiries): the
     /// intent of the MCP request's context. Its tool calls' requests write on their own terms.
     pub intent: crate::db::WriteIntent,
+    /// The database as the MCP request sees it (its read scope): the MCP request's own reads and
+    /// writes, and each internal request, go through it.
+    pub db: crate::db::Scoped<'x>,
 }
 
 impl<'x> Caller<'x> {
@@ -73,6 +76,7 @@ impl<'x> Caller<'x> {
         peer: Option<IpAddr>,
         exchange: &'x Exchange,
         intent: crate::db::WriteIntent,
+        db: crate::db::Scoped<'x>,
     ) -> Caller<'x> {
         let mut headers = HeaderMap::with_capacity(4);
         for name in [
@@ -99,6 +103,7 @@ impl<'x> Caller<'x> {
             prepaid: Default::default(),
             exchange,
             intent,
+            db,
         }
     }
 
@@ -168,6 +173,7 @@ impl<'x> Caller<'x> {
             &self.principal,
             prepaid,
             self.exchange,
+            self.db,
         )
     }
 }

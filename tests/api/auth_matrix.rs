@@ -246,7 +246,7 @@ fn sample_snapshot(app: &TestApp) -> String {
             .app
             .within(|| signage::sandbox::world::capture(&app.app));
         let world = serde_json::to_value(world).unwrap();
-        app.app.db.snapshot_save(name, 0, world).unwrap();
+        app.app.db.unscoped().snapshot_save(name, 0, world).unwrap();
     }
     name.to_string()
 }

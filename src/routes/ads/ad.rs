@@ -157,7 +157,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(like) = crate::routes::search::pattern(ctx)? {
         filters.push(("a.name LIKE ? ESCAPE '\\'", like));
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
         // Like the device filter: another company's promotion is a 404, not an empty list.
         crud::authorized_row(
@@ -286,7 +286,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
     let now = crate::time::now();
     let id = AdId::generate();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         check_references(
             tx,
             &company,
@@ -321,7 +321,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     authorized_owner(ctx, &conn, &id)?;
     let ad = load(&conn, &id)?;
     Ok(Response::ok(&ad).with_etag(ad.version))
@@ -351,7 +351,7 @@ struct AdUpdate {
 pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: AdUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -408,7 +408,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
 
     let now = crate::time::now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
         if dates.iter().any(Option::is_some) {

@@ -29,7 +29,7 @@ fn rotate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let secret = format!("whsec_{}", crate::random::base62("webhook_secret", 32));
     let now = crate::time::now();
     let grace_until = now + ctx.app.settings.webhook_rotation_grace_secs;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id)?;
         tx.prepare_cached(
             "UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = ?2,
