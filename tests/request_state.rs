@@ -143,3 +143,43 @@ fn the_scanner_reads_every_static_of_a_block() {
     let code = "thread_local! {\n    /// doc\n    static A: Cell<u8> = Cell::new(0);\n    pub static B_2: RefCell<Vec<u8>> = RefCell::new(Vec::new());\n    pub(super) static C3: Cell<bool> = Cell::new(false);\n}\nstatic C: u8 = 0;";
     assert_eq!(thread_local_statics(code), ["A", "B_2", "C3"]);
 }
+
+/// A handler or a timeline source reaches the database through the `db::Scoped` handle it was
+/// passed (`ctx.db`, `ctx.conn()`, `env.db`): `app.db.conn()` or `app.db.write(…)` there would
+/// read or write outside its request's read scope or its run's write scope, and nothing else would
+/// say so. Only the command line and start-up, which run in no scope, use the app's pool directly.
+#[test]
+fn request_code_reads_and_writes_through_its_scoped_handle() {
+    const OUTSIDE_ANY_SCOPE: &[&str] = &["cli.rs", "cli/", "app.rs", "startup.rs"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut offenders = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .into_owned();
+        if OUTSIDE_ANY_SCOPE.iter().any(|p| rel.starts_with(p)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("read source");
+        // Comments may name it; a call split over lines is still one call.
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
+            .collect();
+        for call in ["app.db.conn(", "app.db.write("] {
+            if code.contains(call) {
+                offenders.push(format!("{rel}: {call}…)"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the app's pool used where a scope may be open: {offenders:?}. Take the `db::Scoped` handle \
+         (`ctx.db`, `ctx.conn()`, `env.db`) instead"
+    );
+}
