@@ -150,7 +150,10 @@ impl Database {
         // Every start settles the stored "last reported" states to the clock without recording
         // anything: fixtures just loaded (here, by `signage migrate` or `signage reset`) and what
         // fell due while the sandbox was stopped. A start never fires a burst of events.
-        let env = crate::timeline::Env { db: &db, settings };
+        let env = crate::timeline::Env {
+            db: db.unscoped(),
+            settings,
+        };
         timeline.settle(&env, db.clock().now())?;
         Ok(Database {
             db,

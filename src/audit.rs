@@ -7,7 +7,7 @@
 //! aggregated: one row per minute, method, route, status, outcome, actor and account, with a
 //! `count`, so a flood of bad credentials grows one counter instead of the database.
 
-use crate::db::{Db, WriteIntent};
+use crate::db::{Scoped, WriteIntent};
 use rusqlite::OptionalExtension;
 
 /// Seconds per aggregation window of failures.
@@ -29,7 +29,7 @@ pub struct Entry<'a> {
 }
 
 /// Best effort: the audit write never turns a served request into an error, but a failure is logged.
-pub fn record(db: &Db, intent: &WriteIntent, e: &Entry<'_>) {
+pub fn record(db: Scoped<'_>, intent: &WriteIntent, e: &Entry<'_>) {
     let result = db.write(intent, |tx| write(tx, e));
     if let Err(err) = result {
         tracing::warn!(request_id = e.request_id, error = %err, "audit write failed");
@@ -40,7 +40,7 @@ pub fn record(db: &Db, intent: &WriteIntent, e: &Entry<'_>) {
 /// (never the secret); the entry is the key's account's only when a key with that id exists.
 #[allow(clippy::too_many_arguments)]
 pub fn record_unauthenticated(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     presented_key: Option<&str>,
     request_id: &str,

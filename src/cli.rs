@@ -392,7 +392,7 @@ pub fn run(cli: Cli) -> i32 {
             ClientsAction::Create(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
                 let v = admin::clients::create_client(
-                    &db,
+                    db.unscoped(),
                     &WriteIntent::sandbox(),
                     None,
                     &a.account,
@@ -406,9 +406,14 @@ pub fn run(cli: Cli) -> i32 {
             })(),
             ClientsAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
-                let v =
-                    admin::clients::list_clients_db(&db, None, a.account.as_deref(), "~", 10_000)
-                        .map_err(api_err)?;
+                let v = admin::clients::list_clients_db(
+                    db.unscoped(),
+                    None,
+                    a.account.as_deref(),
+                    "~",
+                    10_000,
+                )
+                .map_err(api_err)?;
                 print_json(&v);
                 Ok(())
             })(),
@@ -435,7 +440,7 @@ pub fn run(cli: Cli) -> i32 {
                     expires_at,
                 };
                 print_json(
-                    &admin::keys::create_key(&db, &WriteIntent::sandbox(), None, &spec)
+                    &admin::keys::create_key(db.unscoped(), &WriteIntent::sandbox(), None, &spec)
                         .map_err(api_err)?,
                 );
                 Ok(())
@@ -443,7 +448,7 @@ pub fn run(cli: Cli) -> i32 {
             KeysAction::List(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
                 let v = admin::keys::list_keys_db(
-                    &db,
+                    db.unscoped(),
                     None,
                     a.client.as_deref(),
                     "~",
@@ -457,7 +462,7 @@ pub fn run(cli: Cli) -> i32 {
             KeysAction::Revoke(a) => (|| {
                 let db = open_db(&a.config, &a.database)?;
                 print_json(
-                    &admin::keys::revoke_key(&db, &WriteIntent::sandbox(), None, &a.key)
+                    &admin::keys::revoke_key(db.unscoped(), &WriteIntent::sandbox(), None, &a.key)
                         .map_err(api_err)?,
                 );
                 Ok(())
@@ -466,7 +471,7 @@ pub fn run(cli: Cli) -> i32 {
                 let db = open_db(&a.config, &a.database)?;
                 print_json(
                     &admin::keys::rotate_key(
-                        &db,
+                        db.unscoped(),
                         &WriteIntent::sandbox(),
                         None,
                         &a.key,

@@ -19,23 +19,25 @@
 //! areas they change (routes, mcp, webhooks) and are registered once, by `app::App::build`.
 //!
 //! The caller (`routes::time_driven::run_each`) runs it all inside one write transaction
-//! (`Db::write_scope`): every source's writes join it, reads see the steps before, and a failure
+//! (`Scoped::write_scope`), whose handle every source gets in its [`Env`] (and the step hook as its
+//! argument): every source's writes join it, reads see the steps before, and a failure
 //! rolls the run back to its start or to the last commit made before a webhook left the process.
 //! What a source keeps in memory for the run (the fleet's held heartbeats and plays, its
-//! playables) is state of that transaction (`Db::transaction_state`), written at its commit and
+//! playables) is state of that transaction (`Scoped::transaction_state`), written at its commit and
 //! dropped with it, never state of the thread.
 
 use crate::config::Settings;
-use crate::db::{Db, DbError};
+use crate::db::{DbError, Scoped};
 use crate::time::Clock;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// What a source may use: the database and the settings. The clock is the database's
-/// (`Db::clock`, what its writes read through `Tx::now`), set to the instant being run.
+/// What a source may use: the database as the run sees it (inside its write scope, see
+/// `routes::time_driven::run_each`) and the settings. The clock is the database's (`Db::clock`,
+/// what its writes read through `Tx::now`), set to the instant being run.
 pub struct Env<'a> {
-    pub db: &'a Db,
+    pub db: Scoped<'a>,
     pub settings: &'a Settings,
 }
 
@@ -98,9 +100,9 @@ pub enum TimelineError {
     Stopped,
 }
 
-/// Called after each step of a run (and at its end) with the step's instant; an error stops the
-/// run there.
-pub type StepHook<'a> = &'a mut dyn FnMut(i64) -> Result<(), TimelineError>;
+/// Called after each step of a run (and at its end) with the run's database (inside its write
+/// scope) and the step's instant; an error stops the run there.
+pub type StepHook<'a> = &'a mut dyn FnMut(Scoped<'_>, i64) -> Result<(), TimelineError>;
 
 /// Due instants one run may stop at before giving up (a source that never settles).
 const MAX_STEPS: u64 = 100_000;
@@ -145,7 +147,7 @@ impl Timeline {
         clock: &Clock,
         until: i64,
     ) -> Result<Report, TimelineError> {
-        self.run_until_each(env, clock, until, &mut |_| Ok(()))
+        self.run_until_each(env, clock, until, &mut |_, _| Ok(()))
     }
 
     /// [`Timeline::run_until`], calling `after_step` once everything due at a step has run, and
@@ -184,26 +186,26 @@ impl Timeline {
                     source.run_due(env, at, &mut report)?;
                 }
             }
-            after_step(at)?;
+            after_step(env.db, at)?;
         }
         let end = until.max(clock.now());
         let _ = clock.set(end);
         for source in &self.sources {
             source.catch_up(env, end, &mut report)?;
         }
-        after_step(end)?;
+        after_step(env.db, end)?;
         report.events = events_since(env.db, events_before)?;
         Ok(report)
     }
 }
 
-fn max_event_rowid(db: &Db) -> Result<i64, DbError> {
+fn max_event_rowid(db: Scoped<'_>) -> Result<i64, DbError> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare_cached("SELECT coalesce(max(rowid), 0) FROM events")?;
     Ok(stmt.query_row([], |r| r.get(0))?)
 }
 
-fn events_since(db: &Db, rowid: i64) -> Result<BTreeMap<String, u64>, DbError> {
+fn events_since(db: Scoped<'_>, rowid: i64) -> Result<BTreeMap<String, u64>, DbError> {
     let conn = db.conn()?;
     let mut stmt =
         conn.prepare_cached("SELECT type, count(*) FROM events WHERE rowid > ?1 GROUP BY type")?;

@@ -1,8 +1,8 @@
 //! State a function depends on belongs in its signature. A `thread_local!` is allowed only as a
 //! per-thread cache that cannot change an outcome (compiled patterns, a buffer of OS randomness);
-//! request state (the clock and its shift, seeded randomness, read and write scopes, the journal
-//! hook, faults) still held in one is listed below as debt, each with where it goes, and the list
-//! may only shrink.
+//! request state (the clock and its shift, seeded randomness) still held in one is listed below as
+//! debt, each with where it goes, and the list may only shrink. The database's read and write
+//! scopes left it: they travel in the `db::Scoped` handle.
 //!
 //! The test reads every `thread_local!` block of `src/` and compares the statics it declares with
 //! the two lists: a new one fails here until it is passed explicitly or shown to be a cache; one
@@ -28,16 +28,7 @@ const CACHES: &[(&str, &str)] = &[
 
 /// Request state still carried per thread (issue 44): each goes into the request's context value
 /// or the write transaction's handle, passed down the call chain.
-const REQUEST_STATE: &[(&str, &str)] = &[
-    (
-        "SCOPE",
-        "db/scope.rs: the request's read transaction -> the request context",
-    ),
-    (
-        "WRITE",
-        "db/write_scope.rs: the open write transaction -> the write handle",
-    ),
-];
+const REQUEST_STATE: &[(&str, &str)] = &[];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read src") {
@@ -141,4 +132,44 @@ fn every_thread_local_is_a_cache_or_listed_request_state() {
 fn the_scanner_reads_every_static_of_a_block() {
     let code = "thread_local! {\n    /// doc\n    static A: Cell<u8> = Cell::new(0);\n    pub static B_2: RefCell<Vec<u8>> = RefCell::new(Vec::new());\n    pub(super) static C3: Cell<bool> = Cell::new(false);\n}\nstatic C: u8 = 0;";
     assert_eq!(thread_local_statics(code), ["A", "B_2", "C3"]);
+}
+
+/// A handler or a timeline source reaches the database through the `db::Scoped` handle it was
+/// passed (`ctx.db`, `ctx.conn()`, `env.db`): `app.db.conn()` or `app.db.write(…)` there would
+/// read or write outside its request's read scope or its run's write scope, and nothing else would
+/// say so. Only the command line and start-up, which run in no scope, use the app's pool directly.
+#[test]
+fn request_code_reads_and_writes_through_its_scoped_handle() {
+    const OUTSIDE_ANY_SCOPE: &[&str] = &["cli.rs", "cli/", "app.rs", "startup.rs"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut offenders = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .into_owned();
+        if OUTSIDE_ANY_SCOPE.iter().any(|p| rel.starts_with(p)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("read source");
+        // Comments may name it; a call split over lines is still one call.
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
+            .collect();
+        for call in ["app.db.conn(", "app.db.write("] {
+            if code.contains(call) {
+                offenders.push(format!("{rel}: {call}…)"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the app's pool used where a scope may be open: {offenders:?}. Take the `db::Scoped` handle \
+         (`ctx.db`, `ctx.conn()`, `env.db`) instead"
+    );
 }

@@ -9,7 +9,7 @@ use super::jwt::{self, JwtKeys, TokenError};
 use super::keys;
 use super::principal::{Actor, Principal};
 use super::scopes::{Scope, Scopes};
-use crate::db::Db;
+use crate::db::Scoped;
 use hyper::HeaderMap;
 use rusqlite::OptionalExtension;
 
@@ -106,7 +106,7 @@ pub struct Owner {
 /// The [`Owner`] of the credential of a request refused with `failure`; `None` for every failure
 /// a stranger can cause (no credential, a malformed, unknown or forged key, a bad signature).
 pub fn proven_owner(
-    db: &Db,
+    db: Scoped<'_>,
     jwt: &JwtKeys,
     headers: &HeaderMap,
     failure: AuthFailure,
@@ -168,7 +168,7 @@ pub fn proven_owner(
 /// the key at the database's generation, else looked up in `db`) or a login token (checked with
 /// `jwt`, its user looked up in `db`). Records the key's use.
 pub fn authenticate(
-    db: &Db,
+    db: Scoped<'_>,
     jwt: &JwtKeys,
     cache: &Principals,
     headers: &HeaderMap,
@@ -191,7 +191,7 @@ impl Verified {
     /// Writes the key's `last_used_at` when due. Best effort: a busy database must not fail the
     /// request over a usage timestamp. A write, so it runs where the request may block (the server
     /// verifies from the headers on its async workers, and the pipeline records afterwards).
-    pub fn record_use(&self, db: &Db) {
+    pub fn record_use(&self, db: Scoped<'_>) {
         if let Some((key_id, now)) = &self.last_used {
             // Only a request that came over the wire is verified before it runs: never a preview.
             let intent = crate::db::WriteIntent::by(crate::db::Origin {
@@ -211,7 +211,7 @@ impl Verified {
 /// of a request from its headers before it reads any of its body. A key's reads are the
 /// generation first, then the key's rows when the cache does not hold them under it.
 pub fn verify(
-    db: &Db,
+    db: Scoped<'_>,
     jwt: &JwtKeys,
     cache: &Principals,
     headers: &HeaderMap,
@@ -237,7 +237,7 @@ fn parse_companies(list: Option<String>) -> Vec<String> {
 }
 
 fn authenticate_key(
-    db: &Db,
+    db: Scoped<'_>,
     cache: &Principals,
     headers: &HeaderMap,
     raw: &str,
@@ -297,7 +297,7 @@ fn authenticate_key(
 /// The key's rows, verified against the presented key (its SHA-256, compared in constant time).
 /// Revocation, expiry and client are the caller's checks, on every request.
 fn resolve_key(
-    db: &Db,
+    db: Scoped<'_>,
     parsed: &keys::ParsedKey<'_>,
     generations: crate::db::Generations,
 ) -> Result<Entry, AuthError> {
@@ -372,7 +372,7 @@ fn resolve_key(
     ))
 }
 
-fn authenticate_jwt(db: &Db, jwt: &JwtKeys, token: &str) -> Result<Principal, AuthError> {
+fn authenticate_jwt(db: Scoped<'_>, jwt: &JwtKeys, token: &str) -> Result<Principal, AuthError> {
     let claims = jwt.verify(token).map_err(|e| {
         AuthError::Unauthenticated(match e {
             TokenError::Expired => AuthFailure::ExpiredToken,
@@ -414,7 +414,7 @@ pub fn session_scopes(claim: &str, credential: &Scopes) -> Scopes {
 
 /// The principal of a key's console session: the key as it stands now (revoked or expired ends
 /// the session on its next request), without the raw key (the session token stands for it).
-fn key_session(db: &Db, key_id: &str) -> Result<Principal, AuthError> {
+fn key_session(db: Scoped<'_>, key_id: &str) -> Result<Principal, AuthError> {
     let fail = AuthError::Unauthenticated;
     let conn = db.conn()?;
     let row = conn
@@ -465,7 +465,7 @@ fn key_session(db: &Db, key_id: &str) -> Result<Principal, AuthError> {
 }
 
 /// A user as their login token or session stands for them.
-fn user_principal(db: &Db, user_id: String) -> Result<Principal, AuthError> {
+fn user_principal(db: Scoped<'_>, user_id: String) -> Result<Principal, AuthError> {
     let claims_sub = user_id;
     let conn = db.conn()?;
     let row = conn

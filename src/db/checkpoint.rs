@@ -11,7 +11,7 @@
 //!
 //! The log stays bounded as before: a checkpoint that readers or writers stop short is asked for
 //! again by the next commit, one that writes outpace finishes with writers held back for the
-//! little it has left ([`checkpoint`]), and the tick's [`super::Db::bound_wal`] still truncates a
+//! little it has left ([`checkpoint`]), and the tick's [`super::Scoped::bound_wal`] still truncates a
 //! log that a long reader let grow. Were the thread impossible to start, or so far behind that the
 //! log reaches [`INLINE_PAGES`], the commit checkpoints in place, as SQLite's automatic checkpoint
 //! did: the log stays bounded on a machine too busy to give the thread its turn.

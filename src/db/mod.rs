@@ -4,6 +4,10 @@
 //! foreign keys, busy timeout). Short indexed queries run directly on the async workers; long work
 //! (reset, bulk writes) is run by the caller on a blocking thread.
 //!
+//! A request or a timeline run reads and writes through the [`Scoped`] handle it was passed
+//! (`scoped.rs`), which carries its read scope (`scope.rs`) or write scope (`write_scope.rs`);
+//! [`Db::conn`] and [`Db::write`] are the pool's, for work that is neither.
+//!
 //! `mod.rs` only declares the files and re-exports what callers name as `crate::db::…`: the
 //! [`Db`] type and its pool live in `pool.rs`.
 
@@ -15,6 +19,7 @@ mod migrations;
 mod pool;
 pub mod schema_facts;
 mod scope;
+mod scoped;
 pub mod snapshot;
 mod snapshot_store;
 mod tx;
@@ -31,5 +36,6 @@ pub use error::DbError;
 pub use migrations::latest_migration;
 pub use pool::{Conn, Db, OpenReport, PooledConn};
 pub use scope::Generations;
+pub use scoped::Scoped;
 pub use tx::{ExpectedBalance, Origin, Tx, WriteIntent};
 pub use write_scope::{Kept, TransactionState};

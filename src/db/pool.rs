@@ -2,10 +2,11 @@
 //! keys, busy timeout), migrated and loaded with the demo world on open, reset to it on demand.
 //!
 //! Short indexed queries run directly on the async workers; long work (reset, bulk writes) is run
-//! by the caller on a blocking thread. The read and write scopes and the snapshots extend [`Db`]
-//! from files above this one (`scope.rs`, `write_scope.rs`, `snapshot.rs`); what it holds of
-//! them (the snapshot index, the checkpointer) and what it runs (migrations, fixtures, the kept
-//! world) lives in files below it. It never imports `mod.rs`.
+//! by the caller on a blocking thread. The read and write scopes, the handle that carries them
+//! ([`super::Scoped`]) and the snapshots extend [`Db`] from files above this one (`scope.rs`,
+//! `write_scope.rs`, `scoped.rs`, `snapshot.rs`); what it holds of them (the snapshot index, the
+//! checkpointer) and what it runs (migrations, fixtures, the kept world) lives in files below it.
+//! It never imports `mod.rs`.
 
 use super::error::DbError;
 use super::snapshot_store::Store;
@@ -49,8 +50,13 @@ pub struct Db {
 pub struct PooledConn<'a> {
     db: &'a Db,
     conn: Option<Connection>,
-    /// The connection of this thread's read scope ([`Db::read_scope`]): it goes back there.
-    scoped: bool,
+    /// The read scope ([`super::Scoped`]) whose connection this is: it goes back there.
+    home: Option<&'a dyn Home>,
+}
+
+/// Where a scope's connection goes back to when its [`PooledConn`] is dropped (a read scope).
+pub(super) trait Home {
+    fn take_back(&self, db: &Db, conn: Connection);
 }
 
 impl Deref for PooledConn<'_> {
@@ -73,8 +79,8 @@ impl DerefMut for PooledConn<'_> {
 impl Drop for PooledConn<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
-            if self.scoped {
-                self.db.return_scoped(conn);
+            if let Some(home) = self.home {
+                home.take_back(self.db, conn);
                 return;
             }
             // A connection left inside a transaction (a panic mid-write) must not be reused.
@@ -86,8 +92,19 @@ impl Drop for PooledConn<'_> {
     }
 }
 
-/// A connection from [`Db::conn`]: the pool's (or the read scope's), or inside a write scope
-/// ([`Db::write_scope`]) that scope's, shared with its writes so that reads see their rows.
+impl<'a> PooledConn<'a> {
+    /// A connection of `db`'s pool (`home`: `None`) or of a read scope, which takes it back.
+    pub(super) fn new(db: &'a Db, conn: Connection, home: Option<&'a dyn Home>) -> PooledConn<'a> {
+        PooledConn {
+            db,
+            conn: Some(conn),
+            home,
+        }
+    }
+}
+
+/// A connection from [`Db::conn`] or [`super::Scoped::conn`]: the pool's (or the read scope's),
+/// or inside a write scope that scope's, shared with its writes so that reads see their rows.
 pub enum Conn<'a> {
     Pooled(PooledConn<'a>),
     InWriteScope(std::rc::Rc<Connection>),
@@ -104,9 +121,9 @@ impl Deref for Conn<'_> {
 }
 
 impl Conn<'_> {
-    /// Whether this is the read scope's connection ([`Db::read_scope`]).
+    /// Whether this is a read scope's connection.
     pub(super) fn in_read_scope(&self) -> bool {
-        matches!(self, Conn::Pooled(c) if c.scoped)
+        matches!(self, Conn::Pooled(c) if c.home.is_some())
     }
 }
 
@@ -266,11 +283,7 @@ impl Db {
     }
 
     pub(super) fn open_connection(&self) -> Result<PooledConn<'_>, DbError> {
-        Ok(PooledConn {
-            db: self,
-            conn: Some(self.open_raw()?),
-            scoped: false,
-        })
+        Ok(PooledConn::new(self, self.open_raw()?, None))
     }
 
     /// A connection of its own, outside the pool and any read scope, with the same pragmas: for
@@ -335,41 +348,11 @@ impl Db {
         }
     }
 
-    /// A connection: this thread's write scope's ([`Db::write_scope`]) inside one, else its read
-    /// scope's ([`Db::read_scope`]) inside one, else one from the pool (or a new one).
+    /// A connection of the pool (or a new one), outside any scope: for work that is no request's
+    /// nor timeline run's (the workers, the command line). A request or a run reads through its
+    /// [`super::Scoped`] handle.
     pub fn conn(&self) -> Result<Conn<'_>, DbError> {
-        if let Some(conn) = self.write_scope_read() {
-            return Ok(Conn::InWriteScope(conn));
-        }
-        if let Some(conn) = self.scoped_for_read()? {
-            return Ok(Conn::Pooled(PooledConn {
-                db: self,
-                conn: Some(conn),
-                scoped: true,
-            }));
-        }
-        Ok(Conn::Pooled(PooledConn {
-            db: self,
-            conn: Some(self.fresh()?),
-            scoped: false,
-        }))
-    }
-
-    /// A connection for [`Db::write`]: the read scope's with its read transaction ended, or one
-    /// from the pool.
-    pub(super) fn conn_for_write(&self) -> Result<PooledConn<'_>, DbError> {
-        if let Some(conn) = self.scoped_for_write()? {
-            return Ok(PooledConn {
-                db: self,
-                conn: Some(conn),
-                scoped: true,
-            });
-        }
-        Ok(PooledConn {
-            db: self,
-            conn: Some(self.fresh()?),
-            scoped: false,
-        })
+        Ok(Conn::Pooled(PooledConn::new(self, self.fresh()?, None)))
     }
 
     /// Bounds the write-ahead log to `bytes` after each checkpoint (`journal_size_limit`) on every
@@ -396,16 +379,21 @@ impl Db {
     }
 
     /// After a burst: when the log has grown past `limit` (readers kept the automatic checkpoints
-    /// from resetting it), checkpoints it whole and truncates it. A checkpoint that cannot finish
-    /// (a reader still holds old pages) is tried again on the next call. Returns the log's size.
-    pub fn bound_wal(&self, limit: u64) -> u64 {
+    /// from resetting it), checkpoints it whole on `conn` and truncates it. A checkpoint that
+    /// cannot finish (a reader still holds old pages) is tried again on the next call. Returns the
+    /// log's size. Through [`super::Scoped::bound_wal`], which picks the connection.
+    pub(super) fn bound_wal_on<'c>(
+        &'c self,
+        limit: u64,
+        conn: impl FnOnce() -> Result<PooledConn<'c>, DbError>,
+    ) -> u64 {
         let before = self.wal_bytes();
         if before <= limit {
             return before;
         }
         // Without waiting: a TRUNCATE checkpoint that waits for readers holds new writers back
         // meanwhile, so a busy one gives up at once and the next tick tries again.
-        let done = self.conn_for_write().map(|conn| {
+        let done = conn().map(|conn| {
             let _ = conn.busy_timeout(std::time::Duration::ZERO);
             let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
                 Ok((
@@ -443,11 +431,18 @@ impl Db {
         let _ = self.after_commit.set(hook);
     }
 
-    /// Runs `f` inside a `BEGIN IMMEDIATE` transaction: it takes the write lock up front, so two
-    /// writers never deadlock upgrading a read lock, and commits only when `f` succeeds. Inside a
-    /// write scope ([`Db::write_scope`]) it joins the scope's transaction instead, which commits
-    /// at the scope's end; a failed `f` fails the whole scope, which rolls back. `intent` says who
-    /// writes and how ([`WriteIntent`]): a dry run's write runs every check and is rolled back.
+    /// Runs the hook set by [`Db::set_after_commit`], if any: a write that asked has committed.
+    pub(super) fn run_after_commit(&self) {
+        if let Some(hook) = self.after_commit.get() {
+            hook();
+        }
+    }
+
+    /// Runs `f` inside a `BEGIN IMMEDIATE` transaction on a connection of the pool, outside any
+    /// scope (see [`Db::conn`]): it takes the write lock up front, so two writers never deadlock
+    /// upgrading a read lock, and commits only when `f` succeeds. A request or a timeline run
+    /// writes through its [`super::Scoped`] handle. `intent` says who writes and how
+    /// ([`WriteIntent`]): a dry run's write runs every check and is rolled back.
     pub fn write<T, E>(
         &self,
         intent: &WriteIntent,
@@ -456,10 +451,20 @@ impl Db {
     where
         E: From<DbError>,
     {
-        if self.write_scope_read().is_some() {
-            return self.write_in_scope(intent, f);
-        }
-        let mut conn = self.conn_for_write().map_err(E::from)?;
+        let conn = self.fresh().map_err(E::from)?;
+        self.write_on(PooledConn::new(self, conn, None), intent, f)
+    }
+
+    /// [`Db::write`] on `conn` (the pool's, or a read scope's with its read ended).
+    pub(super) fn write_on<T, E>(
+        &self,
+        mut conn: PooledConn<'_>,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| E::from(DbError::from(e)))?;
@@ -473,9 +478,7 @@ impl Db {
         }
         tx.commit().map_err(|e| E::from(DbError::from(e)))?;
         if wake {
-            if let Some(hook) = self.after_commit.get() {
-                hook();
-            }
+            self.run_after_commit();
         }
         Ok(out)
     }
@@ -509,7 +512,8 @@ impl Db {
 
     /// Replaces every row of the demo world with a fresh copy of the fixtures, in one transaction.
     /// Server secrets and the audit log are kept. The operator's reset (`signage reset`); an account
-    /// admin resets only its account ([`Db::reset_account`]). Slow-ish: call it on a blocking thread.
+    /// admin resets only its account ([`super::Scoped::reset_account`]). Slow-ish: call it on a
+    /// blocking thread.
     pub fn reset(&self) -> Result<(), DbError> {
         self.write(&WriteIntent::sandbox(), |tx| {
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
@@ -520,68 +524,61 @@ impl Db {
             fixtures::load(tx, tx.now())
         })
     }
+}
 
-    /// Restores one account to the fixtures, in one transaction: deletes every row it owns (its
-    /// companies and everything under them, its API clients, keys and users, their idempotency
-    /// records and pending MCP changes) and reloads its fixture rows. Other accounts, the global
-    /// catalogue, server secrets and the audit log are untouched. Returns `false`, changing nothing,
-    /// when the fixtures do not define the account (a dry run's `intent` keeps nothing). Call it on
-    /// a blocking thread.
-    pub fn reset_account(&self, intent: &WriteIntent, account: &str) -> Result<bool, DbError> {
-        if !fixtures::has_account(account)? {
-            return Ok(false);
-        }
-        let fixture_order = fixtures::table_order()?;
-        self.write(intent, |tx| {
-            tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
-            // Records kept per actor: the account's keys and users (and, where a record names
-            // it, the account's service client).
-            for table in schema_facts::PER_ACTOR_TABLES {
-                let by_client = if table_columns(tx, table)?.iter().any(|c| c == "client_id") {
-                    " OR client_id IN (SELECT id FROM api_clients WHERE account_id = ?1)"
-                } else {
-                    ""
-                };
-                tx.execute(
-                    &format!(
-                        "DELETE FROM {table} WHERE actor IN
-                            (SELECT k.id FROM api_keys k JOIN api_clients c ON c.id = k.client_id
-                             WHERE c.account_id = ?1)
-                         OR actor IN (SELECT id FROM users WHERE account_id = ?1){by_client}"
-                    ),
-                    [account],
-                )?;
-            }
-            // Every other row belongs to the account its foreign keys lead to: the conditions
-            // are read from the schema, so a new table is covered, and one that reaches no
-            // account (and is not declared shared) stops the reset rather than keep its rows.
-            let owned_by_account =
-                schema_facts::account_conditions(&schema_facts::foreign_keys(tx)?);
-            // Tables the fixtures do not fill (events, ...) first, then the fixture tables children
-            // first, so that no delete meets a RESTRICT reference (an ad's media).
-            let mut tables: Vec<String> = user_tables(tx)?
-                .into_iter()
-                .filter(|t| !fixture_order.contains(t))
-                .collect();
-            tables.extend(fixture_order.iter().rev().cloned());
-            for table in &tables {
-                if schema_facts::SHARED_TABLES.contains(&table.as_str())
-                    || schema_facts::PER_ACTOR_TABLES.contains(&table.as_str())
-                {
-                    continue;
-                }
-                let Some(owned) = owned_by_account.get(table) else {
-                    return Err(DbError::Fixtures(format!(
-                        "table {table} reaches no account through its foreign keys and is not \
-                         declared shared (db::schema_facts::SHARED_TABLES)"
-                    )));
-                };
-                tx.execute(&format!("DELETE FROM \"{table}\" WHERE {owned}"), [account])?;
-            }
-            fixtures::load_account(tx, tx.now(), account)?;
-            Ok(true)
-        })
+/// The rows of one account back to the fixtures, in the caller's write `tx` (see
+/// [`super::Scoped::reset_account`]); `fixture_order` is the fixture tables' order, parents first.
+pub(super) fn reset_account_rows(
+    tx: &Tx,
+    account: &str,
+    fixture_order: &[String],
+) -> Result<bool, DbError> {
+    tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+    // Records kept per actor: the account's keys and users (and, where a record names
+    // it, the account's service client).
+    for table in schema_facts::PER_ACTOR_TABLES {
+        let by_client = if table_columns(tx, table)?.iter().any(|c| c == "client_id") {
+            " OR client_id IN (SELECT id FROM api_clients WHERE account_id = ?1)"
+        } else {
+            ""
+        };
+        tx.execute(
+            &format!(
+                "DELETE FROM {table} WHERE actor IN
+                        (SELECT k.id FROM api_keys k JOIN api_clients c ON c.id = k.client_id
+                         WHERE c.account_id = ?1)
+                     OR actor IN (SELECT id FROM users WHERE account_id = ?1){by_client}"
+            ),
+            [account],
+        )?;
     }
+    // Every other row belongs to the account its foreign keys lead to: the conditions
+    // are read from the schema, so a new table is covered, and one that reaches no
+    // account (and is not declared shared) stops the reset rather than keep its rows.
+    let owned_by_account = schema_facts::account_conditions(&schema_facts::foreign_keys(tx)?);
+    // Tables the fixtures do not fill (events, ...) first, then the fixture tables children
+    // first, so that no delete meets a RESTRICT reference (an ad's media).
+    let mut tables: Vec<String> = user_tables(tx)?
+        .into_iter()
+        .filter(|t| !fixture_order.contains(t))
+        .collect();
+    tables.extend(fixture_order.iter().rev().cloned());
+    for table in &tables {
+        if schema_facts::SHARED_TABLES.contains(&table.as_str())
+            || schema_facts::PER_ACTOR_TABLES.contains(&table.as_str())
+        {
+            continue;
+        }
+        let Some(owned) = owned_by_account.get(table) else {
+            return Err(DbError::Fixtures(format!(
+                "table {table} reaches no account through its foreign keys and is not \
+                     declared shared (db::schema_facts::SHARED_TABLES)"
+            )));
+        };
+        tx.execute(&format!("DELETE FROM \"{table}\" WHERE {owned}"), [account])?;
+    }
+    fixtures::load_account(tx, tx.now(), account)?;
+    Ok(true)
 }
 
 /// Every table of the demo world: all but migrations bookkeeping, server secrets, the audit log

@@ -17,6 +17,7 @@
 //! snapshot was taken (a snapshot's audit log is a prefix of the live one), as the reset keeps it.
 
 use super::pool::Db;
+use super::scoped::Scoped;
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
@@ -141,7 +142,11 @@ impl Db {
         }
         state.dir = Some(dir);
     }
+}
 
+/// A save and a restore read and write through the request's handle: a save copies what its read
+/// transaction sees, a restore ends that read first (later reads see the restored world).
+impl Scoped<'_> {
     /// Saves the whole database as snapshot `name` (taken at clock instant `at`), with `world`
     /// beside it. Call it on a blocking thread.
     pub fn snapshot_save(
@@ -150,7 +155,7 @@ impl Db {
         at: i64,
         world: serde_json::Value,
     ) -> Result<Info, SnapshotError> {
-        let mut state = self.snapshots.lock();
+        let mut state = self.db().snapshots.lock();
         if state.index.contains_key(name) {
             return Err(SnapshotError::Exists(name.into()));
         }
@@ -228,7 +233,7 @@ impl Db {
         name: &str,
         check: impl FnOnce(&serde_json::Value) -> Result<(), SnapshotError>,
     ) -> Result<(Info, serde_json::Value), SnapshotError> {
-        let state = self.snapshots.lock();
+        let state = self.db().snapshots.lock();
         let info = state
             .index
             .get(name)
@@ -251,11 +256,13 @@ impl Db {
         let mut live = self.conn_for_write()?;
         check(&meta.world)?;
         let (columns, later) = audit_rows_after(&live, meta.audit_high)?;
-        self.generation
+        self.db()
+            .generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         copy(&pages, &mut live)?;
         // Again once copied: work claimed while the copy waited for the write lock is stale too.
-        self.generation
+        self.db()
+            .generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let tx = live.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         put_back_audit(&tx, &columns, &later)?;
@@ -268,7 +275,9 @@ impl Db {
         tx.commit()?;
         Ok((meta.info, meta.world))
     }
+}
 
+impl Db {
     /// Every snapshot, by name.
     pub fn snapshot_list(&self) -> Vec<Info> {
         self.snapshots.lock().index.values().cloned().collect()

@@ -1,11 +1,13 @@
 //! One write transaction for a run of the timeline (an advance, a tick).
 //!
-//! [`Db::write_scope`] runs `f` with one connection set aside for its thread: the first
-//! [`Db::write`] inside opens one `BEGIN IMMEDIATE` transaction on it, every later write joins
-//! that transaction, and every [`Db::conn`] inside reads on the same connection, so it sees the
-//! scope's uncommitted rows. The scope commits once, when `f` succeeds: a day of the simulated
-//! fleet writes each hot page of the write-ahead log once instead of once per write, and no other
-//! connection's page cache is invalidated on the way.
+//! [`super::Scoped::write_scope`] runs `f` with one connection set aside in a [`WriteScope`] the
+//! call owns, and hands `f` a handle that borrows it (the run passes it to every source in
+//! `timeline::Env`, and to the step hook): the first `write` of the handle opens one
+//! `BEGIN IMMEDIATE` transaction on it, every later write joins that transaction, and every `conn`
+//! of the handle reads on the same connection, so it sees the scope's uncommitted rows. Code
+//! reaches the scope only through the handle it was passed. The scope commits once, when `f` succeeds: a day of the simulated fleet writes each hot page of the
+//! write-ahead log once instead of once per write, and no other connection's page cache is
+//! invalidated on the way.
 //!
 //! All or nothing: a write inside the scope is not a savepoint of its own (a savepoint copies every
 //! page it first changes; that was a tenth of an advance). A write whose closure fails fails the
@@ -14,23 +16,24 @@
 //! to at its end.
 //!
 //! Commit points. Work that acts outside the database or waits for another thread's write (a
-//! webhook attempt sent, a drain waiting for the worker's record) runs in [`Db::committed`]: the
-//! open transaction commits first, then the work runs outside the scope (its own writes commit as
-//! they would without one), and later writes of the scope open a new transaction. A webhook is thus
-//! never sent before the rows it reads have committed, and the write lock is never held across a
-//! network wait. The after-commit hook ([`Tx::wake_after_commit`]) runs after the commit that
-//! made the asking write visible, never for a write that rolled back.
+//! webhook attempt sent, a drain waiting for the worker's record) runs in `Scoped::committed`: the
+//! open transaction commits first, then the work runs outside the scope (the scope is paused
+//! meanwhile, so the work's own writes, through the same handle too, commit as they would without
+//! one), and later writes of the scope open a new transaction. A webhook is thus never sent before
+//! the rows it reads have committed, and the write lock is never held across a network wait. The
+//! after-commit hook ([`Tx::wake_after_commit`]) runs after the commit that made the asking write
+//! visible, never for a write that rolled back.
 //!
 //! Transaction state. A writer that keeps something in memory for the open transaction (rows it
 //! gathers over a run's steps and writes once, what it read once) keeps it as a
-//! [`TransactionState`] of the scope ([`Db::transaction_state`]) rather than per thread: the state
+//! [`TransactionState`] of the scope (`Scoped::transaction_state`) rather than per thread: the state
 //! is created at its first use in the transaction, written just before the transaction commits (at
 //! the scope's end or at a commit point), and dropped with the transaction when it commits or
 //! rolls back, so the next transaction starts without it.
 //!
 //! Failure. When `f` fails (or a write or a commit does), the open transaction rolls back: the
 //! world is as it was at the scope's start or at its last commit point, never half a run. In-memory state that
-//! follows the rows registers its undo with [`Db::on_rollback`] (the simulated scans' mark), and a
+//! follows the rows registers its undo with `Scoped::on_rollback` (the simulated scans' mark), and a
 //! frozen clock moves back to the instant it showed at that start or commit point (a running clock
 //! keeps running: what was rolled back falls due again and runs on the next tick or advance).
 //! After SQLite itself abandoned the transaction (a full disk, an I/O error), every later write of
@@ -67,7 +70,7 @@ pub enum Kept {
 /// One [`TransactionState`] of the open transaction, by type.
 struct State {
     of: TypeId,
-    /// Out while a caller works on it ([`Db::transaction_state`]).
+    /// Out while a caller works on it ([`WriteScope::transaction_state`]).
     state: Option<Box<dyn Any>>,
     /// [`TransactionState::before_commit`] of the state's type.
     before_commit: fn(Box<dyn Any>, &Connection) -> Result<(), DbError>,
@@ -86,9 +89,8 @@ impl State {
     }
 }
 
-struct WriteScope {
-    /// The address of the [`Db`] it belongs to.
-    db: usize,
+/// The open part of a write scope: its connection, transaction and what follows them.
+struct Open {
     conn: Rc<Connection>,
     /// `BEGIN IMMEDIATE` ran and nothing committed or rolled it back since.
     open: bool,
@@ -105,12 +107,11 @@ struct WriteScope {
     committed_at: i64,
 }
 
-thread_local! {
-    static WRITE: RefCell<Option<WriteScope>> = const { RefCell::new(None) };
-}
-
-fn id(db: &Db) -> usize {
-    db as *const Db as usize
+/// A timeline run's write scope (see the module): made by `Scoped::write_scope`, reached through
+/// the handle it gives, never through the thread.
+pub struct WriteScope {
+    /// `None` once closed, and while a commit point's work runs outside it ([`WriteScope::committed`]).
+    state: RefCell<Option<Open>>,
 }
 
 fn run(conn: &Connection, sql: &str) -> Result<(), DbError> {
@@ -127,148 +128,91 @@ fn lost() -> DbError {
     ))
 }
 
-impl Db {
-    /// Runs `f` with every write of this database on this thread in one transaction, committed when
-    /// `f` succeeds and rolled back when it fails (see the module). A scope already open on the
-    /// thread is used as it is.
-    pub fn write_scope<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E>
-    where
-        E: From<DbError>,
-    {
-        if WRITE.with_borrow(Option::is_some) {
-            return f();
-        }
-        // Reads of this request's read scope after the run see what it wrote.
-        self.end_scoped_read();
-        let conn = self.fresh().map_err(E::from)?;
-        WRITE.set(Some(WriteScope {
-            db: id(self),
-            conn: Rc::new(conn),
-            open: false,
-            broken: false,
-            wake: false,
-            undo: Vec::new(),
-            states: Vec::new(),
-            committed_at: self.clock().now_millis(),
-        }));
-        // Ends the scope also when `f` panics: an open transaction is rolled back.
-        struct Close<'a>(&'a Db);
-        impl Drop for Close<'_> {
-            fn drop(&mut self) {
-                if let Some(scope) = WRITE.take() {
-                    let _ = self.0.close_scope(scope, false);
-                }
-            }
-        }
-        let close = Close(self);
-        let out = f();
-        let Some(scope) = WRITE.take() else {
-            return out;
-        };
-        drop(close);
-        let ok = out.is_ok();
-        match self.close_scope(scope, ok) {
-            Err(e) if ok => Err(E::from(e)),
-            _ => out,
-        }
+impl WriteScope {
+    /// A scope with its own connection, nothing written yet.
+    pub(super) fn open(db: &Db) -> Result<WriteScope, DbError> {
+        let conn = db.fresh()?;
+        Ok(WriteScope {
+            state: RefCell::new(Some(Open {
+                conn: Rc::new(conn),
+                open: false,
+                broken: false,
+                wake: false,
+                undo: Vec::new(),
+                states: Vec::new(),
+                committed_at: db.clock().now_millis(),
+            })),
+        })
+    }
+
+    /// The scope is open and not paused at a commit point: its writes join it.
+    pub(super) fn active(&self) -> bool {
+        self.state.borrow().is_some()
     }
 
     /// Ends the scope: commits its open transaction (`commit`) or rolls it back, undoing what
-    /// follows it, and gives the connection back.
-    fn close_scope(&self, mut scope: WriteScope, commit: bool) -> Result<(), DbError> {
+    /// follows it, and gives the connection back. Nothing when it is closed already.
+    pub(super) fn close(&self, db: &Db, commit: bool) -> Result<(), DbError> {
+        let Some(mut scope) = self.state.borrow_mut().take() else {
+            return Ok(());
+        };
         let mut result = Ok(());
         if commit && (scope.open || scope.broken) {
-            result = self.commit_open(&mut scope);
+            result = commit_open(db, &mut scope);
         }
         if scope.open || scope.broken {
             if scope.open {
                 let _ = run(&scope.conn, "ROLLBACK");
                 scope.open = false;
             }
-            undo(&mut scope, self.clock());
+            undo(&mut scope, db.clock());
         }
         if let Ok(conn) = Rc::try_unwrap(scope.conn) {
             // A connection still inside a transaction (a rollback that failed) is not reused.
             if conn.is_autocommit() {
-                self.release(conn);
+                db.release(conn);
             }
         }
         result
     }
 
-    /// Commits the scope's open transaction and runs the after-commit hook if a write asked;
-    /// a failed commit leaves it open (the caller rolls it back).
-    fn commit_open(&self, scope: &mut WriteScope) -> Result<(), DbError> {
-        if scope.broken {
-            return Err(lost());
-        }
-        // Held-back writes go in first, in the order the states were first used; one that fails
-        // fails the commit, and the scope can then only roll back.
-        for state in std::mem::take(&mut scope.states) {
-            let Some(held) = state.state else { continue };
-            if let Err(e) = (state.before_commit)(held, &scope.conn) {
-                scope.broken = true;
-                return Err(e);
-            }
-        }
-        run(&scope.conn, "COMMIT")?;
-        scope.open = false;
-        scope.undo.clear();
-        scope.committed_at = self.clock().now_millis();
-        if std::mem::take(&mut scope.wake) {
-            if let Some(hook) = self.after_commit.get() {
-                hook();
-            }
-        }
-        Ok(())
-    }
-
-    /// Commits this thread's write scope's open transaction, if any, then runs `f` outside the
-    /// scope (its writes commit on their own), and resumes the scope: for work that acts outside
-    /// the database (a webhook attempt) or waits for another thread's write. Outside a scope,
-    /// just `f`.
-    pub fn committed<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E>
+    /// Commits the scope's open transaction, if any, then runs `f` outside the scope (its writes
+    /// commit on their own), and resumes the scope (see the module's commit points). Outside an
+    /// active scope, just `f`.
+    pub(super) fn committed<T, E>(&self, db: &Db, f: impl FnOnce() -> Result<T, E>) -> Result<T, E>
     where
         E: From<DbError>,
     {
-        let mine = WRITE.with_borrow(|s| s.as_ref().is_some_and(|s| s.db == id(self)));
-        if !mine {
-            return f();
-        }
-        let Some(mut scope) = WRITE.take() else {
+        let taken = self.state.borrow_mut().take();
+        let Some(mut scope) = taken else {
             return f();
         };
         if scope.open {
-            if let Err(e) = self.commit_open(&mut scope) {
-                WRITE.set(Some(scope));
+            if let Err(e) = commit_open(db, &mut scope) {
+                *self.state.borrow_mut() = Some(scope);
                 return Err(E::from(e));
             }
         }
-        struct Resume(Option<WriteScope>);
-        impl Drop for Resume {
+        struct Resume<'a>(&'a WriteScope, Option<Open>);
+        impl Drop for Resume<'_> {
             fn drop(&mut self) {
-                WRITE.set(self.0.take());
+                *self.0.state.borrow_mut() = self.1.take();
             }
         }
-        let _resume = Resume(Some(scope));
+        let _resume = Resume(self, Some(scope));
         f()
     }
 
-    /// Registers `undo` to run if the write transaction of this thread's write scope rolls back
-    /// (in-memory state changed along with its rows). Outside a scope, or with nothing open, the
+    /// Registers `undo` to run if the scope's open transaction rolls back; with nothing open, the
     /// rows have committed already: `undo` is dropped.
-    pub fn on_rollback(&self, undo: impl FnOnce() + 'static) {
-        WRITE.with_borrow_mut(|s| match s.as_mut() {
-            Some(scope) if scope.db == id(self) && scope.open => scope.undo.push(Box::new(undo)),
-            _ => {}
-        });
+    pub(super) fn on_rollback(&self, undo: impl FnOnce() + 'static) {
+        if let Some(scope) = self.state.borrow_mut().as_mut().filter(|s| s.open) {
+            scope.undo.push(Box::new(undo));
+        }
     }
 
-    /// Runs `f` on the open transaction's `T` (created at its first use, see the module), with
-    /// how long what `f` changes lasts: until the transaction commits, or, for a dry run's `tx`,
-    /// only for this call (`f` gets a copy). `None`, without running `f`, outside a write scope of
-    /// this database on this thread or with no transaction open (the caller writes at once).
-    pub fn transaction_state<T: TransactionState, R>(
+    /// Runs `f` on the open transaction's `T` (see [`super::Scoped::transaction_state`]).
+    pub(super) fn transaction_state<T: TransactionState, R>(
         &self,
         tx: &Tx,
         f: impl FnOnce(&mut T, Kept) -> R,
@@ -276,10 +220,9 @@ impl Db {
         let dry = tx.dry_run();
         // Taken out of the scope while `f` runs, so that `f` may use the database (a use of `T`
         // meanwhile finds none, and writes at once).
-        let (mut state, slot) = WRITE.with_borrow_mut(|s| {
-            let scope = s
-                .as_mut()
-                .filter(|s| s.db == id(self) && s.open && !s.broken)?;
+        let (mut state, slot) = {
+            let mut s = self.state.borrow_mut();
+            let scope = s.as_mut().filter(|s| s.open && !s.broken)?;
             let slot = match scope.states.iter().position(|s| s.of == TypeId::of::<T>()) {
                 Some(slot) => slot,
                 None => {
@@ -291,49 +234,47 @@ impl Db {
             if dry {
                 let copy = Box::new(T::clone(&held));
                 scope.states[slot].state = Some(held);
-                return Some((copy, None));
+                (copy, None)
+            } else {
+                (held, Some(slot))
             }
-            Some((held, Some(slot)))
-        })?;
+        };
         let Some(slot) = slot else {
             return Some(f(&mut state, Kept::ThisCall));
         };
         let out = f(&mut state, Kept::UntilCommit);
-        WRITE.with_borrow_mut(|s| {
-            let back = s
-                .as_mut()
-                .filter(|s| s.db == id(self) && s.open)
-                .and_then(|s| s.states.get_mut(slot))
-                .filter(|s| s.of == TypeId::of::<T>() && s.state.is_none());
-            // None when `f` ended the transaction (nothing does: it writes on its connection).
-            if let Some(back) = back {
-                back.state = Some(state);
-            }
-        });
+        let mut s = self.state.borrow_mut();
+        let back = s
+            .as_mut()
+            .filter(|s| s.open)
+            .and_then(|s| s.states.get_mut(slot))
+            .filter(|s| s.of == TypeId::of::<T>() && s.state.is_none());
+        // None when `f` ended the transaction (nothing does: it writes on its connection).
+        if let Some(back) = back {
+            back.state = Some(state);
+        }
         Some(out)
     }
 
-    /// The write scope's connection for a read, if this thread is in a scope of this database.
-    pub(super) fn write_scope_read(&self) -> Option<Rc<Connection>> {
-        WRITE.with_borrow(|s| {
-            s.as_ref()
-                .filter(|s| s.db == id(self))
-                .map(|s| Rc::clone(&s.conn))
-        })
+    /// The scope's connection for a read, while it is active.
+    pub(super) fn conn(&self) -> Option<Rc<Connection>> {
+        self.state.borrow().as_ref().map(|s| Rc::clone(&s.conn))
     }
 
-    /// Runs the write `f` as a savepoint of the write scope's transaction (opened first if need
-    /// be). The caller checked that this thread is in a write scope of this database.
-    pub(super) fn write_in_scope<T, E>(
+    /// Runs the write `f` in the scope's transaction (opened first if need be); a dry run's as a
+    /// savepoint, rolled back to.
+    pub(super) fn write<T, E>(
         &self,
+        db: &Db,
         intent: &WriteIntent,
         f: impl FnOnce(&Tx) -> Result<T, E>,
     ) -> Result<T, E>
     where
         E: From<DbError>,
     {
-        let conn = WRITE.with_borrow_mut(|s| {
-            let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) else {
+        let conn = (|| {
+            let mut s = self.state.borrow_mut();
+            let Some(scope) = s.as_mut() else {
                 return Err(lost());
             };
             if scope.broken {
@@ -344,24 +285,22 @@ impl Db {
                 scope.open = true;
             }
             Ok(Rc::clone(&scope.conn))
-        });
+        })();
         let conn = conn.map_err(E::from)?;
         if !intent.dry_run {
             // No savepoint (its page copies were a tenth of an advance): a write that fails fails
             // the scope instead, which then rolls back whole.
-            let tx = Tx::new(&conn, intent, self.clock(), self.seeded());
+            let tx = Tx::new(&conn, intent, db.clock(), db.seeded());
             let out = f(&tx);
             let wake = tx.wants_wake();
-            WRITE.with_borrow_mut(|s| {
-                if let Some(scope) = s.as_mut().filter(|s| s.db == id(self)) {
-                    if out.is_err() || conn.is_autocommit() {
-                        scope.broken = true;
-                        scope.wake = false;
-                    } else if wake {
-                        scope.wake = true;
-                    }
+            if let Some(scope) = self.state.borrow_mut().as_mut() {
+                if out.is_err() || conn.is_autocommit() {
+                    scope.broken = true;
+                    scope.wake = false;
+                } else if wake {
+                    scope.wake = true;
                 }
-            });
+            }
             return out;
         }
         // A dry run keeps nothing of the write: a savepoint, rolled back to.
@@ -369,7 +308,7 @@ impl Db {
             self.check_open(&conn);
             return Err(E::from(e));
         }
-        let tx = Tx::new(&conn, intent, self.clock(), self.seeded());
+        let tx = Tx::new(&conn, intent, db.clock(), db.seeded());
         let out = f(&tx);
         let wake = tx.wants_wake();
         let keep = out.is_ok() && !intent.dry_run;
@@ -387,11 +326,9 @@ impl Db {
             };
         }
         if keep && wake {
-            WRITE.with_borrow_mut(|s| {
-                if let Some(scope) = s.as_mut() {
-                    scope.wake = true;
-                }
-            });
+            if let Some(scope) = self.state.borrow_mut().as_mut() {
+                scope.wake = true;
+            }
         }
         out
     }
@@ -399,20 +336,43 @@ impl Db {
     /// Marks the scope broken when its open transaction is gone.
     fn check_open(&self, conn: &Connection) {
         if conn.is_autocommit() {
-            WRITE.with_borrow_mut(|s| {
-                if let Some(scope) = s.as_mut().filter(|s| s.db == id(self) && s.open) {
-                    scope.open = false;
-                    scope.broken = true;
-                    scope.wake = false;
-                }
-            });
+            if let Some(scope) = self.state.borrow_mut().as_mut().filter(|s| s.open) {
+                scope.open = false;
+                scope.broken = true;
+                scope.wake = false;
+            }
         }
     }
 }
 
+/// Commits the scope's open transaction and runs the after-commit hook if a write asked; a failed
+/// commit leaves it open (the caller rolls it back).
+fn commit_open(db: &Db, scope: &mut Open) -> Result<(), DbError> {
+    if scope.broken {
+        return Err(lost());
+    }
+    // Held-back writes go in first, in the order the states were first used; one that fails
+    // fails the commit, and the scope can then only roll back.
+    for state in std::mem::take(&mut scope.states) {
+        let Some(held) = state.state else { continue };
+        if let Err(e) = (state.before_commit)(held, &scope.conn) {
+            scope.broken = true;
+            return Err(e);
+        }
+    }
+    run(&scope.conn, "COMMIT")?;
+    scope.open = false;
+    scope.undo.clear();
+    scope.committed_at = db.clock().now_millis();
+    if std::mem::take(&mut scope.wake) {
+        db.run_after_commit();
+    }
+    Ok(())
+}
+
 /// Runs the scope's undo list, newest first, and puts the database's clock (if frozen) back to
 /// the last commit.
-fn undo(scope: &mut WriteScope, clock: &crate::time::Clock) {
+fn undo(scope: &mut Open, clock: &crate::time::Clock) {
     scope.states.clear();
     while let Some(undo) = scope.undo.pop() {
         undo();
@@ -424,6 +384,7 @@ fn undo(scope: &mut WriteScope, clock: &crate::time::Clock) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Scoped;
 
     /// Counts of `n` rows to insert into a scratch table at commit.
     #[derive(Default, Clone)]
@@ -438,7 +399,7 @@ mod tests {
         }
     }
 
-    fn stored(db: &Db) -> Vec<i64> {
+    fn stored(db: Scoped<'_>) -> Vec<i64> {
         let conn = db.conn().unwrap();
         let mut stmt = conn
             .prepare("SELECT n FROM pending_test ORDER BY rowid")
@@ -447,7 +408,7 @@ mod tests {
         rows.collect::<Result<_, _>>().unwrap()
     }
 
-    fn hold(db: &Db, tx: &Tx, n: i64) -> Option<Kept> {
+    fn hold(db: Scoped<'_>, tx: &Tx, n: i64) -> Option<Kept> {
         db.transaction_state(tx, |p: &mut Pending, kept| {
             p.0.push(n);
             kept
@@ -475,35 +436,36 @@ mod tests {
                 .map_err(DbError::from)
         })
         .unwrap();
+        let db = db.unscoped();
         db.write(&real, |tx| {
-            assert_eq!(hold(&db, tx, 0), None, "outside a scope");
+            assert_eq!(hold(db, tx, 0), None, "outside a scope");
             Ok::<_, DbError>(())
         })
         .unwrap();
-        db.write_scope(|| {
+        db.write_scope(|db| {
             db.write(&real, |tx| {
-                assert_eq!(hold(&db, tx, 1), Some(Kept::UntilCommit));
+                assert_eq!(hold(db, tx, 1), Some(Kept::UntilCommit));
                 Ok::<_, DbError>(())
             })?;
             db.write(&dry, |tx| {
-                assert_eq!(hold(&db, tx, 99), Some(Kept::ThisCall));
+                assert_eq!(hold(db, tx, 99), Some(Kept::ThisCall));
                 Ok::<_, DbError>(())
             })?;
-            assert!(stored(&db).is_empty(), "written before the commit");
+            assert!(stored(db).is_empty(), "written before the commit");
             db.committed(|| Ok::<_, DbError>(()))?;
-            assert_eq!(stored(&db), [1]);
-            db.write(&real, |tx| Ok::<_, DbError>(hold(&db, tx, 2)))?;
+            assert_eq!(stored(db), [1]);
+            db.write(&real, |tx| Ok::<_, DbError>(hold(db, tx, 2)))?;
             Ok::<_, DbError>(())
         })
         .unwrap();
-        assert_eq!(stored(&db), [1, 2]);
-        let failed = db.write_scope(|| {
-            db.write(&real, |tx| Ok::<_, DbError>(hold(&db, tx, 3)))?;
+        assert_eq!(stored(db), [1, 2]);
+        let failed = db.write_scope(|db| {
+            db.write(&real, |tx| Ok::<_, DbError>(hold(db, tx, 3)))?;
             Err::<(), _>(DbError::from(rusqlite::Error::InvalidQuery))
         });
         assert!(failed.is_err());
-        db.write_scope(|| db.write(&real, |tx| Ok::<_, DbError>(hold(&db, tx, 4))))
+        db.write_scope(|db| db.write(&real, |tx| Ok::<_, DbError>(hold(db, tx, 4))))
             .unwrap();
-        assert_eq!(stored(&db), [1, 2, 4]);
+        assert_eq!(stored(db), [1, 2, 4]);
     }
 }

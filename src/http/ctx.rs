@@ -56,9 +56,13 @@ pub struct Ctx<'a> {
     pub direct: bool,
     /// The HTTP request's own state, shared with the internal requests of its MCP tool calls.
     pub exchange: &'a Exchange,
-    /// Who writes and how: every write of the handler passes it to [`crate::db::Db::write`]
+    /// Who writes and how: every write of the handler passes it to [`crate::db::Scoped::write`]
     /// (a previewed MCP change is a dry run, a confirmed one may expect a balance).
     pub intent: &'a crate::db::WriteIntent,
+    /// The database as this request sees it: its one read transaction (see
+    /// [`crate::db::Db::read_scope`]), shared with the internal requests of its MCP tool calls.
+    /// Every read and write of the handler goes through it ([`Ctx::conn`], `ctx.db.write`).
+    pub db: crate::db::Scoped<'a>,
 }
 
 impl<'a> Ctx<'a> {
@@ -86,6 +90,11 @@ impl<'a> Ctx<'a> {
     /// A new typed id, on the app's clock and generator.
     pub fn generate<T: TypedId>(&self) -> T {
         T::generate(self.clock(), self.seeded())
+    }
+
+    /// A connection in the request's read transaction ([`crate::db::Scoped::conn`]).
+    pub fn conn(&self) -> Result<crate::db::Conn<'a>, crate::db::DbError> {
+        self.db.conn()
     }
 
     /// The principal of an authenticated route. Public routes have none; asking is a bug, reported

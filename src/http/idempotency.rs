@@ -12,7 +12,7 @@
 
 use super::error::ApiError;
 use super::response::Response;
-use crate::db::{Db, WriteIntent};
+use crate::db::{Scoped, WriteIntent};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -70,7 +70,7 @@ pub fn validate_key(key: &str) -> Result<(), ApiError> {
 
 #[allow(clippy::too_many_arguments)]
 pub fn begin(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     actor: &str,
     key: &str,
@@ -161,7 +161,7 @@ fn created_id(resp: &Response) -> String {
 
 /// Stores the response for replay. A 5xx is not stored (the key is released), so a retry can succeed.
 /// A response carrying a secret is not stored either: only its status and the created id are.
-pub fn finish(db: &Db, intent: &WriteIntent, actor: &str, key: &str, resp: &Response) {
+pub fn finish(db: Scoped<'_>, intent: &WriteIntent, actor: &str, key: &str, resp: &Response) {
     let key = &digest(key);
     let result = db.write(intent, |tx| -> Result<(), crate::db::DbError> {
         if resp.status.is_server_error() {

@@ -15,7 +15,7 @@ use super::state::App;
 use crate::audit;
 use crate::auth::authenticate::authenticate;
 use crate::auth::{authorize, Action, Principal, Target};
-use crate::db::{Origin, WriteIntent};
+use crate::db::{Origin, Scoped, WriteIntent};
 use hyper::Method;
 
 /// What the pipeline takes, named here by its callers (the server, MCP tool calls).
@@ -62,21 +62,28 @@ pub fn execute_as(
     principal: &Principal,
     prepaid: bool,
     exchange: &Exchange,
+    db: Scoped<'_>,
 ) -> Response {
     run_pipeline(
         app,
         req,
         app.router.find(&req.method, &req.path),
-        Some(Inner { principal, prepaid }),
+        Some(Inner {
+            principal,
+            prepaid,
+            db,
+        }),
         exchange,
     )
 }
 
-/// An internal request of an MCP tool call: who made the call, and whether its token is spent.
+/// An internal request of an MCP tool call: who made the call, whether its token is spent, and
+/// the database as the HTTP request carrying it sees it (its read scope).
 #[derive(Clone, Copy)]
 struct Inner<'a> {
     principal: &'a Principal,
     prepaid: bool,
+    db: Scoped<'a>,
 }
 
 /// What the journal's observer is told besides the request and its answer.
@@ -127,6 +134,7 @@ fn serve<'m>(
 ) -> Response {
     let authenticated = inner.map(|i| i.principal);
     let prepaid = inner.is_some_and(|i| i.prepaid);
+    let outer = inner.map(|i| i.db);
     let (route, params) = match found {
         Match::Found(route, params) => {
             seen.route = Some(route);
@@ -144,8 +152,9 @@ fn serve<'m>(
     // Every read of the handler is one read transaction, to its last row (an MCP message's tool
     // calls included): one state of the database, one shared lock. A write ends it and the reads
     // after it see the write (`Db::read_scope`). The credential was checked before the body was
-    // read, in its own read.
-    app.db.read_scope(|| {
+    // read, in its own read. A tool call's request reads in the scope of the HTTP request that
+    // carries it.
+    let serve = |db: Scoped<'_>| {
         serve_route(
             app,
             req,
@@ -155,8 +164,13 @@ fn serve<'m>(
             prepaid,
             seen,
             exchange,
+            db,
         )
-    })
+    };
+    match outer {
+        Some(db) => serve(db),
+        None => app.db.read_scope(serve),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -169,16 +183,17 @@ fn serve_route<'m>(
     prepaid: bool,
     seen: &mut Seen<'m>,
     exchange: &Exchange,
+    db: Scoped<'_>,
 ) -> Response {
     let principal = if route.action == Action::Public {
         None
     } else if let Some(p) = authenticated {
         Some(p.clone())
     } else if let Credential::Verified(v) = &req.credential {
-        v.record_use(&app.db);
+        v.record_use(db);
         Some(v.principal.clone())
     } else {
-        match authenticate(&app.db, &app.jwt, &app.principals, &req.headers) {
+        match authenticate(db, &app.jwt, &app.principals, &req.headers) {
             Ok(_) if matches!(req.credential, Credential::Refused) => {
                 return ApiError::Unavailable(
                     "The credential was refused when the request arrived, so its body was not read; send the request again.".into(),
@@ -192,7 +207,7 @@ fn serve_route<'m>(
                 let outcome = match &err {
                     ApiError::Unauthenticated(reason) => {
                         seen.owner = crate::auth::authenticate::proven_owner(
-                            &app.db,
+                            db,
                             &app.jwt,
                             &req.headers,
                             *reason,
@@ -202,7 +217,7 @@ fn serve_route<'m>(
                     other => other.slug(),
                 };
                 let resp = err.into_response(&req.request_id);
-                audit_unauthenticated(app, req, route.path, resp.status.as_u16(), outcome);
+                audit_unauthenticated(db, req, route.path, resp.status.as_u16(), outcome);
                 return resp;
             }
         }
@@ -260,6 +275,7 @@ fn serve_route<'m>(
         via,
         exchange,
         &intent,
+        db,
     );
     if via == Via::Rest {
         faults::finish_outer(exchange, &mut resp);
@@ -284,7 +300,7 @@ fn serve_route<'m>(
         };
         match &principal {
             Some(p) => audit::record(
-                &app.db,
+                db,
                 &intent,
                 &audit::Entry {
                     request_id: &req.request_id,
@@ -298,7 +314,7 @@ fn serve_route<'m>(
                     outcome: &outcome,
                 },
             ),
-            None => audit_unauthenticated(app, req, route.path, resp.status.as_u16(), &outcome),
+            None => audit_unauthenticated(db, req, route.path, resp.status.as_u16(), &outcome),
         }
     }
     if let Some(q) = quota {
@@ -310,7 +326,7 @@ fn serve_route<'m>(
 
 /// A request without a principal: the entry is the presented key's account's if that key exists,
 /// else the operator's.
-fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, outcome: &str) {
+fn audit_unauthenticated(db: Scoped<'_>, req: &Request, route: &str, status: u16, outcome: &str) {
     let presented = crate::auth::authenticate::presented_key_id(&req.headers);
     // No one to name: the entry records no event, and keeps nothing of a previewed request.
     let intent = WriteIntent {
@@ -322,7 +338,7 @@ fn audit_unauthenticated(app: &App, req: &Request, route: &str, status: u16, out
         })
     };
     audit::record_unauthenticated(
-        &app.db,
+        db,
         &intent,
         presented.as_deref(),
         &req.request_id,
@@ -345,6 +361,7 @@ fn run(
     via: Via,
     exchange: &Exchange,
     intent: &WriteIntent,
+    db: Scoped<'_>,
 ) -> Response {
     let rid = &req.request_id;
     let principal = owned.as_ref();
@@ -470,7 +487,7 @@ fn run(
             let spooled = req.spool.as_ref().map(|s| s.sha256_hex());
             let body = spooled.as_deref().map_or(&req.body[..], str::as_bytes);
             match idempotency::begin(
-                &app.db,
+                db,
                 intent,
                 p.actor_id(),
                 key,
@@ -490,7 +507,7 @@ fn run(
     // A route that authenticates itself (`/mcp`) gets what the server verified, once.
     let credential = match &req.credential {
         Credential::Verified(v) if route.authenticates_itself => {
-            v.record_use(&app.db);
+            v.record_use(db);
             Some(v.principal.clone())
         }
         _ => None,
@@ -510,6 +527,7 @@ fn run(
         direct: via == Via::Rest,
         exchange,
         intent,
+        db,
     };
     let resp = match (route.handler)(&mut ctx) {
         Ok(resp) => resp,
@@ -522,7 +540,7 @@ fn run(
     };
     *owned = ctx.principal.take();
     if let Some((actor, key)) = idempotency_key {
-        idempotency::finish(&app.db, intent, &actor, &key, &resp);
+        idempotency::finish(db, intent, &actor, &key, &resp);
     }
     // A delay: the request ran (and its idempotency record is kept unmarked); its answer waits.
     match injected {

@@ -379,7 +379,7 @@ async fn admit_request(
         },
         Gate::Credential { spooled } => {
             let verified = crate::auth::authenticate::verify(
-                &app.db,
+                app.db.unscoped(),
                 &app.jwt,
                 &app.principals,
                 &parts.headers,

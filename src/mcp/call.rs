@@ -74,6 +74,9 @@ pub struct Caller<'x> {
     /// The app's seeded generator in a seeded sandbox: the MCP request's own draws (confirmation,
     /// question and session ids).
     pub seeded: Option<&'x Seeded>,
+    /// The database as the MCP request sees it (its read scope): the MCP request's own reads and
+    /// writes, and each internal request, go through it.
+    pub db: crate::db::Scoped<'x>,
 }
 
 impl<'x> Caller<'x> {
@@ -108,6 +111,7 @@ impl<'x> Caller<'x> {
             intent: ctx.intent.clone(),
             clock: ctx.clock(),
             seeded: ctx.seeded(),
+            db: ctx.db,
         }
     }
 
@@ -184,6 +188,7 @@ impl<'x> Caller<'x> {
             &self.principal,
             prepaid,
             self.exchange,
+            self.db,
         )
     }
 }

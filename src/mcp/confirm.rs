@@ -46,9 +46,10 @@ struct Claimed {
     balance: Option<(String, i64)>,
 }
 
-fn claim(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Result<Option<Claimed>, Failure> {
+fn claim(caller: &Caller, id_hash: &str, now: i64) -> Result<Option<Claimed>, Failure> {
     let p = &caller.principal;
-    app.db
+    caller
+        .db
         .write(&caller.intent, |tx| -> Result<Option<Claimed>, ApiError> {
             Ok(tx
                 .prepare_cached(
@@ -89,8 +90,8 @@ fn claim(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Result<Option<C
 pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = caller.now();
-    let Some(c) = claim(app, caller, &id_hash, now)? else {
-        return Err(why_not(app, caller, &id_hash, now));
+    let Some(c) = claim(caller, &id_hash, now)? else {
+        return Err(why_not(caller, &id_hash, now));
     };
     let catalog = state(app).catalog(&app.router);
     let tool = catalog
@@ -108,7 +109,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     let (tool, plan) = match plan {
         Ok(x) => x,
         Err(f) => {
-            record(app, caller, &id_hash, "refused");
+            record(caller, &id_hash, "refused");
             return Err(f);
         }
     };
@@ -118,7 +119,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
                 Recheck::Same { version } => version,
                 Recheck::Moved => return Err(stale(app, caller, &id_hash, &c, tool, &plan)),
                 Recheck::Refused(f) => {
-                    record(app, caller, &id_hash, "refused");
+                    record(caller, &id_hash, "refused");
                     return Err(f);
                 }
             }
@@ -147,7 +148,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         return Err(stale(app, caller, &id_hash, &c, tool, &plan));
     }
     if !resp.status.is_success() {
-        record(app, caller, &id_hash, "refused");
+        record(caller, &id_hash, "refused");
         return Err(Failure::rest(
             &resp,
             format!(
@@ -156,7 +157,7 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
             ),
         ));
     }
-    record(app, caller, &id_hash, "applied");
+    record(caller, &id_hash, "applied");
     let mut result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
     let mut answer = json!({
         "object": "change_result",
@@ -188,7 +189,7 @@ fn stale(
     tool: &Tool,
     plan: &ChangePlan,
 ) -> Failure {
-    record(app, caller, id_hash, "stale");
+    record(caller, id_hash, "stale");
     let what = format!(
         "The {} `{}`, or what its preview showed (the outcome, the cost, the balance), changed since the preview, so nothing was applied.",
         c.target_type.replace('_', " "),

@@ -47,9 +47,9 @@ pub(super) struct Pending {
     pub(super) expires_at: i64,
 }
 
-pub(super) fn pending_change(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Pending> {
+pub(super) fn pending_change(caller: &Caller, confirmation_id: &str) -> Option<Pending> {
     let p = &caller.principal;
-    let conn = app.db.conn().ok()?;
+    let conn = caller.db.conn().ok()?;
     let row = conn.prepare_cached(
         "SELECT tool, target_type, target_id, summary, expires_at FROM mcp_pending_changes
          WHERE id_hash = ?1 AND actor = ?2 AND client_id IS ?3 AND used_at IS NULL AND expires_at > ?4",
@@ -130,7 +130,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
         return None;
     }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
-    let change = pending_change(app, caller, confirmation_id)?;
+    let change = pending_change(caller, confirmation_id)?;
     let registry = state(app).elicitations.clone();
     let question_id = format!(
         "elicit_{}",
@@ -258,7 +258,6 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
         match msg["result"]["action"].as_str() {
             Some("accept") => confirm(app, caller, &w.confirmation_id),
             action => Err(not_accepted(
-                app,
                 caller,
                 &w.confirmation_id,
                 action == Some("decline"),
@@ -269,13 +268,8 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
 }
 
 /// The user declined (or dismissed the dialog): the change is cancelled, and the refusal says so.
-pub(super) fn not_accepted(
-    app: &App,
-    caller: &Caller,
-    confirmation_id: &str,
-    declined: bool,
-) -> Failure {
-    let _ = pending::cancel(app, caller, confirmation_id);
+pub(super) fn not_accepted(caller: &Caller, confirmation_id: &str, declined: bool) -> Failure {
+    let _ = pending::cancel(caller, confirmation_id);
     if declined {
         Failure::new("confirmation_declined", 409, "The user declined the change in the confirmation dialog: nothing was applied and the change is cancelled.")
     } else {

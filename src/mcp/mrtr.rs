@@ -101,9 +101,9 @@ pub fn confirm_step(
             ),
         );
     }
-    if elicitation::pending_change(app, caller, confirmation_id).is_none() {
+    if elicitation::pending_change(caller, confirmation_id).is_none() {
         // Answered already (a replay), cancelled, expired or gone: say which.
-        let why = pending::unavailable(app, caller, confirmation_id);
+        let why = pending::unavailable(caller, confirmation_id);
         return refuse(
             "request_state_used",
             format!(
@@ -126,7 +126,6 @@ pub fn confirm_step(
     match answer.get("action").and_then(Value::as_str) {
         Some("accept") => Step::Proceed,
         Some(action @ ("decline" | "cancel")) => Step::NotAccepted(elicitation::not_accepted(
-            app,
             caller,
             confirmation_id,
             action == "decline",
@@ -141,7 +140,7 @@ pub fn confirm_step(
 /// The `InputRequiredResult` asking the user about the pending change; `None` when the change is
 /// not pending for this caller or no state can be signed.
 fn ask(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Value> {
-    let change = elicitation::pending_change(app, caller, confirmation_id)?;
+    let change = elicitation::pending_change(caller, confirmation_id)?;
     let p = &caller.principal;
     let claims = Claims {
         k: p.actor_id().to_string(),

@@ -72,7 +72,7 @@ fn store(
     let cost = (!p.cost.is_null()).then(|| p.cost.to_string());
     let (balance_company, balance) = p.balance.clone().unzip();
     let arguments = plan.arguments.to_string();
-    let held = app
+    let held = caller
         .db
         .write(&caller.intent, |tx| -> Result<Option<i64>, ApiError> {
             // Old rows go here, a day after expiry (kept that long to explain a late confirmation).
@@ -200,9 +200,9 @@ pub fn duration_words(secs: i64) -> String {
 /// reads exactly like an unknown one.
 type Stored = (Option<i64>, Option<String>, i64);
 
-fn stored(app: &App, caller: &Caller, id_hash: &str) -> Result<Option<Stored>, ApiError> {
+fn stored(caller: &Caller, id_hash: &str) -> Result<Option<Stored>, ApiError> {
     let p = &caller.principal;
-    let conn = app.db.conn()?;
+    let conn = caller.db.conn()?;
     let row = conn
         .prepare_cached(
             "SELECT used_at, outcome, expires_at FROM mcp_pending_changes
@@ -217,9 +217,9 @@ fn stored(app: &App, caller: &Caller, id_hash: &str) -> Result<Option<Stored>, A
 }
 
 /// Why an id could not be claimed.
-pub(super) fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Failure {
+pub(super) fn why_not(caller: &Caller, id_hash: &str, now: i64) -> Failure {
     let used = |message: String| Failure::new("confirmation_used", 409, message);
-    match stored(app, caller, id_hash) {
+    match stored(caller, id_hash) {
         Err(e) => storage_error(e),
         Ok(None) => Failure::new("confirmation_not_found", 404, "No pending change with this confirmation_id is available to this API key. Nothing was applied. Prepare the change first."),
         Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled" => Failure::new(
@@ -245,26 +245,28 @@ pub(super) fn why_not(app: &App, caller: &Caller, id_hash: &str, now: i64) -> Fa
 }
 
 /// Why this confirmation id cannot be confirmed now (used, cancelled, expired or unknown).
-pub fn unavailable(app: &App, caller: &Caller, confirmation_id: &str) -> Failure {
-    why_not(app, caller, &hash(confirmation_id), caller.now())
+pub fn unavailable(caller: &Caller, confirmation_id: &str) -> Failure {
+    why_not(caller, &hash(confirmation_id), caller.now())
 }
 
-pub(super) fn record(app: &App, caller: &Caller, id_hash: &str, outcome: &str) {
-    let result = app.db.write(&caller.intent, |tx| -> Result<(), ApiError> {
-        tx.prepare_cached("UPDATE mcp_pending_changes SET outcome = ?1 WHERE id_hash = ?2")?
-            .execute(rusqlite::params![outcome, id_hash])?;
-        Ok(())
-    });
+pub(super) fn record(caller: &Caller, id_hash: &str, outcome: &str) {
+    let result = caller
+        .db
+        .write(&caller.intent, |tx| -> Result<(), ApiError> {
+            tx.prepare_cached("UPDATE mcp_pending_changes SET outcome = ?1 WHERE id_hash = ?2")?
+                .execute(rusqlite::params![outcome, id_hash])?;
+            Ok(())
+        });
     if let Err(e) = result {
         tracing::warn!(error = %e, "recording a pending change outcome failed");
     }
 }
 
-pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
+pub fn cancel(caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = caller.now();
     let p = &caller.principal;
-    let n = app
+    let n = caller
         .db
         .write(&caller.intent, |tx| -> Result<usize, ApiError> {
             Ok(tx
@@ -279,11 +281,11 @@ pub fn cancel(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value
     // Cancelling again is a no-op with the same answer (the tool is idempotent).
     let again = n == 0
         && matches!(
-            stored(app, caller, &id_hash),
+            stored(caller, &id_hash),
             Ok(Some((Some(_), Some(outcome), _))) if outcome == "cancelled"
         );
     if n == 0 && !again {
-        return Err(why_not(app, caller, &id_hash, now));
+        return Err(why_not(caller, &id_hash, now));
     }
     Ok(
         json!({"object": "change_result", "status": "cancelled", "confirmation_id": confirmation_id}),

@@ -241,7 +241,7 @@ pub fn post(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let app = ctx.app;
     let principal = match ctx.credential.take() {
         Some(p) => p,
-        None => authenticate(&app.db, &app.jwt, &app.principals, ctx.headers)?,
+        None => authenticate(ctx.db, &app.jwt, &app.principals, ctx.headers)?,
     };
     crate::http::observe::authenticated(app, ctx.exchange, &principal);
     let actor = principal.actor_id().to_string();
@@ -448,7 +448,7 @@ pub fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let principal = match ctx.credential.take() {
         Some(p) => p,
-        None => authenticate(&ctx.app.db, &ctx.app.jwt, &ctx.app.principals, ctx.headers)?,
+        None => authenticate(ctx.db, &ctx.app.jwt, &ctx.app.principals, ctx.headers)?,
     };
     let mut resp = end_session(ctx, &principal);
     if let Some(q) = ctx.app.rate_limiter.peek(principal.actor_id()) {

@@ -101,7 +101,7 @@ fn me(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let p = ctx.principal()?;
     let caller = match &p.actor {
         Actor::ApiKey { key_id, client_id } => {
-            let conn = ctx.app.db.conn()?;
+            let conn = ctx.conn()?;
             let (name, prefix): (String, String) = conn
                 .prepare_cached("SELECT name, prefix FROM api_keys WHERE id = ?1")?
                 .query_row([key_id], |r| Ok((r.get("name")?, r.get("prefix")?)))?;
@@ -169,7 +169,7 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         });
     }
     let user = {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         let found = conn
             .prepare_cached("SELECT id, password_hash, role FROM users WHERE username = ?1")?
             .query_row([&input.username], |r| {

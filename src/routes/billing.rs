@@ -332,7 +332,7 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(to) = window.to {
         filters.push(("i.period_start < ?", to.into()));
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = fetch_page(
         &conn,
         INVOICE_SELECT,
@@ -348,7 +348,7 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn get_invoice(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: InvoiceId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let mut invoice = crud::load(
         &conn,
         &format!("{INVOICE_SELECT} WHERE i.id = ?1"),
@@ -388,7 +388,7 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(to) = window.to {
         filters.push(("c.created_at < ?", to.into()));
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let invoice = ctx.query_id("invoice_id", Kind::Invoice)?;
     if let Some(invoice) = invoice.as_deref().and_then(InvoiceId::parse) {
         crud::authorized_row(

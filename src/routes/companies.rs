@@ -261,10 +261,10 @@ pub fn page_ids_sql(company_scoped: bool, search: bool) -> String {
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let like = super::search::pattern(ctx)?;
-    let generations = ctx.app.db.generations()?;
+    let generations = ctx.db.generations()?;
     let stamp = (generations.credentials, generations.restores);
     let principal = ctx.principal()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let ids = page_ids(&conn, principal, &page, like.as_ref())?;
     let limit = (page.limit as usize).min(ids.len());
     let cache = ctx
@@ -298,7 +298,7 @@ fn visible_company(ctx: &Ctx<'_>) -> Result<CompanyId, ApiError> {
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = visible_company(ctx)?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let company = crud::load(
         &conn,
         &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
@@ -351,7 +351,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     domains.dedup();
     let stored = serde_json::to_string(&domains).map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         tx.prepare_cached(
             "UPDATE companies SET allowed_landing_domains = ?2, updated_at = ?3 WHERE id = ?1",
         )?
@@ -484,7 +484,7 @@ fn load_branding(conn: &Connection, company_id: &CompanyId) -> Result<Branding, 
 
 fn get_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = visible_company(ctx)?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let branding = load_branding(&conn, &id)?;
     Ok(Response::ok(&branding).with_etag(branding.version))
 }
@@ -597,7 +597,7 @@ fn update_branding(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
 
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let version: i64 = tx
             .query_row(
                 "SELECT version FROM brandings WHERE company_id = ?1",

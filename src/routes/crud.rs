@@ -135,7 +135,7 @@ pub fn delete_versioned<I: TypedId>(
     object: &'static str,
 ) -> Result<Response, ApiError> {
     let id: I = ctx.path()?;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, table, &id)?;
         ctx.check_if_match(owner.version)?;
         delete_row(tx, table, object, &owner.company, &id)?;

@@ -92,7 +92,7 @@ pub fn respond(
 ) -> Result<Response, ApiError> {
     let runtime = tokio::runtime::Handle::try_current().ok();
     let Some(runtime) = runtime.filter(|_| ctx.direct && len > CHUNK) else {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         let bytes: Option<Vec<u8>> = conn
             .prepare_cached(&format!(
                 "SELECT {} FROM {} WHERE {} = ?1",

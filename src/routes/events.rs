@@ -170,7 +170,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(t) = event_type {
         filters.push(("e.type = ?", rusqlite::types::Value::Text(t)));
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = fetch_page(
         &conn,
         EVENT_SELECT,

@@ -79,7 +79,7 @@ fn page(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     {
         return Ok(not_found());
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let offer = conn
         .prepare_cached(
             "SELECT c.name, b.tagline, b.primary_color, b.accent_color, b.background_color,

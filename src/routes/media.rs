@@ -256,7 +256,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(t) = content_type {
         filters.push(("m.content_type = ?", t.into()));
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = crate::routes::queries::fetch_page(
         &conn,
         &format!("SELECT {MEDIA_COLUMNS} FROM media m"),
@@ -272,7 +272,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     authorized_owner(ctx, &conn, &id)?;
     let media = load(&conn, &id)?;
     Ok(Response::ok(&media))
@@ -392,7 +392,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let now = ctx.now();
     let quota = ctx.app.settings.media_quota_bytes_per_company;
     let zeroblob = rusqlite::blob::ZeroBlob(sent.len() as u64);
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         // Summed in the write transaction: two concurrent uploads cannot both pass the quota.
         let used: i64 = tx
             .prepare_cached("SELECT coalesce(sum(size_bytes), 0) FROM media WHERE company_id = ?1")?
@@ -467,7 +467,7 @@ fn etag_listed(header: &str, etag: &str, weak: bool) -> bool {
 fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
     let (content_type, sha256, size) = {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         authorized_owner(ctx, &conn, &id)?.1
     };
     let etag = media_etag(&sha256);
@@ -503,7 +503,7 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: MediaId = ctx.path()?;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let (company, (_, sha256, _)) = authorized_owner(ctx, tx, &id)?;
         let etag = media_etag(&sha256);
         ctx.check_if_match_etag(&etag)?;

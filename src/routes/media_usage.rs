@@ -45,7 +45,7 @@ fn usage(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         ApiError::invalid("company_id", "required", "Give the company (`company_id`).")
     })?;
     {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         let exists = conn
             .prepare_cached("SELECT 1 FROM companies WHERE id = ?1")?
             .exists([&company])?;
@@ -55,8 +55,6 @@ fn usage(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     ctx.authorize_company(&company, "company", &company)?;
     let (used, count): (i64, i64) = ctx
-        .app
-        .db
         .conn()?
         .prepare_cached(
             "SELECT coalesce(sum(size_bytes), 0), count(*) FROM media WHERE company_id = ?1",

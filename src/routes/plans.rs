@@ -98,7 +98,7 @@ impl crate::http::response::Listed for Plan {
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = crud::query_all(
         &conn,
         &format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id < ?1 ORDER BY id DESC LIMIT ?2"),
@@ -110,7 +110,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PlanId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let plan = crud::load(
         &conn,
         &format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id = ?1"),

@@ -17,7 +17,7 @@
 //! most `retention.batch_rows` rows, so requests interleave with pruning; on the system clock one
 //! run stops after [`TICK_BUDGET`] and the next tick continues.
 
-use crate::db::WriteIntent;
+use crate::db::{Scoped, WriteIntent};
 use crate::http::{ApiError, App};
 use rusqlite::types::Value;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -48,6 +48,8 @@ pub struct Pruned {
 
 struct Run<'a> {
     app: &'a App,
+    /// The database as the caller sees it (an advance's read scope, or none for the tick).
+    db: Scoped<'a>,
     batch: i64,
     deadline: Option<Instant>,
     pruned: Pruned,
@@ -71,7 +73,7 @@ impl Run<'_> {
                 return Ok(());
             }
             let batch = self.batch;
-            let n = self.app.db.write(&WriteIntent::sandbox(), |tx| {
+            let n = self.db.write(&WriteIntent::sandbox(), |tx| {
                 step(tx, batch).map_err(crate::db::DbError::from)
             })?;
             self.pruned.rows += n as u64;
@@ -104,8 +106,9 @@ impl Run<'_> {
     }
 }
 
-/// Prunes every history table of `app` at `now` (an instant of its clock).
-pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
+/// Prunes every history table of `app` at `now` (an instant of its clock), through `db`, the
+/// database as the caller sees it.
+pub fn prune(app: &App, db: Scoped<'_>, now: i64) -> Result<Pruned, ApiError> {
     let s = &app.settings;
     let system = app.clock().mode() == crate::time::Mode::System;
     let state = app.extensions.get::<std::sync::Arc<State>>();
@@ -113,6 +116,7 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     let backlog = state.is_some_and(|st| st.backlog.load(Ordering::Relaxed));
     let mut run = Run {
         app,
+        db,
         batch: s.retention_batch_rows.min(i64::MAX as u64) as i64,
         deadline: system.then(|| Instant::now() + TICK_BUDGET),
         pruned: Pruned::default(),
@@ -150,7 +154,7 @@ pub fn prune(app: &App, now: i64) -> Result<Pruned, ApiError> {
     // Plays company by company, each an index range of playbacks_by_company_started (the
     // table keeps no index by age alone: each one was a b-tree write for every play).
     let rollup = age(s.retention_playback_rollup_days);
-    let companies = ids(&*app.db.conn()?, "SELECT id FROM companies")?;
+    let companies = ids(&*db.conn()?, "SELECT id FROM companies")?;
     for company in companies {
         roll_up_playbacks(&mut run, rollup, &company)?;
     }
@@ -245,7 +249,7 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
     // No group holds more rows than its table, so a table of at most `max` rows has none to cut:
     // its count walks the pages of its smallest index, where the groups' cutoffs walk every row.
     let over = |table: &str| -> Result<bool, ApiError> {
-        let conn = run.app.db.conn()?;
+        let conn = run.db.conn()?;
         let rows: i64 = conn
             .prepare_cached(&format!("SELECT count(*) FROM {table}"))?
             .query_row([], |r| r.get(0))?;
@@ -260,7 +264,7 @@ fn bound_rows(run: &mut Run<'_>) -> Result<(), ApiError> {
         return Ok(());
     }
     let (companies, accounts, actors) = {
-        let conn = run.app.db.conn()?;
+        let conn = run.db.conn()?;
         (
             ids(&conn, "SELECT id FROM companies")?,
             ids(&conn, "SELECT id FROM accounts")?,
@@ -394,7 +398,7 @@ fn cutoff(
     if run.out_of_time() {
         return Ok(None);
     }
-    let conn = run.app.db.conn()?;
+    let conn = run.db.conn()?;
     let mut stmt = conn.prepare_cached(sql)?;
     let args = [
         Value::Integer(max),

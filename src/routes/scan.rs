@@ -332,7 +332,7 @@ fn scan(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let class = agent_class(ctx.header("user-agent"));
     let now = ctx.now();
     let detail_cap = ctx.app.settings.scan_detail_per_code;
-    let location = ctx.app.db.write(ctx.intent, |tx| {
+    let location = ctx.db.write(ctx.intent, |tx| {
         let mut found = tx
             .prepare_cached(&format!(
                 "SELECT {FOUND_COLUMNS} FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id

@@ -221,7 +221,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(device) = &device {
         // A player link names a screen the caller sees; any other is the same 404.
         let company: Option<String> = {
-            let conn = ctx.app.db.conn()?;
+            let conn = ctx.conn()?;
             let found = conn
                 .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?
                 .query_row([device], |r| r.get(0));

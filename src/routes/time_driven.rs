@@ -4,6 +4,7 @@
 //! reset (to settle reloaded rows) and the sandbox's `POST /_sandbox/clock/advance`: time passing
 //! is the platform's, moving the clock at will is the sandbox's.
 
+use crate::db::Scoped;
 use crate::http::{ApiError, App};
 use crate::timeline::{Env, Report, StepHook, Timeline, TimelineError};
 use std::sync::Arc;
@@ -16,22 +17,29 @@ pub fn timeline(app: &App) -> Result<&Arc<Timeline>, ApiError> {
 }
 
 /// Runs the app's timeline up to `until` (on the app's clock, `App::clock`), then prunes history
-/// past its bounds ([`super::retention`]) and keeps the write-ahead log bounded.
-pub fn run(app: &App, until: i64) -> Result<Report, ApiError> {
-    run_each(app, until, &mut |_| Ok(()))
+/// past its bounds ([`super::retention`]) and keeps the write-ahead log bounded. `db` is the
+/// database as the caller sees it (a request's read scope, or none for the tick).
+pub fn run(app: &App, db: Scoped<'_>, until: i64) -> Result<Report, ApiError> {
+    run_each(app, db, until, &mut |_, _| Ok(()))
 }
 
 /// [`run`], calling `after_step` after each step ([`Timeline::run_until_each`]). A hook that
 /// stops the run keeps its reason and answers for it; here that is a 500.
-pub fn run_each(app: &App, until: i64, after_step: StepHook<'_>) -> Result<Report, ApiError> {
-    let env = Env {
-        db: &app.db,
-        settings: &app.settings,
-    };
+pub fn run_each(
+    app: &App,
+    db: Scoped<'_>,
+    until: i64,
+    after_step: StepHook<'_>,
+) -> Result<Report, ApiError> {
     let timeline = timeline(app)?;
     // One write transaction for the whole run, committed at its end (and before any webhook
-    // attempt: `Db::committed`); a failure rolls the run back to its start or last commit point.
-    let report = app.db.write_scope(|| {
+    // attempt: `Scoped::committed`); a failure rolls the run back to its start or last commit
+    // point. Every source reads and writes in it through the handle in its `Env`.
+    let report = db.write_scope(|db| {
+        let env = Env {
+            db,
+            settings: &app.settings,
+        };
         timeline
             .run_until_each(&env, app.clock(), until, after_step)
             .map_err(|e| match e {
@@ -40,18 +48,18 @@ pub fn run_each(app: &App, until: i64, after_step: StepHook<'_>) -> Result<Repor
             })
     })?;
     // Housekeeping never fails the run it follows: a batch that could not run now runs next time.
-    if let Err(err) = super::retention::prune(app, app.clock().now()) {
+    if let Err(err) = super::retention::prune(app, db, app.clock().now()) {
         tracing::warn!(error = %err, "retention: pruning failed; retried on the next run");
     }
-    app.db.bound_wal(app.settings.wal_limit_bytes);
+    db.bound_wal(app.settings.wal_limit_bytes);
     Ok(report)
 }
 
 /// Settles every timeline source at the clock's now: the stored "last reported" states of rows just
 /// loaded from the fixtures follow the clock, and nothing is recorded (see `Source::settle`).
-pub fn settle(app: &App) -> Result<(), ApiError> {
+pub fn settle(app: &App, db: Scoped<'_>) -> Result<(), ApiError> {
     let env = Env {
-        db: &app.db,
+        db,
         settings: &app.settings,
     };
     Ok(timeline(app)?.settle(&env, app.clock().now())?)

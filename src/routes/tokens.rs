@@ -140,7 +140,7 @@ struct TokenPurchase {
 
 fn list_packs(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = crud::query_all(
         &conn,
         "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs
@@ -175,7 +175,7 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // and an invisible company 404 whatever the path says.
     let pack_id: TokenPackId = ctx.path()?;
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let bought = ledger::purchase_pack(tx, &company, pack_id.as_str(), now)?
             .ok_or_else(|| ApiError::not_found("token pack", pack_id.as_str()))?;
         let charge = crate::routes::billing::load_charge(tx, &bought.charge_id)?;
@@ -192,7 +192,7 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 fn balance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // `company_id` is required (the pipeline enforces it); list_companies checks it is visible.
     let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     Ok(Response::ok(&ledger::balance(&conn, &company)?))
 }
 
@@ -231,7 +231,7 @@ fn list_transactions(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
     let kind = ctx.query_enum("kind", TX_KINDS)?;
     let window = crate::routes::date_range::window(ctx)?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     // Several companies: one bounded range scan each, merged, instead of an `IN` list that would
     // make SQLite sort every matching row before it could apply the limit.
     let mut rows = Vec::new();

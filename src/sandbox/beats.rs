@@ -16,7 +16,7 @@
 //!
 //! So a screen that is online and kept up has its beats held ([`hold`]): only its latest one is
 //! kept, and it is written once, just before the transaction commits (at the run's end or at a
-//! commit point: the held beats are the transaction's state, [`crate::db::Db::transaction_state`],
+//! commit point: the held beats are the transaction's state, [`crate::db::Scoped::transaction_state`],
 //! dropped with it if it rolls back). A fleet transition that stops keeping a screen
 //! up (a flaky screen dropping out), the only write that does, writes that screen's held beat first
 //! ([`release`]). What is committed does not
@@ -24,7 +24,7 @@
 //! A dry run, or a write outside a run, writes at once; a dry run's write of held beats (rolled back
 //! with it) leaves them held.
 
-use crate::db::{Db, DbError, Kept, TransactionState, Tx};
+use crate::db::{DbError, Kept, Scoped, TransactionState, Tx};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 
@@ -63,7 +63,7 @@ impl TransactionState for HeldBeats {
 
 /// Holds `beats` (of screens online and kept up) until the write scope's open transaction commits;
 /// outside a scope, or in a dry run, writes them at once.
-pub(super) fn hold(db: &Db, tx: &Tx, mut beats: Vec<(String, Beat)>) -> Result<(), DbError> {
+pub(super) fn hold(db: Scoped<'_>, tx: &Tx, mut beats: Vec<(String, Beat)>) -> Result<(), DbError> {
     if beats.is_empty() {
         return Ok(());
     }
@@ -86,14 +86,14 @@ pub(super) fn hold(db: &Db, tx: &Tx, mut beats: Vec<(String, Beat)>) -> Result<(
 }
 
 /// Whether a beat of `device` is held for the write scope's open transaction.
-pub(super) fn is_held(db: &Db, tx: &Tx, device: &str) -> bool {
+pub(super) fn is_held(db: Scoped<'_>, tx: &Tx, device: &str) -> bool {
     db.transaction_state(tx, |held: &mut HeldBeats, _| held.0.contains_key(device))
         .unwrap_or(false)
 }
 
 /// Writes the beat held for `device`, if any, now: the screen is no longer kept up. (A dry run
 /// writes a copy and keeps what is held.)
-pub(super) fn release(db: &Db, tx: &Tx, device: &str) -> Result<(), DbError> {
+pub(super) fn release(db: Scoped<'_>, tx: &Tx, device: &str) -> Result<(), DbError> {
     match db.transaction_state(tx, |held: &mut HeldBeats, _| held.0.remove(device)) {
         Some(Some(beat)) => write(tx, &[(device.to_string(), beat)]),
         _ => Ok(()),
@@ -102,7 +102,7 @@ pub(super) fn release(db: &Db, tx: &Tx, device: &str) -> Result<(), DbError> {
 
 /// Writes every beat held for the write scope's open transaction now (its commit then finds none
 /// to write). (A dry run writes a copy and keeps what is held.)
-pub(super) fn flush(db: &Db, tx: &Tx) -> Result<(), DbError> {
+pub(super) fn flush(db: Scoped<'_>, tx: &Tx) -> Result<(), DbError> {
     let held = db
         .transaction_state(tx, |held: &mut HeldBeats, _| std::mem::take(&mut held.0))
         .unwrap_or_default();
@@ -174,7 +174,7 @@ mod tests {
     use super::*;
     use crate::db::WriteIntent;
 
-    fn stored(db: &Db, device: &str) -> Option<i64> {
+    fn stored(db: Scoped<'_>, device: &str) -> Option<i64> {
         db.conn()
             .unwrap()
             .query_row(
@@ -190,13 +190,14 @@ mod tests {
     /// commit still writes them.
     #[test]
     fn a_held_beat_is_written_at_commit_whatever_a_dry_run_wrote_meanwhile() {
-        let (db, _) = Db::open(
+        let (db, _) = crate::db::Db::open(
             ":memory:",
             true,
             std::sync::Arc::new(crate::time::Clock::system()),
             None,
         )
         .unwrap();
+        let db = db.unscoped();
         let device: String = db
             .conn()
             .unwrap()
@@ -204,26 +205,27 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        let at = stored(&db, &device).unwrap_or(0) + 3_600;
-        db.write_scope(|| {
+        let at = stored(db, &device).unwrap_or(0) + 3_600;
+        db.write_scope(|db| {
             let kept = WriteIntent::sandbox();
             let preview = WriteIntent {
                 dry_run: true,
                 ..WriteIntent::sandbox()
             };
             db.write(&kept, |tx| {
-                hold(&db, tx, vec![(device.clone(), Beat { at, ad: None })])
+                hold(db, tx, vec![(device.clone(), Beat { at, ad: None })])
             })?;
-            let held = |db: &Db| db.write(&kept, |tx| Ok::<_, DbError>(is_held(db, tx, &device)));
-            assert!(held(&db)?);
-            assert_ne!(stored(&db, &device), Some(at), "written before the commit");
-            db.write(&preview, |tx| flush(&db, tx))?;
-            db.write(&preview, |tx| release(&db, tx, &device))?;
-            assert!(held(&db)?, "a dry run took the held beat");
-            assert_ne!(stored(&db, &device), Some(at));
+            let held =
+                |db: Scoped<'_>| db.write(&kept, |tx| Ok::<_, DbError>(is_held(db, tx, &device)));
+            assert!(held(db)?);
+            assert_ne!(stored(db, &device), Some(at), "written before the commit");
+            db.write(&preview, |tx| flush(db, tx))?;
+            db.write(&preview, |tx| release(db, tx, &device))?;
+            assert!(held(db)?, "a dry run took the held beat");
+            assert_ne!(stored(db, &device), Some(at));
             Ok::<_, DbError>(())
         })
         .unwrap();
-        assert_eq!(stored(&db, &device), Some(at));
+        assert_eq!(stored(db, &device), Some(at));
     }
 }

@@ -157,18 +157,21 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             // same instants however quickly it follows the write. Bounded by one attempt's time;
             // past it the advance goes on (a receiver that hangs delays it, never stops it).
             let wait = std::time::Duration::from_millis(app.settings.webhook_timeout_millis + 1000);
-            if let Err(e) = super::outbox::drain_at(app, from, std::time::Instant::now() + wait) {
+            if let Err(e) =
+                super::outbox::drain_at(app, ctx.db, from, std::time::Instant::now() + wait)
+            {
                 tracing::warn!(error = %e, "advance: deliveries due before it still unsettled");
             }
-            return run(app, until);
+            return run(app, ctx.db, until);
         }
         let deadline = super::outbox::deadline(input.drain_timeout_ms, "/drain_timeout_ms")?;
         // First what is due before the clock moves (an attempt on the wire is recorded, and its
         // retry scheduled, at the instant it was made), then at every stop and at the end.
-        super::outbox::drain_at(app, from, deadline)?;
+        super::outbox::drain_at(app, ctx.db, from, deadline)?;
         let mut stopped: Option<ApiError> = None;
-        let ran = run_each(app, until, &mut |at| {
-            super::outbox::drain_at(app, at, deadline).map_err(|e| {
+        // Each stop drains in the run's write scope (its commit point lets the worker record).
+        let ran = run_each(app, ctx.db, until, &mut |db, at| {
+            super::outbox::drain_at(app, db, at, deadline).map_err(|e| {
                 stopped = Some(e);
                 TimelineError::Stopped
             })?;

@@ -151,7 +151,7 @@ struct Hook {
 }
 
 fn load(ctx: &Ctx<'_>, id: &str) -> Result<Hook, ApiError> {
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let now = ctx.now();
     conn.query_row(
         "SELECT w.company_id, c.account_id, w.url, w.secret,

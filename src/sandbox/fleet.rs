@@ -112,7 +112,7 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     errors.finish()?;
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let company: String = tx
             .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?
             .query_row([id.as_str()], |r| r.get(0))
@@ -120,7 +120,7 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             .ok_or_else(|| ApiError::not_found("device", id.as_str()))?;
         let mut recorded = None;
         if let Some(profile) = &input.profile {
-            simulator::set_profile(&ctx.app.db, tx, &id, profile, now)?;
+            simulator::set_profile(ctx.db, tx, &id, profile, now)?;
         } else if let Some(code) = &input.code {
             let message = input
                 .message

@@ -3,6 +3,7 @@
 //! /_sandbox/deliveries` (deliveries across every webhook, filtered by status, webhook, type).
 
 use crate::auth::Action;
+use crate::db::Scoped;
 use crate::http::router::{one_of_param, param, Route};
 use crate::http::{ApiError, App, Ctx, Response};
 use crate::ids::Kind;
@@ -77,9 +78,15 @@ fn outbox(app: &App) -> Result<Arc<Outbox>, ApiError> {
 }
 
 /// Drains the outbox at the clock's instant `at` until `deadline`: the 408 names what was left.
-pub fn drain_at(app: &App, at: i64, deadline: Instant) -> Result<Drained, ApiError> {
+/// `db` is the database as the caller sees it (inside a run's write scope, a stop of the run).
+pub fn drain_at(
+    app: &App,
+    db: Scoped<'_>,
+    at: i64,
+    deadline: Instant,
+) -> Result<Drained, ApiError> {
     let outbox = outbox(app)?;
-    drain(&outbox, &app.db, &app.settings, at, deadline).map_err(|e| match e {
+    drain(&outbox, db, &app.settings, at, deadline).map_err(|e| match e {
         DrainError::Db(e) => ApiError::from(e),
         DrainError::TimedOut { unrecorded, drained } => ApiError::TimedOut {
             code: "drain_timeout",
@@ -133,9 +140,9 @@ fn drain_now(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let deadline = deadline(input.timeout_ms, "/timeout_ms")?;
     let app = ctx.app;
     let now = app.clock().now();
-    let drained = drain_at(app, now, deadline)?;
+    let drained = drain_at(app, ctx.db, now, deadline)?;
     let (pending, next): (i64, Option<i64>) = {
-        let conn = app.db.conn()?;
+        let conn = ctx.conn()?;
         let mut stmt = conn.prepare_cached(
             "SELECT count(*), min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'",
         )?;
@@ -159,6 +166,6 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         status: ctx.query_enum("status", STATUSES)?,
         event_type: ctx.query_enum("event_type", crate::events::EVENT_TYPES)?,
     };
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     Ok(Response::page(page_of(&conn, &filter, &page)?, &page))
 }

@@ -5,7 +5,7 @@
 //! demo day, each a search of the slot index and a rewrite of the row, 12 k instructions in SQLite
 //! alone) plus the new rows of its hours. Held for the transaction instead ([`write`]), each row is
 //! written once, just before the transaction commits (the rows are the transaction's state,
-//! [`crate::db::Db::transaction_state`], which lives and dies with it): the
+//! [`crate::db::Scoped::transaction_state`], which lives and dies with it): the
 //! rows a step added to are still in memory at the next step, and only the rows stored before the
 //! transaction began are looked up and updated.
 //!
@@ -13,11 +13,11 @@
 //! the order the steps first wrote them, with the ids drawn at that moment and each step's clock as
 //! `created_at` (so ids, rowids and every column match a step-by-step write). Nothing reads
 //! `playbacks` during a timeline run (retention prunes after it commits), and a commit point in the
-//! middle of a run ([`crate::db::Db::committed`]) writes the held rows first, so no reader ever
+//! middle of a run ([`crate::db::Scoped::committed`]) writes the held rows first, so no reader ever
 //! sees a half-written hour either.
 
 use super::playables::{Playable, Slots};
-use crate::db::{Db, DbError, Kept, TransactionState, Tx};
+use crate::db::{DbError, Kept, Scoped, TransactionState, Tx};
 use crate::ids::PlaybackId;
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
@@ -169,7 +169,7 @@ impl TransactionState for HeldPlays {
 /// `written_to`) to the rows of the write scope's open transaction, written when it commits;
 /// outside a scope, at once. Returns the plays added.
 pub(super) fn write(
-    db: &Db,
+    db: Scoped<'_>,
     tx: &Tx,
     playables: &Rc<Vec<Playable>>,
     slots: &Slots,

@@ -26,7 +26,7 @@
 //! error), never one step per heartbeat.
 
 use super::playables::{Playable, Slots, Tally};
-use crate::db::{Db, DbError, TransactionState, WriteIntent};
+use crate::db::{DbError, Scoped, TransactionState, WriteIntent};
 use crate::ids::PlaybackErrorId;
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::routes::on_air::{Run, RUN_COLUMNS};
@@ -201,7 +201,7 @@ impl TransactionState for FleetPlayables {
 /// other connection changes a row, and nothing a timeline source writes changes what the query
 /// reads (ads, assignments, promotions' switches and windows, profiles), but for the fleet's own
 /// hand-over of a screen to a real player and a profile set ([`forget_playables`]).
-fn fleet_playables(db: &Db, tx: &crate::db::Tx) -> Result<Rc<Vec<Playable>>, DbError> {
+fn fleet_playables(db: Scoped<'_>, tx: &crate::db::Tx) -> Result<Rc<Vec<Playable>>, DbError> {
     let known = db.transaction_state(tx, |known: &mut FleetPlayables, _| match &known.0 {
         Some(read) => Ok(Rc::clone(read)),
         None => {
@@ -215,7 +215,7 @@ fn fleet_playables(db: &Db, tx: &crate::db::Tx) -> Result<Rc<Vec<Playable>>, DbE
 
 /// Drops the playables [`fleet_playables`] keeps for the open transaction (the screens the fleet
 /// simulates changed).
-fn forget_playables(db: &Db, tx: &crate::db::Tx) {
+fn forget_playables(db: Scoped<'_>, tx: &crate::db::Tx) {
     db.transaction_state(tx, |known: &mut FleetPlayables, _| known.0 = None);
 }
 
@@ -348,7 +348,7 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 /// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
 /// no simulated heartbeat: from then on the player speaks for it.
 fn beat_to(
-    db: &crate::db::Db,
+    db: crate::db::Scoped<'_>,
     tx: &crate::db::Tx,
     from: i64,
     g: i64,
@@ -488,7 +488,7 @@ fn heartbeating(key: u64, device: &str, profile: &str, t: i64) -> bool {
 /// only if it is up). Returns the next transition (at or after `now`), if the profile has any.
 /// (`db`: the database `tx` writes in, whose write scope may keep the fleet's playables.)
 pub fn set_profile(
-    db: &Db,
+    db: Scoped<'_>,
     tx: &crate::db::Tx,
     device: &str,
     profile: &str,

@@ -182,7 +182,7 @@ fn senders(ctx: &Ctx<'_>, sink: &str) -> Result<Vec<Sender>, ApiError> {
         .extensions
         .get::<Arc<crate::webhooks::Outbox>>()
         .and_then(|o| o.client.own_port());
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let mut stmt = conn.prepare_cached(
         "SELECT w.id, w.company_id, c.account_id, w.url, w.secret, w.previous_secret,
                 w.previous_secret_expires_at

@@ -155,7 +155,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .exclusive(|| {
             let world = serde_json::to_value(super::world::capture(app))
                 .map_err(|e| SnapshotError::Io(std::io::Error::other(e)))?;
-            app.db.snapshot_save(&input.name, ctx.now(), world)
+            ctx.db.snapshot_save(&input.name, ctx.now(), world)
         })
         .map_err(error)?;
     Ok(Response::created(&view(info)))
@@ -196,12 +196,12 @@ fn restore(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let info = timeline(app)?
         .exclusive(|| {
             let mut checked = None;
-            let (info, _) = app.db.snapshot_restore(&name, |saved| {
+            let (info, _) = ctx.db.snapshot_restore(&name, |saved| {
                 checked = Some(super::world::check(app, saved)?);
                 Ok(())
             })?;
             if let Some(world) = checked {
-                super::world::put_back(app, world)?;
+                super::world::put_back(app, ctx.db, world)?;
             }
             Ok::<_, SnapshotError>(info)
         })

@@ -130,7 +130,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         },
         ..ctx.intent.clone()
     };
-    let emitted = app.db.write(&intent, |tx| {
+    let emitted = ctx.db.write(&intent, |tx| {
         let exists: bool = tx
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?1)")?
             .query_row([company_id], |r| r.get(0))?;

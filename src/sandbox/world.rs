@@ -70,7 +70,11 @@ pub fn check(app: &App, saved: &serde_json::Value) -> Result<World, SnapshotErro
 }
 
 /// Puts a checked world back (the caller holds the timeline still, the pages just restored).
-pub fn put_back(app: &App, world: World) -> Result<(), crate::db::DbError> {
+pub fn put_back(
+    app: &App,
+    db: crate::db::Scoped<'_>,
+    world: World,
+) -> Result<(), crate::db::DbError> {
     // A system clock keeps following the system time; only its id sequence comes back.
     app.clock().restore(world.now_ms, world.id_stamp);
     if let (Some(g), Some(streams)) = (app.seeded(), world.streams) {
@@ -80,6 +84,6 @@ pub fn put_back(app: &App, world: World) -> Result<(), crate::db::DbError> {
     if let Some(scans) = app.extensions.get::<SimulatedScans>() {
         scans.set_mark(world.simulated_scans);
     }
-    crate::webhooks::store::release_claims(&app.db)?;
+    crate::webhooks::store::release_claims(db)?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use super::{attempt_blocking, store, Outbox};
 use crate::config::Settings;
-use crate::db::{Db, DbError, WriteIntent};
+use crate::db::{DbError, Scoped, WriteIntent};
 use std::time::{Duration, Instant};
 
 /// What a drain did.
@@ -35,7 +35,7 @@ pub enum DrainError {
 /// `webhooks.timeout_millis`). Runs on a blocking thread; the time is `db`'s clock.
 pub fn drain(
     outbox: &Outbox,
-    db: &Db,
+    db: Scoped<'_>,
     settings: &Settings,
     at: i64,
     deadline: Instant,
@@ -46,7 +46,7 @@ pub fn drain(
 
 fn drain_committed(
     outbox: &Outbox,
-    db: &Db,
+    db: Scoped<'_>,
     settings: &Settings,
     at: i64,
     deadline: Instant,

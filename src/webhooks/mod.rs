@@ -25,7 +25,7 @@ pub mod sign;
 pub mod store;
 
 use crate::config::Settings;
-use crate::db::{Db, DbError, WriteIntent};
+use crate::db::{Db, DbError, Scoped, WriteIntent};
 use crate::time::Mode;
 use crate::timeline::{Env, Report, Source};
 use std::sync::Arc;
@@ -110,7 +110,7 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
         tracing::warn!("webhook worker started twice; the second one stops");
         return;
     };
-    match store::release_claims(host.db()) {
+    match store::release_claims(host.db().unscoped()) {
         Ok(0) => {}
         Ok(n) => tracing::info!(
             deliveries = n,
@@ -130,7 +130,8 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
         tokio::select! {
             _ = outbox.wake.notified() => {
                 loop {
-                    let jobs = store::claim_due(host.db(), host.db().clock().now(), true);
+                    let jobs =
+                        store::claim_due(host.db().unscoped(), host.db().clock().now(), true);
                     match jobs {
                         Ok(jobs) => {
                             let full = jobs.len() as i64 >= store::CLAIM_BATCH;
@@ -199,11 +200,16 @@ async fn record_outcomes<H: Host>(
                 Err(_) => break,
             }
         }
-        let all = store::record_all(host.db(), &WriteIntent::sandbox(), host.settings(), &batch);
+        let all = store::record_all(
+            host.db().unscoped(),
+            &WriteIntent::sandbox(),
+            host.settings(),
+            &batch,
+        );
         if all.is_err() {
             for (job, outcome) in &batch {
                 let one = store::record(
-                    host.db(),
+                    host.db().unscoped(),
                     &WriteIntent::sandbox(),
                     host.settings(),
                     job,
@@ -233,7 +239,7 @@ impl Drop for AbortOnDrop {
 /// names its caller; the sandbox's own retries, the sandbox).
 pub fn attempt_blocking(
     outbox: &Outbox,
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     settings: &Settings,
     jobs: Vec<Job>,
@@ -244,7 +250,7 @@ pub fn attempt_blocking(
 
 fn attempt(
     outbox: &Outbox,
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     settings: &Settings,
     jobs: Vec<Job>,

@@ -7,7 +7,7 @@
 //! attempt is sent again, with the same `webhook-id`, and receivers deduplicate by it.
 
 use crate::config::{Settings, WebhookTimestamps};
-use crate::db::{Db, DbError, Tx, WriteIntent};
+use crate::db::{DbError, Scoped, Tx, WriteIntent};
 use bytes::Bytes;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -34,8 +34,9 @@ pub struct Job {
     pub at_ms: i64,
     /// A retry asked for by hand: its failure does not move the delivery's schedule.
     pub manual: bool,
-    /// The database's generation when claimed ([`Db::generation`]): an outcome that comes back
-    /// after a snapshot restore is not recorded into the restored world. `None`: not checked.
+    /// The database's generation when claimed ([`crate::db::Db::generation`]): an outcome that
+    /// comes back after a snapshot restore is not recorded into the restored world. `None`: not
+    /// checked.
     pub generation: Option<u64>,
 }
 
@@ -72,7 +73,7 @@ pub fn body(id: &str, event_type: &str, created_at: i64, payload: &str) -> Bytes
 }
 
 /// Clears every claim: called once at start-up, when no attempt of this process is in flight.
-pub fn release_claims(db: &Db) -> Result<usize, DbError> {
+pub fn release_claims(db: Scoped<'_>) -> Result<usize, DbError> {
     db.write(&WriteIntent::sandbox(), |tx| {
         Ok(tx.execute(
             "UPDATE webhook_deliveries SET claimed_at = NULL WHERE claimed_at IS NOT NULL",
@@ -82,7 +83,7 @@ pub fn release_claims(db: &Db) -> Result<usize, DbError> {
 }
 
 /// The earliest due instant of an unclaimed pending delivery.
-pub fn next_due(db: &Db) -> Result<Option<i64>, DbError> {
+pub fn next_due(db: Scoped<'_>) -> Result<Option<i64>, DbError> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare_cached(
         "SELECT min(next_attempt_at) FROM webhook_deliveries
@@ -92,7 +93,7 @@ pub fn next_due(db: &Db) -> Result<Option<i64>, DbError> {
 }
 
 /// Pending deliveries due at or before `at` with an attempt on the wire (claimed).
-pub fn due_in_flight(db: &Db, at: i64) -> Result<u64, DbError> {
+pub fn due_in_flight(db: Scoped<'_>, at: i64) -> Result<u64, DbError> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare_cached(
         "SELECT count(*) FROM webhook_deliveries
@@ -102,7 +103,7 @@ pub fn due_in_flight(db: &Db, at: i64) -> Result<u64, DbError> {
 }
 
 /// Pending deliveries due at or before `at` that nobody has claimed yet.
-pub fn due_unclaimed(db: &Db, at: i64) -> Result<u64, DbError> {
+pub fn due_unclaimed(db: Scoped<'_>, at: i64) -> Result<u64, DbError> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare_cached(
         "SELECT count(*) FROM webhook_deliveries
@@ -113,7 +114,7 @@ pub fn due_unclaimed(db: &Db, at: i64) -> Result<u64, DbError> {
 
 /// Claims the pending deliveries due at or before `at` (only first attempts when `first_only`),
 /// oldest due first, and returns their jobs. Deliveries of a disabled webhook are marked failed.
-pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError> {
+pub fn claim_due(db: Scoped<'_>, at: i64, first_only: bool) -> Result<Vec<Job>, DbError> {
     db.write(&WriteIntent::sandbox(), |tx| {
         let ids: Vec<String> = {
             let mut stmt = tx.prepare_cached(
@@ -128,7 +129,7 @@ pub fn claim_due(db: &Db, at: i64, first_only: bool) -> Result<Vec<Job>, DbError
             )?;
             rows.collect::<rusqlite::Result<Vec<String>>>()?
         };
-        let generation = Some(db.generation());
+        let generation = Some(db.db().generation());
         let mut jobs = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(mut job) = claim(tx, &id, false)? {
@@ -237,7 +238,7 @@ pub fn load_claimed(tx: &Tx, delivery_id: &str, force: bool) -> Result<Option<Jo
 /// the delivery and the webhook's failing span; a failure schedules the next retry (or fails the
 /// delivery after the last), and disables a webhook that has failed for the configured span.
 pub fn record(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     settings: &Settings,
     job: &Job,
@@ -252,13 +253,13 @@ pub fn record(
 }
 
 /// Claimed before a snapshot restore: the delivery it belongs to is the restored one's now.
-fn stale(db: &Db, job: &Job) -> bool {
-    job.generation.is_some_and(|g| g != db.generation())
+fn stale(db: Scoped<'_>, job: &Job) -> bool {
+    job.generation.is_some_and(|g| g != db.db().generation())
 }
 
 /// Records many attempts in one transaction (the worker's outcomes, batched under load).
 pub fn record_all(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     settings: &Settings,
     done: &[(Job, super::send::Outcome)],

@@ -249,7 +249,7 @@ fn sample_snapshot(app: &TestApp) -> String {
     if !app.app.db.snapshot_list().iter().any(|s| s.name == name) {
         let world = signage::sandbox::world::capture(&app.app);
         let world = serde_json::to_value(world).unwrap();
-        app.app.db.snapshot_save(name, 0, world).unwrap();
+        app.app.db.unscoped().snapshot_save(name, 0, world).unwrap();
     }
     name.to_string()
 }

@@ -1,4 +1,4 @@
-//! An advance writes in one transaction (`Db::write_scope`): tries to break it. A failure halfway
+//! An advance writes in one transaction (`Scoped::write_scope`): tries to break it. A failure halfway
 //! leaves nothing of the run, a REST write made meanwhile is not lost, and a webhook attempt made
 //! on the way never reaches its receiver before its event and delivery rows have committed.
 

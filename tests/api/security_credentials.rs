@@ -688,6 +688,7 @@ async fn an_account_reset_restores_that_account_only() {
     assert!(!app
         .app
         .db
+        .unscoped()
         .reset_account(
             &signage::db::WriteIntent::sandbox(),
             "acct_notinthefixtures"

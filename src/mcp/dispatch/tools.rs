@@ -345,7 +345,7 @@ fn run(app: &App, caller: &Caller, tool: &Tool, args: &Map<String, Value>) -> Ou
             confirm::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
         }
         Kind::Cancel => {
-            pending::cancel(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)
+            pending::cancel(caller, arg_str(args, "confirmation_id")).map(Content::Value)
         }
     }
 }

@@ -76,7 +76,7 @@ pub(super) fn list_audit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         })?,
     };
     let m = Manager::of(ctx.principal()?);
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = list(&conn, m.account, m.company, before, page.fetch())?;
     Ok(Response::page(rows, &page))
 }

@@ -2,7 +2,7 @@
 
 use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
-use crate::db::{Db, WriteIntent};
+use crate::db::{Scoped, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiClientId, Kind, TypedId};
 use crate::routes::crud::{self, Columns, Named, Time};
@@ -80,7 +80,7 @@ pub(super) fn load_client(
 
 /// Lists the clients `m` reaches (the CLI: of one account or of all).
 pub fn list_clients_db(
-    db: &Db,
+    db: Scoped<'_>,
     m: Option<&Manager<'_>>,
     account: Option<&str>,
     before: &str,
@@ -104,7 +104,7 @@ pub fn list_clients_db(
 /// Creates a client in `account`, bound to `company` if given. A company-scoped manager must bind
 /// it to its own company.
 pub fn create_client(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     account: &str,
@@ -187,7 +187,7 @@ pub(super) fn check_company_of_account(
 pub(super) fn list_clients(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let m = Manager::of(ctx.principal()?);
-    let rows = list_clients_db(&ctx.app.db, Some(&m), None, page.bound(), page.fetch())?;
+    let rows = list_clients_db(ctx.db, Some(&m), None, page.bound(), page.fetch())?;
     Ok(Response::page(rows, &page))
 }
 
@@ -207,7 +207,7 @@ pub(super) fn create_client_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiErro
     let p = ctx.principal()?;
     let m = Manager::of(p);
     Ok(Response::created(&create_client(
-        &ctx.app.db,
+        ctx.db,
         ctx.intent,
         Some(&m),
         &p.account_id,
@@ -220,7 +220,7 @@ pub(super) fn create_client_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiErro
 pub(super) fn get_client(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: ApiClientId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     Ok(Response::ok(&load_client(&conn, Some(&m), id.as_str())?))
 }
 

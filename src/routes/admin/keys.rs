@@ -6,7 +6,7 @@ use super::clients::{
 use crate::auth::keys;
 use crate::auth::reach::{may_manage, Credential, Manager};
 use crate::auth::scopes::Scopes;
-use crate::db::{Db, WriteIntent};
+use crate::db::{Scoped, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiKeyId, Kind, TypedId};
 use crate::routes::crud::{Columns, Named, Time};
@@ -140,7 +140,7 @@ fn load_key(
 /// Lists the keys `m` reaches, newest first, their status judged at `t`. The account and company
 /// parts of the rule are in the SQL (so pages are full); the same rule then runs on each row.
 pub fn list_keys_db(
-    db: &Db,
+    db: Scoped<'_>,
     m: Option<&Manager<'_>>,
     client: Option<&str>,
     before: &str,
@@ -189,7 +189,7 @@ pub struct KeySpec {
 /// company-scoped creator, its own company (422 `required` without one, 404 for another). A client
 /// bound to a company only holds keys scoped to it.
 pub fn create_key(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     spec: &KeySpec,
@@ -278,7 +278,7 @@ pub fn create_key(
 }
 
 pub fn revoke_key(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     key_id: &str,
@@ -298,7 +298,7 @@ pub fn revoke_key(
 /// scopes, company and expiry, and the old key expiring at the end of the grace period. Rotating a
 /// key that was already rotated, revoked or expired is 409, so a chain has one successor per key.
 pub fn rotate_key(
-    db: &Db,
+    db: Scoped<'_>,
     intent: &WriteIntent,
     m: Option<&Manager<'_>>,
     key_id: &str,
@@ -348,7 +348,7 @@ pub(super) fn list_keys_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let client = ctx.query_id("client_id", Kind::ApiClient)?;
     let m = Manager::of(ctx.principal()?);
     let rows = list_keys_db(
-        &ctx.app.db,
+        ctx.db,
         Some(&m),
         client.as_deref(),
         page.bound(),
@@ -398,14 +398,14 @@ pub(super) fn create_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
         company_scope: input.company_scope,
         expires_at,
     };
-    let key = create_key(&ctx.app.db, ctx.intent, Some(&m), &spec)?;
+    let key = create_key(ctx.db, ctx.intent, Some(&m), &spec)?;
     Ok(Response::created(&key).with_header("cache-control", "no-store"))
 }
 
 pub(super) fn get_key(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: ApiKeyId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     Ok(Response::ok(&load_key(
         &conn,
         Some(&m),
@@ -418,7 +418,7 @@ pub(super) fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
     let id: ApiKeyId = ctx.path()?;
     let m = Manager::of(ctx.principal()?);
     Ok(Response::ok(&revoke_key(
-        &ctx.app.db,
+        ctx.db,
         ctx.intent,
         Some(&m),
         id.as_str(),
@@ -441,7 +441,7 @@ pub(super) fn rotate_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
     };
     let grace = input.grace_period_seconds.unwrap_or(DEFAULT_GRACE_SECS);
     let m = Manager::of(ctx.principal()?);
-    let out = rotate_key(&ctx.app.db, ctx.intent, Some(&m), id.as_str(), grace)?;
+    let out = rotate_key(ctx.db, ctx.intent, Some(&m), id.as_str(), grace)?;
     Ok(Response::created(&out).with_header("cache-control", "no-store"))
 }
 

@@ -238,13 +238,13 @@ fn reset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Err(ApiError::AccountAdminRequired);
     }
     let account = p.account_id.clone();
-    if !ctx.app.db.reset_account(ctx.intent, &account)? {
+    if !ctx.db.reset_account(ctx.intent, &account)? {
         return Err(ApiError::Conflict(format!(
             "Account `{account}` is not part of the demo fixtures, so there is nothing to reset it to."
         )));
     }
     // The reloaded rows start consistent with the clock: nothing fires for them at the next tick.
-    crate::routes::time_driven::settle(ctx.app)?;
+    crate::routes::time_driven::settle(ctx.app, ctx.db)?;
     Ok(Response::ok(&ResetResult {
         object: "sandbox_reset",
         reset: true,

@@ -167,7 +167,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         filters.push(("a.name LIKE ? ESCAPE '\\'", like));
     }
     let now = ctx.now();
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
         // Like the device filter: another company's promotion is a 404, not an empty list.
         crud::authorized_row(
@@ -314,7 +314,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
     let now = ctx.now();
     let id = ctx.generate::<AdId>();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         check_references(
             tx,
             &company,
@@ -349,7 +349,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     authorized_owner(ctx, &conn, &id)?;
     let ad = load(&conn, &id, ctx.now())?;
     Ok(Response::ok(&ad).with_etag(ad.version))
@@ -393,7 +393,7 @@ pub(super) struct AdUpdate {
 pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: AdUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -450,7 +450,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
 
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
         if dates.iter().any(Option::is_some) {

@@ -24,7 +24,7 @@ pub(super) struct AdAssignmentCreate {
 pub(super) fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: AdAssignmentCreate = ctx.json()?;
     let mut errors = Errors::new();
     errors.id("/device_id", &input.device_id, Kind::Device);
@@ -32,7 +32,7 @@ pub(super) fn assign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let device = input.device_id;
 
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let (company, status): (String, String) = crud::authorized_row(
             ctx,
             tx,
@@ -84,7 +84,7 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if !crate::ids::is_valid(Kind::Device, &device) {
         return Err(ApiError::not_found("device", &device));
     }
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let crud::Owner { company, version } = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(version)?;
         let removed = tx

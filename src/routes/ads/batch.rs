@@ -114,11 +114,11 @@ fn check(input: &BatchInput) -> Result<(), ApiError> {
 pub(super) fn change(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: AdId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: BatchInput = ctx.json()?;
     check(&input)?;
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let (company, (version, status)): (String, (i64, String)) = crud::authorized_row(
             ctx,
             tx,

@@ -127,7 +127,7 @@ pub(super) fn diagnostics(
 
 pub(super) fn get_diagnostics(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: DeviceId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     authorized_owner(ctx, &conn, &id)?;
     let diag = diagnostics(&conn, &id, Clock::of(ctx))?;
     Ok(Response::ok(&diag))

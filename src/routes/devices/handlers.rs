@@ -32,9 +32,9 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     // The page's ids by index, then each device's JSON as rendered at this generation of the
     // devices (rendered now when not kept), with the clock's members filled in.
-    let generations = ctx.app.db.generations()?;
+    let generations = ctx.db.generations()?;
     let stamp = (generations.devices, generations.restores);
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let ids: Vec<String> = crate::routes::queries::fetch_page(
         &conn,
         "SELECT d.id FROM devices d",
@@ -131,7 +131,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let clock = Clock::of(ctx);
     let now = clock.now;
     let id = ctx.generate::<DeviceId>();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let (max, count): (i64, i64) = tx
             .prepare_cached(
                 "SELECT p.max_devices, (SELECT count(*) FROM devices WHERE company_id = c.id)
@@ -170,7 +170,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: DeviceId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     authorized_owner(ctx, &conn, &id)?;
     let device = load(&conn, &id, Clock::of(ctx))?;
     Ok(Response::ok(&device).with_etag(device.version))
@@ -202,7 +202,7 @@ pub(super) struct DeviceUpdate {
 pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: DeviceId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: DeviceUpdate = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -230,7 +230,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     errors.finish()?;
 
     let clock = Clock::of(ctx);
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let owner = authorized_owner(ctx, tx, &id)?;
         ctx.check_if_match(owner.version)?;
         crate::routes::queries::update_versioned(tx, "devices", "id", &id, clock.now, &sets)?;
@@ -247,7 +247,7 @@ pub(super) fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 pub(super) fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: DeviceId = ctx.path()?;
     let page = ctx.page()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let owner = authorized_owner(ctx, &conn, &id)?;
     let rows =
         crate::routes::ads::page_for_device(&conn, &id, &[owner.company], &[], &page, ctx.now())?;

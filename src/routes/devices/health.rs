@@ -95,7 +95,7 @@ fn fleet_health(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let companies = ctx.list_companies()?;
     let Clock { now, offline_after } = Clock::of(ctx);
     let threshold = now - offline_after;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let mut out = Vec::with_capacity(companies.len());
     for company in &companies {
         let (name, total, online, never_seen): (String, i64, i64, i64) = conn

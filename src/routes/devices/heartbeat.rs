@@ -67,7 +67,7 @@ pub(super) struct Heartbeat {
 pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: DeviceId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: Heartbeat = ctx.json()?;
     let mut errors = Errors::new();
     let mut sets: Vec<(&str, rusqlite::types::Value)> = Vec::new();
@@ -143,7 +143,7 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
     let clock = Clock::of(ctx);
     let now = clock.now;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
         if let Some(Some(ad)) = &input.current_ad_id {
             // The ad on screen now is one the screen plays now (`routes::on_air`).

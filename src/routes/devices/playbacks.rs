@@ -86,7 +86,7 @@ pub(super) struct PlaybackCreate {
 pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: DeviceId = ctx.path()?;
     // Visibility before the body: validating first would tell another company's id exists.
-    authorized_owner(ctx, &*ctx.app.db.conn()?, &id)?;
+    authorized_owner(ctx, &*ctx.conn()?, &id)?;
     let input: PlaybackCreate = ctx.json()?;
     let now = Clock::of(ctx).now;
     let mut errors = Errors::new();
@@ -116,7 +116,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     errors.finish()?;
     let started = started.unwrap_or(now);
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let company = authorized_owner(ctx, tx, &id)?.company;
         let created: Option<i64> = rusqlite::OptionalExtension::optional(
             tx.prepare_cached("SELECT created_at FROM ads WHERE id = ?1 AND company_id = ?2")?
@@ -225,7 +225,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         other => other.map(str::to_string),
     };
     let source = ctx.query_enum("source", SOURCES)?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     authorized_owner(ctx, &conn, &id)?;
     let mut sql = format!("{PLAYBACK_SELECT} WHERE device_id = ? AND id < ?");
     let mut args: Vec<rusqlite::types::Value> =

@@ -86,7 +86,7 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let ad = ctx.query_id("ad_id", Kind::Ad)?;
     // Any span: the sums read the plays stored in it by index, so a long window costs what it
     // holds. A window where `to` is not after `from` holds nothing: an empty report.
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let marks = (3..3 + companies.len())
         .map(|i| format!("?{i}"))
         .collect::<Vec<_>>()

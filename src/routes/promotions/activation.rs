@@ -9,7 +9,7 @@ use crate::time::rfc3339;
 fn switch(ctx: &mut Ctx<'_>, on: bool) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id, now)?;
         let company = current.company_id.as_str();
         ctx.check_if_match(current.version)?;

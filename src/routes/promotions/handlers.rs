@@ -36,7 +36,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if let Some(like) = crate::routes::search::pattern(ctx)? {
         filters.push(("p.name LIKE ? ESCAPE '\\'", like));
     }
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = fetch_page(
         &conn,
         PROMO_SELECT,
@@ -52,7 +52,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let promo = load_visible(ctx, &conn, &id, ctx.now())?;
     Ok(Response::ok(&promo).with_etag(promo.version))
 }
@@ -162,7 +162,7 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     ctx.authorize_company(&company, "company", &company)?;
     let id = ctx.generate::<PromotionId>();
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         if let Some(url) = &input.landing_url {
             let mut errors = Errors::new();
             let domains = crate::routes::landing_domains::of_company(tx, &company)?;
@@ -239,7 +239,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
     let now = ctx.now();
     {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         load_visible(ctx, &conn, &id, now)?;
     }
     let input: PromotionUpdate = ctx.json()?;
@@ -303,7 +303,7 @@ pub(super) fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         sets.push(("ends_at", e.into()));
     }
 
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id, now)?;
         let company = current.company_id;
         ctx.check_if_match(current.version)?;

@@ -200,7 +200,7 @@ pub(super) fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // After the page: a bad `limit` is reported before an unknown id, as it always was.
     let id: PromotionId =
         PromotionId::parse(&raw_id).ok_or_else(|| ApiError::not_found("promotion", &raw_id))?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     load_visible(ctx, &conn, &id, ctx.now())?;
     let mut stmt = conn.prepare_cached(&format!(
         "{QR_SELECT} WHERE q.promotion_id = ?1 AND q.id < ?2 ORDER BY q.id DESC LIMIT ?3"
@@ -218,14 +218,14 @@ pub(super) fn list_qr_codes(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 pub(super) fn get_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: QrCodeId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let code = load_visible_code(ctx, &conn, &id)?;
     Ok(Response::ok(&code).with_etag(code.version))
 }
 
 pub(super) fn delete_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: QrCodeId = ctx.path()?;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let (company, version): (String, i64) = crud::authorized_row(
             ctx,
             tx,
@@ -351,7 +351,7 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let promo_id: PromotionId = ctx.path()?;
     let now = ctx.now();
     let (landing, domains) = {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         let promo = load_visible(ctx, &conn, &promo_id, now)?;
         let domains = crate::routes::landing_domains::of_company(&conn, &promo.company_id)?;
         (promo.landing_url, domains)
@@ -397,7 +397,7 @@ pub(super) fn create_qr_code(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let target = target.unwrap_or_else(|| crate::routes::landing::path_of(&code));
     let redirect = redirect_url(&target, &utm);
     let settings = &ctx.app.settings;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let promo = load_visible(ctx, tx, &promo_id, now)?;
         let count: i64 = tx
             .prepare_cached("SELECT count(*) FROM qr_codes WHERE promotion_id = ?1")?

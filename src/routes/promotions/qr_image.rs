@@ -70,7 +70,7 @@ pub(super) fn qr_image(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .unwrap_or_else(|| "svg".into());
     // After the format: a bad `format` is reported before an unknown id, as it always was.
     let id: QrCodeId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let (_, code): (String, String) = crud::authorized_row(
         ctx,
         &conn,

@@ -105,7 +105,7 @@ fn ranking(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         vec![window.from.into(), window.to.into(), limit.into()];
     args.extend(companies.iter().map(|c| c.clone().into()));
     let settings = &ctx.app.settings;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         Ok(Ranked {

@@ -39,7 +39,7 @@ impl Listed for QrScan {
 pub(super) fn list_scans(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let id: QrCodeId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     crud::authorized_row(
         ctx,
         &conn,
@@ -126,7 +126,7 @@ fn date_of(day: i64) -> String {
 pub(super) fn report(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: PromotionId = ctx.path()?;
     let now = ctx.now();
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     load_visible(ctx, &conn, &id, now)?;
     let qr_codes = conn
         .prepare_cached(

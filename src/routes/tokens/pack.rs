@@ -88,7 +88,7 @@ pub(super) const PURCHASE_TOOL: Tool = Tool::prepare(
 
 fn get_pack(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: TokenPackId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let pack = crud::query_all(
         &conn,
         "SELECT id, name, tokens, price_cents, currency, created_at FROM token_packs WHERE id = ?1",

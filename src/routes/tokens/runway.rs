@@ -57,7 +57,7 @@ struct Runway {
 fn runway(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
     let now = ctx.now();
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let balance = crate::ledger::balance(&conn, &company)?.balance;
     let spent: i64 = conn
         .prepare_cached(

@@ -83,7 +83,7 @@ fn summary(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let from = window.from.unwrap_or_else(|| month_start(to - 1));
     // An empty window (`to` not after `from`) sums nothing: both balances are the one at `from`.
     let to = to.max(from);
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let balance_before = |t: i64| -> Result<i64, ApiError> {
         Ok(conn
             .prepare_cached(

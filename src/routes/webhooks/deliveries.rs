@@ -228,7 +228,7 @@ fn load(conn: &Connection, hook: &WebhookId, id: &WebhookDeliveryId) -> Result<D
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let page = ctx.page()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     load_visible(ctx, &conn, &hook)?;
     let filter = Filter {
         webhook_id: Some(hook.to_string()),
@@ -241,7 +241,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let id: WebhookDeliveryId = ctx.path_param("delivery_id")?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     load_visible(ctx, &conn, &hook)?;
     Ok(Response::ok(&load(&conn, &hook, &id)?))
 }
@@ -259,14 +259,8 @@ fn send_and_show(ctx: &Ctx<'_>, hook: &WebhookId, job: store::Job) -> Result<Res
     let outbox = outbox(ctx)?;
     let id = WebhookDeliveryId::parse(&job.delivery_id)
         .ok_or_else(|| ApiError::Internal("malformed delivery id".into()))?;
-    webhooks::attempt_blocking(
-        &outbox,
-        &ctx.app.db,
-        ctx.intent,
-        &ctx.app.settings,
-        vec![job],
-    )?;
-    let conn = ctx.app.db.conn()?;
+    webhooks::attempt_blocking(&outbox, ctx.db, ctx.intent, &ctx.app.settings, vec![job])?;
+    let conn = ctx.conn()?;
     Ok(Response::ok(&load(&conn, hook, &id)?))
 }
 
@@ -327,7 +321,7 @@ fn unsent(
 fn retry(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
     let id: WebhookDeliveryId = ctx.path_param("delivery_id")?;
-    let next = ctx.app.db.write(ctx.intent, |tx| {
+    let next = ctx.db.write(ctx.intent, |tx| {
         load_visible(ctx, tx, &hook)?;
         load(tx, &hook, &id)?;
         let job = store::claim(tx, id.as_str(), true)?.ok_or_else(|| ApiError::ConflictCode {
@@ -343,7 +337,7 @@ fn retry(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn test(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let hook: WebhookId = ctx.path()?;
-    let next = ctx.app.db.write(ctx.intent, |tx| {
+    let next = ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &hook)?;
         let payload = super::payloads::test(&crate::routes::payload::Subject {
             conn: tx,

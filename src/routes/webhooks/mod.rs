@@ -168,7 +168,7 @@ fn check_event_types(errors: &mut Errors, types: &[String]) {
 fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let page = ctx.page()?;
     let companies = ctx.list_companies()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let rows = fetch_page(
         &conn,
         WEBHOOK_SELECT,
@@ -184,7 +184,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: WebhookId = ctx.path()?;
-    let conn = ctx.app.db.conn()?;
+    let conn = ctx.conn()?;
     let hook = load_visible(ctx, &conn, &id)?;
     Ok(Response::ok(&hook).with_etag(hook.version))
 }
@@ -240,7 +240,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         serde_json::to_string(&input.event_types).map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = ctx.now();
     let limit = ctx.app.settings.webhook_max_per_company;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         // Counted in the write transaction, so two concurrent creates cannot both pass the bound.
         let used: i64 = tx
             .prepare_cached("SELECT count(*) FROM webhooks WHERE company_id = ?1")?
@@ -308,7 +308,7 @@ struct WebhookUpdate {
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: WebhookId = ctx.path()?;
     {
-        let conn = ctx.app.db.conn()?;
+        let conn = ctx.conn()?;
         load_visible(ctx, &conn, &id)?;
     }
     let input: WebhookUpdate = ctx.json()?;
@@ -354,7 +354,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     errors.finish()?;
     let now = ctx.now();
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id)?;
         let company = current.company_id;
         ctx.check_if_match(current.version)?;
@@ -367,7 +367,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id: WebhookId = ctx.path()?;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id)?;
         ctx.check_if_match(current.version)?;
         tx.execute("DELETE FROM webhooks WHERE id = ?1", [&id])?;

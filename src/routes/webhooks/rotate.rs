@@ -31,7 +31,7 @@ fn rotate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     );
     let now = ctx.now();
     let grace_until = now + ctx.app.settings.webhook_rotation_grace_secs;
-    ctx.app.db.write(ctx.intent, |tx| {
+    ctx.db.write(ctx.intent, |tx| {
         let current = load_visible(ctx, tx, &id)?;
         tx.prepare_cached(
             "UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = ?2,

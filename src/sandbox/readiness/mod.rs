@@ -107,7 +107,7 @@ fn wants_junit(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
 
 fn report(ctx: &Ctx<'_>, scope: Scope) -> Result<Response, ApiError> {
     let journal = crate::sandbox::journal::routes::journal(ctx)?;
-    let db = ctx.app.db.conn()?;
+    let db = ctx.conn()?;
     let floor = journal.not_before_wall_ms();
     let inputs = journal
         .read(|j| gather(j, &db, &scope, floor, ctx.now_millis(), None))
@@ -128,7 +128,7 @@ fn own(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let named = key_param(ctx)?;
     let key = if p.scopes.allows(Action::Admin) {
         if let Some(k) = &named {
-            let conn = ctx.app.db.conn()?;
+            let conn = ctx.conn()?;
             if !may_grade(&conn, p, k)? {
                 return Err(ApiError::not_found("API key", k));
             }
