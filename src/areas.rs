@@ -19,6 +19,8 @@ pub struct AreaSpec {
     pub name: &'static str,
     /// How the MCP instructions name what the area holds.
     pub summary: &'static str,
+    /// What the area's tag of the API reference says of it (the OpenAPI document's `tags`).
+    pub description: &'static str,
     /// False for a read-only catalogue: no `<name>:write` scope exists.
     pub writable: bool,
     /// True when an object reached by id under [`AreaSpec::paths`] belongs to one company, so
@@ -56,6 +58,7 @@ areas! {
     Companies => AreaSpec {
         name: "companies",
         summary: "companies, branding",
+        description: "Companies (tenants) of the account and their branding. Every other object belongs to one company; a company-scoped credential only sees its own.",
         writable: true,
         company_owned: true,
         paths: &["companies"],
@@ -66,6 +69,7 @@ areas! {
     Devices => AreaSpec {
         name: "devices",
         summary: "devices (screens)",
+        description: "Screens: registration, derived online status, assigned ads, heartbeats and playback diagnostics.",
         writable: true,
         company_owned: true,
         paths: &["devices", "reports"],
@@ -84,6 +88,7 @@ areas! {
     Ads => AreaSpec {
         name: "ads",
         summary: "ads",
+        description: "Ads: a media item scheduled on devices. Activating an ad costs tokens.",
         writable: true,
         company_owned: true,
         paths: &["ads"],
@@ -94,6 +99,7 @@ areas! {
     Promotions => AreaSpec {
         name: "promotions",
         summary: "promotions",
+        description: "Promotions with QR codes that screens show; their lifecycle and QR images.",
         writable: true,
         company_owned: true,
         paths: &["promotions", "qr-codes"],
@@ -114,6 +120,7 @@ areas! {
     Plans => AreaSpec {
         name: "plans",
         summary: "plans",
+        description: "Subscription plans and the limits they set (devices per company, ...).",
         writable: false,
         company_owned: false,
         paths: &["plans"],
@@ -124,6 +131,7 @@ areas! {
     Tokens => AreaSpec {
         name: "tokens",
         summary: "tokens",
+        description: "The token ledger: balance, transactions, token packs and purchases.",
         writable: true,
         // The balance belongs to the caller's company, but nothing is reached by id: the packs
         // are a shared catalogue.
@@ -136,6 +144,7 @@ areas! {
     Billing => AreaSpec {
         name: "billing",
         summary: "billing",
+        description: "Invoices and the subscription of each company.",
         writable: true,
         company_owned: true,
         paths: &["invoices", "charges"],
@@ -146,6 +155,7 @@ areas! {
     Media => AreaSpec {
         name: "media",
         summary: "media",
+        description: "Images and videos uploaded for ads: upload, metadata, download.",
         writable: true,
         company_owned: true,
         paths: &["media"],
@@ -156,6 +166,7 @@ areas! {
     Webhooks => AreaSpec {
         name: "webhooks",
         summary: "webhooks",
+        description: "Webhook endpoints that receive signed event deliveries.",
         writable: true,
         company_owned: true,
         paths: &["webhooks", "webhook-event-types", "events"],

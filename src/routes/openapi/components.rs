@@ -4,27 +4,33 @@
 use super::problems;
 use serde_json::{json, Map, Value};
 
-/// Every tag an operation may carry, with its description (declared at the top level of the
-/// document), areas in `routes::MODULES` order. A route whose tag is missing here fails
-/// `reference::every_operation_and_tag_is_described`; an area without its tag fails
-/// `registry::every_area_has_its_tag_on_its_routes_and_in_the_document`.
-pub const TAGS: &[(&str, &str)] = &[
+/// The tags that are not an area's, before the areas' (service, credentials) and after them.
+const TAGS_BEFORE_AREAS: &[(&str, &str)] = &[
     ("service", "The service itself: health check and this reference."),
     ("credentials", "The calling credential: who am I (`GET /me`) and the internal-testing login that issues a JWT."),
-    ("companies", "Companies (tenants) of the account and their branding. Every other object belongs to one company; a company-scoped credential only sees its own."),
-    ("devices", "Screens: registration, derived online status, assigned ads, heartbeats and playback diagnostics."),
-    ("ads", "Ads: a media item scheduled on devices. Activating an ad costs tokens."),
-    ("media", "Images and videos uploaded for ads: upload, metadata, download."),
-    ("promotions", "Promotions with QR codes that screens show; their lifecycle and QR images."),
-    ("plans", "Subscription plans and the limits they set (devices per company, ...)."),
-    ("tokens", "The token ledger: balance, transactions, token packs and purchases."),
-    ("billing", "Invoices and the subscription of each company."),
-    ("webhooks", "Webhook endpoints that receive signed event deliveries."),
+];
+const TAGS_AFTER_AREAS: &[(&str, &str)] = &[
     ("admin", "Account administration: API keys, service clients and the audit log. Needs the `admin` scope."),
     ("sandbox", "Controls of the sandbox itself (reset to the demo world). Not part of the production API."),
     ("mcp", "Operations that exist for the MCP server's two-step writes."),
     ("journal", "The request journal and the readiness report: what your client sent, how each request was answered, and whether the integration is ready to go live. Not part of the production API."),
 ];
+
+/// Every tag an operation may carry, with its description (declared at the top level of the
+/// document): an area's tag is its name and its description is the area's
+/// ([`crate::areas::AreaSpec::description`]), in registry order. A route whose tag is missing
+/// here fails `reference::every_operation_and_tag_is_described`.
+pub fn tag_list() -> Vec<(&'static str, &'static str)> {
+    let areas = crate::areas::Area::ALL
+        .iter()
+        .map(|a| (a.spec().name, a.spec().description));
+    TAGS_BEFORE_AREAS
+        .iter()
+        .copied()
+        .chain(areas)
+        .chain(TAGS_AFTER_AREAS.iter().copied())
+        .collect()
+}
 
 pub fn info() -> Value {
     json!({
@@ -47,7 +53,8 @@ pub fn servers() -> Value {
 }
 
 pub fn tags() -> Value {
-    TAGS.iter()
+    tag_list()
+        .into_iter()
         .map(|(name, description)| json!({"name": name, "description": description}))
         .collect()
 }

@@ -11,7 +11,7 @@ pub mod problems;
 mod webhooks;
 mod yaml;
 
-pub use components::TAGS;
+pub use components::tag_list;
 pub use document::{document, documented};
 
 use crate::auth::Action;
