@@ -1,12 +1,12 @@
 //! State a function depends on belongs in its signature. A `thread_local!` is allowed only as a
-//! per-thread cache that cannot change an outcome (compiled patterns, a buffer of OS randomness);
-//! request state (the clock and its shift, seeded randomness) still held in one is listed below as
-//! debt, each with where it goes, and the list may only shrink. The database's read and write
-//! scopes left it: they travel in the `db::Scoped` handle.
+//! per-thread cache that cannot change an outcome (compiled patterns, a buffer of OS randomness),
+//! listed below with why. No request state is held per thread: the clock, its preview shift and
+//! seeded randomness travel with the database, the request context and the write handle; the
+//! database's read and write scopes in the `db::Scoped` handle.
 //!
 //! The test reads every `thread_local!` block of `src/` and compares the statics it declares with
-//! the two lists: a new one fails here until it is passed explicitly or shown to be a cache; one
-//! that is gone must leave the list, so the count of request state held per thread is always true.
+//! the two lists: a new one fails here until it is passed explicitly or shown to be a cache. The
+//! debt list is empty and must stay so.
 
 use std::path::Path;
 
@@ -26,8 +26,7 @@ const CACHES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Request state still carried per thread (issue 44): each goes into the request's context value
-/// or the write transaction's handle, passed down the call chain.
+/// Request state still carried per thread: none (issue 44 passed the last of it explicitly).
 const REQUEST_STATE: &[(&str, &str)] = &[];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
