@@ -17,7 +17,6 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("ResetResult", "What a sandbox reset restored."),
     ("SandboxClock", "The sandbox clock: the instant every part of the service reads, and its mode."),
     ("SandboxClockAdvanced", "What an advance of the clock did: from where to where, the due instants it stopped at, and what happened on the way."),
-    ("TokenSummary", "A company's token ledger over a range: opening and closing balance, added, spent, totals per kind."),
     ("SandboxFault", "A fault rule: which requests it matches, what it does to them, and how often it fired."),
     ("SandboxFaultRules", "Every fault rule of the sandbox, in the order they are tried."),
     ("SandboxSnapshot", "A saved state of the whole sandbox: its name, when it was taken and its size."),
