@@ -6,15 +6,6 @@ use serde_json::{Map, Value};
 
 /// Schema name → what it is.
 const SCHEMAS: &[(&str, &str)] = &[
-    ("ApiClient", "An integration of the account; its keys are sent with its id in `X-Service-Client-Id`."),
-    ("ApiClientCreate", "An API client to create."),
-    ("ApiKey", "An API key's metadata: prefix and last four characters, never the secret."),
-    ("ApiKeyWithSecret", "A key as created: the only time its secret `rawKey` is shown."),
-    ("ApiKeyCreate", "A key to create for a client."),
-    ("ApiKeyRotate", "How long the key being replaced stays valid."),
-    ("ApiKeyRotation", "The new key (with its secret, shown once) and the old key with its new expiry."),
-    ("AuditEntry", "One audited request: who, what route, the status and outcome."),
-    ("ResetResult", "What a sandbox reset restored."),
     ("SandboxClock", "The sandbox clock: the instant every part of the service reads, and its mode."),
     ("SandboxClockAdvanced", "What an advance of the clock did: from where to where, the due instants it stopped at, and what happened on the way."),
     ("SandboxFault", "A fault rule: which requests it matches, what it does to them, and how often it fired."),
