@@ -259,11 +259,16 @@ pub fn spend_for_promotion(
     Ok(Some(t))
 }
 
-/// What a purchase wrote.
-#[derive(Debug, Serialize)]
+// What a purchase wrote; also the `data` of `tokens.purchased` and `tokens.granted` (no description
+// of its own there: the event type's says what it is).
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Purchase {
+    /// The ledger entry.
+    #[schemars(transform = crate::jsonschema::Component("TokenTransaction"))]
     pub transaction: TokenTransaction,
+    #[schemars(transform = crate::ids::Kind::Charge)]
     pub charge_id: String,
+    #[schemars(transform = crate::ids::Kind::Invoice)]
     pub invoice_id: String,
 }
 

@@ -8,8 +8,9 @@ use crate::http::{ApiError, Ctx, Response};
 use crate::routes::crud::Time;
 use crate::validate::OneOf;
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The kinds of caller `/me` describes (its `type`).
 const CREDENTIAL_TYPES: &[&str] = &["api_key", "user"];
@@ -39,37 +40,20 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "Credential",
-            json!({"type":"object","additionalProperties":false,
-                "required":["object","type","account_id","scopes","companyScope","visible_company_ids","expires_at"],
-                "properties":{"object":{"const":"credential"},"type":OneOf(CREDENTIAL_TYPES).schema(),
-                    "key_id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"client_id":{"type":"string"},
-                    "user_id":{"type":"string"},"username":{"type":"string"},
-                    "account_id":{"type":"string"},"scopes":{"type":"array","items":{"type":"string"}},
-                    "companyScope":{"type":["string","null"]},
-                    "visible_company_ids":{"type":"array","items":{"type":"string"}},
-                    "expires_at":{"type":["string","null"],"format":"date-time"}}}),
-        ),
-        (
-            "LoginRequest",
-            json!({"type":"object","additionalProperties":false,"required":["username","password"],
-                "properties":{"username":{"type":"string","minLength":1,"maxLength":254},
-                              "password":{"type":"string","minLength":1,"maxLength":1024}}}),
-        ),
-        (
-            "LoginToken",
-            json!({"type":"object","additionalProperties":false,"required":["access_token","token_type","expires_in"],
-                "properties":{"access_token":{"type":"string"},"token_type":{"const":"Bearer"},
-                              "expires_in":{"type":"integer"},"scope":{"type":"string"}}}),
-        ),
+        named_response::<Credential<'_>>(),
+        named_body::<LoginRequest>(),
+        named_response::<LoginToken>(),
     ]
 }
 
-/// The body of `GET /me`: the common members, then the `type` and what that kind of caller has.
-#[derive(Serialize)]
+/// The calling credential as the server sees it: kind, scopes, company scope, client id and
+/// expiry. Never the secret.
+// The body of `GET /me`: the common members, then the `type` and what that kind of caller has.
+#[derive(Serialize, JsonSchema)]
 struct Credential<'a> {
+    #[schemars(extend("const" = "credential"))]
     object: &'static str,
     account_id: &'a str,
     scopes: Vec<String>,
@@ -81,20 +65,59 @@ struct Credential<'a> {
     caller: Caller<'a>,
 }
 
-/// The calling key or user; serialized as `"type"` followed by its own members.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Caller<'a> {
-    ApiKey {
-        key_id: &'a str,
-        client_id: &'a str,
-        name: String,
-        prefix: String,
-    },
-    User {
-        user_id: &'a str,
-        username: &'a str,
-    },
+/// The calling key or user: `"type"` followed by that kind's own members (a key's id, client,
+/// name and prefix; a user's id and username), the other kind's left out.
+// One struct rather than a tagged enum so that its schema is the flat object the document has
+// always shown (a tagged enum derives one branch per kind); `api_key` and `user` build it.
+#[derive(Serialize, JsonSchema)]
+struct Caller<'a> {
+    #[serde(rename = "type")]
+    #[schemars(transform = &OneOf(CREDENTIAL_TYPES))]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    key_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    client_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    user_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    username: Option<&'a str>,
+}
+
+impl<'a> Caller<'a> {
+    fn api_key(key_id: &'a str, client_id: &'a str, name: String, prefix: String) -> Caller<'a> {
+        Caller {
+            kind: "api_key",
+            key_id: Some(key_id),
+            client_id: Some(client_id),
+            name: Some(name),
+            prefix: Some(prefix),
+            user_id: None,
+            username: None,
+        }
+    }
+
+    fn user(user_id: &'a str, username: &'a str) -> Caller<'a> {
+        Caller {
+            kind: "user",
+            key_id: None,
+            client_id: None,
+            name: None,
+            prefix: None,
+            user_id: Some(user_id),
+            username: Some(username),
+        }
+    }
 }
 
 fn me(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -105,14 +128,9 @@ fn me(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             let (name, prefix): (String, String) = conn
                 .prepare_cached("SELECT name, prefix FROM api_keys WHERE id = ?1")?
                 .query_row([key_id], |r| Ok((r.get("name")?, r.get("prefix")?)))?;
-            Caller::ApiKey {
-                key_id,
-                client_id,
-                name,
-                prefix,
-            }
+            Caller::api_key(key_id, client_id, name, prefix)
         }
-        Actor::User { user_id, username } => Caller::User { user_id, username },
+        Actor::User { user_id, username } => Caller::user(user_id, username),
     };
     let body = Credential {
         object: "credential",
@@ -126,19 +144,28 @@ fn me(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&body).with_header("cache-control", "no-store"))
 }
 
-/// The body of a successful login (RFC 6749's token response).
-#[derive(Serialize)]
+/// A short-lived JWT to send as `Authorization: Bearer <access_token>`.
+// The body of a successful login (RFC 6749's token response).
+#[derive(Serialize, JsonSchema)]
 struct LoginToken {
     access_token: String,
+    #[schemars(extend("const" = "Bearer"))]
     token_type: &'static str,
     expires_in: u64,
     scope: String,
 }
 
-#[derive(Deserialize)]
+/// The longest username and password a login takes (in bytes, checked before anything else).
+const MAX_USERNAME: usize = 254;
+const MAX_PASSWORD: usize = 1024;
+
+/// A demo user's username and password (internal testing only).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LoginRequest {
+    #[schemars(length(min = 1, max = MAX_USERNAME))]
     username: String,
+    #[schemars(length(min = 1, max = MAX_PASSWORD))]
     password: String,
 }
 
@@ -150,9 +177,9 @@ fn login(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let input: LoginRequest = ctx.json()?;
     if input.username.is_empty()
-        || input.username.len() > 254
+        || input.username.len() > MAX_USERNAME
         || input.password.is_empty()
-        || input.password.len() > 1024
+        || input.password.len() > MAX_PASSWORD
     {
         return Err(ApiError::invalid(
             "",
@@ -227,22 +254,18 @@ mod tests {
             expires_at: Some(Time(0)),
             caller,
         };
-        let key = serde_json::to_string(&body(Caller::ApiKey {
-            key_id: "key_1",
-            client_id: "cli_1",
-            name: "n".into(),
-            prefix: "p".into(),
-        }))
+        let key = serde_json::to_string(&body(Caller::api_key(
+            "key_1",
+            "cli_1",
+            "n".into(),
+            "p".into(),
+        )))
         .unwrap();
         assert_eq!(
             key,
             r#"{"object":"credential","account_id":"acct_1","scopes":["read"],"companyScope":null,"visible_company_ids":["cmp_1"],"expires_at":"1970-01-01T00:00:00Z","type":"api_key","key_id":"key_1","client_id":"cli_1","name":"n","prefix":"p"}"#
         );
-        let user = serde_json::to_string(&body(Caller::User {
-            user_id: "usr_1",
-            username: "u",
-        }))
-        .unwrap();
+        let user = serde_json::to_string(&body(Caller::user("usr_1", "u"))).unwrap();
         assert!(
             user.ends_with(r#""expires_at":"1970-01-01T00:00:00Z","type":"user","user_id":"usr_1","username":"u"}"#),
             "{user}"

@@ -3,9 +3,10 @@
 use crate::auth::Action;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
+use crate::validate::OneOf;
 use hyper::StatusCode;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::json;
 
 pub fn routes() -> Vec<Route> {
     vec![Route::get("/health", "getHealth", Action::Public, health)
@@ -22,18 +23,18 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
-    vec![(
-        "Health",
-        json!({"type":"object","required":["ok","backendAuthMode"],"additionalProperties":false,
-            "properties":{"ok":{"type":"boolean"},"backendAuthMode":{"type":"string","enum":["passthrough"]}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Health>()]
 }
 
-/// The `Health` body.
-#[derive(Serialize)]
+/// How the MCP server authenticates the REST calls of its tools: with the caller's own key.
+const BACKEND_AUTH_MODES: OneOf = OneOf(&["passthrough"]);
+
+/// Whether the service is up, and how the MCP server authenticates its calls.
+#[derive(Serialize, JsonSchema)]
 struct Health {
     ok: bool,
     #[serde(rename = "backendAuthMode")]
+    #[schemars(transform = &BACKEND_AUTH_MODES)]
     backend_auth_mode: &'static str,
 }
 

@@ -81,15 +81,23 @@ pub fn agent_class(user_agent: Option<&str>) -> &'static str {
     }
 }
 
-#[derive(Serialize)]
-struct Scanned<'a> {
+// The `data` of `qr_code.scanned`: no description of its own (the event type's says what it is).
+// Field order is the order of the JSON members.
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct Scanned<'a> {
+    #[schemars(transform = Kind::QrCode)]
     qr_code_id: &'a str,
+    #[schemars(transform = Kind::Promotion)]
     promotion_id: &'a str,
     code: &'a str,
     scanned_at: crate::routes::crud::Time,
+    #[schemars(transform = crate::jsonschema::Component("QrScanAgentClass"))]
     agent_class: &'static str,
+    /// The code's scans in all.
+    #[schemars(range(min = 0))]
     scan_count: i64,
-    /// The scans since the previous `qr_code.scanned` event of this code, this one included.
+    /// The scans since the code's previous `qr_code.scanned` event, this one included.
+    #[schemars(range(min = 0))]
     scans_since_last_event: i64,
 }
 

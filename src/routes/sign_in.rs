@@ -22,8 +22,9 @@
 use crate::auth::{Action, AuthFailure};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -58,34 +59,12 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "SignInLinkRequest",
-            json!({"type":"object","additionalProperties":false,
-                "properties":{"path":{"type":["string","null"],"maxLength":200,
-                    "pattern":"^/(console|player/dev_[0-9A-Za-z]{1,64}(\\?slot=[0-9]{1,4})?)$",
-                    "description":"Where the link opens, signed in: `/console` (the default, also for `null`) or `/player/{device_id}`, optionally with `?slot=N`."}}}),
-        ),
-        (
-            "SignInLink",
-            json!({"type":"object","additionalProperties":false,"required":["object","url","path","expires_at"],
-                "properties":{"object":{"const":"sign_in_link"},
-                    "url":{"type":"string","description":"The link under the public base URL: open it once, within 10 minutes."},
-                    "path":{"type":"string","description":"The same link without the scheme and host, for opening it on the caller's own origin."},
-                    "expires_at":{"type":"string","format":"date-time","description":"Wall-clock time after which the link no longer works."}}}),
-        ),
-        (
-            "SignInRequest",
-            json!({"type":"object","additionalProperties":false,"required":["token"],
-                "properties":{"token":{"type":"string","minLength":1,"maxLength":200,"description":"What follows `#signin=` in the link."}}}),
-        ),
-        (
-            "SignInSession",
-            json!({"type":"object","additionalProperties":false,"required":["access_token","token_type","expires_in","scope","path"],
-                "properties":{"access_token":{"type":"string"},"token_type":{"const":"Bearer"},
-                    "expires_in":{"type":"integer"},"scope":{"type":"string"},
-                    "path":{"type":"string","description":"Where the link was made to open."}}}),
-        ),
+        named_body::<LinkRequest>(),
+        named_response::<MadeLink>(),
+        named_body::<RedeemRequest>(),
+        named_response::<Session>(),
     ]
 }
 
@@ -166,18 +145,32 @@ pub fn url(settings: &crate::config::Settings, path: &str, token: &str) -> Strin
     format!("{}{path}#signin={token}", base(settings))
 }
 
-#[derive(Deserialize)]
+/// What [`parse_path`] accepts, for the schema.
+const PATH_PATTERN: &str = "^/(console|player/dev_[0-9A-Za-z]{1,64}(\\?slot=[0-9]{1,4})?)$";
+
+/// Where the sign-in link opens: the console (default) or a screen's player.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SignInLinkRequest")]
 struct LinkRequest {
+    /// Where the link opens, signed in: `/console` (the default, also for `null`) or
+    /// `/player/{device_id}`, optionally with `?slot=N`.
     #[serde(default)]
+    #[schemars(length(max = 200), regex(pattern = PATH_PATTERN))]
     path: Option<String>,
 }
 
-#[derive(Serialize)]
+/// A one-use sign-in link for the calling credential, valid for 10 minutes.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SignInLink")]
 struct MadeLink {
+    #[schemars(extend("const" = "sign_in_link"))]
     object: &'static str,
+    /// The link under the public base URL: open it once, within 10 minutes.
     url: String,
+    /// The same link without the scheme and host, for opening it on the caller's own origin.
     path: String,
+    /// Wall-clock time after which the link no longer works.
     expires_at: crate::routes::crud::Time,
 }
 
@@ -246,18 +239,27 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::created(&made).with_header("cache-control", "no-store"))
 }
 
-#[derive(Deserialize)]
+/// The token of a sign-in link (what follows `#signin=`).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SignInRequest")]
 struct RedeemRequest {
+    /// What follows `#signin=` in the link.
+    #[schemars(length(min = 1, max = 200))]
     token: String,
 }
 
-#[derive(Serialize)]
+/// A session token for the credential the link was made for, to send as `Authorization:
+/// Bearer`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SignInSession")]
 struct Session {
     access_token: String,
+    #[schemars(extend("const" = "Bearer"))]
     token_type: &'static str,
     expires_in: i64,
     scope: String,
+    /// Where the link was made to open.
     path: String,
 }
 

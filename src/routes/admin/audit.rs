@@ -3,13 +3,16 @@
 use crate::auth::reach::Manager;
 use crate::http::{ApiError, Ctx, Response};
 use crate::routes::crud::{self, Named, Time};
+use schemars::JsonSchema;
 use serde::Serialize;
 
-/// One entry of the audit log. Field order is the order of the JSON members.
-#[derive(Debug, Clone, Serialize)]
+/// One audited request: who, what route, the status and outcome.
+// Field order is the order of the JSON members.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AuditEntry {
-    /// The row id as text: it is also the list's cursor.
+    // The row id as text: it is also the list's cursor.
     pub id: String,
+    #[schemars(extend("const" = "audit_entry"))]
     object: &'static str,
     pub at: Time,
     pub request_id: String,
@@ -19,6 +22,9 @@ pub struct AuditEntry {
     pub route: String,
     pub status: i64,
     pub outcome: String,
+    /// Failures are aggregated per minute: how many requests this entry stands for (`at` and
+    /// `request_id` are the first one's).
+    #[schemars(range(min = 1))]
     pub count: i64,
 }
 

@@ -6,19 +6,23 @@ use crate::db::{Scoped, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiClientId, Kind, TypedId};
 use crate::routes::crud::{self, Columns, Named, Time};
-use crate::validate::Errors;
+use crate::validate::{Errors, Text};
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// An API client. Field order is the order of the JSON members.
-#[derive(Debug, Clone, Serialize)]
+/// An integration of the account; its keys are sent with its id in `X-Service-Client-Id`.
+// Field order is the order of the JSON members.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ApiClient {
+    #[schemars(transform = Kind::ApiClient)]
     pub id: String,
+    #[schemars(extend("const" = "api_client"))]
     object: &'static str,
     pub account_id: String,
     pub name: String,
     pub description: String,
-    /// The company the client is bound to (its keys are all scoped to it).
+    /// The company this client is bound to: its keys are all scoped to it.
     #[serde(rename = "companyScope")]
     pub company_scope: Option<String>,
     pub created_at: Time,
@@ -113,9 +117,9 @@ pub fn create_client(
     company: Option<&str>,
 ) -> Result<ApiClient, ApiError> {
     let mut errors = Errors::new();
-    errors.text("/name", name, 1, 100);
+    NAME.check(&mut errors, "/name", name);
     if !description.is_empty() {
-        errors.text("/description", description, 0, 500);
+        DESCRIPTION.check(&mut errors, "/description", description);
     }
     errors.finish()?;
     check_company_reach(m, company)?;
@@ -191,13 +195,22 @@ pub(super) fn list_clients(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::page(rows, &page))
 }
 
-#[derive(Deserialize)]
+/// The name of a client or of a key.
+pub(super) const NAME: Text = Text::new(1, 100);
+const DESCRIPTION: Text = Text::new(0, 500);
+
+/// An API client to create.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ClientCreate {
+#[schemars(rename = "ApiClientCreate")]
+pub(super) struct ClientCreate {
+    #[schemars(transform = &NAME)]
     name: String,
     #[serde(default)]
+    #[schemars(transform = &DESCRIPTION)]
     description: String,
     #[serde(default, rename = "companyScope")]
+    #[schemars(transform = Kind::Company, transform = crate::jsonschema::or_null)]
     company_scope: Option<String>,
 }
 

@@ -1,18 +1,20 @@
 //! API keys: create (the raw key shown once), list, get, revoke, rotate (once per key).
 
 use super::clients::{
-    check_company_id, check_company_of_account, check_company_reach, load_client,
+    check_company_id, check_company_of_account, check_company_reach, load_client, NAME,
 };
 use crate::auth::keys;
 use crate::auth::reach::{may_manage, Credential, Manager};
-use crate::auth::scopes::Scopes;
+use crate::auth::scopes::{Scope, Scopes};
 use crate::db::{Scoped, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiKeyId, Kind, TypedId};
+use crate::jsonschema::Component;
 use crate::routes::crud::{Columns, Named, Time};
 use crate::time::parse_rfc3339;
-use crate::validate::Errors;
+use crate::validate::{Errors, OneOf};
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_GRACE_SECS: i64 = 24 * 3600;
@@ -36,10 +38,13 @@ fn key_status(now: i64, revoked_at: Option<i64>, expires_at: Option<i64>) -> &'s
     }
 }
 
-/// An API key, never with its secret. Field order is the order of the JSON members.
-#[derive(Debug, Clone, Serialize)]
+/// An API key's metadata: prefix and last four characters, never the secret.
+// Field order is the order of the JSON members.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ApiKey {
+    #[schemars(transform = Kind::ApiKey)]
     pub id: String,
+    #[schemars(extend("const" = "api_key"))]
     object: &'static str,
     pub name: String,
     pub client_id: String,
@@ -48,6 +53,7 @@ pub struct ApiKey {
     pub scopes: Vec<String>,
     #[serde(rename = "companyScope")]
     pub company_scope: Option<String>,
+    #[schemars(transform = &OneOf(KEY_STATUSES))]
     pub status: &'static str,
     pub created_at: Time,
     pub last_used_at: Option<Time>,
@@ -86,20 +92,27 @@ impl crate::http::response::Listed for ApiKey {
     }
 }
 
-/// A new key with its secret (`rawKey`, after the key's members), shown in this response only.
-#[derive(Debug, Clone, Serialize)]
+/// A key as created: the only time its secret `rawKey` is shown.
+// The secret comes after the key's members.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ApiKeyWithSecret {
     #[serde(flatten)]
     pub key: ApiKey,
+    /// The secret. Shown once; store it now.
     #[serde(rename = "rawKey")]
     pub raw_key: String,
 }
 
-/// What a rotation returns: the successor (with its secret) and the rotated key.
-#[derive(Debug, Clone, Serialize)]
+/// The new key (with its secret, shown once) and the old key with its new expiry.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ApiKeyRotation {
+    #[schemars(extend("const" = "api_key_rotation"))]
     object: &'static str,
+    /// The new key, with its secret (shown once).
+    #[schemars(transform = Component("ApiKeyWithSecret"))]
     pub new_key: ApiKeyWithSecret,
+    /// The replaced key, with its new expiry.
+    #[schemars(transform = Component("ApiKey"))]
     pub previous_key: ApiKey,
 }
 
@@ -195,7 +208,7 @@ pub fn create_key(
     spec: &KeySpec,
 ) -> Result<ApiKeyWithSecret, ApiError> {
     let mut errors = Errors::new();
-    errors.text("/name", &spec.name, 1, 100);
+    NAME.check(&mut errors, "/name", &spec.name);
     let scopes = match Scopes::parse_list(&spec.scopes.join(" ")) {
         Ok(s) if !s.is_empty() => Some(s),
         Ok(_) => {
@@ -358,16 +371,30 @@ pub(super) fn list_keys_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::page(rows, &page))
 }
 
-#[derive(Deserialize)]
+/// A key to create for a client.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct KeyCreate {
+#[schemars(rename = "ApiKeyCreate")]
+pub(super) struct KeyCreate {
+    #[schemars(transform = Kind::ApiClient)]
     client_id: String,
+    #[schemars(transform = &NAME)]
     name: String,
+    #[schemars(length(min = 1, max = 20), transform = scope_names)]
     scopes: Vec<String>,
     #[serde(default, rename = "companyScope")]
+    #[schemars(transform = Kind::Company, transform = crate::jsonschema::or_null)]
     company_scope: Option<String>,
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     expires_at: Option<String>,
+}
+
+/// `scopes`: each one of the scope names a key can hold.
+fn scope_names(schema: &mut schemars::Schema) {
+    if let Some(items) = schema.get_mut("items").and_then(|i| i.as_object_mut()) {
+        items.insert("enum".into(), Scope::all_names().into());
+    }
 }
 
 pub(super) fn create_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -425,10 +452,13 @@ pub(super) fn revoke_key_route(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> 
     )?))
 }
 
-#[derive(Deserialize, Default)]
+/// How long the key being replaced stays valid.
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Rotate {
+#[schemars(rename = "ApiKeyRotate")]
+pub(super) struct Rotate {
     #[serde(default, deserialize_with = "crate::routes::optional::present")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_GRACE_SECS))]
     grace_period_seconds: Option<i64>,
 }
 

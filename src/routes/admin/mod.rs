@@ -14,15 +14,12 @@ use crate::auth::Action;
 use crate::http::router::{param, Route, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
-use crate::validate::{id_schema, text_schema, OneOf};
 use audit::list_audit;
 use clients::{create_client_route, get_client, list_clients};
-use keys::{
-    create_key_route, get_key, list_keys_route, revoke_key_route, rotate_key_route, KEY_STATUSES,
-    MAX_GRACE_SECS,
-};
+use keys::{create_key_route, get_key, list_keys_route, revoke_key_route, rotate_key_route};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -128,105 +125,28 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let ts_null = json!({"type":["string","null"],"format":"date-time"});
-    let key_props = json!({
-        "id":{"type":"string","pattern":"^key_"},"object":{"const":"api_key"},"name":{"type":"string"},
-        "client_id":{"type":"string"},"prefix":{"type":"string"},"last_four":{"type":"string"},
-        "scopes":{"type":"array","items":{"type":"string"}},"companyScope":{"type":["string","null"]},
-        "status":OneOf(KEY_STATUSES).schema(),
-        "created_at":ts,"last_used_at":ts_null,"expires_at":ts_null,"revoked_at":ts_null,
-        "replaced_by":{"type":["string","null"]}});
-    let key_required = json!([
-        "id",
-        "object",
-        "name",
-        "client_id",
-        "prefix",
-        "last_four",
-        "scopes",
-        "companyScope",
-        "status",
-        "created_at",
-        "last_used_at",
-        "expires_at",
-        "revoked_at",
-        "replaced_by"
-    ]);
-    let mut with_secret = key_props.clone();
-    with_secret["rawKey"] =
-        json!({"type":"string","description":"The secret. Shown once; store it now."});
-    let mut with_secret_required = key_required.clone();
-    if let Some(a) = with_secret_required.as_array_mut() {
-        a.push(json!("rawKey"));
-    }
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "ApiClient",
-            json!({"type":"object","additionalProperties":false,
-            "required":["id","object","account_id","name","description","companyScope","created_at"],
-            "properties":{"id":{"type":"string","pattern":"^cli_"},"object":{"const":"api_client"},
-                "account_id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},
-                "companyScope":{"type":["string","null"],"description":"The company this client is bound to: its keys are all scoped to it."},
-                "created_at":ts}}),
-        ),
-        (
-            "ApiClientCreate",
-            json!({"type":"object","additionalProperties":false,"required":["name"],
-            "properties":{"name":text_schema(1, 100),
-                          "description":text_schema(0, 500),
-                          "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()}}}),
-        ),
-        (
-            "ApiKey",
-            json!({"type":"object","additionalProperties":false,"required":key_required,"properties":key_props}),
-        ),
-        (
-            "ApiKeyWithSecret",
-            json!({"type":"object","additionalProperties":false,"required":with_secret_required,"properties":with_secret}),
-        ),
-        (
-            "ApiKeyCreate",
-            json!({"type":"object","additionalProperties":false,"required":["client_id","name","scopes"],
-            "properties":{"client_id":id_schema(Kind::ApiClient),
-                "name":text_schema(1, 100),
-                "scopes":{"type":"array","minItems":1,"maxItems":20,"items":{"type":"string","enum":crate::auth::scopes::Scope::all_names()}},
-                "companyScope":{"type":["string","null"],"pattern":crate::ids::Kind::Company.pattern()},
-                "expires_at":{"type":["string","null"],"format":"date-time"}}}),
-        ),
-        (
-            "ApiKeyRotate",
-            json!({"type":"object","additionalProperties":false,
-            "properties":{"grace_period_seconds":{"type":"integer","minimum":0,"maximum":MAX_GRACE_SECS}}}),
-        ),
-        (
-            "ApiKeyRotation",
-            json!({"type":"object","additionalProperties":false,"required":["object","new_key","previous_key"],
-            "properties":{"object":{"const":"api_key_rotation"},"new_key":{"$ref":"#/components/schemas/ApiKeyWithSecret"},
-                "previous_key":{"$ref":"#/components/schemas/ApiKey"}}}),
-        ),
-        (
-            "AuditEntry",
-            json!({"type":"object","additionalProperties":false,
-            "required":["id","object","at","request_id","actor","client_id","method","route","status","outcome","count"],
-            "properties":{"id":{"type":"string"},"object":{"const":"audit_entry"},"at":ts,"request_id":{"type":"string"},
-                "actor":{"type":["string","null"]},"client_id":{"type":["string","null"]},"method":{"type":"string"},
-                "route":{"type":"string"},"status":{"type":"integer"},"outcome":{"type":"string"},
-                "count":{"type":"integer","minimum":1,"description":"Failures are aggregated per minute: how many requests this entry stands for (`at` and `request_id` are the first one's)."}}}),
-        ),
-        (
-            "ResetResult",
-            json!({"type":"object","additionalProperties":false,"required":["object","reset"],
-            "properties":{"object":{"const":"sandbox_reset"},"reset":{"const":true}}}),
-        ),
+        named_response::<clients::ApiClient>(),
+        named_body::<clients::ClientCreate>(),
+        named_response::<keys::ApiKey>(),
+        named_response::<keys::ApiKeyWithSecret>(),
+        named_body::<keys::KeyCreate>(),
+        named_body::<keys::Rotate>(),
+        named_response::<keys::ApiKeyRotation>(),
+        named_response::<audit::AuditEntry>(),
+        named_response::<ResetResult>(),
     ]
 }
 // ---- Sandbox ----------------------------------------------------------------------------------
 
-/// The body of a reset: `{"object":"sandbox_reset","reset":true}`.
-#[derive(Serialize)]
+/// What a sandbox reset restored.
+// The body of a reset: `{"object":"sandbox_reset","reset":true}`.
+#[derive(Serialize, JsonSchema)]
 struct ResetResult {
+    #[schemars(extend("const" = "sandbox_reset"))]
     object: &'static str,
+    #[schemars(extend("const" = true))]
     reset: bool,
 }
 

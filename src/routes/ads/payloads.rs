@@ -6,7 +6,9 @@ use crate::http::ApiError;
 use crate::ids::{AdId, Kind};
 use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
 use rusqlite::OptionalExtension;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 pub fn payloads() -> Vec<Payload> {
     vec![
@@ -118,13 +120,28 @@ fn assigned(s: &Subject<'_>) -> Result<Value, ApiError> {
 /// `ad.unassigned`: which ad left which screen.
 pub(super) fn unassigned(s: &Subject<'_>) -> Result<Value, ApiError> {
     let device = device_of(s)?;
-    Ok(
-        json!({"object": "ad_assignment", "ad_id": s.id, "device_id": device, "company_id": s.company}),
-    )
+    to_data(&Unassigned {
+        object: "ad_assignment",
+        ad_id: s.id,
+        device_id: device,
+        company_id: s.company,
+    })
+}
+
+// The `data` of `ad.unassigned`: no description of its own (the event type's says what it is).
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
+struct Unassigned<'a> {
+    #[schemars(extend("const" = "ad_assignment"))]
+    object: &'static str,
+    #[schemars(transform = Kind::Ad)]
+    ad_id: &'a str,
+    #[schemars(transform = Kind::Device)]
+    device_id: String,
+    #[schemars(transform = Kind::Company)]
+    company_id: &'a str,
 }
 
 fn unassigned_schema() -> Value {
-    json!({"type":"object","additionalProperties":false,"required":["object","ad_id","device_id","company_id"],
-        "properties":{"object":{"const":"ad_assignment"},"ad_id":{"type":"string","pattern":"^ad_"},
-            "device_id":{"type":"string","pattern":"^dev_"},"company_id":{"type":"string","pattern":"^cmp_"}}})
+    crate::jsonschema::response::<Unassigned<'_>>()
 }

@@ -6,7 +6,10 @@ use super::device::{self, Clock};
 use super::diagnostics::diagnostics;
 use crate::http::ApiError;
 use crate::ids::{DeviceId, Kind, PlaybackId, TypedId};
+use crate::routes::crud::Time;
 use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
@@ -55,24 +58,32 @@ pub(super) fn heartbeat(s: &Subject<'_>) -> Result<Value, ApiError> {
         .get("playback_errors_reported")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    Ok(json!({
-        "device_id": id.as_str(),
-        "last_seen": diag.last_seen,
-        "app_version": diag.app_version,
-        "current_ad_id": diag.current_ad.as_ref().map(|a| &a.id),
-        "playback_errors_reported": reported,
-    }))
+    to_data(&Heartbeat {
+        device_id: id.as_str(),
+        last_seen: diag.last_seen,
+        app_version: diag.app_version,
+        current_ad_id: diag.current_ad.map(|a| a.id),
+        playback_errors_reported: reported,
+    })
+}
+
+// The `data` of `device.heartbeat`: no description of its own (the event type's says what it is).
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
+struct Heartbeat<'a> {
+    #[schemars(transform = Kind::Device)]
+    device_id: &'a str,
+    /// The heartbeat's instant.
+    last_seen: Option<Time>,
+    app_version: Option<String>,
+    /// The ad the screen reports playing.
+    current_ad_id: Option<String>,
+    /// How many playback errors the heartbeat carried.
+    playback_errors_reported: u64,
 }
 
 fn heartbeat_schema() -> Value {
-    json!({"type":"object","additionalProperties":false,
-        "required":["device_id","last_seen","app_version","current_ad_id","playback_errors_reported"],
-        "properties":{
-            "device_id":{"type":"string","pattern":"^dev_"},
-            "last_seen":{"type":["string","null"],"format":"date-time","description":"The heartbeat's instant."},
-            "app_version":{"type":["string","null"]},
-            "current_ad_id":{"type":["string","null"],"description":"The ad the screen reports playing."},
-            "playback_errors_reported":{"type":"integer","minimum":0,"description":"How many playback errors the heartbeat carried."}}})
+    crate::jsonschema::response::<Heartbeat<'_>>()
 }
 
 /// The play a `device.playback_recorded` names.

@@ -6,22 +6,8 @@ use serde_json::{Map, Value};
 
 /// Schema name → what it is.
 const SCHEMAS: &[(&str, &str)] = &[
-    ("Health", "Whether the service is up, and how the MCP server authenticates its calls."),
-    ("Credential", "The calling credential as the server sees it: kind, scopes, company scope, client id and expiry. Never the secret."),
-    ("LoginRequest", "A demo user's username and password (internal testing only)."),
-    ("LoginToken", "A short-lived JWT to send as `Authorization: Bearer <access_token>`."),
-    ("ApiClient", "An integration of the account; its keys are sent with its id in `X-Service-Client-Id`."),
-    ("ApiClientCreate", "An API client to create."),
-    ("ApiKey", "An API key's metadata: prefix and last four characters, never the secret."),
-    ("ApiKeyWithSecret", "A key as created: the only time its secret `rawKey` is shown."),
-    ("ApiKeyCreate", "A key to create for a client."),
-    ("ApiKeyRotate", "How long the key being replaced stays valid."),
-    ("ApiKeyRotation", "The new key (with its secret, shown once) and the old key with its new expiry."),
-    ("AuditEntry", "One audited request: who, what route, the status and outcome."),
-    ("ResetResult", "What a sandbox reset restored."),
     ("SandboxClock", "The sandbox clock: the instant every part of the service reads, and its mode."),
     ("SandboxClockAdvanced", "What an advance of the clock did: from where to where, the due instants it stopped at, and what happened on the way."),
-    ("TokenSummary", "A company's token ledger over a range: opening and closing balance, added, spent, totals per kind."),
     ("SandboxFault", "A fault rule: which requests it matches, what it does to them, and how often it fired."),
     ("SandboxFaultRules", "Every fault rule of the sandbox, in the order they are tried."),
     ("SandboxSnapshot", "A saved state of the whole sandbox: its name, when it was taken and its size."),
@@ -71,10 +57,6 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("WebhookDrillAttemptsExpected", "The answer a correct receiver gives a drill delivery: `2xx` (accept) or `4xx` (refuse)."),
     ("ReadinessReportVerdict", "`ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed)."),
     ("ReadinessReportChecksStatus", "A check's outcome: `pass`, `fail`, or `not_observed` until what it judges happened."),
-    ("SignInLinkRequest", "Where the sign-in link opens: the console (default) or a screen's player."),
-    ("SignInLink", "A one-use sign-in link for the calling credential, valid for 10 minutes."),
-    ("SignInRequest", "The token of a sign-in link (what follows `#signin=`)."),
-    ("SignInSession", "A session token for the credential the link was made for, to send as `Authorization: Bearer`."),
 ];
 
 /// Schema name suffix → text, for schemas the table does not name.

@@ -80,11 +80,5 @@ fn scanned(s: &Subject<'_>) -> Result<Value, ApiError> {
 }
 
 fn scanned_schema() -> Value {
-    json!({"type":"object","additionalProperties":false,
-        "required":["qr_code_id","promotion_id","code","scanned_at","agent_class","scan_count","scans_since_last_event"],
-        "properties":{"qr_code_id":{"type":"string","pattern":"^qr_"},"promotion_id":{"type":"string","pattern":"^promo_"},
-            "code":{"type":"string"},"scanned_at":{"type":"string","format":"date-time"},
-            "agent_class":schema_ref("QrScanAgentClass"),
-            "scan_count":{"type":"integer","minimum":0,"description":"The code's scans in all."},
-            "scans_since_last_event":{"type":"integer","minimum":0,"description":"The scans since the code's previous `qr_code.scanned` event, this one included."}}})
+    crate::jsonschema::response::<crate::routes::scan::Scanned<'_>>()
 }

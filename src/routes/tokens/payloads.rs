@@ -5,7 +5,7 @@ use crate::http::ApiError;
 use crate::ids::Kind;
 use crate::ledger::{self, Purchase};
 use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub fn payloads() -> Vec<Payload> {
     vec![
@@ -66,7 +66,5 @@ fn purchased(s: &Subject<'_>) -> Result<Value, ApiError> {
 }
 
 fn purchase_schema() -> Value {
-    json!({"type":"object","additionalProperties":false,"required":["transaction","charge_id","invoice_id"],
-        "properties":{"transaction":schema_ref("TokenTransaction"),
-            "charge_id":{"type":"string","pattern":"^ch_"},"invoice_id":{"type":"string","pattern":"^inv_"}}})
+    crate::jsonschema::response::<Purchase>()
 }

@@ -5,8 +5,9 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The spend averaged: the last 30 days.
 const WINDOW_DAYS: i64 = 30;
@@ -40,17 +41,33 @@ pub(super) fn route() -> Route {
     .ok("TokenRunway")
 }
 
-#[derive(Serialize)]
+/// A company's token balance against its recent daily spend.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "TokenRunway")]
 struct Runway {
+    #[schemars(extend("const" = "token_runway"))]
     object: &'static str,
     company_id: String,
     balance: i64,
+    /// The days the spend is averaged over.
+    #[schemars(range(min = 1))]
     window_days: i64,
+    /// Tokens spent in the last `window_days` days.
+    #[schemars(range(min = 0))]
     spent_in_window: i64,
+    /// Average tokens spent per day over the window.
+    #[schemars(range(min = 0))]
     daily_burn: f64,
+    /// Days the balance lasts at that pace; null when nothing was spent.
+    #[schemars(range(min = 0))]
     days_left: Option<f64>,
+    /// The day (UTC) the balance runs out at that pace.
+    #[schemars(extend("format" = "date"))]
     runs_out_on: Option<String>,
+    /// Nothing left, or fewer than `low_below_days` days left.
     low: bool,
+    /// The threshold of `low`, in days.
+    #[schemars(range(min = 0))]
     low_below_days: f64,
 }
 
@@ -89,19 +106,5 @@ fn runway(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {
-    vec![(
-        "TokenRunway",
-        json!({"type":"object","additionalProperties":false,
-            "description":"A company's token balance against its recent daily spend.",
-            "required":["object","company_id","balance","window_days","spent_in_window","daily_burn",
-                "days_left","runs_out_on","low","low_below_days"],
-            "properties":{"object":{"const":"token_runway"},"company_id":{"type":"string"},
-                "balance":{"type":"integer"},"window_days":{"type":"integer","minimum":1,"description":"The days the spend is averaged over."},
-                "spent_in_window":{"type":"integer","minimum":0,"description":"Tokens spent in the last `window_days` days."},
-                "daily_burn":{"type":"number","minimum":0,"description":"Average tokens spent per day over the window."},
-                "days_left":{"type":["number","null"],"minimum":0,"description":"Days the balance lasts at that pace; null when nothing was spent."},
-                "runs_out_on":{"type":["string","null"],"format":"date","description":"The day (UTC) the balance runs out at that pace."},
-                "low":{"type":"boolean","description":"Nothing left, or fewer than `low_below_days` days left."},
-                "low_below_days":{"type":"number","minimum":0,"description":"The threshold of `low`, in days."}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Runway>()]
 }

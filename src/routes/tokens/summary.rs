@@ -8,8 +8,10 @@ use crate::ids::Kind;
 use crate::ledger::TX_KINDS;
 use crate::routes::crud::Time;
 use crate::routes::date_range;
+use crate::validate::OneOf;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub(super) fn route() -> Route {
     Route::get(
@@ -42,24 +44,36 @@ pub(super) fn route() -> Route {
     .ok("TokenSummary")
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct KindTotal {
+    #[schemars(transform = &OneOf(TX_KINDS))]
     kind: &'static str,
+    #[schemars(range(min = 0))]
     count: i64,
+    /// Sum of the amounts (negative for spending).
     tokens: i64,
 }
 
-#[derive(Serialize)]
+/// A company's token ledger over a range: opening and closing balance, added, spent, totals per
+/// kind.
+#[derive(Serialize, JsonSchema)]
 struct TokenSummary {
+    #[schemars(extend("const" = "token_summary"))]
     object: &'static str,
     company_id: String,
     from: Time,
+    /// Exclusive.
     to: Time,
     opening_balance: i64,
     closing_balance: i64,
+    /// Tokens credited: grants, purchases, refunds.
+    #[schemars(range(min = 0))]
     added: i64,
+    /// Tokens debited, as a positive number.
+    #[schemars(range(min = 0))]
     spent: i64,
     net: i64,
+    #[schemars(range(min = 0))]
     transaction_count: i64,
     by_kind: Vec<KindTotal>,
 }
@@ -147,23 +161,5 @@ fn summary(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let int = json!({"type":"integer"});
-    let count = json!({"type":"integer","minimum":0});
-    let kind = json!({"type":"object","additionalProperties":false,"required":["kind","count","tokens"],
-        "properties":{"kind":{"type":"string","enum":TX_KINDS},"count":count,
-            "tokens":{"type":"integer","description":"Sum of the amounts (negative for spending)."}}});
-    vec![(
-        "TokenSummary",
-        json!({"type":"object","additionalProperties":false,
-            "required":["object","company_id","from","to","opening_balance","closing_balance","added",
-                "spent","net","transaction_count","by_kind"],
-            "properties":{"object":{"const":"token_summary"},"company_id":{"type":"string"},
-                "from":ts,"to":{"type":"string","format":"date-time","description":"Exclusive."},
-                "opening_balance":int,"closing_balance":int,
-                "added":{"type":"integer","minimum":0,"description":"Tokens credited: grants, purchases, refunds."},
-                "spent":{"type":"integer","minimum":0,"description":"Tokens debited, as a positive number."},
-                "net":int,"transaction_count":count,
-                "by_kind":{"type":"array","items":kind}}}),
-    )]
+    vec![crate::jsonschema::named_response::<TokenSummary>()]
 }

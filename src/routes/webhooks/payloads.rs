@@ -5,6 +5,8 @@ use super::webhook::{load, Webhook};
 use crate::http::ApiError;
 use crate::ids::{Kind, WebhookId};
 use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub fn payloads() -> Vec<Payload> {
@@ -64,15 +66,25 @@ fn disabled_schema() -> Value {
 
 /// `webhook.test`: the webhook it is sent to.
 pub(super) fn test(s: &Subject<'_>) -> Result<Value, ApiError> {
-    Ok(json!({
-        "webhook_id": s.id,
-        "message": "A test event sent with POST /webhooks/{id}/test.",
-        "webhook": to_data(&webhook(s)?)?,
-    }))
+    to_data(&TestEvent {
+        webhook_id: s.id,
+        message: "A test event sent with POST /webhooks/{id}/test.",
+        webhook: webhook(s)?,
+    })
+}
+
+// The `data` of `webhook.test`: no description of its own (the event type's says what it is).
+// Field order is the order of the JSON members.
+#[derive(Serialize, JsonSchema)]
+struct TestEvent<'a> {
+    #[schemars(transform = Kind::Webhook)]
+    webhook_id: &'a str,
+    message: &'static str,
+    /// The webhook the test is sent to, as `GET /webhooks/{id}` shows it.
+    #[schemars(transform = crate::jsonschema::Component("Webhook"))]
+    webhook: Webhook,
 }
 
 fn test_schema() -> Value {
-    json!({"type":"object","additionalProperties":false,"required":["webhook_id","message","webhook"],
-        "properties":{"webhook_id":{"type":"string","pattern":"^wh_"},"message":{"type":"string"},
-            "webhook":schema_ref("Webhook")}})
+    crate::jsonschema::response::<TestEvent<'_>>()
 }
