@@ -46,8 +46,6 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("ApiKeyRotation", "The new key (with its secret, shown once) and the old key with its new expiry."),
     ("AuditEntry", "One audited request: who, what route, the status and outcome."),
     ("ResetResult", "What a sandbox reset restored."),
-    ("SandboxClock", "The sandbox clock: the instant every part of the service reads, and its mode."),
-    ("SandboxClockAdvanced", "What an advance of the clock did: from where to where, the due instants it stopped at, and what happened on the way."),
     ("QrScan", "One scan of a QR code's short link: when, and the class of the scanning device. No IP address."),
     ("PromotionReport", "A promotion's scans: the total, per UTC day, per user-agent class and per code."),
     ("TokenSummary", "A company's token ledger over a range: opening and closing balance, added, spent, totals per kind."),

@@ -132,6 +132,7 @@ const HAND: &[(&str, &str)] = &[
     ("succeeded", "1"),
     ("awaited", "0"),
     ("pending", "0"),
+    ("SandboxWebhookDrained.next_attempt_at", "null"),
     ("sink", r#""northwind-grocers""#),
     ("received_at", r#""2026-03-02T09:00:00Z""#),
     ("webhook_id_header", r#""evt_0mm8k2a1b00000000000""#),
