@@ -51,8 +51,6 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("TokenSummary", "A company's token ledger over a range: opening and closing balance, added, spent, totals per kind."),
     ("WebhookDelivery", "One event sent (or to be sent) to one webhook, with every attempt. Never the secret or a signature."),
     ("Event", "A domain event: what changed, the object it concerns, who caused it and through which door."),
-    ("SandboxFault", "A fault rule: which requests it matches, what it does to them, and how often it fired."),
-    ("SandboxFaultRules", "Every fault rule of the sandbox, in the order they are tried."),
     ("SandboxSnapshot", "A saved state of the whole sandbox: its name, when it was taken and its size."),
     ("SandboxSnapshotSet", "Every saved snapshot of the sandbox."),
     ("SandboxSnapshotRestored", "What a restore put back, and how long it took."),
