@@ -51,7 +51,6 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("TokenSummary", "A company's token ledger over a range: opening and closing balance, added, spent, totals per kind."),
     ("WebhookDelivery", "One event sent (or to be sent) to one webhook, with every attempt. Never the secret or a signature."),
     ("Event", "A domain event: what changed, the object it concerns, who caused it and through which door."),
-    ("SandboxDeviceSimulation", "A screen's behaviour in the simulated fleet after a change: its profile, or the one-off event it reported."),
     ("PlaybackSource", "Who reported a play: `player` (a real player, `POST /devices/{id}/playbacks`) or `simulator` (the simulated fleet)."),
     ("QrScanAgentClass", "The class of device that scanned: `ios`, `android`, `desktop`, `bot` (crawlers, link previews, scripts) or `other`."),
     ("WebhookDeliveryStatus", "Where a delivery is: `pending` (attempts left), `succeeded` (a 2xx arrived) or `failed` (no attempt left)."),
