@@ -82,7 +82,6 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("SandboxClockMode", "`system`: the clock follows the system time; `frozen`: it moves only when advanced."),
     // The request journal, the webhook drills and the readiness report (`crate::sandbox`).
     ("RequestEntryList", "A page of journal entries, newest first."),
-    ("RequestCount", "How many journal entries match (the answer to `count=true`)."),
     ("RequestEntryListOrCount", "A page of journal entries, or with `count=true` how many match."),
     ("RequestEntryVia", "Through which door the request came: `rest`, or `mcp` (a tool call)."),
     ("RequestEntryCredentials", "Which kind of credential a request presented (never its value): `none`, `api_key` or `bearer`."),
