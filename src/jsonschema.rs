@@ -136,6 +136,32 @@ pub fn named_body<T: schemars::JsonSchema>() -> (&'static str, Value) {
     (leak_name::<T>(), body::<T>())
 }
 
+/// A field that is the named component `T`, by reference (`#[schemars(transform =
+/// jsonschema::component::<T>)]`): the component is described once, where it is named. The
+/// reference replaces the whole field schema, a doc comment included (the component carries it).
+pub fn component<T: schemars::JsonSchema>(schema: &mut schemars::Schema) {
+    *schema = schemars::json_schema!({ "$ref": reference::<T>() });
+}
+
+/// A list field whose items are the named component `T`, by reference (`#[schemars(transform =
+/// jsonschema::items::<T>)]`).
+pub fn items<T: schemars::JsonSchema>(schema: &mut schemars::Schema) {
+    schema.insert(
+        "items".into(),
+        serde_json::json!({ "$ref": reference::<T>() }),
+    );
+}
+
+/// No `default` on a field's schema: `#[serde(default)]` of a struct whose default is "nothing
+/// asked" (every member absent) says nothing a reader needs (`transform = jsonschema::no_default`).
+pub fn no_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
+}
+
+fn reference<T: schemars::JsonSchema>() -> String {
+    format!("#/components/schemas/{}", T::schema_name())
+}
+
 /// The component name of `T`: built once per type at start-up, so keeping it is bounded.
 fn leak_name<T: schemars::JsonSchema>() -> &'static str {
     match T::schema_name() {

@@ -86,6 +86,23 @@ impl schemars::transform::Transform for &OneOf {
     }
 }
 
+/// A field that holds one of the values or `null`, on its derived schema:
+/// `#[schemars(transform = NullableOneOf(METHODS))]` (the values stay a string enum of their own).
+pub struct NullableOneOf(pub &'static [&'static str]);
+
+impl schemars::transform::Transform for NullableOneOf {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        let description = schema.remove("description");
+        *schema = schemars::json_schema!({"anyOf": [
+            {"type": "string", "enum": self.0},
+            {"type": "null"}
+        ]});
+        if let Some(description) = description {
+            schema.insert("description".into(), description);
+        }
+    }
+}
+
 /// JSON Schema of an id of `kind`, matching [`crate::ids::is_valid`].
 pub fn id_schema(kind: Kind) -> Value {
     json!({"type":"string","pattern":kind.pattern()})

@@ -26,7 +26,10 @@ use super::error::ApiError;
 use super::exchange::Exchange;
 use super::response::Response;
 use crate::auth::{Action, Principal};
+use crate::ids::Kind;
+use crate::validate::NullableOneOf;
 use hyper::{HeaderMap, Method, StatusCode};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -39,80 +42,119 @@ pub const MAX_DELAY_MS: u64 = 30_000;
 pub const MAX_TIMES: u64 = 1_000_000;
 /// The header every injected answer carries: the rule's id, or `prefer`.
 pub const HEADER: &str = "signage-fault";
+/// The methods a rule may match.
+pub const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+/// The longest path pattern a rule may match.
+pub const MAX_PATH: usize = 200;
+/// The longest `detail` of an injected problem.
+pub const MAX_DETAIL: usize = 500;
+/// The longest `retry_after` an injected status may send (a day).
+pub const MAX_RETRY_AFTER: u32 = 86_400;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Via {
-    /// A REST request from a client.
+    // A REST request from a client.
     Rest,
-    /// The internal REST request of an MCP tool call.
+    // The internal REST request of an MCP tool call.
     Mcp,
     #[default]
     Any,
 }
 
-/// Which requests a rule applies to; every criterion given must hold (none: every request).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+/// Which requests the rule applies to; every criterion given must hold, none given matches every
+/// faultable request.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Matcher {
+    /// An operationId from /openapi.json (not a public or /_sandbox/ one).
     #[serde(default)]
     pub operation_id: Option<String>,
     #[serde(default)]
+    #[schemars(transform = NullableOneOf(METHODS))]
     pub method: Option<String>,
     /// A path pattern: `*` matches one segment, a final `**` any rest (`/devices/*`).
     #[serde(default)]
+    #[schemars(length(max = MAX_PATH))]
     pub path: Option<String>,
+    /// Only requests made with this API key (directly or through MCP).
     #[serde(default)]
+    #[schemars(regex(pattern = Kind::ApiKey.pattern()))]
     pub key_id: Option<String>,
+    /// `mcp`: the internal REST request of an MCP tool call (an `isError` result).
     #[serde(default)]
     pub via: Via,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum FaultAction {
-    /// Answer this status with a problem body instead of running the request.
+    /// Answer this status with a problem+json body (`code: injected_fault`) instead of running the
+    /// request.
     Status {
+        #[schemars(range(min = 400, max = 599))]
         status: u16,
         #[serde(default)]
+        #[schemars(length(min = 1, max = MAX_DETAIL))]
         detail: Option<String>,
-        /// Seconds for a `Retry-After` header.
+        /// Seconds, sent as Retry-After.
         #[serde(default)]
+        #[schemars(range(min = 0, max = MAX_RETRY_AFTER))]
         retry_after: Option<u32>,
     },
     /// Run the request, then hold its answer back.
-    Delay { delay_ms: u64 },
-    /// Close the connection without answering; the request is not run.
+    Delay {
+        #[schemars(range(min = 1, max = MAX_DELAY_MS))]
+        delay_ms: u64,
+    },
+    /// Close the connection without an answer; the request is not run.
     Drop,
 }
 
-/// A rule as created (`POST /_sandbox/faults`).
-#[derive(Debug, Deserialize)]
+/// At most 100 rules per sandbox; they are kept in memory, tried in creation order, and the first
+/// that fires applies.
+// The number is [`MAX_RULES`] (a test holds them together).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SandboxFaultNew")]
 pub struct NewRule {
     #[serde(rename = "match", default)]
+    #[schemars(transform = crate::jsonschema::no_default)]
     pub matcher: Matcher,
     pub action: FaultAction,
     /// Fire this many times, then stay listed, exhausted. Unset: no limit.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_TIMES))]
     pub times: Option<u64>,
-    /// Fire on this share of matching requests, drawn from the (seeded) generator. Unset: all.
+    /// Greater than 0. Fire on this share of matching requests, drawn from the sandbox generator
+    /// (reproducible with a seed). Unset: every one.
     #[serde(default)]
+    #[schemars(range(min = 0, max = 1))]
     pub probability: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// A fault rule: which requests it matches, what it does to them, and how often it fired.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[schemars(rename = "SandboxFault")]
 pub struct Rule {
+    #[schemars(extend("const" = "sandbox_fault"))]
     pub object: &'static str,
+    #[schemars(transform = Kind::Fault)]
     pub id: String,
     #[serde(rename = "match")]
     pub matcher: Matcher,
     pub action: FaultAction,
+    /// Fire this many times, then stay listed, exhausted. Unset: no limit.
+    #[schemars(range(min = 1, max = MAX_TIMES))]
     pub times: Option<u64>,
+    /// Greater than 0. Fire on this share of matching requests, drawn from the sandbox generator
+    /// (reproducible with a seed). Unset: every one.
+    #[schemars(range(min = 0, max = 1))]
     pub probability: Option<f64>,
-    /// Firings left (`null`: no limit).
+    /// Firings left; null: no limit.
     pub remaining: Option<u64>,
     pub fired: u64,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
     /// The position of the rule's own stream of draws (for `probability`).
     #[serde(skip)]

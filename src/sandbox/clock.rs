@@ -10,13 +10,18 @@ use crate::http::{ApiError, App, Ctx, Response};
 use crate::routes::time_driven::{run, run_each};
 use crate::time::rfc3339;
 use crate::timeline::{Report, TimelineError};
+use crate::validate::OneOf;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The longest one advance may move the clock (a year): the work an advance does grows with the
 /// span, so one request cannot ask for a century of it.
 pub const MAX_ADVANCE_SECS: i64 = 366 * 86_400;
+
+/// The clock's modes, as [`crate::time::Mode::as_str`] writes them.
+const MODE: OneOf = OneOf(&["system", "frozen"]);
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -46,13 +51,24 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-#[derive(Serialize)]
+/// The sandbox clock: the instant every part of the service reads, and its mode.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxClock")]
 struct ClockView {
+    #[schemars(extend("const" = "sandbox_clock"))]
     object: &'static str,
+    #[schemars(extend("format" = "date-time"))]
     now: String,
+    /// `system` runs: the system time plus `offset_seconds`; `frozen` moves only through `POST
+    /// /_sandbox/clock/advance`.
+    #[schemars(transform = &MODE)]
     mode: &'static str,
-    /// How far a running clock is ahead of the system time; 0 when frozen.
+    /// How far advances have moved a running clock ahead of the system time (it keeps running
+    /// from there); 0 when frozen.
+    #[schemars(range(min = 0))]
     offset_seconds: i64,
+    /// The instant the sandbox started at: the demo fixtures are anchored to it.
+    #[schemars(extend("format" = "date-time"))]
     started_at: String,
 }
 
@@ -70,25 +86,51 @@ fn get_clock(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&view(ctx.app)))
 }
 
-#[derive(Deserialize)]
+/// Exactly one of `seconds` and `to`.
+// `default` on `seconds` and `to` only tells the schema they are optional: serde reads an absent
+// `Option` as `None` either way.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SandboxClockAdvance")]
 struct Advance {
+    /// How far to move the clock.
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 0, max = MAX_ADVANCE_SECS))]
     seconds: Option<i64>,
+    /// The instant to move the clock to; not before its now.
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     to: Option<String>,
-    /// Drain the webhook outbox at every stop ([`super::outbox`]).
+    /// Before moving, at every stop on the way and at the end, send every webhook delivery due
+    /// and wait until each outcome is recorded, as `POST /_sandbox/webhooks/drain` does; default
+    /// false.
+    // Drains the webhook outbox at every stop ([`super::outbox`]).
     #[serde(default)]
     drain: bool,
+    /// With `drain`: how long the drains of this advance may wait in all (default 10000); when it
+    /// passes the answer is 408 `drain_timeout` with the clock where it stopped.
     #[serde(default, deserialize_with = "crate::routes::present")]
+    #[schemars(with = "u64", range(min = 1, max = super::outbox::MAX_TIMEOUT_MS))]
     drain_timeout_ms: Option<u64>,
 }
 
-#[derive(Serialize)]
+/// What an advance of the clock did: from where to where, the due instants it stopped at, and
+/// what happened on the way.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxClockAdvanced")]
 struct Advanced {
+    #[schemars(extend("const" = "sandbox_clock_advance"))]
     object: &'static str,
+    #[schemars(extend("format" = "date-time"))]
     from: String,
+    #[schemars(extend("format" = "date-time"))]
     to: String,
+    #[schemars(extend("format" = "date-time"))]
     now: String,
+    #[schemars(transform = &MODE)]
     mode: &'static str,
+    /// A running clock's offset after the advance; 0 when frozen.
+    #[schemars(range(min = 0))]
     offset_seconds: i64,
     /// Due instants the clock stopped at on the way.
     steps: u64,
@@ -199,36 +241,23 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    let counts = json!({"type":"object","additionalProperties":{"type":"integer","minimum":0}});
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "SandboxClock",
-            json!({"type":"object","additionalProperties":false,
-            "required":["object","now","mode","offset_seconds","started_at"],
-            "properties":{"object":{"const":"sandbox_clock"},"now":ts,
-                "mode":{"type":"string","enum":["system","frozen"],"description":"`system` runs: the system time plus `offset_seconds`; `frozen` moves only through `POST /_sandbox/clock/advance`."},
-                "offset_seconds":{"type":"integer","minimum":0,"description":"How far advances have moved a running clock ahead of the system time (it keeps running from there); 0 when frozen."},
-                "started_at":{"type":"string","format":"date-time","description":"The instant the sandbox started at: the demo fixtures are anchored to it."}}}),
-        ),
-        (
-            "SandboxClockAdvance",
-            json!({"type":"object","additionalProperties":false,
-            "description":"Exactly one of `seconds` and `to`.",
-            "properties":{"seconds":{"type":"integer","minimum":0,"maximum":MAX_ADVANCE_SECS,"description":"How far to move the clock."},
-                "to":{"type":"string","format":"date-time","description":"The instant to move the clock to; not before its now."},
-                "drain":{"type":"boolean","description":"Before moving, at every stop on the way and at the end, send every webhook delivery due and wait until each outcome is recorded, as `POST /_sandbox/webhooks/drain` does; default false."},
-                "drain_timeout_ms":{"type":"integer","minimum":1,"maximum":super::outbox::MAX_TIMEOUT_MS,"description":"With `drain`: how long the drains of this advance may wait in all (default 10000); when it passes the answer is 408 `drain_timeout` with the clock where it stopped."}}}),
-        ),
-        (
-            "SandboxClockAdvanced",
-            json!({"type":"object","additionalProperties":false,
-            "required":["object","from","to","now","mode","offset_seconds","steps","transitions","events"],
-            "properties":{"object":{"const":"sandbox_clock_advance"},"from":ts,"to":ts,"now":ts,
-                "mode":{"type":"string","enum":["system","frozen"]},
-                "offset_seconds":{"type":"integer","minimum":0,"description":"A running clock's offset after the advance; 0 when frozen."},
-                "steps":{"type":"integer","minimum":0,"description":"Due instants the clock stopped at on the way."},
-                "transitions":counts,"events":counts}}),
-        ),
+        named_response::<ClockView>(),
+        named_body::<Advance>(),
+        named_response::<Advanced>(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::time::Mode;
+
+    #[test]
+    fn the_documented_modes_are_the_clocks() {
+        for mode in [Mode::System, Mode::Frozen] {
+            assert!(super::MODE.0.contains(&mode.as_str()), "{mode:?}");
+        }
+        assert_eq!(super::MODE.0.len(), 2);
+    }
 }

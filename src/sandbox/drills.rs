@@ -19,9 +19,11 @@ use crate::auth::Action;
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{TypedId, WebhookId};
+use crate::validate::OneOf;
 use crate::webhooks::send::{Client, Outcome};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -38,6 +40,12 @@ pub const KINDS: &[&str] = &[
 /// How far a stale (or future) drill's timestamp is from now (seconds): twice the 5 minutes
 /// verifiers tolerate.
 pub const STALE_SECS: i64 = 600;
+
+const KIND: OneOf = OneOf(KINDS);
+/// A drill's verdicts, as [`run`] draws them.
+const VERDICT: OneOf = OneOf(&["pass", "fail"]);
+/// What a drill delivery expects back, as [`grade`] writes it.
+const EXPECTED: OneOf = OneOf(&["2xx", "4xx"]);
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -59,40 +67,20 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let attempt = json!({"type":"object","required":["webhook_id","expected","status","latency_ms","error","pass"],
-        "properties":{"webhook_id":{"type":"string","description":"The `webhook-id` header sent."},
-            "expected":{"type":"string","enum":["2xx","4xx"],"description":"The answer a correct receiver gives."},
-            "status":{"type":["integer","null"]},"latency_ms":{"type":"integer"},
-            "error":{"type":["string","null"],"description":"Why no answer came (connection refused, timed out, ...)."},
-            "pass":{"type":"boolean","description":"The answer was the expected one (and a 2xx came within 5 s)."}}});
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "WebhookDrillNew",
-            json!({"type":"object","additionalProperties":false,"required":["kind"],
-            "properties":{"kind":{"type":"string","enum":KINDS}}}),
-        ),
-        (
-            "WebhookDrill",
-            json!({"type":"object",
-            "required":["object","id","webhook_id","company_id","account_id","kind","verdict","at","attempts"],
-            "properties":{"object":{"const":"webhook_drill"},"id":{"type":"string"},
-                "webhook_id":{"type":"string"},"company_id":{"type":"string"},"account_id":{"type":"string"},
-                "kind":{"type":"string","enum":KINDS,"description":"The drill kind."},"verdict":{"type":"string","enum":["pass","fail"],"description":"`pass` when every answer was the expected one."},
-                "at":{"type":"string","format":"date-time"},"attempts":{"type":"array","items":attempt}}}),
-        ),
-        (
-            "WebhookDrillList",
-            json!({"type":"object","additionalProperties":false,"required":["object","data","has_more","next_cursor"],
-            "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/WebhookDrill"}},
-                "has_more":{"const":false,"description":"Always false: the drills kept for a webhook are all on this page."},
-                "next_cursor":{"const":null,"description":"Always null: there is no next page."}}}),
-        ),
+        named_body::<NewDrill>(),
+        named_response::<Drill>(),
+        named_response::<DrillList>(),
     ]
 }
 
-#[derive(Deserialize)]
+/// Which webhook drill to run.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "WebhookDrillNew")]
 struct NewDrill {
+    #[schemars(transform = &KIND)]
     kind: String,
 }
 
@@ -106,25 +94,41 @@ struct Send {
     expect_2xx: bool,
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug)]
+// Open to members it does not list (`additionalProperties` is not false), as documented before
+// its schema was derived; so is [`Drill`].
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[schemars(extend("additionalProperties" = true))]
 pub struct Attempt {
+    /// The `webhook-id` header sent.
     pub webhook_id: String,
+    /// The answer a correct receiver gives.
+    #[schemars(transform = &EXPECTED)]
     pub expected: String,
     pub status: Option<u16>,
     pub latency_ms: i64,
+    /// Why no answer came (connection refused, timed out, ...).
     pub error: Option<String>,
+    /// The answer was the expected one (and a 2xx came within 5 s).
     pub pass: bool,
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug)]
+/// A webhook drill: what was sent, how the receiver answered each delivery, and the verdict.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[schemars(rename = "WebhookDrill", extend("additionalProperties" = true))]
 pub struct Drill {
+    #[schemars(extend("const" = "webhook_drill"))]
     pub object: String,
     pub id: String,
     pub webhook_id: String,
     pub company_id: String,
     pub account_id: String,
+    /// The drill kind.
+    #[schemars(transform = &KIND)]
     pub kind: String,
+    /// `pass` when every answer was the expected one.
+    #[schemars(transform = &VERDICT)]
     pub verdict: String,
+    #[schemars(extend("format" = "date-time"))]
     pub at: String,
     pub attempts: Vec<Attempt>,
     /// A digest of the webhook's URL when it was drilled (kept beside the drill, not shown).
@@ -456,7 +460,26 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .read(|c| kept(c, &hook.account_id, Some(id.as_str()), floor, None))
         .map_err(|e| ApiError::Internal(format!("journal: {e}")))?;
     drills.reverse();
-    Ok(Response::ok(
-        &json!({"object": "list", "data": drills, "has_more": false, "next_cursor": null}),
-    ))
+    Ok(Response::ok(&DrillList {
+        object: "list",
+        data: drills,
+        has_more: false,
+        next_cursor: (),
+    }))
+}
+
+/// The drills kept for one webhook, newest first.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "WebhookDrillList")]
+struct DrillList {
+    #[schemars(extend("const" = "list"))]
+    object: &'static str,
+    #[schemars(transform = crate::jsonschema::items::<Drill>)]
+    data: Vec<Drill>,
+    /// Always false: the drills kept for a webhook are all on this page.
+    #[schemars(extend("const" = false))]
+    has_more: bool,
+    /// Always null: there is no next page.
+    #[schemars(extend("const" = null))]
+    next_cursor: (),
 }

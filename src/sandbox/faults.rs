@@ -3,13 +3,15 @@
 use crate::auth::Action;
 use crate::http::error::FieldError;
 use crate::http::faults::{
-    faultable, FaultAction, NewRule, Rule, MAX_DELAY_MS, MAX_RULES, MAX_TIMES,
+    faultable, FaultAction, NewRule, Rule, MAX_DELAY_MS, MAX_DETAIL, MAX_PATH, MAX_RETRY_AFTER,
+    MAX_RULES, MAX_TIMES, METHODS,
 };
 use crate::http::router::{Route, Router};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{FaultId, Kind};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -75,7 +77,7 @@ fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
         }
     }
     if let Some(method) = &m.method {
-        if !matches!(method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
+        if !METHODS.contains(&method.as_str()) {
             bad(
                 "/match/method",
                 "invalid",
@@ -87,7 +89,7 @@ fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
         let ok_chars = path
             .bytes()
             .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#');
-        if !path.starts_with('/') || path.len() > 200 || !ok_chars {
+        if !path.starts_with('/') || path.len() > MAX_PATH || !ok_chars {
             bad("/match/path", "invalid", "a path such as `/devices/*` (at most 200 characters; `*` matches one segment, a final `**` any rest)".into());
         } else if path.starts_with("/_sandbox") {
             bad(
@@ -117,7 +119,7 @@ fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
             }
             if detail
                 .as_ref()
-                .is_some_and(|d| d.is_empty() || d.chars().count() > 500)
+                .is_some_and(|d| d.is_empty() || d.chars().count() > MAX_DETAIL)
             {
                 bad(
                     "/action/detail",
@@ -125,7 +127,7 @@ fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
                     "1 to 500 characters".into(),
                 );
             }
-            if retry_after.is_some_and(|s| s > 86_400) {
+            if retry_after.is_some_and(|s| s > MAX_RETRY_AFTER) {
                 bad(
                     "/action/retry_after",
                     "out_of_range",
@@ -161,9 +163,13 @@ fn validate(new: &NewRule, router: &Router) -> Result<(), ApiError> {
     }
 }
 
-#[derive(Serialize)]
+/// Every fault rule of the sandbox, in the order they are tried.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxFaultRules")]
 struct RuleList {
+    #[schemars(extend("const" = "sandbox_fault_list"))]
     object: &'static str,
+    #[schemars(length(max = MAX_RULES), transform = crate::jsonschema::items::<Rule>)]
     data: Vec<Rule>,
 }
 
@@ -189,51 +195,25 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let id: Value = serde_json::from_str(Kind::Fault.schema()).unwrap_or(Value::Null);
-    let text = |max: u32| json!({"type":["string","null"],"minLength":1,"maxLength":max});
-    let matcher = json!({"type":"object","additionalProperties":false,
-        "description":"Which requests the rule applies to; every criterion given must hold, none given matches every faultable request.",
-        "properties":{
-            "operation_id":{"type":["string","null"],"description":"An operationId from /openapi.json (not a public or /_sandbox/ one)."},
-            "method":{"anyOf":[{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},{"type":"null"}]},
-            "path":{"type":["string","null"],"maxLength":200,"description":"A path pattern: `*` matches one segment, a final `**` any rest (`/devices/*`)."},
-            "key_id":{"type":["string","null"],"pattern":Kind::ApiKey.pattern(),"description":"Only requests made with this API key (directly or through MCP)."},
-            "via":{"type":"string","enum":["rest","mcp","any"],"default":"any","description":"`mcp`: the internal REST request of an MCP tool call (an `isError` result)."}}});
-    let action = json!({"oneOf":[
-        {"type":"object","additionalProperties":false,"required":["type","status"],
-         "properties":{"type":{"const":"status"},"status":{"type":"integer","minimum":400,"maximum":599},
-            "detail":text(500),"retry_after":{"type":["integer","null"],"minimum":0,"maximum":86400,"description":"Seconds, sent as Retry-After."}},
-         "description":"Answer this status with a problem+json body (`code: injected_fault`) instead of running the request."},
-        {"type":"object","additionalProperties":false,"required":["type","delay_ms"],
-         "properties":{"type":{"const":"delay"},"delay_ms":{"type":"integer","minimum":1,"maximum":MAX_DELAY_MS}},
-         "description":"Run the request, then hold its answer back."},
-        {"type":"object","additionalProperties":false,"required":["type"],
-         "properties":{"type":{"const":"drop"}},
-         "description":"Close the connection without an answer; the request is not run."}]});
-    let times = json!({"type":["integer","null"],"minimum":1,"maximum":MAX_TIMES,"description":"Fire this many times, then stay listed, exhausted. Unset: no limit."});
-    let probability = json!({"type":["number","null"],"minimum":0,"maximum":1,"description":"Greater than 0. Fire on this share of matching requests, drawn from the sandbox generator (reproducible with a seed). Unset: every one."});
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "SandboxFaultNew",
-            json!({"type":"object","additionalProperties":false,"required":["action"],
-            "description":format!("At most {MAX_RULES} rules per sandbox; they are kept in memory, tried in creation order, and the first that fires applies."),
-            "properties":{"match":matcher,"action":action,"times":times,"probability":probability}}),
-        ),
-        (
-            "SandboxFault",
-            json!({"type":"object","additionalProperties":false,
-            "required":["object","id","match","action","times","probability","remaining","fired","created_at"],
-            "properties":{"object":{"const":"sandbox_fault"},"id":id,"match":matcher,"action":action,
-                "times":times,"probability":probability,
-                "remaining":{"type":["integer","null"],"minimum":0,"description":"Firings left; null: no limit."},
-                "fired":{"type":"integer","minimum":0},
-                "created_at":{"type":"string","format":"date-time"}}}),
-        ),
-        (
-            "SandboxFaultRules",
-            json!({"type":"object","additionalProperties":false,"required":["object","data"],
-            "properties":{"object":{"const":"sandbox_fault_list"},
-                "data":{"type":"array","maxItems":MAX_RULES,"items":{"$ref":"#/components/schemas/SandboxFault"}}}}),
-        ),
+        named_body::<NewRule>(),
+        named_response::<Rule>(),
+        named_response::<RuleList>(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_rule_limit_is_the_enforced_one() {
+        let schema = crate::jsonschema::body::<NewRule>();
+        let text = schema["description"].as_str().unwrap_or("");
+        assert!(
+            text.starts_with(&format!("At most {MAX_RULES} rules")),
+            "{text}"
+        );
+    }
 }

@@ -7,13 +7,18 @@ use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{DeviceId, TypedId};
 use crate::routes::crud::Time;
-use crate::validate::Errors;
+use crate::validate::{Errors, OneOf};
 use rusqlite::OptionalExtension;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub const EVENTS: &[&str] = &["playback_error"];
 const DEFAULT_MESSAGE: &str = "Simulated playback error";
+/// What a simulated playback error's `code` may be (as [`code_ok`] checks it).
+const CODE_PATTERN: &str = "^[0-9A-Za-z._-]{1,64}$";
+/// The longest message of a simulated playback error.
+const MAX_MESSAGE: usize = 500;
 
 pub fn routes() -> Vec<Route> {
     vec![Route::post(
@@ -30,27 +35,48 @@ pub fn routes() -> Vec<Route> {
     .not_idempotent()]
 }
 
-#[derive(Deserialize)]
+/// Exactly one of `profile` and `event` (with `code`, optionally `message`).
+// `default` only tells the schema every member is optional: serde reads an absent `Option` as
+// `None` either way.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SandboxDeviceSimulate")]
 struct Simulate {
+    /// `steady` heartbeats every 60 s and plays its ads; `flaky` also drops out 15 minutes every
+    /// 12 hours; `failing_playback` also reports a playback error every 8 hours; `offline` goes
+    /// silent.
+    #[serde(default)]
+    #[schemars(with = "String", transform = &OneOf(SETTABLE))]
     profile: Option<String>,
+    /// A one-off event, recorded now.
+    #[serde(default)]
+    #[schemars(with = "String", transform = &OneOf(EVENTS))]
     event: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", regex(pattern = CODE_PATTERN))]
     code: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = MAX_MESSAGE))]
     message: Option<String>,
 }
 
-#[derive(Serialize)]
+/// A screen's behaviour in the simulated fleet after a change: its profile, or the one-off event
+/// it reported.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxDeviceSimulation")]
 struct Simulation {
+    #[schemars(extend("const" = "sandbox_device_simulation"))]
     object: &'static str,
     device_id: String,
     company_id: String,
+    #[schemars(transform = &OneOf(simulator::PROFILES))]
     profile: String,
     profile_since: Time,
     next_transition_at: Option<Time>,
     playback_error: Option<RecordedError>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct RecordedError {
     id: String,
     code: String,
@@ -99,7 +125,7 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 ),
             }
             if let Some(m) = &input.message {
-                if m.trim().is_empty() || m.chars().count() > 500 {
+                if m.trim().is_empty() || m.chars().count() > MAX_MESSAGE {
                     errors.push("/message", "invalid_length", "Must be 1 to 500 characters.");
                 }
             }
@@ -156,31 +182,6 @@ fn simulate(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    vec![
-        (
-            "SandboxDeviceSimulate",
-            json!({"type":"object","additionalProperties":false,
-            "description":"Exactly one of `profile` and `event` (with `code`, optionally `message`).",
-            "properties":{
-                "profile":{"type":"string","enum":SETTABLE,"description":"`steady` heartbeats every 60 s and plays its ads; `flaky` also drops out 15 minutes every 12 hours; `failing_playback` also reports a playback error every 8 hours; `offline` goes silent."},
-                "event":{"type":"string","enum":EVENTS,"description":"A one-off event, recorded now."},
-                "code":{"type":"string","pattern":"^[0-9A-Za-z._-]{1,64}$"},
-                "message":{"type":"string","minLength":1,"maxLength":500}}}),
-        ),
-        (
-            "SandboxDeviceSimulation",
-            json!({"type":"object","additionalProperties":false,
-            "required":["object","device_id","company_id","profile","profile_since","next_transition_at","playback_error"],
-            "properties":{"object":{"const":"sandbox_device_simulation"},"device_id":{"type":"string"},
-                "company_id":{"type":"string"},
-                "profile":{"type":"string","enum":simulator::PROFILES},
-                "profile_since":ts,
-                "next_transition_at":{"type":["string","null"],"format":"date-time"},
-                "playback_error":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,
-                    "required":["id","code","message","ad_id","occurred_at"],
-                    "properties":{"id":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},
-                        "ad_id":{"type":["string","null"]},"occurred_at":ts}}]}}}),
-        ),
-    ]
+    use crate::jsonschema::{named_body, named_response};
+    vec![named_body::<Simulate>(), named_response::<Simulation>()]
 }

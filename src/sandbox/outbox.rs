@@ -12,8 +12,9 @@ use crate::time::rfc3339;
 use crate::validate::OneOf;
 use crate::webhooks::drain::{drain, DrainError, Drained};
 use crate::webhooks::Outbox;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,28 +47,8 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let ts = json!({"type":"string","format":"date-time"});
-    vec![
-        (
-            "SandboxWebhookDrain",
-            json!({"type":"object","additionalProperties":false,
-                "description":"How long a drain may wait; the body may be empty.",
-                "properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":MAX_TIMEOUT_MS,
-                    "description":"How long to wait at most (default 10000)."}}}),
-        ),
-        (
-            "SandboxWebhookDrained",
-            json!({"type":"object","additionalProperties":false,
-                "description":"What a drain did: every delivery due at `now` has an attempt recorded.",
-                "required":["object","now","sent","succeeded","awaited","pending","next_attempt_at"],
-                "properties":{"object":{"const":"sandbox_webhook_drain"},"now":ts,
-                    "sent":{"type":"integer","minimum":0,"description":"Attempts the drain sent (and recorded)."},
-                    "succeeded":{"type":"integer","minimum":0,"description":"Of those, the ones answered with a 2xx."},
-                    "awaited":{"type":"integer","minimum":0,"description":"Attempts already on the wire, waited for until recorded."},
-                    "pending":{"type":"integer","minimum":0,"description":"Deliveries still pending after the drain: retries scheduled later."},
-                    "next_attempt_at":{"anyOf":[ts,{"type":"null"}],"description":"When the next pending delivery falls due (a retry), if any."}}}),
-        ),
-    ]
+    use crate::jsonschema::{named_body, named_response};
+    vec![named_body::<Drain>(), named_response::<DrainView>()]
 }
 
 fn outbox(app: &App) -> Result<Arc<Outbox>, ApiError> {
@@ -112,21 +93,35 @@ pub fn deadline(timeout_ms: Option<u64>, field: &str) -> Result<Instant, ApiErro
     Ok(Instant::now() + Duration::from_millis(ms))
 }
 
-#[derive(Deserialize, Default)]
+/// How long a drain may wait; the body may be empty.
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SandboxWebhookDrain")]
 struct Drain {
+    /// How long to wait at most (default 10000).
     #[serde(default, deserialize_with = "crate::routes::present")]
+    #[schemars(with = "u64", range(min = 1, max = MAX_TIMEOUT_MS))]
     timeout_ms: Option<u64>,
 }
 
-#[derive(Serialize)]
+/// What a drain did: every delivery due at `now` has an attempt recorded.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxWebhookDrained")]
 struct DrainView {
+    #[schemars(extend("const" = "sandbox_webhook_drain"))]
     object: &'static str,
+    #[schemars(extend("format" = "date-time"))]
     now: String,
+    /// Attempts the drain sent (and recorded).
     sent: u64,
+    /// Of those, the ones answered with a 2xx.
     succeeded: u64,
+    /// Attempts already on the wire, waited for until recorded.
     awaited: u64,
+    /// Deliveries still pending after the drain: retries scheduled later.
     pending: u64,
+    /// When the next pending delivery falls due (a retry), if any.
+    #[schemars(extend("format" = "date-time"))]
     next_attempt_at: Option<String>,
 }
 

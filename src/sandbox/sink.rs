@@ -29,6 +29,7 @@ use crate::http::router::Route;
 use crate::http::{ApiError, App, Ctx, Response};
 use crate::outbound::{is_sink_name, SINK_PATH};
 use crate::time::rfc3339;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -60,32 +61,50 @@ struct State {
     counter: u64,
 }
 
-/// One delivery as a sink received it.
-#[derive(Clone, Serialize)]
+// One delivery as a sink received it.
+#[derive(Clone, Serialize, JsonSchema)]
 struct Received {
+    #[schemars(regex(pattern = "^rcv_"))]
     id: String,
+    #[schemars(extend("const" = "sandbox_sink_delivery"))]
     object: &'static str,
+    /// The sink's name.
     sink: String,
+    /// The account of the webhook that signed it.
     account_id: String,
+    /// The company of that webhook.
     company_id: String,
+    /// Sandbox clock.
+    #[schemars(extend("format" = "date-time"))]
     received_at: String,
+    /// The `webhook-id` header: the event id.
     webhook_id_header: Option<String>,
+    /// The `webhook-timestamp` header (Unix seconds).
     webhook_timestamp: Option<String>,
+    /// The body's `type`.
     event_type: Option<String>,
-    /// The same `webhook-id` was received before (by this account's sink).
+    /// This `webhook-id` was received before (answered 204 again, as a careful receiver does).
+    // By this account's sink.
     duplicate: bool,
+    /// The signature's verdict: only verified deliveries are kept.
     verification: Verdict,
+    /// The request's `content-type`, `user-agent` and `webhook-*` headers.
+    #[schemars(extend("type" = "object"))]
     headers: Value,
+    /// The body: parsed JSON, or the text when it is not JSON.
     body: Value,
+    /// Whether the body was cut at 16 KiB (the signature was checked on all of it).
     body_truncated: bool,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 struct Verdict {
+    /// Always true.
     verified: bool,
-    /// The webhook whose secret made a matching signature.
+    /// The webhook whose secret made the matching signature.
     webhook_id: Option<String>,
-    /// Always null: what is kept verified.
+    /// Always null.
+    // What is kept is verified.
     reason: Option<String>,
 }
 
@@ -111,34 +130,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let received = json!({"type":"object","additionalProperties":false,
-        "required":["id","object","sink","account_id","company_id","received_at","webhook_id_header","webhook_timestamp",
-            "event_type","duplicate","verification","headers","body","body_truncated"],
-        "properties":{"id":{"type":"string","pattern":"^rcv_"},"object":{"const":"sandbox_sink_delivery"},
-            "sink":{"type":"string","description":"The sink's name."},
-            "account_id":{"type":"string","description":"The account of the webhook that signed it."},
-            "company_id":{"type":"string","description":"The company of that webhook."},
-            "received_at":{"type":"string","format":"date-time","description":"Sandbox clock."},
-            "webhook_id_header":{"type":["string","null"],"description":"The `webhook-id` header: the event id."},
-            "webhook_timestamp":{"type":["string","null"],"description":"The `webhook-timestamp` header (Unix seconds)."},
-            "event_type":{"type":["string","null"],"description":"The body's `type`."},
-            "duplicate":{"type":"boolean","description":"This `webhook-id` was received before (answered 204 again, as a careful receiver does)."},
-            "verification":{"type":"object","additionalProperties":false,"required":["verified","webhook_id","reason"],
-                "description":"The signature's verdict: only verified deliveries are kept.",
-                "properties":{"verified":{"type":"boolean","description":"Always true."},
-                    "webhook_id":{"type":["string","null"],"description":"The webhook whose secret made the matching signature."},
-                    "reason":{"type":["string","null"],"description":"Always null."}}},
-            "headers":{"type":"object","description":"The request's `content-type`, `user-agent` and `webhook-*` headers."},
-            "body":{"description":"The body: parsed JSON, or the text when it is not JSON."},
-            "body_truncated":{"type":"boolean","description":"Whether the body was cut at 16 KiB (the signature was checked on all of it)."}}});
-    vec![(
-        "SandboxSinkDeliveries",
-        json!({"type":"object","additionalProperties":false,"required":["object","sink","data","has_more"],
-            "description":"What a sink kept for the caller, newest first (at most 100 per account).",
-            "properties":{"object":{"const":"list"},"sink":{"type":"string","description":"The sink's name."},
-                "data":{"type":"array","items":received},
-                "has_more":{"const":false,"description":"Always false: everything kept is on this page."}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Listing>()]
 }
 
 fn sinks(app: &App) -> Result<Arc<Sinks>, ApiError> {
@@ -374,11 +366,17 @@ impl Reach {
     }
 }
 
-#[derive(Serialize)]
+/// What a sink kept for the caller, newest first (at most 100 per account).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxSinkDeliveries")]
 struct Listing {
+    #[schemars(extend("const" = "list"))]
     object: &'static str,
+    /// The sink's name.
     sink: String,
     data: Vec<Received>,
+    /// Always false: everything kept is on this page.
+    #[schemars(extend("const" = false))]
     has_more: bool,
 }
 

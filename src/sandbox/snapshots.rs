@@ -11,8 +11,12 @@ use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
 use crate::routes::time_driven::timeline;
 use crate::time::rfc3339;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
+
+/// What a snapshot's name may be (as [`valid_name`] checks it).
+const NAME_PATTERN: &str = "^[a-z0-9_-]{1,64}$";
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -115,18 +119,31 @@ fn path_name(ctx: &Ctx<'_>) -> Result<String, ApiError> {
     }
 }
 
-#[derive(Deserialize)]
+/// At most 100 snapshots within `sandbox.snapshot_budget_bytes` together, kept on disk beside the
+/// database until deleted (a throw-away database's go with it).
+// The number is [`MAX_SNAPSHOTS`] (a test holds them together).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SandboxSnapshotNew")]
 struct NewSnapshot {
+    #[schemars(length(min = 1, max = 64), regex(pattern = NAME_PATTERN))]
     name: String,
 }
 
-#[derive(Serialize)]
+/// A saved state of the whole sandbox: its name, when it was taken and its size.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxSnapshot")]
 struct View {
+    #[schemars(extend("const" = "sandbox_snapshot"))]
     object: &'static str,
+    #[schemars(length(min = 1, max = 64), regex(pattern = NAME_PATTERN))]
     name: String,
+    /// The sandbox clock when it was saved.
+    #[schemars(extend("format" = "date-time"))]
     taken_at: String,
+    /// The size of the saved database, on disk beside the live one.
     bytes: u64,
+    /// The binary version that took it; a snapshot restores only into that version.
     version: String,
 }
 
@@ -161,12 +178,17 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::created(&view(info)))
 }
 
-#[derive(Serialize)]
+/// Every saved snapshot of the sandbox.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxSnapshotSet")]
 struct List {
+    #[schemars(extend("const" = "sandbox_snapshot_list"))]
     object: &'static str,
+    #[schemars(length(max = MAX_SNAPSHOTS), transform = crate::jsonschema::items::<View>)]
     data: Vec<View>,
-    /// Bytes all snapshots take, and may take.
+    /// The bytes all snapshots take on disk.
     bytes_used: u64,
+    /// The bytes they may take together (`sandbox.snapshot_budget_bytes`).
     budget_bytes: u64,
 }
 
@@ -181,11 +203,16 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }))
 }
 
-#[derive(Serialize)]
+/// What a restore put back, and how long it took.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxSnapshotRestored")]
 struct Restored {
+    #[schemars(extend("const" = "sandbox_snapshot_restore"))]
     object: &'static str,
+    #[schemars(transform = crate::jsonschema::component::<View>)]
     snapshot: View,
-    /// The clock, as the snapshot saved it (frozen) or the system's (system).
+    /// The clock after the restore: the snapshot's instant on a frozen clock.
+    #[schemars(extend("format" = "date-time"))]
     now: String,
 }
 
@@ -237,35 +264,26 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let name = json!({"type":"string","minLength":1,"maxLength":64,"pattern":"^[a-z0-9_-]{1,64}$"});
-    let snapshot = json!({"type":"object","additionalProperties":false,
-        "required":["object","name","taken_at","bytes","version"],
-        "properties":{"object":{"const":"sandbox_snapshot"},"name":name,
-            "taken_at":{"type":"string","format":"date-time","description":"The sandbox clock when it was saved."},
-            "bytes":{"type":"integer","minimum":0,"description":"The size of the saved database, on disk beside the live one."},
-            "version":{"type":"string","description":"The binary version that took it; a snapshot restores only into that version."}}});
+    use crate::jsonschema::{named_body, named_response};
     vec![
-        (
-            "SandboxSnapshotNew",
-            json!({"type":"object","additionalProperties":false,"required":["name"],
-            "description":format!("At most {MAX_SNAPSHOTS} snapshots within `sandbox.snapshot_budget_bytes` together, kept on disk beside the database until deleted (a throw-away database's go with it)."),
-            "properties":{"name":name}}),
-        ),
-        ("SandboxSnapshot", snapshot),
-        (
-            "SandboxSnapshotSet",
-            json!({"type":"object","additionalProperties":false,"required":["object","data","bytes_used","budget_bytes"],
-            "properties":{"object":{"const":"sandbox_snapshot_list"},
-                "data":{"type":"array","maxItems":MAX_SNAPSHOTS,"items":{"$ref":"#/components/schemas/SandboxSnapshot"}},
-                "bytes_used":{"type":"integer","minimum":0,"description":"The bytes all snapshots take on disk."},
-                "budget_bytes":{"type":"integer","minimum":0,"description":"The bytes they may take together (`sandbox.snapshot_budget_bytes`)."}}}),
-        ),
-        (
-            "SandboxSnapshotRestored",
-            json!({"type":"object","additionalProperties":false,"required":["object","snapshot","now"],
-            "properties":{"object":{"const":"sandbox_snapshot_restore"},
-                "snapshot":{"$ref":"#/components/schemas/SandboxSnapshot"},
-                "now":{"type":"string","format":"date-time","description":"The clock after the restore: the snapshot's instant on a frozen clock."}}}),
-        ),
+        named_body::<NewSnapshot>(),
+        named_response::<View>(),
+        named_response::<List>(),
+        named_response::<Restored>(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_snapshot_limit_is_the_enforced_one() {
+        let schema = crate::jsonschema::body::<NewSnapshot>();
+        let text = schema["description"].as_str().unwrap_or("");
+        assert!(
+            text.starts_with(&format!("At most {MAX_SNAPSHOTS} snapshots")),
+            "{text}"
+        );
+    }
 }

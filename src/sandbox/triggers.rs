@@ -12,10 +12,13 @@ use crate::auth::Action;
 use crate::db::{Origin, WriteIntent};
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
+use crate::ids::Kind;
 use crate::routes::crud::Time;
 use crate::routes::payloads::{self, Payload, Subject};
+use crate::validate::OneOf;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 pub fn routes() -> Vec<Route> {
     vec![Route::post("/_sandbox/events", "emitSandboxEvent", Action::Sandbox, emit)
@@ -28,66 +31,65 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    vec![
-        (
-            "SandboxEventTrigger",
-            json!({"type":"object","additionalProperties":false,"required":["type","company_id"],
-                "description":"The event to emit: its type, company, object and optional data members.",
-                "properties":{
-                    "type":{"type":"string","enum":crate::events::EVENT_TYPES,"description":"A catalogued event type (`GET /webhook-event-types`)."},
-                    "company_id":{"type":"string","pattern":crate::ids::Kind::Company.pattern()},
-                    "object_id":{"type":"string","minLength":1,"maxLength":100,"description":"The object the event is about, of the type's `object_type`, in the company. Default: the company's newest such object."},
-                    "data":{"type":"object","description":"Members given to the builder, or replacing members of the built `data`."}}}),
-        ),
-        (
-            "SandboxEvent",
-            json!({"type":"object","additionalProperties":false,
-                "description":"The emitted event, as `GET /events` shows it, with the deliveries queued for it.",
-                "required":["id","object","type","company_id","resource_type","resource_id","data","actor","via","created_at","deliveries"],
-                "properties":{"id":{"type":"string","pattern":"^evt_"},"object":{"const":"event"},
-                    "type":{"type":"string"},"company_id":{"type":"string"},"resource_type":{"type":"string"},
-                    "resource_id":{"type":"string"},"data":{"type":"object"},
-                    "actor":{"type":["string","null"]},"via":{"const":"sandbox","description":"Emitted by the sandbox operator's trigger."},
-                    "created_at":{"type":"string","format":"date-time"},
-                    "deliveries":{"type":"array","description":"The deliveries queued (one per subscribed, enabled webhook); their first attempt is sent at once.",
-                        "items":{"type":"object","additionalProperties":false,"required":["id","webhook_id"],
-                            "properties":{"id":{"type":"string","pattern":"^whd_"},"webhook_id":{"type":"string","pattern":"^wh_"}}}}}}),
-        ),
-    ]
+    use crate::jsonschema::{named_body, named_response};
+    vec![named_body::<Trigger>(), named_response::<Emitted>()]
 }
 
-#[derive(Deserialize)]
+/// The event to emit: its type, company, object and optional data members.
+// `type` and `company_id` are required, but optional to serde: the handler answers a missing one
+// with a 422 naming it, as it does every other problem.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SandboxEventTrigger", extend("required" = ["type", "company_id"]))]
 struct Trigger {
+    /// A catalogued event type (`GET /webhook-event-types`).
     #[serde(rename = "type", default, deserialize_with = "crate::routes::present")]
+    #[schemars(with = "String", transform = &OneOf(crate::events::EVENT_TYPES))]
     event_type: Option<String>,
     #[serde(default, deserialize_with = "crate::routes::present")]
+    #[schemars(with = "String", transform = Kind::Company)]
     company_id: Option<String>,
+    /// The object the event is about, of the type's `object_type`, in the company. Default: the
+    /// company's newest such object.
     #[serde(default, deserialize_with = "crate::routes::present")]
+    #[schemars(with = "String", length(min = 1, max = 100))]
     object_id: Option<String>,
+    /// Members given to the builder, or replacing members of the built `data`.
     #[serde(default, deserialize_with = "crate::routes::present")]
+    #[schemars(with = "Value", extend("type" = "object"))]
     data: Option<Map<String, Value>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Queued {
+    #[schemars(transform = Kind::WebhookDelivery)]
     id: String,
+    #[schemars(transform = Kind::Webhook)]
     webhook_id: String,
 }
 
-#[derive(Serialize)]
+/// The emitted event, as `GET /events` shows it, with the deliveries queued for it.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SandboxEvent")]
 struct Emitted {
+    #[schemars(transform = Kind::Event)]
     id: String,
+    #[schemars(extend("const" = "event"))]
     object: &'static str,
     #[serde(rename = "type")]
     event_type: &'static str,
     company_id: String,
     resource_type: &'static str,
     resource_id: String,
+    #[schemars(extend("type" = "object"))]
     data: Value,
     actor: Option<String>,
+    /// Emitted by the sandbox operator's trigger.
+    #[schemars(extend("const" = "sandbox"))]
     via: &'static str,
     created_at: Time,
+    /// The deliveries queued (one per subscribed, enabled webhook); their first attempt is sent
+    /// at once.
     deliveries: Vec<Queued>,
 }
 
@@ -112,7 +114,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "Not a catalogued event type; see GET /webhook-event-types.",
         )
     })?;
-    if !crate::ids::is_valid(crate::ids::Kind::Company, company_id) {
+    if !crate::ids::is_valid(Kind::Company, company_id) {
         return Err(ApiError::invalid(
             "/company_id",
             "invalid_id",

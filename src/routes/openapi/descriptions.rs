@@ -6,14 +6,6 @@ use serde_json::{Map, Value};
 
 /// Schema name → what it is.
 const SCHEMAS: &[(&str, &str)] = &[
-    ("SandboxClock", "The sandbox clock: the instant every part of the service reads, and its mode."),
-    ("SandboxClockAdvanced", "What an advance of the clock did: from where to where, the due instants it stopped at, and what happened on the way."),
-    ("SandboxFault", "A fault rule: which requests it matches, what it does to them, and how often it fired."),
-    ("SandboxFaultRules", "Every fault rule of the sandbox, in the order they are tried."),
-    ("SandboxSnapshot", "A saved state of the whole sandbox: its name, when it was taken and its size."),
-    ("SandboxSnapshotSet", "Every saved snapshot of the sandbox."),
-    ("SandboxSnapshotRestored", "What a restore put back, and how long it took."),
-    ("SandboxDeviceSimulation", "A screen's behaviour in the simulated fleet after a change: its profile, or the one-off event it reported."),
     ("PlaybackSource", "Who reported a play: `player` (a real player, `POST /devices/{id}/playbacks`) or `simulator` (the simulated fleet)."),
     ("QrScanAgentClass", "The class of device that scanned: `ios`, `android`, `desktop`, `bot` (crawlers, link previews, scripts) or `other`."),
     ("WebhookDeliveryStatus", "Where a delivery is: `pending` (attempts left), `succeeded` (a 2xx arrived) or `failed` (no attempt left)."),
@@ -45,13 +37,9 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("SandboxClockMode", "`system`: the clock follows the system time; `frozen`: it moves only when advanced."),
     // The request journal, the webhook drills and the readiness report (`crate::sandbox`).
     ("RequestEntryList", "A page of journal entries, newest first."),
-    ("RequestCount", "How many journal entries match (the answer to `count=true`)."),
     ("RequestEntryListOrCount", "A page of journal entries, or with `count=true` how many match."),
     ("RequestEntryVia", "Through which door the request came: `rest`, or `mcp` (a tool call)."),
     ("RequestEntryCredentials", "Which kind of credential a request presented (never its value): `none`, `api_key` or `bearer`."),
-    ("WebhookDrillNew", "Which webhook drill to run."),
-    ("WebhookDrill", "A webhook drill: what was sent, how the receiver answered each delivery, and the verdict."),
-    ("WebhookDrillList", "The drills kept for one webhook, newest first."),
     ("WebhookDrillNewKind", "A drill: `duplicate`, `out_of_order`, `bad_signature`, `stale_timestamp` or `rotation`."),
     ("WebhookDrillVerdict", "`pass` when the receiver answered every delivery as a correct receiver must."),
     ("WebhookDrillAttemptsExpected", "The answer a correct receiver gives a drill delivery: `2xx` (accept) or `4xx` (refuse)."),

@@ -132,6 +132,7 @@ const HAND: &[(&str, &str)] = &[
     ("succeeded", "1"),
     ("awaited", "0"),
     ("pending", "0"),
+    ("SandboxWebhookDrained.next_attempt_at", "null"),
     ("sink", r#""northwind-grocers""#),
     ("received_at", r#""2026-03-02T09:00:00Z""#),
     ("webhook_id_header", r#""evt_0mm8k2a1b00000000000""#),
@@ -195,13 +196,16 @@ fn hand(key: &str) -> Option<Value> {
         .and_then(|(_, v)| serde_json::from_str(v).ok())
 }
 
-/// An id for a property whose pattern is an id prefix (`^evt_`) that no GET of a fresh sandbox
-/// shows (events, deliveries, sink receipts): the prefix and a fixed, well-formed tail.
+/// An id for a property whose pattern is an id prefix (`^evt_`) or a kind's whole id pattern
+/// ([`crate::ids::Kind::pattern`]) that no GET of a fresh sandbox shows (events, deliveries, sink
+/// receipts): the prefix and a fixed, well-formed tail.
 fn id_of_pattern(schema: &Value) -> Option<Value> {
-    let prefix = schema["pattern"].as_str()?.strip_prefix('^')?;
-    let kind = prefix.strip_suffix('_')?;
-    (!kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase()))
-        .then(|| json!(format!("{prefix}0m5d4s1k2x7q9w3e5r7t")))
+    let pattern = schema["pattern"].as_str()?.strip_prefix('^')?;
+    let (kind, tail) = pattern.split_once('_')?;
+    (!kind.is_empty()
+        && kind.bytes().all(|b| b.is_ascii_lowercase())
+        && (tail.is_empty() || tail == "[0-9A-Za-z]{1,64}$"))
+        .then(|| json!(format!("{kind}_0m5d4s1k2x7q9w3e5r7t")))
 }
 
 /// Whether `v` fits `schema` as far as our validator reads it (type, enum, bounds).

@@ -8,8 +8,9 @@ use crate::auth::Action;
 use crate::http::router::{param, Param, Route, Tool, LIMIT_PARAM};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Arc;
 
 const CURSOR: Param = param(
@@ -89,72 +90,23 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let s = |t: &str| json!({"type":[t,"null"]});
-    let entry = json!({"type":"object","required":["id","object","request_id","at","via","method","status"],
-        "description":"One journaled request: a REST request, or an MCP tool call (`via: mcp`, naming its `tool`).",
-        "properties":{
-            "id":{"type":"string","description":"The entry's sequence number (the order entries were written in); also the cursor."},
-            "object":{"const":"request"},
-            "request_id":{"type":"string"},
-            "at":{"type":"string","format":"date-time","description":"The sandbox clock when the request arrived."},
-            "account_id":s("string"),"company_id":s("string"),
-            "key_id":{"type":["string","null"],"description":"`key_…` or `usr_…`; never a secret."},
-            "client_id":s("string"),
-            "via":{"type":"string","enum":["rest","mcp"],"description":"`rest`, or `mcp` for a tool call."},
-            "tool":{"type":["string","null"],"description":"The MCP tool called (`via: mcp`)."},
-            "method":{"type":"string"},
-            "route":{"type":["string","null"],"description":"The route pattern (`/devices/{id}`); null when no route matched."},
-            "operation_id":{"type":["string","null"],"description":"The `operationId` of the route (see /openapi.json)."},
-            "status":{"type":"integer"},
-            "problem_code":{"type":["string","null"],"description":"The problem's `code` (or the last segment of its `type`)."},
-            "duration_ms":{"type":["number","null"],"description":"Server time spent on the request; null in a seeded sandbox, whose answers must not depend on timing."},
-            "credentials":{"type":"string","enum":["none","api_key","bearer"],"description":"Which kind of credential was presented (never its value)."},
-            "idempotency_key":{"type":["string","null"],"description":"`sha256:` and 32 hex digits: a digest of the `Idempotency-Key` the request sent (the key itself is never kept). Filter with the key: `idempotency_key=`."},
-            "idempotent_replayed":{"type":"boolean","description":"The answer replayed the first answer to that `Idempotency-Key`."},
-            "if_match":{"type":"boolean","description":"The request sent `If-Match`."},
-            "if_match_wildcard":{"type":"boolean","description":"The `If-Match` was `*` (any version): no condition on what the client read."},
-            "path":{"type":["string","null"],"description":"The path as requested (`/devices/dev_…/ads`), redacted; null for a request of no account."},
-            "test_name":{"type":["string","null"],"description":"The `Signage-Test-Name` header the request carried, if any."},
-            "fault":{"type":["string","null"],"description":"The injected fault that answered or delayed it: a rule id, or `prefer`."},
-            "retry_after":{"type":["integer","null"],"description":"The answer's `Retry-After`, in seconds."},
-            "query":{"type":["object","null"],"description":"The query parameters, redacted."},
-            "body":{"description":"The JSON body, redacted; when longer than 8 KiB, its first 8 KiB as a string and `body_truncated: true`. Null for no body or a body that is not JSON."},
-            "body_truncated":{"type":"boolean","description":"The body copy was cut at 8 KiB."},
-            "body_bytes":{"type":"integer","description":"Bytes of the body as sent."},
-            "next_cursor":{"type":["string","null"],"description":"For a page of a list: the `next_cursor` it answered."},
-            "problem":{"type":"object","description":"The problem body as answered, redacted (`GET /requests/{request_id}` only)."}}});
-    let mut explained = entry.clone();
-    if let Some(required) = explained["required"].as_array_mut() {
-        required.push(json!("advice"));
-    }
-    explained["description"] =
-        json!("A journal entry with its problem body (redacted) and advice.");
-    explained["properties"]["advice"] = json!({"type":"string","description":"What the status and problem mean, and what to change."});
+    use crate::jsonschema::named_response;
+    use serde_json::json;
     vec![
-        ("RequestEntry", entry),
+        named_response::<store::Entry>(),
         (
             "RequestEntryList",
             json!({"type":"object","required":["object","data","has_more","next_cursor"],
             "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/RequestEntry"}},
                 "has_more":{"type":"boolean","description":"More entries follow this page."},"next_cursor":{"type":["string","null"],"description":"Pass as `cursor` for the next page."}}}),
         ),
-        (
-            "RequestCount",
-            json!({"type":"object","additionalProperties":false,"required":["object","count"],
-            "properties":{"object":{"const":"request_count"},"count":{"type":"integer","minimum":0,"description":"How many journal entries match the filters."}}}),
-        ),
+        named_response::<Count>(),
         (
             "RequestEntryListOrCount",
             json!({"oneOf":[{"$ref":"#/components/schemas/RequestEntryList"},{"$ref":"#/components/schemas/RequestCount"}]}),
         ),
-        ("RequestExplained", explained),
-        (
-            "RequestMark",
-            json!({"type":"object","additionalProperties":false,"required":["object","after"],
-            "description":"A mark in the request journal: entries written later have greater ids.",
-            "properties":{"object":{"const":"request_mark"},
-                "after":{"type":"string","pattern":"^[0-9]{1,18}$","description":"Pass as `after`: only entries written later match."}}}),
-        ),
+        named_response::<Explained>(),
+        named_response::<Mark>(),
     ]
 }
 
@@ -214,7 +166,7 @@ fn filter(ctx: &Ctx<'_>, journal: &Journal) -> Result<Filter, ApiError> {
             .query("idempotency_key")
             .map(crate::http::idempotency::digest),
         test_name: text("test_name"),
-        via: ctx.query_enum("via", &["rest", "mcp"])?,
+        via: ctx.query_enum("via", store::VIAS)?,
         tool: text("tool"),
         faulted: ctx.query_bool("faulted")?,
         request_id: None,
@@ -239,12 +191,35 @@ pub fn after(ctx: &Ctx<'_>) -> Result<Option<i64>, ApiError> {
     }
 }
 
+/// A mark in the request journal: entries written later have greater ids.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "RequestMark")]
+struct Mark {
+    #[schemars(extend("const" = "request_mark"))]
+    object: &'static str,
+    /// Pass as `after`: only entries written later match.
+    #[schemars(regex(pattern = "^[0-9]{1,18}$"))]
+    after: String,
+}
+
 fn mark(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let journal = journal(ctx)?;
     let after = journal.mark();
-    Ok(Response::ok(
-        &json!({"object": "request_mark", "after": after.to_string()}),
-    ))
+    Ok(Response::ok(&Mark {
+        object: "request_mark",
+        after: after.to_string(),
+    }))
+}
+
+/// How many journal entries match (the answer to `count=true`).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "RequestCount")]
+struct Count {
+    #[schemars(extend("const" = "request_count"))]
+    object: &'static str,
+    /// How many journal entries match the filters.
+    #[schemars(range(min = 0))]
+    count: i64,
 }
 
 /// What a credential may read: an admin its account (a company-scoped admin its company's
@@ -268,9 +243,10 @@ pub fn restrict(ctx: &Ctx<'_>, f: &mut Filter) -> Result<(), ApiError> {
 fn answer(ctx: &Ctx<'_>, journal: &Journal, f: &Filter) -> Result<Response, ApiError> {
     if ctx.query_bool("count")? == Some(true) {
         let n = journal.read(|c| store::count(c, f)).map_err(db_err)?;
-        return Ok(Response::ok(
-            &json!({"object": "request_count", "count": n}),
-        ));
+        return Ok(Response::ok(&Count {
+            object: "request_count",
+            count: n,
+        }));
     }
     let page = ctx.page()?;
     let before = match &page.before {
@@ -326,10 +302,13 @@ fn hide_durations(ctx: &Ctx<'_>, rows: &mut [store::Entry]) {
     }
 }
 
-#[derive(Serialize)]
+/// A journal entry with its problem body (redacted) and advice.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "RequestExplained")]
 struct Explained {
     #[serde(flatten)]
     entry: store::Entry,
+    /// What the status and problem mean, and what to change.
     advice: String,
 }
 

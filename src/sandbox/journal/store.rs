@@ -17,7 +17,9 @@
 
 use super::codec::{self, Decoder, Fields};
 use super::record::Row;
+use crate::validate::OneOf;
 use rusqlite::{params, Connection};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -589,43 +591,81 @@ impl Filter {
     }
 }
 
-/// One journal entry as the API shows it. Member order is the JSON order.
-#[derive(Debug, Clone, Serialize)]
+/// The doors a request comes through (an entry's `via`).
+pub const VIAS: &[&str] = &["rest", "mcp"];
+/// The kinds of credential a request may present (an entry's `credentials`).
+pub const CREDENTIALS: &[&str] = &["none", "api_key", "bearer"];
+
+/// One journaled request: a REST request, or an MCP tool call (`via: mcp`, naming its `tool`).
+// One journal entry as the API shows it. Member order is the JSON order. Open to members it does
+// not list (`additionalProperties` is not false), as documented before its schema was derived.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "RequestEntry", extend("additionalProperties" = true))]
 pub struct Entry {
-    /// The sequence number as text: also the list's cursor.
+    /// The entry's sequence number (the order entries were written in); also the cursor.
     pub id: String,
+    #[schemars(extend("const" = "request"))]
     pub object: &'static str,
     pub request_id: String,
     /// The sandbox clock when the request arrived.
+    #[schemars(extend("format" = "date-time"))]
     pub at: String,
     pub account_id: Option<String>,
     pub company_id: Option<String>,
+    /// `key_…` or `usr_…`; never a secret.
     pub key_id: Option<String>,
     pub client_id: Option<String>,
+    /// `rest`, or `mcp` for a tool call.
+    #[schemars(transform = &OneOf(VIAS))]
     pub via: String,
+    /// The MCP tool called (`via: mcp`).
     pub tool: Option<String>,
     pub method: String,
+    /// The route pattern (`/devices/{id}`); null when no route matched.
     pub route: Option<String>,
+    /// The `operationId` of the route (see /openapi.json).
     pub operation_id: Option<String>,
     pub status: u16,
+    /// The problem's `code` (or the last segment of its `type`).
     pub problem_code: Option<String>,
+    /// Server time spent on the request; null in a seeded sandbox, whose answers must not depend
+    /// on timing.
     pub duration_ms: Option<f64>,
+    /// Which kind of credential was presented (never its value).
+    #[schemars(transform = &OneOf(CREDENTIALS))]
     pub credentials: String,
-    /// `sha256:…`: a digest of the `Idempotency-Key` sent, never the key.
+    /// `sha256:` and 32 hex digits: a digest of the `Idempotency-Key` the request sent (the key
+    /// itself is never kept). Filter with the key: `idempotency_key=`.
     pub idempotency_key: Option<String>,
+    /// The answer replayed the first answer to that `Idempotency-Key`.
     pub idempotent_replayed: bool,
+    /// The request sent `If-Match`.
     pub if_match: bool,
+    /// The `If-Match` was `*` (any version): no condition on what the client read.
     pub if_match_wildcard: bool,
+    /// The path as requested (`/devices/dev_…/ads`), redacted; null for a request of no account.
     pub path: Option<String>,
+    /// The `Signage-Test-Name` header the request carried, if any.
     pub test_name: Option<String>,
+    /// The injected fault that answered or delayed it: a rule id, or `prefer`.
     pub fault: Option<String>,
+    /// The answer's `Retry-After`, in seconds.
     pub retry_after: Option<u32>,
+    /// The query parameters, redacted.
+    #[schemars(extend("type" = ["object", "null"]))]
     pub query: Option<Value>,
+    /// The JSON body, redacted; when longer than 8 KiB, its first 8 KiB as a string and
+    /// `body_truncated: true`. Null for no body or a body that is not JSON.
     pub body: Option<Value>,
+    /// The body copy was cut at 8 KiB.
     pub body_truncated: bool,
+    /// Bytes of the body as sent.
     pub body_bytes: i64,
+    /// For a page of a list: the `next_cursor` it answered.
     pub next_cursor: Option<String>,
+    /// The problem body as answered, redacted (`GET /requests/{request_id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "object"))]
     pub problem: Option<Value>,
     #[serde(skip)]
     pub seq: i64,

@@ -23,7 +23,7 @@ use crate::http::router::{param, Param, Route};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
 use rusqlite::Connection;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use grade::{compute, gather, Scope};
 pub use inputs::{Hook, Inputs, Rotation};
@@ -74,25 +74,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    vec![(
-        "ReadinessReport",
-        json!({"type":"object","required":["object","account_id","company_id","key_id","after","generated_at","verdict","checks"],
-            "description":"Whether an integration is ready to go live, check by check (the book: Going live: the readiness report).",
-            "properties":{"object":{"const":"readiness_report"},"account_id":{"type":"string"},
-                "company_id":{"type":["string","null"],"description":"The company a company-scoped credential's report covers; null for the whole account."},
-                "key_id":{"type":["string","null"]},
-                "after":{"type":["string","null"],"description":"The journal mark the report counts from, if one was given."},
-                "generated_at":{"type":"string","format":"date-time","description":"The sandbox clock."},
-                "verdict":{"type":"string","enum":["ready","not_ready","incomplete"],"description":"`not_ready`: a required check failed; `incomplete`: one was not observed; else `ready`."},
-                "checks":{"type":"array","description":"Every check, in a fixed order.","items":{"type":"object",
-                    "required":["id","title","status","required","rule","evidence","advice"],
-                    "properties":{"id":{"type":"string"},"title":{"type":"string","description":"What the check asks, in a few words."},
-                        "status":{"type":"string","enum":["pass","fail","not_observed"],"description":"`pass` on evidence of the behaviour, `fail` on evidence of the misbehaviour, else `not_observed`."},
-                        "required":{"type":"boolean","description":"A required check decides the verdict; a recommended one does not."},
-                        "rule":{"type":"string","description":"The precise rule, as coded."},
-                        "evidence":{"type":"array","items":{"type":"string"},"description":"What shows the status: request ids (`req_…`, see GET /requests/{request_id}), drill ids (`drl_…`) or key ids; for a check not observed, the webhooks (`wh_…`) still to drill. At most 20."},
-                        "advice":{"type":"string","description":"What to change (fail), or what is missing and how to show it (not observed); empty when the check passes."}}}}}}),
-    )]
+    vec![crate::jsonschema::named_response::<Report>()]
 }
 
 /// Whether the caller asked for JUnit XML (`format=junit`, or `Accept: application/xml`).
