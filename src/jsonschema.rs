@@ -137,10 +137,14 @@ pub fn named_body<T: schemars::JsonSchema>() -> (&'static str, Value) {
 }
 
 /// A field that is the named component `T`, by reference (`#[schemars(transform =
-/// jsonschema::component::<T>)]`): the component is described once, where it is named. The
-/// reference replaces the whole field schema, a doc comment included (the component carries it).
+/// jsonschema::component::<T>)]`): the component is described once, where it is named; the
+/// field keeps its own doc comment (what this member is), if it has one.
 pub fn component<T: schemars::JsonSchema>(schema: &mut schemars::Schema) {
+    let description = schema.remove("description");
     *schema = schemars::json_schema!({ "$ref": reference::<T>() });
+    if let Some(description) = description {
+        schema.insert("description".into(), description);
+    }
 }
 
 /// A list field whose items are the named component `T`, by reference (`#[schemars(transform =
@@ -178,8 +182,9 @@ pub fn or_null(schema: &mut schemars::Schema) {
     }
 }
 
-/// A field whose value is another named component, shown as a reference to it rather than
-/// inline: `#[schemars(transform = Component("Charge"))]`.
+/// A field whose value is a component with no Rust type of its own (an enum the document hoists
+/// and names, `QrScanAgentClass`), by reference: `#[schemars(transform = Component("Name"))]`. A
+/// field of a Rust type is [`component`]`::<T>`.
 pub struct Component(pub &'static str);
 
 impl schemars::transform::Transform for Component {
@@ -203,18 +208,6 @@ impl<T: schemars::transform::Transform> schemars::transform::Transform for Items
                 self.0.transform(items);
             }
         }
-    }
-}
-
-/// A list of another named component: `#[schemars(transform = ListOf("Charge"))]`.
-pub struct ListOf(pub &'static str);
-
-impl schemars::transform::Transform for ListOf {
-    fn transform(&mut self, schema: &mut schemars::Schema) {
-        schema.insert(
-            "items".into(),
-            serde_json::json!({"$ref": format!("#/components/schemas/{}", self.0)}),
-        );
     }
 }
 

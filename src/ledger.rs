@@ -264,7 +264,7 @@ pub fn spend_for_promotion(
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Purchase {
     /// The ledger entry.
-    #[schemars(transform = crate::jsonschema::Component("TokenTransaction"))]
+    #[schemars(transform = crate::jsonschema::component::<TokenTransaction>)]
     pub transaction: TokenTransaction,
     #[schemars(transform = crate::ids::Kind::Charge)]
     pub charge_id: String,

@@ -5,7 +5,6 @@ use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{ChargeId, InvoiceId, Kind};
-use crate::jsonschema::ListOf;
 use crate::routes::crud::{self, Time};
 use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
@@ -168,7 +167,7 @@ pub struct Invoice {
     total_cents: i64,
     created_at: Time,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = ListOf("Charge"))]
+    #[schemars(transform = crate::jsonschema::items::<Charge>)]
     lines: Option<Vec<Charge>>,
     /// The VAT of the invoice, one line per rate (none when the rate is 0).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -14,7 +14,7 @@ use crate::http::ctx::PageRequest;
 use crate::http::router::{one_of_param, param, Param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, Kind, TokenPackId, TypedId};
-use crate::jsonschema::Component;
+use crate::jsonschema::component;
 use crate::ledger::{self, TokenBalance, TokenTransaction, TX_COLUMNS, TX_KINDS};
 use crate::routes::billing::Charge;
 use crate::routes::crud;
@@ -128,13 +128,13 @@ struct TokenPurchase {
     #[schemars(extend("const" = "token_purchase"))]
     object: &'static str,
     /// The ledger entry.
-    #[schemars(transform = Component("TokenTransaction"))]
+    #[schemars(transform = component::<TokenTransaction>)]
     transaction: TokenTransaction,
     /// The charge billed for it.
-    #[schemars(transform = Component("Charge"))]
+    #[schemars(transform = component::<Charge>)]
     charge: Charge,
     /// Tokens available.
-    #[schemars(transform = Component("TokenBalance"))]
+    #[schemars(transform = component::<TokenBalance>)]
     balance: TokenBalance,
 }
 

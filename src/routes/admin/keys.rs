@@ -9,7 +9,6 @@ use crate::auth::scopes::{Scope, Scopes};
 use crate::db::{Scoped, WriteIntent};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{self, ApiKeyId, Kind, TypedId};
-use crate::jsonschema::Component;
 use crate::routes::crud::{Columns, Named, Time};
 use crate::time::parse_rfc3339;
 use crate::validate::{Errors, OneOf};
@@ -109,10 +108,10 @@ pub struct ApiKeyRotation {
     #[schemars(extend("const" = "api_key_rotation"))]
     object: &'static str,
     /// The new key, with its secret (shown once).
-    #[schemars(transform = Component("ApiKeyWithSecret"))]
+    #[schemars(transform = crate::jsonschema::component::<ApiKeyWithSecret>)]
     pub new_key: ApiKeyWithSecret,
     /// The replaced key, with its new expiry.
-    #[schemars(transform = Component("ApiKey"))]
+    #[schemars(transform = crate::jsonschema::component::<ApiKey>)]
     pub previous_key: ApiKey,
 }
 

@@ -81,7 +81,7 @@ struct TestEvent<'a> {
     webhook_id: &'a str,
     message: &'static str,
     /// The webhook the test is sent to, as `GET /webhooks/{id}` shows it.
-    #[schemars(transform = crate::jsonschema::Component("Webhook"))]
+    #[schemars(transform = crate::jsonschema::component::<Webhook>)]
     webhook: Webhook,
 }
 
