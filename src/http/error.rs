@@ -9,11 +9,18 @@ use hyper::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::json;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One invalid field or query parameter of a 422.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct FieldError {
-    /// JSON Pointer (RFC 6901) to the offending field, or the query parameter name.
+    /// A JSON Pointer (RFC 6901) into the body, or the name of the query parameter.
+    #[schemars(extend("example" = "/name"))]
     pub field: String,
+    /// What is wrong (`required`, `too_long`, `not_one_of`, `invalid_cursor`,
+    /// `unknown_parameter`, ...).
+    #[schemars(extend("example" = "too_long"))]
     pub code: String,
+    /// The same, for a human.
+    #[schemars(extend("example" = "must be at most 100 characters"))]
     pub message: String,
 }
 

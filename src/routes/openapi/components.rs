@@ -115,12 +115,7 @@ pub fn problem_schemas() -> Vec<(String, Value)> {
         ),
         (
             "FieldError".into(),
-            json!({"type":"object","required":["field","code","message"],
-            "description": "One invalid field or query parameter of a 422.",
-            "properties":{
-                "field":{"type":"string","description":"A JSON Pointer (RFC 6901) into the body, or the name of the query parameter.","example":"/name"},
-                "code":{"type":"string","description":"What is wrong (`required`, `too_long`, `not_one_of`, `invalid_cursor`, `unknown_parameter`, ...).","example":"too_long"},
-                "message":{"type":"string","description":"The same, for a human.","example":"must be at most 100 characters"}}}),
+            crate::jsonschema::response::<crate::http::error::FieldError>(),
         ),
         (
             "Problem".into(),
