@@ -2,16 +2,14 @@
 
 use super::ad::authorized_owner;
 use super::assignment::assignment;
-use super::payloads::unassigned;
+use super::payloads::record_unassigned;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
 use crate::routes::crud;
-use crate::routes::payload::Subject;
 use crate::validate::Errors;
 use rusqlite::OptionalExtension;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 /// The device to put the ad on.
 #[derive(Deserialize, JsonSchema)]
@@ -98,25 +96,7 @@ pub(super) fn unassign(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "UPDATE devices SET current_ad_id = NULL WHERE id = ?1 AND current_ad_id = ?2",
         )?
         .execute([device.as_str(), id.as_str()])?;
-        let hints = json!({"device_id": device});
-        let no_hints = serde_json::Map::new();
-        let subject = Subject {
-            conn: tx,
-            now: tx.now(),
-            settings: &ctx.app.settings,
-            company: &company,
-            id: &id,
-            hints: hints.as_object().unwrap_or(&no_hints),
-        };
-        let data = unassigned(&subject)?;
-        crate::events::record(
-            tx,
-            subject.company,
-            "ad.unassigned",
-            "ad",
-            subject.id,
-            &data,
-        )?;
+        record_unassigned(tx, &ctx.app.settings, &company, &id, &device)?;
         Ok(Response::no_content())
     })
 }

@@ -9,16 +9,15 @@
 
 use super::ad::authorized_owner;
 use super::assignment::assignment;
-use super::payloads::unassigned;
+use super::payloads::record_unassigned;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
-use crate::routes::payload::Subject;
 use crate::validate::Errors;
 use rusqlite::{Connection, OptionalExtension};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The most screens one request may name, both lists together: the work (and the events, and
 /// the webhook deliveries they fan out to) of one request stays bounded.
@@ -230,25 +229,7 @@ fn unassign_one(
             "UPDATE devices SET current_ad_id = NULL WHERE id = ?1 AND current_ad_id = ?2",
         )?
         .execute([device, ad.as_str()])?;
-        let hints = json!({"device_id": device});
-        let no_hints = serde_json::Map::new();
-        let subject = Subject {
-            conn: tx,
-            now: tx.now(),
-            settings: &ctx.app.settings,
-            company,
-            id: ad,
-            hints: hints.as_object().unwrap_or(&no_hints),
-        };
-        let data = unassigned(&subject)?;
-        crate::events::record(
-            tx,
-            subject.company,
-            "ad.unassigned",
-            "ad",
-            subject.id,
-            &data,
-        )?;
+        record_unassigned(tx, &ctx.app.settings, company, ad, device)?;
     }
     Ok(Item {
         device_id: device.to_string(),

@@ -117,6 +117,30 @@ fn assigned(s: &Subject<'_>) -> Result<Value, ApiError> {
     to_data(&assignment(s.id, &device, s.company, at, true))
 }
 
+/// Records `ad.unassigned` for `ad` leaving `device`, in the write `tx` that removed the
+/// assignment: the one-screen route and the batch emit the same event the same way.
+pub(super) fn record_unassigned(
+    tx: &crate::db::Tx,
+    settings: &crate::config::Settings,
+    company: &str,
+    ad: &str,
+    device: &str,
+) -> Result<(), ApiError> {
+    let mut hints = serde_json::Map::new();
+    hints.insert("device_id".into(), device.into());
+    let subject = Subject {
+        conn: tx,
+        now: tx.now(),
+        settings,
+        company,
+        id: ad,
+        hints: &hints,
+    };
+    let data = unassigned(&subject)?;
+    crate::events::record(tx, company, "ad.unassigned", "ad", ad, &data)?;
+    Ok(())
+}
+
 /// `ad.unassigned`: which ad left which screen.
 pub(super) fn unassigned(s: &Subject<'_>) -> Result<Value, ApiError> {
     let device = device_of(s)?;
