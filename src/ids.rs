@@ -26,6 +26,11 @@ macro_rules! kinds {
             /// Every kind's id prefix.
             pub const PREFIXES: &'static [&'static str] = &[$($prefix,)*];
 
+            /// Whether `prefix` is a kind's id prefix (a `match` on the literals: no scan).
+            pub fn is_prefix(prefix: &str) -> bool {
+                matches!(prefix, $($prefix)|*)
+            }
+
             pub const fn prefix(self) -> &'static str {
                 match self { $(Kind::$variant => $prefix,)* }
             }

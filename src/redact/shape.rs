@@ -381,40 +381,12 @@ pub fn is_id(raw: &[u8]) -> bool {
 }
 
 /// Whether `prefix` begins the service's own ids: a kind's ([`crate::ids::Kind::PREFIXES`]) or
-/// another identifier it shows (an MCP question, a webhook drill and message, a request). A test
-/// holds this to those lists.
+/// another identifier it shows (an MCP question, a webhook drill and message, a request:
+/// `runs::OTHER_ID_PREFIXES`). A new kind is recognised without a line here.
 pub fn is_our_prefix(prefix: &[u8]) -> bool {
-    matches!(
-        prefix,
-        b"acct"
-            | b"cmp"
-            | b"logo"
-            | b"dev"
-            | b"perr"
-            | b"pb"
-            | b"ad"
-            | b"promo"
-            | b"qr"
-            | b"qrs"
-            | b"plan"
-            | b"tpk"
-            | b"ttx"
-            | b"inv"
-            | b"ch"
-            | b"med"
-            | b"wh"
-            | b"cli"
-            | b"key"
-            | b"usr"
-            | b"evt"
-            | b"whd"
-            | b"chg"
-            | b"flt"
-            | b"elicit"
-            | b"drl"
-            | b"msg"
-            | b"req"
-    )
+    std::str::from_utf8(prefix).is_ok_and(|p| {
+        crate::ids::Kind::is_prefix(p) || crate::redact::runs::OTHER_ID_PREFIXES.contains(&p)
+    })
 }
 
 #[cfg(test)]
