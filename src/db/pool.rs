@@ -135,6 +135,16 @@ pub struct OpenReport {
 }
 
 impl Db {
+    /// A throw-away in-memory database with the demo world, on the system clock, unseeded: the
+    /// unit tests' database.
+    #[cfg(test)]
+    pub fn demo_in_memory() -> Db {
+        match Db::open(":memory:", true, Arc::new(Clock::system()), None) {
+            Ok((db, _)) => db,
+            Err(e) => panic!("the demo world loads in memory: {e}"),
+        }
+    }
+
     /// Opens (creating if needed) the database, applies pending migrations and, on a new database
     /// when `load_fixtures` is set, loads the demo world at the instant `clock` shows. The database
     /// lives on `clock` and, in a seeded sandbox, draws from `seeded` ([`Db::clock`]).

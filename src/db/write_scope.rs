@@ -419,13 +419,7 @@ mod tests {
     /// transaction; a dry run's change does not stay; a rollback drops it unwritten.
     #[test]
     fn transaction_state_is_written_at_commit_and_dropped_on_rollback() {
-        let (db, _) = Db::open(
-            ":memory:",
-            true,
-            std::sync::Arc::new(crate::time::Clock::system()),
-            None,
-        )
-        .unwrap();
+        let db = crate::db::Db::demo_in_memory();
         let real = WriteIntent::sandbox();
         let dry = WriteIntent {
             dry_run: true,

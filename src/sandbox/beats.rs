@@ -190,13 +190,7 @@ mod tests {
     /// commit still writes them.
     #[test]
     fn a_held_beat_is_written_at_commit_whatever_a_dry_run_wrote_meanwhile() {
-        let (db, _) = crate::db::Db::open(
-            ":memory:",
-            true,
-            std::sync::Arc::new(crate::time::Clock::system()),
-            None,
-        )
-        .unwrap();
+        let db = crate::db::Db::demo_in_memory();
         let db = db.unscoped();
         let device: String = db
             .conn()

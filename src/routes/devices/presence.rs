@@ -156,19 +156,12 @@ pub fn heartbeats_arrived(tx: &crate::db::Tx, at: i64, offline_after: i64) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Db;
 
     /// The fleet's bulk write: an offline device refreshed comes back once (an event), a
     /// never-judged one becomes online silently, an online one is left alone.
     #[test]
     fn bulk_heartbeats_bring_offline_devices_back_once() {
-        let (db, _) = Db::open(
-            ":memory:",
-            true,
-            std::sync::Arc::new(crate::time::Clock::system()),
-            None,
-        )
-        .unwrap();
+        let db = crate::db::Db::demo_in_memory();
         let at = 1_772_442_000;
         let ids: Vec<String> = {
             let conn = db.conn().unwrap();
