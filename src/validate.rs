@@ -108,20 +108,26 @@ pub fn id_schema(kind: Kind) -> Value {
     json!({"type":"string","pattern":kind.pattern()})
 }
 
-/// Characters that make text invalid: C0 and C1 control characters.
+/// Characters that make text invalid: C0 and C1 control characters, and the bidirectional
+/// embeddings, overrides and isolates (U+202A to U+202E, U+2066 to U+2069), which let a name
+/// reorder the text around it where it is shown ("costs 900 tokens" read as "009 stsoc" in a
+/// confirmation summary). The marks (U+200E, U+200F) stay: mixed-direction names need them.
 pub fn is_control(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Characters that do not count towards "not blank": ECMA-262's `\s`, plus controls.
+/// Characters that do not count towards "not blank": ECMA-262's `\s`, controls, and the
+/// characters that draw nothing (zero-width spaces and joiners, word joiners, the Hangul and
+/// Braille fillers, the soft hyphen), so that a name cannot be made of nothing visible.
 fn is_blank(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{20}' | '\u{7f}'..='\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
-        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+    matches!(c, '\u{0}'..='\u{20}' | '\u{7f}'..='\u{a0}' | '\u{ad}' | '\u{34f}' | '\u{115f}'
+        | '\u{1160}' | '\u{1680}' | '\u{17b4}' | '\u{17b5}' | '\u{180e}' | '\u{2000}'..='\u{200f}'
+        | '\u{2028}'..='\u{202f}' | '\u{205f}'..='\u{206f}' | '\u{2800}' | '\u{3000}' | '\u{3164}'
+        | '\u{feff}' | '\u{ffa0}')
 }
 
-const NO_CONTROL: &str = "[^\\u0000-\\u001f\\u007f-\\u009f]";
-const NOT_BLANK: &str =
-    "[^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]";
+const NO_CONTROL: &str = "[^\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]";
+const NOT_BLANK: &str = "[^\\u0000-\\u0020\\u007f-\\u00a0\\u00ad\\u034f\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufeff\\uffa0]";
 
 /// The JSON Schema pattern of [`Errors::text`]: no control characters, and (for required text)
 /// at least one non-blank character.
@@ -202,7 +208,7 @@ impl Errors {
             self.push(
                 field,
                 "invalid_characters",
-                "Must not contain control characters.",
+                "Must not contain control characters or bidirectional overrides (U+202A to U+202E, U+2066 to U+2069).",
             );
         } else if min > 0 && value.chars().all(is_blank) {
             self.push(field, "blank", "Must not be blank.");
@@ -386,5 +392,35 @@ mod tests {
             _ => vec![],
         };
         assert_eq!(fields, vec!["/b", "/c", "/d"]);
+
+        // Nothing visible is blank; a bidi override is refused; a mark and an emoji join are kept.
+        let refused = |value: &str| {
+            let mut e = Errors::new();
+            e.text("/name", value, 1, 50);
+            e.finish().err().map(|Invalid(v)| v[0].code.clone())
+        };
+        for invisible in [
+            "\u{200b}",
+            "\u{3164}\u{3164}",
+            "\u{200d}\u{2060}",
+            "\u{ad}",
+            "\u{2800}",
+        ] {
+            assert_eq!(
+                refused(invisible).as_deref(),
+                Some("blank"),
+                "{invisible:?}"
+            );
+        }
+        for bidi in ["Sale \u{202e}009 stsoc", "a\u{2066}b", "\u{202a}x"] {
+            assert_eq!(
+                refused(bidi).as_deref(),
+                Some("invalid_characters"),
+                "{bidi:?}"
+            );
+        }
+        for fine in ["שלום\u{200f} 2", "👩\u{200d}💻 team", "Café"] {
+            assert_eq!(refused(fine), None, "{fine:?}");
+        }
     }
 }

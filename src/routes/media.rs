@@ -95,7 +95,7 @@ pub fn routes() -> Vec<Route> {
                     required: true,
                     ..param(
                         "filename",
-                        r#"{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^/\\\\\\u0000-\\u001f\\u007f-\\u009f]{1,255}$"}"#,
+                        r#"{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^/\\\\\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]{1,255}$"}"#,
                         "The file name to record (no path separators).",
                     )
                 },
@@ -283,7 +283,7 @@ fn valid_filename(s: &str) -> bool {
     (1..=255).contains(&n)
         && !s
             .chars()
-            .any(|c| matches!(c, '/' | '\\' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'))
+            .any(|c| matches!(c, '/' | '\\') || crate::validate::is_control(c))
 }
 
 /// Bytes of a file's start that [`magic_matches`] and [`dimensions`] read.

@@ -1064,3 +1064,79 @@ async fn assert_cursor_binds_filters(app: &TestApp, path: &str, who: &str) {
         .await;
     assert_eq!(r.status, 200, "{path}: {}", r.text());
 }
+
+/// Text that cannot disguise itself: a name made of nothing visible, or one that reorders the text
+/// shown around it (a bidi override turns "costs 900 tokens" into "009 stsoc" in a confirmation
+/// summary), is refused where it is written, through REST and through MCP's prepare, and nothing
+/// is written.
+#[tokio::test]
+async fn a_name_that_disguises_itself_is_refused() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let devices_before =
+        app.sql(|c| c.query_row("SELECT count(*) FROM devices", [], |r| r.get::<_, i64>(0)));
+    for (name, code) in [
+        ("\u{200b}\u{3164}", "blank"),
+        ("\u{200d}\u{2060}\u{ad}", "blank"),
+        ("Lobby \u{202e}009 stsoc", "invalid_characters"),
+        ("Lobby \u{2067}A\u{2069}", "invalid_characters"),
+    ] {
+        let r = app
+            .post("/devices")
+            .key("northwind-admin")
+            .json(
+                &json!({"company_id": grocers, "name": name, "location": "Utrecht",
+                "platform": "tizen", "orientation": "landscape", "resolution": "1920x1080"}),
+            )
+            .send()
+            .await;
+        let p = r.problem(422);
+        assert_eq!(p["errors"][0]["field"], "/name", "{name:?}: {p}");
+        assert_eq!(p["errors"][0]["code"], code, "{name:?}: {p}");
+    }
+    let devices_after =
+        app.sql(|c| c.query_row("SELECT count(*) FROM devices", [], |r| r.get::<_, i64>(0)));
+    assert_eq!(devices_before, devices_after);
+
+    // A file name cannot hide its type behind an override either (`photo\u{202e}gvs.exe`).
+    let r = app
+        .post(&format!(
+            "/media?company_id={grocers}&filename=photo%E2%80%AEgvs.exe"
+        ))
+        .key("northwind-admin")
+        .raw(
+            "image/svg+xml",
+            br#"<svg xmlns="http://www.w3.org/2000/svg"/>"#.to_vec(),
+        )
+        .send()
+        .await;
+    assert_eq!(r.status, 422, "{}", r.text());
+
+    // Through MCP: the prepare is a tool error, and no pending change holds the name.
+    let ad: String = app.sql(|c| {
+        c.query_row(
+            "SELECT id FROM ads WHERE company_id = ?1 ORDER BY id LIMIT 1",
+            [&grocers],
+            |r| r.get(0),
+        )
+    });
+    let text = crate::helpers::mcp::call_err(
+        &app,
+        "northwind-readwrite",
+        "prepare_ad_change",
+        json!({"ad_id": ad, "changes": {"name": "Spring \u{202e}009 stsoc"}}),
+    )
+    .await;
+    assert!(
+        text.contains("bidirectional") || text.contains("invalid_characters"),
+        "{text}"
+    );
+    // Names in mixed scripts keep their direction marks, and emoji their joiners.
+    let r = app
+        .patch(&format!("/ads/{ad}"))
+        .key("northwind-admin")
+        .json(&json!({"name": "מבצע\u{200f} 2 👩\u{200d}💻"}))
+        .send()
+        .await;
+    r.ok();
+}
