@@ -71,6 +71,10 @@ pub struct Serve {
     /// maximum simultaneous connections
     #[argh(option)]
     pub max_connections: Option<usize>,
+    /// a name besides localhost and the public base URL's host that may reach the server as Host or
+    /// Origin (repeatable)
+    #[argh(option)]
+    pub allowed_host: Vec<String>,
     /// an Origin allowed to call /mcp (repeatable)
     #[argh(option)]
     pub mcp_allowed_origin: Vec<String>,
@@ -567,6 +571,7 @@ fn serve(s: Serve) -> Result<(), String> {
         max_body_bytes: s.max_body_bytes,
         header_read_timeout_secs: s.header_read_timeout_secs,
         max_connections: s.max_connections,
+        allowed_hosts: (!s.allowed_host.is_empty()).then(|| s.allowed_host.clone()),
         mcp_allowed_origins: (!s.mcp_allowed_origin.is_empty())
             .then(|| s.mcp_allowed_origin.clone()),
         login_enabled: s.no_login.then_some(false),

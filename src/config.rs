@@ -169,6 +169,9 @@ settings! {
         rate_limit_per_second: f64 = 50.0; "server.rate_limit_per_second"; "SIGNAGE_RATE_LIMIT_PER_SECOND";
         /// Bucket size: the most requests a credential can make at once; 0 turns rate limiting off.
         rate_limit_burst: u32 = 100; "server.rate_limit_burst"; "SIGNAGE_RATE_LIMIT_BURST";
+        /// Names besides loopback ones and the public base URL's host that may appear as `Host`, or
+        /// as the host of a browser's `Origin` ([`crate::http::site`]).
+        allowed_hosts: Vec<String> = vec![]; "server.allowed_hosts"; "SIGNAGE_ALLOWED_HOSTS";
         mcp_allowed_origins: Vec<String> = vec![]; "mcp.allowed_origins"; "SIGNAGE_MCP_ALLOWED_ORIGINS";
         /// Messages one MCP batch may hold; a larger batch is refused whole.
         mcp_max_batch_messages: usize = 20; "mcp.max_batch_messages"; "SIGNAGE_MCP_MAX_BATCH_MESSAGES";

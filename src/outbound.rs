@@ -92,6 +92,18 @@ const METADATA_V4: [Ipv4Addr; 2] = [
 ];
 const METADATA_V6: [Ipv6Addr; 1] = [Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)];
 
+/// True for an address of a private network (RFC 1918, CGNAT, unique-local IPv6), whose failures
+/// a delivery reports only as "not reachable". Loopback is not one: it is the developer's own
+/// machine, whose receivers' timeouts and refusals are what a developer needs to read.
+pub fn is_private(ip: IpAddr) -> bool {
+    check_address(
+        ip,
+        TargetPolicy {
+            allow_private: false,
+        },
+    ) == Err(Refusal::Private)
+}
+
 /// Checks one address a request would connect to. Delivery calls this on every resolved address.
 pub fn check_address(ip: IpAddr, policy: TargetPolicy) -> Result<(), Refusal> {
     match ip {

@@ -54,6 +54,10 @@ pub enum ApiError {
     Unauthenticated(AuthFailure),
     #[error("missing scope {0}")]
     Forbidden(String),
+    /// A 403 for a request a browser sent from another site, or under a name that is not this
+    /// server's ([`super::site`]): `host_not_allowed` or `origin_not_allowed`.
+    #[error("foreign site ({code}): {detail}")]
+    ForeignSite { code: &'static str, detail: String },
     #[error("conflict: {0}")]
     Conflict(String),
     /// A 409 with a machine-readable `code` (`clock_backwards`, `qr_code_limit`): the request
@@ -164,6 +168,15 @@ impl From<LedgerError> for ApiError {
     }
 }
 
+impl From<super::site::Refusal> for ApiError {
+    fn from(r: super::site::Refusal) -> ApiError {
+        ApiError::ForeignSite {
+            code: r.code(),
+            detail: r.detail(),
+        }
+    }
+}
+
 impl ApiError {
     /// A denial of [`crate::auth::authorize()`]: 403 naming the scope, or 404 for an object the
     /// credential may not see (`what` and `id` name it in the message).
@@ -201,7 +214,9 @@ impl ApiError {
             ApiError::BadRequest(_) | ApiError::Malformed { .. } => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) | ApiError::AccountAdminRequired => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_)
+            | ApiError::AccountAdminRequired
+            | ApiError::ForeignSite { .. } => StatusCode::FORBIDDEN,
             ApiError::Conflict(_)
             | ApiError::ConflictCode { .. }
             | ApiError::IdempotencyMismatch
@@ -235,6 +250,7 @@ impl ApiError {
             ApiError::Validation(_) => "validation-failed",
             ApiError::Unauthenticated(_) => "unauthenticated",
             ApiError::Forbidden(_) => "missing-scope",
+            ApiError::ForeignSite { .. } => "foreign-site",
             ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "conflict",
             ApiError::IdempotencyMismatch => "idempotency-key-reused",
             ApiError::IdempotencyInFlight => "idempotency-key-in-flight",
@@ -266,6 +282,7 @@ impl ApiError {
             ApiError::Validation(_) => "Validation failed",
             ApiError::Unauthenticated(_) => "Unauthenticated",
             ApiError::Forbidden(_) => "Missing scope",
+            ApiError::ForeignSite { .. } => "Request from another site",
             ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "Conflict",
             ApiError::IdempotencyMismatch => "Idempotency key reused",
             ApiError::IdempotencyInFlight => "Idempotent request in flight",
@@ -296,6 +313,7 @@ impl ApiError {
             | ApiError::NotAcceptable(d)
             | ApiError::Unavailable(d)
             | ApiError::Malformed { detail: d, .. }
+            | ApiError::ForeignSite { detail: d, .. }
             | ApiError::QuotaExceeded { detail: d, .. }
             | ApiError::ConflictCode { detail: d, .. }
             | ApiError::TimedOut { detail: d, .. } => d.clone(),
@@ -364,6 +382,7 @@ impl ApiError {
             ApiError::Validation(errors) => body["errors"] = json!(errors),
             ApiError::Unauthenticated(reason) => body["code"] = json!(reason.code()),
             ApiError::Malformed { code, .. }
+            | ApiError::ForeignSite { code, .. }
             | ApiError::ConflictCode { code, .. }
             | ApiError::TimedOut { code, .. } => body["code"] = json!(code),
             ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),

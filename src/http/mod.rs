@@ -1,6 +1,7 @@
 //! HTTP: the server, the route table, the request pipeline, and the one error shape.
 //!
 //! - [`server`]: hyper accept loop, limits, timeouts, graceful shutdown.
+//! - [`site`]: which `Host` and `Origin` a request may carry (no page of another site drives us).
 //! - [`admission`]: which connections are held; the unauthenticated ones bounded per address.
 //! - [`auth_failures`]: failed authentication, rate-limited per client address.
 //! - [`body`]: reading a request body within its limits and the server's memory budget.
@@ -41,6 +42,7 @@ pub mod request;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod site;
 pub mod spool;
 pub mod state;
 pub mod stream;

@@ -496,7 +496,20 @@ async fn handle(
     let (exec, pattern, found) = pipeline::route_info(&app, &method, &path);
 
     let gate = Gate::of(&found);
-    let read = admit_request(&app, &conn, peer, &parts, body, gate).await;
+    // A page of another site, or a rebound DNS name, gets nothing run and no body read
+    // ([`super::site`]). `/mcp` answers the same refusal in JSON-RPC's shape itself.
+    let foreign = match &found {
+        Match::Found(route, _) if route.authenticates_itself => Ok(()),
+        _ => super::site::check(&app.settings, &parts.headers, &[]),
+    };
+    let read = match foreign {
+        Ok(()) => admit_request(&app, &conn, peer, &parts, body, gate).await,
+        Err(refusal) => Read::unread(
+            Err(ApiError::from(refusal)),
+            Credential::NotChecked,
+            body.is_end_stream(),
+        ),
+    };
     let close = read.close;
     // The request id moves into the request and back out of it: one string a request.
     let (resp, holds, request_id) = match read.body {

@@ -88,80 +88,20 @@ fn refusal(status: u16, id: Option<&Value>, code: i64, message: String) -> Respo
 }
 
 /// A browser page on another site, or a DNS-rebound name pointing at our loopback address, must
-/// not reach the server: `Origin` must be allow-listed when present, and on a loopback listener
-/// `Host` must be a loopback name.
+/// not reach the server: the rule every route keeps ([`crate::http::site`]), with the origins of
+/// `mcp.allowed_origins` allowed besides, answered in JSON-RPC's shape.
 fn guard(ctx: &Ctx<'_>) -> Option<Response> {
     let settings = &ctx.app.settings;
-    if let Some(origin) = ctx.headers.get(hyper::header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("").trim();
-        let wanted = origin.trim_end_matches('/');
-        // Pages on this machine (an MCP inspector on localhost, say) may call in; any other origin
-        // must be allow-listed. A rebound DNS name is not a loopback origin, so it stays refused.
-        let allowed = !wanted.is_empty()
-            && (is_loopback_origin(wanted)
-                || settings
-                    .mcp_allowed_origins
-                    .iter()
-                    .any(|a| a.trim().trim_end_matches('/').eq_ignore_ascii_case(wanted)));
-        if !allowed {
-            return Some(refusal(
-                403,
-                None,
-                protocol::SERVER_REFUSED,
-                format!(
-                    "Origin `{}` is not allowed to use this MCP server (see `mcp.allowed_origins`).",
-                    protocol::shorten(origin)
-                ),
-            ));
-        }
-    }
-    if settings.listen.ip().is_loopback() {
-        if let Some(host) = ctx.headers.get(hyper::header::HOST) {
-            let host = host.to_str().unwrap_or("");
-            if !is_loopback_host(host) {
-                return Some(refusal(
-                    403,
-                    None,
-                    protocol::SERVER_REFUSED,
-                    format!(
-                        "Host `{}` is not this server: on a loopback address it answers only to localhost, 127.0.0.1 and [::1].",
-                        protocol::shorten(host)
-                    ),
-                ));
-            }
-        }
-    }
-    None
-}
-
-/// `http(s)://` + a loopback host (any port).
-pub fn is_loopback_origin(origin: &str) -> bool {
-    origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-        .is_some_and(is_loopback_host)
-}
-
-/// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
-pub fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim();
-    let (name, port) = if host.starts_with('[') {
-        match host.find(']') {
-            Some(i) => (&host[..=i], &host[i + 1..]),
-            None => return false,
-        }
-    } else {
-        match host.rfind(':') {
-            Some(i) => (&host[..i], &host[i..]),
-            None => (host, ""),
-        }
+    let refused =
+        crate::http::site::check(settings, ctx.headers, &settings.mcp_allowed_origins).err()?;
+    let message = match &refused {
+        crate::http::site::Refusal::Origin(origin) => format!(
+            "Origin `{}` is not allowed to use this MCP server (see `mcp.allowed_origins`).",
+            protocol::shorten(origin)
+        ),
+        crate::http::site::Refusal::Host(_) => refused.detail(),
     };
-    let port_ok = port.is_empty()
-        || port
-            .strip_prefix(':')
-            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    let name = name.to_ascii_lowercase();
-    port_ok && matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+    Some(refusal(403, None, protocol::SERVER_REFUSED, message))
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -505,30 +445,5 @@ mod tests {
         assert_eq!(negotiate(Some("*/*")), Some(Format::Json));
         assert_eq!(negotiate(Some("text/html")), None);
         assert_eq!(negotiate(Some("application/json;q=0")), None);
-    }
-
-    #[test]
-    fn loopback_hosts() {
-        for ok in [
-            "localhost",
-            "localhost:8080",
-            "127.0.0.1:1",
-            "[::1]",
-            "[::1]:443",
-            "LOCALHOST:9",
-        ] {
-            assert!(is_loopback_host(ok), "{ok}");
-        }
-        for bad in [
-            "evil.example",
-            "evil.example:80",
-            "127.0.0.2",
-            "localhost.evil",
-            "[::2]:1",
-            "localhost:",
-            "localhost:x",
-        ] {
-            assert!(!is_loopback_host(bad), "{bad}");
-        }
     }
 }

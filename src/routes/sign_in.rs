@@ -11,9 +11,9 @@
 //! - A link works once and for [`LINK_TTL_SECS`] seconds of the wall clock (moving the sandbox's
 //!   clock neither ages nor refreshes it); only the SHA-256 of its token is kept, in memory (never in
 //!   the database, a snapshot or a log), and a restart forgets every link.
-//! - It is redeemed only at a loopback address of this machine or at the host of
-//!   `server.public_base_url` (the `Host` of the request, and its `Origin` when sent, must be one of
-//!   them): 400 `sign_in_host_not_allowed` otherwise.
+//! - It is redeemed only where every route answers: a `Host` that is this server's, and no `Origin`
+//!   of another site (403 `host_not_allowed` / `origin_not_allowed` before the handler runs, so the
+//!   link is not used up; [`crate::http::site`]).
 //! - Unknown, used or expired: 401 `invalid_sign_in_link`, the same answer for all three.
 //! - The session lasts [`SESSION_TTL_SECS`] (wall clock). `signage demo` prints a link for the demo
 //!   key with the `sandbox` scope added: the presenter's one console holds the operator's controls.
@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -50,7 +49,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/auth/sign-in", "redeemSignInLink", Action::Public, redeem)
             .tag("credentials")
             .summary("Trade a sign-in link's token for a session token (once; at a loopback address or the public base URL only).")
-            .describe("Redeems the token of a sign-in link (`#signin=…`) for a session token to send as `Authorization: Bearer`: the credential the link was made for, with the scopes it had then, for 12 hours. Works once, within 10 minutes of the link being made; 401 `invalid_sign_in_link` for an unknown, used or expired token; 400 `sign_in_host_not_allowed` when the request's `Host` (or `Origin`) is neither a loopback address nor the public base URL's host.")
+            .describe("Redeems the token of a sign-in link (`#signin=…`) for a session token to send as `Authorization: Bearer`: the credential the link was made for, with the scopes it had then, for 12 hours. Works once, within 10 minutes of the link being made; 401 `invalid_sign_in_link` for an unknown, used or expired token; 403 `host_not_allowed` / `origin_not_allowed` (the rule of every route) when the request's `Host` or `Origin` is not this server's; the link is then not used up.")
             .body("SignInRequest")
             .ok("SignInSession")
             .may_return(&[401])
@@ -263,60 +262,7 @@ struct Session {
     path: String,
 }
 
-/// The host part of an authority (`host:port`, `[v6]:port`), lower-cased.
-fn host_of_authority(authority: &str) -> String {
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority
-            .rsplit_once(':')
-            .filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit()))
-            .map_or(authority, |(h, _)| h),
-    };
-    host.trim_end_matches('.').to_ascii_lowercase()
-}
-
-/// True when `authority` (a `Host` value) is a loopback address of this machine or the public base
-/// URL's host and port.
-fn allowed_authority(authority: &str, public_base: Option<&str>) -> bool {
-    let authority = authority.trim().to_ascii_lowercase();
-    let host = host_of_authority(&authority);
-    let loopback = host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    let public = public_base
-        .and_then(|b| b.split_once("://").map(|(_, rest)| rest))
-        .map(|rest| {
-            rest.split('/')
-                .next()
-                .unwrap_or_default()
-                .to_ascii_lowercase()
-        })
-        .is_some_and(|base| {
-            base == authority
-                // `http://host` without a port is port 80 (a Host may name it or not).
-                || (!base.contains(':') && authority == format!("{base}:80"))
-        });
-    loopback || public
-}
-
 fn redeem(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let public = ctx.app.settings.public_base_url.clone();
-    let host = ctx.header("host").unwrap_or_default().to_string();
-    let origin = ctx
-        .header("origin")
-        .map(|o| o.split_once("://").map_or(o, |(_, rest)| rest).to_string());
-    let refused = |what: &str| {
-        ApiError::Malformed {
-        code: "sign_in_host_not_allowed",
-        detail: format!("A sign-in link works only at a loopback address of this machine or at the public base URL (`server.public_base_url`), not at `{what}`."),
-    }
-    };
-    if !allowed_authority(&host, public.as_deref()) {
-        return Err(refused(&host));
-    }
-    if let Some(origin) = origin.filter(|o| o != "null") {
-        if !allowed_authority(&origin, public.as_deref()) {
-            return Err(refused(&origin));
-        }
-    }
     let input: RedeemRequest = ctx.json()?;
     let link = links(ctx)?
         .take(input.token.trim())
@@ -347,29 +293,6 @@ mod tests {
         assert!(links.take("nope").is_none());
         assert_eq!(links.take(&token).map(|l| l.sub), Some("key_x".to_string()));
         assert!(links.take(&token).is_none());
-    }
-
-    #[test]
-    fn only_loopback_or_the_public_base_redeems() {
-        for ok in ["127.0.0.1:8080", "localhost:9", "[::1]:80", "127.9.9.9"] {
-            assert!(allowed_authority(ok, None), "{ok}");
-        }
-        for bad in [
-            "192.168.1.20:8080",
-            "evil.example",
-            "localhost.evil.example:8080",
-            "[fe80::1]:80",
-        ] {
-            assert!(!allowed_authority(bad, None), "{bad}");
-        }
-        let base = Some("http://192.168.1.20:8080");
-        assert!(allowed_authority("192.168.1.20:8080", base));
-        assert!(!allowed_authority("192.168.1.20:9090", base));
-        assert!(allowed_authority(
-            "demo.local:80",
-            Some("http://demo.local")
-        ));
-        assert!(allowed_authority("demo.local", Some("http://demo.local")));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
@@ -64,6 +65,9 @@ impl Outcome {
         }
     }
 }
+
+/// The whole error of a failed attempt to an address of a private network.
+pub const NOT_REACHABLE: &str = "not reachable";
 
 fn elapsed_ms(started: Instant) -> i64 {
     i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)
@@ -177,13 +181,26 @@ impl Client {
         body: Bytes,
     ) -> Outcome {
         let started = Instant::now();
-        match tokio::time::timeout(self.timeout, self.attempt(url, headers, body, started)).await {
+        let private = AtomicBool::new(false);
+        let attempt = self.attempt(url, headers, body, started, &private);
+        let outcome = match tokio::time::timeout(self.timeout, attempt).await {
             Ok(outcome) => outcome,
             Err(_) => Outcome::failed(
                 started,
                 format!("timed out after {} ms", self.timeout.as_millis()),
             ),
+        };
+        // A private network's address that gave no HTTP answer says only that: whether its port was closed
+        // (refused at once) or filtered (a timeout), and how long that took, would make the
+        // delivery log a scanner of the network the sandbox runs in.
+        if outcome.status.is_none() && private.load(Ordering::Relaxed) {
+            return Outcome {
+                latency_ms: 0,
+                error: Some(NOT_REACHABLE.to_string()),
+                ..outcome
+            };
         }
+        outcome
     }
 
     async fn attempt(
@@ -192,11 +209,12 @@ impl Client {
         headers: &[(&'static str, String)],
         body: Bytes,
         started: Instant,
+        private: &AtomicBool,
     ) -> Outcome {
         let Some(target) = Target::parse(url) else {
             return Outcome::failed(started, "the URL cannot be parsed".into());
         };
-        let stream = match self.connect(&target).await {
+        let stream = match self.connect(&target, private).await {
             Ok(s) => s,
             Err(e) => return Outcome::failed(started, e),
         };
@@ -225,7 +243,8 @@ impl Client {
 
     /// Resolves the host and connects to the first address the destination rules allow; a
     /// self-sink URL connects to this server's own listener, and only there.
-    async fn connect(&self, target: &Target) -> Result<TcpStream, String> {
+    /// `private` is set once an address tried is of a private network.
+    async fn connect(&self, target: &Target, private: &AtomicBool) -> Result<TcpStream, String> {
         if let Some(own) = self.own.get() {
             let url = format!("http://{}{}", target.authority, target.path);
             if !target.https && outbound::self_sink(&url, Some(own.port())).is_some() {
@@ -242,6 +261,9 @@ impl Client {
             if let Err(refusal) = outbound::check_address(addr.ip(), self.policy) {
                 last = format!("refused {}: {}", addr.ip(), refusal.code());
                 continue;
+            }
+            if outbound::is_private(addr.ip()) {
+                private.store(true, Ordering::Relaxed);
             }
             match TcpStream::connect(addr).await {
                 Ok(s) => {

@@ -292,7 +292,7 @@ fn demo_takes_the_public_base_url_phones_use() {
     );
     // Redeemed at the public base's host (what the phone and the presenter's browser send).
     let body = format!("{{\"token\":\"{}\"}}", token(console[0]));
-    assert_eq!(post(&bound, "/auth/sign-in", "evil.example", &body).0, 400);
+    assert_eq!(post(&bound, "/auth/sign-in", "evil.example", &body).0, 403);
     assert_eq!(
         post(&bound, "/auth/sign-in", "signage-demo.example:8080", &body).0,
         200

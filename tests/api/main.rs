@@ -20,6 +20,7 @@ mod edge_downloads;
 mod edge_uploads;
 mod events_feed;
 mod examples;
+mod foreign_sites;
 mod fuzz;
 mod journal;
 mod journal_secrets;

@@ -140,10 +140,16 @@ async fn a_link_opens_only_on_loopback_or_the_public_base() {
         .unwrap()
         .starts_with("http://demo.example:8080/console#signin="));
     let token = token_of(&made);
-    for (host, origin) in [
-        ("evil.example", None),
-        ("demo.example:9090", None),
-        ("127.0.0.1:8080", Some("http://evil.example")),
+    for (host, origin, code) in [
+        ("evil.example", None, "host_not_allowed"),
+        ("demo.example:9090", None, "host_not_allowed"),
+        (
+            "127.0.0.1:8080",
+            Some("http://evil.example"),
+            "origin_not_allowed",
+        ),
+        // A sandboxed frame or a `file:` page names no site: refused too.
+        ("127.0.0.1:8080", Some("null"), "origin_not_allowed"),
     ] {
         let mut req = app
             .post("/auth/sign-in")
@@ -153,11 +159,7 @@ async fn a_link_opens_only_on_loopback_or_the_public_base() {
             req = req.header("origin", o);
         }
         let r = req.send().await;
-        assert_eq!(
-            r.problem(400)["code"],
-            "sign_in_host_not_allowed",
-            "{host} {origin:?}"
-        );
+        assert_eq!(r.problem(403)["code"], code, "{host} {origin:?}");
     }
     // A refused host used nothing up: the link still works where it may.
     let r = app

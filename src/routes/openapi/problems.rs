@@ -33,6 +33,7 @@ pub const TYPES: &[ProblemType] = &[
     t("unauthenticated", 401, "Unauthenticated", "No credential, or one that is unknown, revoked, expired or paired with the wrong client id. `code` says which, and `WWW-Authenticate` names the accepted schemes. Send `X-API-KEY` (or `Authorization: Bearer <key>`) together with `X-Service-Client-Id`."),
     t("insufficient-tokens", 402, "Insufficient tokens", "The operation costs more tokens than the company holds. `balance` and `required` give both numbers; buy a token pack (`POST /token-packs/{id}/purchase`) and retry."),
     t("missing-scope", 403, "Missing scope", "The credential is valid but lacks the scope the operation needs; `missing_scope` names it. Objects of companies the credential cannot see are 404, never 403."),
+    t("foreign-site", 403, "Request from another site", "A browser sent the request from a page of another site (`Origin`), or under a name that is not this server's (`Host`, as a rebound DNS name would): `code` is `origin_not_allowed` or `host_not_allowed`. Nothing was run; `server.allowed_hosts` adds a name of your own."),
     t("account-admin-required", 403, "Account-wide admin required", "The operation acts on the whole account and needs an admin credential without a company scope; a company-scoped admin cannot perform it."),
     t("not-found", 404, "Not found", "No such path, or no object with this id visible to the credential. Another company's object is reported exactly like a missing one."),
     t("method-not-allowed", 405, "Method not allowed", "The path exists but not with this method; the `Allow` header lists the methods it takes."),
@@ -121,7 +122,8 @@ const OTHER_CODES: &[FixedCode] = &[
     c("too_many_connections", "503: see the `too-many-connections` problem type."),
     c("media_quota_exceeded", "422: the upload would take the company's stored media past `media.quota_bytes_per_company`; `limit`, `used` and `requested` are in bytes."),
     c("webhook_limit", "422: the company already has the most webhooks it may (`webhooks.max_per_company`, 16 by default)."),
-    c("sign_in_host_not_allowed", "400: a sign-in link is redeemed only at a loopback address of this machine or at `server.public_base_url`'s host."),
+    c("host_not_allowed", "403: see the `foreign-site` problem type: `Host` is not a name of this server."),
+    c("origin_not_allowed", "403: see the `foreign-site` problem type: `Origin` is a page of another site."),
     c("injected_fault", "Any status: the sandbox operator injected this answer (a fault rule, or `Prefer: code=`); `Signage-Fault` names the rule."),
 ];
 
@@ -232,6 +234,10 @@ mod tests {
                 retry_after_secs: 1,
             },
             ApiError::TooManyConnections,
+            ApiError::ForeignSite {
+                code: "host_not_allowed",
+                detail: String::new(),
+            },
             ApiError::QuotaExceeded {
                 code: "webhook_limit",
                 detail: String::new(),
@@ -248,7 +254,7 @@ mod tests {
         }
         assert_eq!(
             TYPES.len(),
-            26,
+            27,
             "one entry per slug, and no entry without an error"
         );
     }
