@@ -196,7 +196,7 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
             props.insert(
                 "confirmation_id".into(),
                 json!({"type": "string", "minLength": 1, "maxLength": 100,
-                    "description": "The `confirmation_id` returned by the prepare_* tool."}),
+                    "description": "The `confirmation_id` a prepare_* tool returned."}),
             );
             required.push("confirmation_id".into());
         }
@@ -266,7 +266,7 @@ fn upload_fields(
     props.insert(
         "content".into(),
         json!({"type": "string", "minLength": 1, "maxLength": max_len,
-            "description": format!("The file itself, base64-encoded, at most {max_bytes} bytes (or its text with `encoding: utf-8`).")}),
+            "description": format!("The file in base64 (or as text with `encoding: utf-8`), at most {max_bytes} bytes.")}),
     );
     props.insert(
         "encoding".into(),

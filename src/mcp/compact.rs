@@ -21,7 +21,7 @@ use std::collections::HashMap;
 /// Where the house-style description of a prepare tool starts its two-step boilerplate, which
 /// the compact form replaces by [`PREPARE_NOTE`] (the server instructions explain the steps).
 const PREPARE_BOILERPLATE: &str = " This executes NOTHING";
-pub const PREPARE_NOTE: &str = " Changes nothing; confirm_change applies it if the user agrees.";
+pub const PREPARE_NOTE: &str = " Changes nothing until confirm_change.";
 /// Annotation hints equal to the specification's defaults say nothing.
 const DEFAULT_HINTS: [(&str, bool); 4] = [
     ("readOnlyHint", false),
@@ -34,6 +34,12 @@ const DEFAULT_HINTS: [(&str, bool); 4] = [
 const SHOWN_PATTERN_MAX: usize = 40;
 /// An array argument's items enum longer than this is not shown (its description names them).
 const LISTED_ITEMS_MAX: usize = 16;
+/// What the server's instructions say of every `limit` (its range and default).
+pub const LIMIT_MAX: u64 = 100;
+pub const LIMIT_DEFAULT: u64 = 20;
+/// A read's filter described in a few words ("Only ads of this company.") says what its name
+/// and the instructions say.
+const ONLY_FILTER_MAX: usize = 60;
 /// A repeated subschema this large or larger goes to `$defs`.
 const SHARED_MIN_BYTES: usize = 200;
 
@@ -59,7 +65,7 @@ pub fn definition(full: &Value, kind: Kind) -> Value {
         }
     }
     if let Some(input) = d.get_mut("inputSchema") {
-        compact_input(input);
+        compact_input(input, kind);
     }
     let output = d.get("outputSchema").and_then(|o| output(o, kind));
     match (output, d.as_object_mut()) {
@@ -74,7 +80,7 @@ pub fn definition(full: &Value, kind: Kind) -> Value {
     d
 }
 
-fn compact_input(schema: &mut Value) {
+fn compact_input(schema: &mut Value, kind: Kind) {
     let Some(m) = schema.as_object_mut() else {
         return;
     };
@@ -95,17 +101,86 @@ fn compact_input(schema: &mut Value) {
             match name.as_str() {
                 // The server's instructions say how cursors are passed.
                 "cursor" => *p = json!({"type": "string"}),
-                // Its type and maximum say what matters; a limit is at least 1 anyway.
+                // The instructions give a limit's range and default; a bound or default of its
+                // own stays.
                 "limit" => {
                     if let Some(pm) = p.as_object_mut() {
                         pm.remove("description");
                         pm.remove("minimum");
+                        if pm.get("maximum") == Some(&json!(LIMIT_MAX)) {
+                            pm.remove("maximum");
+                        }
+                        if pm.get("default") == Some(&json!(LIMIT_DEFAULT)) {
+                            pm.remove("default");
+                        }
                     }
                 }
-                _ => compact_property(p),
+                // The changes of an update: at least one (`minProperties`), `null` clears a
+                // nullable field (its type says which): the instructions say both once.
+                "changes" => {
+                    if let Some(pm) = p.as_object_mut() {
+                        pm.remove("description");
+                    }
+                    compact_property(p);
+                    // Only the fields named may change: the flag stays.
+                }
+                _ => {
+                    compact_property(p);
+                    if let Some(pm) = p.as_object_mut() {
+                        let said_once = pm
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .is_some_and(|d| said_by_convention(name, d, kind));
+                        if said_once {
+                            pm.remove("description");
+                            // The instructions say what `from` and `to` take: RFC 3339 or a date,
+                            // which `format: date-time` would deny.
+                            if matches!(name.as_str(), "from" | "to") {
+                                pm.remove("format");
+                            }
+                        }
+                    }
+                }
             }
         }
     }
+}
+
+/// Whether an argument's description only says what the server's instructions say for every
+/// tool: the shared `q`, `from` and `to` filters, an id argument that only names its object
+/// ("The device id, as returned by list_devices.": its pattern names the kind), and a read's
+/// optional filter ("Only ads of this company.").
+fn said_by_convention(name: &str, description: &str, kind: Kind) -> bool {
+    use crate::routes::{date_range, search};
+    match name {
+        "q" => return description == search::Q.description,
+        "from" => return description == date_range::FROM_DESCRIPTION,
+        "to" => return description == date_range::TO_DESCRIPTION,
+        _ => {}
+    }
+    if name.ends_with("_id") && names_only_its_object(description) {
+        return true;
+    }
+    kind == Kind::Read
+        && description.starts_with("Only ")
+        && !description.contains('`')
+        && description.len() <= ONLY_FILTER_MAX
+}
+
+/// "The device id, as returned by list_devices." or "The promotion.": a few words naming the
+/// object, once the id's kind (now its pattern) is out of the description.
+fn names_only_its_object(description: &str) -> bool {
+    let head = [", as returned by ", ", from "]
+        .iter()
+        .filter_map(|sep| description.find(sep))
+        .min()
+        .map_or(description, |i| &description[..i]);
+    let head = head.trim_end_matches('.');
+    let Some(object) = head.strip_prefix("The ") else {
+        return false;
+    };
+    let object = object.strip_suffix(" id").unwrap_or(object);
+    object.split(' ').count() <= 2
 }
 
 fn compact_property(p: &mut Value) {
@@ -113,7 +188,7 @@ fn compact_property(p: &mut Value) {
         return;
     };
     if m.get("pattern").and_then(Value::as_str) == Some(ID_PATTERN) {
-        // An id argument: its description names the prefix and the tool that lists them.
+        // An id argument: its description names the kind (`dev_…`), which becomes its pattern.
         for k in ["pattern", "minLength", "maxLength"] {
             m.remove(k);
         }
@@ -126,6 +201,20 @@ fn compact_property(p: &mut Value) {
         .and_then(id_prefix_pattern);
     if let Some(prefix) = prefix {
         m.insert("pattern".into(), Value::String(prefix));
+    }
+    // The kind an id's description names (`dev_…`) is its pattern, said once.
+    let marked = m
+        .get("description")
+        .and_then(Value::as_str)
+        .and_then(id_marker)
+        .filter(|(prefix, _)| {
+            m.get("type") == Some(&json!("string"))
+                && m.get("pattern")
+                    .is_none_or(|p| *p == json!(format!("^{prefix}")))
+        });
+    if let Some((prefix, description)) = marked {
+        m.insert("pattern".into(), Value::String(format!("^{prefix}")));
+        m.insert("description".into(), Value::String(description));
     }
     // Text may not be empty: a caller never sends empty text on purpose, the error says it.
     if m.get("minLength") == Some(&json!(1)) {
@@ -174,8 +263,33 @@ fn compact_property(p: &mut Value) {
         }
     }
     if m.contains_key("properties") {
-        compact_input(p);
+        compact_input(p, Kind::Prepare);
     }
+}
+
+/// The kind of id a description names (`dev_` in "The device (`dev_…`).") and the description
+/// without it ("The device.").
+fn id_marker(description: &str) -> Option<(String, String)> {
+    let start = description.find("`")?;
+    let rest = &description[start + 1..];
+    let end = rest.find("…`")?;
+    let prefix = &rest[..end];
+    let valid = prefix.ends_with('_')
+        && prefix.len() > 1
+        && prefix[..prefix.len() - 1]
+            .bytes()
+            .all(|b| b.is_ascii_lowercase());
+    if !valid {
+        return None;
+    }
+    let marker_end = start + 1 + end + "…`".len();
+    let (mut before, mut after) = (&description[..start], &description[marker_end..]);
+    // "The device (`dev_…`), as …": the parentheses go with the marker.
+    if before.ends_with(" (") && after.starts_with(')') {
+        before = &before[..before.len() - 2];
+        after = &after[1..];
+    }
+    Some((prefix.to_string(), format!("{before}{after}")))
 }
 
 /// `^cmp_` for the pattern of one kind of id, `^cmp_[0-9A-Za-z]{1,64}$`.

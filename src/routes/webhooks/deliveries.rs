@@ -30,7 +30,7 @@ pub fn routes() -> Vec<Route> {
                 "list_webhook_deliveries",
                 "List webhook deliveries",
                 &[("webhook_id", "The webhook (`wh_…`).")],
-                "The delivery log of one webhook, newest first: each event sent (or being sent), its status and every attempt (time, HTTP status, latency, first bytes of the response).",
+                "A webhook's delivery log: each event, its status and every attempt (time, HTTP status, latency, start of the response).",
             ))
             .tag("webhooks")
             .summary("A webhook's deliveries, newest first, each with its attempts.")
