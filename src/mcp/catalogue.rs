@@ -25,10 +25,11 @@ pub struct Catalog {
 impl Catalog {
     pub fn build(router: &Router) -> Catalog {
         let write_operations = spec::write_operations(router);
-        let tools: Vec<Tool> = spec::specs(router)
+        let mut tools: Vec<Tool> = spec::specs(router)
             .into_iter()
             .map(|spec| build_tool(spec, router, &write_operations))
             .collect();
+        super::compact::describe_changes_once(&mut tools);
         let by_name = tools
             .iter()
             .enumerate()

@@ -14,6 +14,7 @@
 //! Arguments are always validated against the full input schema.
 
 use super::spec::Kind;
+use super::tool::Tool;
 use crate::jsonschema::ID_PATTERN;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -116,13 +117,14 @@ fn compact_input(schema: &mut Value, kind: Kind) {
                     }
                 }
                 // The changes of an update: at least one (`minProperties`), `null` clears a
-                // nullable field (its type says which): the instructions say both once.
+                // nullable field (its type says which): the instructions say both once. An
+                // unknown field is refused by name, as an unknown argument is.
                 "changes" => {
+                    compact_property(p);
                     if let Some(pm) = p.as_object_mut() {
                         pm.remove("description");
+                        pm.remove("additionalProperties");
                     }
-                    compact_property(p);
-                    // Only the fields named may change: the flag stays.
                 }
                 _ => {
                     compact_property(p);
@@ -187,33 +189,24 @@ fn compact_property(p: &mut Value) {
     let Some(m) = p.as_object_mut() else {
         return;
     };
-    if m.get("pattern").and_then(Value::as_str) == Some(ID_PATTERN) {
-        // An id argument: its description names the kind (`dev_…`), which becomes its pattern.
+    // An id argument (the generic id pattern, or one kind's: `^cmp_[0-9A-Za-z]{1,64}$`): its
+    // name says which object, and the instructions say ids come from the list_ and get_ tools;
+    // its kind (`cmp_…`) in the description or the pattern says it again, its length bounds
+    // only a validator needs.
+    let id_pattern = m
+        .get("pattern")
+        .and_then(Value::as_str)
+        .is_some_and(|p| p == ID_PATTERN || is_kind_pattern(p));
+    if id_pattern {
         for k in ["pattern", "minLength", "maxLength"] {
             m.remove(k);
         }
     }
-    // An id of one kind (`^cmp_[0-9A-Za-z]{1,64}$`): its prefix says which, the rest only a
-    // validator needs.
-    let prefix = m
-        .get("pattern")
-        .and_then(Value::as_str)
-        .and_then(id_prefix_pattern);
-    if let Some(prefix) = prefix {
-        m.insert("pattern".into(), Value::String(prefix));
-    }
-    // The kind an id's description names (`dev_…`) is its pattern, said once.
-    let marked = m
+    let unmarked = m
         .get("description")
         .and_then(Value::as_str)
-        .and_then(id_marker)
-        .filter(|(prefix, _)| {
-            m.get("type") == Some(&json!("string"))
-                && m.get("pattern")
-                    .is_none_or(|p| *p == json!(format!("^{prefix}")))
-        });
-    if let Some((prefix, description)) = marked {
-        m.insert("pattern".into(), Value::String(format!("^{prefix}")));
+        .and_then(without_id_kind);
+    if let Some(description) = unmarked {
         m.insert("description".into(), Value::String(description));
     }
     // Text may not be empty: a caller never sends empty text on purpose, the error says it.
@@ -267,39 +260,32 @@ fn compact_property(p: &mut Value) {
     }
 }
 
-/// The kind of id a description names (`dev_` in "The device (`dev_…`).") and the description
-/// without it ("The device.").
-fn id_marker(description: &str) -> Option<(String, String)> {
-    let start = description.find("`")?;
-    let rest = &description[start + 1..];
-    let end = rest.find("…`")?;
+/// A description without the kind of id it names: "The device." for "The device (`dev_…`).",
+/// "Screens of the ad's company." for "Screens (`dev_…`) of the ad's company."
+fn without_id_kind(description: &str) -> Option<String> {
+    let start = description.find(" (`")?;
+    let rest = &description[start + 3..];
+    let end = rest.find("…`)")?;
     let prefix = &rest[..end];
-    let valid = prefix.ends_with('_')
-        && prefix.len() > 1
-        && prefix[..prefix.len() - 1]
-            .bytes()
-            .all(|b| b.is_ascii_lowercase());
-    if !valid {
+    let kind = prefix.strip_suffix('_')?;
+    if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_lowercase()) {
         return None;
     }
-    let marker_end = start + 1 + end + "…`".len();
-    let (mut before, mut after) = (&description[..start], &description[marker_end..]);
-    // "The device (`dev_…`), as …": the parentheses go with the marker.
-    if before.ends_with(" (") && after.starts_with(')') {
-        before = &before[..before.len() - 2];
-        after = &after[1..];
-    }
-    Some((prefix.to_string(), format!("{before}{after}")))
+    let after = &rest[end + "…`)".len()..];
+    Some(format!("{}{after}", &description[..start]))
 }
 
-/// `^cmp_` for the pattern of one kind of id, `^cmp_[0-9A-Za-z]{1,64}$`.
-fn id_prefix_pattern(pattern: &str) -> Option<String> {
-    let rest = pattern.strip_prefix('^')?;
-    let (prefix, tail) = rest.split_once('_')?;
-    (tail == "[0-9A-Za-z]{1,64}$"
+/// Whether a pattern is that of one kind of id, `^cmp_[0-9A-Za-z]{1,64}$`.
+fn is_kind_pattern(pattern: &str) -> bool {
+    let Some((prefix, tail)) = pattern
+        .strip_prefix('^')
+        .and_then(|rest| rest.split_once('_'))
+    else {
+        return false;
+    };
+    tail == "[0-9A-Za-z]{1,64}$"
         && !prefix.is_empty()
-        && prefix.bytes().all(|b| b.is_ascii_lowercase()))
-    .then(|| format!("^{prefix}_"))
+        && prefix.bytes().all(|b| b.is_ascii_lowercase())
 }
 
 /// The compact output schema: the top level of the change result confirm_change answers; nothing
@@ -350,6 +336,41 @@ fn top_level(s: &Value) -> Value {
         0 => json!({}),
         1 => json!({"type": types[0]}),
         _ => json!({"type": types}),
+    }
+}
+
+/// A field of a prepare tool's `changes` that its object's creation tool describes in the same
+/// words (`url` of prepare_webhook_change, of prepare_webhook_creation) is described there only;
+/// the instructions say so. Only where whoever sees the one tool sees the other (same actions).
+pub fn describe_changes_once(tools: &mut [Tool]) {
+    let creations: HashMap<String, (Vec<crate::auth::Action>, Value)> = tools
+        .iter()
+        .filter(|t| t.spec.kind == Kind::Prepare)
+        .map(|t| {
+            let props = t.compact["inputSchema"]["properties"].clone();
+            (t.spec.name.to_string(), (t.actions.clone(), props))
+        })
+        .collect();
+    for t in tools.iter_mut().filter(|t| t.spec.kind == Kind::Prepare) {
+        let creation = format!("prepare_{}_creation", t.spec.target_type());
+        let Some((actions, created)) = creations.get(&creation) else {
+            continue;
+        };
+        if *actions != t.actions {
+            continue;
+        }
+        let fields = t
+            .compact
+            .pointer_mut("/inputSchema/properties/changes/properties")
+            .and_then(Value::as_object_mut);
+        for (name, field) in fields.into_iter().flatten() {
+            let same = field
+                .get("description")
+                .is_some_and(|d| created[name].get("description") == Some(d));
+            if let (true, Some(f)) = (same, field.as_object_mut()) {
+                f.remove("description");
+            }
+        }
     }
 }
 
@@ -444,13 +465,20 @@ mod tests {
 
     #[test]
     fn compact_inputs_keep_what_a_caller_needs() {
+        use crate::routes::date_range::FROM_DESCRIPTION;
         let full = json!({"name": "t", "annotations": {"title": "T", "readOnlyHint": true},
             "inputSchema": {"type": "object", "required": [], "additionalProperties": false, "properties": {
-                "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device (`dev_…`)."},
+                "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device id (`dev_…`), as returned by list_devices."},
+                "ad_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The ad (`ad_…`) to show first."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "How many."},
                 "cursor": {"type": "string", "pattern": "^dev_[0-9A-Za-z]{1,64}$", "description": "Long text."},
                 "company_id": {"type": "string", "pattern": "^cmp_[0-9A-Za-z]{1,64}$", "description": "Only this company."},
-                "changes": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
+                "from": {"type": "string", "format": "date-time", "description": FROM_DESCRIPTION},
+                "status": {"type": "string", "enum": ["on", "off"], "description": "Only things in this status."},
+                "colour": {"type": "string", "enum": ["red", "blue"], "description": "`red`: hot; `blue`: cold."},
+                "changes": {"type": "object", "additionalProperties": false, "minProperties": 1,
+                    "description": "The fields to change.",
+                    "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
                     "media_id": {"anyOf": [{"type": "string", "pattern": "^med_"}, {"type": "null"}]}}}}},
             "outputSchema": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^dev_"}}}});
         let c = definition(&full, Kind::Read);
@@ -464,33 +492,56 @@ mod tests {
         );
         assert_eq!(cw["description"], format!("Prepare x.{PREPARE_NOTE}"));
         let p = &c["inputSchema"]["properties"];
+        // An id that only names its object: its name and the instructions say it.
+        assert_eq!(p["device_id"], json!({"type": "string"}));
+        assert_eq!(p["company_id"], json!({"type": "string"}));
+        // One that says more keeps that.
         assert_eq!(
-            p["device_id"],
-            json!({"type": "string", "description": "The device (`dev_…`)."})
+            p["ad_id"],
+            json!({"type": "string", "description": "The ad to show first."})
         );
-        assert_eq!(
-            p["limit"],
-            json!({"type": "integer", "maximum": 100, "default": 20})
-        );
+        // The limit of the instructions; the shared `from`.
+        assert_eq!(p["limit"], json!({"type": "integer"}));
+        assert_eq!(p["from"], json!({"type": "string"}));
         assert_eq!(p["cursor"], json!({"type": "string"}));
+        // A read's filter says what its name says; a description of its values stays.
         assert_eq!(
-            p["company_id"],
-            json!({"type": "string", "pattern": "^cmp_", "description": "Only this company."})
+            p["status"],
+            json!({"type": "string", "enum": ["on", "off"]})
         );
+        assert_eq!(p["colour"], full["inputSchema"]["properties"]["colour"]);
         assert!(c["inputSchema"].get("additionalProperties").is_none());
         assert_eq!(
-            p["changes"]["properties"]["name"],
-            json!({"type": "string", "maxLength": 9})
-        );
-        assert_eq!(
-            p["changes"]["properties"]["media_id"],
-            json!({"type": ["string", "null"], "pattern": "^med_"})
+            p["changes"],
+            json!({"type": "object", "minProperties": 1, "properties": {
+                "name": {"type": "string", "maxLength": 9},
+                "media_id": {"type": ["string", "null"], "pattern": "^med_"}}})
         );
         assert!(c["inputSchema"].get("required").is_none());
         assert!(
             c.get("outputSchema").is_none(),
             "a read of one object has none"
         );
+        // A limit of its own keeps its own bounds.
+        let mut own = full.clone();
+        own["inputSchema"]["properties"]["limit"]["default"] = json!(10);
+        let c = definition(&own, Kind::Read);
+        assert_eq!(
+            c["inputSchema"]["properties"]["limit"],
+            json!({"type": "integer", "default": 10})
+        );
+    }
+
+    /// The limit the instructions describe is every list route's.
+    #[test]
+    fn the_limit_of_the_instructions_is_the_routes() {
+        let p = crate::http::router::LIMIT_PARAM;
+        let schema: Value = match p.schema {
+            crate::http::router::ParamSchema::Json(s) => serde_json::from_str(s).unwrap(),
+            _ => panic!("a JSON schema"),
+        };
+        assert_eq!(schema["maximum"], json!(LIMIT_MAX));
+        assert_eq!(schema["default"], json!(LIMIT_DEFAULT));
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub fn routes() -> Vec<Route> {
                 "get_token_balance",
                 "Get token balance",
                 &[],
-                "Get a company's current token balance. Use it before activating a promotion, which costs tokens.",
+                "A company's current token balance: read it before activating a promotion, which costs tokens.",
             ))
             .tag("tokens")
             .summary("A company's token balance.")

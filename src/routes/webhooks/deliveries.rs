@@ -100,7 +100,7 @@ pub fn status_param() -> crate::http::router::Param {
     crate::http::router::one_of_param(
         "status",
         crate::validate::OneOf(STATUSES),
-        "Only this status. `pending`: not settled (an attempt may be in flight); `failed`: retries exhausted, or the webhook disabled.",
+        "`pending`: not settled (an attempt may be in flight); `failed`: retries exhausted, or the webhook disabled.",
     )
 }
 

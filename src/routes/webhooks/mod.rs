@@ -77,7 +77,7 @@ pub fn routes() -> Vec<Route> {
                 "Prepare a webhook change",
                 &[("webhook_id", "The webhook (`wh_…`).")],
                 Change::Fields(&["url", "description", "event_types", "enabled"]),
-                "Prepare a change to a webhook (`enabled: false` pauses it). The secret is never shown. This executes NOTHING: it checks the change as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                "Prepare a change to a webhook (`enabled: false` pauses it). This executes NOTHING: it checks the change as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ).asking("Change the webhook {target} of {company}; deliveries follow the new settings from now on. Webhooks subscribed to webhook.updated are notified."))
             .tag("webhooks")
             .summary("Update a webhook's URL, description, event types or enabled flag. Honours If-Match.")
