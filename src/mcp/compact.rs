@@ -1,13 +1,17 @@
 //! The two sizes of a tool definition.
 //!
 //! - **Compact** (what `tools/list` shows by default): a catalogue an assistant can afford to keep
-//!   in context. Input schemas keep every argument, type, enum, bound and description the model
-//!   needs to call the tool; they leave out what only a validator needs (long text patterns, the
-//!   length bounds and pattern of ids, the pattern of cursors), which the server still enforces
-//!   and explains in its error. Output schemas keep the envelope the MCP layer defines (the list
-//!   page, the change result) at its top level; an object's own fields are in the result itself,
-//!   and in full mode. A read of one object has none, and neither has a prepare tool: every one
-//!   answers the same pending change, which the server's instructions describe.
+//!   in context. What every tool would repeat is said once, by the server's instructions
+//!   ([`crate::mcp::dispatch`]'s handshake): how `limit` and `cursor` page, what `q`, `from` and
+//!   `to` take, that an `<object>_id` takes the id of that object, that a read's other optional
+//!   arguments filter it, and what an update's `changes` holds. Input schemas keep every
+//!   argument, type, enum, bound and description the model needs to call the tool beyond those
+//!   conventions; they leave out what the conventions say and what only a validator needs (long
+//!   text patterns, the patterns and length bounds of ids, the pattern of cursors), which the
+//!   server still enforces and explains in its error. Output schemas keep the envelope the MCP
+//!   layer defines (the change result) at its top level; an object's own fields are in the result
+//!   itself, and in full mode. A read has none, and neither has a prepare tool: every one answers
+//!   the same pending change, which the server's instructions describe.
 //! - **Full** (`X-MCP-Schemas: full`): the REST contract in full, a subschema that repeats inside
 //!   one tool's output moved once into `$defs` (confirm_change's results, say).
 //!
