@@ -25,10 +25,11 @@ pub struct Catalog {
 impl Catalog {
     pub fn build(router: &Router) -> Catalog {
         let write_operations = spec::write_operations(router);
-        let tools: Vec<Tool> = spec::specs(router)
+        let mut tools: Vec<Tool> = spec::specs(router)
             .into_iter()
             .map(|spec| build_tool(spec, router, &write_operations))
             .collect();
+        super::compact::describe_changes_once(&mut tools);
         let by_name = tools
             .iter()
             .enumerate()
@@ -196,7 +197,7 @@ fn input_schema(spec: &ToolSpec, route: Option<&Route>, router: &Router) -> Valu
             props.insert(
                 "confirmation_id".into(),
                 json!({"type": "string", "minLength": 1, "maxLength": 100,
-                    "description": "The `confirmation_id` returned by the prepare_* tool."}),
+                    "description": "The `confirmation_id` a prepare_* tool returned."}),
             );
             required.push("confirmation_id".into());
         }
@@ -266,7 +267,7 @@ fn upload_fields(
     props.insert(
         "content".into(),
         json!({"type": "string", "minLength": 1, "maxLength": max_len,
-            "description": format!("The file itself, base64-encoded, at most {max_bytes} bytes (or its text with `encoding: utf-8`).")}),
+            "description": format!("The file in base64 (or as text with `encoding: utf-8`), at most {max_bytes} bytes.")}),
     );
     props.insert(
         "encoding".into(),

@@ -1,19 +1,24 @@
 //! The two sizes of a tool definition.
 //!
 //! - **Compact** (what `tools/list` shows by default): a catalogue an assistant can afford to keep
-//!   in context. Input schemas keep every argument, type, enum, bound and description the model
-//!   needs to call the tool; they leave out what only a validator needs (long text patterns, the
-//!   length bounds and pattern of ids, the pattern of cursors), which the server still enforces
-//!   and explains in its error. Output schemas keep the envelope the MCP layer defines (the list
-//!   page, the change result) at its top level; an object's own fields are in the result itself,
-//!   and in full mode. A read of one object has none, and neither has a prepare tool: every one
-//!   answers the same pending change, which the server's instructions describe.
+//!   in context. What every tool would repeat is said once, by the server's instructions
+//!   ([`crate::mcp::dispatch`]'s handshake): how `limit` and `cursor` page, what `q`, `from` and
+//!   `to` take, that an `<object>_id` takes the id of that object, that a read's other optional
+//!   arguments filter it, and what an update's `changes` holds. Input schemas keep every
+//!   argument, type, enum, bound and description the model needs to call the tool beyond those
+//!   conventions; they leave out what the conventions say and what only a validator needs (long
+//!   text patterns, the patterns and length bounds of ids, the pattern of cursors), which the
+//!   server still enforces and explains in its error. Output schemas keep the envelope the MCP
+//!   layer defines (the change result) at its top level; an object's own fields are in the result
+//!   itself, and in full mode. A read has none, and neither has a prepare tool: every one answers
+//!   the same pending change, which the server's instructions describe.
 //! - **Full** (`X-MCP-Schemas: full`): the REST contract in full, a subschema that repeats inside
 //!   one tool's output moved once into `$defs` (confirm_change's results, say).
 //!
 //! Arguments are always validated against the full input schema.
 
 use super::spec::Kind;
+use super::tool::Tool;
 use crate::jsonschema::ID_PATTERN;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -21,7 +26,7 @@ use std::collections::HashMap;
 /// Where the house-style description of a prepare tool starts its two-step boilerplate, which
 /// the compact form replaces by [`PREPARE_NOTE`] (the server instructions explain the steps).
 const PREPARE_BOILERPLATE: &str = " This executes NOTHING";
-pub const PREPARE_NOTE: &str = " Changes nothing; confirm_change applies it if the user agrees.";
+pub const PREPARE_NOTE: &str = " Changes nothing until confirm_change.";
 /// Annotation hints equal to the specification's defaults say nothing.
 const DEFAULT_HINTS: [(&str, bool); 4] = [
     ("readOnlyHint", false),
@@ -34,6 +39,12 @@ const DEFAULT_HINTS: [(&str, bool); 4] = [
 const SHOWN_PATTERN_MAX: usize = 40;
 /// An array argument's items enum longer than this is not shown (its description names them).
 const LISTED_ITEMS_MAX: usize = 16;
+/// What the server's instructions say of every `limit` (its range and default).
+pub const LIMIT_MAX: u64 = 100;
+pub const LIMIT_DEFAULT: u64 = 20;
+/// A read's filter described in a few words ("Only ads of this company.") says what its name
+/// and the instructions say.
+const ONLY_FILTER_MAX: usize = 60;
 /// A repeated subschema this large or larger goes to `$defs`.
 const SHARED_MIN_BYTES: usize = 200;
 
@@ -59,7 +70,7 @@ pub fn definition(full: &Value, kind: Kind) -> Value {
         }
     }
     if let Some(input) = d.get_mut("inputSchema") {
-        compact_input(input);
+        compact_input(input, kind);
     }
     let output = d.get("outputSchema").and_then(|o| output(o, kind));
     match (output, d.as_object_mut()) {
@@ -74,7 +85,7 @@ pub fn definition(full: &Value, kind: Kind) -> Value {
     d
 }
 
-fn compact_input(schema: &mut Value) {
+fn compact_input(schema: &mut Value, kind: Kind) {
     let Some(m) = schema.as_object_mut() else {
         return;
     };
@@ -95,37 +106,112 @@ fn compact_input(schema: &mut Value) {
             match name.as_str() {
                 // The server's instructions say how cursors are passed.
                 "cursor" => *p = json!({"type": "string"}),
-                // Its type and maximum say what matters; a limit is at least 1 anyway.
+                // The instructions give a limit's range and default; a bound or default of its
+                // own stays.
                 "limit" => {
                     if let Some(pm) = p.as_object_mut() {
                         pm.remove("description");
                         pm.remove("minimum");
+                        if pm.get("maximum") == Some(&json!(LIMIT_MAX)) {
+                            pm.remove("maximum");
+                        }
+                        if pm.get("default") == Some(&json!(LIMIT_DEFAULT)) {
+                            pm.remove("default");
+                        }
                     }
                 }
-                _ => compact_property(p),
+                // The changes of an update: at least one (`minProperties`), `null` clears a
+                // nullable field (its type says which): the instructions say both once. An
+                // unknown field is refused by name, as an unknown argument is.
+                "changes" => {
+                    compact_property(p);
+                    if let Some(pm) = p.as_object_mut() {
+                        pm.remove("description");
+                        pm.remove("additionalProperties");
+                    }
+                }
+                _ => {
+                    compact_property(p);
+                    if let Some(pm) = p.as_object_mut() {
+                        let said_once = pm
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .is_some_and(|d| said_by_convention(name, d, kind));
+                        if said_once {
+                            pm.remove("description");
+                            // The instructions say what `from` and `to` take: RFC 3339 or a date,
+                            // which `format: date-time` would deny.
+                            if matches!(name.as_str(), "from" | "to") {
+                                pm.remove("format");
+                            }
+                        }
+                    }
+                }
             }
         }
     }
+}
+
+/// Whether an argument's description only says what the server's instructions say for every
+/// tool: the shared `q`, `from` and `to` filters, an id argument that only names its object
+/// ("The device id, as returned by list_devices.": its pattern names the kind), and a read's
+/// optional filter ("Only ads of this company.").
+fn said_by_convention(name: &str, description: &str, kind: Kind) -> bool {
+    use crate::routes::{date_range, search};
+    match name {
+        "q" => return description == search::Q.description,
+        "from" => return description == date_range::FROM_DESCRIPTION,
+        "to" => return description == date_range::TO_DESCRIPTION,
+        _ => {}
+    }
+    if name.ends_with("_id") && names_only_its_object(description) {
+        return true;
+    }
+    kind == Kind::Read
+        && description.starts_with("Only ")
+        && !description.contains('`')
+        && description.len() <= ONLY_FILTER_MAX
+}
+
+/// "The device id, as returned by list_devices." or "The promotion.": a few words naming the
+/// object, once the id's kind (now its pattern) is out of the description.
+fn names_only_its_object(description: &str) -> bool {
+    let head = [", as returned by ", ", from "]
+        .iter()
+        .filter_map(|sep| description.find(sep))
+        .min()
+        .map_or(description, |i| &description[..i]);
+    let head = head.trim_end_matches('.');
+    let Some(object) = head.strip_prefix("The ") else {
+        return false;
+    };
+    let object = object.strip_suffix(" id").unwrap_or(object);
+    object.split(' ').count() <= 2
 }
 
 fn compact_property(p: &mut Value) {
     let Some(m) = p.as_object_mut() else {
         return;
     };
-    if m.get("pattern").and_then(Value::as_str) == Some(ID_PATTERN) {
-        // An id argument: its description names the prefix and the tool that lists them.
+    // An id argument (the generic id pattern, or one kind's: `^cmp_[0-9A-Za-z]{1,64}$`): its
+    // name says which object, and the instructions say ids come from the list_ and get_ tools;
+    // its kind (`cmp_…`) in the description or the pattern says it again, its length bounds
+    // only a validator needs.
+    let id_pattern = m
+        .get("pattern")
+        .and_then(Value::as_str)
+        .is_some_and(|p| p == ID_PATTERN || is_kind_pattern(p));
+    if id_pattern {
         for k in ["pattern", "minLength", "maxLength"] {
             m.remove(k);
         }
     }
-    // An id of one kind (`^cmp_[0-9A-Za-z]{1,64}$`): its prefix says which, the rest only a
-    // validator needs.
-    let prefix = m
-        .get("pattern")
+    let unmarked = m
+        .get("description")
         .and_then(Value::as_str)
-        .and_then(id_prefix_pattern);
-    if let Some(prefix) = prefix {
-        m.insert("pattern".into(), Value::String(prefix));
+        .and_then(without_id_kind);
+    if let Some(description) = unmarked {
+        m.insert("description".into(), Value::String(description));
     }
     // Text may not be empty: a caller never sends empty text on purpose, the error says it.
     if m.get("minLength") == Some(&json!(1)) {
@@ -174,18 +260,36 @@ fn compact_property(p: &mut Value) {
         }
     }
     if m.contains_key("properties") {
-        compact_input(p);
+        compact_input(p, Kind::Prepare);
     }
 }
 
-/// `^cmp_` for the pattern of one kind of id, `^cmp_[0-9A-Za-z]{1,64}$`.
-fn id_prefix_pattern(pattern: &str) -> Option<String> {
-    let rest = pattern.strip_prefix('^')?;
-    let (prefix, tail) = rest.split_once('_')?;
-    (tail == "[0-9A-Za-z]{1,64}$"
+/// A description without the kind of id it names: "The device." for "The device (`dev_…`).",
+/// "Screens of the ad's company." for "Screens (`dev_…`) of the ad's company."
+fn without_id_kind(description: &str) -> Option<String> {
+    let start = description.find(" (`")?;
+    let rest = &description[start + 3..];
+    let end = rest.find("…`)")?;
+    let prefix = &rest[..end];
+    let kind = prefix.strip_suffix('_')?;
+    if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_lowercase()) {
+        return None;
+    }
+    let after = &rest[end + "…`)".len()..];
+    Some(format!("{}{after}", &description[..start]))
+}
+
+/// Whether a pattern is that of one kind of id, `^cmp_[0-9A-Za-z]{1,64}$`.
+fn is_kind_pattern(pattern: &str) -> bool {
+    let Some((prefix, tail)) = pattern
+        .strip_prefix('^')
+        .and_then(|rest| rest.split_once('_'))
+    else {
+        return false;
+    };
+    tail == "[0-9A-Za-z]{1,64}$"
         && !prefix.is_empty()
-        && prefix.bytes().all(|b| b.is_ascii_lowercase()))
-    .then(|| format!("^{prefix}_"))
+        && prefix.bytes().all(|b| b.is_ascii_lowercase())
 }
 
 /// The compact output schema: the top level of the change result confirm_change answers; nothing
@@ -236,6 +340,41 @@ fn top_level(s: &Value) -> Value {
         0 => json!({}),
         1 => json!({"type": types[0]}),
         _ => json!({"type": types}),
+    }
+}
+
+/// A field of a prepare tool's `changes` that its object's creation tool describes in the same
+/// words (`url` of prepare_webhook_change, of prepare_webhook_creation) is described there only;
+/// the instructions say so. Only where whoever sees the one tool sees the other (same actions).
+pub fn describe_changes_once(tools: &mut [Tool]) {
+    let creations: HashMap<String, (Vec<crate::auth::Action>, Value)> = tools
+        .iter()
+        .filter(|t| t.spec.kind == Kind::Prepare)
+        .map(|t| {
+            let props = t.compact["inputSchema"]["properties"].clone();
+            (t.spec.name.to_string(), (t.actions.clone(), props))
+        })
+        .collect();
+    for t in tools.iter_mut().filter(|t| t.spec.kind == Kind::Prepare) {
+        let creation = format!("prepare_{}_creation", t.spec.target_type());
+        let Some((actions, created)) = creations.get(&creation) else {
+            continue;
+        };
+        if *actions != t.actions {
+            continue;
+        }
+        let fields = t
+            .compact
+            .pointer_mut("/inputSchema/properties/changes/properties")
+            .and_then(Value::as_object_mut);
+        for (name, field) in fields.into_iter().flatten() {
+            let same = field
+                .get("description")
+                .is_some_and(|d| created[name].get("description") == Some(d));
+            if let (true, Some(f)) = (same, field.as_object_mut()) {
+                f.remove("description");
+            }
+        }
     }
 }
 
@@ -330,13 +469,20 @@ mod tests {
 
     #[test]
     fn compact_inputs_keep_what_a_caller_needs() {
+        use crate::routes::date_range::FROM_DESCRIPTION;
         let full = json!({"name": "t", "annotations": {"title": "T", "readOnlyHint": true},
             "inputSchema": {"type": "object", "required": [], "additionalProperties": false, "properties": {
-                "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device (`dev_…`)."},
+                "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device id (`dev_…`), as returned by list_devices."},
+                "ad_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The ad (`ad_…`) to show first."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "How many."},
                 "cursor": {"type": "string", "pattern": "^dev_[0-9A-Za-z]{1,64}$", "description": "Long text."},
                 "company_id": {"type": "string", "pattern": "^cmp_[0-9A-Za-z]{1,64}$", "description": "Only this company."},
-                "changes": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
+                "from": {"type": "string", "format": "date-time", "description": FROM_DESCRIPTION},
+                "status": {"type": "string", "enum": ["on", "off"], "description": "Only things in this status."},
+                "colour": {"type": "string", "enum": ["red", "blue"], "description": "`red`: hot; `blue`: cold."},
+                "changes": {"type": "object", "additionalProperties": false, "minProperties": 1,
+                    "description": "The fields to change.",
+                    "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
                     "media_id": {"anyOf": [{"type": "string", "pattern": "^med_"}, {"type": "null"}]}}}}},
             "outputSchema": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^dev_"}}}});
         let c = definition(&full, Kind::Read);
@@ -350,33 +496,56 @@ mod tests {
         );
         assert_eq!(cw["description"], format!("Prepare x.{PREPARE_NOTE}"));
         let p = &c["inputSchema"]["properties"];
+        // An id that only names its object: its name and the instructions say it.
+        assert_eq!(p["device_id"], json!({"type": "string"}));
+        assert_eq!(p["company_id"], json!({"type": "string"}));
+        // One that says more keeps that.
         assert_eq!(
-            p["device_id"],
-            json!({"type": "string", "description": "The device (`dev_…`)."})
+            p["ad_id"],
+            json!({"type": "string", "description": "The ad to show first."})
         );
-        assert_eq!(
-            p["limit"],
-            json!({"type": "integer", "maximum": 100, "default": 20})
-        );
+        // The limit of the instructions; the shared `from`.
+        assert_eq!(p["limit"], json!({"type": "integer"}));
+        assert_eq!(p["from"], json!({"type": "string"}));
         assert_eq!(p["cursor"], json!({"type": "string"}));
+        // A read's filter says what its name says; a description of its values stays.
         assert_eq!(
-            p["company_id"],
-            json!({"type": "string", "pattern": "^cmp_", "description": "Only this company."})
+            p["status"],
+            json!({"type": "string", "enum": ["on", "off"]})
         );
+        assert_eq!(p["colour"], full["inputSchema"]["properties"]["colour"]);
         assert!(c["inputSchema"].get("additionalProperties").is_none());
         assert_eq!(
-            p["changes"]["properties"]["name"],
-            json!({"type": "string", "maxLength": 9})
-        );
-        assert_eq!(
-            p["changes"]["properties"]["media_id"],
-            json!({"type": ["string", "null"], "pattern": "^med_"})
+            p["changes"],
+            json!({"type": "object", "minProperties": 1, "properties": {
+                "name": {"type": "string", "maxLength": 9},
+                "media_id": {"type": ["string", "null"], "pattern": "^med_"}}})
         );
         assert!(c["inputSchema"].get("required").is_none());
         assert!(
             c.get("outputSchema").is_none(),
             "a read of one object has none"
         );
+        // A limit of its own keeps its own bounds.
+        let mut own = full.clone();
+        own["inputSchema"]["properties"]["limit"]["default"] = json!(10);
+        let c = definition(&own, Kind::Read);
+        assert_eq!(
+            c["inputSchema"]["properties"]["limit"],
+            json!({"type": "integer", "default": 10})
+        );
+    }
+
+    /// The limit the instructions describe is every list route's.
+    #[test]
+    fn the_limit_of_the_instructions_is_the_routes() {
+        let p = crate::http::router::LIMIT_PARAM;
+        let schema: Value = match p.schema {
+            crate::http::router::ParamSchema::Json(s) => serde_json::from_str(s).unwrap(),
+            _ => panic!("a JSON schema"),
+        };
+        assert_eq!(schema["maximum"], json!(LIMIT_MAX));
+        assert_eq!(schema["default"], json!(LIMIT_DEFAULT));
     }
 
     #[test]

@@ -92,13 +92,13 @@ const CONFIRM: ToolSpec = ToolSpec::own(
     "confirm_change",
     "Confirm a prepared change",
     Kind::Confirm,
-    "Execute a change prepared by a prepare_* tool. Call it ONLY after showing the preview to the user and getting their explicit yes; never on your own initiative. It runs with this API key's permissions as they are now, and only if the target has not changed since the preview; otherwise nothing is applied: prepare again.",
+    "Apply a prepared change ONLY after the user saw its preview and explicitly agreed; never on your own. Runs with the key's permissions as they are now; if the target changed since the preview, nothing is applied.",
 );
 const CANCEL: ToolSpec = ToolSpec::own(
     "cancel_change",
     "Cancel a prepared change",
     Kind::Cancel,
-    "Discard a change prepared by a prepare_* tool (for example when the user declines). Nothing is executed; the confirmation id can no longer be used.",
+    "Discard a prepared change (when the user declines, say): nothing is executed, and its confirmation_id stops working.",
 );
 
 /// Every tool, in the order `tools/list` returns them: the reads in route-table order, then the

@@ -22,7 +22,7 @@ pub fn routes() -> Vec<Route> {
                 "get_api_key_permissions",
                 "API key permissions",
                 &[],
-                "Describe this connection's API key: scopes (`read`, `write`, `<area>:read|write`, `admin`), company scope, visible companies, client id, expiry. Use it to explain why something is not visible or not allowed. Never the secret.",
+                "This key's scopes (`read`, `write`, `<area>:read|write`, `admin`), company scope, visible companies, client id, expiry (never its secret): why something is hidden or refused.",
             ))
             .tag("credentials")
             .summary("Describe the calling credential: scopes, company scope, client id, expiry. Never the secret.")

@@ -27,7 +27,7 @@ pub fn routes() -> Vec<Route> {
                 "list_invoices",
                 "List invoices",
                 &[],
-                "List invoices of the companies the API key can see, newest first, optionally filtered by company and status (draft, open, paid, void, overdue).",
+                "Invoices of the visible companies: period, status, due date, totals.",
             ))
             .tag("billing")
             .summary("List invoices of the visible companies, newest first, with their totals.")
@@ -64,7 +64,7 @@ pub fn routes() -> Vec<Route> {
                 "list_recent_charges",
                 "List recent charges",
                 &[],
-                "List recent charges (subscription, token packs, overage, credits), newest first, optionally filtered by company or invoice.",
+                "Recent charges: subscription, token packs, overage, credits.",
             ))
             .tag("billing")
             .summary("List recent charges of the visible companies, newest first.")

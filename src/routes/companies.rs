@@ -25,7 +25,7 @@ pub fn routes() -> Vec<Route> {
                 "list_companies",
                 "List companies",
                 &[],
-                "List the companies the API key can see, newest first. Use it to find company ids for the other tools.",
+                "The companies the key can see, with the ids the other tools take.",
             ))
             .tag("companies")
             .summary("List the companies visible to the credential.")
@@ -60,7 +60,7 @@ pub fn routes() -> Vec<Route> {
             "get_company_branding",
             "Get company branding",
             &[("company_id", "The company id (`cmp_…`), as returned by list_companies.")],
-            "Get a company's branding: logos and brand tokens (colours, fonts, corner radius, tagline). Use it for questions about a company's look on screen.",
+            "A company's look: logos and brand tokens (colours, fonts, corner radius, tagline).",
         ))
         .tag("companies")
         .summary("Get a company's branding: logos and brand tokens (colours, fonts, radius).")

@@ -25,7 +25,7 @@ pub fn routes() -> Vec<Route> {
             "list_events",
             "List recent events",
             &[],
-            "List what changed recently (newest first): the event type, the object it concerns, which key or user caused it and whether through REST, MCP or the sandbox itself.",
+            "What changed: event type, the object, the key or user who caused it, and through REST, MCP or the sandbox.",
         ))
         .tag("webhooks")
         .summary("List the domain events of the visible companies, newest first: what changed, by whom, via REST, MCP or the sandbox.")

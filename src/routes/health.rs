@@ -14,7 +14,7 @@ pub fn routes() -> Vec<Route> {
             "service_health_check",
             "Service health check",
             &[],
-            "Check that the signage service is up; also reports the MCP auth mode (`passthrough`: every tool acts with your own API key, the server holds no credential). Use it first when other tools fail unexpectedly. No arguments.",
+            "Is the service up? Also the MCP auth mode (`passthrough`: tools use your own API key). Call it first when tools fail unexpectedly.",
         ))
         .tag("service")
         .summary("Service health: `ok` and the MCP backend auth mode (`passthrough`).")

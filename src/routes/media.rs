@@ -46,7 +46,7 @@ pub fn routes() -> Vec<Route> {
                 "list_media",
                 "List media",
                 &[],
-                "List media items (images and videos used by ads), newest first, optionally filtered by company.",
+                "List media items: the images and videos ads show.",
             ))
             .tag("media")
             .summary("List media items (metadata only), newest first.")
@@ -70,9 +70,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_media_upload",
                     "Prepare a media upload",
-                    &[("company_id", "The company that owns the media (`cmp_…`).")],
+                    &[("company_id", "The company (`cmp_…`).")],
                     Change::Upload { max_bytes: MCP_UPLOAD_MAX_BYTES },
-                    "Prepare uploading an image or video given inline (base64 `content`, or an SVG's text with `encoding: utf-8`), at most 1 MiB, for an ad's `media_id`. This executes NOTHING: it checks the file as the write would (type, size, quota) and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare uploading an image or video (at most 1 MiB) for an ad's `media_id`. This executes NOTHING: it checks the file as the write would (type, size, quota) and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Upload the file {filename} to the media of {company}; it counts toward the company's storage quota. Webhooks subscribed to media.created are notified."),
@@ -110,7 +110,7 @@ pub fn routes() -> Vec<Route> {
                 "get_media",
                 "Get media item",
                 &[("media_id", "The media item id (`med_…`), as returned by list_media or shown on an ad.")],
-                "Get one media item's metadata: file name, content type, size, dimensions or duration, and checksum. The bytes themselves are not returned.",
+                "A media item's metadata (not its bytes): file name, type, size, dimensions or duration, checksum.",
             ))
             .tag("media")
             .summary("Get a media item's metadata; its bytes are at `download_url`.")

@@ -19,7 +19,7 @@ pub fn routes() -> Vec<Route> {
                 "list_plans",
                 "List plans",
                 &[],
-                "List the subscription plans visible to the API key: price, device limit, included monthly tokens and features.",
+                "The subscription plans the key can see: price, screen limit, monthly tokens, features.",
             ))
             .tag("plans")
             .summary("List the subscription plans (the catalogue).")
@@ -31,7 +31,7 @@ pub fn routes() -> Vec<Route> {
                 "get_plan",
                 "Get plan",
                 &[("plan_id", "The plan id (`plan_…`), as returned by list_plans or shown on a company.")],
-                "Get one subscription plan: its monthly price, how many screens it allows, the tokens it includes each month and its features.",
+                "One subscription plan: monthly price, screen limit, tokens included each month, features.",
             ))
             .tag("plans")
             .summary("Get one plan.")

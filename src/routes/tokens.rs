@@ -35,7 +35,7 @@ pub fn routes() -> Vec<Route> {
                 "list_token_packs",
                 "List token packs",
                 &[],
-                "List the token packs that can be bought (tokens pay for promotion activations): how many tokens and the price.",
+                "Token packs for sale (tokens pay for promotion activations).",
             ))
             .tag("tokens")
             .summary("List the token packs on sale (the catalogue).")
@@ -60,14 +60,14 @@ pub fn routes() -> Vec<Route> {
                 "get_token_balance",
                 "Get token balance",
                 &[],
-                "Get a company's current token balance. Use it before activating a promotion, which costs tokens.",
+                "A company's current token balance: read it before activating a promotion, which costs tokens.",
             ))
             .tag("tokens")
             .summary("A company's token balance.")
             .describe("A company's current token balance, what activating promotions spends.")
             .query(&[Param {
                 required: true,
-                ..param("company_id", COMPANY_PARAM, "The company whose balance to read (`cmp_…`), as returned by list_companies.")
+                ..param("company_id", COMPANY_PARAM, "The company (`cmp_…`), as returned by list_companies.")
             }])
             .ok("TokenBalance"),
         summary::route(),
@@ -82,7 +82,7 @@ pub fn routes() -> Vec<Route> {
             "list_token_transactions",
             "List token transactions",
             &[],
-            "List a company's token ledger (grants, purchases, spending, refunds), newest first, optionally filtered by kind.",
+            "A company's token ledger: grants, purchases, spending, refunds.",
         ))
         .tag("tokens")
         .summary("List token transactions (the ledger), newest first.")

@@ -338,31 +338,11 @@ async fn lifetimes_are_stated_exactly() {
 }
 
 /// Each argument description is the only documentation an assistant reads: it must say more
-/// than the argument's name ("The company." did not).
+/// than the argument's name ("The company." did not). What every tool shares is said once, by the
+/// server's instructions (checked here): an argument they explain needs no words of its own.
 #[tokio::test]
 async fn every_argument_is_described_usefully() {
     let app = quiet().await;
-    let tools = rpc(&app, "northwind-admin", "tools/list", json!({})).await;
-    let mut weak = Vec::new();
-    for tool in tools["tools"].as_array().unwrap() {
-        let description = tool["description"].as_str().unwrap_or("");
-        if description.len() < 40 {
-            weak.push(format!("{}: {description}", tool["name"]));
-        }
-        let props = tool["inputSchema"]["properties"].as_object().unwrap();
-        for (name, schema) in props {
-            let d = schema["description"].as_str().unwrap_or("");
-            // A page size says all with its bounds and default (1-100, 20); the compact catalogue
-            // leaves its words out (tests/api/mcp_capabilities.rs). A cursor is explained once, by
-            // the server's instructions (checked below), not on every list tool.
-            let bounded =
-                name == "limit" && schema["maximum"].is_number() && schema["default"].is_number();
-            if d.len() < 20 && !bounded && name != "cursor" {
-                weak.push(format!("{}.{name}: {d:?}", tool["name"]));
-            }
-        }
-    }
-    assert!(weak.is_empty(), "weak descriptions: {weak:#?}");
     let init = rpc(
         &app,
         "northwind-admin",
@@ -371,11 +351,56 @@ async fn every_argument_is_described_usefully() {
             "clientInfo": {"name": "t", "version": "1"}}),
     )
     .await;
-    assert!(
-        init["instructions"]
-            .as_str()
-            .unwrap()
-            .contains("pass `next_cursor` as `cursor` for more"),
-        "{init}"
-    );
+    let instructions = init["instructions"].as_str().unwrap().to_string();
+    // Each convention the compact catalogue relies on, as the instructions word it.
+    for convention in [
+        "pass `next_cursor` as `cursor` for more",
+        "`limit` is 1 to 100, default 20",
+        "an `<object>_id` takes the id of that object",
+        "a read's other optional arguments filter it",
+        "(`q`: the name contains the text",
+        "`from` (included) and `to` (excluded) take RFC 3339 or a UTC date",
+        "`changes` holds only the fields to change, at least one",
+    ] {
+        assert!(
+            instructions.contains(convention),
+            "{convention}: {instructions}"
+        );
+    }
+    let tools = rpc(&app, "northwind-admin", "tools/list", json!({})).await;
+    let mut weak = Vec::new();
+    for tool in tools["tools"].as_array().unwrap() {
+        let tool_name = tool["name"].as_str().unwrap();
+        let description = tool["description"].as_str().unwrap_or("");
+        if description.len() < 40 {
+            weak.push(format!("{tool_name}: {description}"));
+        }
+        let props = tool["inputSchema"]["properties"].as_object().unwrap();
+        let required = tool["inputSchema"]["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let read =
+            tool["annotations"]["readOnlyHint"] == true && !tool_name.starts_with("prepare_");
+        for (name, schema) in props {
+            let d = schema["description"].as_str().unwrap_or("");
+            let string = schema["type"] == "string" || schema["type"] == json!(["string", "null"]);
+            // A page size says all with its bounds and default, or with the instructions' (1-100,
+            // 20). A cursor, `q`, `from` and `to` are explained by the instructions, and so is an
+            // id argument (its name says which object; ids come from the list_ and get_ tools)
+            // and an update's `changes` (its fields are the creation tool's).
+            // A read's optional filter with its values listed says what its name says.
+            let explained = match name.as_str() {
+                "limit" => schema["type"] == "integer",
+                "cursor" | "q" | "from" | "to" => string,
+                "changes" => schema["type"] == "object" && schema["minProperties"] == 1,
+                _ if name.ends_with("_id") => string,
+                _ => read && !required.contains(&json!(name)) && schema["enum"].is_array(),
+            };
+            if d.len() < 20 && !explained {
+                weak.push(format!("{tool_name}.{name}: {d:?}"));
+            }
+        }
+    }
+    assert!(weak.is_empty(), "weak descriptions: {weak:#?}");
 }

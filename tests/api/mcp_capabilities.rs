@@ -6,7 +6,7 @@ use crate::helpers::{company_id, TestApp};
 use serde_json::{json, Value};
 
 /// What the read-write key's `tools/list` may weigh on the wire.
-const CATALOGUE_BUDGET: usize = 40_000;
+const CATALOGUE_BUDGET: usize = 30_000;
 
 async fn tools_list_bytes(
     app: &TestApp,
@@ -27,6 +27,7 @@ async fn tools_list_bytes(
 #[tokio::test]
 async fn the_read_write_catalogue_fits_the_budget_and_still_teaches() {
     let app = TestApp::spawn().await;
+    let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     let (bytes, list) = tools_list_bytes(&app, "northwind-readwrite", &[]).await;
     assert!(bytes <= CATALOGUE_BUDGET, "tools/list is {bytes} bytes");
     let (full_bytes, full) =
@@ -49,6 +50,7 @@ async fn the_read_write_catalogue_fits_the_budget_and_still_teaches() {
             .cloned()
             .unwrap()
     };
+    let mut costly = 0;
     for tool in list["tools"].as_array().unwrap() {
         let name = tool["name"].as_str().unwrap();
         assert!(tool["description"].as_str().unwrap().len() > 40, "{name}");
@@ -78,6 +80,13 @@ async fn the_read_write_catalogue_fits_the_budget_and_still_teaches() {
                 d.contains("confirm_change") && d.contains("Changes nothing"),
                 "{name}: {d}"
             );
+            // A write that costs tokens says so (the compact form once lost it with the two-step
+            // boilerplate).
+            let route = catalog.get(name).and_then(|t| t.route.as_ref()).unwrap();
+            if signage::mcp::spec::costs_tokens(route) {
+                assert!(d.contains("token"), "{name}: {d}");
+                costly += 1;
+            }
             // Every prepare tool answers the same pending change, which the instructions describe;
             // the full schemas keep it.
             assert!(tool.get("outputSchema").is_none(), "{name}");
@@ -87,6 +96,7 @@ async fn the_read_write_catalogue_fits_the_budget_and_still_teaches() {
             );
         }
     }
+    assert!(costly > 0, "no prepare tool costs tokens");
     // confirm_change's results name each REST object once (three ad writes return one schema).
     let confirm = by_name(&full, "confirm_change");
     let out = crate::helpers::mcp::resolve_refs(&confirm["outputSchema"], &confirm["outputSchema"]);

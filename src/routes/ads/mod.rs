@@ -34,7 +34,7 @@ const WRITE: Action = Action::Use(Area::Ads, Level::Write);
 
 /// The arguments of the assignment tools: the ad, then the screen.
 const AD_AND_DEVICE: &[(&str, &str)] = &[
-    ("ad_id", "The ad (`ad_…`) to put on or take off."),
+    ("ad_id", "The ad (`ad_…`)."),
     ("device_id", "The screen (`dev_…`) of the same company."),
 ];
 
@@ -45,7 +45,7 @@ pub fn routes() -> Vec<Route> {
                 "list_ads",
                 "List ads",
                 &[],
-                "List ads, newest first, optionally filtered by company, device, status (draft, active, paused, archived) or promotion.",
+                "List ads with their status, headline, media and linked promotion.",
             ))
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
@@ -66,9 +66,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_ad_creation",
                     "Prepare a new ad",
-                    &[("company_id", "The company of the ad (`cmp_…`).")],
+                    &[("company_id", "The company (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
-                    "Prepare a new ad (a draft unless `status` says otherwise), optionally with media and a promotion of its company; put it on screens with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare a new ad (a draft unless `status` says otherwise); put it on screens with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Create an ad in {company}; it plays on no screen until it is assigned to one. Webhooks subscribed to ad.created are notified."),
@@ -82,7 +82,7 @@ pub fn routes() -> Vec<Route> {
                 "get_ad",
                 "Get ad",
                 &[("ad_id", "The ad id (`ad_…`), as returned by list_ads.")],
-                "Get one ad: name, headline, status, media, linked promotion and duration. Use it before preparing a change to an ad.",
+                "One ad: name, headline, status, media, linked promotion, duration. Read it before preparing a change.",
             ))
             .tag("ads")
             .summary("Get one ad with the devices it is assigned to. Returns an ETag.")
@@ -93,9 +93,9 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_change",
                 "Prepare an ad change",
-                &[("ad_id", "The ad to change (`ad_…`).")],
+                &[("ad_id", "The ad (`ad_…`).")],
                 Change::Fields(&["name", "headline", "status", "media_id", "promotion_id", "duration_seconds", "starts_at", "ends_at"]),
-                "Prepare a change to an ad: its name, headline, status (pause it with `paused`, resume it with `active`), media, promotion, duration or dates. This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
+                "Prepare a change to an ad (`status`: `paused` pauses it, `active` resumes it). This executes NOTHING: it returns a preview (current state, proposed state, the differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. The id is single-use, bound to this API key and expires.",
             ).asking("Change the ad {target} of {company}; the screens that play it show the change. Webhooks subscribed to ad.updated are notified."))
             .tag("ads")
             .summary("Change an ad: name, headline, status, media, duration, or link/unlink a promotion (`promotion_id`, `null` to unlink). Honours If-Match.")
@@ -113,7 +113,7 @@ pub fn routes() -> Vec<Route> {
                 "Prepare assigning an ad to a screen",
                 AD_AND_DEVICE,
                 Change::Adds("device_ids", "device_id"),
-                "Prepare putting an ad on a screen (device) of the same company, so the screen plays it. This executes NOTHING: it checks the assignment as the write would and returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. One screen per call.",
+                "Prepare putting an ad on a screen of its company, which then plays it. This executes NOTHING: it checks the assignment as the write would and returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id. One screen per call.",
             ).asking("Put the ad {target} of {company} on the screen {device_id}: the screen starts playing it. Webhooks subscribed to ad.assigned are notified."))
             .tag("ads")
             .summary("Assign the ad to a device of the same company. Idempotent: assigning again returns the existing assignment.")
@@ -131,7 +131,7 @@ pub fn routes() -> Vec<Route> {
             "Prepare removing an ad from a screen",
             AD_AND_DEVICE,
             Change::Removes("device_ids", "device_id"),
-            "Prepare taking an ad off a screen (device) it is assigned to; the screen stops playing it. This executes NOTHING: it returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            "Prepare taking an ad off a screen, which stops playing it. This executes NOTHING: it returns a preview (the ad's `device_ids` now and after) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Take the ad {target} of {company} off the screen {device_id}: the screen stops playing it. Webhooks subscribed to ad.unassigned are notified."))
         .tag("ads")
         .summary("Remove the ad from a device. 404 when it is not assigned there.")
@@ -140,14 +140,14 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_ad_assignments",
                 "Prepare putting an ad on (or off) many screens",
-                &[("ad_id", "The ad (`ad_…`) to put on or take off screens.")],
+                &[("ad_id", "The ad (`ad_…`).")],
                 Change::Batch {
                     fields: &["assign_device_ids", "unassign_device_ids"],
                     items: "devices",
                     key: "device_id",
                     flag: "assigned",
                 },
-                "Prepare putting an ad on many screens (devices) of its company and/or taking it off others, all or nothing, at most 100. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                "Prepare putting an ad on and/or off up to 100 screens of its company, all or nothing. This executes NOTHING: it checks the change as the write would and returns a preview listing every screen and whether it changes, and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ).asking("Change which screens of {company} play the ad {target}, all or nothing. Webhooks subscribed to ad.assigned or ad.unassigned are notified for each screen that changes."))
             .tag("ads")
             .summary("Assign the ad to many screens and/or remove it from others, all or nothing (at most 100). Honours If-Match.")

@@ -30,14 +30,14 @@ pub(super) fn route() -> Route {
         "get_fleet_health",
         "Get fleet health",
         &[],
-        "Answer 'which screens are down?' in one call: per company (or the one given), screens online, offline and never seen, and the offline ones longest silent first, with heartbeat age and last playback error. Then get_device_diagnostics for details.",
+        "Which screens are down? Per company: counts online, offline, never seen; the offline ones longest silent first, with heartbeat age and last playback error.",
     ))
     .tag("devices")
     .summary("Fleet health per company: online/offline/never-seen counts and the offline screens, longest down first, with their last heartbeat age and last playback error.")
     .query(&[param(
         "company_id",
         Kind::Company.schema(),
-        "Only this company (`cmp_…`, from list_companies); without it, every company the key can see.",
+        "Only this company (default: every company the key can see).",
     )])
     .ok("FleetHealth")
 }

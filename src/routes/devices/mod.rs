@@ -44,7 +44,7 @@ pub fn routes() -> Vec<Route> {
                 "list_devices",
                 "List devices",
                 &[],
-                "List screens (devices), newest first, optionally filtered by company and connection status (online, offline, never seen).",
+                "List screens (devices) with their connection status.",
             ))
             .tag("devices")
             .summary("List devices (screens), newest first. Filter by company and by derived status.")
@@ -67,9 +67,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_device_creation",
                     "Prepare registering a screen",
-                    &[("company_id", "The company of the screen (`cmp_…`).")],
+                    &[("company_id", "The company (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "location", "platform", "orientation", "resolution"]),
-                    "Prepare registering a screen (device) in a company; its plan limits how many. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare registering a screen in a company; its plan limits how many. This executes NOTHING: it checks the screen as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Register a screen in {company}; it counts toward the plan's device limit and shows as never seen until it sends a heartbeat. Webhooks subscribed to device.created are notified."),
@@ -85,7 +85,7 @@ pub fn routes() -> Vec<Route> {
                 "get_device",
                 "Get device",
                 &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-                "Get one screen: name, location, platform, orientation, resolution, connection status and the ad it is playing.",
+                "One screen: name, location, platform, orientation, resolution, connection status and the ad it plays.",
             ))
             .tag("devices")
             .summary("Get one device, with its derived status. Returns an ETag.")
@@ -108,7 +108,7 @@ pub fn routes() -> Vec<Route> {
                 "list_device_ads",
                 "List ads on a device",
                 &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-                "List the ads assigned to one screen (device), newest first, with each ad's status, headline and duration.",
+                "The ads assigned to a screen, with their status, headline and duration.",
             ))
             .tag("devices")
             .summary("List the ads assigned to a device, newest first.")
@@ -125,7 +125,7 @@ pub fn routes() -> Vec<Route> {
             "get_device_diagnostics",
             "Get device diagnostics",
             &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-            "Get playback diagnostics of one screen: last heartbeat, app version, storage, uptime and recent playback errors. Use it when a screen is offline or not showing the right content.",
+            "Why a screen is offline or shows the wrong content: last heartbeat, app version, storage, uptime, recent playback errors.",
         ))
         .tag("devices")
         .summary("Playback diagnostics: heartbeat age and status, current ad, recent playback errors, app version, storage, uptime.")
@@ -164,7 +164,7 @@ pub fn routes() -> Vec<Route> {
             "list_device_playbacks",
             "List plays of a device",
             &[("device_id", "The device id (`dev_…`), as returned by list_devices.")],
-            "Proof-of-play records of one screen, newest first: reported plays and the simulated fleet's hourly rows (one ad, one hour). Filter by ad, time (`from`/`to` on started_at) or source.",
+            "A screen's proof-of-play records: reported plays and the simulated fleet's hourly rows (one ad, one hour); `from`/`to` bound `started_at`.",
         ))
         .tag("devices")
         .summary("List a device's proof-of-play records, newest first. Filter by ad, started_at range and source.")
@@ -187,15 +187,16 @@ pub fn routes() -> Vec<Route> {
             "get_proof_of_play_report",
             "Proof-of-play report",
             &[],
-            "Sum plays and seconds per ad and per screen over a time range (default: the week before now), for one company, one ad or all. Ads that did not play are listed with 0.",
+            "Plays and seconds per ad and per screen over `from`/`to` (default: the 7 days before now), for a company, an ad or all; ads that did not play show 0.",
         ))
         .tag("devices")
         .summary("Proof-of-play: plays and seconds per ad, per device and per day over a range (default: the last 7 days); CSV with `Accept: text/csv`.")
         .query(&[
             param("company_id", Kind::Company.schema(), "Only this company (default: every visible company)."),
             param("ad_id", Kind::Ad.schema(), "Only this ad (listed even with no plays)."),
-            param("from", crate::routes::date_range::SCHEMA, "Start of the range: RFC 3339 (inclusive) or a date (`2026-11-01`, start of that day, UTC); default `to` minus 7 days."),
-            param("to", crate::routes::date_range::SCHEMA, "End of the range: RFC 3339 (exclusive) or a date (`2026-11-30`: includes that whole day, UTC); default now."),
+            // Default (the tool and the operation say it): the 7 days before now.
+            crate::routes::date_range::FROM,
+            crate::routes::date_range::TO,
         ])
         .ok("ProofOfPlayReport")
         .produces("text/csv"),

@@ -52,7 +52,7 @@ pub fn routes() -> Vec<Route> {
                 "list_promotions",
                 "List promotions",
                 &[],
-                "List promotions, newest first, optionally filtered by company, whether they are active, or their state.",
+                "List promotions with their dates, discount and derived state.",
             ))
             .tag("promotions")
             .summary("List promotions of the visible companies, newest first.")
@@ -84,9 +84,9 @@ pub fn routes() -> Vec<Route> {
                 Tool::prepare(
                     "prepare_promotion_creation",
                     "Prepare a new promotion",
-                    &[("company_id", "The company of the promotion (`cmp_…`).")],
+                    &[("company_id", "The company (`cmp_…`).")],
                     Change::Body(&["company_id", "name", "description", "landing_url", "discount_percent", "activation_cost_tokens", "starts_at", "ends_at"]),
-                    "Prepare a new promotion; it starts inactive. Add QR codes with prepare_qr_code_creation; switch it on with prepare_promotion_activation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                    "Prepare a new promotion, inactive until prepare_promotion_activation; QR codes: prepare_qr_code_creation. This executes NOTHING: it checks the promotion as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
                 .asking("Create a promotion in {company}; it starts inactive and costs nothing until it is activated. Webhooks subscribed to promotion.created are notified."),
@@ -100,7 +100,7 @@ pub fn routes() -> Vec<Route> {
                 "get_promotion",
                 "Get promotion",
                 &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
-                "Get one promotion: dates, discount, landing page, whether it is active and what activating it costs in tokens.",
+                "One promotion: dates, discount, landing page, whether it is active, and its activation cost in tokens.",
             ))
             .tag("promotions")
             .summary("Get one promotion with its derived state and QR code count.")
@@ -111,9 +111,9 @@ pub fn routes() -> Vec<Route> {
             .tool(Tool::prepare(
                 "prepare_promotion_change",
                 "Prepare a promotion change",
-                &[("promotion_id", "The promotion to change (`promo_…`).")],
+                &[("promotion_id", "The promotion (`promo_…`).")],
                 Change::Fields(&["name", "description", "landing_url", "discount_percent", "starts_at", "ends_at"]),
-                "Prepare a change to a promotion's name, description, landing page, discount or dates (`starts_at`, `ends_at`, RFC 3339). Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                "Prepare a change to a promotion. Moving `ends_at` to the future makes an expired promotion activatable again. This executes NOTHING: it checks the change as the write would and returns a preview (current, proposed, differences) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ).asking("Change the promotion {target} of {company}. Webhooks subscribed to promotion.updated are notified."))
             .tag("promotions")
             .summary("Update a promotion's details. Use activate/deactivate to switch it. Honours If-Match.")
@@ -132,7 +132,7 @@ pub fn routes() -> Vec<Route> {
             "Prepare a promotion activation",
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", true),
-            "Prepare the activation of a promotion. This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            "Prepare activating a promotion, which costs its `activation_cost_tokens` (the preview shows the cost and balance). This executes NOTHING: it returns a preview with the token cost of the activation and the company's current balance, and a `confirmation_id`. Show the preview (including the cost) to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Activate the promotion {target} of {company}: its QR codes and the ads linked to it promote it while it runs. The tokens are spent at once and not refunded on deactivation. Webhooks subscribed to promotion.activated and tokens.spent are notified."))
         .tag("promotions")
         .summary("Activate a promotion, spending its `activation_cost_tokens` from the company's balance (402 if too low). Already active: no-op, no charge. Expired: 409. Honours If-Match.")
@@ -152,7 +152,7 @@ pub fn routes() -> Vec<Route> {
             "Prepare a promotion deactivation",
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Sets("active", false),
-            "Prepare the deactivation of an active promotion. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            "Prepare deactivating a promotion; the tokens spent to activate it are not refunded. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Deactivate the promotion {target} of {company}; the tokens spent to activate it are not refunded. Webhooks subscribed to promotion.deactivated are notified."))
         .tag("promotions")
         .summary("Deactivate a promotion. Tokens spent on activation are not refunded. Honours If-Match.")
@@ -188,7 +188,7 @@ pub fn routes() -> Vec<Route> {
             "Prepare a new QR code",
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Body(&["label", "target_url", "utm"]),
-            "Prepare a QR code for a promotion: a short link that counts scans and redirects to its landing page (or `target_url` on that host). This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+            "Prepare a QR code for a promotion: a short link that counts scans and redirects. This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
         ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
         .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); a promotion without a landing URL lands on the sandbox's landing page `/l/{code}`; optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
@@ -219,7 +219,7 @@ pub fn routes() -> Vec<Route> {
                 "get_promotion_report",
                 "Get promotion report",
                 &[("promotion_id", "The promotion id (`promo_…`), as returned by list_promotions.")],
-                "Get a promotion's QR code scan report: total scans, scans per UTC day over the last 90 days, scans per user-agent class (ios, android, desktop, bot, other) and per QR code.",
+                "A promotion's QR scans: total, per UTC day (last 90 days), per user-agent class (ios, android, desktop, bot, other) and per code.",
             ))
             .tag("promotions")
             .summary("The promotion's scan report: totals, scans per UTC day (last 90 days, days without scans left out), per user-agent class and per QR code.")

@@ -249,8 +249,8 @@ pub(super) struct QrCodeCreate {
     #[serde(default)]
     #[schemars(transform = &QR_LABEL)]
     label: Option<String>,
-    /// Default: the promotion's landing URL. Must be on the landing URL's host (and port). A
-    /// promotion without a landing URL lands on the sandbox's page (`/l/{code}`): leave this out.
+    /// On the landing URL's host (and port); default: the landing URL. Without a landing URL,
+    /// leave it out: the code lands on the sandbox's page (`/l/{code}`).
     #[serde(default)]
     #[schemars(with = "String", length(min = 8, max = 2048), regex(pattern = crate::validate::url_pattern(UrlSchemes::Web)))]
     target_url: Option<String>,

@@ -74,7 +74,7 @@ pub(super) const PURCHASE_TOOL: Tool = Tool::prepare(
     &[
         (
             "token_pack_id",
-            "The pack to buy (`tpk_…`).",
+            "The token pack (`tpk_…`).",
         ),
         (
             "company_id",
@@ -82,7 +82,7 @@ pub(super) const PURCHASE_TOOL: Tool = Tool::prepare(
         ),
     ],
     Change::Creates("company_id"),
-    "Prepare buying a token pack for a company: the tokens are credited to its balance and the price is billed on its open invoice. This executes NOTHING: it checks the purchase as the write would and returns a preview (the purchase it would make: tokens, balance after, charge) and a `confirmation_id`. Show the preview, including the price, to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare buying a token pack: tokens credited to the company's balance, price billed on its open invoice. This executes NOTHING: it checks the purchase as the write would and returns a preview (the purchase it would make: tokens, balance after, charge) and a `confirmation_id`. Show the preview, including the price, to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .asking("Buy the token pack {target} for {company}; the tokens are credited at once. Webhooks subscribed to tokens.purchased are notified.");
 

@@ -25,7 +25,7 @@ pub(super) fn route() -> Route {
         "get_token_summary",
         "Get token spend summary",
         &[],
-        "Summarise a company's tokens over a period: opening and closing balance, tokens added (grants, purchases, refunds) and spent, count and total per kind. Default: the current UTC month. list_token_transactions with the same `from`/`to` lists the entries.",
+        "A company's tokens over `from`/`to` (default: this UTC month): opening and closing balance, added (grants, purchases, refunds), spent, count and total per kind.",
     ))
     .tag("tokens")
     .summary("A company's token summary over `[from, to)`: opening and closing balance, added, spent, and totals per kind. Default window: the current UTC calendar month; with only `to`, the month it ends in.")
@@ -35,7 +35,7 @@ pub(super) fn route() -> Route {
             ..param(
                 "company_id",
                 Kind::Company.schema(),
-                "The company to summarise (`cmp_…`), as returned by list_companies.",
+                "The company (`cmp_…`), as returned by list_companies.",
             )
         },
         date_range::FROM,

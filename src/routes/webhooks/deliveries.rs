@@ -30,7 +30,7 @@ pub fn routes() -> Vec<Route> {
                 "list_webhook_deliveries",
                 "List webhook deliveries",
                 &[("webhook_id", "The webhook (`wh_…`).")],
-                "The delivery log of one webhook, newest first: each event sent (or being sent), its status and every attempt (time, HTTP status, latency, first bytes of the response).",
+                "A webhook's delivery log: each event, its status and every attempt (time, HTTP status, latency, start of the response).",
             ))
             .tag("webhooks")
             .summary("A webhook's deliveries, newest first, each with its attempts.")
@@ -100,7 +100,7 @@ pub fn status_param() -> crate::http::router::Param {
     crate::http::router::one_of_param(
         "status",
         crate::validate::OneOf(STATUSES),
-        "Only this status. `pending`: not settled (an attempt may be in flight); `failed`: retries exhausted, or the webhook disabled.",
+        "`pending`: not settled (an attempt may be in flight); `failed`: retries exhausted, or the webhook disabled.",
     )
 }
 

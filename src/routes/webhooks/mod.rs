@@ -39,7 +39,7 @@ pub fn routes() -> Vec<Route> {
                 "list_webhooks",
                 "List webhooks",
                 &[],
-                "List the configured webhook integrations (target URL, event types, enabled), optionally filtered by company. Signing secrets are never shown.",
+                "Webhook integrations: target URL, event types, enabled. Signing secrets are never shown.",
             ))
             .tag("webhooks")
             .summary("List webhook integrations of the visible companies (secrets masked).")
@@ -64,7 +64,7 @@ pub fn routes() -> Vec<Route> {
                 "get_webhook",
                 "Get webhook",
                 &[("webhook_id", "The webhook id (`wh_…`), as returned by list_webhooks.")],
-                "Get one webhook: its URL, description, event types and whether it is enabled. The signing secret shows only its last four characters.",
+                "One webhook: URL, description, event types, enabled; its secret's last four characters only.",
             ))
             .tag("webhooks")
             .summary("Get one webhook (secret masked to its last four characters).")
@@ -77,7 +77,7 @@ pub fn routes() -> Vec<Route> {
                 "Prepare a webhook change",
                 &[("webhook_id", "The webhook (`wh_…`).")],
                 Change::Fields(&["url", "description", "event_types", "enabled"]),
-                "Prepare a change to a webhook: URL, description, event types, or `enabled: false` to disable it. The secret is never shown. This executes NOTHING: it checks the change as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+                "Prepare a change to a webhook (`enabled: false` pauses it). This executes NOTHING: it checks the change as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
             ).asking("Change the webhook {target} of {company}; deliveries follow the new settings from now on. Webhooks subscribed to webhook.updated are notified."))
             .tag("webhooks")
             .summary("Update a webhook's URL, description, event types or enabled flag. Honours If-Match.")

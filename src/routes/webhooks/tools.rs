@@ -17,9 +17,9 @@ macro_rules! read_by_rotating {
 pub(super) const CREATE: Tool = Tool::prepare(
     "prepare_webhook_creation",
     "Prepare a new webhook",
-    &[("company_id", "The company that owns the webhook (`cmp_…`).")],
+    &[("company_id", "The company (`cmp_…`).")],
     Change::Body(&["company_id", "url", "description", "event_types", "enabled"]),
-    "Prepare a new webhook: a URL that gets signed deliveries of the chosen event types. Its secret is never shown here; the result says how to get one. This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare a new webhook: signed deliveries of the chosen event types to a URL. Its secret is never shown here. This executes NOTHING: it checks the webhook as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .reading("getCompany")
 .withholding(
@@ -38,7 +38,7 @@ pub(super) const DELETE: Tool = Tool::prepare(
     "Prepare deleting a webhook",
     WEBHOOK,
     Change::Deletes,
-    "Prepare deleting a webhook and its delivery log. To pause deliveries instead, use prepare_webhook_change with `enabled: false`. This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare deleting a webhook and its delivery log (pausing: prepare_webhook_change). This executes NOTHING: it returns a preview (the webhook as it is) and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .asking("Delete the webhook {target} of {company} and its delivery log; nothing is sent to it any more. Webhooks subscribed to webhook.deleted are notified.");
 
@@ -47,7 +47,7 @@ pub(super) const ROTATE: Tool = Tool::prepare(
     "Prepare replacing a webhook's secret",
     WEBHOOK,
     Change::Body(&[]),
-    "Prepare replacing a webhook's signing secret (after a leak); the old one signs for a grace period too. The new one is never shown here; the result says how to get one. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare replacing a webhook's signing secret (after a leak); the old one still signs for a grace period. The new one is never shown here. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .withholding(
     "secret",
@@ -63,7 +63,7 @@ pub(super) const TEST: Tool = Tool::prepare(
     "Prepare a test delivery",
     WEBHOOK,
     Change::Body(&[]),
-    "Prepare sending a `webhook.test` event to a webhook now, to check its receiver. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare sending a `webhook.test` event now, to check a webhook's receiver. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 .asking("Send a webhook.test event to the webhook {target} of {company} now: the server makes one signed HTTP request to its URL, whatever event types it subscribes to and even if it is disabled. The delivery is recorded in its log.");
 
@@ -72,10 +72,10 @@ pub(super) const REDELIVER: Tool = Tool::prepare(
     "Prepare redelivering an event",
     &[
         ("webhook_id", "The webhook (`wh_…`)."),
-        ("delivery_id", "The delivery to send again (`whd_…`)."),
+        ("delivery_id", "The delivery (`whd_…`)."),
     ],
     Change::Body(&[]),
-    "Prepare sending one delivery of a webhook again (one attempt, whatever its status). This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
+    "Prepare one more attempt of a webhook delivery, whatever its status. This executes NOTHING: it returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
 )
 // The preview reads the webhook (where the delivery goes, bound by its version); the delivery's
 // log is bound through the dry run's answer.

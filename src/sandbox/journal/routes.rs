@@ -67,7 +67,7 @@ pub fn routes() -> Vec<Route> {
                 "list_recent_failures",
                 "List recent failed requests",
                 &[],
-                "The calling API key's most recent failed requests (REST and MCP tool calls), newest first: status, problem code, operation and Request-Id. Follow up with explain_request.",
+                "This key's latest failed requests (REST and MCP): status, problem code, operation, Request-Id for explain_request.",
             )),
         Route::get("/requests/{id}", "getRequest", Action::Authenticated, get_one)
             .tag("journal")
@@ -78,7 +78,7 @@ pub fn routes() -> Vec<Route> {
                 "explain_request",
                 "Explain a request",
                 &[("request_id", "The `Request-Id` of the request (`req_…`), from a response header or a problem body.")],
-                "Why did a request fail? The journal entry of one Request-Id: operation, status, problem body, the fault that fired if any, and advice on what to change.",
+                "Why did a request fail? Its journal entry: operation, status, problem body, the fault that fired, and advice.",
             )),
         Route::get("/_sandbox/requests", "listSandboxRequests", Action::Sandbox, operator_list)
             .tag("sandbox")
