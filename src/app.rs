@@ -93,6 +93,9 @@ impl App {
             .insert(Arc::new(crate::mcp::McpState::new(&app.settings)));
         app.extensions
             .insert(Arc::new(crate::routes::retention::State::default()));
+        // The payload catalogue, for the routes that list it (they cannot read the registry that
+        // lists them).
+        app.extensions.insert(crate::routes::payloads());
         app.extensions
             .insert(Arc::new(crate::routes::rendered::Rendered::<
                 crate::routes::devices::device_json::DeviceJson,

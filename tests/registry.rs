@@ -113,12 +113,13 @@ fn scope_names_and_event_types_come_from_the_registry() {
 }
 
 /// Each event type an area declares has exactly one entry in the payload catalogue
-/// (`routes::payloads::catalogue`, which gathers each area's `payloads()` by name: it cannot read
-/// `MODULES`, which names the webhooks routes that list the catalogue), and no entry is of an
-/// undeclared type. An area left out of the catalogue fails here, naming its event types.
+/// (`routes::payloads()`, which gathers the `payloads` of every module of `MODULES`), and no
+/// entry is of an undeclared type. An area whose module line leaves out its `payloads()` fails
+/// here, naming its event types.
 #[test]
 fn every_event_type_has_exactly_one_payload_entry() {
-    let catalogue: Vec<&str> = signage::routes::payloads::catalogue()
+    let catalogue: Vec<&str> = signage::routes::payloads()
+        .entries()
         .iter()
         .map(|p| p.event_type)
         .collect();
@@ -131,8 +132,8 @@ fn every_event_type_has_exactly_one_payload_entry() {
             .collect();
         assert!(
             missing.is_empty(),
-            "{area:?}: event types without exactly one payload entry (add `{}::payloads()` to \
-             `routes::payloads::catalogue`): {missing:?}",
+            "{area:?}: event types without exactly one payload entry (give its line of \
+             `routes::MODULES` `.with_payloads({}::payloads)`): {missing:?}",
             area.name()
         );
     }
@@ -140,18 +141,56 @@ fn every_event_type_has_exactly_one_payload_entry() {
 }
 
 /// The sandbox's event triggers and the documentation's examples find a payload's object through
-/// `routes::payloads::table_of(subject)`: a subject kind it does not map has no example and cannot
-/// be emitted on demand.
+/// its subject's declaration (`payload::SubjectKind`, beside the area's entries): its `table`
+/// and `company` must be SQL over the schema that finds objects of its kind, and every entry of a
+/// kind must name the same declaration (one `resource_type`, one table per kind).
 #[test]
 fn every_payload_subject_kind_has_a_table() {
-    for p in signage::routes::payloads::catalogue() {
-        assert!(
-            signage::routes::payloads::table_of(p.subject).is_some(),
-            "{}: subject kind {:?} has no table in `routes::payloads::table_of`",
+    use rusqlite::OptionalExtension;
+    let catalogue = signage::routes::payloads().entries();
+    for p in catalogue {
+        let first = catalogue.iter().find(|q| q.subject.kind == p.subject.kind);
+        assert_eq!(
+            first.map(|q| q.subject),
+            Some(p.subject),
+            "{}: another entry declares kind {:?} otherwise",
             p.event_type,
-            p.subject
+            p.subject.kind
         );
     }
+    let clock = std::sync::Arc::new(signage::time::Clock::frozen_at(
+        signage::routes::payloads::EXAMPLE_AT,
+    ));
+    let (db, _) = signage::db::Db::open(":memory:", true, clock, None).unwrap();
+    let intent = signage::db::WriteIntent::sandbox();
+    db.write(&intent, |tx| {
+        for p in catalogue {
+            let (kind, table, company) = (p.subject.kind, p.subject.table, p.subject.company);
+            let sql = format!(
+                "SELECT o.id, {company} FROM {table} WHERE ({}) LIMIT 1",
+                p.pick
+            );
+            let found: Option<(String, String)> = tx
+                .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{}: the table `{table}` or company `{company}` of its subject kind \
+                         {kind:?} is not SQL over the schema: {e}",
+                        p.event_type
+                    )
+                });
+            if let Some((id, _)) = found {
+                assert!(
+                    id.starts_with(&format!("{}_", kind.prefix())),
+                    "{}: the table `{table}` of subject kind {kind:?} holds `{id}`",
+                    p.event_type
+                );
+            }
+        }
+        Ok::<_, signage::db::DbError>(())
+    })
+    .unwrap();
 }
 
 /// An area's routes carry the area's name as their OpenAPI tag, and the document declares it

@@ -279,6 +279,14 @@ impl crate::http::response::Listed for Charge {
     }
 }
 
+/// The subject of the events about an invoice (`resource_type` `invoice`).
+pub const INVOICE: crate::routes::payload::SubjectKind = crate::routes::payload::SubjectKind {
+    kind: Kind::Invoice,
+    resource: "invoice",
+    table: "invoices o",
+    company: "o.company_id",
+};
+
 /// One invoice by id, without its lines (no authorization: the caller has already checked its
 /// company).
 /// The billing area's event payloads ([`crate::routes::payloads`]): the invoice as `GET
@@ -287,8 +295,7 @@ pub fn payloads() -> Vec<crate::routes::payload::Payload> {
     vec![crate::routes::payload::Payload::new(
         "invoice.overdue",
         "An invoice passed its due date unpaid (sandbox clock): the invoice, `status` `overdue`.",
-        Kind::Invoice,
-        "invoice",
+        &INVOICE,
         crate::routes::payload::schema_ref("Invoice"),
         |s| crate::routes::payload::to_data(&load_invoice(s.conn, s.id)?),
     )

@@ -417,6 +417,14 @@ struct Logo {
     height: i64,
 }
 
+/// The subject of the events about a company's branding (`resource_type` `branding`).
+pub const BRANDING: crate::routes::payload::SubjectKind = crate::routes::payload::SubjectKind {
+    kind: Kind::Company,
+    resource: "branding",
+    table: "companies o",
+    company: "o.id",
+};
+
 /// The branding of a company (which has one exactly when it exists); missing is 404.
 /// The companies area's event payloads ([`crate::routes::payloads`]): the branding as `GET
 /// /companies/{id}/branding` shows it.
@@ -424,8 +432,7 @@ pub fn payloads() -> Vec<crate::routes::payload::Payload> {
     vec![crate::routes::payload::Payload::new(
         "branding.updated",
         "A company's brand tokens changed: the branding.",
-        Kind::Company,
-        "branding",
+        &BRANDING,
         crate::routes::payload::schema_ref("Branding"),
         |s| {
             let id = CompanyId::parse(s.id).ok_or_else(|| ApiError::not_found("company", s.id))?;

@@ -199,6 +199,14 @@ impl crate::http::response::Listed for Media {
     }
 }
 
+/// The subject of the events about a media file (`resource_type` `media`).
+pub const MEDIA: crate::routes::payload::SubjectKind = crate::routes::payload::SubjectKind {
+    kind: Kind::Media,
+    resource: "media",
+    table: "media o",
+    company: "o.company_id",
+};
+
 /// The media area's event payloads ([`crate::routes::payloads`]): the item as `GET /media/{id}`
 /// shows it.
 pub fn payloads() -> Vec<crate::routes::payload::Payload> {
@@ -207,20 +215,14 @@ pub fn payloads() -> Vec<crate::routes::payload::Payload> {
         Payload::new(
             "media.created",
             "A media item was uploaded.",
-            Kind::Media,
-            "media",
+            &MEDIA,
             schema_ref("Media"),
             |s| {
                 let id = MediaId::parse(s.id).ok_or_else(|| ApiError::not_found("media", s.id))?;
                 to_data(&load(s.conn, &id)?)
             },
         ),
-        Payload::deleted(
-            "media.deleted",
-            "A media item was deleted.",
-            Kind::Media,
-            "media",
-        ),
+        Payload::deleted("media.deleted", "A media item was deleted.", &MEDIA),
     ]
 }
 

@@ -48,17 +48,21 @@ pub mod webhooks;
 
 use crate::areas::Area;
 use crate::http::router::Route;
+use payload::Payload;
+use payloads::Catalogue;
 use serde_json::Value;
 
 pub use optional::{nullable, present};
 
 /// One module of routes: the area it serves (none for health, the document, the account and
-/// admin), the routes it adds to the route table and the named schemas those routes refer to.
+/// admin), the routes it adds to the route table, the named schemas those routes refer to and
+/// the entries of the webhook payload catalogue for the area's event types.
 pub struct Module {
     pub name: &'static str,
     pub area: Option<Area>,
     pub routes: fn() -> Vec<Route>,
     pub schemas: fn() -> Vec<(&'static str, Value)>,
+    pub payloads: fn() -> Vec<Payload>,
 }
 
 const fn module(
@@ -72,10 +76,23 @@ const fn module(
         area,
         routes,
         schemas,
+        payloads: no_payloads,
+    }
+}
+
+impl Module {
+    /// The module's entries of the payload catalogue (one per event type of its area).
+    const fn with_payloads(self, payloads: fn() -> Vec<Payload>) -> Module {
+        Module { payloads, ..self }
     }
 }
 
 fn no_schemas() -> Vec<(&'static str, Value)> {
+    Vec::new()
+}
+
+/// A module whose area records no events.
+fn no_payloads() -> Vec<Payload> {
     Vec::new()
 }
 
@@ -92,40 +109,47 @@ pub const MODULES: &[Module] = &[
         Some(Area::Companies),
         companies::routes,
         companies::schemas,
-    ),
+    )
+    .with_payloads(companies::payloads),
     module(
         "devices",
         Some(Area::Devices),
         devices::routes,
         devices::schemas,
-    ),
-    module("ads", Some(Area::Ads), ads::routes, ads::schemas),
-    module("media", Some(Area::Media), media::routes, media::schemas),
+    )
+    .with_payloads(devices::payloads),
+    module("ads", Some(Area::Ads), ads::routes, ads::schemas).with_payloads(ads::payloads),
+    module("media", Some(Area::Media), media::routes, media::schemas)
+        .with_payloads(media::payloads),
     module(
         "promotions",
         Some(Area::Promotions),
         promotions::routes,
         promotions::schemas,
-    ),
+    )
+    .with_payloads(promotions::payloads),
     module("plans", Some(Area::Plans), plans::routes, plans::schemas),
     module(
         "tokens",
         Some(Area::Tokens),
         tokens::routes,
         tokens::schemas,
-    ),
+    )
+    .with_payloads(tokens::payloads),
     module(
         "billing",
         Some(Area::Billing),
         billing::routes,
         billing::schemas,
-    ),
+    )
+    .with_payloads(billing::payloads),
     module(
         "webhooks",
         Some(Area::Webhooks),
         webhooks_and_events,
         webhooks_and_events_schemas,
-    ),
+    )
+    .with_payloads(webhooks::payloads),
     module("admin", None, admin::routes, admin::schemas),
     module("console", None, console::routes, no_schemas),
     module("scan", None, scan::routes, no_schemas),
@@ -158,6 +182,15 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     MODULES.iter().flat_map(|m| (m.schemas)()).collect()
 }
 
+/// The webhook payload catalogue: every module's entries, made once per process. The pages that
+/// list it (`GET /webhook-event-types`, the document's `webhooks`) are routes of this registry, so
+/// they cannot read it from here without a circle: `app::App::build` puts it in the app's
+/// extensions, where they find it ([`Catalogue::of`]). The layers above read it here.
+pub fn payloads() -> &'static Catalogue {
+    static CATALOGUE: std::sync::OnceLock<Catalogue> = std::sync::OnceLock::new();
+    CATALOGUE.get_or_init(|| Catalogue::new(MODULES.iter().flat_map(|m| (m.payloads)())))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
@@ -166,7 +199,8 @@ mod tests {
     /// check (the schemas are written as text beside the consts, so this keeps them together).
     #[test]
     fn enum_filters_document_the_lists_their_handlers_accept() {
-        let doc = super::openapi::document(&crate::http::router::Router::new(super::all()));
+        let router = crate::http::router::Router::new(super::all());
+        let doc = super::openapi::document(&router, super::payloads());
         let cases: &[(&str, &str, &[&str])] = &[
             ("/devices", "status", super::devices::STATUSES),
             ("/ads", "status", super::ads::STATUSES),

@@ -9,17 +9,30 @@ use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
 /// Builds an event's `data` from the current state. A closure, so that an entry can carry what it
-/// knows itself (a deletion stub its resource) without asking the catalogue above it.
+/// knows itself (a deletion stub its resource).
 pub type Build = Box<dyn Fn(&Subject<'_>) -> Result<Value, ApiError> + Send + Sync>;
+
+/// What the events about one kind of object are about, declared once by the area that owns the
+/// kind, beside its entries: the kind, the events' `resource_type`, and where such objects are and
+/// whose they are, by which the sandbox's triggers and the documentation's examples find one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SubjectKind {
+    /// The kind of object (`object_id` of a trigger).
+    pub kind: Kind,
+    /// The event's `resource_type` (`GET /events`), and the `object` of a deletion stub.
+    pub resource: &'static str,
+    /// Where the objects are: a `FROM` clause naming the row `o`.
+    pub table: &'static str,
+    /// The SQL expression of an object's company, over the rows of [`SubjectKind::table`].
+    pub company: &'static str,
+}
 
 /// One event type's entry.
 pub struct Payload {
     pub event_type: &'static str,
     pub description: &'static str,
-    /// The kind of object the event is about (`object_id` of a trigger).
-    pub subject: Kind,
-    /// The event's `resource_type` (`GET /events`).
-    pub resource: &'static str,
+    /// What the event is about: the kind of object, its `resource_type`, its table.
+    pub subject: &'static SubjectKind,
     /// The JSON Schema of `data` (`$ref`s point into the OpenAPI document's components).
     pub schema: Value,
     pub build: Build,
@@ -41,8 +54,7 @@ impl Payload {
     pub fn new(
         event_type: &'static str,
         description: &'static str,
-        subject: Kind,
-        resource: &'static str,
+        subject: &'static SubjectKind,
         schema: Value,
         build: impl Fn(&Subject<'_>) -> Result<Value, ApiError> + Send + Sync + 'static,
     ) -> Payload {
@@ -50,7 +62,6 @@ impl Payload {
             event_type,
             description,
             subject,
-            resource,
             schema,
             build: Box::new(build),
             pick: "1",
@@ -61,20 +72,18 @@ impl Payload {
     }
 
     /// `<object>.deleted`: the deletion stub `{"id", "object", "deleted": true}`, whose `object`
-    /// is the entry's own resource (every entry of a subject kind names the same one, which a test
-    /// of the catalogue keeps true).
+    /// is the subject's resource.
     pub fn deleted(
         event_type: &'static str,
         description: &'static str,
-        subject: Kind,
-        resource: &'static str,
+        subject: &'static SubjectKind,
     ) -> Payload {
+        let resource = subject.resource;
         Payload::new(
             event_type,
             description,
             subject,
-            resource,
-            deleted_schema(subject, resource),
+            deleted_schema(subject.kind, resource),
             move |s| Ok(json!({"id": s.id, "object": resource, "deleted": true})),
         )
     }

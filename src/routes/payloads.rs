@@ -1,20 +1,29 @@
 //! The catalogue of event payloads: for every event type a webhook can subscribe to, what it
-//! means, the kind of object it is about, the JSON Schema of its `data`, and the one function that
-//! builds that `data` from the current state.
+//! means, what it is about, the JSON Schema of its `data`, and the one function that builds that
+//! `data` from the current state.
 //!
 //! Each area declares its own entries beside its resource (`<area>::payloads()`, of the entry type
 //! in [`super::payload`], below every area), with the loader its `GET` uses, so `data` is the
-//! object as the REST API shows it unless the entry says otherwise. This file gathers them, above
-//! the areas (beside [`super::MODULES`], which gathers their routes): an area's entries never import
-//! it, only the pages that list the catalogue do (`GET /webhook-event-types`, the document).
+//! object as the REST API shows it unless the entry says otherwise; and, once per kind of object
+//! its events are about, a [`super::payload::SubjectKind`]: the kind, its `resource_type`, and the
+//! table and company expression by which the sandbox's triggers and the examples find one.
+//!
+//! The route registry gathers the entries ([`Catalogue`], made by `routes::payloads()` from the
+//! `payloads` of every module of [`super::MODULES`]), so an area's module line is all that lists
+//! them. The pages that list the catalogue (`GET /webhook-event-types`, the document's `webhooks`)
+//! are routes of that registry: they cannot read it without a circle of imports. They read the
+//! catalogue from the app they serve instead ([`Catalogue::of`]), where `app::App::build`, above
+//! the routes, puts the registry's. Neither this file nor an area imports the registry.
+//!
 //! Everything that shows or sends a payload reads this table:
 //! - the transitions record (with `events::record`, the one way) what the builders return, or
 //!   (where the write has the resource in hand already) the same loader's value;
 //! - the sandbox's `POST /_sandbox/events` emits any type with them;
 //! - the documentation, `GET /webhook-event-types` and the OpenAPI document's `webhooks`, shows each
-//!   type's schema and an example made by running its builder on the demo world ([`examples`]);
-//!   a test emits every type through real transitions and validates the delivered bodies against
-//!   the documented schemas, and the book's examples (docs/src/webhooks.md) against these.
+//!   type's schema and an example made by running its builder on the demo world
+//!   ([`Catalogue::examples`]); a test emits every type through real transitions and validates the
+//!   delivered bodies against the documented schemas, and the book's examples
+//!   (docs/src/webhooks.md) against these.
 
 use crate::config::Settings;
 use crate::db::WriteIntent;
@@ -26,16 +35,6 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 pub use super::payload::{Payload, Subject};
-
-/// The body schema of `p` as documented (`/openapi.json` `webhooks`, `GET /webhook-event-types`):
-/// each scalar property shows the value this type's example holds there.
-pub fn documented_schema(p: &Payload) -> Value {
-    let mut schema = p.body_schema();
-    if let Some(example) = examples().get(p.event_type) {
-        annotate(&mut schema, example);
-    }
-    schema
-}
 
 /// `schema` with every `$ref` into `#/components/schemas/` replaced by the named schema.
 pub fn resolved(schema: &Value, named: &[(&'static str, Value)], depth: usize) -> Value {
@@ -59,59 +58,67 @@ pub fn resolved(schema: &Value, named: &[(&'static str, Value)], depth: usize) -
     }
 }
 
-/// Every entry, in registry order (the order of [`crate::events::EVENT_TYPES`]).
-pub fn catalogue() -> &'static [Payload] {
-    static CATALOGUE: OnceLock<Vec<Payload>> = OnceLock::new();
-    CATALOGUE.get_or_init(|| {
-        let mut all: Vec<Payload> = [
-            super::companies::payloads(),
-            super::devices::payloads(),
-            super::ads::payloads(),
-            super::promotions::payloads(),
-            super::tokens::payloads(),
-            super::billing::payloads(),
-            super::media::payloads(),
-            super::webhooks::payloads(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+/// The catalogue: every entry, in registry order (the order of [`crate::events::EVENT_TYPES`]),
+/// and the examples made from them.
+pub struct Catalogue {
+    entries: Vec<Payload>,
+    examples: OnceLock<BTreeMap<&'static str, Value>>,
+}
+
+impl Catalogue {
+    /// The catalogue of `entries` (the areas' `payloads()`, in any order).
+    pub fn new(entries: impl IntoIterator<Item = Payload>) -> Catalogue {
+        let mut entries: Vec<Payload> = entries.into_iter().collect();
         let order = |t: &str| crate::events::EVENT_TYPES.iter().position(|e| *e == t);
-        all.sort_by_key(|p| order(p.event_type));
-        all
-    })
-}
+        entries.sort_by_key(|p| order(p.event_type));
+        Catalogue {
+            entries,
+            examples: OnceLock::new(),
+        }
+    }
 
-pub fn find(event_type: &str) -> Option<&'static Payload> {
-    catalogue().iter().find(|p| p.event_type == event_type)
-}
+    /// The catalogue a request's handler reads: the one `app::App::build` puts in the app's
+    /// extensions (from the route registry, `routes::payloads()`). An app built without it has
+    /// none to show.
+    pub fn of(app: &crate::http::App) -> Result<&'static Catalogue, ApiError> {
+        app.extensions
+            .get::<&'static Catalogue>()
+            .copied()
+            .ok_or_else(|| ApiError::Internal("no payload catalogue in this app".into()))
+    }
 
-/// Where objects of a subject kind are (a `FROM` clause naming the row `o`), and the expression of
-/// their company.
-pub fn table_of(kind: Kind) -> Option<(&'static str, &'static str)> {
-    Some(match kind {
-        Kind::Company => ("companies o", "o.id"),
-        Kind::Device => ("devices o", "o.company_id"),
-        Kind::Ad => ("ads o", "o.company_id"),
-        Kind::Promotion => ("promotions o", "o.company_id"),
-        Kind::QrCode => (
-            "qr_codes o JOIN promotions p ON p.id = o.promotion_id",
-            "p.company_id",
-        ),
-        Kind::Media => ("media o", "o.company_id"),
-        Kind::TokenTransaction => ("token_transactions o", "o.company_id"),
-        Kind::Invoice => ("invoices o", "o.company_id"),
-        Kind::Webhook => ("webhooks o", "o.company_id"),
-        Kind::Playback => ("playbacks o", "o.company_id"),
-        _ => return None,
-    })
+    /// Every entry, in registry order.
+    pub fn entries(&self) -> &[Payload] {
+        &self.entries
+    }
+
+    pub fn find(&self, event_type: &str) -> Option<&Payload> {
+        self.entries.iter().find(|p| p.event_type == event_type)
+    }
+
+    /// Each type's example delivery body, made once per catalogue by running its builder on a
+    /// demo world of its own (in a throw-away database, frozen at [`EXAMPLE_AT`], seeded): the
+    /// same bytes on every server. A type whose builder fails there gets the failure as its
+    /// example's `data` (`{"example_error": …}`), which the documentation tests refuse.
+    pub fn examples(&self) -> &BTreeMap<&'static str, Value> {
+        self.examples.get_or_init(|| make_examples(&self.entries))
+    }
+
+    /// The body schema of `p` as documented (`/openapi.json` `webhooks`, `GET
+    /// /webhook-event-types`): each scalar property shows the value this type's example holds
+    /// there.
+    pub fn documented_schema(&self, p: &Payload) -> Value {
+        let mut schema = p.body_schema();
+        if let Some(example) = self.examples().get(p.event_type) {
+            annotate(&mut schema, example);
+        }
+        schema
+    }
 }
 
 /// The company of object `id` of the payload's subject kind that meets its `pick`, if there is one.
 pub fn company_of(conn: &Connection, p: &Payload, id: &str) -> Result<Option<String>, ApiError> {
-    let Some((table, company)) = table_of(p.subject) else {
-        return Ok(None);
-    };
+    let (table, company) = (p.subject.table, p.subject.company);
     let sql = format!(
         "SELECT {company} FROM {table} WHERE o.id = ?1 AND ({})",
         p.pick
@@ -128,9 +135,7 @@ pub fn newest_of(
     p: &Payload,
     company: &str,
 ) -> Result<Option<String>, ApiError> {
-    let Some((table, column)) = table_of(p.subject) else {
-        return Ok(None);
-    };
+    let (table, column) = (p.subject.table, p.subject.company);
     let sql = format!(
         "SELECT o.id FROM {table} WHERE {column} = ?1 AND ({}) ORDER BY o.id DESC LIMIT 1",
         p.pick
@@ -144,16 +149,7 @@ pub fn newest_of(
 /// The instant the documentation's examples are made at.
 pub const EXAMPLE_AT: i64 = 1_772_442_000; // 2026-03-02T09:00:00Z
 
-/// Each type's example delivery body, made once per process by running its builder on a demo
-/// world of its own (in a throw-away database, frozen at [`EXAMPLE_AT`], seeded): the same bytes
-/// on every server. A type whose builder fails there gets the failure as its example's `data`
-/// (`{"example_error": …}`), which the documentation tests refuse.
-pub fn examples() -> &'static BTreeMap<&'static str, Value> {
-    static EXAMPLES: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
-    EXAMPLES.get_or_init(make_examples)
-}
-
-fn make_examples() -> BTreeMap<&'static str, Value> {
+fn make_examples(entries: &[Payload]) -> BTreeMap<&'static str, Value> {
     let clock = std::sync::Arc::new(crate::time::Clock::frozen_at(EXAMPLE_AT));
     let seeded = std::sync::Arc::new(crate::random::Seeded::new(1));
     let settings = Settings {
@@ -163,7 +159,7 @@ fn make_examples() -> BTreeMap<&'static str, Value> {
     let mut out = BTreeMap::new();
     let world =
         crate::db::Db::open(":memory:", true, clock, Some(seeded)).map_err(|e| e.to_string());
-    for p in catalogue() {
+    for p in entries {
         let data = match &world {
             Ok((db, _)) => {
                 example_data(db, &settings, p).unwrap_or_else(|e| json!({"example_error": e}))
@@ -184,7 +180,7 @@ fn example_data(db: &crate::db::Db, settings: &Settings, p: &Payload) -> Result<
     // Built inside a transaction that is rolled back: the demo world has no plays, so the example
     // of a recorded play records one first.
     let result = db.write(&WriteIntent::sandbox(), |tx| {
-        if p.subject == Kind::Playback {
+        if p.subject.kind == Kind::Playback {
             tx.execute(
                 "INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
                      duration_seconds, plays, created_at)
@@ -193,8 +189,7 @@ fn example_data(db: &crate::db::Db, settings: &Settings, p: &Payload) -> Result<
                 [EXAMPLE_AT],
             )?;
         }
-        let (table, column) = table_of(p.subject)
-            .ok_or_else(|| ApiError::Internal("no table for the subject".into()))?;
+        let (table, column) = (p.subject.table, p.subject.company);
         let (id, company): (String, String) = tx
             .query_row(
                 &format!(
@@ -278,25 +273,6 @@ fn annotate(schema: &mut Value, example: &Value) {
         };
         if let Some(v) = chosen {
             prop["example"] = v;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// A deletion stub names its own entry's resource ([`super::Payload::deleted`]): the one the
-    /// catalogue gives every object of that kind, since all entries of a subject kind name one.
-    #[test]
-    fn every_entry_of_a_kind_names_one_resource() {
-        let all = super::catalogue();
-        for p in all {
-            let first = all.iter().find(|q| q.subject == p.subject);
-            assert_eq!(
-                first.map(|q| q.resource),
-                Some(p.resource),
-                "{}",
-                p.event_type
-            );
         }
     }
 }

@@ -107,7 +107,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "This member is required.",
         ));
     };
-    let p = payloads::find(event_type).ok_or_else(|| {
+    let p = crate::routes::payloads().find(event_type).ok_or_else(|| {
         ApiError::invalid(
             "/type",
             "unknown_event_type",
@@ -154,7 +154,14 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             hints: &hints,
         })?;
         let data = overlay(&app.router, p, built, &hints)?;
-        let id = crate::events::record(tx, company, p.event_type, p.resource, &object, &data)?;
+        let id = crate::events::record(
+            tx,
+            company,
+            p.event_type,
+            p.subject.resource,
+            &object,
+            &data,
+        )?;
         let deliveries = tx
             .prepare_cached(
                 "SELECT id, webhook_id FROM webhook_deliveries WHERE event_id = ?1 ORDER BY id",
@@ -171,7 +178,7 @@ fn emit(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             object: "event",
             event_type: p.event_type,
             company_id: company.to_string(),
-            resource_type: p.resource,
+            resource_type: p.subject.resource,
             resource_id: object,
             data,
             actor: actor.clone(),
@@ -191,7 +198,7 @@ fn object_of(
     company: &str,
     given: Option<&str>,
 ) -> Result<String, ApiError> {
-    let kind = p.subject;
+    let kind = p.subject.kind;
     let Some(id) = given else {
         if kind == crate::ids::Kind::Company {
             return Ok(company.to_string());

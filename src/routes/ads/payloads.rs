@@ -4,36 +4,41 @@
 use super::assignment::assignment;
 use crate::http::ApiError;
 use crate::ids::{AdId, Kind};
-use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject, SubjectKind};
 use rusqlite::OptionalExtension;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
+
+/// The subject of the events about an ad (`resource_type` `ad`).
+pub const AD: SubjectKind = SubjectKind {
+    kind: Kind::Ad,
+    resource: "ad",
+    table: "ads o",
+    company: "o.company_id",
+};
 
 pub fn payloads() -> Vec<Payload> {
     vec![
         Payload::new(
             "ad.created",
             "An ad was created.",
-            Kind::Ad,
-            "ad",
+            &AD,
             schema_ref("Ad"),
             shown,
         ),
         Payload::new(
             "ad.updated",
             "An ad changed (content, status or schedule).",
-            Kind::Ad,
-            "ad",
+            &AD,
             schema_ref("Ad"),
             shown,
         ),
-        Payload::deleted("ad.deleted", "An ad was deleted.", Kind::Ad, "ad"),
+        Payload::deleted("ad.deleted", "An ad was deleted.", &AD),
         Payload::new(
             "ad.assigned",
             "An ad was assigned to a screen: the assignment.",
-            Kind::Ad,
-            "ad",
+            &AD,
             schema_ref("AdAssignment"),
             assigned,
         )
@@ -42,8 +47,7 @@ pub fn payloads() -> Vec<Payload> {
         Payload::new(
             "ad.unassigned",
             "An ad was removed from a screen.",
-            Kind::Ad,
-            "ad",
+            &AD,
             unassigned_schema(),
             unassigned,
         )

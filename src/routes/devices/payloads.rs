@@ -7,23 +7,39 @@ use super::diagnostics::diagnostics;
 use crate::http::ApiError;
 use crate::ids::{DeviceId, Kind, PlaybackId, TypedId};
 use crate::routes::crud::Time;
-use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject, SubjectKind};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+/// The subject of the events about a screen (`resource_type` `device`).
+pub const DEVICE: SubjectKind = SubjectKind {
+    kind: Kind::Device,
+    resource: "device",
+    table: "devices o",
+    company: "o.company_id",
+};
+
+/// The subject of the events about a recorded play (`resource_type` `playback`).
+pub const PLAYBACK: SubjectKind = SubjectKind {
+    kind: Kind::Playback,
+    resource: "playback",
+    table: "playbacks o",
+    company: "o.company_id",
+};
+
 pub fn payloads() -> Vec<Payload> {
     vec![
-        Payload::new("device.created", "A screen was registered.", Kind::Device, "device", schema_ref("Device"), shown),
-        Payload::new("device.updated", "A screen's details changed.", Kind::Device, "device", schema_ref("Device"), shown),
-        Payload::deleted("device.deleted", "A screen was removed.", Kind::Device, "device"),
-        Payload::new("device.heartbeat", "A screen reported in: its heartbeat's summary.", Kind::Device, "device", heartbeat_schema(), heartbeat)
+        Payload::new("device.created", "A screen was registered.", &DEVICE, schema_ref("Device"), shown),
+        Payload::new("device.updated", "A screen's details changed.", &DEVICE, schema_ref("Device"), shown),
+        Payload::deleted("device.deleted", "A screen was removed.", &DEVICE),
+        Payload::new("device.heartbeat", "A screen reported in: its heartbeat's summary.", &DEVICE, heartbeat_schema(), heartbeat)
             .example_hints(json!({"playback_errors_reported": 0})),
-        Payload::new("device.offline", "A screen stopped reporting in (sandbox clock): the screen, `status` `offline`, the second its last heartbeat became older than `devices.offline_after_secs`.", Kind::Device, "device", schema_ref("Device"), shown)
+        Payload::new("device.offline", "A screen stopped reporting in (sandbox clock): the screen, `status` `offline`, the second its last heartbeat became older than `devices.offline_after_secs`.", &DEVICE, schema_ref("Device"), shown)
             .example_where("o.last_heartbeat_at < (SELECT max(last_heartbeat_at) FROM devices) - 3600"),
-        Payload::new("device.online", "A screen reported in again after being reported offline: the screen, `status` `online`.", Kind::Device, "device", schema_ref("Device"), shown)
+        Payload::new("device.online", "A screen reported in again after being reported offline: the screen, `status` `online`.", &DEVICE, schema_ref("Device"), shown)
             .example_where("o.last_heartbeat_at >= (SELECT max(last_heartbeat_at) FROM devices) - 60"),
-        Payload::new("device.playback_recorded", "A player reported a play (POST /devices/{id}/playbacks): the play.", Kind::Playback, "playback", schema_ref("Playback"), recorded),
+        Payload::new("device.playback_recorded", "A player reported a play (POST /devices/{id}/playbacks): the play.", &PLAYBACK, schema_ref("Playback"), recorded),
     ]
 }
 

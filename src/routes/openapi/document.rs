@@ -3,6 +3,7 @@
 use super::components::{self, problem_response};
 use crate::auth::{Action, Level};
 use crate::http::router::{RequestBody, Route, Router};
+use crate::routes::payloads::Catalogue;
 use hyper::Method;
 use serde_json::{json, Map, Value};
 
@@ -269,7 +270,8 @@ pub fn documented(route: &Route) -> bool {
     route.path != "/mcp" && !route.hidden
 }
 
-pub fn document(router: &Router) -> Value {
+/// The document of the routes of `router`, and of the event types of `catalogue` (its `webhooks`).
+pub fn document(router: &Router, catalogue: &Catalogue) -> Value {
     let mut schemas: Map<String, Value> = router
         .schemas()
         .iter()
@@ -290,7 +292,7 @@ pub fn document(router: &Router) -> Value {
         entry[route.method.as_str().to_lowercase()] = op;
     }
     // The event payloads' enums are the components' (a webhook's event types, a scan's agent class).
-    let mut webhooks = super::webhooks::webhooks();
+    let mut webhooks = super::webhooks::webhooks(catalogue);
     hoist_all(&mut webhooks, &mut enums, "Event");
     for (name, schema) in enums.named {
         schemas.entry(name).or_insert(schema);

@@ -17,6 +17,7 @@ pub use document::{document, documented};
 use crate::auth::Action;
 use crate::http::router::Route;
 use crate::http::{ApiError, Ctx, Response};
+use crate::routes::payloads::Catalogue;
 use hyper::StatusCode;
 
 pub fn routes() -> Vec<Route> {
@@ -34,11 +35,13 @@ pub fn routes() -> Vec<Route> {
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    Ok(Response::ok(&document(&ctx.app.router)))
+    let catalogue = Catalogue::of(ctx.app)?;
+    Ok(Response::ok(&document(&ctx.app.router, catalogue)))
 }
 
 fn get_yaml(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let text = yaml::to_yaml(&document(&ctx.app.router));
+    let catalogue = Catalogue::of(ctx.app)?;
+    let text = yaml::to_yaml(&document(&ctx.app.router, catalogue));
     Ok(Response::new(StatusCode::OK, "application/yaml", text))
 }
 

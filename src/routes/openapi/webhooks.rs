@@ -2,17 +2,12 @@
 //! its body's schema and an example, both from the payload catalogue
 //! ([`crate::routes::payloads`]), the same as `GET /webhook-event-types`.
 
-use crate::routes::payloads::{catalogue, documented_schema, examples};
+use crate::routes::payloads::Catalogue;
 use serde_json::{json, Map, Value};
 
-/// The section, built once per process (the catalogue and its examples are fixed).
-pub fn webhooks() -> Value {
-    static SECTION: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    SECTION.get_or_init(build).clone()
-}
-
-fn build() -> Value {
-    let examples = examples();
+/// The section of the catalogue's types (whose examples it makes once).
+pub fn webhooks(catalogue: &Catalogue) -> Value {
+    let examples = catalogue.examples();
     let header = |name: &str, description: &str| {
         json!({"name": name, "in": "header", "required": true, "description": description,
             "schema": {"type": "string"}})
@@ -23,9 +18,9 @@ fn build() -> Value {
         header("webhook-signature", "`v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">` keyed with the secret's base64 after `whsec_`; two, space-separated, during a rotation's grace."),
     ]);
     let mut out = Map::new();
-    for p in catalogue() {
+    for p in catalogue.entries() {
         let example = examples.get(p.event_type).cloned().unwrap_or(Value::Null);
-        let schema = documented_schema(p);
+        let schema = catalogue.documented_schema(p);
         let operation = json!({
             "operationId": format!("event_{}", p.event_type.replace('.', "_")),
             "tags": ["webhooks"],

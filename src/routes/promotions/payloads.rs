@@ -3,20 +3,28 @@
 
 use crate::http::ApiError;
 use crate::ids::{Kind, PromotionId};
-use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject, SubjectKind};
 use serde_json::{json, Value};
 
+/// The subject of the events about a promotion (`resource_type` `promotion`).
+pub const PROMOTION: SubjectKind = SubjectKind {
+    kind: Kind::Promotion,
+    resource: "promotion",
+    table: "promotions o",
+    company: "o.company_id",
+};
+
+/// The subject of the events about a QR code (`resource_type` `qr_code`): its company is its
+/// promotion's.
+pub const QR_CODE: SubjectKind = SubjectKind {
+    kind: Kind::QrCode,
+    resource: "qr_code",
+    table: "qr_codes o JOIN promotions p ON p.id = o.promotion_id",
+    company: "p.company_id",
+};
+
 pub fn payloads() -> Vec<Payload> {
-    let promotion = |t, d| {
-        Payload::new(
-            t,
-            d,
-            Kind::Promotion,
-            "promotion",
-            schema_ref("Promotion"),
-            shown,
-        )
-    };
+    let promotion = |t, d| Payload::new(t, d, &PROMOTION, schema_ref("Promotion"), shown);
     vec![
         promotion("promotion.created", "A promotion was created."),
         promotion("promotion.updated", "A promotion's details changed."),
@@ -24,9 +32,9 @@ pub fn payloads() -> Vec<Payload> {
         promotion("promotion.deactivated", "A promotion was switched off."),
         promotion("promotion.started", "A promotion's window opened (sandbox clock)."),
         promotion("promotion.ended", "A promotion's window closed (sandbox clock)."),
-        Payload::new("qr_code.created", "A QR code was made for a promotion: the code without its image.", Kind::QrCode, "qr_code", qr_code_schema(), qr_created),
-        Payload::deleted("qr_code.deleted", "A QR code was deleted.", Kind::QrCode, "qr_code"),
-        Payload::new("qr_code.scanned", "A QR code's short link was opened (at most one event per code a minute; every scan counts).", Kind::QrCode, "qr_code", scanned_schema(), scanned)
+        Payload::new("qr_code.created", "A QR code was made for a promotion: the code without its image.", &QR_CODE, qr_code_schema(), qr_created),
+        Payload::deleted("qr_code.deleted", "A QR code was deleted.", &QR_CODE),
+        Payload::new("qr_code.scanned", "A QR code's short link was opened (at most one event per code a minute; every scan counts).", &QR_CODE, scanned_schema(), scanned)
             .example_where("o.scan_count > 0")
             .example_hints(json!({"agent_class": "ios", "scans_since_last_event": 1})),
     ]

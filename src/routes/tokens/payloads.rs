@@ -4,16 +4,23 @@
 use crate::http::ApiError;
 use crate::ids::Kind;
 use crate::ledger::{self, Purchase};
-use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject, SubjectKind};
 use serde_json::Value;
+
+/// The subject of the events about a token transaction (`resource_type` `token_transaction`).
+pub const TOKEN_TRANSACTION: SubjectKind = SubjectKind {
+    kind: Kind::TokenTransaction,
+    resource: "token_transaction",
+    table: "token_transactions o",
+    company: "o.company_id",
+};
 
 pub fn payloads() -> Vec<Payload> {
     vec![
         Payload::new(
             "tokens.purchased",
             "A token pack was bought: the ledger row, the charge and the invoice it went on.",
-            Kind::TokenTransaction,
-            "token_transaction",
+            &TOKEN_TRANSACTION,
             purchase_schema(),
             purchased,
         )
@@ -21,8 +28,7 @@ pub fn payloads() -> Vec<Payload> {
         Payload::new(
             "tokens.spent",
             "Tokens were spent (promotion activation): the ledger row.",
-            Kind::TokenTransaction,
-            "token_transaction",
+            &TOKEN_TRANSACTION,
             schema_ref("TokenTransaction"),
             spent,
         )
@@ -30,8 +36,7 @@ pub fn payloads() -> Vec<Payload> {
         Payload::new(
             "tokens.granted",
             "A new UTC month began: the plan's included tokens were granted (the ledger row), with the month's subscription charge and the invoice it went on.",
-            Kind::TokenTransaction,
-            "token_transaction",
+            &TOKEN_TRANSACTION,
             purchase_schema(),
             granted,
         )

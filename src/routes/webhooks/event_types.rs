@@ -3,7 +3,7 @@
 //! ([`crate::routes::payloads`]): the example is what the type's builder makes of the demo world.
 
 use crate::http::{ApiError, Ctx, Response};
-use crate::routes::payloads::{catalogue, documented_schema, examples};
+use crate::routes::payloads::Catalogue;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -35,15 +35,17 @@ impl crate::http::response::Listed for EventType {
 }
 
 /// Every event type, on one page (the list is short and fixed; the route takes no `limit`).
-pub(super) fn list(_ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let examples = examples();
-    let data: Vec<EventType> = catalogue()
+pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let catalogue = Catalogue::of(ctx.app)?;
+    let examples = catalogue.examples();
+    let data: Vec<EventType> = catalogue
+        .entries()
         .iter()
         .map(|p| EventType {
             event_type: p.event_type,
             description: p.description,
-            object_type: p.resource,
-            schema: documented_schema(p),
+            object_type: p.subject.resource,
+            schema: catalogue.documented_schema(p),
             example: examples.get(p.event_type).cloned().unwrap_or(Value::Null),
         })
         .collect();

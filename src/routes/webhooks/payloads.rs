@@ -4,20 +4,28 @@
 use super::webhook::{load, Webhook};
 use crate::http::ApiError;
 use crate::ids::{Kind, WebhookId};
-use crate::routes::payload::{schema_ref, to_data, Payload, Subject};
+use crate::routes::payload::{schema_ref, to_data, Payload, Subject, SubjectKind};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+/// The subject of the events about a webhook (`resource_type` `webhook`).
+pub const WEBHOOK: SubjectKind = SubjectKind {
+    kind: Kind::Webhook,
+    resource: "webhook",
+    table: "webhooks o",
+    company: "o.company_id",
+};
+
 pub fn payloads() -> Vec<Payload> {
     vec![
-        Payload::new("webhook.created", "A webhook was created.", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
-        Payload::new("webhook.updated", "A webhook changed (including a secret rotation).", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
-        Payload::new("webhook.deleted", "A webhook was deleted: the webhook as it was (secret masked), since it can no longer be read.", Kind::Webhook, "webhook", schema_ref("Webhook"), shown),
-        Payload::new("webhook.disabled", "A webhook was disabled because its deliveries kept failing: the webhook and `disabled_reason`.", Kind::Webhook, "webhook", disabled_schema(), disabled)
+        Payload::new("webhook.created", "A webhook was created.", &WEBHOOK, schema_ref("Webhook"), shown),
+        Payload::new("webhook.updated", "A webhook changed (including a secret rotation).", &WEBHOOK, schema_ref("Webhook"), shown),
+        Payload::new("webhook.deleted", "A webhook was deleted: the webhook as it was (secret masked), since it can no longer be read.", &WEBHOOK, schema_ref("Webhook"), shown),
+        Payload::new("webhook.disabled", "A webhook was disabled because its deliveries kept failing: the webhook and `disabled_reason`.", &WEBHOOK, disabled_schema(), disabled)
             .takes(&["failing_since"])
             .example_hints(json!({"failing_since": "2026-02-25T09:00:00Z"})),
-        Payload::new("webhook.test", "A test event, sent with POST /webhooks/{id}/test to that webhook only.", Kind::Webhook, "webhook", test_schema(), test),
+        Payload::new("webhook.test", "A test event, sent with POST /webhooks/{id}/test to that webhook only.", &WEBHOOK, test_schema(), test),
     ]
 }
 
