@@ -119,16 +119,22 @@ impl JwtKeys {
                     _ => TokenError::Invalid,
                 }
             })?;
-        // `exp` was checked against the wall clock above; the rest of the stated life must be
-        // this instance's own: issued in the past, for no longer than its type's life.
+        // `exp` is the first second the token is refused in (RFC 7519 §4.1.4: "on or after");
+        // the library refuses only past it, so a token lived up to a second too long.
         let c = &data.claims;
+        let now = crate::time::wall_now();
+        if c.exp <= now {
+            return Err(TokenError::Expired);
+        }
+        // The rest of the stated life must be this instance's own: issued in the past, for no
+        // longer than its type's life.
         let max_life = match c.typ.as_str() {
             TOKEN_TYPE if c.scope.is_none() => self.ttl_secs as i64,
             SESSION_TYPE if c.scope.is_some() => SESSION_TTL_SECS,
             _ => return Err(TokenError::Invalid),
         };
         let life = c.exp - c.iat;
-        if life < 0 || life > max_life || c.iat > crate::time::wall_now() {
+        if life < 0 || life > max_life || c.iat > now {
             return Err(TokenError::Invalid);
         }
         Ok(data.claims)

@@ -102,6 +102,10 @@ async fn a_token_never_outlives_its_stated_life_across_clocks_and_restarts() {
     // the second (no leeway).
     let now = wall();
     let lapsed = sign(&user, now - 3601, now - 1);
+    // From the second `exp` names on, not a second later: a token whose `exp` is now.
+    let ending = sign(&user, now - 60, now);
+    let p = system.get("/me").bearer(&ending).send().await.problem(401);
+    assert_eq!(p["code"], "expired_token");
     for clock in [None, Some(Y2031), Some(Y2020)] {
         let app = on_clock(clock).await;
         let p = app.get("/me").bearer(&lapsed).send().await.problem(401);
