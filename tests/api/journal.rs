@@ -488,3 +488,35 @@ async fn a_filter_longer_than_documented_is_refused() {
         assert_eq!(fine.status, 200);
     }
 }
+
+/// A mark counts the caller's account only: another account's least-privileged key cannot watch
+/// Northwind's requests move it (it moved by exactly 7 for 7 of them), while the operator's mark,
+/// which scopes `/_sandbox/requests` across accounts, still counts everything.
+#[tokio::test]
+async fn a_mark_moves_with_the_callers_account_only() {
+    let app = TestApp::spawn().await;
+    let mark = |key_name: &'static str| {
+        let app = &app;
+        async move {
+            let m = app.get("/requests/mark").key(key_name).send().await.ok();
+            m["after"].as_str().unwrap().parse::<i64>().unwrap()
+        }
+    };
+    let watcher = mark("harborview-readwrite").await;
+    let operator_before = mark("sandbox-operator").await;
+    let own_before = mark("northwind-readonly").await;
+    for _ in 0..7 {
+        app.get("/devices?limit=1")
+            .key("northwind-readonly")
+            .send()
+            .await
+            .ok();
+    }
+    assert_eq!(mark("harborview-readwrite").await, watcher);
+    let own_after = mark("northwind-readonly").await;
+    assert!(own_after >= own_before + 7, "{own_before} -> {own_after}");
+    assert!(mark("sandbox-operator").await >= operator_before + 7);
+    // The account's mark still scopes its own entries: nothing of its own after the newest.
+    let later = entries(&app, "northwind-admin", &format!("&after={own_after}")).await;
+    assert!(later.iter().all(|e| e["path"] != "/devices"), "{later:?}");
+}

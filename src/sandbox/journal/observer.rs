@@ -116,6 +116,14 @@ impl Journal {
         store.writer.last_seq()
     }
 
+    /// [`Journal::mark`] for one account: the newest of its entries, so that one account cannot
+    /// watch another's requests move the number.
+    pub fn mark_of(&self, account: &str) -> i64 {
+        let mut store = lock(&self.inner.store);
+        self.inner.stage(&mut store);
+        store.writer.last_seq_of(account)
+    }
+
     /// The oldest wall time an entry may have and still be shown (the age limit).
     pub fn not_before_wall_ms(&self) -> i64 {
         crate::http::observe::wall_millis().saturating_sub(self.inner.max_age_ms)

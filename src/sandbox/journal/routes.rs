@@ -55,7 +55,7 @@ pub fn routes() -> Vec<Route> {
         Route::get("/requests/mark", "getRequestMark", Action::Authenticated, mark)
             .tag("journal")
             .summary("A mark in the request journal: entries written from now on come after it.")
-            .describe("The sequence number of the newest journal entry, everything already sent counted. Take it when a test begins and pass it as `after` to `GET /requests`, `GET /_sandbox/requests` or the readiness reports: they then count only what came later, so assertions are scoped to one test although the journal outlives every snapshot restore. Cheap: no entry is read.")
+            .describe("The sequence number of the newest journal entry of this credential's account (of every account for a `sandbox` credential), everything already sent counted; another account's requests never move it. Take it when a test begins and pass it as `after` to `GET /requests`, `GET /_sandbox/requests` or the readiness reports: they then count only what came later, so assertions are scoped to one test although the journal outlives every snapshot restore. Cheap: no entry is read.")
             .ok("RequestMark"),
         Route::get("/requests/failures", "listRecentFailures", Action::Authenticated, failures)
             .tag("journal")
@@ -204,7 +204,14 @@ struct Mark {
 
 fn mark(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let journal = journal(ctx)?;
-    let after = journal.mark();
+    // The operator reads every account's entries (`/_sandbox/requests`), so its mark counts them
+    // all; any other credential's counts its account's only.
+    let p = ctx.principal()?;
+    let after = if p.scopes.allows(Action::Sandbox) {
+        journal.mark()
+    } else {
+        journal.mark_of(&p.account_id)
+    };
     Ok(Response::ok(&Mark {
         object: "request_mark",
         after: after.to_string(),

@@ -207,6 +207,8 @@ pub struct Writer {
     /// Entries per account in the file, counted once at start-up and kept as segments are written
     /// and pruned.
     counts: HashMap<Option<String>, i64>,
+    /// The sequence number of each account's newest entry (its mark).
+    newest: HashMap<String, i64>,
     /// What each account has in memory, not yet written.
     held: Vec<Held>,
 }
@@ -279,6 +281,7 @@ impl Writer {
             next_seq,
             next_batch,
             counts: counts(conn)?,
+            newest: newest_by_account(conn)?,
             held: Vec::new(),
         })
     }
@@ -291,6 +294,14 @@ impl Writer {
             let seq = self.next_seq;
             self.next_seq += 1;
             let account = row.o.account_id.as_deref();
+            if let Some(account) = account {
+                match self.newest.get_mut(account) {
+                    Some(newest) => *newest = seq,
+                    None => {
+                        self.newest.insert(account.to_string(), seq);
+                    }
+                }
+            }
             let at = match self
                 .held
                 .iter()
@@ -337,6 +348,12 @@ impl Writer {
     /// The sequence number of the newest entry staged (0 when there is none).
     pub fn last_seq(&self) -> i64 {
         self.next_seq - 1
+    }
+
+    /// The sequence number of `account`'s newest entry (0 before its first): a mark that moves
+    /// with that account's requests only.
+    pub fn last_seq_of(&self, account: &str) -> i64 {
+        self.newest.get(account).copied().unwrap_or(0)
     }
 
     /// Entries and bytes held in memory, not yet written.
@@ -422,6 +439,15 @@ fn write_held(
     }
     prune(&tx, counts, max_entries, slack)?;
     tx.commit()
+}
+
+fn newest_by_account(conn: &Connection) -> rusqlite::Result<HashMap<String, i64>> {
+    let mut stmt = conn.prepare(
+        "SELECT account_id, max(last_seq) FROM request_segments
+         WHERE account_id IS NOT NULL GROUP BY account_id",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
 }
 
 fn counts(conn: &Connection) -> rusqlite::Result<HashMap<Option<String>, i64>> {
