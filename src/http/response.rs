@@ -200,6 +200,32 @@ pub fn etag(version: i64) -> String {
     format!("\"v{version}\"")
 }
 
+/// The policy of a document (HTML, SVG, XML) whose route sets none: it runs no script, loads
+/// nothing, and is framed by no page.
+pub const DOCUMENT_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// What every answer carries, set once at the edge so that no route can forget it: `nosniff` (a
+/// browser never reads a JSON, XML or SVG body as a script or a page it was not labelled as), and,
+/// on a document without a policy of its own (the scan limiter's page, a JUnit report, a QR
+/// code's SVG), [`DOCUMENT_CSP`].
+pub fn secure_headers(headers: &mut HeaderMap) {
+    const NOSNIFF: HeaderName = HeaderName::from_static("x-content-type-options");
+    const CSP: HeaderName = HeaderName::from_static("content-security-policy");
+    headers.insert(NOSNIFF, HeaderValue::from_static("nosniff"));
+    let document = headers
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            let ct = ct.trim_start();
+            ["text/html", "image/svg+xml", "application/xml", "text/xml"]
+                .iter()
+                .any(|d| ct.len() >= d.len() && ct[..d.len()].eq_ignore_ascii_case(d))
+        });
+    if document && !headers.contains_key(&CSP) {
+        headers.insert(CSP, HeaderValue::from_static(DOCUMENT_CSP));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

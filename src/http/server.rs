@@ -654,6 +654,7 @@ fn into_hyper(resp: Response, request_id: String) -> hyper::Response<Body> {
     let mut out = hyper::Response::new(body);
     *out.status_mut() = resp.status;
     *out.headers_mut() = resp.headers;
+    super::response::secure_headers(out.headers_mut());
     // A constant: the name is not parsed again for every answer.
     const REQUEST_ID: hyper::header::HeaderName =
         hyper::header::HeaderName::from_static("request-id");

@@ -283,7 +283,6 @@ fn html(status: StatusCode, (body, style): (String, String)) -> Response {
     );
     Response::new(status, "text/html; charset=utf-8", body)
         .with_header("content-security-policy", &csp)
-        .with_header("x-content-type-options", "nosniff")
         .with_header("referrer-policy", "no-referrer")
         .with_header("cache-control", "no-store")
 }

@@ -496,7 +496,6 @@ fn download(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     };
     resp.set_header("etag", &etag);
     resp.set_header("cache-control", CACHE_CONTROL);
-    resp.set_header("x-content-type-options", "nosniff");
     if content_type == "image/svg+xml" {
         resp.set_header("content-security-policy", SVG_CSP);
     }

@@ -1140,3 +1140,74 @@ async fn a_name_that_disguises_itself_is_refused() {
         .await;
     r.ok();
 }
+
+/// Every answer is `nosniff`, and every document (HTML, SVG, XML) has a Content-Security-Policy
+/// that runs no script from elsewhere and lets no other site frame it: walked over every GET route
+/// of the table, with the sample object of each, as the operator and as an admin, so a new page
+/// is held to it the day it is added.
+#[tokio::test]
+async fn every_document_the_server_answers_carries_its_security_headers() {
+    let app = TestApp::spawn().await;
+    let routes: Vec<signage::http::router::Route> = app
+        .app
+        .router
+        .routes()
+        .iter()
+        .filter(|r| r.method == hyper::Method::GET && r.path != "/mcp")
+        .cloned()
+        .collect();
+    let mut documents = Vec::new();
+    let code: String = app.sql(|c| {
+        c.query_row("SELECT code FROM qr_codes ORDER BY id LIMIT 1", [], |r| {
+            r.get(0)
+        })
+    });
+    let device: String = app.sql(|c| {
+        c.query_row("SELECT id FROM devices ORDER BY id LIMIT 1", [], |r| {
+            r.get(0)
+        })
+    });
+    for route in &routes {
+        let path = if route.action == signage::auth::Action::Public && route.path.contains('{') {
+            // Public pages are not in the authorization matrix: one real object each.
+            let (head, param) = route.path.rsplit_once('/').unwrap_or_default();
+            let value = match param {
+                "{file}" => "app.css".to_string(),
+                "{slug}" => "not-found".to_string(),
+                "{code}" => code.clone(),
+                "{device_id}" => device.clone(),
+                other => panic!("no sample for {other} in the public route {}", route.path),
+            };
+            format!("{head}/{value}")
+        } else {
+            crate::auth_matrix::sample_path(&app, route)
+        };
+        for who in ["sandbox-operator", "northwind-admin"] {
+            let r = app.get(&path).key(who).send().await;
+            assert_eq!(
+                r.header("x-content-type-options"),
+                Some("nosniff"),
+                "{path} as {who}"
+            );
+            let ct = r.header("content-type").unwrap_or_default().to_string();
+            if ["text/html", "image/svg+xml", "application/xml", "text/xml"]
+                .iter()
+                .any(|d| ct.starts_with(d))
+            {
+                let csp = r.header("content-security-policy").unwrap_or_default();
+                assert!(
+                    csp.contains("default-src 'none'"),
+                    "{path} as {who} ({ct}): {csp:?}"
+                );
+                documents.push(format!("{path} {ct}"));
+            }
+        }
+    }
+    // The walk reached the documents it is for: pages, QR SVGs and a JUnit report.
+    for wanted in ["text/html", "image/svg+xml", "xml"] {
+        assert!(
+            documents.iter().any(|d| d.contains(wanted)),
+            "no {wanted} document among {documents:?}"
+        );
+    }
+}

@@ -150,6 +150,13 @@ async fn one_address_past_its_scans_per_minute_gets_a_plain_429_page_and_is_not_
     let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry), "{retry}");
     assert!(r.text().contains("Too many scans"));
+    // A page like every other: it runs nothing and no other site may frame it.
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    let csp = r.header("content-security-policy").unwrap_or_default();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'none'"),
+        "{csp}"
+    );
     // An unknown code is refused the same way: the limit comes before any lookup.
     assert_eq!(app.get("/q/nosuchcode").send().await.status, 429);
     let count: i64 = app.sql(|c| {

@@ -118,7 +118,6 @@ fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'st
 
 fn with_policy(resp: Response) -> Response {
     resp.with_header("content-security-policy", CSP)
-        .with_header("x-content-type-options", "nosniff")
         .with_header("referrer-policy", "no-referrer")
         .with_header("cache-control", "no-cache")
 }

@@ -16,7 +16,6 @@ const STYLE: &str = include_str!("docs.css");
 fn asset(content_type: &str, body: &'static str) -> Response {
     let mut r = Response::new(StatusCode::OK, content_type, body);
     r.set_header("content-security-policy", CSP);
-    r.set_header("x-content-type-options", "nosniff");
     r.set_header("referrer-policy", "no-referrer");
     r
 }
@@ -46,6 +45,5 @@ pub fn problem_page(t: &ProblemType) -> Response {
     );
     let mut r = Response::new(StatusCode::OK, "text/html; charset=utf-8", body);
     r.set_header("content-security-policy", CSP);
-    r.set_header("x-content-type-options", "nosniff");
     r
 }
