@@ -47,7 +47,7 @@ pub fn routes() -> Vec<Route> {
         Route::patch("/companies/{id}", "updateCompany", SET_LANDING_DOMAINS, update)
             .tag("companies")
             .summary("Set a company's allowed landing domains (where its promotions and QR codes may send people).")
-            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). Needs the `admin` scope: the list decides where the public short links `/q/{code}` send people. An empty list allows any public http(s) host. At most 20 lower-case domains; a loopback, private, link-local or otherwise non-public address, `localhost` or a name under `.localhost` or `.local` is refused (422 `domain_not_public`). Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`, or `landing_host_not_public` for a host that is not public whatever the list).")
+            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). Needs the `admin` scope: the list decides where the public short links `/q/{code}` send people. An empty list allows any public http(s) host. At most 20 lower-case domains; a loopback, private, link-local or otherwise non-public address or a name of one (`localhost`, a single label, `.local`, `.internal`, `.lan`, a metadata name, `*.nip.io`...) is refused (422 `domain_not_public`), and so is a public suffix (`com`, `co.uk`, `github.io`: 422 `public_suffix`). Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`, or `landing_host_not_public` for a host that is not public whatever the list).")
             .body("CompanyUpdate")
             .ok("Company"),
         Route::get(
@@ -342,6 +342,12 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 &field,
                 "domain_not_public",
                 super::landing_domains::NOT_PUBLIC,
+            );
+        } else if super::landing_domains::is_public_suffix(d) {
+            errors.push(
+                &field,
+                "public_suffix",
+                super::landing_domains::PUBLIC_SUFFIX,
             );
         }
     }

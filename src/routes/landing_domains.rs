@@ -54,7 +54,114 @@ pub fn allows(domains: &[String], host: &str) -> bool {
 }
 
 /// Why a host that is not public is refused, as the 422 says it.
-pub const NOT_PUBLIC: &str = "A loopback, private, link-local or otherwise non-public address (or a name of one, such as `localhost` or a name under `.localhost` or `.local`) cannot be where a public QR code sends people.";
+pub const NOT_PUBLIC: &str = "A loopback, private, link-local or otherwise non-public address, or a name of one (`localhost`, a single-label name such as `router`, a name under `.localhost`, `.local`, `.internal`, `.lan`, `.home.arpa` and other private-use names, a cloud metadata name, or a name of a service that resolves to the address written in it, such as `192.168.1.1.nip.io`), cannot be where a public QR code sends people.";
+
+/// Why a domain that is a public suffix is refused from a company's list.
+pub const PUBLIC_SUFFIX: &str = "A public suffix (a top-level domain such as `com`, or a suffix under which anyone may register, such as `co.uk` or `nip.io`) would allow every site under it; list the company's own domain.";
+
+/// Last labels no public site has: private-use and special-use names (RFC 6761, 6762, 7686,
+/// 8375, 9476, and ICANN's `.internal`), and the ones routers and companies use for their own
+/// networks.
+const PRIVATE_TLDS: &[&str] = &[
+    "internal",
+    "lan",
+    "home",
+    "corp",
+    "intranet",
+    "private",
+    "localdomain",
+    "arpa",
+    "invalid",
+    "onion",
+    "alt",
+    "intra",
+    "priv",
+    "router",
+    "gateway",
+];
+
+/// Services whose names resolve to the address written in them (`10.0.0.1.nip.io`) or to
+/// loopback (`localtest.me`): a name under one says nothing about where it leads.
+const ADDRESS_IN_NAME: &[&str] = &[
+    "nip.io",
+    "sslip.io",
+    "xip.io",
+    "traefik.me",
+    "localtest.me",
+    "lvh.me",
+    "vcap.me",
+    "lacolhost.com",
+    "localhost.direct",
+    "fuf.me",
+    "nip.direct",
+];
+
+/// Suffixes of more than one label under which anyone may register (from the Public Suffix List,
+/// the ones a company is likeliest to type): a company lists its own domain under one, never the
+/// suffix itself. A single label (`com`) is refused by rule.
+const PUBLIC_SUFFIXES: &[&str] = &[
+    "co.uk",
+    "org.uk",
+    "ac.uk",
+    "gov.uk",
+    "me.uk",
+    "ltd.uk",
+    "plc.uk",
+    "com.au",
+    "net.au",
+    "org.au",
+    "co.nz",
+    "co.jp",
+    "ne.jp",
+    "or.jp",
+    "com.br",
+    "com.cn",
+    "com.mx",
+    "co.in",
+    "co.za",
+    "com.tr",
+    "com.sg",
+    "com.hk",
+    "co.kr",
+    "com.ar",
+    "com.pl",
+    "co.il",
+    "com.es",
+    "co.at",
+    "github.io",
+    "gitlab.io",
+    "herokuapp.com",
+    "vercel.app",
+    "netlify.app",
+    "pages.dev",
+    "workers.dev",
+    "web.app",
+    "firebaseapp.com",
+    "appspot.com",
+    "azurewebsites.net",
+    "cloudfront.net",
+    "blogspot.com",
+    "ngrok.io",
+    "ngrok-free.app",
+    "ngrok.app",
+    "s3.amazonaws.com",
+    "onrender.com",
+    "fly.dev",
+    "glitch.me",
+    "repl.co",
+];
+
+/// True when `name` is `suffix` or a name under it.
+fn under(name: &str, suffix: &str) -> bool {
+    name == suffix || name.strip_suffix(suffix).is_some_and(|p| p.ends_with('.'))
+}
+
+/// True when `domain` is a public suffix ([`PUBLIC_SUFFIX`]): one label, or one of the
+/// registrable suffixes above or the address-in-name services.
+pub fn is_public_suffix(domain: &str) -> bool {
+    let domain = domain.trim_end_matches('.');
+    !domain.contains('.') || PUBLIC_SUFFIXES.contains(&domain) || ADDRESS_IN_NAME.contains(&domain)
+}
 
 /// True when `host` (lower-case, as [`host_of`] gives it) may be where a public short link sends
 /// people: not empty, not an IPv6 literal (the sandbox's URLs take none, so any is a bracket
@@ -71,14 +178,29 @@ pub fn is_public_host(host: &str) -> bool {
     if host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local") {
         return false;
     }
+    // The webhook URL rule's names: cloud metadata endpoints.
+    if crate::outbound::check_host(
+        host,
+        crate::outbound::TargetPolicy {
+            allow_private: false,
+        },
+    )
+    .is_err_and(|r| r == crate::outbound::Refusal::Metadata)
+    {
+        return false;
+    }
     let last = host.rsplit('.').next().unwrap_or("");
+    if PRIVATE_TLDS.contains(&last) || ADDRESS_IN_NAME.iter().any(|s| under(host, s)) {
+        return false;
+    }
     let numeric = !last.is_empty()
         && (last.bytes().all(|b| b.is_ascii_digit())
             || last
                 .strip_prefix("0x")
                 .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())));
     if !numeric {
-        return true;
+        // A single label is a name of the scanner's own network (`router`, `intranet`).
+        return host.contains('.');
     }
     ipv4_of(host).is_some_and(|ip| {
         let [a, b, c, _] = ip.octets();
@@ -193,6 +315,16 @@ mod tests {
     }
 
     #[test]
+    fn a_public_suffix_is_not_a_companys_domain() {
+        for suffix in ["com", "internal", "nip.io", "co.uk", "github.io"] {
+            assert!(is_public_suffix(suffix), "{suffix}");
+        }
+        for own in ["northwind-grocers.example", "shop.co.uk", "acme.github.io"] {
+            assert!(!is_public_suffix(own), "{own}");
+        }
+    }
+
+    #[test]
     fn hosts_inside_a_machine_or_a_network_are_not_public() {
         for public in [
             "shop.example",
@@ -209,6 +341,17 @@ mod tests {
         for inside in [
             "",
             "localhost",
+            "router",
+            "intranet",
+            "router.lan",
+            "nas.home.arpa",
+            "host.docker.internal",
+            "metadata.google.internal",
+            "metadata.goog",
+            "192.168.1.1.nip.io",
+            "app.127.0.0.1.sslip.io",
+            "localtest.me",
+            "shop.corp",
             "api.localhost",
             "printer.local",
             "127.0.0.1",

@@ -232,6 +232,12 @@ async fn only_an_admin_redirects_a_qr_code_and_never_inside_a_machine_or_network
         "2130706433",
         "0x7f.1",
         "0.0.0.0",
+        // The names of the scanner's own network, metadata and address-in-name services.
+        "internal",
+        "router.lan",
+        "host.docker.internal",
+        "metadata.google.internal",
+        "192.168.1.1.nip.io",
     ] {
         let p = app
             .patch(&format!("/companies/{grocers}"))
@@ -245,6 +251,24 @@ async fn only_an_admin_redirects_a_qr_code_and_never_inside_a_machine_or_network
             "{inside}"
         );
         assert_eq!(p["errors"][0]["code"], "domain_not_public", "{inside}");
+    }
+    // A suffix anyone may register under would allow every site under it.
+    for suffix in ["com", "co.uk", "nip.io", "github.io"] {
+        let p = app
+            .patch(&format!("/companies/{grocers}"))
+            .key("northwind-admin")
+            .json(&json!({"allowed_landing_domains": [suffix]}))
+            .send()
+            .await
+            .problem(422);
+        let code = p["errors"][0]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            code == "public_suffix" || code == "domain_not_public",
+            "{suffix}: {p}"
+        );
     }
     for bracketed in ["[]", "[::1]", ""] {
         let p = app
@@ -272,6 +296,11 @@ async fn only_an_admin_redirects_a_qr_code_and_never_inside_a_machine_or_network
         "http://192.168.0.1/",
         "http://[::1]/",
         "http://[]/",
+        "https://metadata.google.internal/computeMetadata/v1/",
+        "https://router.lan/",
+        "https://host.docker.internal:8080/",
+        "https://192.168.1.1.nip.io/",
+        "https://intranet/",
     ] {
         let p = create_promotion(&app, &grocers, url).await.problem(422);
         let code = p["errors"][0]["code"].as_str().unwrap_or("").to_string();
