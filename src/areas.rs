@@ -4,7 +4,8 @@
 //! and what the fixtures fill (its tables). Everything that lists areas reads this table: the scope
 //! names ([`crate::auth::scopes`]), the webhook event types ([`crate::events::EVENT_TYPES`]), the
 //! MCP server's instructions, the authorization-matrix test (which paths hold company-owned
-//! objects) and the registry tests (every fixture table and route belongs to one area). The code
+//! objects, and which table a path parameter names), the console's navigation test (which areas it
+//! shows) and the registry tests (every fixture table and route belongs to one area). The code
 //! of an area (its routes and schemas) is one line of the route registry, `crate::routes::MODULES`.
 //!
 //! This module sits at the bottom of the layers (it knows only [`crate::ids::Kind`]), so the scope
@@ -34,6 +35,18 @@ pub struct AreaSpec {
     pub events: &'static [&'static str],
     /// The fixture (and schema) tables that hold the area's data.
     pub tables: &'static [&'static str],
+    /// Whether the console's navigation (`src/routes/console/assets/console.js`) has a view of the
+    /// area; `registry::every_area_has_a_console_view_or_a_reason` holds the script to it.
+    pub console_view: ConsoleView,
+}
+
+/// See [`AreaSpec::console_view`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsoleView {
+    /// The navigation lists a view of the area (`[sub-path, label, area]`).
+    Shown,
+    /// The console shows no view of the area, for this reason.
+    Without(&'static str),
 }
 
 macro_rules! areas {
@@ -65,6 +78,7 @@ areas! {
         kinds: &[Kind::Company, Kind::Logo],
         events: &["branding.updated"],
         tables: &["companies", "brandings", "brand_logos"],
+        console_view: ConsoleView::Shown,
     },
     Devices => AreaSpec {
         name: "devices",
@@ -84,6 +98,7 @@ areas! {
             "device.playback_recorded",
         ],
         tables: &["devices", "playback_errors"],
+        console_view: ConsoleView::Shown,
     },
     Ads => AreaSpec {
         name: "ads",
@@ -95,6 +110,7 @@ areas! {
         kinds: &[Kind::Ad],
         events: &["ad.created", "ad.updated", "ad.deleted", "ad.assigned", "ad.unassigned"],
         tables: &["ads", "ad_assignments"],
+        console_view: ConsoleView::Shown,
     },
     Promotions => AreaSpec {
         name: "promotions",
@@ -116,6 +132,7 @@ areas! {
             "qr_code.scanned",
         ],
         tables: &["promotions", "qr_codes", "qr_scans"],
+        console_view: ConsoleView::Shown,
     },
     Plans => AreaSpec {
         name: "plans",
@@ -127,6 +144,9 @@ areas! {
         kinds: &[Kind::Plan],
         events: &[],
         tables: &["plans"],
+        console_view: ConsoleView::Without(
+            "a read-only catalogue of three plans, with nothing to manage",
+        ),
     },
     Tokens => AreaSpec {
         name: "tokens",
@@ -140,6 +160,7 @@ areas! {
         kinds: &[Kind::TokenPack, Kind::TokenTransaction],
         events: &["tokens.purchased", "tokens.spent", "tokens.granted"],
         tables: &["token_packs", "token_balances", "token_transactions"],
+        console_view: ConsoleView::Shown,
     },
     Billing => AreaSpec {
         name: "billing",
@@ -151,6 +172,7 @@ areas! {
         kinds: &[Kind::Invoice, Kind::Charge],
         events: &["invoice.overdue"],
         tables: &["invoices", "charges"],
+        console_view: ConsoleView::Shown,
     },
     Media => AreaSpec {
         name: "media",
@@ -162,6 +184,7 @@ areas! {
         kinds: &[Kind::Media],
         events: &["media.created", "media.deleted"],
         tables: &["media"],
+        console_view: ConsoleView::Shown,
     },
     Webhooks => AreaSpec {
         name: "webhooks",
@@ -179,6 +202,7 @@ areas! {
             "webhook.test",
         ],
         tables: &["webhooks"],
+        console_view: ConsoleView::Shown,
     },
 }
 

@@ -27,6 +27,7 @@ const MAX_CODE_LEN: usize = 32;
 
 pub fn routes() -> Vec<Route> {
     vec![Route::get("/l/{code}", "getLandingPage", Action::Public, page)
+        .no_tool("an HTML page for the phone that scanned a QR code, not data")
         .describe("The sandbox's landing page of a promotion without its own `landing_url`: the company's logo, colours, the offer and its dates, for the phone that scanned the promotion's QR code (`GET /q/{code}` redirects here). No credential; an unknown or deleted code is 404.")
         .tag("promotions")
         .summary("A promotion's landing page served by the sandbox (public HTML): where its QR codes land when it has no landing_url.")

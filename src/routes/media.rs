@@ -117,6 +117,7 @@ pub fn routes() -> Vec<Route> {
             .describe("One media item's metadata: type, size, SHA-256, dimensions and `download_url`.")
             .ok("Media"),
         Route::get("/media/{id}/content", "downloadMedia", READ, download)
+            .no_tool("binary media bytes, not JSON")
             .tag("media")
             .summary("Download the media bytes with their stored Content-Type. ETag is the SHA-256; If-None-Match gives 304.")
             .describe("The stored bytes, under their stored `Content-Type`. The `ETag` is their SHA-256: send it back in `If-None-Match` to get 304 instead of the bytes again.")

@@ -16,6 +16,7 @@ pub fn route() -> Route {
         Action::Use(Area::Media, Level::Read),
         usage,
     )
+    .no_tool("the console's storage line; list_media gives every item's size, and an upload past the quota says what is left")
     .tag("media")
     .summary("A company's media storage: bytes used, its quota and what is left.")
     .describe("How much of `media.quota_bytes_per_company` a company's media take: the sum of their sizes (what an upload is checked against), the quota, what is left, and how many items. An upload past `available_bytes` is 422 `media_quota_exceeded`.")

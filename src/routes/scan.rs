@@ -32,6 +32,7 @@ const MAX_CODE_LEN: usize = 32;
 
 pub fn routes() -> Vec<Route> {
     vec![Route::get("/q/{code}", "scanQrCode", Action::Public, scan)
+         .no_tool("the public short link a phone opens: it records a scan and redirects")
          .describe("The public short link a QR code encodes: it records one scan (sandbox clock, user-agent class, no IP) and answers 302 to the code's target with its UTM parameters. No credential. An unknown or deleted code is 404 and reveals nothing.")
         .tag("promotions")
         .summary("A QR code's short link (public): counts one scan and redirects (302) to the code's target URL with its UTM parameters. Unknown or deleted code: 404.")

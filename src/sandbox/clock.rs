@@ -31,6 +31,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             get_clock,
         )
+        .no_tool("the sandbox operator's control of the instance, not account data")
         .tag("sandbox")
         .summary("The sandbox clock: the instant every part of the service reads, its mode and its offset.")
         .describe("The instant the whole sandbox believes it is (every timestamp, derived status and due job reads it), whether it runs (the system time plus `offset_seconds`) or is frozen, and the instant the demo fixtures are anchored to. Read it before comparing timestamps in a test.")

@@ -59,6 +59,7 @@ pub fn routes() -> Vec<Route> {
             .not_idempotent()
             .blocking(),
         Route::get("/_sandbox/webhooks/{id}/drills", "listWebhookDrills", Action::Sandbox, list)
+            .no_tool("the sandbox operator's control of the instance, not account data")
             .tag("sandbox")
             .summary("The drills run against a webhook, newest first.")
             .describe("Every drill kept for this webhook (the journal's age limit applies), newest first, with its verdict and the receiver's answers. The sandbox operator's (scope `sandbox`).")

@@ -24,6 +24,7 @@ pub fn routes() -> Vec<Route> {
             .may_return(&[409])
             .not_idempotent(),
         Route::get("/_sandbox/faults", "listSandboxFaults", Action::Sandbox, list)
+        .no_tool("the sandbox operator's control of the instance, not account data")
         .describe("The fault rules in the order they are tried, each with how often it fired and how often it still may. The sandbox operator's (scope `sandbox`).")
             .tag("sandbox")
             .summary("The fault rules, in the order they are tried, with how often each has fired.")

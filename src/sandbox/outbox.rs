@@ -33,6 +33,7 @@ pub fn routes() -> Vec<Route> {
             .not_idempotent()
             .blocking(),
         Route::get("/_sandbox/deliveries", "listSandboxDeliveries", Action::Sandbox, list)
+            .no_tool("the sandbox operator's view of every account's outbox, not account data")
             .tag("sandbox")
             .summary("Webhook deliveries across every webhook and account, newest first, filtered.")
             .describe("Every webhook delivery of the sandbox, newest first by cursor, each with its attempts, as `GET /webhooks/{id}/deliveries` shows them; filter by `status`, `webhook_id` and `event_type` (every filter is index-backed). `status=pending` lists what is still to be settled: the deliveries a drain would send or wait for, and retries scheduled later.")

@@ -118,6 +118,7 @@ pub fn routes() -> Vec<Route> {
             .may_return(&[400])
             .not_idempotent(),
         Route::get("/_sandbox/sink/{name}", "listSandboxSink", Action::Authenticated, list)
+            .no_tool("the sandbox operator's built-in receiver, not account data")
             .tag("sandbox")
             .summary("What a sink kept for the caller's account, newest first.")
             .describe("The deliveries the sink `name` kept for the caller's account (the newest 100), newest first: a company-scoped credential sees its company's webhooks' only; the operator (scope `sandbox`) sees every account's. Each with its account, company, headers, body (parsed JSON, or the text; bodies over 16 KiB are cut and marked), `duplicate`, and `verification` (always verified: nothing else is kept). Needs `webhooks:read` (or `sandbox`). A sink nothing was kept in is empty.")

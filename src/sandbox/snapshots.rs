@@ -42,6 +42,7 @@ pub fn routes() -> Vec<Route> {
             Action::Sandbox,
             list,
         )
+        .no_tool("the sandbox operator's control of the instance, not account data")
         .describe("The saved snapshots by name, with when they were taken (sandbox clock) and their size. The sandbox operator's (scope `sandbox`).")
         .tag("sandbox")
         .summary("The saved snapshots, by name.")

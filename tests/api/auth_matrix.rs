@@ -3,6 +3,7 @@
 //! the day it is added (and fails here if it has no sample object).
 
 use crate::helpers::*;
+use crate::samples;
 use hyper::Method;
 use signage::auth::{Action, Level};
 use signage::http::router::Route;
@@ -156,12 +157,14 @@ fn sample_delivery(app: &TestApp, pharmacy: &str) -> String {
     })
 }
 
-/// A concrete path for a route, with every parameter naming an object of Northwind Pharmacy.
+/// A concrete path for a route, with every parameter naming an object of Northwind Pharmacy: by
+/// default its first object (by id) of the area the previous path segment names
+/// (`samples::objects_after`, from the area registry and the schema), so a new area needs no line
+/// here. The arms below are the objects that rule would get wrong. A parameter without a sample
+/// panics, naming its (area, parameter).
 pub fn sample_path(app: &TestApp, route: &Route) -> String {
     let pharmacy = company_id("Northwind Pharmacy");
-    let one = |sql: &str| -> String {
-        app.sql(|c| c.query_row(sql, [&pharmacy], |r| r.get::<_, String>(0)))
-    };
+    // `DELETE /ads/{id}/devices/{device_id}` needs a device the ad is assigned to.
     let (ad, assigned_device): (String, String) = app.sql(|c| {
         c.query_row(
             "SELECT a.ad_id, a.device_id FROM ad_assignments a JOIN ads ON ads.id = a.ad_id WHERE ads.company_id = ?1 ORDER BY 1, 2 LIMIT 1",
@@ -178,28 +181,27 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             previous = seg;
             continue;
         }
-        let id = match (previous, seg) {
-            ("companies", _) => pharmacy.clone(),
-            ("ads", _) => ad.clone(),
-            ("devices", "{device_id}") => assigned_device.clone(),
-            ("devices", _) => assigned_device.clone(),
-            ("promotions", _) => one("SELECT id FROM promotions WHERE company_id = ?1 ORDER BY id LIMIT 1"),
-            ("q", _) => one("SELECT q.code FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id = ?1 ORDER BY 1 LIMIT 1"),
-            ("qr-codes", _) => one("SELECT q.id FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id WHERE p.company_id = ?1 ORDER BY 1 LIMIT 1"),
-            ("media", _) => one("SELECT id FROM media WHERE company_id = ?1 ORDER BY id LIMIT 1"),
-            ("invoices", _) => one("SELECT id FROM invoices WHERE company_id = ?1 ORDER BY id LIMIT 1"),
-            ("webhooks", _) => one("SELECT id FROM webhooks WHERE company_id = ?1 ORDER BY id LIMIT 1"),
-            ("deliveries", _) => sample_delivery(app, &pharmacy),
-            ("plans", _) => app.sql(|c| c.query_row("SELECT id FROM plans ORDER BY id LIMIT 1", [], |r| r.get(0))),
-            ("token-packs", _) => app.sql(|c| c.query_row("SELECT id FROM token_packs ORDER BY id LIMIT 1", [], |r| r.get(0))),
-            ("api-clients", _) => key("northwind-readonly").client_id,
-            ("api-keys", _) => key("northwind-ads-editor").key_id,
+        let id = match previous {
+            "ads" => ad.clone(),
+            "devices" => assigned_device.clone(),
+            // The fixtures have no deliveries: one is made.
+            "deliveries" => sample_delivery(app, &pharmacy),
+            // Credentials of the platform, not objects of an area.
+            "api-clients" => key("northwind-readonly").client_id,
+            "api-keys" => key("northwind-ads-editor").key_id,
             // Sandbox objects live in memory: made here, so the operator's call finds one.
-            ("faults", _) => sample_fault(app),
-            ("snapshots", _) => sample_snapshot(app),
-            ("sink", _) => "matrix".to_string(),
-            ("requests", _) => sample_request(app),
-            other => panic!("the matrix has no sample object for {other:?} in {}", route.path),
+            "faults" => sample_fault(app),
+            "snapshots" => sample_snapshot(app),
+            "sink" => "matrix".to_string(),
+            "requests" => sample_request(app),
+            _ => samples::objects_after(app, previous, seg)
+                .and_then(|objects| objects.first_of(app, &pharmacy, seg))
+                .unwrap_or_else(|missing| {
+                    panic!(
+                        "the matrix has no sample object for {missing}, in {}",
+                        route.path
+                    )
+                }),
         };
         out.push_str(&id);
     }

@@ -70,6 +70,7 @@ mod readiness_retries;
 mod readiness_webhooks;
 mod reference;
 mod rendered_rows;
+mod samples;
 mod sandbox_clock;
 mod sandbox_determinism;
 mod sandbox_exact_snapshots;

@@ -212,11 +212,25 @@ async fn every_preview_is_the_outcome_of_its_confirmation() {
         .into_iter()
         .filter(|n| n.starts_with("prepare_"))
         .collect();
-    let mut covered: Vec<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
-    let mut listed = listed;
-    listed.sort();
-    covered.sort();
-    assert_eq!(listed, covered, "a prepare tool without a case here");
+    let covered: Vec<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
+    let without: Vec<&String> = listed.iter().filter(|t| !covered.contains(t)).collect();
+    assert!(
+        without.is_empty(),
+        "prepare tools without a case in `cases` (tests/api/mcp_previews.rs): {without:?}"
+    );
+    let stale: Vec<&String> = covered.iter().filter(|t| !listed.contains(t)).collect();
+    assert!(
+        stale.is_empty(),
+        "cases of tools that are not listed: {stale:?}"
+    );
+    let mut unique = covered.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        covered.len(),
+        "a tool with two cases: {covered:?}"
+    );
 
     for (tool, args) in cases {
         let preview = call_ok(&app, ADMIN, tool, args.clone()).await;

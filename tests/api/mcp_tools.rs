@@ -8,6 +8,7 @@ use crate::helpers::mcp::{
     call, call_err, call_ok, full_tools, post, post_accept, rpc, tool_names,
 };
 use crate::helpers::{company_id, demo, key, TestApp};
+use crate::samples;
 use serde_json::{json, Value};
 use signage::mcp::spec::{Kind, ToolSpec};
 use signage::redact::redact_value;
@@ -59,25 +60,6 @@ async fn rest_for(app: &TestApp, key_name: &str, spec: &ToolSpec, args: &Value) 
     (r.status.as_u16(), body)
 }
 
-fn first_ids(app: &TestApp, table: &str) -> Vec<String> {
-    app.sql(|c| {
-        let mut stmt = c.prepare(&format!(
-            "SELECT min(t.id) FROM {table} t JOIN companies c ON c.id = t.company_id GROUP BY c.id ORDER BY c.id"
-        ))?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        rows.collect::<Result<Vec<_>, _>>()
-    })
-}
-
-/// Every id of a table that belongs to no company (plans, token packs).
-fn all_ids(app: &TestApp, table: &str) -> Vec<String> {
-    app.sql(|c| {
-        let mut stmt = c.prepare(&format!("SELECT id FROM {table} ORDER BY id"))?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        rows.collect::<Result<Vec<_>, _>>()
-    })
-}
-
 /// Argument sets for a read tool: one object of every company (so visibility differs by key), a
 /// missing one, and each company as a list filter.
 fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
@@ -86,21 +68,32 @@ fn arg_sets(app: &TestApp, spec: &ToolSpec) -> Vec<Value> {
     let mut sets = Vec::new();
     match spec.path_args.first().map(|(n, _)| *n) {
         Some(arg) => {
-            let (ids, missing) = match arg {
-                "company_id" => (companies.clone(), "cmp_0000000000000000000"),
-                "device_id" => (first_ids(app, "devices"), "dev_0000000000000000000"),
-                "ad_id" => (first_ids(app, "ads"), "ad_0000000000000000000"),
-                "promotion_id" => (first_ids(app, "promotions"), "promo_0000000000000000000"),
-                "invoice_id" => (first_ids(app, "invoices"), "inv_0000000000000000000"),
-                "media_id" => (first_ids(app, "media"), "med_0000000000000000000"),
-                "webhook_id" => (first_ids(app, "webhooks"), "wh_0000000000000000000"),
-                "plan_id" => (all_ids(app, "plans"), "plan_0000000000000000000"),
-                "token_pack_id" => (all_ids(app, "token_packs"), "tpk_0000000000000000000"),
+            // The first object of each company (every object of a shared catalogue) of the area
+            // the route's first path parameter names (`samples`), and one that does not exist.
+            let mut segments = route.path.trim_start_matches('/').split('/');
+            let previous = segments
+                .by_ref()
+                .take_while(|s| !s.starts_with('{'))
+                .last()
+                .unwrap_or("");
+            let (ids, missing) = match previous {
                 // Each key reads only its own journal entries: a request nobody made.
-                "request_id" => (Vec::new(), "req_000000000000000000000000"),
-                other => panic!("no sample ids for {other}"),
+                "requests" => (Vec::new(), "req_000000000000000000000000".to_string()),
+                _ => {
+                    let objects = samples::objects_after(app, previous, arg)
+                        .unwrap_or_else(|e| panic!("{}: no sample ids for {e}", spec.name));
+                    let ids = objects.first_of_each_company(app);
+                    let first = ids.first().unwrap_or_else(|| {
+                        panic!(
+                            "{}: no sample ids for ({:?}, {arg}): {} is empty",
+                            spec.name, objects.area, objects.table
+                        )
+                    });
+                    let missing = samples::missing_like(first);
+                    (ids, missing)
+                }
             };
-            for id in ids.iter().map(String::as_str).chain([missing]) {
+            for id in ids.iter().chain([&missing]) {
                 sets.push(json!({ arg: id }));
             }
         }

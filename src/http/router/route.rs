@@ -76,6 +76,8 @@ pub struct Route {
     pub cursor: Option<Kind>,
     /// The MCP tool that calls this route, if any.
     pub tool: Option<Tool>,
+    /// Why a GET route has no MCP tool ([`Route::no_tool`]); every GET route has a tool or this.
+    pub no_tool: Option<&'static str>,
     segments: Vec<Segment>,
 }
 
@@ -142,6 +144,7 @@ impl Route {
             audited,
             cursor: None,
             tool: None,
+            no_tool: None,
             segments,
         }
     }
@@ -284,6 +287,13 @@ impl Route {
     /// Declares the MCP tool that calls this route (or prepares its change).
     pub fn tool(mut self, tool: Tool) -> Route {
         self.tool = Some(tool);
+        self
+    }
+    /// Says why this GET route is deliberately not an MCP tool (a page for people, bytes, the
+    /// operator's controls, what another tool already answers). A GET route with neither this nor
+    /// a tool fails `mcp_catalogue::every_get_route_has_a_tool_or_a_reason_not_to`.
+    pub fn no_tool(mut self, why: &'static str) -> Route {
+        self.no_tool = Some(why);
         self
     }
 

@@ -29,6 +29,7 @@ pub fn routes() -> Vec<Route> {
             Action::Admin,
             list_clients,
         )
+        .no_tool("admin: account administration stays on REST")
         .tag("admin")
         .summary("List the account's API clients.")
         .describe("The account's API clients (one per integration); each key belongs to one client, whose id is sent as `X-Service-Client-Id`.")
@@ -51,11 +52,13 @@ pub fn routes() -> Vec<Route> {
             Action::Admin,
             get_client,
         )
+        .no_tool("admin: account administration stays on REST")
         .tag("admin")
         .summary("Get one API client.")
         .describe("One API client by id: the integration its keys belong to.")
         .ok("ApiClient"),
         Route::get("/api-keys", "listApiKeys", Action::Admin, list_keys_route)
+            .no_tool("admin: account administration stays on REST")
             .tag("admin")
             .summary("List API keys: prefix and last four only, never the secret.")
             .describe("The account's API keys with their scopes, company scope, status and expiry: the prefix and last four characters only, never the secret.")
@@ -73,6 +76,7 @@ pub fn routes() -> Vec<Route> {
             .body("ApiKeyCreate")
             .created("ApiKeyWithSecret"),
         Route::get("/api-keys/{id}", "getApiKey", Action::Admin, get_key)
+            .no_tool("admin: account administration stays on REST")
             .tag("admin")
             .summary("Get one API key (no secret).")
             .describe("One API key's metadata (no secret).")
@@ -101,6 +105,7 @@ pub fn routes() -> Vec<Route> {
         .body("ApiKeyRotate")
         .created("ApiKeyRotation"),
         Route::get("/audit-log", "listAuditLog", Action::Admin, list_audit)
+            .no_tool("admin: account administration stays on REST")
             .tag("admin")
             .summary("The audit log of the account's writes and failures (failures aggregated per minute).")
             .describe("Who did what: every write and every refused credential of the account, newest first (repeated failures aggregated per minute).")

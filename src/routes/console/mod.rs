@@ -89,6 +89,7 @@ pub fn routes() -> Vec<Route> {
         page("/console/player.js", "getPlayerScript", "The browser player's script.", "text/javascript"),
         page("/console/player.css", "getPlayerStyles", "The browser player's styles.", "text/css"),
         Route::get("/player/{device_id}", "getPlayer", Action::Public, player)
+            .no_tool("an HTML page that acts as a screen, not data")
             .tag("console")
             .summary("A full-screen page that behaves as this screen: plays its active ads, sends heartbeats and proof-of-play.")
             .query(&[param(
@@ -110,6 +111,7 @@ pub fn routes() -> Vec<Route> {
 fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'static str) -> Route {
     // Pages for people, not API operations: listed in the book's endpoints page, left out of the OpenAPI document.
     Route::get(path, op, Action::Public, asset)
+        .no_tool("a page of the console, or its script or stylesheet: for people, not data")
         .tag("console")
         .summary(summary)
         .produces(media)

@@ -23,14 +23,23 @@ use hyper::StatusCode;
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/openapi.json", "getOpenApi", Action::Public, get)
+            .no_tool("the REST API's own description, not sandbox data")
             .tag("service")
             .summary("This OpenAPI 3.1 document.")
             .describe("The machine-readable reference of every REST operation, generated from the server's own route table, so it always matches what this server answers. Feed it to a client generator; `/openapi.yaml` is the same document as YAML and `/docs` renders it.")
             .ok("OpenApiDocument"),
-        Route::get("/openapi.yaml", "getOpenApiYaml", Action::Public, get_yaml).hidden(),
-        Route::get("/docs", "getDocsPage", Action::Public, docs::page).hidden(),
-        Route::get("/docs/{file}", "getDocsAsset", Action::Public, docs::asset_file).hidden(),
-        Route::get("/problems/{slug}", "getProblemType", Action::Public, problem).hidden(),
+        Route::get("/openapi.yaml", "getOpenApiYaml", Action::Public, get_yaml)
+            .no_tool("the OpenAPI document again, as YAML")
+            .hidden(),
+        Route::get("/docs", "getDocsPage", Action::Public, docs::page)
+            .no_tool("the human-readable reference page (HTML)")
+            .hidden(),
+        Route::get("/docs/{file}", "getDocsAsset", Action::Public, docs::asset_file)
+            .no_tool("the script and style of the reference page")
+            .hidden(),
+        Route::get("/problems/{slug}", "getProblemType", Action::Public, problem)
+            .no_tool("an HTML page describing one problem type")
+            .hidden(),
     ]
 }
 

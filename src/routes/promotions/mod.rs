@@ -198,6 +198,7 @@ pub fn routes() -> Vec<Route> {
         // Before `/qr-codes/{id}`: a literal route declared first owns its path.
         ranking::route(),
         Route::get("/qr-codes/{id}", "getQrCode", READ, get_qr_code)
+        .no_tool("get_promotion_qr_codes returns every code with the same fields")
         .describe("One QR code: its short link, target and redirect URLs, label, scan count and last scan, and an inline SVG. Needs `promotions:read`. The `ETag` serves `If-Match` on delete.")
             .etag()
             .tag("promotions")
@@ -208,6 +209,7 @@ pub fn routes() -> Vec<Route> {
             .tag("promotions")
             .summary("Delete a QR code and its scans; its short URL answers 404 from then on. Honours If-Match."),
         Route::get("/qr-codes/{id}/scans", "listQrCodeScans", READ, list_scans)
+        .no_tool("single scans; get_promotion_report gives the totals per day, class and code")
         .describe("The scans of one QR code, newest first by cursor: when (sandbox clock) and the user-agent class (ios, android, desktop, bot, other). No IP address is stored. Needs `promotions:read`.")
             .tag("promotions")
             .summary("List a QR code's scans, newest first: when (sandbox clock) and the user-agent class. No address is stored.")
@@ -225,6 +227,7 @@ pub fn routes() -> Vec<Route> {
             .summary("The promotion's scan report: totals, scans per UTC day (last 90 days, days without scans left out), per user-agent class and per QR code.")
             .ok("PromotionReport"),
         Route::get("/qr-codes/{id}/image", "getQrCodeImage", READ, qr_image)
+            .no_tool("an SVG or PNG image, not JSON")
             .tag("promotions")
             .summary("The QR code as an image: `format=svg` (default, image/svg+xml) or `format=png` (image/png, 8 px per module with a 4-module quiet zone).")
             .describe("The QR code as an image to print or display: SVG by default, PNG with `format=png`.")

@@ -43,6 +43,7 @@ pub fn routes() -> Vec<Route> {
             READ,
             get,
         )
+        .no_tool("list_webhook_deliveries returns the same fields, attempts included")
         .describe("One delivery of a webhook with all its attempts. Needs `webhooks:read`.")
         .tag("webhooks")
         .summary("One delivery with its attempts.")

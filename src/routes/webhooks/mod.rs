@@ -96,6 +96,7 @@ pub fn routes() -> Vec<Route> {
             READ,
             event_types::list,
         )
+        .no_tool("a fixed list, given in list_webhooks' results")
         .tag("webhooks")
         .summary("The event types a webhook can subscribe to, each with an example delivery body.")
         .describe("Every event type a webhook can subscribe to, each with a description and an example delivery body.")

@@ -47,12 +47,14 @@ pub fn routes() -> Vec<Route> {
     ));
     vec![
         Route::get("/requests", "listRequests", Action::Authenticated, list)
+            .no_tool("list_recent_failures and explain_request answer what an assistant asks of the journal")
             .tag("journal")
             .summary("The request journal: what this credential's account (admin) or this key sent, and how it was answered.")
             .describe("Every REST request and MCP tool call, newest first: sandbox time, method, route and `operation_id`, status and problem code, duration, key and client ids, `Request-Id`, `Idempotency-Key` (and whether it was replayed), the injected fault, `via` (`rest`/`mcp`, with the tool), and a redacted copy of the query and JSON body (8 KiB at most, `body_truncated` when cut). An `admin` key sees its account's entries (a company-scoped admin, its company's); any other credential sees its own. Kept per account: the newest `sandbox.journal_max_entries`, none older than `sandbox.journal_max_age_secs`. `count=true` answers how many match. The journal lives outside the snapshots: a restore never rewinds it.")
             .query(&list_params)
             .ok("RequestEntryListOrCount"),
         Route::get("/requests/mark", "getRequestMark", Action::Authenticated, mark)
+            .no_tool("a test harness's mark in the journal, not something an assistant asks about")
             .tag("journal")
             .summary("A mark in the request journal: entries written from now on come after it.")
             .describe("The sequence number of the newest journal entry of this credential's account (of every account for a `sandbox` credential), everything already sent counted; another account's requests never move it. Take it when a test begins and pass it as `after` to `GET /requests`, `GET /_sandbox/requests` or the readiness reports: they then count only what came later, so assertions are scoped to one test although the journal outlives every snapshot restore. Cheap: no entry is read.")
@@ -81,6 +83,7 @@ pub fn routes() -> Vec<Route> {
                 "Why did a request fail? Its journal entry: operation, status, problem body, the fault that fired, and advice.",
             )),
         Route::get("/_sandbox/requests", "listSandboxRequests", Action::Sandbox, operator_list)
+            .no_tool("the sandbox operator's view of every account, not account data")
             .tag("sandbox")
             .summary("Every account's request journal (the operator's view), with `account_id` and `count=true`.")
             .describe("The request journal of every account, newest first, with the filters of `GET /requests` plus `account_id`; requests no account could be named for (a failed authentication without a known key or client id) are the operator's, with `account_id: null`. `count=true` answers `{\"object\":\"request_count\",\"count\":n}` so a test asserts in one call, e.g. exactly 3 `createAd` requests with one `Idempotency-Key`, 2 of them answered by an injected 503.")

@@ -45,6 +45,7 @@ const AFTER: Param = param(
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("/readiness", "getReadiness", Action::Authenticated, own)
+            .no_tool("graded over REST and in CI (signage readiness); explain_request opens its evidence")
             .tag("journal")
             .summary("Is this integration ready to go live? The readiness report of the caller's account (or company).")
             .describe("Grades the integration from what it actually did (the request journal) and how its webhook receivers answered the drills: `Retry-After`, back-off on 5xx, idempotency keys on creates, cursor walks, `If-Match`, signature and timestamp checks, duplicate and out-of-order tolerance, secret and key rotation, receiver speed, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice (for a check not observed: what is missing). An admin's report covers its account, a company-scoped admin's its company (its keys, webhooks and drills only); `key_id` narrows it to one key (a key the caller may not manage is 404); any other credential always gets its own key's. `after` counts only what came after a journal mark; `format=junit` answers JUnit XML. See the book's \"Going live: the readiness report\".")
@@ -56,6 +57,7 @@ pub fn routes() -> Vec<Route> {
             .ok("ReadinessReport")
             .produces("application/xml"),
         Route::get("/_sandbox/readiness", "getSandboxReadiness", Action::Sandbox, operator)
+            .no_tool("the sandbox operator's view of every account, not account data")
             .tag("sandbox")
             .summary("The readiness report of any account (the operator's view).")
             .describe("The readiness report of `GET /readiness` for the named account (and optionally one key), with `after` and `format` as there. The sandbox operator's (scope `sandbox`).")
