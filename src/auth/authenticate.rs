@@ -360,6 +360,7 @@ fn resolve_key(
         company_scope: company,
         visible_companies,
         expires_at,
+        device: None,
     };
     Ok(Entry::new(
         generations,
@@ -385,6 +386,19 @@ fn authenticate_jwt(db: Scoped<'_>, jwt: &JwtKeys, token: &str) -> Result<Princi
     } else {
         user_principal(db, claims.sub)?
     };
+    if let Some(device) = claims.device {
+        // A player's session sees the company of its one screen, and only while the screen is
+        // there to see (a deleted screen leaves it nothing).
+        let company: Option<String> = db
+            .conn()?
+            .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?
+            .query_row([&device], |r| r.get(0))
+            .optional()?;
+        principal
+            .visible_companies
+            .retain(|c| company.as_deref() == Some(c.as_str()));
+        principal.device = Some(device);
+    }
     if let Some(scope) = session {
         principal.scopes = session_scopes(&scope, &principal.scopes);
         principal.expires_at = Some(
@@ -461,6 +475,7 @@ fn key_session(db: Scoped<'_>, key_id: &str) -> Result<Principal, AuthError> {
         company_scope: company,
         visible_companies,
         expires_at,
+        device: None,
     })
 }
 
@@ -502,6 +517,7 @@ fn user_principal(db: Scoped<'_>, user_id: String) -> Result<Principal, AuthErro
         company_scope: company,
         visible_companies,
         expires_at: None,
+        device: None,
     })
 }
 

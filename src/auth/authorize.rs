@@ -23,6 +23,41 @@ pub enum Denial {
     MissingScope(String),
     /// 404: the target's company is outside what the credential may see.
     NotVisible,
+    /// 403: a screen's credential asked for what its player never does.
+    NotForAScreen,
+}
+
+/// The operations a player does for its screen, and whether the operation's `{id}` is that screen
+/// (which must then be the credential's own: another screen is not found).
+const SCREEN_OPERATIONS: &[(&str, bool)] = &[
+    ("getDevice", true),
+    ("listDeviceAds", true),
+    ("recordDeviceHeartbeat", true),
+    ("recordDevicePlayback", true),
+    ("getCompany", false),
+    ("getCompanyBranding", false),
+    ("getMedia", false),
+    ("downloadMedia", false),
+    ("listPromotionQrCodes", false),
+    ("getQrCodeImage", false),
+    ("getCredential", false),
+];
+
+/// What a credential bound to one screen (a player's session, [`Principal::device`]) may do: only
+/// the player's operations, on its own screen; scopes and company visibility still apply after.
+pub fn screen_may(
+    principal: &Principal,
+    operation_id: &str,
+    id: Option<&str>,
+) -> Result<(), Denial> {
+    let Some(device) = principal.device.as_deref() else {
+        return Ok(());
+    };
+    match SCREEN_OPERATIONS.iter().find(|(op, _)| *op == operation_id) {
+        None => Err(Denial::NotForAScreen),
+        Some((_, true)) if id != Some(device) => Err(Denial::NotVisible),
+        Some(_) => Ok(()),
+    }
 }
 
 pub fn authorize(principal: &Principal, action: Action, target: Target<'_>) -> Result<(), Denial> {
@@ -53,6 +88,7 @@ mod tests {
             company_scope: None,
             visible_companies: visible.iter().map(|s| s.to_string()).collect(),
             expires_at: None,
+            device: None,
         }
     }
 

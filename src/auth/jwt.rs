@@ -39,6 +39,9 @@ pub struct Claims {
     /// A console session's scopes, space-separated (absent on a login token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// A player's session: the one screen it acts for (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 pub struct JwtKeys {
@@ -86,6 +89,7 @@ impl JwtKeys {
             exp: now + self.ttl_secs as i64,
             typ: TOKEN_TYPE.into(),
             scope: None,
+            device: None,
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
     }
@@ -96,6 +100,7 @@ impl JwtKeys {
         &self,
         sub: &str,
         scope: &str,
+        device: Option<&str>,
     ) -> Result<String, jsonwebtoken::errors::Error> {
         let now = crate::time::wall_now();
         let claims = Claims {
@@ -106,6 +111,7 @@ impl JwtKeys {
             exp: now + SESSION_TTL_SECS,
             typ: SESSION_TYPE.into(),
             scope: Some(scope.into()),
+            device: device.map(str::to_string),
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
     }

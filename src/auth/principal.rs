@@ -19,6 +19,9 @@ pub struct Principal {
     /// companies of the account).
     pub visible_companies: Vec<String>,
     pub expires_at: Option<i64>,
+    /// The one screen a player's session acts for ([`crate::auth::authorize::screen_may`]): it
+    /// reads what that screen plays and reports its heartbeats and plays, nothing else.
+    pub device: Option<String>,
 }
 
 impl Principal {

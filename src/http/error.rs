@@ -56,6 +56,10 @@ pub enum ApiError {
     Forbidden(String),
     /// A 403 for a request a browser sent from another site, or under a name that is not this
     /// server's ([`super::site`]): `host_not_allowed` or `origin_not_allowed`.
+    /// A 403 for a player's session ([`crate::auth::Principal::device`]) asking for what a
+    /// screen never does.
+    #[error("a screen's credential")]
+    ScreenCredential,
     #[error("foreign site ({code}): {detail}")]
     ForeignSite { code: &'static str, detail: String },
     #[error("conflict: {0}")]
@@ -184,6 +188,7 @@ impl ApiError {
         match denial {
             Denial::MissingScope(scope) => ApiError::Forbidden(scope),
             Denial::NotVisible => ApiError::not_found(what, id),
+            Denial::NotForAScreen => ApiError::ScreenCredential,
         }
     }
 }
@@ -216,7 +221,8 @@ impl ApiError {
             ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_)
             | ApiError::AccountAdminRequired
-            | ApiError::ForeignSite { .. } => StatusCode::FORBIDDEN,
+            | ApiError::ForeignSite { .. }
+            | ApiError::ScreenCredential => StatusCode::FORBIDDEN,
             ApiError::Conflict(_)
             | ApiError::ConflictCode { .. }
             | ApiError::IdempotencyMismatch
@@ -251,6 +257,7 @@ impl ApiError {
             ApiError::Unauthenticated(_) => "unauthenticated",
             ApiError::Forbidden(_) => "missing-scope",
             ApiError::ForeignSite { .. } => "foreign-site",
+            ApiError::ScreenCredential => "screen-credential",
             ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "conflict",
             ApiError::IdempotencyMismatch => "idempotency-key-reused",
             ApiError::IdempotencyInFlight => "idempotency-key-in-flight",
@@ -283,6 +290,7 @@ impl ApiError {
             ApiError::Unauthenticated(_) => "Unauthenticated",
             ApiError::Forbidden(_) => "Missing scope",
             ApiError::ForeignSite { .. } => "Request from another site",
+            ApiError::ScreenCredential => "A screen's credential",
             ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "Conflict",
             ApiError::IdempotencyMismatch => "Idempotency key reused",
             ApiError::IdempotencyInFlight => "Idempotent request in flight",
@@ -338,6 +346,7 @@ impl ApiError {
                 "The first request with this Idempotency-Key succeeded and created {}; its response carried a secret, which is shown once and never stored, so it cannot be replayed. If the secret was lost, revoke what was created (or delete it) and create a new one.",
                 resource_id.as_deref().map_or("an object".to_string(), |id| format!("`{id}`"))
             ),
+            ApiError::ScreenCredential => "This credential is a screen's player session: it reads what its screen plays (the screen, its company and branding, its ads with their media and QR codes) and reports that screen's heartbeats and plays, nothing else.".into(),
             ApiError::AccountAdminRequired => "This operation acts on the whole account: it needs an admin credential without a company scope. A company-scoped admin cannot perform it.".into(),
             ApiError::PreconditionFailed { current_etag } => format!(
                 "The resource changed since the version in If-Match; its current ETag is {current_etag}. Fetch it again and retry."

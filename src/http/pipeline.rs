@@ -223,6 +223,19 @@ fn serve_route<'m>(
         }
     };
 
+    // A player's session acts for its one screen: the player's operations on that screen only.
+    if let Some(p) = &principal {
+        let id = params
+            .iter()
+            .find(|(name, _)| *name == "id")
+            .map(|(_, v)| v.as_str());
+        if let Err(denial) = crate::auth::authorize::screen_may(p, route.operation_id, id) {
+            seen.principal = principal.clone();
+            return ApiError::denied(denial, "device", id.unwrap_or_default())
+                .into_response(&req.request_id);
+        }
+    }
+
     // One token per authenticated request (REST, or an MCP tool call arriving as one); a throttled
     // request is not audited, so a flood of them writes nothing. The operator's own controls are
     // exempt: a harness polling `/_sandbox/*` with a `sandbox` key is never throttled (its other

@@ -42,7 +42,7 @@ pub fn routes() -> Vec<Route> {
         Route::post("/auth/sign-in-links", "createSignInLink", Action::Authenticated, create)
             .tag("credentials")
             .summary("Make a one-click sign-in link for the calling credential: the console or a screen's player, signed in, in a new tab.")
-            .describe("Makes a link that signs a browser tab in as the calling credential (its current scopes, never more): `path` `/console` (default) or `/player/{device_id}` (a screen the credential sees, optionally with `?slot=N`). The token is in the URL's fragment; the link works once, within 10 minutes, at a loopback address or the public base URL. Answers the absolute `url` and the same-origin `path`. The token is never stored: an `Idempotency-Key` is not honoured.")
+            .describe("Makes a link that signs a browser tab in as the calling credential (its current scopes, never more): `path` `/console` (default) or `/player/{device_id}` (a screen the credential sees, optionally with `?slot=N`). A player link signs in as that one screen: the player's scopes the credential holds, and only the player's operations on that screen (else 403 `screen-credential`). The token is in the URL's fragment; the link works once, within 10 minutes, at a loopback address or the public base URL. Answers the absolute `url` and the same-origin `path`. The token is never stored: an `Idempotency-Key` is not honoured.")
             .optional_body("SignInLinkRequest")
             .created("SignInLink")
             .not_idempotent(),
@@ -73,6 +73,8 @@ struct Link {
     sub: String,
     scope: String,
     path: String,
+    /// A player link's screen: its session acts for that screen only.
+    device: Option<String>,
     expires: Instant,
 }
 
@@ -87,8 +89,19 @@ pub struct SignInLinks {
 pub struct TooMany;
 
 impl SignInLinks {
-    /// A new link's token for `sub` with `scope`, opening `path`.
+    /// A new link's token for `sub` with `scope`, opening `path`. A player link (`/player/{id}`)
+    /// carries only what a screen needs, whoever makes it: the scopes of [`PLAYER_SCOPES`] that
+    /// `scope` holds (never `sandbox`, never a write beyond the screen's own reports), bound to its
+    /// one screen.
     pub fn mint(&self, sub: &str, scope: &str, path: &str) -> Result<String, TooMany> {
+        let device = parse_path(path).and_then(|(_, device)| device);
+        let scope = match &device {
+            Some(_) => {
+                let held = crate::auth::scopes::Scopes::parse_list(scope).unwrap_or_default();
+                crate::auth::authenticate::session_scopes(PLAYER_SCOPES, &held).to_db()
+            }
+            None => scope.to_string(),
+        };
         let token = crate::random::unseeded_hex::<32>();
         let now = Instant::now();
         // A poisoned lock only means a panic elsewhere; the map is plain data.
@@ -103,8 +116,9 @@ impl SignInLinks {
             digest(&token),
             Link {
                 sub: sub.to_string(),
-                scope: scope.to_string(),
+                scope,
                 path: path.to_string(),
+                device,
                 expires: now + Duration::from_secs(LINK_TTL_SECS),
             },
         );
@@ -143,6 +157,11 @@ pub fn base(settings: &crate::config::Settings) -> String {
 pub fn url(settings: &crate::config::Settings, path: &str, token: &str) -> String {
     format!("{}{path}#signin={token}", base(settings))
 }
+
+/// What a screen's player does with its credential: read its screen, its company and branding,
+/// the ads it plays with their media and QR codes; post its heartbeats and plays
+/// ([`crate::auth::authorize::screen_may`] keeps it to those operations and that screen).
+pub const PLAYER_SCOPES: &str = "devices:write companies:read ads:read media:read promotions:read";
 
 /// What [`parse_path`] accepts, for the schema.
 const PATH_PATTERN: &str = "^/(console|player/dev_[0-9A-Za-z]{1,64}(\\?slot=[0-9]{1,4})?)$";
@@ -270,7 +289,7 @@ fn redeem(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let token = ctx
         .app
         .jwt
-        .issue_session(&link.sub, &link.scope)
+        .issue_session(&link.sub, &link.scope, link.device.as_deref())
         .map_err(|e| ApiError::Internal(format!("signing a session token: {e}")))?;
     Ok(Response::ok(&Session {
         access_token: token,

@@ -172,7 +172,16 @@ fn demo_prints_what_a_presenter_opens_and_serves_a_live_world() {
         .iter()
         .zip(["Entrance Screen 1", "Checkout Screen 1"])
     {
-        token(player);
+        // The player's link is a screen's: no `sandbox` (the console's link has it), no admin.
+        let host = base.trim_start_matches("http://");
+        let body = format!("{{\"token\":\"{}\"}}", token(player));
+        let (status, session) = post(&base, "/auth/sign-in", host, &body);
+        assert_eq!(status, 200, "{session}");
+        let scope = json(&session)["scope"].as_str().unwrap().to_string();
+        assert!(
+            !scope.contains("sandbox") && !scope.contains("admin"),
+            "{scope}"
+        );
         let path = player
             .strip_prefix(&base)
             .unwrap()

@@ -331,3 +331,118 @@ async fn a_link_needs_no_body_and_the_reference_says_so() {
     assert_eq!(redeem["requestBody"]["required"], true);
     assert!(redeem["responses"]["401"].is_object(), "{redeem}");
 }
+
+/// A screen holds only what a screen needs: a player link made by an admin key signs the player
+/// in for its one screen. It reads that screen, what it plays and its company's branding, posts
+/// its heartbeats and plays; every other operation is 403 `screen-credential` and another screen
+/// is 404, so a screen's browser cannot mint keys, list the fleet or touch the sandbox.
+#[tokio::test]
+async fn a_player_session_acts_for_its_one_screen_only() {
+    let app = TestApp::spawn().await;
+    let grocers = crate::helpers::company_id("Northwind Grocers");
+    let screens: Vec<String> = app
+        .get(&format!("/devices?company_id={grocers}&limit=2"))
+        .key("northwind-admin")
+        .send()
+        .await
+        .ok()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_string())
+        .collect();
+    let (screen, other) = (&screens[0], &screens[1]);
+    let made = link(
+        &app,
+        "northwind-admin",
+        json!({"path": format!("/player/{screen}")}),
+    )
+    .await;
+    let session = app
+        .post("/auth/sign-in")
+        .json(&json!({"token": token_of(&made)}))
+        .send()
+        .await
+        .ok();
+    let bearer = session["access_token"].as_str().unwrap().to_string();
+    // Narrower than the admin key that made it, and never `admin` or `sandbox`.
+    let scope = session["scope"].as_str().unwrap();
+    assert!(
+        !scope.contains("admin") && !scope.contains("sandbox"),
+        "{scope}"
+    );
+
+    // What the player does.
+    let device = app
+        .get(&format!("/devices/{screen}"))
+        .bearer(&bearer)
+        .send()
+        .await
+        .ok();
+    app.get(&format!("/devices/{screen}/ads"))
+        .bearer(&bearer)
+        .send()
+        .await
+        .ok();
+    app.get(&format!(
+        "/companies/{}",
+        device["company_id"].as_str().unwrap()
+    ))
+    .bearer(&bearer)
+    .send()
+    .await
+    .ok();
+    let beat = app
+        .post(&format!("/devices/{screen}/heartbeat"))
+        .bearer(&bearer)
+        .json(&json!({}))
+        .send()
+        .await;
+    assert!(beat.status.is_success(), "{}", beat.text());
+
+    // Another screen of the same company is not found, to read or to report for.
+    app.get(&format!("/devices/{other}"))
+        .bearer(&bearer)
+        .send()
+        .await
+        .problem(404);
+    app.post(&format!("/devices/{other}/heartbeat"))
+        .bearer(&bearer)
+        .json(&json!({}))
+        .send()
+        .await
+        .problem(404);
+    // Nothing a screen never does.
+    let client = crate::helpers::key("northwind-admin").client_id;
+    for (method, path, body) in [
+        ("GET", "/devices".to_string(), None),
+        ("GET", "/api-keys".to_string(), None),
+        (
+            "POST",
+            "/api-keys".to_string(),
+            Some(json!({"client_id": client, "name": "x", "scopes": ["admin"]})),
+        ),
+        ("POST", "/auth/sign-in-links".to_string(), Some(json!({}))),
+        (
+            "PATCH",
+            format!("/devices/{screen}"),
+            Some(json!({"name": "Mine now"})),
+        ),
+        ("GET", "/_sandbox/clock".to_string(), None),
+        (
+            "POST",
+            "/_sandbox/clock/advance".to_string(),
+            Some(json!({"seconds": 60})),
+        ),
+    ] {
+        let mut r = app.request(method.parse().unwrap(), &path).bearer(&bearer);
+        if let Some(b) = &body {
+            r = r.json(b);
+        }
+        let p = r.send().await.problem(403);
+        assert_eq!(
+            p["type"], "/problems/screen-credential",
+            "{method} {path}: {p}"
+        );
+    }
+}

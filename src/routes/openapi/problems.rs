@@ -34,6 +34,7 @@ pub const TYPES: &[ProblemType] = &[
     t("insufficient-tokens", 402, "Insufficient tokens", "The operation costs more tokens than the company holds. `balance` and `required` give both numbers; buy a token pack (`POST /token-packs/{id}/purchase`) and retry."),
     t("missing-scope", 403, "Missing scope", "The credential is valid but lacks the scope the operation needs; `missing_scope` names it. Objects of companies the credential cannot see are 404, never 403."),
     t("foreign-site", 403, "Request from another site", "A browser sent the request from a page of another site (`Origin`), or under a name that is not this server's (`Host`, as a rebound DNS name would): `code` is `origin_not_allowed` or `host_not_allowed`. Nothing was run; `server.allowed_hosts` adds a name of your own."),
+    t("screen-credential", 403, "A screen's credential", "A player's session (from a `/player/{device_id}` sign-in link) acts for its one screen: it reads the screen, its company and branding, the ads it plays with their media and QR codes, and reports the screen's heartbeats and plays. Anything else is 403; another screen is 404."),
     t("account-admin-required", 403, "Account-wide admin required", "The operation acts on the whole account and needs an admin credential without a company scope; a company-scoped admin cannot perform it."),
     t("not-found", 404, "Not found", "No such path, or no object with this id visible to the credential. Another company's object is reported exactly like a missing one."),
     t("method-not-allowed", 405, "Method not allowed", "The path exists but not with this method; the `Allow` header lists the methods it takes."),
@@ -238,6 +239,7 @@ mod tests {
                 code: "host_not_allowed",
                 detail: String::new(),
             },
+            ApiError::ScreenCredential,
             ApiError::QuotaExceeded {
                 code: "webhook_limit",
                 detail: String::new(),
@@ -254,7 +256,7 @@ mod tests {
         }
         assert_eq!(
             TYPES.len(),
-            27,
+            28,
             "one entry per slug, and no entry without an error"
         );
     }
