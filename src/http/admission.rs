@@ -16,9 +16,16 @@
 //! least [`GRACE`] (a quarter of the unauthenticated timeout when that is shorter). A client with
 //! a request sends it at once, so a burst of new connections from one harness is never cut; when
 //! nothing can be closed, the new connection waits for room ([`Admitted::Wait`]) for up to the
-//! unauthenticated timeout, and is then answered 503 and closed. Authenticated connections are
-//! never closed to make room: past `max_connections` of them, new connections wait in the
-//! kernel's backlog ([`Admission::room`]).
+//! unauthenticated timeout, and is then answered 503 and closed.
+//!
+//! Authenticated connections are shared fairly between accounts, as rate limits and webhook
+//! delivery slots are: a valid credential, even a read-only key, must not be able to hold every
+//! slot with slow bodies or idle keep-alives. When no unauthenticated connection can be closed, the
+//! oldest stalled connection of the account holding the most is closed, if that account holds more
+//! than its share: the slots divided among the accounts holding any, and one more for whoever is
+//! knocking (so one account alone keeps at most half while another waits). A connection running a
+//! handler is never closed. Past that, new connections wait in the kernel's backlog
+//! ([`Admission::room`]).
 //!
 //! Addresses are compared whole for IPv4 and by their /64 for IPv6 (one host easily holds a whole
 //! /64).
@@ -54,6 +61,8 @@ pub struct Conn {
     /// A handler is running (the body is in); such a connection is not closed to make room.
     running: AtomicUsize,
     authenticated: AtomicBool,
+    /// The account whose credential authenticated the connection (its first one).
+    account: std::sync::OnceLock<String>,
     /// Set when admission closes this connection to make room.
     evicted: Notify,
 }
@@ -175,6 +184,9 @@ struct State {
     /// Unauthenticated connections by id: ids grow, so the first is the oldest.
     unauthenticated: BTreeMap<u64, Arc<Conn>>,
     per_client: HashMap<IpAddr, usize>,
+    /// Authenticated connections by id, oldest first, and how many each account holds.
+    authenticated: BTreeMap<u64, Arc<Conn>>,
+    per_account: HashMap<String, usize>,
 }
 
 impl State {
@@ -188,6 +200,47 @@ impl State {
                 self.per_client.remove(&conn.client);
             }
         }
+        true
+    }
+
+    /// Forgets an authenticated connection; false when it was not one (or was closed already).
+    fn forget_authenticated(&mut self, conn: &Conn) -> bool {
+        if self.authenticated.remove(&conn.id).is_none() {
+            return false;
+        }
+        if let Some(account) = conn.account.get() {
+            if let Some(n) = self.per_account.get_mut(account) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_account.remove(account);
+                }
+            }
+        }
+        true
+    }
+
+    /// The oldest stalled connection of the account holding the most, when that account holds
+    /// more than its share of `max_total` (see the module's text).
+    fn over_share(&self, max_total: usize, grace: Duration) -> Option<Arc<Conn>> {
+        let (account, held) = self.per_account.iter().max_by_key(|(_, n)| **n)?;
+        let share = max_total / (self.per_account.len() + 1);
+        if *held <= share.max(1) {
+            return None;
+        }
+        self.authenticated
+            .values()
+            .find(|c| c.account.get() == Some(account) && c.stalled(grace))
+            .cloned()
+    }
+
+    /// Closes [`State::over_share`]'s connection. False when there is none.
+    fn evict_over_share(&mut self, max_total: usize, grace: Duration) -> bool {
+        let Some(victim) = self.over_share(max_total, grace) else {
+            return false;
+        };
+        self.forget_authenticated(&victim);
+        self.total -= 1;
+        victim.evicted.notify_one();
         true
     }
 
@@ -275,7 +328,8 @@ impl Admission {
                 let closable = state
                     .unauthenticated
                     .values()
-                    .any(|c| c.stalled(self.grace));
+                    .any(|c| c.stalled(self.grace))
+                    || state.over_share(self.max_total, self.grace).is_some();
                 if state.total < self.max_total || closable {
                     return;
                 }
@@ -300,7 +354,10 @@ impl Admission {
         {
             return Admitted::Wait;
         }
-        if state.total >= self.max_total && !state.evict_oldest(None, grace) {
+        if state.total >= self.max_total
+            && !state.evict_oldest(None, grace)
+            && !state.evict_over_share(self.max_total, grace)
+        {
             return Admitted::Wait;
         }
         state.next_id += 1;
@@ -315,6 +372,7 @@ impl Admission {
             answering: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             authenticated: AtomicBool::new(false),
+            account: std::sync::OnceLock::new(),
             evicted: Notify::new(),
         });
         state.total += 1;
@@ -346,8 +404,9 @@ impl Admission {
         admitted
     }
 
-    /// One of `conn`'s requests authenticated: it is never closed to make room from now on.
-    pub fn authenticated(&self, conn: &Conn) {
+    /// One of `conn`'s requests authenticated as `account`: from now on it counts in that
+    /// account's share, and is closed to make room only when the account holds more than it.
+    pub fn authenticated(&self, conn: &Arc<Conn>, account: &str) {
         if conn.is_authenticated() {
             return;
         }
@@ -355,15 +414,17 @@ impl Admission {
         // A connection closed to make room meanwhile stays closed (its slot is given back).
         if state.forget(conn) {
             conn.authenticated.store(true, Ordering::Relaxed);
+            let _ = conn.account.set(account.to_string());
+            state.authenticated.insert(conn.id, conn.clone());
+            *state.per_account.entry(account.to_string()).or_default() += 1;
         }
     }
 
     /// `conn` ended (its socket is closed): its slot is free.
     pub fn release(&self, conn: &Conn) {
         let mut state = self.lock();
-        let was_unauthenticated = state.forget(conn);
         // An evicted connection gave its slot back when it was evicted.
-        if was_unauthenticated || conn.is_authenticated() {
+        if state.forget(conn) || state.forget_authenticated(conn) {
             state.total = state.total.saturating_sub(1);
         }
         drop(state);
@@ -414,7 +475,7 @@ mod tests {
         adm.release(&a1);
         assert_eq!(adm.load(), (3, 3));
         // An authenticated connection leaves the count of its address for good.
-        adm.authenticated(&a2);
+        adm.authenticated(&a2, "acc_a");
         let _a4 = yes(adm.admit(ip("10.0.0.1")));
         assert_eq!(adm.load(), (4, 3));
         assert!(!a3.evicted.notified().now_or_never_ready());
@@ -436,7 +497,7 @@ mod tests {
         assert_eq!(adm.load(), (6, 6));
         // Authenticated connections fill the rest; then only running ones are left: refused.
         for c in &conns[2..] {
-            adm.authenticated(c);
+            adm.authenticated(c, "acc_a");
         }
         let all: Vec<_> = (0..2)
             .map(|i| yes(adm.admit(ip(&format!("10.0.3.{i}")))))
@@ -449,13 +510,46 @@ mod tests {
     }
 
     #[test]
+    fn an_account_holding_more_than_its_share_gives_its_stalled_connections_back() {
+        let adm = Admission::new(8, 100, Duration::ZERO);
+        // One account's keys hold every slot with connections that send nothing.
+        let hog: Vec<_> = (0..8)
+            .map(|i| {
+                let c = yes(adm.admit(ip(&format!("10.0.5.{i}"))));
+                adm.authenticated(&c, "acc_hog");
+                c
+            })
+            .collect();
+        assert_eq!(adm.load(), (8, 0));
+        // Another client's connection closes the hog's oldest stalled one, not a running one.
+        let _running = Running::enter(&hog[0]);
+        let other = yes(adm.admit(ip("10.0.6.1")));
+        assert!(!hog[0].evicted.notified().now_or_never_ready(), "running");
+        assert!(hog[1].evicted.notified().now_or_never_ready());
+        adm.authenticated(&other, "acc_other");
+        // While it holds the most and more than its share (8 slots over two accounts and a
+        // newcomer: 2), the hog's stalled connections go, oldest first; the other's stay.
+        for i in 0..3 {
+            let c = yes(adm.admit(ip(&format!("10.0.7.{i}"))));
+            adm.authenticated(&c, "acc_other");
+        }
+        // (hog[1]'s notice was taken above.)
+        for (i, c) in hog.iter().enumerate().filter(|(i, _)| *i != 1) {
+            let evicted = c.evicted.notified().now_or_never_ready();
+            assert_eq!(evicted, (2..5).contains(&i), "hog {i}");
+        }
+        assert!(!other.evicted.notified().now_or_never_ready());
+        assert_eq!(adm.load(), (8, 0));
+    }
+
+    #[test]
     fn a_connection_that_just_came_is_never_closed_for_a_newer_one() {
         let adm = Admission::new(100, 1, Duration::from_secs(3));
         let first = yes(adm.admit(ip("10.0.0.1")));
         // Within the grace, the second from the address waits instead of closing the first.
         assert!(matches!(adm.admit(ip("10.0.0.1")), Admitted::Wait));
         assert!(!first.evicted.notified().now_or_never_ready());
-        adm.authenticated(&first);
+        adm.authenticated(&first, "acc_a");
         let _second = yes(adm.admit(ip("10.0.0.1")));
     }
 

@@ -364,7 +364,7 @@ impl Read {
 /// the limits of what the request is.
 async fn admit_request(
     app: &App,
-    conn: &Conn,
+    conn: &Arc<Conn>,
     peer: SocketAddr,
     parts: &hyper::http::request::Parts,
     body: Incoming,
@@ -386,7 +386,7 @@ async fn admit_request(
             );
             match verified {
                 Ok(v) => {
-                    app.admission.authenticated(conn);
+                    app.admission.authenticated(conn, &v.principal.account_id);
                     let limits = Limits {
                         max_bytes: app.settings.max_body_bytes,
                         timeout: Duration::from_secs(app.settings.body_read_timeout_secs),
