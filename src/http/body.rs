@@ -4,7 +4,10 @@
 //! body takes its bytes from it as they arrive (all of a declared `Content-Length` up front) and
 //! gives them back when its request has been answered. A body that finds the budget spent waits
 //! for it within its own time budget, and past that is answered 408 like any slow body. So many
-//! large bodies at once queue rather than multiply the server's memory.
+//! large bodies at once queue rather than multiply the server's memory. One account's bodies hold
+//! at most half the budget at once (never less than one body of the largest size), so a key
+//! sending slow bodies cannot make every other account's bodies wait: the bytes are shared per
+//! account, as connection slots are ([`super::admission`]).
 
 use super::error::ApiError;
 use bytes::Bytes;
@@ -22,7 +25,9 @@ const UNIT: usize = 1024;
 /// The budget of body bytes in memory.
 pub struct Buffered {
     permits: Arc<Semaphore>,
-    units: usize,
+    /// What one account's bodies may hold at once, and each account's share in use.
+    account_units: usize,
+    accounts: std::sync::Mutex<std::collections::HashMap<String, Arc<Semaphore>>>,
 }
 
 /// Bytes taken from the budget; given back when dropped.
@@ -36,14 +41,35 @@ impl Buffered {
         let units = bytes.max(max_body).div_ceil(UNIT);
         Buffered {
             permits: Arc::new(Semaphore::new(units)),
-            units,
+            account_units: (units / 2).max(max_body.div_ceil(UNIT)).min(units),
+            accounts: Default::default(),
         }
     }
 
-    pub(super) async fn take(&self, bytes: usize, held: &mut Held) {
-        let units = (bytes.div_ceil(UNIT)).min(self.units) as u32;
+    /// Takes `bytes` for a body of `account` (none for a public route's, which the connection
+    /// bounds already cap): from the account's share first, then from the whole budget.
+    pub(super) async fn take(&self, bytes: usize, held: &mut Held, account: Option<&str>) {
+        let units = (bytes.div_ceil(UNIT)).min(self.account_units) as u32;
         if units == 0 {
             return;
+        }
+        if let Some(account) = account {
+            let share = {
+                let mut accounts = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
+                // Shares nobody holds a byte of are dropped as others are made: the map stays
+                // as small as the accounts sending bodies at once.
+                if !accounts.contains_key(account) {
+                    let full = self.account_units;
+                    accounts.retain(|_, s| s.available_permits() < full);
+                }
+                accounts
+                    .entry(account.to_string())
+                    .or_insert_with(|| Arc::new(Semaphore::new(self.account_units)))
+                    .clone()
+            };
+            if let Ok(p) = share.acquire_many_owned(units).await {
+                held.0.push(p);
+            }
         }
         if let Ok(p) = self.permits.clone().acquire_many_owned(units).await {
             held.0.push(p);
@@ -66,6 +92,7 @@ pub async fn read(
     declared: Option<u64>,
     limits: Limits,
     budget: &Buffered,
+    account: Option<&str>,
 ) -> (Result<Bytes, ApiError>, Held) {
     if declared.is_some_and(|n| n > limits.max_bytes as u64) {
         return (
@@ -86,6 +113,7 @@ pub async fn read(
             declared,
             limits.max_bytes,
             budget,
+            account,
             &mut held
         ));
         match poll_once(read.as_mut()).await {
@@ -115,13 +143,14 @@ async fn read_within(
     declared: Option<u64>,
     limit: usize,
     budget: &Buffered,
+    account: Option<&str>,
     held: &mut Held,
 ) -> Result<Bytes, ApiError> {
     // A declared length is taken from the budget whole, so that bodies waiting for the budget
     // never each hold a part of it; one without is taken chunk by chunk.
     let declared = declared.map(|n| n as usize);
     if let Some(n) = declared {
-        budget.take(n, held).await;
+        budget.take(n, held, account).await;
     }
     // A declared length is only a hint: a client may promise much and send little, so the buffer
     // grows as bytes come, from at most 64 KiB.
@@ -139,7 +168,7 @@ async fn read_within(
             }
             let need = buf.len() + data.len();
             if need > taken {
-                budget.take(need - taken, held).await;
+                budget.take(need - taken, held, account).await;
                 taken = need;
             }
             if buf.capacity() < need {

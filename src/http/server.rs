@@ -430,7 +430,11 @@ async fn read_body(
         // No body at all (most GETs): nothing to read, so no read timeout to arm.
         return Read::unread(Ok(Bytes::new()), credential, true);
     }
-    let (body, held) = body::read(body, declared(parts), limits, &app.bodies).await;
+    let account = match &credential {
+        Credential::Verified(v) => Some(v.principal.account_id.as_str()),
+        _ => None,
+    };
+    let (body, held) = body::read(body, declared(parts), limits, &app.bodies, account).await;
     Read {
         close: body.is_err(),
         body,

@@ -145,7 +145,7 @@ async fn write(
     let mut file = tokio::fs::File::from_std(file);
     let mut hash = Sha256::new();
     let mut taken = declared.unwrap_or(0) as usize;
-    budget.take(taken, held).await;
+    budget.take(taken, held, None).await;
     while let Some(frame) = body.frame().await {
         let frame = frame
             .map_err(|_| ApiError::BadRequest("The request body could not be read.".into()))?;
@@ -155,7 +155,7 @@ async fn write(
                 return Err(ApiError::PayloadTooLarge { limit });
             }
             if len > taken {
-                budget.take(len - taken, held).await;
+                budget.take(len - taken, held, None).await;
                 taken = len;
             }
             hash.update(&data);

@@ -334,6 +334,49 @@ async fn one_accounts_slow_bodies_cannot_starve_another_account() {
     drop(held);
 }
 
+/// And the bytes: one account's bodies that declare the largest size and never finish hold at
+/// most half the memory budget, so another account's body is read at once (it waited for the
+/// budget and was answered 408, before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_accounts_large_slow_bodies_leave_memory_for_another_account() {
+    let app = TestApp::spawn_with(|l| {
+        l.body_read_timeout_secs = Some(10);
+        l.idle_timeout_secs = Some(60);
+    })
+    .await;
+    // Four bodies of 8 MiB (the largest allowed), the whole 32 MiB budget, that send one byte.
+    let mut held = Vec::new();
+    for i in 0..4 {
+        let mut s = connect_from(&app, &format!("127.0.4.{}", i + 2)).await;
+        let head = format!(
+            "POST /auth/sign-in-links HTTP/1.1\r\nHost: localhost\r\n{}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{{",
+            key_headers("northwind-readonly"),
+            8 * 1024 * 1024
+        );
+        let _ = s.write_all(head.as_bytes()).await;
+        held.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answer = request_from(
+        &app,
+        "127.0.0.1",
+        &format!(
+            "POST /auth/sign-in-links HTTP/1.1\r\nHost: localhost\r\n{}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}",
+            key_headers("harborview-readwrite")
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    // Served while the four still hold their bytes: none of them has been answered (they would
+    // have had to time out first, 408, for the budget to free).
+    for s in &mut held {
+        let mut buf = [0u8; 64];
+        let read = tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await;
+        assert!(read.is_err(), "a slow body was answered first: {read:?}");
+    }
+    drop(held);
+}
+
 #[tokio::test]
 async fn failed_authentication_is_rate_limited_per_address() {
     let app = TestApp::spawn_with(|l| l.auth_failures_per_minute = Some(5)).await;
