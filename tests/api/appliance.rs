@@ -335,13 +335,15 @@ async fn a_slow_header_client_is_cut_off() {
 async fn the_connection_limit_holds() {
     let app = TestApp::spawn_with(|l| l.max_connections = Some(2)).await;
     let addr = app.base_url.trim_start_matches("http://").to_string();
-    let k = key("harborview-readwrite");
-    let authenticated = format!(
-        "GET /companies HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {}\r\nX-Service-Client-Id: {}\r\n\r\n",
-        k.raw, k.client_id
-    );
     let mut held = Vec::new();
-    for _ in 0..2 {
+    // Two accounts, one slot each: each within its share, so neither is closed for a newcomer
+    // (one account holding both would give one back: see edge_connections).
+    for name in ["harborview-readwrite", "northwind-readonly"] {
+        let k = key(name);
+        let authenticated = format!(
+            "GET /companies HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {}\r\nX-Service-Client-Id: {}\r\n\r\n",
+            k.raw, k.client_id
+        );
         let mut s = TcpStream::connect(&addr).await.unwrap();
         s.write_all(authenticated.as_bytes()).await.unwrap();
         let mut buf = vec![0u8; 65536];
