@@ -438,6 +438,12 @@ impl ApiError {
         if body.get("code").is_none() {
             body["code"] = json!(self.slug().replace('-', "_"));
         }
+        // A problem may quote the request (an unknown member's name, a field's pointer): a secret
+        // the client sent by mistake (a raw key as a member name) is not echoed, nor kept by the
+        // idempotency store or the journal, which keep this answer.
+        if matches!(self, ApiError::Validation(_) | ApiError::BadRequest(_)) {
+            crate::redact::redact_value(&mut body);
+        }
         let mut resp = Response::problem(status, &body);
         match self {
             ApiError::MethodNotAllowed { allow } => {

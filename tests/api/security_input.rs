@@ -1211,3 +1211,48 @@ async fn every_document_the_server_answers_carries_its_security_headers() {
         );
     }
 }
+
+/// A secret the client sent by mistake is not echoed back, nor kept: a raw API key sent as a JSON
+/// member name made the 422 quote it (detail, pointer and message), and the idempotency store kept
+/// that answer whole, so the key reached the database file.
+#[tokio::test]
+async fn a_secret_sent_as_a_member_name_is_neither_echoed_nor_kept() {
+    let app = TestApp::spawn().await;
+    let k = key("northwind-admin");
+    let secret_part = &k.raw[k.raw.len() - 24..];
+    let r = app
+        .post("/devices")
+        .key("northwind-admin")
+        .header("idempotency-key", "echo-of-a-secret")
+        .json(&json!({ k.raw.clone(): 1 }))
+        .send()
+        .await;
+    let p = r.problem(422);
+    assert!(!r.text().contains(secret_part), "{}", r.text());
+    assert_eq!(p["errors"][0]["code"], "invalid");
+    let stored: Vec<String> = app.sql(|c| {
+        let mut stmt = c.prepare("SELECT * FROM idempotency_keys")?;
+        let n = stmt.column_count();
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            for i in 0..n {
+                out.push(match row.get_ref(i)? {
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                    _ => String::new(),
+                });
+            }
+        }
+        Ok(out)
+    });
+    assert!(
+        stored.iter().any(|s| s.contains("validation-failed")),
+        "the answer is kept for replay: {stored:?}"
+    );
+    assert!(
+        stored.iter().all(|s| !s.contains(secret_part)),
+        "the store keeps the secret: {stored:?}"
+    );
+}
