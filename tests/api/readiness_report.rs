@@ -33,6 +33,39 @@ async fn nothing_observed_is_incomplete_and_a_key_report_is_its_own() {
 }
 
 #[tokio::test]
+async fn the_cli_on_an_empty_journal_reports_now_not_1970() {
+    let dir = std::env::temp_dir().join(format!("signage-readiness-empty-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("signage.db");
+    let db_text = db.to_str().unwrap().to_string();
+    // A server ran on the file and was asked nothing.
+    TestApp::spawn_with(|l| l.database = Some(db_text.clone()))
+        .await
+        .stop()
+        .await;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_signage"))
+        .args([
+            "readiness",
+            "--database",
+            &db_text,
+            "--account",
+            &key("northwind-admin").account_id,
+        ])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let generated = report["generated_at"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(generated.starts_with("20"), "{generated}");
+    assert!(!generated.starts_with("1970"), "{generated}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
 async fn the_cli_prints_the_report_and_exits_by_its_verdict() {
     let dir = std::env::temp_dir().join(format!("signage-readiness-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
