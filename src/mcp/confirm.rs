@@ -87,13 +87,50 @@ fn claim(caller: &Caller, id_hash: &str, now: i64) -> Result<Option<Claimed>, Fa
         .map_err(storage_error)
 }
 
+/// The prepare tool of a change waiting for this caller, if one does.
+fn waiting_tool(caller: &Caller, id_hash: &str, now: i64) -> Result<Option<String>, Failure> {
+    let p = &caller.principal;
+    let read = || -> Result<Option<String>, ApiError> {
+        Ok(caller
+            .db
+            .conn()?
+            .prepare_cached(
+                "SELECT tool FROM mcp_pending_changes
+                 WHERE id_hash = ?1 AND actor = ?2 AND client_id IS ?3
+                   AND used_at IS NULL AND expires_at > ?4",
+            )?
+            .query_row(
+                rusqlite::params![id_hash, p.actor_id(), p.client_id(), now],
+                |r| r.get(0),
+            )
+            .optional()?)
+    };
+    read().map_err(storage_error)
+}
+
 pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> {
     let id_hash = hash(confirmation_id);
     let now = caller.now();
+    // A session narrowed to some toolsets, or to reads, confirms only what it could have
+    // prepared: another session's change stays waiting for a session that may.
+    let catalog = state(app).catalog(&app.router);
+    if let Some(name) = waiting_tool(caller, &id_hash, now)? {
+        if let Some(tool) = catalog.get(&name) {
+            if !caller.view.shows(tool, &catalog.tools) {
+                return Err(Failure::new(
+                    "not_in_this_view",
+                    403,
+                    format!(
+                        "This change was prepared with {name}, which this session could not have called: {} Nothing was applied; the change still waits for a session that selects it.",
+                        caller.view.why_hidden(tool)
+                    ),
+                ));
+            }
+        }
+    }
     let Some(c) = claim(caller, &id_hash, now)? else {
         return Err(why_not(caller, &id_hash, now));
     };
-    let catalog = state(app).catalog(&app.router);
     let tool = catalog
         .get(&c.tool)
         .filter(|t| t.spec.kind == Kind::Prepare);

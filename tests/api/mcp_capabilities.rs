@@ -507,3 +507,71 @@ async fn prompts_follow_the_request_view() {
     );
     assert_eq!(devices, ["triage_offline_screens"]);
 }
+
+/// A narrowed session stays narrow: a session that selects only `devices` (or only reads) cannot
+/// confirm a purchase another session of the same key prepared; the refusal says why, nothing is
+/// bought, and the change still waits for a session that may confirm it.
+#[tokio::test]
+async fn a_narrowed_session_confirms_only_what_it_could_have_prepared() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let pack: String = app.sql(|c| {
+        c.query_row("SELECT id FROM token_packs ORDER BY id LIMIT 1", [], |r| {
+            r.get(0)
+        })
+    });
+    let balance = || {
+        app.sql(|c| {
+            c.query_row(
+                "SELECT count(*) FROM token_transactions WHERE company_id = ?1",
+                [&grocers],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+    };
+    let before = balance();
+    let preview = call_ok(
+        &app,
+        "northwind-readwrite",
+        "prepare_token_purchase",
+        json!({"token_pack_id": pack, "company_id": grocers}),
+    )
+    .await;
+    let id = preview["confirmation_id"].as_str().unwrap().to_string();
+    // A read-only session is not offered confirm_change at all.
+    let r = post(&app, "northwind-readwrite")
+        .header("x-mcp-readonly", "true")
+        .json(&request(
+            1,
+            "tools/call",
+            json!({"name": "confirm_change", "arguments": {"confirmation_id": id}}),
+        ))
+        .send()
+        .await;
+    assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
+    assert_eq!(balance(), before, "read-only: nothing was bought");
+    let refused = rpc_with(
+        &app,
+        "northwind-readwrite",
+        &[("x-mcp-toolsets", "devices")],
+        "tools/call",
+        json!({"name": "confirm_change", "arguments": {"confirmation_id": id}}),
+    )
+    .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(balance(), before, "devices only: nothing was bought");
+    let text = refused["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("prepare_token_purchase") && text.contains("tokens"),
+        "{text}"
+    );
+    // The session that could have prepared it still confirms it.
+    call_ok(
+        &app,
+        "northwind-readwrite",
+        "confirm_change",
+        json!({"confirmation_id": id}),
+    )
+    .await;
+    assert!(balance() > before);
+}
