@@ -109,7 +109,12 @@ fn tool_result(outcome: Result<Value, Failure>) -> Value {
     match outcome {
         Ok(mut v) => {
             redact::redact_value(&mut v);
-            json!({"content": [{"type": "text", "text": v.to_string()}], "structuredContent": v, "isError": false})
+            // Fenced as every other tool result: tenant text in the outcome is data.
+            let text = super::fence::framed(
+                &super::fence::result_preamble("confirm_change"),
+                &v.to_string(),
+            );
+            json!({"content": [{"type": "text", "text": text}], "structuredContent": v, "isError": false})
         }
         Err(failure) => {
             let text = redact::redact_str(&failure.text()).into_owned();

@@ -214,6 +214,14 @@ async fn accept_executes_after_the_user_answers() {
     let result = &done["result"];
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["structuredContent"]["status"], "applied");
+    // Fenced like every tool result: the tenant text it carries is data, not instructions.
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(signage::mcp::fence::DATA_START)
+            && text.contains(signage::mcp::fence::DATA_END)
+            && text.starts_with("Result of confirm_change"),
+        "{text}"
+    );
     assert!(
         stream.next().await.is_none(),
         "the stream ends with the result"

@@ -386,9 +386,7 @@ fn tool_ok(
             .and_then(|text| redact::redact_json_text_as(text, shape))
             .unwrap_or(Cow::Borrowed("{}"));
         let json: &str = &redacted;
-        let preamble = format!(
-            "Result of {tool}: JSON data from the signage service (also in structuredContent)."
-        );
+        let preamble = fence::result_preamble(tool);
         // Everything after the id: the same for every call that got this answer.
         let mut result = String::with_capacity(2 * json.len() + json.len() / 4 + 600);
         result.push_str(r#","result":{"content":[{"type":"text","text":"#);
