@@ -3,7 +3,8 @@
 //! Every `signage://` URI names one GET route of the REST API; reading it is that request, run
 //! through the pipeline with the caller's own credential ([`Caller::rest`]), so the router, the
 //! scope check and [`crate::auth::authorize`] decide exactly as they do for REST. Another
-//! company's object is "Resource not found" (-32002), like an id that does not exist; JSON is
+//! company's object is "Resource not found" (-32002 on 2025-11-25; -32602 with the URI in `data`
+//! on 2026-07-28, per SEP-2164), like an id that does not exist; JSON is
 //! redacted and marked as data like a tool result (`text/plain`: a note, then the JSON between
 //! the `<<<signage-data` lines). The `ui://` resources are the MCP App views ([`super::apps`]).
 
@@ -305,7 +306,17 @@ pub fn read(app: &App, caller: &Caller, id: &Value, params: Option<&Value>, mode
         );
     };
     match contents(app, caller, uri) {
-        Ok(c) => ok(id, json!({"contents": [c]}), modern),
+        Ok(c) => {
+            let mut result = json!({"contents": [c]});
+            cache_hints(&mut result, modern);
+            ok(id, result, modern)
+        }
+        // 2026-07-28 (SEP-2164): a resource that is not found is Invalid params, its URI in
+        // `data`; 2025-11-25 said -32002, which its sessions keep.
+        Err(mut e) if modern && e.code == RESOURCE_NOT_FOUND => {
+            e.code = protocol::INVALID_PARAMS;
+            rpc_err(id, e, modern)
+        }
         Err(e) => rpc_err(id, e, modern),
     }
 }

@@ -1009,3 +1009,35 @@ async fn the_mcp_envelope_is_not_audited_twice() {
     );
     assert_eq!(count(&app), before + 1);
 }
+
+/// `resources/read` on 2026-07-28: cache hints like every other result, and a resource that is
+/// not found is Invalid params with its URI in `data` (SEP-2164); 2025-11-25 keeps -32002.
+#[tokio::test]
+async fn a_modern_resource_read_carries_cache_hints_and_sep_2164_not_found() {
+    let app = TestApp::spawn().await;
+    let company = crate::helpers::company_id("Northwind Grocers");
+    let read = |uri: String| {
+        modern_post(&app, "resources/read")
+            .json(&request(
+                1,
+                "resources/read",
+                modern_params(json!({ "uri": uri })),
+            ))
+            .send()
+    };
+    let r = read(format!("signage://companies/{company}")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let result = &r.json()["result"];
+    assert!(result["ttlMs"].as_u64().is_some(), "{result}");
+    assert_eq!(result["cacheScope"], "private");
+    assert_eq!(
+        result["contents"][0]["uri"],
+        format!("signage://companies/{company}")
+    );
+
+    let missing = "signage://companies/cmp_0000000000zzzzzzzzzz".to_string();
+    let r = read(missing.clone()).await;
+    let e = &r.json()["error"];
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["uri"], missing);
+}
