@@ -18,6 +18,8 @@ Attacks (issue 31 unless said):
 - slow_body: 600 connections without a credential, each `POST /devices` declaring a 100,000-byte
   body and sending it at one byte every 2 s; a connection the server closes is opened again.
 - slow_body_same_address: the same from 127.0.0.1, the other tenant's own address.
+- slow_body_keyed (issue 47): the same 600 slow bodies sent with a valid read-only key of another
+  account (`northwind-readonly`, `POST /auth/sign-in-links`), so every connection authenticates.
 - slow_headers: 600 connections sending a request head at one byte every 2 s.
 - delay_keys: an admin mints 40 read keys; each holds 8 `Prefer: delay=30000` requests; then
   the other tenant asks for its own `Prefer: delay=1000` (printed: its status).
@@ -307,6 +309,17 @@ def slow_body(binary, work, source=ATTACKER, name="slow_body"):
         head = (f"POST /devices HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
                 "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n").encode()
         return measure(server, slow_attack(server, head, b"x" * 100000, source))
+    finally:
+        server.kill()
+
+
+def slow_body_keyed(binary, work):
+    server = Server(binary, work, "slow_body_keyed")
+    try:
+        head = (f"POST /auth/sign-in-links HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+                + "".join(f"{k}: {v}\r\n" for k, v in key_headers("northwind-readonly").items())
+                + "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n").encode()
+        return measure(server, slow_attack(server, head, b"x" * 100000, ATTACKER))
     finally:
         server.kill()
 
@@ -771,7 +784,7 @@ def flood(binary, work):
         server.kill()
 
 
-ATTACKS = [slow_body, slow_body_same_address, slow_headers, delay_keys, tools_list, uploads,
+ATTACKS = [slow_body, slow_body_keyed, slow_body_same_address, slow_headers, delay_keys, tools_list, uploads,
            hanging_receivers, forged_auth, delays, flood]
 
 
