@@ -69,6 +69,18 @@ impl Response {
         if let Some(value) = value {
             r.headers.insert(hyper::header::CONTENT_TYPE, value);
         }
+        // Every answer is `nosniff`; a document gets the strict policy unless its route sets its
+        // own after this ([`secure_headers`] holds the answers not made here to the same).
+        r.headers.insert(
+            hyper::header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+        if is_document(content_type) {
+            r.headers.insert(
+                hyper::header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(DOCUMENT_CSP),
+            );
+        }
         r
     }
 
@@ -209,21 +221,33 @@ pub const DOCUMENT_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; i
 /// on a document without a policy of its own (the scan limiter's page, a JUnit report, a QR
 /// code's SVG), [`DOCUMENT_CSP`].
 pub fn secure_headers(headers: &mut HeaderMap) {
-    const NOSNIFF: HeaderName = HeaderName::from_static("x-content-type-options");
-    const CSP: HeaderName = HeaderName::from_static("content-security-policy");
+    // Standard names: no custom-name hashing. Answers made by [`Response::new`] have both
+    // already (the common case: one lookup here); others are given them now.
+    use hyper::header::{CONTENT_SECURITY_POLICY as CSP, X_CONTENT_TYPE_OPTIONS as NOSNIFF};
+    if headers.contains_key(NOSNIFF) {
+        return;
+    }
     headers.insert(NOSNIFF, HeaderValue::from_static("nosniff"));
     let document = headers
         .get(hyper::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            let ct = ct.trim_start();
-            ["text/html", "image/svg+xml", "application/xml", "text/xml"]
-                .iter()
-                .any(|d| ct.len() >= d.len() && ct[..d.len()].eq_ignore_ascii_case(d))
-        });
+        .is_some_and(is_document);
     if document && !headers.contains_key(&CSP) {
         headers.insert(CSP, HeaderValue::from_static(DOCUMENT_CSP));
     }
+}
+
+/// HTML, SVG or XML: a type a browser renders as a document.
+fn is_document(content_type: &str) -> bool {
+    let ct = content_type.trim_start().as_bytes();
+    [
+        &b"text/html"[..],
+        b"image/svg+xml",
+        b"application/xml",
+        b"text/xml",
+    ]
+    .iter()
+    .any(|d| ct.len() >= d.len() && ct[..d.len()].eq_ignore_ascii_case(d))
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub fn check(
         .get(hyper::header::HOST)
         .map(|h| h.to_str().unwrap_or("").trim());
     if let Some(host) = host {
-        if !is_our_name(settings, host, true) {
+        if !is_plain_loopback(host) && !is_our_name(settings, host, true) {
             return Err(Refusal::Host(host.to_string()));
         }
     }
@@ -92,6 +92,22 @@ pub fn check(
         Ok(())
     } else {
         Err(Refusal::Origin(origin.to_string()))
+    }
+}
+
+/// `127.0.0.1`, `localhost` or `[::1]`, with or without a port, as clients send it: the answer
+/// for almost every request, found without parsing or allocating.
+fn is_plain_loopback(authority: &str) -> bool {
+    let rest = authority
+        .strip_prefix("127.0.0.1")
+        .or_else(|| authority.strip_prefix("localhost"))
+        .or_else(|| authority.strip_prefix("[::1]"));
+    match rest {
+        Some("") => true,
+        Some(r) => r
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+        None => false,
     }
 }
 
