@@ -367,3 +367,69 @@ async fn a_purchase_previews_its_price_balance_and_invoice_line() {
     let next = preview["next_step"].as_str().unwrap();
     assert!(next.contains("the differences and its cost"), "{next}");
 }
+
+/// A preview says when the change will be seen: assigning an ad that starts in three months puts
+/// it on the screen but not on air, and the preview says so (with its start); an ad on air gets no
+/// such sentence.
+#[tokio::test]
+async fn a_preview_says_when_an_ad_will_not_play_yet() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let media = one(
+        &app,
+        "SELECT id FROM media WHERE company_id = ?1 ORDER BY id LIMIT 1",
+        &[&grocers],
+    );
+    let device = one(
+        &app,
+        "SELECT id FROM devices WHERE company_id = ?1 ORDER BY id LIMIT 1",
+        &[&grocers],
+    );
+    let now = app.app.clock().now();
+    let later = signage::time::rfc3339(now + 90 * 86_400);
+    let ad = app
+        .post("/ads")
+        .key(ADMIN)
+        .json(
+            &json!({"company_id": grocers, "name": "Autumn", "headline": "Soon",
+            "status": "active", "media_id": media, "starts_at": later}),
+        )
+        .send()
+        .await
+        .ok();
+    assert_eq!(ad["on_air"], false, "{ad}");
+    let preview = call_ok(
+        &app,
+        ADMIN,
+        "prepare_ad_assignment",
+        json!({"ad_id": ad["id"], "device_id": device}),
+    )
+    .await;
+    let next = preview["next_step"].as_str().unwrap_or_default();
+    assert!(
+        next.contains("not on air") && next.contains(&later),
+        "{next}"
+    );
+
+    let on_air = app
+        .get(&format!("/ads?company_id={grocers}&limit=100"))
+        .key(ADMIN)
+        .send()
+        .await
+        .ok()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["on_air"] == true)
+        .cloned()
+        .expect("an ad on air");
+    let preview = call_ok(
+        &app,
+        ADMIN,
+        "prepare_ad_change",
+        json!({"ad_id": on_air["id"], "changes": {"headline": "Still playing"}}),
+    )
+    .await;
+    let next = preview["next_step"].as_str().unwrap_or_default();
+    assert!(!next.contains("not on air"), "{next}");
+}

@@ -358,5 +358,25 @@ pub fn notes(p: &Preview) -> String {
             list(&p.set_at_confirmation)
         ));
     }
+    out.push_str(&when_seen(p));
     out
+}
+
+/// When the change will be seen on screens, where that is not now: an ad that is not on air
+/// after the change (or, for an assignment, the ad it puts on a screen) plays nowhere yet.
+fn when_seen(p: &Preview) -> String {
+    let ad = [&p.after, &p.current]
+        .into_iter()
+        .find(|v| v["object"] == "ad")
+        .filter(|ad| ad["on_air"] == false);
+    let Some(ad) = ad else {
+        return String::new();
+    };
+    let from = ad["starts_at"]
+        .as_str()
+        .map(|t| format!(" (its `starts_at` is {t})"))
+        .unwrap_or_default();
+    format!(
+        " The ad is not on air (`on_air` is false){from}: no screen will play it yet, even once this is confirmed. An ad plays while it is `active`, within its `starts_at`/`ends_at`, and its promotion (if any) is switched on and within its own dates; tell the user when that will be."
+    )
 }
