@@ -122,7 +122,7 @@ pub(super) struct PromotionCreate {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     discount_percent: Option<i64>,
-    /// Tokens spent when it is activated.
+    /// Tokens its activation will spend: the user's choice, no plan or pack sets it; ask.
     #[schemars(range(min = 0, max = MAX_ACTIVATION_COST))]
     activation_cost_tokens: i64,
     /// When it starts (RFC 3339).
