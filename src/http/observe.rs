@@ -225,7 +225,7 @@ pub fn request(
         method: req.method.clone(),
         route: route.map(|r| r.path),
         operation_id: route.map(|r| r.operation_id),
-        creates: route.is_some_and(|r| r.success.0 == 201),
+        creates: route.is_some_and(|r| r.success.0 == 201 && r.once_only.is_none()),
         list,
         status,
         request_id: Text::new(&req.request_id),

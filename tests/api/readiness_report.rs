@@ -205,3 +205,48 @@ async fn the_book_states_every_rule_as_coded() {
     }
     assert!(book.contains("**Retired: `authenticates_every_request`.**"));
 }
+
+/// A key rotation answers 201 but can happen once (a second is 409), and the book says its replay
+/// can never succeed: it is not a create that needs an `Idempotency-Key`, so rotating without one
+/// fails nothing, while a plain create without one still does.
+#[tokio::test]
+async fn a_key_rotation_is_not_graded_as_a_create() {
+    let app = frozen().await;
+    let admin = "northwind-admin";
+    let rotated = key("northwind-readonly").key_id;
+    let r = app
+        .post(&format!("/api-keys/{rotated}/rotate"))
+        .key(admin)
+        .json(&json!({}))
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let report = app
+        .get(&format!("/readiness?key_id={}", key(admin).key_id))
+        .key(admin)
+        .send()
+        .await
+        .ok();
+    assert_eq!(
+        check(&report, "idempotency_keys_on_create")["status"],
+        "not_observed",
+        "{report}"
+    );
+    // A plain create without the key is still a failure.
+    app.post("/ads")
+        .key(admin)
+        .json(&json!({"company_id": company_id("Northwind Grocers"), "name": "N", "headline": "H"}))
+        .send()
+        .await
+        .ok();
+    let report = app
+        .get(&format!("/readiness?key_id={}", key(admin).key_id))
+        .key(admin)
+        .send()
+        .await
+        .ok();
+    assert_eq!(
+        check(&report, "idempotency_keys_on_create")["status"],
+        "fail"
+    );
+}

@@ -78,6 +78,9 @@ pub struct Route {
     pub tool: Option<Tool>,
     /// Why a GET route has no MCP tool ([`Route::no_tool`]); every GET route has a tool or this.
     pub no_tool: Option<&'static str>,
+    /// Why a route answering 201 is not a create a retry could repeat ([`Route::once_only`]):
+    /// the readiness report asks no `Idempotency-Key` of it.
+    pub once_only: Option<&'static str>,
     segments: Vec<Segment>,
 }
 
@@ -145,6 +148,7 @@ impl Route {
             cursor: None,
             tool: None,
             no_tool: None,
+            once_only: None,
             segments,
         }
     }
@@ -294,6 +298,14 @@ impl Route {
     /// a tool fails `mcp_catalogue::every_get_route_has_a_tool_or_a_reason_not_to`.
     pub fn no_tool(mut self, why: &'static str) -> Route {
         self.no_tool = Some(why);
+        self
+    }
+
+    /// Says why this 201 route cannot happen twice whatever the client does (a key rotates once:
+    /// a second rotation is 409), so its retry needs no `Idempotency-Key` and the journal does not
+    /// count it as a create.
+    pub fn once_only(mut self, why: &'static str) -> Route {
+        self.once_only = Some(why);
         self
     }
 

@@ -101,7 +101,8 @@ pub fn routes() -> Vec<Route> {
         .summary(
             "Rotate a key: a new key now, the old one valid for a grace period (default 24 h).",
         )
-        .describe("Issues a new key for the same client and scopes, and keeps the old one valid for a grace period (default 24 hours) so deployments can switch over. The new `rawKey` is in this response only.")
+        .describe("Issues a new key for the same client and scopes, and keeps the old one valid for a grace period (default 24 hours) so deployments can switch over. The new `rawKey` is in this response only. A key rotates once (409 after), so a retried rotation can never rotate twice: it needs no `Idempotency-Key`, and one cannot replay it (the answer held a secret).")
+        .once_only("a key rotates once: a second rotation is 409, whatever the client sends")
         .body("ApiKeyRotate")
         .created("ApiKeyRotation"),
         Route::get("/audit-log", "listAuditLog", Action::Admin, list_audit)
