@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
@@ -85,6 +86,11 @@ class Client:
         if scope.current.name:
             # The journal tags the request with the test that sent it (`test_name`).
             req.add_header(scope.TEST_NAME_HEADER, scope.current.name[:200])
+        given = {name.lower() for name in (headers or {})}
+        if method == "POST" and "idempotency-key" not in given and not path.startswith("/_sandbox/"):
+            # A ready client sends a fresh key with every create (the readiness report's
+            # `idempotency_keys_on_create`); this client does not retry, so each key is used once.
+            req.add_header("Idempotency-Key", f"pytest-{uuid.uuid4()}")
         for name, value in (headers or {}).items():
             req.add_header(name, value)
         try:
