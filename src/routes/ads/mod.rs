@@ -45,7 +45,7 @@ pub fn routes() -> Vec<Route> {
                 "list_ads",
                 "List ads",
                 &[],
-                "List ads with their status, headline, media and linked promotion.",
+                "List ads: status, headline, media, promotion, `on_air` (playing now) and `ends_at`; an ad also stops when its promotion ends.",
             ))
             .tag("ads")
             .summary("List ads, newest first. Filter by company, assigned device, status or promotion.")
@@ -67,7 +67,7 @@ pub fn routes() -> Vec<Route> {
                     "prepare_ad_creation",
                     "Prepare a new ad",
                     &[("company_id", "The company (`cmp_…`).")],
-                    Change::Body(&["company_id", "name", "headline", "status", "media_id", "promotion_id", "duration_seconds"]),
+                    Change::Body(&["company_id", "name", "headline", "status", "media_id", "promotion_id", "duration_seconds", "starts_at", "ends_at"]),
                     "Prepare a new ad (a draft unless `status` says otherwise); put it on screens with prepare_ad_assignments. This executes NOTHING: it checks the ad as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
                 )
                 .reading("getCompany")
