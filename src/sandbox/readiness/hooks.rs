@@ -83,7 +83,7 @@ pub const DUPLICATES: Texts = Texts {
     id: "webhook_duplicates_tolerated",
     title: "Duplicate webhook deliveries tolerated",
     required: true,
-    rule: "For every enabled webhook in scope, the newest `duplicate` drill passed: the same `webhook-id` delivered twice was answered 2xx both times. Not observed while an enabled webhook lacks the drill.",
+    rule: "For every enabled webhook in scope, the newest `duplicate` drill passed: the same `webhook-id` delivered twice was answered 2xx both times. It proves the receiver does not refuse a redelivery, not that it processes it once: the sandbox cannot see what the receiver did with it (deduplicate by `webhook-id`). Not observed while an enabled webhook lacks the drill.",
     advice: "Deduplicate by `webhook-id`: answer 2xx to a delivery you already processed, without processing it again.",
 };
 
@@ -95,7 +95,7 @@ pub const OUT_OF_ORDER: Texts = Texts {
     id: "webhook_out_of_order_tolerated",
     title: "Out-of-order webhook deliveries tolerated",
     required: true,
-    rule: "For every enabled webhook in scope, the newest `out_of_order` drill passed: two events of one object, the newer first, were both answered 2xx. Not observed while an enabled webhook lacks the drill.",
+    rule: "For every enabled webhook in scope, the newest `out_of_order` drill passed: two events of one object, the newer first, were both answered 2xx. It proves the receiver accepts them in that order, not that it kept the newer state: the sandbox cannot see that (compare `timestamp` or re-read the object). Not observed while an enabled webhook lacks the drill.",
     advice: "Order events by their `timestamp` (or re-read the object), not by arrival; accept an older event after a newer one.",
 };
 
