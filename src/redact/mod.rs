@@ -32,6 +32,7 @@ mod shape;
 mod text;
 mod triage;
 mod walk;
+mod words;
 
 pub use names::is_secret_field;
 pub use shape::Shape;
