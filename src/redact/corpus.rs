@@ -443,6 +443,12 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
         " --all",
     ),
     ("the wifi pass is X", "the wifi pass is ", "guest2024", ""),
+    (
+        "password for … is X",
+        "Password for the guest network is ",
+        "Lobby2026",
+        "",
+    ),
     ("Wi-Fi pass: X", "Wi-Fi pass: ", "Lobby77!", ""),
     ("pw = X", "router pw = ", "Xyz123abc", ""),
     ("pw: X", "pw: ", "corner42", ""),

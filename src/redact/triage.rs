@@ -51,7 +51,6 @@ pub const KEYWORDS: &[&[u8]] = &[
     b"has\xc5\x81",
     b"haslo",
     b"parola",
-    b"adgangs",
     b"mysql",
     b"key-",
     b"sk-",

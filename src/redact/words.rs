@@ -47,7 +47,7 @@ const PASSWORD_WORDS: &[(&str, bool)] = &[
 
 /// Words (lower case) that join a password word to its value: "is", "lautet", "est", "は", "是".
 /// The password word may be followed by up to [`MAX_FILLERS`] words first ("du WiFi", "del
-/// wifi", "от Wi-Fi").
+/// wifi", "от Wi-Fi", "for the guest network").
 const JOINERS: &[&str] = &[
     "is", "was", "ist", "lautet", "war", "est", "était", "es", "era", "è", "é", "e", "to", "jest",
     "brzmi", "är", "er", "—", "–", "-", "=", "は", "是", "为", "為", "هي", "هو", "는", "은",
@@ -59,7 +59,7 @@ fn glued(joiner: &str) -> bool {
     joiner.as_bytes()[0] >= 0xE3
 }
 
-const MAX_FILLERS: usize = 3;
+const MAX_FILLERS: usize = 4;
 
 /// The character at `at` and its length in bytes.
 fn char_at(bytes: &[u8], at: usize) -> Option<(char, usize)> {
@@ -97,22 +97,37 @@ fn word_at(bytes: &[u8], at: usize, word: &str) -> Option<usize> {
     Some(k - at)
 }
 
+/// The bytes a password word can start with: its first byte, in either case (a letter beyond
+/// ASCII and its capital share their first byte: `п` and `П`, `ş` and `Ş`).
+const FIRST_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut k = 0;
+    while k < PASSWORD_WORDS.len() {
+        let b = PASSWORD_WORDS[k].0.as_bytes()[0];
+        t[b as usize] = true;
+        t[b.to_ascii_uppercase() as usize] = true;
+        k += 1;
+    }
+    t
+};
+
 /// Whether a password word can start with byte `b` (a quick test before [`worded_password`]).
 pub fn may_start(b: u8) -> bool {
-    b >= 0xC0
-        || PASSWORD_WORDS
-            .iter()
-            .any(|(w, _)| w.as_bytes()[0] == b.to_ascii_lowercase())
+    FIRST_BYTES[usize::from(b)]
 }
 
 fn is_letter_at(bytes: &[u8], at: usize) -> bool {
     char_at(bytes, at).is_some_and(|(c, _)| c.is_alphabetic())
 }
 
-/// A password stated in words at `i`: a password word, up to three words, a joiner or a colon,
+/// A password stated in words at `i`: a password word, up to four words, a joiner or a colon,
 /// and the value.
 pub fn worded_password(bytes: &[u8], i: usize) -> Option<Match> {
+    let first = bytes[i].to_ascii_lowercase();
     let (word, strict) = PASSWORD_WORDS.iter().find_map(|&(w, strict)| {
+        if w.as_bytes()[0] != first {
+            return None;
+        }
         let n = word_at(bytes, i, w)?;
         Some((n, strict))
     })?;
