@@ -402,6 +402,11 @@ fn partial_secrets() -> Vec<(&'static str, String, String)> {
             "https://b.s3.amazonaws.com/a.mp4?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20260301T000000Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=[REDACTED]",
         ),
         c(
+            "a webhook secret split by a line break",
+            "whsec_MfKQ9r8GKYqrTwj\nUPD8ILPZIo2LaLaSw",
+            "[REDACTED]",
+        ),
+        c(
             "a webhook secret split by a space",
             "whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw",
             "[REDACTED]",
@@ -485,6 +490,13 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
         "Alster2026",
         "",
     ),
+    ("German: no joiner", "WLAN Passwort ", "Sommer2024!", ""),
+    (
+        "German: Zugangscode",
+        "Der Zugangscode lautet ",
+        "Tor2026x",
+        "",
+    ),
     // French.
     ("French: est", "le mot de passe est ", "Soleil2024", ""),
     (
@@ -493,6 +505,7 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
         "Croissant#9",
         "",
     ),
+    ("French: mdp", "mdp wifi : ", "Baguette75", ""),
     // Dutch.
     ("Dutch: is", "het wachtwoord is ", "Tulp2024!", ""),
     ("Dutch: Wachtwoord:", "Wachtwoord: ", "Gracht88", ""),
@@ -520,6 +533,12 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
         "A senha do Wi-Fi é ",
         "Sardinha#3",
         ".",
+    ),
+    (
+        "Portuguese: palavra-passe",
+        "A palavra-passe é ",
+        "Lisboa2024",
+        "",
     ),
     // Polish.
     ("Polish: hasło to", "hasło to ", "Pierogi2024", ""),
@@ -553,6 +572,12 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
     // Arabic.
     ("Arabic: كلمة المرور هي", "كلمة المرور هي ", "Cairo2024", ""),
     ("Arabic: كلمة السر:", "كلمة السر: ", "Nile77!", ""),
+    (
+        "Arabic: كلمة مرور الواي فاي",
+        "كلمة مرور الواي فاي هي ",
+        "Dubai2026",
+        "",
+    ),
     // Turkish, Swedish, Danish/Norwegian, Korean.
     ("Turkish: şifre", "Wi-Fi şifresi: ", "Bogaz2024", ""),
     ("Swedish: lösenordet är", "lösenordet är ", "Kanel2024", ""),

@@ -83,7 +83,7 @@ pub fn credential_at(bytes: &[u8], i: usize) -> Option<Hit> {
             // it is shorter than a whole one (32 characters), each random-looking (a digit or
             // a capital after its first letter), not a word.
             while n < WHSEC_BODY {
-                let gap = run_len(bytes, i + 6 + n, |b| b == b' ');
+                let gap = run_len(bytes, i + 6 + n, |b| matches!(b, b' ' | b'\t' | b'\n'));
                 let from = i + 6 + n + gap;
                 let piece = run_len(bytes, from, is_token_char);
                 let p = &bytes[from..from + piece];
@@ -240,10 +240,10 @@ pub fn url_password(bytes: &[u8], i: usize) -> Option<Match> {
     }
     let from = i + 3;
     // The authority runs to the path; its user information to its last `@`, so a user written
-    // with an (encoded) `@` (`user%40corp:pw@host`) and a password holding `#`, `@` or `?`
+    // with an (encoded) `@` (`user%40corp:pw@host`) and a password holding `#` or `@`
     // (`user:pa#ss@host`) go whole.
     let authority = run_len(bytes, from, |b| {
-        b.is_ascii_graphic() && !matches!(b, b'/' | b'"' | b'\'' | b'<' | b'>' | b'\\')
+        b.is_ascii_graphic() && !matches!(b, b'/' | b'?' | b'"' | b'\'' | b'<' | b'>' | b'\\')
     });
     let auth = &bytes[from..from + authority];
     let at = auth.iter().rposition(|&b| b == b'@')?;

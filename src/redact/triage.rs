@@ -51,6 +51,8 @@ pub const KEYWORDS: &[&[u8]] = &[
     b"has\xc5\x81",
     b"haslo",
     b"parola",
+    b"mdp",
+    b"zugangsc",
     b"mysql",
     b"key-",
     b"sk-",

@@ -20,7 +20,11 @@ const PASSWORD_WORDS: &[(&str, bool)] = &[
     ("kennwort", false),
     ("wlan-schlüssel", false),
     ("wifi-schlüssel", false),
+    ("zugangscode", false),
     ("mot de passe", false),
+    ("mdp", false),
+    ("palavra-passe", false),
+    ("palavra passe", false),
     ("wachtwoord", false),
     ("contraseña", false),
     ("contrasena", false),
@@ -37,6 +41,7 @@ const PASSWORD_WORDS: &[(&str, bool)] = &[
     ("口令", false),
     ("كلمة المرور", false),
     ("كلمة السر", false),
+    ("كلمة مرور", false),
     ("şifre", false),
     ("lösenord", false),
     ("passord", false),
@@ -177,6 +182,16 @@ pub fn worded_password(bytes: &[u8], i: usize) -> Option<Match> {
         // A word between the password word and its joiner ("du WiFi"), but no sentence's end.
         let n = run_len(bytes, at, |b| b != b' ' && b != b'\n');
         let filler = &bytes[at..at + n];
+        // No joiner: the password right after its word (`Passwort Sommer2024!`), when it reads
+        // like one (a lower-case letter and a digit: not `vergessen?`) and is not short.
+        if fillers == 0
+            && !strict
+            && n >= 6
+            && reads_like_password(filler)
+            && filler.iter().any(u8::is_ascii_digit)
+        {
+            return value_at(bytes, i, at, strict);
+        }
         if fillers == MAX_FILLERS
             || n > 24
             || filler
@@ -216,7 +231,7 @@ fn value_at(bytes: &[u8], i: usize, mut at: usize, strict: bool) -> Option<Match
         .rposition(|b| !matches!(b, b'.' | b')'))
         .map_or(0, |last| last + 1);
     let value = &value[..n];
-    if n == 0 || is_common_word(value) {
+    if n == 0 || is_common_word(value) || is_word_of_the_sentence(value) {
         return None;
     }
     if strict && !reads_like_password(value) {
@@ -228,6 +243,31 @@ fn value_at(bytes: &[u8], i: usize, mut at: usize, strict: bool) -> Option<Match
         return None;
     }
     Some((at - i, at - i + n))
+}
+
+/// Capitalised words of other languages that follow "password is" in ordinary sentences (a
+/// word in lower case is never taken for a password): "Das Passwort ist Pflicht".
+const SENTENCE_WORDS: &[&str] = &[
+    "pflicht",
+    "erforderlich",
+    "geheim",
+    "vertraulich",
+    "obligatoire",
+    "confidentiel",
+    "obligatorio",
+    "obligatoria",
+    "obbligatoria",
+    "obrigatória",
+    "verplicht",
+    "wymagane",
+];
+
+fn is_word_of_the_sentence(value: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(value) else {
+        return false;
+    };
+    let lower = text.to_lowercase();
+    SENTENCE_WORDS.iter().any(|w| *w == lower)
 }
 
 /// `login: user / password` (or `user/password`) at `i`: the password goes.
