@@ -475,6 +475,13 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
         r"ab\;cd99",
         ";H:false;;",
     ),
+    (
+        "Wi-Fi QR payload, quoted password",
+        "WIFI:S:Guest;T:WPA2;P:\"",
+        "Lobby 2026",
+        "\";;",
+    ),
+    ("Wi-Fi code: X", "Wi-Fi code: ", "Lobby2026", ""),
     // German.
     (
         "German: lautet",
@@ -506,6 +513,7 @@ const WORDED: &[(&str, &str, &str, &str)] = &[
         "",
     ),
     ("French: mdp", "mdp wifi : ", "Baguette75", ""),
+    ("French: code Wi-Fi", "Code Wi-Fi : ", "Soleil2024", ""),
     // Dutch.
     ("Dutch: is", "het wachtwoord is ", "Tulp2024!", ""),
     ("Dutch: Wachtwoord:", "Wachtwoord: ", "Gracht88", ""),

@@ -312,11 +312,17 @@ fn is_camel_phrase(chars: impl Iterator<Item = u8>) -> bool {
         }
         let start = k;
         if b.is_ascii_lowercase() {
-            // Only the run's first word may start in lower case.
             let n = run[k..]
                 .iter()
                 .take_while(|b| b.is_ascii_lowercase())
                 .count();
+            // An ordinal after its number (`2nd`, `4th`).
+            let after_digit = k > 0 && run[k - 1].is_ascii_digit();
+            if after_digit && matches!(&run[k..k + n], b"st" | b"nd" | b"rd" | b"th") {
+                k += n;
+                continue;
+            }
+            // Only the run's first word may start in lower case.
             if start != 0 || (n == 2 || (n > 2 && !run[k..k + n].iter().any(|&b| is_vowel(b)))) {
                 return false;
             }

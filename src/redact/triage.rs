@@ -52,6 +52,7 @@ pub const KEYWORDS: &[&[u8]] = &[
     b"haslo",
     b"parola",
     b"mdp",
+    b"code wi",
     b"zugangsc",
     b"mysql",
     b"key-",

@@ -21,6 +21,10 @@ const PASSWORD_WORDS: &[(&str, bool)] = &[
     ("wlan-schlüssel", false),
     ("wifi-schlüssel", false),
     ("zugangscode", false),
+    ("code wi-fi", false),
+    ("code wifi", false),
+    ("wi-fi code", false),
+    ("wifi code", false),
     ("mot de passe", false),
     ("mdp", false),
     ("palavra-passe", false),
@@ -329,7 +333,15 @@ pub fn wifi_qr(bytes: &[u8], i: usize) -> Option<Match> {
         }
         let end = end.min(bytes.len());
         if starts_with_ci(bytes, field_start, b"p:") && end > field_start + 2 {
-            return Some((field_start + 2 - i, end - i));
+            // A quoted password (`P:"Lobby 2026";`) runs to its closing quote.
+            let from = field_start + 2;
+            if bytes[from] == b'"' {
+                let n = run_len(bytes, from + 1, |b| b != b'"' && b != b'\n');
+                if n > 0 && bytes.get(from + 1 + n) == Some(&b'"') {
+                    return Some((from + 1 - i, from + 1 + n - i));
+                }
+            }
+            return Some((from - i, end - i));
         }
         if bytes.get(end) != Some(&b';') {
             return None;
