@@ -60,16 +60,16 @@ pub const MIN_RANDOM: usize = 24;
 
 /// Public ids that look random: the links of public media and document hosts (a YouTube
 /// playlist, a shared Drive file, a Google Maps place), whose ids are what a screen shows or
-/// plays. A random-looking run inside such a link is an id; a credential in it is still found by
-/// its shape or its name (`token=`).
-const PUBLIC_ID_HOSTS: &[&[u8]] = &[
-    b"youtube.com/",
-    b"youtu.be/",
-    b"drive.google.com/",
-    b"docs.google.com/",
-    b"google.com/maps",
-    b"maps.app.goo.gl/",
-    b"vimeo.com/",
+/// plays: `(the host or the end of its name, the path's start)`. A random-looking run inside such
+/// a link is an id; a credential in it is still found by its shape or its name (`token=`).
+const PUBLIC_ID_HOSTS: &[(&[u8], &[u8])] = &[
+    (b"youtube.com", b""),
+    (b"youtu.be", b""),
+    (b"drive.google.com", b""),
+    (b"docs.google.com", b""),
+    (b"google.com", b"/maps"),
+    (b"maps.app.goo.gl", b""),
+    (b"vimeo.com", b""),
 ];
 
 /// Query parameters whose value is a public media id (`list=PL…`, `v=…`, `place_id=ChIJ…`).
@@ -79,6 +79,7 @@ const PUBLIC_ID_PARAMS: &[&[u8]] = &[b"list", b"v", b"si", b"place_id", b"query_
 const PUBLIC_ID_PREFIXES: &[&[u8]] = &[b"ChIJ"];
 
 /// Whether the random-looking run at `i` (of `n` bytes) is a public id ([`PUBLIC_ID_HOSTS`]).
+/// Asked only of a run that looks random, which few are.
 pub(super) fn is_public_id(bytes: &[u8], i: usize, n: usize) -> bool {
     let run = &bytes[i..i + n];
     if PUBLIC_ID_PREFIXES.iter().any(|p| run.starts_with(p)) {
@@ -89,16 +90,30 @@ pub(super) fn is_public_id(bytes: &[u8], i: usize, n: usize) -> bool {
             return true;
         }
     }
-    // The link the run is in: back to the last space (at most 200 bytes).
+    // The link the run is in: its `://` before the run, on the same word (at most 200 bytes).
     let from = i.saturating_sub(200);
-    let link_start = bytes[from..i]
+    let before = &bytes[from..i];
+    let Some(colon) = before
         .iter()
-        .rposition(|b| b.is_ascii_whitespace())
-        .map_or(from, |k| from + k + 1);
-    let link = &bytes[link_start..i + n];
-    PUBLIC_ID_HOSTS
+        .rposition(|&b| b == b':' || b.is_ascii_whitespace())
+    else {
+        return false;
+    };
+    if !before[colon..].starts_with(b"://") {
+        return false;
+    }
+    let rest = &bytes[from + colon + 3..];
+    let host_len = rest
         .iter()
-        .any(|h| link.windows(h.len()).any(|w| w.eq_ignore_ascii_case(h)))
+        .position(|&b| matches!(b, b'/' | b'?' | b'#') || b.is_ascii_whitespace())
+        .unwrap_or(rest.len());
+    let (host, path) = rest.split_at(host_len);
+    PUBLIC_ID_HOSTS.iter().any(|&(h, p)| {
+        let named = host.len() >= h.len()
+            && host[host.len() - h.len()..].eq_ignore_ascii_case(h)
+            && (host.len() == h.len() || host[host.len() - h.len() - 1] == b'.');
+        named && path.starts_with(p)
+    })
 }
 
 /// Prefixes of the random identifiers the service itself shows besides its resource ids: an
@@ -472,8 +487,12 @@ mod tests {
         .map(|s| s.as_bytes().to_vec())
         .collect();
         // Each secret encoded alone (the form written in a sentence begins `see `).
+        // (At most 192 characters of each: what is judged here is a run's first group, and the
+        // longest forms, a key percent-encoded, would make the test's cost grow with their square.)
         for (_, text, _) in crate::redact::corpus::secret_forms() {
-            runs.push(B64.encode(bare(&text)).into_bytes());
+            let mut run = B64.encode(bare(&text)).into_bytes();
+            run.truncate(192);
+            runs.push(run);
         }
         runs.sort();
         runs.dedup();
