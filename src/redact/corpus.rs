@@ -100,6 +100,77 @@ fn whole_secrets() -> Vec<(&'static str, String, bool)> {
             false,
         ),
         ("PEM private key", pem.into(), false),
+        // Other vendors' tokens, by their documented formats.
+        (
+            "Twilio API key",
+            "SK0123456789abcdef0123456789abcdef".into(),
+            false,
+        ),
+        (
+            "Mailgun API key",
+            "key-3ax6xnjp29jd6fds4gc373sgvjxteol0".into(),
+            false,
+        ),
+        (
+            "Shopify access token",
+            "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".into(),
+            false,
+        ),
+        (
+            "Shopify custom app token",
+            "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".into(),
+            false,
+        ),
+        (
+            "Shopify private app password",
+            "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".into(),
+            false,
+        ),
+        (
+            "Shopify shared secret",
+            "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".into(),
+            false,
+        ),
+        (
+            "Hugging Face token",
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567".into(),
+            false,
+        ),
+        (
+            "Docker personal access token",
+            "dckr_pat_2b3e36beeb386dfdaacb9b46004".into(),
+            false,
+        ),
+        (
+            "New Relic user key",
+            "NRAK-ABCDEFGHIJ0123456789KLMNOPQ".into(),
+            false,
+        ),
+        (
+            "Slack app-level token",
+            "xapp-1-A0123BCDEFG-1234567890123-0a1b2c3d4e5f60718293a4b5c6d7e8f9".into(),
+            false,
+        ),
+        (
+            "Azure AD client secret",
+            "Xy28Q~aBcD3fGhIjK4mNo.PqR5tUvWxYz6AbC_dE".into(),
+            false,
+        ),
+        (
+            "OpenAI project key",
+            "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv-wXyZ1a4b7c0d_3e6f9g2h5i8j1k4l7m0n3o6p9q2r5s8t1u4v7w0x3y6z9AbCdEfGhIj".into(),
+            false,
+        ),
+        (
+            "OpenAI legacy key",
+            "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".into(),
+            false,
+        ),
+        (
+            "Anthropic API key",
+            "sk-ant-api03-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXyZ4a7b0c3d6e9f2g5h8i1j4k7l0m3n6o9p2q5r8s1t4u7v0w3x6y9z2A5B8C1D4E7F0G3H6-_I9J2K5AA".into(),
+            false,
+        ),
     ]
 }
 
@@ -316,12 +387,216 @@ fn partial_secrets() -> Vec<(&'static str, String, String)> {
             "[REDACTED] / [REDACTED]",
         ),
         c(
+            "a MongoDB URI with a %40-encoded user",
+            "mongodb+srv://user%40corp:Mongo2026pw@cluster0.example.net/db",
+            "mongodb+srv://user%40corp:[REDACTED]@cluster0.example.net/db",
+        ),
+        c(
+            "a URL password holding #",
+            "https://user:pa#ss99@host.example/feed",
+            "https://user:[REDACTED]@host.example/feed",
+        ),
+        c(
+            "an S3 presigned URL's signature",
+            "https://b.s3.amazonaws.com/a.mp4?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20260301T000000Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            "https://b.s3.amazonaws.com/a.mp4?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20260301T000000Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=[REDACTED]",
+        ),
+        c(
+            "a webhook secret split by a line break",
+            "whsec_MfKQ9r8GKYqrTwj\nUPD8ILPZIo2LaLaSw",
+            "[REDACTED]",
+        ),
+        c(
+            "a webhook secret split by a space",
+            "whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw",
+            "[REDACTED]",
+        ),
+        c(
+            "a Twilio auth token after its account SID",
+            "Twilio AC0123456789abcdef0123456789abcdef / 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+            "Twilio AC0123456789abcdef0123456789abcdef / [REDACTED]",
+        ),
+        c(
+            "a Twilio SID:token pair",
+            "AC0123456789abcdef0123456789abcdef:9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+            "AC0123456789abcdef0123456789abcdef:[REDACTED]",
+        ),
+        c(
             "a random id in a Drive link",
             "https://drive.example.com/file/d/1A2b3C4d5E6f7G8h9I0jKlMnOpQrStUv/view",
             "https://drive.example.com/file/d/[REDACTED]/view",
         ),
     ]
 }
+
+/// A password stated in words, in a language or a phrasing of its own: `(label, before, password,
+/// after)`; the password goes, the words stay.
+const WORDED: &[(&str, &str, &str, &str)] = &[
+    // English, beyond `password is x`.
+    ("login: user / password", "login: admin / ", "Hunter22", ""),
+    (
+        "login: user/password",
+        "Login: pos/",
+        "Grocer2026",
+        " (till 3)",
+    ),
+    ("mysql -p", "mysql -u root -p", "S3cretPass", " shop"),
+    (
+        "mysqldump -p",
+        "mysqldump -h db -uadmin -p",
+        "Dump2026x",
+        " --all",
+    ),
+    ("the wifi pass is X", "the wifi pass is ", "guest2024", ""),
+    (
+        "password for … is X",
+        "Password for the guest network is ",
+        "Lobby2026",
+        "",
+    ),
+    ("Wi-Fi pass: X", "Wi-Fi pass: ", "Lobby77!", ""),
+    ("pw = X", "router pw = ", "Xyz123abc", ""),
+    ("pw: X", "pw: ", "corner42", ""),
+    (
+        "Wi-Fi QR payload",
+        "WIFI:T:WPA;S:MyNet;P:",
+        "secret123",
+        ";;",
+    ),
+    (
+        "Wi-Fi QR payload, P first",
+        "WIFI:P:",
+        "Cafe2026",
+        ";S:Cafe;T:WPA;;",
+    ),
+    (
+        "Wi-Fi QR payload, escaped ;",
+        "WIFI:S:Bar;T:WPA;P:",
+        r"ab\;cd99",
+        ";H:false;;",
+    ),
+    (
+        "Wi-Fi QR payload, quoted password",
+        "WIFI:S:Guest;T:WPA2;P:\"",
+        "Lobby 2026",
+        "\";;",
+    ),
+    ("Wi-Fi code: X", "Wi-Fi code: ", "Lobby2026", ""),
+    // German.
+    (
+        "German: lautet",
+        "Das WLAN-Passwort lautet ",
+        "Sommer2024!",
+        "",
+    ),
+    ("German: ist", "Das Passwort ist ", "Hafen#77", "."),
+    ("German: Kennwort", "Kennwort: ", "Brezel2026", ""),
+    (
+        "German: WLAN-Schlüssel",
+        "WLAN-Schlüssel: ",
+        "Alster2026",
+        "",
+    ),
+    ("German: no joiner", "WLAN Passwort ", "Sommer2024!", ""),
+    (
+        "German: Zugangscode",
+        "Der Zugangscode lautet ",
+        "Tor2026x",
+        "",
+    ),
+    // French.
+    ("French: est", "le mot de passe est ", "Soleil2024", ""),
+    (
+        "French: du WiFi est :",
+        "Le mot de passe du WiFi est : ",
+        "Croissant#9",
+        "",
+    ),
+    ("French: mdp", "mdp wifi : ", "Baguette75", ""),
+    ("French: code Wi-Fi", "Code Wi-Fi : ", "Soleil2024", ""),
+    // Dutch.
+    ("Dutch: is", "het wachtwoord is ", "Tulp2024!", ""),
+    ("Dutch: Wachtwoord:", "Wachtwoord: ", "Gracht88", ""),
+    // Spanish.
+    ("Spanish: es", "la contraseña es ", "Playa2024", ""),
+    (
+        "Spanish: del wifi es:",
+        "La contraseña del wifi es: ",
+        "Tapas#55",
+        "",
+    ),
+    ("Spanish: clave", "La clave del WiFi es ", "Sol2026x", ""),
+    // Italian.
+    ("Italian: la password è", "la password è ", "Pizza2024!", ""),
+    (
+        "Italian: parola d'ordine",
+        "La parola d'ordine è ",
+        "Gelato77",
+        "",
+    ),
+    // Portuguese.
+    ("Portuguese: a senha é", "a senha é ", "Praia2024", ""),
+    (
+        "Portuguese: do Wi-Fi",
+        "A senha do Wi-Fi é ",
+        "Sardinha#3",
+        ".",
+    ),
+    (
+        "Portuguese: palavra-passe",
+        "A palavra-passe é ",
+        "Lisboa2024",
+        "",
+    ),
+    // Polish.
+    ("Polish: hasło to", "hasło to ", "Pierogi2024", ""),
+    ("Polish: Hasło do WiFi:", "Hasło do WiFi: ", "Wisla77!", ""),
+    // Russian.
+    ("Russian: пароль:", "пароль: ", "Zima2024!", ""),
+    (
+        "Russian: Пароль от Wi-Fi —",
+        "Пароль от Wi-Fi — ",
+        "Moskva77",
+        "",
+    ),
+    // Japanese.
+    (
+        "Japanese: は … です",
+        "WiFiのパスワードは ",
+        "Sakura2024",
+        " です",
+    ),
+    ("Japanese: no spaces", "パスワードは", "Sakura2024", "です"),
+    ("Japanese: fullwidth colon", "パスワード：", "Fuji77x", ""),
+    // Chinese.
+    ("Chinese: 密码是", "密码是 ", "Panda2024", ""),
+    ("Chinese: Wi-Fi密码：", "Wi-Fi密码：", "Dragon88", ""),
+    (
+        "Chinese (traditional): 密碼是",
+        "WiFi 密碼是 ",
+        "Taipei101x",
+        "",
+    ),
+    // Arabic.
+    ("Arabic: كلمة المرور هي", "كلمة المرور هي ", "Cairo2024", ""),
+    ("Arabic: كلمة السر:", "كلمة السر: ", "Nile77!", ""),
+    (
+        "Arabic: كلمة مرور الواي فاي",
+        "كلمة مرور الواي فاي هي ",
+        "Dubai2026",
+        "",
+    ),
+    // Turkish, Swedish, Danish/Norwegian, Korean.
+    ("Turkish: şifre", "Wi-Fi şifresi: ", "Bogaz2024", ""),
+    ("Swedish: lösenordet är", "lösenordet är ", "Kanel2024", ""),
+    ("Norwegian: passordet er", "passordet er ", "Fjord2024", ""),
+    (
+        "Korean: 비밀번호는",
+        "와이파이 비밀번호는 ",
+        "Kimchi2024",
+        "",
+    ),
+];
 
 /// Every secret form: `(label, text, expected)`.
 pub fn secret_forms() -> Vec<(String, String, String)> {
@@ -337,6 +612,28 @@ pub fn secret_forms() -> Vec<(String, String, String)> {
     }
     for (label, text, expected) in partial_secrets() {
         out.push((label.to_string(), text, expected));
+    }
+    for &(label, before, password, after) in WORDED {
+        let expected = format!("{before}{REDACTED}{after}");
+        out.push((
+            label.to_string(),
+            format!("{before}{password}{after}"),
+            expected.clone(),
+        ));
+        out.push((
+            format!("{label}, U+200B inside"),
+            format!("{before}{}{after}", zero_width(password)),
+            expected,
+        ));
+        // `-P` is mysql's port, not its password.
+        if before.ends_with("-p") {
+            continue;
+        }
+        out.push((
+            format!("{label}, upper case"),
+            format!("{}{password}{after}", before.to_uppercase()),
+            format!("{}{REDACTED}{after}", before.to_uppercase()),
+        ));
     }
     out
 }

@@ -49,6 +49,9 @@ fn api_key(bytes: &[u8], i: usize) -> Option<Hit> {
     }
 }
 
+/// The length of our webhook secret's random part (after `whsec_`).
+const WHSEC_BODY: usize = 32;
+
 /// The credential of a known shape at `i`, wherever it starts (glued to a word too): a JWT, one
 /// of our API keys, a webhook signing secret, an argon2 hash, a `Bearer` value.
 pub fn credential_at(bytes: &[u8], i: usize) -> Option<Hit> {
@@ -70,10 +73,30 @@ pub fn credential_at(bytes: &[u8], i: usize) -> Option<Hit> {
         b'w' if starts_with_ci(bytes, i, b"whsec")
             && bytes.get(i + 5).copied().is_some_and(is_sep) =>
         {
-            let n = run_len(bytes, i + 6, is_token_char);
+            let mut n = run_len(bytes, i + 6, is_token_char);
             // `whsec_…` (an ellipsis) names a secret without showing one.
             let body = &bytes[i + 6..i + 6 + n];
-            body.iter().any(u8::is_ascii_alphanumeric).then_some(6 + n)
+            if !body.iter().any(u8::is_ascii_alphanumeric) {
+                return None;
+            }
+            // A secret split by spaces (`whsec_MfKQ9r8G KYqrTw…`): the pieces that follow while
+            // it is shorter than a whole one (32 characters), each random-looking (a digit or
+            // a capital after its first letter), not a word.
+            while n < WHSEC_BODY {
+                let gap = run_len(bytes, i + 6 + n, |b| matches!(b, b' ' | b'\t' | b'\n'));
+                let from = i + 6 + n + gap;
+                let piece = run_len(bytes, from, is_token_char);
+                let p = &bytes[from..from + piece];
+                let random = p.len() >= 4
+                    && p.iter()
+                        .skip(1)
+                        .any(|b| b.is_ascii_digit() || b.is_ascii_uppercase());
+                if gap == 0 || gap > 2 || !random || n + piece > WHSEC_BODY + 12 {
+                    break;
+                }
+                n += gap + piece;
+            }
+            Some(6 + n)
         }
         b'$' if starts_with_ci(bytes, i, b"$argon2") => Some(
             7 + run_len(bytes, i + 7, |b| {
@@ -120,6 +143,10 @@ fn upper_digit(b: u8) -> bool {
     b.is_ascii_uppercase() || b.is_ascii_digit()
 }
 
+fn hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
 pub(super) const PREFIXED: &[Prefixed] = &[
     // GitHub: personal, OAuth, user-to-server, server-to-server, refresh; fine-grained PAT.
     (b"ghp_", true, alnum, 30),
@@ -145,11 +172,40 @@ pub(super) const PREFIXED: &[Prefixed] = &[
     (b"AIza", true, is_b64url, 30),
     (b"glpat-", true, is_b64url, 20),
     (b"npm_", true, alnum, 30),
+    // Slack app-level tokens (`xapp-1-A…-…-<hex>`).
+    (b"xapp-", true, is_b64url, 20),
+    // Twilio API key sids (`SK` and 32 hex; an auth token is found by its account sid, below).
+    (b"SK", true, hex, 32),
+    // Mailgun API keys.
+    (b"key-", true, alnum, 32),
+    // Shopify access tokens, custom and private app tokens, shared secrets.
+    (b"shpat_", true, hex, 32),
+    (b"shpca_", true, hex, 32),
+    (b"shppa_", true, hex, 32),
+    (b"shpss_", true, hex, 32),
+    // Hugging Face, Docker Hub, New Relic user keys.
+    (b"hf_", true, alnum, 30),
+    (b"dckr_pat_", true, is_b64url, 20),
+    (b"NRAK-", true, upper_digit, 27),
+    // OpenAI (`sk-proj-…`, `sk-svcacct-…`, legacy `sk-…`) and Anthropic (`sk-ant-api03-…`): the
+    // whole key, `-` and `_` inside it too.
+    (b"sk-", true, is_b64url, 20),
 ];
+
+/// The first bytes of [`PREFIXED`]: a word start with none of them holds none of its tokens.
+const PREFIX_FIRST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut k = 0;
+    while k < PREFIXED.len() {
+        t[PREFIXED[k].0[0] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// A token with a published prefix at `i` (a word start): its length.
 pub fn prefixed_at(bytes: &[u8], i: usize) -> Option<usize> {
-    if !matches!(bytes[i], b'g' | b's' | b'r' | b'A' | b'x' | b'n') {
+    if !PREFIX_FIRST[usize::from(bytes[i])] {
         return None;
     }
     for &(prefix, exact, body, least) in PREFIXED {
@@ -183,18 +239,56 @@ pub fn url_password(bytes: &[u8], i: usize) -> Option<Match> {
         return None;
     }
     let from = i + 3;
-    let userinfo = run_len(bytes, from, |b| {
-        b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:".contains(&b)
+    // The authority runs to the path; its user information to its last `@`, so a user written
+    // with an (encoded) `@` (`user%40corp:pw@host`) and a password holding `#` or `@`
+    // (`user:pa#ss@host`) go whole.
+    let authority = run_len(bytes, from, |b| {
+        b.is_ascii_graphic() && !matches!(b, b'/' | b'?' | b'"' | b'\'' | b'<' | b'>' | b'\\')
     });
-    if bytes.get(from + userinfo) != Some(&b'@') {
+    let auth = &bytes[from..from + authority];
+    let at = auth.iter().rposition(|&b| b == b'@')?;
+    let colon = auth[..at].iter().position(|&b| b == b':')?;
+    let start = from + colon + 1;
+    let end = from + at;
+    (end > start).then_some((start - i, end - i))
+}
+
+/// An Azure AD client secret at `i`: three characters, a digit, `Q~`, and 31 to 40 of
+/// `[A-Za-z0-9_~.-]`.
+pub fn azure_client_secret(bytes: &[u8], i: usize) -> Option<usize> {
+    let head = bytes.get(i..i + 6)?;
+    if !(head[3].is_ascii_digit() && &head[4..6] == b"Q~") {
         return None;
     }
-    let colon = bytes[from..from + userinfo]
-        .iter()
-        .position(|&b| b == b':')?;
-    let start = from + colon + 1;
-    let end = from + userinfo;
-    (end > start).then_some((start - i, end - i))
+    let lead = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'~' | b'.');
+    if !head[..3].iter().all(|&b| lead(b)) {
+        return None;
+    }
+    let n = run_len(bytes, i + 6, |b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'_' | b'~' | b'.' | b'-')
+    });
+    (n >= 31).then_some(6 + n)
+}
+
+/// A Twilio auth token after its account sid (`AC` and 32 hex) on the same line: `AC…:token`,
+/// `AC… / token`, `AC… auth token: token`. The sid and what stands between stay; the token
+/// (32 hex) goes.
+pub fn twilio_auth_token(bytes: &[u8], i: usize) -> Option<Match> {
+    if !bytes[i..].starts_with(b"AC") || run_len(bytes, i + 2, hex) != 32 {
+        return None;
+    }
+    let mut at = i + 34;
+    let limit = (at + 48).min(bytes.len());
+    while at < limit && bytes[at] != b'\n' {
+        if !bytes[at - 1].is_ascii_alphanumeric() {
+            let n = run_len(bytes, at, hex);
+            if n == 32 && !bytes.get(at + n).is_some_and(u8::is_ascii_alphanumeric) {
+                return Some((at - i, at + n - i));
+            }
+        }
+        at += 1;
+    }
+    None
 }
 
 /// A PEM private key at `i`: from `-----BEGIN … PRIVATE KEY-----` to the end of its `-----END`

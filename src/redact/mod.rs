@@ -7,9 +7,12 @@
 //!   so has the string value of a member whose name announces one (`pwd`, `pass`, `token`);
 //! - by value pattern ([`scan`]): wherever a string contains something shaped like a credential
 //!   (our keys and webhook secrets, JWTs, `Bearer`/`Basic` values, argon2 hashes, GitHub, Stripe,
-//!   AWS, Slack, Google, GitLab and npm tokens, PEM private keys, a URL's password, the value of
-//!   `password=`, `password is …`, `"token": "…"` and the like, base64 that decodes to one of
-//!   these, or a random-looking run such as a secret without its prefix) that part is replaced.
+//!   AWS, Slack, Google, GitLab, npm, Twilio, Mailgun, Shopify, Hugging Face, Docker, New Relic,
+//!   OpenAI, Anthropic and Azure AD secrets, PEM private keys, a URL's password, the value of
+//!   `password=`, `password is …`, `"token": "…"` and the like, a password stated in words in
+//!   another language or phrasing ([`words`]: `le mot de passe est …`, `密码是 …`, `login: u / …`,
+//!   a Wi-Fi QR payload), base64 that decodes to one of these, or a random-looking run such as a
+//!   secret without its prefix, unless it is a public media id) that part is replaced.
 //!
 //! Patterns are matched on a folded view of the text ([`fold`]: NFKC, invisible characters
 //! dropped, percent-encoding, JSON/JavaScript escapes and HTML entities decoded) and the
@@ -32,6 +35,7 @@ mod shape;
 mod text;
 mod triage;
 mod walk;
+mod words;
 
 pub use names::is_secret_field;
 pub use shape::Shape;

@@ -58,6 +58,64 @@ pub(super) const MAX_ENCODED: usize = 4096;
 /// words run together.
 pub const MIN_RANDOM: usize = 24;
 
+/// Public ids that look random: the links of public media and document hosts (a YouTube
+/// playlist, a shared Drive file, a Google Maps place), whose ids are what a screen shows or
+/// plays: `(the host or the end of its name, the path's start)`. A random-looking run inside such
+/// a link is an id; a credential in it is still found by its shape or its name (`token=`).
+const PUBLIC_ID_HOSTS: &[(&[u8], &[u8])] = &[
+    (b"youtube.com", b""),
+    (b"youtu.be", b""),
+    (b"drive.google.com", b""),
+    (b"docs.google.com", b""),
+    (b"google.com", b"/maps"),
+    (b"maps.app.goo.gl", b""),
+    (b"vimeo.com", b""),
+];
+
+/// Query parameters whose value is a public media id (`list=PL…`, `v=…`, `place_id=ChIJ…`).
+const PUBLIC_ID_PARAMS: &[&[u8]] = &[b"list", b"v", b"si", b"place_id", b"query_place_id"];
+
+/// Prefixes of public ids written alone: a Google Place ID (`ChIJ…`).
+const PUBLIC_ID_PREFIXES: &[&[u8]] = &[b"ChIJ"];
+
+/// Whether the random-looking run at `i` (of `n` bytes) is a public id ([`PUBLIC_ID_HOSTS`]).
+/// Asked only of a run that looks random, which few are.
+pub(super) fn is_public_id(bytes: &[u8], i: usize, n: usize) -> bool {
+    let run = &bytes[i..i + n];
+    if PUBLIC_ID_PREFIXES.iter().any(|p| run.starts_with(p)) {
+        return true;
+    }
+    if let Some(eq) = run.iter().position(|&b| b == b'=') {
+        if PUBLIC_ID_PARAMS.iter().any(|p| &run[..eq] == *p) {
+            return true;
+        }
+    }
+    // The link the run is in: its `://` before the run, on the same word (at most 200 bytes).
+    let from = i.saturating_sub(200);
+    let before = &bytes[from..i];
+    let Some(colon) = before
+        .iter()
+        .rposition(|&b| b == b':' || b.is_ascii_whitespace())
+    else {
+        return false;
+    };
+    if !before[colon..].starts_with(b"://") {
+        return false;
+    }
+    let rest = &bytes[from + colon + 3..];
+    let host_len = rest
+        .iter()
+        .position(|&b| matches!(b, b'/' | b'?' | b'#') || b.is_ascii_whitespace())
+        .unwrap_or(rest.len());
+    let (host, path) = rest.split_at(host_len);
+    PUBLIC_ID_HOSTS.iter().any(|&(h, p)| {
+        let named = host.len() >= h.len()
+            && host[host.len() - h.len()..].eq_ignore_ascii_case(h)
+            && (host.len() == h.len() || host[host.len() - h.len() - 1] == b'.');
+        named && path.starts_with(p)
+    })
+}
+
 /// Prefixes of the random identifiers the service itself shows besides its resource ids: an
 /// MCP question, a webhook drill and its message, a request.
 pub(super) const OTHER_ID_PREFIXES: &[&str] = &["elicit", "drl", "msg", "req"];
@@ -189,6 +247,7 @@ fn class(b: u8) -> Class {
 
 /// See the module's documentation.
 pub fn looks_random(chars: impl Iterator<Item = u8> + Clone) -> bool {
+    let chars_again = chars.clone();
     let mut n = 0usize;
     let (mut upper, mut lower, mut digit) = (false, false, false);
     let mut changes = 0usize;
@@ -238,12 +297,79 @@ pub fn looks_random(chars: impl Iterator<Item = u8> + Clone) -> bool {
         prev = c;
     }
     close(stretch, capital, stretch_class, &mut wordy);
-    n >= MIN_RANDOM
+    let random = n >= MIN_RANDOM
         && upper
         && lower
         && digit
         && changes * 100 >= 30 * (n - 1)
-        && wordy * 100 <= 50 * n
+        && wordy * 100 <= 50 * n;
+    random && !is_camel_phrase(chars_again)
+}
+
+fn is_vowel(b: u8) -> bool {
+    matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
+}
+
+/// Words run together in camel case, as product names are (`iPhone15ProMaxCase256GBBlack`,
+/// `MacBookAir13M3Sleeve2024Grey`): every lower-case letter is in a capitalised word of three
+/// letters or more with a vowel (or a first word in lower case: `iPhone`, `macbook`), between
+/// numbers and short acronyms (`GB`), and there are three such words at least. A random run
+/// almost never is one (its lower-case letters stand alone or after digits).
+fn is_camel_phrase(chars: impl Iterator<Item = u8>) -> bool {
+    let run: Vec<u8> = chars.collect();
+    let mut words = 0;
+    let mut k = 0;
+    while k < run.len() {
+        let b = run[k];
+        if b.is_ascii_digit() {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        if b.is_ascii_lowercase() {
+            let n = run[k..]
+                .iter()
+                .take_while(|b| b.is_ascii_lowercase())
+                .count();
+            // An ordinal after its number (`2nd`, `4th`).
+            let after_digit = k > 0 && run[k - 1].is_ascii_digit();
+            if after_digit && matches!(&run[k..k + n], b"st" | b"nd" | b"rd" | b"th") {
+                k += n;
+                continue;
+            }
+            // Only the run's first word may start in lower case.
+            if start != 0 || (n == 2 || (n > 2 && !run[k..k + n].iter().any(|&b| is_vowel(b)))) {
+                return false;
+            }
+            k += n;
+            continue;
+        }
+        if !b.is_ascii_uppercase() {
+            return false;
+        }
+        let caps = run[k..]
+            .iter()
+            .take_while(|b| b.is_ascii_uppercase())
+            .count();
+        let lows = run[k + caps..]
+            .iter()
+            .take_while(|b| b.is_ascii_lowercase())
+            .count();
+        if lows == 0 {
+            // An acronym (`GB`, `M`).
+            if caps > 4 {
+                return false;
+            }
+        } else {
+            let word = &run[k + caps - 1..k + caps + lows];
+            if word.len() < 3 || !word[1..].iter().any(|&b| is_vowel(b)) || caps > 5 {
+                return false;
+            }
+            words += 1;
+        }
+        k += caps + lows;
+    }
+    words >= 3
 }
 
 #[cfg(test)]
@@ -361,8 +487,12 @@ mod tests {
         .map(|s| s.as_bytes().to_vec())
         .collect();
         // Each secret encoded alone (the form written in a sentence begins `see `).
+        // (At most 192 characters of each: what is judged here is a run's first group, and the
+        // longest forms, a key percent-encoded, would make the test's cost grow with their square.)
         for (_, text, _) in crate::redact::corpus::secret_forms() {
-            runs.push(B64.encode(bare(&text)).into_bytes());
+            let mut run = B64.encode(bare(&text)).into_bytes();
+            run.truncate(192);
+            runs.push(run);
         }
         runs.sort();
         runs.dedup();

@@ -12,8 +12,8 @@
 
 use super::pattern::{run_len, starts_with_ci, word_start, Hit, Match};
 use super::runs::{
-    decode_b64, decode_b64_into, is_b64_any, is_our_id, is_text, may_decode_to_text, random_part,
-    MAX_ENCODED, MIN_ENCODED,
+    decode_b64, decode_b64_into, is_b64_any, is_our_id, is_public_id, is_text, may_decode_to_text,
+    random_part, MAX_ENCODED, MIN_ENCODED,
 };
 use super::{known, runs};
 
@@ -21,7 +21,8 @@ use super::{known, runs};
 /// known shape glued to a word ([`known::credential_at`]), a URL's `://`, a PEM block's dashes.
 /// Every other pattern starts at a word start or a run start.
 pub fn may_start_inside_a_word(b: u8) -> bool {
-    matches!(b, b'e' | b's' | b'S' | b'w' | b'W' | b'$' | b':' | b'-')
+    // A character beyond ASCII starts a password word glued to a word (`WiFi密码`).
+    matches!(b, b'e' | b's' | b'S' | b'w' | b'W' | b'$' | b':' | b'-') || b >= 0xC0
 }
 
 /// The secret (or public look-alike) at `i`, if one starts there.
@@ -33,12 +34,28 @@ pub fn secret_at(bytes: &[u8], i: usize) -> Option<Hit> {
 /// and checked for).
 pub fn shaped_at(bytes: &[u8], i: usize) -> Option<Hit> {
     let b = bytes[i];
-    if b.is_ascii_alphabetic() && word_start(bytes, i) {
+    let starts_word = word_start(bytes, i);
+    if b.is_ascii_alphabetic() && starts_word {
         if let Some(m) = named_at(bytes, i) {
             return Some(Hit::Secret(m));
         }
         if let Some(len) = known::prefixed_at(bytes, i) {
             return Some(Hit::Secret((0, len)));
+        }
+        if b == b'A' {
+            if let Some(m) = known::twilio_auth_token(bytes, i) {
+                return Some(Hit::Secret(m));
+            }
+        }
+    }
+    if starts_word && bytes.get(i + 4) == Some(&b'Q') {
+        if let Some(len) = known::azure_client_secret(bytes, i) {
+            return Some(Hit::Secret((0, len)));
+        }
+    }
+    if (b >= 0xC0 || (b.is_ascii_alphabetic() && starts_word)) && super::words::may_start(b) {
+        if let Some(m) = super::words::worded_password(bytes, i) {
+            return Some(Hit::Secret(m));
         }
     }
     match b {
@@ -87,7 +104,8 @@ pub(super) fn secret_run_checked(bytes: &[u8], i: usize, pre_check: bool) -> Opt
             return None;
         }
     }
-    random_part(run)
+    // Looked at only for a run that looks random: most runs are not.
+    random_part(run).filter(|_| !is_public_id(bytes, i, n))
 }
 
 /// Whether decoded bytes hold a secret (folded, so an encoded fullwidth or zero-width form
@@ -105,10 +123,13 @@ fn named_at(bytes: &[u8], i: usize) -> Option<Match> {
         b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
     });
     match bytes.get(i + word) {
-        Some(b'=' | b':' | b'"' | b'\'' | b'\\') => assigned_secret(bytes, i),
+        Some(b'=' | b':' | b'"' | b'\'' | b'\\') => assigned_secret(bytes, i)
+            .or_else(|| super::words::login_pair(bytes, i))
+            .or_else(|| super::words::wifi_qr(bytes, i)),
         Some(b' ') => assigned_secret(bytes, i)
             .or_else(|| password_phrase(bytes, i))
-            .or_else(|| basic_credentials(bytes, i)),
+            .or_else(|| basic_credentials(bytes, i))
+            .or_else(|| super::words::command_password(bytes, i)),
         Some(b'\t') => basic_credentials(bytes, i),
         _ => None,
     }
@@ -166,6 +187,10 @@ const SECRET_SUFFIXES: &[&[u8]] = &[
     b"sessiontoken",
     b"bearertoken",
     b"apitoken",
+    // A presigned URL's signature and session token (S3, Google Cloud Storage).
+    b"amzsignature",
+    b"googsignature",
+    b"securitytoken",
 ];
 
 /// Whether the word (letters, digits, `_`, `-`) names a secret value.
@@ -193,6 +218,7 @@ pub fn announces(word: &[u8]) -> Option<Announces> {
         || ends(b"passphrase")
         || ends(b"passcode")
         || last_is(b"pwd")
+        || last_is(b"pw")
     {
         return Some(Announces::Password);
     }
@@ -204,7 +230,7 @@ pub fn announces(word: &[u8]) -> Option<Announces> {
 
 /// Whether a value after a [`Announces::Tight`] name in prose reads like a password rather than
 /// promotion copy: a lower-case letter and a digit or sign (`s3cret!`, not `SUMMER24` or `1`).
-fn reads_like_password(value: &[u8]) -> bool {
+pub(super) fn reads_like_password(value: &[u8]) -> bool {
     value.iter().any(u8::is_ascii_lowercase)
         && value
             .iter()
@@ -376,7 +402,7 @@ const NOT_A_PASSWORD: &[&str] = &[
     "your",
 ];
 
-fn is_common_word(word: &[u8]) -> bool {
+pub(super) fn is_common_word(word: &[u8]) -> bool {
     let end = word
         .iter()
         .rposition(|b| !matches!(b, b'.' | b'!' | b'?' | b')'))
@@ -404,7 +430,8 @@ fn password_phrase(bytes: &[u8], i: usize) -> Option<Match> {
                 .get(at + v.len())
                 .is_some_and(u8::is_ascii_alphanumeric)
     })?;
-    if announces(&bytes[i..i + word]) != Some(Announces::Password) {
+    let kind = announces(&bytes[i..i + word]);
+    if !matches!(kind, Some(Announces::Password | Announces::Tight)) {
         return None;
     }
     at += verb.len();
@@ -434,6 +461,10 @@ fn password_phrase(bytes: &[u8], i: usize) -> Option<Match> {
         .rposition(|b| !matches!(b, b'.' | b'!' | b'?' | b')'))
         .map_or(0, |last| last + 1);
     if n == 0 || is_common_word(&value[..n]) {
+        return None;
+    }
+    // `the wifi pass is guest2024`, not `the day pass is 5 EUR`.
+    if kind == Some(Announces::Tight) && !reads_like_password(&value[..n]) {
         return None;
     }
     Some((at - i, at - i + n))

@@ -28,7 +28,54 @@ pub enum Triage {
 /// patterns: a JWT's header, our key and secret prefixes, `Bearer`, `Basic`, the password words of
 /// `password is x`, a PEM block, and the token prefixes written with `-`.
 pub const KEYWORDS: &[&[u8]] = &[
-    b"eyj", b"sgn", b"whsec", b"bearer", b"basic", b"pass", b"pwd", b"-----", b"xox", b"glpat",
+    b"eyj",
+    b"sgn",
+    b"whsec",
+    b"bearer",
+    b"basic",
+    b"pass",
+    b"pwd",
+    b"-----",
+    b"xox",
+    b"glpat",
+    // Password words of other languages written from ASCII letters ([`super::words`]), the
+    // commands that take a password, and token prefixes without `_` or an upper-case letter.
+    b"kennw",
+    b"wlan-s",
+    b"wifi-s",
+    b"wachtw",
+    b"contras",
+    b"clave",
+    b"senha",
+    b"has\xc5\x82",
+    b"has\xc5\x81",
+    b"haslo",
+    b"parola",
+    b"mdp",
+    b"code wi",
+    b"zugangsc",
+    b"mysql",
+    b"key-",
+    b"sk-",
+    b"xapp",
+];
+
+/// Password words beyond ASCII ([`super::words`]), in the cases they are written in: a text
+/// that holds a character beyond ASCII is searched for them.
+const WORDS_BEYOND_ASCII: &[&str] = &[
+    "ароль",
+    "АРОЛЬ",
+    "パスワード",
+    "暗証番号",
+    "密码",
+    "密碼",
+    "口令",
+    "كلمة",
+    "ifre",
+    "IFRE",
+    "senord",
+    "SENORD",
+    "비밀번호",
 ];
 
 const BASE64: u8 = 1;
@@ -53,11 +100,16 @@ const CLASSES: [u8; 256] = {
         if c.is_ascii_uppercase() || c == b'_' {
             k |= MARKS_RUN;
         }
-        if matches!(c, b'=' | b':' | b'$' | b'@' | b'"' | b'\'') {
+        // `~`: an Azure client secret (`…8Q~…`).
+        if matches!(c, b'=' | b':' | b'$' | b'@' | b'"' | b'\'' | b'~') {
             k |= TRIGGER;
         }
-        if matches!(c | 0x20, b'e' | b's' | b'w' | b'b' | b'p' | b'x' | b'g') || c == b'-' {
-            k |= KEYWORD;
+        let mut w = 0;
+        while w < KEYWORDS.len() {
+            if c.to_ascii_lowercase() == KEYWORDS[w][0] {
+                k |= KEYWORD;
+            }
+            w += 1;
         }
         if matches!(c, b'%' | b'\\' | b'&') {
             k |= ESCAPE;
@@ -132,7 +184,8 @@ fn verdict(s: &str, all: u8, pairs: u32) -> Triage {
     let can_hold = all & TRIGGER != 0
         || (pairs & 1 != 0
             && (0..bytes.len()).any(|i| class_at(i) & KEYWORD != 0 && keyword_at(bytes, i)))
-        || (bytes.len() >= 16 && all & MARKS_RUN != 0 && marked_run(bytes));
+        || (bytes.len() >= 16 && all & MARKS_RUN != 0 && marked_run(bytes))
+        || (all & NON_ASCII != 0 && WORDS_BEYOND_ASCII.iter().any(|w| s.contains(w)));
     if can_hold {
         Triage::Plain
     } else {
