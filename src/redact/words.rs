@@ -238,7 +238,9 @@ fn value_at(bytes: &[u8], i: usize, mut at: usize, strict: bool) -> Option<Match
     if n == 0 || is_common_word(value) || is_word_of_the_sentence(value) {
         return None;
     }
-    if strict && !reads_like_password(value) {
+    // A loose word ("pass") takes a value only with a digit in it: "the wifi pass is guest2024",
+    // not "pass to confirm_change" or "the day pass is cheap".
+    if strict && !(reads_like_password(value) && value.iter().any(u8::is_ascii_digit)) {
         return None;
     }
     // A word of the sentence ("obligatoria", "спросите"), not a password.
