@@ -15,6 +15,7 @@ use super::runs::{
     decode_b64, decode_b64_into, is_b64_any, is_our_id, is_public_id, is_text, may_decode_to_text,
     random_part, MAX_ENCODED, MIN_ENCODED,
 };
+use super::words::{is_common_word, reads_like_password};
 use super::{known, runs};
 
 /// Whether a secret can start with `b` right after a letter, digit or `_`: a credential of a
@@ -228,15 +229,6 @@ pub fn announces(word: &[u8]) -> Option<Announces> {
     (last_is(b"pass") || last_is(b"token")).then_some(Announces::Tight)
 }
 
-/// Whether a value after a [`Announces::Tight`] name in prose reads like a password rather than
-/// promotion copy: a lower-case letter and a digit or sign (`s3cret!`, not `SUMMER24` or `1`).
-pub(super) fn reads_like_password(value: &[u8]) -> bool {
-    value.iter().any(u8::is_ascii_lowercase)
-        && value
-            .iter()
-            .any(|b| b.is_ascii_digit() || b.is_ascii_punctuation())
-}
-
 /// `name=value`, `name: value` or `"name": "value"` at `i` where the name announces a secret: the
 /// name and separator stay shown, the value (up to a space, quote, `&`, `;` or `,`, or inside its
 /// quotes) is the secret.
@@ -321,96 +313,6 @@ pub fn assigned_secret(bytes: &[u8], i: usize) -> Option<Match> {
         return None;
     }
     (n > 0).then_some((at - i, at - i + n))
-}
-
-/// Words that follow "password is" in ordinary sentences ("The password is printed on your
-/// receipt"): never taken for the password itself.
-const NOT_A_PASSWORD: &[&str] = &[
-    "a",
-    "above",
-    "also",
-    "always",
-    "an",
-    "ask",
-    "at",
-    "available",
-    "call",
-    "check",
-    "contact",
-    "below",
-    "blank",
-    "case",
-    "case-sensitive",
-    "changed",
-    "correct",
-    "displayed",
-    "easy",
-    "empty",
-    "expired",
-    "for",
-    "free",
-    "given",
-    "hidden",
-    "in",
-    "included",
-    "incorrect",
-    "invalid",
-    "just",
-    "listed",
-    "long",
-    "missing",
-    "my",
-    "needed",
-    "never",
-    "new",
-    "not",
-    "now",
-    "on",
-    "only",
-    "optional",
-    "our",
-    "please",
-    "posted",
-    "printed",
-    "private",
-    "provided",
-    "public",
-    "required",
-    "reset",
-    "same",
-    "secret",
-    "see",
-    "sensitive",
-    "sent",
-    "set",
-    "short",
-    "shown",
-    "simple",
-    "still",
-    "strong",
-    "the",
-    "their",
-    "too",
-    "unchanged",
-    "updated",
-    "use",
-    "valid",
-    "visit",
-    "weak",
-    "written",
-    "wrong",
-    "your",
-];
-
-pub(super) fn is_common_word(word: &[u8]) -> bool {
-    let end = word
-        .iter()
-        .rposition(|b| !matches!(b, b'.' | b'!' | b'?' | b')'))
-        .map_or(0, |last| last + 1);
-    let word = &word[..end];
-    NOT_A_PASSWORD
-        .iter()
-        .any(|w| w.as_bytes().eq_ignore_ascii_case(word))
 }
 
 /// `password is X` (or `was`, with an optional colon): the password word and the verb stay, `X`

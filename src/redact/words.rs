@@ -9,7 +9,6 @@
 //! common word, or lower-case letters only: "la contraseña es obligatoria").
 
 use super::pattern::{run_len, starts_with_ci, word_start, Match};
-use super::scan::{is_common_word, reads_like_password};
 
 /// A password word (lower case) and whether it is strict: a strict word (`pass`, also a day pass
 /// or a boarding pass) takes only a value that reads like a password (a lower-case letter and a
@@ -351,4 +350,103 @@ pub fn wifi_qr(bytes: &[u8], i: usize) -> Option<Match> {
         at = end + 1;
     }
     None
+}
+
+/// Whether a value after a `Tight` name in prose reads like a password rather than
+/// promotion copy: a lower-case letter and a digit or sign (`s3cret!`, not `SUMMER24` or `1`).
+pub(super) fn reads_like_password(value: &[u8]) -> bool {
+    value.iter().any(u8::is_ascii_lowercase)
+        && value
+            .iter()
+            .any(|b| b.is_ascii_digit() || b.is_ascii_punctuation())
+}
+
+/// Words that follow "password is" in ordinary sentences ("The password is printed on your
+/// receipt"): never taken for the password itself.
+const NOT_A_PASSWORD: &[&str] = &[
+    "a",
+    "above",
+    "also",
+    "always",
+    "an",
+    "ask",
+    "at",
+    "available",
+    "call",
+    "check",
+    "contact",
+    "below",
+    "blank",
+    "case",
+    "case-sensitive",
+    "changed",
+    "correct",
+    "displayed",
+    "easy",
+    "empty",
+    "expired",
+    "for",
+    "free",
+    "given",
+    "hidden",
+    "in",
+    "included",
+    "incorrect",
+    "invalid",
+    "just",
+    "listed",
+    "long",
+    "missing",
+    "my",
+    "needed",
+    "never",
+    "new",
+    "not",
+    "now",
+    "on",
+    "only",
+    "optional",
+    "our",
+    "please",
+    "posted",
+    "printed",
+    "private",
+    "provided",
+    "public",
+    "required",
+    "reset",
+    "same",
+    "secret",
+    "see",
+    "sensitive",
+    "sent",
+    "set",
+    "short",
+    "shown",
+    "simple",
+    "still",
+    "strong",
+    "the",
+    "their",
+    "too",
+    "unchanged",
+    "updated",
+    "use",
+    "valid",
+    "visit",
+    "weak",
+    "written",
+    "wrong",
+    "your",
+];
+
+pub(super) fn is_common_word(word: &[u8]) -> bool {
+    let end = word
+        .iter()
+        .rposition(|b| !matches!(b, b'.' | b'!' | b'?' | b')'))
+        .map_or(0, |last| last + 1);
+    let word = &word[..end];
+    NOT_A_PASSWORD
+        .iter()
+        .any(|w| w.as_bytes().eq_ignore_ascii_case(word))
 }
