@@ -346,7 +346,7 @@ impl ApiError {
                 "The first request with this Idempotency-Key succeeded and created {}; its response carried a secret, which is shown once and never stored, so it cannot be replayed. If the secret was lost, revoke what was created (or delete it) and create a new one.",
                 resource_id.as_deref().map_or("an object".to_string(), |id| format!("`{id}`"))
             ),
-            ApiError::ScreenCredential => "This credential is a screen's player session: it reads what its screen plays (the screen, its company and branding, its ads with their media and QR codes) and reports that screen's heartbeats and plays, nothing else.".into(),
+            ApiError::ScreenCredential => "This credential is a screen's player session: it reads what its screen plays (the screen, its company and branding, its ads with their media and QR codes, which it reads by id company-wide) and reports that screen's heartbeats and plays, nothing else.".into(),
             ApiError::AccountAdminRequired => "This operation acts on the whole account: it needs an admin credential without a company scope. A company-scoped admin cannot perform it.".into(),
             ApiError::PreconditionFailed { current_etag } => format!(
                 "The resource changed since the version in If-Match; its current ETag is {current_etag}. Fetch it again and retry."
