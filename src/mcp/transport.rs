@@ -159,12 +159,13 @@ fn frame(out: Option<Out>, format: Format, request_id: &str) -> Response {
 }
 
 /// The modern era is chosen by a 2026-07-28 version header, the per-request `_meta` version, or
-/// `server/discover`; `initialize` always opens the handshake era.
+/// `server/discover`. An `initialize` is the handshake era's unless it carries one of the first
+/// two: then it is a modern request for a method 2026-07-28 removed (404, Method not found, as
+/// the conformance suite's `sep-2575` checks), never a session opened on an older version.
+/// A plain `initialize` asking for 2026-07-28 is negotiated down to 2025-11-25 (lifecycle:
+/// the server answers a version it speaks in that era).
 fn is_modern(body: &Value, header_version: Option<&str>) -> bool {
     let method = body.get("method").and_then(Value::as_str);
-    if method == Some("initialize") {
-        return false;
-    }
     header_version.is_some_and(|v| protocol::known_modern(v).is_some())
         || method == Some("server/discover")
         || body

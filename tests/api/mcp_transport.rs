@@ -790,6 +790,50 @@ fn modern_post_accept<'a>(app: &'a TestApp, method: &str, accept: &str) -> Reque
         .header("mcp-method", method)
 }
 
+/// An `initialize` sent as a 2026-07-28 request (its header, or its `_meta` version) asks for a
+/// method that revision removed: 404 and Method not found, never a 2025-11-25 session opened
+/// behind the client's back (conformance `sep-2575-http-server-method-not-found-404-initialize`).
+/// The same `initialize` without them is the handshake, negotiated down as the lifecycle says.
+#[tokio::test]
+async fn a_modern_initialize_is_method_not_found_and_opens_no_session() {
+    let app = TestApp::spawn().await;
+    let init = json!({"protocolVersion": MODERN, "capabilities": {},
+        "clientInfo": {"name": "modern-test", "version": "1.0"}});
+    let by_header_and_meta = modern_post(&app, "initialize")
+        .json(&request(1, "initialize", modern_params(init.clone())))
+        .send()
+        .await;
+    let by_meta_alone = post(&app, "northwind-readonly")
+        .json(&request(2, "initialize", modern_params(json!({}))))
+        .send()
+        .await;
+    assert_eq!(
+        by_header_and_meta.status,
+        404,
+        "{}",
+        by_header_and_meta.text()
+    );
+    let e = by_header_and_meta.json();
+    assert_eq!(e["error"]["code"], -32601, "{e}");
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(message.contains("server/discover"), "{message}");
+    // A `_meta` version without the mirrored headers is a modern request with a bad envelope.
+    assert_eq!(by_meta_alone.status, 400, "{}", by_meta_alone.text());
+    assert_eq!(by_meta_alone.json()["error"]["code"], -32020);
+    for r in [&by_header_and_meta, &by_meta_alone] {
+        assert!(r.header("mcp-session-id").is_none(), "{}", r.text());
+        assert!(r.json().get("result").is_none());
+    }
+    // The handshake itself is unchanged: no header, no `_meta`, a session on 2025-11-25.
+    let r = post(&app, "northwind-readonly")
+        .json(&initialize(MODERN))
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    assert!(r.header("mcp-session-id").is_some());
+}
+
 #[tokio::test]
 async fn server_discover_and_stateless_requests() {
     let app = TestApp::spawn().await;

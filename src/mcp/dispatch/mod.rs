@@ -182,6 +182,14 @@ pub fn modern(app: &App, caller: &Caller, msg: &Value, headers: &HeaderMap) -> O
                 "resources/templates/list" => resources::templates_list(id, true),
                 "resources/read" => paid(caller, || resources::read(app, caller, id, params, true)),
                 "completion/complete" => paid(caller, || completion::complete(app, caller, id, params, true)),
+                "initialize" => rpc_err(
+                    id,
+                    RpcError::new(
+                        protocol::METHOD_NOT_FOUND,
+                        "Protocol 2026-07-28 has no `initialize`: every request carries its version in `params._meta`, and `server/discover` lists what this server speaks. To open a 2025-11-25 session instead, send `initialize` without the 2026-07-28 `MCP-Protocol-Version` header and `_meta` version.",
+                    ),
+                    true,
+                ),
                 _ => rpc_err(
                     id,
                     RpcError::new(
