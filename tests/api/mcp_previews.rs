@@ -433,3 +433,50 @@ async fn a_preview_says_when_an_ad_will_not_play_yet() {
     let next = preview["next_step"].as_str().unwrap_or_default();
     assert!(!next.contains("not on air"), "{next}");
 }
+
+/// A QR code made through MCP carries its image once at most: never inline in the preview or the
+/// result (about 15 KB of SVG, twice over with the text block); the result says where the image
+/// is, and that link reads the SVG.
+#[tokio::test]
+async fn a_qr_code_confirmation_names_its_image_instead_of_carrying_it() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let promotion = one(
+        &app,
+        "SELECT id FROM promotions WHERE company_id = ?1 ORDER BY id LIMIT 1",
+        &[&grocers],
+    );
+    let preview = call_ok(
+        &app,
+        ADMIN,
+        "prepare_qr_code_creation",
+        json!({"promotion_id": promotion, "label": "Till 4"}),
+    )
+    .await;
+    assert!(preview["after"].get("image_svg").is_none(), "{preview}");
+    assert_eq!(preview["withheld"]["field"], "image_svg", "{preview}");
+    let confirm = crate::helpers::mcp::send(
+        &app,
+        ADMIN,
+        &crate::helpers::mcp::request(
+            1,
+            "tools/call",
+            json!({"name": "confirm_change",
+                "arguments": {"confirmation_id": preview["confirmation_id"]}}),
+        ),
+    )
+    .await;
+    assert_eq!(confirm.status, 200, "{}", confirm.text());
+    let bytes = confirm.text().len();
+    assert!(!confirm.text().contains("<svg"), "{}", confirm.text());
+    assert!(bytes < 6_000, "the confirmation is {bytes} bytes");
+    let result = &confirm.json()["result"]["structuredContent"];
+    let id = result["result"]["id"].as_str().expect("the new code's id");
+    assert!(result["result"]["short_url"].is_string(), "{result}");
+    let note = result["withheld"]["note"].as_str().unwrap();
+    let uri = format!("signage://qr-codes/{id}/image");
+    assert!(note.contains(&uri), "{note}");
+    let read = rpc(&app, ADMIN, "resources/read", json!({"uri": uri})).await;
+    let svg = read["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(svg.contains("<svg"), "{read}");
+}

@@ -189,7 +189,12 @@ pub fn routes() -> Vec<Route> {
             &[("promotion_id", "The promotion (`promo_…`).")],
             Change::Body(&["label", "target_url", "utm"]),
             "Prepare a QR code for a promotion: a short link that counts scans and redirects. This executes NOTHING: it checks the code as the write would and returns a preview and a `confirmation_id`. Show the preview to the user and ask for explicit confirmation; only if the user agrees, call confirm_change with the id.",
-        ).asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
+        )
+        .withholding(
+            "image_svg",
+            "the code's image is not carried here (it would double the result's size): read it with resources/read `signage://qr-codes/{id}/image` (SVG), or REST `GET /qr-codes/{id}/image`.",
+        )
+        .asking("Make a QR code for the promotion {target} of {company}; it encodes a short link that counts scans and redirects to the landing page. Webhooks subscribed to qr_code.created are notified."))
         .describe("Make a QR code for a promotion. The target must be the promotion's landing URL or on its host (no open redirect); a promotion without a landing URL lands on the sandbox's landing page `/l/{code}`; optional UTM parameters and a placement label. The code encodes a short sandbox link (`short_url`, `GET /q/{code}`) that counts scans and redirects. Needs `promotions:write`. Emits `qr_code.created`; 409 `qr_code_limit` past 100 codes.")
         .tag("promotions")
         .summary("Create a QR code for a promotion. `target_url` (default: the landing URL) must be on the landing URL's host; optional `utm` parameters are appended on redirect. The code's images encode its short URL `/q/{code}`. At most 100 codes per promotion (409 `qr_code_limit`).")
