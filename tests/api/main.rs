@@ -9,6 +9,7 @@ mod appliance;
 mod auth_cache;
 mod auth_matrix;
 mod billing;
+mod cli_commands;
 mod console;
 mod credentials;
 mod demo_command;
