@@ -582,3 +582,28 @@ fn the_configuration_page_lists_exactly_the_settings_the_code_reads() {
         "keys in the configuration table that signage.toml.example lacks: {extra:?}"
     );
 }
+
+#[test]
+fn the_security_page_names_every_route_an_outsider_reaches() {
+    let page = std::fs::read_to_string(root().join("docs/src/security.md")).unwrap();
+    let outsiders = page
+        .split("- **Outsiders**")
+        .nth(1)
+        .and_then(|rest| rest.split("\n- ").next())
+        .expect("the Outsiders item of security.md");
+    let unnamed: Vec<String> = signage::app::routes()
+        .iter()
+        .filter(|r| r.action == signage::auth::Action::Public)
+        // The console's files are named together, as `/console/…`.
+        .filter(|r| !(r.path.starts_with("/console/") && outsiders.contains("`/console/…`")))
+        .filter(|r| {
+            !outsiders.contains(&format!("`{}`", r.path))
+                && !outsiders.contains(&format!("`{} {}`", r.method, r.path))
+        })
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "public routes security.md does not name among what outsiders reach: {unnamed:?}"
+    );
+}

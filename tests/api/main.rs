@@ -23,6 +23,7 @@ mod events_feed;
 mod examples;
 mod foreign_sites;
 mod fuzz;
+mod home;
 mod journal;
 mod journal_secrets;
 mod journal_segments;
