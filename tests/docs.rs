@@ -155,7 +155,11 @@ fn every_page_is_in_the_summary_and_every_entry_is_a_page() {
             page.display()
         );
     }
-    for file in markdown_files().into_iter().filter(|f| f.starts_with(&src)) {
+    let pages = root().join("docs/src");
+    for file in markdown_files()
+        .into_iter()
+        .filter(|f| f.starts_with(&pages))
+    {
         if file.ends_with("SUMMARY.md") {
             continue;
         }
@@ -605,5 +609,121 @@ fn the_security_page_names_every_route_an_outsider_reaches() {
     assert!(
         unnamed.is_empty(),
         "public routes security.md does not name among what outsiders reach: {unnamed:?}"
+    );
+}
+
+/// The demo credentials of the fixtures: (name, rawKey, client_id) of every key.
+fn demo_keys() -> Vec<(String, String, String)> {
+    let creds: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("fixtures/demo-credentials.json")).unwrap(),
+    )
+    .unwrap();
+    creds["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let s = |f: &str| k[f].as_str().unwrap().to_string();
+            (s("name"), s("rawKey"), s("client_id"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_copy_paste_credentials_are_the_fixtures_and_the_same_on_every_page() {
+    let keys = demo_keys();
+    let of = |name: &str| keys.iter().find(|k| k.0 == name).unwrap().clone();
+    let (_, key, client) = of("northwind-readwrite");
+    let (_, op, op_client) = of("sandbox-operator");
+    let expected: Vec<(String, String)> = [
+        ("BASE", "http://127.0.0.1:8080".to_string()),
+        ("KEY", key),
+        ("CLIENT", client),
+        ("OP", op),
+        ("OP_CLIENT", op_client),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect();
+    let mut first: Option<String> = None;
+    for page in ["demo-data.md", "test-suite.md", "going-live.md"] {
+        let block = blocks()
+            .into_iter()
+            .find(|b| b.file.ends_with(page) && b.body.lines().any(|l| l.starts_with("OP_CLIENT=")))
+            .unwrap_or_else(|| panic!("{page} has no credential block"));
+        let set: Vec<(String, String)> = block
+            .body
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .filter(|(n, _)| n.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(set, expected, "{page}: the credential block");
+        match &first {
+            None => first = Some(block.body.clone()),
+            Some(body) => assert_eq!(&block.body, body, "{page}: not the same block"),
+        }
+        // At the top of the page: before its first section.
+        let text = std::fs::read_to_string(&block.file).unwrap();
+        let at = text.find("OP_CLIENT=").unwrap();
+        if page != "demo-data.md" {
+            assert!(
+                !text[..at].contains("\n## "),
+                "{page}: the block is not at the top"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_demo_credentials_page_lists_every_key_of_the_fixtures() {
+    let page = std::fs::read_to_string(root().join("docs/src/demo-data.md")).unwrap();
+    let missing: Vec<String> = demo_keys()
+        .into_iter()
+        .filter(|(name, raw, client)| {
+            !page.lines().any(|l| {
+                l.starts_with(&format!("| `{name}` |"))
+                    && l.contains(&format!("`{raw}`"))
+                    && l.contains(&format!("`{client}`"))
+            })
+        })
+        .map(|(name, _, _)| name)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "demo-data.md lacks the keys {missing:?}"
+    );
+}
+
+/// A link from a page of the book to a file outside `docs/src` resolves in the Markdown but is dead
+/// in the built HTML (mdBook copies only the book): link to a page, or include the text.
+#[test]
+fn no_link_of_the_book_leaves_the_book() {
+    let src = root().join("docs/src").canonicalize().unwrap();
+    let mut leaving = Vec::new();
+    let pages = root().join("docs/src");
+    for file in markdown_files()
+        .into_iter()
+        .filter(|f| f.starts_with(&pages))
+    {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, target) in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") || target.starts_with('#') {
+                continue;
+            }
+            let path = target.split('#').next().unwrap_or_default();
+            let resolved = file.parent().unwrap().join(path).canonicalize();
+            if !resolved.is_ok_and(|p| p.starts_with(&src)) {
+                leaving.push(format!(
+                    "{}:{line}: {target}",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        leaving.is_empty(),
+        "links that leave the book:\n{}",
+        leaving.join("\n")
     );
 }
