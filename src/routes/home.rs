@@ -30,16 +30,22 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
 /// The server's name and version, and where to go from here.
 #[derive(Serialize, JsonSchema)]
 struct Index {
+    /// Always `signage`.
     name: &'static str,
+    /// The version of this server (`signage --version` prints the same).
     version: &'static str,
+    /// Where to go from here, in the order a newcomer wants them.
     links: Vec<Link>,
 }
 
 /// One place on this server: its path and what it is.
 #[derive(Serialize, JsonSchema)]
 struct Link {
+    /// What the link is: `console`, `api-reference`, `openapi`, `mcp` or `health`.
     rel: &'static str,
+    /// Its path on this server.
     href: &'static str,
+    /// What is there, in words.
     title: &'static str,
 }
 
