@@ -727,3 +727,64 @@ fn no_link_of_the_book_leaves_the_book() {
         leaving.join("\n")
     );
 }
+
+#[test]
+fn the_book_names_the_version_the_binary_reports() {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut wrong = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for shown in line.split("`signage ").skip(1) {
+                let word = shown.split('`').next().unwrap_or_default();
+                let is_version = word.split('.').count() == 3
+                    && word
+                        .split('.')
+                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+                if is_version && word != version {
+                    wrong.push(format!("{}:{}: signage {word}", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the binary is signage {version}: {wrong:?}"
+    );
+}
+
+/// Every problem `code` the troubleshooting page explains is one the server answers with.
+#[test]
+fn the_troubleshooting_page_explains_codes_that_exist() {
+    let page = std::fs::read_to_string(root().join("docs/src/troubleshooting.md")).unwrap();
+    let mut source = String::new();
+    fn read_all(dir: &Path, out: &mut String) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                read_all(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    read_all(&root().join("src"), &mut source);
+    let codes: Vec<&str> = page
+        .split("**")
+        .skip(1)
+        .step_by(2) // the bold parts: the symptoms
+        .flat_map(|bold| bold.split('`').skip(1).step_by(2))
+        .filter(|w| {
+            w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase() || c == '_') && w.contains('_')
+        })
+        .collect();
+    assert!(codes.len() >= 5, "{codes:?}");
+    let unknown: Vec<&&str> = codes
+        .iter()
+        .filter(|c| !source.contains(&format!("\"{c}\"")))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "codes the server never answers: {unknown:?}"
+    );
+}
