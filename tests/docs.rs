@@ -788,3 +788,27 @@ fn the_troubleshooting_page_explains_codes_that_exist() {
         "codes the server never answers: {unknown:?}"
     );
 }
+
+/// Pages for users speak of what the user does: the project's issue numbers belong to the
+/// contributors' part (architecture, tests, benchmarks).
+#[test]
+fn no_user_page_names_an_internal_issue() {
+    let builders = ["contributing/", "architecture.md", "benchmarks.md"];
+    let mut found = Vec::new();
+    for file in markdown_files() {
+        let shown = file.strip_prefix(root()).unwrap().display().to_string();
+        if !shown.starts_with("docs/src/") || builders.iter().any(|b| shown.contains(b)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            for after in lower.split("issue ").skip(1) {
+                if after.starts_with(|c: char| c.is_ascii_digit()) {
+                    found.push(format!("{shown}:{}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "issue numbers in user pages: {found:?}");
+}
