@@ -19,8 +19,11 @@ use config_layers::base_layers;
 #[derive(FromArgs)]
 /// signage: a local sandbox of the digital-signage platform (REST API + MCP server).
 pub struct Cli {
+    /// print the version and exit
+    #[argh(switch)]
+    pub version: bool,
     #[argh(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(FromArgs)]
@@ -335,6 +338,12 @@ fn open_db(config: &Option<PathBuf>, database: &Option<String>) -> Result<Db, St
 
 /// Writes a line to stdout. A closed pipe (`signage keys list | head`) ends the output quietly
 /// instead of panicking as `println!` would.
+/// `signage --version`: the name and the package version, as `cargo install` and release
+/// artifacts report it.
+pub fn version() -> String {
+    format!("signage {}", env!("CARGO_PKG_VERSION"))
+}
+
 pub fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{text}").and_then(|_| stdout.flush());
@@ -358,7 +367,17 @@ fn api_err(e: crate::http::ApiError) -> String {
 
 /// Runs the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
-    let result = match cli.command {
+    if cli.version {
+        out(&version());
+        return 0;
+    }
+    let Some(command) = cli.command else {
+        eprintln!(
+            "error: give a command (serve, demo, mcp-config, …); `signage --help` lists them"
+        );
+        return 2;
+    };
+    let result = match command {
         Command::Serve(s) => serve(s),
         Command::Demo(d) => demo::run(d),
         Command::Migrate(m) => (|| {
@@ -489,7 +508,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Users(u) => match u.action {
             UsersAction::Create(a) => create_user(a),
         },
-        Command::McpConfig(m) => crate::mcp::config_cmd::run(m).map(|text| out(&text)),
+        Command::McpConfig(m) => mcp_config(m),
         Command::Readiness(r) => match crate::sandbox::readiness::cli::run(&r) {
             Ok((text, code)) => {
                 out(&text);
@@ -505,6 +524,39 @@ pub fn run(cli: Cli) -> i32 {
             1
         }
     }
+}
+
+/// `signage mcp-config`: the registration for the server at `--url`, or at the address `signage
+/// serve` takes from the same configuration (with `--port`). Notes to stderr, JSON to stdout.
+fn mcp_config(m: crate::mcp::config_cmd::McpConfig) -> Result<(), String> {
+    use crate::mcp::config_cmd::{run, Part};
+    let base = match &m.url {
+        Some(url) => url.clone(),
+        None => {
+            let mut layers = base_layers(&m.config)?;
+            layers.push(Layer {
+                port: m.port,
+                ..Layer::default()
+            });
+            let s = Settings::resolve(&layers).map_err(|e| e.to_string())?;
+            if s.listen.port() == 0 {
+                return Err("the server picks its port at start (port 0): give the port it printed with --port, or --url".into());
+            }
+            s.public_base_url
+                .clone()
+                .unwrap_or_else(|| crate::config::public_base_url_for(s.listen))
+        }
+    };
+    for part in run(m, &base)? {
+        match part {
+            Part::Note(note) => {
+                let _ = std::io::stdout().flush();
+                eprintln!("{note}");
+            }
+            Part::Json(json) => out(&json),
+        }
+    }
+    Ok(())
 }
 
 fn create_user(a: UsersCreate) -> Result<(), String> {

@@ -155,7 +155,11 @@ fn every_page_is_in_the_summary_and_every_entry_is_a_page() {
             page.display()
         );
     }
-    for file in markdown_files().into_iter().filter(|f| f.starts_with(&src)) {
+    let pages = root().join("docs/src");
+    for file in markdown_files()
+        .into_iter()
+        .filter(|f| f.starts_with(&pages))
+    {
         if file.ends_with("SUMMARY.md") {
             continue;
         }
@@ -497,12 +501,9 @@ fn every_shown_command_output_is_what_the_command_prints() {
             .output()
             .unwrap();
         assert!(out.status.success(), "signage {command} failed");
-        let printed: String = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let printed: Value = serde_json::from_str(&printed).unwrap();
+        // Stdout is the JSON alone (notes go to stderr), so a redirect writes a valid file.
+        let printed: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("signage {command}: stdout is not one JSON document: {e}"));
         let shown: Value = serde_json::from_str(&block.body)
             .unwrap_or_else(|e| panic!("{}:{}: not JSON: {e}", block.file.display(), block.line));
         assert_eq!(shown, printed, "{}:{}", block.file.display(), block.line);
@@ -584,4 +585,230 @@ fn the_configuration_page_lists_exactly_the_settings_the_code_reads() {
         extra.is_empty(),
         "keys in the configuration table that signage.toml.example lacks: {extra:?}"
     );
+}
+
+#[test]
+fn the_security_page_names_every_route_an_outsider_reaches() {
+    let page = std::fs::read_to_string(root().join("docs/src/security.md")).unwrap();
+    let outsiders = page
+        .split("- **Outsiders**")
+        .nth(1)
+        .and_then(|rest| rest.split("\n- ").next())
+        .expect("the Outsiders item of security.md");
+    let unnamed: Vec<String> = signage::app::routes()
+        .iter()
+        .filter(|r| r.action == signage::auth::Action::Public)
+        // The console's files are named together, as `/console/…`.
+        .filter(|r| !(r.path.starts_with("/console/") && outsiders.contains("`/console/…`")))
+        .filter(|r| {
+            !outsiders.contains(&format!("`{}`", r.path))
+                && !outsiders.contains(&format!("`{} {}`", r.method, r.path))
+        })
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "public routes security.md does not name among what outsiders reach: {unnamed:?}"
+    );
+}
+
+/// The demo credentials of the fixtures: (name, rawKey, client_id) of every key.
+fn demo_keys() -> Vec<(String, String, String)> {
+    let creds: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("fixtures/demo-credentials.json")).unwrap(),
+    )
+    .unwrap();
+    creds["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let s = |f: &str| k[f].as_str().unwrap().to_string();
+            (s("name"), s("rawKey"), s("client_id"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_copy_paste_credentials_are_the_fixtures_and_the_same_on_every_page() {
+    let keys = demo_keys();
+    let of = |name: &str| keys.iter().find(|k| k.0 == name).unwrap().clone();
+    let (_, key, client) = of("northwind-readwrite");
+    let (_, op, op_client) = of("sandbox-operator");
+    let expected: Vec<(String, String)> = [
+        ("BASE", "http://127.0.0.1:8080".to_string()),
+        ("KEY", key),
+        ("CLIENT", client),
+        ("OP", op),
+        ("OP_CLIENT", op_client),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect();
+    let mut first: Option<String> = None;
+    for page in ["demo-data.md", "test-suite.md", "going-live.md"] {
+        let block = blocks()
+            .into_iter()
+            .find(|b| b.file.ends_with(page) && b.body.lines().any(|l| l.starts_with("OP_CLIENT=")))
+            .unwrap_or_else(|| panic!("{page} has no credential block"));
+        let set: Vec<(String, String)> = block
+            .body
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .filter(|(n, _)| n.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(set, expected, "{page}: the credential block");
+        match &first {
+            None => first = Some(block.body.clone()),
+            Some(body) => assert_eq!(&block.body, body, "{page}: not the same block"),
+        }
+        // At the top of the page: before its first section.
+        let text = std::fs::read_to_string(&block.file).unwrap();
+        let at = text.find("OP_CLIENT=").unwrap();
+        if page != "demo-data.md" {
+            assert!(
+                !text[..at].contains("\n## "),
+                "{page}: the block is not at the top"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_demo_credentials_page_lists_every_key_of_the_fixtures() {
+    let page = std::fs::read_to_string(root().join("docs/src/demo-data.md")).unwrap();
+    let missing: Vec<String> = demo_keys()
+        .into_iter()
+        .filter(|(name, raw, client)| {
+            !page.lines().any(|l| {
+                l.starts_with(&format!("| `{name}` |"))
+                    && l.contains(&format!("`{raw}`"))
+                    && l.contains(&format!("`{client}`"))
+            })
+        })
+        .map(|(name, _, _)| name)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "demo-data.md lacks the keys {missing:?}"
+    );
+}
+
+/// A link from a page of the book to a file outside `docs/src` resolves in the Markdown but is dead
+/// in the built HTML (mdBook copies only the book): link to a page, or include the text.
+#[test]
+fn no_link_of_the_book_leaves_the_book() {
+    let src = root().join("docs/src").canonicalize().unwrap();
+    let mut leaving = Vec::new();
+    let pages = root().join("docs/src");
+    for file in markdown_files()
+        .into_iter()
+        .filter(|f| f.starts_with(&pages))
+    {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, target) in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") || target.starts_with('#') {
+                continue;
+            }
+            let path = target.split('#').next().unwrap_or_default();
+            let resolved = file.parent().unwrap().join(path).canonicalize();
+            if !resolved.is_ok_and(|p| p.starts_with(&src)) {
+                leaving.push(format!(
+                    "{}:{line}: {target}",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        leaving.is_empty(),
+        "links that leave the book:\n{}",
+        leaving.join("\n")
+    );
+}
+
+#[test]
+fn the_book_names_the_version_the_binary_reports() {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut wrong = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for shown in line.split("`signage ").skip(1) {
+                let word = shown.split('`').next().unwrap_or_default();
+                let is_version = word.split('.').count() == 3
+                    && word
+                        .split('.')
+                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+                if is_version && word != version {
+                    wrong.push(format!("{}:{}: signage {word}", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the binary is signage {version}: {wrong:?}"
+    );
+}
+
+/// Every problem `code` the troubleshooting page explains is one the server answers with.
+#[test]
+fn the_troubleshooting_page_explains_codes_that_exist() {
+    let page = std::fs::read_to_string(root().join("docs/src/troubleshooting.md")).unwrap();
+    let mut source = String::new();
+    fn read_all(dir: &Path, out: &mut String) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                read_all(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    read_all(&root().join("src"), &mut source);
+    let codes: Vec<&str> = page
+        .split("**")
+        .skip(1)
+        .step_by(2) // the bold parts: the symptoms
+        .flat_map(|bold| bold.split('`').skip(1).step_by(2))
+        .filter(|w| {
+            w.len() > 3 && w.chars().all(|c| c.is_ascii_lowercase() || c == '_') && w.contains('_')
+        })
+        .collect();
+    assert!(codes.len() >= 5, "{codes:?}");
+    let unknown: Vec<&&str> = codes
+        .iter()
+        .filter(|c| !source.contains(&format!("\"{c}\"")))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "codes the server never answers: {unknown:?}"
+    );
+}
+
+/// Pages for users speak of what the user does: the project's issue numbers belong to the
+/// contributors' part (architecture, tests, benchmarks).
+#[test]
+fn no_user_page_names_an_internal_issue() {
+    let builders = ["contributing/", "architecture.md", "benchmarks.md"];
+    let mut found = Vec::new();
+    for file in markdown_files() {
+        let shown = file.strip_prefix(root()).unwrap().display().to_string();
+        if !shown.starts_with("docs/src/") || builders.iter().any(|b| shown.contains(b)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            for after in lower.split("issue ").skip(1) {
+                if after.starts_with(|c: char| c.is_ascii_digit()) {
+                    found.push(format!("{shown}:{}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "issue numbers in user pages: {found:?}");
 }

@@ -694,16 +694,28 @@ mod tests {
     /// name (opened unnamed, or unlinked as it is opened): while the transaction holds it open, no
     /// file of SQLite's is reachable by name in a temporary directory (it holds page images:
     /// key hashes, webhook secrets).
-    /// The files this process holds open in a temporary directory, but signage's own (the test
-    /// databases and uploads of tests running beside this one, named `signage-…`): (the open
-    /// file, where it points).
+    /// The files this process holds open that SQLite's temporary files could be: directly in a
+    /// temporary directory, named as SQLite names them (`etilqs_…`) or unnamed (`#<inode>`, an
+    /// `O_TMPFILE`). Anything else there (a checkout cloned under /tmp, a test log, a file a test
+    /// running beside this one opened) is not the statement's: (the open file, where it points).
     fn open_temp_files() -> Vec<(std::path::PathBuf, String)> {
-        let mut dirs: Vec<String> = ["/var/tmp/", "/usr/tmp/", "/tmp/"].map(String::from).into();
+        let mut dirs: Vec<String> = ["/var/tmp", "/usr/tmp", "/tmp"].map(String::from).into();
         for var in ["SQLITE_TMPDIR", "TMPDIR"] {
             if let Some(dir) = std::env::var_os(var) {
-                dirs.push(format!("{}/", dir.to_string_lossy().trim_end_matches('/')));
+                dirs.push(dir.to_string_lossy().trim_end_matches('/').to_string());
             }
         }
+        let sqlites = |target: &str| {
+            dirs.iter().any(|dir| {
+                target
+                    .strip_prefix(dir.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .is_some_and(|name| {
+                        !name.contains('/')
+                            && (name.starts_with("etilqs_") || name.starts_with('#'))
+                    })
+            })
+        };
         std::fs::read_dir("/proc/self/fd")
             .map(|dir| {
                 dir.filter_map(|e| {
@@ -711,10 +723,7 @@ mod tests {
                     let target = std::fs::read_link(&fd).ok()?;
                     Some((fd, target.to_string_lossy().into_owned()))
                 })
-                .filter(|(_, target)| {
-                    dirs.iter().any(|dir| target.starts_with(dir.as_str()))
-                        && !target.contains("signage-")
-                })
+                .filter(|(_, target)| sqlites(target))
                 .collect()
             })
             .unwrap_or_default()
@@ -746,6 +755,10 @@ mod tests {
                  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
                  INSERT INTO child SELECT 1, randomblob(3000) FROM n;",
             )?;
+            // A named file of someone else's, open meanwhile in the temporary directory (what a
+            // checkout cloned there looks like): not SQLite's, so not counted.
+            let probe = std::env::temp_dir().join(format!("checkout-{}", std::process::id()));
+            let _held = std::fs::File::create(&probe).unwrap();
             tx.execute("UPDATE child SET p = 2, b = randomblob(3000)", [])?;
             let spilled: Vec<(std::path::PathBuf, String)> = open_temp_files()
                 .into_iter()
@@ -762,6 +775,7 @@ mod tests {
                 let mode = std::fs::metadata(fd).unwrap().permissions().mode();
                 assert_eq!(mode & 0o077, 0, "{target} is open to others: {mode:o}");
             }
+            let _ = std::fs::remove_file(&probe);
             Ok::<_, DbError>(())
         })
         .unwrap();

@@ -10,6 +10,9 @@
 //!
 //! The Claude entry keeps the key in an `env` variable because some clients split `args` on
 //! spaces; `Authorization:${…}` has none.
+//!
+//! Only JSON goes to stdout: the notes that say where each block belongs go to stderr, so
+//! `signage mcp-config --format cursor > .cursor/mcp.json` writes a file the client can read.
 
 use argh::FromArgs;
 use serde_json::{json, Value};
@@ -19,9 +22,17 @@ use serde_json::{json, Value};
 /// No API key is written unless --inline-key is given.
 #[argh(subcommand, name = "mcp-config")]
 pub struct McpConfig {
-    /// base URL of the server (default http://127.0.0.1:8080); `/mcp` is appended if missing
-    #[argh(option, default = "String::from(\"http://127.0.0.1:8080\")")]
-    pub url: String,
+    /// base URL of the server (`/mcp` is appended if missing); default: the address `signage
+    /// serve` listens on with the same configuration (signage.toml, $SIGNAGE_CONFIG, the
+    /// SIGNAGE_* variables, --port), its public_base_url if set
+    #[argh(option)]
+    pub url: Option<String>,
+    /// the server's port, when it is not the configured one (e.g. the port a `--port 0` server printed)
+    #[argh(option)]
+    pub port: Option<u16>,
+    /// config file the server runs with (default: ./signage.toml if present, or $SIGNAGE_CONFIG)
+    #[argh(option)]
+    pub config: Option<std::path::PathBuf>,
     /// the API key, checked and (with --inline-key only) written (default: $SIGNAGE_API_KEY)
     #[argh(option)]
     pub key: Option<String>,
@@ -180,84 +191,91 @@ fn with_view(mut v: Value, view: &[(&'static str, String)]) -> Value {
     v
 }
 
-/// The text printed for a format.
+/// One piece of the output: a note for the person (stderr) or a client's JSON (stdout).
+#[derive(Debug, PartialEq)]
+pub enum Part {
+    Note(String),
+    Json(String),
+}
+
+/// The notes and JSON printed for a format, in order.
 pub fn render(
     format: &str,
     url: &str,
     key: KeySource<'_>,
     client_id: &str,
     view: &[(&'static str, String)],
-) -> Result<String, String> {
+) -> Result<Vec<Part>, String> {
     let pretty = |v: Value| serde_json::to_string_pretty(&with_view(v, view)).unwrap_or_default();
     let inline = matches!(key, KeySource::Inline(_));
-    let claude_note = if inline {
-        ""
-    } else {
-        "\n# Replace the placeholder in `env` with `Bearer <your key>`: Claude Desktop passes mcp-remote nothing else."
-    };
-    let cursor_note = if inline {
-        ""
-    } else {
-        "\n# The key is read from the environment variable SIGNAGE_API_KEY of the process that starts Cursor."
-    };
-    let vscode_note = if inline {
-        ""
-    } else {
-        "\n# VS Code asks for the key once and keeps it in its secret storage."
-    };
-    let generic_note = if inline {
-        ""
-    } else {
-        "\n# ${SIGNAGE_API_KEY} stands for the key: use your client's way to read it from the environment or a secret store."
-    };
-    let sections: Vec<(&str, String)> = vec![
+    let unless_inline = |note: &str| (!inline).then(|| note.to_string());
+    let sections: Vec<(&str, Vec<String>, String)> = vec![
         (
             "claude",
-            format!(
-                "# Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config).\n# It only starts local stdio servers, so this runs the mcp-remote bridge (needs Node.js/npx).{claude_note}\n{}",
-                pretty(claude(url, key, client_id))
-            ),
+            [
+                Some("Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config).".to_string()),
+                Some("It only starts local stdio servers, so this runs the mcp-remote bridge (needs Node.js/npx).".to_string()),
+                unless_inline("Replace the placeholder in `env` with `Bearer <your key>`: Claude Desktop passes mcp-remote nothing else."),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            pretty(claude(url, key, client_id)),
         ),
         (
             "cursor",
-            format!(
-                "# Cursor: ~/.cursor/mcp.json (or .cursor/mcp.json in a project).{cursor_note}\n{}",
-                pretty(cursor(url, key, client_id))
-            ),
+            [
+                Some("Cursor: ~/.cursor/mcp.json (or .cursor/mcp.json in a project).".to_string()),
+                unless_inline("The key is read from the environment variable SIGNAGE_API_KEY of the process that starts Cursor."),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            pretty(cursor(url, key, client_id)),
         ),
         (
             "vscode",
-            format!(
-                "# VS Code: .vscode/mcp.json (or the user mcp.json).{vscode_note}\n{}",
-                pretty(vscode(url, key, client_id))
-            ),
+            [
+                Some("VS Code: .vscode/mcp.json (or the user mcp.json).".to_string()),
+                unless_inline("VS Code asks for the key once and keeps it in its secret storage."),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            pretty(vscode(url, key, client_id)),
         ),
         (
             "generic",
-            format!(
-                "# Any Streamable HTTP MCP client: POST the URL with these two headers.{generic_note}\n{}",
-                pretty(generic(url, key, client_id))
-            ),
+            [
+                Some("Any Streamable HTTP MCP client: POST the URL with these two headers.".to_string()),
+                unless_inline("${SIGNAGE_API_KEY} stands for the key: use your client's way to read it from the environment or a secret store."),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            pretty(generic(url, key, client_id)),
         ),
     ];
-    match format {
-        "all" => Ok(sections
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect::<Vec<_>>()
-            .join("\n\n")),
-        f => sections
-            .into_iter()
-            .find(|(name, _)| *name == f)
-            .map(|(_, s)| s)
-            .ok_or_else(|| {
-                format!("--format must be all, claude, cursor, vscode or generic, not `{f}`")
-            }),
+    if format != "all" && !sections.iter().any(|(name, _, _)| *name == format) {
+        return Err(format!(
+            "--format must be all, claude, cursor, vscode or generic, not `{format}`"
+        ));
     }
+    Ok(sections
+        .into_iter()
+        .filter(|(name, _, _)| format == "all" || *name == format)
+        .flat_map(|(_, notes, json)| {
+            notes
+                .into_iter()
+                .map(|n| Part::Note(format!("# {n}")))
+                .chain([Part::Json(json)])
+        })
+        .collect())
 }
 
-/// The configuration text to print (the caller prints it: this module writes no output itself).
-pub fn run(cmd: McpConfig) -> Result<String, String> {
+/// What to print for the server at `base_url` (the caller prints it: notes to stderr, JSON to
+/// stdout; this module writes no output itself).
+pub fn run(cmd: McpConfig, base_url: &str) -> Result<Vec<Part>, String> {
     let key = cmd
         .key
         .or_else(|| std::env::var(KEY_ENV).ok())
@@ -286,21 +304,32 @@ pub fn run(cmd: McpConfig) -> Result<String, String> {
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
         .ok_or("give the key's API client id with --client-id (`cli_…`)")?;
-    let url = endpoint(&cmd.url);
+    let url = endpoint(base_url);
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(format!(
-            "--url must be an http:// or https:// URL, not `{}`",
-            cmd.url
+            "--url must be an http:// or https:// URL, not `{base_url}`"
         ));
     }
     let view = view_headers(cmd.toolsets.as_deref(), cmd.readonly)?;
-    let text = render(&cmd.format, &url, source, &client_id, &view)?;
-    if cmd.inline_key {
-        eprintln!("note: the output contains the API key; keep it out of chats, tickets and shared repositories.");
+    let mut parts = render(&cmd.format, &url, source, &client_id, &view)?;
+    parts.insert(0, Part::Note(if cmd.inline_key {
+        "note: the output contains the API key; keep it out of chats, tickets and shared repositories.".to_string()
     } else {
-        eprintln!("note: the output contains no API key: VS Code asks for it, Cursor reads $SIGNAGE_API_KEY, Claude Desktop needs it pasted into its env block. --inline-key writes it (throw-away demos only).");
-    }
-    Ok(text)
+        "note: the output contains no API key: VS Code asks for it, Cursor reads $SIGNAGE_API_KEY, Claude Desktop needs it pasted into its env block. --inline-key writes it (throw-away demos only).".to_string()
+    }));
+    Ok(parts)
+}
+
+/// The JSON of the parts, as stdout carries it.
+pub fn stdout_of(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Json(j) => Some(j.as_str()),
+            Part::Note(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
@@ -309,6 +338,17 @@ mod tests {
 
     const KEY: &str = "sgn_test_VECFOkBoPCcq3rfr_ssqf9Y9xxptbfgNOxP5rqItR2hoMjFvg2yaUNr";
     const INLINE: KeySource<'static> = KeySource::Inline(KEY);
+
+    /// Everything printed, notes and JSON, in order.
+    fn text(parts: Vec<Part>) -> String {
+        parts
+            .into_iter()
+            .map(|p| match p {
+                Part::Note(t) | Part::Json(t) => t,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 
     #[test]
     fn formats_carry_the_url_and_both_headers() {
@@ -355,7 +395,7 @@ mod tests {
     #[test]
     fn by_default_no_key_is_written() {
         let url = "http://127.0.0.1:8080/mcp";
-        let all = render("all", url, KeySource::Reference, "cli_1", &[]).unwrap();
+        let all = text(render("all", url, KeySource::Reference, "cli_1", &[]).unwrap());
         // Nothing key-shaped: the redactor finds nothing to replace.
         assert_eq!(crate::redact::redact_str(&all), all.as_str());
         let v = vscode(url, KeySource::Reference, "cli_1");
@@ -387,7 +427,9 @@ mod tests {
     #[test]
     fn run_writes_the_key_only_when_asked() {
         let cmd = |key: Option<&str>, inline_key: bool| McpConfig {
-            url: "http://127.0.0.1:8080".into(),
+            url: None,
+            port: None,
+            config: None,
             key: key.map(String::from),
             client_id: Some("cli_1".into()),
             format: "all".into(),
@@ -395,11 +437,13 @@ mod tests {
             toolsets: None,
             readonly: false,
         };
-        let text = run(cmd(Some(KEY), false)).unwrap();
-        assert!(!text.contains(KEY));
-        let text = run(cmd(Some(KEY), true)).unwrap();
-        assert_eq!(text.matches(KEY).count(), 4);
-        assert!(run(cmd(Some("sgn_test_nope"), false)).is_err());
+        let url = "http://127.0.0.1:8080";
+        let printed = text(run(cmd(Some(KEY), false), url).unwrap());
+        assert!(!printed.contains(KEY));
+        let printed = text(run(cmd(Some(KEY), true), url).unwrap());
+        assert_eq!(printed.matches(KEY).count(), 4);
+        assert!(run(cmd(Some("sgn_test_nope"), false), url).is_err());
+        assert!(run(cmd(None, false), "ftp://x").is_err());
     }
 
     #[test]
@@ -416,7 +460,7 @@ mod tests {
             .unwrap_err()
             .contains("`screens`"));
         let url = "http://127.0.0.1:8080/mcp";
-        let all = render("all", url, KeySource::Reference, "cli_1", &view).unwrap();
+        let all = text(render("all", url, KeySource::Reference, "cli_1", &view).unwrap());
         // Cursor, VS Code and the generic form carry both headers; Claude's bridge gets arguments.
         assert_eq!(
             all.matches("\"X-MCP-Toolsets\": \"devices,ads\"").count(),
@@ -430,12 +474,16 @@ mod tests {
 
     #[test]
     fn render_selects_formats() {
-        let all = render("all", "http://127.0.0.1:8080/mcp", INLINE, "cli_1", &[]).unwrap();
+        let all = text(render("all", "http://127.0.0.1:8080/mcp", INLINE, "cli_1", &[]).unwrap());
         for marker in ["Claude Desktop", "Cursor", "VS Code", "Any Streamable HTTP"] {
             assert!(all.contains(marker), "{marker}");
         }
         let one = render("cursor", "http://127.0.0.1:8080/mcp", INLINE, "cli_1", &[]).unwrap();
-        assert!(one.contains("mcpServers") && !one.contains("npx"));
+        // One format: its notes, then exactly one JSON document.
+        let json: Vec<&Part> = one.iter().filter(|p| matches!(p, Part::Json(_))).collect();
+        assert_eq!(json.len(), 1);
+        let doc: Value = serde_json::from_str(&stdout_of(&one)).unwrap();
+        assert!(doc.get("mcpServers").is_some() && !doc.to_string().contains("npx"));
         assert!(render("emacs", "u", INLINE, "c", &[]).is_err());
     }
 }

@@ -22,6 +22,7 @@ pub mod devices;
 pub mod download;
 pub mod events;
 pub mod health;
+pub mod home;
 pub mod invoice_due;
 pub mod landing;
 pub mod landing_domains;
@@ -54,7 +55,7 @@ use serde_json::Value;
 
 pub use optional::{nullable, present};
 
-/// One module of routes: the area it serves (none for health, the document, the account and
+/// One module of routes: the area it serves (none for the index, health, the document, the account and
 /// admin), the routes it adds to the route table, the named schemas those routes refer to and
 /// the entries of the webhook payload catalogue for the area's event types.
 pub struct Module {
@@ -100,6 +101,7 @@ fn no_payloads() -> Vec<Payload> {
 /// table and the OpenAPI document. An area's other facts (scope, ids, events, tables) are its entry
 /// in [`crate::areas`]; a test checks that every area has exactly one module here.
 pub const MODULES: &[Module] = &[
+    module("home", None, home::routes, home::schemas),
     module("health", None, health::routes, health::schemas),
     module("openapi", None, openapi::routes, no_schemas),
     module("account", None, account::routes, account::schemas),

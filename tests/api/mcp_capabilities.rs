@@ -30,6 +30,22 @@ async fn the_read_write_catalogue_fits_the_budget_and_still_teaches() {
     let catalog = signage::mcp::state(&app.app).catalog(&app.app.router);
     let (bytes, list) = tools_list_bytes(&app, "northwind-readwrite", &[]).await;
     assert!(bytes <= CATALOGUE_BUDGET, "tools/list is {bytes} bytes");
+    // The book gives the figures; they are this server's.
+    let book = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/src/mcp/tools.md"
+    ))
+    .unwrap();
+    let sentence = format!(
+        "The read-write key's whole `tools/list` is {},{:03} bytes for {} tools;",
+        bytes / 1000,
+        bytes % 1000,
+        list["tools"].as_array().unwrap().len()
+    );
+    assert!(
+        book.contains(&sentence),
+        "docs/src/mcp/tools.md should say: {sentence}"
+    );
     let (full_bytes, full) =
         tools_list_bytes(&app, "northwind-readwrite", &[("x-mcp-schemas", "full")]).await;
     assert!(

@@ -142,7 +142,7 @@ fn success(route: &Route, lists: &mut Vec<String>) -> Value {
         let mut content: Map<String, Value> =
             out["content"].as_object().cloned().unwrap_or_default();
         for m in &route.produces {
-            let schema = if m.starts_with("text/csv") {
+            let schema = if m.starts_with("text/csv") || m.starts_with("text/html") {
                 json!({"type": "string"})
             } else {
                 json!({"type": "string", "format": "binary"})

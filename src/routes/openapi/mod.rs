@@ -30,15 +30,19 @@ pub fn routes() -> Vec<Route> {
             .ok("OpenApiDocument"),
         Route::get("/openapi.yaml", "getOpenApiYaml", Action::Public, get_yaml)
             .no_tool("the OpenAPI document again, as YAML")
+            .summary("The same document as YAML.")
             .hidden(),
         Route::get("/docs", "getDocsPage", Action::Public, docs::page)
             .no_tool("the human-readable reference page (HTML)")
+            .summary("The human-readable reference, rendered from `/openapi.json`, with \"try it\".")
             .hidden(),
         Route::get("/docs/{file}", "getDocsAsset", Action::Public, docs::asset_file)
             .no_tool("the script and style of the reference page")
+            .summary("The page's script and style (`app.js`, `app.css`).")
             .hidden(),
         Route::get("/problems/{slug}", "getProblemType", Action::Public, problem)
             .no_tool("an HTML page describing one problem type")
+            .summary("A short page per problem `type` (the same text as the document's catalogue).")
             .hidden(),
     ]
 }
