@@ -210,7 +210,8 @@ if wanted python || wanted typescript || wanted conformance; then
         ' _ "$results" "$node22" "$conformance" "$proxy_base" "$py" "$here"
         # The suite's newest pre-release (npm alias `conformance-next`), beside the pinned one, for
         # both revisions: the scenarios of 2025-11-25 above, and every 2026-07-28 scenario that
-        # does not call the reference server's fixtures. A check the pre-release marks "Not
+        # does not call the reference server's fixtures (the input-required-result ones not listed
+        # call its tool test_input_required_result_elicitation). A check the pre-release marks "Not
         # testable" (it needs a diagnostic tool only the reference server has) is reported, not
         # passed (conformance_verdict.py --untestable-ok).
         next="$here/node_modules/conformance-next/dist/index.js"
@@ -220,9 +221,8 @@ if wanted python || wanted typescript || wanted conformance; then
             2026-07-28:server-stateless 2026-07-28:tools-list 2026-07-28:prompts-list \
             2026-07-28:resources-list 2026-07-28:sep-2164-resource-not-found \
             2026-07-28:dns-rebinding-protection 2026-07-28:caching 2026-07-28:http-header-validation \
-            2026-07-28:server-sse-multiple-streams 2026-07-28:input-required-result-missing-input-response \
-            2026-07-28:input-required-result-unsupported-methods \
-            2026-07-28:input-required-result-ignore-extra-params 2026-07-28:input-required-result-validate-input; do
+            2026-07-28:server-sse-multiple-streams 2026-07-28:input-required-result-unsupported-methods \
+            2026-07-28:input-required-result-validate-input; do
           version="${pair%%:*}" scenario="${pair#*:}"
           component "conformance-next-$version-$scenario" 60 bash -c '
             out="$1/conformance-next/$2/$8"; mkdir -p "$out"
