@@ -237,6 +237,12 @@ async fn a_rotation_through_mcp_shows_neither_secret() {
             && note.contains("webhooks.rotation_grace_secs"),
         "{note}"
     );
+    // The person decides knowing how long the receiver has: the configured grace, in words.
+    let summary = preview["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("for 24 hours") && summary.contains("within 24 hours"),
+        "{summary}"
+    );
     let done = seen
         .ok(
             &app,

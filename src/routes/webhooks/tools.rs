@@ -56,7 +56,7 @@ pub(super) const ROTATE: Tool = Tool::prepare(
         read_by_rotating!()
     ),
 )
-.asking("Replace the signing secret of the webhook {target} of {company}; the old secret keeps signing beside the new one for a grace period, and the new one is not shown here. The receiver must be given the new secret to keep verifying deliveries.");
+.asking("Replace the signing secret of the webhook {target} of {company}; the old secret keeps signing beside the new one for {grace}, after which deliveries carry only the new one's signature. The new secret is not shown here: the receiver must be given it within {grace} to keep verifying deliveries.");
 
 pub(super) const TEST: Tool = Tool::prepare(
     "prepare_webhook_test",
