@@ -1,0 +1,130 @@
+//! The billing rule, one for the live platform and the demo world: a company is billed per UTC
+//! calendar month. A month's invoice covers `[first second of the month, first second of the
+//! next)`, is issued at its start (the subscription is charged in advance, dated the month's first
+//! second, with the plan's tokens granted at the same instant) and is due
+//! [`DUE_AFTER_PERIOD_SECS`] after the month ends. `ledger` writes live months by it;
+//! [`align_fixture_invoices`] places the fixtures' invoices on the months before the load by it, so
+//! every month is billed once, with no gap or overlap between the fixtures and live billing.
+
+use super::error::DbError;
+use crate::time::{parse_rfc3339, rfc3339};
+use rusqlite::Connection;
+
+/// An invoice is due 14 days after its month ends.
+pub const DUE_AFTER_PERIOD_SECS: i64 = 14 * 86_400;
+
+/// The first second of the UTC month holding `now`, and of the next one.
+pub fn month_bounds(now: i64) -> (i64, i64) {
+    let stamp = rfc3339(now);
+    let year: i64 = stamp.get(0..4).and_then(|s| s.parse().ok()).unwrap_or(1970);
+    let month: u32 = stamp.get(5..7).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (ny, nm) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    let at = |y: i64, m: u32| parse_rfc3339(&format!("{y:04}-{m:02}-01T00:00:00Z"));
+    let start = at(year, month).unwrap_or(now);
+    let end = at(ny, nm).unwrap_or(now + 31 * 86_400);
+    (start, end)
+}
+
+/// Places the fixture invoices just loaded (of every company, or of `account`'s) on calendar
+/// months by the billing rule: a company's newest invoice is the month holding `now` (open), the
+/// one before it the month before, and so on. Each invoice takes its month's period, issue and due
+/// instants; its subscription charge moves to the month's first second; a payment keeps its delay
+/// after the month's end, to the minute (at most `now`, itself a whole minute); every other charge
+/// (token packs, overage) goes on the invoice of the month it was made in; and the charges' ids
+/// follow their dates. The token ledger is left as the fixtures wrote it: moving its grants would
+/// reorder it, and its balances must stay an unbroken chain that never goes below zero.
+pub fn align_fixture_invoices(
+    conn: &Connection,
+    now: i64,
+    account: Option<&str>,
+) -> Result<(), DbError> {
+    let companies: Vec<String> = conn
+        .prepare("SELECT id FROM companies WHERE ?1 IS NULL OR account_id = ?1 ORDER BY id")?
+        .query_map([account], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for company in &companies {
+        let invoices: Vec<(String, i64, Option<i64>)> = conn
+            .prepare(
+                "SELECT id, issued_at, paid_at FROM invoices WHERE company_id = ?1
+                 ORDER BY period_start DESC, id DESC",
+            )?
+            .query_map([company], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut month = month_bounds(now).0;
+        for (invoice, issued, paid) in &invoices {
+            let (start, end) = month_bounds(month);
+            // Whole minutes, as every billing instant.
+            let paid = paid.map(|p| (end + (p - issued).max(0) / 60 * 60).min(now).max(start));
+            conn.execute(
+                "UPDATE invoices SET period_start = ?2, period_end = ?3, issued_at = ?2,
+                     created_at = ?2, due_at = ?4, paid_at = ?5 WHERE id = ?1",
+                rusqlite::params![invoice, start, end, end + DUE_AFTER_PERIOD_SECS, paid],
+            )?;
+            conn.execute(
+                "UPDATE charges SET created_at = ?2 WHERE invoice_id = ?1 AND kind = 'subscription'",
+                rusqlite::params![invoice, start],
+            )?;
+            month = month_bounds(start - 1).0;
+        }
+        conn.execute(
+            "UPDATE charges SET invoice_id = (SELECT i.id FROM invoices i
+                 WHERE i.company_id = charges.company_id
+                   AND charges.created_at >= i.period_start AND charges.created_at < i.period_end)
+             WHERE company_id = ?1 AND kind <> 'subscription' AND EXISTS (SELECT 1 FROM invoices i
+                 WHERE i.company_id = charges.company_id
+                   AND charges.created_at >= i.period_start AND charges.created_at < i.period_end)",
+            [company],
+        )?;
+        ids_in_date_order(conn, company)?;
+    }
+    Ok(())
+}
+
+/// Gives the company's charges their ids again so that id order is date order (a list of charges is
+/// newest first by id, as live charges are written in time order): the ids are the same set,
+/// handed out by `(created_at, id)`, and the ledger's `charge_id` follows its charge.
+fn ids_in_date_order(conn: &Connection, company: &str) -> Result<(), DbError> {
+    let by_id: Vec<String> = conn
+        .prepare("SELECT id FROM charges WHERE company_id = ?1 ORDER BY id")?
+        .query_map([company], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let by_date: Vec<String> = conn
+        .prepare("SELECT id FROM charges WHERE company_id = ?1 ORDER BY created_at, id")?
+        .query_map([company], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if by_id == by_date {
+        return Ok(());
+    }
+    // The ledger points at charges while they are renamed: checked at commit.
+    conn.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+    for (old, new) in by_date.iter().zip(&by_id).filter(|(old, new)| old != new) {
+        let temporary = format!("renumbering:{new}");
+        conn.execute(
+            "UPDATE charges SET id = ?2 WHERE id = ?1",
+            rusqlite::params![old, temporary],
+        )?;
+        conn.execute(
+            "UPDATE token_transactions SET charge_id = ?2 WHERE charge_id = ?1",
+            rusqlite::params![old, temporary],
+        )?;
+    }
+    for table in ["charges", "token_transactions"] {
+        let column = if table == "charges" {
+            "id"
+        } else {
+            "charge_id"
+        };
+        conn.execute(
+            &format!(
+                "UPDATE {table} SET {column} = substr({column}, 13)
+                 WHERE {column} LIKE 'renumbering:%'"
+            ),
+            [],
+        )?;
+    }
+    Ok(())
+}
