@@ -3,7 +3,7 @@
 // ad (headline, media, promotion, dates, screens), and each ad can be paused or resumed (PATCH with
 // If-Match), assigned and unassigned, through the same REST calls any client makes.
 
-import { all, api, el, plural, sandboxNow, when } from "./common.js";
+import { all, api, el, plural, sandboxNow, timeZone, when } from "./common.js";
 import { barList, colours } from "./charts.js";
 import { field, page, problemBox } from "./ui.js";
 import { qrImages, screen, shownShortUrls } from "./fleet.js";
@@ -105,8 +105,8 @@ export async function adsView(companyId) {
           field("Seconds on screen", input("duration_seconds", { type: "number", min: 1, max: 3600, value: 10, required: true })),
           field("Status", select("status", [["active", "Active: screens play it"], ["draft", "Draft"]]))),
         el("div", { class: "field-row" },
-          field("Starts (UTC, optional)", input("starts_at", { type: "datetime-local" })),
-          field("Ends (UTC, optional)", input("ends_at", { type: "datetime-local" }))),
+          field(`Starts (${timeZone()}, optional)`, input("starts_at", { type: "datetime-local" })),
+          field(`Ends (${timeZone()}, optional)`, input("ends_at", { type: "datetime-local" }))),
         screens,
       ],
       submit: async (f) => {

@@ -5,11 +5,11 @@
 // ended promotion: its dates can be changed instead). Warns when the QR codes point at a loopback
 // address, which no phone can reach.
 
-import { all, api, el, isLoopback, num, plural, sandboxNow, svgUrl, when } from "./common.js";
+import { all, api, el, isLoopback, num, offerDay, plural, sandboxNow, svgUrl, timeZone, when } from "./common.js";
 import { clearNotice, dialog, field, notice, page, problemBox } from "./ui.js";
 import { every, fresh } from "./live.js";
 import { barList, colours, dayLines, lastDays } from "./charts.js";
-import { defaultWindow, formCard, input, rfc3339Of, select, utcInputValue, valueOf } from "./forms.js";
+import { defaultWindow, formCard, input, rfc3339Of, select, inputValueOf, valueOf } from "./forms.js";
 
 /** Says so when QR links point at this machine only (127.0.0.1, localhost): phones cannot follow. */
 export function loopbackNotice(urls) {
@@ -117,7 +117,7 @@ export async function promotions(companyId) {
     const ended = p.state === "expired";
     const actions = [];
     if (ended) {
-      actions.push(el("span", { class: "muted", text: `Ended ${when(p.ends_at)}: it cannot be activated again unless its dates change.` }));
+      actions.push(el("span", { class: "muted", text: `Ended on ${offerDay(p.ends_at, true)}: it cannot be activated again unless its dates change.` }));
       actions.push(el("button", { attrs: { type: "button" }, text: "Change dates", on: { click: () => editDates(p) } }));
     } else if (p.active) {
       actions.push(el("button", { attrs: { type: "button" }, text: "Deactivate", on: { click: () => toggle(p, false) } }));
@@ -130,7 +130,9 @@ export async function promotions(companyId) {
     return el("article", { class: "card", attrs: { "data-promotion-id": p.id, "data-state": p.state } },
       el("h2", { text: p.name }),
       el("p", { class: "row" }, el("span", { class: `badge ${p.state}`, text: STATE[p.state] || p.state }),
-        `${when(p.starts_at)} → ${when(p.ends_at)} · ${p.discount_percent === null ? "no discount" : `${p.discount_percent}% off`} · activation ${plural(p.activation_cost_tokens, "token")} · `, ...lands),
+        el("span", { attrs: { "data-offer-days": "", title: `${when(p.starts_at)} → ${when(p.ends_at)}` },
+          text: `Valid from ${offerDay(p.starts_at)} to ${offerDay(p.ends_at, true)}` }),
+        ` (ends ${when(p.ends_at)}) · ${p.discount_percent === null ? "no discount" : `${p.discount_percent}% off`} · activation ${plural(p.activation_cost_tokens, "token")} · `, ...lands),
       el("p", { text: p.description }),
       codes.length ? el("div", { class: "qr-list" }, ...codes.map(qrFigure)) : el("p", { class: "muted", text: "No QR code yet." }),
       el("div", { class: "row actions-row" }, ...actions));
@@ -173,8 +175,8 @@ export async function promotions(companyId) {
       labels: { "/starts_at": "Starts", "/ends_at": "Ends" },
       onCancel: () => form.remove(),
       fields: [
-        field("Starts (UTC)", input("starts_at", { type: "datetime-local", required: true, value: utcInputValue(new Date(current.starts_at)) })),
-        field("Ends (UTC)", input("ends_at", { type: "datetime-local", required: true, value: utcInputValue(ends) })),
+        field(`Starts (${timeZone()})`, input("starts_at", { type: "datetime-local", required: true, value: inputValueOf(new Date(current.starts_at)) })),
+        field(`Ends (${timeZone()})`, input("ends_at", { type: "datetime-local", required: true, value: inputValueOf(ends) })),
       ],
       submit: async (f) => {
         const changed = await api("PATCH", `/promotions/${p.id}`, { starts_at: rfc3339Of(valueOf(f, "starts_at")), ends_at: rfc3339Of(valueOf(f, "ends_at")) }, { ifMatch: etag });
@@ -224,8 +226,8 @@ export async function promotions(companyId) {
           field("Discount (%)", input("discount_percent", { type: "number", min: 1, max: 100, inputmode: "numeric" }), "Leave empty for none."),
           field("Activation cost (tokens)", input("activation_cost_tokens", { type: "number", min: 0, max: 100000, value: 50, required: true }))),
         el("div", { class: "field-row" },
-          field("Starts (UTC)", input("starts_at", { type: "datetime-local", required: true, value: utcInputValue(start) })),
-          field("Ends (UTC)", input("ends_at", { type: "datetime-local", required: true, value: utcInputValue(end) }))),
+          field(`Starts (${timeZone()})`, input("starts_at", { type: "datetime-local", required: true, value: inputValueOf(start) })),
+          field(`Ends (${timeZone()})`, input("ends_at", { type: "datetime-local", required: true, value: inputValueOf(end) }))),
         field("Where its QR codes lead", landing), ownField,
         el("div", { class: "field check" }, withCode, el("label", { attrs: { for: "with-code" }, text: "Make a QR code for it now" })),
         field("QR code placement", input("label", { maxlength: 100, value: "Entrance poster" })),
