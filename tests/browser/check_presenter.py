@@ -8,8 +8,9 @@ the fixture invoices are whole calendar months at whole minutes, shown in the co
 (saying which); an invoice opens from the Billing view with its lines, VAT, totals, status and due
 date equal to `GET /invoices/{id}`, and prints as the document alone; the Sandbox view's "To the
 next invoice" and "+1 month" bill each month once, the periods tiling; the console and the phone's
-landing page name the same days for an offer, and an ended offer's page offers nothing in store.
-Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
+landing page name the same days for an offer, and an ended offer's page offers nothing in store;
+the charts read true (a series line in its legend's colour, today drawn as a partial day, a scan of
+a promotion made meanwhile redrawing the scans charts without a reload). Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
 import re
@@ -20,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from playwright.sync_api import sync_playwright
 
-from kit import Rest, axe_check, check, company_id, counts, sign_in, start_server, wait_until
+from kit import Rest, axe_check, check, company_id, counts, follow_once, sign_in, start_server, wait_until
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
@@ -33,6 +34,7 @@ def main():
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            charts(browser, base, results)
             run(browser, base, results)
             browser.close()
     finally:
@@ -69,6 +71,78 @@ def months_tile(invoices):
     tiled = all(a["period_end"] == b["period_start"] for a, b in zip(ordered, ordered[1:]))
     once = len({i["period_start"] for i in ordered}) == len(ordered)
     return whole and tiled and once, [i["period_start"][:7] for i in ordered]
+
+
+CLASS_VALUE = """() => {
+  const f = document.querySelector('[data-chart=scans-by-class]');
+  const i = [...f.querySelectorAll('text.label')].findIndex((t) => t.textContent === 'iPhone and iPad');
+  return Number(f.querySelectorAll('text.value')[i].textContent.replace(/\\D/g, ''));
+}"""
+LINE_COLOURS = """() => {
+  const f = document.querySelector('[data-chart=scans-per-day]');
+  return [[...f.querySelectorAll('polyline.line:not(.partial)')].map((l) => getComputedStyle(l).stroke),
+          [...f.querySelectorAll('.legend .key')].map((k) => getComputedStyle(k).backgroundColor),
+          [...f.querySelectorAll('.legend li')].map((li) => li.textContent)];
+}"""
+
+
+def charts(browser, base, results):
+    """Section 2 of the issue: the charts read true."""
+    writer = Rest(base, "northwind-readwrite")
+    operator = Rest(base, "sandbox-operator")
+    grocers = company_id("Northwind Grocers")
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    sign_in(page, base, "northwind-readwrite")
+    today = operator.call("GET", "/_sandbox/clock")[1]["now"][:10]
+
+    page.goto(f"{base}/console#/company/{grocers}")
+    page.wait_for_selector("#view[data-ready] [data-chart=plays-per-day]")
+    check("overview: today's plays are drawn as a partial day (dashed), not a fall",
+          page.get_attribute("[data-chart=plays-per-day]", "data-partial") == today
+          and page.eval_on_selector_all("[data-chart=plays-per-day] polyline.partial", "e => e.length") == 1
+          and "so far" in page.inner_text("[data-chart=plays-per-day] .chart-note"),
+          page.inner_text("[data-chart=plays-per-day]"))
+
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector("#view[data-ready] button.tile")
+    tiles = page.eval_on_selector_all("button.tile", "ts => ts.map((t) => [t.className, t.textContent])")
+    offline = [text for cls, text in tiles if "online" not in cls.split()]
+    check("fleet: only an online screen says 'Playing'", offline and not [t for t in offline if "Playing:" in t]
+          and any("Playing:" in text for cls, text in tiles if "online" in cls.split()), str(offline[:3]))
+
+    page.goto(f"{base}/console#/company/{grocers}/promotions")
+    page.wait_for_selector("#view[data-ready] [data-chart=scans-per-day]")
+    lines, keys, names = page.evaluate(LINE_COLOURS)
+    check("promotions: each scans-per-day line has its legend's colour, no two the same",
+          len(lines) >= 2 and lines == keys and len(set(lines)) == len(lines), f"{lines} vs {keys}")
+    check("promotions: today's scans are drawn as a partial day",
+          page.get_attribute("[data-chart=scans-per-day]", "data-partial") == today
+          and page.eval_on_selector_all("[data-chart=scans-per-day] polyline.partial", "e => e.length") == len(lines),
+          page.inner_text("[data-chart=scans-per-day]"))
+
+    # A promotion made elsewhere meanwhile, then scanned by a phone: both charts move, no reload.
+    starts = (datetime.utcnow() - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ends = (datetime.utcnow() + timedelta(days=14)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    status, promo = writer.call("POST", "/promotions", {
+        "company_id": grocers, "name": "Chart check offer", "description": "Made by the presenter check.",
+        "activation_cost_tokens": 10, "starts_at": starts, "ends_at": ends})
+    status_q, code = writer.call("POST", f"/promotions/{promo['id']}/qr-codes", {"label": "Chart check"})
+    check("a promotion and its QR code are made over REST", status == 201 and status_q == 201, f"{promo} {code}")
+    shown = page.wait_for_selector(f"article[data-promotion-id='{promo['id']}']", timeout=10000) is not None
+    check("promotions: a promotion made elsewhere appears without a reload", shown, "")
+    before = page.evaluate(CLASS_VALUE)
+    scanned, _ = follow_once(code["short_url"])
+    moved = wait_until(page, f"({CLASS_VALUE})() === {before + 1}", 10)
+    check("promotions: a scan moves 'QR scans by device class' without a reload", scanned == 302 and moved,
+          f"{scanned}: {before} -> {page.evaluate(CLASS_VALUE)}")
+    added = wait_until(page, "[...document.querySelectorAll('[data-chart=scans-per-day] .legend li')]"
+                             ".some((li) => li.textContent === 'Chart check offer')", 10)
+    lines, keys, names = page.evaluate(LINE_COLOURS)
+    check("promotions: the new promotion's line joins the scans chart, in its own colour", added and lines == keys
+          and len(set(lines)) == len(lines), f"{names} {lines} {keys}")
+    page.screenshot(path=str(results / "presenter-promotions-live.png"), full_page=True)
+    context.close()
 
 
 def run(browser, base, results):

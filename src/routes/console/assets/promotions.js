@@ -72,20 +72,24 @@ function qrFigure(q) {
       count, " ", fresh_));
 }
 
-/** Updates the scan counts of codes on screen; says which were scanned since the last look. */
+/** Updates the scan counts of codes on screen; says which were scanned since the last look. True
+ * when a count moved. */
 function updateCounts(list, codes, announce) {
+  let moved = false;
   for (const q of codes) {
     const fig = list.querySelector(`[data-qr-id="${q.id}"]`);
     if (!fig) continue;
     const count = fig.querySelector("[data-scan-count]");
     const before = Number(count.dataset.scanCount);
     if (before !== q.scan_count) {
+      moved = true;
       count.dataset.scanCount = q.scan_count;
       count.textContent = plural(q.scan_count, "scan");
       if (q.scan_count > before) announce(`Scanned just now: ${q.label || "a QR code"} (${plural(q.scan_count, "scan")}).`);
     }
     fig.querySelector(".just").hidden = !justScanned(q);
   }
+  return moved;
 }
 
 export async function promotions(companyId) {
@@ -98,6 +102,10 @@ export async function promotions(companyId) {
   page("Promotions", el("div", { class: "row" }, newButton), formBox, status, live, charts, list);
   let rows = [];
 
+  const drawCharts = (reports) => {
+    const half = charts.clientWidth > 760 ? Math.floor((charts.clientWidth - 24) / 2) : undefined;
+    charts.replaceChildren(scansChart(reports, half), classChart(reports, half));
+  };
   const render = async () => {
     rows = await all(`/promotions?company_id=${companyId}`);
     const reports = await reportsOf(rows);
@@ -108,8 +116,7 @@ export async function promotions(companyId) {
       return card(p, codes);
     })));
     loopbackNotice(urls);
-    const half = charts.clientWidth > 760 ? Math.floor((charts.clientWidth - 24) / 2) : undefined;
-    charts.replaceChildren(scansChart(reports, half), classChart(reports, half));
+    drawCharts(reports);
     fresh();
   };
 
@@ -265,11 +272,20 @@ export async function promotions(companyId) {
   });
 
   await render();
-  // Live: every 3 s the codes' counts (one list request per promotion), so a scan shows at once.
+  // Live: every 3 s the codes' counts (one list request per promotion), so a scan shows at once;
+  // a scan also redraws the charts from the reports (its day, its device class, a promotion's first
+  // scan adding its line). A promotion made meanwhile elsewhere (another tab, a client) redraws all.
   every(3000, async () => {
+    const listed = await all(`/promotions?company_id=${companyId}`);
+    if (listed.map((p) => p.id).join() !== rows.map((p) => p.id).join()) {
+      await render();
+      return;
+    }
+    let scanned = false;
     for (const p of rows) {
       const codes = await api("GET", `/promotions/${p.id}/qr-codes`).then((r) => r.data);
-      updateCounts(list, codes, (text) => { live.textContent = text; });
+      scanned = updateCounts(list, codes, (text) => { live.textContent = text; }) || scanned;
     }
+    if (scanned) drawCharts(await reportsOf(rows));
   });
 }
