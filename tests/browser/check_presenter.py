@@ -10,7 +10,8 @@ date equal to `GET /invoices/{id}`, and prints as the document alone; the Sandbo
 next invoice" and "+1 month" bill each month once, the periods tiling; the console and the phone's
 landing page name the same days for an offer, and an ended offer's page offers nothing in store;
 the charts read true (a series line in its legend's colour, today drawn as a partial day, a scan of
-a promotion made meanwhile redrawing the scans charts without a reload). Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
+a promotion made meanwhile redrawing the scans charts without a reload); an offline screen does not
+say it plays; "on air" counts the online screens showing an ad. Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
 import re
@@ -110,6 +111,18 @@ def charts(browser, base, results):
     offline = [text for cls, text in tiles if "online" not in cls.split()]
     check("fleet: only an online screen says 'Playing'", offline and not [t for t in offline if "Playing:" in t]
           and any("Playing:" in text for cls, text in tiles if "online" in cls.split()), str(offline[:3]))
+
+    # "On air" only where a screen shows it: an ad whose screens are all offline says so.
+    page.goto(f"{base}/console#/company/{grocers}/ads")
+    page.wait_for_selector("#view[data-ready] article.ad-card")
+    online = {d["id"] for d in writer.all(f"/devices?company_id={grocers}") if d["status"] == "online"}
+    expected = {a["id"]: str(len([d for d in a["device_ids"] if d in online]))
+                for a in writer.all(f"/ads?company_id={grocers}") if a["on_air"]}
+    badges = dict(page.eval_on_selector_all("article.ad-card [data-on-air-screens]", """bs => bs.map((b) =>
+        [b.closest('article').dataset.adId, b.dataset.onAirScreens])"""))
+    idle = page.eval_on_selector_all("article.ad-card [data-on-air-screens='0']", "bs => bs.map((b) => b.textContent)")
+    check("ads: 'on air' counts the online screens showing it; none online says so", badges == expected
+          and "0" in expected.values() and all("no screen of it is online" in t for t in idle), f"{badges} vs {expected}")
 
     page.goto(f"{base}/console#/company/{grocers}/promotions")
     page.wait_for_selector("#view[data-ready] [data-chart=scans-per-day]")

@@ -16,6 +16,16 @@ function schedule(ad) {
   return `${ad.starts_at ? when(ad.starts_at) : "now"} → ${ad.ends_at ? when(ad.ends_at) : "until stopped"}`;
 }
 
+/** "on air" only where a screen shows it: an ad on air whose screens are all offline (or never
+ * seen) plays nowhere, so it says so instead of reading as playing with 0 plays. */
+function onAirBadge(ad, deviceById) {
+  if (!ad.on_air) return null;
+  const online = ad.device_ids.filter((id) => (deviceById.get(id) || {}).status === "online").length;
+  return online
+    ? el("span", { class: "badge on-air", attrs: { "data-on-air-screens": online }, text: `on air on ${plural(online, "screen")} online` })
+    : el("span", { class: "badge idle", attrs: { "data-on-air-screens": 0 }, text: "on air, but no screen of it is online" });
+}
+
 export async function adsView(companyId) {
   const status = el("p", { attrs: { role: "status" } });
   const list = el("div", { class: "ad-list" });
@@ -55,7 +65,7 @@ export async function adsView(companyId) {
         el("div", {},
           el("h2", { text: ad.name }),
           el("p", { class: "row" }, el("span", { class: `badge ${ad.status}`, text: ad.status }),
-            ad.on_air ? el("span", { class: "badge on-air", text: "on air" }) : null,
+            onAirBadge(ad, deviceById),
             `${ad.duration_seconds} s · ${plural(plays.get(ad.id) || 0, "play")} in 7 days · ${schedule(ad)}`),
           el("p", { class: "muted", text: ad.headline }),
           el("h3", { text: `On ${plural(ad.device_ids.length, "screen")}` }),
