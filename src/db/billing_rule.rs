@@ -128,3 +128,92 @@ fn ids_in_date_order(conn: &Connection, company: &str) -> Result<(), DbError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The demo world loaded at `at`: every company's invoices tile whole months up to the one
+    /// holding `at`, each with one subscription charge on its first second and every charge inside
+    /// its month; charge ids in date order.
+    fn assert_loaded_at(at: &str) {
+        let now = parse_rfc3339(at).unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::runner().run(&mut conn).unwrap();
+        let tx = conn.transaction().unwrap();
+        super::super::fixtures::load(&tx, now).unwrap();
+        tx.commit().unwrap();
+        let companies: Vec<String> = conn
+            .prepare("SELECT id FROM companies")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for company in &companies {
+            let months: Vec<(String, i64, i64, i64)> = conn
+                .prepare(
+                    "SELECT id, period_start, period_end, due_at FROM invoices
+                     WHERE company_id = ?1 ORDER BY period_start",
+                )
+                .unwrap()
+                .query_map([company], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(months.len(), 3, "{at}");
+            let last = &months[2];
+            assert!(
+                last.1 <= now && now < last.2,
+                "{at}: the newest month holds the load"
+            );
+            for pair in months.windows(2) {
+                assert_eq!(pair[0].2, pair[1].1, "{at}: months tile");
+            }
+            for (id, start, end, due) in &months {
+                assert_eq!(month_bounds(*start), (*start, *end), "{at}: a whole month");
+                assert_eq!(*due, end + DUE_AFTER_PERIOD_SECS);
+                let (subscriptions, outside): (i64, i64) = conn
+                    .query_row(
+                        "SELECT sum(kind = 'subscription' AND created_at = ?2),
+                                sum(created_at < ?2 OR created_at >= min(?3, ?4 + 1))
+                         FROM charges WHERE invoice_id = ?1",
+                        rusqlite::params![id, start, end, now],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .unwrap();
+                assert_eq!(
+                    (subscriptions, outside),
+                    (1, 0),
+                    "{at}: {}",
+                    rfc3339(*start)
+                );
+            }
+            let dates: Vec<i64> = conn
+                .prepare("SELECT created_at FROM charges WHERE company_id = ?1 ORDER BY id")
+                .unwrap()
+                .query_map([company], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(dates.windows(2).all(|w| w[0] <= w[1]), "{at}: {dates:?}");
+        }
+    }
+
+    #[test]
+    fn the_fixtures_bill_whole_months_whatever_the_load_date() {
+        // The shortest two months before (January and February), a year's turn, a month's first
+        // and last minute, the middle of a month.
+        for at in [
+            "2027-03-01T00:00:30Z",
+            "2027-01-01T00:00:00Z",
+            "2026-12-31T23:59:59Z",
+            "2026-12-07T14:28:14Z",
+            "2028-03-01T00:05:00Z",
+        ] {
+            assert_loaded_at(at);
+        }
+    }
+}
