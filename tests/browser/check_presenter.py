@@ -234,6 +234,14 @@ def run(browser, base, results):
     page.screenshot(path=str(results / "invoice-print.png"), full_page=True)
     page.pdf(path=str(results / "invoice.pdf"), format="A4")
     page.emulate_media(media="screen")
+    # On a phone: nothing wider than the screen, the total on screen.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    check("invoice: fits a phone (390 px)", wide <= 390 and page.is_visible("#view tr[data-total]"), f"{wide} px wide")
+    axe_check(page, "invoice at 390 px")
+    page.screenshot(path=str(results / "invoice-390.png"), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
 
     # Presenter jumps: to the next invoice, then one month.
     sign_in(page, base, "sandbox-operator")
