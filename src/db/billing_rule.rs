@@ -34,8 +34,8 @@ pub fn month_bounds(now: i64) -> (i64, i64) {
 /// one before it the month before, and so on. Each invoice takes its month's period, issue and due
 /// instants; its subscription charge moves to the month's first second; a payment keeps its delay
 /// after the month's end, to the minute (at most `now`, itself a whole minute); every other charge
-/// (token packs, overage) goes on the invoice of the month it was made in; and the charges' ids
-/// follow their dates. The token ledger is left as the fixtures wrote it: moving its grants would
+/// (token packs, overage) goes on the invoice of the month it was made in; the charges' ids follow
+/// their dates; and each invoice is numbered by its month ([`month_number`]). The token ledger is left as the fixtures wrote it: moving its grants would
 /// reorder it, and its balances must stay an unbroken chain that never goes below zero.
 pub fn align_fixture_invoices(
     conn: &Connection,
@@ -54,15 +54,34 @@ pub fn align_fixture_invoices(
             )?
             .query_map([company], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<Result<_, _>>()?;
+        let numbers: Vec<String> = conn
+            .prepare(
+                "SELECT number FROM invoices WHERE company_id = ?1
+                 ORDER BY period_start DESC, id DESC",
+            )?
+            .query_map([company], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        // Numbers are renewed below; first out of the way, since they are unique service-wide.
+        conn.execute(
+            "UPDATE invoices SET number = 'renumbering:' || id WHERE company_id = ?1",
+            [company],
+        )?;
         let mut month = month_bounds(now).0;
-        for (invoice, issued, paid) in &invoices {
+        for ((invoice, issued, paid), number) in invoices.iter().zip(&numbers) {
             let (start, end) = month_bounds(month);
             // Whole minutes, as every billing instant.
             let paid = paid.map(|p| (end + (p - issued).max(0) / 60 * 60).min(now).max(start));
             conn.execute(
                 "UPDATE invoices SET period_start = ?2, period_end = ?3, issued_at = ?2,
-                     created_at = ?2, due_at = ?4, paid_at = ?5 WHERE id = ?1",
-                rusqlite::params![invoice, start, end, end + DUE_AFTER_PERIOD_SECS, paid],
+                     created_at = ?2, due_at = ?4, paid_at = ?5, number = ?6 WHERE id = ?1",
+                rusqlite::params![
+                    invoice,
+                    start,
+                    end,
+                    end + DUE_AFTER_PERIOD_SECS,
+                    paid,
+                    month_number(number, start)
+                ],
             )?;
             conn.execute(
                 "UPDATE charges SET created_at = ?2 WHERE invoice_id = ?1 AND kind = 'subscription'",
@@ -82,6 +101,19 @@ pub fn align_fixture_invoices(
         ids_in_date_order(conn, company)?;
     }
     Ok(())
+}
+
+/// A fixture invoice's number for the month starting at `start`: its prefix, the month's year and
+/// the month as the sequence (`NWG-2027-0001` for January 2027), so live billing, which numbers
+/// `<PREFIX>-<YEAR>-<NNNN>` on from the year's highest, goes on with the next month's.
+fn month_number(number: &str, start: i64) -> String {
+    let prefix = number.split('-').next().unwrap_or("INV");
+    let stamp = rfc3339(start);
+    let (year, month) = (
+        stamp.get(0..4).unwrap_or("1970"),
+        stamp.get(5..7).unwrap_or("01"),
+    );
+    format!("{prefix}-{year}-00{month}")
 }
 
 /// Gives the company's charges their ids again so that id order is date order (a list of charges is
@@ -173,6 +205,16 @@ mod tests {
                 assert_eq!(pair[0].2, pair[1].1, "{at}: months tile");
             }
             for (id, start, end, due) in &months {
+                let number: String = conn
+                    .query_row("SELECT number FROM invoices WHERE id = ?1", [id], |r| {
+                        r.get(0)
+                    })
+                    .unwrap();
+                let stamp = rfc3339(*start);
+                assert!(
+                    number.ends_with(&format!("-{}-00{}", &stamp[..4], &stamp[5..7])),
+                    "{at}: {number} for {stamp}"
+                );
                 assert_eq!(month_bounds(*start), (*start, *end), "{at}: a whole month");
                 assert_eq!(*due, end + DUE_AFTER_PERIOD_SECS);
                 let (subscriptions, outside): (i64, i64) = conn

@@ -10,8 +10,8 @@ use crate::sandbox_clock::{frozen, FROZEN_AT};
 use serde_json::json;
 use std::collections::HashSet;
 
-const NWG_OPEN_INVOICE: &str = "inv_0m5d4rusocljz0g8w1e9"; // NWG-2026-0009
-const HVH_OPEN_INVOICE: &str = "inv_0m5d4rusui3cvkpflfhu"; // HVH-2026-0009
+const NWG_OPEN_INVOICE: &str = "inv_0m5d4rusocljz0g8w1e9"; // NWG-2026-0003 on the frozen clock
+const HVH_OPEN_INVOICE: &str = "inv_0m5d4rusui3cvkpflfhu"; // HVH-2026-0003 on the frozen clock
 const BUSINESS_PLAN: &str = "plan_0m5d4ruo3lgv7fuynar1";
 
 #[tokio::test]
@@ -85,7 +85,8 @@ async fn invoices_list_filter_and_page() {
     .await;
     assert_eq!(walked, all);
     let nwg = all.iter().find(|i| i["id"] == NWG_OPEN_INVOICE).unwrap();
-    assert_eq!(nwg["number"], "NWG-2026-0009");
+    // Numbered by its month (March 2026), as live billing numbers on.
+    assert_eq!(nwg["number"], "NWG-2026-0003");
     assert_eq!(nwg["net_cents"], 14900 + 540);
     assert_eq!(nwg["paid_at"], serde_json::Value::Null);
     assert!(nwg.get("lines").is_none());
@@ -390,4 +391,8 @@ async fn fixture_and_live_months_are_billed_by_one_rule() {
     assert_eq!(inv["period_end"], "2026-05-01T00:00:00Z");
     assert_eq!(inv["due_at"], "2026-05-15T00:00:00Z");
     assert_eq!(inv["status"], "open");
+    assert_eq!(
+        inv["number"], "NWG-2026-0004",
+        "numbered on from the fixtures' March"
+    );
 }
