@@ -259,6 +259,9 @@ def run(browser, base, results):
     newest = max(after, key=lambda i: i["period_start"])
     check("sandbox: the next invoice is billed, once, right after the last", ok and len(after) == 4
           and newest["period_start"] == target and newest["status"] == "open", months)
+    header = page.get_attribute("#sandbox-time time", "datetime")
+    check("sandbox: the header's time has moved with the clock when the status says so",
+          header is not None and header[:10] == target[:10], f"{header} vs {target}")
     page.screenshot(path=str(results / "sandbox-next-invoice.png"), full_page=True)
 
     before = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])

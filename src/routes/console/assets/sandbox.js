@@ -4,7 +4,7 @@
 // honest status with: an outage of the screens list, and one rate-limited answer) and snapshots.
 // The clock and the fault rules' counts refresh every 3 s (a rule fires while the view is open).
 
-import { api, el, when } from "./common.js";
+import { api, el, utcDay, when } from "./common.js";
 import { page, problemBox } from "./ui.js";
 import { every, fresh, showSandboxTime, span } from "./live.js";
 
@@ -50,9 +50,10 @@ export async function sandbox() {
   const act = async (fn, done) => {
     try {
       const r = await fn();
+      // The header's time first, so that it never contradicts what the status line says.
+      await showSandboxTime(true);
       status.textContent = typeof done === "function" ? done(r) : done;
       await render();
-      await showSandboxTime(true);
     } catch (e) {
       status.replaceChildren(problemBox(e));
     }
@@ -76,7 +77,7 @@ export async function sandbox() {
           el("button", { attrs: { type: "button" }, text: "+1 week", on: { click: () => advance(7 * 86400, "one week") } }),
           el("button", { attrs: { type: "button" }, text: "+1 month", on: { click: () => advanceTo(nextMonth(clock.now), "one month") } }),
           el("button", { attrs: { type: "button", "data-next-invoice": nextInvoice(clock.now) },
-            text: `To the next invoice (${when(nextInvoice(clock.now))})`,
+            text: `To the next invoice (${utcDay(new Date(nextInvoice(clock.now)))})`,
             on: { click: () => advanceTo(nextInvoice(clock.now), "to the next invoice") } })),
         el("p", { class: "muted", text: "Invoices are billed on the first of each month (UTC): \"To the next invoice\" moves to that instant, when the month's subscription is charged on a new invoice." }));
     } catch (e) {
