@@ -9,10 +9,12 @@
 //! monotonic within the process ([`crate::ids`]), so id order (the order every list uses) is
 //! commit order, and the ledger listed by id is an unbroken chain of `balance_after` values.
 
+pub use crate::db::billing_rule::month_bounds;
+use crate::db::billing_rule::DUE_AFTER_PERIOD_SECS;
 use crate::db::{DbError, Tx};
 use crate::events;
 use crate::ids::Kind;
-use crate::time::{parse_rfc3339, rfc3339};
+use crate::time::rfc3339;
 use rusqlite::{Connection, OptionalExtension, Row};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -491,8 +493,8 @@ fn open_invoice(
     new_invoice(tx, company_id, currency, now)
 }
 
-/// A new `open` invoice for the UTC month holding `now`, issued at `now`, due 14 days after the
-/// month ends.
+/// A new `open` invoice for the UTC month holding `now`, issued at `now`, due by the billing rule
+/// ([`crate::db::billing_rule`]).
 fn new_invoice(tx: &Tx, company_id: &str, currency: &str, now: i64) -> Result<String, LedgerError> {
     let (start, end) = month_bounds(now);
     let number = next_invoice_number(tx, company_id, now)?;
@@ -501,24 +503,8 @@ fn new_invoice(tx: &Tx, company_id: &str, currency: &str, now: i64) -> Result<St
         "INSERT INTO invoices (id, company_id, number, status, currency, period_start, period_end, issued_at, due_at, paid_at, created_at)
          VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6, ?7, ?8, NULL, ?7)",
     )?
-    .execute(rusqlite::params![id, company_id, number, currency, start, end, now, end + 14 * 86_400])?;
+    .execute(rusqlite::params![id, company_id, number, currency, start, end, now, end + DUE_AFTER_PERIOD_SECS])?;
     Ok(id)
-}
-
-/// The first second of the current UTC month and of the next one.
-pub fn month_bounds(now: i64) -> (i64, i64) {
-    let stamp = rfc3339(now);
-    let year: i64 = stamp.get(0..4).and_then(|s| s.parse().ok()).unwrap_or(1970);
-    let month: u32 = stamp.get(5..7).and_then(|s| s.parse().ok()).unwrap_or(1);
-    let (ny, nm) = if month == 12 {
-        (year + 1, 1)
-    } else {
-        (year, month + 1)
-    };
-    let at = |y: i64, m: u32| parse_rfc3339(&format!("{y:04}-{m:02}-01T00:00:00Z"));
-    let start = at(year, month).unwrap_or(now);
-    let end = at(ny, nm).unwrap_or(now + 31 * 86_400);
-    (start, end)
 }
 
 /// `<PREFIX>-<YEAR>-<NNNN>`, continuing the company's own numbering (its prefix is the one of its
@@ -572,6 +558,7 @@ fn next_invoice_number(tx: &Connection, company_id: &str, now: i64) -> Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::parse_rfc3339;
 
     #[test]
     fn month_bounds_cover_now() {

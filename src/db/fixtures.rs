@@ -150,13 +150,22 @@ pub fn has_account(account: &str) -> Result<bool, DbError> {
         .any(|r| r.get("id").and_then(Value::as_str) == Some(account)))
 }
 
-/// Inserts the demo world inside the caller's transaction, with `now` as the time base.
-pub fn load(tx: &rusqlite::Connection, now: i64) -> Result<(), DbError> {
-    load_where(tx, now, |_| true).map(|_| ())
+/// The time base of a world loaded at `now`: its minute. Fixture times are whole minutes (an
+/// invoice is not "due 02:28:14"), whatever second the sandbox started at.
+pub fn base_instant(now: i64) -> i64 {
+    now - now.rem_euclid(60)
 }
 
-/// [`load`], returning the columns of each table that hold `$now` instants (for
-/// [`super::world::shift`]).
+/// Inserts the demo world inside the caller's transaction, with `now`'s minute as the time base
+/// ([`base_instant`]), its invoices on calendar months ([`super::billing_rule`]).
+pub fn load(tx: &rusqlite::Connection, now: i64) -> Result<(), DbError> {
+    let base = base_instant(now);
+    load_where(tx, base, |_| true)?;
+    super::billing_rule::align_fixture_invoices(tx, base, None)
+}
+
+/// [`load`] at exactly `anchor`, returning the columns of each table that hold `$now` instants (for
+/// [`super::world::shift`], which then places the invoices on calendar months).
 pub fn load_anchored(
     tx: &rusqlite::Connection,
     anchor: i64,
@@ -197,7 +206,9 @@ fn time_columns(world: &World) -> Vec<(String, Vec<String>)> {
 /// Inserts the fixture rows of one account (its companies and everything under them, its clients,
 /// keys and users), and no global row.
 pub fn load_account(tx: &rusqlite::Connection, now: i64, account: &str) -> Result<(), DbError> {
-    load_where(tx, now, |owner| owner == Some(account)).map(|_| ())
+    let base = base_instant(now);
+    load_where(tx, base, |owner| owner == Some(account))?;
+    super::billing_rule::align_fixture_invoices(tx, base, Some(account))
 }
 
 fn load_where(

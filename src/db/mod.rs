@@ -11,6 +11,7 @@
 //! `mod.rs` only declares the files and re-exports what callers name as `crate::db::…`: the
 //! [`Db`] type and its pool live in `pool.rs`.
 
+pub mod billing_rule;
 pub mod bulk;
 mod checkpoint;
 mod error;

@@ -229,9 +229,11 @@ pub fn build(conn: &mut Connection) -> Result<TimeColumns, DbError> {
     Ok(TimeColumns(columns).with_derived())
 }
 
-/// Moves every load-time instant of a world built at [`ANCHOR`] to `now`, in one transaction: the
-/// rows are then exactly those of a world loaded at `now` (a test holds the two equal).
+/// Moves every load-time instant of a world built at [`ANCHOR`] to `now`'s minute and places its
+/// invoices on calendar months, in one transaction: the rows are then exactly those of a world
+/// loaded at `now` (a test holds the two equal).
 pub fn shift(conn: &mut Connection, columns: &TimeColumns, now: i64) -> Result<(), DbError> {
+    let now = fixtures::base_instant(now);
     let delta = now - ANCHOR;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Moving a promotion's window moves the version of its ads (a trigger: what they show may
@@ -269,6 +271,7 @@ pub fn shift(conn: &mut Connection, columns: &TimeColumns, now: i64) -> Result<(
              DROP TABLE \"shift_versions_{table}\";"
         ))?;
     }
+    super::billing_rule::align_fixture_invoices(&tx, now, None)?;
     tx.commit()?;
     Ok(())
 }

@@ -247,10 +247,18 @@ font-family=\"system-ui, sans-serif\">{initials}</text></svg>",
         accent = c.accent,
         initials = escape(&initials(&o.company)),
     );
+    // An ended offer no longer offers anything: no badge, and nothing to show in store.
+    let ended = o.ends_at <= now;
     let discount = o
         .discount
+        .filter(|_| !ended)
         .map(|d| format!("<p class=\"discount\">{d}% off</p>"))
         .unwrap_or_default();
+    let footer = if ended {
+        "<p>This offer can no longer be used in store.</p>"
+    } else {
+        "<p>Show this page in store to get the offer.</p>"
+    };
     let tagline = o
         .tagline
         .as_deref()
@@ -264,7 +272,7 @@ font-family=\"system-ui, sans-serif\">{initials}</text></svg>",
 <header>{logo}<span class=\"company\">{company}</span></header>\
 <main><p class=\"state\" data-state>{state}</p><h1>{name}</h1>{discount}<p>{description}</p>\
 <p class=\"dates\">Valid from {from} to {to}.</p>{tagline}</main>\
-<footer><p>Show this page in store to get the offer.</p></footer></body></html>\n",
+<footer>{footer}</footer></body></html>\n",
         name = escape(&o.name),
         company = escape(&o.company),
         state = escape(&state_line(o, now)),

@@ -246,6 +246,15 @@ async fn an_ended_or_coming_offer_says_so_and_an_unknown_code_is_a_plain_404() {
             .await;
         assert_eq!(page.status, 200);
         assert!(page.text().contains(says), "{name}: {}", page.text());
+        // An ended offer is not offered: no badge, nothing to show in store.
+        let ended = name == "Bakery Days";
+        assert_eq!(
+            page.text()
+                .contains("Show this page in store to get the offer"),
+            !ended,
+            "{name}"
+        );
+        assert_eq!(page.text().contains("class=\"discount\""), !ended, "{name}");
     }
     for bad in ["nope1234567", "x", "a%20b", &"a".repeat(40)] {
         let page = app.get(&format!("/l/{bad}")).send().await;

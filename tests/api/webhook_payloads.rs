@@ -430,7 +430,9 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
         crate::webhook_delivery::hook(&app, &failing.url("/gone"), &["ad.created"]).await;
     op(&app, delete.clone(), &format!("/webhooks/{gone}"), None).await;
 
-    // An invoice falls overdue.
+    // A month begins: every subscription renews, its tokens granted.
+    advance_drained(&app, json!({"to": "2026-04-01T00:00:01Z"})).await;
+    // An invoice falls overdue (March's, 14 days after the month).
     let due: i64 = app.sql(|c| {
         c.query_row(
             "SELECT min(due_at) FROM invoices WHERE company_id = ?1 AND status = 'open'",
@@ -438,9 +440,7 @@ async fn every_type_emitted_by_real_transitions_matches_its_documented_schema() 
             |r| r.get(0),
         )
     });
-    advance_drained(&app, json!({"to": rfc(due.max(FROZEN_AT + 400) + 1)})).await;
-    // A month begins: every subscription renews, its tokens granted.
-    advance_drained(&app, json!({"to": "2026-04-01T00:00:01Z"})).await;
+    advance_drained(&app, json!({"to": rfc(due + 1)})).await;
     drain(&app).await;
 
     // What the script did not cause, an area's plain create, update and delete do: replayed from

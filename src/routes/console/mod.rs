@@ -39,7 +39,7 @@ const MODULES: &[(&str, &str, &str, &str)] = &[
     ("/console/forms.js", "getConsoleFormsScript", "The console's authoring forms (idempotent creates, If-Match changes, errors in words).", include_str!("assets/forms.js")),
     ("/console/reports.js", "getConsoleReportsScript", "The console's proof-of-play report with a date range and CSV download.", include_str!("assets/reports.js")),
     ("/console/media.js", "getConsoleMediaScript", "The console's media library: storage against the quota, drag-and-drop upload.", include_str!("assets/media.js")),
-    ("/console/billing.js", "getConsoleBillingScript", "The console's tokens and billing views (revenue per month, invoices, storage).", include_str!("assets/billing.js")),
+    ("/console/billing.js", "getConsoleBillingScript", "The console's tokens and billing views (revenue per month, invoices, storage) and an invoice as a printable document.", include_str!("assets/billing.js")),
     ("/console/webhooks.js", "getConsoleWebhooksScript", "The console's webhooks and their deliveries.", include_str!("assets/webhooks.js")),
 ];
 

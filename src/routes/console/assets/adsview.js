@@ -3,7 +3,7 @@
 // ad (headline, media, promotion, dates, screens), and each ad can be paused or resumed (PATCH with
 // If-Match), assigned and unassigned, through the same REST calls any client makes.
 
-import { all, api, el, plural, sandboxNow, when } from "./common.js";
+import { all, api, el, plural, sandboxNow, timeZone, when } from "./common.js";
 import { barList, colours } from "./charts.js";
 import { field, page, problemBox } from "./ui.js";
 import { qrImages, screen, shownShortUrls } from "./fleet.js";
@@ -14,6 +14,16 @@ import { formCard, input, rfc3339Of, select, valueOf } from "./forms.js";
 function schedule(ad) {
   if (!ad.starts_at && !ad.ends_at) return "no dates of its own";
   return `${ad.starts_at ? when(ad.starts_at) : "now"} → ${ad.ends_at ? when(ad.ends_at) : "until stopped"}`;
+}
+
+/** "on air" only where a screen shows it: an ad on air whose screens are all offline (or never
+ * seen) plays nowhere, so it says so instead of reading as playing with 0 plays. */
+function onAirBadge(ad, deviceById) {
+  if (!ad.on_air) return null;
+  const online = ad.device_ids.filter((id) => (deviceById.get(id) || {}).status === "online").length;
+  return online
+    ? el("span", { class: "badge on-air", attrs: { "data-on-air-screens": online }, text: `on air on ${plural(online, "screen")} online` })
+    : el("span", { class: "badge idle", attrs: { "data-on-air-screens": 0 }, text: "on air, but no screen of it is online" });
 }
 
 export async function adsView(companyId) {
@@ -55,7 +65,7 @@ export async function adsView(companyId) {
         el("div", {},
           el("h2", { text: ad.name }),
           el("p", { class: "row" }, el("span", { class: `badge ${ad.status}`, text: ad.status }),
-            ad.on_air ? el("span", { class: "badge on-air", text: "on air" }) : null,
+            onAirBadge(ad, deviceById),
             `${ad.duration_seconds} s · ${plural(plays.get(ad.id) || 0, "play")} in 7 days · ${schedule(ad)}`),
           el("p", { class: "muted", text: ad.headline }),
           el("h3", { text: `On ${plural(ad.device_ids.length, "screen")}` }),
@@ -105,8 +115,8 @@ export async function adsView(companyId) {
           field("Seconds on screen", input("duration_seconds", { type: "number", min: 1, max: 3600, value: 10, required: true })),
           field("Status", select("status", [["active", "Active: screens play it"], ["draft", "Draft"]]))),
         el("div", { class: "field-row" },
-          field("Starts (UTC, optional)", input("starts_at", { type: "datetime-local" })),
-          field("Ends (UTC, optional)", input("ends_at", { type: "datetime-local" }))),
+          field(`Starts (${timeZone()}, optional)`, input("starts_at", { type: "datetime-local" })),
+          field(`Ends (${timeZone()}, optional)`, input("ends_at", { type: "datetime-local" }))),
         screens,
       ],
       submit: async (f) => {

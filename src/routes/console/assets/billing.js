@@ -2,8 +2,8 @@
 // invoices (on a phone the total comes right after the number, so it stays on screen), the recent
 // charges, and the media storage line, from the library's real size.
 
-import { all, api, bytes, el, money, num, plural, svg, when } from "./common.js";
-import { page, problemBox, scroller } from "./ui.js";
+import { all, api, bytes, el, money, num, plural, svg, timeZone, utcDay, when } from "./common.js";
+import { link, page, problemBox, scroller } from "./ui.js";
 import { chartWidth } from "./charts.js";
 import { fresh } from "./live.js";
 import { revenueChart } from "./dashboard.js";
@@ -78,9 +78,9 @@ export async function tokens(companyId) {
 
 export async function billing(companyId) {
   const invoices = cursorTable(`/invoices?company_id=${companyId}`, [
-    ["Number", (i) => i.number], ["Total", (i) => el("strong", { text: money(i.total_cents, i.currency) })],
+    ["Number", (i) => link(`#/company/${companyId}/billing/${encodeURIComponent(i.id)}`, i.number)], ["Total", (i) => el("strong", { text: money(i.total_cents, i.currency) })],
     ["Status", (i) => el("span", { class: `badge ${i.status}`, text: i.status })],
-    ["Period", (i) => `${when(i.period_start).slice(0, 10)} → ${when(i.period_end).slice(0, 10)}`], ["Due", (i) => when(i.due_at)],
+    ["Period", (i) => period(i)], ["Due", (i) => utcDay(new Date(i.due_at))],
   ], "Invoices");
   const charges = cursorTable(`/charges?company_id=${companyId}`, [
     ["When", (c) => when(c.created_at)], ["Amount", (c) => money(c.amount_cents, c.currency)], ["Kind", (c) => c.kind],
@@ -94,7 +94,69 @@ export async function billing(companyId) {
     usage ? el("p", { class: "card storage", attrs: { "data-used": usage.used_bytes } },
       el("strong", { text: "Media storage: " }), `${bytes(usage.used_bytes)} of ${bytes(usage.quota_bytes)} included in the plan (${plural(usage.media_count, "item")}).`) : null,
     revenueChart(all_),
-    el("h2", { text: "Invoices" }), invoices.node, el("h2", { text: "Recent charges" }), charges.node);
+    el("h2", { text: "Invoices" }), zoneNote(), invoices.node, el("h2", { text: "Recent charges" }), charges.node);
   await Promise.all([invoices.load(), charges.load()]);
+  fresh();
+}
+
+/** Which days and which times: billing counts UTC calendar days (its months are UTC months), times
+ * are the company's local ones. */
+function zoneNote() {
+  return el("p", { class: "muted zone-note", attrs: { "data-zone": timeZone() },
+    text: `Periods and dates are UTC calendar days, as billing counts them; times are in ${timeZone()}.` });
+}
+
+/** An invoice's period as the calendar month it bills, in UTC as billing counts it: "1–31 December 2026". */
+function period(i) {
+  const fmt = (d, opts) => new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", ...opts }).format(d);
+  const start = new Date(i.period_start);
+  const last = new Date(Date.parse(i.period_end) - 1000);
+  return `${fmt(start, { day: "numeric" })}–${fmt(last, { day: "numeric", month: "long", year: "numeric" })}`;
+}
+
+/** One invoice as a document: who and when, its lines, its VAT and its totals; printable (the
+ * console's print styles leave only the document). */
+export async function invoice(companyId, invoiceId) {
+  const [inv, company] = await Promise.all([
+    api("GET", `/invoices/${encodeURIComponent(invoiceId)}`),
+    api("GET", `/companies/${companyId}`).catch(() => null),
+  ]);
+  const cur = inv.currency;
+  const row = (label, value, attrs = {}) => el("tr", { attrs }, el("th", { attrs: { scope: "row" }, text: label }), el("td", { class: "num" }, value));
+  const lines = el("table", { class: "invoice-lines" },
+    el("thead", {}, el("tr", {}, ...["Date", "Description", "Kind", "Amount"].map((h) => el("th", { class: h === "Amount" ? "num" : null, attrs: { scope: "col" }, text: h })))),
+    el("tbody", {}, ...inv.lines.map((l) => el("tr", { attrs: { "data-line": l.id } },
+      el("td", { attrs: { "data-label": "Date" }, text: when(l.created_at) }),
+      el("td", { attrs: { "data-label": "Description" }, text: l.description }),
+      el("td", { attrs: { "data-label": "Kind" }, text: l.kind }),
+      el("td", { class: "num", attrs: { "data-label": "Amount" }, text: money(l.amount_cents, l.currency) })))));
+  const vat = el("table", { class: "invoice-vat" },
+    el("thead", {}, el("tr", {}, ...["VAT", "Rate", "Net", "VAT amount"].map((h, n) => el("th", { class: n ? "num" : null, attrs: { scope: "col" }, text: h })))),
+    el("tbody", {}, ...(inv.vat_lines.length ? inv.vat_lines.map((v) => el("tr", {},
+      el("td", { attrs: { "data-label": "VAT" }, text: v.description }),
+      el("td", { class: "num", attrs: { "data-label": "Rate" }, text: `${v.rate_percent} %` }),
+      el("td", { class: "num", attrs: { "data-label": "Net" }, text: money(v.net_cents, cur) }),
+      el("td", { class: "num", attrs: { "data-label": "VAT amount" }, text: money(v.vat_cents, cur) })))
+      : [el("tr", {}, el("td", { attrs: { colspan: 4 }, text: "No VAT (rate 0 %)." }))])));
+  const totals = el("table", { class: "invoice-totals" }, el("tbody", {},
+    row("Net", money(inv.net_cents, cur), { "data-net": inv.net_cents }),
+    row(`VAT ${inv.vat_rate_percent} %`, money(inv.vat_cents, cur), { "data-vat": inv.vat_cents }),
+    row("Total", el("strong", { text: money(inv.total_cents, cur) }), { "data-total": inv.total_cents })));
+  const facts = el("dl", { class: "invoice-facts" },
+    el("dt", { text: "Billed to" }), el("dd", { text: company ? `${company.name} (${company.country})` : inv.company_id }),
+    el("dt", { text: "Status" }), el("dd", {}, el("span", { class: `badge ${inv.status}`, attrs: { "data-status": inv.status }, text: inv.status })),
+    el("dt", { text: "Period" }), el("dd", { text: period(inv) }),
+    el("dt", { text: "Issued" }), el("dd", { text: utcDay(new Date(inv.issued_at)) }),
+    el("dt", { text: "Due" }), el("dd", { attrs: { "data-due": inv.due_at }, text: utcDay(new Date(inv.due_at)) }),
+    ...(inv.paid_at ? [el("dt", { text: "Paid" }), el("dd", { text: when(inv.paid_at) })] : []));
+  page(`Invoice ${inv.number}`,
+    el("p", { class: "row no-print" },
+      link(`#/company/${companyId}/billing`, "← All invoices"), " ",
+      el("button", { attrs: { type: "button" }, text: "Print", on: { click: () => window.print() } })),
+    el("article", { class: "invoice card", attrs: { "data-invoice": inv.id } },
+      facts, zoneNote(),
+      el("h2", { text: "Lines" }), scroller(lines, "Invoice lines"),
+      el("h2", { text: "VAT" }), scroller(vat, "VAT lines"),
+      el("h2", { text: "Totals" }), totals));
   fresh();
 }

@@ -7,7 +7,7 @@
 // Colours are stable: a series keeps its colour on every chart and every refresh, because it is
 // chosen from the series' key (a promotion's id, a charge's kind), never from its place in a list.
 
-import { el, num, svg } from "./common.js";
+import { el, num, sandboxNow, svg } from "./common.js";
 
 const FONT = 12;
 /** Distinct, accessible series colours (console.css `.series-N`). */
@@ -102,8 +102,11 @@ function dateTicks(node, days, X, y, width) {
 }
 
 /** Lines over days: `series` of {name, key, values: Map("YYYY-MM-DD" -> n)} across `days` (the
- * dates, oldest first), coloured by key (`colourOf`), with a legend and labelled axes. */
+ * dates, oldest first), coloured by key (`colourOf`), with a legend and labelled axes. When the
+ * last day is today (UTC, sandbox time) it is not over yet: its segment is dashed and its point
+ * hollow, and a note says so, so a partial day does not read as a fall. */
 export function dayLines(name, title, series, days, { width, yTitle = "Count", colourOf } = {}) {
+  const partial = days.length > 0 && days[days.length - 1] === sandboxNow().toISOString().slice(0, 10);
   const W = width || chartWidth();
   const H = 230;
   const L = 74;
@@ -116,15 +119,29 @@ export function dayLines(name, title, series, days, { width, yTitle = "Count", c
   dateTicks(node, days, X, H - B + 16, W - L);
   const colour = colourOf || colours(series.map((s) => s.key || s.name));
   let points = 0;
+  const open = partial && days.length > 1;
   series.forEach((s) => {
     const c = colour.get(s.key || s.name) ?? 0;
     const pts = days.map((d, j) => `${X(j).toFixed(1)},${Y(s.values.get(d) || 0).toFixed(1)}`);
     points += days.filter((d) => s.values.get(d)).length;
-    node.append(svg("polyline", { class: `line series-${c}`, points: pts.join(" ") }));
+    if (!open) {
+      node.append(svg("polyline", { class: `line series-${c}`, points: pts.join(" ") }));
+      return;
+    }
+    const last = days.length - 1;
+    node.append(
+      svg("polyline", { class: `line series-${c}`, points: pts.slice(0, last).join(" ") }),
+      svg("polyline", { class: `line series-${c} partial`, points: pts.slice(last - 1).join(" ") }),
+      svg("circle", { class: `series-${c} partial`, cx: X(last).toFixed(1), cy: Y(s.values.get(days[last]) || 0).toFixed(1), r: 3.5 }));
   });
   const total = series.reduce((n, s) => n + [...s.values.values()].reduce((a, b) => a + b, 0), 0);
-  return figure(name, title, `${series.length} series over ${days.length} days, ${num(total)} in all`, node, points,
+  const box = figure(name, title, `${series.length} series over ${days.length} days, ${num(total)} in all${open ? "; the last day is today so far" : ""}`, node, points,
     legendOf(series.map((s) => ({ name: s.name, colour: colour.get(s.key || s.name) ?? 0 }))));
+  if (open) {
+    box.dataset.partial = days[days.length - 1];
+    box.append(el("p", { class: "muted chart-note", text: `Dashed: ${days[days.length - 1]} (today, UTC) so far; the day is not over.` }));
+  }
+  return box;
 }
 
 /** Columns over periods (days or months), each stacked from parts: `columns` of {label, parts:

@@ -233,9 +233,74 @@ export function ago(seconds) {
   return `${Math.round(seconds / 86400)} days ago`;
 }
 
+let zone = "UTC";
+
+/** Times are shown in the time zone of the company in view (its `timezone`), UTC outside one. */
+export function setZone(tz) {
+  try {
+    zone = tz ? new Intl.DateTimeFormat("en-GB", { timeZone: tz }).resolvedOptions().timeZone : "UTC";
+  } catch (_) {
+    zone = "UTC"; // a zone this browser does not know
+  }
+}
+
+/** The IANA name of the zone times are shown in ("Europe/Amsterdam"). */
+export function timeZone() {
+  return zone;
+}
+
+/** An instant's parts in the zone times are shown in: {year, month, day, hour, minute, zone ("CET")}. */
+export function zoned(date, tz = zone) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", {
+    timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    hourCycle: "h23", timeZoneName: "short",
+  }).formatToParts(date).map((p) => [p.type, p.value]));
+  return { ...parts, zone: tz === "UTC" ? "UTC" : parts.timeZoneName };
+}
+
+/** An RFC 3339 instant as "2026-12-07 10:28 CET", in the company's time zone (to the minute). */
 export function when(rfc3339) {
   if (!rfc3339) return "—";
-  return rfc3339.replace("T", " ").replace(":00Z", " UTC").replace("Z", " UTC");
+  const d = new Date(rfc3339);
+  if (Number.isNaN(d.getTime())) return rfc3339;
+  const p = zoned(d);
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute} ${p.zone}`;
+}
+
+/** How far the zone `tz` is ahead of UTC at instant `t` (ms since the epoch), in ms. */
+function offsetAt(t, tz) {
+  const p = zoned(new Date(t), tz);
+  return Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute) - Math.floor(t / 60000) * 60000;
+}
+
+/** `Date` -> the value of a `datetime-local` input, in the company's time zone ("2026-11-28T10:00"). */
+export function inputValueOf(date) {
+  const p = zoned(date);
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
+}
+
+/** A `datetime-local` input's value, read in the company's time zone -> RFC 3339 in UTC
+ * ("2026-11-28T09:00:00Z"), or null. */
+export function rfc3339Of(value) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(value || "");
+  if (!m) return value ? `${value}:00Z` : null; // not a wall time: the API names what is wrong
+  const wall = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]);
+  // The offset at the wall time read as UTC, then at the instant that gives (right across a change).
+  const t = wall - offsetAt(wall - offsetAt(wall, zone), zone);
+  return new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** An offer's day as its landing page on the phone says it ("20 December 2026"): offers run by UTC
+ * calendar days (src/routes/landing.rs `long_date`), so the console and the phone name the same
+ * days. `last`: the day of the offer's last second (its `ends_at` is exclusive). */
+export function offerDay(rfc3339, last = false) {
+  return utcDay(new Date(Date.parse(rfc3339) - (last ? 1000 : 0)));
+}
+
+/** The UTC calendar day of an instant, as "15 January 2027": the days offers run and invoices bill
+ * by (the billing rule's months are UTC months). */
+export function utcDay(date) {
+  return new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", day: "numeric", month: "long", year: "numeric" }).format(date);
 }
 
 export function money(cents, currency = "EUR") {

@@ -5,7 +5,7 @@
 // another tab of the console) signs the tab in once, with no key to paste.
 
 import {
-  all, api, credential, el, forgetCredential, hooks, logo, saveCredential, signInFromLink,
+  all, api, credential, el, forgetCredential, hooks, logo, saveCredential, setZone, signInFromLink,
 } from "./common.js";
 import { readinessView, requestView } from "./readiness.js";
 import { $, link, page, problemBox } from "./ui.js";
@@ -16,7 +16,7 @@ import { promotions } from "./promotions.js";
 import { dashboard } from "./dashboard.js";
 import { reports } from "./reports.js";
 import { media } from "./media.js";
-import { billing, tokens } from "./billing.js";
+import { billing, invoice, tokens } from "./billing.js";
 import { webhooks } from "./webhooks.js";
 import { events } from "./feed.js";
 import { sandbox } from "./sandbox.js";
@@ -166,6 +166,7 @@ async function applyBranding(companyId) {
   root.removeProperty("--primary");
   $("brand").textContent = "signage";
   $("brand-logo").replaceChildren();
+  setZone(null);
   if (!companyId) return;
   try {
     const [company, branding] = await Promise.all([
@@ -174,6 +175,7 @@ async function applyBranding(companyId) {
     const colour = readableBrandColour(branding.colors);
     if (colour) root.setProperty("--primary", colour);
     $("brand").textContent = company.name;
+    setZone(company.timezone);
     $("brand-logo").replaceChildren(logo(company.name, branding.colors, 30));
   } catch (_) {
     /* the page itself reports the problem */
@@ -189,6 +191,7 @@ async function show(parts, companyId) {
   else if (companyId && parts[2] === "promotions") await promotions(companyId);
   else if (companyId && parts[2] === "reports") await reports(companyId);
   else if (companyId && parts[2] === "tokens") await tokens(companyId);
+  else if (companyId && parts[2] === "billing" && parts[3]) await invoice(companyId, decodeURIComponent(parts[3]));
   else if (companyId && parts[2] === "billing") await billing(companyId);
   else if (companyId && parts[2] === "media") await media(companyId);
   else if (companyId && parts[2] === "webhooks") await webhooks(companyId);

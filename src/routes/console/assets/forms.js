@@ -5,15 +5,8 @@
 import { api, el, sandboxNow } from "./common.js";
 import { field, markFields, problemBox } from "./ui.js";
 
-/** `Date` -> the value of a `datetime-local` input, read as UTC ("2026-11-28T09:00"). */
-export function utcInputValue(date) {
-  return date.toISOString().slice(0, 16);
-}
-
-/** A `datetime-local` input's value, read as UTC -> RFC 3339 ("2026-11-28T09:00:00Z"), or null. */
-export function rfc3339Of(value) {
-  return value ? `${value}:00Z` : null;
-}
+// Date and time inputs are in the company's time zone (common.js `inputValueOf`, `rfc3339Of`).
+export { inputValueOf, rfc3339Of } from "./common.js";
 
 export function input(name, attrs = {}) {
   return el("input", { attrs: { name, ...attrs } });

@@ -3,8 +3,8 @@
 // Retry-After (said in a notice) and is sent again (see common.js); a 401 goes back to sign-in with
 // the reason. The header shows the sandbox's time, which an operator's "+1 day" moves.
 
-import { api, el, hooks, sandboxNow } from "./common.js";
-import { $, clearNotice, hhmm, notice } from "./ui.js";
+import { api, el, hooks, sandboxNow, timeZone, when, zoned } from "./common.js";
+import { $, clearNotice, notice } from "./ui.js";
 
 let timers = [];
 /** When the view's data last arrived whole (browser time), for the banner. */
@@ -58,7 +58,7 @@ export function retry(ms, load) {
 }
 
 export function lost(e) {
-  const since = lastGood ? `showing data from ${hhmm(lastGood)} UTC (sandbox time)` : "nothing loaded yet";
+  const since = lastGood ? `showing data from ${when(lastGood.toISOString())} (sandbox time)` : "nothing loaded yet";
   const why = e && e.status ? `${e.status} ${e.message}` : (e && e.message) || "no answer";
   notice("connection", "bad", el("strong", { text: `Connection lost — ${since}.` }), ` Retrying every few seconds (${why}).`);
   $("view").classList.add("stale");
@@ -91,6 +91,7 @@ export async function showSandboxTime(isOperator) {
   const render = () => {
     const now = sandboxNow();
     const box = $("sandbox-time");
+    const z = zoned(now);
     let extra = "";
     if (operatorClock) {
       if (operatorClock.mode === "frozen") extra = " · frozen";
@@ -100,8 +101,8 @@ export async function showSandboxTime(isOperator) {
       extra = ` · ${now > Date.now() ? "+" : "−"}${span(Math.round(Math.abs(now - Date.now()) / 60000) * 60)}`;
     }
     box.replaceChildren(el("span", { class: "label", text: "Sandbox time " }),
-      el("time", { attrs: { datetime: now.toISOString() } },
-        el("span", { class: "date", text: `${now.toISOString().slice(0, 10)} ` }), `${now.toISOString().slice(11, 16)} UTC`), extra);
+      el("time", { attrs: { datetime: now.toISOString(), title: `Times in ${timeZone()}` } },
+        el("span", { class: "date", text: `${z.year}-${z.month}-${z.day} ` }), `${z.hour}:${z.minute} ${z.zone}`), extra);
     box.hidden = false;
   };
   render();

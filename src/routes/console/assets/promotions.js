@@ -5,11 +5,11 @@
 // ended promotion: its dates can be changed instead). Warns when the QR codes point at a loopback
 // address, which no phone can reach.
 
-import { all, api, el, isLoopback, num, plural, sandboxNow, svgUrl, when } from "./common.js";
+import { all, api, el, isLoopback, num, offerDay, plural, sandboxNow, svgUrl, timeZone, when } from "./common.js";
 import { clearNotice, dialog, field, notice, page, problemBox } from "./ui.js";
 import { every, fresh } from "./live.js";
 import { barList, colours, dayLines, lastDays } from "./charts.js";
-import { defaultWindow, formCard, input, rfc3339Of, select, utcInputValue, valueOf } from "./forms.js";
+import { defaultWindow, formCard, input, rfc3339Of, select, inputValueOf, valueOf } from "./forms.js";
 
 /** Says so when QR links point at this machine only (127.0.0.1, localhost): phones cannot follow. */
 export function loopbackNotice(urls) {
@@ -72,20 +72,24 @@ function qrFigure(q) {
       count, " ", fresh_));
 }
 
-/** Updates the scan counts of codes on screen; says which were scanned since the last look. */
+/** Updates the scan counts of codes on screen; says which were scanned since the last look. True
+ * when a count moved. */
 function updateCounts(list, codes, announce) {
+  let moved = false;
   for (const q of codes) {
     const fig = list.querySelector(`[data-qr-id="${q.id}"]`);
     if (!fig) continue;
     const count = fig.querySelector("[data-scan-count]");
     const before = Number(count.dataset.scanCount);
     if (before !== q.scan_count) {
+      moved = true;
       count.dataset.scanCount = q.scan_count;
       count.textContent = plural(q.scan_count, "scan");
       if (q.scan_count > before) announce(`Scanned just now: ${q.label || "a QR code"} (${plural(q.scan_count, "scan")}).`);
     }
     fig.querySelector(".just").hidden = !justScanned(q);
   }
+  return moved;
 }
 
 export async function promotions(companyId) {
@@ -98,6 +102,10 @@ export async function promotions(companyId) {
   page("Promotions", el("div", { class: "row" }, newButton), formBox, status, live, charts, list);
   let rows = [];
 
+  const drawCharts = (reports) => {
+    const half = charts.clientWidth > 760 ? Math.floor((charts.clientWidth - 24) / 2) : undefined;
+    charts.replaceChildren(scansChart(reports, half), classChart(reports, half));
+  };
   const render = async () => {
     rows = await all(`/promotions?company_id=${companyId}`);
     const reports = await reportsOf(rows);
@@ -108,8 +116,7 @@ export async function promotions(companyId) {
       return card(p, codes);
     })));
     loopbackNotice(urls);
-    const half = charts.clientWidth > 760 ? Math.floor((charts.clientWidth - 24) / 2) : undefined;
-    charts.replaceChildren(scansChart(reports, half), classChart(reports, half));
+    drawCharts(reports);
     fresh();
   };
 
@@ -117,7 +124,7 @@ export async function promotions(companyId) {
     const ended = p.state === "expired";
     const actions = [];
     if (ended) {
-      actions.push(el("span", { class: "muted", text: `Ended ${when(p.ends_at)}: it cannot be activated again unless its dates change.` }));
+      actions.push(el("span", { class: "muted", text: `Ended on ${offerDay(p.ends_at, true)}: it cannot be activated again unless its dates change.` }));
       actions.push(el("button", { attrs: { type: "button" }, text: "Change dates", on: { click: () => editDates(p) } }));
     } else if (p.active) {
       actions.push(el("button", { attrs: { type: "button" }, text: "Deactivate", on: { click: () => toggle(p, false) } }));
@@ -130,7 +137,9 @@ export async function promotions(companyId) {
     return el("article", { class: "card", attrs: { "data-promotion-id": p.id, "data-state": p.state } },
       el("h2", { text: p.name }),
       el("p", { class: "row" }, el("span", { class: `badge ${p.state}`, text: STATE[p.state] || p.state }),
-        `${when(p.starts_at)} → ${when(p.ends_at)} · ${p.discount_percent === null ? "no discount" : `${p.discount_percent}% off`} · activation ${plural(p.activation_cost_tokens, "token")} · `, ...lands),
+        el("span", { attrs: { "data-offer-days": "", title: `${when(p.starts_at)} → ${when(p.ends_at)}` },
+          text: `Valid from ${offerDay(p.starts_at)} to ${offerDay(p.ends_at, true)}` }),
+        ` (ends ${when(p.ends_at)}) · ${p.discount_percent === null ? "no discount" : `${p.discount_percent}% off`} · activation ${plural(p.activation_cost_tokens, "token")} · `, ...lands),
       el("p", { text: p.description }),
       codes.length ? el("div", { class: "qr-list" }, ...codes.map(qrFigure)) : el("p", { class: "muted", text: "No QR code yet." }),
       el("div", { class: "row actions-row" }, ...actions));
@@ -173,8 +182,8 @@ export async function promotions(companyId) {
       labels: { "/starts_at": "Starts", "/ends_at": "Ends" },
       onCancel: () => form.remove(),
       fields: [
-        field("Starts (UTC)", input("starts_at", { type: "datetime-local", required: true, value: utcInputValue(new Date(current.starts_at)) })),
-        field("Ends (UTC)", input("ends_at", { type: "datetime-local", required: true, value: utcInputValue(ends) })),
+        field(`Starts (${timeZone()})`, input("starts_at", { type: "datetime-local", required: true, value: inputValueOf(new Date(current.starts_at)) })),
+        field(`Ends (${timeZone()})`, input("ends_at", { type: "datetime-local", required: true, value: inputValueOf(ends) })),
       ],
       submit: async (f) => {
         const changed = await api("PATCH", `/promotions/${p.id}`, { starts_at: rfc3339Of(valueOf(f, "starts_at")), ends_at: rfc3339Of(valueOf(f, "ends_at")) }, { ifMatch: etag });
@@ -224,8 +233,8 @@ export async function promotions(companyId) {
           field("Discount (%)", input("discount_percent", { type: "number", min: 1, max: 100, inputmode: "numeric" }), "Leave empty for none."),
           field("Activation cost (tokens)", input("activation_cost_tokens", { type: "number", min: 0, max: 100000, value: 50, required: true }))),
         el("div", { class: "field-row" },
-          field("Starts (UTC)", input("starts_at", { type: "datetime-local", required: true, value: utcInputValue(start) })),
-          field("Ends (UTC)", input("ends_at", { type: "datetime-local", required: true, value: utcInputValue(end) }))),
+          field(`Starts (${timeZone()})`, input("starts_at", { type: "datetime-local", required: true, value: inputValueOf(start) })),
+          field(`Ends (${timeZone()})`, input("ends_at", { type: "datetime-local", required: true, value: inputValueOf(end) }))),
         field("Where its QR codes lead", landing), ownField,
         el("div", { class: "field check" }, withCode, el("label", { attrs: { for: "with-code" }, text: "Make a QR code for it now" })),
         field("QR code placement", input("label", { maxlength: 100, value: "Entrance poster" })),
@@ -263,11 +272,20 @@ export async function promotions(companyId) {
   });
 
   await render();
-  // Live: every 3 s the codes' counts (one list request per promotion), so a scan shows at once.
+  // Live: every 3 s the codes' counts (one list request per promotion), so a scan shows at once;
+  // a scan also redraws the charts from the reports (its day, its device class, a promotion's first
+  // scan adding its line). A promotion made meanwhile elsewhere (another tab, a client) redraws all.
   every(3000, async () => {
+    const listed = await all(`/promotions?company_id=${companyId}`);
+    if (listed.map((p) => p.id).join() !== rows.map((p) => p.id).join()) {
+      await render();
+      return;
+    }
+    let scanned = false;
     for (const p of rows) {
       const codes = await api("GET", `/promotions/${p.id}/qr-codes`).then((r) => r.data);
-      updateCounts(list, codes, (text) => { live.textContent = text; });
+      scanned = updateCounts(list, codes, (text) => { live.textContent = text; }) || scanned;
     }
+    if (scanned) drawCharts(await reportsOf(rows));
   });
 }

@@ -1,9 +1,10 @@
-// The sandbox operator's controls (scope `sandbox`): the clock with +1 h and +1 day (on the running
-// clock too: it moves ahead and keeps running), fault rules (with two a presenter shows the console's
+// The sandbox operator's controls (scope `sandbox`): the clock with +1 h, +1 day, +1 week, +1 month
+// and "to the next invoice" (the first of the next UTC month, when billing charges the month; on the
+// running clock too: it moves ahead and keeps running), fault rules (with two a presenter shows the console's
 // honest status with: an outage of the screens list, and one rate-limited answer) and snapshots.
 // The clock and the fault rules' counts refresh every 3 s (a rule fires while the view is open).
 
-import { api, el, when } from "./common.js";
+import { api, el, utcDay, when } from "./common.js";
 import { page, problemBox } from "./ui.js";
 import { every, fresh, showSandboxTime, span } from "./live.js";
 
@@ -25,6 +26,21 @@ function describeFault(f) {
   return el("span", {}, el("strong", { text: `${what} → ${does}` }), ` · ${fired}${left}`);
 }
 
+/** `now` (RFC 3339) one calendar month on, the day kept (the month's last day when it has fewer). */
+export function nextMonth(now) {
+  const d = new Date(now);
+  const last = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 2, 0)).getUTCDate();
+  const to = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, Math.min(d.getUTCDate(), last),
+    d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()));
+  return to.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** When the next invoice is made: the first second of the next UTC month (the billing rule). */
+export function nextInvoice(now) {
+  const d = new Date(now);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
 export async function sandbox() {
   const clockBox = el("div", { class: "card" });
   const faultsBox = el("div", { class: "card" });
@@ -34,15 +50,17 @@ export async function sandbox() {
   const act = async (fn, done) => {
     try {
       const r = await fn();
+      // The header's time first, so that it never contradicts what the status line says.
+      await showSandboxTime(true);
       status.textContent = typeof done === "function" ? done(r) : done;
       await render();
-      await showSandboxTime(true);
     } catch (e) {
       status.replaceChildren(problemBox(e));
     }
   };
-  const advance = (seconds, label) => act(() => api("POST", "/_sandbox/clock/advance", { seconds }),
-    (r) => `Advanced ${label}: now ${when(r.now)}; ${Object.values(r.events).reduce((a, b) => a + b, 0)} events on the way.`);
+  const moved = (label) => (r) => `Advanced ${label}: now ${when(r.now)}; ${Object.values(r.events).reduce((a, b) => a + b, 0)} events on the way.`;
+  const advance = (seconds, label) => act(() => api("POST", "/_sandbox/clock/advance", { seconds }), moved(label));
+  const advanceTo = (to, label) => act(() => api("POST", "/_sandbox/clock/advance", { to }), moved(label));
   const render = async () => {
     await Promise.all([renderClock(), renderFaults(), renderSnapshots()]);
   };
@@ -55,7 +73,13 @@ export async function sandbox() {
         el("p", {}, "Sandbox time: ", el("strong", { attrs: { "data-now": clock.now, "data-offset": clock.offset_seconds }, text: when(clock.now) }), ` (${mode})`),
         el("div", { class: "row" },
           el("button", { attrs: { type: "button" }, text: "+1 hour", on: { click: () => advance(3600, "one hour") } }),
-          el("button", { attrs: { type: "button" }, text: "+1 day", on: { click: () => advance(86400, "one day") } })));
+          el("button", { attrs: { type: "button" }, text: "+1 day", on: { click: () => advance(86400, "one day") } }),
+          el("button", { attrs: { type: "button" }, text: "+1 week", on: { click: () => advance(7 * 86400, "one week") } }),
+          el("button", { attrs: { type: "button" }, text: "+1 month", on: { click: () => advanceTo(nextMonth(clock.now), "one month") } }),
+          el("button", { attrs: { type: "button", "data-next-invoice": nextInvoice(clock.now) },
+            text: `To the next invoice (${utcDay(new Date(nextInvoice(clock.now)))})`,
+            on: { click: () => advanceTo(nextInvoice(clock.now), "to the next invoice") } })),
+        el("p", { class: "muted", text: "Invoices are billed on the first of each month (UTC): \"To the next invoice\" moves to that instant, when the month's subscription is charged on a new invoice." }));
     } catch (e) {
       clockBox.replaceChildren(el("h2", { text: "Clock" }), problemBox(e));
     }

@@ -1,0 +1,313 @@
+"""Billing and dates as a presenter moves time (issue 49), in a real browser (Debian's chromium,
+Playwright).
+
+Usage: check_invoice.py <signage-binary> <results-dir>
+
+Starts the binary on a free port (running clock, simulated fleet) and checks against the REST API:
+the fixture invoices are whole calendar months at whole minutes, shown in the company's time zone
+(saying which); an invoice opens from the Billing view with its lines, VAT, totals, status and due
+date equal to `GET /invoices/{id}`, and prints as the document alone; the Sandbox view's "To the
+next invoice" and "+1 month" bill each month once, the periods tiling; the console and the phone's
+landing page name the same days for an offer, and an ended offer's page offers nothing in store;
+the charts read true (a series line in its legend's colour, today drawn as a partial day, a scan of
+a promotion made meanwhile redrawing the scans charts without a reload); an offline screen does not
+say it plays; "on air" counts the online screens showing an ad. Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
+"""
+
+import re
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from playwright.sync_api import sync_playwright
+
+from kit import Rest, axe_check, check, company_id, counts, follow_once, sign_in, start_server, wait_until
+
+AMSTERDAM = ZoneInfo("Europe/Amsterdam")
+IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
+
+
+def main():
+    binary, results = sys.argv[1], Path(sys.argv[2])
+    results.mkdir(parents=True, exist_ok=True)
+    proc, base = start_server(binary, results / "invoice-server.log")
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            charts(browser, base, results)
+            run(browser, base, results)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print(f"{counts['passed']} passed, {counts['failed']} failed")
+
+
+def instant(rfc3339):
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00"))
+
+
+def local(rfc3339):
+    """How the console shows an instant of Northwind Grocers: "2026-12-07 10:28 CET"."""
+    t = instant(rfc3339).astimezone(AMSTERDAM)
+    return t.strftime("%Y-%m-%d %H:%M ") + t.tzname()
+
+
+def day(rfc3339):
+    """A UTC calendar day as the console writes it: "15 January 2027"."""
+    t = instant(rfc3339)
+    return f"{t.day} {t.strftime('%B %Y')}"
+
+
+def money(cents, currency="EUR"):
+    return f"{cents / 100:.2f} {currency}"
+
+
+def months_tile(invoices):
+    """Whole UTC months, oldest first, each period starting where the one before ended."""
+    ordered = sorted(invoices, key=lambda i: i["period_start"])
+    whole = all(i["period_start"].endswith("-01T00:00:00Z") and i["period_end"].endswith("-01T00:00:00Z")
+                for i in ordered)
+    tiled = all(a["period_end"] == b["period_start"] for a, b in zip(ordered, ordered[1:]))
+    once = len({i["period_start"] for i in ordered}) == len(ordered)
+    return whole and tiled and once, [i["period_start"][:7] for i in ordered]
+
+
+CLASS_VALUE = """() => {
+  const f = document.querySelector('[data-chart=scans-by-class]');
+  const i = [...f.querySelectorAll('text.label')].findIndex((t) => t.textContent === 'iPhone and iPad');
+  return Number(f.querySelectorAll('text.value')[i].textContent.replace(/\\D/g, ''));
+}"""
+LINE_COLOURS = """() => {
+  const f = document.querySelector('[data-chart=scans-per-day]');
+  return [[...f.querySelectorAll('polyline.line:not(.partial)')].map((l) => getComputedStyle(l).stroke),
+          [...f.querySelectorAll('.legend .key')].map((k) => getComputedStyle(k).backgroundColor),
+          [...f.querySelectorAll('.legend li')].map((li) => li.textContent)];
+}"""
+
+
+def charts(browser, base, results):
+    """Section 2 of the issue: the charts read true."""
+    writer = Rest(base, "northwind-readwrite")
+    operator = Rest(base, "sandbox-operator")
+    grocers = company_id("Northwind Grocers")
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    sign_in(page, base, "northwind-readwrite")
+    today = operator.call("GET", "/_sandbox/clock")[1]["now"][:10]
+
+    page.goto(f"{base}/console#/company/{grocers}")
+    page.wait_for_selector("#view[data-ready] [data-chart=plays-per-day]")
+    check("overview: today's plays are drawn as a partial day (dashed), not a fall",
+          page.get_attribute("[data-chart=plays-per-day]", "data-partial") == today
+          and page.eval_on_selector_all("[data-chart=plays-per-day] polyline.partial", "e => e.length") == 1
+          and "so far" in page.inner_text("[data-chart=plays-per-day] .chart-note"),
+          page.inner_text("[data-chart=plays-per-day]"))
+
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector("#view[data-ready] button.tile")
+    tiles = page.eval_on_selector_all("button.tile", "ts => ts.map((t) => [t.className, t.textContent])")
+    offline = [text for cls, text in tiles if "online" not in cls.split()]
+    check("fleet: only an online screen says 'Playing'", offline and not [t for t in offline if "Playing:" in t]
+          and any("Playing:" in text for cls, text in tiles if "online" in cls.split()), str(offline[:3]))
+
+    # "On air" only where a screen shows it: an ad whose screens are all offline says so.
+    page.goto(f"{base}/console#/company/{grocers}/ads")
+    page.wait_for_selector("#view[data-ready] article.ad-card")
+    online = {d["id"] for d in writer.all(f"/devices?company_id={grocers}") if d["status"] == "online"}
+    expected = {a["id"]: str(len([d for d in a["device_ids"] if d in online]))
+                for a in writer.all(f"/ads?company_id={grocers}") if a["on_air"]}
+    badges = dict(page.eval_on_selector_all("article.ad-card [data-on-air-screens]", """bs => bs.map((b) =>
+        [b.closest('article').dataset.adId, b.dataset.onAirScreens])"""))
+    idle = page.eval_on_selector_all("article.ad-card [data-on-air-screens='0']", "bs => bs.map((b) => b.textContent)")
+    check("ads: 'on air' counts the online screens showing it; none online says so", badges == expected
+          and "0" in expected.values() and all("no screen of it is online" in t for t in idle), f"{badges} vs {expected}")
+
+    page.goto(f"{base}/console#/company/{grocers}/promotions")
+    page.wait_for_selector("#view[data-ready] [data-chart=scans-per-day]")
+    lines, keys, names = page.evaluate(LINE_COLOURS)
+    check("promotions: each scans-per-day line has its legend's colour, no two the same",
+          len(lines) >= 2 and lines == keys and len(set(lines)) == len(lines), f"{lines} vs {keys}")
+    check("promotions: today's scans are drawn as a partial day",
+          page.get_attribute("[data-chart=scans-per-day]", "data-partial") == today
+          and page.eval_on_selector_all("[data-chart=scans-per-day] polyline.partial", "e => e.length") == len(lines),
+          page.inner_text("[data-chart=scans-per-day]"))
+
+    # A promotion made elsewhere meanwhile, then scanned by a phone: both charts move, no reload.
+    starts = (datetime.utcnow() - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ends = (datetime.utcnow() + timedelta(days=14)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    status, promo = writer.call("POST", "/promotions", {
+        "company_id": grocers, "name": "Chart check offer", "description": "Made by the presenter check.",
+        "activation_cost_tokens": 10, "starts_at": starts, "ends_at": ends})
+    status_q, code = writer.call("POST", f"/promotions/{promo['id']}/qr-codes", {"label": "Chart check"})
+    check("a promotion and its QR code are made over REST", status == 201 and status_q == 201, f"{promo} {code}")
+    shown = page.wait_for_selector(f"article[data-promotion-id='{promo['id']}']", timeout=10000) is not None
+    check("promotions: a promotion made elsewhere appears without a reload", shown, "")
+    before = page.evaluate(CLASS_VALUE)
+    scanned, _ = follow_once(code["short_url"])
+    moved = wait_until(page, f"({CLASS_VALUE})() === {before + 1}", 10)
+    check("promotions: a scan moves 'QR scans by device class' without a reload", scanned == 302 and moved,
+          f"{scanned}: {before} -> {page.evaluate(CLASS_VALUE)}")
+    added = wait_until(page, "[...document.querySelectorAll('[data-chart=scans-per-day] .legend li')]"
+                             ".some((li) => li.textContent === 'Chart check offer')", 10)
+    lines, keys, names = page.evaluate(LINE_COLOURS)
+    check("promotions: the new promotion's line joins the scans chart, in its own colour", added and lines == keys
+          and len(set(lines)) == len(lines), f"{names} {lines} {keys}")
+    page.screenshot(path=str(results / "presenter-promotions-live.png"), full_page=True)
+    context.close()
+
+
+def run(browser, base, results):
+    reader = Rest(base, "northwind-readonly")
+    operator = Rest(base, "sandbox-operator")
+    grocers = company_id("Northwind Grocers")
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+
+    # The fixtures: calendar months, whole minutes.
+    invoices = reader.all(f"/invoices?company_id={grocers}")
+    ok, months = months_tile(invoices)
+    check("fixtures: the invoices are calendar months that tile", ok and len(invoices) == 3, months)
+    stamps = [i[k] for i in invoices for k in ("period_start", "period_end", "issued_at", "due_at", "paid_at", "created_at")
+              if i[k]]
+    check("fixtures: invoice times are whole minutes", all(s.endswith(":00Z") for s in stamps),
+          [s for s in stamps if not s.endswith(":00Z")])
+
+    # The Billing view: times in the company's zone, saying which.
+    sign_in(page, base, "northwind-readonly")
+    page.goto(f"{base}/console#/company/{grocers}/billing")
+    page.wait_for_selector("#view[data-ready] .zone-note")
+    note = page.inner_text("#view .zone-note")
+    check("billing: says which days and which time zone", note ==
+          "Periods and dates are UTC calendar days, as billing counts them; times are in Europe/Amsterdam.", note)
+    dues = page.eval_on_selector_all("#view td[data-label=Due]", "cells => cells.map(c => c.textContent)")
+    expected = [day(i["due_at"]) for i in invoices]
+    check("billing: due dates are days (no time of day)", sorted(dues) == sorted(expected), f"{dues} vs {expected}")
+    charges = page.eval_on_selector_all("#view td[data-label=When]", "cells => cells.map(c => c.textContent)")
+    check("billing: charge times in Amsterdam time, to the minute, naming the zone",
+          charges and all(re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} CES?T", c) for c in charges), charges)
+    # The header ticks every second, in the zone of the company in view.
+    named = wait_until(page, "/\\d{2}:\\d{2} CES?T/.test(document.querySelector('#sandbox-time').textContent)", 3)
+    check("header: the sandbox time names the zone", named, page.inner_text("#sandbox-time"))
+
+    # Open the current invoice from the list.
+    current = max(invoices, key=lambda i: i["period_start"])
+    detail = reader.call("GET", f"/invoices/{current['id']}")[1]
+    page.click(f"#view a:text-is('{current['number']}')")
+    page.wait_for_selector(f"#view[data-ready] article.invoice[data-invoice='{current['id']}']")
+    check("invoice: opens from the Billing view", page.inner_text("#view h1") == f"Invoice {current['number']}",
+          page.inner_text("#view h1"))
+    total = page.get_attribute("#view tr[data-total]", "data-total")
+    shown = page.inner_text("#view tr[data-total] td")
+    check("invoice: the total is the API's", total == str(detail["total_cents"]) and shown == money(detail["total_cents"]),
+          f"{total} {shown} vs {detail['total_cents']}")
+    check("invoice: net and VAT are the API's",
+          page.get_attribute("#view tr[data-net]", "data-net") == str(detail["net_cents"])
+          and page.get_attribute("#view tr[data-vat]", "data-vat") == str(detail["vat_cents"])
+          and page.inner_text("#view tr[data-vat] th") == f"VAT {detail['vat_rate_percent']} %",
+          page.inner_text("#view .invoice-totals"))
+    lines = page.eval_on_selector_all("#view tr[data-line]", "rows => rows.map(r => r.dataset.line)")
+    amounts = page.eval_on_selector_all("#view tr[data-line] td[data-label=Amount]", "cells => cells.map(c => c.textContent)")
+    dates = page.eval_on_selector_all("#view tr[data-line] td[data-label=Date]", "cells => cells.map(c => c.textContent)")
+    check("invoice: one row per line, with its amount and its time in Amsterdam",
+          lines == [line["id"] for line in detail["lines"]]
+          and amounts == [money(line["amount_cents"]) for line in detail["lines"]]
+          and dates == [local(line["created_at"]) for line in detail["lines"]], f"{lines} {amounts} {dates}")
+    vat_rows = page.eval_on_selector_all("#view .invoice-vat tbody tr", "rows => rows.map(r => r.textContent)")
+    check("invoice: its VAT lines", len(vat_rows) == len(detail["vat_lines"]) and all(
+        money(v["vat_cents"]) in row for v, row in zip(detail["vat_lines"], vat_rows)), vat_rows)
+    check("invoice: status and due date",
+          page.get_attribute("#view [data-status]", "data-status") == detail["status"]
+          and page.inner_text("#view dd[data-due]") == day(detail["due_at"]),
+          f"{page.inner_text('#view .invoice-facts')}")
+    check("invoice: no console errors", not errors, " | ".join(errors[:5]))
+    axe_check(page, "invoice")
+    page.screenshot(path=str(results / "invoice.png"), full_page=True)
+    page.emulate_media(media="print")
+    check("invoice: printed, only the document (no navigation, no buttons)",
+          not page.is_visible("header.top") and not page.is_visible("#view .no-print")
+          and page.is_visible("#view article.invoice"), "")
+    page.screenshot(path=str(results / "invoice-print.png"), full_page=True)
+    page.pdf(path=str(results / "invoice.pdf"), format="A4")
+    page.emulate_media(media="screen")
+    # On a phone: nothing wider than the screen, the total on screen.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    check("invoice: fits a phone (390 px)", wide <= 390 and page.is_visible("#view tr[data-total]"), f"{wide} px wide")
+    axe_check(page, "invoice at 390 px")
+    page.screenshot(path=str(results / "invoice-390.png"), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+    # Presenter jumps: to the next invoice, then one month.
+    sign_in(page, base, "sandbox-operator")
+    page.goto(f"{base}/console#/sandbox")
+    page.wait_for_selector("#view[data-ready] button[data-next-invoice]")
+    now = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    first_next = (now.replace(day=1, hour=0, minute=0, second=0, microsecond=0) + timedelta(days=32)).replace(day=1)
+    target = page.get_attribute("#view button[data-next-invoice]", "data-next-invoice")
+    check("sandbox: 'To the next invoice' goes to the first of the next month",
+          target == first_next.strftime("%Y-%m-%dT%H:%M:%SZ"), f"{target} at {now}")
+    page.click("#view button[data-next-invoice]")
+    wait_until(page, "document.querySelector('#view [role=status]').textContent.startsWith('Advanced to the next invoice')", 30)
+    after = reader.all(f"/invoices?company_id={grocers}")
+    ok, months = months_tile(after)
+    newest = max(after, key=lambda i: i["period_start"])
+    check("sandbox: the next invoice is billed, once, right after the last", ok and len(after) == 4
+          and newest["period_start"] == target and newest["status"] == "open", months)
+    header = page.get_attribute("#sandbox-time time", "datetime")
+    check("sandbox: the header's time has moved with the clock when the status says so",
+          header is not None and header[:10] == target[:10], f"{header} vs {target}")
+    page.screenshot(path=str(results / "sandbox-next-invoice.png"), full_page=True)
+
+    before = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    page.click("#view button:text-is('+1 month')")
+    wait_until(page, "document.querySelector('#view [role=status]').textContent.startsWith('Advanced one month')", 30)
+    moved = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    month_on = (before.month % 12) + 1
+    check("sandbox: +1 month moves one calendar month", moved.month == month_on and moved.day == before.day
+          and moved - before < timedelta(days=32), f"{before} -> {moved}")
+    after = reader.all(f"/invoices?company_id={grocers}")
+    ok, months = months_tile(after)
+    check("sandbox: a month later, one more invoice, the months still tiling", ok and len(after) == 5, months)
+    subs = [c for c in reader.all(f"/charges?company_id={grocers}") if c["kind"] == "subscription"]
+    check("sandbox: every month's subscription charged exactly once",
+          sorted(c["created_at"] for c in subs) == sorted(i["period_start"] for i in after), subs)
+    check("sandbox: no console errors", not errors, " | ".join(errors[:5]))
+    context.close()
+
+    # An offer's days: the console and the phone agree; an ended offer offers nothing.
+    writer = Rest(base, "northwind-readwrite")
+    promos = writer.all(f"/promotions?company_id={grocers}")
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, user_agent=IPHONE, is_mobile=True)
+    p = phone.new_page()
+    console = browser.new_context(viewport={"width": 1440, "height": 900})
+    cp = console.new_page()
+    sign_in(cp, base, "northwind-readonly")
+    cp.goto(f"{base}/console#/company/{grocers}/promotions")
+    cp.wait_for_selector("#view[data-ready] [data-offer-days]")
+    for promo in promos:
+        codes = writer.call("GET", f"/promotions/{promo['id']}/qr-codes")[1]["data"]
+        if not codes:
+            continue
+        p.goto(f"{base}/l/{codes[0]['code']}")
+        text = p.inner_text("body")
+        said = re.search(r"Valid from [^.]+", text)
+        days = cp.inner_text(f"#view article[data-promotion-id='{promo['id']}'] [data-offer-days]")
+        check(f"offer '{promo['name']}': the console and the phone name the same days",
+              said is not None and said.group(0) == days, f"phone {said and said.group(0)!r}, console {days!r}")
+        if promo["state"] == "expired":
+            check(f"offer '{promo['name']}': ended, its page offers nothing in store",
+                  "This offer ended on" in text and "Show this page in store" not in text
+                  and not p.is_visible(".discount"), text[:300])
+            p.screenshot(path=str(results / "landing-ended.png"), full_page=True)
+    phone.close()
+    console.close()
+
+
+if __name__ == "__main__":
+    main()
