@@ -264,10 +264,32 @@ fn keyword_at(bytes: &[u8], i: usize) -> bool {
     if first >= 128 || second >= 128 || KEYWORD_PAIRS[first] >> second & 1 == 0 {
         return false;
     }
-    KEYWORDS
-        .iter()
-        .any(|k| usize::from(k[0]) == first && k[1] == second && starts_with_ci(bytes, i, k))
+    // Only the keywords that start with this byte: a word of a company's name ("Pharmacy")
+    // passes the pair filter often, and the whole list (30 words, growing with each language)
+    // cost a thousand instructions a name.
+    let mut candidates = KEYWORDS_BY_FIRST[first];
+    while candidates != 0 {
+        let k = KEYWORDS[candidates.trailing_zeros() as usize];
+        candidates &= candidates - 1;
+        if k[1] == second && starts_with_ci(bytes, i, k) {
+            return true;
+        }
+    }
+    false
 }
+
+/// For each first byte (lower case), the [`KEYWORDS`] that start with it, as bits of their
+/// indexes.
+const KEYWORDS_BY_FIRST: [u64; 128] = {
+    assert!(KEYWORDS.len() <= 64, "KEYWORDS_BY_FIRST holds 64 keywords");
+    let mut t = [0u64; 128];
+    let mut k = 0;
+    while k < KEYWORDS.len() {
+        t[KEYWORDS[k][0] as usize] |= 1u64 << k;
+        k += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
