@@ -302,7 +302,7 @@ if wanted pytest && [ -n "$artifacts" ]; then
   started_at=$(date +%s%N)
   if "$(command -v python3)" -m venv "$venv" &&
     "$venv/bin/pip" install -q --disable-pip-version-check "$artifacts"/signage_sandbox-*.whl \
-      pytest==9.2.0 standardwebhooks==1.1.0 mypy==2.4.1; then
+      pytest==9.2.0 pytest-xdist==3.8.0 standardwebhooks==1.1.0 mypy==2.4.1; then
     echo "the wheel and its test tools installed in $(( ($(date +%s%N) - started_at) / 1000000 )) ms"
     component pytest-plugin 300 env -u SIGNAGE_BIN PATH=/usr/bin:/bin "$venv/bin/python" \
       "$here/pytest_plugin/run_suite.py" "$repo/clients/python" "$results/readiness.xml"

@@ -58,7 +58,59 @@ def main() -> int:
         plugins=[Report()],
     )
     status |= readiness_xml(xml_path)
+    status |= xdist_run(here, xml_path)
     return 1 if status != 0 or code != 0 else 0
+
+
+def statuses(path: Path) -> dict[str, str]:
+    import xml.etree.ElementTree as ET
+
+    from signage_sandbox.combine import status_of
+
+    return {c.get("name", ""): status_of(c) for c in ET.parse(path).getroot().iter("testcase")}
+
+
+def xdist_run(here: Path, single: Path) -> int:
+    """The same suite under pytest-xdist (`-n 2`: a server per worker): every test passes, and the
+    session's one report, combined from both workers, says what the single server's said, check
+    by check (before, the last worker to finish wrote its half over the other's)."""
+    combined = single.with_name(single.stem + ".xdist.xml")
+    combined.unlink(missing_ok=True)
+    code = pytest.main(
+        [
+            str(here / "test_customer_suite.py"),
+            str(here / "test_readme_example.py"),
+            str(here / "test_readiness_suite.py"),
+            "-q",
+            "-n",
+            "2",
+            "-p",
+            "no:cacheprovider",
+            f"--signage-readiness={combined}",
+        ],
+    )
+    if code != 0:
+        print(f"FAIL pytest xdist -n 2: the suite did not pass under two workers (exit {code})")
+        return 1
+    if not combined.exists():
+        print("FAIL pytest xdist -n 2: no combined readiness report")
+        return 1
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(combined).getroot()
+    workers = root.find(".//property[@name='workers']")
+    verdict = root.find(".//property[@name='verdict']")
+    one, two = statuses(single), statuses(combined)
+    single_verdict = ET.parse(single).getroot().find(".//property[@name='verdict']")
+    if workers is None or workers.get("value") != "2":
+        print(f"FAIL pytest xdist -n 2: the report combines {workers.get('value') if workers is not None else 0} workers' reports, not 2")
+        return 1
+    differ = {k: (one.get(k), two.get(k)) for k in one.keys() | two.keys() if one.get(k) != two.get(k)}
+    if differ or verdict is None or single_verdict is None or verdict.get("value") != single_verdict.get("value"):
+        print(f"FAIL pytest xdist -n 2: the combined report differs from one server's: {differ}")
+        return 1
+    print(f"PASS pytest xdist -n 2: one report from both workers, verdict {verdict.get('value')}, every check as one server saw it")
+    return 0
 
 
 def readiness_xml(path: Path) -> int:

@@ -19,7 +19,8 @@ Options (command line or ``[pytest]`` ini): ``--signage-bin`` / ``signage_bin`` 
 ``$SIGNAGE_BIN``, else the binary installed with this package, else ``signage`` on PATH), ``--signage-clock`` / ``signage_clock`` (an RFC 3339
 instant, or ``system``), ``--signage-seed`` / ``signage_seed`` (an integer, or ``none``),
 ``--signage-readiness`` / ``signage_readiness`` (a path: the session's readiness report is
-written there as JUnit XML when the session ends) with ``--signage-readiness-account`` /
+written there as JUnit XML when the session ends; under pytest-xdist, one server per worker and
+one report combining all of their evidence) with ``--signage-readiness-account`` /
 ``signage_readiness_account`` (the account graded; default the demo account of Northwind).
 """
 
@@ -32,6 +33,7 @@ import pytest
 from pathlib import Path
 
 from . import scope
+from .combine import combine
 from .operator import Operator
 from .receiver import WebhookReceiver
 from .server import SignageServer
@@ -80,16 +82,51 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     scope.end()
 
 
+def _worker_id(config: pytest.Config) -> Optional[str]:
+    """The pytest-xdist worker this process is (``gw0``…), or ``None`` outside xdist's workers."""
+    workerinput = getattr(config, "workerinput", None)
+    return None if workerinput is None else str(workerinput["workerid"])
+
+
+def _parts_dir(path: str) -> Path:
+    """Where xdist's workers leave their reports for the controller to combine."""
+    return Path(path + ".parts")
+
+
 def _write_readiness(config: pytest.Config, server: SignageServer) -> None:
     """The whole session's report as JUnit XML, where the options say (on `:memory:`, the
-    ``signage readiness`` command has no file to read: the plugin asks the server)."""
+    ``signage readiness`` command has no file to read: the plugin asks the server). Under
+    pytest-xdist a worker leaves its own report beside it, and the controller writes the
+    combination of all of them there when the session ends ([`combine`])."""
     path = _setting(config, "readiness")
     if not path:
         return
     account = _setting(config, "readiness-account") or server.credentials["northwind-admin"].account_id
     xml = server.operator.readiness_junit(account, this_test=False)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(xml)
+    worker = _worker_id(config)
+    target = Path(path) if worker is None else _parts_dir(path) / f"{worker}.xml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(xml)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The controller of an xdist run clears what an earlier run's workers left.
+    path = _setting(config, "readiness")
+    if path and _worker_id(config) is None:
+        for old in _parts_dir(path).glob("*.xml"):
+            old.unlink()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On xdist's controller, once every worker has finished: one report from all of theirs."""
+    config = session.config
+    path = _setting(config, "readiness")
+    if not path or _worker_id(config) is not None:
+        return
+    parts = sorted(_parts_dir(path).glob("*.xml"))
+    if not parts:
+        return
+    Path(path).write_text(combine([p.read_text() for p in parts]))
 
 
 @pytest.fixture(scope="session")
