@@ -65,9 +65,23 @@ pub struct Conn {
     account: std::sync::OnceLock<String>,
     /// Set when admission closes this connection to make room.
     evicted: Notify,
+    /// The answer handed to hyper and not yet written: whether its client is still there is
+    /// looked at once, as its first bytes go out ([`Conn::take_unwritten`]).
+    unwritten: std::sync::Mutex<Option<super::request::Hangup>>,
 }
 
 impl Conn {
+    /// The answer of a request is handed to hyper, to be written.
+    pub fn answer_unwritten(&self, hangup: super::request::Hangup) {
+        *self.unwritten.lock().unwrap_or_else(|e| e.into_inner()) = Some(hangup);
+    }
+    /// The answer handed to hyper and not yet written, once.
+    pub fn take_unwritten(&self) -> Option<super::request::Hangup> {
+        self.unwritten
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
     pub fn is_authenticated(&self) -> bool {
         self.authenticated.load(Ordering::Relaxed)
     }
@@ -374,6 +388,7 @@ impl Admission {
             authenticated: AtomicBool::new(false),
             account: std::sync::OnceLock::new(),
             evicted: Notify::new(),
+            unwritten: Default::default(),
         });
         state.total += 1;
         state.unauthenticated.insert(conn.id, conn.clone());

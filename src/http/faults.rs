@@ -318,20 +318,27 @@ impl Faults {
     }
 
     /// The first rule, in creation order, that matches and fires (its count and draw spent).
+    /// A request `refused` says will be refused anyway (asked once, when a rule first matches) is
+    /// shown to none: it draws nothing and spends nothing.
     fn fire(
         &self,
         op: Operation<'_>,
         path: &str,
         principal: &Principal,
         via: Via,
+        refused: impl FnOnce() -> bool,
     ) -> Option<(String, FaultAction)> {
         if self.count.load(Ordering::Relaxed) == 0 {
             return None;
         }
+        let mut refused = Some(refused);
         let mut rules = self.lock();
         for rule in rules.iter_mut() {
             if rule.remaining == Some(0) || !matches(&rule.matcher, op, path, principal, via) {
                 continue;
+            }
+            if refused.take().is_some_and(|refused| refused()) {
+                return None;
             }
             if let Some(p) = rule.probability {
                 // 53 random bits as a number in [0, 1), from the rule's own stream.
@@ -452,7 +459,10 @@ impl Injected {
 /// `sandbox.allow_prefer_faults`), else the first rule that fires. A request that asks for its
 /// own fault is never shown to the rules: it draws nothing from their streams and spends none of
 /// their `times`, so a seeded run faults the same requests whatever `Prefer` requests it also
-/// sends. `Err` is a 422 for a malformed `Prefer: code=`/`delay=` (nothing drawn either).
+/// sends. Nor is a request whose body will be refused (`body_refused`: another key's 422 must
+/// not move which of the next requests a rule hits). `Err` is a 422 for a malformed
+/// `Prefer: code=`/`delay=` (nothing drawn either).
+#[allow(clippy::too_many_arguments)]
 pub fn decide(
     faults: &Faults,
     allow_prefer: bool,
@@ -461,6 +471,7 @@ pub fn decide(
     headers: &HeaderMap,
     principal: &Principal,
     via: Via,
+    body_refused: impl FnOnce() -> bool,
 ) -> Result<Option<Injected>, ApiError> {
     if !faultable(op) {
         return Ok(None);
@@ -470,7 +481,7 @@ pub fn decide(
             return Ok(Some(own));
         }
     }
-    let Some((id, action)) = faults.fire(op, path, principal, via) else {
+    let Some((id, action)) = faults.fire(op, path, principal, via, body_refused) else {
         return Ok(None);
     };
     let mut injected = Injected {
@@ -490,6 +501,26 @@ pub fn decide(
         FaultAction::Drop => injected.drop = true,
     }
     Ok(Some(injected))
+}
+
+/// Whether a JSON body will be refused whatever its handler does: a body the route requires is
+/// missing, is not a JSON object, or lacks a member its schema (`schema`) requires. Asked only
+/// when a rule matches; what it cannot tell (a value out of range) the handler refuses later.
+pub fn json_body_refused(schema: Option<&serde_json::Value>, optional: bool, body: &[u8]) -> bool {
+    if body.is_empty() {
+        return !optional;
+    }
+    let Ok(serde_json::Value::Object(members)) = serde_json::from_slice(body) else {
+        return true;
+    };
+    schema
+        .and_then(|s| s["required"].as_array())
+        .is_some_and(|required| {
+            required
+                .iter()
+                .filter_map(|m| m.as_str())
+                .any(|m| !members.contains_key(m))
+        })
 }
 
 /// `Prefer: code=503` and `Prefer: delay=250` (RFC 7240; other preferences are ignored).

@@ -109,6 +109,9 @@ pub struct Observation {
     pub if_match_any: bool,
     /// The `Signage-Test-Name` header: the test that sent the request (a harness's tag).
     pub test_name: Option<Text>,
+    /// Noted when the client closed the connection before the answer was written (read when
+    /// the entry is written: the server may notice after the request was observed).
+    pub hangup: super::request::Hangup,
     /// The raw query string (redacted by the observer).
     pub query: Text,
     /// The raw body and its media type (redacted by the observer).

@@ -247,6 +247,7 @@ pub fn request(
         if_match_any: sent.if_match_any,
         // A tool call's REST request carries its `/mcp` request's headers: the tag is the call's.
         test_name: sent.test_name,
+        hangup: req.hangup.clone(),
         query: if inner {
             Text::new("")
         } else {
@@ -377,6 +378,7 @@ pub fn tool_call<R>(
         if_match: false,
         if_match_any: false,
         test_name: None,
+        hangup: Default::default(),
         query: Text::new(""),
         body: Bytes::new(),
         body_sent: 0,

@@ -468,6 +468,14 @@ fn run(
             &req.headers,
             p,
             via,
+            || match route.request {
+                super::router::RequestBody::Json(schema) => faults::json_body_refused(
+                    app.router.schema(schema),
+                    route.body_optional,
+                    &req.body,
+                ),
+                _ => false,
+            },
         ) {
             Err(e) => return e.into_response(rid),
             Ok(Some(fault)) => match fault.answer(rid) {

@@ -6,6 +6,31 @@ use crate::auth::authenticate::Verified;
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Whether the client closed the connection before the request's answer was written (it timed
+/// out or gave up: whatever the answer, it never read it). The server notes it; the journal reads
+/// it when it writes the entry. A request that did not come over a connection never notes one.
+#[derive(Debug, Clone, Default)]
+pub struct Hangup(Option<Arc<AtomicBool>>);
+
+impl Hangup {
+    /// One to be noted by the server.
+    pub fn watched() -> Hangup {
+        Hangup(Some(Arc::new(AtomicBool::new(false))))
+    }
+
+    pub fn note(&self) {
+        if let Some(flag) = &self.0 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub fn noticed(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
 
 /// A request as the pipeline sees it, independent of the transport.
 #[derive(Debug, Clone)]
@@ -28,6 +53,8 @@ pub struct Request {
     pub later_ms: i64,
     /// The token balance a confirmed MCP change expects of a company.
     pub expected_balance: Option<crate::db::ExpectedBalance>,
+    /// Noted when the client closes the connection before the answer is written.
+    pub hangup: Hangup,
 }
 
 /// The server checks the credential of a request that needs one from its headers, before it reads

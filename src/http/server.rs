@@ -162,6 +162,10 @@ fn serve_one(
     let served = watcher.watch(served);
     tokio::spawn(async move {
         watch(served, &conn, setup.timeouts, peer).await;
+        // An answer handed to hyper and never written: hyper found the client gone first.
+        if let Some(hangup) = conn.take_unwritten() {
+            hangup.note();
+        }
         // The connection is closed (or dropped) before its slot is given back.
         app.admission.release(&conn);
     });
@@ -496,6 +500,10 @@ async fn handle(
     };
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
+    // Hyper drops this future when the client closes the connection while the request runs
+    // (it reads the end of the stream mid-request): the guard notes the hangup then.
+    let hangup = super::request::Hangup::watched();
+    let mut unanswered = Unanswered(Some(hangup.clone()));
     let path = parts.uri.path().to_string();
     let (exec, pattern, found) = pipeline::route_info(&app, &method, &path);
 
@@ -532,6 +540,7 @@ async fn handle(
                 dry_run: false,
                 later_ms: 0,
                 expected_balance: None,
+                hangup: hangup.clone(),
             };
             // A running handler keeps its connection from being closed to make room.
             let _running = Running::enter(&conn);
@@ -576,6 +585,7 @@ async fn handle(
     }
     drop(holds);
     if delivery.drop {
+        unanswered.0 = None;
         tracing::info!(request_id = %request_id, method = %method, route = pattern, "request: connection dropped by an injected fault");
         return Err(Dropped);
     }
@@ -595,6 +605,13 @@ async fn handle(
     } else {
         tracing::info!(request_id = %request_id, method = %method, route = pattern, status, micros, "request");
     }
+    unanswered.0 = None;
+    // A change's answer is looked at once more as it goes out: an inline handler runs inside
+    // this future's poll, so a client that hung up meanwhile is seen only in the socket. Reads,
+    // most of the traffic, are spared the system call: a read repeated does no harm.
+    if method != hyper::Method::GET && method != hyper::Method::HEAD {
+        conn.answer_unwritten(hangup);
+    }
     let mut out = into_hyper(resp, request_id);
     // The sandbox's time, when it is not the system's (frozen, or a running clock moved ahead).
     if app.clock().mode() == crate::time::Mode::Frozen || app.clock().offset_millis() != 0 {
@@ -604,6 +621,18 @@ async fn handle(
         }
     }
     Ok(out)
+}
+
+/// Notes its hangup when dropped still holding it: the request's future ended before its answer
+/// was handed to hyper, because the client closed the connection.
+struct Unanswered(Option<super::request::Hangup>);
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some(hangup) = self.0.take() {
+            hangup.note();
+        }
+    }
 }
 
 /// The service's one failure: an injected `drop` fault, which makes hyper close the connection
@@ -690,12 +719,33 @@ impl AsyncRead for Tracked {
     }
 }
 
+impl Tracked {
+    /// Before an answer's first bytes go out: has the client closed its side already (a timeout,
+    /// while an inline handler ran)? The end of the stream is in the socket, unread, and the
+    /// answer will never be read, whatever the write returns.
+    fn look_for_hangup(&self) {
+        let Some(hangup) = self.conn.take_unwritten() else {
+            return;
+        };
+        // A non-blocking peek, straight to the socket: tokio's cached readiness may not show an
+        // end of stream that arrived while this worker ran the handler.
+        let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+        let peeked = socket2::SockRef::from(&self.inner).peek(&mut byte);
+        match peeked {
+            Ok(0) => hangup.note(),
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => hangup.note(),
+            _ => {}
+        }
+    }
+}
+
 impl AsyncWrite for Tracked {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        self.look_for_hangup();
         let r = Pin::new(&mut self.inner).poll_write(cx, buf);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.conn.touch();
@@ -707,6 +757,7 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        self.look_for_hangup();
         let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.conn.touch();

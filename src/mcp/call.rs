@@ -184,6 +184,8 @@ impl<'x> Caller<'x> {
                 dry_run,
                 later_ms: later_secs.saturating_mul(1000),
                 expected_balance,
+                // A tool call's REST request: the `/mcp` request around it is the one answered.
+                hangup: Default::default(),
             },
             &self.principal,
             prepaid,

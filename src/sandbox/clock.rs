@@ -205,6 +205,9 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             {
                 tracing::warn!(error = %e, "advance: deliveries due before it still unsettled");
             }
+            // Every attempt that falls due on the way is the run's to send (and count), never
+            // the worker's by a race with its commits.
+            let _left = super::outbox::outbox(app)?.leave_first_attempts();
             return run(app, ctx.db, until);
         }
         let deadline = super::outbox::deadline(input.drain_timeout_ms, "/drain_timeout_ms")?;

@@ -52,7 +52,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     vec![named_body::<Drain>(), named_response::<DrainView>()]
 }
 
-fn outbox(app: &App) -> Result<Arc<Outbox>, ApiError> {
+pub fn outbox(app: &App) -> Result<Arc<Outbox>, ApiError> {
     app.extensions
         .get::<Arc<Outbox>>()
         .cloned()

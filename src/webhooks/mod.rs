@@ -47,6 +47,21 @@ pub struct Outbox {
     slots: std::sync::Mutex<fair::Fair>,
     /// Counts recorded batches of outcomes, so a drain can wait for the worker's ([`drain`]).
     recorded: (std::sync::Mutex<u64>, std::sync::Condvar),
+    /// Clock advances running ([`Outbox::leave_first_attempts`]): meanwhile the worker claims no
+    /// first attempt, so the advance sends every attempt that falls due on its way itself.
+    advancing: std::sync::atomic::AtomicUsize,
+}
+
+/// Held while an advance runs; on drop the worker takes up first attempts again.
+pub struct FirstAttemptsLeft(Arc<Outbox>);
+
+impl Drop for FirstAttemptsLeft {
+    fn drop(&mut self) {
+        self.0
+            .advancing
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.wake();
+    }
 }
 
 impl Outbox {
@@ -60,7 +75,18 @@ impl Outbox {
             claimed_rx: std::sync::Mutex::new(Some(claimed_rx)),
             slots: std::sync::Mutex::new(fair::Fair::new(MAX_IN_FLIGHT)),
             recorded: Default::default(),
+            advancing: Default::default(),
         }
+    }
+
+    /// Leaves the first attempts of deliveries to a clock advance while the guard lives: the
+    /// worker, woken on the wall clock by each commit of the run, would otherwise take some of
+    /// them first, and the advance's answer (its `webhook.attempt` count) would depend on a
+    /// receiver's timing.
+    pub fn leave_first_attempts(self: &Arc<Self>) -> FirstAttemptsLeft {
+        self.advancing
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        FirstAttemptsLeft(Arc::clone(self))
     }
 
     /// Wakes the worker (a new delivery has committed).
@@ -129,6 +155,10 @@ pub async fn worker<H: Host>(host: Arc<H>, outbox: Arc<Outbox>) {
     loop {
         tokio::select! {
             _ = outbox.wake.notified() => {
+                // An advance sends what falls due on its way; the guard's drop wakes us again.
+                if outbox.advancing.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                    continue;
+                }
                 loop {
                     let jobs =
                         store::claim_due(host.db().unscoped(), host.db().clock().now(), true);

@@ -404,7 +404,7 @@ async fn count_verifies_retries_in_one_call() {
     app.post("/_sandbox/faults")
         .key(OP)
         .json(&json!({"match": {"operation_id": "createAd"},
-                      "action": {"type": "status", "status": 503, "retry_after": 1}, "times": 2}))
+                      "action": {"type": "status", "status": 503, "retry_after": 3}, "times": 2}))
         .send()
         .await
         .ok();

@@ -118,7 +118,8 @@ fn demo_hooks(app: &TestApp) -> Vec<String> {
     })
 }
 
-pub const CHECKS: [&str; 13] = [
+pub const CHECKS: [&str; 14] = [
+    "retries_transient_errors",
     "retry_after_respected",
     "backs_off_on_5xx",
     "idempotency_keys_on_create",
@@ -145,7 +146,7 @@ async fn a_good_client_is_ready() {
     assert!(devices.len() > 2);
 
     // A create that meets an injected 503 with Retry-After: waits it out, same key.
-    fail_creates(&app, 503, Some(1), 1).await;
+    fail_creates(&app, 503, Some(3), 1).await;
     let spring = create_with_retries(
         &app,
         rw,
@@ -291,7 +292,7 @@ async fn a_careless_client_fails_exactly_the_checks_it_breaks() {
     let bigger = app.get("/devices?limit=100").key(rw).send().await;
 
     // Retries a 503 with Retry-After at once, without a key.
-    fail_creates(&app, 503, Some(1), 1).await;
+    fail_creates(&app, 503, Some(3), 1).await;
     let body = crate::readiness_client::ad("Spring");
     let a = app.post("/ads").key(rw).json(&body).send().await;
     assert_eq!(a.status, 503);

@@ -44,6 +44,12 @@ pub enum Backoff {
     RetryAfterThenJitter { base_ms: u64 },
     /// At once.
     Immediate,
+    /// stamina's defaults: 0.1 s · 2ⁿ plus a uniform jitter of up to 1 s.
+    Stamina,
+    /// A library's own waits, exactly (the last one repeated), plus `path_ms` of per-request
+    /// overhead: the answer's and the retry's travel over a real network, which a local test
+    /// lacks and which moves the measured ratio of 1 s then 2 s under 2.
+    Waits { ms: &'static [u64], path_ms: u64 },
 }
 
 impl Backoff {
@@ -52,6 +58,11 @@ impl Backoff {
             Backoff::FullJitter { base_ms } => rng.below(base_ms << n),
             Backoff::Constant { ms } => ms,
             Backoff::Immediate => 0,
+            Backoff::Stamina => (100 << n) + rng.below(1000),
+            Backoff::Waits { ms, path_ms } => {
+                let i = usize::try_from(n).unwrap_or(usize::MAX).min(ms.len() - 1);
+                ms[i] + path_ms
+            }
             Backoff::RetryAfterThenJitter { base_ms } => {
                 match answer
                     .header("retry-after")
@@ -93,6 +104,27 @@ pub async fn fail_creates(app: &TestApp, status: u16, retry_after: Option<u32>, 
     app.post("/_sandbox/faults")
         .key(OP)
         .json(&json!({"match": {"operation_id": "createAd"}, "action": action, "times": times}))
+        .send()
+        .await
+        .ok();
+}
+
+/// Makes the next `times` requests of `operation_id` answer `status` (with `Retry-After` when
+/// given).
+pub async fn fail_operation(
+    app: &TestApp,
+    operation_id: &str,
+    status: u16,
+    retry_after: Option<u32>,
+    times: u32,
+) {
+    let mut action = json!({"type": "status", "status": status});
+    if let Some(s) = retry_after {
+        action["retry_after"] = json!(s);
+    }
+    app.post("/_sandbox/faults")
+        .key(OP)
+        .json(&json!({"match": {"operation_id": operation_id}, "action": action, "times": times}))
         .send()
         .await
         .ok();

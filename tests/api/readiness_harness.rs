@@ -1,7 +1,8 @@
 //! Issue 29 §3: what a test harness needs of the journal and the report. Assertions scoped to one
 //! test (a mark, `after`, a test-name tag) hold when the suite runs twice; JUnit agrees with the
-//! verdict; `Prefer` faults and requests the pipeline refuses draw nothing from a fault rule's
-//! stream; an advance answers the same across identical runs.
+//! verdict; `Prefer` faults, requests the pipeline refuses and creates whose body the schema
+//! refuses draw nothing from a fault rule's stream; an advance answers the same across identical
+//! runs, with a real receiver too.
 
 use crate::helpers::TestApp;
 use crate::readiness_client::*;
@@ -213,6 +214,119 @@ async fn prefer_faults_and_refused_requests_draw_nothing_from_a_rules_stream() {
     assert!(!quiet.is_empty() && quiet.len() < 24, "{quiet:?}");
     assert_eq!(quiet, noisy);
     assert_eq!(quiet_rule["fired"], noisy_rule["fired"]);
+}
+
+/// Which of a stream of creates a probability rule on `createAd` faults (by position); with
+/// `noise`, another key of the account sends, before each, a create its schema refuses (no
+/// `name`, no `headline`) with an `Idempotency-Key`: issue 45 §4.
+async fn faulted_creates(noise: bool) -> (Vec<usize>, Value) {
+    let app = TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+        l.sandbox_seed = Some(42);
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await;
+    app.post("/_sandbox/faults")
+        .key(OP)
+        .json(&json!({"match": {"operation_id": "createAd"},
+                      "action": {"type": "status", "status": 503}, "probability": 0.5}))
+        .send()
+        .await
+        .ok();
+    let mut hit = Vec::new();
+    for i in 0..16 {
+        if noise {
+            let refused = app
+                .post("/ads")
+                .key("northwind-grocers-write")
+                .header("idempotency-key", &format!("incomplete-{i}"))
+                .json(&json!({"company_id": crate::helpers::company_id("Northwind Grocers")}))
+                .send()
+                .await;
+            assert_eq!(refused.status, 422, "{}", refused.text());
+            assert_eq!(refused.header("signage-fault"), None);
+        }
+        let r = app
+            .post("/ads")
+            .key("northwind-readwrite")
+            .header("idempotency-key", &format!("create-{i}"))
+            .json(&ad(&format!("Create {i}")))
+            .send()
+            .await;
+        if r.status == 503 {
+            hit.push(i);
+        } else {
+            assert_eq!(r.status, 201, "{}", r.text());
+        }
+    }
+    let rules = app.get("/_sandbox/faults").key(OP).send().await.ok();
+    (hit, rules["data"][0].clone())
+}
+
+/// Another key's creates that the schema refuses (422, sent with an `Idempotency-Key`) draw
+/// nothing from a probability rule's stream: the faulted creates of the client stay the same.
+#[tokio::test]
+async fn another_keys_refused_creates_draw_nothing_from_a_rules_stream() {
+    let ((quiet, quiet_rule), (noisy, noisy_rule)) =
+        tokio::join!(faulted_creates(false), faulted_creates(true));
+    assert!(!quiet.is_empty() && quiet.len() < 16, "{quiet:?}");
+    assert_eq!(quiet, noisy);
+    assert_eq!(quiet_rule["fired"], noisy_rule["fired"]);
+}
+
+/// One quiet seeded run with a real receiver: a webhook to it, a write, a day's advance; the
+/// advance's answer.
+async fn advance_with_a_receiver() -> Value {
+    let receiver = crate::readiness_receiver::Receiver::start(false).await;
+    let app = TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+        l.sandbox_seed = Some(7);
+    })
+    .await;
+    app.post("/webhooks")
+        .key("northwind-admin")
+        .header("idempotency-key", "hook-1")
+        .json(
+            &json!({"company_id": crate::helpers::company_id("Northwind Grocers"),
+                      "url": format!("http://127.0.0.1:{}/hook", receiver.port),
+                      "event_types": ["ad.created", "device.offline", "device.online"]}),
+        )
+        .send()
+        .await
+        .ok();
+    app.post("/ads")
+        .key("northwind-readwrite")
+        .header("idempotency-key", "left-behind")
+        .json(&ad("Left behind"))
+        .send()
+        .await
+        .ok();
+    app.post("/_sandbox/clock/advance")
+        .key(OP)
+        .json(&json!({"seconds": 86_400}))
+        .send()
+        .await
+        .ok()
+}
+
+/// Issue 45 §4: identical seeded runs with a real local receiver answer a day's advance alike,
+/// whatever the receiver's timing (who sends an attempt due during the run: the run itself).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_advance_answer_is_identical_with_a_real_receiver() {
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        answers.push(advance_with_a_receiver().await);
+    }
+    // The run sent the attempts that fell due on its way (the fleet's device events).
+    assert!(
+        answers[0]["transitions"]["webhook.attempt"].as_u64() > Some(0),
+        "{}",
+        answers[0]
+    );
+    for a in &answers[1..] {
+        assert_eq!(a["transitions"], answers[0]["transitions"], "{answers:?}");
+        assert_eq!(a["events"], answers[0]["events"]);
+    }
 }
 
 /// The plugin's flow: restore, write, advance a day. The advance answers alike every time (the

@@ -38,6 +38,8 @@ pub struct Fields<'a> {
     pub if_match: bool,
     /// `If-Match: *`.
     pub if_match_any: bool,
+    /// The client closed the connection before the answer was written.
+    pub client_closed: bool,
     pub query: Option<&'a str>,
     pub body: Option<&'a str>,
     pub body_truncated: bool,
@@ -154,6 +156,7 @@ const REPLAYED: u8 = 1 << 2;
 const IF_MATCH: u8 = 1 << 3;
 const TRUNCATED: u8 = 1 << 4;
 const IF_MATCH_ANY: u8 = 1 << 5;
+const CLIENT_CLOSED: u8 = 1 << 6;
 
 fn flags(f: &Fields<'_>) -> u8 {
     let bit = |on: bool, flag: u8| if on { flag } else { 0 };
@@ -163,6 +166,7 @@ fn flags(f: &Fields<'_>) -> u8 {
         | bit(f.if_match, IF_MATCH)
         | bit(f.body_truncated, TRUNCATED)
         | bit(f.if_match_any, IF_MATCH_ANY)
+        | bit(f.client_closed, CLIENT_CLOSED)
 }
 
 /// Builds one segment. An entry is written against the one before it: a text equal to the
@@ -340,6 +344,7 @@ impl<'a> Decoder<'a> {
             if_match: flags & IF_MATCH != 0,
             body_truncated: flags & TRUNCATED != 0,
             if_match_any: flags & IF_MATCH_ANY != 0,
+            client_closed: flags & CLIENT_CLOSED != 0,
             ..f
         }
     }
@@ -442,6 +447,7 @@ mod tests {
     fn with_v3(f: Fields<'static>) -> Fields<'static> {
         Fields {
             if_match_any: true,
+            client_closed: true,
             path: Some("/ads"),
             shape: Some("0123456789abcdef"),
             test_name: Some("tests/test_x.py::test_y"),

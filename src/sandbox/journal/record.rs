@@ -258,6 +258,7 @@ impl Row {
             credentials: o.credentials,
             if_match: o.if_match,
             if_match_any: o.if_match_any,
+            client_closed: o.hangup.noticed(),
             query: self.query.as_deref(),
             body: self.body.as_deref(),
             body_truncated: self.body_truncated,

@@ -675,6 +675,10 @@ pub struct Entry {
     pub test_name: Option<String>,
     /// The injected fault that answered or delayed it: a rule id, or `prefer`.
     pub fault: Option<String>,
+    /// The client closed the connection before the answer was written (it timed out or gave
+    /// up): it never read the answer, whatever `status` says, and what the request did may
+    /// have been done.
+    pub client_closed: bool,
     /// The answer's `Retry-After`, in seconds.
     pub retry_after: Option<u32>,
     /// The query parameters, redacted.
@@ -748,6 +752,7 @@ impl Entry {
             path: owned(f.path),
             test_name: owned(f.test_name),
             fault: owned(f.fault),
+            client_closed: f.client_closed,
             retry_after: f.retry_after,
             query: json(f.query),
             // A cut body is not JSON any more: it is shown as the text it is.
@@ -976,6 +981,7 @@ mod tests {
             if_match: false,
             if_match_any: false,
             test_name: None,
+            hangup: Default::default(),
             query: Text::new(""),
             body: bytes::Bytes::new(),
             body_sent: 0,

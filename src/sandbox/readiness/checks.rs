@@ -21,6 +21,7 @@ use super::{hooks, lists, retries};
 pub fn all(x: &Inputs) -> Vec<Check> {
     let r = retries::Retries::find(&x.entries);
     vec![
+        retries::retries_transient_errors(x, &r).check(retries::TRANSIENT),
         retries::retry_after_respected(x, &r).check(retries::RETRY_AFTER),
         retries::backs_off_on_5xx(x, &r).check(retries::BACKOFF),
         retries::idempotency_keys_on_create(x, &r).check(retries::IDEMPOTENCY),

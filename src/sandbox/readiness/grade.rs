@@ -130,5 +130,6 @@ pub fn gather(
         company: scope.company.clone(),
         after: scope.after,
         now_ms,
+        wall_ms: crate::http::observe::wall_millis(),
     })
 }

@@ -28,6 +28,8 @@ pub struct Inputs {
     pub after: Option<i64>,
     /// The sandbox clock now (Unix milliseconds).
     pub now_ms: i64,
+    /// The wall clock now (Unix milliseconds): a failure unretried this long is given up.
+    pub wall_ms: i64,
 }
 
 /// An enabled webhook the report grades.

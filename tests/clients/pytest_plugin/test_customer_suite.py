@@ -111,7 +111,7 @@ def test_trigger_any_event_type(
 
 
 def test_the_journal_shows_what_the_client_sent(signage_world: SignageServer, operator: Operator) -> None:
-    operator.add_fault({"type": "status", "status": 503, "retry_after": 1}, {"path": "/ads", "method": "POST"}, times=2)
+    operator.add_fault({"type": "status", "status": 503, "retry_after": 3}, {"path": "/ads", "method": "POST"}, times=2)
     client = signage_world.client("northwind-readwrite")
     statuses = []
     for _ in range(3):

@@ -67,7 +67,7 @@ def test_a_constant_150_ms_between_five_5xx_retries_fails(signage_world: Signage
 
 
 def test_two_workers_on_one_key_a_second_create_is_not_a_retry(signage_world: SignageServer, operator: Operator) -> None:
-    fail_creates(operator, 503, 1, 1)
+    fail_creates(operator, 503, 3, 1)
     client = signage_world.client("northwind-readwrite")
     results: Dict[str, Any] = {}
 
@@ -94,7 +94,7 @@ def test_two_workers_on_one_key_a_second_create_is_not_a_retry(signage_world: Si
 def test_a_retry_on_another_key_of_the_same_client_fails_both(signage_world: SignageServer, operator: Operator) -> None:
     one, two = signage_world.credentials["northwind-readwrite"], signage_world.credentials["northwind-grocers-write"]
     assert one.client_id == two.client_id
-    fail_creates(operator, 503, 1, 1)
+    fail_creates(operator, 503, 3, 1)
     body = ad("Failover")
     first = signage_world.client("northwind-readwrite").post("/ads", body, headers={"Idempotency-Key": "failover-1"})
     assert first.status == 503
@@ -337,7 +337,7 @@ def test_a_drill_in_each_of_two_tests_after_restores(signage_world: SignageServe
 @pytest.mark.parametrize("run", ["first", "second"])
 def test_the_journal_example_counts_this_tests_requests(signage_world: SignageServer, operator: Operator, run: str) -> None:
     """The plugin README's journal example, run twice: it counts each run's own requests."""
-    operator.add_fault({"type": "status", "status": 503, "retry_after": 1}, {"path": "/ads", "method": "POST"}, times=2)
+    operator.add_fault({"type": "status", "status": 503, "retry_after": 3}, {"path": "/ads", "method": "POST"}, times=2)
     create_with_retries(signage_world.client("northwind-readwrite"), ad("Order 7"), "order-7", retry_after_then_jitter(0.1), 1)
     mine = {"operation_id": "createAd", "idempotency_key": "order-7"}
     assert operator.count_requests(**mine) == 3
