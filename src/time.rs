@@ -324,6 +324,29 @@ fn days_in_month(y: i64, m: u32) -> u32 {
     }
 }
 
+/// A lifetime in words an assistant can repeat exactly: "45 seconds", "1 minute", "15 minutes",
+/// "2 hours", "1 hour 30 minutes" (seconds are dropped from two minutes on).
+pub fn duration_words(secs: i64) -> String {
+    fn unit(n: i64, one: &str) -> String {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    }
+    let secs = secs.max(0);
+    if secs < 120 && secs % 60 != 0 {
+        return unit(secs, "second");
+    }
+    let minutes = secs / 60;
+    let (hours, rest) = (minutes / 60, minutes % 60);
+    match (hours, rest) {
+        (0, m) => unit(m, "minute"),
+        (h, 0) => unit(h, "hour"),
+        (h, m) => format!("{} {}", unit(h, "hour"), unit(m, "minute")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,7 +146,7 @@ fn shown(
     } else {
         " and its cost".to_string()
     };
-    let lifetime = duration_words(app.settings.pending_change_ttl_secs as i64);
+    let lifetime = crate::time::duration_words(app.settings.pending_change_ttl_secs as i64);
     let notes = preview::notes(p);
     let mut out = json!({
         "object": "pending_change",
@@ -171,29 +171,6 @@ fn shown(
         out["withheld"] = withheld_value(w, &p.after);
     }
     out
-}
-
-/// A lifetime in words an assistant can repeat exactly: "45 seconds", "1 minute", "15 minutes",
-/// "2 hours", "1 hour 30 minutes" (seconds are dropped from two minutes on).
-pub fn duration_words(secs: i64) -> String {
-    fn unit(n: i64, one: &str) -> String {
-        if n == 1 {
-            format!("1 {one}")
-        } else {
-            format!("{n} {one}s")
-        }
-    }
-    let secs = secs.max(0);
-    if secs < 120 && secs % 60 != 0 {
-        return unit(secs, "second");
-    }
-    let minutes = secs / 60;
-    let (hours, rest) = (minutes / 60, minutes % 60);
-    match (hours, rest) {
-        (0, m) => unit(m, "minute"),
-        (h, 0) => unit(h, "hour"),
-        (h, m) => format!("{} {}", unit(h, "hour"), unit(m, "minute")),
-    }
 }
 
 /// A stored id as this caller sees it: (used_at, outcome, expires_at); another credential's id

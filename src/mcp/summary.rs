@@ -130,7 +130,7 @@ fn fill(
             "company" => out.push_str(company.unwrap_or("its company")),
             // The secret rotation's grace, as configured: the person decides knowing how long
             // the receiver has to switch.
-            "grace" => out.push_str(&super::pending::duration_words(
+            "grace" => out.push_str(&crate::time::duration_words(
                 names.app.settings.webhook_rotation_grace_secs,
             )),
             arg => out.push_str(&show(args.get(arg).unwrap_or(&Value::Null), names)),
