@@ -137,7 +137,7 @@ fn me(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         account_id: &p.account_id,
         scopes: p.scopes.names(),
         company_scope: p.company_scope.as_deref(),
-        visible_company_ids: &p.visible_companies,
+        visible_company_ids: &p.visible_companies[..],
         expires_at: p.expires_at.map(Time),
         caller,
     };
