@@ -182,7 +182,12 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = match device {
         Some(device) => {
             let owner = crud::authorized_owner(ctx, &conn, "devices", &device)?;
-            page_for_device(&conn, &device, &owner.company, &filters, &page, now)?
+            // A `company_id` filter that leaves the screen's company out leaves nothing.
+            if companies.contains(&owner.company) {
+                page_for_device(&conn, &device, &owner.company, &filters, &page, now)?
+            } else {
+                Vec::new()
+            }
         }
         None => crate::routes::queries::fetch_page(
             &conn,
