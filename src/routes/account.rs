@@ -190,12 +190,9 @@ impl Credential<'_> {
             if i > 0 {
                 out.push(b',');
             }
-            // Company ids are `cmp_` and letters and digits (`ids::Kind::Company`).
-            if w::needs_no_escape(id) {
-                w::plain(&mut out, id);
-            } else {
-                w::text(&mut out, id);
-            }
+            // Company ids are `cmp_` and letters and digits (`ids::Kind::Company`): nothing to
+            // escape, nothing to look for (debug builds assert it).
+            w::plain(&mut out, id);
         }
         out.extend_from_slice(b"],");
         w::key(&mut out, "expires_at");
