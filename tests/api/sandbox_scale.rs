@@ -2,11 +2,15 @@
 //! lifted), an account's lists answer the same rows however many companies it has, and long work
 //! (a proof-of-play report, a clock advance) never holds up a request sent while it runs.
 
-use crate::helpers::{key, mcp, TestApp, TestResponse};
+use crate::helpers::{company_id, key, mcp, TestApp, TestResponse};
 use serde_json::{json, Value};
 use std::future::Future;
 
 const OPERATOR: &str = "sandbox-operator";
+
+/// The account's lists besides its screens: the same rows at 100 companies (all but `/media` read
+/// an index by account; media keeps its content its last column, V31).
+const OTHER_LISTS: [&str; 4] = ["/ads", "/media", "/promotions", "/webhooks"];
 
 fn ids(rows: &[Value]) -> Vec<String> {
     rows.iter()
@@ -40,6 +44,12 @@ async fn an_account_with_a_hundred_companies_lists_the_same_screens() {
     let account = key("northwind-readonly").account_id;
     let before = ids(&app.collect_all("/devices", "northwind-readonly", 7).await);
     assert!(!before.is_empty());
+    let mut others = Vec::new();
+    for list in OTHER_LISTS {
+        let rows = ids(&app.collect_all(list, "northwind-readonly", 3).await);
+        assert!(!rows.is_empty(), "{list}");
+        others.push(rows);
+    }
 
     let added = add_companies(&app, &account, json!({ "count": 98 })).await;
     assert_eq!(added["object"], "sandbox_companies_added");
@@ -62,6 +72,20 @@ async fn an_account_with_a_hundred_companies_lists_the_same_screens() {
         ids(&app.collect_all("/devices", "northwind-readonly", 7).await),
         before
     );
+    for (list, rows) in OTHER_LISTS.iter().zip(&others) {
+        assert_eq!(
+            &ids(&app.collect_all(list, "northwind-readonly", 3).await),
+            rows,
+            "{list}"
+        );
+        // A key limited to one company still sees that company's rows only.
+        let pharmacy = company_id("Northwind Pharmacy");
+        let scoped = app.collect_all(list, "northwind-pharmacy-read", 100).await;
+        assert!(
+            scoped.iter().all(|r| r["company_id"] == pharmacy.as_str()),
+            "{list}"
+        );
+    }
     let listed = app
         .get("/companies?limit=100")
         .key("northwind-readonly")

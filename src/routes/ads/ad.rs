@@ -192,7 +192,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         None => crate::routes::queries::fetch_page(
             &conn,
             &format!("SELECT {AD_COLUMNS} FROM ads a"),
-            "a.company_id",
+            crate::routes::queries::Owner::with_account("a.company_id", "a.account_id"),
             "a.id",
             &companies,
             &filters,
