@@ -32,6 +32,7 @@ Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, aft
   companies  GET /companies
   devices    GET /devices?limit=20
   me         GET /me
+  ads        GET /ads?limit=20
   mcp        POST /mcp tools/call list_companies {"limit":4}
   mcpall     POST /mcp tools/call list_companies {}
   mcpdevices POST /mcp tools/call list_devices {"limit":20}
@@ -66,6 +67,7 @@ ENDPOINTS = {
     "companies": ("GET /companies", "GET", "/companies", None),
     "devices": ("GET /devices?limit=20", "GET", "/devices?limit=20", None),
     "me": ("GET /me", "GET", "/me", None),
+    "ads": ("GET /ads?limit=20", "GET", "/ads?limit=20", None),
     "mcp": ("MCP list_companies {limit:4}", "POST", "/mcp", ("list_companies", {"limit": 4})),
     "mcpall": ("MCP list_companies {}", "POST", "/mcp", ("list_companies", {})),
     "mcpdevices": ("MCP list_devices {limit:20}", "POST", "/mcp", ("list_devices", {"limit": 20})),
