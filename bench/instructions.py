@@ -3,7 +3,7 @@
 the machine (CPU µs do: a bare hyper hello costs 6 µs on one VM and 15 µs on another).
 
     python3 bench/instructions.py [--requests N] [--warmup N] [--idle S] [--settle S] [--endpoints a,b]
-        [--top N] [--keep DIR] [--dump-instr] [--json OUT] [--hello PATH | --no-hello]
+        [--top N] [--keep DIR] [--dump-instr] [--json OUT] [--hello PATH | --no-hello] [--companies N]
         [NAME=BINARY[:VAR=VALUE,...] | BINARY] ...
 
 Each signage binary named (default `signage=target/release/signage`; a bare BINARY is named by its
@@ -17,6 +17,11 @@ instructions of every thread of the server, one combined profile) minus the serv
 the same wall time (background ticks: retention, timeline, webhook worker; measured the same way
 over `--idle` seconds with no traffic) over the requests is the figure.
 
+`--companies N` gives the demo key's account N companies before any request (the demo world's 2
+and N - 2 more, empty: written straight into the database with `sqlite3`, so any build, older ones
+included, is measured on the same world). Its answers are the same rows; only the account grows
+(issue 48: a request's cost must not grow with it).
+
 Besides the total, each endpoint's **redaction** is the inclusive cost of every call made from
 outside `signage::redact` into it (so recursion inside the redactor counts once), per request, and
 its share of the request. `--top N` also prints each endpoint's N functions with the most inclusive
@@ -26,6 +31,8 @@ Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, aft
   health     GET /health                   (hello: the bare server's GET /health)
   companies  GET /companies
   devices    GET /devices?limit=20
+  me         GET /me
+  ads        GET /ads?limit=20
   mcp        POST /mcp tools/call list_companies {"limit":4}
   mcpall     POST /mcp tools/call list_companies {}
   mcpdevices POST /mcp tools/call list_devices {"limit":20}
@@ -42,6 +49,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -58,6 +66,8 @@ ENDPOINTS = {
     "health": ("GET /health", "GET", "/health", None),
     "companies": ("GET /companies", "GET", "/companies", None),
     "devices": ("GET /devices?limit=20", "GET", "/devices?limit=20", None),
+    "me": ("GET /me", "GET", "/me", None),
+    "ads": ("GET /ads?limit=20", "GET", "/ads?limit=20", None),
     "mcp": ("MCP list_companies {limit:4}", "POST", "/mcp", ("list_companies", {"limit": 4})),
     "mcpall": ("MCP list_companies {}", "POST", "/mcp", ("list_companies", {})),
     "mcpdevices": ("MCP list_devices {limit:20}", "POST", "/mcp", ("list_devices", {"limit": 20})),
@@ -70,6 +80,41 @@ def demo_key():
         d = json.load(f)
     k = next(k for k in d["keys"] if k["name"] == "northwind-readonly")
     return k["rawKey"], k["client_id"]
+
+
+def demo_account():
+    with open(os.path.join(ROOT, "fixtures/demo-credentials.json")) as f:
+        d = json.load(f)
+    return next(k for k in d["keys"] if k["name"] == "northwind-readonly")["account_id"]
+
+
+def add_companies(db_path, total):
+    """Gives the demo key's account `total` companies: copies of one of its own, empty, each with
+    its own id and slug (the database's triggers tell the server's caches)."""
+    account = demo_account()
+    db = sqlite3.connect(db_path, timeout=60)
+    try:
+        have = db.execute("SELECT count(*) FROM companies WHERE account_id = ?", (account,)).fetchone()[0]
+        cols = [r[1] for r in db.execute("PRAGMA table_info(companies)")]
+        # Made now (a company made months ago would be renewed, charged and granted its tokens by
+        # the next background tick, inside a measurement).
+        rest = [c for c in cols if c not in ("id", "slug", "created_at", "updated_at")]
+        now = int(time.time())
+        with db:
+            for i in range(max(0, total - have)):
+                # Ids sort after the demo world's: `cmp_` and 20 lowercase letters or digits.
+                cid = f"cmp_zzbench{i:013d}"
+                db.execute(
+                    f"INSERT INTO companies (id, slug, created_at, updated_at, {', '.join(rest)}) "
+                    f"SELECT ?, ?, ?, ?, {', '.join(rest)} FROM companies WHERE account_id = ? "
+                    f"ORDER BY id LIMIT 1",
+                    (cid, f"bench-company-{i}", now, now, account),
+                )
+        n = db.execute("SELECT count(*) FROM companies WHERE account_id = ?", (account,)).fetchone()[0]
+    finally:
+        db.close()
+    if n != max(total, have):
+        raise SystemExit(f"the account has {n} companies, not {total}")
 
 
 def freeport():
@@ -232,6 +277,7 @@ class Server:
             binary, "serve", "--database", os.path.join(self.dir, "db.sqlite"), "--port", str(self.port)]
         valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
                     "--dump-instr=" + ("yes" if args.dump_instr else "no")]
+        self.db = os.path.join(self.dir, "db.sqlite")
         self.proc = subprocess.Popen(
             valgrind + cmd,
             cwd=self.dir,
@@ -294,6 +340,10 @@ def run_server(name, binary, env_extra, endpoints, args, work, hello=False):
     results = {}
     try:
         mcp = not hello and any(ENDPOINTS[e][2] == "/mcp" for e in endpoints)
+        if args.companies and not hello:
+            add_companies(server.db, args.companies)
+            # What the next background ticks do with the new companies is the world's making.
+            time.sleep(args.settle)
         session = mcp_session(server.port, key, client) if mcp else ""
         raw = {}
         for ep in endpoints:
@@ -380,6 +430,8 @@ def main():
     p.add_argument("--hello", default=HELLO, help="the bare hyper server binary")
     p.add_argument("--no-hello", action="store_true")
     p.add_argument("--json", help="write the figures here as JSON")
+    p.add_argument("--companies", type=int, default=0,
+                   help="give the demo key's account this many companies before measuring")
     p.add_argument("--keep", help="keep each endpoint's callgrind dump in this directory")
     p.add_argument("--dump-instr", action="store_true",
                    help="kept dumps carry instruction addresses (callgrind_annotate --auto=yes)")

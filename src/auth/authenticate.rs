@@ -188,8 +188,8 @@ pub struct Verified {
 }
 
 impl Verified {
-    /// Writes the key's `last_used_at` when due. Best effort: a busy database must not fail the
-    /// request over a usage timestamp. A write, so it runs where the request may block (the server
+    /// Writes the key's `last_used_at` when due. Best effort: a busy database must not fail (or
+    /// hold up) the request over a usage timestamp. A write, so it runs where the request may block (the server
     /// verifies from the headers on its async workers, and the pipeline records afterwards).
     pub fn record_use(&self, db: Scoped<'_>) {
         if let Some((key_id, now)) = &self.last_used {
@@ -198,7 +198,9 @@ impl Verified {
                 actor: Some(self.principal.actor_id().to_string()),
                 via: "rest",
             });
-            let _ = db.write(&intent, |tx| -> Result<(), crate::db::DbError> {
+            // Never waits for another writer: a request sent while a long run holds the write lock
+            // (a clock advance) is answered at once, and the stamp is written by a later request.
+            let _ = db.write_unless_busy(&intent, |tx| -> Result<(), crate::db::DbError> {
                 tx.prepare_cached("UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2")?
                     .execute(rusqlite::params![now, key_id])?;
                 Ok(())
@@ -222,6 +224,16 @@ pub fn verify(
             principal,
             last_used: None,
         }),
+    }
+}
+
+/// The companies a credential sees: `company`'s alone when it is limited to one (and it is one of
+/// the account's), else all of `list` (the account's, space-separated), ascending by id.
+fn visible_companies(list: Option<String>, company: Option<&str>) -> std::sync::Arc<[String]> {
+    let account = parse_companies(list);
+    match company {
+        Some(c) => account.into_iter().filter(|x| x == c).collect(),
+        None => account.into(),
     }
 }
 
@@ -345,11 +357,7 @@ fn resolve_key(
         return Err(fail(AuthFailure::UnknownKey));
     }
     let scopes = Scopes::parse_list(&scopes).unwrap_or_default();
-    let account_companies = parse_companies(companies);
-    let visible_companies = match &company {
-        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
-        None => account_companies,
-    };
+    let visible_companies = visible_companies(companies, company.as_deref());
     let principal = Principal {
         actor: Actor::ApiKey {
             key_id,
@@ -394,9 +402,12 @@ fn authenticate_jwt(db: Scoped<'_>, jwt: &JwtKeys, token: &str) -> Result<Princi
             .prepare_cached("SELECT company_id FROM devices WHERE id = ?1")?
             .query_row([&device], |r| r.get(0))
             .optional()?;
-        principal
+        principal.visible_companies = principal
             .visible_companies
-            .retain(|c| company.as_deref() == Some(c.as_str()));
+            .iter()
+            .filter(|c| company.as_deref() == Some(c.as_str()))
+            .cloned()
+            .collect();
         principal.device = Some(device);
     }
     if let Some(scope) = session {
@@ -460,11 +471,7 @@ fn key_session(db: Scoped<'_>, key_id: &str) -> Result<Principal, AuthError> {
     if expires_at.is_some_and(|t| t <= now) {
         return Err(fail(AuthFailure::ExpiredKey));
     }
-    let account_companies = parse_companies(companies);
-    let visible_companies = match &company {
-        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
-        None => account_companies,
-    };
+    let visible_companies = visible_companies(companies, company.as_deref());
     Ok(Principal {
         actor: Actor::ApiKey {
             key_id: key_id.to_string(),
@@ -502,11 +509,7 @@ fn user_principal(db: Scoped<'_>, user_id: String) -> Result<Principal, AuthErro
     let Some((username, role, company, account, companies)) = row else {
         return Err(AuthError::Unauthenticated(AuthFailure::UnknownUser));
     };
-    let account_companies = parse_companies(companies);
-    let visible_companies = match &company {
-        Some(c) => account_companies.into_iter().filter(|x| x == c).collect(),
-        None => account_companies,
-    };
+    let visible_companies = visible_companies(companies, company.as_deref());
     Ok(Principal {
         actor: Actor::User {
             user_id: claims_sub,

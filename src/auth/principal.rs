@@ -16,8 +16,9 @@ pub struct Principal {
     /// The one company a key is restricted to, if any.
     pub company_scope: Option<String>,
     /// Every company this credential may see, ascending by id (the company scope alone, or all
-    /// companies of the account).
-    pub visible_companies: Vec<String>,
+    /// companies of the account). Shared: a principal is copied several times a request (the
+    /// cache's, the handler's, the journal's), and an account may have hundreds of companies.
+    pub visible_companies: std::sync::Arc<[String]>,
     pub expires_at: Option<i64>,
     /// The one screen a player's session acts for ([`crate::auth::authorize::screen_may`]): it
     /// reads what that screen plays and reports its heartbeats and plays, nothing else.

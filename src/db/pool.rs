@@ -19,6 +19,9 @@ use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// How long a connection waits for another's write lock before its statement fails busy.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Idle connections kept for reuse; more are opened on demand and the surplus is closed.
 const MAX_IDLE: usize = 16;
 
@@ -311,7 +314,7 @@ impl Db {
         )?;
         // Its commits ask the database's thread for checkpoints instead of running them.
         self.checkpointer.watch(&mut conn)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // `temp_store` stays at SQLite's default (a file, used only past a spill threshold). With
         // MEMORY, the statement journal of every write that can fail halfway (a multi-row insert
         // on a table with foreign keys, an update that fires a trigger) grows in 1 KiB pieces, one
@@ -412,7 +415,7 @@ impl Db {
                     r.get::<_, i64>(2)?,
                 ))
             });
-            let _ = conn.busy_timeout(std::time::Duration::from_secs(5));
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
             result
         });
         let after = self.wal_bytes();
@@ -468,16 +471,61 @@ impl Db {
     /// [`Db::write`] on `conn` (the pool's, or a read scope's with its read ended).
     pub(super) fn write_on<T, E>(
         &self,
-        mut conn: PooledConn<'_>,
+        conn: PooledConn<'_>,
         intent: &WriteIntent,
         f: impl FnOnce(&Tx) -> Result<T, E>,
     ) -> Result<T, E>
     where
         E: From<DbError>,
     {
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| E::from(DbError::from(e)))?;
+        self.write_waiting(conn, BUSY_TIMEOUT, intent, f)
+    }
+
+    /// [`Db::write_on`], waiting at most `wait` for another writer's lock (zero: not at all, the
+    /// write fails busy at once).
+    pub(super) fn write_waiting<T, E>(
+        &self,
+        mut conn: PooledConn<'_>,
+        wait: std::time::Duration,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        // The wait matters only to take the lock (`BEGIN IMMEDIATE`); the connection waits as
+        // every other does again as soon as it holds it, or failed to.
+        if wait != BUSY_TIMEOUT {
+            conn.busy_timeout(wait)
+                .map_err(|e| E::from(DbError::from(e)))?;
+        }
+        let waits_otherwise = wait != BUSY_TIMEOUT;
+        let failed = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+            Ok(tx) => {
+                if waits_otherwise {
+                    tx.busy_timeout(BUSY_TIMEOUT)
+                        .map_err(|e| E::from(DbError::from(e)))?;
+                }
+                return self.write_in(tx, intent, f);
+            }
+            Err(e) => e,
+        };
+        if waits_otherwise {
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
+        }
+        Err(E::from(DbError::from(failed)))
+    }
+
+    /// Runs `f` in `tx` (just begun) and commits when it succeeds (rolls back a dry run).
+    fn write_in<T, E>(
+        &self,
+        tx: rusqlite::Transaction<'_>,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
         let handle = Tx::new(&tx, intent, &self.clock, self.seeded());
         let out = f(&handle)?;
         let wake = handle.wants_wake();

@@ -125,6 +125,25 @@ impl<'a> Scoped<'a> {
         self.db.write_on(conn, intent, f)
     }
 
+    /// [`Scoped::write`] for a write that may be skipped (a usage stamp): when another writer
+    /// holds the lock (a clock advance's run, say) it fails busy at once instead of waiting for
+    /// it. Inside a write scope it joins the scope, as `write` does.
+    pub fn write_unless_busy<T, E>(
+        &self,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
+        if let Some(scope) = self.writing() {
+            return scope.write(self.db, intent, f);
+        }
+        let conn = self.conn_for_write().map_err(E::from)?;
+        self.db
+            .write_waiting(conn, std::time::Duration::ZERO, intent, f)
+    }
+
     /// Runs `f` with every write through the handle it is given in one transaction, committed
     /// when `f` succeeds and rolled back when it fails (see `write_scope.rs`). A write scope
     /// already open in this handle is used as it is. The read scope's read ends first: reads

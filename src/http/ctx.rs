@@ -17,6 +17,8 @@ use std::net::IpAddr;
 
 /// What [`Ctx::page`] returns, named here by the list handlers.
 pub use super::page::PageRequest;
+/// What [`Ctx::list_companies`] returns.
+pub use super::reach::Reach;
 
 /// A failed validation is a 422 listing every field problem.
 impl From<crate::validate::Invalid> for ApiError {
@@ -153,8 +155,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// Companies whose rows a list may contain: the `company_id` filter if given (checked), else all
-    /// visible ones.
-    pub fn list_companies(&self) -> Result<Vec<String>, ApiError> {
+    /// visible ones (the whole account's, when the credential is not limited to one company and
+    /// acts for no one screen).
+    pub fn list_companies(&self) -> Result<Reach, ApiError> {
         let p = self.principal()?;
         match self.query("company_id") {
             Some(c) => {
@@ -166,9 +169,15 @@ impl<'a> Ctx<'a> {
                     ));
                 }
                 self.authorize_company(c, "company", c)?;
-                Ok(vec![c.to_string()])
+                Ok(Reach::companies(std::sync::Arc::from([c.to_string()])))
             }
-            None => Ok(p.visible_companies.clone()),
+            None if p.company_scope.is_none() && p.device.is_none() => Ok(Reach::account(
+                &p.account_id,
+                std::sync::Arc::clone(&p.visible_companies),
+            )),
+            None => Ok(Reach::companies(std::sync::Arc::clone(
+                &p.visible_companies,
+            ))),
         }
     }
 

@@ -14,6 +14,7 @@
 //! - [`rate_limit`]: one token bucket per credential, and the RateLimit headers.
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`page`]: keyset pagination: a page request and its cursor.
+//! - [`reach`]: whose rows a list may hold: some companies, or a whole account.
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
 //! - [`json_write`]: JSON written by what each value is (ids, enums and times copied as they are).
@@ -38,6 +39,7 @@ pub mod page;
 pub mod pipeline;
 pub mod query;
 pub mod rate_limit;
+pub mod reach;
 pub mod request;
 pub mod response;
 pub mod router;

@@ -550,7 +550,7 @@ fn run(
         intent,
         db,
     };
-    let resp = match (route.handler)(&mut ctx) {
+    let resp = match off_worker(route.exec, via, || (route.handler)(&mut ctx)) {
         Ok(resp) => resp,
         Err(err) => {
             if let ApiError::Internal(detail) = &err {
@@ -567,6 +567,23 @@ fn run(
     match injected {
         Some(fault) => fault.mark(resp, via, exchange),
         None => resp,
+    }
+}
+
+/// Runs a handler where it may take long without stalling other requests. A REST request of a
+/// blocking route already runs on a blocking thread (the server spawns it there); an MCP tool call
+/// runs inside its `/mcp` request on an async worker, so a blocking route's handler (a report, a
+/// clock advance) hands that worker's other tasks over first ([`tokio::task::block_in_place`]).
+/// Under a single-threaded runtime (a test's) there is no other worker to hand them to.
+fn off_worker<T>(exec: Exec, via: Via, handler: impl FnOnce() -> T) -> T {
+    let on_worker = via == Via::Mcp
+        && exec == Exec::Blocking
+        && tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if on_worker {
+        tokio::task::block_in_place(handler)
+    } else {
+        handler()
     }
 }
 

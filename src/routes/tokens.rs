@@ -191,7 +191,7 @@ fn purchase(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
 
 fn balance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // `company_id` is required (the pipeline enforces it); list_companies checks it is visible.
-    let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
+    let company = ctx.list_companies()?.first().cloned().unwrap_or_default();
     let conn = ctx.conn()?;
     Ok(Response::ok(&ledger::balance(&conn, &company)?))
 }

@@ -5,7 +5,8 @@
 //!
 //! - the operator's controls under `/_sandbox/` (scope `sandbox`, which no account's `admin`
 //!   implies; see [`crate::auth::scopes`]): the clock ([`clock`]), injected faults ([`faults`]),
-//!   snapshots of the whole state ([`snapshots`]) and the simulated fleet's screens ([`fleet`]);
+//!   snapshots of the whole state ([`snapshots`]), the simulated fleet's screens ([`fleet`]) and
+//!   the size of the world: companies added to an account, a plan's screen cap ([`tenants`]);
 //! - the simulations the timeline runs as the clock moves: the fleet's heartbeats and plays
 //!   ([`simulator`]) and QR scans of running promotions ([`simulated_scans`]).
 //!
@@ -27,6 +28,7 @@ pub mod simulated_scans;
 pub mod simulator;
 pub mod sink;
 pub mod snapshots;
+pub mod tenants;
 pub mod triggers;
 pub mod world;
 
@@ -39,6 +41,7 @@ pub fn routes() -> Vec<Route> {
         faults::routes(),
         snapshots::routes(),
         fleet::routes(),
+        tenants::routes(),
         outbox::routes(),
         triggers::routes(),
         drills::routes(),
@@ -105,6 +108,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         faults::schemas(),
         snapshots::schemas(),
         fleet::schemas(),
+        tenants::schemas(),
         outbox::schemas(),
         sink::schemas(),
         triggers::schemas(),

@@ -189,6 +189,8 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             // Credentials of the platform, not objects of an area.
             "api-clients" => key("northwind-readonly").client_id,
             "api-keys" => key("northwind-ads-editor").key_id,
+            // The operator's controls name an account (`/_sandbox/accounts/{id}/companies`).
+            "accounts" => key("northwind-readonly").account_id,
             // Sandbox objects live in memory: made here, so the operator's call finds one.
             "faults" => sample_fault(app),
             "snapshots" => sample_snapshot(app),

@@ -79,6 +79,7 @@ mod sandbox_exact_snapshots;
 mod sandbox_faults;
 mod sandbox_fleet;
 mod sandbox_operator_limits;
+mod sandbox_scale;
 mod sandbox_snapshots;
 mod sandbox_streams;
 mod sandbox_timeline;

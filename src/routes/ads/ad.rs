@@ -108,12 +108,12 @@ impl crate::http::response::Listed for Ad {
     }
 }
 
-/// A page of the ads assigned to `device_id`, walked through the assignment key (device, ad) so
-/// that the keyset stays on an index.
+/// A page of the ads assigned to `device_id` (of `company`: a screen carries its company's ads
+/// only), walked through the assignment key (device, ad) so that the keyset stays on an index.
 pub(crate) fn page_for_device(
     conn: &rusqlite::Connection,
     device_id: &str,
-    companies: &[String],
+    company: &str,
     filters: &[(&str, rusqlite::types::Value)],
     page: &PageRequest,
     now: i64,
@@ -126,7 +126,7 @@ pub(crate) fn page_for_device(
         &format!("SELECT {AD_COLUMNS} FROM ad_assignments j JOIN ads a ON a.id = j.ad_id"),
         "a.company_id",
         "j.ad_id",
-        companies,
+        &crate::http::ctx::Reach::companies(std::sync::Arc::from([company.to_string()])),
         &all,
         page,
         |r| Ad::from_row(r, now),
@@ -181,13 +181,18 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     let rows = match device {
         Some(device) => {
-            crud::authorized_owner(ctx, &conn, "devices", &device)?;
-            page_for_device(&conn, &device, &companies, &filters, &page, now)?
+            let owner = crud::authorized_owner(ctx, &conn, "devices", &device)?;
+            // A `company_id` filter that leaves the screen's company out leaves nothing.
+            if companies.contains(&owner.company) {
+                page_for_device(&conn, &device, &owner.company, &filters, &page, now)?
+            } else {
+                Vec::new()
+            }
         }
         None => crate::routes::queries::fetch_page(
             &conn,
             &format!("SELECT {AD_COLUMNS} FROM ads a"),
-            "a.company_id",
+            crate::routes::queries::Owner::with_account("a.company_id", "a.account_id"),
             "a.id",
             &companies,
             &filters,

@@ -38,7 +38,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let ids: Vec<String> = crate::routes::queries::fetch_page(
         &conn,
         "SELECT d.id FROM devices d",
-        "d.company_id",
+        crate::routes::queries::Owner::with_account("d.company_id", "d.account_id"),
         "d.id",
         &companies,
         &filters,
@@ -250,6 +250,6 @@ pub(super) fn list_ads(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let conn = ctx.conn()?;
     let owner = authorized_owner(ctx, &conn, &id)?;
     let rows =
-        crate::routes::ads::page_for_device(&conn, &id, &[owner.company], &[], &page, ctx.now())?;
+        crate::routes::ads::page_for_device(&conn, &id, &owner.company, &[], &page, ctx.now())?;
     Ok(Response::page(rows, &page))
 }

@@ -199,7 +199,9 @@ pub fn routes() -> Vec<Route> {
             crate::routes::date_range::TO,
         ])
         .ok("ProofOfPlayReport")
-        .produces("text/csv"),
+        .produces("text/csv")
+        // Reads every play of the range: on the blocking pool, never on an async worker.
+        .blocking(),
     ]
 }
 

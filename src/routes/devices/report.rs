@@ -127,35 +127,18 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             &format!("attachment; filename=\"{name}\""),
         ));
     }
-    let played = sums(&conn, "ad_id", "ads", "device_id", &marks, &filter, &args)?;
+    // One pass over the range's plays and daily totals (per day, screen and ad); the ads', the
+    // screens' and the days' lines are sums of its lines.
+    let lines = per_day(&conn, &marks, &filter, &args)?;
     // The ads that did not play in the range are lines too (what "did my ad run?" needs).
     let mut ads = silent_ads(&conn, &marks, ad_mark, &args)?;
-    for l in played {
-        if let Some(line) = ads.iter_mut().find(|a| a.ad_id == l.id) {
-            line.plays = l.plays;
-            line.seconds = l.seconds;
-            line.devices = l.others;
-        }
-    }
-    let devices = sums(
-        &conn,
-        "device_id",
-        "devices",
-        "ad_id",
-        &marks,
-        &filter,
-        &args,
-    )?
-    .into_iter()
-    .map(|l| DeviceLine {
-        device_id: l.id,
-        name: l.name,
-        company_id: l.company_id,
-        plays: l.plays,
-        seconds: l.seconds,
-        ads: l.others,
-    })
-    .collect();
+    let ad_at: std::collections::HashMap<String, usize> = ads
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.ad_id.clone(), i))
+        .collect();
+    let mut devices: std::collections::BTreeMap<&str, DeviceLine> = Default::default();
+    let mut pairs: std::collections::HashSet<(&str, &str)> = Default::default();
     let mut days: Vec<DayLine> = Vec::new();
     if to > from {
         for day in from.div_euclid(DAY)..=(to - 1).div_euclid(DAY) {
@@ -167,7 +150,26 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     }
     let first = from.div_euclid(DAY);
-    for l in per_day(&conn, &marks, &filter, &args)? {
+    for l in &lines {
+        let new_pair = pairs.insert((l.device_id.as_str(), l.ad_id.as_str()));
+        if let Some(ad) = ad_at.get(&l.ad_id).and_then(|&i| ads.get_mut(i)) {
+            ad.plays += l.plays;
+            ad.seconds += l.seconds;
+            ad.devices += i64::from(new_pair);
+        }
+        let device = devices
+            .entry(l.device_id.as_str())
+            .or_insert_with(|| DeviceLine {
+                device_id: l.device_id.clone(),
+                name: l.device.clone(),
+                company_id: l.company_id.clone(),
+                plays: 0,
+                seconds: 0,
+                ads: 0,
+            });
+        device.plays += l.plays;
+        device.seconds += l.seconds;
+        device.ads += i64::from(new_pair);
         if let Some(d) = usize::try_from(l.day - first)
             .ok()
             .and_then(|i| days.get_mut(i))
@@ -176,6 +178,7 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             d.seconds += l.seconds;
         }
     }
+    let devices: Vec<DeviceLine> = devices.into_values().collect();
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),
@@ -304,57 +307,6 @@ fn silent_ads(
                 plays: 0,
                 seconds: 0,
                 devices: 0,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
-/// One line of a report before it is named for what it sums.
-struct Sums {
-    id: String,
-    name: String,
-    company_id: String,
-    plays: i64,
-    seconds: i64,
-    /// Distinct values of the other key (devices that played an ad, ads a device played).
-    others: i64,
-}
-
-/// Plays and seconds per `key` (`ad_id` or `device_id`, named from `table`) over the range and
-/// companies bound in `args` (`?1` from, `?2` to, then the companies in `marks`). Walks
-/// playbacks_by_company_started and the daily totals' key: the range of each company, nothing else.
-fn sums(
-    conn: &rusqlite::Connection,
-    key: &str,
-    table: &str,
-    other: &str,
-    marks: &str,
-    filter: &str,
-    args: &[rusqlite::types::Value],
-) -> Result<Vec<Sums>, ApiError> {
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT p.{key}, t.name, p.company_id, sum(p.plays), sum(p.seconds),
-                    count(DISTINCT p.{other})
-             FROM (SELECT company_id, device_id, ad_id, plays, duration_seconds AS seconds
-                   FROM playbacks
-                   WHERE company_id IN ({marks}) AND started_at >= ?1 AND started_at < ?2
-                   UNION ALL
-                   SELECT company_id, device_id, ad_id, plays, seconds FROM playback_daily_totals
-                   WHERE company_id IN ({marks}) AND day >= (?1 + 86399) / 86400 AND day < (?2 + 86399) / 86400) p
-             JOIN {table} t ON t.id = p.{key}
-             WHERE 1 = 1{filter}
-             GROUP BY p.{key} ORDER BY p.{key}"
-        ))?
-        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
-            Ok(Sums {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                company_id: r.get(2)?,
-                plays: r.get(3)?,
-                seconds: r.get(4)?,
-                others: r.get(5)?,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;

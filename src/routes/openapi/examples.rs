@@ -188,6 +188,10 @@ const HAND: &[(&str, &str)] = &[
     ("AdUpdate.starts_at", r#""2026-03-02T17:00:00Z""#),
     ("AdUpdate.ends_at", r#""2026-03-16T17:00:00Z""#),
     ("landing_url", "null"),
+    ("accounts.id", r#""acct_0m5d4ruo0fb72isqzrb5""#),
+    ("SandboxCompaniesAdd.count", "98"),
+    ("SandboxCompaniesAdded.companies", "100"),
+    ("SandboxPlanLimitsSet.previous_max_devices", "50"),
 ];
 
 fn hand(key: &str) -> Option<Value> {

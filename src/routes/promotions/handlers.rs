@@ -40,7 +40,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = fetch_page(
         &conn,
         PROMO_SELECT,
-        "p.company_id",
+        crate::routes::queries::Owner::with_account("p.company_id", "p.account_id"),
         "p.id",
         &companies,
         &filters,

@@ -72,7 +72,7 @@ struct Runway {
 }
 
 fn runway(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
+    let company = ctx.list_companies()?.first().cloned().unwrap_or_default();
     let now = ctx.now();
     let conn = ctx.conn()?;
     let balance = crate::ledger::balance(&conn, &company)?.balance;

@@ -88,7 +88,7 @@ fn month_start(now: i64) -> i64 {
 }
 
 fn summary(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let company = ctx.list_companies()?.into_iter().next().unwrap_or_default();
+    let company = ctx.list_companies()?.first().cloned().unwrap_or_default();
     let window = date_range::window(ctx)?;
     // Defaults: the calendar month (UTC) of `to`, or the current one; no wall clock in the answer.
     let to = window

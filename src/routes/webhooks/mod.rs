@@ -173,7 +173,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = fetch_page(
         &conn,
         WEBHOOK_SELECT,
-        "w.company_id",
+        crate::routes::queries::Owner::with_account("w.company_id", "w.account_id"),
         "w.id",
         &companies,
         &[],

@@ -1,0 +1,353 @@
+//! Issue 48: the operator builds a big world (companies added to an account, a plan's screen cap
+//! lifted), an account's lists answer the same rows however many companies it has, and long work
+//! (a proof-of-play report, a clock advance) never holds up a request sent while it runs.
+
+use crate::helpers::{company_id, key, mcp, TestApp, TestResponse};
+use serde_json::{json, Value};
+use std::future::Future;
+
+const OPERATOR: &str = "sandbox-operator";
+
+/// The account's lists besides its screens: the same rows at 100 companies (all but `/media` read
+/// an index by account; media keeps its content its last column, V31).
+const OTHER_LISTS: [&str; 4] = ["/ads", "/media", "/promotions", "/webhooks"];
+
+fn ids(rows: &[Value]) -> Vec<String> {
+    rows.iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn add_companies(app: &TestApp, account: &str, body: Value) -> Value {
+    let resp = app
+        .post(&format!("/_sandbox/accounts/{account}/companies"))
+        .key(OPERATOR)
+        .json(&body)
+        .send()
+        .await;
+    assert_eq!(resp.status.as_u16(), 201, "{}", resp.text());
+    resp.json()
+}
+
+async fn business_plan(app: &TestApp) -> String {
+    let plans = app.collect_all("/plans", "northwind-readonly", 100).await;
+    plans
+        .iter()
+        .find(|p| p["code"] == "business")
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .expect("the catalogue has a business plan")
+}
+
+#[tokio::test]
+async fn an_account_with_a_hundred_companies_lists_the_same_screens() {
+    let app = TestApp::spawn().await;
+    let account = key("northwind-readonly").account_id;
+    let before = ids(&app.collect_all("/devices", "northwind-readonly", 7).await);
+    assert!(!before.is_empty());
+    let mut others = Vec::new();
+    for list in OTHER_LISTS {
+        let rows = ids(&app.collect_all(list, "northwind-readonly", 3).await);
+        assert!(!rows.is_empty(), "{list}");
+        others.push(rows);
+    }
+
+    let added = add_companies(&app, &account, json!({ "count": 98 })).await;
+    assert_eq!(added["object"], "sandbox_companies_added");
+    assert_eq!(added["account_id"], account.as_str());
+    assert_eq!(added["companies"], 100);
+    let new: Vec<String> = added["company_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(new.len(), 98);
+
+    // The key sees the new companies from its next request, and its pages hold the same screens.
+    let me = app.get("/me").key("northwind-readonly").send().await.ok();
+    let visible = me["visible_company_ids"].as_array().unwrap();
+    assert_eq!(visible.len(), 100);
+    assert!(visible.iter().any(|c| c == new[0].as_str()));
+    assert_eq!(
+        ids(&app.collect_all("/devices", "northwind-readonly", 7).await),
+        before
+    );
+    for (list, rows) in OTHER_LISTS.iter().zip(&others) {
+        assert_eq!(
+            &ids(&app.collect_all(list, "northwind-readonly", 3).await),
+            rows,
+            "{list}"
+        );
+        // A key limited to one company still sees that company's rows only.
+        let pharmacy = company_id("Northwind Pharmacy");
+        let scoped = app.collect_all(list, "northwind-pharmacy-read", 100).await;
+        assert!(
+            scoped.iter().all(|r| r["company_id"] == pharmacy.as_str()),
+            "{list}"
+        );
+    }
+    let listed = app
+        .get("/companies?limit=100")
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 100);
+
+    // A screen registered in a new company is on the account's pages, first (the newest), and on
+    // no other account's; a key limited to another company does not see it.
+    let created = app
+        .post("/devices")
+        .key("northwind-readwrite")
+        .json(&json!({ "company_id": new[5], "name": "Scale test screen", "platform": "linux" }))
+        .send()
+        .await
+        .ok();
+    let device = created["id"].as_str().unwrap().to_string();
+    let first = app
+        .get("/devices?limit=1")
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(first["data"][0]["id"], device.as_str());
+    let all = ids(&app.collect_all("/devices", "northwind-readonly", 7).await);
+    assert_eq!(all.len(), before.len() + 1);
+    assert!(!ids(&app
+        .collect_all("/devices", "harborview-readwrite", 100)
+        .await)
+    .contains(&device));
+    let pharmacy = ids(&app
+        .collect_all("/devices", "northwind-pharmacy-read", 100)
+        .await);
+    assert!(!pharmacy.is_empty());
+    assert!(!pharmacy.contains(&device));
+    // Filtered to the new company: that screen alone.
+    let only = app
+        .get(&format!("/devices?company_id={}", new[5]))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(ids(only["data"].as_array().unwrap()), vec![device]);
+}
+
+#[tokio::test]
+async fn adding_companies_takes_a_plan_and_refuses_bad_input() {
+    let app = TestApp::spawn().await;
+    let account = key("harborview-readwrite").account_id;
+    let plan = business_plan(&app).await;
+    let added = add_companies(&app, &account, json!({ "count": 2, "plan_id": plan })).await;
+    assert_eq!(added["plan_id"], plan.as_str());
+    assert_eq!(added["companies"], 4);
+    let id = added["company_ids"][1].as_str().unwrap().to_string();
+    let company = app
+        .get(&format!("/companies/{id}"))
+        .key("harborview-readwrite")
+        .send()
+        .await
+        .ok();
+    assert_eq!(company["plan_id"], plan.as_str());
+
+    let path = format!("/_sandbox/accounts/{account}/companies");
+    for (body, field) in [
+        (json!({ "count": 0 }), "/count"),
+        (json!({ "count": 1001 }), "/count"),
+        (json!({}), "/count"),
+        (
+            json!({ "count": 1, "plan_id": "plan_nosuchplan" }),
+            "/plan_id",
+        ),
+        (json!({ "count": 1, "plan_id": "not-a-plan" }), "/plan_id"),
+    ] {
+        let resp = app.post(&path).key(OPERATOR).json(&body).send().await;
+        let problem = resp.problem(422);
+        assert!(problem.to_string().contains(field), "{body}: {problem}");
+    }
+    let resp = app
+        .post(&path)
+        .key(OPERATOR)
+        .json(&json!({ "count": 1, "extra": true }))
+        .send()
+        .await;
+    assert_eq!(resp.status.as_u16() / 100, 4, "{}", resp.text());
+    resp.problem(resp.status.as_u16());
+    app.post("/_sandbox/accounts/acct_nosuchaccount/companies")
+        .key(OPERATOR)
+        .json(&json!({ "count": 1 }))
+        .send()
+        .await
+        .problem(404);
+    // An account's own admin is not the operator.
+    app.post(&path)
+        .key("harborview-admin")
+        .json(&json!({ "count": 1 }))
+        .send()
+        .await
+        .problem(403);
+    // Nothing was added by the refused calls.
+    let me = app.get("/me").key("harborview-readwrite").send().await.ok();
+    assert_eq!(me["visible_company_ids"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_plans_screen_cap_is_lifted_by_the_operator() {
+    let app = TestApp::spawn().await;
+    let account = key("northwind-readonly").account_id;
+    let plan = business_plan(&app).await;
+    let added = add_companies(&app, &account, json!({ "count": 1, "plan_id": plan })).await;
+    let company = added["company_ids"][0].as_str().unwrap().to_string();
+    let limits = |max: i64| {
+        app.post(&format!("/_sandbox/plans/{plan}/limits"))
+            .key(OPERATOR)
+            .json(&json!({ "max_devices": max }))
+    };
+    let set = limits(1).send().await.ok();
+    assert_eq!(set["object"], "sandbox_plan_limits");
+    assert_eq!(set["max_devices"], 1);
+    assert_eq!(set["previous_max_devices"], 50);
+    let screen = |n: u32| {
+        app.post("/devices").key("northwind-readwrite").json(
+            &json!({ "company_id": company, "name": format!("Screen {n}"), "platform": "linux" }),
+        )
+    };
+    screen(1).send().await.ok();
+    let refused = screen(2).send().await.problem(409);
+    assert!(refused["detail"]
+        .as_str()
+        .unwrap()
+        .contains("upgrade the plan"));
+    let set = limits(3000).send().await.ok();
+    assert_eq!(set["previous_max_devices"], 1);
+    screen(2).send().await.ok();
+    let shown = app
+        .get(&format!("/plans/{plan}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    assert_eq!(shown["max_devices"], 3000);
+
+    limits(0).send().await.problem(422);
+    limits(1_000_001).send().await.problem(422);
+    app.post(&format!("/_sandbox/plans/{plan}/limits"))
+        .key(OPERATOR)
+        .json(&json!({}))
+        .send()
+        .await
+        .problem(422);
+    app.post("/_sandbox/plans/plan_nosuchplan/limits")
+        .key(OPERATOR)
+        .json(&json!({ "max_devices": 10 }))
+        .send()
+        .await
+        .problem(404);
+    app.post(&format!("/_sandbox/plans/{plan}/limits"))
+        .key("northwind-admin")
+        .json(&json!({ "max_devices": 10 }))
+        .send()
+        .await
+        .problem(403);
+}
+
+/// Copies of every play of the last week, `copies` times over (each its own row, a second apart):
+/// a world whose proof-of-play report reads many rows. Plain SQL: what is measured is the report,
+/// not how the plays arrived.
+fn more_plays(app: &TestApp, copies: i64) -> i64 {
+    app.sql(|c| {
+        c.execute(
+            "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < ?1)
+             INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
+                                    duration_seconds, plays, created_at)
+             SELECT p.id || 'x' || k.n, p.company_id, p.device_id, p.ad_id, 'player',
+                    p.started_at + k.n, p.duration_seconds, p.plays, p.created_at
+             FROM playbacks p, k",
+            [copies],
+        )?;
+        c.query_row("SELECT count(*) FROM playbacks", [], |r| r.get(0))
+    })
+}
+
+/// Reads answered while `long` (a request that works for a while) runs, sent one after another
+/// from its start; and `long`'s answer. The runtime has a single async worker: work left on it
+/// would hold every read until `long` is answered (one read may slip in before its handler
+/// starts), where work off it leaves the worker to answer them all along.
+async fn reads_answered_during<F: Future<Output = TestResponse>>(
+    app: &TestApp,
+    read: &str,
+    long: F,
+) -> (usize, TestResponse) {
+    let mut long = Box::pin(long);
+    let mut answered = 0;
+    loop {
+        tokio::select! {
+            biased;
+            resp = &mut long => return (answered, resp),
+            resp = app.get(read).key("northwind-readonly").send() => {
+                assert_eq!(resp.status.as_u16(), 200, "{}", resp.text());
+                answered += 1;
+            }
+        }
+    }
+}
+
+/// A server whose reads are never throttled: a test sends as many as it can.
+async fn unthrottled() -> TestApp {
+    TestApp::spawn_with(|l| l.rate_limit_per_second = Some(0.0)).await
+}
+
+/// Reads answered during a long request: far more than the one or two that could slip in before
+/// (or after) its handler held a worker.
+const ANSWERED_DURING: usize = 5;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_read_is_answered_while_a_proof_of_play_report_runs() {
+    let app = unthrottled().await;
+    assert!(more_plays(&app, 60) > 10_000);
+    let report = app
+        .get("/reports/proof-of-play")
+        .key("northwind-readonly")
+        .send();
+    let (answered, resp) = reads_answered_during(&app, "/devices?limit=5", report).await;
+    assert!(
+        answered >= ANSWERED_DURING,
+        "{answered} reads answered during the report"
+    );
+    let body = resp.ok();
+    assert!(body["plays"].as_i64().unwrap() > 0, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_read_is_answered_while_the_report_tool_runs() {
+    let app = unthrottled().await;
+    more_plays(&app, 60);
+    let message = mcp::request(
+        1,
+        "tools/call",
+        json!({ "name": "get_proof_of_play_report", "arguments": {} }),
+    );
+    let call = mcp::send(&app, "northwind-readonly", &message);
+    let (answered, resp) = reads_answered_during(&app, "/devices?limit=5", call).await;
+    assert!(
+        answered >= ANSWERED_DURING,
+        "{answered} reads answered during the tool call"
+    );
+    let v = resp.json();
+    assert_eq!(v["result"]["isError"], false, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_read_is_answered_while_the_clock_advances() {
+    let app = unthrottled().await;
+    let advance = app
+        .post("/_sandbox/clock/advance")
+        .key(OPERATOR)
+        .json(&json!({ "seconds": 7 * 86_400 }))
+        .send();
+    let (answered, resp) = reads_answered_during(&app, "/devices?limit=5", advance).await;
+    assert!(
+        answered >= ANSWERED_DURING,
+        "{answered} reads answered during the advance"
+    );
+    assert_eq!(resp.ok()["object"], "sandbox_clock_advance");
+}
