@@ -333,7 +333,7 @@ async fn lifetimes_are_stated_exactly() {
         (3600, "1 hour"),
         (5400, "1 hour 30 minutes"),
     ] {
-        assert_eq!(signage::mcp::pending::duration_words(secs), words);
+        assert_eq!(signage::time::duration_words(secs), words);
     }
 }
 
