@@ -202,31 +202,7 @@ async fn a_timeout_then_a_rebuilt_request_creates_twice_and_fails() {
     )
     .await;
     assert!(first.is_err(), "the client gave up waiting");
-    tokio::time::sleep(Duration::from_millis(1300)).await;
-    let retry = app
-        .post("/ads")
-        .key("northwind-readwrite")
-        .header("idempotency-key", "flash-2")
-        .json(&build())
-        .send()
-        .await;
-    assert_eq!(retry.status, 201, "{}", retry.text());
-    let ads = app
-        .get("/ads?q=Flash&limit=10")
-        .key("northwind-readonly")
-        .send()
-        .await
-        .ok();
-    let flash = ads["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["name"] == "Flash sale")
-        .count();
-    assert_eq!(
-        flash, 2,
-        "the write of the timed-out request applied: {ads}"
-    );
+    let retry = retry_makes_a_second_flash_sale(&app, "flash-2", &build(), "timed-out").await;
     let r = report(&app).await;
     assert_eq!(status(&r, "idempotency_keys_on_create"), "fail", "{r}");
     let shown = evidence(&r, "idempotency_keys_on_create");
@@ -598,31 +574,7 @@ async fn a_create_whose_client_hung_up_then_rebuilt_creates_twice_and_fails() {
     let client = hang_up_after(&app, "hangup-1", &build(), Duration::from_millis(300));
     client.join().unwrap();
     holder.join().unwrap();
-    tokio::time::sleep(Duration::from_millis(1300)).await;
-    let retry = app
-        .post("/ads")
-        .key("northwind-readwrite")
-        .header("idempotency-key", "hangup-2")
-        .json(&build())
-        .send()
-        .await;
-    assert_eq!(retry.status, 201, "{}", retry.text());
-    let ads = app
-        .get("/ads?q=Flash&limit=10")
-        .key("northwind-readonly")
-        .send()
-        .await
-        .ok();
-    let flash = ads["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["name"] == "Flash sale")
-        .count();
-    assert_eq!(
-        flash, 2,
-        "the write of the abandoned request applied: {ads}"
-    );
+    let retry = retry_makes_a_second_flash_sale(&app, "hangup-2", &build(), "abandoned").await;
     // The journal says which: the first create answered 201, unread.
     let creates = app
         .get("/_sandbox/requests?operation_id=createAd&limit=10")
@@ -648,4 +600,38 @@ async fn a_create_whose_client_hung_up_then_rebuilt_creates_twice_and_fails() {
         ]
         .into()
     );
+}
+
+/// The retry a client sends 1.3 s after giving up on a create, with a new key and a rebuilt body:
+/// it is answered 201, and two "Flash sale" ads exist, since the first write had applied. The
+/// retry's answer is returned.
+async fn retry_makes_a_second_flash_sale(
+    app: &crate::helpers::TestApp,
+    key: &str,
+    body: &Value,
+    first: &str,
+) -> crate::helpers::TestResponse {
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    let retry = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .header("idempotency-key", key)
+        .json(body)
+        .send()
+        .await;
+    assert_eq!(retry.status, 201, "{}", retry.text());
+    let ads = app
+        .get("/ads?q=Flash&limit=10")
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    let flash = ads["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["name"] == "Flash sale")
+        .count();
+    assert_eq!(flash, 2, "the write of the {first} request applied: {ads}");
+    retry
 }
