@@ -252,7 +252,8 @@ font-family=\"system-ui, sans-serif\">{initials}</text></svg>",
     let discount = o
         .discount
         .filter(|_| !ended)
-        .map(|d| format!("<p class=\"discount\">{d}% off</p>"))
+        // The offer's headline fact, so a heading (axe's `p-as-heading`), styled as a badge.
+        .map(|d| format!("<h2 class=\"discount\">{d}% off</h2>"))
         .unwrap_or_default();
     let footer = if ended {
         "<p>This offer can no longer be used in store.</p>"

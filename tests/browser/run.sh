@@ -25,7 +25,10 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.txt"
-if [ ! -f "$here/node_modules/axe-core/axe.min.js" ]; then
+# Installed again when package.json pins another axe-core than the one installed.
+wanted_axe=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"]["axe-core"])' "$here/package.json")
+installed_axe=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$here/node_modules/axe-core/package.json" 2>/dev/null || true)
+if [ ! -f "$here/node_modules/axe-core/axe.min.js" ] || [ "$wanted_axe" != "$installed_axe" ]; then
   (cd "$here" && npm install --no-audit --no-fund --silent)
 fi
 rm -rf "$here/results"

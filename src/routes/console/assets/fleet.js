@@ -137,7 +137,7 @@ export async function fleet(companyId) {
       el("span", { class: "muted", attrs: { "data-playing": ad && status === "online" ? ad.id : null },
         text: !ad ? `${d.location}` : status === "online" ? `Playing: ${ad.name}` : `Not playing (${status.replace("_", " ")}) · last showed ${ad.name}` }),
       el("span", { class: "spark-row" }, sparkline(series, `${d.name}: ${num(total)} plays in 7 days`), `${num(total)} plays, 7 d`));
-      const player = el("button", { class: "link-button", attrs: { type: "button", "data-open-player": d.id, "aria-label": `Open the player of ${d.name} in a new tab` },
+      const player = el("button", { class: "link-button", attrs: { type: "button", "data-open-player": d.id, "aria-label": `Open player ↗ of ${d.name} (a new tab)` },
         text: "Open player ↗", on: { click: () => openPlayer(d.id, status) } });
       return el("div", { class: "tile-wrap", attrs: { role: "listitem" } }, tile, player);
     }));
