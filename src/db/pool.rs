@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// How long a connection waits for another's write lock before its statement fails busy.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(super) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Idle connections kept for reuse; more are opened on demand and the surplus is closed.
 const MAX_IDLE: usize = 16;

@@ -118,11 +118,7 @@ impl<'a> Scoped<'a> {
     where
         E: From<DbError>,
     {
-        if let Some(scope) = self.writing() {
-            return scope.write(self.db, intent, f);
-        }
-        let conn = self.conn_for_write().map_err(E::from)?;
-        self.db.write_on(conn, intent, f)
+        self.write_waiting(super::pool::BUSY_TIMEOUT, intent, f)
     }
 
     /// [`Scoped::write`] for a write that may be skipped (a usage stamp): when another writer
@@ -136,12 +132,25 @@ impl<'a> Scoped<'a> {
     where
         E: From<DbError>,
     {
+        self.write_waiting(std::time::Duration::ZERO, intent, f)
+    }
+
+    /// Both of the above: join the write scope, else write on this handle's connection, waiting
+    /// at most `wait` for another writer's lock.
+    fn write_waiting<T, E>(
+        &self,
+        wait: std::time::Duration,
+        intent: &WriteIntent,
+        f: impl FnOnce(&Tx) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<DbError>,
+    {
         if let Some(scope) = self.writing() {
             return scope.write(self.db, intent, f);
         }
         let conn = self.conn_for_write().map_err(E::from)?;
-        self.db
-            .write_waiting(conn, std::time::Duration::ZERO, intent, f)
+        self.db.write_waiting(conn, wait, intent, f)
     }
 
     /// Runs `f` with every write through the handle it is given in one transaction, committed

@@ -159,8 +159,9 @@ async fn the_junit_report_agrees_with_the_verdict() {
         .problem(422);
 }
 
-/// Which of a stream of requests a probability rule faults (by position).
-async fn faulted_positions(noise: bool) -> (Vec<usize>, Value) {
+/// A frozen, seeded sandbox (no simulated fleet) whose one fault rule answers 503 to half of the
+/// requests of `operation_id`, drawn from the rule's own seeded stream.
+async fn seeded_with_a_coin_flip_on(operation_id: &str) -> TestApp {
     let app = TestApp::spawn_with(|l| {
         l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
         l.sandbox_seed = Some(42);
@@ -169,11 +170,17 @@ async fn faulted_positions(noise: bool) -> (Vec<usize>, Value) {
     .await;
     app.post("/_sandbox/faults")
         .key(OP)
-        .json(&json!({"match": {"operation_id": "listAds"},
+        .json(&json!({"match": {"operation_id": operation_id},
                       "action": {"type": "status", "status": 503}, "probability": 0.5}))
         .send()
         .await
         .ok();
+    app
+}
+
+/// Which of a stream of requests a probability rule faults (by position).
+async fn faulted_positions(noise: bool) -> (Vec<usize>, Value) {
+    let app = seeded_with_a_coin_flip_on("listAds").await;
     let mut hit = Vec::new();
     for i in 0..24 {
         if noise {
@@ -220,19 +227,7 @@ async fn prefer_faults_and_refused_requests_draw_nothing_from_a_rules_stream() {
 /// `noise`, another key of the account sends, before each, a create its schema refuses (no
 /// `name`, no `headline`) with an `Idempotency-Key`: issue 45 §4.
 async fn faulted_creates(noise: bool) -> (Vec<usize>, Value) {
-    let app = TestApp::spawn_with(|l| {
-        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
-        l.sandbox_seed = Some(42);
-        l.sandbox_simulate_fleet = Some(false);
-    })
-    .await;
-    app.post("/_sandbox/faults")
-        .key(OP)
-        .json(&json!({"match": {"operation_id": "createAd"},
-                      "action": {"type": "status", "status": 503}, "probability": 0.5}))
-        .send()
-        .await
-        .ok();
+    let app = seeded_with_a_coin_flip_on("createAd").await;
     let mut hit = Vec::new();
     for i in 0..16 {
         if noise {
