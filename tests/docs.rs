@@ -8,6 +8,7 @@
 //!   after a command (on its own line or at its end) is JSON the command's output must contain;
 //! - a JSON block under `<!-- output-of: signage … -->` is what that command prints;
 //! - the configuration page lists exactly the settings the code reads (file keys and variables).
+//! - a page for users (all but `contributing/`) names no source file and no internal issue.
 
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -789,18 +790,26 @@ fn the_troubleshooting_page_explains_codes_that_exist() {
     );
 }
 
+/// The pages written for users: every page of the book but the contributors' part
+/// (`contributing/`: architecture, tests, benchmarks' measurements and history).
+fn user_pages() -> Vec<(String, String)> {
+    markdown_files()
+        .into_iter()
+        .filter_map(|file| {
+            let shown = file.strip_prefix(root()).unwrap().display().to_string();
+            let user =
+                shown.starts_with("docs/src/") && !shown.starts_with("docs/src/contributing/");
+            user.then(|| (shown, std::fs::read_to_string(&file).unwrap()))
+        })
+        .collect()
+}
+
 /// Pages for users speak of what the user does: the project's issue numbers belong to the
-/// contributors' part (architecture, tests, benchmarks).
+/// contributors' part.
 #[test]
 fn no_user_page_names_an_internal_issue() {
-    let builders = ["contributing/", "architecture.md", "benchmarks.md"];
     let mut found = Vec::new();
-    for file in markdown_files() {
-        let shown = file.strip_prefix(root()).unwrap().display().to_string();
-        if !shown.starts_with("docs/src/") || builders.iter().any(|b| shown.contains(b)) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).unwrap();
+    for (shown, text) in user_pages() {
         for (n, line) in text.lines().enumerate() {
             let lower = line.to_lowercase();
             for after in lower.split("issue ").skip(1) {
@@ -811,4 +820,145 @@ fn no_user_page_names_an_internal_issue() {
         }
     }
     assert!(found.is_empty(), "issue numbers in user pages: {found:?}");
+}
+
+/// The folders of the source: what a builder reads, not what a user runs.
+const SOURCE_FOLDERS: [&str; 9] = [
+    "src",
+    "tests",
+    ".ci",
+    ".github",
+    "bench",
+    "schema",
+    "fixtures",
+    "clients",
+    "reference",
+];
+
+/// Paths a user types, which a user page may name: the Python client is installed from the
+/// checkout (`pip install ./clients/python`).
+const PATHS_A_USER_TYPES: [&str; 1] = ["clients/python"];
+
+/// The source files a user page names in its text (code blocks hold what the user types, and are
+/// not read): a path in a source folder (`src/…`, `tests/…`, `.ci/…`), a Rust file or module
+/// path (`auth::cache`), or a file of those folders by its bare name (`story.py`). `/`-rooted
+/// paths are the server's URLs.
+fn source_files_named(text: &str, source_names: &BTreeSet<String>) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        // Code blocks hold what the user types; HTML comments and mdBook's includes are not shown.
+        let hidden = line.trim_start().starts_with("<!--") || line.trim_start().starts_with("{{#");
+        if fenced || hidden {
+            continue;
+        }
+        // A Rust path in inline code (`auth::cache`) names a module of the source.
+        for code in line.split('`').skip(1).step_by(2) {
+            let Some((head, tail)) = code.split_once("::") else {
+                continue;
+            };
+            let is_module = head.starts_with(|c: char| c.is_ascii_lowercase())
+                && head
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            // `fc00::/7` and `fe80::1` are addresses, not paths.
+            if is_module && tail.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                found.push((n + 1, code.to_string()));
+            }
+        }
+        let tokens = line.split(|c: char| !(c.is_ascii_alphanumeric() || "_./{}*-".contains(c)));
+        for token in tokens {
+            let token = token.trim_end_matches('.');
+            let mut path = token;
+            while let Some(rest) = path.strip_prefix("./").or_else(|| path.strip_prefix("../")) {
+                path = rest;
+            }
+            let in_folder = !token.starts_with('/')
+                && SOURCE_FOLDERS.iter().any(|f| {
+                    path == *f && token.ends_with('/') || path.starts_with(&format!("{f}/"))
+                });
+            let rust_file = token.ends_with(".rs") && token.len() > 3;
+            let by_name = !token.contains('/') && source_names.contains(token);
+            let allowed = PATHS_A_USER_TYPES.contains(&path.trim_end_matches('/'));
+            if (in_folder || rust_file || by_name) && !allowed {
+                found.push((n + 1, token.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// Pages for users speak of what the user does and sees: where a behaviour is implemented or
+/// tested belongs to the contributors' part, which a user page links to when a builder needs it.
+#[test]
+fn no_user_page_names_a_source_file() {
+    fn names(dir: &Path, out: &mut BTreeSet<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().to_string();
+            if path.is_dir() {
+                if !["node_modules", "__pycache__", "results", "target"].contains(&name.as_str()) {
+                    names(&path, out);
+                }
+            } else if name.contains('.') && !name.starts_with('.') {
+                out.insert(name);
+            }
+        }
+    }
+    let mut source_names = BTreeSet::new();
+    for folder in SOURCE_FOLDERS {
+        names(&root().join(folder), &mut source_names);
+    }
+    // Names a user page uses for the user's own files, or the server's, not the source's.
+    for own in [
+        "README.md",
+        "package.json",
+        "pyproject.toml",
+        "conftest.py",
+        "mcp.json",
+    ] {
+        source_names.remove(own);
+    }
+    let mut found = Vec::new();
+    for (shown, text) in user_pages() {
+        for (line, name) in source_files_named(&text, &source_names) {
+            found.push(format!("{shown}:{line}: {name}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "source files named in user pages (say what the user sees; link the contributors' part):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check above finds what it should, and leaves the server's URLs and the user's commands alone.
+#[test]
+fn the_source_file_check_tells_source_from_urls_and_commands() {
+    let names: BTreeSet<String> = ["story.py".to_string()].into();
+    let page = "See `src/mcp/spec.rs` and [the test](../tests/api/journal.rs), `.ci/run`, \
+                retries.rs, story.py, `auth::cache` and the `tests/` folder.\n\
+                `GET /console/app.js`, `/openapi.json`, `::1`; `pip install ./clients/python`.\n\
+                <!-- not runnable: tests/docs.rs runs it -->\n\
+                ```sh\npython3 bench/instructions.py\n```\n";
+    let found: Vec<String> = source_files_named(page, &names)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "auth::cache", // the module paths of a line come first
+            "src/mcp/spec.rs",
+            "../tests/api/journal.rs",
+            ".ci/run",
+            "retries.rs",
+            "story.py",
+            "tests/"
+        ]
+    );
 }
