@@ -187,7 +187,7 @@ function kyApi(key, options = {}) {
   };
 }
 
-/** Seconds of a `Retry-After` given in seconds, else null. */
+/** A `Retry-After` given in seconds, as milliseconds; else null. */
 function retryAfterMs(response) {
   const after = response?.headers?.get('retry-after');
   return after && /^\d+$/.test(after) ? Number(after) * 1000 : null;
