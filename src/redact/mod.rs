@@ -40,6 +40,7 @@ mod words;
 pub use names::is_secret_field;
 pub use shape::Shape;
 pub use text::{holds_secret, redact_str, REDACTED};
+pub use triage::minted_id;
 pub use walk::Redacted;
 
 use serde_json::Value;

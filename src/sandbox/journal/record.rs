@@ -163,7 +163,11 @@ impl Row {
             };
         }
         let (query, pairs) = query_copy(&o.query);
-        let path = cut(&scrub::text(&o.path), PATH_CAP).to_string();
+        let path = match o.route {
+            // The route's own words and the ids we minted: nothing a client wrote is in it.
+            Some(route) if scrub::is_route_text(&o.path, route) => o.path.to_string(),
+            _ => cut(&scrub::text(&o.path), PATH_CAP).to_string(),
+        };
         let credential_body = o
             .operation_id
             .is_some_and(|op| CREDENTIAL_BODIES.contains(&op));
