@@ -28,17 +28,14 @@ function toAnswer(status, headers, body) {
       json = undefined;
     }
   }
-  const answer = {
-    status,
-    headers,
-    body,
-    json,
-    ok: status >= 200 && status < 300,
-    raiseForStatus() {
+  const answer = { status, headers, body, json, ok: status >= 200 && status < 300 };
+  // Not enumerable: an answer prints (and compares) as its data.
+  Object.defineProperty(answer, 'raiseForStatus', {
+    value() {
       if (!answer.ok) throw new SignageError(answer);
       return answer;
     },
-  };
+  });
   return answer;
 }
 
