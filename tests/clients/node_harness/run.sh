@@ -5,12 +5,14 @@
 #   - tsc --strict over the TypeScript specs and types.ts (the package's hand-written types);
 #   - the suite under vitest (forks, 2 workers), jest (--maxWorkers=2) and node:test
 #     (`signage-sandbox run -- node --test --test-concurrency=2`), one server per worker each;
-#   - check_reports.mjs on the three readiness reports, one per run, combined across workers.
+#   - check_reports.mjs on the three readiness reports, one per run, combined across workers;
+#   - the three test files of the book's page (docs/src/node-harness.md) as written there.
 # Prints one PASS/FAIL line per test and check (tests/clients/run.sh tallies them).
 #   bash run.sh <artifacts-dir> <node-22-binary>
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 clients="$(dirname "$here")"
+repo="$(dirname "$(dirname "$clients")")"
 artifacts="$1"
 node="$2"
 export PATH="$(dirname "$node"):$PATH"
@@ -35,9 +37,12 @@ for runner in vitest jest typescript; do
 done
 
 status=0
+# The book's three test files, as the page shows them (type-checked below, run at the end).
+"$node" book_examples.mjs "$repo/docs/src/node-harness.md" book || status=1
+
 t0=$(date +%s%N)
 if "$node" node_modules/typescript/bin/tsc -p . > tsc.log 2>&1; then
-  echo "PASS tsc --strict: the specs and types.ts against the package's types ($(ms "$t0") ms)"
+  echo "PASS tsc --strict: the specs, the book's example and types.ts against the package's types ($(ms "$t0") ms)"
 else
   echo "FAIL tsc --strict: $(cat tsc.log)"
   status=1
@@ -61,6 +66,16 @@ node_modules/.bin/signage-sandbox run --readiness reports/node-test-readiness.xm
   node --test --test-concurrency=2 --test-reporter=tap 'node-test/*.test.mjs' |
   sed -E 's/^ok [0-9]+ - (.*)/PASS node:test \1/; s/^not ok [0-9]+ - (.*)/FAIL node:test \1/' || status=1
 echo "node:test ran in $(ms "$t0") ms"
+
+# The book's examples with the book's configs; the node:test one without the wrapper, so its
+# file starts a server of its own.
+"$node" node_modules/vitest/vitest.mjs run -c vitest.book.config.mjs --reporter=default --reporter=json --outputFile.json=book-vitest.json
+"$node" results.mjs "vitest (book)" book-vitest.json || status=1
+"$node" node_modules/jest/bin/jest.js -c jest.book.config.js --json --outputFile=book-jest.json 2>&1 |
+  sed -E 's/^(PASS|FAIL) /jest: \1 /'
+"$node" results.mjs "jest (book)" book-jest.json || status=1
+node --test --test-reporter=tap book/readonly.test.mjs |
+  sed -E 's/^ok [0-9]+ - (.*)/PASS node:test (book) \1/; s/^not ok [0-9]+ - (.*)/FAIL node:test (book) \1/' || status=1
 
 "$node" check_reports.mjs vitest=reports/vitest-readiness.xml jest=reports/jest-readiness.xml \
   node:test=reports/node-test-readiness.xml || status=1

@@ -78,15 +78,25 @@ const webhooks = {
     assert.equal(delivery.json.timestamp, '2026-03-02T09:00:00Z');
   },
 
-  'the receiver refuses what is not signed with the secret': async (signage) => {
+  'the receiver passes every webhook drill': async (signage) => {
     const receiver = await signage.receiver();
     const hook = await subscribe(signage, receiver, 'ad.created');
-    for (const kind of ['bad_signature', 'missing_signature', 'stale_timestamp']) {
+    // What is not signed with the secret, or signed too long ago or ahead, is refused (400).
+    for (const kind of ['bad_signature', 'missing_signature', 'stale_timestamp', 'future_timestamp']) {
       const drill = await signage.operator.drill(hook.id, kind);
       assert.equal(drill.verdict, 'pass', `${kind}: ${JSON.stringify(drill.attempts)}`);
     }
-    assert.ok(receiver.deliveries.length >= 3);
+    assert.equal(receiver.deliveries.length, 4);
     assert.ok(receiver.deliveries.every((d) => !d.verified && d.error));
+    // Duplicates and deliveries out of order are accepted (204), as are both signatures of a
+    // rotation: the new secret trusted, the old one still valid for the grace period.
+    for (const kind of ['duplicate', 'out_of_order']) {
+      assert.equal((await signage.operator.drill(hook.id, kind)).verdict, 'pass', kind);
+    }
+    const rotated = await signage.client('northwind-admin').post(`/webhooks/${hook.id}/rotate-secret`);
+    assert.equal(rotated.status, 200, rotated.body);
+    receiver.trust(rotated.json.secret);
+    assert.equal((await signage.operator.drill(hook.id, 'rotation')).verdict, 'pass');
   },
 
   'drain replaces sleeping': async (signage) => {
