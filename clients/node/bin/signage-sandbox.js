@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // signage-sandbox run [--readiness PATH] [--readiness-account ID] [--clock INSTANT|system]
-//                     [--seed N|none] -- <command> [args...]
+//                     [--seed N|none] [--bin PATH] -- <command> [args...]
 // Runs <command> (a test runner: `node --test`, or any other) with one signage server per
 // worker at hand: the workers of signage-sandbox/node-test lease theirs from this process.
 // When the command ends, writes the run's readiness report combining every server's
@@ -10,12 +10,12 @@ const { spawn } = require('node:child_process');
 const { startBroker } = require('../harness/broker.js');
 const { runOptions } = require('../harness/options.js');
 
-const USAGE = 'usage: signage-sandbox run [--readiness PATH] [--readiness-account ID] [--clock INSTANT|system] [--seed N|none] -- <command> [args...]';
+const USAGE = 'usage: signage-sandbox run [--readiness PATH] [--readiness-account ID] [--clock INSTANT|system] [--seed N|none] [--bin PATH] -- <command> [args...]';
 
 function parse(argv) {
   if (argv[0] !== 'run') return null;
   const given = {};
-  const flags = { '--readiness': 'readiness', '--readiness-account': 'readinessAccount', '--clock': 'clock', '--seed': 'seed' };
+  const flags = { '--readiness': 'readiness', '--readiness-account': 'readinessAccount', '--clock': 'clock', '--seed': 'seed', '--bin': 'binary' };
   let i = 1;
   for (; i < argv.length && argv[i] !== '--'; i += 2) {
     const key = flags[argv[i]];
