@@ -48,6 +48,32 @@ function clientFor(baseUrl, credentials, key) {
   return new Client(baseUrl, credential);
 }
 
+// Every server this process started and has not seen exit. They are stopped when the process
+// exits, and also when it is stopped by a signal, which skips 'exit' handlers: a runner whose
+// main process gets SIGINT or SIGTERM without stopping its workers (jest does) would otherwise
+// leave its servers running. After stopping them the signal takes its course: if nothing else
+// listens for it, it is raised again, and its default action ends the process as it would have.
+const live = new Set();
+let hooked = false;
+
+function stopAll() {
+  for (const child of live) child.kill('SIGTERM');
+}
+
+function track(child) {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (hooked) return;
+  hooked = true;
+  process.once('exit', stopAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, () => {
+      stopAll();
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  }
+}
+
 // One sandbox process on 127.0.0.1 (port 0), on a throw-away in-memory database, frozen at
 // `clock` (null: the system clock) and seeded with `seed` (null: ids and secrets from the OS).
 class SignageServer {
@@ -76,9 +102,7 @@ class SignageServer {
     this.workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'signage-node-'));
     const child = spawn(this.binary, args, { cwd: this.workdir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.process = child;
-    const kill = () => child.kill('SIGTERM');
-    process.once('exit', kill);
-    child.once('exit', () => process.removeListener('exit', kill));
+    track(child);
     const url = await new Promise((resolve, reject) => {
       let pending = '';
       const timer = setTimeout(() => reject(new SignageStartError(`signage did not start listening within ${this.startTimeoutMs} ms:\n${this.log.join('\n')}`)), this.startTimeoutMs);
