@@ -6,7 +6,9 @@
 #   - the suite under vitest (forks, 2 workers), jest (--maxWorkers=2) and node:test
 #     (`signage-sandbox run -- node --test --test-concurrency=2`), one server per worker each;
 #   - check_reports.mjs on the three readiness reports, one per run, combined across workers;
-#   - the three test files of the book's page (docs/src/node-harness.md) as written there.
+#   - the three test files of the book's page (docs/src/node-harness.md) as written there;
+#   - harness_check.mjs: the signature check against the Standard Webhooks test vector, and
+#     the combination of reports, from the installed package.
 # Prints one PASS/FAIL line per test and check (tests/clients/run.sh tallies them).
 #   bash run.sh <artifacts-dir> <node-22-binary>
 set -uo pipefail
@@ -66,6 +68,10 @@ node_modules/.bin/signage-sandbox run --readiness reports/node-test-readiness.xm
   node --test --test-concurrency=2 --test-reporter=tap 'node-test/*.test.mjs' |
   sed -E 's/^ok [0-9]+ - (.*)/PASS node:test \1/; s/^not ok [0-9]+ - (.*)/FAIL node:test \1/' || status=1
 echo "node:test ran in $(ms "$t0") ms"
+
+# The harness's own pieces (signature check, report combination) from the installed package.
+node --test --test-reporter=tap harness_check.mjs |
+  sed -E 's/^ok [0-9]+ - (.*)/PASS harness \1/; s/^not ok [0-9]+ - (.*)/FAIL harness \1/' || status=1
 
 # The book's examples with the book's configs; the node:test one without the wrapper, so its
 # file starts a server of its own.
