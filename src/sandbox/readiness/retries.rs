@@ -22,6 +22,11 @@ pub const OVERHEAD_MS: f64 = 250.0;
 /// ...and at least this much longer (milliseconds), and longer by half of the earlier one less
 /// [`OVERHEAD_MS`]: overhead alone never makes a constant pace of a second look like growth.
 pub const GROWTH_MIN_MS: f64 = 100.0;
+/// A long wait grows too when it is this share of an earlier one and [`GROWTH_LONG_MS`] longer:
+/// a client's own noise on the first wait (got adds up to 100 ms to each: 1.17 s then 2.02 s)
+/// hides a doubling that no constant pace comes near.
+pub const GROWTH_LONG_RATIO: f64 = 1.7;
+pub const GROWTH_LONG_MS: f64 = 500.0;
 /// Waits needed before a flat run can fail.
 pub const MIN_WAITS_FLAT: usize = 3;
 /// Flat: the longest wait is at most the shortest plus the larger of [`FLAT_SLACK_MS`] and
@@ -209,15 +214,17 @@ pub enum Trend {
 }
 
 /// A run's trend. `Grows` when a wait, plus [`OVERHEAD_MS`], is at least twice an earlier one,
-/// and longer than it by at least 100 ms and half of it less [`OVERHEAD_MS`]. `Steady` when it has at least 3
+/// and longer than it by at least 100 ms and half of it less [`OVERHEAD_MS`], or at least 1.7
+/// times an earlier one and 500 ms longer. `Steady` when it has at least 3
 /// waits and is flat (the longest at most the shortest plus the larger of 50 ms and 5 % of it),
 /// at least 4 each at most 0.9 times the one before (shrinking), or at least 4 none longer than
 /// 50 ms (a tight loop, whatever the noise). `Unclear` otherwise.
 pub fn trend(waits: &[f64]) -> Trend {
     let grows = waits.iter().enumerate().any(|(j, &later)| {
         waits[..j].iter().any(|&earlier| {
-            later + OVERHEAD_MS >= 2.0 * earlier
-                && later - earlier >= GROWTH_MIN_MS.max((earlier - OVERHEAD_MS) / 2.0)
+            (later + OVERHEAD_MS >= 2.0 * earlier
+                && later - earlier >= GROWTH_MIN_MS.max((earlier - OVERHEAD_MS) / 2.0))
+                || (later >= GROWTH_LONG_RATIO * earlier && later - earlier >= GROWTH_LONG_MS)
         })
     });
     if grows {
@@ -275,7 +282,7 @@ pub const BACKOFF: Texts = Texts {
     id: "backs_off_on_5xx",
     title: "Backs off on 5xx",
     required: true,
-    rule: "The waits of every run of retries after 5xx answers without `Retry-After` (each wait from an answer to the start of its retry, wall clock; a retry as `retry_after_respected` defines it) are judged on their trend, all runs of an API client together. A run grows when a wait, plus 250 ms of per-request overhead, is at least twice an earlier one, and longer than it by at least 100 ms and by half of it less 250 ms (1 s then 2 s measured as 1.15 s and 2.15 s grows, so does 0.2 s then 0.4 s measured through 100 ms of noise; jitter tolerated). A run is steady when it has at least 3 waits and is flat (the longest at most the shortest plus the larger of 50 ms and 5 % of it), or at least 4 waits each at most 0.9 times the one before (shrinking) or none longer than 50 ms (a tight loop). A client passes when one of its runs grows; it fails when none grows and one is steady (a jittered back-off may draw one flat or shrinking run, never only such runs); else it is not observed (too few retries to tell).",
+    rule: "The waits of every run of retries after 5xx answers without `Retry-After` (each wait from an answer to the start of its retry, wall clock; a retry as `retry_after_respected` defines it) are judged on their trend, all runs of an API client together. A run grows when a wait, plus 250 ms of per-request overhead, is at least twice an earlier one, and longer than it by at least 100 ms and by half of it less 250 ms (1 s then 2 s measured as 1.15 s and 2.15 s grows, so does 0.2 s then 0.4 s measured through 100 ms of noise; jitter tolerated), or is at least 1.7 times an earlier one and 500 ms longer (1.17 s then 2.02 s, a client's own noise on its first wait). A run is steady when it has at least 3 waits and is flat (the longest at most the shortest plus the larger of 50 ms and 5 % of it), or at least 4 waits each at most 0.9 times the one before (shrinking) or none longer than 50 ms (a tight loop). A client passes when one of its runs grows; it fails when none grows and one is steady (a jittered back-off may draw one flat or shrinking run, never only such runs); else it is not observed (too few retries to tell).",
     advice: "Retry 5xx answers with exponential back-off (full or equal jitter is fine: the trend of the waits must grow), never at a constant or shrinking pace.",
 };
 
@@ -397,6 +404,10 @@ mod tests {
         // 0.2 s then 0.4 s, the first wait measured through 100 ms of a loaded machine's noise.
         assert_eq!(trend(&[320.0, 420.0]), Grows);
         assert_eq!(trend(&[1000.0, 1250.0]), Unclear);
+        // got's defaults measured: 1 s then 2 s, each with up to 100 ms of its own noise.
+        assert_eq!(trend(&[1168.0, 2022.0]), Grows);
+        assert_eq!(trend(&[1183.0, 2036.0]), Grows);
+        assert_eq!(trend(&[1000.0, 1600.0]), Unclear);
         // Too few to tell.
         assert_eq!(trend(&[150.0, 150.0]), Unclear);
         assert_eq!(trend(&[300.0, 2.0]), Unclear);
