@@ -483,3 +483,68 @@ async fn a_retried_rotation_ends_alike_with_or_without_an_idempotency_key() {
     );
     assert!(include_str!("../../docs/src/going-live.md").contains(&rule));
 }
+
+/// §2, fourth bullet: `signage readiness` reads the file without a server, yet reports the
+/// sandbox clock's now, as the server noted it: a frozen clock's instant (advanced or not), a
+/// running clock's offset added to the system time. Before, an empty journal said 1970, then the
+/// system's time whatever the sandbox showed.
+#[tokio::test]
+async fn the_cli_reports_the_sandbox_clocks_now_with_no_request_journaled() {
+    let dir = std::env::temp_dir().join(format!("signage-cli-now-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let generated = |db: &str| -> i64 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_signage"))
+            .args([
+                "readiness",
+                "--database",
+                db,
+                "--account",
+                &key("northwind-admin").account_id,
+            ])
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        signage::time::parse_rfc3339(report["generated_at"].as_str().unwrap()).unwrap()
+    };
+    // A frozen sandbox, asked nothing: its instant.
+    let frozen = dir.join("frozen.db").to_str().unwrap().to_string();
+    let app = TestApp::spawn_with(|l| {
+        l.database = Some(frozen.clone());
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await;
+    assert_eq!(generated(&frozen), crate::sandbox_clock::FROZEN_AT);
+    // Advanced an hour (the advance is the operator's request, not the account's).
+    advance(&app, 3600).await;
+    app.stop().await;
+    assert_eq!(generated(&frozen), crate::sandbox_clock::FROZEN_AT + 3600);
+    // A running sandbox advanced two days: the system's time plus two days.
+    let running = dir.join("running.db").to_str().unwrap().to_string();
+    let app = TestApp::spawn_with(|l| {
+        l.database = Some(running.clone());
+        l.sandbox_simulate_fleet = Some(false);
+    })
+    .await;
+    advance(&app, 2 * 86_400).await;
+    app.stop().await;
+    let ahead = generated(&running) - signage::time::wall_now();
+    assert!(
+        (2 * 86_400 - 60..=2 * 86_400 + 60).contains(&ahead),
+        "{ahead} s ahead of the system clock"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Moves the sandbox clock forward by `seconds`, as the operator.
+async fn advance(app: &TestApp, seconds: i64) {
+    let r = app
+        .post("/_sandbox/clock/advance")
+        .key(OP)
+        .json(&json!({"seconds": seconds}))
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+}

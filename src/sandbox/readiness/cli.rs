@@ -70,13 +70,17 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
     let max_age_ms = i64::try_from(crate::config::Settings::default().journal_max_age_secs)
         .unwrap_or(i64::MAX / 1000)
         * 1000;
-    // Without a server there is no sandbox clock: the newest journaled instant stands for it, and
-    // the wall clock for an empty journal (not 1970).
-    let now_ms =
-        match crate::sandbox::journal::store::newest_at_ms(&journal).map_err(|e| e.to_string())? {
+    // The sandbox clock's now, as the server last noted it in the journal's file (a frozen
+    // clock's instant, or the system time plus a running clock's offset); for a file no server
+    // noted it in, the newest journaled instant, else the wall clock (never 1970).
+    use crate::sandbox::journal::store::{newest_at_ms, noted_now_ms};
+    let now_ms = match noted_now_ms(&journal, wall).map_err(|e| e.to_string())? {
+        Some(noted) => noted,
+        None => match newest_at_ms(&journal).map_err(|e| e.to_string())? {
             0 => wall,
             newest => newest,
-        };
+        },
+    };
     // The server prunes its file lazily: the ring is cut here as its reads cut it.
     let max_entries =
         i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);
