@@ -85,7 +85,8 @@ pub struct Observation {
     /// The route pattern and its operation; `None` when no route matched (404, 405).
     pub route: Option<&'static str>,
     pub operation_id: Option<&'static str>,
-    /// The route creates something (its success status is 201).
+    /// The route creates something a retry could repeat: it answers 201 and honours
+    /// `Idempotency-Key` (not a key rotation, which happens once: [`crate::http::router::Route::once_only`]).
     pub creates: bool,
     /// The route is a paged list (it takes `cursor`).
     pub list: bool,

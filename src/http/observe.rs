@@ -225,7 +225,9 @@ pub fn request(
         method: req.method.clone(),
         route: route.map(|r| r.path),
         operation_id: route.map(|r| r.operation_id),
-        creates: route.is_some_and(|r| r.success.0 == 201 && r.once_only.is_none()),
+        // A create the readiness report asks an `Idempotency-Key` of: it answers 201, honours the
+        // key, and could happen twice.
+        creates: route.is_some_and(|r| r.success.0 == 201 && r.idempotent && r.once_only.is_none()),
         list,
         status,
         request_id: Text::new(&req.request_id),

@@ -231,6 +231,7 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let report = advance()?;
     app.clock()
         .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
+    super::note_clock(app);
     Ok(Response::ok(&Advanced {
         object: "sandbox_clock_advance",
         from: rfc3339(from),

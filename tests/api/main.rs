@@ -63,6 +63,7 @@ mod readiness;
 mod readiness_canary;
 mod readiness_client;
 mod readiness_harness;
+mod readiness_integration;
 mod readiness_lists;
 mod readiness_outsiders;
 mod readiness_product;

@@ -73,6 +73,54 @@ pub fn next_number(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
     )
 }
 
+/// The counters that hold the sandbox clock as the server last noted it ([`note_clock`]).
+const CLOCK_FROZEN_MS: &str = "sandbox_clock_frozen_ms";
+const CLOCK_OFFSET_MS: &str = "sandbox_clock_offset_ms";
+
+/// Notes the sandbox clock in the journal's file (at start-up, after an advance or a restore): a
+/// frozen clock's instant (`frozen_ms`), or a running clock's offset from the system time, so that
+/// `signage readiness` without a server reports the sandbox's now ([`noted_now_ms`]).
+pub fn note_clock(
+    conn: &Connection,
+    frozen_ms: Option<i64>,
+    offset_ms: i64,
+) -> rusqlite::Result<()> {
+    let set = |name: &str, value: i64| {
+        conn.execute(
+            "INSERT INTO journal_counters (name, value) VALUES (?1, ?2)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            params![name, value],
+        )
+    };
+    match frozen_ms {
+        Some(ms) => set(CLOCK_FROZEN_MS, ms)?,
+        None => conn.execute(
+            "DELETE FROM journal_counters WHERE name = ?1",
+            [CLOCK_FROZEN_MS],
+        )?,
+    };
+    set(CLOCK_OFFSET_MS, offset_ms)?;
+    Ok(())
+}
+
+/// The sandbox clock's now as the server last noted it (Unix milliseconds): a frozen clock's
+/// instant, or `wall_ms` plus a running clock's offset; `None` when no server noted it.
+pub fn noted_now_ms(conn: &Connection, wall_ms: i64) -> rusqlite::Result<Option<i64>> {
+    let get = |name: &str| -> rusqlite::Result<Option<i64>> {
+        use rusqlite::OptionalExtension;
+        conn.query_row(
+            "SELECT value FROM journal_counters WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()
+    };
+    if let Some(frozen) = get(CLOCK_FROZEN_MS)? {
+        return Ok(Some(frozen));
+    }
+    Ok(get(CLOCK_OFFSET_MS)?.map(|offset| wall_ms.saturating_add(offset)))
+}
+
 /// A segment is closed at this many entries or bytes (a batch of one account may span several):
 /// what a read decodes to find one entry, and what a prune rewrites, stays small.
 const SEGMENT_ENTRIES: usize = 512;

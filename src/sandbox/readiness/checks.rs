@@ -66,13 +66,8 @@ pub const CONDITIONAL: Texts = Texts {
 pub fn rotated_key_adopted(x: &Inputs) -> Finding {
     let mut f = Finding::new();
     let mut running = false;
+    // The rotations in scope only: of the keys graded (gathered so).
     for r in &x.rotations {
-        if x.key
-            .as_deref()
-            .is_some_and(|k| k != r.old_key && k != r.new_key)
-        {
-            continue;
-        }
         let grace_end_ms = r.grace_end * 1000;
         let adopted: Vec<&str> = x
             .all_entries

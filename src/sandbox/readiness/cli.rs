@@ -1,6 +1,7 @@
-//! `signage readiness --database PATH --account ID [--key ID] [--format json|junit]`: the report
-//! of `GET /readiness`, read from the database and its journal file without a server, for CI to
-//! gate on. Exit status: 0 `ready`, 2 `not_ready` (a required check failed), 3 `incomplete` (a
+//! `signage readiness --database PATH --account ID [--key ID | --company ID] [--console]
+//! [--format json|junit]`: the report of `GET /readiness`, read from the database and its journal
+//! file without a server, for CI to gate on; what it grades is [`super::scope::Scope::of`]'s, as
+//! for every view. Exit status: 0 `ready`, 2 `not_ready` (a required check failed), 3 `incomplete` (a
 //! required check was not observed), 1 an error.
 
 use argh::FromArgs;
@@ -16,9 +17,17 @@ pub struct Readiness {
     /// the account to grade (`acct_…`)
     #[argh(option)]
     pub account: String,
-    /// grade only this key's requests (`key_…`)
+    /// grade this key's integration (`key_…`): its API client, through any of its keys with the
+    /// key's company scope, and that scope's webhooks and drills
     #[argh(option)]
     pub key: Option<String>,
+    /// grade one company of the account (`cmp_…`), as a company-scoped admin's report does; with
+    /// --key, the key's own company scope (another is an error)
+    #[argh(option)]
+    pub company: Option<String>,
+    /// grade the console's own sessions (signed in by a sign-in link) instead of the integration
+    #[argh(switch)]
+    pub console: bool,
     /// json (default) or junit
     #[argh(option, default = "String::from(\"json\")")]
     pub format: String,
@@ -31,6 +40,11 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
             "--account `{}` is not an account id (`acct_…`)",
             r.account
         ));
+    }
+    if let Some(c) = &r.company {
+        if !crate::ids::is_valid(crate::ids::Kind::Company, c) {
+            return Err(format!("--company `{c}` is not a company id (`cmp_…`)"));
+        }
     }
     if r.format != "json" && r.format != "junit" {
         return Err("--format must be `json` or `junit`".into());
@@ -56,24 +70,39 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
     let max_age_ms = i64::try_from(crate::config::Settings::default().journal_max_age_secs)
         .unwrap_or(i64::MAX / 1000)
         * 1000;
-    // Without a server there is no sandbox clock: the newest journaled instant stands for it, and
-    // the wall clock for an empty journal (not 1970).
-    let now_ms =
-        match crate::sandbox::journal::store::newest_at_ms(&journal).map_err(|e| e.to_string())? {
+    // The sandbox clock's now, as the server last noted it in the journal's file (a frozen
+    // clock's instant, or the system time plus a running clock's offset); for a file no server
+    // noted it in, the newest journaled instant, else the wall clock (never 1970).
+    use crate::sandbox::journal::store::{newest_at_ms, noted_now_ms};
+    let now_ms = match noted_now_ms(&journal, wall).map_err(|e| e.to_string())? {
+        Some(noted) => noted,
+        None => match newest_at_ms(&journal).map_err(|e| e.to_string())? {
             0 => wall,
             newest => newest,
-        };
+        },
+    };
     // The server prunes its file lazily: the ring is cut here as its reads cut it.
     let max_entries =
         i64::try_from(crate::config::Settings::default().journal_max_entries).unwrap_or(i64::MAX);
     let floor = crate::sandbox::journal::store::ring_floor(&journal, Some(&r.account), max_entries)
         .map_err(|e| e.to_string())?;
-    let scope = super::grade::Scope {
-        account: r.account.clone(),
-        company: None,
-        key: r.key.clone(),
-        after: None,
-    };
+    let scope = super::grade::Scope::of(
+        &db,
+        &r.account,
+        r.company.as_deref(),
+        r.key.as_deref(),
+        r.console,
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    if r.company.is_some() && scope.company != r.company {
+        return Err(format!(
+            "--company {} is not the company scope of key {}: a key's report covers its own scope ({})",
+            r.company.as_deref().unwrap_or_default(),
+            r.key.as_deref().unwrap_or_default(),
+            scope.company.as_deref().unwrap_or("the whole account")
+        ));
+    }
     let inputs = super::grade::gather(&journal, &db, &scope, wall - max_age_ms, now_ms, floor)
         .map_err(|e| e.to_string())?;
     let report = super::grade::compute(&r.account, &inputs);

@@ -5,6 +5,8 @@
 use super::checks;
 use super::inputs::{Hook, Inputs, Rotation};
 use super::report::{Report, Status};
+use super::scope;
+pub use super::scope::Scope;
 use crate::sandbox::drills;
 use crate::sandbox::journal::store::{self, Accounts, Filter};
 use rusqlite::Connection;
@@ -24,6 +26,8 @@ pub fn compute(account_id: &str, x: &Inputs) -> Report {
         account_id: account_id.to_string(),
         company_id: x.company.clone(),
         key_id: x.key.clone(),
+        client_id: x.client.clone(),
+        console: x.console,
         after: x.after.map(|a| a.to_string()),
         generated_at: crate::time::rfc3339(x.now_ms.div_euclid(1000)),
         verdict,
@@ -70,16 +74,6 @@ fn webhooks(db: &Connection, account: &str, company: Option<&str>) -> rusqlite::
     rows.collect()
 }
 
-/// What a report is about: an account, optionally one company of it (a company-scoped
-/// credential's report), one key, and the journal mark it counts from.
-#[derive(Clone, Debug, Default)]
-pub struct Scope {
-    pub account: String,
-    pub company: Option<String>,
-    pub key: Option<String>,
-    pub after: Option<i64>,
-}
-
 /// Reads the inputs of one report from the journal and the database.
 pub fn gather(
     journal: &Connection,
@@ -100,15 +94,17 @@ pub fn gather(
         },
         ..Filter::default()
     };
-    let all_entries = store::all(journal, &filter)?;
-    let entries = match &scope.key {
-        Some(k) => all_entries
-            .iter()
-            .filter(|e| e.key_id.as_deref() == Some(k.as_str()))
-            .cloned()
-            .collect(),
-        None => all_entries.clone(),
-    };
+    // The account's entries of the same kind (the integrations', or the console's): a rotation
+    // involves two keys, and the console's sessions are never an integration's.
+    let all_entries: Vec<_> = store::all(journal, &filter)?
+        .into_iter()
+        .filter(|e| scope::console_session(e) == scope.console)
+        .collect();
+    let entries = all_entries
+        .iter()
+        .filter(|e| scope.grades(e))
+        .cloned()
+        .collect();
     let company = scope.company.as_deref();
     let drills = drills::kept(
         journal,
@@ -125,8 +121,13 @@ pub fn gather(
         all_entries,
         drills,
         webhooks: webhooks(db, &scope.account, company)?,
-        rotations: rotations(db, &scope.account, company)?,
+        rotations: rotations(db, &scope.account, company)?
+            .into_iter()
+            .filter(|r| scope.covers_key(&r.old_key))
+            .collect(),
         key: scope.key.clone(),
+        client: scope.client.clone(),
+        console: scope.console,
         company: scope.company.clone(),
         after: scope.after,
         now_ms,

@@ -17,13 +17,19 @@ pub struct Rotation {
 pub struct Inputs {
     /// The entries the report is about (the key's, when one is given), oldest first.
     pub entries: Vec<Entry>,
-    /// Every entry of the account (a rotation involves two keys).
+    /// Every entry of the account of the same kind, the console's or not (a rotation involves
+    /// two keys).
     pub all_entries: Vec<Entry>,
     pub drills: Vec<Drill>,
     /// The enabled webhooks the report grades.
     pub webhooks: Vec<Hook>,
+    /// The rotations of the keys graded (of the account's, or company's, for a report of no key).
     pub rotations: Vec<Rotation>,
     pub key: Option<String>,
+    /// The API client graded (every key of it in the company scope), when the key is one.
+    pub client: Option<String>,
+    /// The console's sessions are graded, not the integration.
+    pub console: bool,
     pub company: Option<String>,
     pub after: Option<i64>,
     /// The sandbox clock now (Unix milliseconds).

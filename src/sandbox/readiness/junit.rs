@@ -105,6 +105,8 @@ mod tests {
             account_id: "acct_1".into(),
             company_id: None,
             key_id: None,
+            client_id: None,
+            console: false,
             after: None,
             generated_at: "2026-03-02T09:00:00Z".into(),
             verdict,

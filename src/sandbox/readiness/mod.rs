@@ -1,6 +1,7 @@
 //! The readiness report: is an integration ready to go live? Computed from the request journal
 //! and the webhook drills ([`checks`] lists the checks; their rules are in [`retries`],
-//! [`lists`], [`hooks`] and [`checks`]), served as `GET /readiness` (the caller's account, or
+//! [`lists`], [`hooks`] and [`checks`]; what one report grades is [`Scope::of`]'s, for every
+//! view), served as `GET /readiness` (the caller's account, or
 //! company for a company-scoped credential) and `GET /_sandbox/readiness?account_id=` (the
 //! operator's), as JSON or JUnit XML, printed by `signage readiness`, and shown by the console.
 //!
@@ -17,6 +18,7 @@ mod junit;
 pub mod lists;
 mod report;
 pub mod retries;
+mod scope;
 
 use crate::auth::Action;
 use crate::http::router::{param, Param, Route};
@@ -36,6 +38,12 @@ const FORMAT: Param = param(
     "`junit`: the report as JUnit XML (`application/xml`), one test case per check, a `<failure>` exactly for each check that keeps the verdict from `ready` (as `signage readiness --format junit`). An `Accept: application/xml` header asks for it too.",
 );
 
+const CONSOLE: Param = param(
+    "console",
+    r#"{"type":"string","enum":["true","false"],"default":"false"}"#,
+    "`true`: grade the console's own sessions (signed in by a sign-in link as the key, or as any key of the account without `key_id`) instead of the integration. The console is an integration of its own: its requests are never graded with the key's.",
+);
+
 const AFTER: Param = param(
     "after",
     r#"{"type":"string","pattern":"^[0-9]{1,18}$"}"#,
@@ -48,9 +56,10 @@ pub fn routes() -> Vec<Route> {
             .no_tool("graded over REST and in CI (signage readiness); explain_request opens its evidence")
             .tag("journal")
             .summary("Is this integration ready to go live? The readiness report of the caller's account (or company).")
-            .describe("Grades the integration from what it actually did (the request journal) and how its webhook receivers answered the drills: `Retry-After`, back-off on 5xx, idempotency keys on creates, cursor walks, `If-Match`, signature and timestamp checks, duplicate and out-of-order tolerance, secret and key rotation, receiver speed, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice (for a check not observed: what is missing). An admin's report covers its account, a company-scoped admin's its company (its keys, webhooks and drills only); `key_id` narrows it to one key (a key the caller may not manage is 404); any other credential always gets its own key's. `after` counts only what came after a journal mark; `format=junit` answers JUnit XML. See the book's \"Going live: the readiness report\".")
+            .describe("Grades the integration from what it actually did (the request journal) and how its webhook receivers answered the drills: `Retry-After`, back-off on 5xx, idempotency keys on creates, cursor walks, `If-Match`, signature and timestamp checks, duplicate and out-of-order tolerance, secret and key rotation, receiver speed, polling. `verdict` is `ready`, `not_ready` (a required check failed) or `incomplete` (a required check was not observed yet); each check gives its rule, status, the request or drill ids that show it, and advice (for a check not observed: what is missing). The unit graded is the integration, not the key that asks: a key's report grades its API client through every key of it with the key's company scope (a rotated key's predecessor and successor alike), and that scope's webhooks and drills, the same in every view (this one, `key_id`, the operator's, `signage readiness --key`). An admin's report covers its account, a company-scoped admin's its company (its keys, webhooks and drills only); `key_id` names a key's integration (a key the caller may not manage is 404); any other credential always gets its own key's. The console's own sessions (signed in by a sign-in link) are an integration of their own, never graded with the key's: `console=true` grades them. `after` counts only what came after a journal mark; `format=junit` answers JUnit XML. See the book's \"Going live: the readiness report\".")
             .query(&[
-                param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests (an admin may name any key it may manage)."),
+                param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade this key's integration: its API client's requests through any of its keys with the key's company scope (a rotated key's and its successor's alike), and that scope's webhooks and drills (an admin may name any key it may manage)."),
+                CONSOLE,
                 AFTER,
                 FORMAT,
             ])
@@ -66,7 +75,8 @@ pub fn routes() -> Vec<Route> {
                     required: true,
                     ..param("account_id", r#"{"type":"string","pattern":"^acct_[0-9a-z]{1,40}$"}"#, "The account to grade.")
                 },
-                param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade only this key's requests."),
+                param("key_id", r#"{"type":"string","pattern":"^(key|usr)_[0-9A-Za-z]{1,40}$"}"#, "Grade this key's integration, as `GET /readiness?key_id=` does."),
+                CONSOLE,
                 AFTER,
                 FORMAT,
             ])
@@ -89,9 +99,19 @@ fn wants_junit(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
         .is_some_and(|a| a.contains("application/xml") || a.contains("text/xml")))
 }
 
-fn report(ctx: &Ctx<'_>, scope: Scope) -> Result<Response, ApiError> {
+/// The report of `account`'s integration of `key` (else of the account, within `reach`), as
+/// [`Scope::of`] derives it for every view.
+fn report(
+    ctx: &Ctx<'_>,
+    account: &str,
+    reach: Option<&str>,
+    key: Option<&str>,
+) -> Result<Response, ApiError> {
+    let console = ctx.query_bool("console")?.unwrap_or(false);
+    let after = crate::sandbox::journal::routes::after(ctx)?;
     let journal = crate::sandbox::journal::routes::journal(ctx)?;
     let db = ctx.conn()?;
+    let scope = Scope::of(&db, account, reach, key, console, after)?;
     let floor = journal.not_before_wall_ms();
     let inputs = journal
         .read(|j| gather(j, &db, &scope, floor, ctx.now_millis(), None))
@@ -121,13 +141,12 @@ fn own(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     } else {
         Some(p.actor_id().to_string())
     };
-    let scope = Scope {
-        account: p.account_id.clone(),
-        company: p.company_scope.clone(),
-        key,
-        after: crate::sandbox::journal::routes::after(ctx)?,
-    };
-    report(ctx, scope)
+    report(
+        ctx,
+        &p.account_id,
+        p.company_scope.as_deref(),
+        key.as_deref(),
+    )
 }
 
 /// Whether an admin may read the report of key (or user) `id`: one it may manage, as under
@@ -182,13 +201,8 @@ fn operator(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             "This query parameter is required.",
         )
     })?;
-    let scope = Scope {
-        account,
-        company: None,
-        key: key_param(ctx)?,
-        after: crate::sandbox::journal::routes::after(ctx)?,
-    };
-    report(ctx, scope)
+    let key = key_param(ctx)?;
+    report(ctx, &account, None, key.as_deref())
 }
 
 /// The `key_id` query parameter, refused unless it is an API key id (`key_…`) or a login's user id

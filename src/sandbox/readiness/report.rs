@@ -52,7 +52,14 @@ pub struct Report {
     pub account_id: String,
     /// The company a company-scoped credential's report covers; null for the whole account.
     pub company_id: Option<String>,
+    /// The key (or login's user) asked about.
     pub key_id: Option<String>,
+    /// The API client graded when `key_id` is a key: every key of it with the key's company
+    /// scope (a rotated key's predecessor and successor included), whichever of them asks.
+    pub client_id: Option<String>,
+    /// The report grades the console's own sessions (signed in by a sign-in link), not the
+    /// integration: the console is an integration of its own.
+    pub console: bool,
     /// The journal mark the report counts from, if one was given.
     pub after: Option<String>,
     /// The sandbox clock.

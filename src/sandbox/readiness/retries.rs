@@ -363,7 +363,9 @@ pub fn idempotency_keys_on_create(x: &Inputs, r: &Retries) -> Finding {
         f.pass_entries(&[e]);
     }
     if creates == 0 {
-        f.unobserved_because("no REST create (a POST answered 201 when it succeeds) was sent.");
+        f.unobserved_because(
+            "no REST create (a POST that answers 201 and honours `Idempotency-Key`) was sent.",
+        );
     }
     f
 }
@@ -372,7 +374,7 @@ pub const IDEMPOTENCY: Texts = Texts {
     id: "idempotency_keys_on_create",
     title: "Idempotency keys on every create",
     required: true,
-    rule: "Every REST POST to an operation that creates (answers 201; a key rotation, which can happen once, is not one) carries `Idempotency-Key`; and when such a request failed (5xx, 429, 408 or an injected fault, a delay included: the client may have timed out while the write applied), its retry (the next request of the same API client and operation within 10 minutes with the same key or the same request: method, path, query and body, timestamps set aside) carries the very same key. Not observed until a create was sent.",
+    rule: "Every REST POST to an operation that creates (answers 201 and honours `Idempotency-Key`: a key rotation, which can happen once, and a sign-in link or a sandbox control, which honour no key, are not creates) carries `Idempotency-Key`; and when such a request failed (5xx, 429, 408 or an injected fault, a delay included: the client may have timed out while the write applied), its retry (the next request of the same API client and operation within 10 minutes with the same key or the same request: method, path, query and body, timestamps set aside) carries the very same key. Not observed until a create was sent.",
     advice: "Send a fresh `Idempotency-Key` with every create, and reuse it, unchanged, on every retry of that create (after an error or a timeout, from any worker or key), so a retry never creates twice; build the retry from the first attempt, not anew.",
 };
 

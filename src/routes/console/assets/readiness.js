@@ -28,8 +28,8 @@ export async function readinessView(page) {
     c.evidence.length ? el("p", {}, "Evidence: ", ...c.evidence.flatMap((id, i) => (i ? [", ", evidenceLink(id)] : [evidenceLink(id)]))) : null));
   page("Readiness",
     el("p", { attrs: { "data-verdict": r.verdict } }, el("strong", { text: VERDICT[r.verdict] || r.verdict }),
-      ` · ${r.key_id ? `key ${r.key_id}` : `account ${r.account_id}`} · ${when(r.generated_at)}`),
-    el("p", { class: "muted", text: "Graded from the request journal and the webhook drills. Run the drills with POST /_sandbox/webhooks/{id}/drills; CI gates on `signage readiness`." }),
+      ` · ${r.client_id ? `API client ${r.client_id} (key ${r.key_id})` : r.key_id ? `key ${r.key_id}` : `account ${r.account_id}`} · ${when(r.generated_at)}`),
+    el("p", { class: "muted", text: "Graded from the request journal and the webhook drills. Run the drills with POST /_sandbox/webhooks/{id}/drills; CI gates on `signage readiness`. This console's own requests are an integration of their own, not graded here (GET /readiness?console=true)." }),
     el("ul", { class: "checklist" }, ...items));
 }
 
