@@ -231,7 +231,7 @@ fn advance(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let report = advance()?;
     app.clock()
         .ensure_offset(offset_before.saturating_add((until - from).saturating_mul(1000)));
-    super::note_clock(app);
+    note_clock(app);
     Ok(Response::ok(&Advanced {
         object: "sandbox_clock_advance",
         from: rfc3339(from),
@@ -252,6 +252,24 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         named_body::<Advance>(),
         named_response::<Advanced>(),
     ]
+}
+
+/// Notes the sandbox clock in the journal's file (at start-up, and whenever an advance or a
+/// restore moves it), so that `signage readiness`, which reads the file without a server, reports
+/// the sandbox's now rather than the system's.
+pub fn note_clock(app: &crate::http::App) {
+    let Some(journal) = app
+        .extensions
+        .get::<std::sync::Arc<super::journal::Journal>>()
+    else {
+        return;
+    };
+    let clock = app.clock();
+    let frozen = (clock.mode() == crate::time::Mode::Frozen).then(|| clock.now_millis());
+    let offset = clock.offset_millis();
+    if let Err(e) = journal.write(|conn| super::journal::store::note_clock(conn, frozen, offset)) {
+        tracing::warn!(error = %e, "the sandbox clock could not be noted in the request journal");
+    }
 }
 
 #[cfg(test)]

@@ -100,22 +100,7 @@ pub fn install(app: &mut crate::http::App, journal: std::sync::Arc<journal::Jour
             .insert(crate::http::observe::Observers(journal.clone()));
     }
     app.extensions.insert(journal);
-    note_clock(app);
-}
-
-/// Notes the sandbox clock in the journal's file (at start-up, and whenever an advance or a
-/// restore moves it), so that `signage readiness`, which reads the file without a server, reports
-/// the sandbox's now rather than the system's.
-pub fn note_clock(app: &crate::http::App) {
-    let Some(journal) = app.extensions.get::<std::sync::Arc<journal::Journal>>() else {
-        return;
-    };
-    let clock = app.clock();
-    let frozen = (clock.mode() == crate::time::Mode::Frozen).then(|| clock.now_millis());
-    let offset = clock.offset_millis();
-    if let Err(e) = journal.write(|conn| journal::store::note_clock(conn, frozen, offset)) {
-        tracing::warn!(error = %e, "the sandbox clock could not be noted in the request journal");
-    }
+    clock::note_clock(app);
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {

@@ -236,7 +236,7 @@ fn restore(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .map_err(error)?;
     let micros = started.elapsed().as_micros();
     // A frozen clock came back to the snapshot's instant.
-    super::note_clock(app);
+    super::clock::note_clock(app);
     // Deliveries the snapshot held pending go out, as they would have from its instant.
     if let Some(outbox) = app
         .extensions
