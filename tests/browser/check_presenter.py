@@ -12,11 +12,13 @@ landing page name the same days for an offer, and an ended offer's page offers n
 the charts read true (a series line in its legend's colour, today drawn as a partial day, a scan of
 a promotion made meanwhile redrawing the scans charts without a reload); an offline screen does not
 say it plays; "on air" counts the online screens showing an ad; a screen a browser player plays keeps
-playing through "+1 day" (a day of plays like the day before, online the moment the jump ends). Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
+playing through "+1 day" (a day of plays like the day before, online the moment the jump ends); an ad assigned to a playing
+screen is on it within 2 s. Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
 import re
 import sys
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -39,6 +41,7 @@ def main():
             charts(browser, base, results)
             run(browser, base, results)
             live_screen(browser, base, results)
+            new_ad_on_screen(browser, base, results)
             browser.close()
     finally:
         proc.terminate()
@@ -376,6 +379,37 @@ def live_screen(browser, base, results):
           and not player.is_visible("#key-form"), player.get_attribute("body", "data-last-error") or "")
     player.screenshot(path=str(results / "live-screen-player.png"))
     console.close()
+    screen.close()
+
+
+def new_ad_on_screen(browser, base, results):
+    """Section 4 of the issue: an ad assigned to a screen a player plays is on it within 2 s (the
+    player is told; it does not wait for its playlist's next read)."""
+    writer = Rest(base, "northwind-readwrite")
+    grocers = company_id("Northwind Grocers")
+    screen = browser.new_context(viewport={"width": 1920, "height": 1080})
+    player = screen.new_page()
+    sign_in(player, base, "northwind-readwrite")
+    player.goto(f"{base}/player/{ENTRANCE_1}")
+    check("new ad: the player plays", wait_until(player, "Number(document.body.dataset.slides || 0) >= 1", 20),
+          player.inner_text("body")[:200])
+    # Well into the rotation: the playlist was read, an ad is on screen for its own duration.
+    player.wait_for_timeout(4000)
+    waits = []
+    for n in (1, 2):
+        status, ad = writer.call("POST", "/ads", {"company_id": grocers, "name": f"Pushed {n}",
+                                                  "headline": f"Just assigned, number {n}", "status": "active"})
+        check(f"new ad {n}: made over REST", status == 201, str(ad))
+        status, _ = writer.call("POST", f"/ads/{ad['id']}/devices", {"device_id": ENTRANCE_1})
+        assigned = time.time()
+        shown = wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad['id']}'", 10)
+        waits.append(time.time() - assigned)
+        check(f"new ad {n}: on the screen within 2 s of its assignment", status in (200, 201) and shown and waits[-1] < 2,
+              f"{status}: shown {shown} after {waits[-1]:.1f} s")
+        player.wait_for_timeout(900)
+        player.screenshot(path=str(results / f"new-ad-on-screen-{n}.png"))
+        player.wait_for_timeout(2500)
+    print(f"  measured: assigned to on screen in {', '.join(f'{w:.2f} s' for w in waits)}")
     screen.close()
 
 
