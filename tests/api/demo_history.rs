@@ -152,6 +152,28 @@ async fn play_as_a_browser(app: &TestApp, device: &str, at: i64) {
     assert_eq!(r.status, 201, "{}", r.text());
 }
 
+/// A new active ad, assigned to `device`: its id.
+async fn new_ad_on(app: &TestApp, device: &str) -> String {
+    let ad = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(
+            &json!({"company_id": company_id("Northwind Grocers"), "name": "Presenter's ad",
+            "headline": "Just made", "status": "active"}),
+        )
+        .send()
+        .await
+        .ok();
+    let id = ad["id"].as_str().unwrap_or_default().to_string();
+    app.post(&format!("/ads/{id}/devices"))
+        .key("northwind-readwrite")
+        .json(&json!({"device_id": device}))
+        .send()
+        .await
+        .ok();
+    id
+}
+
 /// A screen's plays of `[from, to)`, by source.
 fn plays_of(app: &TestApp, device: &str, source: &str, from: i64, to: i64) -> i64 {
     let (device, source) = (device.to_string(), source.to_string());
@@ -183,6 +205,11 @@ async fn advance(app: &TestApp, seconds: i64) {
 async fn a_screen_a_browser_plays_keeps_a_simulated_screens_history_across_a_jump() {
     let app = frozen().await;
     let twin = frozen().await;
+    // The presenter's new ad, on the screen a browser plays (and on its twin).
+    let (new_ad, twin_ad) = (
+        new_ad_on(&app, ENTRANCE_1).await,
+        new_ad_on(&twin, ENTRANCE_1).await,
+    );
     // Two minutes of real time: the player heartbeats and plays, the fleet does not for it.
     play_as_a_browser(&app, ENTRANCE_1, FROZEN_AT).await;
     advance(&app, 60).await;
@@ -211,6 +238,22 @@ async fn a_screen_a_browser_plays_keeps_a_simulated_screens_history_across_a_jum
     assert!(
         played < unplayed && played >= unplayed - lost,
         "a day of plays with a player ({played}) against without ({unplayed})"
+    );
+    // The new ad's share of the day, as on the twin.
+    let ad_plays = |app: &TestApp, ad: &str| -> i64 {
+        let ad = ad.to_string();
+        app.sql(move |c| {
+            c.query_row(
+                "SELECT coalesce(sum(plays), 0) FROM playbacks WHERE ad_id = ?1 AND source = 'simulator'",
+                [&ad],
+                |r| r.get(0),
+            )
+        })
+    };
+    let (mine, twins) = (ad_plays(&app, &new_ad), ad_plays(&twin, &twin_ad));
+    assert!(
+        twins > 1_000 && mine * 100 >= twins * 95 && mine <= twins,
+        "the new ad played {mine} times with a player, {twins} without"
     );
     // "Plays per screen" counts the day.
     let grocers = company_id("Northwind Grocers");

@@ -117,19 +117,26 @@ function rest(ms) {
   });
 }
 
-/** Reads the screen's version every WATCH_MS: when an assignment moved it, the playlist is read
- * again and the ad on screen gives way at once. */
+/** Reads the screen every WATCH_MS: when an assignment moved its version, the playlist is read
+ * again and the ad on screen gives way at once; when it reads offline while this player plays (the
+ * presenter moved the clock past its last heartbeat), it heartbeats at once rather than at the next
+ * beat, 30 s on. */
 async function watch() {
   let version = null;
+  let revivedAt = 0;
   for (;;) {
     await sleep(WATCH_MS);
     try {
-      const { etag } = await api("GET", `/devices/${deviceId}`, undefined, { etag: true });
+      const { body, etag } = await api("GET", `/devices/${deviceId}`, undefined, { etag: true });
       if (version !== null && etag !== version) {
         playlist = null;
         wake();
       }
       version = etag;
+      if (body.status !== "online" && playing && Date.now() - revivedAt > 5000) {
+        revivedAt = Date.now();
+        heartbeat().catch((e) => { document.body.dataset.lastError = e.message; });
+      }
     } catch (e) {
       if (e.status === 401) return;
     }
