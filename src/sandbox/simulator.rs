@@ -19,6 +19,12 @@
 //! played in it. Both sums are additive over time, so a day advanced in one step or in 1,440 steps
 //! writes the same rows.
 //!
+//! A screen a real player drives (`POST /devices/{id}/heartbeat`) stays in the fleet: for
+//! [`PLAYER_SPEAKS`] seconds after each of the player's heartbeats the player speaks for it (its
+//! plays and heartbeats are the player's), and the rest of the time, a clock jump above all, the
+//! fleet plays it by the same rule as any screen. So a jump gives a screen the same history
+//! whether or not a browser plays it, and leaves it heartbeating at the new instant.
+//!
 //! Cost: [`Source::catch_up`] writes nothing when no grid beat passed since the last one (one
 //! indexed read); otherwise one write for the whole fleet (in the run's one transaction, see
 //! `db::write_scope`), its playables read once per transaction. [`Source::next_due`] reports only
@@ -37,6 +43,10 @@ use std::rc::Rc;
 
 /// Seconds between two heartbeats of a playing screen.
 pub const GRID: i64 = 60;
+/// How long a real player's heartbeat speaks for its screen: the fleet neither plays nor
+/// heartbeats for it then. The browser player heartbeats every 30 s (a hidden tab's timers may
+/// slow to once a minute), so a connected player always speaks; a clock jump moves past it.
+pub const PLAYER_SPEAKS: i64 = 120;
 /// The span one simulated proof-of-play row covers: a clock hour.
 pub const SLOT: i64 = 3_600;
 /// A flaky screen's cycle, and how long it is down in each.
@@ -199,8 +209,8 @@ impl TransactionState for FleetPlayables {
 /// Every playing screen's playables ([`playables`] of all screens), read once per write
 /// transaction of a timeline run rather than at every step: while the run holds the write lock no
 /// other connection changes a row, and nothing a timeline source writes changes what the query
-/// reads (ads, assignments, promotions' switches and windows, profiles), but for the fleet's own
-/// hand-over of a screen to a real player and a profile set ([`forget_playables`]).
+/// reads (ads, assignments, promotions' switches and windows, profiles), but for a profile set
+/// ([`forget_playables`]).
 fn fleet_playables(db: Scoped<'_>, tx: &crate::db::Tx) -> Result<Rc<Vec<Playable>>, DbError> {
     let known = db.transaction_state(tx, |known: &mut FleetPlayables, _| match &known.0 {
         Some(read) => Ok(Rc::clone(read)),
@@ -345,14 +355,16 @@ fn marker(conn: &rusqlite::Connection) -> Result<Option<i64>, DbError> {
 }
 
 /// Heartbeats and plays of every playing screen from the last grid beat to `g`; the plays. A screen
-/// in `taken` (a real player heartbeated it at the instant given) plays only until then and gets
-/// no simulated heartbeat: from then on the player speaks for it.
+/// in `players` (a real player heartbeated it last at the instant given) is the player's for
+/// [`PLAYER_SPEAKS`] seconds from that heartbeat: the fleet neither plays nor heartbeats for it
+/// then, and does both again after (a clock jump moves past it at once; a closed player stops
+/// heartbeating).
 fn beat_to(
     db: crate::db::Scoped<'_>,
     tx: &crate::db::Tx,
     from: i64,
     g: i64,
-    taken: &BTreeMap<String, i64>,
+    players: &BTreeMap<String, i64>,
 ) -> Result<i64, DbError> {
     let key = fleet_key(tx.seeded());
     // Whether each screen is online and kept up: its beats are held for the transaction (`beats`).
@@ -373,9 +385,10 @@ fn beat_to(
     for (device, profile, since, kept_up) in &screens {
         let range = of_screen(&runs, device);
         let ads = &playables[range.clone()];
-        let until = taken.get(device).map_or(g, |t| (*t).min(g));
+        // The player's heartbeat speaks for the screen until then.
+        let spoken_for = players.get(device).map(|h| h + PLAYER_SPEAKS);
         let at = last_beat(key, device, profile, g);
-        if at >= *since && !taken.contains_key(device) {
+        if at >= *since && spoken_for.is_none_or(|until| until <= at) {
             let beat = super::beats::Beat {
                 at,
                 ad: (at == g).then(|| playing_at(ads, g)),
@@ -389,7 +402,8 @@ fn beat_to(
         if ads.is_empty() {
             continue;
         }
-        for (a, b) in up_spans(key, device, profile, from.max(*since), until) {
+        let start = from.max(*since).max(spoken_for.unwrap_or(from));
+        for (a, b) in up_spans(key, device, profile, start, g) {
             play_span(&mut slots, ads, range.start, a, b);
         }
     }
@@ -424,18 +438,18 @@ pub(super) fn write_slots(
     Ok(plays)
 }
 
-/// The screens a real player took over since `from` (a `device.heartbeat` event, which only the
-/// REST route records: the simulation writes its heartbeats straight into the row), with the
-/// instant of the first such heartbeat.
-fn taken_over(tx: &Connection, from: i64) -> Result<BTreeMap<String, i64>, DbError> {
+/// The simulated screens a real player heartbeated at or after `since`, with the instant of its
+/// latest heartbeat (a `device.heartbeat` event, which only the REST route records: the simulation
+/// writes its heartbeats straight into the row).
+fn player_beats(tx: &Connection, since: i64) -> Result<BTreeMap<String, i64>, DbError> {
     let rows = tx
         .prepare_cached(
-            "SELECT e.resource_id, min(e.created_at) FROM events e
+            "SELECT e.resource_id, max(e.created_at) FROM events e
              JOIN device_simulations s ON s.device_id = e.resource_id
              WHERE e.created_at >= ?1 AND e.type = 'device.heartbeat'
              GROUP BY e.resource_id",
         )?
-        .query_map([from], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map([since], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     Ok(rows)
 }
@@ -534,25 +548,15 @@ impl Source for Fleet {
                 Some(m) => m,
                 None => g,
             };
-            // A screen a real player heartbeated leaves the simulation: one screen, one voice.
-            let taken = taken_over(tx, from)?;
-            if !taken.is_empty() {
-                // The screens a player took over leave the simulation with their beats written.
-                super::beats::flush(env.db, tx)?;
-            }
+            // A screen a real player heartbeats is the player's while it does (one screen, one
+            // voice); the span a clock jump moves over is the fleet's, played by the same rule as
+            // every screen's, since the player only plays the instants it lives through.
+            let players = player_beats(tx, from - PLAYER_SPEAKS)?;
             let plays = if from < g {
-                beat_to(env.db, tx, from, g, &taken)?
+                beat_to(env.db, tx, from, g, &players)?
             } else {
                 0
             };
-            if !taken.is_empty() {
-                forget_playables(env.db, tx);
-            }
-            for device in taken.keys() {
-                tx.prepare_cached("DELETE FROM device_simulations WHERE device_id = ?1")?
-                    .execute([device])?;
-            }
-            report.count("fleet.taken_over", taken.len() as u64);
             // Screens the fleet brought back (a flaky one up again, a profile switched on) are
             // online again: `device.online`, once each, as a player's heartbeat would record.
             let back = crate::routes::devices::heartbeats_arrived(

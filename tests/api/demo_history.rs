@@ -121,63 +121,182 @@ async fn the_history_is_the_same_every_run_and_absent_without_the_fleet() {
     assert_eq!(report(&still, &q).await["plays"], 0);
 }
 
-#[tokio::test]
-async fn a_screen_a_player_drives_leaves_the_simulation_so_it_counts_once() {
-    let app = frozen().await;
-    let ad: String = app.sql(|c| {
-        c.query_row(
-            "SELECT ad_id FROM ad_assignments WHERE device_id = ?1 ORDER BY ad_id LIMIT 1",
-            [ENTRANCE_1],
-            |r| r.get(0),
-        )
+/// What a screen's browser player sends (`player.js`): a heartbeat naming the ad it shows, and a
+/// play when the ad has played.
+async fn play_as_a_browser(app: &TestApp, device: &str, at: i64) {
+    let ad: String = app.sql({
+        let device = device.to_string();
+        move |c| {
+            c.query_row(
+                "SELECT ad_id FROM screen_ads WHERE device_id = ?1 AND switched_on
+                 ORDER BY ad_id LIMIT 1",
+                [&device],
+                |r| r.get(0),
+            )
+        }
     });
-    app.post(&format!("/devices/{ENTRANCE_1}/heartbeat"))
+    app.post(&format!("/devices/{device}/heartbeat"))
         .key("northwind-readwrite")
         .json(&json!({"app_version": "browser-player-1.0", "current_ad_id": ad}))
         .send()
         .await
         .ok();
-    let simulated_rows = |app: &TestApp| -> i64 {
-        app.sql(|c| {
-            c.query_row(
-                "SELECT coalesce(sum(duration_seconds), 0) FROM playbacks
-                 WHERE device_id = ?1 AND source = 'simulator' AND started_at >= ?2",
-                rusqlite::params![ENTRANCE_1, FROZEN_AT.div_euclid(3600) * 3600],
-                |r| r.get(0),
-            )
-        })
-    };
-    let before = simulated_rows(&app);
+    let r = app
+        .post(&format!("/devices/{device}/playbacks"))
+        .key("northwind-readwrite")
+        .json(
+            &json!({"ad_id": ad, "started_at": signage::time::rfc3339(at), "duration_seconds": 10}),
+        )
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+}
+
+/// A new active ad, assigned to `device`: its id.
+async fn new_ad_on(app: &TestApp, device: &str) -> String {
+    let ad = app
+        .post("/ads")
+        .key("northwind-readwrite")
+        .json(
+            &json!({"company_id": company_id("Northwind Grocers"), "name": "Presenter's ad",
+            "headline": "Just made", "status": "active"}),
+        )
+        .send()
+        .await
+        .ok();
+    let id = ad["id"].as_str().unwrap_or_default().to_string();
+    app.post(&format!("/ads/{id}/devices"))
+        .key("northwind-readwrite")
+        .json(&json!({"device_id": device}))
+        .send()
+        .await
+        .ok();
+    id
+}
+
+/// A screen's plays of `[from, to)`, by source.
+fn plays_of(app: &TestApp, device: &str, source: &str, from: i64, to: i64) -> i64 {
+    let (device, source) = (device.to_string(), source.to_string());
+    app.sql(move |c| {
+        c.query_row(
+            "SELECT coalesce(sum(plays), 0) FROM playbacks
+             WHERE device_id = ?1 AND source = ?2 AND started_at >= ?3 AND started_at < ?4",
+            rusqlite::params![device, source, from, to],
+            |r| r.get(0),
+        )
+    })
+}
+
+async fn advance(app: &TestApp, seconds: i64) {
     let r = app
         .post("/_sandbox/clock/advance")
         .key("sandbox-operator")
-        .json(&json!({"seconds": 3 * 3600}))
+        .json(&json!({"seconds": seconds}))
         .send()
         .await
         .ok();
     assert!(r["events"].is_object(), "{r}");
-    let still: i64 = app.sql(|c| {
-        c.query_row(
-            "SELECT count(*) FROM device_simulations WHERE device_id = ?1",
-            [ENTRANCE_1],
-            |r| r.get(0),
-        )
-    });
-    assert_eq!(still, 0, "the screen left the simulation");
-    assert_eq!(
-        simulated_rows(&app),
-        before,
-        "no simulated play after the player took over"
+}
+
+/// While a browser player heartbeats a screen, its plays are the player's (a screen counts once);
+/// the day a clock jump moves over is played by the fleet as on a screen no browser plays, the
+/// per-screen report counts it, and the screen is online the moment the jump ends.
+#[tokio::test]
+async fn a_screen_a_browser_plays_keeps_a_simulated_screens_history_across_a_jump() {
+    let app = frozen().await;
+    let twin = frozen().await;
+    // The presenter's new ad, on the screen a browser plays (and on its twin).
+    let (new_ad, twin_ad) = (
+        new_ad_on(&app, ENTRANCE_1).await,
+        new_ad_on(&twin, ENTRANCE_1).await,
     );
-    // The other screens go on playing.
-    let others: i64 = app.sql(|c| {
-        c.query_row(
-            "SELECT count(*) FROM playbacks WHERE source = 'simulator' AND started_at >= ?1",
-            [FROZEN_AT + 3600],
-            |r| r.get(0),
-        )
-    });
-    assert!(others > 0);
+    // Two minutes of real time: the player heartbeats and plays, the fleet does not for it.
+    play_as_a_browser(&app, ENTRANCE_1, FROZEN_AT).await;
+    advance(&app, 60).await;
+    advance(&twin, 60).await;
+    play_as_a_browser(&app, ENTRANCE_1, FROZEN_AT + 60).await;
+    advance(&app, 60).await;
+    advance(&twin, 60).await;
+    let start = FROZEN_AT + 120;
+    assert_eq!(
+        plays_of(&app, ENTRANCE_1, "simulator", FROZEN_AT, start),
+        0,
+        "no simulated play while the player speaks for the screen"
+    );
+    assert!(plays_of(&twin, ENTRANCE_1, "simulator", FROZEN_AT, start) > 0);
+    assert_eq!(plays_of(&app, ENTRANCE_1, "player", FROZEN_AT, start), 2);
+    // The presenter jumps a day.
+    advance(&app, DAY).await;
+    advance(&twin, DAY).await;
+    let end = start + DAY;
+    // Simulated rows are per clock hour (FROZEN_AT is one): the first holds the minutes the
+    // player spoke for, which the twin's simulation played.
+    let played = plays_of(&app, ENTRANCE_1, "simulator", FROZEN_AT, end);
+    let unplayed = plays_of(&twin, ENTRANCE_1, "simulator", FROZEN_AT, end);
+    let lost = plays_of(&twin, ENTRANCE_1, "simulator", FROZEN_AT, FROZEN_AT + 3600);
+    assert!(unplayed > 1_000, "a simulated day: {unplayed} plays");
+    assert!(
+        played < unplayed && played >= unplayed - lost,
+        "a day of plays with a player ({played}) against without ({unplayed})"
+    );
+    // The new ad's share of the day, as on the twin.
+    let ad_plays = |app: &TestApp, ad: &str| -> i64 {
+        let ad = ad.to_string();
+        app.sql(move |c| {
+            c.query_row(
+                "SELECT coalesce(sum(plays), 0) FROM playbacks WHERE ad_id = ?1 AND source = 'simulator'",
+                [&ad],
+                |r| r.get(0),
+            )
+        })
+    };
+    let (mine, twins) = (ad_plays(&app, &new_ad), ad_plays(&twin, &twin_ad));
+    assert!(
+        twins > 1_000 && mine * 100 >= twins * 95 && mine <= twins,
+        "the new ad played {mine} times with a player, {twins} without"
+    );
+    // "Plays per screen" counts the day.
+    let grocers = company_id("Northwind Grocers");
+    let r = report(
+        &app,
+        &format!(
+            "company_id={grocers}&from={}&to={}",
+            signage::time::rfc3339(FROZEN_AT),
+            signage::time::rfc3339(end)
+        ),
+    )
+    .await;
+    let line = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device_id"] == ENTRANCE_1)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(line["plays"].as_i64(), Some(played + 2), "{r}");
+    // Online at once, heartbeating at the new instant, not waiting for the player's next beat.
+    let device = app
+        .get(&format!("/devices/{ENTRANCE_1}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    assert_eq!(device["status"], "online", "{device}");
+    assert!(
+        device["seconds_since_heartbeat"]
+            .as_i64()
+            .unwrap_or(i64::MAX)
+            < 60,
+        "{device}"
+    );
+    // The player's next heartbeat and play are its own again: the fleet does not play beside it.
+    play_as_a_browser(&app, ENTRANCE_1, end).await;
+    let before = plays_of(&app, ENTRANCE_1, "simulator", FROZEN_AT, end + DAY);
+    advance(&app, 60).await;
+    assert_eq!(
+        plays_of(&app, ENTRANCE_1, "simulator", FROZEN_AT, end + DAY),
+        before
+    );
 }
 
 #[tokio::test]

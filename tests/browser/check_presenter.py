@@ -11,11 +11,15 @@ next invoice" and "+1 month" bill each month once, the periods tiling; the conso
 landing page name the same days for an offer, and an ended offer's page offers nothing in store;
 the charts read true (a series line in its legend's colour, today drawn as a partial day, a scan of
 a promotion made meanwhile redrawing the scans charts without a reload); an offline screen does not
-say it plays; "on air" counts the online screens showing an ad. Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
+say it plays; "on air" counts the online screens showing an ad; a screen a browser player plays keeps
+playing through "+1 day" (a day of plays like the day before, online the moment the jump ends); an ad assigned to a playing
+screen is on it within 2 s; a screen registered in the console (no simulation profile) reads online
+within 2 s of a jump while its player plays. Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
 import re
 import sys
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -37,6 +41,9 @@ def main():
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
             charts(browser, base, results)
             run(browser, base, results)
+            live_screen(browser, base, results)
+            new_ad_on_screen(browser, base, results)
+            registered_screen(browser, base, results)
             browser.close()
     finally:
         proc.terminate()
@@ -307,6 +314,141 @@ def run(browser, base, results):
             p.screenshot(path=str(results / "landing-ended.png"), full_page=True)
     phone.close()
     console.close()
+
+
+# The screen the demo's first player link opens (Entrance Screen 1).
+ENTRANCE_1 = "dev_0m5d4rura41qxb8vdg0l"
+DAY = 86400
+TILE_PLAYS = """(id) => {
+  const t = document.querySelector(`button.tile[data-device-id='${id}']`);
+  const m = t && t.textContent.match(/([\\d,]+) plays, 7 d/);
+  return t ? [t.className, t.textContent, m ? Number(m[1].replace(/,/g, '')) : -1] : null;
+}"""
+
+
+def plays_between(rest, company, device, start, end):
+    """A screen's plays in [start, end) by the proof-of-play report (both sources)."""
+    stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    r = rest.call("GET", f"/reports/proof-of-play?company_id={company}&from={stamp(start)}&to={stamp(end)}")[1]
+    return next((d["plays"] for d in r["devices"] if d["device_id"] == device), 0)
+
+
+def live_screen(browser, base, results):
+    """Section 1 of the issue: a screen a browser plays keeps its history when the presenter moves
+    time, and reads online the moment the jump ends."""
+    reader = Rest(base, "northwind-readonly")
+    operator = Rest(base, "sandbox-operator")
+    grocers = company_id("Northwind Grocers")
+    screen = browser.new_context(viewport={"width": 1920, "height": 1080})
+    player = screen.new_page()
+    sign_in(player, base, "northwind-readwrite")
+    player.goto(f"{base}/player/{ENTRANCE_1}")
+    playing = wait_until(player, "Number(document.body.dataset.heartbeats || 0) >= 1 && "
+                                 "Number(document.body.dataset.slides || 0) >= 1", 20)
+    check("live screen: the player plays and heartbeats", playing, player.inner_text("body")[:200])
+    # Let it speak for its screen a little: a heartbeat per ad, its plays over REST.
+    player.wait_for_timeout(3000)
+    before = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    day_before = plays_between(reader, grocers, ENTRANCE_1, before - timedelta(days=1), before)
+    status, moved = operator.call("POST", "/_sandbox/clock/advance", {"seconds": DAY})
+    after = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    device = reader.call("GET", f"/devices/{ENTRANCE_1}")[1]
+    check("live screen: online right after +1 day, heartbeating at the new instant",
+          status == 200 and device["status"] == "online" and device["seconds_since_heartbeat"] < 60,
+          f"{status} {device['status']} · heartbeat {device['seconds_since_heartbeat']} s ago")
+    jumped = plays_between(reader, grocers, ENTRANCE_1, before, after)
+    # The rule every screen plays by: its ads on air in rotation, each once per cycle.
+    ads = [a for a in reader.all(f"/devices/{ENTRANCE_1}/ads") if a["on_air"]]
+    rule = len(ads) * DAY / max(1, sum(a["duration_seconds"] for a in ads))
+    # The fleet's rows are per clock hour, counted where the hour starts: the report of 24 h from a
+    # time inside an hour leaves that hour's row out (1/24 of the day) and takes the last hour so far.
+    check("live screen: the day jumped over is a day of plays by the fleet's rule, as if no browser played it",
+          ads and 0.92 * rule <= jumped <= 1.02 * rule,
+          f"{jumped} plays over the jumped day; the rule gives {rule:.0f}")
+    print(f"  measured: {ENTRANCE_1} {day_before} plays in the 24 h before, {jumped} over the jumped day "
+          f"(rule: {rule:.0f})")
+
+    console = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = console.new_page()
+    sign_in(page, base, "northwind-readonly")
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector(f"#view[data-ready] button.tile[data-device-id='{ENTRANCE_1}']")
+    cls, text, week = page.evaluate(TILE_PLAYS, ENTRANCE_1)
+    check("live screen: the fleet shows it online and playing, with the day's plays in its 7 days",
+          "online" in cls.split() and "Playing:" in text and "offline" not in text and week >= day_before + jumped * 0.9,
+          f"{cls}: {text[:200]} ({week} plays in 7 d)")
+    page.screenshot(path=str(results / "live-screen-fleet.png"), full_page=True)
+    still = wait_until(player, "Number(document.body.dataset.playbacks || 0) >= 1", 30)
+    check("live screen: the player goes on playing after the jump", still
+          and not player.is_visible("#key-form"), player.get_attribute("body", "data-last-error") or "")
+    player.screenshot(path=str(results / "live-screen-player.png"))
+    console.close()
+    screen.close()
+
+
+def new_ad_on_screen(browser, base, results):
+    """Section 4 of the issue: an ad assigned to a screen a player plays is on it within 2 s (the
+    player is told; it does not wait for its playlist's next read)."""
+    writer = Rest(base, "northwind-readwrite")
+    grocers = company_id("Northwind Grocers")
+    screen = browser.new_context(viewport={"width": 1920, "height": 1080})
+    player = screen.new_page()
+    sign_in(player, base, "northwind-readwrite")
+    player.goto(f"{base}/player/{ENTRANCE_1}")
+    check("new ad: the player plays", wait_until(player, "Number(document.body.dataset.slides || 0) >= 1", 20),
+          player.inner_text("body")[:200])
+    # Well into the rotation: the playlist was read, an ad is on screen for its own duration.
+    player.wait_for_timeout(4000)
+    waits = []
+    for n in (1, 2):
+        status, ad = writer.call("POST", "/ads", {"company_id": grocers, "name": f"Pushed {n}",
+                                                  "headline": f"Just assigned, number {n}", "status": "active"})
+        check(f"new ad {n}: made over REST", status == 201, str(ad))
+        status, _ = writer.call("POST", f"/ads/{ad['id']}/devices", {"device_id": ENTRANCE_1})
+        assigned = time.time()
+        shown = wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad['id']}'", 10)
+        waits.append(time.time() - assigned)
+        check(f"new ad {n}: on the screen within 2 s of its assignment", status in (200, 201) and shown and waits[-1] < 2,
+              f"{status}: shown {shown} after {waits[-1]:.1f} s")
+        player.wait_for_timeout(900)
+        player.screenshot(path=str(results / f"new-ad-on-screen-{n}.png"))
+        player.wait_for_timeout(2500)
+    print(f"  measured: assigned to on screen in {', '.join(f'{w:.2f} s' for w in waits)}")
+    screen.close()
+
+
+def registered_screen(browser, base, results):
+    """A screen registered over REST has no simulation profile, so a jump plays nothing for it: its
+    player, seeing it read offline, heartbeats at once, so a playing screen reads online again
+    within 2 s rather than at its next beat 30 s on."""
+    writer = Rest(base, "northwind-readwrite")
+    operator = Rest(base, "sandbox-operator")
+    grocers = company_id("Northwind Grocers")
+    status, device = writer.call("POST", "/devices", {"company_id": grocers, "name": "Pop-up Screen",
+                                                      "platform": "android"})
+    _, ad = writer.call("POST", "/ads", {"company_id": grocers, "name": "Pop-up", "headline": "Pop-up store, today only",
+                                         "status": "active"})
+    assigned, _ = writer.call("POST", f"/ads/{ad['id']}/devices", {"device_id": device["id"]})
+    check("registered screen: made and given an ad over REST", status == 201 and assigned in (200, 201), str(device))
+    screen = browser.new_context(viewport={"width": 1920, "height": 1080})
+    player = screen.new_page()
+    sign_in(player, base, "northwind-readwrite")
+    player.goto(f"{base}/player/{device['id']}")
+    check("registered screen: the player plays it",
+          wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad['id']}'", 20),
+          player.inner_text("body")[:200])
+    player.wait_for_timeout(1500)
+    operator.call("POST", "/_sandbox/clock/advance", {"seconds": DAY})
+    jumped = time.time()
+    online = False
+    while time.time() - jumped < 2 and not online:
+        online = writer.call("GET", f"/devices/{device['id']}")[1]["status"] == "online"
+        time.sleep(0.1)
+    after = writer.call("GET", f"/devices/{device['id']}")[1]
+    check("registered screen: online again within 2 s of +1 day while its player plays",
+          online, f"{after['status']} · heartbeat {after['seconds_since_heartbeat']} s ago, "
+          f"{time.time() - jumped:.1f} s after the jump")
+    screen.close()
 
 
 if __name__ == "__main__":

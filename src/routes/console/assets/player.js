@@ -4,7 +4,9 @@
 // the credential of this tab (or the session of a sign-in link, `#signin=…`, opened once), as a
 // careful client does: every play is posted with its own `Idempotency-Key` (a retry reuses it), and
 // the playlist, media and QR codes are read again at most every PLAYLIST_MS, not at every ad (no
-// polling).
+// polling of lists). What tells it at once that an ad was assigned or taken off is the screen's own
+// version (its `ETag`, which every assignment moves), read every WATCH_MS: a change reads the
+// playlist again and shows a newly assigned ad at once, cutting the ad on screen short.
 // `?slot=N` shows each ad N seconds (at least 1) instead of its own duration, for demos and tests.
 
 import { api, blobUrl, credential, el, hooks, logo, sandboxNow, saveCredential, signInFromLink, svgUrl } from "./common.js";
@@ -20,6 +22,8 @@ const FADE_MS = 800;
 const SMALL_PX = 400;
 /** The playlist (and what its ads show) is read again after this long, at the next ad. */
 const PLAYLIST_MS = 10000;
+/** How often the screen's version is read: a newly assigned ad is on screen within about this. */
+const WATCH_MS = 1000;
 let playlist = null;
 let playlistAt = 0;
 /** What an ad shows (its media and QR code), read once per playlist. */
@@ -87,8 +91,61 @@ async function frame() {
   }
 }
 
+/** Whether the playlist changed since it was last read, and the wait it cuts short, if one runs. */
+let changed = false;
+let cutShort = null;
+
+/** The playlist changed: the wait of the ad on screen (`rest`) ends now, or the next one at once. */
+function wake() {
+  changed = true;
+  if (cutShort) cutShort();
+}
+
+/** Waits `ms`, or less if the playlist changes meanwhile (or changed unread); true when cut short. */
+function rest(ms) {
+  if (changed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      cutShort = null;
+      resolve(false);
+    }, ms);
+    cutShort = () => {
+      clearTimeout(timer);
+      cutShort = null;
+      resolve(true);
+    };
+  });
+}
+
+/** Reads the screen every WATCH_MS: when an assignment moved its version, the playlist is read
+ * again and the ad on screen gives way at once; when it reads offline while this player plays (the
+ * presenter moved the clock past its last heartbeat), it heartbeats at once rather than at the next
+ * beat, 30 s on. */
+async function watch() {
+  let version = null;
+  let revivedAt = 0;
+  for (;;) {
+    await sleep(WATCH_MS);
+    try {
+      const { body, etag } = await api("GET", `/devices/${deviceId}`, undefined, { etag: true });
+      if (version !== null && etag !== version) {
+        playlist = null;
+        wake();
+      }
+      version = etag;
+      if (body.status !== "online" && playing && Date.now() - revivedAt > 5000) {
+        revivedAt = Date.now();
+        heartbeat().catch((e) => { document.body.dataset.lastError = e.message; });
+      }
+    } catch (e) {
+      if (e.status === 401) return;
+    }
+  }
+}
+
 async function onAir() {
   if (playlist && Date.now() - playlistAt < PLAYLIST_MS) return playlist;
+  changed = false;
   const ads = await api("GET", `/devices/${deviceId}/ads`);
   playlist = ads.data.filter((a) => a.on_air);
   playlistAt = Date.now();
@@ -181,6 +238,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function play() {
   let index = 0;
+  /** The ads of the playlist last played, to tell a newly assigned one. */
+  let known = null;
   for (;;) {
     let ads;
     try {
@@ -188,15 +247,20 @@ async function play() {
     } catch (e) {
       if (e.status === 401) return;
       message(refused(e));
-      await sleep(5000);
+      await rest(5000);
       continue;
     }
     if (!ads.length) {
       playing = null;
+      known = new Set();
       message("Nothing to play: no ad on air is assigned to this screen.");
-      await sleep(5000);
+      await rest(5000);
       continue;
     }
+    // A newly assigned ad plays next: the presenter sees it at once.
+    const added = known ? ads.findIndex((a) => !known.has(a.id)) : -1;
+    if (added >= 0) index = added;
+    known = new Set(ads.map((a) => a.id));
     const ad = ads[index % ads.length];
     index += 1;
     const changed = playing !== ad.id;
@@ -209,8 +273,12 @@ async function play() {
       heartbeat().catch((e) => { document.body.dataset.lastError = e.message; offAir(e); });
       count("adChanges");
     }
-    const seconds = slotParam >= 1 ? Math.floor(slotParam) : ad.duration_seconds;
-    await sleep(seconds * 1000);
+    const planned = slotParam >= 1 ? Math.floor(slotParam) : ad.duration_seconds;
+    const shownAt = Date.now();
+    // Cut short when the playlist changes: the play counts the whole seconds it lasted.
+    const cut = await rest(planned * 1000);
+    const seconds = cut ? Math.floor((Date.now() - shownAt) / 1000) : planned;
+    if (seconds < 1) continue;
     try {
       // One Idempotency-Key per play (`api` gives every POST its own; its retry after a 429
       // sends the very same one).
@@ -278,6 +346,7 @@ async function start() {
   clearInterval(heartbeatTimer);
   heartbeatTimer = setInterval(() => heartbeat().catch((e) => message(refused(e))), HEARTBEAT_MS);
   play();
+  watch();
 }
 
 start();
