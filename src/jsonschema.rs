@@ -182,6 +182,20 @@ pub fn or_null(schema: &mut schemars::Schema) {
     }
 }
 
+/// A member left out when it has no value (`#[serde(skip_serializing_if = "Option::is_none")]`)
+/// is never `null`: `#[schemars(transform = jsonschema::absent_when_none)]` takes `null` out of
+/// the type the `Option` derives.
+pub fn absent_when_none(schema: &mut schemars::Schema) {
+    if let Some(Value::Array(types)) = schema.get("type").cloned() {
+        let kept: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+        let kept = match <[Value; 1]>::try_from(kept) {
+            Ok([one]) => one,
+            Err(many) => Value::Array(many),
+        };
+        schema.insert("type".into(), kept);
+    }
+}
+
 /// A field whose value is a component with no Rust type of its own (an enum the document hoists
 /// and names, `QrScanAgentClass`), by reference: `#[schemars(transform = Component("Name"))]`. A
 /// field of a Rust type is [`component`]`::<T>`.

@@ -5,7 +5,7 @@
 //! its body schema); output schemas are the route's success schema with `$ref`s inlined from the
 //! schemas the router carries. Neither can drift from the REST contract.
 
-use super::preview::schema::{cancel_schema, confirm_schema, preview_schema};
+use super::envelope::{cancel_schema, confirm_schema, no_body_schema, preview_schema};
 use super::spec::{self, Kind, ToolSpec};
 use super::tool::Tool;
 use crate::auth::{Action, Principal};
@@ -431,9 +431,7 @@ fn output_schema(
             }
             // A write answered without a body (`204`, an unassignment) reports `{ok, status}`.
             if routes.iter().any(|r| success_schema(r, router).is_none()) {
-                results.push(json!({"type": "object", "additionalProperties": false,
-                    "required": ["ok", "status"],
-                    "properties": {"ok": {"const": true}, "status": {"type": "integer"}}}));
+                results.push(no_body_schema());
             }
             let result = if results.is_empty() {
                 json!({"type": "object"})
