@@ -182,6 +182,13 @@ pub fn or_null(schema: &mut schemars::Schema) {
     }
 }
 
+/// An HTTP status or a count whose range says nothing a reader needs: an integer, without the
+/// bounds its Rust width derives (`transform = jsonschema::plain_integer`).
+pub fn plain_integer(schema: &mut schemars::Schema) {
+    schema.remove("minimum");
+    schema.remove("maximum");
+}
+
 /// A member left out when it has no value (`#[serde(skip_serializing_if = "Option::is_none")]`)
 /// is never `null`: `#[schemars(transform = jsonschema::absent_when_none)]` takes `null` out of
 /// the type the `Option` derives.
