@@ -499,13 +499,29 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A tool's arguments: an ad, and the changes to it (at least one).
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Arguments {
+        #[schemars(regex(pattern = ID_PATTERN))]
+        ad_id: String,
+        #[schemars(extend("minProperties" = 1))]
+        changes: Option<Changes>,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Changes {
+        #[schemars(extend("enum" = ["draft", "active"]))]
+        status: Option<String>,
+        #[schemars(range(min = 1, max = 3600))]
+        duration_seconds: Option<u32>,
+    }
+
     #[test]
     fn validation_names_the_argument() {
-        let schema = json!({"type":"object","additionalProperties":false,"required":["ad_id"],
-            "properties":{"ad_id":{"type":"string","pattern":ID_PATTERN},
-                "changes":{"type":"object","minProperties":1,"additionalProperties":false,
-                    "properties":{"status":{"type":"string","enum":["draft","active"]},
-                        "duration_seconds":{"type":"integer","minimum":1,"maximum":3600}}}}});
+        let schema = body::<Arguments>();
+        assert_eq!(schema["required"], json!(["ad_id"]));
         assert!(check_schema(&schema, "test").is_ok());
         assert!(validate(
             &json!({"ad_id":"ad_1","changes":{"status":"draft"}}),
