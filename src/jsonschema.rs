@@ -182,6 +182,27 @@ pub fn or_null(schema: &mut schemars::Schema) {
     }
 }
 
+/// An HTTP status or a count whose range says nothing a reader needs: an integer, without the
+/// bounds its Rust width derives (`transform = jsonschema::plain_integer`).
+pub fn plain_integer(schema: &mut schemars::Schema) {
+    schema.remove("minimum");
+    schema.remove("maximum");
+}
+
+/// A member left out when it has no value (`#[serde(skip_serializing_if = "Option::is_none")]`)
+/// is never `null`: `#[schemars(transform = jsonschema::absent_when_none)]` takes `null` out of
+/// the type the `Option` derives.
+pub fn absent_when_none(schema: &mut schemars::Schema) {
+    if let Some(Value::Array(types)) = schema.get("type").cloned() {
+        let kept: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+        let kept = match <[Value; 1]>::try_from(kept) {
+            Ok([one]) => one,
+            Err(many) => Value::Array(many),
+        };
+        schema.insert("type".into(), kept);
+    }
+}
+
 /// A field whose value is a component with no Rust type of its own (an enum the document hoists
 /// and names, `QrScanAgentClass`), by reference: `#[schemars(transform = Component("Name"))]`. A
 /// field of a Rust type is [`component`]`::<T>`.
@@ -478,13 +499,29 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A tool's arguments: an ad, and the changes to it (at least one).
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Arguments {
+        #[schemars(regex(pattern = ID_PATTERN))]
+        ad_id: String,
+        #[schemars(extend("minProperties" = 1))]
+        changes: Option<Changes>,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Changes {
+        #[schemars(extend("enum" = ["draft", "active"]))]
+        status: Option<String>,
+        #[schemars(range(min = 1, max = 3600))]
+        duration_seconds: Option<u32>,
+    }
+
     #[test]
     fn validation_names_the_argument() {
-        let schema = json!({"type":"object","additionalProperties":false,"required":["ad_id"],
-            "properties":{"ad_id":{"type":"string","pattern":ID_PATTERN},
-                "changes":{"type":"object","minProperties":1,"additionalProperties":false,
-                    "properties":{"status":{"type":"string","enum":["draft","active"]},
-                        "duration_seconds":{"type":"integer","minimum":1,"maximum":3600}}}}});
+        let schema = body::<Arguments>();
+        assert_eq!(schema["required"], json!(["ad_id"]));
         assert!(check_schema(&schema, "test").is_ok());
         assert!(validate(
             &json!({"ad_id":"ad_1","changes":{"status":"draft"}}),

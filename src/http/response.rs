@@ -19,13 +19,31 @@ impl Listed for serde_json::Value {
 }
 
 /// The body of every list: `{"object":"list","data":[…],"has_more":…,"next_cursor":…}`, in that
-/// order (the order of the `json!` it replaced, so bodies stay byte-identical).
-#[derive(Serialize)]
+/// order (the order of the `json!` it replaced, so bodies stay byte-identical). Its schema is
+/// [`list_schema`]'s.
+#[derive(Serialize, schemars::JsonSchema)]
 struct ListBody<'a, T> {
+    /// Always `list`.
+    #[schemars(extend("const" = "list"))]
     object: &'static str,
+    /// The objects of this page.
     data: &'a [T],
+    /// Whether another page follows.
     has_more: bool,
+    /// Pass as `cursor` for the next page; `null` on the last page.
     next_cursor: Option<String>,
+}
+
+/// The schema of a list body whose items are `item` (a `$ref` in the OpenAPI document, the
+/// object's own schema in an MCP tool's output): derived from the type every list is written by.
+pub fn list_schema(item: serde_json::Value) -> serde_json::Value {
+    let mut schema = crate::jsonschema::response::<ListBody<'static, serde_json::Value>>();
+    schema["properties"]["data"]["items"] = item;
+    // What the list holds is said where the list is named (the document's `…List`).
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("description");
+    }
+    schema
 }
 
 #[derive(Debug, Clone)]

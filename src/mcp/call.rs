@@ -17,7 +17,7 @@ use crate::random::Seeded;
 use crate::time::Clock;
 use bytes::Bytes;
 use hyper::{HeaderMap, Method};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::net::IpAddr;
 
 /// Who is calling, and the credential headers every internal request carries.
@@ -285,7 +285,9 @@ pub(super) fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
 pub fn from_rest(resp: &Response) -> Result<Value, Failure> {
     if resp.status.is_success() {
         if resp.body.is_empty() {
-            return Ok(json!({"ok": true, "status": resp.status.as_u16()}));
+            return Ok(super::envelope::to_json(&super::envelope::NoBody::of(
+                resp.status.as_u16(),
+            )));
         }
         return serde_json::from_slice::<Value>(&resp.body)
             .ok()
@@ -331,6 +333,7 @@ pub fn problem_message(resp: &Response) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn paths_and_query_values_are_encoded() {

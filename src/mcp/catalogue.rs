@@ -5,7 +5,7 @@
 //! its body schema); output schemas are the route's success schema with `$ref`s inlined from the
 //! schemas the router carries. Neither can drift from the REST contract.
 
-use super::preview::schema::{cancel_schema, confirm_schema, preview_schema};
+use super::envelope::{cancel_schema, confirm_schema, no_body_schema, preview_schema};
 use super::spec::{self, Kind, ToolSpec};
 use super::tool::Tool;
 use crate::auth::{Action, Principal};
@@ -143,7 +143,8 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
 }
 
 /// An output schema that also admits the structured content of an error result
-/// ([`super::failure`]): `{"type": "object", "anyOf": [success, error]}`.
+/// ([`super::failure`]): an object schema of two branches, success or error. The root is MCP's
+/// (an output schema is an object schema); each branch is derived from its type.
 fn with_error_branch(success: Value) -> Value {
     let mut branch = success;
     if let Value::Object(m) = &mut branch {
@@ -156,7 +157,9 @@ fn id_schema(description: &str) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": description})
 }
 
-fn object_schema(properties: Map<String, Value>, required: Vec<String>) -> Value {
+/// A tool's arguments, or an update's `changes`: an object of the route's parameters and body
+/// fields, which no Rust type holds (they are picked per tool from the route table).
+pub(super) fn object_schema(properties: Map<String, Value>, required: Vec<String>) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
@@ -316,8 +319,13 @@ fn changes_schema(route: &Route, fields: &[&str], router: &Router) -> Value {
         };
         description.push_str(&format!(" `null` clears {list}."));
     }
-    json!({"type": "object", "additionalProperties": false, "minProperties": 1, "properties": props,
-        "description": description})
+    let mut schema = object_schema(props, Vec::new());
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("required");
+        m.insert("minProperties".into(), json!(1));
+        m.insert("description".into(), json!(description));
+    }
+    schema
 }
 
 /// Whether a schema allows `null` (`"type": "null"`, a type list with it, or an `anyOf`/`oneOf`
@@ -384,13 +392,7 @@ pub fn inline(schema: &Value, router: &Router, depth: usize) -> Value {
 pub fn success_schema(route: &Route, router: &Router) -> Option<Value> {
     let name = route.success.1?;
     let schema = match name.strip_suffix("List") {
-        Some(item) => {
-            let item = inline(router.schema(item)?, router, 0);
-            json!({"type": "object", "additionalProperties": false,
-                "required": ["object", "data", "has_more", "next_cursor"],
-                "properties": {"object": {"const": "list"}, "data": {"type": "array", "items": item},
-                    "has_more": {"type": "boolean"}, "next_cursor": {"type": ["string", "null"]}}})
-        }
+        Some(item) => crate::http::response::list_schema(inline(router.schema(item)?, router, 0)),
         _ => inline(router.schema(name)?, router, 0),
     };
     (schema.get("type").and_then(Value::as_str) == Some("object")).then_some(schema)
@@ -408,7 +410,7 @@ fn output_schema(
         Kind::Prepare => {
             let current = read_route
                 .and_then(|r| success_schema(r, router))
-                .unwrap_or_else(|| json!({"type": "object"}));
+                .unwrap_or_else(any_object);
             Some(preview_schema(current))
         }
         Kind::Confirm => {
@@ -431,12 +433,10 @@ fn output_schema(
             }
             // A write answered without a body (`204`, an unassignment) reports `{ok, status}`.
             if routes.iter().any(|r| success_schema(r, router).is_none()) {
-                results.push(json!({"type": "object", "additionalProperties": false,
-                    "required": ["ok", "status"],
-                    "properties": {"ok": {"const": true}, "status": {"type": "integer"}}}));
+                results.push(no_body_schema());
             }
             let result = if results.is_empty() {
-                json!({"type": "object"})
+                any_object()
             } else {
                 json!({"anyOf": results})
             };
@@ -444,6 +444,11 @@ fn output_schema(
         }
         Kind::Cancel => Some(cancel_schema()),
     }
+}
+
+/// An answer whose shape the route table does not say: any JSON object.
+fn any_object() -> Value {
+    crate::jsonschema::response::<Map<String, Value>>()
 }
 
 /// An object schema without one of its properties.
@@ -515,19 +520,34 @@ mod tests {
             )),
         ])
         .with_schemas(vec![
-            (
-                "Thing",
-                json!({"type": "object", "properties": {"id": {"type": "string"},
-                "name": {"type": "string"}, "api_key": {"type": "string"}}}),
-            ),
-            (
-                "ThingUpdate",
-                json!({"type": "object", "properties": {
-                "name": {"type": "string", "maxLength": 10}, "note": {"type": ["string", "null"]},
-                "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                "colour": {"type": "string"}}}),
-            ),
+            crate::jsonschema::named_response::<Thing>(),
+            crate::jsonschema::named_body::<ThingUpdate>(),
         ])
+    }
+
+    /// The thing the table's routes answer.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Thing {
+        id: String,
+        name: String,
+        api_key: String,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct ThingUpdate {
+        #[schemars(length(max = 10))]
+        name: String,
+        note: Option<String>,
+        // Nullable as a branch rather than a type list: `null` clears it all the same.
+        #[schemars(schema_with = "integer_or_null")]
+        size: Option<i64>,
+        colour: String,
+    }
+
+    fn integer_or_null(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"anyOf": [{"type": "integer"}, {"type": "null"}]})
     }
 
     #[test]

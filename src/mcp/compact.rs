@@ -303,7 +303,8 @@ fn output(full: &Value, kind: Kind) -> Option<Value> {
     // The envelope with its structured-error branch: each branch's top level.
     if let Some(branches) = full.get("anyOf").and_then(Value::as_array) {
         let shallow: Vec<Value> = branches.iter().filter_map(shallow_object).collect();
-        return Some(json!({"type": "object", "anyOf": shallow}));
+        // The root as the full schema has it (MCP's: an object schema).
+        return Some(json!({"type": full["type"], "anyOf": shallow}));
     }
     shallow_object(full)
 }
@@ -314,7 +315,7 @@ fn shallow_object(full: &Value) -> Option<Value> {
         .iter()
         .map(|(name, s)| (name.clone(), top_level(s)))
         .collect();
-    // A branch of the envelope: the root already says `"type": "object"`.
+    // A branch of the envelope: the root already says the type.
     Some(json!({"properties": shallow}))
 }
 
@@ -467,24 +468,38 @@ fn replace(v: &mut Value, names: &HashMap<String, String>, root: bool) {
 mod tests {
     use super::*;
 
+    /// A tool's arguments as the catalogue builds them (an object of the route's parameters,
+    /// which no Rust type holds), from these parameter schemas.
+    fn arguments(properties: Value) -> Value {
+        let Value::Object(properties) = properties else {
+            panic!("properties")
+        };
+        crate::mcp::catalogue::object_schema(properties, Vec::new())
+    }
+
     #[test]
     fn compact_inputs_keep_what_a_caller_needs() {
         use crate::routes::date_range::FROM_DESCRIPTION;
+        let mut changes = arguments(json!({
+            "name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
+            "media_id": {"anyOf": [{"type": "string", "pattern": "^med_"}, {"type": "null"}]}}));
+        changes["minProperties"] = json!(1);
+        changes["description"] = json!("The fields to change.");
+        let input = arguments(json!({
+            "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device id (`dev_…`), as returned by list_devices."},
+            "ad_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The ad (`ad_…`) to show first."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "How many."},
+            "cursor": {"type": "string", "pattern": "^dev_[0-9A-Za-z]{1,64}$", "description": "Long text."},
+            "company_id": {"type": "string", "pattern": "^cmp_[0-9A-Za-z]{1,64}$", "description": "Only this company."},
+            "from": {"type": "string", "format": "date-time", "description": FROM_DESCRIPTION},
+            "status": {"type": "string", "enum": ["on", "off"], "description": "Only things in this status."},
+            "colour": {"type": "string", "enum": ["red", "blue"], "description": "`red`: hot; `blue`: cold."},
+            "changes": changes}));
+        assert_eq!(input["required"], json!([]));
+        // A read's output: the REST object's schema.
+        let device = crate::jsonschema::response::<Device>();
         let full = json!({"name": "t", "annotations": {"title": "T", "readOnlyHint": true},
-            "inputSchema": {"type": "object", "required": [], "additionalProperties": false, "properties": {
-                "device_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The device id (`dev_…`), as returned by list_devices."},
-                "ad_id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": ID_PATTERN, "description": "The ad (`ad_…`) to show first."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "How many."},
-                "cursor": {"type": "string", "pattern": "^dev_[0-9A-Za-z]{1,64}$", "description": "Long text."},
-                "company_id": {"type": "string", "pattern": "^cmp_[0-9A-Za-z]{1,64}$", "description": "Only this company."},
-                "from": {"type": "string", "format": "date-time", "description": FROM_DESCRIPTION},
-                "status": {"type": "string", "enum": ["on", "off"], "description": "Only things in this status."},
-                "colour": {"type": "string", "enum": ["red", "blue"], "description": "`red`: hot; `blue`: cold."},
-                "changes": {"type": "object", "additionalProperties": false, "minProperties": 1,
-                    "description": "The fields to change.",
-                    "properties": {"name": {"type": "string", "maxLength": 9, "pattern": "x".repeat(50)},
-                    "media_id": {"anyOf": [{"type": "string", "pattern": "^med_"}, {"type": "null"}]}}}}},
-            "outputSchema": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^dev_"}}}});
+            "inputSchema": input, "outputSchema": device});
         let c = definition(&full, Kind::Read);
         assert_eq!(c["annotations"], json!({"readOnlyHint": true}));
         let write = json!({"description": "Prepare x. This executes NOTHING: blah.",
@@ -515,12 +530,15 @@ mod tests {
         );
         assert_eq!(p["colour"], full["inputSchema"]["properties"]["colour"]);
         assert!(c["inputSchema"].get("additionalProperties").is_none());
-        assert_eq!(
-            p["changes"],
-            json!({"type": "object", "minProperties": 1, "properties": {
-                "name": {"type": "string", "maxLength": 9},
-                "media_id": {"type": ["string", "null"], "pattern": "^med_"}}})
-        );
+        // At least one, and only the fields' types: the instructions say the rest.
+        let mut changes = arguments(json!({
+            "name": {"type": "string", "maxLength": 9},
+            "media_id": {"type": ["string", "null"], "pattern": "^med_"}}));
+        let m = changes.as_object_mut().unwrap();
+        m.remove("additionalProperties");
+        m.remove("required");
+        m.insert("minProperties".into(), json!(1));
+        assert_eq!(p["changes"], changes);
         assert!(c["inputSchema"].get("required").is_none());
         assert!(
             c.get("outputSchema").is_none(),
@@ -548,12 +566,17 @@ mod tests {
         assert_eq!(schema["default"], json!(LIMIT_DEFAULT));
     }
 
+    /// A read's answer, for its output schema.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Device {
+        #[schemars(regex(pattern = "^dev_"))]
+        id: String,
+    }
+
     #[test]
     fn compact_outputs_keep_the_envelope() {
-        let preview = json!({"type": "object", "properties": {"object": {"const": "pending_change"},
-            "differences": {"type": "array", "items": {"type": "object", "properties": {"id": {}}}},
-            "next_step": {"type": ["string", "null"]},
-            "cost": {"anyOf": [{"type": "null"}, {"type": "object"}]}}});
+        let preview = crate::mcp::envelope::preview_schema(json!({}));
         assert!(output(&preview, Kind::Read).is_none());
         // Every prepare tool answers the same pending change: described once, by the instructions.
         assert!(output(&preview, Kind::Prepare).is_none());
@@ -567,18 +590,62 @@ mod tests {
             out["properties"]["cost"],
             json!({"type": ["null", "object"]})
         );
+        assert_eq!(out["properties"]["current"], json!({}));
+        // With its structured-error branch, each branch's top level under the full root's type.
+        let mut error = crate::mcp::failure::schema_branch();
+        error["properties"]["preview"] = json!({"type": ["object", "null"]});
+        let both = json!({"type": preview["type"], "anyOf": [preview, error]});
+        let out = output(&both, Kind::Confirm).unwrap();
+        assert_eq!(out["type"], preview["type"]);
+        assert_eq!(
+            out["anyOf"][0]["properties"]["object"],
+            json!({"const": "pending_change"})
+        );
+        assert_eq!(
+            out["anyOf"][1]["properties"]["preview"],
+            json!({"type": ["object", "null"]})
+        );
+    }
+
+    /// An object the confirmations answer, with a description long enough to be shared.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Ad {
+        #[schemars(extend("const" = "ad"))]
+        object: &'static str,
+        /// The ad's name, as its company wrote it: shown on the console and in every preview of
+        /// a change to the ad, and long enough that its schema is worth sharing once.
+        name: String,
+    }
+
+    /// What a change answers: the ad, the same ad again, or any object; and the ad before.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Answer {
+        result: Outcome,
+        before: Ad,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Outcome {
+        Ad(Ad),
+        Again(Ad),
+        Other(Map<String, Value>),
     }
 
     #[test]
     fn repeated_subschemas_are_shared() {
-        let ad = json!({"type": "object", "properties": {"object": {"const": "ad"},
-            "name": {"type": "string", "description": "x".repeat(200)}}});
-        let mut s = json!({"type": "object", "properties": {"result": {"anyOf": [ad, ad, {"type": "object"}]},
-            "before": ad}});
+        let ad = crate::jsonschema::response::<Ad>();
+        let mut s = crate::jsonschema::response::<Answer>();
+        let other = s["properties"]["result"]["anyOf"][2].clone();
+        assert_eq!(s["properties"]["result"]["anyOf"][0], ad);
+        assert!(ad.to_string().len() >= SHARED_MIN_BYTES);
         share_repeats(&mut s);
         assert_eq!(
             s["properties"]["result"]["anyOf"],
-            json!([{"$ref": "#/$defs/ad"}, {"type": "object"}])
+            json!([{"$ref": "#/$defs/ad"}, other])
         );
         assert_eq!(s["properties"]["before"]["$ref"], "#/$defs/ad");
         assert_eq!(s["$defs"]["ad"], ad);

@@ -16,10 +16,10 @@
 
 use super::advice;
 use super::call::{from_rest, Caller, WriteTerms};
+use super::envelope::{self, ChangeApplied, Cost, Target, WithheldNote, CHANGE_RESULT};
 use super::failure::Failure;
 use super::pending::{self, hash, record, storage_error, why_not};
 use super::plan::{change_plan, ChangePlan};
-use super::preview::schema::withheld_value;
 use super::preview::{self, Recheck};
 use super::spec::Kind;
 use super::state::state;
@@ -42,7 +42,7 @@ struct Claimed {
     /// `None` for a change stored before previews were fingerprinted: prepared again.
     shown: Option<String>,
     set_paths: Vec<String>,
-    cost: Option<Value>,
+    cost: Cost,
     balance: Option<(String, i64)>,
 }
 
@@ -76,7 +76,9 @@ fn claim(caller: &Caller, id_hash: &str, now: i64) -> Result<Option<Claimed>, Fa
                             set_paths: set_paths
                                 .and_then(|s| serde_json::from_str(&s).ok())
                                 .unwrap_or_default(),
-                            cost: cost.and_then(|s| serde_json::from_str(&s).ok()),
+                            cost: cost
+                                .and_then(|s| serde_json::from_str(&s).ok())
+                                .unwrap_or_default(),
                             balance: company.zip(balance),
                             version: r.get(10)?,
                         })
@@ -196,24 +198,25 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     }
     record(caller, &id_hash, "applied");
     let mut result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
-    let mut answer = json!({
-        "object": "change_result",
-        "status": "applied",
-        "confirmation_id": confirmation_id,
-        "tool": c.tool,
-        "operation": c.operation,
-        "target": {"type": c.target_type, "id": c.target_id},
-    });
-    if let Some(w) = tool.spec.withholds {
+    let withheld = tool.spec.withholds.map(|w| {
         preview::withhold(&mut result, w.field);
-        answer["withheld"] = withheld_value(&w, &result);
-    }
-    answer["result"] = result;
-    // What it cost, as previewed: the write ran bound to that balance.
-    if let Some(cost) = c.cost {
-        answer["cost"] = cost;
-    }
-    Ok(answer)
+        WithheldNote::of(&w, &result)
+    });
+    Ok(envelope::to_json(&ChangeApplied {
+        object: CHANGE_RESULT,
+        status: ChangeApplied::STATUS,
+        confirmation_id: confirmation_id.to_string(),
+        tool: c.tool,
+        operation: c.operation,
+        target: Target {
+            kind: c.target_type,
+            id: c.target_id,
+        },
+        withheld,
+        result,
+        // What it cost, as previewed: the write ran bound to that balance.
+        cost: c.cost,
+    }))
 }
 
 /// The refusal of a change whose preview no longer holds: nothing was applied, and a fresh
@@ -236,10 +239,9 @@ fn stale(
         Ok(fresh) => {
             let message = format!(
                 "{what} Here is what the change would do now (a fresh preview, in `preview`): {} Show it to the user and ask again; only if they agree, call confirm_change with the new confirmation_id `{}`, else cancel_change with it.",
-                fresh["summary"].as_str().unwrap_or(""),
-                fresh["confirmation_id"].as_str().unwrap_or("")
+                fresh.summary, fresh.confirmation_id
             );
-            Failure::new("stale_preview", 412, message).with_preview(fresh)
+            Failure::new("stale_preview", 412, message).with_preview(envelope::to_json(&fresh))
         }
         Err(why) => Failure::new(
             "stale_preview",

@@ -78,6 +78,12 @@ pub(super) fn pending_change(caller: &Caller, confirmation_id: &str) -> Option<P
     row
 }
 
+/// The form a confirmation asks the user to submit: no field at all (the user accepts or
+/// declines the change itself). MCP's restricted form schema, which no Rust type of ours holds.
+pub(super) fn form_schema() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
 /// The question, in words the user can check against what they asked for: the change as its
 /// preview said it (the objects and company by name, what changes, the price in currency units,
 /// the balance after, every side effect). The change runs only while all of it still holds.
@@ -161,7 +167,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     }
     let request = json!({"jsonrpc": "2.0", "id": question_id, "method": "elicitation/create",
         "params": {"mode": "form", "message": message(&change),
-            "requestedSchema": {"type": "object", "properties": {}}}});
+            "requestedSchema": form_schema()}});
     let wait = (change.expires_at - caller.now()).clamp(1, MAX_WAIT_SECS) as u64;
     let call_id = call_id.clone();
     // Well inside the server's own idle timeout, whatever it is set to.

@@ -7,7 +7,10 @@
 //! A refusal that says when to retry says it in its text too, not only in `retry_after`.
 
 use crate::http::Response;
-use serde_json::{json, Value};
+use crate::jsonschema;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 #[derive(Debug)]
 pub struct Failure {
@@ -94,15 +97,16 @@ impl Failure {
     /// The `structuredContent` of the error result; `message` is its text ([`Failure::text`],
     /// redacted).
     pub fn structured(&self, message: &str) -> Value {
-        let mut error = json!({"code": self.code, "status": self.status, "message": message});
-        if let Some(secs) = self.retry_after {
-            error["retry_after"] = json!(secs);
-        }
-        let mut out = json!({ "error": error });
-        if let Some(preview) = &self.preview {
-            out["preview"] = (**preview).clone();
-        }
-        out
+        let content = Structured {
+            error: Detail {
+                code: &self.code,
+                status: self.status,
+                message,
+                retry_after: self.retry_after,
+            },
+            preview: self.preview.as_deref(),
+        };
+        serde_json::to_value(&content).unwrap_or_default()
     }
 }
 
@@ -120,8 +124,34 @@ pub fn code_style(code: &str) -> String {
 /// The branch every tool's output schema gains, so a client that validates the structured content
 /// of error results too (the TypeScript SDK does) accepts them.
 pub fn schema_branch() -> Value {
-    json!({"required": ["error"], "properties": {"error": {"type": "object",
-        "required": ["code", "status", "message"]}, "preview": {"type": "object"}}})
+    let mut branch = jsonschema::response::<Structured<'static>>();
+    // A branch of the output schema, whose root says the type.
+    if let Some(m) = branch.as_object_mut() {
+        m.remove("type");
+    }
+    branch
+}
+
+// The structured content of an error result (no doc comments: a description here would be
+// repeated in every tool's output schema).
+#[derive(Serialize, JsonSchema)]
+struct Structured<'a> {
+    error: Detail<'a>,
+    // A stale confirmation's fresh preview (a pending change).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Value", extend("type" = "object"))]
+    preview: Option<&'a Value>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Detail<'a> {
+    code: &'a str,
+    #[schemars(transform = jsonschema::plain_integer)]
+    status: u16,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = jsonschema::absent_when_none)]
+    retry_after: Option<u64>,
 }
 
 #[cfg(test)]

@@ -134,10 +134,18 @@ pub fn append(body: String, links: &[Value]) -> String {
 mod tests {
     use super::*;
 
+    /// A QR code as the list answers it: its id and its inline image.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct QrCode {
+        id: String,
+        image_svg: String,
+    }
+
     #[test]
     fn the_inline_image_leaves_the_schema() {
-        let s = json!({"type": "object", "properties": {"object": {"const": "list"}, "data": {"type": "array",
-            "items": {"type": "object", "required": ["id", "image_svg"], "properties": {"id": {}, "image_svg": {}}}}}});
+        let item = crate::jsonschema::response::<QrCode>();
+        let s = crate::http::response::list_schema(item);
         let out = output_schema("listPromotionQrCodes", s.clone());
         assert_eq!(
             out["properties"]["data"]["items"]["required"],

@@ -46,6 +46,7 @@ pub mod config_cmd;
 pub mod confirm;
 pub mod dispatch;
 pub mod elicitation;
+pub mod envelope;
 pub mod expiry;
 pub mod failure;
 pub mod fence;

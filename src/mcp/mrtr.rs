@@ -156,7 +156,7 @@ fn ask(app: &App, caller: &Caller, confirmation_id: &str) -> Option<Value> {
         "inputRequests": {QUESTION: {"method": "elicitation/create", "params": {
             "mode": "form",
             "message": elicitation::message(&change),
-            "requestedSchema": {"type": "object", "properties": {}},
+            "requestedSchema": elicitation::form_schema(),
         }}},
         "requestState": state,
         "_meta": {protocol::META_SERVER_INFO: protocol::server_info()},

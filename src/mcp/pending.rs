@@ -10,9 +10,9 @@
 //!   pipeline, where it is authorized again as of now, bound to the previewed version and balance.
 
 use super::call::Caller;
+use super::envelope::{self, ChangeCancelled, PendingChange, PreviewedTarget, WithheldNote};
 use super::failure::Failure;
 use super::plan::ChangePlan;
-use super::preview::schema::withheld_value;
 use super::preview::{self, Preview};
 use super::summary;
 use super::tool::Tool;
@@ -20,7 +20,7 @@ use crate::http::ApiError;
 use crate::http::App;
 use crate::time::rfc3339;
 use rusqlite::OptionalExtension;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub(super) fn hash(s: &str) -> String {
     crate::auth::keys::hash(s)
@@ -40,7 +40,7 @@ pub fn prepare(
     caller: &Caller,
     tool: &Tool,
     plan: &ChangePlan,
-) -> Result<Value, Failure> {
+) -> Result<PendingChange, Failure> {
     let p = preview::build(app, caller, plan)?;
     let summary = summary::words(app, caller, &tool.spec, plan, &p);
     let (confirmation_id, expires_at) = store(app, caller, plan, &p, &summary)?;
@@ -69,7 +69,9 @@ fn store(
     let expires_at = now + app.settings.pending_change_ttl_secs as i64;
     let principal = &caller.principal;
     let set_paths = serde_json::to_string(&p.set_at_confirmation).unwrap_or_default();
-    let cost = (!p.cost.is_null()).then(|| p.cost.to_string());
+    let cost = (!p.cost.is_none())
+        .then(|| serde_json::to_string(&p.cost).ok())
+        .flatten();
     let (balance_company, balance) = p.balance.clone().unzip();
     let arguments = plan.arguments.to_string();
     let held = caller
@@ -140,37 +142,38 @@ fn shown(
     summary: &str,
     confirmation_id: &str,
     expires_at: i64,
-) -> Value {
-    let cost_note = if p.cost.is_null() {
+) -> PendingChange {
+    let cost_note = if p.cost.is_none() {
         String::new()
     } else {
         " and its cost".to_string()
     };
     let lifetime = crate::time::duration_words(app.settings.pending_change_ttl_secs as i64);
     let notes = preview::notes(p);
-    let mut out = json!({
-        "object": "pending_change",
-        "confirmation_id": confirmation_id,
-        "status": "awaiting_confirmation",
-        "tool": plan.tool,
-        "operation": plan.operation,
-        "target": {"type": plan.target_type, "id": plan.target_id, "version": p.version},
-        "summary": summary,
-        "current": p.current,
-        "after": p.after,
-        "set_at_confirmation": p.set_at_confirmation,
-        "differences": p.differences,
-        "cost": p.cost,
-        "redacted_fields": p.redacted_fields,
-        "expires_at": rfc3339(expires_at),
-        "next_step": format!(
+    PendingChange {
+        object: PendingChange::OBJECT,
+        confirmation_id: confirmation_id.to_string(),
+        status: PendingChange::STATUS,
+        tool: plan.tool.to_string(),
+        operation: plan.operation.to_string(),
+        target: PreviewedTarget {
+            kind: plan.target_type.to_string(),
+            id: plan.target_id.to_string(),
+            version: p.version.clone(),
+        },
+        summary: summary.to_string(),
+        current: p.current.clone(),
+        after: p.after.clone(),
+        set_at_confirmation: p.set_at_confirmation.clone(),
+        differences: p.differences.clone(),
+        cost: p.cost.clone(),
+        redacted_fields: p.redacted_fields.clone(),
+        expires_at: rfc3339(expires_at),
+        next_step: format!(
             "Nothing has been changed yet. Show the user this preview (the summary, the differences{cost_note}) and ask for explicit confirmation.{notes} Only if the user confirms, call confirm_change with confirmation_id `{confirmation_id}`; if not, call cancel_change. The id works once, only for this API key, for {lifetime}, and only while everything this preview shows stays as it is."
         ),
-    });
-    if let Some(w) = &p.withholds {
-        out["withheld"] = withheld_value(w, &p.after);
+        withheld: p.withholds.as_ref().map(|w| WithheldNote::of(w, &p.after)),
     }
-    out
 }
 
 /// A stored id as this caller sees it: (used_at, outcome, expires_at); another credential's id
@@ -264,7 +267,5 @@ pub fn cancel(caller: &Caller, confirmation_id: &str) -> Result<Value, Failure> 
     if n == 0 && !again {
         return Err(why_not(caller, &id_hash, now));
     }
-    Ok(
-        json!({"object": "change_result", "status": "cancelled", "confirmation_id": confirmation_id}),
-    )
+    Ok(envelope::to_json(&ChangeCancelled::of(confirmation_id)))
 }

@@ -10,6 +10,7 @@
 //! what the confirmation does.
 
 use super::call::{fill_path, Caller};
+use super::envelope::Cost;
 use super::plan::{ChangePlan, PlanKind};
 use super::preview::Preview;
 use super::spec::ToolSpec;
@@ -146,13 +147,13 @@ fn changed(p: &Preview, names: &mut Names<'_>) -> String {
     let parts: Vec<String> = p
         .differences
         .iter()
-        .filter(|d| d.get("set_at_confirmation").is_none())
+        .filter(|d| d.set_at_confirmation.is_none())
         .map(|d| {
             format!(
                 "{} from {} to {}",
-                d["field"].as_str().unwrap_or(""),
-                show(&d["current"], names),
-                show(&d["proposed"], names)
+                d.field,
+                show(&d.current, names),
+                show(&d.proposed, names)
             )
         })
         .collect();
@@ -168,9 +169,9 @@ fn screens(p: &Preview, names: &mut Names<'_>) -> String {
     let mut on = Vec::new();
     let mut off = Vec::new();
     for d in &p.differences {
-        let field = d["field"].as_str().unwrap_or("");
+        let field = d.field.as_str();
         let id = field.split('.').next().unwrap_or(field);
-        if d["proposed"] == true {
+        if d.proposed == true {
             on.push(Value::String(id.to_string()));
         } else {
             off.push(Value::String(id.to_string()));
@@ -222,40 +223,47 @@ fn upload(after: &Value) -> String {
 
 /// The cost as the preview computed it: tokens and the balance for an activation; the price in
 /// currency units, where it is billed and the balance for a purchase.
-fn cost_words(cost: &Value, company: Option<&str>) -> String {
-    if cost.is_null() {
-        return String::new();
-    }
+fn cost_words(cost: &Cost, company: Option<&str>) -> String {
     let whose = company.map_or("the balance".to_string(), |c| format!("the balance of {c}"));
-    let balance = match (cost["balance"].as_i64(), cost["balance_after"].as_i64()) {
+    let balance = |before: Option<i64>, after: Option<i64>| match (before, after) {
         (Some(b), Some(a)) => format!("; {whose} goes from {} to {} tokens", group(b), group(a)),
         _ => String::new(),
     };
-    if let Some(cents) = cost["price_cents"].as_i64() {
-        let currency = cost["currency"].as_str().unwrap_or("");
-        let tokens = cost["tokens_added"]
-            .as_i64()
-            .map_or(String::new(), |t| format!(" for {} tokens", group(t)));
-        let invoice = match cost["invoice_line"]["invoice_id"].as_str() {
-            Some(id) => format!("billed on the open invoice {id}"),
-            None => "billed on a new invoice".to_string(),
-        };
-        return format!(
-            "It costs {} {currency}{tokens}, {invoice}{balance}",
-            money(cents)
-        );
-    }
-    match cost["tokens"].as_i64() {
-        Some(0) => format!("It costs no tokens{balance}"),
-        Some(t) => {
-            let short = if cost["sufficient"] == false {
-                ": the balance is too low"
-            } else {
-                ""
+    match cost {
+        Cost::None => String::new(),
+        Cost::Purchase(p) => {
+            let Some(cents) = p.price_cents else {
+                return String::new();
             };
-            format!("It costs {} tokens{balance}{short}", group(t))
+            let currency = p.currency.as_deref().unwrap_or("");
+            let tokens = p
+                .tokens_added
+                .map_or(String::new(), |t| format!(" for {} tokens", group(t)));
+            let invoice = match &p.invoice_line.invoice_id {
+                Some(id) => format!("billed on the open invoice {id}"),
+                None => "billed on a new invoice".to_string(),
+            };
+            let balance = balance(p.balance, p.balance_after);
+            format!(
+                "It costs {} {currency}{tokens}, {invoice}{balance}",
+                money(cents)
+            )
         }
-        None => String::new(),
+        Cost::Activation(a) => {
+            let balance = balance(a.balance, a.balance_after);
+            match a.tokens {
+                Some(0) => format!("It costs no tokens{balance}"),
+                Some(t) => {
+                    let short = if a.sufficient == Some(false) {
+                        ": the balance is too low"
+                    } else {
+                        ""
+                    };
+                    format!("It costs {} tokens{balance}{short}", group(t))
+                }
+                None => String::new(),
+            }
+        }
     }
 }
 
@@ -419,19 +427,23 @@ mod tests {
 
     #[test]
     fn a_cost_names_price_invoice_and_balance() {
-        let purchase = json!({"price_cents": 4900, "currency": "EUR", "tokens_added": 500,
-            "balance": 3150, "balance_after": 3650, "invoice_line": {"invoice_id": null}});
+        let cost = |v: Value| serde_json::from_value::<Cost>(v).unwrap();
+        let purchase = cost(
+            json!({"price_cents": 4900, "currency": "EUR", "tokens_added": 500,
+            "balance": 3150, "balance_after": 3650, "invoice_line": {"invoice_id": null}}),
+        );
         assert_eq!(
             cost_words(&purchase, Some("“Northwind Grocers” (cmp_1)")),
             "It costs 49.00 EUR for 500 tokens, billed on a new invoice; the balance of “Northwind Grocers” (cmp_1) goes from 3,150 to 3,650 tokens"
         );
-        let activation =
-            json!({"tokens": 120, "balance": 1400, "balance_after": 1280, "sufficient": true});
+        let activation = cost(
+            json!({"tokens": 120, "balance": 1400, "balance_after": 1280, "sufficient": true}),
+        );
         assert_eq!(
             cost_words(&activation, None),
             "It costs 120 tokens; the balance goes from 1,400 to 1,280 tokens"
         );
-        assert_eq!(cost_words(&Value::Null, None), "");
+        assert_eq!(cost_words(&cost(Value::Null), None), "");
     }
 
     #[test]

@@ -392,24 +392,55 @@ pub fn is_our_prefix(prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// An answer with a member of each shape.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Declared {
+        #[schemars(regex(pattern = "^cmp_"))]
+        id: String,
+        #[schemars(extend("const" = "company"))]
+        object: &'static str,
+        name: String,
+        count: i64,
+        #[schemars(extend("format" = "date-time"))]
+        created_at: String,
+        #[schemars(extend("enum" = ["active", "paused"]))]
+        status: String,
+        #[serde(rename = "rawKey")]
+        raw_key: String,
+        pwd: String,
+        tags: Vec<String>,
+        extra: serde_json::Map<String, Value>,
+        // Branches of one shape, and of two.
+        #[schemars(schema_with = "null_or_time")]
+        maybe: Option<String>,
+        #[schemars(schema_with = "time_or_text")]
+        mixed: String,
+    }
+
+    fn null_or_time(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"anyOf": [{"type": "null"}, {"type": "string", "format": "date-time"}]})
+    }
+
+    fn time_or_text(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string"}]})
+    }
+
+    /// Names and values that would be written escaped.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Escaped {
+        #[serde(rename = "a\"b")]
+        #[schemars(extend("format" = "date-time"))]
+        quoted: String,
+        #[schemars(extend("enum" = ["plain", "with\"quote", "back\\slash"]))]
+        kind: String,
+    }
 
     #[test]
     fn a_schema_declares_its_fields() {
-        let s = Shape::of_schema(&json!({"type": "object", "properties": {
-            "id": {"type": "string", "pattern": "^cmp_"},
-            "object": {"const": "company"},
-            "name": {"type": "string"},
-            "count": {"type": "integer"},
-            "created_at": {"type": "string", "format": "date-time"},
-            "status": {"type": "string", "enum": ["active", "paused"]},
-            "rawKey": {"type": "string"},
-            "pwd": {"type": "string"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "extra": {"type": "object"},
-            "maybe": {"anyOf": [{"type": "null"}, {"type": "string", "format": "date-time"}]},
-            "mixed": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string"}]},
-        }}));
+        let s = Shape::of_schema(&crate::jsonschema::response::<Declared>());
         let m = |n: &str| s.member(n).cloned();
         assert_eq!(m("id"), Some(Shape::Id));
         assert_eq!(m("object"), Some(Shape::Enum(vec!["company".into()])));
@@ -538,10 +569,7 @@ mod tests {
 
     #[test]
     fn a_name_or_a_value_written_escaped_is_not_declared() {
-        let s = Shape::of_schema(&json!({"type": "object", "properties": {
-            "a\"b": {"type": "string", "format": "date-time"},
-            "kind": {"enum": ["plain", "with\"quote", "back\\slash"]},
-        }}));
+        let s = Shape::of_schema(&crate::jsonschema::response::<Escaped>());
         assert_eq!(s.member("a\"b"), None);
         assert_eq!(s.member("kind"), Some(&Shape::Enum(vec!["plain".into()])));
     }

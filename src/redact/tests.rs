@@ -211,19 +211,34 @@ fn the_bare_word_is_refused_only_where_a_secret_was() {
     );
 }
 
-/// A company answer as the route's type declares it.
+/// A company as its route's type declares it.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Company {
+    #[schemars(regex(pattern = "^cmp_"))]
+    id: String,
+    #[schemars(extend("const" = "company"))]
+    object: &'static str,
+    name: String,
+    plan_id: String,
+    extra: serde_json::Map<String, serde_json::Value>,
+    #[schemars(extend("format" = "date-time"))]
+    created_at: String,
+}
+
+/// A page of companies, as the list route declares it (the list envelope's members).
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Companies {
+    #[schemars(extend("const" = "list"))]
+    object: &'static str,
+    data: Vec<Company>,
+    has_more: bool,
+    next_cursor: Option<String>,
+}
+
 fn company_shape() -> Shape {
-    Shape::of_schema(&json!({"type": "object", "properties": {
-        "object": {"const": "list"},
-        "data": {"type": "array", "items": {"type": "object", "properties": {
-            "id": {"type": "string", "pattern": "^cmp_"},
-            "object": {"const": "company"},
-            "name": {"type": "string"},
-            "plan_id": {"type": "string"},
-            "extra": {"type": "object"},
-            "created_at": {"type": "string", "format": "date-time"}}}},
-        "has_more": {"type": "boolean"},
-        "next_cursor": {"type": ["string", "null"]}}}))
+    Shape::of_schema(&crate::jsonschema::response::<Companies>())
 }
 
 #[test]

@@ -105,17 +105,7 @@ pub fn delete_row<I: TypedId>(
 ) -> Result<(), ApiError> {
     tx.prepare_cached(&format!("DELETE FROM {table} WHERE id = ?1"))?
         .execute([id.as_str()])?;
-    #[derive(Serialize)]
-    struct Deleted<'a> {
-        id: &'a str,
-        object: &'a str,
-        deleted: bool,
-    }
-    let stub = Deleted {
-        id: id.as_str(),
-        object,
-        deleted: true,
-    };
+    let stub = super::payload::Deleted::of(id.as_str(), object);
     events::record(
         tx,
         company,

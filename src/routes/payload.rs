@@ -84,7 +84,7 @@ impl Payload {
             description,
             subject,
             deleted_schema(subject.kind, resource),
-            move |s| Ok(json!({"id": s.id, "object": resource, "deleted": true})),
+            move |s| to_data(&Deleted::of(s.id, resource)),
         )
     }
 
@@ -138,10 +138,32 @@ impl Subject<'_> {
     }
 }
 
+// The deletion stub an `<object>.deleted` event carries, and `DELETE` records:
+// `{"id", "object", "deleted": true}`. (No doc comment: it would describe every such payload.)
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Deleted<'a> {
+    pub id: &'a str,
+    pub object: &'a str,
+    #[schemars(extend("const" = true))]
+    pub deleted: bool,
+}
+
+impl<'a> Deleted<'a> {
+    pub fn of(id: &'a str, object: &'a str) -> Deleted<'a> {
+        Deleted {
+            id,
+            object,
+            deleted: true,
+        }
+    }
+}
+
+/// The stub's schema for one kind: its id's prefix, and its object.
 fn deleted_schema(subject: Kind, object: &'static str) -> Value {
-    json!({"type":"object","additionalProperties":false,"required":["id","object","deleted"],
-        "properties":{"id":{"type":"string","pattern":format!("^{}_", subject.prefix())},
-            "object":{"const":object},"deleted":{"const":true}}})
+    let mut schema = crate::jsonschema::response::<Deleted<'static>>();
+    schema["properties"]["id"]["pattern"] = json!(format!("^{}_", subject.prefix()));
+    schema["properties"]["object"] = json!({ "const": object });
+    schema
 }
 
 /// A `$ref` to a named schema of the OpenAPI document.

@@ -406,7 +406,12 @@ mod tests {
     #[test]
     #[should_panic(expected = "registered twice")]
     fn a_schema_name_is_registered_once() {
-        let s = || ("Thing", serde_json::json!({"type": "object"}));
+        let s = || {
+            (
+                "Thing",
+                crate::jsonschema::response::<serde_json::Map<String, serde_json::Value>>(),
+            )
+        };
         let _ = Router::new(Vec::new()).with_schemas(vec![s(), s()]);
     }
 }

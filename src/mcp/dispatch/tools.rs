@@ -7,6 +7,7 @@ use crate::mcp::call::{
     arg_str, fill_path, from_rest, query_of, unavailable, Caller, Content, Outcome,
 };
 use crate::mcp::confirm;
+use crate::mcp::envelope;
 use crate::mcp::failure::Failure;
 use crate::mcp::fence;
 use crate::mcp::mrtr::Step;
@@ -339,7 +340,8 @@ fn run(app: &App, caller: &Caller, tool: &Tool, args: &Map<String, Value>) -> Ou
                 return Err(marker_refusal(&path, written, false));
             }
             let plan = change_plan(tool, args)?;
-            pending::prepare(app, caller, tool, &plan).map(Content::Value)
+            pending::prepare(app, caller, tool, &plan)
+                .map(|pending| Content::Value(envelope::to_json(&pending)))
         }
         Kind::Confirm => {
             confirm::confirm(app, caller, arg_str(args, "confirmation_id")).map(Content::Value)

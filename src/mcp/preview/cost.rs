@@ -3,10 +3,11 @@
 
 use crate::http::App;
 use crate::mcp::call::{self, Caller};
-use serde_json::{json, Value};
+use crate::mcp::envelope::{ActivationCost, Cost, InvoiceLine, PurchaseCost};
+use serde_json::Value;
 
 /// A cost as shown, and the company balance it showed (which the confirmation is bound to).
-pub(super) type Shown = (Value, Option<(String, i64)>);
+pub(super) type Shown = (Cost, Option<(String, i64)>);
 
 /// The activation cost and the company's balance, read through the pipeline (so a key without
 /// `tokens:read` sees the cost but not the balance).
@@ -39,10 +40,13 @@ pub(super) fn activation_cost(app: &App, caller: &Caller, current: &Value) -> Sh
         .as_str()
         .zip(balance)
         .map(|(c, b)| (c.to_string(), b));
-    (
-        json!({"tokens": tokens, "balance": balance, "balance_after": after, "sufficient": after.map(|a| a >= 0)}),
-        bound,
-    )
+    let cost = Cost::Activation(ActivationCost {
+        tokens,
+        balance,
+        balance_after: after,
+        sufficient: after.map(|a| a >= 0),
+    });
+    (cost, bound)
 }
 
 /// What a purchase costs, from the dry run's answer: the price and currency, the tokens and the
@@ -57,17 +61,18 @@ pub(super) fn purchase_cost(outcome: &Value, after: &Value) -> Shown {
         .as_str()
         .zip(before)
         .map(|(c, b)| (c.to_string(), b));
-    let cost = json!({
-        "price_cents": charge["amount_cents"],
-        "currency": charge["currency"],
-        "tokens_added": added,
-        "balance": before,
-        "balance_after": balance_after,
-        "invoice_line": {
-            "invoice_id": after["charge"]["invoice_id"],
-            "description": charge["description"],
-            "amount_cents": charge["amount_cents"],
-            "currency": charge["currency"],
+    let text = |v: &Value| v.as_str().map(String::from);
+    let cost = Cost::Purchase(PurchaseCost {
+        price_cents: charge["amount_cents"].as_i64(),
+        currency: text(&charge["currency"]),
+        tokens_added: added,
+        balance: before,
+        balance_after,
+        invoice_line: InvoiceLine {
+            invoice_id: text(&after["charge"]["invoice_id"]),
+            description: text(&charge["description"]),
+            amount_cents: charge["amount_cents"].as_i64(),
+            currency: text(&charge["currency"]),
         },
     });
     (cost, bound)

@@ -13,17 +13,16 @@
 //! run just before the confirmation runs, which applies only if the same fingerprint comes out.
 
 mod cost;
-pub mod schema;
 mod settle;
 
 use super::advice;
 use super::call::{from_rest, Caller, WriteTerms};
+use super::envelope::{Cost, Difference, WithheldNote};
 use super::failure::Failure;
 use super::plan::{marker_refusal, value_at, ChangePlan, PlanKind};
 use crate::http::router::Withheld;
 use crate::http::App;
 use hyper::Method;
-use schema::withheld_value;
 use serde_json::{json, Value};
 use settle::{batch_differences, field_differences, Settle};
 use sha2::{Digest, Sha256};
@@ -35,8 +34,8 @@ pub struct Preview {
     pub version: String,
     pub after: Value,
     pub set_at_confirmation: Vec<String>,
-    pub differences: Vec<Value>,
-    pub cost: Value,
+    pub differences: Vec<Difference>,
+    pub cost: Cost,
     /// Every path of `current` and `after` shown redacted.
     pub redacted_fields: Vec<String>,
     pub withholds: Option<Withheld>,
@@ -68,11 +67,12 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
         let (field, value) = edit.apply(&current);
         changes.insert(field, value);
     }
-    let requested: Vec<Value> = changes
+    let requested: Vec<Difference> = changes
         .iter()
         .filter(|(k, v)| current.get(k.as_str()) != Some(*v))
         .map(|(k, v)| {
-            json!({"field": k, "current": current.get(k.as_str()).cloned().unwrap_or(Value::Null), "proposed": v})
+            let now = current.get(k.as_str()).cloned().unwrap_or(Value::Null);
+            Difference::new(k, now, v.clone())
         })
         .collect();
     if requested.is_empty() && matches!(plan.kind, PlanKind::Fields) {
@@ -138,7 +138,11 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
 
     let differences = match plan.kind {
         PlanKind::Deletes => {
-            vec![json!({"field": plan.target_type, "current": current, "proposed": null})]
+            vec![Difference::new(
+                plan.target_type,
+                current.clone(),
+                Value::Null,
+            )]
         }
         PlanKind::Batch { items, key, flag } => {
             let changed = batch_differences(&after, items, key, flag);
@@ -157,7 +161,7 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
         _ if same_object => field_differences(&current, &after, &set_at_confirmation, &changes),
         PlanKind::Creates => {
             let field = outcome["object"].as_str().unwrap_or("result").to_string();
-            vec![json!({"field": field, "current": null, "proposed": after})]
+            vec![Difference::new(field, Value::Null, after.clone())]
         }
         PlanKind::Fields => requested,
     };
@@ -166,7 +170,7 @@ pub fn build(app: &App, caller: &Caller, plan: &ChangePlan) -> Result<Preview, F
     } else if plan.with_cost {
         cost::activation_cost(app, caller, &current)
     } else {
-        (Value::Null, None)
+        (Cost::None, None)
     };
     let mut redacted_fields = Vec::new();
     redacted_paths(&current, &mut redacted_fields);
@@ -345,11 +349,10 @@ pub fn notes(p: &Preview) -> String {
         ));
     }
     if let Some(w) = &p.withholds {
-        let shown = withheld_value(w, &p.after);
+        let shown = WithheldNote::of(w, &p.after);
         out.push_str(&format!(
             " The `{}` this write makes is never shown through MCP: {}",
-            w.field,
-            shown["note"].as_str().unwrap_or(w.note)
+            w.field, shown.note
         ));
     }
     if !p.set_at_confirmation.is_empty() {

@@ -1,11 +1,17 @@
 //! What a dry run's answer is made of: the values only the confirmation sets (found by running
 //! the write twice, a minute apart), and the differences it makes to the target.
 
+use crate::mcp::envelope::Difference;
 use serde_json::{json, Map, Value};
 
 /// The items of a batch answer that the write changes: `{field: "<key>.<flag>", current,
 /// proposed}` with the flag before and after.
-pub(super) fn batch_differences(after: &Value, items: &str, key: &str, flag: &str) -> Vec<Value> {
+pub(super) fn batch_differences(
+    after: &Value,
+    items: &str,
+    key: &str,
+    flag: &str,
+) -> Vec<Difference> {
     after[items]
         .as_array()
         .map(|list| {
@@ -14,7 +20,7 @@ pub(super) fn batch_differences(after: &Value, items: &str, key: &str, flag: &st
                 .map(|item| {
                     let name = item[key].as_str().unwrap_or("");
                     let now = item[flag].as_bool().unwrap_or(false);
-                    json!({"field": format!("{name}.{flag}"), "current": !now, "proposed": now})
+                    Difference::new(format!("{name}.{flag}"), json!(!now), json!(now))
                 })
                 .collect()
         })
@@ -93,19 +99,19 @@ pub(super) fn field_differences(
     after: &Value,
     set: &[String],
     asked: &Map<String, Value>,
-) -> Vec<Value> {
+) -> Vec<Difference> {
     let Some(fields) = after.as_object() else {
         return Vec::new();
     };
-    let mut out: Vec<(u8, Value)> = fields
+    let mut out: Vec<(u8, Difference)> = fields
         .iter()
         .filter_map(|(k, v)| {
             let now = current.get(k.as_str()).unwrap_or(&Value::Null);
             if set.iter().any(|p| p == k) {
-                return Some((2, json!({"field": k, "current": now, "proposed": null, "set_at_confirmation": true})));
+                return Some((2, Difference::set_at_confirmation(k, now.clone())));
             }
             let rank = if asked.contains_key(k) { 0 } else { 1 };
-            (now != v).then(|| (rank, json!({"field": k, "current": now, "proposed": v})))
+            (now != v).then(|| (rank, Difference::new(k, now.clone(), v.clone())))
         })
         .collect();
     out.sort_by_key(|(rank, _)| *rank);

@@ -174,12 +174,10 @@ pub fn problem_response(status: u16, description: &str) -> Value {
 
 /// The list envelope of `item`: `{object: "list", data: [item], has_more, next_cursor}`.
 pub fn list_schema(item: &str) -> Value {
-    json!({"type":"object","additionalProperties":false,"required":["object","data","has_more","next_cursor"],
-        "description": format!("A page of `{item}` objects, newest first."),
-        "properties":{"object":{"const":"list","description":"Always `list`."},
-            "data":{"type":"array","items":{"$ref": format!("#/components/schemas/{item}")},"description":"The objects of this page."},
-            "has_more":{"type":"boolean","description":"Whether another page follows."},
-            "next_cursor":{"type":["string","null"],"description":"Pass as `cursor` for the next page; `null` on the last page."}}})
+    let mut schema =
+        crate::http::response::list_schema(json!({"$ref": format!("#/components/schemas/{item}")}));
+    schema["description"] = json!(format!("A page of `{item}` objects, newest first."));
+    schema
 }
 
 /// Moves every inline string enum of the component schemas into a named component, referenced

@@ -113,8 +113,10 @@ fn count_per_agent_class(schema: &mut schemars::Schema) {
             )
         })
         .collect();
-    *schema = schemars::json_schema!({"type": "object", "additionalProperties": false,
-        "required": AGENT_CLASSES, "properties": properties});
+    // The map's own schema says it is an object; its keys are the classes, each required.
+    schema.insert("properties".into(), properties.into());
+    schema.insert("required".into(), serde_json::json!(AGENT_CLASSES));
+    schema.insert("additionalProperties".into(), false.into());
 }
 
 /// `YYYY-MM-DD` of a day number (days since 1970-01-01, UTC).

@@ -99,9 +99,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         named_response::<store::Entry>(),
         (
             "RequestEntryList",
-            json!({"type":"object","required":["object","data","has_more","next_cursor"],
-            "properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/components/schemas/RequestEntry"}},
-                "has_more":{"type":"boolean","description":"More entries follow this page."},"next_cursor":{"type":["string","null"],"description":"Pass as `cursor` for the next page."}}}),
+            crate::http::response::list_schema(
+                json!({"$ref": "#/components/schemas/RequestEntry"}),
+            ),
         ),
         named_response::<Count>(),
         (
