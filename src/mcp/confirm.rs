@@ -17,6 +17,7 @@
 use super::advice;
 use super::call::{from_rest, Caller, WriteTerms};
 use super::failure::Failure;
+use super::handover;
 use super::pending::{self, hash, record, storage_error, why_not};
 use super::plan::{change_plan, ChangePlan};
 use super::preview::schema::withheld_value;
@@ -25,6 +26,7 @@ use super::spec::Kind;
 use super::state::state;
 use super::tool::Tool;
 use crate::db::ExpectedBalance;
+use crate::http::reveals::Subject;
 use crate::http::{ApiError, App};
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -205,8 +207,23 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
         "target": {"type": c.target_type, "id": c.target_id},
     });
     if let Some(w) = tool.spec.withholds {
+        let secret = result[w.field].as_str().map(String::from);
         preview::withhold(&mut result, w.field);
         answer["withheld"] = withheld_value(&w, &result);
+        if let Some(secret) = secret {
+            let subject =
+                Subject {
+                    kind: c.target_type.clone(),
+                    id: result["id"].as_str().unwrap_or(&c.target_id).to_string(),
+                    field: w.field.to_string(),
+                    // A change whose question states a grace (a rotation) keeps the old secret
+                    // working that long: the person reads it beside the new one.
+                    grace: tool.spec.ask.filter(|a| a.contains("{grace}")).map(|_| {
+                        crate::time::duration_words(app.settings.webhook_rotation_grace_secs)
+                    }),
+                };
+            handover::hold(app, &mut answer, secret, subject);
+        }
     }
     answer["result"] = result;
     // What it cost, as previewed: the write ran bound to that balance.

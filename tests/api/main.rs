@@ -48,6 +48,7 @@ mod mcp_readme;
 mod mcp_redaction;
 mod mcp_resources;
 mod mcp_search;
+mod mcp_secret_handoff;
 mod mcp_side_changes;
 mod mcp_tools;
 mod mcp_transport;

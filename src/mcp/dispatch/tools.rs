@@ -274,7 +274,14 @@ fn call_checked(
             return asked;
         }
     }
-    let out = match run(app, caller, tool, args) {
+    let outcome = run(app, caller, tool, args);
+    // A change that made a secret: the person's client shows them its link, if it can.
+    if let (Ok(Content::Value(v)), Kind::Confirm) = (&outcome, tool.spec.kind) {
+        if let Some(shown) = crate::mcp::elicitation::hand_over(app, caller, id, v) {
+            return shown;
+        }
+    }
+    let out = match outcome {
         Ok(v) => {
             let (v, links) = crate::mcp::links::extract(tool, v, caller.version);
             // A read's result is a function of its REST answer: one rendered before is reused.

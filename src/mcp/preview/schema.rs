@@ -56,6 +56,17 @@ pub fn withheld_schema() -> Value {
         "properties": {"field": {"type": "string"}, "note": {"type": "string"}}})
 }
 
+/// `withheld` in a confirmation: with `reveal`, the one-time link that shows the person the
+/// withheld secret (`url` only when the assistant must pass it on).
+fn confirmed_withheld_schema() -> Value {
+    let mut s = withheld_schema();
+    s["properties"]["reveal"] = json!({"type": "object", "additionalProperties": false,
+        "required": ["expires_at", "instructions"],
+        "properties": {"url": {"type": "string"}, "expires_at": {"type": "string", "format": "date-time"},
+            "instructions": {"type": "string"}}});
+    s
+}
+
 /// `withheld` as shown: the note with `{id}` replaced by the object's id when it is known.
 pub fn withheld_value(w: &Withheld, answer: &Value) -> Value {
     let note = match answer["id"].as_str() {
@@ -93,7 +104,7 @@ pub fn confirm_schema(result: Value) -> Value {
             "target": target_schema(false),
             "result": result,
             "cost": cost_schema(),
-            "withheld": withheld_schema()}})
+            "withheld": confirmed_withheld_schema()}})
 }
 
 pub fn cancel_schema() -> Value {
