@@ -41,6 +41,7 @@ use crate::http::router::Route;
 
 pub mod advice;
 pub mod apps;
+pub mod brief;
 pub mod call;
 pub mod catalogue;
 pub mod compact;

@@ -38,6 +38,7 @@ mod mcp_capabilities;
 mod mcp_catalogue;
 mod mcp_consistency;
 mod mcp_elicitation;
+mod mcp_event_briefs;
 mod mcp_integrity;
 mod mcp_jobs;
 mod mcp_more_jobs;
