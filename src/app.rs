@@ -107,6 +107,8 @@ impl App {
         app.extensions
             .insert(Arc::new(crate::routes::sign_in::SignInLinks::default()));
         app.extensions
+            .insert(Arc::new(crate::http::reveals::Reveals::default()));
+        app.extensions
             .insert(Arc::new(crate::routes::scan::ScanLimiter::new(
                 app.settings.scan_rate_limit_per_minute,
             )));

@@ -182,6 +182,8 @@ settings! {
         login_enabled: bool = true; "auth.login_enabled"; "SIGNAGE_LOGIN_ENABLED";
         login_token_ttl_secs: u64 = 3600; "auth.login_token_ttl_secs"; "SIGNAGE_LOGIN_TOKEN_TTL_SECS";
         pending_change_ttl_secs: u64 = 600; "mcp.pending_change_ttl_secs"; "SIGNAGE_PENDING_CHANGE_TTL_SECS";
+        /// How long the link to a secret made through MCP (a rotated webhook secret) works, once.
+        mcp_secret_reveal_ttl_secs: u64 = 900; "mcp.secret_reveal_ttl_secs"; "SIGNAGE_MCP_SECRET_REVEAL_TTL_SECS";
         /// Seconds of silence after which a device counts as offline.
         device_offline_after_secs: i64 = 300; "devices.offline_after_secs"; "SIGNAGE_DEVICE_OFFLINE_AFTER_SECS";
         /// Webhook URLs may target loopback and private ranges ([`crate::outbound`]).
@@ -556,6 +558,12 @@ impl Settings {
             return Err(invalid(
                 "mcp.result_cache_bytes",
                 "must be at most 67108864 (64 MiB)",
+            ));
+        }
+        if !(1..=3600).contains(&self.mcp_secret_reveal_ttl_secs) {
+            return Err(invalid(
+                "mcp.secret_reveal_ttl_secs",
+                "must be between 1 and 3600",
             ));
         }
         if self.login_token_ttl_secs < 60 || self.login_token_ttl_secs > 86_400 {

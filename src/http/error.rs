@@ -68,6 +68,10 @@ pub enum ApiError {
     /// cannot apply to the current state.
     #[error("conflict ({code}): {detail}")]
     ConflictCode { code: &'static str, detail: String },
+    /// A 410 with a machine-readable `code`: what the request names existed once and is gone for
+    /// good (a one-time link already used or expired).
+    #[error("gone ({code}): {detail}")]
+    Gone { code: &'static str, detail: String },
     #[error("idempotency key reused with a different request")]
     IdempotencyMismatch,
     #[error("idempotent request in flight")]
@@ -228,6 +232,7 @@ impl ApiError {
             | ApiError::IdempotencyMismatch
             | ApiError::IdempotencyInFlight
             | ApiError::SecretNotReplayable { .. } => StatusCode::CONFLICT,
+            ApiError::Gone { .. } => StatusCode::GONE,
             ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             ApiError::InsufficientTokens { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::TooManyRequests { .. }
@@ -259,6 +264,7 @@ impl ApiError {
             ApiError::ForeignSite { .. } => "foreign-site",
             ApiError::ScreenCredential => "screen-credential",
             ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "conflict",
+            ApiError::Gone { .. } => "gone",
             ApiError::IdempotencyMismatch => "idempotency-key-reused",
             ApiError::IdempotencyInFlight => "idempotency-key-in-flight",
             ApiError::SecretNotReplayable { .. } => "secret-not-replayable",
@@ -292,6 +298,7 @@ impl ApiError {
             ApiError::ForeignSite { .. } => "Request from another site",
             ApiError::ScreenCredential => "A screen's credential",
             ApiError::Conflict(_) | ApiError::ConflictCode { .. } => "Conflict",
+            ApiError::Gone { .. } => "Gone",
             ApiError::IdempotencyMismatch => "Idempotency key reused",
             ApiError::IdempotencyInFlight => "Idempotent request in flight",
             ApiError::SecretNotReplayable { .. } => "Secret not replayable",
@@ -324,6 +331,7 @@ impl ApiError {
             | ApiError::ForeignSite { detail: d, .. }
             | ApiError::QuotaExceeded { detail: d, .. }
             | ApiError::ConflictCode { detail: d, .. }
+            | ApiError::Gone { detail: d, .. }
             | ApiError::TimedOut { detail: d, .. } => d.clone(),
             ApiError::MethodNotAllowed { allow } => format!(
                 "This path supports: {}.",
@@ -393,6 +401,7 @@ impl ApiError {
             ApiError::Malformed { code, .. }
             | ApiError::ForeignSite { code, .. }
             | ApiError::ConflictCode { code, .. }
+            | ApiError::Gone { code, .. }
             | ApiError::TimedOut { code, .. } => body["code"] = json!(code),
             ApiError::Forbidden(scope) => body["missing_scope"] = json!(scope),
             ApiError::InsufficientTokens { balance, required } => {

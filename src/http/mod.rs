@@ -15,6 +15,7 @@
 //! - [`ctx`]: what handlers receive, and input validation helpers.
 //! - [`page`]: keyset pagination: a page request and its cursor.
 //! - [`reach`]: whose rows a list may hold: some companies, or a whole account.
+//! - [`reveals`]: secrets held for a one-time reveal to a person (never to an assistant).
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
 //! - [`json_write`]: JSON written by what each value is (ids, enums and times copied as they are).
@@ -42,6 +43,7 @@ pub mod rate_limit;
 pub mod reach;
 pub mod request;
 pub mod response;
+pub mod reveals;
 pub mod router;
 pub mod server;
 pub mod site;

@@ -123,6 +123,7 @@ fn build_tool(spec: ToolSpec, router: &Router, writes: &[&'static str]) -> Tool 
     if let Some(mut out) = output_schema {
         if let Some(r) = &route {
             out = super::links::output_schema(r.operation_id, out);
+            out = super::brief::output_schema(r.operation_id, out);
         }
         let mut out = with_error_branch(out);
         super::compact::share_repeats(&mut out);

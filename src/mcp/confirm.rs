@@ -16,8 +16,11 @@
 
 use super::advice;
 use super::call::{from_rest, Caller, WriteTerms};
-use super::envelope::{self, ChangeApplied, Cost, Target, WithheldNote, CHANGE_RESULT};
+use super::envelope::{
+    self, AppliedWithheld, ChangeApplied, Cost, Target, WithheldNote, CHANGE_RESULT,
+};
 use super::failure::Failure;
+use super::handover;
 use super::pending::{self, hash, record, storage_error, why_not};
 use super::plan::{change_plan, ChangePlan};
 use super::preview::{self, Recheck};
@@ -25,6 +28,7 @@ use super::spec::Kind;
 use super::state::state;
 use super::tool::Tool;
 use crate::db::ExpectedBalance;
+use crate::http::reveals::Subject;
 use crate::http::{ApiError, App};
 use hyper::StatusCode;
 use rusqlite::OptionalExtension;
@@ -199,8 +203,28 @@ pub fn confirm(app: &App, caller: &Caller, confirmation_id: &str) -> Result<Valu
     record(caller, &id_hash, "applied");
     let mut result = from_rest(&resp).unwrap_or_else(|_| json!({"ok": true}));
     let withheld = tool.spec.withholds.map(|w| {
+        let secret = result[w.field].as_str().map(String::from);
         preview::withhold(&mut result, w.field);
-        WithheldNote::of(&w, &result)
+        let note = WithheldNote::of(&w, &result);
+        let reveal = secret.and_then(|secret| {
+            let subject =
+                Subject {
+                    kind: c.target_type.clone(),
+                    id: result["id"].as_str().unwrap_or(&c.target_id).to_string(),
+                    field: w.field.to_string(),
+                    // A change whose question states a grace (a rotation) keeps the old secret
+                    // working that long: the person reads it beside the new one.
+                    grace: tool.spec.ask.filter(|a| a.contains("{grace}")).map(|_| {
+                        crate::time::duration_words(app.settings.webhook_rotation_grace_secs)
+                    }),
+                };
+            handover::hold(app, secret, subject)
+        });
+        AppliedWithheld {
+            field: note.field,
+            note: note.note,
+            reveal,
+        }
     });
     Ok(envelope::to_json(&ChangeApplied {
         object: CHANGE_RESULT,

@@ -12,12 +12,18 @@
 //! first event is the `elicitation/create` request. The client POSTs its answer (a JSON-RPC
 //! response, same session and credential); that POST runs the confirmation, as that caller, and
 //! the result is the stream's second and last event. Comments keep the stream alive meanwhile.
+//!
+//! A confirmed change that made a secret ([`handover`]) asks one more question on the same
+//! stream, or on a stream of its own when the call was confirmed without a dialog: a URL-mode
+//! `elicitation/create` whose link shows the person the secret, once. Only what the client did
+//! with it reaches the result.
 
 use super::call::Caller;
 use super::confirm::confirm;
 use super::failure::Failure;
+use super::handover;
 use super::pending;
-use super::questions::Waiting;
+use super::questions::{Next, Purpose, Question, Waiting};
 use super::reply::Out;
 use super::sse;
 use super::state::state;
@@ -135,40 +141,110 @@ fn tool_result(outcome: Result<Value, Failure>) -> Value {
 /// session is known, it reads event streams, and the change is still pending for this caller.
 /// `None`: confirm as usual.
 pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -> Option<Out> {
-    let session = caller.session.clone()?;
+    caller.session.as_ref()?;
     // Elicitation came with 2025-06-18; 2025-03-26 (the only era with batches) never asks.
     if !caller.features.elicitation_form || !caller.accepts_sse || caller.version == "2025-03-26" {
         return None;
     }
-    let runtime = tokio::runtime::Handle::try_current().ok()?;
     let change = pending_change(caller, confirmation_id)?;
-    let registry = state(app).elicitations.clone();
-    let question_id = format!(
+    let wait = (change.expires_at - caller.now()).clamp(1, MAX_WAIT_SECS) as u64;
+    let text = format!("The user did not answer the confirmation dialog within {wait} seconds, so nothing was applied. The confirmation id stays valid until it expires: ask the user, then call confirm_change again, or cancel_change.");
+    let question = register(
+        app,
+        caller,
+        Purpose::Confirm(confirmation_id.to_string()),
+        |id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create",
+            "params": {"mode": "form", "message": message(&change),
+                "requestedSchema": form_schema()}})
+        },
+        tool_result(Err(Failure::new("confirmation_unanswered", 408, text))),
+        wait,
+    )?;
+    converse(app, caller, call_id, question)
+}
+
+/// A confirmed change's result that carries a link to a secret ([`handover`]): when the client
+/// shows links itself (URL-mode elicitation), the call is answered with an event stream that
+/// asks it to, and the result keeps only that the link was offered. `None`: the result is sent
+/// as it is, link and words for the assistant included.
+pub fn hand_over(app: &App, caller: &Caller, call_id: &Value, answer: &Value) -> Option<Out> {
+    if !caller.accepts_sse || !handover::client_shows_links(caller) {
+        return None;
+    }
+    let question = link_question(app, caller, answer)?;
+    converse(app, caller, call_id, question)
+}
+
+/// The URL-mode question that shows the person the link of `answer`.
+fn link_question(app: &App, caller: &Caller, answer: &Value) -> Option<Question> {
+    let url = handover::link(answer)?.to_string();
+    let elicitation_id = format!(
+        "reveal_{}",
+        crate::random::base62(caller.seeded, "elicitation", 24)
+    );
+    let message = handover::message(answer);
+    let wait = (MAX_WAIT_SECS as u64).min(app.settings.mcp_secret_reveal_ttl_secs);
+    register(
+        app,
+        caller,
+        Purpose::Link(answer.clone()),
+        |id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create",
+            "params": {"mode": "url", "elicitationId": elicitation_id, "url": url,
+                "message": message}})
+        },
+        // Nobody answered: the assistant carries the link after all.
+        tool_result(Ok(answer.clone())),
+        wait,
+    )
+}
+
+/// Registers a question of this caller's session; its request is built around its id.
+fn register(
+    app: &App,
+    caller: &Caller,
+    purpose: Purpose,
+    request: impl FnOnce(&str) -> Value,
+    on_timeout: Value,
+    wait_secs: u64,
+) -> Option<Question> {
+    let session = caller.session.clone()?;
+    let registry = &state(app).elicitations;
+    let id = format!(
         "elicit_{}",
         crate::random::base62(caller.seeded, "elicitation", 24)
     );
     let (done, answered) = oneshot::channel();
-    {
-        let mut map = registry.0.lock().ok()?;
-        if map.len() >= MAX_WAITING {
-            return None;
-        }
-        let p = &caller.principal;
-        map.insert(
-            question_id.clone(),
-            Waiting {
-                actor: p.actor_id().to_string(),
-                client_id: p.client_id().map(String::from),
-                session,
-                confirmation_id: confirmation_id.to_string(),
-                done,
-            },
-        );
+    let mut map = registry.0.lock().ok()?;
+    if map.len() >= MAX_WAITING {
+        return None;
     }
-    let request = json!({"jsonrpc": "2.0", "id": question_id, "method": "elicitation/create",
-        "params": {"mode": "form", "message": message(&change),
-            "requestedSchema": form_schema()}});
-    let wait = (change.expires_at - caller.now()).clamp(1, MAX_WAIT_SECS) as u64;
+    let p = &caller.principal;
+    map.insert(
+        id.clone(),
+        Waiting {
+            actor: p.actor_id().to_string(),
+            client_id: p.client_id().map(String::from),
+            session,
+            purpose,
+            done,
+        },
+    );
+    Some(Question {
+        request: request(&id),
+        id,
+        answered,
+        on_timeout,
+        wait_secs,
+    })
+}
+
+/// Answers the call with an event stream: the question, then (after the answer) the next
+/// question or the result. Comments keep the stream alive while the user decides.
+fn converse(app: &App, caller: &Caller, call_id: &Value, first: Question) -> Option<Out> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let registry = state(app).elicitations.clone();
     let call_id = call_id.clone();
     // Well inside the server's own idle timeout, whatever it is set to.
     let keepalive = Duration::from_millis(
@@ -179,49 +255,58 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
     let (tx, body) = Streamed::channel(4);
     let stream = caller.request_id.clone();
     runtime.spawn(async move {
-        let final_event = |result: Value| {
+        let result_event = |n: u32, result: Value| {
             event(
                 &stream,
-                2,
+                n,
                 &json!({"jsonrpc": "2.0", "id": call_id, "result": result}),
             )
         };
-        let opening = [
-            Bytes::from(sse::priming(&stream)),
-            event(&stream, 1, &request),
-        ];
-        for e in opening {
-            if tx.send(e).await.is_err() {
-                registry.take(&question_id);
+        if tx.send(Bytes::from(sse::priming(&stream))).await.is_err() {
+            registry.take(&first.id);
+            return;
+        }
+        let mut n = 1;
+        let mut question = first;
+        'asking: loop {
+            if tx.send(event(&stream, n, &question.request)).await.is_err() {
+                registry.take(&question.id);
                 return;
             }
-        }
-        let deadline = tokio::time::sleep(Duration::from_secs(wait));
-        tokio::pin!(deadline);
-        tokio::pin!(answered);
-        loop {
-            tokio::select! {
-                biased;
-                result = &mut answered => {
-                    if let Ok(result) = result {
-                        let _ = tx.send(final_event(result)).await;
+            n += 1;
+            let deadline = tokio::time::sleep(Duration::from_secs(question.wait_secs));
+            tokio::pin!(deadline);
+            loop {
+                tokio::select! {
+                    biased;
+                    next = &mut question.answered => {
+                        match next {
+                            Ok(Next::Done(result)) => {
+                                let _ = tx.send(result_event(n, result)).await;
+                                return;
+                            }
+                            Ok(Next::Ask(q)) => {
+                                question = q;
+                                continue 'asking;
+                            }
+                            Err(_) => return,
+                        }
                     }
-                    return;
-                }
-                _ = &mut deadline => {
-                    // Unless the answer is being run right now, nobody answered in time.
-                    if registry.take(&question_id).is_some() {
-                        let text = format!("The user did not answer the confirmation dialog within {wait} seconds, so nothing was applied. The confirmation id stays valid until it expires: ask the user, then call confirm_change again, or cancel_change.");
-                        let _ = tx.send(final_event(tool_result(Err(Failure::new("confirmation_unanswered", 408, text))))).await;
-                        return;
+                    _ = &mut deadline => {
+                        // Unless the answer is being run right now, nobody answered in time.
+                        if registry.take(&question.id).is_some() {
+                            let result = std::mem::take(&mut question.on_timeout);
+                            let _ = tx.send(result_event(n, result)).await;
+                            return;
+                        }
+                        deadline.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(60));
                     }
-                    deadline.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(60));
-                }
-                _ = tokio::time::sleep(keepalive) => {
-                    if tx.send(Bytes::from_static(b": waiting for the user\n\n")).await.is_err() {
-                        // The client went away: the change stays pending, unconfirmed.
-                        registry.take(&question_id);
-                        return;
+                    _ = tokio::time::sleep(keepalive) => {
+                        if tx.send(Bytes::from_static(b": waiting for the user\n\n")).await.is_err() {
+                            // The client went away: a change stays pending, unconfirmed.
+                            registry.take(&question.id);
+                            return;
+                        }
                     }
                 }
             }
@@ -233,7 +318,7 @@ pub fn ask(app: &App, caller: &Caller, call_id: &Value, confirmation_id: &str) -
 }
 
 /// A client's JSON-RPC response: if it answers one of our questions, asked of this caller in
-/// this session, runs what the user chose and completes the waiting `confirm_change`.
+/// this session, acts on it and tells the waiting stream what comes next.
 pub fn answer(app: &App, caller: &Caller, msg: &Value) {
     let Some(id) = msg.get("id").and_then(Value::as_str) else {
         return;
@@ -251,12 +336,45 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
     let Some(w) = mine.then(|| registry.take(id)).flatten() else {
         return;
     };
+    let next = match w.purpose {
+        Purpose::Confirm(confirmation_id) => {
+            confirmed(app, caller, msg, &w.session, &confirmation_id)
+        }
+        Purpose::Link(answer) => {
+            if msg.get("error").is_some() {
+                // The client could not show the link; it is not asked to again in this session.
+                let sessions = &state(app).sessions;
+                let mut features = sessions.features(&w.session);
+                features.elicitation_url = false;
+                sessions.set_features(&w.session, features);
+            }
+            // Shown to the user: the result keeps only that. Declined, dismissed or not shown:
+            // the assistant carries the link after all, the secret still out of its reach.
+            let answer = match msg["result"]["action"].as_str() {
+                Some("accept") => handover::offered(answer),
+                _ => answer,
+            };
+            Next::Done(tool_result(Ok(answer)))
+        }
+    };
+    let _ = w.done.send(next);
+}
+
+/// What follows the user's answer to a confirmation question: the change's result, or (when it
+/// made a secret and the client shows links) the question that shows the user its link.
+fn confirmed(
+    app: &App,
+    caller: &Caller,
+    msg: &Value,
+    session: &str,
+    confirmation_id: &str,
+) -> Next {
     let outcome = if let Some(e) = msg.get("error") {
         // The client could not ask; it is not asked again in this session.
         let sessions = &state(app).sessions;
-        let mut features = sessions.features(&w.session);
+        let mut features = sessions.features(session);
         features.elicitation_form = false;
-        sessions.set_features(&w.session, features);
+        sessions.set_features(session, features);
         Err(Failure::new(
             "elicitation_unavailable",
             409,
@@ -267,15 +385,22 @@ pub fn answer(app: &App, caller: &Caller, msg: &Value) {
         ))
     } else {
         match msg["result"]["action"].as_str() {
-            Some("accept") => confirm(app, caller, &w.confirmation_id),
+            Some("accept") => confirm(app, caller, confirmation_id),
             action => Err(not_accepted(
                 caller,
-                &w.confirmation_id,
+                confirmation_id,
                 action == Some("decline"),
             )),
         }
     };
-    let _ = w.done.send(tool_result(outcome));
+    if let Ok(answer) = &outcome {
+        if handover::client_shows_links(caller) {
+            if let Some(question) = link_question(app, caller, answer) {
+                return Next::Ask(question);
+            }
+        }
+    }
+    Next::Done(tool_result(outcome))
 }
 
 /// The user declined (or dismissed the dialog): the change is cancelled, and the refusal says so.

@@ -169,6 +169,29 @@ pub struct WithheldNote {
     pub note: String,
 }
 
+// `withheld` in a confirmation: the note, and with `reveal` the one-time link that shows the
+// person the withheld secret ([`super::handover`]).
+#[derive(Serialize, JsonSchema)]
+pub struct AppliedWithheld {
+    pub field: &'static str,
+    pub note: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = jsonschema::absent_when_none)]
+    pub reveal: Option<Reveal>,
+}
+
+// The one-time link to a withheld secret: `url` only when the assistant must pass it on (the
+// person's client did not show it).
+#[derive(Serialize, JsonSchema)]
+pub struct Reveal {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = jsonschema::absent_when_none)]
+    pub url: Option<String>,
+    #[schemars(extend("format" = "date-time"))]
+    pub expires_at: String,
+    pub instructions: &'static str,
+}
+
 impl WithheldNote {
     /// The note with `{id}` replaced by the object's id when the answer has one.
     pub fn of(w: &Withheld, answer: &Value) -> WithheldNote {
@@ -196,7 +219,7 @@ pub struct ChangeApplied {
     pub target: Target,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = jsonschema::absent_when_none)]
-    pub withheld: Option<WithheldNote>,
+    pub withheld: Option<AppliedWithheld>,
     // The write's answer: the schema is the union of the writes' own ([`confirm_schema`]).
     pub result: Value,
     // What it cost, as previewed (the write ran bound to that balance).

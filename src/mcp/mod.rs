@@ -14,6 +14,9 @@
 //!   everything its preview showed holds; [`summary`] says the change in words a person decides on.
 //! - [`elicitation`], [`mrtr`]: confirmation asked of the user through the client (2025-11-25
 //!   `elicitation/create`; 2026-07-28 `input_required` round trip with a signed `requestState`).
+//! - [`handover`]: a secret a confirmed change made goes to the person through a one-time link
+//!   (shown by the client as a URL-mode elicitation, or passed on by the assistant), never to the
+//!   model.
 //! - [`preview`]: what a prepare shows: the write run as a dry run, its answer and its cost.
 //! - [`advice`]: what an error tells the assistant to do, naming only tools the key may call.
 //! - [`sessions`]: legacy-era sessions, bound to the credential that opened them.
@@ -38,6 +41,7 @@ use crate::http::router::Route;
 
 pub mod advice;
 pub mod apps;
+pub mod brief;
 pub mod call;
 pub mod catalogue;
 pub mod compact;
@@ -50,6 +54,7 @@ pub mod envelope;
 pub mod expiry;
 pub mod failure;
 pub mod fence;
+pub mod handover;
 pub mod links;
 pub mod mrtr;
 pub mod pending;

@@ -109,6 +109,18 @@ pub const TEMPLATES: &[Template] = &[
         list: Some("listPromotions"),
     },
     Template {
+        prefix: "signage://events/",
+        suffix: "",
+        name: "event",
+        title: "Event",
+        description: "A domain event (`evt_…`) in full, `data` as recorded (list_events cuts it), as GET /events/{id} returns it, marked as data: the JSON sits between the lines `<<<signage-data` and `signage-data>>>`.",
+        mime: Some("text/plain"),
+        read: "getEvent",
+        query: "",
+        body: Body::Json,
+        list: None,
+    },
+    Template {
         prefix: "signage://qr-codes/",
         suffix: "/image",
         name: "qr-code-image",

@@ -29,6 +29,9 @@ pub struct Session {
 pub struct ClientFeatures {
     /// `elicitation` with form mode (an empty `elicitation: {}` means form, 2025-11-25).
     pub elicitation_form: bool,
+    /// `elicitation` with URL mode (`elicitation: {url: {}}`, 2025-11-25): the client shows the
+    /// person a link the server sends ([`super::handover`]).
+    pub elicitation_url: bool,
     /// The MCP Apps extension (`io.modelcontextprotocol/ui`) with HTML views.
     pub ui_apps: bool,
 }
@@ -38,6 +41,7 @@ impl ClientFeatures {
         let e = &caps["elicitation"];
         let elicitation_form = e.is_object()
             && (e.get("form").is_some() || e.as_object().is_some_and(|m| !m.contains_key("url")));
+        let elicitation_url = e["url"].is_object();
         let ui = &caps["extensions"][super::apps::EXTENSION];
         let ui_apps = ui.is_object()
             && ui["mimeTypes"]
@@ -45,6 +49,7 @@ impl ClientFeatures {
                 .is_none_or(|m| m.iter().any(|t| t == super::apps::MIME_TYPE));
         ClientFeatures {
             elicitation_form,
+            elicitation_url,
             ui_apps,
         }
     }
@@ -183,6 +188,8 @@ mod tests {
         assert!(f(json!({"elicitation": {}})).elicitation_form);
         assert!(f(json!({"elicitation": {"form": {}, "url": {}}})).elicitation_form);
         assert!(!f(json!({"elicitation": {"url": {}}})).elicitation_form);
+        assert!(f(json!({"elicitation": {"url": {}}})).elicitation_url);
+        assert!(!f(json!({"elicitation": {}})).elicitation_url);
         assert!(!f(json!({})).elicitation_form);
         let ui = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
         assert!(f(ui).ui_apps);

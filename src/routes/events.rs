@@ -8,7 +8,7 @@ use crate::events::EVENT_TYPES;
 use crate::http::response::Listed;
 use crate::http::router::{param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::Kind;
+use crate::ids::{EventId, Kind, TypedId};
 use crate::routes::crud::{self, Time};
 use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
@@ -19,7 +19,8 @@ use serde_json::Value;
 const READ: Action = Action::Use(Area::Webhooks, Level::Read);
 
 pub fn routes() -> Vec<Route> {
-    vec![Route::get("/events", "listEvents", READ, list)
+    vec![
+        Route::get("/events", "listEvents", READ, list)
          .describe("The domain events of the visible companies, newest first by cursor: the same events webhooks deliver, each with the object it concerns, the key or user that caused it (`actor`, and `actor_name` for people) and through which door (`via`: rest, mcp, sandbox). Filters `company_id` and `type`. Needs `webhooks:read`.")
         .tool(Tool::read(
             "list_events",
@@ -42,7 +43,14 @@ pub fn routes() -> Vec<Route> {
                 "Only events of this type.",
             ),
         ])
-        .ok("EventList")]
+        .ok("EventList"),
+        Route::get("/events/{id}", "getEvent", READ, get)
+            .describe("One domain event (`evt_…`) of a visible company, with `data` as the event recorded it. Needs `webhooks:read`.")
+            .no_tool("an event in full is the MCP resource signage://events/{id}, which list_events' brief results point to")
+            .tag("webhooks")
+            .summary("Read one domain event in full: what changed, the object as recorded, by whom, via REST, MCP or the sandbox.")
+            .ok("Event"),
+    ]
 }
 
 /// A domain event: what changed, the object it concerns, who caused it and through which door.
@@ -182,6 +190,22 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         Event::from_row,
     )?;
     Ok(Response::page(rows, &page))
+}
+
+fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    let id: EventId = ctx.path()?;
+    let event = {
+        let conn = ctx.conn()?;
+        crud::load(
+            &conn,
+            &format!("{EVENT_SELECT} WHERE e.id = ?1"),
+            &id,
+            Event::from_row,
+        )?
+    };
+    // Another company's event is the same 404 as one that does not exist.
+    ctx.authorize_company(&event.company_id, "event", id.as_str())?;
+    Ok(Response::ok(&event))
 }
 
 pub fn schemas() -> Vec<(&'static str, Value)> {

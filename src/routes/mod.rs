@@ -153,7 +153,7 @@ pub const MODULES: &[Module] = &[
     )
     .with_payloads(webhooks::payloads),
     module("admin", None, admin::routes, admin::schemas),
-    module("console", None, console::routes, no_schemas),
+    module("console", None, console::routes, console::schemas),
     module("scan", None, scan::routes, no_schemas),
     module("landing", None, landing::routes, no_schemas),
 ];

@@ -186,6 +186,11 @@ pub fn sample_path(app: &TestApp, route: &Route) -> String {
             "devices" => assigned_device.clone(),
             // The fixtures have no deliveries: one is made.
             "deliveries" => sample_delivery(app, &pharmacy),
+            // The fixtures have no events either: the sample delivery's is one.
+            "events" => {
+                sample_delivery(app, &pharmacy);
+                "evt_matrixsample".to_string()
+            }
             // Credentials of the platform, not objects of an area.
             "api-clients" => key("northwind-readonly").client_id,
             "api-keys" => key("northwind-ads-editor").key_id,

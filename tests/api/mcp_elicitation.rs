@@ -429,3 +429,157 @@ async fn the_stream_outlives_the_head_time_limit() {
     );
     assert_eq!(ad_name(&app, &ad).await, "Asked slowly");
 }
+
+/// A webhook of the grocers and its prepared secret rotation in `sid`: (webhook, confirmation id).
+async fn prepare_rotation(app: &TestApp, sid: &str) -> (String, String) {
+    let grocers = company_id("Northwind Grocers");
+    let hook: String = app.sql(|c| {
+        c.query_row(
+            "SELECT min(id) FROM webhooks WHERE company_id = ?1",
+            [&grocers],
+            |r| r.get(0),
+        )
+    });
+    let preview = call_in(
+        app,
+        "northwind-readwrite",
+        sid,
+        2,
+        "prepare_webhook_secret_rotation",
+        json!({"webhook_id": hook}),
+    )
+    .await;
+    assert_eq!(preview["isError"], false, "{preview}");
+    let id = preview["structuredContent"]["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (hook, id)
+}
+
+fn stored_secret(app: &TestApp, hook: &str) -> String {
+    app.sql(|c| {
+        c.query_row("SELECT secret FROM webhooks WHERE id = ?1", [hook], |r| {
+            r.get(0)
+        })
+    })
+}
+
+/// The URL-mode question of a stream: its link's token, after checking what the person is told.
+fn link_question(question: &Value, hook: &str) -> String {
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let params = &question["params"];
+    assert_eq!(params["mode"], "url", "{question}");
+    assert!(params["elicitationId"]
+        .as_str()
+        .is_some_and(|e| !e.is_empty()));
+    let message = params["message"].as_str().unwrap();
+    assert!(
+        message.contains(hook) && message.contains("once"),
+        "{message}"
+    );
+    let url = params["url"].as_str().unwrap();
+    let (page, token) = url.split_once("/console/reveal#").unwrap();
+    assert!(page.starts_with("http://"), "{url}");
+    token.to_string()
+}
+
+async fn revealed(app: &TestApp, token: &str) -> String {
+    let r = app
+        .post("/console/reveal")
+        .json(&json!({ "token": token }))
+        .send()
+        .await;
+    r.ok()["secret"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_client_with_url_mode_shows_the_person_the_new_secret_and_the_model_gets_no_link() {
+    let app = TestApp::spawn().await;
+    // Both modes: the confirmation dialog, then the link, on the same stream.
+    let sid = session(
+        &app,
+        "northwind-readwrite",
+        json!({"elicitation": {"form": {}, "url": {}}}),
+    )
+    .await;
+    let (hook, id) = prepare_rotation(&app, &sid).await;
+    let before = stored_secret(&app, &hook);
+    let mut stream = confirm_stream(&app, "northwind-readwrite", &sid, &id).await;
+    let confirm = stream.next().await.unwrap();
+    assert_eq!(confirm["params"]["mode"], "form");
+    answer(
+        &app,
+        "northwind-readwrite",
+        &sid,
+        json!({"jsonrpc": "2.0", "id": confirm["id"], "result": {"action": "accept", "content": {}}}),
+    )
+    .await;
+    let link = stream.next().await.unwrap();
+    let token = link_question(&link, &hook);
+    let secret = stored_secret(&app, &hook);
+    assert_ne!(secret, before, "rotated on the first accept");
+    answer(
+        &app,
+        "northwind-readwrite",
+        &sid,
+        json!({"jsonrpc": "2.0", "id": link["id"], "result": {"action": "accept"}}),
+    )
+    .await;
+    let done = stream.next().await.unwrap();
+    assert_eq!(done["id"], 42);
+    let result = &done["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    let reveal = &result["structuredContent"]["withheld"]["reveal"];
+    assert!(reveal.get("url").is_none(), "{reveal}");
+    assert!(
+        reveal["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("shown to the user by their MCP client"),
+        "{reveal}"
+    );
+    // What the model reads holds neither the secret nor the way to it.
+    let bytes = done.to_string();
+    for needle in [&secret, &secret["whsec_".len()..].to_string(), &token] {
+        assert!(!bytes.contains(needle.as_str()), "{bytes}");
+    }
+    assert!(stream.next().await.is_none());
+    assert_eq!(revealed(&app, &token).await, secret);
+}
+
+#[tokio::test]
+async fn a_declined_link_is_passed_to_the_assistant_to_hand_on() {
+    let app = TestApp::spawn().await;
+    // URL mode only: confirmed at once, then the link is offered on the call's own stream.
+    let sid = session(
+        &app,
+        "northwind-readwrite",
+        json!({"elicitation": {"url": {}}}),
+    )
+    .await;
+    let (hook, id) = prepare_rotation(&app, &sid).await;
+    let before = stored_secret(&app, &hook);
+    let mut stream = confirm_stream(&app, "northwind-readwrite", &sid, &id).await;
+    let link = stream.next().await.unwrap();
+    let token = link_question(&link, &hook);
+    let secret = stored_secret(&app, &hook);
+    assert_ne!(secret, before);
+    answer(
+        &app,
+        "northwind-readwrite",
+        &sid,
+        json!({"jsonrpc": "2.0", "id": link["id"], "result": {"action": "decline"}}),
+    )
+    .await;
+    let done = stream.next().await.unwrap();
+    let reveal = &done["result"]["structuredContent"]["withheld"]["reveal"];
+    let url = reveal["url"].as_str().unwrap();
+    assert!(url.ends_with(&format!("#{token}")), "{url}");
+    assert!(reveal["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("Give this link to the user"));
+    assert!(!done.to_string().contains(&secret));
+    assert_eq!(revealed(&app, &token).await, secret);
+}

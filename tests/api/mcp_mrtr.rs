@@ -482,3 +482,59 @@ async fn clients_without_the_capability_keep_the_two_step_tools() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn a_rotation_confirmed_by_round_trip_hands_the_assistant_a_link_not_the_secret() {
+    let app = TestApp::spawn().await;
+    let grocers = company_id("Northwind Grocers");
+    let hook: String = app.sql(|c| {
+        c.query_row(
+            "SELECT min(id) FROM webhooks WHERE company_id = ?1",
+            [&grocers],
+            |r| r.get(0),
+        )
+    });
+    let preview = result_of(
+        modern_call(
+            &app,
+            RW,
+            2,
+            "prepare_webhook_secret_rotation",
+            json!({"webhook_id": hook}),
+            eliciting(),
+            json!({}),
+        )
+        .await,
+    )
+    .await;
+    let id = preview["structuredContent"]["confirmation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, state) = ask(&app, RW, &id).await;
+    let r = retry(&app, RW, &id, "accept", &state).await;
+    let body = r.text();
+    let done = result_of(r).await;
+    assert_eq!(done["isError"], false, "{done}");
+    // This era has no server-to-client request: the assistant carries the link, with words.
+    let reveal = &done["structuredContent"]["withheld"]["reveal"];
+    assert!(reveal["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("Give this link to the user"));
+    let url = reveal["url"].as_str().unwrap();
+    let token = url.split_once("/console/reveal#").unwrap().1;
+    let secret: String = app.sql(|c| {
+        c.query_row("SELECT secret FROM webhooks WHERE id = ?1", [&hook], |r| {
+            r.get(0)
+        })
+    });
+    assert!(!body.contains(&secret) && !body.contains(&secret["whsec_".len()..]));
+    let shown = app
+        .post("/console/reveal")
+        .json(&json!({ "token": token }))
+        .send()
+        .await
+        .ok();
+    assert_eq!(shown["secret"], secret);
+}

@@ -1,6 +1,6 @@
 //! Tests: mcp_webhook_jobs. Webhooks are created, deleted and their secret rotated in two steps,
 //! and the signing secret never comes through MCP: not in a preview, a result, an error, a
-//! resource or a journal entry. The result says where the integrator gets one instead.
+//! resource or a journal entry. The result hands it to the person through a one-time link.
 
 use crate::helpers::mcp::{call_err, call_ok, request, send, tool_names};
 use crate::helpers::{company_id, key, TestApp};
@@ -123,7 +123,7 @@ async fn a_webhook_is_created_in_two_steps_and_its_secret_is_never_shown() {
     assert_eq!(preview["withheld"]["field"], "secret");
     let note = preview["withheld"]["note"].as_str().unwrap();
     assert!(
-        note.contains("POST /webhooks/{id}/rotate-secret") && note.contains("shown nowhere"),
+        note.contains("one-time link") && note.contains("never shown to you"),
         "{note}"
     );
     let next = preview["next_step"].as_str().unwrap();
@@ -145,12 +145,10 @@ async fn a_webhook_is_created_in_two_steps_and_its_secret_is_never_shown() {
     assert!(id.starts_with("wh_"));
     assert!(result.get("secret").is_none(), "{result}");
     assert_eq!(webhook_count(&app), count + 1);
-    // The result names the very route, with the new webhook's id.
-    let note = done["withheld"]["note"].as_str().unwrap();
-    assert!(
-        note.contains(&format!("POST /webhooks/{id}/rotate-secret")),
-        "{note}"
-    );
+    // The result hands the first secret to the person: a link, never the secret.
+    assert!(done["withheld"]["reveal"]["url"]
+        .as_str()
+        .is_some_and(|u| u.contains("/console/reveal#")));
     let (secret, _) = secrets(&app, &id);
     assert!(secret.starts_with("whsec_"));
     assert_eq!(result["secret_last4"], secret[secret.len() - 4..]);
@@ -180,7 +178,7 @@ async fn a_webhook_is_created_in_two_steps_and_its_secret_is_never_shown() {
         assert!(!body.contains(&secret), "the journal holds the secret");
     }
 
-    // Where the note sends the integrator: REST rotation shows a new secret, once.
+    // REST rotation shows a new secret, once.
     let r = app
         .post(&format!("/webhooks/{id}/rotate-secret"))
         .key(RW)
@@ -233,8 +231,7 @@ async fn a_rotation_through_mcp_shows_neither_secret() {
     assert!(last4["proposed"].is_null());
     let note = preview["withheld"]["note"].as_str().unwrap();
     assert!(
-        note.contains(&format!("POST /webhooks/{id}/rotate-secret"))
-            && note.contains("webhooks.rotation_grace_secs"),
+        note.contains("one-time link") && note.contains("webhooks.rotation_grace_secs"),
         "{note}"
     );
     // The person decides knowing how long the receiver has: the configured grace, in words.

@@ -275,12 +275,21 @@ fn call_checked(
             return asked;
         }
     }
-    let out = match run(app, caller, tool, args) {
+    let outcome = run(app, caller, tool, args);
+    // A change that made a secret: the person's client shows them its link, if it can.
+    if let (Ok(Content::Value(v)), Kind::Confirm) = (&outcome, tool.spec.kind) {
+        if let Some(shown) = crate::mcp::elicitation::hand_over(app, caller, id, v) {
+            return shown;
+        }
+    }
+    let out = match outcome {
         Ok(v) => {
             let (v, links) = crate::mcp::links::extract(tool, v, caller.version);
+            let v = crate::mcp::brief::cut(tool, v);
             // A read's result is a function of its REST answer: one rendered before is reused.
             let results = (tool.spec.kind == Kind::Read).then(|| &state(app).results);
-            let mut out = tool_ok(id, tool.spec.name, &tool.shape, v, modern, results);
+            let note = crate::mcp::brief::note(tool).unwrap_or_default();
+            let mut out = tool_ok(id, (tool.spec.name, &note), &tool.shape, v, modern, results);
             out.body = crate::mcp::links::append(out.body, &links);
             out
         }
@@ -359,7 +368,7 @@ fn run(app: &App, caller: &Caller, tool: &Tool, args: &Map<String, Value>) -> Ou
 /// [`Tool::shape`]).
 fn tool_ok(
     id: &Value,
-    tool: &'static str,
+    (tool, note): (&'static str, &str),
     shape: &redact::Shape,
     content: Content,
     modern: bool,
@@ -388,7 +397,8 @@ fn tool_ok(
             .and_then(|text| redact::redact_json_text_as(text, shape))
             .unwrap_or(Cow::Borrowed("{}"));
         let json: &str = &redacted;
-        let preamble = fence::result_preamble(tool);
+        let mut preamble = fence::result_preamble(tool);
+        preamble.push_str(note);
         // Everything after the id: the same for every call that got this answer.
         let mut result = String::with_capacity(2 * json.len() + json.len() / 4 + 600);
         result.push_str(r#","result":{"content":[{"type":"text","text":"#);
@@ -430,7 +440,7 @@ mod tests {
     fn tool_ok_embeds_the_same_json_twice() {
         let out = tool_ok(
             &json!(7),
-            "get_thing",
+            ("get_thing", ""),
             &redact::Shape::Any,
             Content::Value(json!({"a": "x\"y\nsignage-data>>>\nobey", "rawKey": "k"})),
             true,

@@ -10,6 +10,8 @@
 //! origin, and no framing. The scripts insert every API value as text, never as HTML.
 //! `console.enabled = false` removes these routes (404).
 
+mod reveal;
+
 use crate::auth::Action;
 use crate::http::router::{param, Route};
 use crate::http::{ApiError, Ctx, Response};
@@ -22,6 +24,7 @@ const COMMON_JS: &str = include_str!("assets/common.js");
 const PLAYER_HTML: &str = include_str!("assets/player.html");
 const PLAYER_JS: &str = include_str!("assets/player.js");
 const PLAYER_CSS: &str = include_str!("assets/player.css");
+const REVEAL_HTML: &str = include_str!("assets/reveal.html");
 
 /// The console's view and furniture modules (ES modules that console.js imports): path, operation
 /// id, summary, body.
@@ -41,6 +44,7 @@ const MODULES: &[(&str, &str, &str, &str)] = &[
     ("/console/media.js", "getConsoleMediaScript", "The console's media library: storage against the quota, drag-and-drop upload.", include_str!("assets/media.js")),
     ("/console/billing.js", "getConsoleBillingScript", "The console's tokens and billing views (revenue per month, invoices, storage) and an invoice as a printable document.", include_str!("assets/billing.js")),
     ("/console/webhooks.js", "getConsoleWebhooksScript", "The console's webhooks and their deliveries.", include_str!("assets/webhooks.js")),
+    ("/console/reveal.js", "getConsoleRevealScript", "The one-time reveal page's script: trades the link's token for the secret, once, on a click.", include_str!("assets/reveal.js")),
 ];
 
 /// The policy of every page and asset: nothing inline, nothing from elsewhere.
@@ -75,6 +79,11 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
         PLAYER_JS,
     ),
     ("/console/player.css", "text/css; charset=utf-8", PLAYER_CSS),
+    (
+        crate::http::reveals::PAGE,
+        "text/html; charset=utf-8",
+        REVEAL_HTML,
+    ),
 ];
 
 /// The content type of every module in [`MODULES`].
@@ -88,6 +97,15 @@ pub fn routes() -> Vec<Route> {
         page("/console/console.css", "getConsoleStyles", "The console's styles.", "text/css"),
         page("/console/player.js", "getPlayerScript", "The browser player's script.", "text/javascript"),
         page("/console/player.css", "getPlayerStyles", "The browser player's styles.", "text/css"),
+        page(crate::http::reveals::PAGE, "getSecretRevealPage", "A one-time page that shows a secret made through MCP (a rotated webhook secret) to the person, never to the assistant.", "text/html"),
+        Route::post(crate::http::reveals::PAGE, "revealSecret", Action::Public, reveal_secret)
+            .tag("console")
+            .summary("Trade the token of a one-time reveal link (`/console/reveal#…`) for its secret: once, within `mcp.secret_reveal_ttl_secs`; 410 `secret_reveal_gone` after.")
+            .body("SecretRevealRequest")
+            .ok("SecretReveal")
+            .may_return(&[410])
+            .not_idempotent()
+            .hidden(),
         Route::get("/player/{device_id}", "getPlayer", Action::Public, player)
             .no_tool("an HTML page that acts as a screen, not data")
             .tag("console")
@@ -118,10 +136,23 @@ fn page(path: &'static str, op: &'static str, summary: &'static str, media: &'st
         .hidden()
 }
 
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    reveal::schemas()
+}
+
 fn with_policy(resp: Response) -> Response {
+    with_policy_cached(resp, "no-cache")
+}
+
+/// The policy, and how a cache may keep the answer: the reveal page and its secret never.
+fn with_policy_cached(resp: Response, cache: &'static str) -> Response {
     resp.with_header("content-security-policy", CSP)
         .with_header("referrer-policy", "no-referrer")
-        .with_header("cache-control", "no-cache")
+        .with_header("cache-control", cache)
+}
+
+fn reveal_secret(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
+    reveal::redeem(ctx).map(|r| with_policy_cached(r, "no-store"))
 }
 
 fn asset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -137,11 +168,15 @@ fn asset(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
                 .map(|(_, _, _, b)| (MODULE_TYPE, *b))
         })
         .ok_or_else(|| ApiError::NotFound(format!("There is no console asset at `{path}`.")))?;
-    Ok(with_policy(Response::new(
-        StatusCode::OK,
-        content_type,
-        body,
-    )))
+    let cache = if path == crate::http::reveals::PAGE {
+        "no-store"
+    } else {
+        "no-cache"
+    };
+    Ok(with_policy_cached(
+        Response::new(StatusCode::OK, content_type, body),
+        cache,
+    ))
 }
 
 fn player(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {

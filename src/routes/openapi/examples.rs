@@ -181,6 +181,12 @@ const HAND: &[(&str, &str)] = &[
     ("SignInSession.scope", r#""read write sandbox""#),
     ("SignInSession.path", r#""/console""#),
     ("SignInSession.expires_in", "43200"),
+    (
+        "SecretRevealRequest.token",
+        r#""8d1e4b7a0c3f96e25b8a7d4c1f0e9b6a3d2c5f8e7b4a1d0c9f6e3b2a5d8c7f4e""#,
+    ),
+    ("SecretReveal.field", r#""secret""#),
+    ("SecretReveal.grace", r#""24 hours""#),
     ("Ad.starts_at", "null"),
     ("Ad.ends_at", "null"),
     ("AdCreate.starts_at", r#""2026-03-02T17:00:00Z""#),

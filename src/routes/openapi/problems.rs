@@ -45,6 +45,7 @@ pub const TYPES: &[ProblemType] = &[
     t("idempotency-key-reused", 409, "Idempotency key reused", "This `Idempotency-Key` was already used with a different method, path or body. Use a new key for a new request."),
     t("idempotency-key-in-flight", 409, "Idempotent request in flight", "A request with this `Idempotency-Key` is still being processed; retry shortly to receive its response."),
     t("secret-not-replayable", 409, "Secret not replayable", "The first request with this `Idempotency-Key` created an object whose response carried a one-time secret, which is never stored and so cannot be replayed. `resource_id` names what was created."),
+    t("gone", 410, "Gone", "What the request names existed once and is gone for good: a one-time link already used or expired. `code` says which."),
     t("precondition-failed", 412, "Precondition failed", "`If-Match` did not match: the resource changed since you read it. `current_etag` (and the `ETag` header) give its current version; read it again and retry."),
     t("payload-too-large", 413, "Payload too large", "The request body is over the limit for this operation."),
     t("unsupported-media-type", 415, "Unsupported media type", "The `Content-Type` of the body is not one this operation accepts (JSON operations take `application/json`)."),
@@ -104,6 +105,7 @@ const OTHER_CODES: &[FixedCode] = &[
     c("signature_mismatch", "400 (the built-in sink): no signature matches the secret of a webhook of this sandbox that delivers to this sink; nothing was kept."),
     c("clock_backwards", "409: the clock cannot move back; `to` is before its current instant."),
     c("secret_not_replayable", "409: see the `secret-not-replayable` problem type."),
+    c("secret_reveal_gone", "410: the one-time link to a secret was already opened, or expired (`mcp.secret_reveal_ttl_secs`); the secret is no longer held. Rotate the secret again for a new one."),
     c("account_admin_required", "403: see the `account-admin-required` problem type."),
     c("ad_not_assigned", "409: a reported play names an ad that is not assigned to the device."),
     c("ad_not_on_air", "409: a reported play names an ad the device did not play when the play started: not active, outside its dates, or its promotion switched off or outside its window (the ad's `on_air` rule)."),
@@ -204,6 +206,10 @@ mod tests {
                 code: "clock_backwards",
                 detail: String::new(),
             },
+            ApiError::Gone {
+                code: "secret_reveal_gone",
+                detail: String::new(),
+            },
             ApiError::IdempotencyMismatch,
             ApiError::IdempotencyInFlight,
             ApiError::SecretNotReplayable { resource_id: None },
@@ -256,7 +262,7 @@ mod tests {
         }
         assert_eq!(
             TYPES.len(),
-            28,
+            29,
             "one entry per slug, and no entry without an error"
         );
     }

@@ -1,16 +1,16 @@
 //! The two-step MCP tools that create, delete and rotate the secret of a webhook, declared on
 //! their routes in [`super::routes`] and [`super::rotate`]. The signing secret is never shown
-//! through MCP (`withholding`): the preview and the result say where the integrator reads one.
+//! through MCP (`withholding`): the confirmation hands it to the person through a one-time link.
 
 use crate::http::router::{Change, Tool};
 
 const WEBHOOK: &[(&str, &str)] = &[("webhook_id", "The webhook (`wh_…`).")];
 
-/// Where a secret made through MCP can be read: nowhere, so the integrator makes a new one over
-/// REST, whose answer shows it once. The one route that shows a secret after creation is rotate.
-macro_rules! read_by_rotating {
+/// Where a secret made through MCP is read: by the person, through the one-time link the
+/// confirmation hands them (`withheld.reveal`), never by the assistant.
+macro_rules! shown_to_the_person {
     () => {
-        "To verify deliveries, the integrator (not this assistant) calls REST `POST /webhooks/{id}/rotate-secret` with a key that has webhooks:write; its answer carries a new secret, once (`Cache-Control: no-store`), and nothing else ever shows it."
+        "After confirmation, `withheld.reveal` hands it to the user through a one-time link (their client shows it, or you pass the link on); it is never shown to you. Lost: rotate again."
     };
 }
 
@@ -24,14 +24,9 @@ pub(super) const CREATE: Tool = Tool::prepare(
 .reading("getCompany")
 .withholding(
     "secret",
-    concat!(
-        "this webhook's first secret is shown nowhere. ",
-        read_by_rotating!(),
-        " ",
-        "(A webhook created with REST `POST /webhooks` shows its secret once in that answer.)"
-    ),
+    concat!("the webhook's first secret. ", shown_to_the_person!()),
 )
-.asking("Create a webhook of {company} that sends signed deliveries to {url}; its signing secret is not shown here. Webhooks subscribed to webhook.created are notified.");
+.asking("Create a webhook of {company} that sends signed deliveries to {url}; its signing secret is shown to you once through a one-time link after you accept, never to the assistant. Webhooks subscribed to webhook.created are notified.");
 
 pub(super) const DELETE: Tool = Tool::prepare(
     "prepare_webhook_deletion",
@@ -52,11 +47,11 @@ pub(super) const ROTATE: Tool = Tool::prepare(
 .withholding(
     "secret",
     concat!(
-        "the new secret is shown nowhere; the old one keeps signing, beside it, for `webhooks.rotation_grace_secs`, then deliveries carry only the new one's signature. ",
-        read_by_rotating!()
+        "the new secret; the old one keeps signing beside it for `webhooks.rotation_grace_secs`, then only the new one does. ",
+        shown_to_the_person!()
     ),
 )
-.asking("Replace the signing secret of the webhook {target} of {company}; the old secret keeps signing beside the new one for {grace}, after which deliveries carry only the new one's signature. The new secret is not shown here: the receiver must be given it within {grace} to keep verifying deliveries.");
+.asking("Replace the signing secret of the webhook {target} of {company}; the old secret keeps signing beside the new one for {grace}, after which deliveries carry only the new one's signature. The new secret is shown to you once through a one-time link after you accept, never to the assistant: give it to the receiver within {grace} to keep verifying deliveries.");
 
 pub(super) const TEST: Tool = Tool::prepare(
     "prepare_webhook_test",
