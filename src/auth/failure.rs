@@ -52,7 +52,7 @@ impl AuthFailure {
             AuthFailure::ExpiredToken => "The login token has expired; log in again.",
             AuthFailure::UnknownUser => "The user of this login token no longer exists.",
             AuthFailure::InvalidCredentials => "The username or password is incorrect.",
-            AuthFailure::InvalidSignInLink => "This sign-in link is unknown, already used or expired: a link signs in once, within 10 minutes of being made. Ask for a new one (press Enter in the terminal running `signage demo`) or sign in with an API key.",
+            AuthFailure::InvalidSignInLink => "This sign-in link is unknown, already used or expired: a link signs in once, within 10 minutes of being made. Ask for a new one (Enter in the terminal running `signage demo` prints fresh links and a fresh QR code to scan) or sign in with an API key.",
         }
     }
 }

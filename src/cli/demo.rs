@@ -4,7 +4,8 @@
 //! simulated fleet, and prints what a presenter opens: one link that signs the console in (the demo
 //! key with the sandbox operator's controls), two screens' players, signed in the same way, and a
 //! QR code of a sign-in link for a phone. The links work once, within 10 minutes; Enter prints
-//! fresh ones. The log keeps to warnings (the terminal holds the banner, not a request log).
+//! fresh ones, the phone's QR code included. The log keeps to warnings (the terminal holds the
+//! banner, not a request log).
 
 use super::config_layers::base_layers;
 use crate::config::{Layer, Settings};
@@ -133,13 +134,23 @@ fn banner(server: &crate::startup::Server, base: &str, found: bool) -> String {
     } else {
         out += "  Phones on the same network can open the console and scan the QR codes on the screens.\n\n";
     }
-    let phone = sign_in_link(&server.app, "/console").unwrap_or_else(|| format!("{base}/console"));
-    out += &format!(
-        "  Scan to open the console on a phone (signed in):\n{}",
-        terminal_qr(&phone)
-    );
-    out += "\n  Press Enter for fresh sign-in links, Ctrl-C to stop (the demo world lives in memory unless --database names a file).";
+    out += &phone_qr(&server.app, base);
     out
+}
+
+/// The phone's QR code of a console sign-in link of its own, and what Enter does. Printed in the
+/// banner and again on every Enter: the phone's link expires like the others.
+fn phone_qr(app: &crate::http::App, base: &str) -> String {
+    let phone = sign_in_link(app, "/console").unwrap_or_else(|| format!("{base}/console"));
+    format!(
+        "  Scan to open the console on a phone (signed in):\n{}\n  Press Enter for fresh sign-in links and a fresh QR code, Ctrl-C to stop (the demo world lives in memory unless --database names a file).",
+        terminal_qr(&phone)
+    )
+}
+
+/// What Enter prints: fresh links for the console and the players, and a fresh QR code.
+fn fresh(app: &crate::http::App, base: &str) -> String {
+    format!("\n{}\n{}", links(app, base), phone_qr(app, base))
 }
 
 /// The console's and the two players' sign-in links, one line each.
@@ -182,14 +193,14 @@ fn sign_in_link(app: &crate::http::App, path: &str) -> Option<String> {
     Some(crate::routes::sign_in::url(&app.settings, path, &token))
 }
 
-/// Prints fresh links each time Enter is pressed (a link works once and for 10 minutes). Stops
-/// when standard input closes.
+/// Prints fresh links and a fresh QR code each time Enter is pressed (a link works once and for
+/// 10 minutes). Stops when standard input closes.
 fn fresh_links_on_enter(app: std::sync::Arc<crate::http::App>, base: String) {
     std::thread::spawn(move || {
         let mut line = String::new();
         while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
             line.clear();
-            println!("\n{}", links(&app, &base));
+            println!("{}", fresh(&app, &base));
             let _ = std::io::stdout().flush();
         }
     });

@@ -314,7 +314,8 @@ fn starts_like_markup(head: &[u8]) -> bool {
         .is_some_and(|b| *b == b'<')
 }
 
-/// Pixel size from the header of formats that state it up front: PNG (IHDR) and GIF.
+/// Pixel size from the header of formats that state it up front: PNG (IHDR) and GIF (an MP4's
+/// is in its movie header, [`crate::routes::mp4_header`]).
 /// `Err` when a PNG lacks a well-formed IHDR as its first chunk.
 fn dimensions(content_type: &str, bytes: &[u8]) -> Result<Option<(i64, i64)>, ()> {
     let be = |b: &[u8]| i64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
@@ -386,10 +387,25 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     if !magic_matches(content_type, &head, &sent)? {
         return Err(mismatch());
     }
-    let (width, height) = match dimensions(content_type, &head).map_err(|_| mismatch())? {
+    let (mut width, mut height) = match dimensions(content_type, &head).map_err(|_| mismatch())? {
         Some((w, h)) => (Some(w), Some(h)),
         None => (None, None),
     };
+    let mut duration_ms = None;
+    if *content_type == "video/mp4" {
+        // A file that starts like an MP4 but has no readable movie header is refused: the player
+        // could not play it, and the stored size and length would be made up.
+        let facts =
+            crate::routes::mp4_header::read(sent.len() as u64, &mut |at, n| sent.read_at(at, n))?
+                .map_err(|why| {
+                ApiError::invalid(
+                    "",
+                    "content_mismatch",
+                    format!("The bytes are not a valid video/mp4 file: {why}."),
+                )
+            })?;
+        (width, height, duration_ms) = (facts.width, facts.height, facts.duration_ms);
+    }
     let sha256 = sent.sha256_hex()?;
     let id = ctx.generate::<MediaId>();
     let now = ctx.now();
@@ -425,7 +441,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         tx.prepare_cached(
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
                                 height, duration_ms, created_at, content)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9, ?10)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?
         .execute(rusqlite::params![
             id,
@@ -436,6 +452,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             sha256,
             width,
             height,
+            duration_ms,
             now,
             content
         ])?;

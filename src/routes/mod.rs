@@ -28,6 +28,7 @@ pub mod landing;
 pub mod landing_domains;
 pub mod media;
 pub mod media_usage;
+pub mod mp4_header;
 pub mod on_air;
 pub mod openapi;
 pub mod optional;

@@ -88,6 +88,17 @@ impl Sent {
         }
     }
 
+    /// Up to `n` bytes of the file from `offset` (fewer at its end, none past it).
+    pub fn read_at(&self, offset: u64, n: u64) -> Result<Vec<u8>, ApiError> {
+        let len = self.len() as u64;
+        let start = self.range.start + offset.min(len) as usize;
+        let end = self.range.start + offset.saturating_add(n).min(len) as usize;
+        match &self.bytes {
+            Place::Memory(b) => Ok(b[start..end].to_vec()),
+            Place::Spooled(s) => s.read_range(start as u64, end as u64).map_err(unreadable),
+        }
+    }
+
     /// Calls `each` with the file's bytes in order, at most [`CHUNK`] at a time.
     pub fn for_each_chunk(
         &self,

@@ -1,6 +1,6 @@
 //! `signage demo`: the binary started as a presenter would, on an explicit loopback address (tests
 //! bind 127.0.0.1 only). Its startup output holds one-click sign-in links for the console and two
-//! players (each works once; Enter prints fresh ones), the demo key for curl and a terminal QR code;
+//! players (each works once; Enter prints fresh ones and a fresh QR code), the demo key for curl and a terminal QR code;
 //! its log keeps to warnings; the service behind it runs on the running clock with the fleet, and its
 //! QR codes encode the public base URL.
 
@@ -228,11 +228,15 @@ fn demo_prints_what_a_presenter_opens_and_serves_a_live_world() {
         "{lines:#?}"
     );
     // A terminal QR code: rows of half blocks.
-    let qr_rows = lines
-        .iter()
-        .filter(|l| l.contains('▄') || l.contains('▀'))
-        .count();
-    assert!(qr_rows >= 10, "{lines:#?}");
+    let qr_rows = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.contains('▄') || l.contains('▀'))
+            .cloned()
+            .collect()
+    };
+    let qr = qr_rows(&lines);
+    assert!(qr.len() >= 10, "{lines:#?}");
 
     // A running clock with the simulated fleet, and QR codes that encode the public base URL.
     let (_, clock) = get(&base, "/_sandbox/clock", "sandbox-operator");
@@ -260,15 +264,13 @@ fn demo_prints_what_a_presenter_opens_and_serves_a_live_world() {
             "{code}"
         );
     }
-    // Enter prints fresh links (a link works once, for 10 minutes).
+    // Enter prints fresh links and a fresh QR code for the phone (a link works once, for 10
+    // minutes; the phone's too).
     let Demo(child, rx, log) = &mut demo;
     writeln!(child.stdin.as_mut().unwrap()).unwrap();
     let mut fresh = Vec::new();
     while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
-        let done = line.trim_start().starts_with("Player")
-            && fresh
-                .iter()
-                .any(|l: &String| l.trim_start().starts_with("Player"));
+        let done = line.contains("Ctrl-C to stop");
         fresh.push(line);
         if done {
             break;
@@ -277,6 +279,16 @@ fn demo_prints_what_a_presenter_opens_and_serves_a_live_world() {
     let again = after(&fresh, "Console");
     assert_eq!(again.len(), 1, "{fresh:#?}");
     assert_ne!(token(again[0]), token(console[0]));
+    assert_eq!(after(&fresh, "Player").len(), 2, "{fresh:#?}");
+    let fresh_qr = qr_rows(&fresh);
+    assert!(fresh_qr.len() >= 10, "{fresh:#?}");
+    assert_ne!(fresh_qr, qr, "the fresh QR code encodes a fresh link");
+    assert!(
+        fresh
+            .iter()
+            .any(|l| l.contains("Scan to open the console on a phone")),
+        "{fresh:#?}"
+    );
     // The terminal keeps to the banner and warnings: the requests above logged nothing.
     let log = log.lock().unwrap().clone();
     assert!(!log.contains(" INFO "), "{log}");

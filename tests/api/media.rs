@@ -302,8 +302,7 @@ async fn other_formats_are_recognised_by_their_magic_bytes() {
     webp.extend_from_slice(&[0; 24]);
     upload(&app, "northwind-readwrite", "image/webp", webp).await;
 
-    let mut mp4 = b"\0\0\0\x18ftypmp42".to_vec();
-    mp4.extend_from_slice(&[0; 16]);
+    let mp4 = tiny_mp4(Version::Zero, Order::FastStart, (640, 360), (1000, 7500));
     let v = upload(
         &app,
         "northwind-readwrite",
@@ -319,6 +318,180 @@ async fn other_formats_are_recognised_by_their_magic_bytes() {
         .await;
     assert_eq!(d.header("content-type"), Some("video/mp4"));
     assert_eq!(d.body.as_ref(), mp4.as_slice());
+}
+
+/// An MP4 box: its size, its type, its body.
+fn mp4_box(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+    let mut out = ((8 + body.len()) as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(body);
+    out
+}
+
+#[derive(Clone, Copy)]
+enum Version {
+    Zero,
+    One,
+}
+
+#[derive(Clone, Copy)]
+enum Order {
+    /// `moov` before the media data.
+    FastStart,
+    /// `moov` after it, as a recorder writes a file.
+    MoovLast,
+}
+
+/// The smallest file with a movie header: `ftyp`, `moov` holding `mvhd` (timescale, duration) and
+/// one video track's `tkhd` (width and height, 16.16 fixed point), and 64 bytes of `mdat`.
+fn tiny_mp4(version: Version, order: Order, size: (u32, u32), time: (u32, u64)) -> Vec<u8> {
+    let (timescale, duration) = time;
+    let mut mvhd = vec![];
+    let mut tkhd = vec![];
+    match version {
+        Version::Zero => {
+            mvhd.extend_from_slice(&[0; 12]); // version 0, flags, created, modified
+            mvhd.extend_from_slice(&timescale.to_be_bytes());
+            mvhd.extend_from_slice(&(duration as u32).to_be_bytes());
+            tkhd.extend_from_slice(&[0, 0, 0, 3]); // version 0, flags: enabled, in movie
+            tkhd.extend_from_slice(&[0; 20]); // created, modified, track id, reserved, duration
+        }
+        Version::One => {
+            mvhd.extend_from_slice(&[1, 0, 0, 0]);
+            mvhd.extend_from_slice(&[0; 16]);
+            mvhd.extend_from_slice(&timescale.to_be_bytes());
+            mvhd.extend_from_slice(&duration.to_be_bytes());
+            tkhd.extend_from_slice(&[1, 0, 0, 3]);
+            tkhd.extend_from_slice(&[0; 32]);
+        }
+    }
+    mvhd.extend_from_slice(&[0; 80]); // rate, volume, reserved, matrix, pre-defined, next track
+    tkhd.extend_from_slice(&[0; 16 + 36]); // reserved, layer, group, volume, reserved, matrix
+    tkhd.extend_from_slice(&(size.0 << 16).to_be_bytes());
+    tkhd.extend_from_slice(&(size.1 << 16).to_be_bytes());
+    let ftyp = mp4_box(b"ftyp", b"isom\0\0\x02\0isomiso2mp41");
+    let moov = mp4_box(
+        b"moov",
+        &[
+            mp4_box(b"mvhd", &mvhd),
+            mp4_box(b"trak", &mp4_box(b"tkhd", &tkhd)),
+        ]
+        .concat(),
+    );
+    let mdat = mp4_box(b"mdat", &[0x42; 64]);
+    match order {
+        Order::FastStart => [ftyp, moov, mdat].concat(),
+        Order::MoovLast => [ftyp, mdat, moov].concat(),
+    }
+}
+
+#[tokio::test]
+async fn an_uploaded_mp4_is_stored_with_its_size_and_length() {
+    let app = TestApp::spawn().await;
+    // Version 0 and 1 headers, the movie box before or after the media data, raw or multipart.
+    for (version, order, size, time, expected) in [
+        (
+            Version::Zero,
+            Order::FastStart,
+            (1920, 1080),
+            (1000, 15_000),
+            (1920, 1080, 15_000),
+        ),
+        (
+            Version::One,
+            Order::MoovLast,
+            (1080, 1920),
+            (90_000, 2_700_000),
+            (1080, 1920, 30_000),
+        ),
+        (
+            Version::Zero,
+            Order::MoovLast,
+            (640, 360),
+            (600, 4_500),
+            (640, 360, 7_500),
+        ),
+    ] {
+        let v = upload(
+            &app,
+            "northwind-readwrite",
+            "video/mp4",
+            tiny_mp4(version, order, size, time),
+        )
+        .await;
+        assert_eq!(
+            (
+                v["width"].clone(),
+                v["height"].clone(),
+                v["duration_ms"].clone()
+            ),
+            (json!(expected.0), json!(expected.1), json!(expected.2)),
+            "{v}"
+        );
+        let stored = app
+            .get(&format!("/media/{}", v["id"].as_str().unwrap()))
+            .key("northwind-readonly")
+            .send()
+            .await
+            .json();
+        assert_eq!(stored["duration_ms"], json!(expected.2));
+    }
+
+    // The fixture video, uploaded again, reads as the fixture row says it is.
+    let fixture = app
+        .collect_all("/media", "northwind-readonly", 100)
+        .await
+        .into_iter()
+        .find(|m| m["filename"] == "store-loop.mp4")
+        .unwrap();
+    let bytes = app
+        .get(fixture["download_url"].as_str().unwrap())
+        .key("northwind-readonly")
+        .send()
+        .await
+        .body
+        .to_vec();
+    let again = upload(&app, "northwind-readwrite", "video/mp4", bytes).await;
+    for field in ["width", "height", "duration_ms"] {
+        assert_eq!(again[field], fixture[field], "{field}");
+        assert!(again[field].as_i64().is_some_and(|n| n > 0), "{field}");
+    }
+
+    // Starts like an MP4, but no movie header, or one cut short: refused, nothing stored.
+    let before = media_count(&app);
+    let good = tiny_mp4(Version::Zero, Order::FastStart, (640, 360), (1000, 7500));
+    let no_moov = [
+        mp4_box(b"ftyp", b"isom\0\0\x02\0isom"),
+        mp4_box(b"mdat", &[0; 64]),
+    ]
+    .concat();
+    let mut no_mvhd = mp4_box(b"ftyp", b"isom\0\0\x02\0isom");
+    no_mvhd.extend(mp4_box(b"moov", &mp4_box(b"free", &[0; 8])));
+    for (why, bytes) in [
+        ("no moov", no_moov),
+        ("no mvhd", no_mvhd),
+        ("cut short", good[..good.len() - 80].to_vec()),
+        (
+            "zero timescale",
+            tiny_mp4(Version::Zero, Order::FastStart, (640, 360), (0, 7500)),
+        ),
+    ] {
+        let p = app
+            .post(&upload_path("Northwind Grocers", "clip.mp4"))
+            .key("northwind-readwrite")
+            .raw("video/mp4", bytes)
+            .send()
+            .await
+            .problem(422);
+        assert_eq!(p["errors"][0]["code"], "content_mismatch", "{why}: {p}");
+        assert!(
+            p["errors"][0]["message"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("The bytes are not a valid video/mp4 file: ")),
+            "{why}: {p}"
+        );
+    }
+    assert_eq!(media_count(&app), before);
 }
 
 #[tokio::test]

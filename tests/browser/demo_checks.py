@@ -14,6 +14,32 @@ from PIL import Image
 from kit import Rest, check, key, wait_until
 
 
+def read_terminal_qr(lines, image_path):
+    """The texts of the QR code that `lines` (a banner, from "Scan to open the console" to "Ctrl-C
+    to stop") draw in half blocks, drawn as a terminal shows it (light on dark) into `image_path`
+    and read by zxing-cpp."""
+    start = next((i for i, l in enumerate(lines) if "Scan to open the console" in l), None)
+    rows = []
+    for line in lines[start + 1:] if start is not None else []:
+        if "Ctrl-C to stop" in line:
+            break
+        if line.strip():
+            rows.append(line)
+    scale = 6
+    width = max((len(r) for r in rows), default=0)
+    image = Image.new("L", (width * scale + 48, len(rows) * 2 * scale + 48), 0)
+    pixels = image.load()
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row.ljust(width)):
+            for half, lit in ((0, ch in "█▀"), (1, ch in "█▄")):
+                if lit:
+                    for dy in range(scale):
+                        for dx in range(scale):
+                            pixels[24 + c * scale + dx, 24 + (2 * r + half) * scale + dy] = 255
+    image.save(image_path)
+    return [x.text for x in zxingcpp.read_barcodes(image) if x.format == zxingcpp.BarcodeFormat.QRCode]
+
+
 def terminal_qr(binary, results):
     """`signage demo` prints the console URL and a QR code of it in half blocks; the QR code, drawn
     as a terminal shows it (light on dark), is read by zxing-cpp."""
@@ -41,21 +67,7 @@ def terminal_qr(binary, results):
           "\n".join(lines[:12]))
     check("signage demo bound to loopback warns that phones cannot reach it",
           any("WARNING" in l and "phones cannot" in l for l in lines))
-    start = next((i for i, l in enumerate(lines) if "Scan to open the console" in l), None)
-    rows = [l for l in lines[start + 1:] if "Ctrl-C to stop" not in l and l.strip()] if start is not None else []
-    scale = 6
-    width = max((len(r) for r in rows), default=0)
-    image = Image.new("L", (width * scale + 48, len(rows) * 2 * scale + 48), 0)
-    pixels = image.load()
-    for r, row in enumerate(rows):
-        for c, ch in enumerate(row.ljust(width)):
-            for half, lit in ((0, ch in "█▀"), (1, ch in "█▄")):
-                if lit:
-                    for dy in range(scale):
-                        for dx in range(scale):
-                            pixels[24 + c * scale + dx, 24 + (2 * r + half) * scale + dy] = 255
-    image.save(results / "demo-terminal-qr.png")
-    decoded = [x.text for x in zxingcpp.read_barcodes(image) if x.format == zxingcpp.BarcodeFormat.QRCode]
+    decoded = read_terminal_qr(lines, results / "demo-terminal-qr.png")
     base = console.split("/console")[0] if console else ""
     check("signage demo's terminal QR code, read by zxing-cpp, is a sign-in link of its own for the console",
           console is not None and len(decoded) == 1 and decoded[0].startswith(f"{base}/console#signin=") and decoded[0] != console,

@@ -3,7 +3,8 @@
 # pointed at /usr/bin/chromium; no browser download), with axe-core from npm for accessibility; then
 # the MCP App preview card in a test host page (check_mcp_app.py); then billing and dates as a
 # presenter moves time (check_presenter.py); then the one-time reveal page of a secret rotated
-# through MCP (check_reveal.py).
+# through MCP (check_reveal.py); then the demo's finish: a fresh QR code on Enter, dates, the first
+# view of Fleet, uploaded MP4s (check_polish.py).
 #
 #   bash tests/browser/run.sh <path-to-signage-binary>
 #
@@ -38,5 +39,7 @@ timeout 600 "$venv/bin/python" "$here/check_console.py" "$bin" "$here/results" 2
 timeout 300 "$venv/bin/python" "$here/check_mcp_app.py" "$bin" "$here/results" 2>&1 | tee "$here/results/mcp-app.log"
 timeout 300 "$venv/bin/python" "$here/check_presenter.py" "$bin" "$here/results" 2>&1 | tee "$here/results/presenter.log"
 timeout 300 "$venv/bin/python" "$here/check_reveal.py" "$bin" "$here/results" 2>&1 | tee "$here/results/reveal.log"
+timeout 300 "$venv/bin/python" "$here/check_polish.py" "$bin" "$here/results" 2>&1 | tee "$here/results/polish.log"
 grep -q ", 0 failed$" "$here/results/run.log" && grep -q ", 0 failed$" "$here/results/mcp-app.log" &&
-  grep -q ", 0 failed$" "$here/results/presenter.log" && grep -q ", 0 failed$" "$here/results/reveal.log"
+  grep -q ", 0 failed$" "$here/results/presenter.log" && grep -q ", 0 failed$" "$here/results/reveal.log" &&
+  grep -q ", 0 failed$" "$here/results/polish.log"

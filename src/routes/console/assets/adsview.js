@@ -9,7 +9,7 @@ import { field, page, problemBox } from "./ui.js";
 import { qrImages, screen, shownShortUrls } from "./fleet.js";
 import { fresh } from "./live.js";
 import { loopbackNotice } from "./promotions.js";
-import { formCard, input, rfc3339Of, select, valueOf } from "./forms.js";
+import { dateTimeInput, formCard, input, rfc3339Of, select, valueOf } from "./forms.js";
 
 function schedule(ad) {
   if (!ad.starts_at && !ad.ends_at) return "no dates of its own";
@@ -115,8 +115,8 @@ export async function adsView(companyId) {
           field("Seconds on screen", input("duration_seconds", { type: "number", min: 1, max: 3600, value: 10, required: true })),
           field("Status", select("status", [["active", "Active: screens play it"], ["draft", "Draft"]]))),
         el("div", { class: "field-row" },
-          field(`Starts (${timeZone()}, optional)`, input("starts_at", { type: "datetime-local" })),
-          field(`Ends (${timeZone()}, optional)`, input("ends_at", { type: "datetime-local" }))),
+          field(`Starts (${timeZone()}, optional)`, dateTimeInput("starts_at")),
+          field(`Ends (${timeZone()}, optional)`, dateTimeInput("ends_at"))),
         screens,
       ],
       submit: async (f) => {

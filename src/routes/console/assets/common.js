@@ -273,16 +273,18 @@ function offsetAt(t, tz) {
   return Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute) - Math.floor(t / 60000) * 60000;
 }
 
-/** `Date` -> the value of a `datetime-local` input, in the company's time zone ("2026-11-28T10:00"). */
+/** `Date` -> the value of a date and time input (forms.js `dateTimeInput`), in the company's time
+ * zone, as the console writes times ("2026-11-28 10:00"). */
 export function inputValueOf(date) {
   const p = zoned(date);
-  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
 }
 
-/** A `datetime-local` input's value, read in the company's time zone -> RFC 3339 in UTC
- * ("2026-11-28T09:00:00Z"), or null. */
+/** A date and time input's value ("2026-11-28 10:00", or with a `T`), read in the company's time
+ * zone -> RFC 3339 in UTC ("2026-11-28T09:00:00Z"), or null. */
 export function rfc3339Of(value) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(value || "");
+  value = (value || "").trim();
+  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})$/.exec(value);
   if (!m) return value ? `${value}:00Z` : null; // not a wall time: the API names what is wrong
   const wall = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]);
   // The offset at the wall time read as UTC, then at the instant that gives (right across a change).

@@ -12,6 +12,25 @@ export function input(name, attrs = {}) {
   return el("input", { attrs: { name, ...attrs } });
 }
 
+/** A date and time written the way the console writes times ("2026-12-07 10:00", 24-hour), in the
+ * time zone its label names. A browser's own picker would show it in the browser's locale
+ * ("12/07/2026, 10:00 AM") beside times written ISO-like everywhere else. */
+export function dateTimeInput(name, attrs = {}) {
+  return input(name, {
+    type: "text", pattern: "\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}", placeholder: "YYYY-MM-DD HH:MM",
+    title: "Year-month-day and 24-hour time, e.g. 2026-12-07 10:00", autocomplete: "off", spellcheck: "false", size: 16,
+    "data-format": "YYYY-MM-DD HH:MM", ...attrs,
+  });
+}
+
+/** A calendar day written as the console writes days ("2026-12-07"), for the same reason. */
+export function dateInput(name, attrs = {}) {
+  return input(name, {
+    type: "text", pattern: "\\d{4}-\\d{2}-\\d{2}", placeholder: "YYYY-MM-DD", title: "Year-month-day, e.g. 2026-12-07",
+    autocomplete: "off", spellcheck: "false", size: 10, "data-format": "YYYY-MM-DD", ...attrs,
+  });
+}
+
 export function select(name, options, value) {
   const s = el("select", { attrs: { name } }, ...options.map(([v, t]) => el("option", { attrs: { value: v }, text: t })));
   if (value !== undefined) s.value = value;

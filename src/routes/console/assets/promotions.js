@@ -9,7 +9,7 @@ import { all, api, el, isLoopback, num, offerDay, plural, sandboxNow, svgUrl, ti
 import { clearNotice, dialog, field, notice, page, problemBox } from "./ui.js";
 import { every, fresh } from "./live.js";
 import { barList, colours, dayLines, lastDays } from "./charts.js";
-import { defaultWindow, formCard, input, rfc3339Of, select, inputValueOf, valueOf } from "./forms.js";
+import { dateTimeInput, defaultWindow, formCard, input, rfc3339Of, select, inputValueOf, valueOf } from "./forms.js";
 
 /** Says so when QR links point at this machine only (127.0.0.1, localhost): phones cannot follow. */
 export function loopbackNotice(urls) {
@@ -182,8 +182,8 @@ export async function promotions(companyId) {
       labels: { "/starts_at": "Starts", "/ends_at": "Ends" },
       onCancel: () => form.remove(),
       fields: [
-        field(`Starts (${timeZone()})`, input("starts_at", { type: "datetime-local", required: true, value: inputValueOf(new Date(current.starts_at)) })),
-        field(`Ends (${timeZone()})`, input("ends_at", { type: "datetime-local", required: true, value: inputValueOf(ends) })),
+        field(`Starts (${timeZone()})`, dateTimeInput("starts_at", { required: true, value: inputValueOf(new Date(current.starts_at)) })),
+        field(`Ends (${timeZone()})`, dateTimeInput("ends_at", { required: true, value: inputValueOf(ends) })),
       ],
       submit: async (f) => {
         const changed = await api("PATCH", `/promotions/${p.id}`, { starts_at: rfc3339Of(valueOf(f, "starts_at")), ends_at: rfc3339Of(valueOf(f, "ends_at")) }, { ifMatch: etag });
@@ -233,8 +233,8 @@ export async function promotions(companyId) {
           field("Discount (%)", input("discount_percent", { type: "number", min: 1, max: 100, inputmode: "numeric" }), "Leave empty for none."),
           field("Activation cost (tokens)", input("activation_cost_tokens", { type: "number", min: 0, max: 100000, value: 50, required: true }))),
         el("div", { class: "field-row" },
-          field(`Starts (${timeZone()})`, input("starts_at", { type: "datetime-local", required: true, value: inputValueOf(start) })),
-          field(`Ends (${timeZone()})`, input("ends_at", { type: "datetime-local", required: true, value: inputValueOf(end) }))),
+          field(`Starts (${timeZone()})`, dateTimeInput("starts_at", { required: true, value: inputValueOf(start) })),
+          field(`Ends (${timeZone()})`, dateTimeInput("ends_at", { required: true, value: inputValueOf(end) }))),
         field("Where its QR codes lead", landing), ownField,
         el("div", { class: "field check" }, withCode, el("label", { attrs: { for: "with-code" }, text: "Make a QR code for it now" })),
         field("QR code placement", input("label", { maxlength: 100, value: "Entrance poster" })),

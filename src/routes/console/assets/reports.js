@@ -6,7 +6,7 @@ import { api, el, num, plural, sandboxNow } from "./common.js";
 import { barList, colours, dayLines } from "./charts.js";
 import { field, page, problemBox, scroller } from "./ui.js";
 import { fresh } from "./live.js";
-import { input } from "./forms.js";
+import { dateInput } from "./forms.js";
 
 function dateOf(d) {
   return d.toISOString().slice(0, 10);
@@ -23,8 +23,8 @@ function range() {
 
 export async function reports(companyId) {
   const { from, to } = range();
-  const fromInput = input("from", { type: "date", required: true, value: from });
-  const toInput = input("to", { type: "date", required: true, value: to });
+  const fromInput = dateInput("from", { required: true, value: from });
+  const toInput = dateInput("to", { required: true, value: to });
   const answer = el("div", { attrs: { "aria-live": "polite" } });
   const form = el("form", { class: "card range-form", attrs: { "aria-label": "Date range" } },
     el("div", { class: "field-row" }, field("From (UTC)", fromInput), field("To (UTC, included)", toInput)),
