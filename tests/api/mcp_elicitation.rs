@@ -433,13 +433,7 @@ async fn the_stream_outlives_the_head_time_limit() {
 /// A webhook of the grocers and its prepared secret rotation in `sid`: (webhook, confirmation id).
 async fn prepare_rotation(app: &TestApp, sid: &str) -> (String, String) {
     let grocers = company_id("Northwind Grocers");
-    let hook: String = app.sql(|c| {
-        c.query_row(
-            "SELECT min(id) FROM webhooks WHERE company_id = ?1",
-            [&grocers],
-            |r| r.get(0),
-        )
-    });
+    let hook = app.first_webhook_of(&grocers);
     let preview = call_in(
         app,
         "northwind-readwrite",

@@ -487,13 +487,7 @@ async fn clients_without_the_capability_keep_the_two_step_tools() {
 async fn a_rotation_confirmed_by_round_trip_hands_the_assistant_a_link_not_the_secret() {
     let app = TestApp::spawn().await;
     let grocers = company_id("Northwind Grocers");
-    let hook: String = app.sql(|c| {
-        c.query_row(
-            "SELECT min(id) FROM webhooks WHERE company_id = ?1",
-            [&grocers],
-            |r| r.get(0),
-        )
-    });
+    let hook = app.first_webhook_of(&grocers);
     let preview = result_of(
         modern_call(
             &app,

@@ -401,13 +401,7 @@ async fn webhook_tools_keep_to_the_key_and_its_companies() {
     )
     .await;
     assert!(e.contains("404"), "{e}");
-    let theirs: String = app.sql(|c| {
-        c.query_row(
-            "SELECT min(id) FROM webhooks WHERE company_id = ?1",
-            [&pharmacy],
-            |r| r.get(0),
-        )
-    });
+    let theirs = app.first_webhook_of(&pharmacy);
     for tool in [
         "prepare_webhook_deletion",
         "prepare_webhook_secret_rotation",

@@ -362,6 +362,17 @@ impl TestApp {
         f(&conn).expect("sql")
     }
 
+    /// The first webhook (by id) of `company_id`.
+    pub fn first_webhook_of(&self, company_id: &str) -> String {
+        self.sql(|c| {
+            c.query_row(
+                "SELECT min(id) FROM webhooks WHERE company_id = ?1",
+                [company_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
     /// The server's login-token signing secret, for tests that forge tokens.
     pub fn jwt_secret(&self) -> Vec<u8> {
         use base64::Engine;
