@@ -9,8 +9,9 @@ edge to edge (its box covers the window, nothing else is on top of it anywhere, 
 corners are the PNG's red edge); the portrait poster whole, in the branded frame fitted around it
 (the brand's colour beside it), its company's tagline on screen once (in the poster, not also in the
 frame); the landscape poster full screen with its tagline once; the text-only ad on the branded
-slide; and the console's Ads view previews the PNG full screen and the portrait poster framed.
-Screenshots go to the results directory. Prints PASS/FAIL lines and `N passed, M failed`.
+slide; the PNG with a promotion's QR code still fills the window, the code alone over it, in the
+bottom-right corner, read off a screenshot by zxing-cpp; and the console's Ads view previews the
+PNG full screen and the portrait poster framed. Screenshots go to the results directory. Prints PASS/FAIL lines and `N passed, M failed`.
 """
 
 import io
@@ -19,6 +20,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import zxingcpp
 from PIL import Image, ImageDraw
 from playwright.sync_api import sync_playwright
 
@@ -38,7 +40,7 @@ COVER = """() => { const m = document.querySelector('#stage .slide .media');
   for (let i = 0; i <= 8; i++) for (let j = 0; j <= 8; j++) {
     const x = Math.min(innerWidth - 1, i * innerWidth / 8), y = Math.min(innerHeight - 1, j * innerHeight / 8);
     const top = document.elementFromPoint(x, y);
-    if (top !== m) over.push(`${Math.round(x)},${Math.round(y)}: ${top ? top.tagName + '.' + top.className : 'nothing'}`);
+    if (top !== m) over.push(`${Math.round(x)},${Math.round(y)}: ${top && top.closest('figure.qr') ? 'QR code' : top ? top.tagName + '.' + top.className : 'nothing'}`);
   }
   return { box: [r.left, r.top, r.right, r.bottom], natural: [m.naturalWidth, m.naturalHeight], over }; }"""
 # The picture as drawn inside its box (object-fit: contain): [left, top, right, bottom].
@@ -106,6 +108,10 @@ def main():
         framed = screen_with(writer, grocers, "Portrait poster", {"headline": "A portrait poster", "media_id": portrait["id"]})
         wide = screen_with(writer, grocers, "Landscape poster", {"headline": "A landscape poster", "media_id": landscape["id"]})
         text = screen_with(writer, grocers, "Text only", {"headline": "Words alone, on the brand"})
+        promotion = next(a["promotion_id"] for a in writer.all(f"/ads?company_id={grocers}") if a["on_air"] and a["promotion_id"])
+        short = writer.call("GET", f"/promotions/{promotion}/qr-codes")[1]["data"][0]["short_url"]
+        with_qr = screen_with(writer, grocers, "Full screen with QR", {"headline": "Designed, with a QR code",
+                                                                       "media_id": media["id"], "promotion_id": promotion})
 
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
@@ -151,6 +157,17 @@ def main():
             check("text only: the branded slide (frame, tagline and headline)",
                   page.is_visible("#frame-tagline") and page.is_visible("#stage .headline")
                   and page.inner_text("#stage .headline") == "Words alone, on the brand")
+
+            shot = show(page, base, *with_qr, "Full screen with QR", results)
+            cover = page.evaluate(COVER)
+            qr = page.evaluate("(() => { const r = document.querySelector('#stage figure.qr').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()")
+            corner = qr[0] > W / 2 and qr[1] > H / 2
+            others = [o for o in cover["over"] if not o.endswith(": QR code")]
+            decoded = [r.text for r in zxingcpp.read_barcodes(shot) if r.format == zxingcpp.BarcodeFormat.QRCode]
+            check("full screen with a QR code: the creative fills the window, the QR code alone over it, in the bottom-right corner",
+                  cover["box"][0] <= 1 and cover["box"][2] >= W - 1 and not others and corner, f"{cover}; QR at {qr}")
+            check("full screen with a QR code: a phone reads the promotion's short link off a screenshot", decoded == [short],
+                  f"{decoded} vs {short}")
 
             # The console's Ads view previews each ad as a 16:9 screen frames it.
             page.goto(f"{base}/console#/company/{grocers}/ads")
