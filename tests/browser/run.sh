@@ -2,9 +2,10 @@
 # The console and player in a real browser: Debian's chromium, driven by Playwright for Python (pinned,
 # pointed at /usr/bin/chromium; no browser download), with axe-core from npm for accessibility; then
 # the MCP App preview card in a test host page (check_mcp_app.py); then billing and dates as a
-# presenter moves time (check_presenter.py); then the one-time reveal page of a secret rotated
-# through MCP (check_reveal.py); then the demo's finish: a fresh QR code on Enter, dates, the first
-# view of Fleet, uploaded MP4s (check_polish.py).
+# presenter moves time (check_presenter.py); then creative shown as designed, full screen or framed
+# (check_creative.py); then the one-time reveal page of a secret rotated through MCP
+# (check_reveal.py); then the demo's finish: a fresh QR code on Enter, dates, the first view of
+# Fleet, uploaded MP4s (check_polish.py).
 #
 #   bash tests/browser/run.sh <path-to-signage-binary>
 #
@@ -38,8 +39,9 @@ mkdir -p "$here/results"
 timeout 600 "$venv/bin/python" "$here/check_console.py" "$bin" "$here/results" 2>&1 | tee "$here/results/run.log"
 timeout 300 "$venv/bin/python" "$here/check_mcp_app.py" "$bin" "$here/results" 2>&1 | tee "$here/results/mcp-app.log"
 timeout 300 "$venv/bin/python" "$here/check_presenter.py" "$bin" "$here/results" 2>&1 | tee "$here/results/presenter.log"
+timeout 300 "$venv/bin/python" "$here/check_creative.py" "$bin" "$here/results" 2>&1 | tee "$here/results/creative.log"
 timeout 300 "$venv/bin/python" "$here/check_reveal.py" "$bin" "$here/results" 2>&1 | tee "$here/results/reveal.log"
 timeout 300 "$venv/bin/python" "$here/check_polish.py" "$bin" "$here/results" 2>&1 | tee "$here/results/polish.log"
 grep -q ", 0 failed$" "$here/results/run.log" && grep -q ", 0 failed$" "$here/results/mcp-app.log" &&
-  grep -q ", 0 failed$" "$here/results/presenter.log" && grep -q ", 0 failed$" "$here/results/reveal.log" &&
-  grep -q ", 0 failed$" "$here/results/polish.log"
+  grep -q ", 0 failed$" "$here/results/presenter.log" && grep -q ", 0 failed$" "$here/results/creative.log" &&
+  grep -q ", 0 failed$" "$here/results/reveal.log" && grep -q ", 0 failed$" "$here/results/polish.log"

@@ -13,7 +13,15 @@ import { every, fresh } from "./live.js";
 import { loopbackNotice } from "./promotions.js";
 import { screenForm } from "./forms.js";
 
-/** What a screen shows: the media of its current ad, with the promotion's QR code over it. */
+/** Whether media of this size has a 16:9 screen's shape (within 2 %, as the player decides): the
+ * player shows it full screen, with no headline over it. */
+function widescreen(m) {
+  return Boolean(m && m.width && m.height && Math.abs((m.width / m.height) / (16 / 9) - 1) <= 0.02);
+}
+
+/** What a 16:9 screen shows: the media of its current ad, with the promotion's QR code over it, as
+ * the player frames it (a creative of the screen's shape fills it, with no headline; another
+ * shape is shown whole). */
 export async function screen(ad, qrByPromotion, mediaById) {
   const box = el("div", { class: "screen" });
   if (!ad) {
@@ -21,9 +29,11 @@ export async function screen(ad, qrByPromotion, mediaById) {
     return box;
   }
   const m = ad.media_id ? mediaById.get(ad.media_id) : null;
+  const full = widescreen(m);
+  box.dataset.fit = full ? "full" : m ? "framed" : "branded";
   try {
     if (m && m.content_type.startsWith("image/")) {
-      const poster = m.content_type.startsWith("image/svg");
+      const poster = !full && m.content_type.startsWith("image/svg");
       box.append(el("img", { class: poster ? "media poster" : "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), alt: "" } }));
     } else if (m && m.content_type.startsWith("video/")) {
       const v = el("video", { class: "media", attrs: { src: await blobUrl(`/media/${m.id}/content`), muted: true, autoplay: true, loop: true, playsinline: true, "aria-hidden": "true" } });
@@ -33,11 +43,13 @@ export async function screen(ad, qrByPromotion, mediaById) {
   } catch (_) {
     /* the headline alone */
   }
-  // A poster carries its own words; a video or photo gets the headline over it, as on the screen.
-  if (!m || !m.content_type.startsWith("image/svg")) box.append(el("span", { class: "screen-headline", text: ad.headline }));
+  // A poster or a full-screen creative carries its own words; a video or photo of another shape
+  // gets the headline over it, as on the screen.
+  const own = full || (m && m.content_type.startsWith("image/svg"));
+  if (!own) box.append(el("span", { class: "screen-headline", text: ad.headline }));
   const qr = ad.promotion_id ? qrByPromotion.get(ad.promotion_id) : null;
   if (qr) box.append(el("img", { class: "qr", attrs: { src: qr, alt: "QR code of the promotion" } }));
-  if (qr && m && m.content_type.startsWith("image/svg")) box.classList.add("poster", "with-qr");
+  if (qr && !full && m && m.content_type.startsWith("image/svg")) box.classList.add("poster", "with-qr");
   return box;
 }
 

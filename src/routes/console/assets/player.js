@@ -20,6 +20,10 @@ const HEARTBEAT_MS = 30000;
 const FADE_MS = 800;
 /** A picture smaller than this (either side) is an icon or a badge: shown whole, not stretched. */
 const SMALL_PX = 400;
+/** A creative within this share of the screen's own shape (width over height) was designed for
+ * it: it fills the screen. More than rounding (1920×1080 against a 1920×1079 window), less than
+ * the gap between 16:9 and 16:10. */
+const SAME_SHAPE = 0.02;
 /** The playlist (and what its ads show) is read again after this long, at the next ad. */
 const PLAYLIST_MS = 10000;
 /** How often the screen's version is read: a newly assigned ad is on screen within about this. */
@@ -171,14 +175,27 @@ function video(src, label) {
   return v;
 }
 
-/** One ad as a slide: its media, its headline (a poster carries its own words), and the
- * promotion's QR code (beside a poster, so it never covers the poster's words; over a photo or a
- * video, in a corner). */
+/** Whether a creative of `meta`'s size has this screen's shape: it was designed to fill it. */
+function fillsScreen(meta) {
+  if (!meta.width || !meta.height || !window.innerHeight) return false;
+  const screen = window.innerWidth / window.innerHeight;
+  return Math.abs(meta.width / meta.height / screen - 1) <= SAME_SHAPE;
+}
+
+/** One ad as a slide, and how the screen frames it (`fit`):
+ * - "full": a creative of the screen's shape plays as designed, edge to edge: no branded frame, no
+ *   headline over it (the headline is its alternative text); only the promotion's QR code, in a
+ *   corner, when the ad has one.
+ * - "framed": a creative of another shape is shown whole, the branded frame fitted around it (the
+ *   brand's colour where it leaves room); a poster carries its own words (the tagline among them),
+ *   so the frame drops its tagline rather than say it twice; the QR code stands beside a poster.
+ * - "branded": a text-only ad, or an icon: the branded slide with the headline. */
 async function slide(ad) {
   const nodes = [];
   let kind = "text";
   let poster = false;
   let small = false;
+  let full = false;
   let mediaType = "";
   if (ad.media_id) {
     try {
@@ -189,16 +206,20 @@ async function slide(ad) {
       kind = meta.content_type.startsWith("video/") ? "video" : "image";
       poster = meta.content_type.startsWith("image/svg");
       small = kind === "image" && !poster && meta.width && meta.height && (meta.width < SMALL_PX || meta.height < SMALL_PX);
+      full = !small && fillsScreen(meta);
+      if (full) poster = false;
       mediaType = meta.content_type;
       const cls = `media${poster ? " poster" : ""}${small ? " small" : ""}`;
-      // A poster carries its own words (the headline is its alternative text); a photo gets the headline over it.
+      // A poster or a full-screen creative carries its own words (the headline is its alternative
+      // text); a photo of another shape gets the headline over it.
+      const own = poster || full;
       nodes.push(kind === "video" ? video(src, ad.headline)
-        : el("img", { class: cls, attrs: { src, alt: poster ? ad.headline : "" } }));
+        : el("img", { class: cls, attrs: { src, alt: own ? ad.headline : "" } }));
     } catch (_) {
       /* the headline alone */
     }
   }
-  if (!poster) nodes.push(el("p", { class: "headline", text: ad.headline }));
+  if (!poster && !full) nodes.push(el("p", { class: "headline", text: ad.headline }));
   let qr = null;
   if (ad.promotion_id) {
     try {
@@ -213,9 +234,10 @@ async function slide(ad) {
       /* no QR code for this credential */
     }
   }
-  const classes = ["slide", poster ? "poster" : "", qr ? "with-qr" : "", small ? "small" : ""].filter(Boolean).join(" ");
+  const fit = full ? "full" : kind !== "text" && !small ? "framed" : "branded";
+  const classes = ["slide", fit, poster ? "poster" : "", qr ? "with-qr" : "", small ? "small" : ""].filter(Boolean).join(" ");
   const media = el("div", { class: "slide-media" }, ...nodes);
-  return { node: el("div", { class: classes, attrs: { "data-ad-id": ad.id } }, media, qr), kind, mediaType };
+  return { node: el("div", { class: classes, attrs: { "data-ad-id": ad.id } }, media, qr), kind, mediaType, fit, poster };
 }
 
 /** Shows a slide, fading it in over the one on screen, which then goes. */
@@ -223,6 +245,11 @@ async function show(ad) {
   const next = await slide(ad);
   const old = [...stage.children];
   next.node.classList.add("entering");
+  // The frame follows the slide coming in: gone for a full-screen creative, without its tagline
+  // around a poster that says it (player.css).
+  document.body.dataset.fit = next.fit;
+  if (next.poster) document.body.dataset.ownWords = "";
+  else delete document.body.dataset.ownWords;
   stage.append(next.node);
   // Two frames: the slide is laid out transparent before its opacity moves.
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
