@@ -165,6 +165,47 @@ async fn assert_report_is_the_rows(app: &TestApp, when: &str) {
         let seconds: i64 = want.values().map(|v| v.1).sum();
         assert_eq!(report["plays"], plays, "{when} {q}");
         assert_eq!(report["seconds"], seconds, "{when} {q}");
+        // Each screen's and each day's line: the recomputed lines' sums.
+        let mut by_device: BTreeMap<String, (i64, i64, i64)> = BTreeMap::new();
+        let mut by_day: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+        let mut pairs = std::collections::BTreeSet::new();
+        for ((date, device, ad), (p, s)) in &want {
+            let d = by_device.entry(device.clone()).or_default();
+            let new_ad = i64::from(pairs.insert((device, ad)));
+            *d = (d.0 + p, d.1 + s, d.2 + new_ad);
+            let d = by_day.entry(date.clone()).or_default();
+            *d = (d.0 + p, d.1 + s);
+        }
+        let devices: BTreeMap<String, (i64, i64, i64)> = report["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["device_id"].as_str().unwrap().to_string(),
+                    (
+                        d["plays"].as_i64().unwrap(),
+                        d["seconds"].as_i64().unwrap(),
+                        d["ads"].as_i64().unwrap(),
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(devices, by_device, "{when} {q}: screens");
+        let days: BTreeMap<String, (i64, i64)> = report["days"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["plays"] != 0 || d["seconds"] != 0)
+            .map(|d| {
+                (
+                    d["date"].as_str().unwrap().to_string(),
+                    (d["plays"].as_i64().unwrap(), d["seconds"].as_i64().unwrap()),
+                )
+            })
+            .collect();
+        by_day.retain(|_, v| *v != (0, 0));
+        assert_eq!(days, by_day, "{when} {q}: days");
     }
 }
 
