@@ -4,6 +4,7 @@ the machine (CPU µs do: a bare hyper hello costs 6 µs on one VM and 15 µs on 
 
     python3 bench/instructions.py [--requests N] [--warmup N] [--idle S] [--settle S] [--endpoints a,b]
         [--top N] [--keep DIR] [--dump-instr] [--json OUT] [--hello PATH | --no-hello] [--companies N]
+        [--world N]
         [NAME=BINARY[:VAR=VALUE,...] | BINARY] ...
 
 Each signage binary named (default `signage=target/release/signage`; a bare BINARY is named by its
@@ -22,6 +23,16 @@ and N - 2 more, empty: written straight into the database with `sqlite3`, so any
 included, is measured on the same world). Its answers are the same rows; only the account grows
 (issue 48: a request's cost must not grow with it).
 
+`--world N` measures on an N× demo world instead of a new one: before the server starts under
+valgrind, the same binary (without valgrind) on a clock frozen at 2026-03-02T09:00:00Z lifts every
+plan's screen cap (`POST /_sandbox/plans/{id}/limits`), adds N - 1 copies of every fixture screen
+to its company through `POST /devices`, with the same behaviour profile (`POST
+/_sandbox/devices/{id}/simulate`) and the same ads (`POST /ads/{id}/assignments`), then advances
+the clock 7 days one day at a time (the fleet writes a week of plays, retention runs); the server
+measured starts on that database, its clock frozen at the end of the week. `--world 1` is the demo
+world built the same way. Give `pop` and `advance` few requests (`--requests 3 --warmup 1`): at
+10× each costs hundreds of millions of instructions. `advance` moves the clock a day per request.
+
 Besides the total, each endpoint's **redaction** is the inclusive cost of every call made from
 outside `signage::redact` into it (so recursion inside the redactor counts once), per request, and
 its share of the request. `--top N` also prints each endpoint's N functions with the most inclusive
@@ -36,6 +47,8 @@ Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, aft
   mcp        POST /mcp tools/call list_companies {"limit":4}
   mcpall     POST /mcp tools/call list_companies {}
   mcpdevices POST /mcp tools/call list_devices {"limit":20}
+  pop        GET /reports/proof-of-play     (the last 7 days; every company of the account)
+  advance    POST /_sandbox/clock/advance {"seconds":86400}  (key `sandbox-operator`)
 The default is health,companies,devices,mcp (the issue 33 table). Standard library only; traffic
 goes to 127.0.0.1 only; every server started is stopped on exit.
 """
@@ -71,7 +84,14 @@ ENDPOINTS = {
     "mcp": ("MCP list_companies {limit:4}", "POST", "/mcp", ("list_companies", {"limit": 4})),
     "mcpall": ("MCP list_companies {}", "POST", "/mcp", ("list_companies", {})),
     "mcpdevices": ("MCP list_devices {limit:20}", "POST", "/mcp", ("list_devices", {"limit": 20})),
+    "pop": ("GET /reports/proof-of-play (7 days)", "GET", "/reports/proof-of-play", None),
+    # The operator's key; each request moves the clock a day on (the world keeps growing by a day).
+    "advance": ("POST /_sandbox/clock/advance 24 h", "POST", "/_sandbox/clock/advance", None),
 }
+ADVANCE_BODY = json.dumps({"seconds": 86_400}).encode()
+# The instant a `--world` is built at (frozen), a Monday 09:00 UTC; it is then advanced WORLD_DAYS.
+WORLD_AT = 1_772_442_000
+WORLD_DAYS = 7
 DEFAULT_ENDPOINTS = ["health", "companies", "devices", "mcp"]
 
 
@@ -80,6 +100,13 @@ def demo_key():
         d = json.load(f)
     k = next(k for k in d["keys"] if k["name"] == "northwind-readonly")
     return k["rawKey"], k["client_id"]
+
+
+def demo_keys():
+    """Every demo key by name: (raw key, client id, account id)."""
+    with open(os.path.join(ROOT, "fixtures/demo-credentials.json")) as f:
+        d = json.load(f)
+    return {k["name"]: (k["rawKey"], k["client_id"], k.get("account_id")) for k in d["keys"]}
 
 
 def demo_account():
@@ -117,6 +144,112 @@ def add_companies(db_path, total):
         raise SystemExit(f"the account has {n} companies, not {total}")
 
 
+class Api:
+    """One keep-alive connection to a server, JSON in and out."""
+
+    def __init__(self, port):
+        self.conn = http.client.HTTPConnection(HOST, port, timeout=600)
+        self.keys = demo_keys()
+
+    def call(self, key_name, method, path, body=None, want=(200, 201)):
+        key, client, _ = self.keys[key_name]
+        headers = {"X-API-KEY": key, "X-Service-Client-Id": client}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=headers)
+        r = self.conn.getresponse()
+        raw = r.read()
+        if r.status not in want:
+            raise SystemExit(f"world: {method} {path}: HTTP {r.status}: {raw[:300]!r}")
+        return json.loads(raw) if raw[:1] in (b"{", b"[") else None
+
+
+def build_world(binary, db_path, factor, work):
+    """An N× demo world in `db_path`, built by `binary` itself (no valgrind) through the API and the
+    sandbox controls, on a clock frozen at WORLD_AT: every plan's screen cap lifted
+    (`POST /_sandbox/plans/{id}/limits`), N - 1 copies of every fixture screen (`POST /devices`,
+    same company, same behaviour profile through `POST /_sandbox/devices/{id}/simulate`, the same
+    ads through `POST /ads/{id}/assignments`), then WORLD_DAYS days advanced, so that the fleet
+    wrote a week of plays (and retention ran) as it does. Reads of the fixture rows go to the
+    database file; every write goes through the API, so each build keeps its own derived tables."""
+    port = freeport()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
+    env["SIGNAGE_RATE_LIMIT_PER_SECOND"] = "0"
+    env["SIGNAGE_CLOCK"] = rfc3339(WORLD_AT)
+    log = open(os.path.join(work, "world.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--database", db_path, "--port", str(port)],
+                            cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    t0 = time.monotonic()
+    try:
+        if not wait_health(port, 120):
+            raise SystemExit("world: the server never became healthy")
+        api = Api(port)
+        # The history is written when the timeline settles after the load.
+        api.call("sandbox-operator", "POST", "/_sandbox/clock/advance", {"seconds": 0})
+        db = sqlite3.connect(db_path, timeout=60)
+        try:
+            plans = [r[0] for r in db.execute("SELECT DISTINCT plan_id FROM companies")]
+            screens = db.execute(
+                "SELECT d.id, d.company_id, d.name, d.platform, c.account_id, s.profile "
+                "FROM devices d JOIN companies c ON c.id = d.company_id "
+                "LEFT JOIN device_simulations s ON s.device_id = d.id ORDER BY d.id").fetchall()
+            assigned = db.execute("SELECT device_id, ad_id FROM ad_assignments "
+                                  "ORDER BY ad_id, device_id").fetchall()
+        finally:
+            db.close()
+        writer = {}
+        for name, (_, _, account) in api.keys.items():
+            if name.endswith("-readwrite"):
+                writer[account] = name
+        for plan in plans:
+            api.call("sandbox-operator", "POST", f"/_sandbox/plans/{plan}/limits",
+                     {"max_devices": 1_000_000})
+        copies = {}
+        for device, company, name, platform, account, profile in screens:
+            key = writer.get(account)
+            if key is None:
+                continue
+            for k in range(1, factor):
+                made = api.call(key, "POST", "/devices",
+                                {"company_id": company, "name": f"{name} ({k + 1})", "platform": platform})
+                copies.setdefault(device, []).append((made["id"], key))
+                if profile and profile != "never_seen":
+                    api.call("sandbox-operator", "POST", f"/_sandbox/devices/{made['id']}/simulate",
+                             {"profile": profile})
+        by_ad = {}
+        for device, ad in assigned:
+            for new, key in copies.get(device, []):
+                by_ad.setdefault((ad, key), []).append(new)
+        for (ad, key), devices in by_ad.items():
+            for i in range(0, len(devices), 100):
+                api.call(key, "POST", f"/ads/{ad}/assignments",
+                         {"assign_device_ids": devices[i:i + 100]})
+        for _ in range(WORLD_DAYS):
+            api.call("sandbox-operator", "POST", "/_sandbox/clock/advance", {"seconds": 86_400})
+        api.conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    db = sqlite3.connect(db_path, timeout=60)
+    try:
+        n = db.execute("SELECT count(*) FROM devices").fetchone()[0]
+        plays = db.execute("SELECT count(*) FROM playbacks").fetchone()[0]
+    finally:
+        db.close()
+    print(f"  world {factor}x: {n} screens, {plays} play rows, built in "
+          f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
+
+
+def rfc3339(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
 def freeport():
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -152,6 +285,11 @@ def request_for(endpoint, key, client, session):
     if endpoint == "hello":
         return "GET", "/health", {}, None
     _, method, path, call = ENDPOINTS[endpoint]
+    if endpoint == "advance":
+        op_key, op_client, _ = demo_keys()["sandbox-operator"]
+        headers = {"X-API-KEY": op_key, "X-Service-Client-Id": op_client,
+                   "Content-Type": "application/json"}
+        return method, path, headers, ADVANCE_BODY
     if call is None:
         headers = {"X-API-KEY": key, "X-Service-Client-Id": client} if path != "/health" else {}
         return method, path, headers, None
@@ -272,12 +410,15 @@ class Server:
         self.out = os.path.join(self.dir, "cg.out")
         env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
         env["SIGNAGE_RATE_LIMIT_PER_SECOND"] = "0"
+        self.db = os.path.join(self.dir, "db.sqlite")
+        if args.world and not hello:
+            build_world(binary, self.db, args.world, self.dir)
+            env["SIGNAGE_CLOCK"] = rfc3339(WORLD_AT + WORLD_DAYS * 86_400)
         env.update(env_extra)
         cmd = [binary, "--port", str(self.port)] if hello else [
             binary, "serve", "--database", os.path.join(self.dir, "db.sqlite"), "--port", str(self.port)]
         valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
                     "--dump-instr=" + ("yes" if args.dump_instr else "no")]
-        self.db = os.path.join(self.dir, "db.sqlite")
         self.proc = subprocess.Popen(
             valgrind + cmd,
             cwd=self.dir,
@@ -348,7 +489,8 @@ def run_server(name, binary, env_extra, endpoints, args, work, hello=False):
         raw = {}
         for ep in endpoints:
             req = request_for(ep, key, client, session)
-            conn = http.client.HTTPConnection(HOST, server.port, timeout=120)
+            # A 24 h advance of a 100x world runs for minutes under valgrind.
+            conn = http.client.HTTPConnection(HOST, server.port, timeout=3600 if args.world else 120)
             send(conn, req, args.warmup, ep)
             keep = os.path.join(args.keep, f"{name}-{ep}.callgrind") if args.keep else None
             profile, elapsed = server.measure(lambda: send(conn, req, args.requests, ep), keep)
@@ -432,6 +574,9 @@ def main():
     p.add_argument("--json", help="write the figures here as JSON")
     p.add_argument("--companies", type=int, default=0,
                    help="give the demo key's account this many companies before measuring")
+    p.add_argument("--world", type=int, default=0,
+                   help="measure on an N-times demo world built through the API first (1: the demo "
+                        "world the same way); the clock is frozen")
     p.add_argument("--keep", help="keep each endpoint's callgrind dump in this directory")
     p.add_argument("--dump-instr", action="store_true",
                    help="kept dumps carry instruction addresses (callgrind_annotate --auto=yes)")

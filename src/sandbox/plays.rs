@@ -144,8 +144,71 @@ impl Rows {
             stmt.raw_bind_parameter(i + 5, row.seconds)?;
             stmt.raw_bind_parameter(i + 6, row.plays)?;
             stmt.raw_bind_parameter(i + 7, *created)
-        })
+        })?;
+        self.add_to_days(tx, playables)
     }
+
+    /// Adds the rows' sums to their days' roll-up (`playback_days`, schema V43), in the same
+    /// transaction: one upsert per day, screen and ad (a day of a screen's ad is up to 24 hourly
+    /// rows), in the table's key order.
+    fn add_to_days(&self, tx: &Connection, playables: &[Playable]) -> Result<(), DbError> {
+        let mut days: BTreeMap<(&str, i64, usize), Day> = BTreeMap::new();
+        for (&(i, _), row) in &self.rows {
+            let day = days
+                .entry((
+                    playables[i].company.as_str(),
+                    row.started_at.div_euclid(DAY),
+                    i,
+                ))
+                .or_default();
+            day.plays += row.plays;
+            day.seconds += row.seconds;
+            day.rows += i64::from(row.new.is_some());
+        }
+        let days: Vec<_> = days.into_iter().collect();
+        add_to_days(tx, &days, |&i| &playables[i])
+    }
+}
+
+const DAY: i64 = 86_400;
+
+/// What a write adds to one day of a screen's ad: plays, seconds and new play rows.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Day {
+    pub(super) plays: i64,
+    pub(super) seconds: i64,
+    pub(super) rows: i64,
+}
+
+/// Upserts `days` (keyed by a company, a UTC day and whatever `playable` maps to its screen and
+/// ad) into the daily roll-up the proof-of-play report reads (`playback_days`, schema V43), many
+/// rows to a statement.
+pub(super) fn add_to_days<'p, K>(
+    tx: &Connection,
+    days: &[((&str, i64, K), Day)],
+    playable: impl Fn(&K) -> &'p Playable,
+) -> Result<(), DbError> {
+    let insert = crate::db::bulk::Insert {
+        // OR FAIL, as the plays' insert: the keys are checked at commit, so nothing here aborts
+        // and no statement journal is kept.
+        head: "INSERT OR FAIL INTO playback_days
+                   (company_id, day, device_id, ad_id, plays, seconds, rows)",
+        row: "(?, ?, ?, ?, ?, ?, ?)",
+        params: 7,
+        tail: "ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
+             plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
+             rows = rows + excluded.rows",
+    };
+    insert.run(tx, days, |stmt, at, ((company, day, key), sums)| {
+        let p = playable(key);
+        stmt.raw_bind_parameter(at, *company)?;
+        stmt.raw_bind_parameter(at + 1, day)?;
+        stmt.raw_bind_parameter(at + 2, &p.device)?;
+        stmt.raw_bind_parameter(at + 3, &p.ad)?;
+        stmt.raw_bind_parameter(at + 4, sums.plays)?;
+        stmt.raw_bind_parameter(at + 5, sums.seconds)?;
+        stmt.raw_bind_parameter(at + 6, sums.rows)
+    })
 }
 
 /// The rows held for the write scope's open transaction and the playables they refer to: its

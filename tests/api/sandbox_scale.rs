@@ -252,7 +252,8 @@ async fn a_plans_screen_cap_is_lifted_by_the_operator() {
 
 /// Copies of every play of the last week, `copies` times over (each its own row, a second apart):
 /// a world whose proof-of-play report reads many rows. Plain SQL: what is measured is the report,
-/// not how the plays arrived.
+/// not how the plays arrived; so the daily roll-up the report reads is recomputed as a writer keeps
+/// it (schema V43).
 fn more_plays(app: &TestApp, copies: i64) -> i64 {
     app.sql(|c| {
         c.execute(
@@ -263,6 +264,17 @@ fn more_plays(app: &TestApp, copies: i64) -> i64 {
                     p.started_at + k.n, p.duration_seconds, p.plays, p.created_at
              FROM playbacks p, k",
             [copies],
+        )?;
+        c.execute_batch(
+            "DELETE FROM playback_days;
+             INSERT INTO playback_days (company_id, day, device_id, ad_id, plays, seconds, rows)
+             SELECT company_id, day, device_id, ad_id, sum(plays), sum(seconds), sum(rows)
+             FROM (SELECT company_id, started_at / 86400 AS day, device_id, ad_id, plays,
+                          duration_seconds AS seconds, 1 AS rows FROM playbacks
+                   UNION ALL
+                   SELECT company_id, day, device_id, ad_id, plays, seconds, rows
+                   FROM playback_daily_totals)
+             GROUP BY company_id, day, device_id, ad_id;",
         )?;
         c.query_row("SELECT count(*) FROM playbacks", [], |r| r.get(0))
     })

@@ -176,6 +176,20 @@ pub(super) fn create(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             input.duration_seconds,
             now
         ])?;
+        // The play's day in the report's daily roll-up (schema V43), in the same transaction.
+        tx.prepare_cached(
+            "INSERT INTO playback_days (company_id, day, device_id, ad_id, plays, seconds, rows)
+             VALUES (?1, ?2 / 86400, ?3, ?4, 1, ?5, 1)
+             ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
+                 plays = plays + 1, seconds = seconds + excluded.seconds, rows = rows + 1",
+        )?
+        .execute(rusqlite::params![
+            company,
+            started,
+            id,
+            input.ad_id,
+            input.duration_seconds
+        ])?;
         let playback = crud::load(tx, &format!("{PLAYBACK_SELECT} WHERE id = ?1"), &pb, |r| {
             Playback::from_row(r)
         })?;

@@ -110,7 +110,7 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .header("accept")
         .is_some_and(|a| a.to_ascii_lowercase().contains("text/csv"))
     {
-        let lines = per_day(&conn, &marks, &filter, &args)?;
+        let lines = per_day(&conn, &marks, &filter, &args, (from, to), true)?;
         let name = format!(
             "proof-of-play-{}-{}-{}.csv",
             ctx.query("company_id").unwrap_or("all"),
@@ -129,7 +129,7 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }
     // One pass over the range's plays and daily totals (per day, screen and ad); the ads', the
     // screens' and the days' lines are sums of its lines.
-    let lines = per_day(&conn, &marks, &filter, &args)?;
+    let lines = per_day(&conn, &marks, &filter, &args, (from, to), false)?;
     // The ads that did not play in the range are lines too (what "did my ad run?" needs).
     let mut ads = silent_ads(&conn, &marks, ad_mark, &args)?;
     let ad_at: std::collections::HashMap<String, usize> = ads
@@ -208,30 +208,70 @@ struct PerDay {
     seconds: i64,
 }
 
-/// Plays and seconds per UTC day, screen and ad over the range and companies bound in `args` (as
-/// [`sums`]), by day, then screen name, then ad name.
+/// Plays and seconds per UTC day, screen and ad over the range `[from, to)` and the companies
+/// bound in `args` (as [`sums`]); `ordered`, by day, then screen name, then ad name.
+///
+/// A day wholly inside the range is read from its roll-up (`playback_days`, one row per company,
+/// day, screen and ad, kept as plays are written: schema V43); only the partial days at either end
+/// read play rows, and the last one its daily totals (a total counts in the range that holds the
+/// start of its day). The lines are those of summing every play row and total of the range.
 fn per_day(
     conn: &rusqlite::Connection,
     marks: &str,
     filter: &str,
     args: &[rusqlite::types::Value],
+    (from, to): (i64, i64),
+    ordered: bool,
 ) -> Result<Vec<PerDay>, ApiError> {
+    // [from, whole) and [tail, to) are read row by row; [whole, tail) is whole days (empty when the
+    // range holds no whole day).
+    let whole = (from.div_euclid(DAY) + i64::from(from.rem_euclid(DAY) != 0)) * DAY;
+    let whole = whole.min(to);
+    let tail = (to.div_euclid(DAY) * DAY).max(whole);
+    let ceil_day = |t: i64| t.div_euclid(DAY) + i64::from(t.rem_euclid(DAY) != 0);
+    let n = args.len();
+    let (w, t, td, te) = (n + 1, n + 2, n + 3, n + 4);
+    let mut args = args.to_vec();
+    args.extend([
+        whole.into(),
+        tail.into(),
+        ceil_day(tail).into(),
+        ceil_day(to).into(),
+    ]);
+    // The whole days' rows are one per day, screen and ad already; only the partial days' play
+    // rows and totals are grouped. The report's sums do not depend on the lines' order: only the
+    // CSV, which lists them, sorts them.
+    let order = if ordered {
+        "ORDER BY p.day, d.name, d.id, a.name, a.id"
+    } else {
+        ""
+    };
     let rows = conn
         .prepare_cached(&format!(
-            "SELECT p.day, p.company_id, p.device_id, d.name, p.ad_id, a.name, sum(p.plays),
-                    sum(p.seconds)
-             FROM (SELECT started_at / 86400 AS day, company_id, device_id, ad_id, plays,
-                          duration_seconds AS seconds
-                   FROM playbacks
-                   WHERE company_id IN ({marks}) AND started_at >= ?1 AND started_at < ?2
+            "SELECT p.day, p.company_id, p.device_id, d.name, p.ad_id, a.name, p.plays, p.seconds
+             FROM (SELECT day, company_id, device_id, ad_id, plays, seconds FROM playback_days
+                   WHERE company_id IN ({marks}) AND day >= ?{w} / 86400 AND day < ?{t} / 86400
                    UNION ALL
-                   SELECT day, company_id, device_id, ad_id, plays, seconds FROM playback_daily_totals
-                   WHERE company_id IN ({marks}) AND day >= (?1 + 86399) / 86400 AND day < (?2 + 86399) / 86400) p
+                   SELECT day, company_id, device_id, ad_id, sum(plays) AS plays,
+                          sum(seconds) AS seconds
+                   FROM (SELECT started_at / 86400 AS day, company_id, device_id, ad_id, plays,
+                                duration_seconds AS seconds
+                         FROM playbacks
+                         WHERE company_id IN ({marks}) AND started_at >= ?1 AND started_at < ?{w}
+                         UNION ALL
+                         SELECT started_at / 86400 AS day, company_id, device_id, ad_id, plays,
+                                duration_seconds AS seconds
+                         FROM playbacks
+                         WHERE company_id IN ({marks}) AND started_at >= ?{t} AND started_at < ?2
+                         UNION ALL
+                         SELECT day, company_id, device_id, ad_id, plays, seconds
+                         FROM playback_daily_totals
+                         WHERE company_id IN ({marks}) AND day >= ?{td} AND day < ?{te})
+                   GROUP BY day, device_id, ad_id) p
              JOIN devices d ON d.id = p.device_id
              JOIN ads a ON a.id = p.ad_id
              WHERE 1 = 1{filter}
-             GROUP BY p.day, p.device_id, p.ad_id
-             ORDER BY p.day, d.name, d.id, a.name, a.id"
+             {order}"
         ))?
         .query_map(rusqlite::params_from_iter(args.iter()), |r| {
             Ok(PerDay {
