@@ -277,6 +277,26 @@ pub fn document(router: &Router, catalogue: &Catalogue) -> Value {
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
+    // A schema only served routes use (the one-time reveal's call) is no component of the
+    // document: the router validates with it, the reference does not list it.
+    let named = |r: &Route| {
+        let body = match r.request {
+            RequestBody::Json(s) => Some(s),
+            _ => None,
+        };
+        body.into_iter().chain(r.success.1)
+    };
+    let listed: std::collections::HashSet<&str> = router
+        .routes()
+        .iter()
+        .filter(|r| documented(r))
+        .flat_map(named)
+        .collect();
+    for route in router.routes().iter().filter(|r| !documented(r)) {
+        for name in named(route).filter(|n| !listed.contains(n)) {
+            schemas.remove(name);
+        }
+    }
     let found = components::hoist_enums(&mut schemas);
     let mut enums = Enums {
         found,
