@@ -588,3 +588,115 @@ async fn crossing_a_month_boundary_bills_the_month_and_grants_the_tokens() {
         ]
     );
 }
+
+/// The cells of one CSV line (RFC 4180: a quoted cell may hold commas and doubled quotes).
+fn csv_cells(line: &str) -> Vec<String> {
+    let (mut cells, mut cell, mut quoted, mut chars) =
+        (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cell.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => cells.push(std::mem::take(&mut cell)),
+            _ => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
+/// The lines come in their order, named and counted from the same rows: screens by id, ads by id,
+/// CSV lines by day, screen name and id, ad name and id; a screen's `ads` and an ad's `devices`
+/// are the distinct pairs of the CSV's lines, and each line's names are the screen's and the ad's.
+#[tokio::test]
+async fn the_reports_lines_are_ordered_named_and_counted_from_the_same_rows() {
+    let app = frozen().await;
+    // Partial days at both ends, whole days between, every company of the account.
+    let q = format!(
+        "from={}&to={}",
+        signage::time::rfc3339(FROZEN_AT - 5 * DAY - 7 * 3600),
+        signage::time::rfc3339(FROZEN_AT)
+    );
+    let json = report(&app, &q).await;
+    let r = app
+        .get(&format!("/reports/proof-of-play?{q}"))
+        .key("northwind-readwrite")
+        .header("accept", "text/csv")
+        .send()
+        .await;
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    let lines: Vec<Vec<String>> = text
+        .split("\r\n")
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(csv_cells)
+        .collect();
+    assert!(lines.len() > 20, "{text}");
+    let names = |table: &str| -> std::collections::BTreeMap<String, (String, String)> {
+        app.sql(|c| {
+            let mut stmt = c.prepare(&format!("SELECT id, name, company_id FROM {table}"))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+            rows.collect()
+        })
+    };
+    let (screens, ads) = (names("devices"), names("ads"));
+    let mut sorted = lines.clone();
+    sorted.sort_by(|a, b| {
+        (&a[0], &a[3], &a[2], &a[5], &a[4]).cmp(&(&b[0], &b[3], &b[2], &b[5], &b[4]))
+    });
+    assert_eq!(
+        lines, sorted,
+        "CSV lines by day, screen name and id, ad name and id"
+    );
+    let mut pairs = std::collections::BTreeSet::new();
+    for l in &lines {
+        assert_eq!(l.len(), 8, "{l:?}");
+        assert_eq!((&l[3], &l[1]), {
+            let (name, company) = &screens[&l[2]];
+            (name, company)
+        });
+        assert_eq!(l[5], ads[&l[4]].0);
+        pairs.insert((l[2].clone(), l[4].clone()));
+    }
+    let devices = json["devices"].as_array().unwrap();
+    let ids: Vec<&str> = devices
+        .iter()
+        .map(|d| d["device_id"].as_str().unwrap())
+        .collect();
+    let mut by_id = ids.clone();
+    by_id.sort_unstable();
+    assert_eq!(ids, by_id, "screens by id");
+    for d in devices {
+        let id = d["device_id"].as_str().unwrap();
+        assert_eq!(d["name"], screens[id].0);
+        assert_eq!(d["company_id"], screens[id].1);
+        let n = pairs.iter().filter(|(s, _)| s == id).count();
+        assert_eq!(d["ads"], n, "{id}");
+    }
+    let ad_ids: Vec<&str> = json["ads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["ad_id"].as_str().unwrap())
+        .collect();
+    let mut by_id = ad_ids.clone();
+    by_id.sort_unstable();
+    assert_eq!(ad_ids, by_id, "ads by id");
+    for a in json["ads"].as_array().unwrap() {
+        let id = a["ad_id"].as_str().unwrap();
+        let n = pairs.iter().filter(|(_, ad)| ad == id).count();
+        assert_eq!(a["devices"], n, "{id}");
+        assert_eq!(a["name"], ads[id].0);
+    }
+    // Every screen of a CSV line has its line, and no other does.
+    let csv_screens: std::collections::BTreeSet<&str> =
+        lines.iter().map(|l| l[2].as_str()).collect();
+    assert_eq!(
+        ids.into_iter().collect::<std::collections::BTreeSet<_>>(),
+        csv_screens
+    );
+}

@@ -19,6 +19,8 @@ mod payloads;
 mod playbacks;
 mod presence;
 mod report;
+mod report_keys;
+mod report_rows;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};

@@ -8,12 +8,15 @@
 //! and ad that played, named, with its plays and seconds, as a download.
 
 use super::playbacks::{instant, DEFAULT_RANGE_SECS};
+use super::report_keys::{pair, Keys, Pairs};
+use super::report_rows::{each_row, Row};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::Kind;
 use crate::routes::crud::Time;
 use rusqlite::OptionalExtension;
 use schemars::JsonSchema;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Plays and seconds played over a range, per ad and per device.
 #[derive(Serialize, JsonSchema)]
@@ -87,14 +90,6 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     // Any span: the sums read the plays stored in it by index, so a long window costs what it
     // holds. A window where `to` is not after `from` holds nothing: an empty report.
     let conn = ctx.conn()?;
-    let marks = (3..3 + companies.len())
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let ad_mark = 3 + companies.len();
-    let mut args: Vec<rusqlite::types::Value> = vec![from.into(), to.into()];
-    args.extend(companies.iter().map(|c| c.clone().into()));
-    args.push(ad.clone().into());
     // An ad of a company the key cannot see reads like one that does not exist.
     if let Some(ad) = &ad {
         let company: Option<String> = conn
@@ -105,12 +100,12 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             return Err(ApiError::not_found("ad", ad.as_str()));
         }
     }
-    let filter = format!(" AND (?{ad_mark} IS NULL OR p.ad_id = ?{ad_mark})");
+    let ad = ad.as_deref();
     if ctx
         .header("accept")
         .is_some_and(|a| a.to_ascii_lowercase().contains("text/csv"))
     {
-        let lines = per_day(&conn, &marks, &filter, &args, (from, to), true)?;
+        let lines = per_day(&conn, &companies, ad, (from, to))?;
         let name = format!(
             "proof-of-play-{}-{}-{}.csv",
             ctx.query("company_id").unwrap_or("all"),
@@ -120,25 +115,15 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         return Ok(Response::new(
             hyper::StatusCode::OK,
             "text/csv; charset=utf-8; header=present",
-            csv(&lines),
+            lines,
         )
         .with_header(
             "content-disposition",
             &format!("attachment; filename=\"{name}\""),
         ));
     }
-    // One pass over the range's plays and daily totals (per day, screen and ad); the ads', the
-    // screens' and the days' lines are sums of its lines.
-    let lines = per_day(&conn, &marks, &filter, &args, (from, to), false)?;
     // The ads that did not play in the range are lines too (what "did my ad run?" needs).
-    let mut ads = silent_ads(&conn, &marks, ad_mark, &args)?;
-    let ad_at: std::collections::HashMap<String, usize> = ads
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.ad_id.clone(), i))
-        .collect();
-    let mut devices: std::collections::BTreeMap<&str, DeviceLine> = Default::default();
-    let mut pairs: std::collections::HashSet<(&str, &str)> = Default::default();
+    let mut ads = silent_ads(&conn, &companies, ad)?;
     let mut days: Vec<DayLine> = Vec::new();
     if to > from {
         for day in from.div_euclid(DAY)..=(to - 1).div_euclid(DAY) {
@@ -150,35 +135,55 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     }
     let first = from.div_euclid(DAY);
-    for l in &lines {
-        let new_pair = pairs.insert((l.device_id.as_str(), l.ad_id.as_str()));
-        if let Some(ad) = ad_at.get(&l.ad_id).and_then(|&i| ads.get_mut(i)) {
-            ad.plays += l.plays;
-            ad.seconds += l.seconds;
-            ad.devices += i64::from(new_pair);
+    // One pass over the range's rows: each adds to its screen's, its ad's and its day's line; a
+    // screen's ads and an ad's screens count the (screen, ad) pairs met.
+    let mut ad_numbers: Keys<Option<usize>> = Keys::new();
+    for (i, a) in ads.iter().enumerate() {
+        ad_numbers.insert(&a.ad_id, Some(i));
+    }
+    let mut screens: Keys<DeviceLine> = Keys::new();
+    let mut pairs = Pairs::default();
+    let mut screen_named = conn.prepare_cached("SELECT name FROM devices WHERE id = ?1")?;
+    let mut ad_named = conn.prepare_cached("SELECT name FROM ads WHERE id = ?1")?;
+    each_row(&conn, &companies, ad, (from, to), |r| {
+        let Some(screen) =
+            screens.number(r.device_id, |id| screen_line(&mut screen_named, id, &r))?
+        else {
+            return Ok(());
+        };
+        // An ad of another company (or filtered out) counts for its screen and day, not as a line.
+        let Some(played) =
+            ad_numbers.number(r.ad_id, |id| Ok(name_of(&mut ad_named, id)?.map(|_| None)))?
+        else {
+            return Ok(());
+        };
+        let new_pair = i64::from(pairs.insert(pair(screen, played)));
+        if let Some(line) = screens.get_mut(screen) {
+            line.plays += r.plays;
+            line.seconds += r.seconds;
+            line.ads += new_pair;
         }
-        let device = devices
-            .entry(l.device_id.as_str())
-            .or_insert_with(|| DeviceLine {
-                device_id: l.device_id.clone(),
-                name: l.device.clone(),
-                company_id: l.company_id.clone(),
-                plays: 0,
-                seconds: 0,
-                ads: 0,
-            });
-        device.plays += l.plays;
-        device.seconds += l.seconds;
-        device.ads += i64::from(new_pair);
-        if let Some(d) = usize::try_from(l.day - first)
+        if let Some(line) = ad_numbers
+            .get(played)
+            .copied()
+            .flatten()
+            .and_then(|i| ads.get_mut(i))
+        {
+            line.plays += r.plays;
+            line.seconds += r.seconds;
+            line.devices += new_pair;
+        }
+        if let Some(d) = usize::try_from(r.day - first)
             .ok()
             .and_then(|i| days.get_mut(i))
         {
-            d.plays += l.plays;
-            d.seconds += l.seconds;
+            d.plays += r.plays;
+            d.seconds += r.seconds;
         }
-    }
-    let devices: Vec<DeviceLine> = devices.into_values().collect();
+        Ok(())
+    })?;
+    let mut devices = screens.into_items();
+    devices.sort_unstable_by(|a, b| a.device_id.cmp(&b.device_id));
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),
@@ -192,118 +197,113 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     }))
 }
 
+/// The line of the screen `id`, met in the row `r` (its company is the row's), if it exists.
+fn screen_line(
+    named: &mut rusqlite::CachedStatement<'_>,
+    id: &str,
+    r: &Row<'_>,
+) -> Result<Option<DeviceLine>, ApiError> {
+    let Some(name) = name_of(named, id)? else {
+        return Ok(None);
+    };
+    Ok(Some(DeviceLine {
+        device_id: id.to_string(),
+        name,
+        company_id: r.company_id()?,
+        plays: 0,
+        seconds: 0,
+        ads: 0,
+    }))
+}
+
+/// The name of the row `id` names through `stmt` (`SELECT name … WHERE id = ?1`), if any.
+fn name_of(stmt: &mut rusqlite::CachedStatement<'_>, id: &str) -> Result<Option<String>, ApiError> {
+    Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
+}
+
 const DAY: i64 = 86_400;
 /// The longest range a report covers.
 pub const MAX_RANGE_DAYS: i64 = 366;
 
 /// What played on one UTC day, on one screen, of one ad.
-struct PerDay {
+struct PerDay<'k> {
     day: i64,
-    company_id: String,
-    device_id: String,
-    device: String,
-    ad_id: String,
-    ad: String,
+    screen: &'k DeviceLine,
+    ad: &'k (String, String),
     plays: i64,
     seconds: i64,
 }
 
-/// Plays and seconds per UTC day, screen and ad over the range `[from, to)` and the companies
-/// bound in `args` (as [`sums`]); `ordered`, by day, then screen name, then ad name.
-///
-/// A day wholly inside the range is read from its roll-up (`playback_days`, one row per company,
-/// day, screen and ad, kept as plays are written: schema V43); only the partial days at either end
-/// read play rows, and the last one its daily totals (a total counts in the range that holds the
-/// start of its day). The lines are those of summing every play row and total of the range.
+/// The report's lines per UTC day, screen and ad over `[from, to)`, for `companies` (and the one
+/// ad, when given): every row's sums by day, screen and ad, in one pass ([`each_row`]), then
+/// ordered by day, screen name, screen id, ad name, ad id.
 fn per_day(
     conn: &rusqlite::Connection,
-    marks: &str,
-    filter: &str,
-    args: &[rusqlite::types::Value],
+    companies: &[String],
+    ad: Option<&str>,
     (from, to): (i64, i64),
-    ordered: bool,
-) -> Result<Vec<PerDay>, ApiError> {
-    // [from, whole) and [tail, to) are read row by row; [whole, tail) is whole days (empty when the
-    // range holds no whole day).
-    let whole = (from.div_euclid(DAY) + i64::from(from.rem_euclid(DAY) != 0)) * DAY;
-    let whole = whole.min(to);
-    let tail = (to.div_euclid(DAY) * DAY).max(whole);
-    let ceil_day = |t: i64| t.div_euclid(DAY) + i64::from(t.rem_euclid(DAY) != 0);
-    let n = args.len();
-    let (w, t, td, te) = (n + 1, n + 2, n + 3, n + 4);
-    let mut args = args.to_vec();
-    args.extend([
-        whole.into(),
-        tail.into(),
-        ceil_day(tail).into(),
-        ceil_day(to).into(),
-    ]);
-    // The whole days' rows are one per day, screen and ad already; only the partial days' play
-    // rows and totals are grouped. The report's sums do not depend on the lines' order: only the
-    // CSV, which lists them, sorts them.
-    let order = if ordered {
-        "ORDER BY p.day, d.name, d.id, a.name, a.id"
-    } else {
-        ""
-    };
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT p.day, p.company_id, p.device_id, d.name, p.ad_id, a.name, p.plays, p.seconds
-             FROM (SELECT day, company_id, device_id, ad_id, plays, seconds FROM playback_days
-                   WHERE company_id IN ({marks}) AND day >= ?{w} / 86400 AND day < ?{t} / 86400
-                   UNION ALL
-                   SELECT day, company_id, device_id, ad_id, sum(plays) AS plays,
-                          sum(seconds) AS seconds
-                   FROM (SELECT started_at / 86400 AS day, company_id, device_id, ad_id, plays,
-                                duration_seconds AS seconds
-                         FROM playbacks
-                         WHERE company_id IN ({marks}) AND started_at >= ?1 AND started_at < ?{w}
-                         UNION ALL
-                         SELECT started_at / 86400 AS day, company_id, device_id, ad_id, plays,
-                                duration_seconds AS seconds
-                         FROM playbacks
-                         WHERE company_id IN ({marks}) AND started_at >= ?{t} AND started_at < ?2
-                         UNION ALL
-                         SELECT day, company_id, device_id, ad_id, plays, seconds
-                         FROM playback_daily_totals
-                         WHERE company_id IN ({marks}) AND day >= ?{td} AND day < ?{te})
-                   GROUP BY day, device_id, ad_id) p
-             JOIN devices d ON d.id = p.device_id
-             JOIN ads a ON a.id = p.ad_id
-             WHERE 1 = 1{filter}
-             {order}"
-        ))?
-        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
-            Ok(PerDay {
-                day: r.get(0)?,
-                company_id: r.get(1)?,
-                device_id: r.get(2)?,
-                device: r.get(3)?,
-                ad_id: r.get(4)?,
-                ad: r.get(5)?,
-                plays: r.get(6)?,
-                seconds: r.get(7)?,
-            })
+) -> Result<String, ApiError> {
+    let mut screens: Keys<DeviceLine> = Keys::new();
+    let mut ads: Keys<(String, String)> = Keys::new();
+    let mut sums: HashMap<(i64, u32, u32), (i64, i64)> = HashMap::new();
+    let mut screen_named = conn.prepare_cached("SELECT name FROM devices WHERE id = ?1")?;
+    let mut ad_named = conn.prepare_cached("SELECT name FROM ads WHERE id = ?1")?;
+    each_row(conn, companies, ad, (from, to), |r| {
+        let Some(screen) =
+            screens.number(r.device_id, |id| screen_line(&mut screen_named, id, &r))?
+        else {
+            return Ok(());
+        };
+        let Some(played) = ads.number(r.ad_id, |id| {
+            Ok(name_of(&mut ad_named, id)?.map(|name| (id.to_string(), name)))
         })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+        else {
+            return Ok(());
+        };
+        let sum = sums.entry((r.day, screen, played)).or_default();
+        sum.0 += r.plays;
+        sum.1 += r.seconds;
+        Ok(())
+    })?;
+    let mut lines: Vec<PerDay<'_>> = sums
+        .into_iter()
+        .filter_map(|((day, screen, ad), (plays, seconds))| {
+            Some(PerDay {
+                day,
+                screen: screens.get(screen)?,
+                ad: ads.get(ad)?,
+                plays,
+                seconds,
+            })
+        })
+        .collect();
+    lines.sort_unstable_by(|a, b| {
+        (a.day, &a.screen.name, &a.screen.device_id, &a.ad.1, &a.ad.0).cmp(&(
+            b.day,
+            &b.screen.name,
+            &b.screen.device_id,
+            &b.ad.1,
+            &b.ad.0,
+        ))
+    });
+    Ok(csv(&lines))
 }
 
 /// The report as CSV (RFC 4180, CRLF line ends): a header line, then one line per day, screen and
 /// ad. Free text is quoted when it holds a comma, quote or line break, and a cell a spreadsheet
 /// would run as a formula (`=`, `+`, `-`, `@`, tab, carriage return first) is prefixed with `'`.
-fn csv(lines: &[PerDay]) -> String {
+fn csv(lines: &[PerDay<'_>]) -> String {
     let mut out =
         String::from("date,company_id,device_id,device_name,ad_id,ad_name,plays,seconds\r\n");
     for l in lines {
         out.push_str(&format!(
             "{},{},{},{},{},{},{},{}\r\n",
             &crate::time::rfc3339(l.day * DAY)[..10],
-            l.company_id,
-            l.device_id,
-            cell(&l.device),
-            l.ad_id,
-            cell(&l.ad),
+            l.screen.company_id,
+            l.screen.device_id,
+            cell(&l.screen.name),
+            l.ad.0,
+            cell(&l.ad.1),
             l.plays,
             l.seconds
         ));
@@ -327,15 +327,19 @@ fn cell(text: &str) -> String {
 /// Every ad of the companies (or the one asked for), with no plays yet, in id order.
 fn silent_ads(
     conn: &rusqlite::Connection,
-    marks: &str,
-    ad_mark: usize,
-    args: &[rusqlite::types::Value],
+    companies: &[String],
+    ad: Option<&str>,
 ) -> Result<Vec<AdLine>, ApiError> {
+    let marks = (2..2 + companies.len())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut args: Vec<rusqlite::types::Value> = vec![ad.map(str::to_string).into()];
+    args.extend(companies.iter().map(|c| c.clone().into()));
     let rows = conn
         .prepare_cached(&format!(
             "SELECT id, name, company_id, status FROM ads
-             WHERE company_id IN ({marks}) AND (?{ad_mark} IS NULL OR id = ?{ad_mark})
-               AND ?1 IS NOT NULL AND ?2 IS NOT NULL -- every bound value is used once
+             WHERE company_id IN ({marks}) AND (?1 IS NULL OR id = ?1)
              ORDER BY id"
         ))?
         .query_map(rusqlite::params_from_iter(args.iter()), |r| {
