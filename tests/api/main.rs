@@ -91,6 +91,7 @@ mod sandbox_timeline_edges;
 mod sandbox_write_scope;
 mod schemas;
 mod screen_plays;
+mod screen_versions;
 mod security_credentials;
 mod security_input;
 mod sign_in_links;
