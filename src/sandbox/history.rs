@@ -9,8 +9,10 @@
 //!   profile says over [`DAYS`] UTC days before the current one and the current day up to the
 //!   load: steady and failing screens all along, a flaky screen outside its drop-outs, an offline
 //!   screen until its last heartbeat, a never-seen screen not at all; nothing before the screen
-//!   was created. A screen plays its active assigned ads in the same rotation as the simulator,
-//!   each ad only from the later of its creation and its assignment, and an ad of a promotion only
+//!   was created, and only while its company's stores were open ([`crate::opening_hours`], the
+//!   simulator's [`play_spans`]). A screen plays its active assigned ads in the same rotation as
+//!   the simulator, each ad only from the later of its creation and its assignment, and an ad of a
+//!   promotion only
 //!   while the promotion was switched on (from `activated_at` until `deactivated_at`) inside its
 //!   window. The current day is written as the simulator's hourly rows, which it then continues;
 //!   the days before as daily totals (what retention rolls old plays into).
@@ -25,11 +27,12 @@
 use super::playables::{Playable, Slot, Slots, Tally};
 use super::simulated_scans::scans_in;
 use super::simulator::{
-    of_screen, order, play_span, runs_by_screen, up_spans, write_slots, GRID, SLOT,
+    of_screen, order, play_span, play_spans, runs_by_screen, write_slots, StoreHours, GRID, SLOT,
 };
 use crate::db::WriteIntent;
 use crate::db::{DbError, Tx};
 use crate::ids::Kind;
+use crate::opening_hours::Hours;
 use crate::routes::on_air::Run;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::Connection;
@@ -112,17 +115,23 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let start = history_start(loaded_at);
     // The fleet's heartbeat grid starts at the load's minute: history ends where it begins.
     let end = loaded_at.div_euclid(GRID) * GRID;
-    let screens: Vec<(String, String, i64, Option<i64>)> = tx
-        .prepare_cached(
-            "SELECT s.device_id, s.profile, d.created_at, d.last_heartbeat_at
-             FROM device_simulations s JOIN devices d ON d.id = s.device_id
-             JOIN companies c ON c.id = d.company_id
-             WHERE c.account_id = ?1 AND s.profile <> 'never_seen' ORDER BY s.device_id",
-        )?
-        .query_map([account], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?
-        .collect::<Result<_, _>>()?;
+    let mut hours = StoreHours::default();
+    let mut screens: Vec<(String, String, i64, Option<i64>, Hours)> = Vec::new();
+    let mut stmt = tx.prepare_cached(
+        "SELECT s.device_id, s.profile, d.created_at, d.last_heartbeat_at, c.id,
+                c.opening_hours, c.timezone
+         FROM device_simulations s JOIN devices d ON d.id = s.device_id
+         JOIN companies c ON c.id = d.company_id
+         WHERE c.account_id = ?1 AND s.profile <> 'never_seen' ORDER BY s.device_id",
+    )?;
+    let mut rows = stmt.query([account])?;
+    while let Some(r) = rows.next()? {
+        let company: String = r.get(4)?;
+        let open = hours.of(&company, &r.get::<_, String>(5)?, &r.get::<_, String>(6)?);
+        screens.push((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, *open));
+    }
+    drop(rows);
+    drop(stmt);
     let playables = playables(tx, account)?;
     let runs = runs_by_screen(&playables);
     let today = end.div_euclid(DAY) * DAY;
@@ -131,7 +140,7 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let mut recent = Slots::new();
     let mut totals: Vec<((usize, i64), Total)> = Vec::new();
     let mut grid = Grid::new(start, end);
-    for (device, profile, created, last_seen) in &screens {
+    for (device, profile, created, last_seen, open) in &screens {
         let range = of_screen(&runs, device);
         if range.is_empty() {
             continue;
@@ -144,7 +153,7 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
             p => (p, end),
         };
         grid.clear(range.clone());
-        for (a, b) in up_spans(key, device, profile, from, until) {
+        for (a, b) in play_spans(key, device, profile, open, from, until) {
             play_span(&mut grid, ads, range.start, a, b);
         }
         for ((i, hour), slot) in grid.slots() {

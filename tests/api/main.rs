@@ -57,6 +57,7 @@ mod mcp_webhook_jobs;
 mod mcp_writes;
 mod media;
 mod openapi;
+mod opening_hours;
 mod playback_days;
 mod promotions;
 mod qr_codes;
