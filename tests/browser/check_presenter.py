@@ -555,6 +555,21 @@ def opening_hours(browser, base, results):
           and any(d["status"] == "online" for d in devices), str([(d["name"], d["status"], d["current_ad_id"]) for d in devices][:5]))
     axe_check(page, "fleet at night")
     page.screenshot(path=str(results / "fleet-closed-at-night.png"), full_page=True)
+    # The report's "time on screen" against the hours the store was open.
+    to_day = night.astimezone(ZoneInfo("UTC")).date()
+    page.goto(f"{base}/console#/company/{grocers}/reports?from={to_day - timedelta(days=6)}&to={to_day}")
+    page.wait_for_selector("#view[data-ready] [data-plays]")
+    row = page.evaluate("""() => [...document.querySelectorAll('#view table tr')].map((r) => [...r.cells].map((c) => c.textContent))
+        .find((cells) => cells[0] === 'Entrance Screen 1')""")
+    head = page.evaluate("[...document.querySelectorAll('#view table')].pop().querySelector('thead').textContent")
+    as_hours = lambda text: float(text.replace(",", "").removesuffix(" h"))
+    check("report: a screen's time on screen is within the hours its store was open",
+          row is not None and "Store open" in head and 0 < as_hours(row[2]) <= as_hours(row[3]) + 0.1
+          and "the stores were open" in page.inner_text("#view .summary"), f"{head} {row}")
+    print(f"  measured: the report's 7 days: {row and row[2]} on screen of {row and row[3]} the store was open")
+    page.screenshot(path=str(results / "report-hours.png"), full_page=True)
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector(f"#view[data-ready] button.tile[data-device-id='{ENTRANCE_1}']")
     # The next morning the screens play again.
     morning = night.replace(hour=7, minute=30) + timedelta(days=1)
     operator.call("POST", "/_sandbox/clock/advance", {"seconds": int((morning - night).total_seconds())})

@@ -284,6 +284,25 @@ export function storeHours(company, date) {
   return { open: false, opens: null };
 }
 
+/** Seconds of [start, end) (ms since the epoch) in which a company's stores are open, by its
+ * `opening_hours` in its `timezone`, read every 5 minutes (opening hours are whole minutes on a
+ * 5-minute grid in practice): what "time on screen" is measured against. */
+export function openSeconds(company, start, end) {
+  const hours = new Map((company.opening_hours || []).map((d) => [d.day, d]));
+  const fmt = new Intl.DateTimeFormat("en-GB", {
+    timeZone: company.timezone || "UTC", weekday: "long", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
+  const step = 300000;
+  let open = 0;
+  for (let t = start; t < end; t += step) {
+    const p = Object.fromEntries(fmt.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
+    const h = hours.get(p.weekday.toLowerCase());
+    const time = `${p.hour}:${p.minute}`;
+    if (h && h.opens <= time && time < h.closes) open += Math.min(step, end - t) / 1000;
+  }
+  return open;
+}
+
 /** An RFC 3339 instant as "2026-12-07 10:28 CET", in the company's time zone (to the minute). */
 export function when(rfc3339) {
   if (!rfc3339) return "—";
