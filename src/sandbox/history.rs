@@ -17,8 +17,8 @@
 //!   window. The current day is written as the simulator's hourly rows, which it then continues;
 //!   the days before as daily totals (what retention rolls old plays into).
 //! - Scans: every QR code of the account is scanned as [`super::simulated_scans`] scans it, each
-//!   whole hour of those days up to the load, while its promotion was switched on inside its window
-//!   and only after the code was made. The fixtures' own scans in those days are replaced (older
+//!   whole hour of those days up to the load in which its company's stores were open, while its
+//!   promotion was switched on inside its window and only after the code was made. The fixtures' own scans in those days are replaced (older
 //!   ones stay), so a code's scans list by id stays in time order; `scan_count` is recounted.
 //! - Written when the timeline settles after the load (`world_history.written_at` stamps it), only
 //!   with `sandbox.simulate_fleet` on: a world whose screens do not play has no history of plays.
@@ -353,12 +353,20 @@ fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Resul
     const HOUR: i64 = 3_600;
     let key = super::simulated_scans::scans_key(tx.seeded());
     let start = history_start(loaded_at);
-    // (code, created_at, window, active, activated_at, deactivated_at)
-    type Code = (String, i64, (i64, i64), bool, Option<i64>, Option<i64>);
+    // (code, created_at, window, active, activated_at, deactivated_at, its company's hours)
+    type Code = (
+        String,
+        i64,
+        (i64, i64),
+        bool,
+        Option<i64>,
+        Option<i64>,
+        Hours,
+    );
     let codes: Vec<Code> = tx
         .prepare_cached(
             "SELECT q.id, q.created_at, p.starts_at, p.ends_at, p.active, p.activated_at,
-                    p.deactivated_at
+                    p.deactivated_at, c.opening_hours, c.timezone
              FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
              JOIN companies c ON c.id = p.company_id
              WHERE c.account_id = ?1 ORDER BY q.id",
@@ -371,6 +379,7 @@ fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Resul
                 r.get::<_, i64>(4)? == 1,
                 r.get(5)?,
                 r.get(6)?,
+                Hours::read(&r.get::<_, String>(7)?, &r.get::<_, String>(8)?),
             ))
         })?
         .collect::<Result<_, _>>()?;
@@ -379,13 +388,14 @@ fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Resul
     debug_assert!(codes.windows(2).all(|w| w[0].0 < w[1].0));
     let mut scans: Vec<(i64, usize, &'static str)> = Vec::new();
     let last = loaded_at.div_euclid(HOUR) * HOUR;
-    for (c, (code, created, window, active, on, off)) in codes.iter().enumerate() {
+    for (c, (code, created, window, active, on, off, open)) in codes.iter().enumerate() {
         let Some((s, e)) = ran(*window, *active, *on, *off) else {
             continue;
         };
         let mut hour = (start.div_euclid(HOUR) + 1) * HOUR;
         while hour <= last {
-            if s <= hour && hour < e {
+            // As the live simulation: only an hour the store was open in.
+            if s <= hour && hour < e && open.is_open(hour - 1) {
                 for (i, class) in scans_in(key, code, hour).into_iter().enumerate() {
                     let at = hour - 20 * i as i64;
                     if at >= *created && at <= loaded_at {

@@ -177,6 +177,32 @@ async fn screens_play_only_while_their_store_is_open() {
         "a grocers screen's longest day: {longest} s"
     );
     assert_eq!(sunday, 0, "a pharmacy screen played on a Sunday");
+    // People scan a store's screens while it is open: the pharmacy's codes (Brussels, open Monday
+    // to Saturday 08:30-19:00, 07:30-18:00 UTC in winter) were scanned on weekdays, never after
+    // 18:00 UTC, never on the Sunday.
+    let (weekday, late, on_sunday): (i64, i64, i64) = app.sql(move |c| {
+        c.query_row(
+            "WITH s(at) AS (
+               SELECT s.scanned_at FROM qr_scans s JOIN qr_codes q ON q.id = s.qr_code_id
+                 JOIN promotions p ON p.id = q.promotion_id JOIN companies c ON c.id = p.company_id
+                 WHERE c.name = 'Northwind Pharmacy' AND s.scanned_at >= ?1 - 30 * 86400
+               UNION ALL
+               SELECT n.minute * 60 FROM qr_scan_counts n JOIN qr_codes q ON q.id = n.qr_code_id
+                 JOIN promotions p ON p.id = q.promotion_id JOIN companies c ON c.id = p.company_id
+                 WHERE c.name = 'Northwind Pharmacy' AND n.minute * 60 >= ?1 - 30 * 86400)
+             SELECT (SELECT count(*) FROM s WHERE at / 86400 = ?1 / 86400 - 2),
+                    (SELECT count(*) FROM s WHERE at % 86400 > 18 * 3600),
+                    (SELECT count(*) FROM s WHERE at / 86400 = ?1 / 86400 - 1)",
+            [today],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+    });
+    assert!(weekday > 0, "no pharmacy scans on the Saturday");
+    assert_eq!(
+        (late, on_sunday),
+        (0, 0),
+        "pharmacy scans while it was closed"
+    );
 }
 
 /// At night a store's screen is on: online, heartbeating, playing nothing; in the morning it plays
