@@ -25,7 +25,8 @@
 //!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
 //! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`markup`], [`events`], [`audit`], [`ledger`]: small shared
-//!   pieces; [`outbound`] decides which addresses webhooks may target; [`webhooks`] delivers
+//!   pieces; [`opening_hours`] says when a company's stores are open (its screens play then);
+//!   [`outbound`] decides which addresses webhooks may target; [`webhooks`] delivers
 //!   events from the outbox (worker, signing, retries on the sandbox clock).
 //!
 //! Layers, lowest first; a module uses only its own layer and those below (`tests/layers.rs`):
@@ -46,6 +47,7 @@ pub mod jsonschema;
 pub mod ledger;
 pub mod markup;
 pub mod mcp;
+pub mod opening_hours;
 pub mod outbound;
 pub mod random;
 pub mod redact;

@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "areas",
             "config",
             "outbound",
+            "opening_hours",
             "redact",
             "telemetry",
             "validate",

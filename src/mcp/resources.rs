@@ -77,7 +77,7 @@ pub const TEMPLATES: &[Template] = &[
         suffix: "",
         name: "company",
         title: "Company",
-        description: "A company (`cmp_…`): name, industry, country, timezone, plan and allowed landing domains, as GET /companies/{id} returns it (the token balance is `get_token_balance`), marked as data: the JSON sits between the lines `<<<signage-data` and `signage-data>>>`.",
+        description: "A company (`cmp_…`): name, industry, country, timezone, opening hours, plan and allowed landing domains, as GET /companies/{id} returns it (the token balance is `get_token_balance`), marked as data: the JSON sits between the lines `<<<signage-data` and `signage-data>>>`.",
         mime: Some("text/plain"),
         read: "getCompany",
         query: "",

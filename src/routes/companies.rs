@@ -38,7 +38,7 @@ pub fn routes() -> Vec<Route> {
                 "get_company",
                 "Get company",
                 &[("company_id", "The company id (`cmp_…`), as returned by list_companies.")],
-                "Get one company: name, slug, industry, country, timezone and plan.",
+                "Get one company: name, slug, industry, country, timezone, opening hours and plan.",
             ))
             .tag("companies")
             .summary("Get one company.")
@@ -101,7 +101,7 @@ const LOGO_VARIANT: OneOf = OneOf(&["primary", "dark", "icon"]);
 
 const COMPANY_COLUMNS: &str =
     "id, account_id, name, slug, industry, country, timezone, plan_id, allowed_landing_domains,
-     created_at, updated_at";
+     created_at, updated_at, opening_hours";
 
 /// A tenant of the account. Devices, ads, media, promotions, tokens, invoices and webhooks each
 /// belong to one company.
@@ -122,6 +122,10 @@ pub struct Company {
     /// Hosts the company's landing pages and QR targets may use (a host matches a domain it
     /// equals or is under); empty: any http(s) URL.
     allowed_landing_domains: Vec<String>,
+    /// When the company's stores are open, local time in its `timezone`: one entry per open day
+    /// (a day not listed is closed). Its screens play only then; outside these hours they stay
+    /// on and heartbeat, playing nothing. Every day `00:00`-`24:00`: around the clock.
+    opening_hours: Vec<crate::opening_hours::OpenDay>,
     created_at: Time,
     updated_at: Time,
 }
@@ -144,6 +148,7 @@ impl Company {
             ),
             created_at: Time(r.get(9)?),
             updated_at: Time(r.get(10)?),
+            opening_hours: crate::opening_hours::Hours::parse_days(&r.get::<_, String>(11)?),
         })
     }
 
@@ -183,6 +188,27 @@ impl Company {
                 out.push(b',');
             }
             w::text(&mut out, d);
+        }
+        out.push(b']');
+        out.push(b',');
+        w::key(&mut out, "opening_hours");
+        out.push(b'[');
+        for (i, d) in self.opening_hours.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'{');
+            for (n, (name, value)) in [("day", &d.day), ("opens", &d.opens), ("closes", &d.closes)]
+                .into_iter()
+                .enumerate()
+            {
+                if n > 0 {
+                    out.push(b',');
+                }
+                w::key(&mut out, name);
+                w::text(&mut out, value);
+            }
+            out.push(b'}');
         }
         out.push(b']');
         out.push(b',');
@@ -652,6 +678,9 @@ mod tests {
                 timezone: text.into(),
                 plan_id: "plan_0m5d4ruo3lgv7fuynar1".into(),
                 allowed_landing_domains: domains,
+                opening_hours: crate::opening_hours::Hours::parse_days(
+                    crate::opening_hours::AROUND_THE_CLOCK,
+                ),
                 created_at: Time(t),
                 updated_at: Time(253_402_300_800),
             };

@@ -9,14 +9,16 @@
 //!   profile says over [`DAYS`] UTC days before the current one and the current day up to the
 //!   load: steady and failing screens all along, a flaky screen outside its drop-outs, an offline
 //!   screen until its last heartbeat, a never-seen screen not at all; nothing before the screen
-//!   was created. A screen plays its active assigned ads in the same rotation as the simulator,
-//!   each ad only from the later of its creation and its assignment, and an ad of a promotion only
+//!   was created, and only while its company's stores were open ([`crate::opening_hours`], the
+//!   simulator's [`play_spans`]). A screen plays its active assigned ads in the same rotation as
+//!   the simulator, each ad only from the later of its creation and its assignment, and an ad of a
+//!   promotion only
 //!   while the promotion was switched on (from `activated_at` until `deactivated_at`) inside its
 //!   window. The current day is written as the simulator's hourly rows, which it then continues;
 //!   the days before as daily totals (what retention rolls old plays into).
 //! - Scans: every QR code of the account is scanned as [`super::simulated_scans`] scans it, each
-//!   whole hour of those days up to the load, while its promotion was switched on inside its window
-//!   and only after the code was made. The fixtures' own scans in those days are replaced (older
+//!   whole hour of those days up to the load in which its company's stores were open, while its
+//!   promotion was switched on inside its window and only after the code was made. The fixtures' own scans in those days are replaced (older
 //!   ones stay), so a code's scans list by id stays in time order; `scan_count` is recounted.
 //! - Written when the timeline settles after the load (`world_history.written_at` stamps it), only
 //!   with `sandbox.simulate_fleet` on: a world whose screens do not play has no history of plays.
@@ -25,11 +27,12 @@
 use super::playables::{Playable, Slot, Slots, Tally};
 use super::simulated_scans::scans_in;
 use super::simulator::{
-    of_screen, order, play_span, runs_by_screen, up_spans, write_slots, GRID, SLOT,
+    of_screen, order, play_span, play_spans, runs_by_screen, write_slots, StoreHours, GRID, SLOT,
 };
 use crate::db::WriteIntent;
 use crate::db::{DbError, Tx};
 use crate::ids::Kind;
+use crate::opening_hours::Hours;
 use crate::routes::on_air::Run;
 use crate::timeline::{Env, Report, Source};
 use rusqlite::Connection;
@@ -112,17 +115,23 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let start = history_start(loaded_at);
     // The fleet's heartbeat grid starts at the load's minute: history ends where it begins.
     let end = loaded_at.div_euclid(GRID) * GRID;
-    let screens: Vec<(String, String, i64, Option<i64>)> = tx
-        .prepare_cached(
-            "SELECT s.device_id, s.profile, d.created_at, d.last_heartbeat_at
-             FROM device_simulations s JOIN devices d ON d.id = s.device_id
-             JOIN companies c ON c.id = d.company_id
-             WHERE c.account_id = ?1 AND s.profile <> 'never_seen' ORDER BY s.device_id",
-        )?
-        .query_map([account], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?
-        .collect::<Result<_, _>>()?;
+    let mut hours = StoreHours::default();
+    let mut screens: Vec<(String, String, i64, Option<i64>, Hours)> = Vec::new();
+    let mut stmt = tx.prepare_cached(
+        "SELECT s.device_id, s.profile, d.created_at, d.last_heartbeat_at, c.id,
+                c.opening_hours, c.timezone
+         FROM device_simulations s JOIN devices d ON d.id = s.device_id
+         JOIN companies c ON c.id = d.company_id
+         WHERE c.account_id = ?1 AND s.profile <> 'never_seen' ORDER BY s.device_id",
+    )?;
+    let mut rows = stmt.query([account])?;
+    while let Some(r) = rows.next()? {
+        let company: String = r.get(4)?;
+        let open = hours.of(&company, &r.get::<_, String>(5)?, &r.get::<_, String>(6)?);
+        screens.push((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, *open));
+    }
+    drop(rows);
+    drop(stmt);
     let playables = playables(tx, account)?;
     let runs = runs_by_screen(&playables);
     let today = end.div_euclid(DAY) * DAY;
@@ -131,7 +140,7 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let mut recent = Slots::new();
     let mut totals: Vec<((usize, i64), Total)> = Vec::new();
     let mut grid = Grid::new(start, end);
-    for (device, profile, created, last_seen) in &screens {
+    for (device, profile, created, last_seen, open) in &screens {
         let range = of_screen(&runs, device);
         if range.is_empty() {
             continue;
@@ -144,7 +153,7 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
             p => (p, end),
         };
         grid.clear(range.clone());
-        for (a, b) in up_spans(key, device, profile, from, until) {
+        for (a, b) in play_spans(key, device, profile, open, from, until) {
             play_span(&mut grid, ads, range.start, a, b);
         }
         for ((i, hour), slot) in grid.slots() {
@@ -344,12 +353,20 @@ fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Resul
     const HOUR: i64 = 3_600;
     let key = super::simulated_scans::scans_key(tx.seeded());
     let start = history_start(loaded_at);
-    // (code, created_at, window, active, activated_at, deactivated_at)
-    type Code = (String, i64, (i64, i64), bool, Option<i64>, Option<i64>);
+    // (code, created_at, window, active, activated_at, deactivated_at, its company's hours)
+    type Code = (
+        String,
+        i64,
+        (i64, i64),
+        bool,
+        Option<i64>,
+        Option<i64>,
+        Hours,
+    );
     let codes: Vec<Code> = tx
         .prepare_cached(
             "SELECT q.id, q.created_at, p.starts_at, p.ends_at, p.active, p.activated_at,
-                    p.deactivated_at
+                    p.deactivated_at, c.opening_hours, c.timezone
              FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
              JOIN companies c ON c.id = p.company_id
              WHERE c.account_id = ?1 ORDER BY q.id",
@@ -362,6 +379,7 @@ fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Resul
                 r.get::<_, i64>(4)? == 1,
                 r.get(5)?,
                 r.get(6)?,
+                Hours::read(&r.get::<_, String>(7)?, &r.get::<_, String>(8)?),
             ))
         })?
         .collect::<Result<_, _>>()?;
@@ -370,13 +388,14 @@ fn write_scans(tx: &Tx, account: &str, loaded_at: i64, detail_cap: u64) -> Resul
     debug_assert!(codes.windows(2).all(|w| w[0].0 < w[1].0));
     let mut scans: Vec<(i64, usize, &'static str)> = Vec::new();
     let last = loaded_at.div_euclid(HOUR) * HOUR;
-    for (c, (code, created, window, active, on, off)) in codes.iter().enumerate() {
+    for (c, (code, created, window, active, on, off, open)) in codes.iter().enumerate() {
         let Some((s, e)) = ran(*window, *active, *on, *off) else {
             continue;
         };
         let mut hour = (start.div_euclid(HOUR) + 1) * HOUR;
         while hour <= last {
-            if s <= hour && hour < e {
+            // As the live simulation: only an hour the store was open in.
+            if s <= hour && hour < e && open.is_open(hour - 1) {
                 for (i, class) in scans_in(key, code, hour).into_iter().enumerate() {
                     let at = hour - 20 * i as i64;
                     if at >= *created && at <= loaded_at {

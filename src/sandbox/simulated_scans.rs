@@ -2,7 +2,9 @@
 //! scanned on their own, deterministically, as the sandbox clock passes each whole hour.
 //!
 //! Rules:
-//! - Each whole UTC hour `h` from 09:00 to 21:00 (the end of the hour's scans) gives each code of a
+//! - Each whole UTC hour `h` from 09:00 to 21:00 (the end of the hour's scans) in which the
+//!   promotion's company's stores are open (at `h - 1`, [`crate::opening_hours`]: people scan the
+//!   screens of an open store) gives each code of a
 //!   promotion that is running at `h` (switched on, inside its window) 0 to 3 scans, at `h`,
 //!   `h - 20 s`, `h - 40 s` (so at most one `qr_code.scanned` event per code and hour); how many, and the user-agent class of each, follow from a hash of the code's id
 //!   and `h`, so two sandboxes with the same fixtures and the same clock moves scan alike.
@@ -13,6 +15,7 @@
 
 use crate::db::DbError;
 use crate::db::WriteIntent;
+use crate::opening_hours::Hours;
 use crate::routes::scan::{count_scan, found_from_row, store_code, FOUND_COLUMNS};
 use crate::timeline::{Env, Report, Source};
 use std::sync::{Arc, Mutex};
@@ -108,21 +111,28 @@ impl Source for SimulatedScans {
             // marks are kept up to date in its `Found` as its scans are counted.
             let mut codes = tx
                 .prepare_cached(&format!(
-                    "SELECT {FOUND_COLUMNS}, p.starts_at, p.ends_at
+                    "SELECT {FOUND_COLUMNS}, p.starts_at, p.ends_at, c.opening_hours, c.timezone
                      FROM qr_codes q JOIN promotions p ON p.id = q.promotion_id
+                     JOIN companies c ON c.id = p.company_id
                      WHERE p.active = 1 AND p.starts_at <= ?2 AND p.ends_at > ?1 ORDER BY q.id"
                 ))?
                 .query_map([from + HOUR, last], |r| {
-                    Ok((found_from_row(r)?, r.get::<_, i64>(8)?, r.get::<_, i64>(9)?))
+                    let hours = Hours::read(&r.get::<_, String>(10)?, &r.get::<_, String>(11)?);
+                    Ok((
+                        found_from_row(r)?,
+                        r.get::<_, i64>(8)?,
+                        r.get::<_, i64>(9)?,
+                        hours,
+                    ))
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
             let mut scanned = 0u64;
             let mut hour = from + HOUR;
             while hour <= last {
-                let running = codes
-                    .iter_mut()
-                    .filter(|(_, starts, ends)| *starts <= hour && *ends > hour);
-                for (code, _, _) in running {
+                let running = codes.iter_mut().filter(|(_, starts, ends, open)| {
+                    *starts <= hour && *ends > hour && open.is_open(hour - 1)
+                });
+                for (code, _, _, _) in running {
                     let classes = scans_in(key, &code.id, hour);
                     for (i, class) in classes.iter().enumerate().rev() {
                         count_scan(

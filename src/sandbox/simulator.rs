@@ -11,7 +11,9 @@
 //!   (where diagnostics read them), at one of two instants of the period, fixed per device;
 //! - `offline`, `never_seen`: silent.
 //!
-//! A playing screen plays the ads it plays by the one definition (`routes::on_air`, the view
+//! A playing screen plays only while its store is open (its company's opening hours,
+//! [`crate::opening_hours`]; [`play_spans`] is the one rule): outside them it heartbeats, reporting
+//! no ad, and plays nothing. It plays the ads it plays by the one definition (`routes::on_air`, the view
 //! `screen_ads`: assigned, active, within its dates, its promotion, if any, switched on and within
 //! its window) in rotation (ordered by id, each for its `duration_seconds`, the cycle anchored at
 //! the Unix epoch), each from the later of its creation and its assignment. Proof-of-play is written as one `playbacks` row
@@ -34,6 +36,7 @@
 use super::playables::{Playable, Slots, Tally};
 use crate::db::{DbError, Scoped, TransactionState, WriteIntent};
 use crate::ids::PlaybackErrorId;
+use crate::opening_hours::Hours;
 use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
 use crate::routes::on_air::{Run, RUN_COLUMNS};
 use crate::timeline::{Env, Report, Source};
@@ -154,6 +157,36 @@ pub(super) fn up_spans(key: u64, device: &str, profile: &str, a: i64, b: i64) ->
         t = end;
     }
     out
+}
+
+/// The spans of `[a, b)` in which a screen with this profile plays: while it is up
+/// ([`up_spans`]) and its store is open ([`Hours::open_spans`]). The one rule of when a simulated
+/// screen plays, for the live fleet, a clock jump and the demo history alike.
+pub(super) fn play_spans(
+    key: u64,
+    device: &str,
+    profile: &str,
+    hours: &Hours,
+    a: i64,
+    b: i64,
+) -> Vec<(i64, i64)> {
+    up_spans(key, device, profile, a, b)
+        .into_iter()
+        .flat_map(|(a, b)| hours.open_spans(a, b))
+        .collect()
+}
+
+/// The opening hours of companies, read once per company (by id) for a pass over many screens.
+#[derive(Default)]
+pub(super) struct StoreHours(BTreeMap<String, Hours>);
+
+impl StoreHours {
+    /// The hours of `company`, from its `opening_hours` and `timezone` columns if not read yet.
+    pub(super) fn of(&mut self, company: &str, json: &str, timezone: &str) -> &Hours {
+        self.0
+            .entry(company.to_owned())
+            .or_insert_with(|| Hours::read(json, timezone))
+    }
 }
 
 /// The last heartbeat of a playing screen at grid beat `g`: `g`, or for a flaky screen that is
@@ -368,21 +401,30 @@ fn beat_to(
 ) -> Result<i64, DbError> {
     let key = fleet_key(tx.seeded());
     // Whether each screen is online and kept up: its beats are held for the transaction (`beats`).
-    let screens: Vec<(String, String, i64, bool)> = tx
-        .prepare_cached(
-            "SELECT s.device_id, s.profile, s.since_at, s.up = 1 AND d.presence IS 'online'
-             FROM device_simulations s JOIN devices d ON d.id = s.device_id
-             WHERE s.profile IN ('steady', 'flaky', 'failing_playback') ORDER BY s.device_id",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<Result<_, _>>()?;
+    let mut hours = StoreHours::default();
+    let mut stmt = tx.prepare_cached(
+        "SELECT s.device_id, s.profile, s.since_at, s.up = 1 AND d.presence IS 'online',
+                c.id, c.opening_hours, c.timezone
+         FROM device_simulations s JOIN devices d ON d.id = s.device_id
+         JOIN companies c ON c.id = d.company_id
+         WHERE s.profile IN ('steady', 'flaky', 'failing_playback') ORDER BY s.device_id",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut screens: Vec<(String, String, i64, bool, Hours)> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let company: String = r.get(4)?;
+        let open = hours.of(&company, &r.get::<_, String>(5)?, &r.get::<_, String>(6)?);
+        screens.push((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, *open));
+    }
+    drop(rows);
+    drop(stmt);
     let playables = fleet_playables(db, tx)?;
     let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
     let mut now = Vec::new();
     let mut held = Vec::with_capacity(screens.len());
     let mut slots = Slots::new();
-    for (device, profile, since, kept_up) in &screens {
+    for (device, profile, since, kept_up, open) in &screens {
         let range = of_screen(&runs, device);
         let ads = &playables[range.clone()];
         // The player's heartbeat speaks for the screen until then.
@@ -391,7 +433,8 @@ fn beat_to(
         if at >= *since && spoken_for.is_none_or(|until| until <= at) {
             let beat = super::beats::Beat {
                 at,
-                ad: (at == g).then(|| playing_at(ads, g)),
+                // A closed store's screen is on but plays nothing.
+                ad: (at == g).then(|| playing_at(ads, g).filter(|_| open.is_open(g))),
             };
             if *kept_up {
                 held.push((device.clone(), beat));
@@ -403,7 +446,7 @@ fn beat_to(
             continue;
         }
         let start = from.max(*since).max(spoken_for.unwrap_or(from));
-        for (a, b) in up_spans(key, device, profile, start, g) {
+        for (a, b) in play_spans(key, device, profile, open, start, g) {
             play_span(&mut slots, ads, range.start, a, b);
         }
     }

@@ -337,15 +337,16 @@ async fn batch_replies_stop_at_the_response_budget() {
 
 #[tokio::test]
 async fn one_tool_result_over_the_cap_becomes_an_error_result() {
-    // 2 KiB: one company (with its allowed landing domains) fits, a page of 100 devices does not.
-    let app = TestApp::spawn_with(|l| l.mcp_max_response_bytes = Some(2048)).await;
+    // 4 KiB: one company (with its allowed landing domains and its week of opening hours) fits, a
+    // page of 100 devices does not.
+    let app = TestApp::spawn_with(|l| l.mcp_max_response_bytes = Some(4096)).await;
     let r = post(&app, "northwind-readonly")
         .header("mcp-protocol-version", "2025-11-25")
         .json(&list_call(7, "list_devices", json!({"limit": 100})))
         .send()
         .await;
     assert_eq!(r.status, 200);
-    assert!(r.body.len() <= 2048, "{}", r.body.len());
+    assert!(r.body.len() <= 4096, "{}", r.body.len());
     let v = r.json();
     assert_eq!(v["id"], 7);
     assert_eq!(v["result"]["isError"], true, "{v}");

@@ -14,7 +14,11 @@ a promotion made meanwhile redrawing the scans charts without a reload); an offl
 say it plays; "on air" counts the online screens showing an ad; a screen a browser player plays keeps
 playing through "+1 day" (a day of plays like the day before, online the moment the jump ends); an ad assigned to a playing
 screen is on it within 2 s; a screen registered in the console (no simulation profile) reads online
-within 2 s of a jump while its player plays. Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
+within 2 s of a jump while its player plays; an ad switched on and a promotion switched on reach a
+playing screen within 2 s; screens play only while their store is open (the day jumped over plays by
+the opening hours; after "+1 week" to a night the fleet reads "closed · opens 07:00", no screen
+playing, and the hours a screen played stay within the hours its store was open).
+Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
 import re
@@ -26,7 +30,8 @@ from zoneinfo import ZoneInfo
 
 from playwright.sync_api import sync_playwright
 
-from kit import Rest, axe_check, check, company_id, counts, follow_once, sign_in, start_server, wait_until
+from kit import (Rest, axe_check, check, company_id, counts, follow_once, open_seconds, open_spans, sign_in,
+                 start_server, wait_until)
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
@@ -44,6 +49,7 @@ def main():
             live_screen(browser, base, results)
             new_ad_on_screen(browser, base, results)
             registered_screen(browser, base, results)
+            opening_hours(browser, base, results)
             browser.close()
     finally:
         proc.terminate()
@@ -356,17 +362,21 @@ def live_screen(browser, base, results):
     check("live screen: online right after +1 day, heartbeating at the new instant",
           status == 200 and device["status"] == "online" and device["seconds_since_heartbeat"] < 60,
           f"{status} {device['status']} · heartbeat {device['seconds_since_heartbeat']} s ago")
-    jumped = plays_between(reader, grocers, ENTRANCE_1, before, after)
-    # The rule every screen plays by: its ads on air in rotation, each once per cycle.
+    # The fleet's rows are per clock hour, counted where the hour starts: the whole hours of the jump.
+    first = before.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    last = after.replace(minute=0, second=0, microsecond=0)
+    jumped = plays_between(reader, grocers, ENTRANCE_1, first, last)
+    # The rule every screen plays by: its ads on air in rotation, each once per cycle, while its
+    # store is open.
+    company = reader.call("GET", f"/companies/{grocers}")[1]
     ads = [a for a in reader.all(f"/devices/{ENTRANCE_1}/ads") if a["on_air"]]
-    rule = len(ads) * DAY / max(1, sum(a["duration_seconds"] for a in ads))
-    # The fleet's rows are per clock hour, counted where the hour starts: the report of 24 h from a
-    # time inside an hour leaves that hour's row out (1/24 of the day) and takes the last hour so far.
-    check("live screen: the day jumped over is a day of plays by the fleet's rule, as if no browser played it",
-          ads and 0.92 * rule <= jumped <= 1.02 * rule,
-          f"{jumped} plays over the jumped day; the rule gives {rule:.0f}")
-    print(f"  measured: {ENTRANCE_1} {day_before} plays in the 24 h before, {jumped} over the jumped day "
-          f"(rule: {rule:.0f})")
+    opened = open_seconds(company, first, last)
+    rule = len(ads) * opened / max(1, sum(a["duration_seconds"] for a in ads))
+    check("live screen: the day jumped over is played by the fleet's rule in the store's hours, as if no browser played it",
+          ads and opened > 0 and 0.97 * rule <= jumped <= 1.03 * rule,
+          f"{jumped} plays over the jumped day's {opened / 3600:.1f} open hours; the rule gives {rule:.0f}")
+    print(f"  measured: {ENTRANCE_1} {day_before} plays in the 24 h before, {jumped} over the jumped day's "
+          f"{opened / 3600:.1f} open hours of {(last - first).total_seconds() / 3600:.0f} (rule: {rule:.0f})")
 
     console = browser.new_context(viewport={"width": 1440, "height": 900})
     page = console.new_page()
@@ -374,9 +384,12 @@ def live_screen(browser, base, results):
     page.goto(f"{base}/console#/company/{grocers}/fleet")
     page.wait_for_selector(f"#view[data-ready] button.tile[data-device-id='{ENTRANCE_1}']")
     cls, text, week = page.evaluate(TILE_PLAYS, ENTRANCE_1)
-    check("live screen: the fleet shows it online and playing, with the day's plays in its 7 days",
-          "online" in cls.split() and "Playing:" in text and "offline" not in text and week >= day_before + jumped * 0.9,
-          f"{cls}: {text[:200]} ({week} plays in 7 d)")
+    # Open now: playing; closed now: on, saying when it opens (never offline).
+    is_open = bool(open_spans(company, after, after + timedelta(seconds=1)))
+    says = ("Playing:" in text) if is_open else ("closed · opens" in text and "Playing:" not in text)
+    check("live screen: the fleet shows it online and playing (or closed), with the day's plays in its 7 days",
+          "online" in cls.split() and says and "offline" not in text and week >= day_before + jumped * 0.9,
+          f"{cls}: {text[:200]} ({week} plays in 7 d; store open: {is_open})")
     page.screenshot(path=str(results / "live-screen-fleet.png"), full_page=True)
     still = wait_until(player, "Number(document.body.dataset.playbacks || 0) >= 1", 30)
     check("live screen: the player goes on playing after the jump", still
@@ -414,6 +427,37 @@ def new_ad_on_screen(browser, base, results):
         player.screenshot(path=str(results / f"new-ad-on-screen-{n}.png"))
         player.wait_for_timeout(2500)
     print(f"  measured: assigned to on screen in {', '.join(f'{w:.2f} s' for w in waits)}")
+    # An ad assigned while paused, then switched on; an ad of a promotion switched on: both reach the
+    # screen within 2 s (its ETag moves; the player does not wait for its 10 s playlist read).
+    switched = []
+    status, ad = writer.call("POST", "/ads", {"company_id": grocers, "name": "Switched on",
+                                              "headline": "Switched on in the console", "status": "paused"})
+    writer.call("POST", f"/ads/{ad['id']}/devices", {"device_id": ENTRANCE_1})
+    player.wait_for_timeout(3000)
+    status, _ = writer.call("PATCH", f"/ads/{ad['id']}", {"status": "active"})
+    at = time.time()
+    shown = wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad['id']}'", 10)
+    switched.append(time.time() - at)
+    check("switched-on ad: on the screen within 2 s of its switch", status == 200 and shown and switched[-1] < 2,
+          f"{status}: shown {shown} after {switched[-1]:.1f} s")
+    starts = (datetime.utcnow() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ends = (datetime.utcnow() + timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _, promo = writer.call("POST", "/promotions", {
+        "company_id": grocers, "name": "Flash offer", "description": "Switched on by the presenter.",
+        "activation_cost_tokens": 10, "starts_at": starts, "ends_at": ends})
+    _, ad = writer.call("POST", "/ads", {"company_id": grocers, "name": "Flash offer", "status": "active",
+                                         "headline": "Flash offer, now on", "promotion_id": promo["id"]})
+    writer.call("POST", f"/ads/{ad['id']}/devices", {"device_id": ENTRANCE_1})
+    player.wait_for_timeout(3000)
+    status, _ = writer.call("POST", f"/promotions/{promo['id']}/activate")
+    at = time.time()
+    shown = wait_until(player, f"document.getElementById('stage').dataset.adId === '{ad['id']}'", 10)
+    switched.append(time.time() - at)
+    check("activated promotion: its ad on the screen within 2 s of the activation", status == 200 and shown
+          and switched[-1] < 2, f"{status}: shown {shown} after {switched[-1]:.1f} s")
+    player.wait_for_timeout(600)
+    player.screenshot(path=str(results / "activated-promotion-on-screen.png"))
+    print(f"  measured: switched on to on screen in {', '.join(f'{w:.2f} s' for w in switched)}")
     screen.close()
 
 
@@ -449,6 +493,90 @@ def registered_screen(browser, base, results):
           online, f"{after['status']} · heartbeat {after['seconds_since_heartbeat']} s ago, "
           f"{time.time() - jumped:.1f} s after the jump")
     screen.close()
+
+
+def opening_hours(browser, base, results):
+    """Section 5 of the issue: stores have opening hours. "+1 week" from the Sandbox view, then on
+    to the night: the grocers' screens are on (online), closed, playing nothing, and say when they
+    open; the hours a screen played in the week stay within its store's open hours."""
+    reader = Rest(base, "northwind-readonly")
+    operator = Rest(base, "sandbox-operator")
+    grocers = company_id("Northwind Grocers")
+    company = reader.call("GET", f"/companies/{grocers}")[1]
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    sign_in(page, base, "sandbox-operator")
+    page.goto(f"{base}/console#/sandbox")
+    page.wait_for_selector("#view[data-ready] button:text-is('+1 week')")
+    before = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    page.click("#view button:text-is('+1 week')")
+    wait_until(page, "document.querySelector('#view [role=status]').textContent.startsWith('Advanced one week')", 60)
+    after = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    check("sandbox: +1 week moves the clock a week", timedelta(days=7) <= after - before < timedelta(days=7, minutes=5),
+          f"{before} -> {after}")
+    # The week's whole hours: what the screen played against what its store was open.
+    first = before.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    last = after.replace(minute=0, second=0, microsecond=0)
+    stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    report = reader.call("GET", f"/reports/proof-of-play?company_id={grocers}&from={stamp(first)}&to={stamp(last)}")[1]
+    line = next((d for d in report["devices"] if d["device_id"] == ENTRANCE_1), {"seconds": 0})
+    possible = open_seconds(company, first, last)
+    whole = (last - first).total_seconds()
+    check("opening hours: a screen played the week's open hours, not around the clock",
+          0.97 * possible <= line["seconds"] <= possible + 60 and possible < 0.7 * whole,
+          f"played {line['seconds'] / 3600:.1f} h of {possible / 3600:.1f} h open ({whole / 3600:.0f} h in all)")
+    print(f"  measured: {ENTRANCE_1} played {line['seconds'] / 3600:.1f} h of {possible / 3600:.1f} h possible "
+          f"(the store's open hours) over {whole / 3600:.0f} h")
+
+    # On to the next night: 23:30 in Amsterdam.
+    zone = ZoneInfo(company["timezone"])
+    now = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    night = now.astimezone(zone).replace(hour=23, minute=30, second=0, microsecond=0)
+    if night <= now:
+        night += timedelta(days=1)
+    status, _ = operator.call("POST", "/_sandbox/clock/advance", {"seconds": int((night - now).total_seconds())})
+    check("opening hours: the night is closed by the store's hours", status == 200
+          and not open_spans(company, night, night + timedelta(minutes=5)), f"{status} {night}")
+    sign_in(page, base, "northwind-readonly")
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector(f"#view[data-ready] button.tile[data-device-id='{ENTRANCE_1}']")
+    tiles = page.eval_on_selector_all("button.tile", "ts => ts.map((t) => [t.className, t.textContent])")
+    online = [text for cls, text in tiles if "online" in cls.split()]
+    opens = min(d["opens"] for d in company["opening_hours"])
+    check("opening hours: at night the online screens read 'closed · opens …', none plays",
+          online and all(f"closed · opens {opens}" in t for t in online) and not any("Playing:" in t for _, t in tiles),
+          str(online[:3]))
+    summary = page.inner_text("#view p.muted")
+    check("opening hours: the fleet summary says the store is closed, in its time zone",
+          "The store is closed" in summary and company["timezone"] in summary, summary)
+    devices = reader.all(f"/devices?company_id={grocers}")
+    check("opening hours: closed screens are online with nothing playing (not offline)",
+          all(d["current_ad_id"] is None for d in devices if d["status"] == "online")
+          and any(d["status"] == "online" for d in devices), str([(d["name"], d["status"], d["current_ad_id"]) for d in devices][:5]))
+    axe_check(page, "fleet at night")
+    page.screenshot(path=str(results / "fleet-closed-at-night.png"), full_page=True)
+    # The report's "time on screen" against the hours the store was open.
+    to_day = night.astimezone(ZoneInfo("UTC")).date()
+    page.goto(f"{base}/console#/company/{grocers}/reports?from={to_day - timedelta(days=6)}&to={to_day}")
+    page.wait_for_selector("#view[data-ready] [data-plays]")
+    row = page.evaluate("""() => [...document.querySelectorAll('#view table tr')].map((r) => [...r.cells].map((c) => c.textContent))
+        .find((cells) => cells[0] === 'Entrance Screen 1')""")
+    head = page.evaluate("[...document.querySelectorAll('#view table')].pop().querySelector('thead').textContent")
+    as_hours = lambda text: float(text.replace(",", "").removesuffix(" h"))
+    check("report: a screen's time on screen is within the hours its store was open",
+          row is not None and "Store open" in head and 0 < as_hours(row[2]) <= as_hours(row[3]) + 0.1
+          and "the stores were open" in page.inner_text("#view .summary"), f"{head} {row}")
+    print(f"  measured: the report's 7 days: {row and row[2]} on screen of {row and row[3]} the store was open")
+    page.screenshot(path=str(results / "report-hours.png"), full_page=True)
+    page.goto(f"{base}/console#/company/{grocers}/fleet")
+    page.wait_for_selector(f"#view[data-ready] button.tile[data-device-id='{ENTRANCE_1}']")
+    # The next morning the screens play again.
+    morning = night.replace(hour=7, minute=30) + timedelta(days=1)
+    operator.call("POST", "/_sandbox/clock/advance", {"seconds": int((morning - night).total_seconds())})
+    playing = wait_until(page, "[...document.querySelectorAll('button.tile.online')].some((t) => t.textContent.includes('Playing:'))", 15)
+    check("opening hours: the next morning the screens play again", playing, page.inner_text("#view")[:300])
+    page.screenshot(path=str(results / "fleet-morning.png"), full_page=True)
+    context.close()
 
 
 if __name__ == "__main__":

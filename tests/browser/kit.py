@@ -9,7 +9,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -163,3 +165,29 @@ def sign_in(page, base, name):
     page.fill("#client-input", client)
     page.click("#key-form button[type=submit]")
     page.wait_for_selector("#view h1")
+
+
+def open_spans(company, start, end):
+    """The spans of [start, end) (aware datetimes) in which the company's stores are open, by its
+    `opening_hours` read in its `timezone` with Python's own zone database: the server's rule
+    (src/opening_hours.rs) checked against another."""
+    zone = ZoneInfo(company["timezone"])
+    hours = {d["day"]: d for d in company["opening_hours"]}
+    names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    spans = []
+    day = start.astimezone(zone).date() - timedelta(days=1)
+    while datetime.combine(day, datetime.min.time(), zone) < end:
+        h = hours.get(names[day.weekday()])
+        if h:
+            opens = datetime.combine(day, datetime.strptime(h["opens"], "%H:%M").time(), zone)
+            closes = (datetime.combine(day + timedelta(days=1), datetime.min.time(), zone) if h["closes"] == "24:00"
+                      else datetime.combine(day, datetime.strptime(h["closes"], "%H:%M").time(), zone))
+            a, b = max(opens, start), min(closes, end)
+            if a < b:
+                spans.append((a, b))
+        day += timedelta(days=1)
+    return spans
+
+
+def open_seconds(company, start, end):
+    return sum((b - a).total_seconds() for a, b in open_spans(company, start, end))

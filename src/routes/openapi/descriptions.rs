@@ -19,6 +19,7 @@ const SCHEMAS: &[(&str, &str)] = &[
     ("HealthBackendAuthMode", "How the MCP server authenticates the REST calls of its tools."),
     ("CredentialType", "The kind of credential: an API key or a login token."),
     ("BrandingLogosVariant", "Which logo variant: `primary`, `dark` (for dark backgrounds) or `icon`."),
+    ("CompanyOpeningHoursDay", "A day of the week, in English, lower case: `monday` to `sunday`."),
     ("DevicePlatform", "The player platform of a screen."),
     ("DeviceOrientation", "How a screen is mounted."),
     ("DeviceStatus", "A screen's derived connection status: `online` (heartbeat within the offline threshold), `offline` (older), `never_seen` (none yet)."),

@@ -19,6 +19,8 @@ const HAND: &[(&str, &str)] = &[
     ("LoginRequest.password", r#""demo-password""#),
     ("password", r#""demo-password""#),
     ("seconds", "3600"),
+    ("opens", r#""07:00""#),
+    ("closes", r#""22:00""#),
     ("to", r#""2026-03-02T10:00:00Z""#),
     ("from", r#""2026-03-02T09:00:00Z""#),
     ("steps", "1"),

@@ -6,7 +6,7 @@
 // diagnostics are fetched when its tile is opened; its player opens in a new tab signed in with
 // this tab's credential (a one-use sign-in link). A form registers a new screen.
 
-import { ago, all, api, blobUrl, el, num, openSignedIn, sandboxNow, svgUrl, when } from "./common.js";
+import { ago, all, api, blobUrl, el, num, openSignedIn, sandboxNow, storeHours, svgUrl, when } from "./common.js";
 import { lastDays, sparkline, stack } from "./charts.js";
 import { dialog, page, problemBox } from "./ui.js";
 import { every, fresh } from "./live.js";
@@ -120,11 +120,15 @@ export async function fleet(companyId) {
   };
   let plays = new Map();
   let playsAt = 0;
+  // The company's opening hours, read once for the view (a refresh reads the same few lists).
+  const company = await api("GET", `/companies/${companyId}`).catch(() => ({}));
   const refresh = async () => {
     const [devices, ads, mediaRows] = await Promise.all([
       all(`/devices?company_id=${companyId}`), all(`/ads?company_id=${companyId}`),
       all(`/media?company_id=${companyId}`).catch(() => []),
     ]);
+    // Outside the store's opening hours a screen is on but plays nothing: said as closed, not broken.
+    const store = storeHours(company, sandboxNow());
     if (Date.now() - playsAt > 60000) {
       plays = await playsPerDay(companyId, 7).catch(() => plays);
       playsAt = Date.now();
@@ -134,7 +138,8 @@ export async function fleet(companyId) {
     await qrImages(ads, qrByPromotion);
     const tiles = await Promise.all(devices.map(async (d) => {
       const status = d.status;
-      const ad = d.current_ad_id ? adById.get(d.current_ad_id) : null;
+      const closed = status === "online" && !store.open;
+      const ad = d.current_ad_id && !closed ? adById.get(d.current_ad_id) : null;
       const series = plays.get(d.id) || new Array(7).fill(0);
       const total = series.reduce((a, b) => a + b, 0);
       const tile = el("button", {
@@ -142,19 +147,22 @@ export async function fleet(companyId) {
         on: { click: () => showDiagnostics(d) },
       },
       el("h3", { text: d.name }),
-      el("span", { class: `status ${status}`, text: status.replace("_", " ") }),
+      el("span", { class: `status ${closed ? "closed" : status}`, attrs: { "data-store": closed ? "closed" : null },
+        text: closed ? `closed${store.opens ? ` · opens ${store.opens}` : ""}` : status.replace("_", " ") }),
       el("span", { class: "muted", text: ` · heartbeat ${ago(d.seconds_since_heartbeat)}` }),
       await screenOf(d, ad),
-      // Only a screen that is online plays; an offline one last showed its ad.
+      // Only a screen that is online and open plays; an offline one last showed its ad.
       el("span", { class: "muted", attrs: { "data-playing": ad && status === "online" ? ad.id : null },
-        text: !ad ? `${d.location}` : status === "online" ? `Playing: ${ad.name}` : `Not playing (${status.replace("_", " ")}) · last showed ${ad.name}` }),
+        text: closed ? `${d.location} · store closed, nothing plays`
+          : !ad ? `${d.location}` : status === "online" ? `Playing: ${ad.name}` : `Not playing (${status.replace("_", " ")}) · last showed ${ad.name}` }),
       el("span", { class: "spark-row" }, sparkline(series, `${d.name}: ${num(total)} plays in 7 days`), `${num(total)} plays, 7 d`));
       const player = el("button", { class: "link-button", attrs: { type: "button", "data-open-player": d.id, "aria-label": `Open player ↗ of ${d.name} (a new tab)` },
         text: "Open player ↗", on: { click: () => openPlayer(d.id, status) } });
       return el("div", { class: "tile-wrap", attrs: { role: "listitem" } }, tile, player);
     }));
     const count = (s) => devices.filter((d) => d.status === s).length;
-    summary.textContent = `${num(devices.length)} screens: ${num(count("online"))} online, ${num(count("offline"))} offline, ${num(count("never_seen"))} never seen. Refreshed every 5 s.`;
+    const hoursNote = store.open ? "" : ` The store is closed${store.opens ? ` (opens ${store.opens}, ${company.timezone})` : ""}: its screens are on and play nothing.`;
+    summary.textContent = `${num(devices.length)} screens: ${num(count("online"))} online, ${num(count("offline"))} offline, ${num(count("never_seen"))} never seen.${hoursNote} Refreshed every 5 s.`;
     health.replaceChildren(stack("fleet-health", "Fleet health", [
       { label: "Online", value: count("online"), cls: "online" },
       { label: "Offline", value: count("offline"), cls: "offline" },

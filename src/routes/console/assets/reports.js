@@ -2,7 +2,7 @@
 // from `GET /reports/proof-of-play`, and the same report as a CSV download (the API answers CSV to
 // `Accept: text/csv`). The range is in the view's URL (`?from=…&to=…`), so a report can be shared.
 
-import { api, el, num, plural, sandboxNow } from "./common.js";
+import { api, el, num, openSeconds, plural, sandboxNow } from "./common.js";
 import { barList, colours, dayLines } from "./charts.js";
 import { field, page, problemBox, scroller } from "./ui.js";
 import { fresh } from "./live.js";
@@ -46,6 +46,10 @@ export async function reports(companyId) {
     return;
   }
   const hours = (s) => `${num(Math.round(s / 360) / 10)} h`;
+  // What a screen could have played: the hours its store was open in the range (so far).
+  const company = await api("GET", `/companies/${companyId}`).catch(() => null);
+  const rangeEnd = Math.min(Date.parse(`${to}T00:00:00Z`) + 86400000, sandboxNow().getTime());
+  const open = company ? openSeconds(company, Date.parse(`${from}T00:00:00Z`), rangeEnd) : null;
   const perDay = { name: "Plays", key: "plays", values: new Map(r.days.map((d) => [d.date, d.plays])) };
   const adColours = colours(r.ads.map((a) => a.ad_id));
   const table = (head, rows) => scroller(el("table", {},
@@ -53,14 +57,18 @@ export async function reports(companyId) {
     el("tbody", {}, ...rows.map((cells) => el("tr", {}, ...cells.map((c) => el("td", { text: c })))))), head[0]);
   body.replaceChildren(
     el("p", { class: "card summary", attrs: { "data-plays": r.plays } },
-      el("strong", { text: plural(r.plays, "play") }), ` · ${hours(r.seconds)} on screen · ${r.days.length} days · ${plural(r.devices.length, "screen")}`),
+      el("strong", { text: plural(r.plays, "play") }), ` · ${hours(r.seconds)} on screen · ${r.days.length} days · ${plural(r.devices.length, "screen")}`
+        + (open === null ? "" : ` · the stores were open ${hours(open)} of it (${company.timezone})`)),
     dayLines("report-plays-per-day", `Plays per day, ${r.days[0] ? r.days[0].date : from} to ${r.days.length ? r.days[r.days.length - 1].date : to}`,
       [perDay], r.days.map((d) => d.date), { yTitle: "Plays per day" }),
     barList("report-plays-per-ad", "Plays per ad", r.ads.map((a) => ({ label: a.name, value: a.plays, colour: adColours.get(a.ad_id) }))),
     el("h2", { text: "Per ad" }),
     table(["Ad", "Status", "Plays", "Time on screen", "Screens"], r.ads.map((a) => [a.name, a.status, num(a.plays), hours(a.seconds), num(a.devices)])),
     el("h2", { text: "Per screen" }),
-    table(["Screen", "Plays", "Time on screen", "Ads"], r.devices.map((d) => [d.name, num(d.plays), hours(d.seconds), num(d.ads)])));
+    open === null
+      ? table(["Screen", "Plays", "Time on screen", "Ads"], r.devices.map((d) => [d.name, num(d.plays), hours(d.seconds), num(d.ads)]))
+      : table(["Screen", "Plays", "Time on screen", "Store open", "Ads"],
+        r.devices.map((d) => [d.name, num(d.plays), hours(d.seconds), hours(open), num(d.ads)])));
   fresh();
 }
 

@@ -1,0 +1,237 @@
+//! Tests: stores have opening hours (issue 49). A company's `opening_hours` are on its resource, in
+//! its own time zone; its screens play only while its stores are open, in the demo history, the
+//! live fleet and a clock jump alike, and stay on (online, heartbeating, playing nothing) outside
+//! them.
+
+use crate::helpers::{company_id, TestApp};
+use crate::sandbox_clock::{frozen, FROZEN_AT};
+use serde_json::{json, Value};
+
+const DAY: i64 = 86_400;
+const HOUR: i64 = 3_600;
+/// A Northwind Grocers screen (Amsterdam; open every day 07:00-22:00).
+const ENTRANCE_1: &str = "dev_0m5d4rura41qxb8vdg0l";
+
+async fn company(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/companies/{id}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok()
+}
+
+async fn advance(app: &TestApp, seconds: i64) {
+    app.post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": seconds}))
+        .send()
+        .await
+        .ok();
+}
+
+/// The simulated plays of a company's screens in each UTC hour of the day (0..24), over
+/// `[from, to)`: from the hourly rows.
+fn plays_by_utc_hour(app: &TestApp, company: &str, from: i64, to: i64) -> [i64; 24] {
+    let company = company.to_string();
+    let rows: Vec<(i64, i64)> = app.sql(move |c| {
+        let mut stmt = c.prepare(
+            "SELECT (started_at / 3600) % 24, sum(plays) FROM playbacks
+             WHERE company_id = ?1 AND source = 'simulator' AND started_at >= ?2
+               AND started_at < ?3
+             GROUP BY 1",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![company, from, to], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        rows.collect()
+    });
+    let mut out = [0; 24];
+    for (h, plays) in rows {
+        out[h as usize] = plays;
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_company_shows_its_opening_hours_in_its_own_time_zone() {
+    let app = TestApp::spawn().await;
+    let grocers = company(&app, &company_id("Northwind Grocers")).await;
+    assert_eq!(grocers["timezone"], "Europe/Amsterdam");
+    let days = grocers["opening_hours"].as_array().unwrap();
+    assert_eq!(days.len(), 7, "{grocers}");
+    assert_eq!(
+        days[0],
+        json!({"day": "monday", "opens": "07:00", "closes": "22:00"})
+    );
+    // The pharmacy is closed on Sundays: the day is not listed.
+    let pharmacy = app
+        .get(&format!("/companies/{}", company_id("Northwind Pharmacy")))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    let days: Vec<&str> = pharmacy["opening_hours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["day"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        days,
+        [
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday"
+        ]
+    );
+    // The list page carries the same member.
+    let list = app
+        .get("/companies")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    let listed = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == grocers["id"])
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed["opening_hours"], grocers["opening_hours"]);
+    // A company the operator adds is open around the clock.
+    let account = grocers["account_id"].as_str().unwrap();
+    let added = app
+        .post(&format!("/_sandbox/accounts/{account}/companies"))
+        .key("sandbox-operator")
+        .json(&json!({"count": 1}))
+        .send()
+        .await;
+    assert_eq!(added.status, 201, "{}", added.text());
+    let id: String = app.sql(|c| {
+        c.query_row(
+            "SELECT id FROM companies WHERE industry = 'Sandbox' ORDER BY created_at DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    // Every credential of the account sees it.
+    let new = company(&app, &id).await;
+    let hours = new["opening_hours"].as_array().cloned().unwrap_or_default();
+    assert_eq!(hours.len(), 7, "{new}");
+    assert!(
+        hours
+            .iter()
+            .all(|d| d["opens"] == "00:00" && d["closes"] == "24:00"),
+        "{new}"
+    );
+}
+
+/// The demo history and a day the clock jumps over both play the grocers' screens from 07:00 to
+/// 22:00 Amsterdam time (06:00-21:00 UTC in March) and not at night; the hotels, open around
+/// the clock, play every hour.
+#[tokio::test]
+async fn screens_play_only_while_their_store_is_open() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let hotels = company_id("Harborview Hotels");
+    // FROZEN_AT is Monday 2026-03-02 09:00 UTC; jump past the next day.
+    let today = FROZEN_AT.div_euclid(DAY) * DAY;
+    advance(&app, DAY + 15 * HOUR).await;
+    let jumped = plays_by_utc_hour(&app, &grocers, today + DAY, today + 2 * DAY);
+    let history = plays_by_utc_hour(&app, &grocers, today, FROZEN_AT);
+    for (h, (jumped, history)) in jumped.iter().zip(history).enumerate() {
+        let open = (6..21).contains(&h);
+        if open {
+            assert!(
+                *jumped > 0,
+                "no plays at {h}:00 UTC, an open hour: {jumped}"
+            );
+        } else {
+            assert_eq!(*jumped, 0, "plays at {h}:00 UTC, a closed hour");
+            assert_eq!(history, 0, "history plays at {h}:00 UTC, a closed hour");
+        }
+    }
+    assert!(history[6..9].iter().all(|p| *p > 0), "{history:?}");
+    let around = plays_by_utc_hour(&app, &hotels, today + DAY, today + 2 * DAY);
+    assert!(around.iter().all(|p| *p > 0), "{around:?}");
+    // The days before the load are daily totals: a screen of the grocers played at most its 15
+    // open hours a day, and a pharmacy screen nothing on a Sunday (2026-03-01, closed).
+    let (longest, sunday): (i64, i64) = app.sql(move |c| {
+        c.query_row(
+            "SELECT (SELECT max(s) FROM (SELECT sum(seconds) AS s FROM playback_daily_totals t
+                       JOIN companies c ON c.id = t.company_id
+                     WHERE c.name = 'Northwind Grocers' GROUP BY t.device_id, t.day)),
+                    (SELECT coalesce(sum(plays), 0) FROM playback_daily_totals t
+                       JOIN companies c ON c.id = t.company_id
+                     WHERE c.name = 'Northwind Pharmacy' AND t.day = ?1)",
+            [today / DAY - 1],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    });
+    assert!(
+        longest > 10 * HOUR && longest <= 15 * HOUR,
+        "a grocers screen's longest day: {longest} s"
+    );
+    assert_eq!(sunday, 0, "a pharmacy screen played on a Sunday");
+    // People scan a store's screens while it is open: the pharmacy's codes (Brussels, open Monday
+    // to Saturday 08:30-19:00, 07:30-18:00 UTC in winter) were scanned on weekdays, never after
+    // 18:00 UTC, never on the Sunday.
+    let (weekday, late, on_sunday): (i64, i64, i64) = app.sql(move |c| {
+        c.query_row(
+            "WITH s(at) AS (
+               SELECT s.scanned_at FROM qr_scans s JOIN qr_codes q ON q.id = s.qr_code_id
+                 JOIN promotions p ON p.id = q.promotion_id JOIN companies c ON c.id = p.company_id
+                 WHERE c.name = 'Northwind Pharmacy' AND s.scanned_at >= ?1 - 30 * 86400
+               UNION ALL
+               SELECT n.minute * 60 FROM qr_scan_counts n JOIN qr_codes q ON q.id = n.qr_code_id
+                 JOIN promotions p ON p.id = q.promotion_id JOIN companies c ON c.id = p.company_id
+                 WHERE c.name = 'Northwind Pharmacy' AND n.minute * 60 >= ?1 - 30 * 86400)
+             SELECT (SELECT count(*) FROM s WHERE at / 86400 = ?1 / 86400 - 2),
+                    (SELECT count(*) FROM s WHERE at % 86400 > 18 * 3600),
+                    (SELECT count(*) FROM s WHERE at / 86400 = ?1 / 86400 - 1)",
+            [today],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+    });
+    assert!(weekday > 0, "no pharmacy scans on the Saturday");
+    assert_eq!(
+        (late, on_sunday),
+        (0, 0),
+        "pharmacy scans while it was closed"
+    );
+}
+
+/// At night a store's screen is on: online, heartbeating, playing nothing; in the morning it plays
+/// again.
+#[tokio::test]
+async fn a_closed_stores_screen_is_online_and_plays_nothing() {
+    let app = frozen().await;
+    assert!(device(&app).await["current_ad_id"].is_string());
+    // To 23:00 UTC (midnight in Amsterdam).
+    advance(&app, 14 * HOUR).await;
+    let night = device(&app).await;
+    assert_eq!(night["status"], "online", "{night}");
+    assert!(
+        night["seconds_since_heartbeat"]
+            .as_i64()
+            .unwrap_or(i64::MAX)
+            < 60
+    );
+    assert_eq!(night["current_ad_id"], Value::Null, "{night}");
+    // To 07:00 UTC (08:00 in Amsterdam): open again.
+    advance(&app, 8 * HOUR).await;
+    let morning = device(&app).await;
+    assert!(morning["current_ad_id"].is_string(), "{morning}");
+}
+
+async fn device(app: &TestApp) -> Value {
+    app.get(&format!("/devices/{ENTRANCE_1}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok()
+}
