@@ -342,7 +342,7 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = fetch_page(
         &conn,
         INVOICE_SELECT,
-        "i.company_id",
+        crate::routes::queries::Owner::with_account("i.company_id", "i.account_id"),
         "i.id",
         &companies,
         &filters,
@@ -409,7 +409,7 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = fetch_page(
         &conn,
         CHARGE_SELECT,
-        "c.company_id",
+        crate::routes::queries::Owner::with_account("c.company_id", "c.account_id"),
         "c.id",
         &companies,
         &filters,

@@ -182,7 +182,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = fetch_page(
         &conn,
         EVENT_SELECT,
-        "e.company_id",
+        crate::routes::queries::Owner::with_account("e.company_id", "e.account_id"),
         "e.id",
         &companies,
         &filters,

@@ -263,7 +263,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = crate::routes::queries::fetch_page(
         &conn,
         &format!("SELECT {MEDIA_COLUMNS} FROM media m"),
-        "m.company_id",
+        crate::routes::queries::Owner::with_account("m.company_id", "m.account_id"),
         "m.id",
         &companies,
         &filters,
@@ -439,9 +439,12 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             None => &zeroblob,
         };
         tx.prepare_cached(
+            // The account named here: V44's trigger would otherwise fill it by an UPDATE, which
+            // rewrites the row with its bytes.
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
-                                height, duration_ms, created_at, content)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                height, duration_ms, created_at, account_id, content)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                     (SELECT account_id FROM companies WHERE id = ?2), ?11)",
         )?
         .execute(rusqlite::params![
             id,
