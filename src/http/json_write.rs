@@ -222,12 +222,214 @@ pub fn key(out: &mut Vec<u8>, name: &str) {
     out.push(b':');
 }
 
+/// Whether `json` is byte for byte what `serde_json` writes of the value it parses to (with
+/// `preserve_order`), so that it can be copied into an answer as it is instead of parsed and written
+/// again: compact (no whitespace), strings escaped as [`text`] escapes them, integers only (a float
+/// may print otherwise), no key twice in an object (parsing keeps one), at most 64 deep (parsing
+/// stops at 128). False for anything else, which the caller parses and writes as before.
+pub fn is_canonical(json: &str) -> bool {
+    let mut at = 0;
+    canonical_value(json.as_bytes(), &mut at, 0) && at == json.len()
+}
+
+fn canonical_value(b: &[u8], at: &mut usize, depth: usize) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    match b.get(*at) {
+        Some(b'"') => canonical_string(b, at),
+        Some(b'{') => {
+            *at += 1;
+            if b.get(*at) == Some(&b'}') {
+                *at += 1;
+                return true;
+            }
+            let mut keys: Vec<&[u8]> = Vec::new();
+            loop {
+                let start = *at;
+                if b.get(*at) != Some(&b'"') || !canonical_string(b, at) {
+                    return false;
+                }
+                // A canonical string has one spelling: equal keys are equal bytes.
+                let key = &b[start..*at];
+                if keys.len() >= 64 || keys.contains(&key) {
+                    return false;
+                }
+                keys.push(key);
+                if b.get(*at) != Some(&b':') {
+                    return false;
+                }
+                *at += 1;
+                if !canonical_value(b, at, depth + 1) {
+                    return false;
+                }
+                match b.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b'}') => {
+                        *at += 1;
+                        return true;
+                    }
+                    _ => return false,
+                }
+            }
+        }
+        Some(b'[') => {
+            *at += 1;
+            if b.get(*at) == Some(&b']') {
+                *at += 1;
+                return true;
+            }
+            loop {
+                if !canonical_value(b, at, depth + 1) {
+                    return false;
+                }
+                match b.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b']') => {
+                        *at += 1;
+                        return true;
+                    }
+                    _ => return false,
+                }
+            }
+        }
+        Some(b't') => literal(b, at, b"true"),
+        Some(b'f') => literal(b, at, b"false"),
+        Some(b'n') => literal(b, at, b"null"),
+        Some(b'-' | b'0'..=b'9') => canonical_integer(b, at),
+        _ => false,
+    }
+}
+
+fn literal(b: &[u8], at: &mut usize, word: &[u8]) -> bool {
+    if b[*at..].starts_with(word) {
+        *at += word.len();
+        true
+    } else {
+        false
+    }
+}
+
+/// An integer as `serde_json` writes an `i64` or `u64`: no leading zero, no `-0`, at most 18
+/// digits (always in range), and no fraction or exponent after it.
+fn canonical_integer(b: &[u8], at: &mut usize) -> bool {
+    let negative = b[*at] == b'-';
+    if negative {
+        *at += 1;
+    }
+    let start = *at;
+    while b.get(*at).is_some_and(u8::is_ascii_digit) {
+        *at += 1;
+    }
+    let digits = &b[start..*at];
+    if digits.is_empty()
+        || digits.len() > 18
+        || (digits[0] == b'0' && (digits.len() > 1 || negative))
+    {
+        return false;
+    }
+    !matches!(b.get(*at), Some(b'.' | b'e' | b'E'))
+}
+
+/// A string as [`text`] writes it: escapes only where [`ESCAPES`] has one, in its spelling.
+fn canonical_string(b: &[u8], at: &mut usize) -> bool {
+    *at += 1;
+    loop {
+        let Some(&c) = b.get(*at) else { return false };
+        match c {
+            b'"' => {
+                *at += 1;
+                return true;
+            }
+            b'\\' => {
+                let Some(&e) = b.get(*at + 1) else {
+                    return false;
+                };
+                let byte = match e {
+                    b'u' => {
+                        let Some(hex) = b.get(*at + 2..*at + 6) else {
+                            return false;
+                        };
+                        let digit = |h: u8| match h {
+                            b'0'..=b'9' => Some(h - b'0'),
+                            b'a'..=b'f' => Some(h - b'a' + 10),
+                            _ => None,
+                        };
+                        match (hex[0], hex[1], digit(hex[2]), digit(hex[3])) {
+                            (b'0', b'0', Some(hi), Some(lo)) => (hi << 4) | lo,
+                            _ => return false,
+                        }
+                    }
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'b' => 0x08,
+                    b't' => 0x09,
+                    b'n' => 0x0a,
+                    b'f' => 0x0c,
+                    b'r' => 0x0d,
+                    _ => return false,
+                };
+                let (spelling, len) = escape(byte, ESCAPES[usize::from(byte)]);
+                if ESCAPES[usize::from(byte)] == 0
+                    || b.get(*at..*at + len) != Some(&spelling[..len])
+                {
+                    return false;
+                }
+                *at += len;
+            }
+            0..=0x1f => return false,
+            _ => *at += 1,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn serde<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
         serde_json::to_vec(v).unwrap()
+    }
+
+    #[test]
+    fn canonical_json_is_what_serde_json_writes_again() {
+        let canonical = [
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"},"n":-42,"z":0}"#,
+            r#"{"text":"Café \" \\ \n\t\u001f /","max":999999999999999999}"#,
+            r#"{"nested":[[[{"x":[]}]]],"neg":-999999999999999999}"#,
+        ];
+        for json in canonical {
+            let json = json.to_string();
+            assert!(is_canonical(&json), "{json}");
+            let again =
+                serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&json).unwrap())
+                    .unwrap();
+            assert_eq!(again, json);
+        }
+        for json in [
+            r#"{"a": 1}"#,
+            r#" {}"#,
+            r#"{"a":1.0}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":-0}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":"\u0041"}"#,
+            r#"{"a":"\/"}"#,
+            r#"{"a":"\u000a"}"#,
+            r#"{"a":"\u001F"}"#,
+            r#"{"a":12345678901234567890}"#,
+            r#"{"a":1"#,
+            r#"{"a":1}x"#,
+            "",
+            "nul",
+        ] {
+            assert!(!is_canonical(json), "{json}");
+        }
+        let deep = format!("{}{}", "[".repeat(66), "]".repeat(66));
+        assert!(!is_canonical(&deep));
     }
 
     #[test]
