@@ -244,7 +244,9 @@ fn canonical_value(b: &[u8], at: &mut usize, depth: usize) -> bool {
                 *at += 1;
                 return true;
             }
-            let mut keys: Vec<&[u8]> = Vec::new();
+            // The keys so far, on the stack (an object of more is left to the parser).
+            let mut keys: [&[u8]; 32] = [&[]; 32];
+            let mut count = 0;
             loop {
                 let start = *at;
                 if b.get(*at) != Some(&b'"') || !canonical_string(b, at) {
@@ -252,10 +254,11 @@ fn canonical_value(b: &[u8], at: &mut usize, depth: usize) -> bool {
                 }
                 // A canonical string has one spelling: equal keys are equal bytes.
                 let key = &b[start..*at];
-                if keys.len() >= 64 || keys.contains(&key) {
+                if count == keys.len() || keys[..count].contains(&key) {
                     return false;
                 }
-                keys.push(key);
+                keys[count] = key;
+                count += 1;
                 if b.get(*at) != Some(&b':') {
                     return false;
                 }
@@ -335,6 +338,13 @@ fn canonical_integer(b: &[u8], at: &mut usize) -> bool {
 fn canonical_string(b: &[u8], at: &mut usize) -> bool {
     *at += 1;
     loop {
+        // Eight bytes at a time while none is a quote, a backslash or a control character.
+        while let Some(Ok(word)) = b.get(*at..*at + 8).map(<[u8; 8]>::try_from) {
+            if needs_escape(u64::from_le_bytes(word)) {
+                break;
+            }
+            *at += 8;
+        }
         let Some(&c) = b.get(*at) else { return false };
         match c {
             b'"' => {
@@ -430,6 +440,21 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(66), "]".repeat(66));
         assert!(!is_canonical(&deep));
+        // Long strings, an escape at every offset of a word of eight.
+        for k in 0..17 {
+            let text = format!("{}\n{}\"end", "a".repeat(k), "b".repeat(17 - k));
+            let json = serde_json::to_string(&serde_json::json!({ "k": text })).unwrap();
+            assert!(is_canonical(&json), "{json}");
+            assert!(!is_canonical(&json.replace("\\n", "\\u000a")), "{json}");
+            assert!(!is_canonical(&json.replace("\\n", "\n")), "{json}");
+        }
+        // 32 keys are checked; more are left to the parser.
+        let object = |n: usize| {
+            let members: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            format!("{{{}}}", members.join(","))
+        };
+        assert!(is_canonical(&object(32)));
+        assert!(!is_canonical(&object(33)));
     }
 
     #[test]
