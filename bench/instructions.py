@@ -44,7 +44,7 @@ Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, aft
   devices    GET /devices?limit=20
   me         GET /me
   ads        GET /ads?limit=20
-  events     GET /events?limit=20
+  events     GET /events?limit=20          (a new database has none yet: measure it on a --world)
   media      GET /media?limit=20
   invoices   GET /invoices?limit=20
   charges    GET /charges?limit=20
