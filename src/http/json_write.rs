@@ -95,13 +95,19 @@ fn escape_bytes(escaped: &mut Vec<u8>, bytes: &[u8]) {
 /// of 0x80 and above are never flagged; a flagged byte may flag the ones above it, which only
 /// sends the word to the byte-at-a-time path).
 fn needs_escape(w: u64) -> bool {
+    escape_mask(w) != 0
+}
+
+/// The high bit of each byte of `w` [`needs_escape`] flags. The lowest one set is a byte that
+/// needs an escape: a flag spreads only to the bytes above a flagged one.
+fn escape_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let quote = zero_byte(w ^ (ONES * u64::from(b'"')));
     let backslash = zero_byte(w ^ (ONES * u64::from(b'\\')));
     let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    quote | backslash | control != 0
+    quote | backslash | control
 }
 
 /// `b` as it stands inside a JSON string.
@@ -338,9 +344,12 @@ fn canonical_integer(b: &[u8], at: &mut usize) -> bool {
 fn canonical_string(b: &[u8], at: &mut usize) -> bool {
     *at += 1;
     loop {
-        // Eight bytes at a time while none is a quote, a backslash or a control character.
+        // Eight bytes at a time while none is a quote, a backslash or a control character, then
+        // straight to the first that is (the string's end, most often).
         while let Some(Ok(word)) = b.get(*at..*at + 8).map(<[u8; 8]>::try_from) {
-            if needs_escape(u64::from_le_bytes(word)) {
+            let mask = escape_mask(u64::from_le_bytes(word));
+            if mask != 0 {
+                *at += (mask.trailing_zeros() / 8) as usize;
                 break;
             }
             *at += 8;
@@ -497,6 +506,27 @@ mod tests {
                     want,
                     "{b:#x} at {at}"
                 );
+            }
+        }
+        // The lowest flag is the first byte that needs an escape, whatever follows it.
+        let bytes = [
+            0u8, 0x01, 0x1f, 0x20, b'"', b'\\', b'a', 0x7f, 0x80, 0xe2, 0xff,
+        ];
+        for x in bytes {
+            for y in bytes {
+                for i in 0..8 {
+                    for j in 0..8 {
+                        let mut word = *b"abcdefgh";
+                        word[i] = x;
+                        word[j] = y;
+                        let first = word
+                            .iter()
+                            .position(|&b| b < 0x20 || b == b'"' || b == b'\\');
+                        let mask = escape_mask(u64::from_le_bytes(word));
+                        let lowest = (mask != 0).then(|| (mask.trailing_zeros() / 8) as usize);
+                        assert_eq!(lowest, first, "{word:?}");
+                    }
+                }
             }
         }
         let long = "x\"y\\z\u{1}é—北京 🎉 ".repeat(9);
