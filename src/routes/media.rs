@@ -474,7 +474,7 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             None => &zeroblob,
         };
         tx.prepare_cached(
-            // The account named here: V44's trigger would otherwise fill it by an UPDATE, which
+            // The account named here: V46's trigger would otherwise fill it by an UPDATE, which
             // rewrites the row with its bytes.
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
                                 height, duration_ms, created_at, account_id, content)

@@ -9,7 +9,7 @@ use std::future::Future;
 const OPERATOR: &str = "sandbox-operator";
 
 /// The account's lists besides its screens: the same rows at 100 companies (each reads an index
-/// by account, V42 and V44).
+/// by account, V42 and V46).
 const OTHER_LISTS: [&str; 6] = [
     "/ads",
     "/media",
