@@ -44,6 +44,10 @@ Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, aft
   devices    GET /devices?limit=20
   me         GET /me
   ads        GET /ads?limit=20
+  events     GET /events?limit=20          (a new database has none yet: measure it on a --world)
+  media      GET /media?limit=20
+  invoices   GET /invoices?limit=20
+  charges    GET /charges?limit=20
   mcp        POST /mcp tools/call list_companies {"limit":4}
   mcpall     POST /mcp tools/call list_companies {}
   mcpdevices POST /mcp tools/call list_devices {"limit":20}
@@ -81,6 +85,10 @@ ENDPOINTS = {
     "devices": ("GET /devices?limit=20", "GET", "/devices?limit=20", None),
     "me": ("GET /me", "GET", "/me", None),
     "ads": ("GET /ads?limit=20", "GET", "/ads?limit=20", None),
+    "events": ("GET /events?limit=20", "GET", "/events?limit=20", None),
+    "media": ("GET /media?limit=20", "GET", "/media?limit=20", None),
+    "invoices": ("GET /invoices?limit=20", "GET", "/invoices?limit=20", None),
+    "charges": ("GET /charges?limit=20", "GET", "/charges?limit=20", None),
     "mcp": ("MCP list_companies {limit:4}", "POST", "/mcp", ("list_companies", {"limit": 4})),
     "mcpall": ("MCP list_companies {}", "POST", "/mcp", ("list_companies", {})),
     "mcpdevices": ("MCP list_devices {limit:20}", "POST", "/mcp", ("list_devices", {"limit": 20})),

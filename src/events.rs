@@ -133,8 +133,10 @@ fn insert_event(
     let payload = serde_json::to_string(payload)
         .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
     tx.prepare_cached(
-        "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload, created_at, actor, via)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        // The account named here (V46's trigger would otherwise fill it by an UPDATE per event).
+        "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload, created_at, actor, via,
+                             account_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, (SELECT account_id FROM companies WHERE id = ?2))",
     )?
     .execute(rusqlite::params![
         id,

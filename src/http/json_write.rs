@@ -95,13 +95,19 @@ fn escape_bytes(escaped: &mut Vec<u8>, bytes: &[u8]) {
 /// of 0x80 and above are never flagged; a flagged byte may flag the ones above it, which only
 /// sends the word to the byte-at-a-time path).
 fn needs_escape(w: u64) -> bool {
+    escape_mask(w) != 0
+}
+
+/// The high bit of each byte of `w` [`needs_escape`] flags. The lowest one set is a byte that
+/// needs an escape: a flag spreads only to the bytes above a flagged one.
+fn escape_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let quote = zero_byte(w ^ (ONES * u64::from(b'"')));
     let backslash = zero_byte(w ^ (ONES * u64::from(b'\\')));
     let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    quote | backslash | control != 0
+    quote | backslash | control
 }
 
 /// `b` as it stands inside a JSON string.
@@ -222,12 +228,242 @@ pub fn key(out: &mut Vec<u8>, name: &str) {
     out.push(b':');
 }
 
+/// Whether `json` is byte for byte what `serde_json` writes of the value it parses to (with
+/// `preserve_order`), so that it can be copied into an answer as it is instead of parsed and written
+/// again: compact (no whitespace), strings escaped as [`text`] escapes them, integers only (a float
+/// may print otherwise), no key twice in an object (parsing keeps one), at most 64 deep (parsing
+/// stops at 128). False for anything else, which the caller parses and writes as before.
+pub fn is_canonical(json: &str) -> bool {
+    let mut at = 0;
+    canonical_value(json.as_bytes(), &mut at, 0) && at == json.len()
+}
+
+fn canonical_value(b: &[u8], at: &mut usize, depth: usize) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    match b.get(*at) {
+        Some(b'"') => canonical_string(b, at),
+        Some(b'{') => {
+            *at += 1;
+            if b.get(*at) == Some(&b'}') {
+                *at += 1;
+                return true;
+            }
+            // The keys so far, on the stack (an object of more is left to the parser).
+            let mut keys: [&[u8]; 32] = [&[]; 32];
+            let mut count = 0;
+            loop {
+                let start = *at;
+                if b.get(*at) != Some(&b'"') || !canonical_string(b, at) {
+                    return false;
+                }
+                // A canonical string has one spelling: equal keys are equal bytes.
+                let key = &b[start..*at];
+                if count == keys.len() || keys[..count].contains(&key) {
+                    return false;
+                }
+                keys[count] = key;
+                count += 1;
+                if b.get(*at) != Some(&b':') {
+                    return false;
+                }
+                *at += 1;
+                if !canonical_value(b, at, depth + 1) {
+                    return false;
+                }
+                match b.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b'}') => {
+                        *at += 1;
+                        return true;
+                    }
+                    _ => return false,
+                }
+            }
+        }
+        Some(b'[') => {
+            *at += 1;
+            if b.get(*at) == Some(&b']') {
+                *at += 1;
+                return true;
+            }
+            loop {
+                if !canonical_value(b, at, depth + 1) {
+                    return false;
+                }
+                match b.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b']') => {
+                        *at += 1;
+                        return true;
+                    }
+                    _ => return false,
+                }
+            }
+        }
+        Some(b't') => literal(b, at, b"true"),
+        Some(b'f') => literal(b, at, b"false"),
+        Some(b'n') => literal(b, at, b"null"),
+        Some(b'-' | b'0'..=b'9') => canonical_integer(b, at),
+        _ => false,
+    }
+}
+
+fn literal(b: &[u8], at: &mut usize, word: &[u8]) -> bool {
+    if b[*at..].starts_with(word) {
+        *at += word.len();
+        true
+    } else {
+        false
+    }
+}
+
+/// An integer as `serde_json` writes an `i64` or `u64`: no leading zero, no `-0`, at most 18
+/// digits (always in range), and no fraction or exponent after it.
+fn canonical_integer(b: &[u8], at: &mut usize) -> bool {
+    let negative = b[*at] == b'-';
+    if negative {
+        *at += 1;
+    }
+    let start = *at;
+    while b.get(*at).is_some_and(u8::is_ascii_digit) {
+        *at += 1;
+    }
+    let digits = &b[start..*at];
+    if digits.is_empty()
+        || digits.len() > 18
+        || (digits[0] == b'0' && (digits.len() > 1 || negative))
+    {
+        return false;
+    }
+    !matches!(b.get(*at), Some(b'.' | b'e' | b'E'))
+}
+
+/// A string as [`text`] writes it: escapes only where [`ESCAPES`] has one, in its spelling.
+fn canonical_string(b: &[u8], at: &mut usize) -> bool {
+    *at += 1;
+    loop {
+        // Eight bytes at a time while none is a quote, a backslash or a control character, then
+        // straight to the first that is (the string's end, most often).
+        while let Some(Ok(word)) = b.get(*at..*at + 8).map(<[u8; 8]>::try_from) {
+            let mask = escape_mask(u64::from_le_bytes(word));
+            if mask != 0 {
+                *at += (mask.trailing_zeros() / 8) as usize;
+                break;
+            }
+            *at += 8;
+        }
+        let Some(&c) = b.get(*at) else { return false };
+        match c {
+            b'"' => {
+                *at += 1;
+                return true;
+            }
+            b'\\' => {
+                let Some(&e) = b.get(*at + 1) else {
+                    return false;
+                };
+                let byte = match e {
+                    b'u' => {
+                        let Some(hex) = b.get(*at + 2..*at + 6) else {
+                            return false;
+                        };
+                        let digit = |h: u8| match h {
+                            b'0'..=b'9' => Some(h - b'0'),
+                            b'a'..=b'f' => Some(h - b'a' + 10),
+                            _ => None,
+                        };
+                        match (hex[0], hex[1], digit(hex[2]), digit(hex[3])) {
+                            (b'0', b'0', Some(hi), Some(lo)) => (hi << 4) | lo,
+                            _ => return false,
+                        }
+                    }
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'b' => 0x08,
+                    b't' => 0x09,
+                    b'n' => 0x0a,
+                    b'f' => 0x0c,
+                    b'r' => 0x0d,
+                    _ => return false,
+                };
+                let (spelling, len) = escape(byte, ESCAPES[usize::from(byte)]);
+                if ESCAPES[usize::from(byte)] == 0
+                    || b.get(*at..*at + len) != Some(&spelling[..len])
+                {
+                    return false;
+                }
+                *at += len;
+            }
+            0..=0x1f => return false,
+            _ => *at += 1,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn serde<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
         serde_json::to_vec(v).unwrap()
+    }
+
+    #[test]
+    fn canonical_json_is_what_serde_json_writes_again() {
+        let canonical = [
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"},"n":-42,"z":0}"#,
+            r#"{"text":"Café \" \\ \n\t\u001f /","max":999999999999999999}"#,
+            r#"{"nested":[[[{"x":[]}]]],"neg":-999999999999999999}"#,
+        ];
+        for json in canonical {
+            let json = json.to_string();
+            assert!(is_canonical(&json), "{json}");
+            let again =
+                serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&json).unwrap())
+                    .unwrap();
+            assert_eq!(again, json);
+        }
+        for json in [
+            r#"{"a": 1}"#,
+            r#" {}"#,
+            r#"{"a":1.0}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":-0}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":"\u0041"}"#,
+            r#"{"a":"\/"}"#,
+            r#"{"a":"\u000a"}"#,
+            r#"{"a":"\u001F"}"#,
+            r#"{"a":12345678901234567890}"#,
+            r#"{"a":1"#,
+            r#"{"a":1}x"#,
+            "",
+            "nul",
+        ] {
+            assert!(!is_canonical(json), "{json}");
+        }
+        let deep = format!("{}{}", "[".repeat(66), "]".repeat(66));
+        assert!(!is_canonical(&deep));
+        // Long strings, an escape at every offset of a word of eight.
+        for k in 0..17 {
+            let text = format!("{}\n{}\"end", "a".repeat(k), "b".repeat(17 - k));
+            let json = serde_json::to_string(&serde_json::json!({ "k": text })).unwrap();
+            assert!(is_canonical(&json), "{json}");
+            assert!(!is_canonical(&json.replace("\\n", "\\u000a")), "{json}");
+            assert!(!is_canonical(&json.replace("\\n", "\n")), "{json}");
+        }
+        // 32 keys are checked; more are left to the parser.
+        let object = |n: usize| {
+            let members: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            format!("{{{}}}", members.join(","))
+        };
+        assert!(is_canonical(&object(32)));
+        assert!(!is_canonical(&object(33)));
     }
 
     #[test]
@@ -270,6 +506,27 @@ mod tests {
                     want,
                     "{b:#x} at {at}"
                 );
+            }
+        }
+        // The lowest flag is the first byte that needs an escape, whatever follows it.
+        let bytes = [
+            0u8, 0x01, 0x1f, 0x20, b'"', b'\\', b'a', 0x7f, 0x80, 0xe2, 0xff,
+        ];
+        for x in bytes {
+            for y in bytes {
+                for i in 0..8 {
+                    for j in 0..8 {
+                        let mut word = *b"abcdefgh";
+                        word[i] = x;
+                        word[j] = y;
+                        let first = word
+                            .iter()
+                            .position(|&b| b < 0x20 || b == b'"' || b == b'\\');
+                        let mask = escape_mask(u64::from_le_bytes(word));
+                        let lowest = (mask != 0).then(|| (mask.trailing_zeros() / 8) as usize);
+                        assert_eq!(lowest, first, "{word:?}");
+                    }
+                }
             }
         }
         let long = "x\"y\\z\u{1}é—北京 🎉 ".repeat(9);

@@ -6,7 +6,6 @@ use crate::http::router::{one_of_param, param, Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{ChargeId, InvoiceId, Kind};
 use crate::routes::crud::{self, Time};
-use crate::routes::queries::fetch_page;
 use crate::validate::OneOf;
 use rusqlite::Connection;
 use schemars::JsonSchema;
@@ -229,6 +228,55 @@ impl Invoice {
     }
 }
 
+impl Invoice {
+    /// A row of [`INVOICE_SELECT`] as its JSON object, byte for byte a listed `Invoice`'s (no
+    /// lines).
+    fn write_row(r: &crud::Named<'_, '_>, out: &mut Vec<u8>) -> rusqlite::Result<()> {
+        use crate::http::json_write as w;
+        out.extend_from_slice(br#"{"id":"#);
+        w::plain(out, r.str("id")?);
+        out.extend_from_slice(br#","object":"invoice","company_id":"#);
+        w::plain(out, r.str("company_id")?);
+        out.extend_from_slice(br#","number":"#);
+        w::text(out, r.str("number")?);
+        out.extend_from_slice(br#","status":"#);
+        w::text(out, r.str("status")?);
+        out.extend_from_slice(br#","currency":"#);
+        w::text(out, r.str("currency")?);
+        for (name, member) in [
+            ("period_start", &br#","period_start":"#[..]),
+            ("period_end", br#","period_end":"#),
+            ("issued_at", br#","issued_at":"#),
+            ("due_at", br#","due_at":"#),
+        ] {
+            out.extend_from_slice(member);
+            w::time(out, r.get(name)?);
+        }
+        out.extend_from_slice(br#","paid_at":"#);
+        w::opt_time(out, r.get("paid_at")?);
+        let created_at: i64 = r.get("created_at")?;
+        let net: i64 = r.get("net_cents")?;
+        let country = r.opt_str("country")?.unwrap_or_default();
+        let rate = VAT_RATES
+            .iter()
+            .find(|(c, _)| *c == country)
+            .map_or(0, |(_, rate)| *rate);
+        let vat = vat_of(net, rate);
+        out.extend_from_slice(br#","net_cents":"#);
+        w::int(out, net);
+        out.extend_from_slice(br#","vat_rate_percent":"#);
+        w::int(out, rate);
+        out.extend_from_slice(br#","vat_cents":"#);
+        w::int(out, vat);
+        out.extend_from_slice(br#","total_cents":"#);
+        w::int(out, net + vat);
+        out.extend_from_slice(br#","created_at":"#);
+        w::time(out, created_at);
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 impl crate::http::response::Listed for Invoice {
     fn list_key(&self) -> &str {
         &self.id
@@ -270,6 +318,31 @@ impl Charge {
             currency: r.get("currency")?,
             created_at: Time(r.get("created_at")?),
         })
+    }
+}
+
+impl Charge {
+    /// A row of [`CHARGE_SELECT`] as its JSON object, byte for byte `Charge`'s.
+    fn write_row(r: &crud::Named<'_, '_>, out: &mut Vec<u8>) -> rusqlite::Result<()> {
+        use crate::http::json_write as w;
+        out.extend_from_slice(br#"{"id":"#);
+        w::plain(out, r.str("id")?);
+        out.extend_from_slice(br#","object":"charge","company_id":"#);
+        w::plain(out, r.str("company_id")?);
+        out.extend_from_slice(br#","invoice_id":"#);
+        w::plain(out, r.str("invoice_id")?);
+        out.extend_from_slice(br#","kind":"#);
+        w::text(out, r.str("kind")?);
+        out.extend_from_slice(br#","description":"#);
+        w::text(out, r.str("description")?);
+        out.extend_from_slice(br#","amount_cents":"#);
+        w::int(out, r.get("amount_cents")?);
+        out.extend_from_slice(br#","currency":"#);
+        w::text(out, r.str("currency")?);
+        out.extend_from_slice(br#","created_at":"#);
+        w::time(out, r.get("created_at")?);
+        out.push(b'}');
+        Ok(())
     }
 }
 
@@ -339,17 +412,19 @@ fn list_invoices(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         filters.push(("i.period_start < ?", to.into()));
     }
     let conn = ctx.conn()?;
-    let rows = fetch_page(
+    crate::routes::page_rows::written_page(
         &conn,
-        INVOICE_SELECT,
-        "i.company_id",
-        "i.id",
-        &companies,
-        &filters,
+        crate::routes::page_rows::PageQuery {
+            select: INVOICE_SELECT,
+            owner: crate::routes::queries::Owner::with_account("i.company_id", "i.account_id"),
+            id_col: "i.id",
+            companies: &companies,
+            filters: &filters,
+        },
         &page,
+        Invoice::write_row,
         Invoice::from_row,
-    )?;
-    Ok(Response::page(rows, &page))
+    )
 }
 
 fn get_invoice(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -406,17 +481,19 @@ fn list_charges(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?;
         filters.push(("c.invoice_id = ?", invoice.into_string().into()));
     }
-    let rows = fetch_page(
+    crate::routes::page_rows::written_page(
         &conn,
-        CHARGE_SELECT,
-        "c.company_id",
-        "c.id",
-        &companies,
-        &filters,
+        crate::routes::page_rows::PageQuery {
+            select: CHARGE_SELECT,
+            owner: crate::routes::queries::Owner::with_account("c.company_id", "c.account_id"),
+            id_col: "c.id",
+            companies: &companies,
+            filters: &filters,
+        },
         &page,
+        Charge::write_row,
         Charge::from_row,
-    )?;
-    Ok(Response::page(rows, &page))
+    )
 }
 
 #[cfg(test)]

@@ -184,18 +184,45 @@ impl<'a, 'r> Named<'a, 'r> {
         self.row
     }
 
+    /// The names of the row's columns.
+    pub fn columns(&self) -> &'a Columns {
+        self.columns
+    }
+
     /// The value of column `name` (exactly as the `SELECT` names it, `AS` alias included).
     pub fn get<T: rusqlite::types::FromSql>(&self, name: &str) -> rusqlite::Result<T> {
+        self.row.get(self.index(name)?)
+    }
+
+    /// The position of column `name`, looked for from the column after the one read last.
+    fn index(&self, name: &str) -> rusqlite::Result<usize> {
         let n = self.columns.len();
         let start = self.next.get();
         for k in 0..n {
             let i = (start + k) % n;
             if self.columns.name(i) == name {
                 self.next.set(i + 1);
-                return self.row.get(i);
+                return Ok(i);
             }
         }
         Err(rusqlite::Error::InvalidColumnName(name.to_string()))
+    }
+
+    /// The text of column `name`, borrowed from the row (no copy): for a value written straight
+    /// into an answer.
+    pub fn str(&self, name: &str) -> rusqlite::Result<&'a str> {
+        self.row
+            .get_ref(self.index(name)?)?
+            .as_str()
+            .map_err(rusqlite::Error::from)
+    }
+
+    /// [`Named::str`] of a column that may be NULL.
+    pub fn opt_str(&self, name: &str) -> rusqlite::Result<Option<&'a str>> {
+        self.row
+            .get_ref(self.index(name)?)?
+            .as_str_or_null()
+            .map_err(rusqlite::Error::from)
     }
 
     /// The text of column `name` if it is one of `words`, borrowed from the list (no

@@ -194,6 +194,39 @@ impl Media {
     }
 }
 
+impl Media {
+    /// A row of [`MEDIA_COLUMNS`] as its JSON object, byte for byte `Media`'s (a list page's row).
+    fn write_row(r: &crud::Named<'_, '_>, out: &mut Vec<u8>) -> rusqlite::Result<()> {
+        use crate::http::json_write as w;
+        let id = r.str("id")?;
+        out.extend_from_slice(br#"{"download_url":"/media/"#);
+        debug_assert!(w::needs_no_escape(id));
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(br#"/content","id":"#);
+        w::plain(out, id);
+        out.extend_from_slice(br#","object":"media","company_id":"#);
+        w::plain(out, r.str("company_id")?);
+        out.extend_from_slice(br#","filename":"#);
+        w::text(out, r.str("filename")?);
+        out.extend_from_slice(br#","content_type":"#);
+        w::text(out, r.str("content_type")?);
+        out.extend_from_slice(br#","size_bytes":"#);
+        w::int(out, r.get("size_bytes")?);
+        out.extend_from_slice(br#","sha256":"#);
+        w::text(out, r.str("sha256")?);
+        out.extend_from_slice(br#","width":"#);
+        w::opt_int(out, r.get("width")?);
+        out.extend_from_slice(br#","height":"#);
+        w::opt_int(out, r.get("height")?);
+        out.extend_from_slice(br#","duration_ms":"#);
+        w::opt_int(out, r.get("duration_ms")?);
+        out.extend_from_slice(br#","created_at":"#);
+        w::time(out, r.get("created_at")?);
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 impl crate::http::response::Listed for Media {
     fn list_key(&self) -> &str {
         &self.id
@@ -260,17 +293,19 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         filters.push(("m.content_type = ?", t.into()));
     }
     let conn = ctx.conn()?;
-    let rows = crate::routes::queries::fetch_page(
+    crate::routes::page_rows::written_page(
         &conn,
-        &format!("SELECT {MEDIA_COLUMNS} FROM media m"),
-        "m.company_id",
-        "m.id",
-        &companies,
-        &filters,
+        crate::routes::page_rows::PageQuery {
+            select: &format!("SELECT {MEDIA_COLUMNS} FROM media m"),
+            owner: crate::routes::queries::Owner::with_account("m.company_id", "m.account_id"),
+            id_col: "m.id",
+            companies: &companies,
+            filters: &filters,
+        },
         &page,
+        Media::write_row,
         Media::from_row,
-    )?;
-    Ok(Response::page(rows, &page))
+    )
 }
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
@@ -439,9 +474,12 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             None => &zeroblob,
         };
         tx.prepare_cached(
+            // The account named here: V46's trigger would otherwise fill it by an UPDATE, which
+            // rewrites the row with its bytes.
             "INSERT INTO media (id, company_id, filename, content_type, size_bytes, sha256, width,
-                                height, duration_ms, created_at, content)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                height, duration_ms, created_at, account_id, content)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                     (SELECT account_id FROM companies WHERE id = ?2), ?11)",
         )?
         .execute(rusqlite::params![
             id,

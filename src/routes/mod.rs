@@ -32,6 +32,7 @@ pub mod mp4_header;
 pub mod on_air;
 pub mod openapi;
 pub mod optional;
+pub mod page_rows;
 pub mod payload;
 pub mod payloads;
 pub mod plans;

@@ -10,7 +10,7 @@ fn media_count(app: &TestApp) -> i64 {
     app.sql(|c| c.query_row("SELECT count(*) FROM media", [], |r| r.get(0)))
 }
 
-fn png(width: u32, height: u32) -> Vec<u8> {
+pub(crate) fn png(width: u32, height: u32) -> Vec<u8> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, width, height);

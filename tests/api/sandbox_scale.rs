@@ -8,9 +8,16 @@ use std::future::Future;
 
 const OPERATOR: &str = "sandbox-operator";
 
-/// The account's lists besides its screens: the same rows at 100 companies (all but `/media` read
-/// an index by account; media keeps its content its last column, V31).
-const OTHER_LISTS: [&str; 4] = ["/ads", "/media", "/promotions", "/webhooks"];
+/// The account's lists besides its screens: the same rows at 100 companies (each reads an index
+/// by account, V42 and V46).
+const OTHER_LISTS: [&str; 6] = [
+    "/ads",
+    "/media",
+    "/promotions",
+    "/webhooks",
+    "/invoices",
+    "/charges",
+];
 
 fn ids(rows: &[Value]) -> Vec<String> {
     rows.iter()
@@ -130,6 +137,128 @@ async fn an_account_with_a_hundred_companies_lists_the_same_screens() {
         .await
         .ok();
     assert_eq!(ids(only["data"].as_array().unwrap()), vec![device]);
+}
+
+/// The ids of `table`'s rows in the companies of `account`, newest first: what an account-wide
+/// list must answer, page after page.
+fn account_rows(app: &TestApp, table: &str, account: &str) -> Vec<String> {
+    let sql = format!(
+        "SELECT id FROM {table} WHERE company_id IN (SELECT id FROM companies WHERE account_id = ?1)
+         ORDER BY id DESC"
+    );
+    app.sql(|c| {
+        let mut stmt = c.prepare(&sql)?;
+        let rows = stmt.query_map([account], |r| r.get(0))?;
+        rows.collect()
+    })
+}
+
+#[tokio::test]
+async fn an_account_with_a_hundred_companies_pages_its_events_media_and_billing_across_them() {
+    let app = TestApp::spawn().await;
+    let account = key("northwind-readonly").account_id;
+    let added = add_companies(&app, &account, json!({ "count": 98 })).await;
+    let new: Vec<String> = added["company_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    // Rows in two of the new companies, far apart in the account's list of companies, and in
+    // the demo's two: a screen (an event), an upload (media, an event), a token purchase (a
+    // charge on the invoice it opens, an event).
+    let pharmacy = company_id("Northwind Pharmacy");
+    let mut made: Vec<(String, String)> = Vec::new();
+    for company in [
+        &new[5],
+        &new[60],
+        &company_id("Northwind Grocers"),
+        &pharmacy,
+    ] {
+        app.post("/devices")
+            .key("northwind-readwrite")
+            .json(&json!({ "company_id": company, "name": "Paged screen", "platform": "linux" }))
+            .send()
+            .await
+            .ok();
+        let media = app
+            .post(&format!("/media?company_id={company}&filename=paged.png"))
+            .key("northwind-readwrite")
+            .raw("image/png", crate::media::png(4, 3))
+            .send()
+            .await;
+        assert_eq!(media.status, 201, "{}", media.text());
+        made.push((
+            "media".into(),
+            media.json()["id"].as_str().unwrap().to_string(),
+        ));
+        let bought = app
+            .post("/token-packs/tpk_0m5d4rusj5xe4we40hu5/purchase")
+            .key("northwind-readwrite")
+            .json(&json!({ "company_id": company }))
+            .send()
+            .await;
+        assert_eq!(bought.status, 201, "{}", bought.text());
+        let charge = &bought.json()["charge"];
+        made.push(("charges".into(), charge["id"].as_str().unwrap().to_string()));
+        made.push((
+            "invoices".into(),
+            charge["invoice_id"].as_str().unwrap().to_string(),
+        ));
+    }
+    for (list, table) in [
+        ("/events", "events"),
+        ("/media", "media"),
+        ("/invoices", "invoices"),
+        ("/charges", "charges"),
+    ] {
+        // Page after page of 3, newest first, exactly the account's rows across its companies.
+        let expected = account_rows(&app, table, &account);
+        let listed = app.collect_all(list, "northwind-readonly", 3).await;
+        assert_eq!(ids(&listed), expected, "{list}");
+        for company in [&new[5], &new[60]] {
+            assert!(
+                listed.iter().any(|r| r["company_id"] == company.as_str()),
+                "{list} lists nothing of {company}"
+            );
+        }
+        // Filtered to one new company: its rows alone, in order.
+        let only = ids(&app
+            .collect_all(
+                &format!("{list}?company_id={}", new[60]),
+                "northwind-readonly",
+                2,
+            )
+            .await);
+        let of_company: Vec<String> = listed
+            .iter()
+            .filter(|r| r["company_id"] == new[60].as_str())
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        assert!(!only.is_empty(), "{list}");
+        assert_eq!(only, of_company, "{list}");
+        // A key limited to one company sees that company's rows only; another account's key
+        // none of these.
+        let scoped = app.collect_all(list, "northwind-pharmacy-read", 100).await;
+        assert!(!scoped.is_empty(), "{list}");
+        assert!(
+            scoped.iter().all(|r| r["company_id"] == pharmacy.as_str()),
+            "{list}"
+        );
+        let theirs = ids(&app.collect_all(list, "harborview-readwrite", 100).await);
+        assert!(expected.iter().all(|id| !theirs.contains(id)), "{list}");
+    }
+    // Another account's object is a 404, as one that does not exist.
+    // (No route reads one charge.)
+    for (table, id) in made.iter().filter(|(table, _)| table != "charges") {
+        let path = format!("/{table}/{id}");
+        app.get(&path).key("northwind-readonly").send().await.ok();
+        app.get(&path)
+            .key("harborview-readwrite")
+            .send()
+            .await
+            .problem(404);
+    }
 }
 
 #[tokio::test]
