@@ -105,6 +105,9 @@ struct Open {
     states: Vec<State>,
     /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
     committed_at: i64,
+    /// Rows the open transaction's writers hold or wrote ([`WriteScope::note_work`]): what a
+    /// slice ([`super::Scoped::slice`]) measures.
+    work: usize,
 }
 
 /// A timeline run's write scope (see the module): made by `Scoped::write_scope`, reached through
@@ -141,6 +144,7 @@ impl WriteScope {
                 undo: Vec::new(),
                 states: Vec::new(),
                 committed_at: db.clock().now_millis(),
+                work: 0,
             })),
         })
     }
@@ -201,6 +205,22 @@ impl WriteScope {
         }
         let _resume = Resume(self, Some(scope));
         f()
+    }
+
+    /// Counts `rows` more of work in the open transaction (see [`super::Scoped::slice`]).
+    pub(super) fn note_work(&self, rows: usize) {
+        if let Some(scope) = self.state.borrow_mut().as_mut() {
+            scope.work = scope.work.saturating_add(rows);
+        }
+    }
+
+    /// The work counted in the open transaction; `None` with none open.
+    pub(super) fn work(&self) -> Option<usize> {
+        self.state
+            .borrow()
+            .as_ref()
+            .filter(|s| s.open)
+            .map(|s| s.work)
     }
 
     /// Registers `undo` to run if the scope's open transaction rolls back; with nothing open, the
@@ -362,6 +382,7 @@ fn commit_open(db: &Db, scope: &mut Open) -> Result<(), DbError> {
     }
     run(&scope.conn, "COMMIT")?;
     scope.open = false;
+    scope.work = 0;
     scope.undo.clear();
     scope.committed_at = db.clock().now_millis();
     if std::mem::take(&mut scope.wake) {
@@ -374,6 +395,7 @@ fn commit_open(db: &Db, scope: &mut Open) -> Result<(), DbError> {
 /// the last commit.
 fn undo(scope: &mut Open, clock: &crate::time::Clock) {
     scope.states.clear();
+    scope.work = 0;
     while let Some(undo) = scope.undo.pop() {
         undo();
     }

@@ -32,9 +32,10 @@ pub fn run_each(
     after_step: StepHook<'_>,
 ) -> Result<Report, ApiError> {
     let timeline = timeline(app)?;
-    // One write transaction for the whole run, committed at its end (and before any webhook
-    // attempt: `Scoped::committed`); a failure rolls the run back to its start or last commit
-    // point. Every source reads and writes in it through the handle in its `Env`.
+    // One write scope for the whole run, committed at its end, in slices between steps
+    // (`Scoped::slice`) and before any webhook attempt (`Scoped::committed`); a failure rolls the
+    // run back to its start or last commit. Every source reads and writes in it through the
+    // handle in its `Env`.
     let report = db.write_scope(|db| {
         let env = Env {
             db,

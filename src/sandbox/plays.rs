@@ -12,9 +12,12 @@
 //! What is written does not change: the same rows with the same sums, and the new rows inserted in
 //! the order the steps first wrote them, with the ids drawn at that moment and each step's clock as
 //! `created_at` (so ids, rowids and every column match a step-by-step write). Nothing reads
-//! `playbacks` during a timeline run (retention prunes after it commits), and a commit point in the
-//! middle of a run ([`crate::db::Scoped::committed`]) writes the held rows first, so no reader ever
-//! sees a half-written hour either.
+//! `playbacks` during a timeline run (retention prunes after it commits). A commit in the middle
+//! of a run (a slice, [`crate::db::Scoped::slice`], or a commit point,
+//! [`crate::db::Scoped::committed`]) writes the held rows first: a reader then sees the plays up to
+//! that step, the hour in progress with its plays so far, and the next transaction adds the rest
+//! of that hour to its row, so the rows committed at the end are the same wherever slices end.
+//! The new rows a call holds count as the slice's work ([`crate::db::Scoped::note_work`]).
 
 use super::playables::{Playable, Slots};
 use crate::db::{DbError, Kept, Scoped, TransactionState, Tx};
@@ -249,16 +252,21 @@ pub(super) fn write(
             std::mem::take(held).before_commit(tx)?;
         }
         held.playables.get_or_insert_with(|| Rc::clone(playables));
+        let before = held.rows.order.len();
         let plays = held.rows.add(tx, playables, slots, written_to, now)?;
+        let new = held.rows.order.len() - before;
         // A dry run writes its copy of the rows at once (and keeps what was held); past
         // `MAX_HELD` new rows, what is held is written now.
         if kept == Kept::ThisCall || held.rows.order.len() >= MAX_HELD {
             std::mem::take(held).before_commit(tx)?;
         }
-        Ok(plays)
+        Ok::<_, DbError>((plays, new))
     });
-    if let Some(plays) = held {
-        return plays;
+    if let Some(held) = held {
+        let (plays, new) = held?;
+        // The run commits a slice once enough new rows wait (`Scoped::slice`).
+        db.note_work(new);
+        return Ok(plays);
     }
     let mut rows = Rows::default();
     let plays = rows.add(tx, playables, slots, written_to, now)?;
