@@ -235,14 +235,6 @@ impl<'a> Scoped<'a> {
         Ok(true)
     }
 
-    /// Lets writers of the pool waiting for the write lock take it before this handle's next
-    /// write ([`Db::yield_to_writers`]): between two batches of a long piece of housekeeping.
-    pub fn yield_to_writers(&self) {
-        if self.writing().is_none() {
-            self.db.yield_to_writers();
-        }
-    }
-
     /// Registers `undo` to run if the write scope's transaction rolls back (in-memory state changed
     /// along with its rows). Outside a write scope, or with nothing open, the rows have committed
     /// already: `undo` is dropped.

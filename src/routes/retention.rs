@@ -80,8 +80,6 @@ impl Run<'_> {
             if (n as i64) < batch {
                 return Ok(());
             }
-            // A request's write waiting for the lock goes before the next batch.
-            self.db.yield_to_writers();
         }
     }
 
