@@ -43,6 +43,9 @@ use std::sync::Mutex;
 pub struct Env<'a> {
     pub db: Scoped<'a>,
     pub settings: &'a Settings,
+    /// New play rows after which the run commits a slice between two steps, and whether it does
+    /// when a request's write waits (`Scoped::slice`); 0: never (the tick's short runs).
+    pub slice_rows: usize,
 }
 
 /// One kind of thing that happens as time passes.
@@ -194,9 +197,7 @@ impl Timeline {
             // Between two steps the run may commit what it wrote so far and let waiting writers
             // in (`Scoped::slice`): a request's write waits for a slice, not for the whole run.
             // The rows written do not depend on where the slices end.
-            let rows =
-                usize::try_from(env.settings.sandbox_advance_slice_rows).unwrap_or(usize::MAX);
-            env.db.slice(rows)?;
+            env.db.slice(env.slice_rows)?;
         }
         let end = until.max(clock.now());
         let _ = clock.set(end);
