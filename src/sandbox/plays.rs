@@ -65,7 +65,7 @@ impl Rows {
         // Prepared once for the call, not looked up in the statement cache for every slot. The
         // row of an hour written by an earlier transaction is the newest simulator row of its
         // screen and ad (the fleet writes their hours in turn, each row's id drawn when first
-        // written): read newest first from an index by screen and ad (schema V44).
+        // written): read newest first from an index by screen and ad (schema V47).
         let mut newest_row = tx.prepare_cached(
             "SELECT rowid, started_at FROM playbacks
              WHERE ad_id = ?2 AND device_id = ?1 AND source = 'simulator'
