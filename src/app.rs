@@ -158,6 +158,7 @@ impl Database {
         let env = crate::timeline::Env {
             db: db.unscoped(),
             settings,
+            slice_rows: 0,
         };
         timeline.settle(&env, db.clock().now())?;
         Ok(Database {

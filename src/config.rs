@@ -210,6 +210,10 @@ settings! {
         sandbox_simulate_fleet: bool = true; "sandbox.simulate_fleet"; "SIGNAGE_SANDBOX_SIMULATE_FLEET";
         /// Authenticated requests may ask for a fault themselves (`Prefer: code=503`, `delay=250`).
         sandbox_allow_prefer_faults: bool = true; "sandbox.allow_prefer_faults"; "SIGNAGE_SANDBOX_ALLOW_PREFER_FAULTS";
+        /// New play rows a run of the timeline (an advance) writes at most in one transaction: it
+        /// commits at the first step past it (and at any step a request's write waits), so requests'
+        /// writes wait for a slice, not the whole run; 0 writes the whole run in one transaction.
+        sandbox_advance_slice_rows: u64 = 1000; "sandbox.advance_slice_rows"; "SIGNAGE_SANDBOX_ADVANCE_SLICE_ROWS";
         /// On the system clock, how often (milliseconds) the sandbox runs what has fallen due.
         sandbox_tick_millis: u64 = 1000; "sandbox.tick_millis"; "SIGNAGE_SANDBOX_TICK_MILLIS";
         /// The demo console (`/console`) and the browser player (`/player/{id}`) are served.

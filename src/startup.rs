@@ -105,7 +105,7 @@ async fn tick(app: Arc<App>) {
         interval.tick().await;
         let app = Arc::clone(&app);
         let ran = tokio::task::spawn_blocking(move || {
-            crate::routes::time_driven::run(&app, app.db.unscoped(), app.clock().now())
+            crate::routes::time_driven::tick(&app, app.db.unscoped(), app.clock().now())
         })
         .await;
         match ran {

@@ -18,10 +18,14 @@
 //! Then every source catches up to `until`, and the clock shows `until` (a running one runs on). Sources live with the
 //! areas they change (routes, mcp, webhooks) and are registered once, by `app::App::build`.
 //!
-//! The caller (`routes::time_driven::run_each`) runs it all inside one write transaction
+//! The caller (`routes::time_driven::run_each`) runs it all inside one write scope
 //! (`Scoped::write_scope`), whose handle every source gets in its [`Env`] (and the step hook as its
-//! argument): every source's writes join it, reads see the steps before, and a failure
-//! rolls the run back to its start or to the last commit made before a webhook left the process.
+//! argument): every source's writes join its open transaction, reads see the steps before, and a
+//! failure rolls the run back to its start or to its last commit. It commits between two steps
+//! once `sandbox.advance_slice_rows` new play rows wait or a request's write waits for the lock
+//! (`Scoped::slice`), and before a webhook leaves the process: a reader meanwhile sees the clock
+//! at the step being run and the world as of the last slice (plays up to its step, the hour in
+//! progress then included); the run writes the same rows wherever its slices end.
 //! What a source keeps in memory for the run (the fleet's held heartbeats and plays, its
 //! playables) is state of that transaction (`Scoped::transaction_state`), written at its commit and
 //! dropped with it, never state of the thread.
@@ -39,6 +43,9 @@ use std::sync::Mutex;
 pub struct Env<'a> {
     pub db: Scoped<'a>,
     pub settings: &'a Settings,
+    /// New play rows after which the run commits a slice between two steps, and whether it does
+    /// when a request's write waits (`Scoped::slice`); 0: never (the tick's short runs).
+    pub slice_rows: usize,
 }
 
 /// One kind of thing that happens as time passes.
@@ -187,6 +194,10 @@ impl Timeline {
                 }
             }
             after_step(env.db, at)?;
+            // Between two steps the run may commit what it wrote so far and let waiting writers
+            // in (`Scoped::slice`): a request's write waits for a slice, not for the whole run.
+            // The rows written do not depend on where the slices end.
+            env.db.slice(env.slice_rows)?;
         }
         let end = until.max(clock.now());
         let _ = clock.set(end);

@@ -48,7 +48,15 @@ pub struct Db {
     /// The seeded generator of a seeded sandbox (`sandbox.seed`), which every draw of its writes
     /// comes from; `None` draws from the OS.
     seeded: Option<Arc<Seeded>>,
+    /// Writers of the pool waiting for the write lock right now ([`Db::write_waiting`]): a long
+    /// run of the timeline lets them in at its next slice ([`Db::yield_to_writers`]).
+    writers_waiting: std::sync::atomic::AtomicUsize,
 }
+
+/// The longest a long write (a slice of an advance, a batch of retention) waits at a time for
+/// writers that wait for the lock ([`Db::yield_to_writers`]): past it, it goes on, so a flood of
+/// writes slows an advance but never stops it.
+const MOST_YIELDED: std::time::Duration = std::time::Duration::from_millis(200);
 
 pub struct PooledConn<'a> {
     db: &'a Db,
@@ -262,6 +270,7 @@ impl Db {
             wal_limit: std::sync::atomic::AtomicI64::new(-1),
             generation: Default::default(),
             health: Mutex::new(None),
+            writers_waiting: Default::default(),
         }
     }
 
@@ -500,8 +509,12 @@ impl Db {
                 .map_err(|e| E::from(DbError::from(e)))?;
         }
         let waits_otherwise = wait != BUSY_TIMEOUT;
+        // Counted while it waits for the lock, so that a long write holding it lets it in at its
+        // next slice (a write that would not wait is not counted).
+        let waiting = (!wait.is_zero()).then(|| Waiting::new(&self.writers_waiting));
         let failed = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
             Ok(tx) => {
+                drop(waiting);
                 if waits_otherwise {
                     tx.busy_timeout(BUSY_TIMEOUT)
                         .map_err(|e| E::from(DbError::from(e)))?;
@@ -510,10 +523,33 @@ impl Db {
             }
             Err(e) => e,
         };
+        drop(waiting);
         if waits_otherwise {
             let _ = conn.busy_timeout(BUSY_TIMEOUT);
         }
         Err(E::from(DbError::from(failed)))
+    }
+
+    /// Waits, while writers of the pool wait for the write lock, until they have it (at most
+    /// [`MOST_YIELDED`]): called between two slices of a long write, with the lock released, so
+    /// that a request's write waits for one slice rather than for the whole. SQLite's own wait is a
+    /// retry after a sleep, and a writer that takes the lock again at once would win every time.
+    pub fn yield_to_writers(&self) {
+        use std::sync::atomic::Ordering;
+        if self.writers_waiting.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let until = std::time::Instant::now() + MOST_YIELDED;
+        while self.writers_waiting.load(Ordering::Acquire) > 0 && std::time::Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Writers of the pool waiting for the write lock now.
+    pub fn writers_waiting(&self) -> usize {
+        self.writers_waiting
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Runs `f` in `tx` (just begun) and commits when it succeeds (rolls back a dry run).
@@ -675,6 +711,22 @@ impl Drop for Db {
                 let _ = std::fs::remove_file(p);
             }
         }
+    }
+}
+
+/// A writer counted in [`Db::writers_waiting`] while it lives.
+struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 

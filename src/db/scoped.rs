@@ -204,6 +204,37 @@ impl<'a> Scoped<'a> {
         }
     }
 
+    /// Counts `rows` written (or held to be written at commit) in the write scope's open
+    /// transaction: what [`Scoped::slice`] weighs. Nothing outside a write scope.
+    pub fn note_work(&self, rows: usize) {
+        if let Some(scope) = self.writing() {
+            scope.note_work(rows);
+        }
+    }
+
+    /// Ends a slice of a long write scope (a run of the timeline) between two of its steps:
+    /// commits its open transaction when it counted at least `rows` of work ([`Scoped::note_work`])
+    /// or when a writer of the pool waits for the lock (`rows` 0: never), then lets waiting writers in
+    /// ([`Db::yield_to_writers`]) before the scope's next write opens the next transaction. True
+    /// when it committed. What the scope writes does not depend on where its slices end (its
+    /// writers hold nothing across a commit that a later step would write differently).
+    pub fn slice(&self, rows: usize) -> Result<bool, DbError> {
+        let Some(scope) = self.writing() else {
+            return Ok(false);
+        };
+        let Some(work) = scope.work() else {
+            return Ok(false);
+        };
+        if rows == 0 || (work < rows && self.db.writers_waiting() == 0) {
+            return Ok(false);
+        }
+        scope.committed(self.db, || {
+            self.db.yield_to_writers();
+            Ok::<_, DbError>(())
+        })?;
+        Ok(true)
+    }
+
     /// Registers `undo` to run if the write scope's transaction rolls back (in-memory state changed
     /// along with its rows). Outside a write scope, or with nothing open, the rows have committed
     /// already: `undo` is dropped.

@@ -55,6 +55,13 @@ pub trait TransactionState: Default + Clone + 'static {
     /// Writes what the state holds back, on the transaction's connection, just before it commits;
     /// an error fails the commit (the scope then rolls back).
     fn before_commit(self, conn: &Connection) -> Result<(), DbError>;
+
+    /// What the scope's next transaction may start with after a commit in the middle of the scope
+    /// (a slice or a commit point), if no other connection commits in between: what the state
+    /// read that only another writer could change (default: nothing, the next one starts empty).
+    fn carried(&self) -> Option<Self> {
+        None
+    }
 }
 
 /// How long a change to the [`TransactionState`] a caller is handed lasts.
@@ -74,6 +81,8 @@ struct State {
     state: Option<Box<dyn Any>>,
     /// [`TransactionState::before_commit`] of the state's type.
     before_commit: fn(Box<dyn Any>, &Connection) -> Result<(), DbError>,
+    /// [`TransactionState::carried`] of the state's type, as a state.
+    carried: fn(&dyn Any) -> Option<State>,
 }
 
 impl State {
@@ -84,6 +93,12 @@ impl State {
             before_commit: |state, conn| match state.downcast::<T>() {
                 Ok(state) => state.before_commit(conn),
                 Err(_) => Ok(()),
+            },
+            carried: |state| {
+                state
+                    .downcast_ref::<T>()
+                    .and_then(T::carried)
+                    .map(State::new)
             },
         }
     }
@@ -105,6 +120,13 @@ struct Open {
     states: Vec<State>,
     /// The clock (ms) at the scope's start or its last commit: where a frozen clock goes back to.
     committed_at: i64,
+    /// Rows the open transaction's writers hold or wrote ([`WriteScope::note_work`]): what a
+    /// slice ([`super::Scoped::slice`]) measures.
+    work: usize,
+    /// What the last transaction's states carry into the next one ([`TransactionState::carried`]),
+    /// and the connection's `data_version` after that commit: the next transaction takes them only
+    /// if no other connection committed since.
+    carried: Option<(Vec<State>, i64)>,
 }
 
 /// A timeline run's write scope (see the module): made by `Scoped::write_scope`, reached through
@@ -141,6 +163,8 @@ impl WriteScope {
                 undo: Vec::new(),
                 states: Vec::new(),
                 committed_at: db.clock().now_millis(),
+                work: 0,
+                carried: None,
             })),
         })
     }
@@ -188,9 +212,25 @@ impl WriteScope {
             return f();
         };
         if scope.open {
+            // What the states read stays good for the next transaction unless another writer
+            // commits meanwhile (checked when it opens).
+            let carried: Vec<State> = scope
+                .states
+                .iter()
+                .filter_map(|state| state.state.as_deref().and_then(state.carried))
+                .collect();
             if let Err(e) = commit_open(db, &mut scope) {
                 *self.state.borrow_mut() = Some(scope);
                 return Err(E::from(e));
+            }
+            if !carried.is_empty() {
+                match data_version(&scope.conn) {
+                    Ok(version) => scope.carried = Some((carried, version)),
+                    Err(e) => {
+                        *self.state.borrow_mut() = Some(scope);
+                        return Err(E::from(e));
+                    }
+                }
             }
         }
         struct Resume<'a>(&'a WriteScope, Option<Open>);
@@ -201,6 +241,22 @@ impl WriteScope {
         }
         let _resume = Resume(self, Some(scope));
         f()
+    }
+
+    /// Counts `rows` more of work in the open transaction (see [`super::Scoped::slice`]).
+    pub(super) fn note_work(&self, rows: usize) {
+        if let Some(scope) = self.state.borrow_mut().as_mut() {
+            scope.work = scope.work.saturating_add(rows);
+        }
+    }
+
+    /// The work counted in the open transaction; `None` with none open.
+    pub(super) fn work(&self) -> Option<usize> {
+        self.state
+            .borrow()
+            .as_ref()
+            .filter(|s| s.open)
+            .map(|s| s.work)
     }
 
     /// Registers `undo` to run if the scope's open transaction rolls back; with nothing open, the
@@ -283,6 +339,11 @@ impl WriteScope {
             if !scope.open {
                 run(&scope.conn, "BEGIN IMMEDIATE")?;
                 scope.open = true;
+                if let Some((carried, version)) = scope.carried.take() {
+                    if data_version(&scope.conn)? == version {
+                        scope.states = carried;
+                    }
+                }
             }
             Ok(Rc::clone(&scope.conn))
         })();
@@ -345,6 +406,13 @@ impl WriteScope {
     }
 }
 
+/// The connection's `PRAGMA data_version`: it changes when another connection commits.
+fn data_version(conn: &Connection) -> Result<i64, DbError> {
+    Ok(conn
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// Commits the scope's open transaction and runs the after-commit hook if a write asked; a failed
 /// commit leaves it open (the caller rolls it back).
 fn commit_open(db: &Db, scope: &mut Open) -> Result<(), DbError> {
@@ -362,6 +430,7 @@ fn commit_open(db: &Db, scope: &mut Open) -> Result<(), DbError> {
     }
     run(&scope.conn, "COMMIT")?;
     scope.open = false;
+    scope.work = 0;
     scope.undo.clear();
     scope.committed_at = db.clock().now_millis();
     if std::mem::take(&mut scope.wake) {
@@ -374,6 +443,8 @@ fn commit_open(db: &Db, scope: &mut Open) -> Result<(), DbError> {
 /// the last commit.
 fn undo(scope: &mut Open, clock: &crate::time::Clock) {
     scope.states.clear();
+    scope.carried = None;
+    scope.work = 0;
     while let Some(undo) = scope.undo.pop() {
         undo();
     }
@@ -397,6 +468,58 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    /// A read kept across a commit of the scope (a slice) unless another connection commits.
+    #[derive(Default, Clone)]
+    struct Read(Option<i64>);
+
+    impl TransactionState for Read {
+        fn before_commit(self, _conn: &Connection) -> Result<(), DbError> {
+            Ok(())
+        }
+
+        fn carried(&self) -> Option<Self> {
+            Some(self.clone())
+        }
+    }
+
+    /// What the scope's states carry reaches its next transaction after a commit point, unless
+    /// another connection committed in between; a rollback drops it.
+    #[test]
+    fn a_carried_state_survives_a_commit_unless_another_writer_commits() {
+        let db = crate::db::Db::demo_in_memory();
+        let db = db.unscoped();
+        let real = WriteIntent::sandbox();
+        let read = |db: Scoped<'_>| {
+            db.write(&real, |tx| {
+                Ok::<_, DbError>(db.transaction_state(tx, |r: &mut Read, _| r.0))
+            })
+        };
+        let keep = |db: Scoped<'_>, n: i64| {
+            db.write(&real, |tx| {
+                Ok::<_, DbError>(db.transaction_state(tx, |r: &mut Read, _| r.0 = Some(n)))
+            })
+        };
+        db.write_scope(|db| {
+            keep(db, 7)?;
+            db.committed(|| Ok::<_, DbError>(()))?;
+            assert_eq!(read(db)?, Some(Some(7)), "not carried past a quiet commit");
+            // Paused at a commit point, the handle writes on another connection.
+            db.committed(|| {
+                db.write(&real, |tx| {
+                    tx.execute_batch("CREATE TABLE other_writer (n INTEGER)")
+                        .map_err(DbError::from)
+                })
+            })?;
+            assert_eq!(
+                read(db)?,
+                Some(None),
+                "carried past another writer's commit"
+            );
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
     }
 
     fn stored(db: Scoped<'_>) -> Vec<i64> {

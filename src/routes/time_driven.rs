@@ -23,6 +23,13 @@ pub fn run(app: &App, db: Scoped<'_>, until: i64) -> Result<Report, ApiError> {
     run_each(app, db, until, &mut |_, _| Ok(()))
 }
 
+/// [`run`] for the system clock's tick: a second's run in one transaction, never sliced (a run that
+/// let waiting writers in at every step held the tick back under a steady stream of writes, and
+/// with it the log's checkpoints, `tenant_wal`).
+pub fn tick(app: &App, db: Scoped<'_>, until: i64) -> Result<Report, ApiError> {
+    run_sliced(app, db, until, &mut |_, _| Ok(()), 0)
+}
+
 /// [`run`], calling `after_step` after each step ([`Timeline::run_until_each`]). A hook that
 /// stops the run keeps its reason and answers for it; here that is a 500.
 pub fn run_each(
@@ -31,14 +38,28 @@ pub fn run_each(
     until: i64,
     after_step: StepHook<'_>,
 ) -> Result<Report, ApiError> {
+    let slice_rows = usize::try_from(app.settings.sandbox_advance_slice_rows).unwrap_or(usize::MAX);
+    run_sliced(app, db, until, after_step, slice_rows)
+}
+
+/// [`run_each`], committing a slice every `slice_rows` new play rows (0: one transaction).
+fn run_sliced(
+    app: &App,
+    db: Scoped<'_>,
+    until: i64,
+    after_step: StepHook<'_>,
+    slice_rows: usize,
+) -> Result<Report, ApiError> {
     let timeline = timeline(app)?;
-    // One write transaction for the whole run, committed at its end (and before any webhook
-    // attempt: `Scoped::committed`); a failure rolls the run back to its start or last commit
-    // point. Every source reads and writes in it through the handle in its `Env`.
+    // One write scope for the whole run, committed at its end, in slices between steps
+    // (`Scoped::slice`) and before any webhook attempt (`Scoped::committed`); a failure rolls the
+    // run back to its start or last commit. Every source reads and writes in it through the
+    // handle in its `Env`.
     let report = db.write_scope(|db| {
         let env = Env {
             db,
             settings: &app.settings,
+            slice_rows,
         };
         timeline
             .run_until_each(&env, app.clock(), until, after_step)
@@ -61,6 +82,7 @@ pub fn settle(app: &App, db: Scoped<'_>) -> Result<(), ApiError> {
     let env = Env {
         db,
         settings: &app.settings,
+        slice_rows: 0,
     };
     Ok(timeline(app)?.settle(&env, app.clock().now())?)
 }

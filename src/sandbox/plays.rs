@@ -12,9 +12,12 @@
 //! What is written does not change: the same rows with the same sums, and the new rows inserted in
 //! the order the steps first wrote them, with the ids drawn at that moment and each step's clock as
 //! `created_at` (so ids, rowids and every column match a step-by-step write). Nothing reads
-//! `playbacks` during a timeline run (retention prunes after it commits), and a commit point in the
-//! middle of a run ([`crate::db::Scoped::committed`]) writes the held rows first, so no reader ever
-//! sees a half-written hour either.
+//! `playbacks` during a timeline run (retention prunes after it commits). A commit in the middle
+//! of a run (a slice, [`crate::db::Scoped::slice`], or a commit point,
+//! [`crate::db::Scoped::committed`]) writes the held rows first: a reader then sees the plays up to
+//! that step, the hour in progress with its plays so far, and the next transaction adds the rest
+//! of that hour to its row, so the rows committed at the end are the same wherever slices end.
+//! The new rows a call holds count as the slice's work ([`crate::db::Scoped::note_work`]).
 
 use super::playables::{Playable, Slots};
 use crate::db::{DbError, Kept, Scoped, TransactionState, Tx};
@@ -28,10 +31,11 @@ use std::rc::Rc;
 const MAX_HELD: usize = 8_192;
 
 /// One row to write: a new one (its id and `created_at`, fixed when the fleet first wrote it), or
-/// a row stored before the transaction whose `plays` and `duration_seconds` grow by these sums.
+/// a row stored before the transaction (its rowid) whose `plays` and `duration_seconds` grow by
+/// these sums.
 #[derive(Clone)]
 struct Row {
-    new: Option<(PlaybackId, i64)>,
+    new: Result<(PlaybackId, i64), i64>,
     started_at: i64,
     plays: i64,
     seconds: i64,
@@ -58,10 +62,14 @@ impl Rows {
         now: i64,
     ) -> Result<i64, DbError> {
         let mut plays = 0;
-        // Prepared once for the call, not looked up in the statement cache for every slot.
-        let mut stored_row = tx.prepare_cached(
-            "SELECT 1 FROM playbacks WHERE device_id = ?1 AND ad_id = ?2
-             AND started_at = ?3 AND source = 'simulator'",
+        // Prepared once for the call, not looked up in the statement cache for every slot. The
+        // row of an hour written by an earlier transaction is the newest simulator row of its
+        // screen and ad (the fleet writes their hours in turn, each row's id drawn when first
+        // written): read newest first from an index by screen and ad (schema V47).
+        let mut newest_row = tx.prepare_cached(
+            "SELECT rowid, started_at FROM playbacks
+             WHERE ad_id = ?2 AND device_id = ?1 AND source = 'simulator'
+             ORDER BY id DESC LIMIT 1",
         )?;
         for (&key, slot) in slots {
             plays += slot.plays;
@@ -73,18 +81,23 @@ impl Rows {
             let p = &playables[key.0];
             // An hour starting at `written_to` or later has no row yet (a step that stops on the
             // hour, as most do, looks nothing up).
-            let stored = key.1 < written_to
-                && stored_row
-                    .query_row(rusqlite::params![p.device, p.ad, slot.started_at], |_| {
-                        Ok(())
+            let stored = if key.1 < written_to {
+                newest_row
+                    .query_row(rusqlite::params![p.device, p.ad], |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
                     })
                     .optional()?
-                    .is_some();
-            let new = if stored {
-                None
+                    .filter(|&(_, started_at)| started_at == slot.started_at)
+                    .map(|(rowid, _)| rowid)
             } else {
-                self.order.push(key);
-                Some((tx.generate::<PlaybackId>(), now))
+                None
+            };
+            let new = match stored {
+                Some(rowid) => Err(rowid),
+                None => {
+                    self.order.push(key);
+                    Ok((tx.generate::<PlaybackId>(), now))
+                }
             };
             self.rows.insert(
                 key,
@@ -103,25 +116,20 @@ impl Rows {
     /// rows to a statement.
     pub(super) fn write(&self, tx: &Connection, playables: &[Playable]) -> Result<(), DbError> {
         let mut add = tx.prepare_cached(
-            "UPDATE playbacks SET plays = plays + ?4, duration_seconds = duration_seconds + ?5
-             WHERE device_id = ?1 AND ad_id = ?2 AND started_at = ?3 AND source = 'simulator'",
+            "UPDATE playbacks SET plays = plays + ?2, duration_seconds = duration_seconds + ?3
+             WHERE rowid = ?1",
         )?;
-        for (&(i, _), row) in self.rows.iter().filter(|(_, r)| r.new.is_none()) {
-            let p = &playables[i];
-            add.execute(rusqlite::params![
-                p.device,
-                p.ad,
-                row.started_at,
-                row.plays,
-                row.seconds
-            ])?;
+        for row in self.rows.values() {
+            if let Err(rowid) = row.new {
+                add.execute(rusqlite::params![rowid, row.plays, row.seconds])?;
+            }
         }
         let new: Vec<(&PlaybackId, i64, &Playable, &Row)> = self
             .order
             .iter()
             .filter_map(|key| {
                 let row = self.rows.get(key)?;
-                let (id, created) = row.new.as_ref()?;
+                let (id, created) = row.new.as_ref().ok()?;
                 Some((id, *created, &playables[key.0], row))
             })
             .collect();
@@ -163,7 +171,7 @@ impl Rows {
                 .or_default();
             day.plays += row.plays;
             day.seconds += row.seconds;
-            day.rows += i64::from(row.new.is_some());
+            day.rows += i64::from(row.new.is_ok());
         }
         let days: Vec<_> = days.into_iter().collect();
         add_to_days(tx, &days, |&i| &playables[i])
@@ -249,16 +257,21 @@ pub(super) fn write(
             std::mem::take(held).before_commit(tx)?;
         }
         held.playables.get_or_insert_with(|| Rc::clone(playables));
+        let before = held.rows.order.len();
         let plays = held.rows.add(tx, playables, slots, written_to, now)?;
+        let new = held.rows.order.len() - before;
         // A dry run writes its copy of the rows at once (and keeps what was held); past
         // `MAX_HELD` new rows, what is held is written now.
         if kept == Kept::ThisCall || held.rows.order.len() >= MAX_HELD {
             std::mem::take(held).before_commit(tx)?;
         }
-        Ok(plays)
+        Ok::<_, DbError>((plays, new))
     });
-    if let Some(plays) = held {
-        return plays;
+    if let Some(held) = held {
+        let (plays, new) = held?;
+        // The run commits a slice once enough new rows wait (`Scoped::slice`).
+        db.note_work(new);
+        return Ok(plays);
     }
     let mut rows = Rows::default();
     let plays = rows.add(tx, playables, slots, written_to, now)?;

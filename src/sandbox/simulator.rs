@@ -237,6 +237,14 @@ impl TransactionState for FleetPlayables {
     fn before_commit(self, _conn: &Connection) -> Result<(), DbError> {
         Ok(())
     }
+
+    /// A slice's next transaction reads the same playables unless another writer committed in
+    /// between (what the query reads changes only by a request or a profile set).
+    fn carried(&self) -> Option<Self> {
+        self.0
+            .as_ref()
+            .map(|read| FleetPlayables(Some(Rc::clone(read))))
+    }
 }
 
 /// Every playing screen's playables ([`playables`] of all screens), read once per write

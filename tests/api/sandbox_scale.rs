@@ -492,3 +492,152 @@ async fn a_read_is_answered_while_the_clock_advances() {
     );
     assert_eq!(resp.ok()["object"], "sandbox_clock_advance");
 }
+
+/// Writes answered while `long` runs, sent one after another from its start (each renames a
+/// screen), and `long`'s answer. An advance commits in slices and lets a waiting write in between
+/// two of them (`Scoped::slice`): in one transaction every write would wait for the whole run.
+async fn writes_answered_during<F: Future<Output = TestResponse>>(
+    app: &TestApp,
+    device: &str,
+    long: F,
+) -> (usize, TestResponse) {
+    let mut long = Box::pin(long);
+    let mut answered = 0;
+    loop {
+        let name = format!("Renamed during the advance {answered}");
+        tokio::select! {
+            biased;
+            resp = &mut long => return (answered, resp),
+            resp = app.patch(&format!("/devices/{device}"))
+                .key("northwind-readwrite")
+                .json(&json!({ "name": name }))
+                .send() => {
+                assert_eq!(resp.status.as_u16(), 200, "{}", resp.text());
+                answered += 1;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_write_is_answered_while_the_clock_advances() {
+    let app = unthrottled().await;
+    let device = ids(&app.collect_all("/devices", "northwind-readonly", 5).await)[0].clone();
+    let advance = app
+        .post("/_sandbox/clock/advance")
+        .key(OPERATOR)
+        .json(&json!({ "seconds": 7 * 86_400 }))
+        .send();
+    let (answered, resp) = writes_answered_during(&app, &device, advance).await;
+    assert!(
+        answered >= ANSWERED_DURING,
+        "{answered} writes answered during the advance"
+    );
+    let body = resp.ok();
+    assert_eq!(body["object"], "sandbox_clock_advance");
+    assert!(
+        body["transitions"]["fleet.plays"].as_u64() > Some(0),
+        "{body}"
+    );
+    // The last rename is the screen's name (the one in flight as the advance answered may have
+    // landed too): no write was lost to the advance's slices.
+    let shown = app
+        .get(&format!("/devices/{device}"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    let last = [answered - 1, answered].map(|n| format!("Renamed during the advance {n}"));
+    assert!(
+        last.iter().any(|name| shown["name"] == name.as_str()),
+        "{}",
+        shown["name"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_write_waits_for_an_advance_in_one_transaction() {
+    // An advance with slices off: the writes sent during it wait for its run's end (but one that
+    // slips in before its transaction opens, and one as it ends), which is what slices are for.
+    // Three days: every write waits well within SQLite's busy timeout.
+    let app = TestApp::spawn_with(|l| {
+        l.rate_limit_per_second = Some(0.0);
+        l.sandbox_advance_slice_rows = Some(0);
+        // Nothing for retention to roll up after the run: writes would go in between its batches.
+        l.retention_playback_rollup_days = Some(400);
+    })
+    .await;
+    let device = ids(&app.collect_all("/devices", "northwind-readonly", 5).await)[0].clone();
+    let advance = app
+        .post("/_sandbox/clock/advance")
+        .key(OPERATOR)
+        .json(&json!({ "seconds": 3 * 86_400 }))
+        .send();
+    let (answered, resp) = writes_answered_during(&app, &device, advance).await;
+    assert_eq!(resp.ok()["object"], "sandbox_clock_advance");
+    assert!(
+        answered < ANSWERED_DURING,
+        "{answered} writes answered during an advance in one transaction"
+    );
+}
+
+/// What an advance writes and keeps, compared between two sandboxes.
+const ADVANCED: [&str; 11] = [
+    "playbacks",
+    "playback_days",
+    "playback_daily_totals",
+    "qr_scans",
+    "qr_scan_counts",
+    "events",
+    "devices",
+    "device_simulations",
+    "fleet_simulation",
+    "playback_errors",
+    "webhook_deliveries",
+];
+
+/// A seeded sandbox on a frozen clock that commits an advance every `slice_rows` new play rows
+/// (1: at every step; 0: never before its end).
+async fn sliced_every(slice_rows: u64) -> TestApp {
+    TestApp::spawn_with(|l| {
+        l.sandbox_clock = Some(Some(crate::sandbox_clock::FROZEN_AT));
+        l.sandbox_seed = Some(48);
+        l.sandbox_advance_slice_rows = Some(slice_rows);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn an_advance_in_slices_writes_what_one_transaction_writes() {
+    let (sliced, whole) = (sliced_every(1).await, sliced_every(0).await);
+    assert_eq!(sliced.dump_tables(&ADVANCED), whole.dump_tables(&ADVANCED));
+    // A day, then nine more in one go: plays, beats, errors, drop-outs, scans, deliveries, and
+    // plays retention rolls up into daily totals.
+    for seconds in [86_400, 9 * 86_400] {
+        let mut answers = Vec::new();
+        for app in [&sliced, &whole] {
+            let resp = app
+                .post("/_sandbox/clock/advance")
+                .key(OPERATOR)
+                .json(&json!({ "seconds": seconds }))
+                .send()
+                .await;
+            answers.push(resp.ok());
+        }
+        assert_eq!(answers[0], answers[1]);
+        assert!(answers[0]["steps"].as_u64() > Some(10), "{}", answers[0]);
+        assert!(
+            answers[0]["transitions"]["fleet.plays"].as_u64() > Some(0),
+            "{}",
+            answers[0]
+        );
+        let (a, b) = (sliced.dump_tables(&ADVANCED), whole.dump_tables(&ADVANCED));
+        assert!(a == b, "the rows differ after an advance of {seconds} s");
+    }
+    let rolled: i64 = whole.sql(|c| {
+        c.query_row("SELECT count(*) FROM playback_daily_totals", [], |r| {
+            r.get(0)
+        })
+    });
+    assert!(rolled > 0, "retention rolled no play up");
+}

@@ -1,4 +1,5 @@
-//! An advance writes in one transaction (`Scoped::write_scope`): tries to break it. A failure halfway
+//! An advance writes in one transaction (`Scoped::write_scope`; in slices by default, one with
+//! `sandbox.advance_slice_rows = 0`): tries to break it. A failure halfway
 //! leaves nothing of the run, a REST write made meanwhile is not lost, and a webhook attempt made
 //! on the way never reaches its receiver before its event and delivery rows have committed.
 
@@ -28,10 +29,13 @@ const WORLD: [&str; 10] = [
     "cache_generations",
 ];
 
+/// Seeded, frozen, and writing a whole advance in one transaction (`sandbox.advance_slice_rows =
+/// 0`; by default an advance commits in slices, each of which a failure leaves in place).
 async fn seeded() -> TestApp {
     TestApp::spawn_with(|l| {
         l.sandbox_clock = Some(Some(FROZEN_AT));
         l.sandbox_seed = Some(11);
+        l.sandbox_advance_slice_rows = Some(0);
     })
     .await
 }

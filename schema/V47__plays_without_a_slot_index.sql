@@ -1,0 +1,11 @@
+-- Issue 48: one b-tree less for every play row the fleet writes and retention rolls up.
+--
+-- playbacks_simulated_slot (device_id, ad_id, started_at) WHERE source = 'simulator' served the
+-- fleet alone: before adding to the row of a clock hour written by an earlier transaction (the
+-- hour in progress when the last advance or slice committed), it looked the row up by its slot.
+-- That row is the newest simulator row of its screen and ad (the fleet writes a screen's ad hour
+-- after hour, each row's id drawn when it is first written), so the fleet now reads it from
+-- playbacks_by_ad_device (ad_id, device_id, id), newest first, and adds to it by rowid. Each play
+-- row was a write to this index when inserted and another when rolled up: about a quarter of
+-- both. Rows, ids and rowids are untouched.
+DROP INDEX playbacks_simulated_slot;
