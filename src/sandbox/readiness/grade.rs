@@ -94,18 +94,35 @@ pub fn gather(
         },
         ..Filter::default()
     };
-    // The account's entries of the same kind (the integrations', or the console's): a rotation
-    // involves two keys, and the console's sessions are never an integration's.
-    let all_entries: Vec<_> = store::all(journal, &filter)?
-        .into_iter()
-        .filter(|e| scope::console_session(e) == scope.console)
-        .collect();
-    let entries = all_entries
-        .iter()
-        .filter(|e| scope.grades(e))
-        .cloned()
-        .collect();
     let company = scope.company.as_deref();
+    let rotations: Vec<Rotation> = rotations(db, &scope.account, company)?
+        .into_iter()
+        .filter(|r| scope.covers_key(&r.old_key))
+        .collect();
+    // The entries graded, and the account's entries of the rotated keys' (a rotation involves
+    // two keys) of the same kind (the integrations', or the console's: the console's sessions are
+    // never an integration's). Nothing else of the journal is built.
+    let rotated = |key: Option<&str>| {
+        key.is_some_and(|k| rotations.iter().any(|r| r.old_key == k || r.new_key == k))
+    };
+    let picked = store::picked_for_checks(journal, &filter, |credentials, key| {
+        scope::is_console_session(credentials, key) == scope.console
+            && (scope.covers(key) || rotated(key))
+    })?;
+    let (entries, all_entries) = if rotations.is_empty() {
+        (picked, Vec::new())
+    } else {
+        let all_entries: Vec<_> = picked
+            .iter()
+            .filter(|e| rotated(e.key_id.as_deref()))
+            .cloned()
+            .collect();
+        let entries = picked
+            .into_iter()
+            .filter(|e| scope.covers(e.key_id.as_deref()))
+            .collect();
+        (entries, all_entries)
+    };
     let drills = drills::kept(
         journal,
         &scope.account,
@@ -121,10 +138,7 @@ pub fn gather(
         all_entries,
         drills,
         webhooks: webhooks(db, &scope.account, company)?,
-        rotations: rotations(db, &scope.account, company)?
-            .into_iter()
-            .filter(|r| scope.covers_key(&r.old_key))
-            .collect(),
+        rotations,
         key: scope.key.clone(),
         client: scope.client.clone(),
         console: scope.console,
