@@ -1429,10 +1429,10 @@ mod tests {
         let varied = |account: &str, n: usize| {
             let mut o = observation(account, n);
             o.key_id = Some(Text::new(["key_1", "key_2", "key_3"][n % 3]));
-            o.company_id = (n % 4 == 0).then(|| Text::new("cmp_1"));
+            o.company_id = n.is_multiple_of(4).then(|| Text::new("cmp_1"));
             o.status = [200, 503, 404, 200, 429][n % 5];
             o.operation_id = Some(["listPlans", "getMe"][n % 2]);
-            o.fault = (n % 7 == 0).then(|| Text::new("flt_1"));
+            o.fault = n.is_multiple_of(7).then(|| Text::new("flt_1"));
             o.wall_ms = 2_000 + (n as i64) * 10;
             o.at_ms = 1_000 + (n as i64) * 10;
             Row::from(o, &|_| true)
