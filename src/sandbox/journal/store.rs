@@ -455,8 +455,8 @@ impl Writer {
         );
         if written.is_err() {
             // Rolled back: the counts and the index are read again.
-            self.counts = counts(conn)?;
             self.index = index_of(conn);
+            self.counts = counts(conn)?;
         } else if let Some(index) = &mut self.index {
             for change in changes {
                 change.apply(index);
