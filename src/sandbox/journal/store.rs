@@ -17,7 +17,8 @@
 
 use super::codec::{self, Decoder, Fields};
 use super::record::Row;
-use super::summary::{Index, Indexed, Summary};
+pub use super::summary::Index;
+use super::summary::{Indexed, Summary};
 use crate::validate::OneOf;
 use rusqlite::{params, Connection};
 use schemars::JsonSchema;
@@ -1018,6 +1019,18 @@ fn scan(
     conn: &Connection,
     filter: &Filter,
     before: Option<i64>,
+    visit: impl FnMut(&Fields<'_>) -> bool,
+) -> rusqlite::Result<()> {
+    scan_segments(conn, filter, before, None, visit)
+}
+
+/// [`scan`] of the segments `reads` names only (by first sequence number; `None`: all): the
+/// others hold nothing the caller wants.
+fn scan_segments(
+    conn: &Connection,
+    filter: &Filter,
+    before: Option<i64>,
+    reads: Option<&std::collections::HashSet<i64>>,
     mut visit: impl FnMut(&Fields<'_>) -> bool,
 ) -> rusqlite::Result<()> {
     let before = before.unwrap_or(i64::MAX);
@@ -1054,7 +1067,11 @@ fn scan(
         }
         let Some(r) = next else { return Ok(()) };
         group_batch = batch;
-        group.push((r.get(1)?, r.get(2)?, r.get(3)?));
+        let first_seq: i64 = r.get(1)?;
+        if reads.is_some_and(|reads| !reads.contains(&first_seq)) {
+            continue;
+        }
+        group.push((first_seq, r.get(2)?, r.get(3)?));
     }
 }
 
@@ -1185,14 +1202,34 @@ pub fn all(conn: &Connection, filter: &Filter) -> rusqlite::Result<Vec<Entry>> {
 
 /// The entries matching `filter` that `pick` takes (told an entry's `credentials` and `key_id`),
 /// oldest first, as the readiness checks read them: only what they read is built (no `at` text,
-/// no problem body, an MCP call's body only), and nothing of an entry `pick` leaves.
+/// no problem body, an MCP call's body only), and nothing of an entry `pick` leaves. With the
+/// writer's `index`, only the segments holding an entry of a key `key_wanted` takes are read
+/// (`pick` takes no other key): a report of one integration reads its own traffic's segments.
 pub fn picked_for_checks(
     conn: &Connection,
     filter: &Filter,
+    index: Option<&Index>,
+    key_wanted: impl Fn(Option<&str>) -> bool,
     mut pick: impl FnMut(&str, Option<&str>) -> bool,
 ) -> rusqlite::Result<Vec<Entry>> {
+    let reads = index.map(|index| {
+        index
+            .iter()
+            .filter(|(_, s)| match &filter.accounts {
+                Some(Accounts::One(a)) => *a == s.account_id,
+                Some(Accounts::All) | None => true,
+            })
+            .filter(|(_, s)| {
+                s.summary
+                    .groups
+                    .iter()
+                    .any(|(g, _)| key_wanted(g.key_id.as_deref()))
+            })
+            .map(|(&first_seq, _)| first_seq)
+            .collect::<std::collections::HashSet<i64>>()
+    });
     let mut out = Vec::new();
-    scan(conn, filter, None, |f| {
+    scan_segments(conn, filter, None, reads.as_ref(), |f| {
         if pick(f.credentials, f.key_id) {
             out.push(Entry::from_fields(f, Detail::Checked));
         }
@@ -1513,5 +1550,53 @@ mod tests {
         // Some filters counted something, others nothing: the comparison is not of zeros.
         let f = &filters(n as i64 / 2)[1];
         assert!(count(&conn, f).unwrap() > 100);
+    }
+
+    #[test]
+    fn a_report_reads_only_the_segments_of_its_keys_and_the_same_entries_from_them() {
+        let mut conn = open(None).unwrap();
+        let mut writer = Writer::load(&conn).unwrap();
+        // Blocks of 600 entries of one key, then of another: most segments hold one key only,
+        // a few both.
+        let row = |n: usize| {
+            let mut o = observation("acct_a", n);
+            o.key_id = Some(Text::new(if (n / 600).is_multiple_of(2) {
+                "key_1"
+            } else {
+                "key_2"
+            }));
+            Row::from(o, &|_| true)
+        };
+        for block in 0..4 {
+            writer.stage((block * 600..block * 600 + 600).map(row), 100_000);
+            writer.write(&mut conn, 100_000, 1_000).unwrap();
+        }
+        let filter = Filter {
+            accounts: Some(Accounts::One(Some("acct_a".into()))),
+            not_before_wall_ms: i64::MIN,
+            ..Filter::default()
+        };
+        let key_1 = |k: Option<&str>| k == Some("key_1");
+        let ids = |entries: Vec<Entry>| -> Vec<String> {
+            entries.into_iter().map(|e| e.request_id).collect()
+        };
+        let indexed = picked_for_checks(&conn, &filter, writer.index(), key_1, |_, k| key_1(k));
+        let read_all = picked_for_checks(&conn, &filter, None, key_1, |_, k| key_1(k));
+        let want: Vec<String> = (0..2_400)
+            .filter(|n| (n / 600) % 2 == 0)
+            .map(|n| format!("req_{n}"))
+            .collect();
+        assert_eq!(ids(indexed.unwrap()), want);
+        assert_eq!(ids(read_all.unwrap()), want);
+        // What is not read is not seen: taking every entry of the segments read shows key_2's
+        // only where a segment holds both.
+        let seen = picked_for_checks(&conn, &filter, writer.index(), key_1, |_, _| true).unwrap();
+        let other = seen
+            .iter()
+            .filter(|e| e.key_id.as_deref() == Some("key_2"))
+            .count();
+        assert!(other < 600, "{other} entries of key_2 were read");
+        let everything = picked_for_checks(&conn, &filter, None, key_1, |_, _| true).unwrap();
+        assert_eq!(everything.len(), 2_400);
     }
 }

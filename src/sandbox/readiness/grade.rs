@@ -74,9 +74,11 @@ fn webhooks(db: &Connection, account: &str, company: Option<&str>) -> rusqlite::
     rows.collect()
 }
 
-/// Reads the inputs of one report from the journal and the database.
+/// Reads the inputs of one report from the journal and the database (`index`: the running
+/// writer's summary of the journal's segments, so only those of the integration's keys are read).
 pub fn gather(
     journal: &Connection,
+    index: Option<&store::Index>,
     db: &Connection,
     scope: &Scope,
     not_before_wall_ms: i64,
@@ -105,9 +107,9 @@ pub fn gather(
     let rotated = |key: Option<&str>| {
         key.is_some_and(|k| rotations.iter().any(|r| r.old_key == k || r.new_key == k))
     };
-    let picked = store::picked_for_checks(journal, &filter, |credentials, key| {
-        scope::is_console_session(credentials, key) == scope.console
-            && (scope.covers(key) || rotated(key))
+    let wanted = |key: Option<&str>| scope.covers(key) || rotated(key);
+    let picked = store::picked_for_checks(journal, &filter, index, wanted, |credentials, key| {
+        scope::is_console_session(credentials, key) == scope.console && wanted(key)
     })?;
     let (entries, all_entries) = if rotations.is_empty() {
         (picked, Vec::new())
