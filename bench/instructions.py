@@ -35,8 +35,9 @@ world built the same way. Give `pop` and `advance` few requests (`--requests 3 -
 
 `--journal N` fills the demo key's request journal with N entries before the server starts under
 valgrind: the same binary (without valgrind) answers N requests of the demo key (`GET /devices`,
-`/companies`, `/me`, `/ads`, in turn); both runs keep `sandbox.journal_max_entries` at N + 10,000,
-so nothing is evicted. Measure `readiness` and `jcount` on it (`--requests 3 --warmup 1`): their
+`/companies`, `/me`, `/ads`, in turn); both runs keep `sandbox.journal_max_entries` at N (+ M) + 10,000,
+so nothing is evicted. `--journal-others M` sends M requests of another integration of the same
+account (`northwind-readwrite`) first. Measure `readiness` and `jcount` on it (`--requests 3 --warmup 1`): their
 cost must not grow with the journal (issue 48).
 
 Besides the total, each endpoint's **redaction** is the inclusive cost of every call made from
@@ -259,8 +260,9 @@ def build_world(binary, db_path, factor, work):
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
 
 
-def fill_journal(binary, db_path, entries, env_extra, work):
-    """`entries` requests of the demo key answered by `binary` (no valgrind) on `db_path`: its
+def fill_journal(binary, db_path, entries, env_extra, work, others=0):
+    """`others` requests of another integration of the demo account (`northwind-readwrite`), then
+    `entries` requests of the demo key, answered by `binary` (no valgrind) on `db_path`: its
     journal holds them when the measured server starts on the same database."""
     port = freeport()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
@@ -276,6 +278,14 @@ def fill_journal(binary, db_path, entries, env_extra, work):
         if not wait_health(port, 120):
             raise SystemExit("journal: the server never became healthy")
         conn = http.client.HTTPConnection(HOST, port, timeout=120)
+        other_key, other_client, _ = demo_keys()["northwind-readwrite"]
+        other = {"X-API-KEY": other_key, "X-Service-Client-Id": other_client}
+        for i in range(others):
+            conn.request("GET", JOURNAL_MIX[i % len(JOURNAL_MIX)], headers=other)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                raise SystemExit(f"journal: HTTP {r.status}")
         for i in range(entries):
             conn.request("GET", JOURNAL_MIX[i % len(JOURNAL_MIX)], headers=headers)
             r = conn.getresponse()
@@ -293,7 +303,8 @@ def fill_journal(binary, db_path, entries, env_extra, work):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    print(f"  journal: {n} entries of the demo key in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    print(f"  journal: {n} entries of the demo key (and {others} of another integration) in "
+          f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
 
 
 def rfc3339(t):
@@ -466,9 +477,10 @@ class Server:
             env["SIGNAGE_CLOCK"] = rfc3339(WORLD_AT + WORLD_DAYS * 86_400)
         env.update(env_extra)
         if args.journal and not hello:
-            env["SIGNAGE_JOURNAL_MAX_ENTRIES"] = str(args.journal + 10_000)
+            env["SIGNAGE_JOURNAL_MAX_ENTRIES"] = str(args.journal + args.journal_others + 10_000)
             fill_journal(binary, self.db, args.journal, {k: v for k, v in env.items()
-                                                         if k.startswith("SIGNAGE_")}, self.dir)
+                                                         if k.startswith("SIGNAGE_")}, self.dir,
+                         others=args.journal_others)
         cmd = [binary, "--port", str(self.port)] if hello else [
             binary, "serve", "--database", os.path.join(self.dir, "db.sqlite"), "--port", str(self.port)]
         valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
@@ -633,6 +645,9 @@ def main():
                         "world the same way); the clock is frozen")
     p.add_argument("--journal", type=int, default=0,
                    help="fill the demo key's request journal with this many entries first")
+    p.add_argument("--journal-others", type=int, default=0,
+                   help="with --journal: first this many entries of another integration of the "
+                        "demo account (northwind-readwrite)")
     p.add_argument("--keep", help="keep each endpoint's callgrind dump in this directory")
     p.add_argument("--dump-instr", action="store_true",
                    help="kept dumps carry instruction addresses (callgrind_annotate --auto=yes)")
