@@ -4,7 +4,7 @@ the machine (CPU µs do: a bare hyper hello costs 6 µs on one VM and 15 µs on 
 
     python3 bench/instructions.py [--requests N] [--warmup N] [--idle S] [--settle S] [--endpoints a,b]
         [--top N] [--keep DIR] [--dump-instr] [--json OUT] [--hello PATH | --no-hello] [--companies N]
-        [--world N]
+        [--world N] [--journal N]
         [NAME=BINARY[:VAR=VALUE,...] | BINARY] ...
 
 Each signage binary named (default `signage=target/release/signage`; a bare BINARY is named by its
@@ -33,6 +33,13 @@ measured starts on that database, its clock frozen at the end of the week. `--wo
 world built the same way. Give `pop` and `advance` few requests (`--requests 3 --warmup 1`): at
 10× each costs hundreds of millions of instructions. `advance` moves the clock a day per request.
 
+`--journal N` fills the demo key's request journal with N entries before the server starts under
+valgrind: the same binary (without valgrind) answers N requests of the demo key (`GET /devices`,
+`/companies`, `/me`, `/ads`, in turn); both runs keep `sandbox.journal_max_entries` at N (+ M) + 10,000,
+so nothing is evicted. `--journal-others M` sends M requests of another integration of the same
+account (`northwind-readwrite`) first. Measure `readiness` and `jcount` on it (`--requests 3 --warmup 1`): their
+cost must not grow with the journal (issue 48).
+
 Besides the total, each endpoint's **redaction** is the inclusive cost of every call made from
 outside `signage::redact` into it (so recursion inside the redactor counts once), per request, and
 its share of the request. `--top N` also prints each endpoint's N functions with the most inclusive
@@ -53,6 +60,8 @@ Endpoints (demo key `northwind-readonly`; MCP calls use protocol 2025-11-25, aft
   mcpdevices POST /mcp tools/call list_devices {"limit":20}
   pop        GET /reports/proof-of-play     (the last 7 days; every company of the account)
   advance    POST /_sandbox/clock/advance {"seconds":86400}  (key `sandbox-operator`)
+  readiness  GET /readiness                (the demo key's own report)
+  jcount     GET /requests?count=true      (the demo key's journal count)
 The default is health,companies,devices,mcp (the issue 33 table). Standard library only; traffic
 goes to 127.0.0.1 only; every server started is stopped on exit.
 """
@@ -95,7 +104,12 @@ ENDPOINTS = {
     "pop": ("GET /reports/proof-of-play (7 days)", "GET", "/reports/proof-of-play", None),
     # The operator's key; each request moves the clock a day on (the world keeps growing by a day).
     "advance": ("POST /_sandbox/clock/advance 24 h", "POST", "/_sandbox/clock/advance", None),
+    # The demo key's readiness report and its journal count (issue 48: flat in the journal's size).
+    "readiness": ("GET /readiness", "GET", "/readiness", None),
+    "jcount": ("GET /requests?count=true", "GET", "/requests?count=true", None),
 }
+# What `--journal N` sends, in turn, to fill the demo key's journal.
+JOURNAL_MIX = ["/devices?limit=20", "/companies", "/me", "/ads?limit=5"]
 ADVANCE_BODY = json.dumps({"seconds": 86_400}).encode()
 # The instant a `--world` is built at (frozen), a Monday 09:00 UTC; it is then advanced WORLD_DAYS.
 WORLD_AT = 1_772_442_000
@@ -251,6 +265,53 @@ def build_world(binary, db_path, factor, work):
     finally:
         db.close()
     print(f"  world {factor}x: {n} screens, {plays} play rows, built in "
+          f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
+
+
+def fill_journal(binary, db_path, entries, env_extra, work, others=0):
+    """`others` requests of another integration of the demo account (`northwind-readwrite`), then
+    `entries` requests of the demo key, answered by `binary` (no valgrind) on `db_path`: its
+    journal holds them when the measured server starts on the same database."""
+    port = freeport()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNAGE_")}
+    env["SIGNAGE_RATE_LIMIT_PER_SECOND"] = "0"
+    env.update(env_extra)
+    log = open(os.path.join(work, "journal.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--database", db_path, "--port", str(port)],
+                            cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    t0 = time.monotonic()
+    key, client = demo_key()
+    headers = {"X-API-KEY": key, "X-Service-Client-Id": client}
+    try:
+        if not wait_health(port, 120):
+            raise SystemExit("journal: the server never became healthy")
+        conn = http.client.HTTPConnection(HOST, port, timeout=120)
+        other_key, other_client, _ = demo_keys()["northwind-readwrite"]
+        other = {"X-API-KEY": other_key, "X-Service-Client-Id": other_client}
+        for i in range(others):
+            conn.request("GET", JOURNAL_MIX[i % len(JOURNAL_MIX)], headers=other)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                raise SystemExit(f"journal: HTTP {r.status}")
+        for i in range(entries):
+            conn.request("GET", JOURNAL_MIX[i % len(JOURNAL_MIX)], headers=headers)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                raise SystemExit(f"journal: HTTP {r.status}")
+        conn.request("GET", "/requests?count=true", headers=headers)
+        r = conn.getresponse()
+        n = json.loads(r.read())["count"]
+        conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    print(f"  journal: {n} entries of the demo key (and {others} of another integration) in "
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
 
 
@@ -423,6 +484,11 @@ class Server:
             build_world(binary, self.db, args.world, self.dir)
             env["SIGNAGE_CLOCK"] = rfc3339(WORLD_AT + WORLD_DAYS * 86_400)
         env.update(env_extra)
+        if args.journal and not hello:
+            env["SIGNAGE_JOURNAL_MAX_ENTRIES"] = str(args.journal + args.journal_others + 10_000)
+            fill_journal(binary, self.db, args.journal, {k: v for k, v in env.items()
+                                                         if k.startswith("SIGNAGE_")}, self.dir,
+                         others=args.journal_others)
         cmd = [binary, "--port", str(self.port)] if hello else [
             binary, "serve", "--database", os.path.join(self.dir, "db.sqlite"), "--port", str(self.port)]
         valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
@@ -585,6 +651,11 @@ def main():
     p.add_argument("--world", type=int, default=0,
                    help="measure on an N-times demo world built through the API first (1: the demo "
                         "world the same way); the clock is frozen")
+    p.add_argument("--journal", type=int, default=0,
+                   help="fill the demo key's request journal with this many entries first")
+    p.add_argument("--journal-others", type=int, default=0,
+                   help="with --journal: first this many entries of another integration of the "
+                        "demo account (northwind-readwrite)")
     p.add_argument("--keep", help="keep each endpoint's callgrind dump in this directory")
     p.add_argument("--dump-instr", action="store_true",
                    help="kept dumps carry instruction addresses (callgrind_annotate --auto=yes)")

@@ -25,6 +25,7 @@ mod foreign_sites;
 mod fuzz;
 mod home;
 mod journal;
+mod journal_count;
 mod journal_secrets;
 mod journal_segments;
 mod journal_switch;

@@ -17,6 +17,7 @@ pub mod record;
 pub mod routes;
 pub mod scrub;
 pub mod store;
+mod summary;
 
 pub use observer::Journal;
 pub use store::path_for;

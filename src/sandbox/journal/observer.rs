@@ -94,6 +94,25 @@ impl Journal {
         f(&store.conn)
     }
 
+    /// Writes what is queued, then runs `f` on the journal's connection and what the writer
+    /// keeps of every segment ([`store::Index`]; `None` when it could not be built).
+    pub fn read_indexed<T>(
+        &self,
+        f: impl FnOnce(&Connection, Option<&store::Index>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let mut store = lock(&self.inner.store);
+        self.inner.flush(&mut store);
+        f(&store.conn, store.writer.index())
+    }
+
+    /// How many entries match `filter`, everything queued written first: from what the writer
+    /// keeps of every segment ([`store::count_indexed`]).
+    pub fn count(&self, filter: &store::Filter) -> rusqlite::Result<i64> {
+        let mut store = lock(&self.inner.store);
+        self.inner.flush(&mut store);
+        store::count_indexed(&store.conn, store.writer.index(), filter)
+    }
+
     /// Runs `f` on the journal's connection (a drill's verdict).
     pub fn write<T>(
         &self,

@@ -252,7 +252,7 @@ pub fn restrict(ctx: &Ctx<'_>, f: &mut Filter) -> Result<(), ApiError> {
 
 fn answer(ctx: &Ctx<'_>, journal: &Journal, f: &Filter) -> Result<Response, ApiError> {
     if ctx.query_bool("count")? == Some(true) {
-        let n = journal.read(|c| store::count(c, f)).map_err(db_err)?;
+        let n = journal.count(f).map_err(db_err)?;
         return Ok(Response::ok(&Count {
             object: "request_count",
             count: n,

@@ -17,6 +17,8 @@
 
 use super::codec::{self, Decoder, Fields};
 use super::record::Row;
+pub use super::summary::Index;
+use super::summary::{Indexed, Summary};
 use crate::validate::OneOf;
 use rusqlite::{params, Connection};
 use schemars::JsonSchema;
@@ -259,6 +261,10 @@ pub struct Writer {
     newest: HashMap<String, i64>,
     /// What each account has in memory, not yet written.
     held: Vec<Held>,
+    /// What every segment of the file holds, kept as segments are written, pruned and expired
+    /// (counts read it instead of the entries); `None` when the file could not be summarised at
+    /// start-up (a damaged segment): counts then read the entries.
+    index: Option<Index>,
 }
 
 /// One account's entries in memory: closed segments, oldest first, and the one being filled.
@@ -274,6 +280,7 @@ struct Open {
     last_seq: i64,
     newest_wall_ms: i64,
     newest_at_ms: i64,
+    summary: Summary,
 }
 
 /// A segment as it is written: its bytes and the columns read without decoding it.
@@ -284,6 +291,7 @@ struct Closed {
     newest_wall_ms: i64,
     newest_at_ms: i64,
     data: Vec<u8>,
+    summary: Summary,
 }
 
 impl Open {
@@ -295,6 +303,7 @@ impl Open {
             newest_wall_ms: self.newest_wall_ms,
             newest_at_ms: self.newest_at_ms,
             data: self.segment.into_bytes(),
+            summary: self.summary,
         }
     }
 }
@@ -331,7 +340,13 @@ impl Writer {
             counts: counts(conn)?,
             newest: newest_by_account(conn)?,
             held: Vec::new(),
+            index: index_of(conn),
         })
+    }
+
+    /// What every segment of the file holds (`None`: unknown, read the entries).
+    pub fn index(&self) -> Option<&Index> {
+        self.index.as_ref()
     }
 
     /// Numbers `rows` in order and encodes them into their accounts' segments in memory; then
@@ -372,9 +387,11 @@ impl Writer {
                 last_seq: seq,
                 newest_wall_ms: i64::MIN,
                 newest_at_ms: i64::MIN,
+                summary: Summary::default(),
             });
             let fields = row.fields(seq);
             open.segment.push(&fields);
+            open.summary.add(&fields);
             open.last_seq = seq;
             open.newest_wall_ms = open.newest_wall_ms.max(fields.wall_ms);
             open.newest_at_ms = open.newest_at_ms.max(fields.at_ms);
@@ -427,10 +444,24 @@ impl Writer {
         let held = std::mem::take(&mut self.held);
         let batch = self.next_batch;
         self.next_batch += 1;
-        let written = write_held(conn, batch, held, &mut self.counts, max_entries, slack);
+        let mut changes = Vec::new();
+        let written = write_held(
+            conn,
+            batch,
+            held,
+            &mut self.counts,
+            &mut changes,
+            max_entries,
+            slack,
+        );
         if written.is_err() {
-            // Rolled back: the counts are read again.
+            // Rolled back: the counts and the index are read again.
+            self.index = index_of(conn);
             self.counts = counts(conn)?;
+        } else if let Some(index) = &mut self.index {
+            for change in changes {
+                change.apply(index);
+            }
         }
         written
     }
@@ -443,9 +474,72 @@ impl Writer {
         )?;
         if removed > 0 {
             self.counts = counts(conn)?;
+            if let Some(index) = &mut self.index {
+                index.retain(|_, s| s.summary.newest_wall_ms >= cutoff_wall_ms);
+            }
         }
         conn.execute("DELETE FROM drills WHERE wall_ms < ?1", [cutoff_wall_ms])?;
         Ok(())
+    }
+}
+
+/// A change to the file, made to the index once the transaction that made it committed.
+enum Change {
+    Insert(i64, Indexed),
+    Remove(i64),
+    /// Every segment of the account below a sequence number.
+    RemoveBelow(Option<String>, i64),
+}
+
+impl Change {
+    fn apply(self, index: &mut Index) {
+        match self {
+            Change::Insert(first_seq, segment) => {
+                index.insert(first_seq, segment);
+            }
+            Change::Remove(first_seq) => {
+                index.remove(&first_seq);
+            }
+            Change::RemoveBelow(account, below) => {
+                index.retain(|&first_seq, s| first_seq >= below || s.account_id != account);
+            }
+        }
+    }
+}
+
+/// The index of every segment of the file, each decoded once; `None` (and a warning) when one
+/// does not decode.
+fn index_of(conn: &Connection) -> Option<Index> {
+    let built = (|| -> rusqlite::Result<Index> {
+        let mut stmt =
+            conn.prepare("SELECT first_seq, last_seq, account_id, data FROM request_segments")?;
+        let mut rows = stmt.query([])?;
+        let mut index = Index::new();
+        while let Some(r) = rows.next()? {
+            let (first_seq, last_seq, account_id): (i64, i64, Option<String>) =
+                (r.get(0)?, r.get(1)?, r.get(2)?);
+            let data = r.get_ref(3)?.as_blob()?;
+            let mut summary = Summary::default();
+            for f in Decoder::new(data, first_seq, account_id.as_deref()).map_err(malformed)? {
+                summary.add(&f.map_err(malformed)?);
+            }
+            index.insert(
+                first_seq,
+                Indexed {
+                    account_id,
+                    last_seq,
+                    summary,
+                },
+            );
+        }
+        Ok(index)
+    })();
+    match built {
+        Ok(index) => Some(index),
+        Err(e) => {
+            tracing::warn!(error = %e, "the request journal could not be summarised: counts read every entry");
+            None
+        }
     }
 }
 
@@ -454,6 +548,7 @@ fn write_held(
     batch: i64,
     held: Vec<Held>,
     counts: &mut HashMap<Option<String>, i64>,
+    changes: &mut Vec<Change>,
     max_entries: i64,
     slack: i64,
 ) -> rusqlite::Result<()> {
@@ -481,11 +576,19 @@ fn write_held(
                     c.data,
                 ])?;
                 entries += n;
+                changes.push(Change::Insert(
+                    c.first_seq,
+                    Indexed {
+                        account_id: account_id.clone(),
+                        last_seq: c.last_seq,
+                        summary: c.summary,
+                    },
+                ));
             }
             *counts.entry(account_id).or_insert(0) += entries;
         }
     }
-    prune(&tx, counts, max_entries, slack)?;
+    prune(&tx, counts, changes, max_entries, slack)?;
     tx.commit()
 }
 
@@ -511,6 +614,7 @@ fn counts(conn: &Connection) -> rusqlite::Result<HashMap<Option<String>, i64>> {
 fn prune(
     conn: &Connection,
     counts: &mut HashMap<Option<String>, i64>,
+    changes: &mut Vec<Change>,
     max_entries: i64,
     slack: i64,
 ) -> rusqlite::Result<()> {
@@ -541,14 +645,20 @@ fn prune(
             "DELETE FROM request_segments WHERE account_id IS ?1 AND first_seq < ?2",
         )?
         .execute(params![account, first_seq])?;
-        keep_newest(conn, first_seq, keep)?;
+        changes.push(Change::RemoveBelow(account.clone(), first_seq));
+        keep_newest(conn, first_seq, keep, changes)?;
         *n = max_entries;
     }
     Ok(())
 }
 
 /// Rewrites segment `first_seq` with only its newest `keep` entries.
-fn keep_newest(conn: &Connection, first_seq: i64, keep: i64) -> rusqlite::Result<()> {
+fn keep_newest(
+    conn: &Connection,
+    first_seq: i64,
+    keep: i64,
+    changes: &mut Vec<Change>,
+) -> rusqlite::Result<()> {
     let (batch, account, entries, data): (i64, Option<String>, i64, Vec<u8>) = conn.query_row(
         "SELECT batch, account_id, entries, data FROM request_segments WHERE first_seq = ?1",
         [first_seq],
@@ -567,7 +677,19 @@ fn keep_newest(conn: &Connection, first_seq: i64, keep: i64) -> rusqlite::Result
         "DELETE FROM request_segments WHERE first_seq = ?1",
         [first_seq],
     )?;
-    write_segment(conn, batch, account.as_deref(), newest)
+    changes.push(Change::Remove(first_seq));
+    write_segment(conn, batch, account.as_deref(), newest)?;
+    if let (Some(first), Some(last)) = (newest.first(), newest.last()) {
+        changes.push(Change::Insert(
+            first.seq,
+            Indexed {
+                account_id: account.clone(),
+                last_seq: last.seq,
+                summary: Summary::of(newest),
+            },
+        ));
+    }
+    Ok(())
 }
 
 const INSERT_SEGMENT: &str = "INSERT INTO request_segments
@@ -662,6 +784,50 @@ impl Filter {
             && self.min_seq.is_none_or(|m| f.seq >= m)
             && self.since_ms.is_none_or(|t| f.at_ms >= t)
             && self.until_ms.is_none_or(|t| f.at_ms <= t)
+    }
+}
+
+impl Filter {
+    /// Whether every entry of `g` is one this filter asks for, as far as the group tells
+    /// ([`Filter::by_groups`] says when it tells everything).
+    fn admits_group(&self, g: &super::summary::Group) -> bool {
+        fn eq(want: &Option<String>, have: Option<&str>) -> bool {
+            want.as_deref().is_none_or(|w| have == Some(w))
+        }
+        eq(&self.company_id, g.company_id.as_deref())
+            && eq(&self.key_id, g.key_id.as_deref())
+            && eq(&self.operation_id, g.operation_id.as_deref())
+            && eq(&self.via, Some(&g.via))
+            && eq(&self.tool, g.tool.as_deref())
+            && self
+                .status
+                .is_none_or(|(lo, hi)| (lo..=hi).contains(&g.status))
+            && self.faulted.is_none_or(|x| x == g.faulted)
+    }
+
+    /// Whether a segment's groups tell which of its entries this filter asks for (no filter on
+    /// a field they do not keep).
+    fn by_groups(&self) -> bool {
+        self.idempotency_key.is_none() && self.test_name.is_none() && self.request_id.is_none()
+    }
+
+    /// Whether this filter asks for none of a segment's entries (`Some(false)`), all those its
+    /// groups admit (`Some(true)`), or it must read them (`None`: the segment straddles a bound
+    /// of sequence, age or time).
+    fn takes_whole(&self, first_seq: i64, s: &Indexed) -> Option<bool> {
+        let m = &s.summary;
+        let none = self.min_seq.is_some_and(|min| s.last_seq < min)
+            || m.newest_wall_ms < self.not_before_wall_ms
+            || self.since_ms.is_some_and(|t| m.newest_at_ms < t)
+            || self.until_ms.is_some_and(|t| m.oldest_at_ms > t);
+        if none {
+            return Some(false);
+        }
+        let whole = self.min_seq.is_none_or(|min| first_seq >= min)
+            && m.oldest_wall_ms >= self.not_before_wall_ms
+            && self.since_ms.is_none_or(|t| m.oldest_at_ms >= t)
+            && self.until_ms.is_none_or(|t| m.newest_at_ms <= t);
+        whole.then_some(true)
     }
 }
 
@@ -771,15 +937,32 @@ pub fn rfc3339_ms(ms: i64) -> String {
     format!("{}.{:03}Z", s.trim_end_matches('Z'), ms.rem_euclid(1000))
 }
 
+/// How much of an entry a read builds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// As a list shows it.
+    Listed,
+    /// With its problem body (one entry asked for).
+    Explained,
+    /// What the readiness checks read: no `at` text, no problem body, the body of an MCP call
+    /// only (its `cursor` argument); nothing else of them reads those.
+    Checked,
+}
+
 impl Entry {
-    fn from_fields(f: &Fields<'_>, with_problem: bool) -> Entry {
+    fn from_fields(f: &Fields<'_>, detail: Detail) -> Entry {
         let json = |text: Option<&str>| text.and_then(|t| serde_json::from_str::<Value>(t).ok());
         let owned = |s: Option<&str>| s.map(str::to_string);
+        let checked = detail == Detail::Checked;
         Entry {
             id: f.seq.to_string(),
             object: "request",
             request_id: f.request_id.to_string(),
-            at: rfc3339_ms(f.at_ms),
+            at: if checked {
+                String::new()
+            } else {
+                rfc3339_ms(f.at_ms)
+            },
             account_id: owned(f.account_id),
             company_id: owned(f.company_id),
             key_id: owned(f.key_id),
@@ -804,7 +987,9 @@ impl Entry {
             retry_after: f.retry_after,
             query: json(f.query),
             // A cut body is not JSON any more: it is shown as the text it is.
-            body: if f.body_truncated {
+            body: if checked && f.via != "mcp" {
+                None
+            } else if f.body_truncated {
                 f.body.map(|b| Value::String(b.to_string()))
             } else {
                 json(f.body)
@@ -812,7 +997,11 @@ impl Entry {
             body_truncated: f.body_truncated,
             body_bytes: f.body_bytes,
             next_cursor: owned(f.next_cursor),
-            problem: if with_problem { json(f.problem) } else { None },
+            problem: if detail == Detail::Explained {
+                json(f.problem)
+            } else {
+                None
+            },
             seq: f.seq,
             wall_ms: f.wall_ms,
             at_ms: f.at_ms,
@@ -830,6 +1019,18 @@ fn scan(
     conn: &Connection,
     filter: &Filter,
     before: Option<i64>,
+    visit: impl FnMut(&Fields<'_>) -> bool,
+) -> rusqlite::Result<()> {
+    scan_segments(conn, filter, before, None, visit)
+}
+
+/// [`scan`] of the segments `reads` names only (by first sequence number; `None`: all): the
+/// others hold nothing the caller wants.
+fn scan_segments(
+    conn: &Connection,
+    filter: &Filter,
+    before: Option<i64>,
+    reads: Option<&std::collections::HashSet<i64>>,
     mut visit: impl FnMut(&Fields<'_>) -> bool,
 ) -> rusqlite::Result<()> {
     let before = before.unwrap_or(i64::MAX);
@@ -866,7 +1067,11 @@ fn scan(
         }
         let Some(r) = next else { return Ok(()) };
         group_batch = batch;
-        group.push((r.get(1)?, r.get(2)?, r.get(3)?));
+        let first_seq: i64 = r.get(1)?;
+        if reads.is_some_and(|reads| !reads.contains(&first_seq)) {
+            continue;
+        }
+        group.push((first_seq, r.get(2)?, r.get(3)?));
     }
 }
 
@@ -909,7 +1114,7 @@ pub fn page(
         return Ok(out);
     }
     scan(conn, filter, before, |f| {
-        out.push(Entry::from_fields(f, false));
+        out.push(Entry::from_fields(f, Detail::Listed));
         out.len() < fetch
     })?;
     Ok(out)
@@ -925,11 +1130,109 @@ pub fn count(conn: &Connection, filter: &Filter) -> rusqlite::Result<i64> {
     Ok(n)
 }
 
-/// Every entry matching `filter`, oldest first (what the readiness checks read).
+/// How many entries match `filter`, from `index` (what every segment of the file holds) where
+/// it tells: a segment's groups are counted, and only a segment that straddles a bound (the
+/// `after` mark, the age limit, `since`, `until`) is read. A filter on what the groups do not
+/// keep (an idempotency key, a test name, a request id), or no index, reads every entry.
+pub fn count_indexed(
+    conn: &Connection,
+    index: Option<&Index>,
+    filter: &Filter,
+) -> rusqlite::Result<i64> {
+    let Some(index) = index.filter(|_| filter.by_groups()) else {
+        return count(conn, filter);
+    };
+    let mut n = 0i64;
+    let mut read =
+        conn.prepare_cached("SELECT account_id, data FROM request_segments WHERE first_seq = ?1")?;
+    for (&first_seq, segment) in index {
+        if let Some(Accounts::One(a)) = &filter.accounts {
+            if *a != segment.account_id {
+                continue;
+            }
+        }
+        match filter.takes_whole(first_seq, segment) {
+            Some(false) => {}
+            Some(true) => {
+                n += segment
+                    .summary
+                    .groups
+                    .iter()
+                    .filter(|(g, _)| filter.admits_group(g))
+                    .map(|(_, count)| count)
+                    .sum::<i64>();
+            }
+            None => {
+                let mut rows = read.query([first_seq])?;
+                if let Some(r) = rows.next()? {
+                    let account: Option<String> = r.get(0)?;
+                    let data = r.get_ref(1)?.as_blob()?;
+                    for f in Decoder::new(data, first_seq, account.as_deref()).map_err(malformed)? {
+                        if filter.admits(&f.map_err(malformed)?) {
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    #[cfg(debug_assertions)]
+    {
+        // A debug build recounts every entry: the index must never tell another number.
+        let recount = count(conn, filter)?;
+        if recount != n {
+            return Err(rusqlite::Error::InvalidPath(std::path::PathBuf::from(
+                format!("journal count: the index tells {n}, a recount {recount}"),
+            )));
+        }
+    }
+    Ok(n)
+}
+
+/// Every entry matching `filter`, oldest first.
 pub fn all(conn: &Connection, filter: &Filter) -> rusqlite::Result<Vec<Entry>> {
     let mut out = Vec::new();
     scan(conn, filter, None, |f| {
-        out.push(Entry::from_fields(f, false));
+        out.push(Entry::from_fields(f, Detail::Listed));
+        true
+    })?;
+    out.reverse();
+    Ok(out)
+}
+
+/// The entries matching `filter` that `pick` takes (told an entry's `credentials` and `key_id`),
+/// oldest first, as the readiness checks read them: only what they read is built (no `at` text,
+/// no problem body, an MCP call's body only), and nothing of an entry `pick` leaves. With the
+/// writer's `index`, only the segments holding an entry of a key `key_wanted` takes are read
+/// (`pick` takes no other key): a report of one integration reads its own traffic's segments.
+pub fn picked_for_checks(
+    conn: &Connection,
+    filter: &Filter,
+    index: Option<&Index>,
+    key_wanted: impl Fn(Option<&str>) -> bool,
+    mut pick: impl FnMut(&str, Option<&str>) -> bool,
+) -> rusqlite::Result<Vec<Entry>> {
+    let reads = index.map(|index| {
+        index
+            .iter()
+            .filter(|(_, s)| match &filter.accounts {
+                Some(Accounts::One(a)) => *a == s.account_id,
+                Some(Accounts::All) | None => true,
+            })
+            .filter(|(_, s)| {
+                s.summary
+                    .groups
+                    .iter()
+                    .any(|(g, _)| key_wanted(g.key_id.as_deref()))
+            })
+            .map(|(&first_seq, _)| first_seq)
+            .collect::<std::collections::HashSet<i64>>()
+    });
+    let mut out = Vec::new();
+    scan_segments(conn, filter, None, reads.as_ref(), |f| {
+        if pick(f.credentials, f.key_id) {
+            out.push(Entry::from_fields(f, Detail::Checked));
+        }
         true
     })?;
     out.reverse();
@@ -942,7 +1245,7 @@ pub fn by_seq(conn: &Connection, filter: &Filter, seq: i64) -> rusqlite::Result<
     f.min_seq = Some(f.min_seq.map_or(seq, |m| m.max(seq)));
     let mut found = None;
     scan(conn, &f, seq.checked_add(1), |e| {
-        found = Some(Entry::from_fields(e, true));
+        found = Some(Entry::from_fields(e, Detail::Explained));
         false
     })?;
     Ok(found)
@@ -958,7 +1261,7 @@ pub fn by_request_id(
     f.request_id = Some(request_id.to_string());
     let mut found = None;
     scan(conn, &f, None, |e| {
-        found = Some(Entry::from_fields(e, true));
+        found = Some(Entry::from_fields(e, Detail::Explained));
         false
     })?;
     Ok(found)
@@ -1130,5 +1433,170 @@ mod tests {
         };
         let seqs: Vec<i64> = all(&conn, &b).unwrap().iter().map(|e| e.seq).collect();
         assert_eq!(seqs, vec![2_001, 2_002, 2_003]);
+    }
+
+    /// What the index keeps of a segment, comparable: its counts and span and its groups.
+    fn told(index: &Index) -> Vec<(i64, Option<String>, i64, String)> {
+        index
+            .iter()
+            .map(|(first, s)| {
+                let m = &s.summary;
+                (
+                    *first,
+                    s.account_id.clone(),
+                    s.last_seq,
+                    format!(
+                        "{} {} {} {} {} {:?}",
+                        m.entries,
+                        m.oldest_wall_ms,
+                        m.newest_wall_ms,
+                        m.oldest_at_ms,
+                        m.newest_at_ms,
+                        m.groups
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_index_kept_as_the_ring_turns_and_ages_is_the_file_summarised_again() {
+        let mut conn = open(None).unwrap();
+        let mut writer = Writer::load(&conn).unwrap();
+        let varied = |account: &str, n: usize| {
+            let mut o = observation(account, n);
+            o.key_id = Some(Text::new(["key_1", "key_2", "key_3"][n % 3]));
+            o.company_id = n.is_multiple_of(4).then(|| Text::new("cmp_1"));
+            o.status = [200, 503, 404, 200, 429][n % 5];
+            o.operation_id = Some(["listPlans", "getMe"][n % 2]);
+            o.fault = n.is_multiple_of(7).then(|| Text::new("flt_1"));
+            o.wall_ms = 2_000 + (n as i64) * 10;
+            o.at_ms = 1_000 + (n as i64) * 10;
+            Row::from(o, &|_| true)
+        };
+        let filters = |after: i64| {
+            let one = |a: &str| Some(Accounts::One(Some(a.to_string())));
+            vec![
+                Filter {
+                    accounts: one("acct_a"),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_a"),
+                    key_id: Some("key_2".into()),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_b"),
+                    status: Some((500, 599)),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_a"),
+                    company_id: Some("cmp_1".into()),
+                    operation_id: Some("getMe".into()),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: Some(Accounts::All),
+                    faulted: Some(true),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_a"),
+                    min_seq: Some(after),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_b"),
+                    not_before_wall_ms: 2_000 + (after * 10),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_a"),
+                    since_ms: Some(1_000 + after * 10),
+                    until_ms: Some(1_000 + after * 12),
+                    ..Filter::default()
+                },
+                Filter {
+                    accounts: one("acct_a"),
+                    request_id: Some("req_7".into()),
+                    ..Filter::default()
+                },
+            ]
+        };
+        let mut n = 0;
+        for round in 0..12 {
+            // Rounds of different sizes: segments close at 512 entries, the ring (900, slack
+            // 100) turns and cuts a segment in two, whole segments go.
+            let size = [700, 40, 1_300, 3][round % 4];
+            writer.stage(
+                (n..n + size).map(|k| varied(if k % 3 == 0 { "acct_b" } else { "acct_a" }, k)),
+                900,
+            );
+            n += size;
+            writer.write(&mut conn, 900, 100).unwrap();
+            if round == 7 {
+                // The age limit takes every segment whose newest entry is older than this.
+                writer.expire(&conn, 2_000 + (n as i64 - 800) * 10).unwrap();
+            }
+            let kept = told(writer.index().unwrap());
+            assert_eq!(kept, told(&index_of(&conn).unwrap()), "round {round}");
+            for f in filters(n as i64 / 2) {
+                let counted = count_indexed(&conn, writer.index(), &f).unwrap();
+                assert_eq!(counted, count(&conn, &f).unwrap(), "round {round}: {f:?}");
+            }
+        }
+        // Some filters counted something, others nothing: the comparison is not of zeros.
+        let f = &filters(n as i64 / 2)[1];
+        assert!(count(&conn, f).unwrap() > 100);
+    }
+
+    #[test]
+    fn a_report_reads_only_the_segments_of_its_keys_and_the_same_entries_from_them() {
+        let mut conn = open(None).unwrap();
+        let mut writer = Writer::load(&conn).unwrap();
+        // Blocks of 600 entries of one key, then of another: most segments hold one key only,
+        // a few both.
+        let row = |n: usize| {
+            let mut o = observation("acct_a", n);
+            o.key_id = Some(Text::new(if (n / 600).is_multiple_of(2) {
+                "key_1"
+            } else {
+                "key_2"
+            }));
+            Row::from(o, &|_| true)
+        };
+        for block in 0..4 {
+            writer.stage((block * 600..block * 600 + 600).map(row), 100_000);
+            writer.write(&mut conn, 100_000, 1_000).unwrap();
+        }
+        let filter = Filter {
+            accounts: Some(Accounts::One(Some("acct_a".into()))),
+            not_before_wall_ms: i64::MIN,
+            ..Filter::default()
+        };
+        let key_1 = |k: Option<&str>| k == Some("key_1");
+        let ids = |entries: Vec<Entry>| -> Vec<String> {
+            entries.into_iter().map(|e| e.request_id).collect()
+        };
+        let indexed = picked_for_checks(&conn, &filter, writer.index(), key_1, |_, k| key_1(k));
+        let read_all = picked_for_checks(&conn, &filter, None, key_1, |_, k| key_1(k));
+        let want: Vec<String> = (0..2_400)
+            .filter(|n| (n / 600) % 2 == 0)
+            .map(|n| format!("req_{n}"))
+            .collect();
+        assert_eq!(ids(indexed.unwrap()), want);
+        assert_eq!(ids(read_all.unwrap()), want);
+        // What is not read is not seen: taking every entry of the segments read shows key_2's
+        // only where a segment holds both.
+        let seen = picked_for_checks(&conn, &filter, writer.index(), key_1, |_, _| true).unwrap();
+        let other = seen
+            .iter()
+            .filter(|e| e.key_id.as_deref() == Some("key_2"))
+            .count();
+        assert!(other < 600, "{other} entries of key_2 were read");
+        let everything = picked_for_checks(&conn, &filter, None, key_1, |_, _| true).unwrap();
+        assert_eq!(everything.len(), 2_400);
     }
 }

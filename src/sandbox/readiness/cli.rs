@@ -103,8 +103,16 @@ pub fn run(r: &Readiness) -> Result<(String, i32), String> {
             scope.company.as_deref().unwrap_or("the whole account")
         ));
     }
-    let inputs = super::grade::gather(&journal, &db, &scope, wall - max_age_ms, now_ms, floor)
-        .map_err(|e| e.to_string())?;
+    let inputs = super::grade::gather(
+        &journal,
+        None,
+        &db,
+        &scope,
+        wall - max_age_ms,
+        now_ms,
+        floor,
+    )
+    .map_err(|e| e.to_string())?;
     let report = super::grade::compute(&r.account, &inputs);
     let text = if r.format == "junit" {
         super::junit::junit(&report)

@@ -74,9 +74,11 @@ fn webhooks(db: &Connection, account: &str, company: Option<&str>) -> rusqlite::
     rows.collect()
 }
 
-/// Reads the inputs of one report from the journal and the database.
+/// Reads the inputs of one report from the journal and the database (`index`: the running
+/// writer's summary of the journal's segments, so only those of the integration's keys are read).
 pub fn gather(
     journal: &Connection,
+    index: Option<&store::Index>,
     db: &Connection,
     scope: &Scope,
     not_before_wall_ms: i64,
@@ -94,18 +96,35 @@ pub fn gather(
         },
         ..Filter::default()
     };
-    // The account's entries of the same kind (the integrations', or the console's): a rotation
-    // involves two keys, and the console's sessions are never an integration's.
-    let all_entries: Vec<_> = store::all(journal, &filter)?
-        .into_iter()
-        .filter(|e| scope::console_session(e) == scope.console)
-        .collect();
-    let entries = all_entries
-        .iter()
-        .filter(|e| scope.grades(e))
-        .cloned()
-        .collect();
     let company = scope.company.as_deref();
+    let rotations: Vec<Rotation> = rotations(db, &scope.account, company)?
+        .into_iter()
+        .filter(|r| scope.covers_key(&r.old_key))
+        .collect();
+    // The entries graded, and the account's entries of the rotated keys' (a rotation involves
+    // two keys) of the same kind (the integrations', or the console's: the console's sessions are
+    // never an integration's). Nothing else of the journal is built.
+    let rotated = |key: Option<&str>| {
+        key.is_some_and(|k| rotations.iter().any(|r| r.old_key == k || r.new_key == k))
+    };
+    let wanted = |key: Option<&str>| scope.covers(key) || rotated(key);
+    let picked = store::picked_for_checks(journal, &filter, index, wanted, |credentials, key| {
+        scope::is_console_session(credentials, key) == scope.console && wanted(key)
+    })?;
+    let (entries, all_entries) = if rotations.is_empty() {
+        (picked, Vec::new())
+    } else {
+        let all_entries: Vec<_> = picked
+            .iter()
+            .filter(|e| rotated(e.key_id.as_deref()))
+            .cloned()
+            .collect();
+        let entries = picked
+            .into_iter()
+            .filter(|e| scope.covers(e.key_id.as_deref()))
+            .collect();
+        (entries, all_entries)
+    };
     let drills = drills::kept(
         journal,
         &scope.account,
@@ -121,10 +140,7 @@ pub fn gather(
         all_entries,
         drills,
         webhooks: webhooks(db, &scope.account, company)?,
-        rotations: rotations(db, &scope.account, company)?
-            .into_iter()
-            .filter(|r| scope.covers_key(&r.old_key))
-            .collect(),
+        rotations,
         key: scope.key.clone(),
         client: scope.client.clone(),
         console: scope.console,

@@ -17,8 +17,8 @@ pub struct Rotation {
 pub struct Inputs {
     /// The entries the report is about (the key's, when one is given), oldest first.
     pub entries: Vec<Entry>,
-    /// Every entry of the account of the same kind, the console's or not (a rotation involves
-    /// two keys).
+    /// The account's entries of the keys of [`Inputs::rotations`], of the same kind, the
+    /// console's or not (a rotation involves two keys): what `rotated_key_adopted` reads.
     pub all_entries: Vec<Entry>,
     pub drills: Vec<Drill>,
     /// The enabled webhooks the report grades.

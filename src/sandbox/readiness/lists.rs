@@ -98,26 +98,13 @@ pub fn pagination_walked(x: &Inputs) -> Finding {
         f.fail_entries(&[e]);
     }
     // Asking the same list again for a bigger first page instead of following the cursor.
+    let firsts = FirstPages::of(&pages, &followed_by);
     for (n, &(i, e)) in pages.iter().enumerate() {
         if e.next_cursor.is_none() || followed_by.contains_key(&i) || cursor_of(e).is_some() {
             continue;
         }
-        let (filters, limit) = filters_and_limit(e);
-        let bigger = pages[n + 1..].iter().find(|&&(j, r)| {
-            // A bigger first page that is then walked is a walk, not a way around one.
-            !followed_by.contains_key(&j)
-                && sender(r) == sender(e)
-                && r.operation_id == e.operation_id
-                && r.path == e.path
-                && cursor_of(r).is_none()
-                && r.wall_ms - e.wall_ms <= BIGGER_PAGE_MS
-                && {
-                    let (rf, rl) = filters_and_limit(r);
-                    rf == filters && rl > limit
-                }
-        });
-        if let Some(&(_, r)) = bigger {
-            f.fail_entries(&[e, r]);
+        if let Some(r) = firsts.bigger_after(n, e) {
+            f.fail_entries(&[e, pages[r].1]);
         }
     }
     let unwalked = pages.iter().any(|(_, e)| e.next_cursor.is_some());
@@ -126,6 +113,96 @@ pub fn pagination_walked(x: &Inputs) -> Finding {
         _ => "no list answered a page with more (`has_more: true`). Walk a list with a small `limit`.",
     });
     f
+}
+
+/// The first pages never followed (no `cursor`, no page followed them), by the same list asked
+/// again (sender, operation, path and filters) and then by `limit`: each list the pages' indices
+/// in order, with their wall times and the earliest wall time from each one on. A page's larger
+/// first page is found without reading every later page (a journal of many lists read once each
+/// made that quadratic).
+struct FirstPages<'a> {
+    by_list: HashMap<ListKey<'a>, BTreeMap<i64, Vec<FirstPage>>>,
+}
+
+type ListKey<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, String);
+
+struct FirstPage {
+    /// Its index in `pages`.
+    n: usize,
+    wall_ms: i64,
+    /// The earliest wall time of this page and every later one of its list and limit.
+    earliest_from: i64,
+}
+
+impl<'a> FirstPages<'a> {
+    fn of(pages: &[(usize, &'a Entry)], followed_by: &HashMap<usize, usize>) -> FirstPages<'a> {
+        let mut by_list: HashMap<ListKey<'a>, BTreeMap<i64, Vec<FirstPage>>> = HashMap::new();
+        for (n, &(j, r)) in pages.iter().enumerate() {
+            // A bigger first page that is then walked is a walk, not a way around one.
+            if followed_by.contains_key(&j) || cursor_of(r).is_some() {
+                continue;
+            }
+            let (key, limit) = list_key(r);
+            by_list
+                .entry(key)
+                .or_default()
+                .entry(limit)
+                .or_default()
+                .push(FirstPage {
+                    n,
+                    wall_ms: r.wall_ms,
+                    earliest_from: r.wall_ms,
+                });
+        }
+        for list in by_list.values_mut().flat_map(|l| l.values_mut()) {
+            let mut earliest = i64::MAX;
+            for p in list.iter_mut().rev() {
+                earliest = earliest.min(p.wall_ms);
+                p.earliest_from = earliest;
+            }
+        }
+        FirstPages { by_list }
+    }
+
+    /// The index in `pages` of the first page after the `n`th (`e`, a first page never followed)
+    /// that asks its list again for a larger `limit` within [`BIGGER_PAGE_MS`] of it.
+    fn bigger_after(&self, n: usize, e: &'a Entry) -> Option<usize> {
+        let (key, limit) = list_key(e);
+        let until = e.wall_ms.saturating_add(BIGGER_PAGE_MS);
+        let lists = self.by_list.get(&key)?;
+        let mut found: Option<usize> = None;
+        for list in lists.range(limit.saturating_add(1)..).map(|(_, l)| l) {
+            let mut at = list.partition_point(|p| p.n <= n);
+            // Past a page from which every later one is too late, none is in time.
+            while let Some(p) = list.get(at).filter(|p| p.earliest_from <= until) {
+                if found.is_some_and(|m| p.n > m) {
+                    break;
+                }
+                if p.wall_ms <= until {
+                    found = Some(p.n);
+                    break;
+                }
+                at += 1;
+            }
+        }
+        found
+    }
+}
+
+/// Which list a first page asks (sender, operation, path and the filters, as text), and its limit.
+fn list_key(e: &Entry) -> (ListKey<'_>, i64) {
+    let (filters, limit) = filters_and_limit(e);
+    // The filters' values are the query's strings: equal texts exactly when equal filters.
+    let filters = serde_json::to_string(&filters).unwrap_or_default();
+    (
+        (
+            sender(e),
+            e.operation_id.as_deref(),
+            e.path.as_deref(),
+            filters,
+        ),
+        limit,
+    )
 }
 
 pub const PAGINATION: Texts = Texts {
@@ -180,3 +257,134 @@ pub const POLLING: Texts = Texts {
     rule: "No sender (an API client, else a key) asks the same first page (the same request: method, path and query, timestamps set aside, no `cursor`) of a list whose changes a webhook event announces (devices, ads, promotions, companies, media, billing, tokens, webhooks) more than 30 times within any 60 seconds. Different pages (one device's ads, then another's) are not polling. Not observed until a list was read.",
     advice: "Subscribe a webhook to the events of what you watch instead of polling its list; poll at most every few seconds if you must.",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(n: u64, wall_ms: i64) -> Entry {
+        // A small deterministic mix: two senders, two lists, three limits, a filter or none, a
+        // cursor or none, pages with more or not, wall times that sometimes step back.
+        let pick = |salt: u64, of: u64| {
+            (n.wrapping_mul(2_654_435_761).rotate_left(salt as u32) ^ salt) % of
+        };
+        let mut query = serde_json::Map::new();
+        query.insert(
+            "limit".into(),
+            Value::String(["5", "10", "20"][pick(3, 3) as usize].into()),
+        );
+        if pick(7, 3) == 0 {
+            query.insert("status".into(), Value::String("online".into()));
+        }
+        if pick(11, 5) == 0 {
+            query.insert("cursor".into(), Value::String(format!("c{}", pick(13, 40))));
+        }
+        Entry {
+            id: n.to_string(),
+            object: "request",
+            request_id: format!("req_{n}"),
+            at: String::new(),
+            account_id: Some("acct_1".into()),
+            company_id: None,
+            key_id: Some("key_1".into()),
+            client_id: Some(["cli_a", "cli_b"][pick(17, 2) as usize].into()),
+            via: "rest".into(),
+            tool: None,
+            method: "GET".into(),
+            route: Some("/devices".into()),
+            operation_id: Some(["listDevices", "listAds"][pick(19, 2) as usize].into()),
+            status: 200,
+            problem_code: None,
+            duration_ms: None,
+            credentials: "api_key".into(),
+            idempotency_key: None,
+            idempotent_replayed: false,
+            if_match: false,
+            if_match_wildcard: false,
+            path: Some("/devices".into()),
+            test_name: None,
+            fault: None,
+            client_closed: false,
+            retry_after: None,
+            query: Some(Value::Object(query)),
+            body: None,
+            body_truncated: false,
+            body_bytes: 0,
+            next_cursor: (pick(23, 3) != 0).then(|| format!("c{}", pick(29, 40))),
+            problem: None,
+            seq: n as i64,
+            wall_ms,
+            at_ms: wall_ms,
+            creates: false,
+            list: true,
+            shape: None,
+        }
+    }
+
+    /// The search as first written: every later page read for each page (the oracle).
+    fn bigger_by_reading_all(
+        pages: &[(usize, &Entry)],
+        followed_by: &HashMap<usize, usize>,
+    ) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (n, &(i, e)) in pages.iter().enumerate() {
+            if e.next_cursor.is_none() || followed_by.contains_key(&i) || cursor_of(e).is_some() {
+                continue;
+            }
+            let (filters, limit) = filters_and_limit(e);
+            let bigger = pages[n + 1..].iter().position(|&(j, r)| {
+                !followed_by.contains_key(&j)
+                    && sender(r) == sender(e)
+                    && r.operation_id == e.operation_id
+                    && r.path == e.path
+                    && cursor_of(r).is_none()
+                    && r.wall_ms - e.wall_ms <= BIGGER_PAGE_MS
+                    && {
+                        let (rf, rl) = filters_and_limit(r);
+                        rf == filters && rl > limit
+                    }
+            });
+            if let Some(r) = bigger {
+                out.push((n, n + 1 + r));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_bigger_first_page_is_the_one_reading_every_later_page_finds() {
+        let mut wall = 0i64;
+        let entries: Vec<Entry> = (0..3_000u64)
+            .map(|n| {
+                // Mostly forward, in steps of up to 7 s; now and then 20 s back.
+                wall += if n % 37 == 0 {
+                    -20_000
+                } else {
+                    (n as i64 * 7_919) % 7_000
+                };
+                page(n, wall)
+            })
+            .collect();
+        let pages: Vec<(usize, &Entry)> = entries.iter().enumerate().collect();
+        let mut followed_by = HashMap::new();
+        for (i, _) in entries.iter().enumerate().filter(|(i, _)| i % 13 == 0) {
+            followed_by.insert(i, i + 1);
+        }
+        let want = bigger_by_reading_all(&pages, &followed_by);
+        assert!(
+            want.len() > 20,
+            "the mix finds bigger pages: {}",
+            want.len()
+        );
+        let firsts = FirstPages::of(&pages, &followed_by);
+        let have: Vec<(usize, usize)> = pages
+            .iter()
+            .enumerate()
+            .filter(|(_, (i, e))| {
+                e.next_cursor.is_some() && !followed_by.contains_key(i) && cursor_of(e).is_none()
+            })
+            .filter_map(|(n, (_, e))| firsts.bigger_after(n, e).map(|r| (n, r)))
+            .collect();
+        assert_eq!(have, want);
+    }
+}

@@ -114,7 +114,7 @@ fn report(
     let scope = Scope::of(&db, account, reach, key, console, after)?;
     let floor = journal.not_before_wall_ms();
     let inputs = journal
-        .read(|j| gather(j, &db, &scope, floor, ctx.now_millis(), None))
+        .read_indexed(|j, index| gather(j, index, &db, &scope, floor, ctx.now_millis(), None))
         .map_err(|e| ApiError::Internal(format!("readiness: {e}")))?;
     let report = compute(&scope.account, &inputs);
     if wants_junit(ctx)? {

@@ -105,7 +105,7 @@ impl Scope {
     }
 
     /// Whether an entry of credential `id` (none: a request of no credential) is graded.
-    fn covers(&self, id: Option<&str>) -> bool {
+    pub fn covers(&self, id: Option<&str>) -> bool {
         match id {
             Some(id) => self.covers_key(id),
             None => self.keys.is_none(),
@@ -123,5 +123,10 @@ impl Scope {
 /// A request made under a console session of a key: a bearer credential that acts as a key,
 /// which only a sign-in link makes (the console's, a screen player's).
 pub fn console_session(e: &Entry) -> bool {
-    e.credentials == "bearer" && e.key_id.as_deref().is_some_and(|k| k.starts_with("key_"))
+    is_console_session(&e.credentials, e.key_id.as_deref())
+}
+
+/// [`console_session`] of a request that presented `credentials` as `key_id`.
+pub fn is_console_session(credentials: &str, key_id: Option<&str>) -> bool {
+    credentials == "bearer" && key_id.is_some_and(|k| k.starts_with("key_"))
 }
