@@ -7,8 +7,9 @@ view signed in and shows the ad; its QR code is read from a screenshot; a phone 
 and lands on the promotion's branded page; the console's count moves without a reload ("just
 scanned"). Then a media upload by drag and drop (the storage line moves), an ad of it made in the
 console on the player within 2 s, the proof-of-play report
-with its CSV, an ended promotion without Activate, and the terminal holding the banner and nothing
-else."""
+with its CSV; then the presenter moves time (+1 day, +1 week, +1 month from the Sandbox view) and
+opens the month's new invoice; an ended promotion without Activate, and the terminal holding the
+banner and nothing else."""
 
 import io
 import os
@@ -16,6 +17,7 @@ import re
 import subprocess
 import time
 import urllib.request
+from datetime import datetime, timedelta, timezone
 
 import zxingcpp
 from PIL import Image
@@ -273,12 +275,54 @@ def run(browser, base, banner, proc, results):
           f"{plays} vs {sum(int(r[6]) for r in rows) if rows else 0}")
     page.screenshot(path=str(results / "story-report-1440.png"), full_page=True)
 
+    # The presenter moves time: +1 day, +1 week, +1 month from the Sandbox view, the clock and the
+    # screen's plays moving with each jump; then a month's invoice opened as a document.
+    operator = Rest(base, "sandbox-operator")
+    page.goto(f"{base}/console#/sandbox")
+    jumps = [("+1 day", "one day", timedelta(days=1)), ("+1 week", "one week", timedelta(days=7)), ("+1 month", "one month", None)]
+    for button, label, span in jumps:
+        page.wait_for_selector(f"#view[data-ready] button:text-is('{button}')")
+        before = clock_now(operator)
+        page.click(f"#view button:text-is('{button}')")
+        done = wait_until(page, f"(document.querySelector('#view [role=status]') || {{}}).textContent?.startsWith('Advanced {label}')", 90)
+        after = clock_now(operator)
+        if span is None:
+            month_on = before.month % 12 + 1
+            moved = after.month == month_on and after.day == before.day and after - before < timedelta(days=32)
+        else:
+            moved = span <= after - before < span + timedelta(minutes=5)
+        check(f"story: '{button}' moves the sandbox clock by {label}", done and moved, f"{before} -> {after}")
+    page.screenshot(path=str(results / "story-sandbox-after-jumps-1440.png"), full_page=True)
+    invoices = writer.all(f"/invoices?company_id={grocers}")
+    newest = max(invoices, key=lambda i: i["period_start"]) if invoices else None
+    check("story: the month's jump billed the month (a new open invoice)", newest is not None and newest["status"] == "open"
+          and len(invoices) >= 4, str([(i["number"], i["status"]) for i in invoices]))
+    if newest:
+        detail = writer.call("GET", f"/invoices/{newest['id']}")[1]
+        page.goto(f"{base}/console#/company/{grocers}/billing")
+        page.wait_for_selector(f"#view[data-ready] a:text-is('{newest['number']}')")
+        page.click(f"#view a:text-is('{newest['number']}')")
+        page.wait_for_selector(f"#view[data-ready] article.invoice[data-invoice='{newest['id']}']")
+        total = page.get_attribute("#view tr[data-total]", "data-total")
+        check("story: the invoice opens in the console, its total the API's",
+              page.inner_text("#view h1") == f"Invoice {newest['number']}" and total == str(detail["total_cents"]),
+              f"{page.inner_text('#view h1')} {total} vs {detail['total_cents']}")
+        page.screenshot(path=str(results / "story-invoice-1440.png"), full_page=True)
+
     # Enter in the terminal: fresh links.
     proc.stdin.write("\n")
     proc.stdin.flush()
     fresh = wait_for_text(proc, results, 2)
     check("demo: Enter prints fresh sign-in links", fresh, "")
     context.close()
+
+
+def clock_now(rest):
+    """The sandbox clock's now, as the operator's API says it."""
+    status, body = rest.call("GET", "/_sandbox/clock")
+    if status != 200:
+        raise SystemExit(f"GET /_sandbox/clock: {status} {body}")
+    return datetime.fromisoformat(body["now"].replace("Z", "+00:00")).astimezone(timezone.utc)
 
 
 def wait_for_text(proc, results, occurrences):
