@@ -70,6 +70,56 @@ pub struct OpenDay {
     pub closes: String,
 }
 
+/// A week of opening hours that [`check`] accepts: what `PATCH /companies/{id}` takes as
+/// `opening_hours`. Parsed when the body is read (a list that does not hold is a 422 naming the
+/// field), so code holding one never checks it again; its JSON and JSON Schema are the list's.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(try_from = "Vec<OpenDay>", into = "Vec<OpenDay>")]
+pub struct OpeningHours(Vec<OpenDay>);
+
+impl TryFrom<Vec<OpenDay>> for OpeningHours {
+    type Error = String;
+
+    fn try_from(days: Vec<OpenDay>) -> Result<Self, String> {
+        match check(&days) {
+            Ok(()) => Ok(OpeningHours(days)),
+            Err((i, why)) => Err(format!("Day {i}: {why}")),
+        }
+    }
+}
+
+impl From<OpeningHours> for Vec<OpenDay> {
+    fn from(hours: OpeningHours) -> Vec<OpenDay> {
+        hours.0
+    }
+}
+
+impl OpeningHours {
+    /// The days, Monday first (the order `GET /companies/{id}` shows them in).
+    pub fn days(&self) -> Vec<OpenDay> {
+        let mut days = self.0.clone();
+        days.sort_by_key(|d| WEEKDAYS.iter().position(|w| *w == d.day));
+        days
+    }
+}
+
+impl JsonSchema for OpeningHours {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OpeningHours".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = <Vec<OpenDay>>::json_schema(generator);
+        schema.insert("maxItems".into(), 7.into());
+        schema.insert("uniqueItems".into(), true.into());
+        schema
+    }
+}
+
 /// A time zone's rule: its standard offset and whether it keeps EU summer time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Zone {

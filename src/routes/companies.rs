@@ -46,8 +46,8 @@ pub fn routes() -> Vec<Route> {
             .ok("Company"),
         Route::patch("/companies/{id}", "updateCompany", SET_LANDING_DOMAINS, update)
             .tag("companies")
-            .summary("Set a company's allowed landing domains (where its promotions and QR codes may send people).")
-            .describe("Sets `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). Needs the `admin` scope: the list decides where the public short links `/q/{code}` send people. An empty list allows any public http(s) host. At most 20 lower-case domains; a loopback, private, link-local or otherwise non-public address or a name of one (`localhost`, a single label, `.local`, `.internal`, `.lan`, a metadata name, `*.nip.io`...) is refused (422 `domain_not_public`), and so is a public suffix (`com`, `co.uk`, `github.io`: 422 `public_suffix`). Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`, or `landing_host_not_public` for a host that is not public whatever the list).")
+            .summary("Set a company's allowed landing domains (where its promotions and QR codes may send people) or its opening hours.")
+            .describe("Sets `opening_hours` (the week its stores are open, local time in its `timezone`; its screens play only then, from now on; 422 naming `/opening_hours` for a day named twice or not a weekday, or a time that is not `HH:MM` or closes before it opens), `allowed_landing_domains`, or both; at least one. `allowed_landing_domains`: the hosts a promotion's `landing_url` and a QR code's `target_url` may point to (a host matches a domain it equals or is under). Needs the `admin` scope: the list decides where the public short links `/q/{code}` send people. An empty list allows any public http(s) host. At most 20 lower-case domains; a loopback, private, link-local or otherwise non-public address or a name of one (`localhost`, a single label, `.local`, `.internal`, `.lan`, a metadata name, `*.nip.io`...) is refused (422 `domain_not_public`), and so is a public suffix (`com`, `co.uk`, `github.io`: 422 `public_suffix`). Existing promotions and codes are kept as they are; new ones and changed landing pages are checked (422 `landing_domain_not_allowed`, or `landing_host_not_public` for a host that is not public whatever the list).")
             .body("CompanyUpdate")
             .ok("Company"),
         Route::get(
@@ -334,28 +334,80 @@ fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     Ok(Response::ok(&company))
 }
 
-/// The company's landing domains to set.
+/// What to change of a company: its landing domains, its opening hours, or both (at least one).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 struct CompanyUpdate {
     /// The domains the company's landing pages and QR targets may use (a host matches a domain it
     /// equals or is under); `[]` allows any http(s) URL. Replaces the whole list.
-    #[schemars(length(max = super::landing_domains::MAX_DOMAINS), inner(length(min = 1, max = 253), regex(pattern = super::landing_domains::DOMAIN_PATTERN)))]
-    allowed_landing_domains: Vec<String>,
+    #[serde(default, deserialize_with = "super::optional::present")]
+    #[schemars(with = "Vec<String>", length(max = super::landing_domains::MAX_DOMAINS), inner(length(min = 1, max = 253), regex(pattern = super::landing_domains::DOMAIN_PATTERN)))]
+    allowed_landing_domains: Option<Vec<String>>,
+    /// When the company's stores are open, local time in its `timezone`: one entry per open day,
+    /// each day at most once, `opens` before `closes` (`24:00`: midnight); a day not listed is
+    /// closed, `[]` closes every day. Replaces the whole week; its screens play by it from now on.
+    #[serde(default, deserialize_with = "super::optional::present")]
+    #[schemars(with = "crate::opening_hours::OpeningHours")]
+    opening_hours: Option<crate::opening_hours::OpeningHours>,
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = visible_company(ctx)?;
     let input: CompanyUpdate = ctx.json()?;
+    if input.allowed_landing_domains.is_none() && input.opening_hours.is_none() {
+        let mut errors = Errors::new();
+        errors.push(
+            "",
+            "empty",
+            "Send `allowed_landing_domains`, `opening_hours` or both.",
+        );
+        errors.finish()?;
+    }
+    let domains = match input.allowed_landing_domains {
+        Some(domains) => Some(landing_domains(domains)?),
+        None => None,
+    };
+    let hours = input
+        .opening_hours
+        .map(|h| serde_json::to_string(&h.days()))
+        .transpose()
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let now = ctx.now();
+    ctx.db.write(ctx.intent, |tx| {
+        if let Some(domains) = &domains {
+            tx.prepare_cached(
+                "UPDATE companies SET allowed_landing_domains = ?2, updated_at = ?3 WHERE id = ?1",
+            )?
+            .execute(rusqlite::params![id, domains, now])?;
+        }
+        if let Some(hours) = &hours {
+            tx.prepare_cached(
+                "UPDATE companies SET opening_hours = ?2, updated_at = ?3 WHERE id = ?1",
+            )?
+            .execute(rusqlite::params![id, hours, now])?;
+        }
+        let company = crud::load(
+            tx,
+            &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
+            &id,
+            |r| Company::from_row(r.row()),
+        )?;
+        Ok(Response::ok(&company))
+    })
+}
+
+/// A list of landing domains checked and kept sorted and once each, as stored (JSON).
+fn landing_domains(input: Vec<String>) -> Result<String, ApiError> {
     let mut errors = Errors::new();
-    if input.allowed_landing_domains.len() > super::landing_domains::MAX_DOMAINS {
+    if input.len() > super::landing_domains::MAX_DOMAINS {
         errors.push(
             "/allowed_landing_domains",
             "too_many",
             format!("At most {} domains.", super::landing_domains::MAX_DOMAINS),
         );
     }
-    for (i, d) in input.allowed_landing_domains.iter().enumerate() {
+    for (i, d) in input.iter().enumerate() {
         let field = format!("/allowed_landing_domains/{i}");
         if !super::landing_domains::is_domain(d) {
             errors.push(
@@ -378,24 +430,10 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         }
     }
     errors.finish()?;
-    let mut domains = input.allowed_landing_domains;
+    let mut domains = input;
     domains.sort();
     domains.dedup();
-    let stored = serde_json::to_string(&domains).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let now = ctx.now();
-    ctx.db.write(ctx.intent, |tx| {
-        tx.prepare_cached(
-            "UPDATE companies SET allowed_landing_domains = ?2, updated_at = ?3 WHERE id = ?1",
-        )?
-        .execute(rusqlite::params![id, stored, now])?;
-        let company = crud::load(
-            tx,
-            &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
-            &id,
-            |r| Company::from_row(r.row()),
-        )?;
-        Ok(Response::ok(&company))
-    })
+    serde_json::to_string(&domains).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 /// How a company's screens look: brand colours, fonts, corner radius, tagline and logos.

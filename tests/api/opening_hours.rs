@@ -235,3 +235,155 @@ async fn device(app: &TestApp) -> Value {
         .await
         .ok()
 }
+
+/// Opening hours are the account admin's to set (`PATCH /companies/{id}`): the week replaced, shown
+/// Monday first, and the screens play by it from the next instant; the landing domains are kept.
+#[tokio::test]
+async fn an_admin_sets_a_companys_opening_hours_and_its_screens_play_by_them() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let before = company(&app, &grocers).await;
+    // 10:00 in Amsterdam on a Monday: open by the fixture hours, closed by these.
+    let hours = json!([
+        {"day": "sunday", "opens": "12:00", "closes": "17:00"},
+        {"day": "monday", "opens": "11:00", "closes": "24:00"}
+    ]);
+    let updated = app
+        .patch(&format!("/companies/{grocers}"))
+        .key("northwind-admin")
+        .json(&json!({"opening_hours": hours}))
+        .send()
+        .await
+        .ok();
+    let monday_first = json!([
+        {"day": "monday", "opens": "11:00", "closes": "24:00"},
+        {"day": "sunday", "opens": "12:00", "closes": "17:00"}
+    ]);
+    assert_eq!(updated["opening_hours"], monday_first, "{updated}");
+    assert_eq!(
+        updated["allowed_landing_domains"], before["allowed_landing_domains"],
+        "the other field is kept"
+    );
+    assert_eq!(company(&app, &grocers).await["opening_hours"], monday_first);
+    advance(&app, 60).await;
+    let closed = device(&app).await;
+    assert_eq!(closed["status"], "online", "{closed}");
+    assert_eq!(closed["current_ad_id"], Value::Null, "{closed}");
+    // 11:01 in Amsterdam: open by the new hours.
+    advance(&app, HOUR).await;
+    let open = device(&app).await;
+    assert!(open["current_ad_id"].is_string(), "{open}");
+}
+
+/// Hours that do not hold are refused as a 422 naming the field, and nothing is stored; a key
+/// that is not the admin's is 403; another company, outside a company-scoped key's reach, is 404.
+#[tokio::test]
+async fn bad_opening_hours_are_refused_naming_the_field() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let before = app.dump_tables(&["companies"]);
+    let day = |d: &str, o: &str, c: &str| json!({"day": d, "opens": o, "closes": c});
+    for (bad, field) in [
+        (
+            json!([
+                day("monday", "08:00", "20:00"),
+                day("monday", "09:00", "21:00")
+            ]),
+            "/opening_hours",
+        ),
+        (json!([day("funday", "08:00", "20:00")]), "/opening_hours"),
+        (json!([day("monday", "21:00", "08:00")]), "/opening_hours"),
+        (json!([day("monday", "8:00", "20:00")]), "/opening_hours"),
+        (json!([day("monday", "24:00", "24:00")]), "/opening_hours"),
+        (
+            json!([{"day": "monday", "opens": "08:00", "closes": "20:00", "note": "x"}]),
+            "/opening_hours/0/note",
+        ),
+        (json!("07:00-22:00"), "/opening_hours"),
+        (Value::Null, "/opening_hours"),
+    ] {
+        let p = app
+            .patch(&format!("/companies/{grocers}"))
+            .key("northwind-admin")
+            .json(&json!({"opening_hours": bad}))
+            .send()
+            .await
+            .problem(422);
+        assert_eq!(p["errors"][0]["field"], field, "{bad}: {p}");
+    }
+    // The message says which day and what is wrong with it.
+    let p = app
+        .patch(&format!("/companies/{grocers}"))
+        .key("northwind-admin")
+        .json(&json!({"opening_hours": [day("tuesday", "08:00", "20:00"), day("tuesday", "09:00", "21:00")]}))
+        .send()
+        .await
+        .problem(422);
+    assert!(
+        p["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`tuesday` is listed twice")),
+        "{p}"
+    );
+    let p = app
+        .patch(&format!("/companies/{grocers}"))
+        .key("northwind-admin")
+        .json(&json!({}))
+        .send()
+        .await
+        .problem(422);
+    assert_eq!(p["errors"][0]["code"], "empty", "{p}");
+    assert_eq!(app.dump_tables(&["companies"]), before, "nothing stored");
+    let hours = json!({"opening_hours": [day("monday", "08:00", "20:00")]});
+    app.patch(&format!("/companies/{grocers}"))
+        .key("northwind-readwrite")
+        .json(&hours)
+        .send()
+        .await
+        .problem(403);
+    // An admin key scoped to the grocers, on the pharmacy of the same account: 404, not 403.
+    let client = app
+        .post("/api-clients")
+        .key("northwind-admin")
+        .json(&json!({"name": "grocers ops", "companyScope": grocers}))
+        .send()
+        .await;
+    assert_eq!(client.status, 201, "{}", client.text());
+    let client = client.json()["id"].as_str().unwrap_or_default().to_string();
+    let scoped = app
+        .post("/api-keys")
+        .key("northwind-admin")
+        .json(&json!({"client_id": client, "name": "grocers admin", "scopes": ["admin"], "companyScope": grocers}))
+        .send()
+        .await;
+    assert_eq!(scoped.status, 201, "{}", scoped.text());
+    let raw = scoped.json()["rawKey"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let before = app.dump_tables(&["companies"]);
+    app.patch(&format!("/companies/{}", company_id("Northwind Pharmacy")))
+        .header("x-api-key", &raw)
+        .header("x-service-client-id", &client)
+        .json(&hours)
+        .send()
+        .await
+        .problem(404);
+    assert_eq!(app.dump_tables(&["companies"]), before, "nothing stored");
+    // Its own company it may set.
+    let own = app
+        .patch(&format!("/companies/{grocers}"))
+        .header("x-api-key", &raw)
+        .header("x-service-client-id", &client)
+        .json(&hours)
+        .send()
+        .await
+        .ok();
+    assert_eq!(own["opening_hours"], hours["opening_hours"], "{own}");
+    app.patch(&format!("/companies/{}", company_id("Harborview Hotels")))
+        .key("northwind-admin")
+        .json(&hours)
+        .send()
+        .await
+        .problem(404);
+}

@@ -11,13 +11,13 @@ next invoice" and "+1 month" bill each month once, the periods tiling; the conso
 landing page name the same days for an offer, and an ended offer's page offers nothing in store;
 the charts read true (a series line in its legend's colour, today drawn as a partial day, a scan of
 a promotion made meanwhile redrawing the scans charts without a reload); an offline screen does not
-say it plays; "on air" counts the online screens showing an ad; a screen a browser player plays keeps
+say it plays; "on air" counts the online screens showing an ad while the store is open; a screen a browser player plays keeps
 playing through "+1 day" (a day of plays like the day before, online the moment the jump ends); an ad assigned to a playing
 screen is on it within 2 s; a screen registered in the console (no simulation profile) reads online
 within 2 s of a jump while its player plays; an ad switched on and a promotion switched on reach a
 playing screen within 2 s; screens play only while their store is open (the day jumped over plays by
 the opening hours; after "+1 week" to a night the fleet reads "closed · opens 07:00", no screen
-playing, and the hours a screen played stay within the hours its store was open).
+playing, the Ads view counts no screen on air and says "stores closed · opens 07:00", and the hours a screen played stay within the hours its store was open).
 Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
@@ -100,6 +100,20 @@ LINE_COLOURS = """() => {
 }"""
 
 
+def on_air_badges(page, base, company, rest):
+    """The Ads view's "on air" badges ({ad id: screens counted}), what the API says they count by
+    day (the online screens each ad on air is assigned to), and the texts of the badges counting 0."""
+    page.goto(f"{base}/console#/company/{company}/ads")
+    page.wait_for_selector("#view[data-ready] article.ad-card")
+    online = {d["id"] for d in rest.all(f"/devices?company_id={company}") if d["status"] == "online"}
+    expected = {a["id"]: str(len([d for d in a["device_ids"] if d in online]))
+                for a in rest.all(f"/ads?company_id={company}") if a["on_air"]}
+    badges = dict(page.eval_on_selector_all("article.ad-card [data-on-air-screens]", """bs => bs.map((b) =>
+        [b.closest('article').dataset.adId, b.dataset.onAirScreens])"""))
+    idle = page.eval_on_selector_all("article.ad-card [data-on-air-screens='0']", "bs => bs.map((b) => b.textContent)")
+    return badges, expected, idle
+
+
 def charts(browser, base, results):
     """Section 2 of the issue: the charts read true."""
     writer = Rest(base, "northwind-readwrite")
@@ -118,24 +132,29 @@ def charts(browser, base, results):
           and "so far" in page.inner_text("[data-chart=plays-per-day] .chart-note"),
           page.inner_text("[data-chart=plays-per-day]"))
 
+    # Whether the store is open now (the sandbox clock starts at the real time): closed, no screen plays.
+    now = instant(operator.call("GET", "/_sandbox/clock")[1]["now"])
+    is_open = bool(open_spans(writer.call("GET", f"/companies/{grocers}")[1], now, now + timedelta(minutes=1)))
     page.goto(f"{base}/console#/company/{grocers}/fleet")
     page.wait_for_selector("#view[data-ready] button.tile")
     tiles = page.eval_on_selector_all("button.tile", "ts => ts.map((t) => [t.className, t.textContent])")
     offline = [text for cls, text in tiles if "online" not in cls.split()]
     check("fleet: only an online screen says 'Playing'", offline and not [t for t in offline if "Playing:" in t]
-          and any("Playing:" in text for cls, text in tiles if "online" in cls.split()), str(offline[:3]))
+          and any(("Playing:" if is_open else "closed · opens") in text for cls, text in tiles if "online" in cls.split()),
+          str(offline[:3]))
 
-    # "On air" only where a screen shows it: an ad whose screens are all offline says so.
-    page.goto(f"{base}/console#/company/{grocers}/ads")
-    page.wait_for_selector("#view[data-ready] article.ad-card")
-    online = {d["id"] for d in writer.all(f"/devices?company_id={grocers}") if d["status"] == "online"}
-    expected = {a["id"]: str(len([d for d in a["device_ids"] if d in online]))
-                for a in writer.all(f"/ads?company_id={grocers}") if a["on_air"]}
-    badges = dict(page.eval_on_selector_all("article.ad-card [data-on-air-screens]", """bs => bs.map((b) =>
-        [b.closest('article').dataset.adId, b.dataset.onAirScreens])"""))
-    idle = page.eval_on_selector_all("article.ad-card [data-on-air-screens='0']", "bs => bs.map((b) => b.textContent)")
-    check("ads: 'on air' counts the online screens showing it; none online says so", badges == expected
-          and "0" in expected.values() and all("no screen of it is online" in t for t in idle), f"{badges} vs {expected}")
+    # "On air" only where a screen shows it: an ad whose screens are all offline says so (and, with
+    # the store closed now, every ad says that instead: opening_hours checks it at night and by day).
+    if is_open:
+        badges, expected, idle = on_air_badges(page, base, grocers, writer)
+        check("ads: 'on air' counts the online screens showing it; none online says so", badges == expected
+              and "0" in expected.values() and all("no screen of it is online" in t for t in idle), f"{badges} vs {expected}")
+    else:
+        page.goto(f"{base}/console#/company/{grocers}/ads")
+        page.wait_for_selector("#view[data-ready] article.ad-card")
+        closed = page.eval_on_selector_all("article.ad-card [data-on-air-screens]", "bs => bs.map((b) => [b.dataset.onAirScreens, b.textContent])")
+        check("ads (the store closed now): no ad counts a screen on air; each says the stores are closed",
+              closed and all(n == "0" and t.startswith("on air · stores closed") for n, t in closed), str(closed[:3]))
 
     page.goto(f"{base}/console#/company/{grocers}/promotions")
     page.wait_for_selector("#view[data-ready] [data-chart=scans-per-day]")
@@ -555,6 +574,20 @@ def opening_hours(browser, base, results):
           and any(d["status"] == "online" for d in devices), str([(d["name"], d["status"], d["current_ad_id"]) for d in devices][:5]))
     axe_check(page, "fleet at night")
     page.screenshot(path=str(results / "fleet-closed-at-night.png"), full_page=True)
+    # The Ads view at night: an ad on air is on no screen while the stores are closed, and says
+    # when they open, though its screens are online.
+    page.goto(f"{base}/console#/company/{grocers}/ads")
+    page.wait_for_selector("#view[data-ready] article.ad-card")
+    on_air = {a["id"] for a in reader.all(f"/ads?company_id={grocers}") if a["on_air"]}
+    badges = page.eval_on_selector_all("article.ad-card [data-on-air-screens]", """bs => bs.map((b) =>
+        [b.closest('article').dataset.adId, b.dataset.onAirScreens, b.dataset.store, b.textContent])""")
+    check("opening hours: at night the Ads view counts no screen on air and says the stores are closed",
+          on_air and {b[0] for b in badges} == on_air
+          and all(n == "0" and store == "closed" and text == f"on air · stores closed · opens {opens}"
+                  for _, n, store, text in badges)
+          and "screens online" not in page.inner_text("#view") and "screen online" not in page.inner_text("#view"),
+          str(badges[:3]))
+    page.screenshot(path=str(results / "ads-closed-at-night.png"), full_page=True)
     # The report's "time on screen" against the hours the store was open.
     to_day = night.astimezone(ZoneInfo("UTC")).date()
     page.goto(f"{base}/console#/company/{grocers}/reports?from={to_day - timedelta(days=6)}&to={to_day}")
@@ -576,6 +609,10 @@ def opening_hours(browser, base, results):
     playing = wait_until(page, "[...document.querySelectorAll('button.tile.online')].some((t) => t.textContent.includes('Playing:'))", 15)
     check("opening hours: the next morning the screens play again", playing, page.inner_text("#view")[:300])
     page.screenshot(path=str(results / "fleet-morning.png"), full_page=True)
+    badges, expected, _ = on_air_badges(page, base, grocers, reader)
+    check("opening hours: the next morning the Ads view counts the online screens on air again",
+          badges == expected and any(n != "0" for n in expected.values())
+          and "stores closed" not in page.inner_text("#view"), f"{badges} vs {expected}")
     context.close()
 
 

@@ -3,7 +3,7 @@
 // ad (headline, media, promotion, dates, screens), and each ad can be paused or resumed (PATCH with
 // If-Match), assigned and unassigned, through the same REST calls any client makes.
 
-import { all, api, el, plural, sandboxNow, timeZone, when } from "./common.js";
+import { all, api, el, plural, sandboxNow, storeHours, timeZone, when } from "./common.js";
 import { barList, colours } from "./charts.js";
 import { field, page, problemBox } from "./ui.js";
 import { qrImages, screen, shownShortUrls } from "./fleet.js";
@@ -16,10 +16,16 @@ function schedule(ad) {
   return `${ad.starts_at ? when(ad.starts_at) : "now"} → ${ad.ends_at ? when(ad.ends_at) : "until stopped"}`;
 }
 
-/** "on air" only where a screen shows it: an ad on air whose screens are all offline (or never
- * seen) plays nowhere, so it says so instead of reading as playing with 0 plays. */
-function onAirBadge(ad, deviceById) {
+/** "on air" only where a screen shows it: a screen plays while it is online and its store is open
+ * (the company's opening hours, src/opening_hours.rs), so an ad on air whose screens are all
+ * offline (or never seen), or whose stores are closed now, plays nowhere and says so instead of
+ * reading as playing with 0 plays. */
+function onAirBadge(ad, deviceById, store) {
   if (!ad.on_air) return null;
+  if (!store.open) {
+    return el("span", { class: "badge idle", attrs: { "data-on-air-screens": 0, "data-store": "closed" },
+      text: `on air · stores closed${store.opens ? ` · opens ${store.opens}` : ""}` });
+  }
   const online = ad.device_ids.filter((id) => (deviceById.get(id) || {}).status === "online").length;
   return online
     ? el("span", { class: "badge on-air", attrs: { "data-on-air-screens": online }, text: `on air on ${plural(online, "screen")} online` })
@@ -35,6 +41,9 @@ export async function adsView(companyId) {
   page("Ads", el("div", { class: "row" }, newButton), formBox, status, chart, list);
   const qrByPromotion = new Map();
   let known = { devices: [], media: [], promotions: [] };
+  // The company's opening hours, read once for the view; hours it cannot read count as open
+  // (the badge then counts online screens, as before hours existed).
+  const company = await api("GET", `/companies/${companyId}`).catch(() => null);
   const render = async () => {
     const [ads, devices, mediaRows, promotions, report] = await Promise.all([
       all(`/ads?company_id=${companyId}`), all(`/devices?company_id=${companyId}`),
@@ -47,6 +56,7 @@ export async function adsView(companyId) {
     await qrImages(ads, qrByPromotion);
     const mediaById = new Map(mediaRows.map((m) => [m.id, m]));
     const deviceById = new Map(devices.map((d) => [d.id, d]));
+    const store = company && company.opening_hours ? storeHours(company, sandboxNow()) : { open: true, opens: null };
     const plays = new Map((report ? report.ads : []).map((a) => [a.ad_id, a.plays]));
     const adColours = colours(ads.map((a) => a.id));
     chart.replaceChildren(barList("ad-plays", "Plays per ad, last 7 days",
@@ -65,7 +75,7 @@ export async function adsView(companyId) {
         el("div", {},
           el("h2", { text: ad.name }),
           el("p", { class: "row" }, el("span", { class: `badge ${ad.status}`, text: ad.status }),
-            onAirBadge(ad, deviceById),
+            onAirBadge(ad, deviceById, store),
             `${ad.duration_seconds} s · ${plural(plays.get(ad.id) || 0, "play")} in 7 days · ${schedule(ad)}`),
           el("p", { class: "muted", text: ad.headline }),
           el("h3", { text: `On ${plural(ad.device_ids.length, "screen")}` }),
