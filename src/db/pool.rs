@@ -51,6 +51,24 @@ pub struct Db {
     /// Writers of the pool waiting for the write lock right now ([`Db::write_waiting`]): a long
     /// run of the timeline lets them in at its next slice ([`Db::yield_to_writers`]).
     writers_waiting: std::sync::atomic::AtomicUsize,
+    /// Long writes under way that let waiting writers in between their pieces ([`Db::long_write`]).
+    long_writes: std::sync::atomic::AtomicUsize,
+}
+
+/// A busy handler that retries every millisecond for at most `wait`: for a write waiting for the
+/// lock during a long write (an advance's slices), which releases it only for a moment between
+/// its pieces ([`Db::yield_to_writers`]). SQLite's `busy_timeout` sleeps longer the longer it waited (25 to
+/// 100 ms apart past 30 ms), so such a write found the lock free only at its next try, up to a
+/// hundred milliseconds after it was: the slowest writes during an advance waited 140-200 ms.
+fn retry_soon(wait: std::time::Duration) -> impl FnMut(i32) -> bool + Send + 'static {
+    let until = std::time::Instant::now() + wait;
+    move |_tries| {
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        true
+    }
 }
 
 /// The longest a long write (a slice of an advance, a batch of retention) waits at a time for
@@ -271,6 +289,7 @@ impl Db {
             generation: Default::default(),
             health: Mutex::new(None),
             writers_waiting: Default::default(),
+            long_writes: Default::default(),
         }
     }
 
@@ -503,30 +522,31 @@ impl Db {
         E: From<DbError>,
     {
         // The wait matters only to take the lock (`BEGIN IMMEDIATE`); the connection waits as
-        // every other does again as soon as it holds it, or failed to.
-        if wait != BUSY_TIMEOUT {
+        // every other does again as soon as it holds it, or failed to. During a long write that
+        // lets writers in ([`Db::long_write`]) it retries every millisecond ([`retry_soon`])
+        // rather than on SQLite's back-off. Not otherwise: writers retrying that often took every
+        // gap a checkpoint's `RESTART` waits for, and a steady stream of them grew the log
+        // (`tenant_wal`).
+        if wait == BUSY_TIMEOUT && self.in_long_write() {
+            conn.busy_handler(Some(retry_soon(BUSY_TIMEOUT)))
+        } else {
             conn.busy_timeout(wait)
-                .map_err(|e| E::from(DbError::from(e)))?;
         }
-        let waits_otherwise = wait != BUSY_TIMEOUT;
+        .map_err(|e| E::from(DbError::from(e)))?;
         // Counted while it waits for the lock, so that a long write holding it lets it in at its
         // next slice (a write that would not wait is not counted).
         let waiting = (!wait.is_zero()).then(|| Waiting::new(&self.writers_waiting));
         let failed = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
             Ok(tx) => {
                 drop(waiting);
-                if waits_otherwise {
-                    tx.busy_timeout(BUSY_TIMEOUT)
-                        .map_err(|e| E::from(DbError::from(e)))?;
-                }
+                tx.busy_timeout(BUSY_TIMEOUT)
+                    .map_err(|e| E::from(DbError::from(e)))?;
                 return self.write_in(tx, intent, f);
             }
             Err(e) => e,
         };
         drop(waiting);
-        if waits_otherwise {
-            let _ = conn.busy_timeout(BUSY_TIMEOUT);
-        }
+        let _ = conn.busy_timeout(BUSY_TIMEOUT);
         Err(E::from(DbError::from(failed)))
     }
 
@@ -535,15 +555,32 @@ impl Db {
     /// that a request's write waits for one slice rather than for the whole. SQLite's own wait is a
     /// retry after a sleep, and a writer that takes the lock again at once would win every time.
     pub fn yield_to_writers(&self) {
+        self.yield_to_writers_for(MOST_YIELDED);
+    }
+
+    /// [`Db::yield_to_writers`], waiting at most `most`.
+    pub fn yield_to_writers_for(&self, most: std::time::Duration) {
         use std::sync::atomic::Ordering;
         if self.writers_waiting.load(Ordering::Acquire) == 0 {
             return;
         }
-        let until = std::time::Instant::now() + MOST_YIELDED;
+        let until = std::time::Instant::now() + most;
         while self.writers_waiting.load(Ordering::Acquire) > 0 && std::time::Instant::now() < until
         {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+    }
+
+    /// Marks a long write under way, until the guard is dropped: one that lets writers waiting
+    /// for the lock in between its pieces (a sliced advance, with its retention after it), so that
+    /// they retry every millisecond meanwhile ([`retry_soon`]).
+    pub fn long_write(&self) -> LongWrite<'_> {
+        LongWrite(Waiting::new(&self.long_writes))
+    }
+
+    /// True while a long write is under way ([`Db::long_write`]).
+    pub fn in_long_write(&self) -> bool {
+        self.long_writes.load(std::sync::atomic::Ordering::Acquire) > 0
     }
 
     /// Writers of the pool waiting for the write lock now.
@@ -713,6 +750,9 @@ impl Drop for Db {
         }
     }
 }
+
+/// A long write under way while it lives ([`Db::long_write`]).
+pub struct LongWrite<'a>(#[allow(dead_code)] Waiting<'a>);
 
 /// A writer counted in [`Db::writers_waiting`] while it lives.
 struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);

@@ -51,6 +51,9 @@ fn run_sliced(
     slice_rows: usize,
 ) -> Result<Report, ApiError> {
     let timeline = timeline(app)?;
+    // A sliced run, and retention after it, let waiting writers in: they retry every millisecond
+    // meanwhile to take the lock as soon as it is free (`Db::long_write`).
+    let _long = (slice_rows > 0).then(|| db.db().long_write());
     // One write scope for the whole run, committed at its end, in slices between steps
     // (`Scoped::slice`) and before any webhook attempt (`Scoped::committed`); a failure rolls the
     // run back to its start or last commit. Every source reads and writes in it through the
