@@ -4,19 +4,10 @@
 //! the ring turning segment by segment, and a journal file of an earlier or unknown layout set
 //! aside when a server opens it.
 
-use crate::helpers::{key, TestApp};
+use crate::helpers::{key, temp_db, TestApp};
 use serde_json::Value;
 
 const OP: &str = "sandbox-operator";
-
-fn temp_db(name: &str) -> (std::path::PathBuf, String) {
-    let dir = std::env::temp_dir().join(format!("signage-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("signage.db");
-    let text = db.to_str().unwrap().to_string();
-    (dir, text)
-}
 
 async fn on_file(db: &str) -> TestApp {
     let db = db.to_string();

@@ -89,6 +89,18 @@ pub fn demo() -> &'static Demo {
     })
 }
 
+/// A fresh, empty directory for one test's database file, and the file's path in it (as text, for
+/// `Layer::database`). The directory is named by the test and the process, so parallel tests
+/// and runs never share one.
+pub fn temp_db(name: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("signage-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("signage.db");
+    let text = db.to_str().unwrap().to_string();
+    (dir, text)
+}
+
 pub fn key(name: &str) -> DemoKey {
     demo()
         .keys
