@@ -34,7 +34,7 @@ HOST = "127.0.0.1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 CREDS = json.load(open(os.path.join(HERE, "..", "fixtures", "demo-credentials.json")))
 TABLES = ["events", "audit_log", "idempotency_keys", "qr_scans", "qr_scan_counts",
-          "webhook_deliveries", "playbacks", "playback_daily_totals"]
+          "webhook_deliveries", "playbacks", "playback_days"]
 
 
 def key_headers(name):

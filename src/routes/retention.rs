@@ -7,13 +7,14 @@
 //! | `webhook_deliveries` (+ attempts) | finished ones, `max_age_days` | finished ones, per company |
 //! | `audit_log` | `max_age_days` | per account |
 //! | `idempotency_keys` | `idempotency_hours` (never one in flight) | per credential |
-//! | `playbacks` | rolled up into `playback_daily_totals` after `playback_rollup_days` | rolled up past the bound, per company |
-//! | `playback_daily_totals` | `daily_totals_days` | one row per device, ad and day |
+//! | `playbacks` | rolled up after `playback_rollup_days` (deleted: `playback_days` holds their sums) | rolled up past the bound, per company |
+//! | `playback_days` | `daily_totals_days` | one row per device, ad and day |
 //! | `qr_scans` | moved into `qr_scan_counts` after `max_age_days` | `scans.detail_per_code` per code (at insert) |
 //! | `qr_scan_counts` | `daily_totals_days` | one row per code, minute and agent class |
 //!
-//! Nothing is counted twice or lost from a total: plays and scans are moved into their counters
-//! in the same transaction that deletes them. Each batch is its own short write transaction of at
+//! Nothing is counted twice or lost from a total: scans are moved into their counters in the same
+//! transaction that deletes them, and plays are added to their day's roll-up (`playback_days`) in
+//! the transaction that writes them, so rolling them up is deleting them. Each batch is its own short write transaction of at
 //! most `retention.batch_rows` rows, so requests interleave with pruning; on the system clock one
 //! run stops after [`TICK_BUDGET`] and the next tick continues.
 
@@ -164,20 +165,21 @@ pub fn prune(app: &App, db: Scoped<'_>, now: i64) -> Result<Pruned, ApiError> {
         None,
     )?;
     // Plays company by company, each an index range of playbacks_by_company_started (the
-    // table keeps no index by age alone: each one was a b-tree write for every play).
+    // table keeps no index by age alone: each one was a b-tree write for every play); then the
+    // company's roll-up rows past the age limit, a range of its key (company, day, ...).
     let rollup = age(s.retention_playback_rollup_days);
+    let totals = age(s.retention_daily_totals_days);
     let companies = ids(&*db.conn()?, "SELECT id FROM companies")?;
     for company in companies {
         roll_up_playbacks(&mut run, rollup, &company)?;
+        run.delete(
+            "DELETE FROM playback_days WHERE (company_id, day, device_id, ad_id) IN
+                 (SELECT company_id, day, device_id, ad_id FROM playback_days
+                  WHERE company_id = ?3 AND day < ?1 / 86400 LIMIT ?2)",
+            totals,
+            Some(&company),
+        )?;
     }
-    let totals = age(s.retention_daily_totals_days);
-    run.delete(
-        "DELETE FROM playback_daily_totals WHERE (company_id, day, device_id, ad_id) IN
-             (SELECT company_id, day, device_id, ad_id FROM playback_daily_totals
-              WHERE day < ?1 / 86400 LIMIT ?2)",
-        totals,
-        None,
-    )?;
     count_old_scans(&mut run, old)?;
     run.delete(
         "DELETE FROM qr_scan_counts WHERE (qr_code_id, minute, agent_class) IN
@@ -208,31 +210,18 @@ fn ids(conn: &rusqlite::Connection, sql: &str) -> Result<Vec<String>, ApiError> 
     Ok(rows)
 }
 
-/// Moves the plays of `company` that started before `bound` into the daily totals, oldest first:
-/// a range of playbacks_by_company_started, in its order (a tie in `started_at` goes by rowid, as
-/// the index holds it, so no batch sorts). The batch is picked by rowid, which the index holds
-/// beside each entry: each picked row is then one seek of the table, where its text id was a seek
-/// of the id index first, twice a row (once to sum it, once to delete it): 7 % of a 24 h advance
-/// of a 10x fleet.
+/// Rolls up the plays of `company` that started before `bound`, oldest first: deletes them, their
+/// sums being in their days' roll-up rows (`playback_days`) since they were written. A range of
+/// playbacks_by_company_started, in its order (a tie in `started_at` goes by rowid, as the index
+/// holds it, so no batch sorts), picked by the rowid the index holds beside each entry: each
+/// picked row is one seek of the table.
 fn roll_up_playbacks(run: &mut Run<'_>, bound: i64, company: &str) -> Result<(), ApiError> {
-    let pick = "SELECT rowid FROM playbacks WHERE company_id = ?3 AND started_at < ?1
-         ORDER BY started_at, rowid LIMIT ?2";
-    let upsert = format!(
-        "INSERT INTO playback_daily_totals (company_id, day, device_id, ad_id, plays, seconds, rows)
-         SELECT company_id, started_at / 86400, device_id, ad_id, sum(plays), sum(duration_seconds),
-                count(*)
-         FROM playbacks WHERE rowid IN ({pick}) GROUP BY company_id, started_at / 86400, device_id, ad_id
-         ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
-             plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
-             rows = rows + excluded.rows"
-    );
-    let delete = format!("DELETE FROM playbacks WHERE rowid IN ({pick})");
-    run.batches(|tx, batch| {
-        tx.prepare_cached(&upsert)?
-            .execute(rusqlite::params![bound, batch, company])?;
-        tx.prepare_cached(&delete)?
-            .execute(rusqlite::params![bound, batch, company])
-    })
+    run.delete(
+        "DELETE FROM playbacks WHERE rowid IN (SELECT rowid FROM playbacks
+             WHERE company_id = ?3 AND started_at < ?1 ORDER BY started_at, rowid LIMIT ?2)",
+        bound,
+        Some(company),
+    )
 }
 
 /// Moves scan detail older than `old` into the per-minute counters.

@@ -15,7 +15,7 @@
 //!   promotion only
 //!   while the promotion was switched on (from `activated_at` until `deactivated_at`) inside its
 //!   window. The current day is written as the simulator's hourly rows, which it then continues;
-//!   the days before as daily totals (what retention rolls old plays into).
+//!   the days before as their daily roll-up rows alone (what retention leaves of old plays).
 //! - Scans: every QR code of the account is scanned as [`super::simulated_scans`] scans it, each
 //!   whole hour of those days up to the load in which its company's stores were open, while its
 //!   promotion was switched on inside its window and only after the code was made. The fixtures' own scans in those days are replaced (older
@@ -135,8 +135,8 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let playables = playables(tx, account)?;
     let runs = runs_by_screen(&playables);
     let today = end.div_euclid(DAY) * DAY;
-    // The current day as the simulator's hourly rows; the days before as daily totals, as
-    // retention keeps old plays, per (playable, day).
+    // The current day as the simulator's hourly rows; the days before as their roll-up rows
+    // alone, as retention keeps old plays, per (playable, day).
     let mut recent = Slots::new();
     let mut totals: Vec<((usize, i64), Total)> = Vec::new();
     let mut grid = Grid::new(start, end);
@@ -178,30 +178,7 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     totals.sort_by(|((i, d), _), ((j, e), _)| {
         (playables[*i].company.as_str(), d, i).cmp(&(playables[*j].company.as_str(), e, j))
     });
-    let insert = crate::db::bulk::Insert {
-        head: "INSERT INTO playback_daily_totals
-                   (company_id, day, device_id, ad_id, plays, seconds, rows)",
-        row: "(?, ?, ?, ?, ?, ?, ?)",
-        params: 7,
-        tail: "ON CONFLICT (company_id, day, device_id, ad_id) DO UPDATE SET
-             plays = plays + excluded.plays, seconds = seconds + excluded.seconds,
-             rows = rows + excluded.rows",
-    };
-    insert.run(
-        tx,
-        &totals,
-        |stmt, at, ((i, day), (plays, seconds, rows))| {
-            let p = &playables[*i];
-            stmt.raw_bind_parameter(at, &p.company)?;
-            stmt.raw_bind_parameter(at + 1, day)?;
-            stmt.raw_bind_parameter(at + 2, &p.device)?;
-            stmt.raw_bind_parameter(at + 3, &p.ad)?;
-            stmt.raw_bind_parameter(at + 4, plays)?;
-            stmt.raw_bind_parameter(at + 5, seconds)?;
-            stmt.raw_bind_parameter(at + 6, rows)
-        },
-    )?;
-    // The same sums in the report's daily roll-up (the hourly rows of today added theirs above).
+    // The days' roll-up rows (the hourly rows of today added theirs above).
     let days: Vec<_> = totals
         .iter()
         .map(|&((i, day), (plays, seconds, rows))| {

@@ -46,13 +46,13 @@ async fn the_world_opens_on_thirty_days_of_plays_every_one_after_its_ad() {
         r["plays"].as_i64().unwrap(),
         "the days add up to the total"
     );
-    // No row or daily total predates the ad it reports, nor its screen, nor its assignment.
+    // No row or day of plays predates the ad it reports, nor its screen, nor its assignment.
     let early: i64 = app.sql(|c| {
         c.query_row(
             "SELECT (SELECT count(*) FROM playbacks p JOIN ads a ON a.id = p.ad_id
                        JOIN ad_assignments x ON x.ad_id = p.ad_id AND x.device_id = p.device_id
                      WHERE p.started_at < max(a.created_at, x.assigned_at))
-                  + (SELECT count(*) FROM playback_daily_totals t JOIN ads a ON a.id = t.ad_id
+                  + (SELECT count(*) FROM playback_days t JOIN ads a ON a.id = t.ad_id
                        JOIN devices d ON d.id = t.device_id
                      WHERE (t.day + 1) * 86400 <= max(a.created_at, d.created_at))",
             [],
@@ -63,9 +63,9 @@ async fn the_world_opens_on_thirty_days_of_plays_every_one_after_its_ad() {
     // A never-seen screen never played; an offline one stopped when it went silent.
     let (never, late): (i64, i64) = app.sql(|c| {
         c.query_row(
-            "SELECT (SELECT count(*) FROM playback_daily_totals t JOIN devices d ON d.id = t.device_id
+            "SELECT (SELECT count(*) FROM playback_days t JOIN devices d ON d.id = t.device_id
                      WHERE d.last_heartbeat_at IS NULL),
-                    (SELECT count(*) FROM playback_daily_totals t JOIN devices d ON d.id = t.device_id
+                    (SELECT count(*) FROM playback_days t JOIN devices d ON d.id = t.device_id
                      JOIN device_simulations s ON s.device_id = d.id
                      WHERE s.profile = 'offline' AND t.day * 86400 > d.last_heartbeat_at)",
             [],

@@ -158,14 +158,14 @@ async fn screens_play_only_while_their_store_is_open() {
     assert!(history[6..9].iter().all(|p| *p > 0), "{history:?}");
     let around = plays_by_utc_hour(&app, &hotels, today + DAY, today + 2 * DAY);
     assert!(around.iter().all(|p| *p > 0), "{around:?}");
-    // The days before the load are daily totals: a screen of the grocers played at most its 15
+    // The days before the load are roll-up rows alone: a screen of the grocers played at most its 15
     // open hours a day, and a pharmacy screen nothing on a Sunday (2026-03-01, closed).
     let (longest, sunday): (i64, i64) = app.sql(move |c| {
         c.query_row(
-            "SELECT (SELECT max(s) FROM (SELECT sum(seconds) AS s FROM playback_daily_totals t
+            "SELECT (SELECT max(s) FROM (SELECT sum(seconds) AS s FROM playback_days t
                        JOIN companies c ON c.id = t.company_id
                      WHERE c.name = 'Northwind Grocers' GROUP BY t.device_id, t.day)),
-                    (SELECT coalesce(sum(plays), 0) FROM playback_daily_totals t
+                    (SELECT coalesce(sum(plays), 0) FROM playback_days t
                        JOIN companies c ON c.id = t.company_id
                      WHERE c.name = 'Northwind Pharmacy' AND t.day = ?1)",
             [today / DAY - 1],
