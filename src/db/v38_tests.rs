@@ -1,6 +1,8 @@
 //! V38 rebuilds `playbacks` with its screen and ad keys checked at commit and without a key to
 //! companies: every row, id and rowid stays, a play of a missing screen or ad still never commits,
-//! and a screen's, an ad's or a company's deletion still takes its plays.
+//! and a screen's, an ad's or a company's deletion still takes its plays. V49 rebuilds it again
+//! without the id's own index (no reader looks a play up by id alone): every row, id and rowid
+//! stays, and the index by screen keeps an id unique to its screen.
 
 use super::*;
 use rusqlite::Connection;
@@ -90,6 +92,15 @@ fn v38_keeps_every_play_and_still_refuses_a_play_of_a_missing_screen_or_ad() {
             "playbacks_by_device",
         ]
     );
+
+    // The index by screen is unique: a screen's id is never used twice.
+    let twice = conn.execute(PLAY, rusqlite::params!["pb_3", "dev_a", "ad_b", 10_800]);
+    assert!(
+        matches!(&twice, Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE),
+        "{twice:?}"
+    );
+    assert_eq!(plays(&conn), before);
 
     // A play of a missing screen, or of a missing ad, goes in but never commits: the transaction
     // fails at COMMIT and rolls back whole.
