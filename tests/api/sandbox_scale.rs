@@ -379,12 +379,15 @@ async fn a_plans_screen_cap_is_lifted_by_the_operator() {
         .problem(403);
 }
 
-/// Copies of every play of the last week, `copies` times over (each its own row, a second apart):
-/// a world whose proof-of-play report reads many rows. Plain SQL: what is measured is the report,
+/// Copies of every play of the last week (each its own row, a second apart), as many times over as
+/// it takes to hold at least `rows` play rows (the demo history's plays of today are fewer just
+/// after midnight): a world whose proof-of-play report reads many rows. Plain SQL: what is measured is the report,
 /// not how the plays arrived; so the copies' sums are added to the daily roll-up the report reads,
 /// as a writer adds them (schema V43).
-fn more_plays(app: &TestApp, copies: i64) -> i64 {
+fn more_plays(app: &TestApp, rows: i64) -> i64 {
     app.sql(|c| {
+        let base: i64 = c.query_row("SELECT count(*) FROM playbacks", [], |r| r.get(0))?;
+        let copies = (rows + base - 1) / base.max(1);
         c.execute(
             "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < ?1)
              INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
@@ -437,11 +440,13 @@ async fn unthrottled() -> TestApp {
     TestApp::spawn_with(|l| l.rate_limit_per_second = Some(0.0)).await
 }
 
-/// A second after the frozen clock's midnight: a report from then to now reads the day's play rows
-/// one by one (a whole day, or the day `to` falls in, is read from its roll-up rows).
-fn today_after_midnight() -> String {
-    let at = crate::sandbox_clock::FROZEN_AT;
-    signage::time::rfc3339(at.div_euclid(86_400) * 86_400 + 1)
+/// A second after the first play row started (the first hour of a day, often): a report from then
+/// on reads the rest of that day's play rows one by one (a whole day, or the day `to` falls in, is
+/// read from its roll-up rows).
+fn after_the_first_play(app: &TestApp) -> String {
+    let first: i64 =
+        app.sql(|c| c.query_row("SELECT min(started_at) FROM playbacks", [], |r| r.get(0)));
+    signage::time::rfc3339(first + 1)
 }
 
 /// Reads answered during a long request: far more than the one or two that could slip in before
@@ -451,11 +456,11 @@ const ANSWERED_DURING: usize = 5;
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn a_read_is_answered_while_a_proof_of_play_report_runs() {
     let app = unthrottled().await;
-    assert!(more_plays(&app, 60) > 10_000);
+    assert!(more_plays(&app, 20_000) >= 20_000);
     let report = app
         .get(&format!(
             "/reports/proof-of-play?from={}",
-            today_after_midnight()
+            after_the_first_play(&app)
         ))
         .key("northwind-readonly")
         .send();
@@ -471,11 +476,11 @@ async fn a_read_is_answered_while_a_proof_of_play_report_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn a_read_is_answered_while_the_report_tool_runs() {
     let app = unthrottled().await;
-    more_plays(&app, 60);
+    more_plays(&app, 20_000);
     let message = mcp::request(
         1,
         "tools/call",
-        json!({ "name": "get_proof_of_play_report", "arguments": { "from": today_after_midnight() } }),
+        json!({ "name": "get_proof_of_play_report", "arguments": { "from": after_the_first_play(&app) } }),
     );
     let call = mcp::send(&app, "northwind-readonly", &message);
     let (answered, resp) = reads_answered_during(&app, "/devices?limit=5", call).await;
