@@ -235,9 +235,9 @@ settings! {
         retention_max_rows_per_account: u64 = 100_000; "retention.max_rows_per_account"; "SIGNAGE_RETENTION_MAX_ROWS_PER_ACCOUNT";
         /// Hours an idempotency record is kept (replays of older keys run anew).
         retention_idempotency_hours: u64 = 24; "retention.idempotency_hours"; "SIGNAGE_RETENTION_IDEMPOTENCY_HOURS";
-        /// Days after which playbacks are rolled up into daily totals per device and ad.
+        /// Days after which playbacks are rolled up: deleted, their sums kept in the daily roll-up per device and ad.
         retention_playback_rollup_days: u64 = 7; "retention.playback_rollup_days"; "SIGNAGE_RETENTION_PLAYBACK_ROLLUP_DAYS";
-        /// Days the daily playback totals are kept.
+        /// Days the daily roll-up of playbacks is kept.
         retention_daily_totals_days: u64 = 400; "retention.daily_totals_days"; "SIGNAGE_RETENTION_DAILY_TOTALS_DAYS";
         /// Rows one pruning transaction deletes at most (small batches never block requests long).
         retention_batch_rows: u64 = 500; "retention.batch_rows"; "SIGNAGE_RETENTION_BATCH_ROWS";

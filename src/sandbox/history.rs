@@ -107,7 +107,7 @@ fn ran(
     (s < e).then_some((s, e))
 }
 
-/// A daily total: (plays, seconds, hourly rows it stands for).
+/// A day's sums: (plays, seconds, hourly rows they stand for).
 type Total = (i64, i64, i64);
 
 fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {

@@ -1,8 +1,9 @@
 //! `GET /reports/proof-of-play`: plays and seconds per ad, per screen and per UTC day over a range,
 //! from the players' reports and the simulated fleet alike. A row counts in the range that holds its
 //! `started_at` (a simulated row's is the start of its clock hour, or the first instant in that hour
-//! its ad could play there). Plays older than `retention.playback_rollup_days` are daily totals
-//! ([`crate::routes::retention`]): a total counts in the range that holds the start of its UTC day.
+//! its ad could play there). Plays older than `retention.playback_rollup_days` are rolled up
+//! ([`crate::routes::retention`]): only their day's sums are left, which count in the range that
+//! holds the start of their UTC day.
 //!
 //! With `Accept: text/csv` the same report answers as CSV (RFC 4180): one line per UTC day, screen
 //! and ad that played, named, with its plays and seconds, as a download.
