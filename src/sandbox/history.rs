@@ -27,7 +27,7 @@
 use super::playables::{Playable, Slot, Slots, Tally};
 use super::simulated_scans::scans_in;
 use super::simulator::{
-    of_screen, order, play_span, play_spans, runs_by_screen, write_slots, StoreHours, GRID, SLOT,
+    of_screen, order, play_span, play_spans, write_slots, StoreHours, GRID, SLOT,
 };
 use crate::db::WriteIntent;
 use crate::db::{DbError, Tx};
@@ -133,7 +133,6 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     drop(rows);
     drop(stmt);
     let playables = playables(tx, account)?;
-    let runs = runs_by_screen(&playables);
     let today = end.div_euclid(DAY) * DAY;
     // The current day as the simulator's hourly rows; the days before as their roll-up rows
     // alone, as retention keeps old plays, per (playable, day).
@@ -141,7 +140,7 @@ fn write_plays(tx: &Tx, account: &str, loaded_at: i64) -> Result<(), DbError> {
     let mut totals: Vec<((usize, i64), Total)> = Vec::new();
     let mut grid = Grid::new(start, end);
     for (device, profile, created, last_seen, open) in &screens {
-        let range = of_screen(&runs, device);
+        let range = of_screen(&playables, device);
         if range.is_empty() {
             continue;
         }

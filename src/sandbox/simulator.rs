@@ -303,25 +303,14 @@ pub(super) fn order(playables: &mut [Playable]) {
     playables.sort_by(|a, b| (&a.device, &a.ad).cmp(&(&b.device, &b.ad)));
 }
 
-/// Each screen's run of `playables` (in [`order`]): (screen, range in `playables`).
-pub(super) fn runs_by_screen(playables: &[Playable]) -> Vec<(&str, std::ops::Range<usize>)> {
-    let mut out: Vec<(&str, std::ops::Range<usize>)> = Vec::new();
-    for (i, p) in playables.iter().enumerate() {
-        match out.last_mut() {
-            Some((device, range)) if *device == p.device => range.end = i + 1,
-            _ => out.push((&p.device, i..i + 1)),
-        }
-    }
-    out
-}
-
-/// The range of `device`'s playables in the list `runs` ([`runs_by_screen`]) was taken from.
-pub(super) fn of_screen(
-    runs: &[(&str, std::ops::Range<usize>)],
-    device: &str,
-) -> std::ops::Range<usize> {
-    runs.binary_search_by(|(d, _)| (*d).cmp(device))
-        .map_or(0..0, |i| runs[i].1.clone())
+/// The range of `device`'s playables in `playables` (in [`order`]: by screen, then ad), found by
+/// two binary searches: a screen's playables are looked up once per screen and step, and once
+/// per playback error, whose count grows with the fleet as the list does (a pass over the list
+/// per error was 4 % of a 24 h advance of a 3,000-screen fleet).
+pub(super) fn of_screen(playables: &[Playable], device: &str) -> std::ops::Range<usize> {
+    let start = playables.partition_point(|p| p.device.as_str() < device);
+    let end = start + playables[start..].partition_point(|p| p.device.as_str() == device);
+    start..end
 }
 
 /// Adds the plays of a screen's span `[a, b)` to `slots` (`ads`: the screen's playables, which
@@ -427,13 +416,12 @@ fn beat_to(
     drop(rows);
     drop(stmt);
     let playables = fleet_playables(db, tx)?;
-    let runs = runs_by_screen(&playables);
     // A screen that is up at `g` reports the ad it plays then, as a player's heartbeat does.
     let mut now = Vec::new();
     let mut held = Vec::with_capacity(screens.len());
     let mut slots = Slots::new();
     for (device, profile, since, kept_up, open) in &screens {
-        let range = of_screen(&runs, device);
+        let range = of_screen(&playables, device);
         let ads = &playables[range.clone()];
         // The player's heartbeat speaks for the screen until then.
         let spoken_for = players.get(device).map(|h| h + PLAYER_SPEAKS);
@@ -664,7 +652,7 @@ impl Source for Fleet {
                         // The fleet's playables of this transaction (read once for all its
                         // steps) rather than a query of the screen's for each error.
                         let playables = fleet_playables(env.db, tx)?;
-                        let ads = &playables[of_screen(&runs_by_screen(&playables), &device)];
+                        let ads = &playables[of_screen(&playables, &device)];
                         error_row(tx, &device, playing_at(ads, t), code, message, t)?;
                         report.count("fleet.playback_error", 1);
                     }
