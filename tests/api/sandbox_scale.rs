@@ -379,26 +379,26 @@ async fn a_plans_screen_cap_is_lifted_by_the_operator() {
         .problem(403);
 }
 
-/// Copies of every play of the last week (each its own row, a second apart), as many times over as
-/// it takes to hold at least `rows` play rows (the demo history's plays of today are fewer just
-/// after midnight): a world whose proof-of-play report reads many rows. Plain SQL: what is measured is the report,
-/// not how the plays arrived; so the copies' sums are added to the daily roll-up the report reads,
-/// as a writer adds them (schema V43).
+/// At least `rows` plays reported yesterday afternoon (UTC), a second apart, on every screen's
+/// assigned ads: a world whose proof-of-play report reads many play rows (the demo history's own
+/// are today's, few just after midnight). Plain SQL: what is measured is the report, not how the
+/// plays arrived; so their sums are added to the daily roll-up the report reads, as a writer adds
+/// them (schema V43). Returns the plays written.
 fn more_plays(app: &TestApp, rows: i64) -> i64 {
+    let noon = yesterday() + 43_200;
     app.sql(|c| {
-        let base: i64 = c.query_row("SELECT count(*) FROM playbacks", [], |r| r.get(0))?;
-        let copies = (rows + base - 1) / base.max(1);
+        let pairs: i64 = c.query_row("SELECT count(*) FROM ad_assignments", [], |r| r.get(0))?;
+        let copies = (rows + pairs - 1) / pairs.max(1);
+        // A written play's id holds an upper-case X, which no drawn id does.
         c.execute(
             "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < ?1)
              INSERT INTO playbacks (id, company_id, device_id, ad_id, source, started_at,
                                     duration_seconds, plays, created_at)
-             SELECT p.id || 'X' || k.n, p.company_id, p.device_id, p.ad_id, 'player',
-                    p.started_at + k.n, p.duration_seconds, p.plays, p.created_at
-             FROM playbacks p, k",
-            [copies],
+             SELECT 'pb_X' || x.device_id || x.ad_id || 'X' || k.n, d.company_id, x.device_id,
+                    x.ad_id, 'player', ?2 + k.n, 15, 1, ?2 + k.n
+             FROM ad_assignments x JOIN devices d ON d.id = x.device_id, k",
+            [copies, noon],
         )?;
-        // The copies' sums added to their days' roll-up rows, as a player's report adds them (a
-        // copy's id holds an upper-case X, which no drawn id does).
         c.execute(
             "INSERT INTO playback_days (company_id, day, device_id, ad_id, plays, seconds, rows)
              SELECT company_id, started_at / 86400, device_id, ad_id, sum(plays),
@@ -408,8 +408,17 @@ fn more_plays(app: &TestApp, rows: i64) -> i64 {
                  seconds = seconds + excluded.seconds, rows = rows + excluded.rows",
             [],
         )?;
-        c.query_row("SELECT count(*) FROM playbacks", [], |r| r.get(0))
+        c.query_row(
+            "SELECT count(*) FROM playbacks WHERE id GLOB '*X*'",
+            [],
+            |r| r.get(0),
+        )
     })
+}
+
+/// The start of yesterday (UTC) on the system clock these sandboxes run on.
+fn yesterday() -> i64 {
+    (signage::time::wall_now().div_euclid(86_400) - 1) * 86_400
 }
 
 /// Reads answered while `long` (a request that works for a while) runs, sent one after another
@@ -440,13 +449,10 @@ async fn unthrottled() -> TestApp {
     TestApp::spawn_with(|l| l.rate_limit_per_second = Some(0.0)).await
 }
 
-/// A second after the first play row started (the first hour of a day, often): a report from then
-/// on reads the rest of that day's play rows one by one (a whole day, or the day `to` falls in, is
-/// read from its roll-up rows).
-fn after_the_first_play(app: &TestApp) -> String {
-    let first: i64 =
-        app.sql(|c| c.query_row("SELECT min(started_at) FROM playbacks", [], |r| r.get(0)));
-    signage::time::rfc3339(first + 1)
+/// A second after yesterday's start: a report from then on reads yesterday's play rows one by one
+/// (a whole day, or the day `to` falls in, is read from its roll-up rows).
+fn after_yesterdays_start() -> String {
+    signage::time::rfc3339(yesterday() + 1)
 }
 
 /// Reads answered during a long request: far more than the one or two that could slip in before
@@ -460,7 +466,7 @@ async fn a_read_is_answered_while_a_proof_of_play_report_runs() {
     let report = app
         .get(&format!(
             "/reports/proof-of-play?from={}",
-            after_the_first_play(&app)
+            after_yesterdays_start()
         ))
         .key("northwind-readonly")
         .send();
@@ -480,7 +486,7 @@ async fn a_read_is_answered_while_the_report_tool_runs() {
     let message = mcp::request(
         1,
         "tools/call",
-        json!({ "name": "get_proof_of_play_report", "arguments": { "from": after_the_first_play(&app) } }),
+        json!({ "name": "get_proof_of_play_report", "arguments": { "from": after_yesterdays_start() } }),
     );
     let call = mcp::send(&app, "northwind-readonly", &message);
     let (answered, resp) = reads_answered_during(&app, "/devices?limit=5", call).await;
