@@ -6,6 +6,7 @@ use crate::http::response::PageWriter;
 use crate::http::router::{Route, Tool};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{CompanyId, Kind};
+use crate::opening_hours::Hours;
 use crate::validate::{Errors, OneOf, Text};
 use rusqlite::{Connection, OptionalExtension};
 use schemars::JsonSchema;
@@ -38,11 +39,11 @@ pub fn routes() -> Vec<Route> {
                 "get_company",
                 "Get company",
                 &[("company_id", "The company id (`cmp_…`), as returned by list_companies.")],
-                "Get one company: name, slug, industry, country, timezone, opening hours and plan.",
+                "Get one company: name, slug, industry, country, timezone, opening hours (and whether its stores are open now) and plan.",
             ))
             .tag("companies")
             .summary("Get one company.")
-            .describe("One company by id. A company outside the credential's reach is 404, exactly like a missing id.")
+            .describe("One company by id, with `store`: whether its stores are open at the sandbox clock's now by its `opening_hours`, and when they next open or close. A company outside the credential's reach is 404, exactly like a missing id.")
             .ok("Company"),
         Route::patch("/companies/{id}", "updateCompany", SET_LANDING_DOMAINS, update)
             .tag("companies")
@@ -128,11 +129,68 @@ pub struct Company {
     opening_hours: Vec<crate::opening_hours::OpenDay>,
     created_at: Time,
     updated_at: Time,
+    /// Whether the company's stores are open now (the sandbox clock's now), by its
+    /// `opening_hours`, and when that next changes. Read-only: derived, never set.
+    #[schemars(extend("readOnly" = true))]
+    store: Store,
+    // The hours `store` is read from at the request's now; not a member of the body.
+    #[serde(skip)]
+    hours: Hours,
+}
+
+/// Whether a company's stores are open at an instant, by its opening hours (the rule its screens
+/// play by), and when that next changes: a store is closed at its `closes_at` and open at its
+/// `opens_at`.
+#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[schemars(rename = "StoreStatus")]
+pub struct Store {
+    /// Whether the stores are open: the company's screens play only while they are.
+    open: bool,
+    /// While closed: when the stores next open (`null` while open, or when they do not open
+    /// within a week).
+    opens_at: Option<Time>,
+    /// While open: when the stores next close (`null` while closed, or when they do not close
+    /// within a week, as around the clock).
+    closes_at: Option<Time>,
+}
+
+impl Store {
+    /// The stores of `hours` at instant `t`.
+    pub fn at(hours: &Hours, t: i64) -> Store {
+        let open = hours.is_open(t);
+        Store {
+            open,
+            opens_at: if open {
+                None
+            } else {
+                hours.opens_at(t).map(Time)
+            },
+            closes_at: hours.closes_at(t).map(Time),
+        }
+    }
+
+    /// Writes the JSON of its `Serialize`.
+    fn write(&self, out: &mut Vec<u8>) {
+        use crate::http::json_write as w;
+        out.push(b'{');
+        w::key(out, "open");
+        out.extend_from_slice(if self.open { b"true" } else { b"false" });
+        out.push(b',');
+        w::key(out, "opens_at");
+        w::opt_time(out, self.opens_at.map(|t| t.0));
+        out.push(b',');
+        w::key(out, "closes_at");
+        w::opt_time(out, self.closes_at.map(|t| t.0));
+        out.push(b'}');
+    }
 }
 
 impl Company {
-    /// Reads a row of [`COMPANY_COLUMNS`] by column position.
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Company> {
+    /// Reads a row of [`COMPANY_COLUMNS`] by column position, its stores as they are at `now`.
+    fn from_row(r: &rusqlite::Row<'_>, now: i64) -> rusqlite::Result<Company> {
+        let json: String = r.get(11)?;
+        let timezone: String = r.get(6)?;
+        let hours = Hours::read(&json, &timezone);
         Ok(Company {
             id: r.get(0)?,
             object: "company",
@@ -141,20 +199,23 @@ impl Company {
             slug: r.get(3)?,
             industry: r.get(4)?,
             country: r.get(5)?,
-            timezone: r.get(6)?,
+            timezone,
             plan_id: r.get(7)?,
             allowed_landing_domains: super::landing_domains::parse(
                 r.get::<_, Option<String>>(8)?.as_deref(),
             ),
             created_at: Time(r.get(9)?),
             updated_at: Time(r.get(10)?),
-            opening_hours: crate::opening_hours::Hours::parse_days(&r.get::<_, String>(11)?),
+            opening_hours: Hours::parse_days(&json),
+            store: Store::at(&hours, now),
+            hours,
         })
     }
 
-    /// The company's JSON, byte for byte its `Serialize` (a test holds the two equal); list pages
-    /// keep it per generation of the credentials' rows, which `companies` is one of.
-    fn render(&self) -> Vec<u8> {
+    /// The company's JSON up to its `store` (left open), which depends on the clock: list pages
+    /// keep it per generation of the credentials' rows, which `companies` is one of, and
+    /// [`CompanyJson::write`] ends it at the request's now.
+    fn render_kept(&self) -> Vec<u8> {
         use crate::http::json_write as w;
         let mut out = Vec::with_capacity(384);
         out.push(b'{');
@@ -217,20 +278,47 @@ impl Company {
         out.push(b',');
         w::key(&mut out, "updated_at");
         w::time(&mut out, self.updated_at.0);
-        out.push(b'}');
         out
     }
 }
 
-/// A company's JSON as list pages keep it ([`crate::routes::rendered`]).
-pub struct CompanyJson(Box<[u8]>);
+/// A company's JSON as list pages keep it ([`crate::routes::rendered`]): all but its `store`, and
+/// the hours that say it.
+pub struct CompanyJson {
+    kept: Box<[u8]>,
+    hours: Hours,
+}
 
-fn load_company(conn: &Connection, id: &str) -> Result<Option<Company>, ApiError> {
+impl CompanyJson {
+    fn of(company: &Company) -> CompanyJson {
+        CompanyJson {
+            kept: company.render_kept().into_boxed_slice(),
+            hours: company.hours,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.kept.len() + 80
+    }
+
+    /// The company's JSON at instant `now`, byte for byte its `Serialize` (a test holds the two
+    /// equal).
+    fn write(&self, out: &mut Vec<u8>, now: i64) {
+        use crate::http::json_write as w;
+        out.extend_from_slice(&self.kept);
+        out.push(b',');
+        w::key(out, "store");
+        Store::at(&self.hours, now).write(out);
+        out.push(b'}');
+    }
+}
+
+fn load_company(conn: &Connection, id: &str, now: i64) -> Result<Option<Company>, ApiError> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"
         ))?
-        .query_row([id], Company::from_row)
+        .query_row([id], |r| Company::from_row(r, now))
         .optional()?)
 }
 
@@ -289,6 +377,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let like = super::search::pattern(ctx)?;
     let generations = ctx.db.generations()?;
     let stamp = (generations.credentials, generations.restores);
+    let now = ctx.now();
     let principal = ctx.principal()?;
     let conn = ctx.conn()?;
     let ids = page_ids(&conn, principal, &page, like.as_ref())?;
@@ -299,13 +388,13 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         .get::<std::sync::Arc<super::rendered::Rendered<CompanyJson>>>()
         .ok_or_else(|| ApiError::Internal("the companies' rendered rows are not set up".into()))?;
     let rows = super::rendered::rows(cache, &ids[..limit], stamp, |id| {
-        let company = load_company(&conn, id)?
+        let company = load_company(&conn, id, now)?
             .ok_or_else(|| ApiError::Internal(format!("company {id} vanished within a read")))?;
-        Ok::<_, ApiError>(CompanyJson(company.render().into_boxed_slice()))
+        Ok::<_, ApiError>(CompanyJson::of(&company))
     })?;
-    let mut out = PageWriter::with_capacity(rows.iter().map(|r| r.0.len() + 1).sum());
+    let mut out = PageWriter::with_capacity(rows.iter().map(|r| r.len() + 1).sum());
     for row in &rows {
-        out.row().extend_from_slice(&row.0);
+        row.write(out.row(), now);
     }
     let last = ids[..limit].last().map(String::as_str);
     Ok(Response::page_written(out.finish(
@@ -324,12 +413,13 @@ fn visible_company(ctx: &Ctx<'_>) -> Result<CompanyId, ApiError> {
 
 fn get(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let id = visible_company(ctx)?;
+    let now = ctx.now();
     let conn = ctx.conn()?;
     let company = crud::load(
         &conn,
         &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
         &id,
-        |r| Company::from_row(r.row()),
+        |r| Company::from_row(r.row(), now),
     )?;
     Ok(Response::ok(&company))
 }
@@ -391,7 +481,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
             tx,
             &format!("SELECT {COMPANY_COLUMNS} FROM companies WHERE id = ?1"),
             &id,
-            |r| Company::from_row(r.row()),
+            |r| Company::from_row(r.row(), now),
         )?;
         Ok(Response::ok(&company))
     })
@@ -697,15 +787,23 @@ mod tests {
 
     #[test]
     fn a_rendered_company_is_its_serialized_json() {
-        for (text, domains, t) in [
-            ("Northwind", vec![], 1_700_000_000),
+        const SHOP: &str = r#"[{"day":"monday","opens":"08:00","closes":"21:00"}]"#;
+        for (text, domains, t, hours) in [
+            (
+                "Northwind",
+                vec![],
+                1_700_000_000,
+                crate::opening_hours::AROUND_THE_CLOCK,
+            ),
             (
                 "Café \"Ü\" \\ 北京\n\u{1}",
                 vec!["a.example".to_string(), "b\"c".to_string()],
                 -62_167_219_201,
+                SHOP,
             ),
         ] {
-            let c = Company {
+            let hours = Hours::read(hours, "Europe/Amsterdam");
+            let mut c = Company {
                 id: "cmp_0m5d4ruo5fepbn59k9ts".into(),
                 object: "company",
                 account_id: "acct_0m5d4ruo0fb72isqzrb5".into(),
@@ -716,16 +814,24 @@ mod tests {
                 timezone: text.into(),
                 plan_id: "plan_0m5d4ruo3lgv7fuynar1".into(),
                 allowed_landing_domains: domains,
-                opening_hours: crate::opening_hours::Hours::parse_days(
-                    crate::opening_hours::AROUND_THE_CLOCK,
-                ),
+                opening_hours: Hours::parse_days(crate::opening_hours::AROUND_THE_CLOCK),
                 created_at: Time(t),
                 updated_at: Time(253_402_300_800),
+                store: Store::at(&hours, 0),
+                hours,
             };
-            assert_eq!(
-                String::from_utf8(c.render()).unwrap(),
-                serde_json::to_string(&c).unwrap()
-            );
+            let kept = CompanyJson::of(&c);
+            // Open and closed, with and without the instants (Monday 7 December 2026, 12:00 and
+            // 21:00 UTC).
+            for now in [0, 1_796_644_800, 1_796_677_200] {
+                c.store = Store::at(&hours, now);
+                let mut out = Vec::new();
+                kept.write(&mut out, now);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    serde_json::to_string(&c).unwrap()
+                );
+            }
         }
     }
 }

@@ -387,3 +387,236 @@ async fn bad_opening_hours_are_refused_naming_the_field() {
         .await
         .problem(404);
 }
+
+async fn store_of(app: &TestApp, key: &str, id: &str) -> Value {
+    app.get(&format!("/companies/{id}"))
+        .key(key)
+        .send()
+        .await
+        .ok()["store"]
+        .clone()
+}
+
+fn store(open: bool, opens_at: Option<&str>, closes_at: Option<&str>) -> Value {
+    json!({"open": open, "opens_at": opens_at, "closes_at": closes_at})
+}
+
+/// A company says whether its stores are open at the sandbox clock's now, and when that next
+/// changes, by the same hours its screens play by: a store open around the clock never closes,
+/// one closed on Sunday opens next on Monday, and the instants themselves fall on the right side.
+#[tokio::test]
+async fn a_company_says_whether_its_stores_are_open_now() {
+    let app = crate::sandbox_clock::frozen_without_fleet().await;
+    let grocers = company_id("Northwind Grocers");
+    let pharmacy = company_id("Northwind Pharmacy");
+    let hotels = company_id("Harborview Hotels");
+    // Monday 2 March 2026, 09:00 UTC: the grocers (07:00-22:00 Amsterdam, 06:00-21:00 UTC) and the
+    // pharmacy (08:30-19:00 Brussels, Monday to Saturday) are open; the hotels never close.
+    let open_grocers = store(true, None, Some("2026-03-02T21:00:00Z"));
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &grocers).await,
+        open_grocers
+    );
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &pharmacy).await,
+        store(true, None, Some("2026-03-02T18:00:00Z"))
+    );
+    assert_eq!(
+        store_of(&app, "harborview-readwrite", &hotels).await,
+        store(true, None, None)
+    );
+    // The list page says the same.
+    let list = app
+        .get("/companies")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    let listed = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == grocers.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed["store"], open_grocers, "{list}");
+    // The last second open, then the closing instant: closed, opening next morning.
+    advance(&app, 12 * HOUR - 1).await;
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &grocers).await,
+        open_grocers
+    );
+    advance(&app, 1).await;
+    let closed = store(false, Some("2026-03-03T06:00:00Z"), None);
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &grocers).await,
+        closed
+    );
+    // A list page kept from before the clock moved says it at the new now too.
+    let list = app
+        .get("/companies")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    assert!(
+        list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == grocers.as_str() && c["store"] == closed),
+        "{list}"
+    );
+    // The opening instant: open.
+    advance(&app, 9 * HOUR - 1).await;
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &grocers).await,
+        closed
+    );
+    advance(&app, 1).await;
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &grocers).await,
+        store(true, None, Some("2026-03-03T21:00:00Z"))
+    );
+    // Saturday 7 March, 18:00 UTC: the pharmacy has closed and, closed on Sunday, opens on Monday.
+    advance(&app, 4 * DAY + 12 * HOUR).await;
+    assert_eq!(
+        store_of(&app, "northwind-readwrite", &pharmacy).await,
+        store(false, Some("2026-03-09T07:30:00Z"), None)
+    );
+    assert_eq!(
+        store_of(&app, "harborview-readwrite", &hotels).await,
+        store(true, None, None)
+    );
+    // A key scoped to the grocers sees its store; the pharmacy stays not found.
+    assert!(store_of(&app, "northwind-grocers-write", &grocers).await["open"].is_boolean());
+    app.get(&format!("/companies/{pharmacy}"))
+        .key("northwind-grocers-write")
+        .send()
+        .await
+        .problem(404);
+    app.get(&format!("/companies/{hotels}"))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .problem(404);
+    // An MCP client reads the same member.
+    let got = crate::helpers::mcp::call_ok(
+        &app,
+        "northwind-readwrite",
+        "get_company",
+        json!({"company_id": pharmacy}),
+    )
+    .await;
+    assert_eq!(
+        got["store"],
+        store(false, Some("2026-03-09T07:30:00Z"), None)
+    );
+}
+
+/// Hours changed take effect on the store at once: closed every day, it never opens.
+#[tokio::test]
+async fn a_store_closed_every_day_never_opens() {
+    let app = crate::sandbox_clock::frozen_without_fleet().await;
+    let grocers = company_id("Northwind Grocers");
+    let updated = app
+        .patch(&format!("/companies/{grocers}"))
+        .key("northwind-admin")
+        .json(&json!({"opening_hours": []}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(updated["store"], store(false, None, None), "{updated}");
+}
+
+/// The proof-of-play report of one company says how long its stores were open in the range, up
+/// to now (what a screen could have played), by the same hours; across companies it does not.
+#[tokio::test]
+async fn the_report_says_how_long_the_stores_were_open() {
+    let app = crate::sandbox_clock::frozen_without_fleet().await;
+    let grocers = company_id("Northwind Grocers");
+    let report = app
+        .get(&format!(
+            "/reports/proof-of-play?company_id={grocers}&from=2026-03-01&to=2026-03-02"
+        ))
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    // Sunday 06:00-21:00 UTC, and Monday 06:00 to now (09:00).
+    assert_eq!(report["store_open_seconds"], 18 * HOUR, "{report}");
+    let all = app
+        .get("/reports/proof-of-play?from=2026-03-01&to=2026-03-02")
+        .key("northwind-readwrite")
+        .send()
+        .await
+        .ok();
+    assert_eq!(all["store_open_seconds"], Value::Null, "{all}");
+}
+
+/// A screen's player reads its company's store with its own session: closed at night with the
+/// morning's opening instant, open again from that instant, through a clock jump; another
+/// company stays not found.
+#[tokio::test]
+async fn a_player_reads_whether_its_store_is_open() {
+    let app = frozen().await;
+    let grocers = company_id("Northwind Grocers");
+    let link = app
+        .post("/auth/sign-in-links")
+        .key("northwind-admin")
+        .json(&json!({"path": format!("/player/{ENTRANCE_1}")}))
+        .send()
+        .await;
+    assert_eq!(link.status, 201, "{}", link.text());
+    let token = link.json()["url"]
+        .as_str()
+        .and_then(|u| u.split_once("#signin="))
+        .map(|(_, t)| t.to_string())
+        .unwrap_or_default();
+    let session = app
+        .post("/auth/sign-in")
+        .json(&json!({"token": token}))
+        .send()
+        .await
+        .ok();
+    let bearer = session["access_token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let read = |path: String| {
+        let app = &app;
+        let bearer = bearer.clone();
+        async move { app.get(&path).bearer(&bearer).send().await }
+    };
+    let company_of = read(format!("/devices/{ENTRANCE_1}")).await.ok()["company_id"].clone();
+    assert_eq!(company_of, grocers.as_str());
+    let day = read(format!("/companies/{grocers}")).await.ok();
+    assert_eq!(
+        day["store"],
+        store(true, None, Some("2026-03-02T21:00:00Z"))
+    );
+    // 23:00 UTC: midnight in Amsterdam.
+    advance(&app, 14 * HOUR).await;
+    let night = read(format!("/companies/{grocers}")).await.ok();
+    assert_eq!(
+        night["store"],
+        store(false, Some("2026-03-03T06:00:00Z"), None)
+    );
+    // Its ads are still assigned and on air: the store's hours, not the ads, keep it dark.
+    let ads = read(format!("/devices/{ENTRANCE_1}/ads")).await.ok();
+    assert!(
+        ads["data"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|ad| ad["on_air"] == true)),
+        "{ads}"
+    );
+    advance(&app, 7 * HOUR).await;
+    let morning = read(format!("/companies/{grocers}")).await.ok();
+    assert_eq!(
+        morning["store"],
+        store(true, None, Some("2026-03-03T21:00:00Z"))
+    );
+    read(format!("/companies/{}", company_id("Harborview Hotels")))
+        .await
+        .problem(404);
+}

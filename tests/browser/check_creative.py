@@ -24,7 +24,7 @@ import zxingcpp
 from PIL import Image, ImageDraw
 from playwright.sync_api import sync_playwright
 
-from kit import Rest, check, company_id, counts, key, sign_in, start_server, wait_until
+from kit import Rest, check, company_id, counts, key, sign_in, start_server, until_open, wait_until
 
 W, H = 1920, 1080
 RED = (220, 20, 20)
@@ -81,6 +81,8 @@ def screen_with(writer, grocers, name, ad_fields):
 
 
 def show(page, base, device, ad, name, results):
+    # The player plays while its store is open: at night the clock moves on to the opening.
+    until_open(base, company_id("Northwind Grocers"))
     page.goto(f"{base}/player/{device}?slot=30")
     shown = wait_until(page, f"({SHOWN})('{ad}')", 20)
     check(f"{name}: the player shows it", shown, page.inner_text("body")[:200])

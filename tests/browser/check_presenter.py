@@ -17,7 +17,10 @@ screen is on it within 2 s; a screen registered in the console (no simulation pr
 within 2 s of a jump while its player plays; an ad switched on and a promotion switched on reach a
 playing screen within 2 s; screens play only while their store is open (the day jumped over plays by
 the opening hours; after "+1 week" to a night the fleet reads "closed · opens 07:00", no screen
-playing, the Ads view counts no screen on air and says "stores closed · opens 07:00", and the hours a screen played stay within the hours its store was open).
+playing, the Ads view counts no screen on air and says "stores closed · opens 07:00", a screen's player opened then shows
+"Closed · opens 07:00" and plays nothing, and the hours a screen played stay within the hours its store was open; in
+the morning the player left open plays again without a reload). A player plays only while its store is open, so a
+check run at night moves the clock on to the opening first.
 Screenshots go to the results directory. Prints one PASS/FAIL line per check and `N passed, M failed`.
 """
 
@@ -31,7 +34,7 @@ from zoneinfo import ZoneInfo
 from playwright.sync_api import sync_playwright
 
 from kit import (Rest, axe_check, check, company_id, counts, follow_once, open_seconds, open_spans, sign_in,
-                 start_server, wait_until)
+                 start_server, until_open, wait_until)
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
@@ -364,6 +367,8 @@ def live_screen(browser, base, results):
     reader = Rest(base, "northwind-readonly")
     operator = Rest(base, "sandbox-operator")
     grocers = company_id("Northwind Grocers")
+    # The player plays while its store is open: at night the clock moves on to the opening.
+    until_open(base, grocers)
     screen = browser.new_context(viewport={"width": 1920, "height": 1080})
     player = screen.new_page()
     sign_in(player, base, "northwind-readwrite")
@@ -423,6 +428,7 @@ def new_ad_on_screen(browser, base, results):
     player is told; it does not wait for its playlist's next read)."""
     writer = Rest(base, "northwind-readwrite")
     grocers = company_id("Northwind Grocers")
+    until_open(base, grocers)
     screen = browser.new_context(viewport={"width": 1920, "height": 1080})
     player = screen.new_page()
     sign_in(player, base, "northwind-readwrite")
@@ -493,6 +499,7 @@ def registered_screen(browser, base, results):
                                          "status": "active"})
     assigned, _ = writer.call("POST", f"/ads/{ad['id']}/devices", {"device_id": device["id"]})
     check("registered screen: made and given an ad over REST", status == 201 and assigned in (200, 201), str(device))
+    until_open(base, grocers)
     screen = browser.new_context(viewport={"width": 1920, "height": 1080})
     player = screen.new_page()
     sign_in(player, base, "northwind-readwrite")
@@ -601,6 +608,21 @@ def opening_hours(browser, base, results):
           and "the stores were open" in page.inner_text("#view .summary"), f"{head} {row}")
     print(f"  measured: the report's 7 days: {row and row[2]} on screen of {row and row[3]} the store was open")
     page.screenshot(path=str(results / "report-hours.png"), full_page=True)
+    # A screen's player opened at night plays nothing either: the wall says what the console says.
+    screen = browser.new_context(viewport={"width": 1920, "height": 1080})
+    player = screen.new_page()
+    sign_in(player, base, "northwind-readwrite")
+    player.goto(f"{base}/player/{ENTRANCE_1}")
+    dark = wait_until(player, "document.body.dataset.store === 'closed' && Boolean(document.querySelector('#stage .closed'))", 20)
+    player.wait_for_timeout(3000)
+    said = player.inner_text("#stage")
+    check("opening hours: a player opened at night shows the store closed, saying when it opens, and plays nothing",
+          dark and "Closed" in said and f"opens {opens}" in said and not player.evaluate("document.getElementById('stage').dataset.adId")
+          and int(player.evaluate("document.body.dataset.playbacks || 0")) == 0
+          and int(player.evaluate("document.body.dataset.heartbeats || 0")) >= 1 and player.is_hidden("#key-form"),
+          said[:200])
+    axe_check(player, "player at night")
+    player.screenshot(path=str(results / "player-closed-at-night.png"))
     page.goto(f"{base}/console#/company/{grocers}/fleet")
     page.wait_for_selector(f"#view[data-ready] button.tile[data-device-id='{ENTRANCE_1}']")
     # The next morning the screens play again.
@@ -608,6 +630,13 @@ def opening_hours(browser, base, results):
     operator.call("POST", "/_sandbox/clock/advance", {"seconds": int((morning - night).total_seconds())})
     playing = wait_until(page, "[...document.querySelectorAll('button.tile.online')].some((t) => t.textContent.includes('Playing:'))", 15)
     check("opening hours: the next morning the screens play again", playing, page.inner_text("#view")[:300])
+    # The player left open overnight plays at the opening, without a reload.
+    resumed = wait_until(player, "Boolean(document.getElementById('stage').dataset.adId) && !document.body.dataset.store", 15)
+    check("opening hours: the player left open overnight plays again in the morning, without a reload",
+          resumed and not player.query_selector("#stage .closed"), player.inner_text("body")[:200])
+    player.wait_for_timeout(1000)
+    player.screenshot(path=str(results / "player-morning.png"))
+    screen.close()
     page.screenshot(path=str(results / "fleet-morning.png"), full_page=True)
     badges, expected, _ = on_air_badges(page, base, grocers, reader)
     check("opening hours: the next morning the Ads view counts the online screens on air again",

@@ -191,3 +191,25 @@ def open_spans(company, start, end):
 
 def open_seconds(company, start, end):
     return sum((b - a).total_seconds() for a, b in open_spans(company, start, end))
+
+
+def until_open(base, company, margin=timedelta(minutes=30)):
+    """A screen's player plays only while its store is open, as the company's `store` says (the
+    server's rule): when the store is closed at the sandbox clock's now, or closes within `margin`,
+    moves the clock to a minute after it next opens. Returns the seconds the clock moved (0 when
+    it is open)."""
+    reader, operator = Rest(base, "northwind-readonly"), Rest(base, "sandbox-operator")
+    at = lambda text: datetime.fromisoformat(text.replace("Z", "+00:00"))
+    moved = 0
+    for _ in range(3):
+        store = reader.call("GET", f"/companies/{company}")[1]["store"]
+        now = at(operator.call("GET", "/_sandbox/clock")[1]["now"])
+        if store["open"] and (not store["closes_at"] or at(store["closes_at"]) - now > margin):
+            return moved
+        target = at(store["opens_at"]) if not store["open"] else at(store["closes_at"])
+        seconds = int((target - now).total_seconds()) + 60
+        status, _ = operator.call("POST", "/_sandbox/clock/advance", {"seconds": seconds})
+        if status != 200:
+            raise SystemExit(f"POST /_sandbox/clock/advance: {status}")
+        moved += seconds
+    return moved

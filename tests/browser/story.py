@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 import zxingcpp
 from PIL import Image
 
-from kit import Rest, axe_check, check, company_id, free_port, wait_until
+from kit import Rest, axe_check, check, company_id, free_port, until_open, wait_until
 
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
 
@@ -158,7 +158,9 @@ def run(browser, base, banner, proc, results):
           len(ads) == 1 and ads[0]["device_ids"] == [screen_id] and ads[0]["on_air"] and ads[0]["media_id"] == media_id, str(ads)[:300])
     ad_id = ads[0]["id"] if ads else ""
 
-    # The screen's player, opened from the Fleet view: a new tab, signed in by a one-use link.
+    # The screen's player, opened from the Fleet view: a new tab, signed in by a one-use link. It
+    # plays while its store is open: at night the clock moves on to the opening.
+    until_open(base, grocers)
     page.goto(f"{base}/console#/company/{grocers}/fleet")
     page.wait_for_selector(f"#view[data-ready] [data-open-player='{screen_id}']")
     with context.expect_page() as opened:

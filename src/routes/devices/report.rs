@@ -32,6 +32,11 @@ pub(super) struct Report {
     plays: i64,
     #[schemars(range(min = 0))]
     seconds: i64,
+    /// With `company_id`: the seconds of the range, up to now, in which that company's stores were
+    /// open by its opening hours (what each of its screens could have played); `null` for a report
+    /// across companies.
+    #[schemars(range(min = 0))]
+    store_open_seconds: Option<i64>,
     /// Every UTC day the range touches, oldest first (a day's plays count where they started).
     days: Vec<DayLine>,
     ads: Vec<AdLine>,
@@ -185,6 +190,10 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     })?;
     let mut devices = screens.into_items();
     devices.sort_unstable_by(|a, b| a.device_id.cmp(&b.device_id));
+    let store_open_seconds = match ctx.query("company_id") {
+        Some(company) => Some(open_seconds(&conn, company, (from, to.min(ctx.now())))?),
+        None => None,
+    };
     Ok(Response::ok(&Report {
         object: "proof_of_play_report",
         company_id: ctx.query("company_id").map(str::to_string),
@@ -192,10 +201,30 @@ pub(super) fn proof_of_play(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         to: Time(to),
         plays: ads.iter().map(|a| a.plays).sum(),
         seconds: ads.iter().map(|a| a.seconds).sum(),
+        store_open_seconds,
         days,
         ads,
         devices,
     }))
+}
+
+/// The seconds of `[from, to)` in which the stores of `company` were open, by its opening hours.
+fn open_seconds(
+    conn: &rusqlite::Connection,
+    company: &str,
+    (from, to): (i64, i64),
+) -> Result<i64, ApiError> {
+    let hours = conn
+        .prepare_cached("SELECT opening_hours, timezone FROM companies WHERE id = ?1")?
+        .query_row([company], |r| {
+            Ok(crate::opening_hours::Hours::read(
+                &r.get::<_, String>(0)?,
+                &r.get::<_, String>(1)?,
+            ))
+        })
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("company", company))?;
+    Ok(hours.open_spans(from, to).iter().map(|(a, b)| b - a).sum())
 }
 
 /// The line of the screen `id`, met in the row `r` (its company is the row's), if it exists.

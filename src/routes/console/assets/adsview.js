@@ -3,7 +3,7 @@
 // ad (headline, media, promotion, dates, screens), and each ad can be paused or resumed (PATCH with
 // If-Match), assigned and unassigned, through the same REST calls any client makes.
 
-import { all, api, el, plural, sandboxNow, storeHours, timeZone, when } from "./common.js";
+import { all, api, el, plural, sandboxNow, storeOf, timeZone, when } from "./common.js";
 import { barList, colours } from "./charts.js";
 import { field, page, problemBox } from "./ui.js";
 import { qrImages, screen, shownShortUrls } from "./fleet.js";
@@ -17,7 +17,7 @@ function schedule(ad) {
 }
 
 /** "on air" only where a screen shows it: a screen plays while it is online and its store is open
- * (the company's opening hours, src/opening_hours.rs), so an ad on air whose screens are all
+ * (the company's `store`, by its opening hours), so an ad on air whose screens are all
  * offline (or never seen), or whose stores are closed now, plays nowhere and says so instead of
  * reading as playing with 0 plays. */
 function onAirBadge(ad, deviceById, store) {
@@ -41,22 +41,22 @@ export async function adsView(companyId) {
   page("Ads", el("div", { class: "row" }, newButton), formBox, status, chart, list);
   const qrByPromotion = new Map();
   let known = { devices: [], media: [], promotions: [] };
-  // The company's opening hours, read once for the view; hours it cannot read count as open
-  // (the badge then counts online screens, as before hours existed).
-  const company = await api("GET", `/companies/${companyId}`).catch(() => null);
   const render = async () => {
-    const [ads, devices, mediaRows, promotions, report] = await Promise.all([
+    const [ads, devices, mediaRows, promotions, report, company] = await Promise.all([
       all(`/ads?company_id=${companyId}`), all(`/devices?company_id=${companyId}`),
       all(`/media?company_id=${companyId}`).catch(() => []),
       all(`/promotions?company_id=${companyId}`).catch(() => []),
       // Seven whole UTC days, today's so far included (as the overview counts them).
       api("GET", `/reports/proof-of-play?company_id=${companyId}&from=${new Date(sandboxNow().getTime() - 6 * 86400000).toISOString().slice(0, 10)}`).catch(() => null),
+      // Whether its stores are open now (the server's `store`); a company it cannot read counts
+      // as open (the badge then counts online screens).
+      api("GET", `/companies/${companyId}`).catch(() => null),
     ]);
     known = { devices, media: mediaRows, promotions };
     await qrImages(ads, qrByPromotion);
     const mediaById = new Map(mediaRows.map((m) => [m.id, m]));
     const deviceById = new Map(devices.map((d) => [d.id, d]));
-    const store = company && company.opening_hours ? storeHours(company, sandboxNow()) : { open: true, opens: null };
+    const store = storeOf(company);
     const plays = new Map((report ? report.ads : []).map((a) => [a.ad_id, a.plays]));
     const adColours = colours(ads.map((a) => a.id));
     chart.replaceChildren(barList("ad-plays", "Plays per ad, last 7 days",

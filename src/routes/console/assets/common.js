@@ -258,49 +258,29 @@ export function zoned(date, tz = zone) {
   return { ...parts, zone: tz === "UTC" ? "UTC" : parts.timeZoneName };
 }
 
-/** Whether a company's stores are open at `date`, by its `opening_hours` (local times in its
- * `timezone`), and when they next open: `{ open, opens }`, `opens` "07:00" within 24 hours or
- * "Monday 08:30" later (null: never within a week). The server's rule
- * (src/opening_hours.rs) decides what screens play; this only says it in words. */
-export function storeHours(company, date) {
-  const hours = new Map((company.opening_hours || []).map((d) => [d.day, d]));
-  const dayOf = (t) => {
-    const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", {
+/** A company's stores as the server says they are (its `store`, read at the sandbox clock's now by
+ * its opening hours, the one rule its screens play by), in words: `{ open, opens }`, `opens` when a
+ * closed store next opens, "07:00" within 24 hours of `now` or "Monday 08:30" later, in the
+ * company's `timezone` (null: not within a week). A company without a `store` (not read) counts
+ * as open. */
+export function storeOf(company, now = sandboxNow()) {
+  const store = company && company.store;
+  if (!store) return { open: true, opens: null };
+  if (store.open || !store.opens_at) return { open: Boolean(store.open), opens: null };
+  const at = new Date(store.opens_at);
+  let parts;
+  try {
+    parts = new Intl.DateTimeFormat("en-GB", {
       timeZone: company.timezone || "UTC", weekday: "long", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
-    }).formatToParts(t).map((p) => [p.type, p.value]));
-    return { day: parts.weekday.toLowerCase(), time: `${parts.hour}:${parts.minute}` };
-  };
-  const today = dayOf(date);
-  const h = hours.get(today.day);
-  if (h && h.opens <= today.time && today.time < h.closes) return { open: true, opens: null };
-  if (h && today.time < h.opens) return { open: false, opens: h.opens };
-  for (let k = 1; k <= 7; k += 1) {
-    const later = dayOf(new Date(date.getTime() + k * 86400000));
-    const next = hours.get(later.day);
-    // Within the next 24 hours the time says it ("opens 07:00" at night); later, the day too.
-    if (next && k === 1 && next.opens <= today.time) return { open: false, opens: next.opens };
-    if (next) return { open: false, opens: `${later.day[0].toUpperCase()}${later.day.slice(1)} ${next.opens}` };
+    }).formatToParts(at);
+  } catch (_) {
+    parts = new Intl.DateTimeFormat("en-GB", {
+      timeZone: "UTC", weekday: "long", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+    }).formatToParts(at); // a zone this browser does not know
   }
-  return { open: false, opens: null };
-}
-
-/** Seconds of [start, end) (ms since the epoch) in which a company's stores are open, by its
- * `opening_hours` in its `timezone`, read every 5 minutes (opening hours are whole minutes on a
- * 5-minute grid in practice): what "time on screen" is measured against. */
-export function openSeconds(company, start, end) {
-  const hours = new Map((company.opening_hours || []).map((d) => [d.day, d]));
-  const fmt = new Intl.DateTimeFormat("en-GB", {
-    timeZone: company.timezone || "UTC", weekday: "long", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
-  });
-  const step = 300000;
-  let open = 0;
-  for (let t = start; t < end; t += step) {
-    const p = Object.fromEntries(fmt.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
-    const h = hours.get(p.weekday.toLowerCase());
-    const time = `${p.hour}:${p.minute}`;
-    if (h && h.opens <= time && time < h.closes) open += Math.min(step, end - t) / 1000;
-  }
-  return open;
+  const p = Object.fromEntries(parts.map((x) => [x.type, x.value]));
+  const time = `${p.hour}:${p.minute}`;
+  return { open: false, opens: at.getTime() - now.getTime() <= 86400000 ? time : `${p.weekday} ${time}` };
 }
 
 /** An RFC 3339 instant as "2026-12-07 10:28 CET", in the company's time zone (to the minute). */

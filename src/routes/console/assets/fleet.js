@@ -6,7 +6,7 @@
 // diagnostics are fetched when its tile is opened; its player opens in a new tab signed in with
 // this tab's credential (a one-use sign-in link). A form registers a new screen.
 
-import { ago, all, api, blobUrl, el, num, openSignedIn, sandboxNow, storeHours, svgUrl, when } from "./common.js";
+import { ago, all, api, blobUrl, el, num, openSignedIn, sandboxNow, storeOf, svgUrl, when } from "./common.js";
 import { lastDays, sparkline, stack } from "./charts.js";
 import { dialog, page, problemBox } from "./ui.js";
 import { every, fresh } from "./live.js";
@@ -120,15 +120,15 @@ export async function fleet(companyId) {
   };
   let plays = new Map();
   let playsAt = 0;
-  // The company's opening hours, read once for the view (a refresh reads the same few lists).
-  const company = await api("GET", `/companies/${companyId}`).catch(() => ({}));
   const refresh = async () => {
-    const [devices, ads, mediaRows] = await Promise.all([
+    const [devices, ads, mediaRows, company] = await Promise.all([
       all(`/devices?company_id=${companyId}`), all(`/ads?company_id=${companyId}`),
       all(`/media?company_id=${companyId}`).catch(() => []),
+      // Whether its store is open now: the server's `store`, read with the screens.
+      api("GET", `/companies/${companyId}`).catch(() => ({})),
     ]);
     // Outside the store's opening hours a screen is on but plays nothing: said as closed, not broken.
-    const store = storeHours(company, sandboxNow());
+    const store = storeOf(company);
     if (Date.now() - playsAt > 60000) {
       plays = await playsPerDay(companyId, 7).catch(() => plays);
       playsAt = Date.now();

@@ -7,9 +7,13 @@
 // polling of lists). What tells it at once that an ad was assigned or taken off is the screen's own
 // version (its `ETag`, which every assignment moves), read every WATCH_MS: a change reads the
 // playlist again and shows a newly assigned ad at once, cutting the ad on screen short.
+// Outside its store's opening hours the screen plays nothing: the company's `store` (whether the
+// store is open at the sandbox clock's now, and when that next changes, as the server decides it)
+// is read again at that instant, after a clock jump and every PLAYLIST_MS, and the screen shows
+// "closed · opens 07:00" until the store opens, then plays on without a reload.
 // `?slot=N` shows each ad N seconds (at least 1) instead of its own duration, for demos and tests.
 
-import { api, blobUrl, credential, el, hooks, logo, sandboxNow, saveCredential, signInFromLink, svgUrl } from "./common.js";
+import { api, blobUrl, credential, el, hooks, logo, sandboxNow, saveCredential, signInFromLink, storeOf, svgUrl } from "./common.js";
 
 const stage = document.getElementById("stage");
 const form = document.getElementById("key-form");
@@ -34,9 +38,29 @@ let playlistAt = 0;
 let shown = new Map();
 let playing = null;
 let heartbeatTimer = null;
+/** The screen's company as last read (its `store` says whether the store is open), when that
+ * was (this browser's ms) and the sandbox's time then; null until read (the screen then plays). */
+let company = null;
+let companyAt = 0;
+let companySandboxAt = 0;
 
 function message(text) {
   stage.replaceChildren(el("p", { class: "message", attrs: { role: "status" }, text }));
+}
+
+/** The screen while its store is closed: calm, in the brand's frame, saying when it opens. */
+function closed() {
+  const { opens } = storeOf(company);
+  const text = `closed${opens ? ` · opens ${opens}` : ""}`;
+  delete document.body.dataset.fit;
+  delete document.body.dataset.ownWords;
+  delete stage.dataset.adId;
+  const shown = stage.querySelector(".closed");
+  if (shown && shown.dataset.text === text) return;
+  stage.replaceChildren(el("div", { class: "closed", attrs: { role: "status", "data-store": "closed", "data-text": text } },
+    el("p", { class: "closed-word", text: "Closed" }),
+    opens ? el("p", { class: "closed-opens", text: `opens ${opens}` }) : null));
+  document.body.dataset.store = "closed";
 }
 
 function refused(e) {
@@ -73,9 +97,10 @@ function inkOn(hex) {
 async function frame() {
   try {
     const device = await api("GET", `/devices/${deviceId}`);
-    const [company, branding] = await Promise.all([
+    const [read, branding] = await Promise.all([
       api("GET", `/companies/${device.company_id}`), api("GET", `/companies/${device.company_id}/branding`),
     ]);
+    noteCompany(read);
     const c = branding.colors || {};
     const root = document.documentElement.style;
     if (HEX.test(c.primary || "")) {
@@ -83,15 +108,47 @@ async function frame() {
       root.setProperty("--brand-text", inkOn(c.primary));
     }
     if (HEX.test(c.accent || "")) root.setProperty("--accent", c.accent);
-    document.getElementById("frame-logo").replaceChildren(logo(company.name, c));
-    document.getElementById("frame-name").textContent = company.name;
+    document.getElementById("frame-logo").replaceChildren(logo(read.name, c));
+    document.getElementById("frame-name").textContent = read.name;
     document.getElementById("frame-tagline").textContent = branding.tagline || "";
     document.getElementById("frame").hidden = false;
     document.body.classList.add("framed");
-    document.title = `${device.name} · ${company.name}`;
+    document.title = `${device.name} · ${read.name}`;
     document.body.dataset.orientation = device.orientation;
   } catch (_) {
     /* no branding for this credential: the ads alone */
+  }
+}
+
+function noteCompany(read) {
+  company = read;
+  companyAt = Date.now();
+  companySandboxAt = sandboxNow().getTime();
+}
+
+/** Whether the store is open, as the server last said (a store not read counts as open). */
+function storeOpen() {
+  return !company || !company.store || company.store.open;
+}
+
+/** Whether the company's `store` is to be read again: the instant it said the store opens or
+ * closes has come (on the sandbox's clock, which a jump moves), the clock went back before the
+ * last read, or it was read PLAYLIST_MS ago (an admin may have changed the hours). */
+function storeStale() {
+  if (!company) return false;
+  const now = sandboxNow().getTime();
+  const s = company.store || {};
+  const next = Date.parse((s.open ? s.closes_at : s.opens_at) || "");
+  return (next && now >= next) || now < companySandboxAt - 2000 || Date.now() - companyAt >= PLAYLIST_MS;
+}
+
+/** Reads the company again; when its store opened or closed, the ad on screen gives way at once. */
+async function readStore() {
+  const was = storeOpen();
+  noteCompany(await api("GET", `/companies/${company.id}`));
+  if (storeOpen() !== was) {
+    playlist = null;
+    wake();
   }
 }
 
@@ -122,9 +179,10 @@ function rest(ms) {
 }
 
 /** Reads the screen every WATCH_MS: when an assignment moved its version, the playlist is read
- * again and the ad on screen gives way at once; when it reads offline while this player plays (the
- * presenter moved the clock past its last heartbeat), it heartbeats at once rather than at the next
- * beat, 30 s on. */
+ * again and the ad on screen gives way at once; when the store's opening or closing instant has
+ * come (or the clock jumped), the store is read again; when it reads offline while this player
+ * plays or waits for its store to open (the presenter moved the clock past its last heartbeat), it
+ * heartbeats at once rather than at the next beat, 30 s on. */
 async function watch() {
   let version = null;
   let revivedAt = 0;
@@ -137,7 +195,8 @@ async function watch() {
         wake();
       }
       version = etag;
-      if (body.status !== "online" && playing && Date.now() - revivedAt > 5000) {
+      if (storeStale()) await readStore();
+      if (body.status !== "online" && (playing || !storeOpen()) && Date.now() - revivedAt > 5000) {
         revivedAt = Date.now();
         heartbeat().catch((e) => { document.body.dataset.lastError = e.message; });
       }
@@ -243,6 +302,7 @@ async function slide(ad) {
 /** Shows a slide, fading it in over the one on screen, which then goes. */
 async function show(ad) {
   const next = await slide(ad);
+  delete document.body.dataset.store;
   const old = [...stage.children];
   next.node.classList.add("entering");
   // The frame follows the slide coming in: gone for a full-screen creative, without its tagline
@@ -274,6 +334,18 @@ async function play() {
     } catch (e) {
       if (e.status === 401) return;
       message(refused(e));
+      await rest(5000);
+      continue;
+    }
+    if (!storeOpen()) {
+      // The store is closed: nothing plays until it opens (watch() reads when that is); the
+      // platform hears at once that the screen shows nothing.
+      if (playing) {
+        playing = null;
+        heartbeat().catch((e) => { document.body.dataset.lastError = e.message; });
+      }
+      known = null;
+      closed();
       await rest(5000);
       continue;
     }

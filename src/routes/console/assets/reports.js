@@ -2,7 +2,7 @@
 // from `GET /reports/proof-of-play`, and the same report as a CSV download (the API answers CSV to
 // `Accept: text/csv`). The range is in the view's URL (`?from=…&to=…`), so a report can be shared.
 
-import { api, el, num, openSeconds, plural, sandboxNow } from "./common.js";
+import { api, el, num, plural, sandboxNow } from "./common.js";
 import { barList, colours, dayLines } from "./charts.js";
 import { field, page, problemBox, scroller } from "./ui.js";
 import { fresh } from "./live.js";
@@ -46,10 +46,10 @@ export async function reports(companyId) {
     return;
   }
   const hours = (s) => `${num(Math.round(s / 360) / 10)} h`;
-  // What a screen could have played: the hours its store was open in the range (so far).
+  // What a screen could have played: the hours its store was open in the range (so far), as the
+  // report counts them.
   const company = await api("GET", `/companies/${companyId}`).catch(() => null);
-  const rangeEnd = Math.min(Date.parse(`${to}T00:00:00Z`) + 86400000, sandboxNow().getTime());
-  const open = company ? openSeconds(company, Date.parse(`${from}T00:00:00Z`), rangeEnd) : null;
+  const open = company && typeof r.store_open_seconds === "number" ? r.store_open_seconds : null;
   const perDay = { name: "Plays", key: "plays", values: new Map(r.days.map((d) => [d.date, d.plays])) };
   const adColours = colours(r.ads.map((a) => a.ad_id));
   const table = (head, rows) => scroller(el("table", {},
