@@ -155,17 +155,20 @@ pub struct Store {
 }
 
 impl Store {
-    /// The stores of `hours` at instant `t`.
+    /// The stores of `hours` at instant `t`: one search of the open spans from `t` on, to eight
+    /// days after the end of `t`'s minute. Opening hours are whole minutes and summer time
+    /// changes on the hour, so nothing of this changes within one UTC minute (which lets a kept
+    /// row reuse it, [`CompanyJson::write`]).
     pub fn at(hours: &Hours, t: i64) -> Store {
+        let horizon = (t.div_euclid(60) + 1) * 60 + 8 * 86_400;
+        let first = hours.open_spans(t, horizon).into_iter().next();
         let open = hours.is_open(t);
         Store {
             open,
-            opens_at: if open {
-                None
-            } else {
-                hours.opens_at(t).map(Time)
-            },
-            closes_at: hours.closes_at(t).map(Time),
+            opens_at: if open { None } else { first.map(|s| Time(s.0)) },
+            closes_at: first
+                .filter(|s| open && s.0 == t && s.1 < horizon)
+                .map(|s| Time(s.1)),
         }
     }
 
@@ -287,6 +290,9 @@ impl Company {
 pub struct CompanyJson {
     kept: Box<[u8]>,
     hours: Hours,
+    /// The `store` of the last minute it was asked for (UTC minutes since the epoch): the same
+    /// for every instant of that minute ([`Store::at`]).
+    store: std::sync::Mutex<Option<(i64, Store)>>,
 }
 
 impl CompanyJson {
@@ -294,6 +300,7 @@ impl CompanyJson {
         CompanyJson {
             kept: company.render_kept().into_boxed_slice(),
             hours: company.hours,
+            store: std::sync::Mutex::new(None),
         }
     }
 
@@ -308,7 +315,19 @@ impl CompanyJson {
         out.extend_from_slice(&self.kept);
         out.push(b',');
         w::key(out, "store");
-        Store::at(&self.hours, now).write(out);
+        let minute = now.div_euclid(60);
+        // A poisoned lock only means another thread panicked holding it; the pair is whole.
+        let mut kept = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        let store = match *kept {
+            Some((m, store)) if m == minute => store,
+            _ => {
+                let store = Store::at(&self.hours, now);
+                *kept = Some((minute, store));
+                store
+            }
+        };
+        drop(kept);
+        store.write(out);
         out.push(b'}');
     }
 }
@@ -831,6 +850,30 @@ mod tests {
                     String::from_utf8(out).unwrap(),
                     serde_json::to_string(&c).unwrap()
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_stores_status_holds_for_its_whole_minute_and_is_the_rule_of_its_hours() {
+        let hours = Hours::read(
+            r#"[{"day":"monday","opens":"08:30","closes":"19:00"},
+                {"day":"saturday","opens":"09:00","closes":"24:00"},
+                {"day":"sunday","opens":"00:00","closes":"03:15"}]"#,
+            "Europe/Amsterdam",
+        );
+        // Every 5 minutes of a fortnight around each summer time change of 2026 (29 March,
+        // 25 October), and the seconds within each minute.
+        for start in [1_774_224_000_i64, 1_792_368_000] {
+            for m in (start..start + 14 * 86_400).step_by(300) {
+                let store = Store::at(&hours, m);
+                for s in [1, 30, 59] {
+                    assert_eq!(Store::at(&hours, m + s), store, "{m} + {s}");
+                }
+                assert_eq!(store.open, hours.is_open(m), "{m}");
+                let opens = if store.open { None } else { hours.opens_at(m) };
+                assert_eq!(store.opens_at.map(|t| t.0), opens, "{m}");
+                assert_eq!(store.closes_at.map(|t| t.0), hours.closes_at(m), "{m}");
             }
         }
     }
