@@ -37,7 +37,7 @@ use super::playables::{Playable, Slots, Tally};
 use crate::db::{DbError, Scoped, TransactionState, WriteIntent};
 use crate::ids::PlaybackErrorId;
 use crate::opening_hours::Hours;
-use crate::routes::devices::KEPT_PLAYBACK_ERRORS;
+use crate::routes::devices::{record_playback_error, NewPlaybackError};
 use crate::routes::on_air::{Run, RUN_COLUMNS};
 use crate::timeline::{Env, Report, Source};
 use rusqlite::{Connection, OptionalExtension};
@@ -494,7 +494,7 @@ fn player_beats(tx: &Connection, since: i64) -> Result<BTreeMap<String, i64>, Db
 }
 
 /// Records a playback error of a screen at `at` (in the table diagnostics read), naming the ad it
-/// plays then if any, and keeps the latest [`KEPT_PLAYBACK_ERRORS`].
+/// plays then if any, and keeps the latest ones ([`record_playback_error`]).
 pub fn record_error(
     tx: &crate::db::Tx,
     device: &str,
@@ -515,18 +515,12 @@ fn error_row(
     message: &str,
     at: i64,
 ) -> Result<(PlaybackErrorId, Option<String>), DbError> {
-    let id: PlaybackErrorId = tx.generate();
-    tx.prepare_cached(
-        "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(rusqlite::params![id, device, ad, code, message, at])?;
-    tx.prepare_cached(
-        "DELETE FROM playback_errors WHERE device_id = ?1 AND id NOT IN
-           (SELECT id FROM playback_errors WHERE device_id = ?1
-            ORDER BY occurred_at DESC, id DESC LIMIT ?2)",
-    )?
-    .execute(rusqlite::params![device, KEPT_PLAYBACK_ERRORS])?;
+    let error = NewPlaybackError {
+        code,
+        message,
+        ad_id: ad.as_deref(),
+    };
+    let id = record_playback_error(tx, device, &error, at)?;
     Ok((id, ad))
 }
 

@@ -842,6 +842,68 @@ async fn diagnostics_of_fixture_devices() {
         .problem(404);
 }
 
+/// A device keeps its latest 100 playback errors, newest by when they occurred: a player that
+/// reports 130 errors over six heartbeats keeps the last 100, and diagnostics shows the newest 20,
+/// newest first. The fleet records its simulated errors through the same rule.
+#[tokio::test]
+async fn a_device_keeps_its_latest_hundred_playback_errors() {
+    let app = TestApp::spawn().await;
+    let created = app
+        .post("/devices")
+        .key("northwind-readwrite")
+        .json(&new_device("Northwind Grocers"))
+        .send()
+        .await
+        .ok();
+    let id = created["id"].as_str().unwrap();
+    let hb = format!("/devices/{id}/heartbeat");
+    let mut sent = 0;
+    for beat in 0..7 {
+        let n = if beat == 6 { 10 } else { 20 };
+        let errors: Vec<Value> = (sent..sent + n)
+            .map(|i| json!({"code": format!("E{i:03}"), "message": format!("error {i}")}))
+            .collect();
+        sent += n;
+        app.post(&hb)
+            .key("northwind-readwrite")
+            .json(&json!({"playback_errors": errors}))
+            .send()
+            .await
+            .ok();
+        // Each heartbeat's errors occur a minute after the last one's.
+        app.post("/_sandbox/clock/advance")
+            .key("sandbox-operator")
+            .json(&json!({"seconds": 60}))
+            .send()
+            .await
+            .ok();
+    }
+    assert_eq!(sent, 130);
+    let kept: Vec<String> = app.sql(|c| {
+        c.prepare("SELECT code FROM playback_errors WHERE device_id = ?1 ORDER BY code")?
+            .query_map([id], |r| r.get(0))?
+            .collect()
+    });
+    let want: Vec<String> = (30..130).map(|i| format!("E{i:03}")).collect();
+    assert_eq!(kept, want, "the oldest 30 are gone, the latest 100 kept");
+
+    let diag = app
+        .get(&format!("/devices/{id}/diagnostics"))
+        .key("northwind-readonly")
+        .send()
+        .await
+        .ok();
+    let shown: Vec<&str> = diag["recent_playback_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    let mut newest: Vec<String> = (110..130).map(|i| format!("E{i:03}")).collect();
+    newest.reverse();
+    assert_eq!(shown, newest, "the newest 20, newest first");
+}
+
 #[tokio::test]
 async fn heartbeat_updates_status_and_diagnostics() {
     let app = TestApp::spawn().await;

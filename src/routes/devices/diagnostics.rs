@@ -132,3 +132,44 @@ pub(super) fn get_diagnostics(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let diag = diagnostics(&conn, &id, Clock::of(ctx))?;
     Ok(Response::ok(&diag))
 }
+
+/// A playback error to record: its code, message and the ad it names, if any.
+pub(crate) struct NewPlaybackError<'a> {
+    pub code: &'a str,
+    pub message: &'a str,
+    pub ad_id: Option<&'a str>,
+}
+
+/// Records `error` of `device` at `at`, and keeps only the device's latest
+/// [`KEPT_PLAYBACK_ERRORS`](super::KEPT_PLAYBACK_ERRORS) (newest first by `occurred_at`, then id):
+/// the one rule of what diagnostics keep, for a player's heartbeat and the fleet alike.
+///
+/// The prune walks the device's errors newest first in `playback_errors_by_device_time` and skips
+/// the kept ones; what is left (one row, once the device has its fill) is deleted by rowid.
+pub(crate) fn record_playback_error(
+    tx: &crate::db::Tx,
+    device: &str,
+    error: &NewPlaybackError<'_>,
+    at: i64,
+) -> Result<crate::ids::PlaybackErrorId, crate::db::DbError> {
+    let id: crate::ids::PlaybackErrorId = tx.generate();
+    tx.prepare_cached(
+        "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(rusqlite::params![
+        id,
+        device,
+        error.ad_id,
+        error.code,
+        error.message,
+        at
+    ])?;
+    tx.prepare_cached(
+        "DELETE FROM playback_errors WHERE rowid IN
+           (SELECT rowid FROM playback_errors WHERE device_id = ?1
+            ORDER BY occurred_at DESC, id DESC LIMIT -1 OFFSET ?2)",
+    )?
+    .execute(rusqlite::params![device, super::KEPT_PLAYBACK_ERRORS])?;
+    Ok(id)
+}

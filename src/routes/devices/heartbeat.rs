@@ -1,12 +1,10 @@
 //! A device's heartbeat: telemetry and playback errors reported by the screen.
 
 use super::device::{authorized_owner, Clock};
-use super::diagnostics::diagnostics;
-use super::fields::{
-    KEPT_PLAYBACK_ERRORS, MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, PLAYBACK_MESSAGE,
-};
+use super::diagnostics::{diagnostics, record_playback_error, NewPlaybackError};
+use super::fields::{MAX_PLAYBACK_ERRORS, MAX_STORAGE_MB, MAX_UPTIME_SECS, PLAYBACK_MESSAGE};
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{DeviceId, Kind, NullableId, PlaybackErrorId, TypedId};
+use crate::ids::{DeviceId, Kind, NullableId, TypedId};
 use crate::routes::optional::present;
 use crate::routes::payload::Subject;
 use crate::validate::Errors;
@@ -191,27 +189,13 @@ pub(super) fn heartbeat(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         args.extend(sets.iter().map(|(_, v)| v.clone()));
         tx.execute(&sql, rusqlite::params_from_iter(args))?;
 
-        if !reported.is_empty() {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO playback_errors (id, device_id, ad_id, code, message, occurred_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for e in &reported {
-                insert.execute(rusqlite::params![
-                    ctx.generate::<PlaybackErrorId>(),
-                    id,
-                    e.ad_id,
-                    e.code,
-                    e.message.trim(),
-                    now
-                ])?;
-            }
-            tx.prepare_cached(
-                "DELETE FROM playback_errors WHERE device_id = ?1 AND id NOT IN
-                   (SELECT id FROM playback_errors WHERE device_id = ?1
-                    ORDER BY occurred_at DESC, id DESC LIMIT ?2)",
-            )?
-            .execute(rusqlite::params![id, KEPT_PLAYBACK_ERRORS])?;
+        for e in &reported {
+            let error = NewPlaybackError {
+                code: &e.code,
+                message: e.message.trim(),
+                ad_id: e.ad_id.as_deref(),
+            };
+            record_playback_error(tx, &id, &error, now)?;
         }
 
         // A device reported offline is back: `device.online`, before its heartbeat's event.
