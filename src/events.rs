@@ -132,11 +132,16 @@ fn insert_event(
     // the formatter's adapter (half the instructions for an event's data).
     let payload = serde_json::to_string(payload)
         .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    // Whether the events page may copy the data as it is (V51): asked once here, since an event
+    // never changes, instead of on every read of it. Most payloads are; one with a float, a key
+    // twice (a flattened struct) or more than 32 members in an object is not.
+    let canonical = crate::json_write::is_canonical(&payload);
     tx.prepare_cached(
         // The account named here (V46's trigger would otherwise fill it by an UPDATE per event).
         "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload, created_at, actor, via,
-                             account_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, (SELECT account_id FROM companies WHERE id = ?2))",
+                             account_id, payload_canonical)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, (SELECT account_id FROM companies WHERE id = ?2),
+                 ?10)",
     )?
     .execute(rusqlite::params![
         id,
@@ -148,6 +153,7 @@ fn insert_event(
         tx.now(),
         tx.origin().actor,
         tx.origin().via,
+        canonical,
     ])?;
     Ok(id)
 }

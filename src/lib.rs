@@ -24,7 +24,7 @@
 //! - [`areas`]: the area registry, each data area declared once (scope name, paths, id kinds,
 //!   event types, tables); scopes, events and the MCP instructions read it.
 //! - [`db`]: SQLite connections, refinery migrations (`schema/`), the demo fixtures (`fixtures/`).
-//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`validate`], [`markup`], [`events`], [`audit`], [`ledger`]: small shared
+//! - [`ids`], [`time`], [`random`], [`jsonschema`], [`json_write`], [`validate`], [`markup`], [`events`], [`audit`], [`ledger`]: small shared
 //!   pieces; [`opening_hours`] says when a company's stores are open (its screens play then);
 //!   [`outbound`] decides which addresses webhooks may target; [`webhooks`] delivers
 //!   events from the outbox (worker, signing, retries on the sandbox clock).
@@ -43,6 +43,7 @@ pub mod db;
 pub mod events;
 pub mod http;
 pub mod ids;
+pub mod json_write;
 pub mod jsonschema;
 pub mod ledger;
 pub mod markup;

@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "random",
             "ids",
             "jsonschema",
+            "json_write",
             "markup",
             "areas",
             "config",

@@ -18,7 +18,6 @@
 //! - [`reveals`]: secrets held for a one-time reveal to a person (never to an assistant).
 //! - [`error`]: [`error::ApiError`] and its RFC 9457 rendering.
 //! - [`json`]: strict parsing of JSON bodies (no duplicate member names).
-//! - [`json_write`]: JSON written by what each value is (ids, enums and times copied as they are).
 //! - [`state`]: [`App`], the state every request shares.
 //! - [`stream`]: bodies written after the handler returned (event streams).
 
@@ -32,7 +31,6 @@ pub mod exchange;
 pub mod faults;
 pub mod idempotency;
 pub mod json;
-pub mod json_write;
 pub mod multipart;
 pub mod observation;
 pub mod observe;

@@ -217,7 +217,7 @@ impl PageWriter {
         out.extend_from_slice(if has_more { b"true" } else { b"false" });
         out.extend_from_slice(br#","next_cursor":"#);
         match last_id.filter(|_| has_more) {
-            Some(id) => super::json_write::plain(out, &encode_cursor(id, tag)),
+            Some(id) => crate::json_write::plain(out, &encode_cursor(id, tag)),
             None => out.extend_from_slice(b"null"),
         }
         out.push(b'}');

@@ -60,7 +60,7 @@ pub fn framed(preamble: &str, json: &str) -> String {
 /// [`framed`] as a JSON string (quotes included), appended to `out`: the same bytes as
 /// `serde_json::to_string(&framed(preamble, json))`, written without the framed copy.
 pub fn framed_json_string(out: &mut String, preamble: &str, json: &str) {
-    use crate::http::json_write::escape_into;
+    use crate::json_write::escape_into;
     out.push('"');
     escape_into(out, preamble);
     // Nothing in it to escape (a test checks).
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(lines[3], DATA_END);
         let back: Value = serde_json::from_str(lines[2]).unwrap();
         assert_eq!(back, value);
-        assert!(crate::http::json_write::needs_no_escape(USERS_TEXT));
+        assert!(crate::json_write::needs_no_escape(USERS_TEXT));
         let mut written = String::new();
         framed_json_string(&mut written, "Result of \"x\":\tdata.", &json);
         assert_eq!(

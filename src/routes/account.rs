@@ -159,7 +159,7 @@ impl Credential<'_> {
     /// `serde_json` checks each of their bytes for escapes. An account of 100 companies writes
     /// 100 ids; that was most of what `GET /me` cost beyond an account of 2.
     fn to_json(&self) -> Vec<u8> {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         let ids: usize = self.visible_company_ids.iter().map(|c| c.len() + 3).sum();
         let mut out = Vec::with_capacity(384 + ids);
         out.push(b'{');

@@ -232,7 +232,7 @@ impl Invoice {
     /// A row of [`INVOICE_SELECT`] as its JSON object, byte for byte a listed `Invoice`'s (no
     /// lines).
     fn write_row(r: &crud::Named<'_, '_>, out: &mut Vec<u8>) -> rusqlite::Result<()> {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         out.extend_from_slice(br#"{"id":"#);
         w::plain(out, r.str("id")?);
         out.extend_from_slice(br#","object":"invoice","company_id":"#);
@@ -324,7 +324,7 @@ impl Charge {
 impl Charge {
     /// A row of [`CHARGE_SELECT`] as its JSON object, byte for byte `Charge`'s.
     fn write_row(r: &crud::Named<'_, '_>, out: &mut Vec<u8>) -> rusqlite::Result<()> {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         out.extend_from_slice(br#"{"id":"#);
         w::plain(out, r.str("id")?);
         out.extend_from_slice(br#","object":"charge","company_id":"#);

@@ -174,7 +174,7 @@ impl Store {
 
     /// Writes the JSON of its `Serialize`.
     fn write(&self, out: &mut Vec<u8>) {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         out.push(b'{');
         w::key(out, "open");
         out.extend_from_slice(if self.open { b"true" } else { b"false" });
@@ -219,7 +219,7 @@ impl Company {
     /// keep it per generation of the credentials' rows, which `companies` is one of, and
     /// [`CompanyJson::write`] ends it at the request's now.
     fn render_kept(&self) -> Vec<u8> {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         let mut out = Vec::with_capacity(384);
         out.push(b'{');
         w::key(&mut out, "id");
@@ -311,7 +311,7 @@ impl CompanyJson {
     /// The company's JSON at instant `now`, byte for byte its `Serialize` (a test holds the two
     /// equal).
     fn write(&self, out: &mut Vec<u8>, now: i64) {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         out.extend_from_slice(&self.kept);
         out.push(b',');
         w::key(out, "store");

@@ -197,7 +197,7 @@ impl Media {
 impl Media {
     /// A row of [`MEDIA_COLUMNS`] as its JSON object, byte for byte `Media`'s (a list page's row).
     fn write_row(r: &crud::Named<'_, '_>, out: &mut Vec<u8>) -> rusqlite::Result<()> {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         let id = r.str("id")?;
         out.extend_from_slice(br#"{"download_url":"/media/"#);
         debug_assert!(w::needs_no_escape(id));

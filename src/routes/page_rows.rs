@@ -1,5 +1,5 @@
 //! A list page written straight from its rows: each row's JSON object goes from the SQLite row into
-//! the body ([`crate::http::json_write`]), with no typed row and no `serde` pass between (issue 48:
+//! the body ([`crate::json_write`]), with no typed row and no `serde` pass between (issue 48:
 //! per row, the typed copy and its serialization cost more than reading it). The bytes are those
 //! [`Response::page`] makes of the typed rows: debug builds build them too and compare, row by row.
 

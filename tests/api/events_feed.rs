@@ -2,7 +2,7 @@
 
 use crate::helpers::mcp::call_ok;
 use crate::helpers::{company_id, key, TestApp};
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn grocers_ad(app: &TestApp) -> String {
     let grocers = company_id("Northwind Grocers");
@@ -212,4 +212,245 @@ async fn plays_spends_and_phone_scans_are_named_not_ids() {
     assert_eq!(scanned["via"], "rest", "{scanned}");
     assert_eq!(scanned["actor"], serde_json::Value::Null);
     assert_eq!(scanned["actor_name"], "a phone (short link)", "{scanned}");
+}
+
+/// An event of Northwind Grocers' first ad written straight into the database, as no writer of the
+/// service would: `payload` as given, its verdict (V51) as given (`None`: an event recorded before
+/// there was one). Its id sorts after every other, so it is the newest.
+fn hand_written(app: &TestApp, n: u32, payload: &str, canonical: Option<bool>) -> String {
+    let id = format!("evt_zzzzzzzzzzzzzzzzzz{n:02}");
+    let (grocers, ad, now) = (
+        company_id("Northwind Grocers"),
+        grocers_ad(app),
+        app.app.clock().now(),
+    );
+    let (event, payload) = (id.clone(), payload.to_string());
+    app.sql(move |c| {
+        c.execute(
+            "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload, created_at,
+                                 payload_canonical)
+             VALUES (?1, ?2, 'ad.updated', 'ad', ?3, ?4, ?5, ?6)",
+            rusqlite::params![event, grocers, ad, payload, now, canonical],
+        )
+    });
+    id
+}
+
+/// `data` as the page writes it: parsed and written again, or null for what does not parse.
+fn written(payload: &str) -> String {
+    let data: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
+    serde_json::to_string(&data).unwrap()
+}
+
+/// The page's bytes for event `id` hold `data` spelled `expected`, as the event's own answer does.
+async fn lists_data(app: &TestApp, page: &str, id: &str, expected: &str) {
+    let row = format!(r#"{{"id":"{id}","object":"event","#);
+    let at = page
+        .find(&row)
+        .unwrap_or_else(|| panic!("{id} not on the page: {page}"));
+    let data = format!(r#","data":{expected},"actor":"#);
+    let end = page[at..].find(r#""created_at":"#).unwrap() + at;
+    assert!(
+        page[at..end].contains(&data),
+        "{id}: {} instead of data {expected}",
+        &page[at..end]
+    );
+    let one = app
+        .get(&format!("/events/{id}"))
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(one.status, 200, "{}", one.text());
+    assert!(one.text().contains(&data), "{}", one.text());
+}
+
+#[tokio::test]
+async fn data_the_service_would_not_write_is_listed_as_parsing_writes_it() {
+    let app = TestApp::spawn().await;
+    // What the service records carries its verdict: copied as stored.
+    let ad = grocers_ad(&app);
+    app.patch(&format!("/ads/{ad}"))
+        .key("northwind-readwrite")
+        .json(&json!({"headline": "Caf\u{e9} \"quoted\" \\ back"}))
+        .send()
+        .await
+        .ok();
+    let unflagged: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM events WHERE payload_canonical IS NOT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(
+        unflagged, 0,
+        "an event the service wrote is not said canonical"
+    );
+
+    let mut n = 0;
+    let mut cases = Vec::new();
+    for payload in [
+        r#"{"price":1.50,"n":1}"#,        // a float prints otherwise
+        r#"{"name":"caf\u00e9 \u0041"}"#, // escapes serde_json does not write
+        r#"{"a":1,"b":2,"a":3}"#,         // a key twice: parsing keeps the last value
+        r#"{ "a" : [1, 2] }"#,            // not compact
+        r#"{"deep":{"x":"\/"}}"#,         // an escaped slash
+        r#"{"headline":"plain"}"#,        // canonical, as an old row
+        r#"{"oops""#,                     // damaged: null, as before
+    ] {
+        // As an old row (no verdict), and as the writer says of it (a debug build refuses a page
+        // with a wrong verdict).
+        let said = serde_json::from_str::<Value>(payload)
+            .is_ok_and(|data| serde_json::to_string(&data).unwrap() == *payload);
+        for canonical in [None, Some(said)] {
+            n += 1;
+            cases.push((hand_written(&app, n, payload, canonical), payload));
+        }
+    }
+    let r = app
+        .get("/events?limit=30")
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let _valid = r.json();
+    let page = r.text();
+    for (id, payload) in &cases {
+        lists_data(&app, &page, id, &written(payload)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_verdict_never_makes_the_page_invalid_json() {
+    let app = TestApp::spawn().await;
+    // The database refuses a row said canonical that is no JSON text.
+    let (grocers, ad) = (company_id("Northwind Grocers"), grocers_ad(&app));
+    let refused = app.app.db.conn().unwrap().execute(
+        "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload, created_at,
+                             payload_canonical)
+         VALUES ('evt_zzzzzzzzzzzzzzzzzz99', ?1, 'ad.updated', 'ad', ?2, '{\"oops\"', 0, 1)",
+        [&grocers, &ad],
+    );
+    assert!(refused.is_err(), "{refused:?}");
+    for flag in ["2", "'yes'"] {
+        let refused = app.app.db.conn().unwrap().execute(
+            &format!(
+                "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload,
+                                     created_at, payload_canonical)
+                 VALUES ('evt_zzzzzzzzzzzzzzzzzz98', ?1, 'ad.updated', 'ad', ?2, '{{}}', 0, {flag})"
+            ),
+            [&grocers, &ad],
+        );
+        assert!(refused.is_err(), "{flag}: {refused:?}");
+    }
+
+    // Valid JSON wrongly said canonical: a release build copies it (still JSON); a debug build
+    // checks every verdict it reads and refuses the page.
+    let id = hand_written(&app, 1, r#"{ "a" : 1.50 }"#, Some(true));
+    let r = app
+        .get("/events?limit=5")
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    if cfg!(debug_assertions) {
+        r.problem(500);
+    } else {
+        assert_eq!(r.status, 200, "{}", r.text());
+        let page = r.json();
+        assert_eq!(page["data"][0]["id"], id.as_str());
+        assert_eq!(page["data"][0]["data"], json!({"a": 1.5}));
+    }
+}
+
+#[tokio::test]
+async fn a_database_of_events_older_than_their_verdict_still_lists_them() {
+    let (dir, db) = crate::helpers::temp_db("events-before-v51");
+    let app = TestApp::spawn_with(|l| l.database = Some(db.clone())).await;
+    let ad = grocers_ad(&app);
+    app.patch(&format!("/ads/{ad}"))
+        .key("northwind-readwrite")
+        .json(&json!({"headline": "Before the verdict"}))
+        .send()
+        .await
+        .ok();
+    app.stop().await;
+
+    // The file as the version before V51 left it, with an event of data the service would not
+    // write.
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "ALTER TABLE events DROP COLUMN payload_canonical;
+             DELETE FROM refinery_schema_history WHERE version = 51;",
+        )
+        .unwrap();
+        let (grocers, now): (String, i64) = (
+            company_id("Northwind Grocers"),
+            c.query_row("SELECT max(created_at) FROM events", [], |r| r.get(0))
+                .unwrap(),
+        );
+        c.execute(
+            "INSERT INTO events (id, company_id, type, resource_type, resource_id, payload, created_at)
+             VALUES ('evt_zzzzzzzzzzzzzzzzzz01', ?1, 'ad.updated', 'ad', ?2,
+                     '{\"headline\":\"caf\\u00e9\",\"n\":2.0}', ?3)",
+            rusqlite::params![grocers, ad, now],
+        )
+        .unwrap();
+    }
+    let old: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+
+    let app = TestApp::spawn_with(|l| l.database = Some(db.clone())).await;
+    // Nothing was decided for the old rows: each is checked when read, as before.
+    let decided: i64 = app.sql(|c| {
+        c.query_row(
+            "SELECT count(*) FROM (SELECT payload_canonical FROM events ORDER BY rowid LIMIT ?1)
+             WHERE payload_canonical IS NOT NULL",
+            [old],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(decided, 0);
+    let r = app
+        .get("/events?limit=10")
+        .key("northwind-readwrite")
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let page = r.json();
+    let text = r.text();
+    lists_data(
+        &app,
+        &text,
+        "evt_zzzzzzzzzzzzzzzzzz01",
+        r#"{"headline":"café","n":2.0}"#,
+    )
+    .await;
+    let before = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "ad.updated" && e["id"] != "evt_zzzzzzzzzzzzzzzzzz01")
+        .unwrap_or_else(|| panic!("the REST change is not listed: {page}"));
+    assert_eq!(before["data"]["headline"], "Before the verdict");
+    // A new event is recorded with its verdict.
+    app.patch(&format!("/ads/{ad}"))
+        .key("northwind-readwrite")
+        .json(&json!({"headline": "After the verdict"}))
+        .send()
+        .await
+        .ok();
+    let verdict: Option<bool> = app.sql(|c| {
+        c.query_row(
+            "SELECT payload_canonical FROM events WHERE type = 'ad.updated'
+             ORDER BY rowid DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+    });
+    assert_eq!(verdict, Some(true));
+    app.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -106,7 +106,7 @@ impl Ad {
 impl Ad {
     /// A row of [`AD_COLUMNS`] as its JSON object, byte for byte `Ad`'s (a list page's row).
     fn write_row(r: &crud::Named<'_, '_>, now: i64, out: &mut Vec<u8>) -> rusqlite::Result<()> {
-        use crate::http::json_write as w;
+        use crate::json_write as w;
         out.extend_from_slice(br#"{"id":"#);
         w::plain(out, r.str("id")?);
         out.extend_from_slice(br#","object":"ad","company_id":"#);

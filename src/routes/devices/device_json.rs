@@ -4,7 +4,7 @@
 //! [`Device`]'s `Serialize` (a test holds the two equal).
 
 use super::device::{status_of, Clock, Device};
-use crate::http::json_write as w;
+use crate::json_write as w;
 
 /// A device's JSON with the clock's two members cut out.
 pub struct DeviceJson {

@@ -1,5 +1,7 @@
 //! JSON written straight into a byte buffer, byte for byte as `serde_json::to_vec` writes it, for
-//! the rows of a list page (the hottest answer the server gives).
+//! the rows of a list page (the hottest answer the server gives), and whether stored JSON already
+//! is those bytes ([`is_canonical`]: asked once, when an event is recorded, so its page copies the
+//! event's data as it is). A leaf of the foundation: the writers of events use it as the pages do.
 //!
 //! Values are written by what they are. Ids, enum words and timestamps cannot hold a character
 //! JSON escapes (a quote, a backslash, a control character): they are copied as they are
