@@ -1,14 +1,17 @@
 //! An ad itself: its typed row, its references (media, promotion), and CRUD.
 
+use super::ad_json::AdJson;
 use super::fields::{
     DEFAULT_DURATION_SECS, HEADLINE, MAX_DEVICE_IDS, MAX_DURATION_SECS, NAME, STATUS, STATUSES,
 };
 use crate::http::ctx::PageRequest;
+use crate::http::response::PageWriter;
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::{AdId, DeviceId, Kind, NullableId, PromotionId};
 use crate::routes::crud::{self, Time};
 use crate::routes::on_air::Run;
 use crate::routes::optional::present;
+use crate::routes::rendered::{self, Rendered};
 use crate::validate::Errors;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,35 +21,38 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, JsonSchema)]
 pub struct Ad {
     #[schemars(transform = Kind::Ad)]
-    id: String,
+    pub(super) id: String,
     #[schemars(extend("const" = "ad"))]
-    object: &'static str,
-    company_id: String,
-    name: String,
-    headline: String,
+    pub(super) object: &'static str,
+    pub(super) company_id: String,
+    pub(super) name: String,
+    pub(super) headline: String,
     #[schemars(transform = &STATUS)]
-    status: String,
-    media_id: Option<String>,
-    promotion_id: Option<String>,
+    pub(super) status: String,
+    pub(super) media_id: Option<String>,
+    pub(super) promotion_id: Option<String>,
     #[schemars(range(min = 1, max = MAX_DURATION_SECS))]
-    duration_seconds: i64,
+    pub(super) duration_seconds: i64,
     /// When the ad may first play; `null`: as soon as it is active.
-    starts_at: Option<Time>,
+    pub(super) starts_at: Option<Time>,
     /// When it stops playing; `null`: until it is paused or archived.
-    ends_at: Option<Time>,
+    pub(super) ends_at: Option<Time>,
     /// Whether screens play it now: active, within its dates, and its promotion (if any) switched
     /// on and within its window (`routes::on_air`, the one definition).
-    on_air: bool,
+    pub(super) on_air: bool,
     /// Devices the ad is assigned to (at most 100, ascending; see device_count).
     #[schemars(length(max = MAX_DEVICE_IDS))]
-    device_ids: Vec<String>,
+    pub(super) device_ids: Vec<String>,
     #[schemars(range(min = 0))]
-    device_count: i64,
-    created_at: Time,
-    updated_at: Time,
+    pub(super) device_count: i64,
+    pub(super) created_at: Time,
+    pub(super) updated_at: Time,
     // The ETag's version; not a member of the body.
     #[serde(skip)]
-    version: i64,
+    pub(super) version: i64,
+    // What `on_air` is judged from, at any instant (`routes::on_air`); not a member of the body.
+    #[serde(skip)]
+    pub(super) run: Run,
 }
 
 const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.media_id,
@@ -75,12 +81,11 @@ impl Ad {
         let starts_at: Option<i64> = r.get("starts_at")?;
         let ends_at: Option<i64> = r.get("ends_at")?;
         // What a screen plays, defined once (`routes::on_air`).
-        let on_air = Run {
+        let run = Run {
             switched_on: r.get("switched_on")?,
             from: r.get("runs_from")?,
             until: r.get("runs_until")?,
-        }
-        .plays_at(now);
+        };
         Ok(Ad {
             id: r.get("id")?,
             object: "ad",
@@ -93,73 +98,14 @@ impl Ad {
             duration_seconds: r.get("duration_seconds")?,
             starts_at: starts_at.map(Time),
             ends_at: ends_at.map(Time),
-            on_air,
+            on_air: run.plays_at(now),
             device_ids,
             device_count: r.get("device_count")?,
             created_at: Time(r.get("created_at")?),
             updated_at: Time(r.get("updated_at")?),
             version: r.get("version")?,
+            run,
         })
-    }
-}
-
-impl Ad {
-    /// A row of [`AD_COLUMNS`] as its JSON object, byte for byte `Ad`'s (a list page's row).
-    fn write_row(r: &crud::Named<'_, '_>, now: i64, out: &mut Vec<u8>) -> rusqlite::Result<()> {
-        use crate::http::json_write as w;
-        out.extend_from_slice(br#"{"id":"#);
-        w::plain(out, r.str("id")?);
-        out.extend_from_slice(br#","object":"ad","company_id":"#);
-        w::plain(out, r.str("company_id")?);
-        out.extend_from_slice(br#","name":"#);
-        w::text(out, r.str("name")?);
-        out.extend_from_slice(br#","headline":"#);
-        w::text(out, r.str("headline")?);
-        out.extend_from_slice(br#","status":"#);
-        w::text(out, r.str("status")?);
-        out.extend_from_slice(br#","media_id":"#);
-        w::opt_text(out, r.opt_str("media_id")?);
-        out.extend_from_slice(br#","promotion_id":"#);
-        w::opt_text(out, r.opt_str("promotion_id")?);
-        out.extend_from_slice(br#","duration_seconds":"#);
-        w::int(out, r.get("duration_seconds")?);
-        out.extend_from_slice(br#","starts_at":"#);
-        w::opt_time(out, r.get("starts_at")?);
-        out.extend_from_slice(br#","ends_at":"#);
-        w::opt_time(out, r.get("ends_at")?);
-        let created_at: i64 = r.get("created_at")?;
-        let updated_at: i64 = r.get("updated_at")?;
-        let on_air = Run {
-            switched_on: r.get("switched_on")?,
-            from: r.get("runs_from")?,
-            until: r.get("runs_until")?,
-        }
-        .plays_at(now);
-        out.extend_from_slice(if on_air {
-            br#","on_air":true,"device_ids":["#
-        } else {
-            br#","on_air":false,"device_ids":["#
-        });
-        let device_count: i64 = r.get("device_count")?;
-        if let Some(ids) = r.opt_str("device_ids")? {
-            let mut ids: Vec<&str> = ids.split(',').collect();
-            // group_concat keeps no guaranteed order.
-            ids.sort_unstable();
-            for (i, id) in ids.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                w::text(out, id);
-            }
-        }
-        out.extend_from_slice(br#"],"device_count":"#);
-        w::int(out, device_count);
-        out.extend_from_slice(br#","created_at":"#);
-        w::time(out, created_at);
-        out.extend_from_slice(br#","updated_at":"#);
-        w::time(out, updated_at);
-        out.push(b'}');
-        Ok(())
     }
 }
 
@@ -231,6 +177,10 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         filters.push(("a.name LIKE ? ESCAPE '\\'", like));
     }
     let now = ctx.now();
+    // The page's ids by index, then each ad's JSON as rendered at this generation of the ads
+    // (rendered now when not kept), with `on_air` judged at `now`.
+    let generations = ctx.db.generations()?;
+    let stamp = (generations.ads, generations.restores);
     let conn = ctx.conn()?;
     if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
         // Like the device filter: another company's promotion is a 404, not an empty list.
@@ -243,36 +193,76 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         )?;
         filters.push(("a.promotion_id = ?", p.into_string().into()));
     }
-    let rows = match device {
+    let ids: Vec<String> = match device {
         Some(device) => {
             let owner = crud::authorized_owner(ctx, &conn, "devices", &device)?;
             // A `company_id` filter that leaves the screen's company out leaves nothing.
             if companies.contains(&owner.company) {
-                page_for_device(&conn, &device, &owner.company, &filters, &page, now)?
+                let mut all: Vec<(&str, rusqlite::types::Value)> =
+                    vec![("j.device_id = ?", device.into_string().into())];
+                all.extend(filters);
+                // Walked through the assignment key (device, ad), as `page_for_device` does.
+                crate::routes::queries::fetch_page(
+                    &conn,
+                    "SELECT j.ad_id FROM ad_assignments j JOIN ads a ON a.id = j.ad_id",
+                    "a.company_id",
+                    "j.ad_id",
+                    &crate::http::ctx::Reach::companies(std::sync::Arc::from([owner.company])),
+                    &all,
+                    &page,
+                    |r| r.row().get(0),
+                )?
             } else {
                 Vec::new()
             }
         }
-        None => {
-            return crate::routes::page_rows::written_page(
-                &conn,
-                crate::routes::page_rows::PageQuery {
-                    select: &format!("SELECT {AD_COLUMNS} FROM {ADS_WITH_RUNS}"),
-                    owner: crate::routes::queries::Owner::with_account(
-                        "a.company_id",
-                        "a.account_id",
-                    ),
-                    id_col: "a.id",
-                    companies: &companies,
-                    filters: &filters,
-                },
-                &page,
-                |r, out| Ad::write_row(r, now, out),
-                |r| Ad::from_row(r, now),
-            )
-        }
+        None => crate::routes::queries::fetch_page(
+            &conn,
+            "SELECT a.id FROM ads a",
+            crate::routes::queries::Owner::with_account("a.company_id", "a.account_id"),
+            "a.id",
+            &companies,
+            &filters,
+            &page,
+            |r| r.row().get(0),
+        )?,
     };
-    Ok(Response::page(rows, &page))
+    let limit = (page.limit as usize).min(ids.len());
+    let cache = ctx
+        .app
+        .extensions
+        .get::<std::sync::Arc<Rendered<AdJson>>>()
+        .ok_or_else(|| ApiError::Internal("the ads' rendered rows are not set up".into()))?;
+    let load_ad = |id: &str| {
+        let id = AdId::parse(id)
+            .ok_or_else(|| ApiError::Internal(format!("ad id {id} malformed in the database")))?;
+        load(&conn, &id, now)
+    };
+    let rows = rendered::rows(cache, &ids[..limit], stamp, |id| {
+        Ok::<_, ApiError>(AdJson::render(&load_ad(id)?))
+    })?;
+    let mut out = PageWriter::with_capacity(rows.iter().map(|r| r.len() + 1).sum());
+    for (id, row) in ids.iter().zip(&rows) {
+        let written = out.row();
+        let start = written.len();
+        row.write(written, now);
+        if cfg!(debug_assertions) {
+            // A kept row is never stale: it is the ad read again now, byte for byte.
+            let expected =
+                serde_json::to_vec(&load_ad(id)?).map_err(|e| ApiError::Internal(e.to_string()))?;
+            debug_assert_eq!(
+                String::from_utf8_lossy(&written[start..]),
+                String::from_utf8_lossy(&expected),
+                "a kept ad differs from the ad read now"
+            );
+        }
+    }
+    let last = ids[..limit].last().map(String::as_str);
+    Ok(Response::page_written(out.finish(
+        ids.len() > limit,
+        last,
+        &page.tag,
+    )))
 }
 
 /// Checks that media and promotion references belong to `company`. A reference outside it is a

@@ -10,6 +10,7 @@
 //! preview taken before is stale.
 
 mod ad;
+mod ad_json;
 mod assignment;
 mod assignments;
 mod batch;
@@ -26,6 +27,7 @@ use serde_json::Value;
 
 pub(crate) use ad::page_for_device;
 pub use ad::Ad;
+pub use ad_json::AdJson;
 pub use fields::STATUSES;
 pub use payloads::payloads;
 
