@@ -105,6 +105,10 @@ impl App {
                 crate::routes::companies::CompanyJson,
             >::default()));
         app.extensions
+            .insert(Arc::new(crate::routes::rendered::Rendered::<
+                crate::routes::ads::AdJson,
+            >::default()));
+        app.extensions
             .insert(Arc::new(crate::routes::sign_in::SignInLinks::default()));
         app.extensions
             .insert(Arc::new(crate::http::reveals::Reveals::default()));

@@ -34,6 +34,8 @@ pub struct Generations {
     pub credentials: i64,
     /// Devices and ad assignments.
     pub devices: i64,
+    /// Ads, ad assignments, and the switch and window of promotions (what an ad's row shows).
+    pub ads: i64,
     pub restores: u64,
 }
 

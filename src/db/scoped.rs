@@ -264,12 +264,13 @@ impl<'a> Scoped<'a> {
         }
         let conn = self.conn()?;
         let scoped = conn.in_read_scope();
-        let (credentials, devices) = conn
-            .prepare_cached("SELECT credentials, devices FROM cache_generations WHERE id = 1")?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (credentials, devices, ads) = conn
+            .prepare_cached("SELECT credentials, devices, ads FROM cache_generations WHERE id = 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         let g = Generations {
             credentials,
             devices,
+            ads,
             restores: self.db.generation(),
         };
         drop(conn);

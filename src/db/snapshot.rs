@@ -269,7 +269,7 @@ impl Scoped<'_> {
         // The restored rows are older than what the caches may hold: new generations (the
         // snapshot's own would also do, being random, but a restore says so outright).
         tx.execute(
-            "UPDATE cache_generations SET credentials = random(), devices = random()",
+            "UPDATE cache_generations SET credentials = random(), devices = random(), ads = random()",
             [],
         )?;
         tx.commit()?;

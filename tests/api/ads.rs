@@ -767,3 +767,276 @@ async fn unassigning_the_playing_ad_clears_it_on_the_device() {
         .ok();
     assert!(diag["current_ad"].is_null());
 }
+
+// The list page keeps each ad's JSON rendered between requests (as the devices page does): each
+// test below tries to get a kept row served after what it shows has changed, and every page must
+// equal the ads read one by one. (Debug builds also compare every row served with the ad read
+// again.)
+
+async fn ads_page(app: &TestApp, key: &str, query: &str) -> Value {
+    let r = app.get(&format!("/ads?{query}")).key(key).send().await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let page = r.json();
+    // Compact JSON written by serde_json reads back to the same bytes.
+    assert_eq!(serde_json::to_vec(&page).unwrap(), r.body.to_vec());
+    page
+}
+
+fn listed<'a>(page: &'a Value, id: &str) -> &'a Value {
+    page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not on the page"))
+}
+
+fn ads_generation(app: &TestApp) -> i64 {
+    app.sql(|c| c.query_row("SELECT ads FROM cache_generations", [], |r| r.get(0)))
+}
+
+/// The ad listed (all of Northwind's ads fit one page) after `change`, kept or not.
+async fn relisted(app: &TestApp, id: &str) -> Value {
+    listed(&ads_page(app, "northwind-readonly", "limit=100").await, id).clone()
+}
+
+#[tokio::test]
+async fn every_ads_page_row_is_the_ad_read_alone_byte_for_byte() {
+    let app = crate::sandbox_clock::frozen_without_fleet().await;
+    let grocers = company_id("Northwind Grocers");
+    let device = first_of(&app, "devices", "Northwind Grocers");
+    // Each ad read alone once (the clock is frozen: nothing moves between reads).
+    let mut alone: std::collections::HashMap<String, Vec<u8>> = Default::default();
+    for query in [
+        "limit=20".to_string(),
+        "limit=7".into(),
+        "limit=100&status=active".into(),
+        "q=a&limit=5".into(),
+        format!("company_id={grocers}&limit=100"),
+        format!("device_id={device}&limit=100"),
+        "promotion_id=promo_0m5d4rupd28t6txsgbdb&limit=100".into(),
+    ] {
+        // Twice: rendered, then kept.
+        for _ in 0..2 {
+            let page = ads_page(&app, "northwind-readonly", &query).await;
+            assert!(!page["data"].as_array().unwrap().is_empty(), "{query}");
+            for a in page["data"].as_array().unwrap() {
+                let id = a["id"].as_str().unwrap().to_string();
+                if !alone.contains_key(&id) {
+                    let r = app
+                        .get(&format!("/ads/{id}"))
+                        .key("northwind-readonly")
+                        .send()
+                        .await;
+                    assert_eq!(r.status, 200);
+                    alone.insert(id.clone(), r.body.to_vec());
+                }
+                assert_eq!(serde_json::to_vec(a).unwrap(), alone[&id], "{query}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_kept_ad_row_never_outlives_a_write_to_what_it_shows() {
+    const RW: &str = "northwind-readwrite";
+    const SUMMER_FRUIT: &str = "promo_0m5d4rupd28t6txsgbdb"; // Grocers, active
+    let app = crate::sandbox_clock::frozen_without_fleet().await;
+    let now = crate::sandbox_clock::FROZEN_AT;
+    let grocers = company_id("Northwind Grocers");
+    let device = first_of(&app, "devices", "Northwind Grocers");
+    let ad = create_ad(
+        &app,
+        RW,
+        json!({"company_id": grocers, "name": "Kept", "headline": "Rows", "status": "active",
+               "promotion_id": SUMMER_FRUIT}),
+    )
+    .await;
+    let id = ad["id"].as_str().unwrap().to_string();
+    // Rendered, then kept.
+    assert_eq!(relisted(&app, &id).await, ad);
+    assert_eq!(relisted(&app, &id).await["on_air"], true);
+
+    // Renamed.
+    app.patch(&format!("/ads/{id}"))
+        .key(RW)
+        .json(&json!({"name": "Kept \"renamed\""}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await["name"], "Kept \"renamed\"");
+
+    // Put on a screen, and taken off it.
+    app.post(&format!("/ads/{id}/devices"))
+        .key(RW)
+        .json(&json!({"device_id": device}))
+        .send()
+        .await
+        .ok();
+    let row = relisted(&app, &id).await;
+    assert_eq!(row["device_ids"], json!([device]));
+    assert_eq!(row["device_count"], 1);
+    let r = app
+        .delete(&format!("/ads/{id}/devices/{device}"))
+        .key(RW)
+        .send()
+        .await;
+    assert!(r.status.is_success(), "{}", r.text());
+    let row = relisted(&app, &id).await;
+    assert_eq!(row["device_ids"], json!([]));
+    assert_eq!(row["device_count"], 0);
+
+    // Its promotion's window closes a minute from now: the clock alone takes the ad off air, and
+    // the row stays kept (no write moved what it shows: `on_air` is the request's).
+    app.patch(&format!("/promotions/{SUMMER_FRUIT}"))
+        .key(RW)
+        .json(&json!({"ends_at": signage::time::rfc3339(now + 60)}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await["on_air"], true);
+    let generation = ads_generation(&app);
+    app.post("/_sandbox/clock/advance")
+        .key("sandbox-operator")
+        .json(&json!({"seconds": 120}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await["on_air"], false);
+    assert_eq!(ads_generation(&app), generation);
+    // The window moved on again: back on air; the promotion switched off: off air.
+    app.patch(&format!("/promotions/{SUMMER_FRUIT}"))
+        .key(RW)
+        .json(&json!({"ends_at": signage::time::rfc3339(now + 86_400)}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await["on_air"], true);
+    app.post(&format!("/promotions/{SUMMER_FRUIT}/deactivate"))
+        .key(RW)
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await["on_air"], false);
+    // Unlinked from it: on air on its own.
+    app.patch(&format!("/ads/{id}"))
+        .key(RW)
+        .json(&json!({"promotion_id": null}))
+        .send()
+        .await
+        .ok();
+    let row = relisted(&app, &id).await;
+    assert_eq!(row["promotion_id"], Value::Null);
+    assert_eq!(row["on_air"], true);
+
+    // Its own dates: the clock crosses its start, then its end, and the kept row follows.
+    let start = now + 120 + 3_600;
+    app.patch(&format!("/ads/{id}"))
+        .key(RW)
+        .json(&json!({"starts_at": signage::time::rfc3339(start),
+                      "ends_at": signage::time::rfc3339(start + 3_600)}))
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await["on_air"], false);
+    let generation = ads_generation(&app);
+    for (seconds, on_air) in [(3_599, false), (1, true), (3_599, true), (1, false)] {
+        app.post("/_sandbox/clock/advance")
+            .key("sandbox-operator")
+            .json(&json!({"seconds": seconds}))
+            .send()
+            .await
+            .ok();
+        assert_eq!(relisted(&app, &id).await["on_air"], on_air, "+{seconds}s");
+    }
+    assert_eq!(ads_generation(&app), generation);
+
+    // Another process changes it behind the server's back.
+    let conn = rusqlite::Connection::open(app.app.db.path()).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    conn.execute("UPDATE ads SET headline = 'Elsewhere' WHERE id = ?1", [&id])
+        .unwrap();
+    assert_eq!(relisted(&app, &id).await["headline"], "Elsewhere");
+
+    // A snapshot restore brings back the row it saved.
+    app.post("/_sandbox/snapshots")
+        .key("sandbox-operator")
+        .json(&json!({"name": "kept-ads"}))
+        .send()
+        .await
+        .ok();
+    let saved = relisted(&app, &id).await;
+    app.patch(&format!("/ads/{id}"))
+        .key(RW)
+        .json(&json!({"name": "After the snapshot", "status": "paused"}))
+        .send()
+        .await
+        .ok();
+    let row = relisted(&app, &id).await;
+    assert_eq!(row["name"], "After the snapshot");
+    assert_eq!(row["status"], "paused");
+    app.post("/_sandbox/snapshots/kept-ads/restore")
+        .key("sandbox-operator")
+        .send()
+        .await
+        .ok();
+    assert_eq!(relisted(&app, &id).await, saved);
+
+    // Deleted: gone from the page.
+    app.delete(&format!("/ads/{id}")).key(RW).send().await;
+    let page = ads_page(&app, "northwind-readonly", "limit=100").await;
+    assert!(page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["id"] != id));
+}
+
+#[tokio::test]
+async fn a_company_key_never_sees_another_companys_kept_rows() {
+    let app = TestApp::spawn().await;
+    let pharmacy = company_id("Northwind Pharmacy");
+    let grocers_device = first_of(&app, "devices", "Northwind Grocers");
+    // Every Northwind ad kept, by the account's key.
+    let all = ads_page(&app, "northwind-readonly", "limit=100").await;
+    assert!(all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["company_id"] != pharmacy));
+    for key in ["northwind-pharmacy-read", "harborview-readwrite"] {
+        let page = ads_page(&app, key, "limit=100").await;
+        let rows = page["data"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{key}");
+        for a in rows {
+            if key == "northwind-pharmacy-read" {
+                assert_eq!(a["company_id"], pharmacy, "{key}");
+            } else {
+                assert!(all["data"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|b| b["id"] != a["id"]));
+            }
+            let alone = app
+                .get(&format!("/ads/{}", a["id"].as_str().unwrap()))
+                .key(key)
+                .send()
+                .await;
+            assert_eq!(serde_json::to_vec(a).unwrap(), alone.body.to_vec());
+        }
+        // Another company's screen, or its company named, shows none of its kept rows.
+        app.get(&format!("/ads?device_id={grocers_device}"))
+            .key(key)
+            .send()
+            .await
+            .problem(404);
+        let grocers = company_id("Northwind Grocers");
+        app.get(&format!("/ads?company_id={grocers}"))
+            .key(key)
+            .send()
+            .await
+            .problem(404);
+    }
+}

@@ -1,11 +1,11 @@
 //! An ad itself: its typed row, its references (media, promotion), and CRUD.
 
 use super::fields::{
-    DEFAULT_DURATION_SECS, HEADLINE, MAX_DEVICE_IDS, MAX_DURATION_SECS, NAME, STATUS, STATUSES,
+    DEFAULT_DURATION_SECS, HEADLINE, MAX_DEVICE_IDS, MAX_DURATION_SECS, NAME, STATUS,
 };
 use crate::http::ctx::PageRequest;
 use crate::http::{ApiError, Ctx, Response};
-use crate::ids::{AdId, DeviceId, Kind, NullableId, PromotionId};
+use crate::ids::{AdId, Kind, NullableId};
 use crate::routes::crud::{self, Time};
 use crate::routes::on_air::Run;
 use crate::routes::optional::present;
@@ -18,35 +18,38 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, JsonSchema)]
 pub struct Ad {
     #[schemars(transform = Kind::Ad)]
-    id: String,
+    pub(super) id: String,
     #[schemars(extend("const" = "ad"))]
-    object: &'static str,
-    company_id: String,
-    name: String,
-    headline: String,
+    pub(super) object: &'static str,
+    pub(super) company_id: String,
+    pub(super) name: String,
+    pub(super) headline: String,
     #[schemars(transform = &STATUS)]
-    status: String,
-    media_id: Option<String>,
-    promotion_id: Option<String>,
+    pub(super) status: String,
+    pub(super) media_id: Option<String>,
+    pub(super) promotion_id: Option<String>,
     #[schemars(range(min = 1, max = MAX_DURATION_SECS))]
-    duration_seconds: i64,
+    pub(super) duration_seconds: i64,
     /// When the ad may first play; `null`: as soon as it is active.
-    starts_at: Option<Time>,
+    pub(super) starts_at: Option<Time>,
     /// When it stops playing; `null`: until it is paused or archived.
-    ends_at: Option<Time>,
+    pub(super) ends_at: Option<Time>,
     /// Whether screens play it now: active, within its dates, and its promotion (if any) switched
     /// on and within its window (`routes::on_air`, the one definition).
-    on_air: bool,
+    pub(super) on_air: bool,
     /// Devices the ad is assigned to (at most 100, ascending; see device_count).
     #[schemars(length(max = MAX_DEVICE_IDS))]
-    device_ids: Vec<String>,
+    pub(super) device_ids: Vec<String>,
     #[schemars(range(min = 0))]
-    device_count: i64,
-    created_at: Time,
-    updated_at: Time,
+    pub(super) device_count: i64,
+    pub(super) created_at: Time,
+    pub(super) updated_at: Time,
     // The ETag's version; not a member of the body.
     #[serde(skip)]
-    version: i64,
+    pub(super) version: i64,
+    // What `on_air` is judged from, at any instant (`routes::on_air`); not a member of the body.
+    #[serde(skip)]
+    pub(super) run: Run,
 }
 
 const AD_COLUMNS: &str = "a.id, a.company_id, a.name, a.headline, a.status, a.media_id,
@@ -75,12 +78,11 @@ impl Ad {
         let starts_at: Option<i64> = r.get("starts_at")?;
         let ends_at: Option<i64> = r.get("ends_at")?;
         // What a screen plays, defined once (`routes::on_air`).
-        let on_air = Run {
+        let run = Run {
             switched_on: r.get("switched_on")?,
             from: r.get("runs_from")?,
             until: r.get("runs_until")?,
-        }
-        .plays_at(now);
+        };
         Ok(Ad {
             id: r.get("id")?,
             object: "ad",
@@ -93,73 +95,14 @@ impl Ad {
             duration_seconds: r.get("duration_seconds")?,
             starts_at: starts_at.map(Time),
             ends_at: ends_at.map(Time),
-            on_air,
+            on_air: run.plays_at(now),
             device_ids,
             device_count: r.get("device_count")?,
             created_at: Time(r.get("created_at")?),
             updated_at: Time(r.get("updated_at")?),
             version: r.get("version")?,
+            run,
         })
-    }
-}
-
-impl Ad {
-    /// A row of [`AD_COLUMNS`] as its JSON object, byte for byte `Ad`'s (a list page's row).
-    fn write_row(r: &crud::Named<'_, '_>, now: i64, out: &mut Vec<u8>) -> rusqlite::Result<()> {
-        use crate::json_write as w;
-        out.extend_from_slice(br#"{"id":"#);
-        w::plain(out, r.str("id")?);
-        out.extend_from_slice(br#","object":"ad","company_id":"#);
-        w::plain(out, r.str("company_id")?);
-        out.extend_from_slice(br#","name":"#);
-        w::text(out, r.str("name")?);
-        out.extend_from_slice(br#","headline":"#);
-        w::text(out, r.str("headline")?);
-        out.extend_from_slice(br#","status":"#);
-        w::text(out, r.str("status")?);
-        out.extend_from_slice(br#","media_id":"#);
-        w::opt_text(out, r.opt_str("media_id")?);
-        out.extend_from_slice(br#","promotion_id":"#);
-        w::opt_text(out, r.opt_str("promotion_id")?);
-        out.extend_from_slice(br#","duration_seconds":"#);
-        w::int(out, r.get("duration_seconds")?);
-        out.extend_from_slice(br#","starts_at":"#);
-        w::opt_time(out, r.get("starts_at")?);
-        out.extend_from_slice(br#","ends_at":"#);
-        w::opt_time(out, r.get("ends_at")?);
-        let created_at: i64 = r.get("created_at")?;
-        let updated_at: i64 = r.get("updated_at")?;
-        let on_air = Run {
-            switched_on: r.get("switched_on")?,
-            from: r.get("runs_from")?,
-            until: r.get("runs_until")?,
-        }
-        .plays_at(now);
-        out.extend_from_slice(if on_air {
-            br#","on_air":true,"device_ids":["#
-        } else {
-            br#","on_air":false,"device_ids":["#
-        });
-        let device_count: i64 = r.get("device_count")?;
-        if let Some(ids) = r.opt_str("device_ids")? {
-            let mut ids: Vec<&str> = ids.split(',').collect();
-            // group_concat keeps no guaranteed order.
-            ids.sort_unstable();
-            for (i, id) in ids.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                w::text(out, id);
-            }
-        }
-        out.extend_from_slice(br#"],"device_count":"#);
-        w::int(out, device_count);
-        out.extend_from_slice(br#","created_at":"#);
-        w::time(out, created_at);
-        out.extend_from_slice(br#","updated_at":"#);
-        w::time(out, updated_at);
-        out.push(b'}');
-        Ok(())
     }
 }
 
@@ -213,66 +156,6 @@ pub(super) fn authorized_owner(
     id: &AdId,
 ) -> Result<crud::Owner, ApiError> {
     crud::authorized_owner(ctx, conn, "ads", id)
-}
-
-pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
-    let page = ctx.page()?;
-    let companies = ctx.list_companies()?;
-    let status = ctx.query_enum("status", STATUSES)?;
-    let promotion = ctx.query_id("promotion_id", Kind::Promotion)?;
-    let device = ctx
-        .query_id("device_id", Kind::Device)?
-        .and_then(|d| DeviceId::parse(&d));
-    let mut filters: Vec<(&str, rusqlite::types::Value)> = Vec::new();
-    if let Some(s) = status {
-        filters.push(("a.status = ?", s.into()));
-    }
-    if let Some(like) = crate::routes::search::pattern(ctx)? {
-        filters.push(("a.name LIKE ? ESCAPE '\\'", like));
-    }
-    let now = ctx.now();
-    let conn = ctx.conn()?;
-    if let Some(p) = promotion.and_then(|p| PromotionId::parse(&p)) {
-        // Like the device filter: another company's promotion is a 404, not an empty list.
-        crud::authorized_row(
-            ctx,
-            &conn,
-            "SELECT company_id FROM promotions WHERE id = ?1",
-            &p,
-            |_| Ok(()),
-        )?;
-        filters.push(("a.promotion_id = ?", p.into_string().into()));
-    }
-    let rows = match device {
-        Some(device) => {
-            let owner = crud::authorized_owner(ctx, &conn, "devices", &device)?;
-            // A `company_id` filter that leaves the screen's company out leaves nothing.
-            if companies.contains(&owner.company) {
-                page_for_device(&conn, &device, &owner.company, &filters, &page, now)?
-            } else {
-                Vec::new()
-            }
-        }
-        None => {
-            return crate::routes::page_rows::written_page(
-                &conn,
-                crate::routes::page_rows::PageQuery {
-                    select: &format!("SELECT {AD_COLUMNS} FROM {ADS_WITH_RUNS}"),
-                    owner: crate::routes::queries::Owner::with_account(
-                        "a.company_id",
-                        "a.account_id",
-                    ),
-                    id_col: "a.id",
-                    companies: &companies,
-                    filters: &filters,
-                },
-                &page,
-                |r, out| Ad::write_row(r, now, out),
-                |r| Ad::from_row(r, now),
-            )
-        }
-    };
-    Ok(Response::page(rows, &page))
 }
 
 /// Checks that media and promotion references belong to `company`. A reference outside it is a

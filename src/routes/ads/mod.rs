@@ -10,22 +10,26 @@
 //! preview taken before is stale.
 
 mod ad;
+mod ad_json;
 mod assignment;
 mod assignments;
 mod batch;
 mod fields;
+mod list;
 mod payloads;
 
 use crate::auth::{Action, Area, Level};
 use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
-use ad::{create, delete, get, list, update};
+use ad::{create, delete, get, update};
 use assignments::{assign, unassign};
 use fields::STATUS;
+use list::list;
 use serde_json::Value;
 
 pub(crate) use ad::page_for_device;
 pub use ad::Ad;
+pub use ad_json::AdJson;
 pub use fields::STATUSES;
 pub use payloads::payloads;
 
