@@ -375,15 +375,22 @@ async fn a_database_of_events_older_than_their_verdict_still_lists_them() {
         .ok();
     app.stop().await;
 
-    // The file as the version before V51 left it, with an event of data the service would not
-    // write.
+    // The file as the version before V51 left it (V51's column gone, and the later migrations
+    // undone: V52's index of playback errors), with an event of data the service would not write.
     {
         let c = rusqlite::Connection::open(&db).unwrap();
         c.execute_batch(
             "ALTER TABLE events DROP COLUMN payload_canonical;
-             DELETE FROM refinery_schema_history WHERE version = 51;",
+             DROP INDEX playback_errors_by_device_time;
+             CREATE INDEX playback_errors_by_device ON playback_errors(device_id, id);
+             DELETE FROM refinery_schema_history WHERE version >= 51;",
         )
         .unwrap();
+        assert_eq!(
+            signage::db::latest_migration(),
+            52,
+            "a migration after V52 is undone here too"
+        );
         let (grocers, now): (String, i64) = (
             company_id("Northwind Grocers"),
             c.query_row("SELECT max(created_at) FROM events", [], |r| r.get(0))

@@ -1,7 +1,7 @@
 //! A device's playback diagnostics: heartbeat age and status, current ad, recent errors.
 
 use super::device::{authorized_owner, status_of, Clock};
-use super::fields::{MAX_PLAYBACK_ERRORS, STATUS};
+use super::fields::{KEPT_PLAYBACK_ERRORS, MAX_PLAYBACK_ERRORS, STATUS};
 use crate::http::{ApiError, Ctx, Response};
 use crate::ids::DeviceId;
 use crate::routes::crud::{self, Time};
@@ -141,7 +141,7 @@ pub(crate) struct NewPlaybackError<'a> {
 }
 
 /// Records `error` of `device` at `at`, and keeps only the device's latest
-/// [`KEPT_PLAYBACK_ERRORS`](super::KEPT_PLAYBACK_ERRORS) (newest first by `occurred_at`, then id):
+/// [`KEPT_PLAYBACK_ERRORS`] (newest first by `occurred_at`, then id):
 /// the one rule of what diagnostics keep, for a player's heartbeat and the fleet alike.
 ///
 /// The prune walks the device's errors newest first in `playback_errors_by_device_time` and skips
@@ -170,6 +170,6 @@ pub(crate) fn record_playback_error(
            (SELECT rowid FROM playback_errors WHERE device_id = ?1
             ORDER BY occurred_at DESC, id DESC LIMIT -1 OFFSET ?2)",
     )?
-    .execute(rusqlite::params![device, super::KEPT_PLAYBACK_ERRORS])?;
+    .execute(rusqlite::params![device, KEPT_PLAYBACK_ERRORS])?;
     Ok(id)
 }
