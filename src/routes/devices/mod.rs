@@ -27,7 +27,6 @@ use crate::http::router::{one_of_param, param, Change, Route, Tool};
 use crate::ids::Kind;
 use diagnostics::get_diagnostics;
 pub(crate) use diagnostics::{record_playback_error, NewPlaybackError};
-pub(crate) use fields::KEPT_PLAYBACK_ERRORS;
 use fields::STATUS;
 pub use fields::{ORIENTATIONS, PLATFORMS, STATUSES};
 use handlers::{create, delete, get, list, list_ads, update};
