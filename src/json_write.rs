@@ -169,14 +169,6 @@ pub fn opt_text(out: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
-/// [`plain`], or `null`.
-pub fn opt_plain(out: &mut Vec<u8>, s: Option<&str>) {
-    match s {
-        Some(s) => plain(out, s),
-        None => out.extend_from_slice(b"null"),
-    }
-}
-
 /// A Unix time as its RFC 3339 string (`"2026-03-02T09:00:00Z"`), as the API writes every `*_at`.
 pub fn time(out: &mut Vec<u8>, t: i64) {
     match crate::time::rfc3339_bytes(t) {
@@ -228,6 +220,95 @@ pub fn opt_int(out: &mut Vec<u8>, n: Option<i64>) {
 pub fn key(out: &mut Vec<u8>, name: &str) {
     plain(out, name);
     out.push(b':');
+}
+
+/// Compact JSON of one object (as `serde_json` writes it) with the values of its top-level
+/// `members` cut out, and the offset in the result where each value was, in `members`' order: a
+/// row kept rendered from its type's own `Serialize`, whose members that depend on the request
+/// (the clock's) are written in per request. `None` when `json` is not one object, or a member is
+/// missing or not in the object's order.
+pub fn cut_members(json: &[u8], members: &[&str]) -> Option<(Vec<u8>, Vec<usize>)> {
+    if json.first() != Some(&b'{') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(json.len());
+    let mut cuts = Vec::with_capacity(members.len());
+    let mut depth = 0usize;
+    // At the top level, the next string is a member's name.
+    let mut name_next = false;
+    let mut i = 0;
+    while i < json.len() {
+        let b = json[i];
+        if b == b'"' {
+            let end = string_end(json, i)?;
+            let text = &json[i..end];
+            out.extend_from_slice(text);
+            let is_name = depth == 1 && name_next;
+            name_next = false;
+            i = end;
+            let wanted = members.get(cuts.len()).map(|m| m.as_bytes());
+            if is_name && wanted == Some(&text[1..text.len() - 1]) && json.get(i) == Some(&b':') {
+                out.push(b':');
+                cuts.push(out.len());
+                i = value_end(json, i + 1)?;
+            }
+            continue;
+        }
+        match b {
+            b'{' | b'[' => {
+                depth += 1;
+                name_next = b == b'{' && depth == 1;
+            }
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b',' if depth == 1 => name_next = true,
+            _ => {}
+        }
+        out.push(b);
+        i += 1;
+    }
+    (cuts.len() == members.len() && depth == 0).then_some((out, cuts))
+}
+
+/// The index just past the string that starts at `json[start]` (a `"`).
+fn string_end(json: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < json.len() {
+        match json[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The index just past the value that starts at `json[start]`: a string, an object or array
+/// (strings in it skipped whole), or a scalar up to the `,`, `}` or `]` that ends it.
+fn value_end(json: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                i = string_end(json, i)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b',' | b'}' | b']' if depth == 0 => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether `json` is byte for byte what `serde_json` writes of the value it parses to (with
@@ -407,6 +488,57 @@ fn canonical_string(b: &[u8], at: &mut usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn members_cut_out_are_the_top_levels_only() {
+        let value = serde_json::json!({
+            "id": "a\\\"on_air\":true,",
+            "nested": {"on_air": true, "list": ["on_air", {"on_air": 1}]},
+            "on_air": false,
+            "device_ids": ["x", "y\"z"],
+            "count": -12,
+            "status": "offline",
+            "last": null
+        });
+        let json = serde_json::to_vec(&value).unwrap();
+        let (cut, at) = cut_members(&json, &["on_air", "status"]).unwrap();
+        // Filling the cuts in again gives the object back.
+        let mut again = Vec::new();
+        again.extend_from_slice(&cut[..at[0]]);
+        again.extend_from_slice(b"false");
+        again.extend_from_slice(&cut[at[0]..at[1]]);
+        again.extend_from_slice(b"\"offline\"");
+        again.extend_from_slice(&cut[at[1]..]);
+        assert_eq!(again, json);
+        // What is cut is the members' values, nothing nested or in a string.
+        assert!(cut.ends_with(b",\"count\":-12,\"status\":,\"last\":null}"));
+        assert_eq!(&cut[at[0] - 10..at[0] + 1], b",\"on_air\":,");
+        // A member cut from an object, an array or a string value, and the last one.
+        for (member, value) in [
+            (
+                "nested",
+                "{\"on_air\":true,\"list\":[\"on_air\",{\"on_air\":1}]}",
+            ),
+            ("device_ids", "[\"x\",\"y\\\"z\"]"),
+            ("id", "\"a\\\\\\\"on_air\\\":true,\""),
+            ("last", "null"),
+        ] {
+            let (cut, at) = cut_members(&json, &[member]).unwrap();
+            let mut again = cut[..at[0]].to_vec();
+            again.extend_from_slice(value.as_bytes());
+            again.extend_from_slice(&cut[at[0]..]);
+            assert_eq!(
+                String::from_utf8_lossy(&again),
+                String::from_utf8_lossy(&json),
+                "{member}"
+            );
+        }
+        // Missing, out of order, or not an object: none.
+        assert!(cut_members(&json, &["absent"]).is_none());
+        assert!(cut_members(&json, &["status", "on_air"]).is_none());
+        assert!(cut_members(b"[1,2]", &[]).is_none());
+        assert!(cut_members(b"{\"a\":\"open", &["a"]).is_none());
+    }
 
     fn serde<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
         serde_json::to_vec(v).unwrap()

@@ -171,21 +171,6 @@ impl Store {
                 .map(|s| Time(s.1)),
         }
     }
-
-    /// Writes the JSON of its `Serialize`.
-    fn write(&self, out: &mut Vec<u8>) {
-        use crate::json_write as w;
-        out.push(b'{');
-        w::key(out, "open");
-        out.extend_from_slice(if self.open { b"true" } else { b"false" });
-        out.push(b',');
-        w::key(out, "opens_at");
-        w::opt_time(out, self.opens_at.map(|t| t.0));
-        out.push(b',');
-        w::key(out, "closes_at");
-        w::opt_time(out, self.closes_at.map(|t| t.0));
-        out.push(b'}');
-    }
 }
 
 impl Company {
@@ -214,121 +199,56 @@ impl Company {
             hours,
         })
     }
-
-    /// The company's JSON up to its `store` (left open), which depends on the clock: list pages
-    /// keep it per generation of the credentials' rows, which `companies` is one of, and
-    /// [`CompanyJson::write`] ends it at the request's now.
-    fn render_kept(&self) -> Vec<u8> {
-        use crate::json_write as w;
-        let mut out = Vec::with_capacity(384);
-        out.push(b'{');
-        w::key(&mut out, "id");
-        w::plain(&mut out, &self.id);
-        out.push(b',');
-        w::key(&mut out, "object");
-        w::plain(&mut out, self.object);
-        out.push(b',');
-        w::key(&mut out, "account_id");
-        w::plain(&mut out, &self.account_id);
-        for (name, value) in [
-            ("name", &self.name),
-            ("slug", &self.slug),
-            ("industry", &self.industry),
-            ("country", &self.country),
-            ("timezone", &self.timezone),
-        ] {
-            out.push(b',');
-            w::key(&mut out, name);
-            w::text(&mut out, value);
-        }
-        out.push(b',');
-        w::key(&mut out, "plan_id");
-        w::plain(&mut out, &self.plan_id);
-        out.push(b',');
-        w::key(&mut out, "allowed_landing_domains");
-        out.push(b'[');
-        for (i, d) in self.allowed_landing_domains.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            w::text(&mut out, d);
-        }
-        out.push(b']');
-        out.push(b',');
-        w::key(&mut out, "opening_hours");
-        out.push(b'[');
-        for (i, d) in self.opening_hours.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.push(b'{');
-            for (n, (name, value)) in [("day", &d.day), ("opens", &d.opens), ("closes", &d.closes)]
-                .into_iter()
-                .enumerate()
-            {
-                if n > 0 {
-                    out.push(b',');
-                }
-                w::key(&mut out, name);
-                w::text(&mut out, value);
-            }
-            out.push(b'}');
-        }
-        out.push(b']');
-        out.push(b',');
-        w::key(&mut out, "created_at");
-        w::time(&mut out, self.created_at.0);
-        out.push(b',');
-        w::key(&mut out, "updated_at");
-        w::time(&mut out, self.updated_at.0);
-        out
-    }
 }
 
-/// A company's JSON as list pages keep it ([`crate::routes::rendered`]): all but its `store`, and
-/// the hours that say it.
+/// A company's JSON as list pages keep it ([`crate::routes::rendered`]): its `Serialize`'s, with
+/// the value of `store` (which depends on the clock) cut out ([`crate::json_write::cut_members`]),
+/// and the hours that say it.
 pub struct CompanyJson {
-    kept: Box<[u8]>,
+    /// `{"id":…,"store":` | `}`.
+    json: Box<[u8]>,
+    store_at: usize,
     hours: Hours,
-    /// The `store` of the last minute it was asked for (UTC minutes since the epoch): the same
-    /// for every instant of that minute ([`Store::at`]).
-    store: std::sync::Mutex<Option<(i64, Store)>>,
+    /// The `store` of the last minute it was asked for (UTC minutes since the epoch), as JSON: the
+    /// same for every instant of that minute ([`Store::at`]).
+    store: std::sync::Mutex<Option<(i64, Vec<u8>)>>,
 }
 
 impl CompanyJson {
-    fn of(company: &Company) -> CompanyJson {
-        CompanyJson {
-            kept: company.render_kept().into_boxed_slice(),
+    /// `None` only if the company's JSON had no `store`.
+    fn of(company: &Company) -> Option<CompanyJson> {
+        let json = serde_json::to_vec(company).ok()?;
+        let (json, at) = crate::json_write::cut_members(&json, &["store"])?;
+        Some(CompanyJson {
+            json: json.into_boxed_slice(),
+            store_at: at[0],
             hours: company.hours,
             store: std::sync::Mutex::new(None),
-        }
+        })
     }
 
     fn len(&self) -> usize {
-        self.kept.len() + 80
+        self.json.len() + 80
     }
 
     /// The company's JSON at instant `now`, byte for byte its `Serialize` (a test holds the two
     /// equal).
-    fn write(&self, out: &mut Vec<u8>, now: i64) {
-        use crate::json_write as w;
-        out.extend_from_slice(&self.kept);
-        out.push(b',');
-        w::key(out, "store");
+    fn write(&self, out: &mut Vec<u8>, now: i64) -> Result<(), ApiError> {
         let minute = now.div_euclid(60);
+        out.extend_from_slice(&self.json[..self.store_at]);
         // A poisoned lock only means another thread panicked holding it; the pair is whole.
         let mut kept = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        let store = match *kept {
-            Some((m, store)) if m == minute => store,
-            _ => {
-                let store = Store::at(&self.hours, now);
-                *kept = Some((minute, store));
-                store
-            }
-        };
+        if !matches!(&*kept, Some((m, _)) if *m == minute) {
+            let store = serde_json::to_vec(&Store::at(&self.hours, now))
+                .map_err(|e| ApiError::Internal(format!("a store's JSON: {e}")))?;
+            *kept = Some((minute, store));
+        }
+        if let Some((_, store)) = &*kept {
+            out.extend_from_slice(store);
+        }
         drop(kept);
-        store.write(out);
-        out.push(b'}');
+        out.extend_from_slice(&self.json[self.store_at..]);
+        Ok(())
     }
 }
 
@@ -409,11 +329,12 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = super::rendered::rows(cache, &ids[..limit], stamp, |id| {
         let company = load_company(&conn, id, now)?
             .ok_or_else(|| ApiError::Internal(format!("company {id} vanished within a read")))?;
-        Ok::<_, ApiError>(CompanyJson::of(&company))
+        CompanyJson::of(&company)
+            .ok_or_else(|| ApiError::Internal(format!("company {id}'s JSON has no store")))
     })?;
     let mut out = PageWriter::with_capacity(rows.iter().map(|r| r.len() + 1).sum());
     for row in &rows {
-        row.write(out.row(), now);
+        row.write(out.row(), now)?;
     }
     let last = ids[..limit].last().map(String::as_str);
     Ok(Response::page_written(out.finish(
@@ -839,13 +760,13 @@ mod tests {
                 store: Store::at(&hours, 0),
                 hours,
             };
-            let kept = CompanyJson::of(&c);
+            let kept = CompanyJson::of(&c).unwrap();
             // Open and closed, with and without the instants (Monday 7 December 2026, 12:00 and
             // 21:00 UTC).
             for now in [0, 1_796_644_800, 1_796_677_200] {
                 c.store = Store::at(&hours, now);
                 let mut out = Vec::new();
-                kept.write(&mut out, now);
+                kept.write(&mut out, now).unwrap();
                 assert_eq!(
                     String::from_utf8(out).unwrap(),
                     serde_json::to_string(&c).unwrap()

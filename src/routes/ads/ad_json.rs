@@ -1,8 +1,9 @@
 //! An ad as the list page writes it: rendered once per generation of the ads
 //! ([`crate::routes::rendered`]), with `on_air`, the one member that depends on the request's
 //! clock, judged per request from the ad's kept [`Run`] (as `ad_runs` resolved it when the row was
-//! rendered; [`Run::plays_at`] is the rest of the one rule). Byte for byte the JSON of [`Ad`]'s
-//! `Serialize` (a test holds the two equal, and debug builds compare every row served).
+//! rendered; [`Run::plays_at`] is the rest of the one rule). Rendered by [`Ad`]'s own `Serialize`,
+//! `on_air`'s value cut out ([`w::cut_members`]): no second list of its members (debug builds
+//! still compare every row served with the ad read again).
 
 use super::ad::Ad;
 use crate::json_write as w;
@@ -17,68 +18,16 @@ pub struct AdJson {
 }
 
 impl AdJson {
-    pub(super) fn render(ad: &Ad) -> AdJson {
-        let mut out = Vec::with_capacity(512);
-        out.push(b'{');
-        w::key(&mut out, "id");
-        w::plain(&mut out, &ad.id);
-        out.push(b',');
-        w::key(&mut out, "object");
-        w::plain(&mut out, ad.object);
-        out.push(b',');
-        w::key(&mut out, "company_id");
-        w::plain(&mut out, &ad.company_id);
-        out.push(b',');
-        w::key(&mut out, "name");
-        w::text(&mut out, &ad.name);
-        out.push(b',');
-        w::key(&mut out, "headline");
-        w::text(&mut out, &ad.headline);
-        out.push(b',');
-        w::key(&mut out, "status");
-        w::text(&mut out, &ad.status);
-        out.push(b',');
-        w::key(&mut out, "media_id");
-        w::opt_text(&mut out, ad.media_id.as_deref());
-        out.push(b',');
-        w::key(&mut out, "promotion_id");
-        w::opt_text(&mut out, ad.promotion_id.as_deref());
-        out.push(b',');
-        w::key(&mut out, "duration_seconds");
-        w::int(&mut out, ad.duration_seconds);
-        out.push(b',');
-        w::key(&mut out, "starts_at");
-        w::opt_time(&mut out, ad.starts_at.map(|t| t.0));
-        out.push(b',');
-        w::key(&mut out, "ends_at");
-        w::opt_time(&mut out, ad.ends_at.map(|t| t.0));
-        out.push(b',');
-        w::key(&mut out, "on_air");
-        let on_air_at = out.len();
-        out.push(b',');
-        w::key(&mut out, "device_ids");
-        out.push(b'[');
-        for (i, id) in ad.device_ids.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            w::text(&mut out, id);
-        }
-        out.extend_from_slice(b"],");
-        w::key(&mut out, "device_count");
-        w::int(&mut out, ad.device_count);
-        out.push(b',');
-        w::key(&mut out, "created_at");
-        w::time(&mut out, ad.created_at.0);
-        out.push(b',');
-        w::key(&mut out, "updated_at");
-        w::time(&mut out, ad.updated_at.0);
-        out.push(b'}');
-        AdJson {
-            json: out.into_boxed_slice(),
-            on_air_at,
+    /// `ad` as its `Serialize` writes it (the one description of an ad's JSON), with `on_air`'s
+    /// value cut out; `None` only if that JSON lacked it.
+    pub(super) fn render(ad: &Ad) -> Option<AdJson> {
+        let json = serde_json::to_vec(ad).ok()?;
+        let (json, at) = w::cut_members(&json, &["on_air"])?;
+        Some(AdJson {
+            json: json.into_boxed_slice(),
+            on_air_at: at[0],
             run: ad.run,
-        }
+        })
     }
 
     pub(super) fn len(&self) -> usize {
@@ -163,7 +112,7 @@ mod tests {
                 for run in runs {
                     for odd in [false, true] {
                         // Rendered at one instant, written at another: only `on_air` moves.
-                        let kept = AdJson::render(&ad(text, run, 0, odd));
+                        let kept = AdJson::render(&ad(text, run, 0, odd)).unwrap();
                         let mut out = Vec::new();
                         kept.write(&mut out, now);
                         let expected = serde_json::to_vec(&ad(text, run, now, odd)).unwrap();

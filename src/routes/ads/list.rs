@@ -88,7 +88,8 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
         load(&conn, &id, now)
     };
     let rows = rendered::rows(cache, &ids[..limit], stamp, |id| {
-        Ok::<_, ApiError>(AdJson::render(&load_ad(id)?))
+        AdJson::render(&load_ad(id)?)
+            .ok_or_else(|| ApiError::Internal(format!("ad {id}'s JSON has no on_air")))
     })?;
     let mut out = PageWriter::with_capacity(rows.iter().map(|r| r.len() + 1).sum());
     for (id, row) in ids.iter().zip(&rows) {

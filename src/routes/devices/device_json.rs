@@ -1,7 +1,7 @@
 //! A device as list pages write it: rendered once per generation of the devices
 //! ([`crate::routes::rendered`]), with the two members that depend on the request's clock
-//! (`status`, `seconds_since_heartbeat`) filled in per request. Byte for byte the JSON of
-//! [`Device`]'s `Serialize` (a test holds the two equal).
+//! (`status`, `seconds_since_heartbeat`) filled in per request. Rendered by [`Device`]'s own
+//! `Serialize`, those two values cut out ([`w::cut_members`]): no second list of its members.
 
 use super::device::{status_of, Clock, Device};
 use crate::json_write as w;
@@ -17,63 +17,17 @@ pub struct DeviceJson {
 }
 
 impl DeviceJson {
-    pub(super) fn render(d: &Device) -> DeviceJson {
-        let mut out = Vec::with_capacity(448);
-        out.push(b'{');
-        w::key(&mut out, "id");
-        w::plain(&mut out, &d.id);
-        out.push(b',');
-        w::key(&mut out, "object");
-        w::plain(&mut out, d.object);
-        out.push(b',');
-        w::key(&mut out, "company_id");
-        w::plain(&mut out, &d.company_id);
-        out.push(b',');
-        w::key(&mut out, "name");
-        w::text(&mut out, &d.name);
-        out.push(b',');
-        w::key(&mut out, "location");
-        w::text(&mut out, &d.location);
-        out.push(b',');
-        w::key(&mut out, "platform");
-        w::plain(&mut out, &d.platform);
-        out.push(b',');
-        w::key(&mut out, "orientation");
-        w::plain(&mut out, &d.orientation);
-        out.push(b',');
-        w::key(&mut out, "resolution");
-        w::text(&mut out, &d.resolution);
-        out.push(b',');
-        w::key(&mut out, "status");
-        let status_at = out.len();
-        out.push(b',');
-        w::key(&mut out, "last_heartbeat_at");
-        w::opt_time(&mut out, d.last_heartbeat_at.map(|t| t.0));
-        out.push(b',');
-        w::key(&mut out, "seconds_since_heartbeat");
-        let seconds_at = out.len();
-        out.push(b',');
-        w::key(&mut out, "current_ad_id");
-        w::opt_plain(&mut out, d.current_ad_id.as_deref());
-        out.push(b',');
-        w::key(&mut out, "app_version");
-        w::opt_text(&mut out, d.app_version.as_deref());
-        out.push(b',');
-        w::key(&mut out, "assigned_ad_count");
-        w::int(&mut out, d.assigned_ad_count);
-        out.push(b',');
-        w::key(&mut out, "created_at");
-        w::time(&mut out, d.created_at.0);
-        out.push(b',');
-        w::key(&mut out, "updated_at");
-        w::time(&mut out, d.updated_at.0);
-        out.push(b'}');
-        DeviceJson {
-            json: out.into_boxed_slice(),
-            status_at,
-            seconds_at,
+    /// `d` as its `Serialize` writes it (the one description of a device's JSON), with the
+    /// clock's members cut out; `None` only if that JSON lacked them.
+    pub(super) fn render(d: &Device) -> Option<DeviceJson> {
+        let json = serde_json::to_vec(d).ok()?;
+        let (json, at) = w::cut_members(&json, &["status", "seconds_since_heartbeat"])?;
+        Some(DeviceJson {
+            json: json.into_boxed_slice(),
+            status_at: at[0],
+            seconds_at: at[1],
             last_heartbeat: d.last_heartbeat_at.map(|t| t.0),
-        }
+        })
     }
 
     pub(super) fn len(&self) -> usize {
@@ -157,7 +111,8 @@ mod tests {
                                 offline_after: 1,
                             },
                             odd,
-                        ));
+                        ))
+                        .unwrap();
                         let mut out = Vec::new();
                         kept.write(&mut out, clock);
                         let expected = serde_json::to_vec(&device(text, last, clock, odd)).unwrap();

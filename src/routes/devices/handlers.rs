@@ -54,7 +54,8 @@ pub(super) fn list(ctx: &mut Ctx<'_>) -> Result<Response, ApiError> {
     let rows = rendered::rows(cache, &ids[..limit], stamp, |id| {
         let device = load_by_id(&conn, id, clock)?
             .ok_or_else(|| ApiError::Internal(format!("device {id} vanished within a read")))?;
-        Ok::<_, ApiError>(DeviceJson::render(&device))
+        DeviceJson::render(&device)
+            .ok_or_else(|| ApiError::Internal(format!("device {id}'s JSON has no status")))
     })?;
     let mut page_out = PageWriter::with_capacity(rows.iter().map(|r| r.len() + 1).sum());
     for row in &rows {
